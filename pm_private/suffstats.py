@@ -1,0 +1,240 @@
+"""Sufficient statistics of linear regression and their private release (paper 004, §Methods).
+
+For rows xᵢ ∈ ℝᵈ and responses yᵢ the statistics are Sxx = Σ xᵢxᵢᵀ, Sxy = Σ xᵢyᵢ,
+Syy = Σ yᵢ² and n; the Gaussian linear-regression likelihood depends on the data only
+through them.  :func:`release_suff_stats` releases them with ε-DP:
+
+1. projection (clipping): xᵢⱼ ← clip(xᵢⱼ, −Bx, Bx), yᵢ ← clip(yᵢ, −By, By);
+2. Laplace noise with budget split p₁ + p₂ + p₃ = 1 (sequential composition gives ε):
+   Sxx + P, P symmetric with its d(d+1)/2 upper-triangle entries iid Laplace(0, d(d+1)Bx²/(p₁ε)),
+   Sxy + Q, Qⱼ iid Laplace(0, 2dBxBy/(p₂ε)), Syy + R, R ~ Laplace(0, By²/(p₃ε)).
+
+The noise scales are ℓ1 sensitivity / (pₖε) under replace-one neighbours: every entry of
+xxᵀ lies in [−Bx², Bx²], so replacing one row moves each of the d(d+1)/2 released entries by at
+most 2Bx² (the paper's d(d+1)Bx²; the diagonal entries lie in [0, Bx²], so d²Bx² would also be
+valid: pm_private keeps the paper's slightly larger scale); each xⱼy ∈ [−BxBy, BxBy] gives
+2dBxBy; y² ∈ [0, By²] gives By².
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .accounting import REPLACE_ONE, PrivacyAccountant, charge
+from .noise import as_noise_source, laplace_mechanism
+from .validation import as_matrix, as_vector, check_epsilon, check_positive, raise_non_finite
+
+__all__ = ["ReleaseInfo", "SuffStats", "suff_stats", "release_suff_stats", "sensitivities"]
+
+# Rows per chunk are chosen so that one chunk holds about this many float64 values (2 MiB):
+# clipping works in cache and peak extra memory stays bounded whatever n is.
+_CHUNK_VALUES = 1 << 18
+
+
+@dataclass(frozen=True)
+class ReleaseInfo:
+    """What one private release of sufficient statistics assumed and added.
+
+    ``epsilon`` is the total; ``epsilon_parts`` the per-statistic ε (pₖε) and
+    ``epsilon_certified`` what the noise sampler certifies for them (OpenDP's privacy map;
+    equal to ``epsilon_parts`` up to rounding).  ``private`` is False when a seeded generator
+    drew the noise: such a result is for testing only.
+    """
+
+    epsilon: float
+    split: tuple[float, float, float]
+    x_bound: float
+    y_bound: float
+    sensitivities: tuple[float, float, float]
+    noise_scales: tuple[float, float, float]
+    epsilon_parts: tuple[float, float, float]
+    epsilon_certified: tuple[float, float, float]
+    n: int
+    private: bool
+    neighbours: str = REPLACE_ONE
+    mechanism: str = "clipped Laplace sufficient statistics (Honkela et al. 2018)"
+
+
+@dataclass(frozen=True, eq=False)
+class SuffStats:
+    """Sufficient statistics (Sxx, Sxy, Syy, n), exact or noisy, immutable.
+
+    Statistics of disjoint sets of records add: ``public_stats + private_release`` combines
+    non-private and private rows as paper 004 does.  ``releases`` lists the private releases
+    the statistics contain (empty when exact); their noise scales are what a noise-aware model
+    needs.  No raw rows are kept.
+    """
+
+    xx: np.ndarray
+    xy: np.ndarray
+    yy: float
+    n: int
+    releases: tuple[ReleaseInfo, ...] = field(default=())
+
+    def __post_init__(self):
+        xx = np.array(self.xx, dtype=np.float64)
+        xy = np.array(self.xy, dtype=np.float64)
+        d = xy.shape[0] if xy.ndim == 1 else -1
+        if xx.shape != (d, d):
+            raise ValueError(f"xx must be d×d and xy length d, got {xx.shape} and {xy.shape}")
+        xx.flags.writeable = False
+        xy.flags.writeable = False
+        object.__setattr__(self, "xx", xx)
+        object.__setattr__(self, "xy", xy)
+        object.__setattr__(self, "yy", float(self.yy))
+        object.__setattr__(self, "n", int(self.n))
+
+    @property
+    def d(self) -> int:
+        """Number of features."""
+        return self.xy.shape[0]
+
+    @property
+    def is_exact(self) -> bool:
+        """True when no noise was added (statistics of public data)."""
+        return not self.releases
+
+    def __add__(self, other: "SuffStats") -> "SuffStats":
+        if not isinstance(other, SuffStats):
+            return NotImplemented
+        if other.d != self.d:
+            raise ValueError(f"cannot add statistics with d = {self.d} and d = {other.d}")
+        return SuffStats(
+            self.xx + other.xx,
+            self.xy + other.xy,
+            self.yy + other.yy,
+            self.n + other.n,
+            self.releases + other.releases,
+        )
+
+    def __repr__(self) -> str:
+        kind = "exact" if self.is_exact else f"{len(self.releases)} private release(s)"
+        return f"SuffStats(n={self.n}, d={self.d}, {kind})"
+
+
+def sensitivities(d: int, x_bound: float, y_bound: float) -> tuple[float, float, float]:
+    """ℓ1 sensitivities (Sxx upper triangle, Sxy, Syy) under replace-one: (d(d+1)Bx², 2dBxBy, By²)."""
+    return d * (d + 1) * x_bound**2, 2 * d * x_bound * y_bound, y_bound**2
+
+
+def _accumulate(X: np.ndarray, y: np.ndarray, x_bound: float | None, y_bound: float | None):
+    """One pass over (X, y) in row chunks: check finiteness, clip, accumulate Sxx, Sxy, Syy."""
+    n, d = X.shape
+    rows = max(1, _CHUNK_VALUES // d)
+    xx = np.zeros((d, d))
+    xy = np.zeros(d)
+    if y_bound is not None:
+        y = np.clip(y, -y_bound, y_bound)
+    buffer = np.empty((min(rows, n), d))
+    for start in range(0, n, rows):
+        chunk = X[start : start + rows]
+        if not np.isfinite(chunk).all():
+            raise_non_finite(chunk, start)
+        if x_bound is not None:
+            chunk = np.clip(chunk, -x_bound, x_bound, out=buffer[: len(chunk)])
+        xx += chunk.T @ chunk
+        xy += chunk.T @ y[start : start + rows]
+    return xx, xy, float(y @ y)
+
+
+def suff_stats(X, y) -> SuffStats:
+    """Exact statistics (Sxx, Sxy, Syy, n) of public data: no clipping, no noise, no budget.
+
+    Accepts numpy arrays and pandas objects; raises ValueError for NaN/inf or mismatched shapes.
+    """
+    X = as_matrix(X)
+    y = as_vector(y, X.shape[0])
+    xx, xy, yy = _accumulate(X, y, None, None)
+    return SuffStats(xx, xy, yy, X.shape[0])
+
+
+def _check_split(split) -> tuple[float, float, float]:
+    try:
+        parts = tuple(float(p) for p in split)
+    except (TypeError, ValueError):
+        raise ValueError(f"split must be three numbers, got {split!r}") from None
+    if len(parts) != 3 or not all(np.isfinite(p) and p > 0 for p in parts):
+        raise ValueError(f"split must be three finite numbers > 0, got {split!r}")
+    if abs(sum(parts) - 1) > 1e-9:
+        raise ValueError(f"split must sum to 1, got {split!r} (sum {sum(parts)!r})")
+    return parts
+
+
+def release_suff_stats(
+    X,
+    y,
+    *,
+    epsilon: float,
+    x_bound: float,
+    y_bound: float,
+    split=(0.60, 0.35, 0.05),
+    accountant: PrivacyAccountant | None = None,
+    rng=None,
+) -> SuffStats:
+    """ε-DP release of clipped sufficient statistics (paper 004, Eqs. 5–7; SPEC §1).
+
+    Privacy: ε-DP (pure) under replace-one neighbours (n is public), by sequential composition
+    of three Laplace mechanisms with ε·split.  Public inputs: ``x_bound`` (Bx), ``y_bound`` (By),
+    ``split``, n and d.  The guarantee is exact for the secure default ``rng=None`` (OpenDP's
+    exact discrete Laplace, see :mod:`pm_private.noise`); a seeded ``rng`` gives reproducible
+    noise and a result marked ``private=False``.
+
+    Parameters
+    ----------
+    X : array-like, shape (n, d)
+        Private covariates; entries are clipped to [−x_bound, x_bound].
+    y : array-like, shape (n,)
+        Private responses; clipped to [−y_bound, y_bound].
+    epsilon : float
+        Total privacy budget of the release, > 0.
+    x_bound, y_bound : float
+        Public clipping bounds Bx, By > 0 (choose them with :func:`pm_private.tune_release`,
+        never from the private data).
+    split : (p₁, p₂, p₃)
+        Budget shares of Sxx, Sxy, Syy; positive, summing to 1.
+    accountant : PrivacyAccountant, optional
+        Charged ε (δ = 0) before noise is drawn; refuses with BudgetExceededError if over budget.
+    rng : None, int or numpy.random.Generator
+        None for the secure OS generator (private); a seed only for tests.
+
+    Returns
+    -------
+    SuffStats
+        ``xx`` (d×d, symmetric), ``xy`` (d), ``yy``, ``n`` and ``releases[0]`` with the metadata.
+    """
+    epsilon = check_epsilon(epsilon)
+    x_bound = check_positive("x_bound", x_bound)
+    y_bound = check_positive("y_bound", y_bound)
+    split = _check_split(split)
+    X = as_matrix(X)
+    n, d = X.shape
+    y = as_vector(y, n)
+    source = as_noise_source(rng)
+
+    sens = sensitivities(d, x_bound, y_bound)
+    eps_parts = tuple(p * epsilon for p in split)
+    scales = tuple(s / e for s, e in zip(sens, eps_parts))
+    with charge(accountant, "release_suff_stats", epsilon, label=f"n={n}, d={d}"):
+        xx, xy, yy = _accumulate(X, y, x_bound, y_bound)
+        upper = np.triu_indices(d)
+        noisy_upper = laplace_mechanism(xx[upper], sensitivity=sens[0], scale=scales[0], source=source)
+        noisy_xy = laplace_mechanism(xy, sensitivity=sens[1], scale=scales[1], source=source)
+        noisy_yy = laplace_mechanism([yy], sensitivity=sens[2], scale=scales[2], source=source)
+        xx = np.zeros((d, d))
+        xx[upper] = noisy_upper.values
+        xx = xx + np.triu(xx, 1).T
+        info = ReleaseInfo(
+            epsilon=epsilon,
+            split=split,
+            x_bound=x_bound,
+            y_bound=y_bound,
+            sensitivities=sens,
+            noise_scales=scales,
+            epsilon_parts=eps_parts,
+            epsilon_certified=(noisy_upper.epsilon, noisy_xy.epsilon, noisy_yy.epsilon),
+            n=n,
+            private=source.secure,
+        )
+        return SuffStats(xx, noisy_xy.values, noisy_yy.values[0], n, (info,))

@@ -1,0 +1,63 @@
+"""Input checks shared by the release functions: they raise before anything is computed or spent."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["check_epsilon", "check_positive", "as_matrix", "as_vector"]
+
+
+def check_positive(name: str, value) -> float:
+    """A finite float > 0, or ValueError naming ``name``."""
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    return value
+
+
+def check_epsilon(epsilon) -> float:
+    """ε must be finite and > 0."""
+    return check_positive("epsilon", epsilon)
+
+
+def _first_bad_row(array: np.ndarray) -> int:
+    bad = ~np.isfinite(array)
+    return int(np.flatnonzero(bad.reshape(len(array), -1).any(axis=1))[0])
+
+
+def as_matrix(X, name: str = "X") -> np.ndarray:
+    """A 2-D float64 array (numpy, pandas or nested lists); no copy if already float64.
+
+    Finiteness is not checked here: the release kernels check it chunk by chunk so that no
+    full-size temporary is made.
+    """
+    array = np.asarray(X, dtype=np.float64)
+    if array.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n records × d features), got shape {array.shape}")
+    if array.shape[0] == 0 or array.shape[1] == 0:
+        raise ValueError(f"{name} must have at least one row and one column, got shape {array.shape}")
+    return array
+
+
+def as_vector(y, n: int, name: str = "y") -> np.ndarray:
+    """A 1-D float64 array of length ``n`` with finite entries ((n, 1) is accepted)."""
+    array = np.asarray(y, dtype=np.float64)
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim != 1 or array.shape[0] != n:
+        raise ValueError(f"{name} must have shape ({n},) to match X, got {array.shape}")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name} contains NaN or infinite values (first at index {_first_bad_row(array)})")
+    return array
+
+
+def raise_non_finite(chunk: np.ndarray, offset: int, name: str = "X") -> None:
+    """Raise the ValueError for a chunk of ``name`` known to hold a non-finite value."""
+    raise ValueError(
+        f"{name} contains NaN or infinite values (first in row {offset + _first_bad_row(chunk)})"
+    )
