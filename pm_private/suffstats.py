@@ -11,9 +11,11 @@ through them.  :func:`release_suff_stats` releases them with ε-DP:
 
 The noise scales are ℓ1 sensitivity / (pₖε) under replace-one neighbours: every entry of
 xxᵀ lies in [−Bx², Bx²], so replacing one row moves each of the d(d+1)/2 released entries by at
-most 2Bx² (the paper's d(d+1)Bx²; the diagonal entries lie in [0, Bx²], so d²Bx² would also be
-valid: pm_private keeps the paper's slightly larger scale); each xⱼy ∈ [−BxBy, BxBy] gives
-2dBxBy; y² ∈ [0, By²] gives By².
+most 2Bx², the paper's d(d+1)Bx²; each xⱼy ∈ [−BxBy, BxBy] gives 2dBxBy; y² ∈ [0, By²] gives
+By².  The Sxx bound is valid but not tight: the exact worst case is d(d+1)Bx²/2 (a row on a
+corner of the box replaced by a zero row; tests/test_suffstats.py checks it exhaustively for
+d ≤ 4), so the Sxx share is in fact (p₁ε/2)-DP.  pm_private keeps the paper's scale so that
+results match paper 004; the stated guarantee (ε-DP) is then conservative.
 """
 
 from __future__ import annotations
@@ -28,9 +30,9 @@ from .validation import as_matrix, as_vector, check_epsilon, check_positive, rai
 
 __all__ = ["ReleaseInfo", "SuffStats", "suff_stats", "release_suff_stats", "sensitivities"]
 
-# Rows per chunk are chosen so that one chunk holds about this many float64 values (2 MiB):
+# Rows per chunk are chosen so that one chunk holds about this many float64 values (512 KiB, in L2 cache):
 # clipping works in cache and peak extra memory stays bounded whatever n is.
-_CHUNK_VALUES = 1 << 18
+_CHUNK_VALUES = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,8 @@ class ReleaseInfo:
 
     ``epsilon`` is the total; ``epsilon_parts`` the per-statistic ε (pₖε) and
     ``epsilon_certified`` what the noise sampler certifies for them (OpenDP's privacy map;
-    equal to ``epsilon_parts`` up to rounding).  ``private`` is False when a seeded generator
+    equal to ``epsilon_parts`` up to rounding).  ``noise_scales`` are Δₖ/(pₖε), enlarged by a
+    relative 2e-9 with secure noise to cover OpenDP's rounding to its grid.  ``private`` is False when a seeded generator
     drew the noise: such a result is for testing only.
     """
 
@@ -215,15 +218,15 @@ def release_suff_stats(
 
     sens = sensitivities(d, x_bound, y_bound)
     eps_parts = tuple(p * epsilon for p in split)
-    scales = tuple(s / e for s, e in zip(sens, eps_parts))
     with charge(accountant, "release_suff_stats", epsilon, label=f"n={n}, d={d}"):
         xx, xy, yy = _accumulate(X, y, x_bound, y_bound)
         upper = np.triu_indices(d)
-        noisy_upper = laplace_mechanism(xx[upper], sensitivity=sens[0], scale=scales[0], source=source)
-        noisy_xy = laplace_mechanism(xy, sensitivity=sens[1], scale=scales[1], source=source)
-        noisy_yy = laplace_mechanism([yy], sensitivity=sens[2], scale=scales[2], source=source)
+        parts = [
+            laplace_mechanism(stat, sensitivity=s, epsilon=e, source=source)
+            for stat, s, e in zip((xx[upper], xy, [yy]), sens, eps_parts)
+        ]
         xx = np.zeros((d, d))
-        xx[upper] = noisy_upper.values
+        xx[upper] = parts[0].values
         xx = xx + np.triu(xx, 1).T
         info = ReleaseInfo(
             epsilon=epsilon,
@@ -231,10 +234,10 @@ def release_suff_stats(
             x_bound=x_bound,
             y_bound=y_bound,
             sensitivities=sens,
-            noise_scales=scales,
+            noise_scales=tuple(part.scale for part in parts),
             epsilon_parts=eps_parts,
-            epsilon_certified=(noisy_upper.epsilon, noisy_xy.epsilon, noisy_yy.epsilon),
+            epsilon_certified=tuple(part.epsilon for part in parts),
             n=n,
             private=source.secure,
         )
-        return SuffStats(xx, noisy_xy.values, noisy_yy.values[0], n, (info,))
+        return SuffStats(xx, parts[1].values, parts[2].values[0], n, (info,))

@@ -1,0 +1,410 @@
+"""AdaSSP: adaptive sufficient-statistics perturbation for linear regression (a point-estimate baseline).
+
+Wang (2018), "Revisiting differentially private linear regression: optimal and adaptive
+prediction & estimation in unbounded domain", UAI, Algorithm 2 (SPEC §1, "Peer baseline
+AdaSSP").  It releases three things with the Gaussian mechanism, (ε/3, δ/3) each, and solves a
+ridge regression on them:
+
+1. projection (public bounds): every row with ‖xᵢ‖₂ > B_X is scaled onto the ball,
+   xᵢ ← xᵢ·B_X/‖xᵢ‖₂ (a **row-norm** bound, unlike paper 004's per-entry clipping), and
+   yᵢ ← clip(yᵢ, −B_Y, B_Y);
+2. λ̃_min = max(0, λ_min(XᵀX) + σ_λ·Z − σ_λ·√log(6/δ)), Z ~ N(0, 1);
+3. λ = max(0, σ_XX·√(d·log(2d²/ρ)) − λ̃_min)  (post-processing: the ridge that covers the
+   noise's operator norm with probability ≈ 1 − ρ, less what the data already provide);
+4. XᵀX̂ = XᵀX + σ_XX·W, W symmetric with iid N(0, 1) upper triangle (diagonal included);
+5. Xᵀŷ = Xᵀy + σ_Xy·z, z ~ N(0, I_d);
+6. θ̂ = (XᵀX̂ + λI)⁻¹ Xᵀŷ (post-processing).
+
+Privacy statement (what pm_private guarantees)
+----------------------------------------------
+:func:`adassp` is **(ε, δ)-DP under replace-one neighbours** (bounded DP: n, d, B_X, B_Y and
+ρ are public), for the idealised mechanism in real arithmetic (see "Floating point" below).
+Proof: each of the three releases (λ̃_min, the d(d+1)/2 upper-triangle entries of XᵀX̂, Xᵀŷ) is
+a Gaussian mechanism with σ_k = c(ε/3, δ/3)·Δ_k, hence (ε/3, δ/3)-DP; basic sequential
+composition (Dwork & Roth 2014, Thm 3.16) gives (ε, δ); everything else is post-processing.
+
+Replace-one ℓ2 sensitivities Δ_k of the projected statistics (x, x′ the old and new row,
+‖x‖, ‖x′‖ ≤ B_X, |y|, |y′| ≤ B_Y):
+
+- Δ_λ = B_X².  A′ = A − xxᵀ + x′x′ᵀ ≽ A − xxᵀ, so λ_min(A′) ≥ λ_min(A) − ‖x‖² (Weyl), and
+  symmetrically λ_min(A) ≥ λ_min(A′) − ‖x′‖².  (Same as add/remove-one.)
+- Δ_XX = √2·B_X² for d ≥ 2 (B_X² for d = 1), for the released upper-triangle vector and for
+  the Frobenius norm alike: with M = xxᵀ − x′x′ᵀ, ‖M‖_F² = ‖x‖⁴ + ‖x′‖⁴ − 2(xᵀx′)² ≤ 2B_X⁴ and
+  Σ_{i≤j} M_ij² = ½(‖M‖_F² + Σ_i (x_i² − x′_i²)²) ≤ ½(2B_X⁴ + 2B_X⁴); attained by orthogonal
+  rows on the sphere.  (Add/remove-one: B_X².)
+- Δ_Xy = 2·B_X·B_Y: ‖xy − x′y′‖ ≤ ‖x‖|y| + ‖x′‖|y′|; attained by x′ = −x, y′ = y.
+  (Add/remove-one: B_X·B_Y.)
+
+The noise multiplier c(ε′, δ′) = σ/Δ is the analytic Gaussian mechanism's (Balle & Wang 2018,
+"Improving the Gaussian mechanism for differential privacy", Thm 8): adding N(0, σ²I) to a
+query of ℓ2 sensitivity Δ is (ε′, δ′)-DP **if and only if**
+Φ(Δ/(2σ) − ε′σ/Δ) − e^ε′·Φ(−Δ/(2σ) − ε′σ/Δ) ≤ δ′; c is the smallest multiplier that satisfies
+it (bisection, :func:`gaussian_noise_multiplier`).  It holds for every ε′ > 0, whereas the
+classic σ = Δ·√(2 ln(1.25/δ′))/ε′ (Dwork & Roth 2014, Thm A.1) is proven only for ε′ < 1.
+
+Deviations from SPEC §1 / Wang's constants, and why
+---------------------------------------------------
+Wang's Algorithm 2 uses σ = s·B_X², s·B_X² and s·B_X·B_Y with s = √log(6/δ)/(ε/3), i.e. a
+multiplier √log(2/δ′)/ε′ on the add/remove-one sensitivities (B_X², B_X², B_X·B_Y).
+
+1. Neighbour relation.  pm_private's convention is replace-one (SPEC §0).  Under replace-one the
+   sensitivities of XᵀX and Xᵀy are √2·B_X² and 2·B_X·B_Y (above), so with Wang's constants the
+   XᵀX release would lose a factor √2 and the Xᵀy release a factor 2 of privacy.  pm_private
+   uses the replace-one sensitivities.
+2. Calibration.  √log(2/δ′)/ε′ does not make the Gaussian mechanism (ε′, δ′)-DP once ε′ is
+   moderate, even for add/remove-one: by the exact condition above, at ε = 1, δ = 10⁻⁶ (ε′ = 1/3,
+   δ′ = 3.3·10⁻⁷) it gives δ ≈ 8.8·10⁻⁷ per release, and at ε = 10 about 110·δ′ (it is valid,
+   and conservative, for small ε′, e.g. ε ≤ 0.3).  pm_private uses the exact multiplier
+   c(ε/3, δ/3) instead; e.g. c = 12.47 versus Wang's 11.85 at ε = 1, δ = 10⁻⁶, and 91.99 versus
+   109.43 at ε = 0.1, δ = 10⁻⁵.
+3. The λ̃_min shift and the ridge λ keep Wang's form with Wang's s·B_X² replaced by the noise
+   scales actually used: shift σ_λ·√log(6/δ) (Wang: s·B_X²·√log(6/δ) = B_X²·log(6/δ)/(ε/3)) and
+   λ = σ_XX·√(d·log(2d²/ρ)) − λ̃_min (Wang: √(d·log(6/δ)·log(2d²/ρ))·B_X²/(ε/3)).  With
+   σ_λ = σ_XX = s·B_X² they are Wang's formulas verbatim; both are post-processing, so this
+   changes utility only.
+4. Solve.  θ̂ uses ``numpy.linalg.solve``; if XᵀX̂ + λI is exactly singular (possible only
+   when λ = 0), it falls back to the minimum-norm least-squares solution (``numpy.linalg.lstsq``)
+   and records ``solver="lstsq"``.  A nearly singular matrix is solved as is (large θ̂), as in
+   Wang's algorithm.
+
+Floating point (residual risk)
+------------------------------
+The Gaussian variates come from :meth:`pm_private.noise.NoiseSource.normal` (Box–Muller on
+53-bit uniforms from ``os.urandom``) and are added to float statistics.  This is naive float
+noise, with the same least-significant-bit issue as naive Laplace noise (Mironov 2012): the set
+of representable outputs depends on the unnoised value, so the (ε, δ) above holds for the
+idealised real-valued mechanism, not bit for bit.  In addition the sampler's support is finite
+and its tails are cut at |Z| ≲ 8.65 (a uniform is never below 2⁻⁵⁴).  AdaSSP is a comparison
+baseline here; a release that must be bit-exact would use a discrete Gaussian on a 2^k grid
+(Canonne, Kamath & Steinke 2020; OpenDP's ``make_gaussian``) as :mod:`pm_private.noise` does for
+Laplace.  A seeded ``rng`` is for tests only and marks the result ``private=False``.
+
+Public: n, d, B_X, B_Y, ρ, ε, δ.  Released: λ̃_min, XᵀX̂, Xᵀŷ (kept in the result with the
+noise scales) and everything computed from them (λ, θ̂).  No raw rows are kept.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import log_ndtr, ndtr
+
+from .accounting import REPLACE_ONE, PrivacyAccountant, charge
+from .noise import as_noise_source
+from .validation import as_matrix, as_vector, check_epsilon, check_positive, raise_non_finite
+
+__all__ = [
+    "AdaSSPResult",
+    "adassp",
+    "adassp_sensitivities",
+    "gaussian_delta",
+    "gaussian_noise_multiplier",
+    "project_rows",
+]
+
+# Rows per chunk hold about this many float64 values (2 MiB): projection works in cache.
+_CHUNK_VALUES = 1 << 18
+
+MECHANISM = "AdaSSP (Wang 2018, Alg. 2), analytic Gaussian mechanism, replace-one sensitivities"
+
+
+# --------------------------------------------------------------------------------------------
+# Gaussian mechanism calibration
+# --------------------------------------------------------------------------------------------
+
+
+def gaussian_delta(multiplier: float, epsilon: float) -> float:
+    """Smallest δ for which N(0, (multiplier·Δ)²) noise is (ε, δ)-DP for sensitivity Δ.
+
+    Balle & Wang (2018), Thm 8: δ(ε) = Φ(1/(2c) − εc) − e^ε·Φ(−1/(2c) − εc) with c = σ/Δ.
+    The second term is computed in log space so that large ε does not overflow.
+    """
+    c = float(multiplier)
+    a, b = 1.0 / (2.0 * c), float(epsilon) * c
+    return float(ndtr(a - b) - math.exp(epsilon + float(log_ndtr(-a - b))))
+
+
+def gaussian_noise_multiplier(epsilon: float, delta: float) -> float:
+    """The smallest c = σ/Δ for which the Gaussian mechanism is (ε, δ)-DP (analytic calibration).
+
+    Bisection on the exact condition :func:`gaussian_delta` ``(c, ε) ≤ δ`` (decreasing in c).
+    The returned c always satisfies the condition (it is the upper end of the final bracket,
+    within a relative 10⁻¹² of the minimum).
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = _check_delta(delta)
+    hi = 1.0
+    for _ in range(2100):
+        if gaussian_delta(hi, epsilon) <= delta:
+            break
+        hi *= 2.0
+    else:  # pragma: no cover - unreachable for finite ε > 0, δ > 0
+        raise ValueError(f"no Gaussian noise scale found for ε = {epsilon!r}, δ = {delta!r}")
+    lo = hi
+    for _ in range(2100):
+        lo /= 2.0
+        if gaussian_delta(lo, epsilon) > delta:
+            break
+    else:  # pragma: no cover
+        raise ValueError(f"no Gaussian noise scale found for ε = {epsilon!r}, δ = {delta!r}")
+    while hi / lo - 1.0 > 1e-12:
+        mid = math.sqrt(lo * hi)
+        if gaussian_delta(mid, epsilon) <= delta:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+# --------------------------------------------------------------------------------------------
+# Projection and statistics
+# --------------------------------------------------------------------------------------------
+
+
+def adassp_sensitivities(d: int, x_bound: float, y_bound: float) -> tuple[float, float, float]:
+    """Replace-one ℓ2 sensitivities (λ_min(XᵀX), upper triangle of XᵀX, Xᵀy) after projection.
+
+    (B_X², √2·B_X², 2·B_X·B_Y) for d ≥ 2 and (B_X², B_X², 2·B_X·B_Y) for d = 1; the module
+    docstring has the proofs.
+    """
+    xx = x_bound**2 if d == 1 else math.sqrt(2.0) * x_bound**2
+    return x_bound**2, xx, 2.0 * x_bound * y_bound
+
+
+def project_rows(X: np.ndarray, x_bound: float) -> np.ndarray:
+    """Rows with ‖xᵢ‖₂ > x_bound scaled onto the ball of radius x_bound; other rows unchanged.
+
+    A new array.  The norm is computed after dividing each row by its largest |entry|, so very
+    large finite entries do not overflow.  The projected norm is x_bound up to rounding.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    absmax = np.abs(X).max(axis=1)
+    safe = np.where(absmax > 0, absmax, 1.0)
+    scaled = X / safe[:, None]
+    root = np.sqrt(np.einsum("ij,ij->i", scaled, scaled))  # ≥ 1 for a non-zero row
+    # ‖x‖ = absmax·root; factor = min(1, B/‖x‖), written to avoid overflow.  (B/safe may
+    # overflow for subnormal rows, which are inside the ball and keep factor 1.)
+    outside = absmax * root > x_bound
+    with np.errstate(over="ignore"):
+        factor = np.where(outside, (x_bound / safe) / np.where(outside, root, 1.0), 1.0)
+    return X * factor[:, None]
+
+
+def _check_finite(X: np.ndarray) -> None:
+    rows = max(1, _CHUNK_VALUES // X.shape[1])
+    for start in range(0, X.shape[0], rows):
+        chunk = X[start : start + rows]
+        if not np.isfinite(chunk).all():
+            raise_non_finite(chunk, start)
+
+
+def _projected_stats(X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float):
+    """XᵀX (exactly symmetric) and Xᵀy of the projected rows and clipped responses, in chunks."""
+    n, d = X.shape
+    rows = max(1, _CHUNK_VALUES // d)
+    xx = np.zeros((d, d))
+    xy = np.zeros(d)
+    y = np.clip(y, -y_bound, y_bound)
+    for start in range(0, n, rows):
+        chunk = project_rows(X[start : start + rows], x_bound)
+        xx += chunk.T @ chunk
+        xy += chunk.T @ y[start : start + rows]
+    upper = np.triu(xx)
+    return upper + np.triu(upper, 1).T, xy
+
+
+def _ridge_solve(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, str]:
+    """Solve A θ = b; if A is exactly singular, the minimum-norm least-squares solution."""
+    try:
+        return np.linalg.solve(A, b), "solve"
+    except np.linalg.LinAlgError:
+        return np.linalg.lstsq(A, b, rcond=None)[0], "lstsq"
+
+
+def _check_delta(delta) -> float:
+    try:
+        value = float(delta)
+    except (TypeError, ValueError):
+        raise ValueError(f"delta must be a number, got {delta!r}") from None
+    if not (math.isfinite(value) and 0.0 < value < 1.0):
+        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+    return value
+
+
+def _check_rho(rho) -> float:
+    try:
+        value = float(rho)
+    except (TypeError, ValueError):
+        raise ValueError(f"rho must be a number, got {rho!r}") from None
+    if not (math.isfinite(value) and 0.0 < value < 1.0):
+        raise ValueError(f"rho must be in (0, 1), got {rho!r}")
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# Result and release
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class AdaSSPResult:
+    """An AdaSSP estimate with what it released and assumed.
+
+    ``coef`` is θ̂ (read-only); ``ridge`` the λ used.  ``lambda_min_noisy``, ``xx_noisy`` and
+    ``xy_noisy`` are the three private releases (λ̃_min after its max(0, ·), XᵀX̂, Xᵀŷ);
+    ``sensitivities`` and ``noise_scales`` are (Δ, σ) for (λ_min, XᵀX, Xᵀy) and
+    ``noise_multiplier`` the c = σ/Δ of each (ε/3, δ/3) release.  ``private`` is False when a
+    seeded generator drew the noise (testing only).  ``solver`` is "solve" or, for an exactly
+    singular system, "lstsq".
+    """
+
+    coef: np.ndarray
+    ridge: float
+    epsilon: float
+    delta: float
+    x_bound: float
+    y_bound: float
+    neighbours: str
+    private: bool
+    rho: float
+    n: int
+    lambda_min_noisy: float
+    xx_noisy: np.ndarray
+    xy_noisy: np.ndarray
+    sensitivities: tuple[float, float, float]
+    noise_scales: tuple[float, float, float]
+    noise_multiplier: float
+    solver: str = "solve"
+    mechanism: str = MECHANISM
+
+    def __post_init__(self):
+        for name in ("coef", "xx_noisy", "xy_noisy"):
+            array = np.array(getattr(self, name), dtype=np.float64)
+            array.flags.writeable = False
+            object.__setattr__(self, name, array)
+
+    @property
+    def d(self) -> int:
+        """Number of features."""
+        return self.coef.shape[0]
+
+    def predict(self, X) -> np.ndarray:
+        """Xθ̂ for new (public) rows; no projection is applied to them."""
+        X = as_matrix(X)
+        if X.shape[1] != self.d:
+            raise ValueError(f"X must have {self.d} columns, got shape {X.shape}")
+        return X @ self.coef
+
+    def __repr__(self) -> str:
+        mode = "private" if self.private else "NOT private (seeded)"
+        return (
+            f"AdaSSPResult(d={self.d}, n={self.n}, ε={self.epsilon:g}, δ={self.delta:g}, "
+            f"ridge={self.ridge:.4g}, {mode})"
+        )
+
+
+def adassp(
+    X,
+    y,
+    *,
+    epsilon: float,
+    delta: float,
+    x_bound: float,
+    y_bound: float,
+    rho: float = 0.05,
+    accountant: PrivacyAccountant | None = None,
+    rng=None,
+) -> AdaSSPResult:
+    """(ε, δ)-DP linear regression by AdaSSP (Wang 2018, Alg. 2), replace-one neighbours.
+
+    Three Gaussian releases with (ε/3, δ/3) each: a noisy λ_min(XᵀX) that sets the ridge,
+    XᵀX + σ_XX·W and Xᵀy + σ_Xy·z; then θ̂ = (XᵀX̂ + λI)⁻¹Xᵀŷ.  Noise scales
+    σ = c(ε/3, δ/3)·Δ with the replace-one sensitivities Δ = (B_X², √2·B_X², 2·B_X·B_Y) and the
+    analytic Gaussian multiplier c; see the module docstring for the proof and for how this
+    deviates from Wang's constants (which assume add/remove-one and under-calibrate at
+    moderate ε).  The guarantee is for real arithmetic; naive float Gaussian noise keeps a
+    least-significant-bit risk (module docstring, "Floating point").
+
+    Parameters
+    ----------
+    X : array-like, shape (n, d)
+        Private covariates; rows with ‖xᵢ‖₂ > x_bound are projected onto the ball.
+    y : array-like, shape (n,)
+        Private responses; clipped to [−y_bound, y_bound].
+    epsilon : float
+        Total ε, > 0 (ε/3 per release).
+    delta : float
+        Total δ, in (0, 1) (δ/3 per release).
+    x_bound, y_bound : float
+        Public bounds B_X (row ℓ2 norm) and B_Y (|y|), > 0; never computed from the private data.
+    rho : float, default 0.05
+        Failure probability in the ridge rule λ = σ_XX·√(d·log(2d²/ρ)) − λ̃_min (Wang's ρ);
+        public, in (0, 1); affects utility only.
+    accountant : PrivacyAccountant, optional
+        Charged (ε, δ) once, mechanism "adassp"; an over-budget call raises
+        :class:`~pm_private.accounting.BudgetExceededError` before anything is computed.
+    rng : None, int or numpy.random.Generator
+        None for the secure OS generator (private); a seed only for tests (``private=False``).
+
+    Returns
+    -------
+    AdaSSPResult
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = _check_delta(delta)
+    x_bound = check_positive("x_bound", x_bound)
+    y_bound = check_positive("y_bound", y_bound)
+    rho = _check_rho(rho)
+    X = as_matrix(X)
+    n, d = X.shape
+    y = as_vector(y, n)
+    _check_finite(X)
+    source = as_noise_source(rng)
+
+    eps3, delta3 = epsilon / 3.0, delta / 3.0
+    multiplier = gaussian_noise_multiplier(eps3, delta3)
+    sens = adassp_sensitivities(d, x_bound, y_bound)
+    sigma_lam, sigma_xx, sigma_xy = (multiplier * s for s in sens)
+    log6 = math.log(6.0 / delta)
+
+    with charge(accountant, "adassp", epsilon, delta, neighbours=REPLACE_ONE, label=f"n={n}, d={d}"):
+        xx, xy = _projected_stats(X, y, x_bound, y_bound)
+        lam_min = float(np.linalg.eigvalsh(xx)[0])
+
+        # Release 1: λ̃_min (ε/3, δ/3).
+        z_lam = float(source.normal((1,))[0])
+        lam_min_noisy = max(0.0, lam_min + sigma_lam * z_lam - sigma_lam * math.sqrt(log6))
+        ridge = max(0.0, sigma_xx * math.sqrt(d * math.log(2.0 * d * d / rho)) - lam_min_noisy)
+
+        # Release 2: XᵀX̂, symmetric noise with iid upper triangle (ε/3, δ/3).
+        upper = np.triu_indices(d)
+        noise = np.zeros((d, d))
+        noise[upper] = sigma_xx * source.normal((len(upper[0]),))
+        noise = noise + np.triu(noise, 1).T
+        xx_noisy = xx + noise
+
+        # Release 3: Xᵀŷ (ε/3, δ/3).
+        xy_noisy = xy + sigma_xy * source.normal((d,))
+
+        coef, solver = _ridge_solve(xx_noisy + ridge * np.eye(d), xy_noisy)
+        return AdaSSPResult(
+            coef=coef,
+            ridge=ridge,
+            epsilon=epsilon,
+            delta=delta,
+            x_bound=x_bound,
+            y_bound=y_bound,
+            neighbours=REPLACE_ONE,
+            private=source.secure,
+            rho=rho,
+            n=n,
+            lambda_min_noisy=lam_min_noisy,
+            xx_noisy=xx_noisy,
+            xy_noisy=xy_noisy,
+            sensitivities=sens,
+            noise_scales=(sigma_lam, sigma_xx, sigma_xy),
+            noise_multiplier=multiplier,
+            solver=solver,
+        )
