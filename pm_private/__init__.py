@@ -8,6 +8,7 @@ replacing one record (bounded DP) unless a function says otherwise.
 
 from .accounting import REPLACE_ONE, BudgetExceededError, LedgerEntry, PrivacyAccountant
 from .suffstats import ReleaseInfo, SuffStats, release_suff_stats, suff_stats
+from .tuning import TuneResult, tune_release
 
 __all__ = [
     "REPLACE_ONE",
@@ -18,4 +19,6 @@ __all__ = [
     "SuffStats",
     "release_suff_stats",
     "suff_stats",
+    "TuneResult",
+    "tune_release",
 ]

@@ -72,3 +72,16 @@ class RefittableADVI:
             self._lr.set_value(self.learning_rate / np.sqrt(1.0 + t / self.decay_steps))
             self._step()
         return self.inference.approx
+
+    def mean(self, name: str) -> np.ndarray:
+        """Variational mean of the untransformed free variable ``name`` after :meth:`fit`.
+
+        For a transformed variable (e.g. a log-transformed precision) the mean of its value
+        variable is not the mean of the variable, so this refuses those.
+        """
+        ordering = self.inference.approx.groups[0].ordering
+        if name not in ordering:
+            raise KeyError(f"{name!r} is not an untransformed free variable; have {list(ordering)}")
+        _, where, shape, _ = ordering[name]
+        return self.inference.approx.mean.eval()[where].reshape(shape)
+
