@@ -32,7 +32,7 @@ class RefittableADVI:
     random_seed : int, optional
         Seed of the Monte Carlo draws of the ELBO gradient.
     compile_kwargs : dict, optional
-        Passed to PyTensor (default: the C backend, ``mode="FAST_RUN"``, which compiles far faster
+        Passed to PyTensor (default: the C backend, ``mode="CVM"``, which compiles far faster
         than Numba for this small graph).
     """
 
@@ -52,7 +52,7 @@ class RefittableADVI:
         self.inference = pm.ADVI(model=model, random_seed=random_seed)
         self._step = self.inference.objective.step_function(
             obj_optimizer=pm.adam(learning_rate=self._lr),
-            compile_kwargs=compile_kwargs or {"mode": "FAST_RUN"},
+            compile_kwargs=compile_kwargs or {"mode": "CVM"},
             # score=False compiles a step without outputs whose updates come out wrong
             # (diverging iterates) with PyMC 6.4 / PyTensor 3.3; returning the loss avoids it.
             score=True,
