@@ -1,0 +1,96 @@
+"""The serum free light chain study (FL; Kyle et al. 2006, Dispenzieri et al. 2012), as used by
+papers 000 and 003: 7874 residents of Olmsted County aged ≥ 50, 2169 deaths, follow-up in days.
+
+The data ship inside scikit-survival (``sksurv.datasets.load_flchain``); nothing is downloaded.
+:func:`load_flchain` returns the eight covariates of paper 000 as numbers:
+
+* ``age`` (years), ``sex`` (1 = male), ``sample_yr`` (year of the blood sample), ``kappa`` and
+  ``lambda`` (free light chain, mg/dL), ``flc_grp`` (FLC decile group 1–10), ``creatinine``
+  (mg/dL), ``mgus`` (1 = monoclonal gammopathy diagnosed);
+* ``chapter`` (cause of death) is dropped: it is filled exactly when death is observed, so it
+  leaks the outcome;
+* creatinine is missing for 1350 records; it is filled with 1.0 mg/dL, a fixed reference value
+  (the middle of the normal adult range, which is also the study's median), so that loading never
+  computes a statistic of the records.  ``creatinine_missing=True`` adds an indicator column.
+
+:data:`FLCHAIN_DOMAIN` and :data:`FLCHAIN_HORIZON_DAYS` are public bounds fixed from the study
+design and clinical ranges, not from the records (SPEC §0): values outside a range are projected
+onto it by :func:`pm_private.survival.data.scale_covariates`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["SurvivalDataset", "load_flchain", "flchain_unit_ball", "FLCHAIN_DOMAIN", "FLCHAIN_HORIZON_DAYS"]
+
+#: Public follow-up horizon: 15 years (the study's follow-up ended before that).
+FLCHAIN_HORIZON_DAYS = 5479.0
+
+#: Public (low, high) range per covariate: enrolment age ≥ 50, sampling years 1995–2003, FLC and
+#: creatinine up to a few times the upper limit of their normal clinical ranges.
+FLCHAIN_DOMAIN = {
+    "age": (50.0, 100.0),
+    "sex": (0.0, 1.0),
+    "sample_yr": (1995.0, 2003.0),
+    "kappa": (0.0, 6.0),
+    "lambda": (0.0, 6.0),
+    "flc_grp": (1.0, 10.0),
+    "creatinine": (0.0, 3.0),
+    "mgus": (0.0, 1.0),
+    "creatinine_missing": (0.0, 1.0),
+}
+
+_CREATININE_REFERENCE = 1.0
+
+
+class SurvivalDataset(NamedTuple):
+    """Covariates, follow-up times and event flags (1 = death observed, 0 = censored)."""
+
+    X: pd.DataFrame
+    time: np.ndarray
+    event: np.ndarray
+    horizon: float
+
+
+def load_flchain(*, creatinine_missing: bool = False) -> SurvivalDataset:
+    """FL from scikit-survival with numeric covariates, times in days and int8 events."""
+    from sksurv.datasets import load_flchain as _load
+
+    raw, outcome = _load()
+    X = pd.DataFrame(
+        {
+            "age": raw["age"].astype(float),
+            "sex": (raw["sex"] == "M").astype(float),
+            "sample_yr": raw["sample.yr"].astype(int).astype(float),
+            "kappa": raw["kappa"].astype(float),
+            "lambda": raw["lambda"].astype(float),
+            "flc_grp": raw["flc.grp"].astype(int).astype(float),
+            "creatinine": raw["creatinine"].fillna(_CREATININE_REFERENCE).astype(float),
+            "mgus": (raw["mgus"] == "yes").astype(float),
+        }
+    )
+    if creatinine_missing:
+        X["creatinine_missing"] = raw["creatinine"].isna().astype(float)
+    return SurvivalDataset(
+        X=X,
+        time=np.asarray(outcome["futime"], dtype=np.float64),
+        event=np.asarray(outcome["death"], dtype=np.int8),
+        horizon=FLCHAIN_HORIZON_DAYS,
+    )
+
+
+def flchain_unit_ball(X: pd.DataFrame) -> np.ndarray:
+    """FL covariates mapped with the public :data:`FLCHAIN_DOMAIN` into the unit ball.
+
+    Each column is centred at the middle of its range and divided by half the range times √d, so
+    a record inside the domain has ‖x‖₂ ≤ 1; records outside are projected onto the ball.
+    """
+    from ..survival.data import scale_covariates
+
+    low, high = np.array([FLCHAIN_DOMAIN[c] for c in X.columns]).T
+    half = (high - low) / 2
+    return scale_covariates(X, bound=half * np.sqrt(X.shape[1]), center=low + half)

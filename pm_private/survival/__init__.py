@@ -1,0 +1,17 @@
+"""Survival analysis for pm_private: data preparation with public bounds, the censored Weibull
+likelihood (paper 003) and the discrete-time hazard likelihood (paper 000), with their private
+mechanisms."""
+
+from .data import censor_at_horizon, check_survival, interval_index, scale_covariates, scale_times
+
+__all__ = [
+    "censor_at_horizon",
+    "check_survival",
+    "interval_index",
+    "scale_covariates",
+    "scale_times",
+]
+
+# --- Weibull (paper 003): weibull.py, weibull_private.py ---
+
+# --- discrete-time hazard (paper 000): spline.py, discrete_time.py, discrete_private.py ---

@@ -1,0 +1,133 @@
+"""Survival data preparation with public bounds (SPEC §0, §2, §3).
+
+Every bound here is a **public input**: the time horizon that scales times into [0, 1], the
+covariate norm bound and the centre.  None is computed from the data, because a maximum, a mean
+or a standard deviation of private records is itself a release.  Records outside a bound are
+either refused (times beyond the horizon, unless censored there explicitly with
+:func:`censor_at_horizon`) or projected onto it (covariate rows longer than the bound, times below
+a floor), and projection is what makes the sensitivity bounds of the private mechanisms hold.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..validation import as_matrix, check_positive
+
+__all__ = [
+    "check_survival",
+    "censor_at_horizon",
+    "scale_times",
+    "interval_index",
+    "scale_covariates",
+]
+
+
+def check_survival(time, event) -> tuple[np.ndarray, np.ndarray]:
+    """Validated (time, event): finite times ≥ 0 and flags in {0, 1} of equal length.
+
+    Returns float64 times and int8 events (1 = event observed, 0 = right-censored); raises
+    ValueError naming the first offending record otherwise.  Booleans are accepted as events.
+    """
+    t = np.asarray(time, dtype=np.float64)
+    d = np.asarray(event)
+    if t.ndim != 1 or t.size == 0:
+        raise ValueError(f"time must be a non-empty 1-D array, got shape {t.shape}")
+    if d.shape != t.shape:
+        raise ValueError(f"time and event must have the same length, got {t.shape} and {d.shape}")
+    bad = ~np.isfinite(t)
+    if bad.any():
+        raise ValueError(f"time contains NaN or infinite values (first at index {np.flatnonzero(bad)[0]})")
+    if (t < 0).any():
+        raise ValueError(f"time must be ≥ 0 (first negative at index {np.flatnonzero(t < 0)[0]})")
+    if d.dtype != bool:
+        d_float = d.astype(np.float64)
+        bad = ~np.isin(d_float, (0.0, 1.0))
+        if bad.any():
+            first = np.flatnonzero(bad)[0]
+            raise ValueError(f"event must be 0 or 1, got {d[first]!r} at index {first}")
+    return t, d.astype(np.int8)
+
+
+def censor_at_horizon(time, event, horizon: float) -> tuple[np.ndarray, np.ndarray]:
+    """Administrative censoring at a public horizon: min(t, horizon), and events after it censored.
+
+    This is how a study with fixed follow-up treats later records; it keeps every record inside
+    the bound that :func:`scale_times` requires.
+    """
+    t, d = check_survival(time, event)
+    horizon = check_positive("horizon", horizon)
+    late = t > horizon
+    return np.where(late, horizon, t), np.where(late, 0, d).astype(np.int8)
+
+
+def scale_times(time, *, horizon: float, floor: float = 0.0) -> np.ndarray:
+    """Times divided by the public ``horizon`` and raised to ``floor``: values in [floor, 1].
+
+    Times above the horizon raise ValueError (censor them first with :func:`censor_at_horizon`
+    if that is the intended design).  Paper 003 needs times in [e^(−ω), 1]: pass
+    ``floor=np.exp(-omega)``; raising the shortest times to the floor is a projection onto the
+    public domain, not a data-dependent step.
+    """
+    horizon = check_positive("horizon", horizon)
+    floor = float(floor)
+    if not 0.0 <= floor < 1.0:
+        raise ValueError(f"floor must be in [0, 1), got {floor!r}")
+    t = np.asarray(time, dtype=np.float64)
+    bad = ~np.isfinite(t) | (t < 0)
+    if bad.any():
+        first = np.flatnonzero(bad)[0]
+        raise ValueError(f"time must be finite and ≥ 0, got {t.flat[first]!r} at index {first}")
+    late = t > horizon
+    if late.any():
+        raise ValueError(
+            f"{int(late.sum())} time(s) exceed the public horizon {horizon:g} (largest {t.max():g}); "
+            "choose a longer horizon or censor them with censor_at_horizon"
+        )
+    return np.maximum(t / horizon, floor)
+
+
+def interval_index(t_scaled, q: int) -> np.ndarray:
+    """Interval of each scaled time in [0, 1] cut into ``q`` equal intervals, as 0 … q−1.
+
+    Interval s (0-based) is (s/q, (s+1)/q]; t = 0 belongs to interval 0.  A record with index s
+    was at risk in intervals 0 … s and had its event (or censoring) in interval s (SPEC §3).
+    """
+    if int(q) != q or q < 1:
+        raise ValueError(f"q must be a positive integer, got {q!r}")
+    q = int(q)
+    t = np.asarray(t_scaled, dtype=np.float64)
+    bad = ~np.isfinite(t) | (t < 0) | (t > 1)
+    if bad.any():
+        first = np.flatnonzero(bad)[0]
+        raise ValueError(f"scaled times must lie in [0, 1], got {t.flat[first]!r} at index {first}")
+    return np.clip(np.ceil(t * q).astype(np.int64) - 1, 0, q - 1)
+
+
+def scale_covariates(X, *, bound, center=None) -> np.ndarray:
+    """Rows (xᵢ − center)/bound, each projected into the unit ball: ‖xᵢ‖₂ ≤ 1 (SPEC §3).
+
+    ``bound`` (a number, or one per column) and ``center`` (default zero) are public.  Rows whose
+    norm exceeds 1 after scaling are shrunk to norm 1 (projection onto the ball), so no record
+    leaves the domain the mechanisms' sensitivities assume.  Accepts numpy arrays and pandas
+    DataFrames; NaN or infinite entries raise ValueError.
+    """
+    X = as_matrix(X)
+    d = X.shape[1]
+    if not np.isfinite(X).all():
+        row = int(np.flatnonzero(~np.isfinite(X).all(axis=1))[0])
+        raise ValueError(f"X contains NaN or infinite values (first in row {row})")
+    bound = _public_vector("bound", bound, d)
+    if (bound <= 0).any():
+        raise ValueError(f"bound must be > 0, got {bound}")
+    center = np.zeros(d) if center is None else _public_vector("center", center, d)
+    Z = (X - center) / bound
+    norms = np.linalg.norm(Z, axis=1, keepdims=True)
+    return Z / np.maximum(norms, 1.0)
+
+
+def _public_vector(name: str, value, d: int) -> np.ndarray:
+    vector = np.broadcast_to(np.asarray(value, dtype=np.float64), (d,)) if np.ndim(value) == 0 else np.asarray(value, dtype=np.float64)
+    if vector.shape != (d,) or not np.isfinite(vector).all():
+        raise ValueError(f"{name} must be a finite number or {d} finite values, got {value!r}")
+    return vector
