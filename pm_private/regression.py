@@ -139,6 +139,10 @@ def regression_model(
     all, as mean-field ADVI on a product of independent models is independent ADVI runs).
     """
     batched = not isinstance(stats, SuffStats)
+    if batched:
+        stats = list(stats)
+        if not stats:
+            raise ValueError("no statistics given: pass a SuffStats or a non-empty sequence of them")
     d = (stats if not batched else stats[0]).d
     names = list(feature_names) if feature_names is not None else [f"x{j}" for j in range(d)]
     if len(names) != d:
