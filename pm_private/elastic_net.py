@@ -55,6 +55,8 @@ __all__ = [
     "NOISE_KINDS",
     "ObjectivePerturbationInfo",
     "DPElasticNetLogisticRegression",
+    "check_noise",
+    "check_penalty",
     "clip_rows",
     "convex_min",
     "design_bounds",

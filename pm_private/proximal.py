@@ -24,7 +24,14 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, log1p
 
-__all__ = ["ConvergenceError", "SolverResult", "kkt_residual", "logistic_objective", "solve_elastic_net_logistic"]
+__all__ = [
+    "ConvergenceError",
+    "SolverResult",
+    "kkt_residual",
+    "logistic_objective",
+    "softplus",
+    "solve_elastic_net_logistic",
+]
 
 _CHECK_EVERY = 10
 
@@ -42,7 +49,7 @@ class SolverResult:
         self.residual = residual
 
 
-def _softplus(z: np.ndarray) -> np.ndarray:
+def softplus(z: np.ndarray) -> np.ndarray:
     """log(1 + e^z) without overflow."""
     return np.maximum(z, 0.0) + log1p(np.exp(-np.abs(z)))
 
@@ -52,7 +59,7 @@ def logistic_objective(theta, X, y, l2, l1, linear=None, l1_mask=None) -> np.nda
     theta = np.atleast_2d(np.asarray(theta, dtype=np.float64).T).T
     l2, l1, linear, l1_mask = _broadcast(theta.shape, l2, l1, linear, l1_mask)
     margins = y[:, None] * (X @ theta)
-    loss = _softplus(-margins).mean(axis=0)
+    loss = softplus(-margins).mean(axis=0)
     return (
         loss
         + 0.5 * l2 * np.einsum("jk,jk->k", theta, theta)

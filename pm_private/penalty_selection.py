@@ -1,0 +1,233 @@
+"""Private choice of the elastic-net penalty by stability-based validation (paper 001 Thm 2.1).
+
+The data set is split at random (a public split of public sizes) into training T (n records)
+and validation V (m records).  For each candidate λᵢ of the public grid (k values, α fixed)
+
+    θᵢ = argmin (1/n) Σ_T l(θ; d) + ½λᵢ(1−α)‖θ‖² + λᵢα‖θ‖₁ + (Δ/2)‖θ‖² + (φ/(ε_T n)) bᵢᵀθ,
+
+with independent noise bᵢ (B₁ or B₂), Δ = max{0, c* − c_min}, c* = c/(n(e^{ε_T/4} − 1)) and
+c_min = minᵢ λᵢ(1−α) (Thm 2.1's extra ridge term: every candidate is ε_T-DP by Alg. 1).  The
+score is q(θ, V) = −(1/m) Σ_V h(θ; d) with h the logistic loss, and the released candidate i*
+is drawn by the exponential mechanism, P(i) ∝ exp(ε_S qᵢ / (2Δq)), Δq = max(β₁/n, β₂/m),
+
+    β₁ = 2γκ / max(c*, c_min),   β₂ = κ(γ + φξ/(ε_T n)) / max(c*, c_min),
+
+γ = κ = the ℓ2 bound √(κ_x² + 1) of a design row (Lipschitz constants of l and h), and ξ with
+P(‖bᵢ‖₂ > ξ) ≤ δ/k.  Chaudhuri & Vinterbo (2013, Thm 1) with paper 001 Thm 2.1 give
+
+    **(ε_T + ε_S, δ)-DP** for the release (i*, θ_{i*}) under replace-one neighbours of the whole
+    data set (the replaced record lies in T or in V; n, m public).  Public: κ, the λ grid, α,
+    the noise kind, the split sizes.  δ covers the event that some ‖bᵢ‖₂ exceeds ξ (union
+    bound over the k candidates).  Only θ_{i*} and i* are released: the validation scores are
+    computed without noise and are **not** returned.
+
+Departures from paper 001, and why:
+
+* ξ is the exact (1 − δ/k) quantile of Gamma(s, 2).  ‖B₂‖₂ ~ Gamma(s, 2) (Prop. 1) and
+  ‖B₁‖₂ ≤ ‖B₁‖₁ ~ Gamma(s, 2), so it is valid for both and tighter than Prop. 2.  Prop. 3's
+  ξ = (√s + √log(k/δ))² + log(k/δ) is the Laurent–Massart bound for χ²(s), not χ²(2s): it is
+  too small (s = 16, δ/k = 0.01: tail probability 0.10, not 0.01; tested).
+* The proof of Thm 2.1 bounds h_max ≤ κ‖θ‖₂, false for the logistic loss (h(0; d) = log 2).
+  The validation stability still holds: both losses lie in [softplus(−κ‖θ‖), softplus(κ‖θ‖)]
+  and softplus(a) − softplus(−a) = a, so |h(θ; v) − h(θ; v')| ≤ κ‖θ‖₂ (tested).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from .accounting import REPLACE_ONE, charge
+from .elastic_net import (
+    DPElasticNetLogisticRegression,
+    ObjectivePerturbationInfo,
+    check_noise,
+    check_penalty,
+    convex_min,
+    design_bounds,
+    perturbation_noise,
+    prepare_design,
+    to_signed_labels,
+)
+from .noise import NoiseSource, as_noise_source
+from .proximal import softplus, solve_elastic_net_logistic
+from .validation import as_matrix, check_epsilon, check_positive
+
+__all__ = ["PenaltySelection", "StabilityConstants", "noise_norm_bound", "select_penalty", "stability_constants"]
+
+
+def noise_norm_bound(dim: int, tail: float) -> float:
+    """ξ with P(‖b‖₂ > ξ) ≤ tail for b ~ B₁ or B₂ in dimension ``dim``: Gamma(dim, 2) quantile."""
+    return float(stats.gamma.isf(tail, dim, scale=2.0))
+
+
+@dataclass(frozen=True)
+class StabilityConstants:
+    """Public constants of Thm 2.1 for one grid: β₁, β₂, the score sensitivity Δq and their inputs."""
+
+    beta1: float
+    beta2: float
+    sensitivity: float
+    xi: float
+    c_star: float
+    c_min: float
+    extra_ridge: float
+    lipschitz: float
+    phi: float
+
+
+def stability_constants(
+    *, lams, alpha, epsilon_train, delta, norm_bound, noise, fit_intercept, n_train, n_valid, dim
+) -> StabilityConstants:
+    """β₁, β₂ and Δq = max(β₁/n, β₂/m) of Thm 2.1 for the logistic loss and logistic validation loss."""
+    lams = np.asarray(lams, dtype=np.float64)
+    norm = check_noise(noise)
+    kappa_j, c = design_bounds(norm_bound, norm, fit_intercept)
+    lipschitz = 2.0 * math.sqrt(c)  # ‖x‖₂ of a design row: γ of l and κ of h
+    phi = 2.0 * kappa_j
+    c_star = convex_min(epsilon_train, n_train, c)
+    c_min = float(lams.min()) * (1.0 - alpha)
+    strength = max(c_star, c_min)
+    xi = noise_norm_bound(dim, delta / len(lams))
+    beta1 = 2.0 * lipschitz * lipschitz / strength
+    beta2 = lipschitz * (lipschitz + phi * xi / (epsilon_train * n_train)) / strength
+    return StabilityConstants(
+        beta1=beta1,
+        beta2=beta2,
+        sensitivity=max(beta1 / n_train, beta2 / n_valid),
+        xi=xi,
+        c_star=c_star,
+        c_min=c_min,
+        extra_ridge=max(0.0, c_star - c_min),
+        lipschitz=lipschitz,
+        phi=phi,
+    )
+
+
+@dataclass(frozen=True)
+class PenaltySelection:
+    """Result of :func:`select_penalty`: the released model and λ, and the public constants used."""
+
+    model: DPElasticNetLogisticRegression
+    lam: float
+    index: int
+    lams: tuple[float, ...]
+    epsilon: float
+    epsilon_train: float
+    epsilon_select: float
+    delta: float
+    n_train: int
+    n_valid: int
+    constants: StabilityConstants
+    private: bool
+    neighbours: str = REPLACE_ONE
+    mechanism: str = "stability-based private validation (Chaudhuri & Vinterbo 2013; Yu et al. 2014 Thm 2.1)"
+
+
+def _split(N: int, n_valid: int, source: NoiseSource) -> tuple[np.ndarray, np.ndarray]:
+    order = np.argsort(source.uniform((N,)))
+    return order[n_valid:], order[:n_valid]
+
+
+def _exponential_mechanism(scores: np.ndarray, epsilon: float, sensitivity: float, source: NoiseSource) -> int:
+    """argmaxᵢ(ε qᵢ/(2Δq) + Gumbelᵢ): a draw with P(i) ∝ exp(ε qᵢ/(2Δq))."""
+    gumbel = -np.log(source.exponential(scores.shape))
+    return int(np.argmax(epsilon * scores / (2.0 * sensitivity) + gumbel))
+
+
+def select_penalty(
+    X,
+    y,
+    *,
+    lams,
+    alpha: float,
+    epsilon: float,
+    delta: float,
+    norm_bound: float,
+    selection_share: float = 0.5,
+    validation_fraction: float = 0.3,
+    noise: str = "laplace",
+    fit_intercept: bool = True,
+    tol: float = 1e-10,
+    max_iter: int = 100_000,
+    accountant=None,
+    rng=None,
+) -> PenaltySelection:
+    """Choose λ from the public grid ``lams`` and release its model, (ε, δ)-DP in total.
+
+    ε is split as ε_T = (1 − selection_share)ε for training and ε_S = selection_share·ε for
+    the exponential mechanism; see the module docstring for the mechanism and the guarantee.
+    The accountant is charged (ε, δ) once, after the release succeeded.
+    """
+    X = as_matrix(X)
+    N = X.shape[0]
+    y = to_signed_labels(y, N)
+    epsilon = check_epsilon(epsilon)
+    delta = check_positive("delta", delta)
+    if delta >= 1:
+        raise ValueError(f"delta must be < 1, got {delta!r}")
+    share = check_positive("selection_share", selection_share)
+    fraction = check_positive("validation_fraction", validation_fraction)
+    if share >= 1 or fraction >= 1:
+        raise ValueError("selection_share and validation_fraction must lie in (0, 1)")
+    lams = np.asarray(lams, dtype=np.float64)
+    if lams.ndim != 1 or lams.size == 0:
+        raise ValueError(f"lams must be a non-empty 1-D grid, got shape {lams.shape}")
+    for lam in lams:
+        check_penalty(lam, alpha)
+    alpha = float(alpha)
+    kappa = check_positive("norm_bound", norm_bound)
+    norm = check_noise(noise)
+    n_valid = int(round(fraction * N))
+    n_train = N - n_valid
+    if n_valid < 1 or n_train < 1:
+        raise ValueError(f"{N} records cannot be split into training and validation with fraction {fraction}")
+    eps_train, eps_select = (1.0 - share) * epsilon, share * epsilon
+    design = prepare_design(X, kappa, norm, fit_intercept)
+    dim = design.shape[1]
+    constants = stability_constants(
+        lams=lams, alpha=alpha, epsilon_train=eps_train, delta=delta, norm_bound=kappa, noise=noise,
+        fit_intercept=fit_intercept, n_train=n_train, n_valid=n_valid, dim=dim,
+    )
+    source = as_noise_source(rng)
+    l1_mask = np.ones(dim, dtype=bool)
+    if fit_intercept:
+        l1_mask[-1] = False
+
+    with charge(accountant, "stability-based private validation", epsilon, delta, label="elastic-net λ selection"):
+        train, valid = _split(N, n_valid, source)
+        noise_draws = perturbation_noise(dim, noise, source, size=lams.size)
+        result = solve_elastic_net_logistic(
+            design[train],
+            y[train],
+            lams * (1 - alpha) + constants.extra_ridge,
+            lams * alpha,
+            constants.phi / (eps_train * n_train) * noise_draws,
+            l1_mask,
+            tol=tol,
+            max_iter=max_iter,
+        )
+        margins = y[valid, None] * (design[valid] @ result.theta)
+        scores = -softplus(-margins).mean(axis=0)
+        index = _exponential_mechanism(scores, eps_select, constants.sensitivity, source)
+
+    model = DPElasticNetLogisticRegression(
+        epsilon=eps_train, lam=float(lams[index]), alpha=alpha, norm_bound=kappa, noise=noise,
+        fit_intercept=fit_intercept, too_weak="add_ridge", tol=tol, max_iter=max_iter,
+    )
+    model._set_fitted(result.theta[:, index])
+    model.n_iter_ = result.n_iter
+    model.privacy_ = ObjectivePerturbationInfo(
+        epsilon=eps_train, noise=noise, norm_bound=kappa, phi=constants.phi,
+        hessian_bound=constants.lipschitz**2 / 4, convex_min=constants.c_star,
+        extra_ridge=constants.extra_ridge, lam=float(lams[index]), alpha=alpha, n=n_train,
+        private=source.secure,
+    )
+    return PenaltySelection(
+        model=model, lam=float(lams[index]), index=index, lams=tuple(lams.tolist()),
+        epsilon=epsilon, epsilon_train=eps_train, epsilon_select=eps_select, delta=delta,
+        n_train=n_train, n_valid=n_valid, constants=constants, private=source.secure,
+    )
