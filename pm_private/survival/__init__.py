@@ -15,3 +15,40 @@ __all__ = [
 # --- Weibull (paper 003): weibull.py, weibull_private.py ---
 
 # --- discrete-time hazard (paper 000): spline.py, discrete_time.py, discrete_private.py ---
+from .discrete_time import (
+    LINKS,
+    DiscreteTimeData,
+    DiscreteTimeHazard,
+    FitResult,
+    SimulatedDiscreteTime,
+    discrete_time_model,
+    expand_person_period,
+    fit_discrete_time,
+    hazard_record_loss,
+    loss_and_grad,
+    record_grad_numpy,
+    record_loss,
+    record_loss_numpy,
+    simulate_discrete_time,
+)
+from .spline import interval_basis, interval_midpoints, natural_spline_basis
+
+__all__ += [
+    "LINKS",
+    "DiscreteTimeData",
+    "DiscreteTimeHazard",
+    "FitResult",
+    "SimulatedDiscreteTime",
+    "discrete_time_model",
+    "expand_person_period",
+    "fit_discrete_time",
+    "hazard_record_loss",
+    "loss_and_grad",
+    "record_grad_numpy",
+    "record_loss",
+    "record_loss_numpy",
+    "simulate_discrete_time",
+    "interval_basis",
+    "interval_midpoints",
+    "natural_spline_basis",
+]
