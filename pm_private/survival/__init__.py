@@ -15,6 +15,15 @@ __all__ = [
 # --- Weibull (paper 003): weibull.py, weibull_private.py ---
 
 # --- discrete-time hazard (paper 000): spline.py, discrete_time.py, discrete_private.py ---
+from .discrete_private import (
+    DiscreteTimeRelease,
+    gradient_sensitivity,
+    jacobian_epsilon,
+    objective_perturbation,
+    objective_regularization,
+    output_perturbation,
+    output_sensitivity,
+)
 from .discrete_time import (
     LINKS,
     DiscreteTimeData,
@@ -34,6 +43,13 @@ from .discrete_time import (
 from .spline import interval_basis, interval_midpoints, natural_spline_basis
 
 __all__ += [
+    "DiscreteTimeRelease",
+    "gradient_sensitivity",
+    "jacobian_epsilon",
+    "objective_perturbation",
+    "objective_regularization",
+    "output_perturbation",
+    "output_sensitivity",
     "LINKS",
     "DiscreteTimeData",
     "DiscreteTimeHazard",

@@ -1,0 +1,267 @@
+"""Private discrete-time survival regression by perturbation (paper 000 §4, SPEC §3).
+
+Both mechanisms fit the logit-link discrete-time hazard model of :mod:`.discrete_time` with the
+natural-spline baseline, J(f) = (1/n)Σᵢ ℓ(f; dᵢ) + (Λ/2)‖f‖², f = (α, β), and release f.
+
+Privacy: ε-DP under **replace-one** neighbours (n public).  Public inputs: n, q (intervals),
+e (knots) and hence the basis A, the covariate bound ‖xᵢ‖ ≤ 1 (rows must already be projected,
+e.g. with :func:`pm_private.survival.data.scale_covariates`), times scaled into [0, 1] with a
+public horizon, and Λ.  Both rest on Lemma 4.2 of paper 000: for any f and any two records,
+
+    ‖∇ℓ(f; d) − ∇ℓ(f; d′)‖ ≤ L = Σ_s √(4 + ‖A_s‖²) + max_s √(4‖A_s‖² + 4).
+
+* Ext-Out-Pert (Alg. 1): f* = argmin J; by Lemma 4.1/4.3 its ℓ2 sensitivity is t = L/(nΛ);
+  release f* + b with density ∝ exp(−ε‖b‖/t) (‖b‖ ~ Gamma(e + d, t/ε), uniform direction).
+* Ext-Obj-Pert (Alg. 2): b with density ∝ exp(−ε′‖b‖/L), release
+  argmin J(f) + ⟨b, f⟩/n + (Δ/2)‖f‖², where ε′ = ε − ε_J(Λ + Δ) pays for the Jacobian of the
+  map f ↦ b and Δ ≥ 0 (found by bisection) keeps ε′ ≥ ε/2.
+
+Correction to paper 000's proof of Theorem 4.4 (and to SPEC §3's ε′).  The Jacobian of
+f ↦ b on D is −(B + Hₙ), on D′ −(B + Hₙ′), with B ⪰ n(Λ+Δ)I the part shared by both and
+Hₙ = Σ_{s≤kₙ} c_s xˢxˢᵀ, 0 ≤ c_s ≤ ¼, the Hessian of the replaced record's loss.  Because
+Hₙ′ ⪰ 0,
+
+    det(B + Hₙ)/det(B + Hₙ′) ≤ det(B + Hₙ)/det(B) ≤ Π_s (1 + c_s xˢᵀB⁻¹xˢ) ≤ Π_s (1 + ‖xˢ‖²/(4n(Λ+Δ))),
+
+and the same with D, D′ swapped.  The paper bounds the rank-one term's eigenvalue by ¼‖xˢ‖
+(it is c_s‖xˢ‖²) and multiplies the factors of both records (one suffices).  With
+‖xˢ‖² = ‖A_s‖² + ‖x‖² ≤ ‖A_s‖² + 1 the bound used here is
+
+    ε_J(λ) = Σ_s log(1 + (‖A_s‖² + 1)/(4nλ))     (paper: 2 Σ_s log(1 + √(‖A_s‖² + 1)/(4nλ))).
+
+It is attained for q = 1 (tests/test_discrete_private.py).  For e = 3 it is below the paper's
+value, so the paper's formula also holds there, with slack; for larger e (‖A_s‖² > 3) the
+paper's formula is too small.
+
+The guarantees hold for the exact minimisers; :func:`fit_discrete_time` stops at ‖∇J‖ ≤ 1e-9,
+which moves f by at most 1e-9/(Λ + Δ), many orders below the noise (the result records ‖∇J‖).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..accounting import REPLACE_ONE, PrivacyAccountant, charge
+from ..noise import as_noise_source, l2_gamma_vector
+from ..validation import as_matrix, check_epsilon, check_positive
+from .discrete_time import DiscreteTimeData, fit_discrete_time
+
+__all__ = [
+    "DiscreteTimeRelease",
+    "gradient_sensitivity",
+    "output_sensitivity",
+    "jacobian_epsilon",
+    "objective_regularization",
+    "output_perturbation",
+    "objective_perturbation",
+]
+
+# Rows with 1 < ‖x‖ ≤ 1 + this are taken as rounding of a projection and scaled back onto the ball.
+_NORM_ROUNDING = 1e-12
+
+
+@dataclass(frozen=True)
+class DiscreteTimeRelease:
+    """A private f = (α, β) of the logit discrete-time model and what its release assumed.
+
+    ``sensitivity`` is t of the noise density ∝ exp(−``noise_epsilon``·‖b‖/t), ``noise_scale``
+    = t/``noise_epsilon`` the scale of ‖b‖ ~ Gamma(dim f, scale).  Out-Pert: t = L/(nΛ),
+    noise_epsilon = ε.  Obj-Pert: t = L, noise_epsilon = ε′, ``extra_regularization`` = Δ.
+    ``grad_norm`` is ‖∇‖ of the minimised objective at the returned point (Out-Pert: before
+    the noise).  ``private`` is False when a seeded generator drew the noise (tests only).
+    No record is kept.
+    """
+
+    f: np.ndarray
+    mechanism: str
+    epsilon: float
+    noise_epsilon: float
+    sensitivity: float
+    noise_scale: float
+    regularization: float
+    extra_regularization: float
+    n: int
+    q: int
+    e: int
+    d: int
+    grad_norm: float
+    private: bool
+    link: str = "logit"
+    covariate_bound: float = 1.0
+    neighbours: str = REPLACE_ONE
+
+    def __post_init__(self):
+        f = np.array(self.f, dtype=np.float64)
+        f.flags.writeable = False
+        object.__setattr__(self, "f", f)
+
+    @property
+    def alpha(self) -> np.ndarray:
+        """Spline coefficients of the baseline γ(t) = Σⱼ αⱼ bⱼ(t)."""
+        return self.f[: self.e]
+
+    @property
+    def beta(self) -> np.ndarray:
+        """Covariate effects (log odds ratios of the hazard)."""
+        return self.f[self.e :]
+
+
+def gradient_sensitivity(basis) -> float:
+    """L = Σ_s √(4 + ‖A_s‖²) + max_s √(4‖A_s‖² + 4): bound on ‖∇ℓ(f; d) − ∇ℓ(f; d′)‖ (Lemma 4.2)."""
+    sq = np.sum(np.asarray(basis, dtype=np.float64) ** 2, axis=1)
+    return float(np.sum(np.sqrt(4.0 + sq)) + np.sqrt(4.0 * sq.max() + 4.0))
+
+
+def output_sensitivity(basis, n: int, regularization: float) -> float:
+    """t = L/(nΛ): ℓ2 sensitivity of argmin J under replace-one (Lemma 4.3, Alg. 1 line 3)."""
+    return gradient_sensitivity(basis) / (int(n) * float(regularization))
+
+
+def jacobian_epsilon(basis, n: int, regularization: float) -> float:
+    """ε_J(λ) = Σ_s log(1 + (‖A_s‖² + 1)/(4nλ)), the Jacobian share of Alg. 2 (corrected, see module)."""
+    sq = np.sum(np.asarray(basis, dtype=np.float64) ** 2, axis=1)
+    return float(np.sum(np.log1p((sq + 1.0) / (4.0 * int(n) * float(regularization)))))
+
+
+def objective_regularization(basis, n: int, epsilon: float, regularization: float) -> tuple[float, float]:
+    """(Δ, ε′) of Alg. 2 lines 1–4: Δ = 0, ε′ = ε − ε_J(Λ) if that is ≥ ε/2; else Δ > 0 by
+    bisection with ε_J(Λ + Δ) ≤ ε/2 (to relative 1e-12, from above) and ε′ = ε/2."""
+    epsilon, regularization = float(epsilon), float(regularization)
+    if jacobian_epsilon(basis, n, regularization) <= epsilon / 2:
+        return 0.0, epsilon - jacobian_epsilon(basis, n, regularization)
+    low, high = 0.0, regularization
+    while jacobian_epsilon(basis, n, regularization + high) > epsilon / 2:
+        low, high = high, 2.0 * high
+    while high - low > 1e-12 * high:
+        middle = 0.5 * (low + high)
+        if jacobian_epsilon(basis, n, regularization + middle) > epsilon / 2:
+            low = middle
+        else:
+            high = middle
+    return high, epsilon / 2
+
+
+def _private_records(X, time, event, q, e) -> DiscreteTimeData:
+    """Validated records: finite X with rows in the unit ball, times in [0, 1], events 0/1."""
+    X = as_matrix(X)
+    if not np.isfinite(X).all():
+        raise ValueError("X contains NaN or infinite values")
+    norms = np.linalg.norm(X, axis=1)
+    if (norms > 1.0 + _NORM_ROUNDING).any():
+        raise ValueError(
+            f"{int((norms > 1 + _NORM_ROUNDING).sum())} row(s) of X have ‖x‖ > 1 (largest {norms.max():.6g}); "
+            "project them into the unit ball with public bounds first (scale_covariates / flchain_unit_ball)"
+        )
+    X = X / np.maximum(norms, 1.0)[:, None]
+    if int(q) != q or q < 1 or int(e) != e or e < 2:
+        raise ValueError(f"q must be an integer ≥ 1 and e an integer ≥ 2, got q={q!r}, e={e!r}")
+    return DiscreteTimeData.from_times(X, time, event, q=int(q), e=int(e))
+
+
+def _check_inputs(X, time, event, epsilon, regularization, q, e):
+    epsilon = check_epsilon(epsilon)
+    regularization = check_positive("regularization", regularization)
+    return _private_records(X, time, event, q, e), epsilon, regularization
+
+
+def output_perturbation(
+    X,
+    time,
+    event,
+    *,
+    epsilon: float,
+    regularization: float,
+    q: int = 200,
+    e: int = 3,
+    accountant: PrivacyAccountant | None = None,
+    rng=None,
+) -> DiscreteTimeRelease:
+    """Ext-Out-Pert (paper 000 Alg. 1): f* = argmin J(f), released as f* + b, ε-DP.
+
+    Privacy: ε-DP (pure), replace-one neighbours; exact for the secure default ``rng=None``.
+    Public inputs: q, e, covariate bound 1, Λ = ``regularization`` and n.  Noise: density
+    ∝ exp(−ε‖b‖/t), t = L/(nΛ) (:func:`output_sensitivity`), drawn by
+    :func:`pm_private.noise.l2_gamma_vector` (radius truncated beyond probability 2⁻⁵³, see there).
+
+    Parameters
+    ----------
+    X : (n, d) covariates with ‖xᵢ‖ ≤ 1 (project with public bounds first; longer rows raise).
+    time : (n,) times scaled into [0, 1] with a public horizon; event : (n,) 1 = event, 0 = censored.
+    epsilon : privacy budget, > 0.  regularization : Λ > 0.
+    q, e : number of intervals and of spline knots (public).
+    accountant : charged ε before noise is drawn; bad input or a refused budget spends nothing.
+    rng : None (secure) or a seed (reproducible, result marked not private).
+    """
+    data, epsilon, regularization = _check_inputs(X, time, event, epsilon, regularization, q, e)
+    source = as_noise_source(rng)
+    t = output_sensitivity(data.basis, data.n, regularization)
+    with charge(accountant, "discrete_time_output_perturbation", epsilon, label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}"):
+        fit = fit_discrete_time(data, "logit", l2=regularization)
+        if not fit.converged:
+            raise RuntimeError(f"the minimiser did not converge (‖∇J‖ = {fit.grad_norm:.3g}); nothing was released")
+        noise = l2_gamma_vector(data.dim, t / epsilon, source)
+        return DiscreteTimeRelease(
+            f=fit.f + noise,
+            mechanism="Ext-Out-Pert (paper 000 Alg. 1)",
+            epsilon=epsilon,
+            noise_epsilon=epsilon,
+            sensitivity=t,
+            noise_scale=t / epsilon,
+            regularization=regularization,
+            extra_regularization=0.0,
+            n=data.n,
+            q=data.q,
+            e=data.e,
+            d=data.d,
+            grad_norm=fit.grad_norm,
+            private=source.secure,
+        )
+
+
+def objective_perturbation(
+    X,
+    time,
+    event,
+    *,
+    epsilon: float,
+    regularization: float,
+    q: int = 200,
+    e: int = 3,
+    accountant: PrivacyAccountant | None = None,
+    rng=None,
+) -> DiscreteTimeRelease:
+    """Ext-Obj-Pert (paper 000 Alg. 2): argmin J(f) + ⟨b, f⟩/n + (Δ/2)‖f‖², ε-DP.
+
+    Privacy: ε-DP (pure), replace-one neighbours; exact for the secure default ``rng=None``.
+    Public inputs: q, e, covariate bound 1, Λ = ``regularization`` and n.  ε′ = ε − ε_J(Λ + Δ)
+    with Δ from :func:`objective_regularization` (ε_J corrected, see the module docstring);
+    b has density ∝ exp(−ε′‖b‖/L), L = :func:`gradient_sensitivity`.  Parameters as
+    :func:`output_perturbation`.
+    """
+    data, epsilon, regularization = _check_inputs(X, time, event, epsilon, regularization, q, e)
+    source = as_noise_source(rng)
+    L = gradient_sensitivity(data.basis)
+    extra, noise_epsilon = objective_regularization(data.basis, data.n, epsilon, regularization)
+    with charge(accountant, "discrete_time_objective_perturbation", epsilon, label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}"):
+        noise = l2_gamma_vector(data.dim, L / noise_epsilon, source)
+        fit = fit_discrete_time(data, "logit", l2=regularization + extra, linear=noise)
+        if not fit.converged:
+            raise RuntimeError(f"the minimiser did not converge (‖∇J‖ = {fit.grad_norm:.3g}); nothing was released")
+        return DiscreteTimeRelease(
+            f=fit.f,
+            mechanism="Ext-Obj-Pert (paper 000 Alg. 2)",
+            epsilon=epsilon,
+            noise_epsilon=noise_epsilon,
+            sensitivity=L,
+            noise_scale=L / noise_epsilon,
+            regularization=regularization,
+            extra_regularization=extra,
+            n=data.n,
+            q=data.q,
+            e=data.e,
+            d=data.d,
+            grad_norm=fit.grad_norm,
+            private=source.secure,
+        )
