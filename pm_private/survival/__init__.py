@@ -13,6 +13,9 @@ __all__ = [
 ]
 
 # --- Weibull (paper 003): weibull.py, weibull_private.py ---
+from .weibull import WeibullMLE, WeibullSurvival, simulate_weibull, weibull_logp, weibull_mle, weibull_model
+
+__all__ += ["WeibullMLE", "WeibullSurvival", "simulate_weibull", "weibull_logp", "weibull_mle", "weibull_model"]
 
 # --- discrete-time hazard (paper 000): spline.py, discrete_time.py, discrete_private.py ---
 from .discrete_private import (
