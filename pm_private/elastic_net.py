@@ -89,7 +89,7 @@ def to_signed_labels(y, n: int) -> np.ndarray:
 def clip_rows(X: np.ndarray, bound: float, norm: int) -> np.ndarray:
     """Rows scaled down to ‖x‖_norm ≤ bound (rows inside the ball are unchanged)."""
     norms = np.linalg.norm(X, ord=norm, axis=1)
-    return X * np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))[:, None]
+    return X * (bound / np.maximum(norms, bound))[:, None]
 
 
 def design_bounds(norm_bound: float, norm: int, fit_intercept: bool) -> tuple[float, float]:
