@@ -15,7 +15,10 @@ __all__ = [
 # --- Weibull (paper 003): weibull.py, weibull_private.py ---
 from .weibull import WeibullMLE, WeibullSurvival, simulate_weibull, weibull_logp, weibull_mle, weibull_model
 
+from .weibull_private import WeibullRelease, lsp_ladder, weibull_laplace, weibull_private, weibull_sample_aggregate
+
 __all__ += ["WeibullMLE", "WeibullSurvival", "simulate_weibull", "weibull_logp", "weibull_mle", "weibull_model"]
+__all__ += ["WeibullRelease", "lsp_ladder", "weibull_laplace", "weibull_private", "weibull_sample_aggregate"]
 
 # --- discrete-time hazard (paper 000): spline.py, discrete_time.py, discrete_private.py ---
 from .discrete_private import (
