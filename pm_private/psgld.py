@@ -206,7 +206,9 @@ class PSGLD(ArrayStepShared):
     @staticmethod
     def _minibatch_logp(model, batch_size):
         """Model logp with each sanitized term's records → records[idx] and multiplier → n/k."""
-        terms = [p.tag.minibatch_records for p in model.potentials if hasattr(p.tag, "minibatch_records")]
+        terms = [
+            p.tag.minibatch_records for p in model.potentials if hasattr(p.tag, "minibatch_records")
+        ]
         if batch_size is not None and not terms:
             raise ValueError(
                 "batch_size applies to the records of sanitized_loss terms and this model has "
@@ -275,9 +277,12 @@ class PSGLD(ArrayStepShared):
     @staticmethod
     def _progressbar_config(n_chains=1):
         columns = [
-            TextColumn("{task.fields[step_size]:0.2e}", table_column=Column("Step size", ratio=1)),
-            TextColumn("{task.fields[minibatch_loss]:0.4g}", table_column=Column("Minibatch loss", ratio=1)),
-            TextColumn("{task.fields[precond_max]:0.2e}", table_column=Column("Max G", ratio=1)),
+            TextColumn(f"{{task.fields[{key}]:{fmt}}}", table_column=Column(header, ratio=1))
+            for key, fmt, header in (
+                ("step_size", "0.2e", "Step size"),
+                ("minibatch_loss", "0.4g", "Minibatch loss"),
+                ("precond_max", "0.2e", "Max G"),
+            )
         ]
         stats = {key: [0.0] * n_chains for key in ("step_size", "minibatch_loss", "precond_max")}
         return columns, stats
@@ -285,8 +290,6 @@ class PSGLD(ArrayStepShared):
     @staticmethod
     def _make_progressbar_update_functions():
         def update_stats(stats):
-            return {key: stats[key] for key in ("step_size", "minibatch_loss", "precond_max")} | {
-                "failing": not math.isfinite(stats["minibatch_loss"]),
-            }
+            return {key: stats[key] for key in ("step_size", "minibatch_loss", "precond_max")}
 
         return (update_stats,)
