@@ -10,7 +10,7 @@ What is checked:
 - agreement with a Binomial GLM (statsmodels, matching link) fitted on the explicitly expanded
   person-period table: log-likelihood and MLE to 1e-6, for logit, cloglog and probit, with the
   spline baseline and with free per-interval effects (identity basis);
-- the compiled graph holds no constant of size n·q (no person-period table);
+- the compiled graph holds X and at most an (n, q) boolean mask, no person-period table;
 - the PyMC term: model log-density = priors − Σℓ; NUTS on simulated data covers the true
   parameters (parameter recovery), and the simulator's MLE is within 4 standard errors of it;
 - bad input raises ValueError.
@@ -55,14 +55,19 @@ def sim():
 @pytest.fixture(scope="module")
 def compiled():
     """One compiled (losses, gradient of the mean) function per link, symbolic in data and basis."""
-    f, X, basis = pt.dvector("f"), pt.dmatrix("X"), pt.dmatrix("basis")
+    f, X, basis, weight = pt.dvector("f"), pt.dmatrix("X"), pt.dmatrix("basis"), pt.dvector("weight")
     interval, event = pt.lvector("interval"), pt.bvector("event")
     out = {}
     for link in LINKS:
         losses = record_loss(f, X, interval, event, basis, link)
-        out[link] = pytensor.function(
-            [f, X, interval, event, basis], [losses, pytensor.grad(losses.mean(), f)], **C_BACKEND
+        fn = pytensor.function(
+            [f, X, interval, event, basis, weight],
+            [losses, pytensor.grad((weight * losses).sum(), f)],
+            on_unused_input="ignore",
+            **C_BACKEND,
         )
+        # losses and the gradient of their mean; ``weight`` gives Σᵢ wᵢ∇ℓᵢ (as a sanitized loss needs)
+        out[link] = lambda f_, X_, k_, d_, A_, w_=None, fn=fn: fn(f_, X_, k_, d_, A_, np.full(len(k_), 1 / len(k_)) if w_ is None else w_)
     return out
 
 
@@ -81,6 +86,11 @@ def test_pytensor_equals_numpy(sim, compiled, link):
     batch = np.array([5, 0, 399, 17])
     mini = data.subset(batch)
     np.testing.assert_allclose(compiled[link](f, mini.X, mini.interval, mini.event, mini.basis)[0], losses[batch])
+    w = np.random.default_rng(1).uniform(-1, 2, data.n)
+    weighted = compiled[link](f, data.X, data.interval, data.event, data.basis, w)[1]
+    np.testing.assert_allclose(weighted, w @ record_grad_numpy(f, data, link), rtol=1e-10, atol=1e-12)
+    with pytest.raises((ValueError, IndexError)):  # an interval ≥ q is refused, never read out of bounds
+        compiled[link](f, data.X, np.r_[data.interval[:-1], Q], data.event, data.basis)
 
 
 @pytest.mark.slow
@@ -128,14 +138,21 @@ def test_agrees_with_glm_on_the_person_period_table(sim, link, baseline):
 
 @pytest.mark.slow
 def test_graph_holds_no_person_period_table(sim):
+    """The compiled logp+gradient holds X and at most an (n, q) boolean at-risk mask (PyTensor
+    folds the comparison into a constant), never a float table of the person-period rows."""
     data = sim.data
-    with discrete_time_model(data) as model:
-        pass
-    fn = model.compile_logp(**C_BACKEND)
-    sizes = [np.size(v.data) for v in graph_inputs([model.logp()]) if isinstance(v, Constant)]
-    assert max(sizes) <= data.n * data.d  # X is the largest constant; an n·q table would be 6000
-    assert data.n * data.q > data.n * data.d
-    assert np.isfinite(fn(model.initial_point()))
+    model = discrete_time_model(data)
+    fn = model.compile_fn([model.logp(), model.dlogp()], inputs=model.value_vars, on_unused_input="ignore", **C_BACKEND)
+    constants = []
+    for v in graph_inputs(fn.f.maker.fgraph.outputs):
+        if isinstance(v, Constant) and not any(np.shares_memory(v.data, c) for c in constants):
+            constants.append(np.asarray(v.data))  # a transposed view of X is not a copy
+    held = sum(c.nbytes for c in constants)
+    assert held <= data.X.nbytes + data.n * data.q + 10 * data.n + 4096  # X, mask, intervals, events
+    assert all(c.dtype == bool or c.size <= data.n * data.d for c in constants)
+    design, _ = expand_person_period(data)
+    assert design.nbytes > 5 * (data.X.nbytes + data.n * data.q)
+    assert np.isfinite(fn(model.initial_point())[0])
 
 
 @pytest.mark.slow

@@ -25,8 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import numba
 import numpy as np
 import pytensor.tensor as pt
+from pytensor.gradient import DisconnectedType
+from pytensor.graph.basic import Apply
+from pytensor.graph.op import Op
 from scipy import special
 
 from .spline import interval_basis
@@ -147,9 +151,7 @@ class DiscreteTimeData:
 
 
 def _pt_terms(z, link: str):
-    """(a(z), c(z)) = (−log h, −log(1 − h)) as PyTensor expressions, numerically stable."""
-    if link == "logit":
-        return pt.softplus(-z), pt.softplus(z)
+    """(a(z), c(z)) = (−log h, −log(1 − h)) for cloglog and probit as PyTensor expressions."""
     if link == "cloglog":
         u = pt.exp(z)
         return -pt.log1mexp(-u), u
@@ -165,13 +167,112 @@ def _pt_log_ndtr(x):
     )
 
 
+@numba.njit(cache=True)
+def _softplus(z):
+    return max(z, 0.0) + np.log1p(np.exp(-abs(z)))
+
+
+@numba.njit(cache=True)
+def _sigmoid(z):
+    if z >= 0.0:
+        return 1.0 / (1.0 + np.exp(-z))
+    u = np.exp(z)
+    return u / (1.0 + u)
+
+
+@numba.njit(cache=True)
+def _logit_loss_kernel(gamma, eta, interval, event):
+    """ℓᵢ = Σ_{s<kᵢ} softplus(γ_s + ηᵢ) + softplus(∓(γ_kᵢ + ηᵢ)), one pass over the at-risk intervals."""
+    loss = np.empty(eta.shape[0])
+    for i in range(eta.shape[0]):
+        k, total = interval[i], 0.0
+        for s in range(k):
+            total += _softplus(gamma[s] + eta[i])
+        z = gamma[k] + eta[i]
+        loss[i] = total + _softplus(-z if event[i] == 1 else z)
+    return loss
+
+
+@numba.njit(cache=True)
+def _logit_loss_grad_kernel(gamma, eta, interval, event, weight):
+    """Σᵢ weightᵢ ∂ℓᵢ/∂γ and (weightᵢ ∂ℓᵢ/∂ηᵢ)ᵢ; ∂softplus(z)/∂z = σ(z)."""
+    d_gamma, d_eta = np.zeros(gamma.shape[0]), np.empty(eta.shape[0])
+    for i in range(eta.shape[0]):
+        k, total, w = interval[i], 0.0, weight[i]
+        for s in range(k):
+            p = _sigmoid(gamma[s] + eta[i])
+            total += p
+            d_gamma[s] += w * p
+        p = _sigmoid(gamma[k] + eta[i]) - (1.0 if event[i] == 1 else 0.0)
+        d_gamma[k] += w * p
+        d_eta[i] = w * (total + p)
+    return d_gamma, d_eta
+
+
+def _check_intervals(gamma, interval):
+    if interval.size and (interval.min() < 0 or interval.max() >= gamma.shape[0]):
+        raise ValueError(f"interval must lie in 0 … {gamma.shape[0] - 1}")
+
+
+class _LogitHazardLoss(Op):
+    """Per-record logit-link losses from (γ, η, interval, event): O(n + q) memory, one compiled
+    (Numba) pass over the Σᵢ(kᵢ + 1) at-risk record-intervals, no (n, q) temporaries."""
+
+    __props__ = ()
+
+    def make_node(self, gamma, eta, interval, event):
+        inputs = [
+            pt.as_tensor(gamma).astype("float64"),
+            pt.as_tensor(eta).astype("float64"),
+            pt.as_tensor(interval).astype("int64"),
+            pt.as_tensor(event).astype("int8"),
+        ]
+        return Apply(self, inputs, [pt.dvector()])
+
+    def perform(self, node, inputs, outputs):
+        _check_intervals(inputs[0], inputs[2])
+        outputs[0][0] = _logit_loss_kernel(*inputs)
+
+    def infer_shape(self, node, shapes):
+        return [shapes[1]]
+
+    def connection_pattern(self, node):
+        return [[True], [True], [False], [False]]
+
+    def pullback(self, inputs, outputs, cotangents):
+        d_gamma, d_eta = _LogitHazardLossGrad()(*inputs, cotangents[0])
+        return [d_gamma, d_eta, DisconnectedType()(), DisconnectedType()()]
+
+
+class _LogitHazardLossGrad(Op):
+    """Vector-Jacobian product of :class:`_LogitHazardLoss`: (Σᵢ wᵢ∂ℓᵢ/∂γ, wᵢ∂ℓᵢ/∂ηᵢ)."""
+
+    __props__ = ()
+
+    def make_node(self, gamma, eta, interval, event, weight):
+        inputs = [gamma, eta, interval, event, pt.as_tensor(weight).astype("float64")]
+        return Apply(self, inputs, [pt.dvector(), pt.dvector()])
+
+    def perform(self, node, inputs, outputs):
+        _check_intervals(inputs[0], inputs[2])
+        d_gamma, d_eta = _logit_loss_grad_kernel(*inputs)
+        outputs[0][0], outputs[1][0] = d_gamma, d_eta
+
+    def infer_shape(self, node, shapes):
+        return [shapes[0], shapes[1]]
+
+
 def hazard_record_loss(gamma, eta, interval, event, link: str = "logit"):
     """Per-record losses ℓᵢ, shape (n,), from the baseline γ (q,) and linear predictors η (n,).
 
-    ℓᵢ = Σ_{s<kᵢ} c(γ_s + ηᵢ) + [δᵢ a + (1 − δᵢ) c](γ_{kᵢ} + ηᵢ)  (module docstring).  The
-    at-risk sum is one fused (n, q) elementwise-and-reduce; nothing of size n·q is stored as data.
+    ℓᵢ = Σ_{s<kᵢ} c(γ_s + ηᵢ) + [δᵢ a + (1 − δᵢ) c](γ_{kᵢ} + ηᵢ)  (module docstring).  Logit:
+    a compiled Op that visits only the at-risk record-intervals (memory O(n + q); first
+    derivatives only).  cloglog and probit: one fused (n, q) elementwise-and-reduce graph.
+    Nothing of size n·q is stored as float data in either case.
     """
     _check_link(link)
+    if link == "logit":
+        return _LogitHazardLoss()(gamma, eta, interval, event)
     gamma, eta = pt.as_tensor(gamma), pt.as_tensor(eta)
     interval, event = pt.as_tensor(interval), pt.as_tensor(event)
     z = gamma[None, :] + eta[:, None]
@@ -238,30 +339,41 @@ def _log1mexp_neg(u):
         return np.where(u < np.log(2.0), np.log(-np.expm1(-u)), np.log1p(-np.exp(-u)))
 
 
-def _np_terms(z, link: str, order: int):
-    """[a, c] and, for order ≥ 1 / 2, their first / second derivatives in z: a list of pairs."""
+def _survive_terms(z, link: str, order: int) -> list:
+    """c(z) = −log(1 − h(z)) and its derivatives in z up to ``order`` (≤ 2)."""
     if link == "logit":
         p = special.expit(z)
-        out = [(np.logaddexp(0.0, -z), np.logaddexp(0.0, z)), (p - 1.0, p)]
+        out = [np.logaddexp(0.0, z), p]
         if order >= 2:
-            w = p * (1.0 - p)
-            out.append((w, w))
-    elif link == "cloglog":
+            out.append(p * (1.0 - p))
+        return out[: order + 1]
+    if link == "cloglog":
+        u = np.exp(z)
+        return [u] * (order + 1)
+    # probit: c(z) = −log Φ(−z), c′ = m(−z), c″ = m(−z)(m(−z) − z), Mills ratio m(x) = φ(x)/Φ(x)
+    log_cdf = special.log_ndtr(-z)
+    out = [-log_cdf]
+    if order >= 1:
+        m = np.exp(-0.5 * z * z - 0.5 * np.log(2.0 * np.pi) - log_cdf)
+        out += [m, m * (m - z)]
+    return out[: order + 1]
+
+
+def _event_terms(z, link: str, order: int) -> list:
+    """a(z) = −log h(z) and its derivatives in z up to ``order`` (≤ 2)."""
+    if link == "logit":
+        p = special.expit(z)
+        return [np.logaddexp(0.0, -z), p - 1.0, p * (1.0 - p)][: order + 1]
+    if link == "cloglog":
         u = np.exp(z)
         with np.errstate(over="ignore"):
             em1 = np.expm1(u)
             r = u / em1  # → 0 as u → ∞, → 1 as u → 0
-            out = [(-_log1mexp_neg(u), u), (-r, u)]
-            if order >= 2:
-                out.append((-r + u * u / (em1 * -np.expm1(-u)), u))
-    else:  # probit; Mills ratio m(x) = φ(x)/Φ(x)
-        log_phi = -0.5 * z * z - 0.5 * np.log(2.0 * np.pi)
-        lo, hi = special.log_ndtr(z), special.log_ndtr(-z)
-        m_pos, m_neg = np.exp(log_phi - lo), np.exp(log_phi - hi)
-        out = [(-lo, -hi), (-m_pos, m_neg)]
-        if order >= 2:
-            out.append((m_pos * (z + m_pos), m_neg * (m_neg - z)))
-    return out[: order + 1]
+            return [-_log1mexp_neg(u), -r, -r + u * u / (em1 * -np.expm1(-u))][: order + 1]
+    # probit: a(z) = −log Φ(z), a′ = −m(z), a″ = m(z)(z + m(z))
+    log_cdf = special.log_ndtr(z)
+    m = np.exp(-0.5 * z * z - 0.5 * np.log(2.0 * np.pi) - log_cdf)
+    return [-log_cdf, -m, m * (z + m)][: order + 1]
 
 
 def _weights(f: np.ndarray, data: DiscreteTimeData, link: str, order: int):
@@ -276,11 +388,11 @@ def _weights(f: np.ndarray, data: DiscreteTimeData, link: str, order: int):
     eta = data.X @ f[data.e :]
     rows = np.arange(data.n)
     at_risk = np.arange(data.q)[None, :] < data.interval[:, None]
-    z = gamma[None, :] + eta[:, None]
-    z_end = z[rows, data.interval]
+    z_end = gamma[data.interval] + eta
     died = data.event == 1
     weights = []
-    for (_, c), (a_end, c_end) in zip(_np_terms(z, link, order), _np_terms(z_end, link, order)):
+    survive = _survive_terms(gamma[None, :] + eta[:, None], link, order)
+    for c, a_end, c_end in zip(survive, _event_terms(z_end, link, order), _survive_terms(z_end, link, order)):
         w = np.where(at_risk, c, 0.0)
         w[rows, data.interval] = np.where(died, a_end, c_end)
         weights.append(w)
@@ -352,26 +464,21 @@ def fit_discrete_time(
     linear = np.zeros(data.dim) if linear is None else np.asarray(linear, dtype=np.float64) / data.n
     f = np.zeros(data.dim) if f0 is None else np.array(f0, dtype=np.float64)
 
-    def value_of(f):
-        return record_loss_numpy(f, data, link).mean() + 0.5 * l2 * f @ f + linear @ f
+    def evaluate(f):
+        loss, grad, hess = loss_and_grad(f, data, link, hessian=True)
+        return loss + 0.5 * l2 * f @ f + linear @ f, grad + l2 * f + linear, hess + l2 * np.eye(data.dim)
 
-    def derivatives(f):
-        _, grad, hess = loss_and_grad(f, data, link, hessian=True)
-        return grad + l2 * f + linear, hess + l2 * np.eye(data.dim)
-
-    value = value_of(f)
-    grad, hess = derivatives(f)
+    value, grad, hess = evaluate(f)
     for iteration in range(1, max_iter + 1):
         step = np.linalg.solve(hess, -grad)
         size = 1.0
         while True:  # backtracking (Armijo) with a rounding slack of 1e-14·|J|
-            trial = f + size * step
-            trial_value = value_of(trial)
-            if trial_value <= value + 1e-4 * size * (grad @ step) + 1e-14 * abs(value) or size < 1e-12:
+            trial = evaluate(f + size * step)
+            if trial[0] <= value + 1e-4 * size * (grad @ step) + 1e-14 * abs(value) or size < 1e-12:
                 break
             size /= 2
-        f, value = trial, trial_value
-        grad, hess = derivatives(f)
+        f = f + size * step
+        value, grad, hess = trial
         if np.linalg.norm(grad) <= gtol:
             break
     grad_norm = float(np.linalg.norm(grad))
