@@ -156,6 +156,25 @@ def test_jacobian_share_is_attained_for_one_interval(lam):
     assert abs(_log_det_hessian(curved, f, lam) - _log_det_hessian(flat, f, lam)) < bound
 
 
+def test_corrected_jacobian_share_against_the_papers():
+    """The corrected ε_J is below paper 000's formula term by term where ‖A_s‖² ≤ 3 (all
+    intervals for e ≤ 4) and, for q = 200 and e ≤ 8, in total: the paper's ε′ is conservative."""
+
+    def terms(basis, n, lam):
+        a = (basis**2).sum(axis=1) + 1
+        return np.log1p(a / (4 * n * lam)), 2 * np.log1p(np.sqrt(a) / (4 * n * lam))
+
+    for e in (3, 4, 5, 8):
+        basis = interval_basis(200, e)
+        for lam in (1e-6, 1e-3, 1.0, 1e3):
+            ours, papers = terms(basis, 7874, lam)
+            assert ours.sum() == pytest.approx(jacobian_epsilon(basis, 7874, lam))
+            assert ours.sum() < papers.sum()
+            small = (basis**2).sum(axis=1) <= 3
+            assert (ours[small] <= papers[small]).all()
+            assert small.all() == (e <= 4)
+
+
 def test_extra_regularization_by_bisection():
     n = 50
     eps = 1.0

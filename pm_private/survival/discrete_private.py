@@ -29,12 +29,19 @@ and the same with D, D′ swapped.  The paper bounds the rank-one term's eigenva
 
     ε_J(λ) = Σ_s log(1 + (‖A_s‖² + 1)/(4nλ))     (paper: 2 Σ_s log(1 + √(‖A_s‖² + 1)/(4nλ))).
 
-It is attained for q = 1 (tests/test_discrete_private.py).  For e = 3 it is below the paper's
-value, so the paper's formula also holds there, with slack; for larger e (‖A_s‖² > 3) the
-paper's formula is too small.
+It is attained for q = 1 (tests/test_discrete_private.py).  Term by term it is below the
+paper's wherever a = ‖A_s‖² + 1 ≤ 4 (1 + a·x ≤ (1 + √a·x)²), which holds for every interval
+when e ≤ 4; for the bases used here (q = 200, e ≤ 8) even the totals stay below the paper's, so
+the paper's ε′ is conservative in practice although its proof step is wrong.
 
-The guarantees hold for the exact minimisers; :func:`fit_discrete_time` stops at ‖∇J‖ ≤ 1e-9,
-which moves f by at most 1e-9/(Λ + Δ), many orders below the noise (the result records ‖∇J‖).
+Residual risks (the guarantees are those of the idealised real-valued mechanisms):
+
+* the minimisers are computed to ‖∇J‖ ≤ 1e-9 (Newton), which moves f by at most 1e-9/(Λ + Δ),
+  many orders below the noise; the result records ‖∇J‖;
+* Ext-Out-Pert adds float noise to a float f* (the least-significant-bit issue of naive Laplace
+  noise, Mironov 2012), and :func:`pm_private.noise.l2_gamma_vector`'s radius is a sum of
+  exponentials cut at 37.4 each (no uniform below 2⁻⁵⁴): a δ of about (e + d)·2⁻⁵³ ≈ 1e-15,
+  not charged to the accountant.  Ext-Obj-Pert releases an optimiser's output, not f + b.
 """
 
 from __future__ import annotations
@@ -180,10 +187,10 @@ def output_perturbation(
 ) -> DiscreteTimeRelease:
     """Ext-Out-Pert (paper 000 Alg. 1): f* = argmin J(f), released as f* + b, ε-DP.
 
-    Privacy: ε-DP (pure), replace-one neighbours; exact for the secure default ``rng=None``.
-    Public inputs: q, e, covariate bound 1, Λ = ``regularization`` and n.  Noise: density
-    ∝ exp(−ε‖b‖/t), t = L/(nΛ) (:func:`output_sensitivity`), drawn by
-    :func:`pm_private.noise.l2_gamma_vector` (radius truncated beyond probability 2⁻⁵³, see there).
+    Privacy: ε-DP (pure) under replace-one neighbours for the secure default ``rng=None``, up to
+    the floating-point caveats in the module docstring.  Public inputs: q, e, covariate bound 1,
+    Λ = ``regularization`` and n.  Noise: density ∝ exp(−ε‖b‖/t), t = L/(nΛ)
+    (:func:`output_sensitivity`), drawn by :func:`pm_private.noise.l2_gamma_vector`.
 
     Parameters
     ----------
@@ -234,8 +241,9 @@ def objective_perturbation(
 ) -> DiscreteTimeRelease:
     """Ext-Obj-Pert (paper 000 Alg. 2): argmin J(f) + ⟨b, f⟩/n + (Δ/2)‖f‖², ε-DP.
 
-    Privacy: ε-DP (pure), replace-one neighbours; exact for the secure default ``rng=None``.
-    Public inputs: q, e, covariate bound 1, Λ = ``regularization`` and n.  ε′ = ε − ε_J(Λ + Δ)
+    Privacy: ε-DP (pure) under replace-one neighbours for the secure default ``rng=None`` and an
+    exact minimiser (module docstring).  Public inputs: q, e, covariate bound 1,
+    Λ = ``regularization`` and n.  ε′ = ε − ε_J(Λ + Δ)
     with Δ from :func:`objective_regularization` (ε_J corrected, see the module docstring);
     b has density ∝ exp(−ε′‖b‖/L), L = :func:`gradient_sensitivity`.  Parameters as
     :func:`output_perturbation`.

@@ -15,9 +15,11 @@ Which time A_s uses is fixed by the basis passed in; :func:`pm_private.survival.
 evaluates it at the interval midpoint (s + ½)/q.  Passing the identity matrix as basis gives free
 per-interval baseline effects (α = γ, e = q).
 
-No person-period table is built: the sum over at-risk intervals is an (n, q) elementwise
-computation on z_is = γ_s + ηᵢ (ηᵢ = xᵢᵀβ computed once, X never copied per interval), masked to
-s < kᵢ.  :func:`expand_person_period` builds the explicit table only for checks and benchmarks.
+No person-period table is built.  ηᵢ = xᵢᵀβ and γ = Aα are computed once, and only
+z_is = γ_s + ηᵢ is formed: for the logit link by a compiled (Numba) PyTensor Op that visits the
+Σᵢ(kᵢ + 1) at-risk record-intervals in one pass with O(n + q) memory; for cloglog and probit by
+an (n, q) elementwise graph masked to s < kᵢ; in NumPy by (n, q) arrays (X is never copied per
+interval).  :func:`expand_person_period` builds the explicit table only for checks and benchmarks.
 """
 
 from __future__ import annotations
