@@ -14,7 +14,7 @@ public ranges, public horizon, q = 200, e = 3, logit link).  For each ε ∈ {0.
 
 f* is the non-private MLE (Λ = 0).  The paper runs 250 epochs (≈ 2·10⁶ updates per ε, about half
 an hour per ε here); the default of 3 epochs and 5 releases per perturbation cell keeps the
-whole run near a quarter of an hour on two cores; ``--epochs 250 --repeats 10`` runs the paper's
+whole run near seven minutes on two shared cores; ``--epochs 250 --repeats 10`` runs the paper's
 length.  The MRE of the first and second half of each chain's kept draws is reported as a check
 of stationarity.
 
