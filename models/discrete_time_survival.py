@@ -85,6 +85,7 @@ def relative_error(beta, reference) -> float:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="2000 records, short chains, few ADVI steps")
+    parser.add_argument("--n", type=int, help="records drawn at random from FL (default all; --quick 2000)")
     parser.add_argument("--q", type=int, default=200)
     parser.add_argument("--e", type=int, default=3)
     parser.add_argument("--draws", type=int, default=500)
@@ -96,6 +97,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.quick:
         args.draws, args.tune, args.advi_steps = 300, 300, 2000
+        args.n = args.n or 2000
 
     import arviz as az
     import matplotlib
@@ -109,8 +111,8 @@ def main(argv=None):
     warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
     args.out.mkdir(parents=True, exist_ok=True)
     data, names, time_scaled = load_fl_discrete(args.q, args.e)
-    if args.quick:
-        keep = np.random.default_rng(args.seed).choice(data.n, 2000, replace=False)
+    if args.n is not None and args.n < data.n:
+        keep = np.random.default_rng(args.seed).choice(data.n, args.n, replace=False)
         data, time_scaled = data.subset(keep), time_scaled[keep]
     lines = [f"FL: n = {data.n}, d = {data.d}, deaths = {int(data.event.sum())}, q = {data.q}, e = {data.e}"]
 

@@ -60,7 +60,8 @@ def mre(method, data, time_scaled, f_star, *, epsilon, regularization, repeats, 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="1500 records and 3 repeats")
-    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--n", type=int, help="records drawn at random from FL (default all; --quick 1500)")
+    parser.add_argument("--repeats", type=int, help="releases per cell (default 10; --quick 3)")
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--out", type=Path, default=Path("results/private_discrete_time"))
     args = parser.parse_args(argv)
@@ -70,11 +71,13 @@ def main(argv=None):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    data, _, time_scaled = load_fl_discrete(200, 3)
     if args.quick:
-        keep = np.random.default_rng(args.seed).choice(data.n, 1500, replace=False)
+        args.n, args.repeats = args.n or 1500, args.repeats or 3
+    args.repeats = args.repeats or 10
+    data, _, time_scaled = load_fl_discrete(200, 3)
+    if args.n is not None and args.n < data.n:
+        keep = np.random.default_rng(args.seed).choice(data.n, args.n, replace=False)
         data, time_scaled = data.subset(keep), time_scaled[keep]
-        args.repeats = 3
     args.out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     f_star = fit_discrete_time(data, "logit").f

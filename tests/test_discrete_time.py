@@ -226,3 +226,18 @@ def test_bad_link_and_baseline(sim):
         loss_and_grad(np.zeros(3), sim.data)
     with pm.Model(), pytest.raises(ValueError, match="either"):
         DiscreteTimeHazard("x", sim.data.X, sim.data.interval, sim.data.event, beta=np.zeros(3))
+
+
+@pytest.mark.slow
+def test_fl_model_script_runs(tmp_path):
+    """models.discrete_time_survival end to end on 400 FL records with short chains."""
+    import pandas as pd
+
+    from models.discrete_time_survival import main
+
+    main(["--n", "400", "--draws", "100", "--tune", "100", "--advi-steps", "200", "--out", str(tmp_path)])
+    table = pd.read_csv(tmp_path / "coefficients.csv", index_col=0)
+    assert list(table.index) == ["age", "sex", "sample_yr", "kappa", "lambda", "flc_grp", "creatinine", "mgus"]
+    assert np.isfinite(table.to_numpy()).all()
+    assert "Relative error" in (tmp_path / "report.txt").read_text()
+    assert (tmp_path / "baseline.png").stat().st_size > 0
