@@ -207,6 +207,7 @@ def test_simulator_mle_is_consistent(link):
     "bad",
     [
         dict(X=np.full((2, 1), np.nan)),
+        dict(X=np.zeros(2)),
         dict(interval=np.array([0, Q])),
         dict(interval=np.array([0.0, 1.0])),
         dict(event=np.array([0, 2])),

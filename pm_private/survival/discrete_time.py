@@ -84,13 +84,13 @@ class DiscreteTimeData:
     basis: np.ndarray
 
     def __post_init__(self):
-        X = np.array(self.X, dtype=np.float64, ndmin=2)
+        X = np.array(self.X, dtype=np.float64)
         interval = np.asarray(self.interval)
         event = np.asarray(self.event)
         basis = np.array(self.basis, dtype=np.float64)
+        if X.ndim != 2 or X.shape[0] == 0:
+            raise ValueError(f"X must be 2-D (n records × d covariates) with n ≥ 1, got shape {X.shape}")
         n = X.shape[0]
-        if X.ndim != 2 or n == 0:
-            raise ValueError(f"X must be 2-D with at least one row, got shape {X.shape}")
         if not np.isfinite(X).all():
             raise ValueError("X contains NaN or infinite values")
         if basis.ndim != 2 or not np.isfinite(basis).all():
@@ -112,7 +112,7 @@ class DiscreteTimeData:
             object.__setattr__(self, name, array)
 
     @classmethod
-    def from_times(cls, X, time, event, *, q: int, e: int | None = 3, basis=None) -> "DiscreteTimeData":
+    def from_times(cls, X, time, event, *, q: int, e: int = 3, basis=None) -> "DiscreteTimeData":
         """Records from scaled times in [0, 1]: interval = :func:`interval_index` (time, q),
         basis = :func:`interval_basis` (q, e) unless ``basis`` is given."""
         from .data import check_survival, interval_index
