@@ -20,6 +20,8 @@ results match paper 004; the stated guarantee (ε-DP) is then conservative.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,7 +33,7 @@ from .validation import as_matrix, as_vector, check_epsilon, check_positive, rai
 __all__ = ["ReleaseInfo", "SuffStats", "suff_stats", "release_suff_stats", "sensitivities"]
 
 # Rows per chunk are chosen so that one chunk holds about this many float64 values (512 KiB, in L2 cache):
-# clipping works in cache and peak extra memory stays bounded whatever n is.
+# clipping works in cache and peak extra memory stays bounded (one chunk per thread) whatever n is.
 _CHUNK_VALUES = 1 << 16
 
 
@@ -122,23 +124,45 @@ def sensitivities(d: int, x_bound: float, y_bound: float) -> tuple[float, float,
     return d * (d + 1) * x_bound**2, 2 * d * x_bound * y_bound, y_bound**2
 
 
-def _accumulate(X: np.ndarray, y: np.ndarray, x_bound: float | None, y_bound: float | None):
-    """One pass over (X, y) in row chunks: check finiteness, clip, accumulate Sxx, Sxy, Syy."""
-    n, d = X.shape
+def _accumulate_rows(X, y, x_bound, start: int, stop: int):
+    """Sxx and Sxy of rows start…stop−1, chunk by chunk: check finiteness, clip, multiply."""
+    d = X.shape[1]
     rows = max(1, _CHUNK_VALUES // d)
     xx = np.zeros((d, d))
     xy = np.zeros(d)
-    if y_bound is not None:
-        y = np.clip(y, -y_bound, y_bound)
-    buffer = np.empty((min(rows, n), d))
-    for start in range(0, n, rows):
-        chunk = X[start : start + rows]
+    buffer = np.empty((min(rows, stop - start), d))
+    for first in range(start, stop, rows):
+        chunk = X[first : min(first + rows, stop)]
         if not np.isfinite(chunk).all():
-            raise_non_finite(chunk, start)
+            raise_non_finite(chunk, first)
         if x_bound is not None:
             chunk = np.clip(chunk, -x_bound, x_bound, out=buffer[: len(chunk)])
         xx += chunk.T @ chunk
-        xy += chunk.T @ y[start : start + rows]
+        xy += chunk.T @ y[first : first + len(chunk)]
+    return xx, xy
+
+
+def _accumulate(X: np.ndarray, y: np.ndarray, x_bound: float | None, y_bound: float | None):
+    """One pass over (X, y): check finiteness, clip, accumulate Sxx, Sxy, Syy.
+
+    The rows are cut into one contiguous block per CPU (numpy releases the GIL in the clip and
+    the product, so the blocks run in parallel threads, as BLAS does for a plain ``X.T @ X``);
+    each block is processed in cache-sized chunks, so peak extra memory is one chunk per thread.
+    A non-finite value raises for the first offending row: the blocks are collected in order.
+    """
+    n = X.shape[0]
+    if y_bound is not None:
+        y = np.clip(y, -y_bound, y_bound)
+    rows = max(1, _CHUNK_VALUES // X.shape[1])
+    workers = max(1, min(os.cpu_count() or 1, n // (4 * rows)))
+    if workers == 1:
+        xx, xy = _accumulate_rows(X, y, x_bound, 0, n)
+    else:
+        edges = [(n * k // workers) // rows * rows for k in range(workers)] + [n]
+        with ThreadPoolExecutor(workers) as pool:
+            parts = list(pool.map(lambda k: _accumulate_rows(X, y, x_bound, edges[k], edges[k + 1]), range(workers)))
+        xx = sum(part[0] for part in parts)
+        xy = sum(part[1] for part in parts)
     return xx, xy, float(y @ y)
 
 

@@ -35,6 +35,20 @@ def test_exact_statistics_match_numpy_across_chunks(monkeypatch):
     assert s.yy == pytest.approx(y @ y) and s.n == 101 and s.is_exact
 
 
+def test_parallel_blocks_give_the_serial_statistics_and_the_first_bad_row(monkeypatch):
+    monkeypatch.setattr(ss, "_CHUNK_VALUES", 64)  # 12 rows a chunk: 1003 rows make several blocks
+    monkeypatch.setattr(ss.os, "cpu_count", lambda: 4)
+    rng = np.random.default_rng(1)
+    X, y = rng.normal(size=(1003, 5)), rng.normal(size=1003)
+    s = release_suff_stats(X, y, epsilon=1e12, x_bound=0.5, y_bound=1.0, rng=0)  # noise ≈ 0
+    Xc, yc = np.clip(X, -0.5, 0.5), np.clip(y, -1, 1)
+    np.testing.assert_allclose(s.xx, Xc.T @ Xc, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(s.xy, Xc.T @ yc, rtol=1e-9, atol=1e-9)
+    X[[700, 900], 2] = [np.inf, np.nan]  # two bad rows in the last blocks: the first one is named
+    with pytest.raises(ValueError, match="row 700"):
+        suff_stats(X, y)
+
+
 def test_clipping_is_elementwise_projection():
     X = np.array([[3.0, -0.5], [-4.0, 0.2]])
     y = np.array([10.0, -0.1])
