@@ -45,11 +45,19 @@ C_BACKEND = {"mode": "CVM"}
 PRIOR_SIGMA = 10.0
 
 
-def load_fl_discrete(q: int = 200, e: int = 3) -> tuple[DiscreteTimeData, list[str], np.ndarray]:
-    """FL as discrete-time records: (data, covariate names, times scaled by the public horizon)."""
+def load_fl_discrete(
+    q: int = 200, e: int = 3, *, n: int | None = None, seed: int = 0
+) -> tuple[DiscreteTimeData, list[str], np.ndarray]:
+    """FL as discrete-time records: (data, covariate names, times scaled by the public horizon).
+
+    ``n`` below FL's size keeps a random subset of n records (drawn with ``seed``).
+    """
     fl = load_flchain()
     time_scaled = scale_times(fl.time, horizon=FLCHAIN_HORIZON_DAYS)
     data = DiscreteTimeData.from_times(flchain_unit_ball(fl.X), time_scaled, fl.event, q=q, e=e)
+    if n is not None and n < data.n:
+        keep = np.random.default_rng(seed).choice(data.n, n, replace=False)
+        data, time_scaled = data.subset(keep), time_scaled[keep]
     return data, list(fl.X.columns), time_scaled
 
 
@@ -110,10 +118,7 @@ def main(argv=None):
 
     warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
     args.out.mkdir(parents=True, exist_ok=True)
-    data, names, time_scaled = load_fl_discrete(args.q, args.e)
-    if args.n is not None and args.n < data.n:
-        keep = np.random.default_rng(args.seed).choice(data.n, args.n, replace=False)
-        data, time_scaled = data.subset(keep), time_scaled[keep]
+    data, names, time_scaled = load_fl_discrete(args.q, args.e, n=args.n, seed=args.seed)
     lines = [f"FL: n = {data.n}, d = {data.d}, deaths = {int(data.event.sum())}, q = {data.q}, e = {data.e}"]
 
     mle = {link: fit_discrete_time(data, link) for link in LINKS}

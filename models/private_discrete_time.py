@@ -74,10 +74,7 @@ def main(argv=None):
     if args.quick:
         args.n, args.repeats = args.n or 1500, args.repeats or 3
     args.repeats = args.repeats or 10
-    data, _, time_scaled = load_fl_discrete(200, 3)
-    if args.n is not None and args.n < data.n:
-        keep = np.random.default_rng(args.seed).choice(data.n, args.n, replace=False)
-        data, time_scaled = data.subset(keep), time_scaled[keep]
+    data, _, time_scaled = load_fl_discrete(200, 3, n=args.n, seed=args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     f_star = fit_discrete_time(data, "logit").f

@@ -142,10 +142,7 @@ def main(argv=None):
     import matplotlib.pyplot as plt
 
     warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
-    data, _, time_scaled = load_fl_discrete(200, 3)
-    if args.n is not None and args.n < data.n:
-        keep = np.random.default_rng(args.seed).choice(data.n, args.n, replace=False)
-        data, time_scaled = data.subset(keep), time_scaled[keep]
+    data, _, time_scaled = load_fl_discrete(200, 3, n=args.n, seed=args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     by_epsilon, by_lambda, halves, best, f_star = run(
