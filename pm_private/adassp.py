@@ -93,7 +93,7 @@ from scipy.special import log_ndtr, ndtr
 
 from .accounting import REPLACE_ONE, PrivacyAccountant, charge
 from .noise import as_noise_source
-from .validation import as_matrix, as_vector, check_epsilon, check_positive, raise_non_finite
+from .validation import as_matrix, as_vector, check_delta, check_epsilon, check_positive, raise_non_finite
 
 __all__ = [
     "AdaSSPResult",
@@ -134,7 +134,7 @@ def gaussian_noise_multiplier(epsilon: float, delta: float) -> float:
     within a relative 10⁻¹² of the minimum).
     """
     epsilon = check_epsilon(epsilon)
-    delta = _check_delta(delta)
+    delta = check_delta(delta)
     hi = 1.0
     for _ in range(2100):
         if gaussian_delta(hi, epsilon) <= delta:
@@ -221,16 +221,6 @@ def _ridge_solve(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, str]:
         return np.linalg.solve(A, b), "solve"
     except np.linalg.LinAlgError:
         return np.linalg.lstsq(A, b, rcond=None)[0], "lstsq"
-
-
-def _check_delta(delta) -> float:
-    try:
-        value = float(delta)
-    except (TypeError, ValueError):
-        raise ValueError(f"delta must be a number, got {delta!r}") from None
-    if not (math.isfinite(value) and 0.0 < value < 1.0):
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
-    return value
 
 
 def _check_rho(rho) -> float:
@@ -353,7 +343,7 @@ def adassp(
     AdaSSPResult
     """
     epsilon = check_epsilon(epsilon)
-    delta = _check_delta(delta)
+    delta = check_delta(delta)
     x_bound = check_positive("x_bound", x_bound)
     y_bound = check_positive("y_bound", y_bound)
     rho = _check_rho(rho)

@@ -46,7 +46,7 @@ from .accounting import REPLACE_ONE, charge
 from .elastic_net import clip_rows, to_signed_labels
 from .noise import as_noise_source
 from .proximal import solve_elastic_net_logistic
-from .validation import as_matrix, check_epsilon, check_positive
+from .validation import as_matrix, check_delta, check_epsilon, check_finite_rows, check_positive
 
 __all__ = [
     "DataPerturbationResult",
@@ -171,12 +171,9 @@ def data_perturbation_sgd(
     X = as_matrix(X)
     n, d = X.shape
     y = to_signed_labels(y, n)
-    if not np.isfinite(X).all():
-        raise ValueError(f"X contains NaN or infinite values (first in row {int(np.flatnonzero(~np.isfinite(X).all(axis=1))[0])})")
+    check_finite_rows(X)
     epsilon = check_epsilon(epsilon)
-    delta = check_positive("delta", delta)
-    if delta >= 1:
-        raise ValueError(f"delta must be < 1, got {delta!r}")
+    delta = check_delta(delta)
     bound = check_positive("norm_bound", norm_bound)
     rate = check_positive("learning_rate", learning_rate)
     l2 = check_positive("l2", l2)

@@ -49,7 +49,7 @@ from scipy.special import expit
 from .accounting import REPLACE_ONE, charge
 from .noise import NoiseSource, as_noise_source, l2_gamma_vector, laplace_vector
 from .proximal import solve_elastic_net_logistic
-from .validation import as_matrix, as_vector, check_epsilon, check_positive
+from .validation import as_matrix, as_vector, check_epsilon, check_finite_rows, check_positive
 
 __all__ = [
     "NOISE_KINDS",
@@ -109,9 +109,7 @@ def convex_min(epsilon: float, n: int, c: float) -> float:
 def prepare_design(X, norm_bound: float, norm: int, fit_intercept: bool) -> np.ndarray:
     """Validated float matrix, rows clipped to the public bound, intercept column appended."""
     X = as_matrix(X)
-    if not np.isfinite(X).all():
-        bad = int(np.flatnonzero(~np.isfinite(X).all(axis=1))[0])
-        raise ValueError(f"X contains NaN or infinite values (first in row {bad})")
+    check_finite_rows(X)
     X = clip_rows(X, norm_bound, norm)
     if fit_intercept:
         X = np.hstack([X, np.ones((X.shape[0], 1))])

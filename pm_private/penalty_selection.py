@@ -54,7 +54,7 @@ from .elastic_net import (
 )
 from .noise import NoiseSource, as_noise_source
 from .proximal import softplus, solve_elastic_net_logistic
-from .validation import as_matrix, check_epsilon, check_positive
+from .validation import as_matrix, check_delta, check_epsilon, check_positive
 
 __all__ = ["PenaltySelection", "StabilityConstants", "noise_norm_bound", "select_penalty", "stability_constants"]
 
@@ -166,9 +166,7 @@ def select_penalty(
     N = X.shape[0]
     y = to_signed_labels(y, N)
     epsilon = check_epsilon(epsilon)
-    delta = check_positive("delta", delta)
-    if delta >= 1:
-        raise ValueError(f"delta must be < 1, got {delta!r}")
+    delta = check_delta(delta)
     share = check_positive("selection_share", selection_share)
     fraction = check_positive("validation_fraction", validation_fraction)
     if share >= 1 or fraction >= 1:

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-__all__ = ["check_epsilon", "check_positive", "as_matrix", "as_vector"]
+__all__ = ["check_epsilon", "check_delta", "check_positive", "as_matrix", "as_vector", "check_finite_rows"]
 
 
 def check_positive(name: str, value) -> float:
@@ -23,6 +23,17 @@ def check_positive(name: str, value) -> float:
 def check_epsilon(epsilon) -> float:
     """ε must be finite and > 0."""
     return check_positive("epsilon", epsilon)
+
+
+def check_delta(delta) -> float:
+    """δ of an (ε, δ) guarantee must be a number in (0, 1)."""
+    try:
+        value = float(delta)
+    except (TypeError, ValueError):
+        raise ValueError(f"delta must be a number, got {delta!r}") from None
+    if not (math.isfinite(value) and 0.0 < value < 1.0):
+        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+    return value
 
 
 def _first_bad_row(array: np.ndarray) -> int:
@@ -61,3 +72,9 @@ def raise_non_finite(chunk: np.ndarray, offset: int, name: str = "X") -> None:
     raise ValueError(
         f"{name} contains NaN or infinite values (first in row {offset + _first_bad_row(chunk)})"
     )
+
+
+def check_finite_rows(X: np.ndarray, name: str = "X") -> None:
+    """Raise the ValueError naming the first row of ``name`` with a NaN or infinite value, if any."""
+    if not np.isfinite(X).all():
+        raise_non_finite(X, 0, name)

@@ -99,7 +99,7 @@ def test_influence_threshold_variant_is_marked_not_private():
     [
         (dict(epsilon=0.0), "epsilon"),
         (dict(delta=0.0), "delta"),
-        (dict(delta=1.0), "delta must be < 1"),
+        (dict(delta=1.0), r"delta must be in \(0, 1\)"),
         (dict(norm_bound=-1.0), "norm_bound"),
         (dict(batch_size=0), "batch_size"),
         (dict(batch_size=1000), "batch_size"),

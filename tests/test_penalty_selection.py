@@ -154,7 +154,7 @@ def test_selection_follows_the_validation_score():
     "change, message",
     [
         (dict(delta=0.0), "delta"),
-        (dict(delta=1.0), "delta must be < 1"),
+        (dict(delta=1.0), r"delta must be in \(0, 1\)"),
         (dict(epsilon=-1.0), "epsilon"),
         (dict(lams=[]), "non-empty"),
         (dict(lams=[0.1, -0.2]), "lam"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..validation import as_matrix, check_positive
+from ..validation import as_matrix, check_finite_rows, check_positive
 
 __all__ = [
     "check_survival",
@@ -114,9 +114,7 @@ def scale_covariates(X, *, bound, center=None) -> np.ndarray:
     """
     X = as_matrix(X)
     d = X.shape[1]
-    if not np.isfinite(X).all():
-        row = int(np.flatnonzero(~np.isfinite(X).all(axis=1))[0])
-        raise ValueError(f"X contains NaN or infinite values (first in row {row})")
+    check_finite_rows(X)
     bound = _public_vector("bound", bound, d)
     if (bound <= 0).any():
         raise ValueError(f"bound must be > 0, got {bound}")
