@@ -24,15 +24,15 @@ import argparse
 import os
 import time
 
-os.environ.setdefault(
-    "PYTENSOR_FLAGS", f"base_compiledir={os.path.expanduser('~/.cache/pm_private/pytensor')}"
-)
+from pm_private.compile_cache import use_compile_cache
+
+use_compile_cache()
 
 import numpy as np  # noqa: E402
 import pymc as pm  # noqa: E402
 
-from pm_private.psgld import PSGLD  # noqa: E402
-from pm_private.sanitized import logistic_loss, sanitized_loss  # noqa: E402
+from pm_private.sampling.psgld import PSGLD  # noqa: E402
+from pm_private.sampling.sanitized import logistic_loss, sanitized_loss  # noqa: E402
 
 N, EPSILON, K, MU, LAM, BURN_IN, EPOCHS = 7874, 1.0, 200, 0.99, 1e-5, 10_000, 250
 
@@ -56,7 +56,7 @@ def discrete_time_problem(rng):
     """Discrete-time hazard loss, logit link (paper 000 Eq. 3), simulated FL-sized records."""
     from functools import partial
 
-    from pm_private.survival.discrete_time import (
+    from pm_private.survival import (
         record_grad_numpy,
         record_loss,
         record_loss_numpy,

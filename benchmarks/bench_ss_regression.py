@@ -5,7 +5,7 @@ Models (β ~ N(0, 1/λ₀ I), λ, λ₀ ~ Gamma(2, 2), d features):
 - suff-stat: ``regression_model(suff_stats(X, y))`` at n = 1,000 and n = 1,000,000;
 - row-wise: ``pm.Normal("y", mu=X @ beta, sigma=1/sqrt(λ), observed=y)`` at n = 100,000.
 
-Both are fitted with :class:`pm_private.advi.RefittableADVI` (mean-field ADVI, Adam with the same
+Both are fitted with :class:`pm_private.sampling.advi.RefittableADVI` (mean-field ADVI, Adam with the same
 learning-rate schedule, same number of iterations), compiled with PyTensor's C backend.  Only
 ``.fit(iterations)`` is timed (best of ``--repeats``): data generation, the statistics, model
 building and compilation (plus a short warm-up fit) are excluded.
@@ -27,9 +27,9 @@ import os
 import time
 from pathlib import Path
 
-os.environ.setdefault(
-    "PYTENSOR_FLAGS", f"base_compiledir={Path.home() / '.cache' / 'pm_private' / 'pytensor'}"
-)
+from pm_private.compile_cache import use_compile_cache
+
+use_compile_cache()
 
 import warnings  # noqa: E402
 
@@ -38,8 +38,8 @@ import pymc as pm  # noqa: E402
 import pytensor.tensor as pt  # noqa: E402
 
 from pm_private import suff_stats  # noqa: E402
-from pm_private.advi import RefittableADVI  # noqa: E402
-from pm_private.regression import regression_model, set_stats  # noqa: E402
+from pm_private.sampling.advi import RefittableADVI  # noqa: E402
+from pm_private.linear.regression import regression_model, set_stats  # noqa: E402
 
 warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
 

@@ -27,7 +27,9 @@ import tracemalloc
 import warnings
 from pathlib import Path
 
-os.environ.setdefault("PYTENSOR_FLAGS", f"base_compiledir={Path.home() / '.cache' / 'pm_private' / 'pytensor'}")
+from pm_private.compile_cache import use_compile_cache
+
+use_compile_cache()
 
 import numpy as np  # noqa: E402
 import pymc as pm  # noqa: E402

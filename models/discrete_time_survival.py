@@ -32,12 +32,15 @@ import time
 import warnings
 from pathlib import Path
 
-os.environ.setdefault("PYTENSOR_FLAGS", f"base_compiledir={Path.home() / '.cache' / 'pm_private' / 'pytensor'}")
+from pm_private.compile_cache import use_compile_cache
+
+use_compile_cache()
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from pm_private.datasets import FLCHAIN_HORIZON_DAYS, flchain_unit_ball, load_flchain  # noqa: E402
+from pm_private.datasets import FLCHAIN_HORIZON_DAYS, load_flchain  # noqa: E402
+from pm_private.survival import flchain_unit_ball  # noqa: E402
 from pm_private.survival import LINKS, DiscreteTimeData, fit_discrete_time, loss_and_grad  # noqa: E402
 from pm_private.survival.data import scale_times  # noqa: E402
 

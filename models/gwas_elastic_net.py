@@ -7,7 +7,7 @@ SNPs", studies whose screen misses a causal SNP are redrawn; the share of kept d
 reported.  The design holds the 5 main effects and all 10 pairwise interactions (features in
 [0, 1], so ‖x‖₁ ≤ 15 is a public bound and no row is clipped).  Then, for each ε and α:
 
-* private: :func:`pm_private.penalty_selection.select_penalty` over the grid
+* private: :func:`pm_private.logistic.penalty_selection.select_penalty` over the grid
   λ = λ_min·(1, 2, 4, 8, 16), λ_min = convex_min/(1 − α) (paper 001 §5), noise B₁, total
   (ε, δ = 1e-6)-DP split equally between training and selection, 30 % validation;
 * non-private (Fig 3): the same grid and split sizes, λ chosen by the validation loss, no noise.
@@ -22,7 +22,7 @@ Part 2 — accuracy vs ε on the GWAS simulation (screened design) and on scikit
 benchmark convention: strictly they are statistics of the same data).  Methods: non-private
 logistic regression, objective perturbation with B₁ (ℓ1 bound κ = d) and B₂ (ℓ2 bound √d) at the
 smallest allowed λ (α = 0.5, λ ≥ 1e-3), and the data-perturbation SGD baseline
-(:mod:`pm_private.data_perturbation`, δ = 1e-5, ℓ2 bound √d).  Test accuracy on a 30 % hold-out.
+(:mod:`pm_private.logistic.data_perturbation`, δ = 1e-5, ℓ2 bound √d).  Test accuracy on a 30 % hold-out.
 
 All noise here comes from seeded generators: the study simulates the mechanisms, its outputs are
 not private releases.  Run ``python -m models.gwas_elastic_net --help``.
@@ -37,11 +37,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pm_private.data_perturbation import data_perturbation_sgd
+from pm_private.logistic.data_perturbation import data_perturbation_sgd
 from pm_private.datasets.gwas import chi2_screen, interaction_design, simulate_gwas
-from pm_private.elastic_net import DPElasticNetLogisticRegression, convex_min, design_bounds, prepare_design
-from pm_private.penalty_selection import select_penalty
-from pm_private.proximal import softplus, solve_elastic_net_logistic
+from pm_private.logistic.elastic_net import DPElasticNetLogisticRegression, convex_min, design_bounds, prepare_design
+from pm_private.logistic.penalty_selection import select_penalty
+from pm_private.logistic.proximal import softplus, solve_elastic_net_logistic
 
 EPSILONS = (0.5, 1.0, 2.0, 5.0, 10.0)
 ALPHAS = (0.1, 0.5, 0.9)

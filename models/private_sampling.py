@@ -40,7 +40,9 @@ import time
 import warnings
 from pathlib import Path
 
-os.environ.setdefault("PYTENSOR_FLAGS", f"base_compiledir={Path.home() / '.cache' / 'pm_private' / 'pytensor'}")
+from pm_private.compile_cache import use_compile_cache
+
+use_compile_cache()
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -48,10 +50,10 @@ import pymc as pm  # noqa: E402
 
 from models.discrete_time_survival import load_fl_discrete  # noqa: E402
 from models.private_discrete_time import EPSILONS, LAMBDAS, METHODS, NOT_PRIVATE_NOTE, mre  # noqa: E402
-from pm_private.psgld import PSGLD  # noqa: E402
-from pm_private.sanitized import sanitized_loss  # noqa: E402
+from pm_private.sampling.psgld import PSGLD  # noqa: E402
+from pm_private.sampling.sanitized import sanitized_loss  # noqa: E402
 from pm_private.survival import DiscreteTimeData, fit_discrete_time  # noqa: E402
-from pm_private.survival.discrete_time import record_loss  # noqa: E402
+from pm_private.survival import record_loss  # noqa: E402
 
 #: pSGLD settings of paper 000 §6.2 (k, τ, λ, μ, a, b) and its burn-in in updates.
 PSGLD_SETTINGS = {"batch_size": 200, "tau": 0.51, "lam": 1e-5, "mu": 0.99, "a": 1.0, "b": 0.0}

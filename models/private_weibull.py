@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from pm_private.datasets.flchain import FLCHAIN_HORIZON_DAYS, load_flchain
-from pm_private.noise import as_noise_source
+from pm_private.privacy.noise import as_noise_source
 from pm_private.survival import lsp_ladder, scale_times, simulate_weibull, weibull_laplace, weibull_mle, weibull_sample_aggregate
 from pm_private.survival.weibull_private import _draw_lsp, _tll
 

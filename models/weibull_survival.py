@@ -3,7 +3,7 @@
 Model (:func:`pm_private.survival.weibull_model`): ln p ~ N(0, 1), β₀ ~ N(0, 5), β ~ N(0, 2),
 ln λᵢ = β₀ + xᵢᵀβ, tᵢ censored-Weibull(p, λᵢ).  Times are in units of the public horizon
 (15 years) and covariates are mapped into the unit ball with the public FL domain
-(:func:`pm_private.datasets.flchain.flchain_unit_ball`), so no statistic of the records is used to
+(:func:`pm_private.survival.flchain_unit_ball`), so no statistic of the records is used to
 prepare them.  The 3 records with follow-up 0 are set to 1 day (ln t must be finite for deaths).
 
 Outputs (``results/`` by default): ArviZ summaries (``az.summary``: mean, sd, 89% ETI, ESS,
@@ -30,7 +30,8 @@ def fit(quick: bool, seed: int):
     import pandas as pd
     import pymc as pm
 
-    from pm_private.datasets.flchain import flchain_unit_ball, load_flchain
+    from pm_private.datasets import load_flchain
+    from pm_private.survival import flchain_unit_ball
     from pm_private.survival import scale_times, weibull_model
 
     fl = load_flchain()

@@ -5,38 +5,54 @@ that refuses over-budget releases before any noise is drawn) and ``rng=`` (None:
 randomness; a seed: reproducible and *not* private).  Neighbouring data sets differ by
 replacing one record (bounded DP) unless a function says otherwise.
 
-Modules: :mod:`~pm_private.suffstats` and :mod:`~pm_private.regression` (paper 004),
-:mod:`~pm_private.survival` (papers 003 and 000), :mod:`~pm_private.sanitized` and
-:mod:`~pm_private.psgld` (paper 000's exponential mechanism and its sampler),
-:mod:`~pm_private.elastic_net` and :mod:`~pm_private.penalty_selection` (paper 001),
-:mod:`~pm_private.data_perturbation` (paper 002's baseline).
+Subpackages
+-----------
+:mod:`~pm_private.privacy`
+    General DP building blocks: accounting, secure noise, input validation.
+:mod:`~pm_private.linear`
+    Private sufficient statistics and Bayesian linear regression on them (Honkela et al. 2018),
+    AdaSSP (Wang 2018).
+:mod:`~pm_private.survival`
+    Censored Weibull and discrete-time hazard likelihoods and their private mechanisms
+    (Nguyên & Hui 2017).
+:mod:`~pm_private.sampling`
+    The sanitized-loss exponential mechanism, pSGLD (Li et al. 2016), refittable ADVI.
+:mod:`~pm_private.logistic`
+    DP elastic-net logistic regression and private penalty selection (Yu et al. 2014), the
+    data-perturbation baseline (Kang et al. 2020).
+:mod:`~pm_private.datasets`
+    Loaders and generators of example data.
+
+The names below are importable from the top level; they load on first use, so
+``import pm_private`` does not import PyMC.
 """
 
-from .accounting import REPLACE_ONE, BudgetExceededError, LedgerEntry, PrivacyAccountant
-from .data_perturbation import DataPerturbationResult, data_perturbation_sgd
-from .elastic_net import DPElasticNetLogisticRegression
-from .penalty_selection import PenaltySelection, select_penalty
-from .psgld import PSGLD
-from .sanitized import sanitized_loss
-from .suffstats import ReleaseInfo, SuffStats, release_suff_stats, suff_stats
-from .tuning import TuneResult, tune_release
+from ._lazy import attach
 
-__all__ = [
-    "REPLACE_ONE",
-    "BudgetExceededError",
-    "LedgerEntry",
-    "PrivacyAccountant",
-    "ReleaseInfo",
-    "SuffStats",
-    "release_suff_stats",
-    "suff_stats",
-    "TuneResult",
-    "tune_release",
-    "PSGLD",
-    "sanitized_loss",
-    "DPElasticNetLogisticRegression",
-    "PenaltySelection",
-    "select_penalty",
-    "DataPerturbationResult",
-    "data_perturbation_sgd",
-]
+_NAMES = {
+    "REPLACE_ONE": ".privacy.accounting",
+    "BudgetExceededError": ".privacy.accounting",
+    "LedgerEntry": ".privacy.accounting",
+    "PrivacyAccountant": ".privacy.accounting",
+    "ReleaseInfo": ".linear.suffstats",
+    "SuffStats": ".linear.suffstats",
+    "release_suff_stats": ".linear.suffstats",
+    "suff_stats": ".linear.suffstats",
+    "TuneResult": ".linear.tuning",
+    "tune_release": ".linear.tuning",
+    "SuffStatRegression": ".linear.regression",
+    "regression_model": ".linear.regression",
+    "predict": ".linear.prediction",
+    "AdaSSPResult": ".linear.adassp",
+    "adassp": ".linear.adassp",
+    "PSGLD": ".sampling.psgld",
+    "RefittableADVI": ".sampling.advi",
+    "sanitized_loss": ".sampling.sanitized",
+    "DPElasticNetLogisticRegression": ".logistic.elastic_net",
+    "PenaltySelection": ".logistic.penalty_selection",
+    "select_penalty": ".logistic.penalty_selection",
+    "DataPerturbationResult": ".logistic.data_perturbation",
+    "data_perturbation_sgd": ".logistic.data_perturbation",
+}
+
+__getattr__, __dir__, __all__ = attach(__name__, _NAMES)

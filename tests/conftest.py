@@ -1,7 +1,3 @@
-"""Shared test setup: one PyTensor compile cache for the whole run (and the notebooks it runs)."""
+from pm_private.compile_cache import use_compile_cache
 
-import os
-from pathlib import Path
-
-_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "pm_private" / "pytensor"
-os.environ.setdefault("PYTENSOR_FLAGS", f"base_compiledir={_CACHE}")
+use_compile_cache()  # one PyTensor compile cache for the whole suite, set before PyTensor loads

@@ -1,7 +1,7 @@
 import pytest
 
 from pm_private import BudgetExceededError, PrivacyAccountant, REPLACE_ONE
-from pm_private.accounting import charge
+from pm_private.privacy.accounting import charge
 
 
 def test_ledger_spent_and_remaining():

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy import integrate, stats
 
-import pm_private.adassp as ad
-from pm_private.accounting import BudgetExceededError, PrivacyAccountant
-from pm_private.adassp import (
+import pm_private.linear.adassp as ad
+from pm_private.privacy.accounting import BudgetExceededError, PrivacyAccountant
+from pm_private.linear.adassp import (
     AdaSSPResult,
     adassp,
     adassp_sensitivities,

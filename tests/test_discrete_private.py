@@ -22,8 +22,8 @@ What is checked:
 import numpy as np
 import pytest
 
-from pm_private.accounting import REPLACE_ONE, BudgetExceededError, PrivacyAccountant
-from pm_private.noise import as_noise_source, l2_gamma_vector
+from pm_private.privacy.accounting import REPLACE_ONE, BudgetExceededError, PrivacyAccountant
+from pm_private.privacy.noise import as_noise_source, l2_gamma_vector
 from pm_private.survival import (
     DiscreteTimeData,
     fit_discrete_time,

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 from scipy.stats import kurtosis, spearmanr
 
-from pm_private.datasets import DrugSensitivityData, load_gdsc, make_gdsc_like, preprocess
+from pm_private.datasets import DrugSensitivityData, load_gdsc, make_gdsc_like
+from pm_private.linear.preprocessing import preprocess
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pm_private.noise import (
+from pm_private.privacy.noise import (
     NoiseSource,
     as_noise_source,
     l2_gamma_vector,

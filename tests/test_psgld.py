@@ -11,8 +11,8 @@ import numpy as np
 import pymc as pm
 import pytest
 
-from pm_private.psgld import PSGLD
-from pm_private.sanitized import logistic_loss, sanitized_loss
+from pm_private.sampling.psgld import PSGLD
+from pm_private.sampling.sanitized import logistic_loss, sanitized_loss
 
 CVM = {"mode": "CVM"}
 Z_TOL = 4.0

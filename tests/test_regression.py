@@ -1,4 +1,4 @@
-"""Tests of pm_private.regression (paper 004's Bayesian linear regression on sufficient statistics).
+"""Tests of pm_private.linear.regression (paper 004's Bayesian linear regression on sufficient statistics).
 
 What is checked:
 
@@ -37,8 +37,8 @@ from pytensor.tensor.sharedvar import TensorSharedVariable  # noqa: E402
 from scipy import stats as st  # noqa: E402
 
 from pm_private import SuffStats, release_suff_stats, suff_stats  # noqa: E402
-from pm_private.advi import RefittableADVI  # noqa: E402
-from pm_private.regression import PSD_FLOOR, project_psd, regression_model, set_stats  # noqa: E402
+from pm_private.sampling.advi import RefittableADVI  # noqa: E402
+from pm_private.linear.regression import PSD_FLOOR, project_psd, regression_model, set_stats  # noqa: E402
 
 # PyTensor's C backend.  Note: in PyTensor 3.3 ``mode="FAST_RUN"`` resolves to the *Numba* linker
 # (config.linker is "auto"); "CVM" is the C VM (what ``backend="c"`` maps to in PyMC).

@@ -6,8 +6,8 @@ import pytensor
 import pytensor.tensor as pt
 import pytest
 
-from pm_private.accounting import REPLACE_ONE, BudgetExceededError, PrivacyAccountant
-from pm_private.sanitized import LABEL, logistic_loss, sanitized_loss, sanitized_utility
+from pm_private.privacy.accounting import REPLACE_ONE, BudgetExceededError, PrivacyAccountant
+from pm_private.sampling.sanitized import LABEL, logistic_loss, sanitized_loss, sanitized_utility
 
 
 def data(n=30, d=3, seed=0):

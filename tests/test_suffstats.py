@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy import stats
 
-import pm_private.suffstats as ss
+import pm_private.linear.suffstats as ss
 from pm_private import BudgetExceededError, PrivacyAccountant, SuffStats, release_suff_stats, suff_stats
 
 P_MIN = 1e-4

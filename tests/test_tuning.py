@@ -1,4 +1,4 @@
-"""Tests of pm_private.tuning.tune_release (paper 004 §4.3: split and clip bounds on aux data)."""
+"""Tests of pm_private.linear.tuning.tune_release (paper 004 §4.3: split and clip bounds on aux data)."""
 
 import dataclasses
 import math
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from pm_private.suffstats import release_suff_stats
-from pm_private.tuning import TuneResult, _solve, _spearman, tune_release
+from pm_private.linear.suffstats import release_suff_stats
+from pm_private.linear.tuning import TuneResult, _solve, _spearman, tune_release
 
 OMEGAS = np.arange(1, 21) / 10
 # Few draws keep the tests fast; stage 2 only matters where a test says so.

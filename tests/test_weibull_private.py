@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from pm_private.accounting import BudgetExceededError, PrivacyAccountant
-from pm_private.noise import as_noise_source
+from pm_private.privacy.accounting import BudgetExceededError, PrivacyAccountant
+from pm_private.privacy.noise import as_noise_source
 from pm_private.survival.weibull import _mle_rows, simulate_weibull
 from pm_private.survival.weibull_private import (
     _draw_lsp,

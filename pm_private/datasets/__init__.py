@@ -6,17 +6,15 @@ this project's environment.  :func:`make_gdsc_like` generates a seeded *syntheti
 GDSC's shape; :func:`load_gdsc` reads the real GDSC files where a user has them.
 """
 
-from .flchain import FLCHAIN_DOMAIN, FLCHAIN_HORIZON_DAYS, SurvivalDataset, flchain_unit_ball, load_flchain
-from .gdsc import DrugSensitivityData, load_gdsc, make_gdsc_like, preprocess
+from .flchain import FLCHAIN_DOMAIN, FLCHAIN_HORIZON_DAYS, SurvivalDataset, load_flchain
+from .gdsc import DrugSensitivityData, load_gdsc, make_gdsc_like
 
 __all__ = [
     "DrugSensitivityData",
     "load_gdsc",
     "make_gdsc_like",
-    "preprocess",
     "FLCHAIN_DOMAIN",
     "FLCHAIN_HORIZON_DAYS",
     "SurvivalDataset",
-    "flchain_unit_ball",
     "load_flchain",
 ]

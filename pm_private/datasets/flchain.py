@@ -15,7 +15,7 @@ The data ship inside scikit-survival (``sksurv.datasets.load_flchain``); nothing
 
 :data:`FLCHAIN_DOMAIN` and :data:`FLCHAIN_HORIZON_DAYS` are public bounds fixed from the study
 design and clinical ranges, not from the records (SPEC §0): values outside a range are projected
-onto it by :func:`pm_private.survival.data.scale_covariates`.
+onto it by :func:`pm_private.survival.flchain_unit_ball`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-__all__ = ["SurvivalDataset", "load_flchain", "flchain_unit_ball", "FLCHAIN_DOMAIN", "FLCHAIN_HORIZON_DAYS"]
+__all__ = ["SurvivalDataset", "load_flchain", "FLCHAIN_DOMAIN", "FLCHAIN_HORIZON_DAYS"]
 
 #: Public follow-up horizon: 15 years (the study's follow-up ended before that).
 FLCHAIN_HORIZON_DAYS = 5479.0
@@ -81,16 +81,3 @@ def load_flchain(*, creatinine_missing: bool = False) -> SurvivalDataset:
         event=np.asarray(outcome["death"], dtype=np.int8),
         horizon=FLCHAIN_HORIZON_DAYS,
     )
-
-
-def flchain_unit_ball(X: pd.DataFrame) -> np.ndarray:
-    """FL covariates mapped with the public :data:`FLCHAIN_DOMAIN` into the unit ball.
-
-    Each column is centred at the middle of its range and divided by half the range times √d, so
-    a record inside the domain has ‖x‖₂ ≤ 1; records outside are projected onto the ball.
-    """
-    from ..survival.data import scale_covariates
-
-    low, high = np.array([FLCHAIN_DOMAIN[c] for c in X.columns]).T
-    half = (high - low) / 2
-    return scale_covariates(X, bound=half * np.sqrt(X.shape[1]), center=low + half)

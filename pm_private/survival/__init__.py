@@ -1,76 +1,52 @@
-"""Survival analysis for pm_private: data preparation with public bounds, the censored Weibull
-likelihood (paper 003) and the discrete-time hazard likelihood (paper 000), with their private
-mechanisms."""
+"""Survival analysis: data with public bounds, the censored Weibull likelihood and its private release
+(Nguyên & Hui 2017, Weibull), and the discrete-time hazard likelihood with its private mechanisms
+(Nguyên & Hui 2017, discrete time)."""
 
-from .data import censor_at_horizon, check_survival, interval_index, scale_covariates, scale_times
+from .._lazy import attach
 
-__all__ = [
-    "censor_at_horizon",
-    "check_survival",
-    "interval_index",
-    "scale_covariates",
-    "scale_times",
-]
+_NAMES = {
+    "check_survival": ".data",
+    "censor_at_horizon": ".data",
+    "scale_times": ".data",
+    "interval_index": ".data",
+    "scale_covariates": ".data",
+    "domain_unit_ball": ".data",
+    "flchain_unit_ball": ".data",
+    "WeibullMLE": ".weibull",
+    "WeibullSurvival": ".weibull",
+    "simulate_weibull": ".weibull",
+    "weibull_logp": ".weibull",
+    "weibull_mle": ".weibull",
+    "weibull_model": ".weibull",
+    "WeibullRelease": ".weibull_private",
+    "lsp_ladder": ".weibull_private",
+    "weibull_private": ".weibull_private",
+    "weibull_laplace": ".weibull_private",
+    "weibull_sample_aggregate": ".weibull_private",
+    "natural_spline_basis": ".spline",
+    "interval_basis": ".spline",
+    "interval_midpoints": ".spline",
+    "LINKS": ".discrete_data",
+    "DiscreteTimeData": ".discrete_data",
+    "hazard_record_loss": ".hazard_ops",
+    "record_loss": ".hazard_ops",
+    "DiscreteTimeHazard": ".discrete_likelihood",
+    "discrete_time_model": ".discrete_likelihood",
+    "record_loss_numpy": ".discrete_numpy",
+    "record_grad_numpy": ".discrete_numpy",
+    "loss_and_grad": ".discrete_numpy",
+    "FitResult": ".discrete_numpy",
+    "fit_discrete_time": ".discrete_numpy",
+    "SimulatedDiscreteTime": ".discrete_simulate",
+    "expand_person_period": ".discrete_simulate",
+    "simulate_discrete_time": ".discrete_simulate",
+    "DiscreteTimeRelease": ".discrete_private",
+    "gradient_sensitivity": ".discrete_private",
+    "output_sensitivity": ".discrete_private",
+    "jacobian_epsilon": ".discrete_private",
+    "objective_regularization": ".discrete_private",
+    "output_perturbation": ".discrete_private",
+    "objective_perturbation": ".discrete_private",
+}
 
-# --- Weibull (paper 003): weibull.py, weibull_private.py ---
-from .weibull import WeibullMLE, WeibullSurvival, simulate_weibull, weibull_logp, weibull_mle, weibull_model
-
-from .weibull_private import WeibullRelease, lsp_ladder, weibull_laplace, weibull_private, weibull_sample_aggregate
-
-__all__ += ["WeibullMLE", "WeibullSurvival", "simulate_weibull", "weibull_logp", "weibull_mle", "weibull_model"]
-__all__ += ["WeibullRelease", "lsp_ladder", "weibull_laplace", "weibull_private", "weibull_sample_aggregate"]
-
-# --- discrete-time hazard (paper 000): spline.py, discrete_time.py, discrete_private.py ---
-from .discrete_private import (
-    DiscreteTimeRelease,
-    gradient_sensitivity,
-    jacobian_epsilon,
-    objective_perturbation,
-    objective_regularization,
-    output_perturbation,
-    output_sensitivity,
-)
-from .discrete_time import (
-    LINKS,
-    DiscreteTimeData,
-    DiscreteTimeHazard,
-    FitResult,
-    SimulatedDiscreteTime,
-    discrete_time_model,
-    expand_person_period,
-    fit_discrete_time,
-    hazard_record_loss,
-    loss_and_grad,
-    record_grad_numpy,
-    record_loss,
-    record_loss_numpy,
-    simulate_discrete_time,
-)
-from .spline import interval_basis, interval_midpoints, natural_spline_basis
-
-__all__ += [
-    "DiscreteTimeRelease",
-    "gradient_sensitivity",
-    "jacobian_epsilon",
-    "objective_perturbation",
-    "objective_regularization",
-    "output_perturbation",
-    "output_sensitivity",
-    "LINKS",
-    "DiscreteTimeData",
-    "DiscreteTimeHazard",
-    "FitResult",
-    "SimulatedDiscreteTime",
-    "discrete_time_model",
-    "expand_person_period",
-    "fit_discrete_time",
-    "hazard_record_loss",
-    "loss_and_grad",
-    "record_grad_numpy",
-    "record_loss",
-    "record_loss_numpy",
-    "simulate_discrete_time",
-    "interval_basis",
-    "interval_midpoints",
-    "natural_spline_basis",
-]
+__getattr__, __dir__, __all__ = attach(__name__, _NAMES)

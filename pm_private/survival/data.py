@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..validation import as_matrix, check_finite_rows, check_positive
+from ..privacy.validation import as_matrix, check_finite_rows, check_positive
 
 __all__ = [
     "check_survival",
@@ -20,6 +20,8 @@ __all__ = [
     "scale_times",
     "interval_index",
     "scale_covariates",
+    "domain_unit_ball",
+    "flchain_unit_ball",
 ]
 
 
@@ -129,3 +131,26 @@ def _public_vector(name: str, value, d: int) -> np.ndarray:
     if vector.shape != (d,) or not np.isfinite(vector).all():
         raise ValueError(f"{name} must be a finite number or {d} finite values, got {value!r}")
     return vector
+
+
+def domain_unit_ball(X, domain: dict) -> np.ndarray:
+    """Covariates mapped into the unit ball with public per-column ranges ``domain[column] = (low, high)``.
+
+    Each column is centred at the middle of its range and divided by half the range times √d, so
+    a record inside the domain has ‖x‖₂ ≤ 1; records outside are projected onto the ball.
+    ``X`` is a DataFrame whose columns are keys of ``domain``.
+    """
+    missing = [c for c in X.columns if c not in domain]
+    if missing:
+        raise ValueError(f"domain has no public range for the columns {missing}")
+    low, high = np.array([domain[c] for c in X.columns], dtype=np.float64).T
+    half = (high - low) / 2
+    return scale_covariates(X, bound=half * np.sqrt(X.shape[1]), center=low + half)
+
+
+def flchain_unit_ball(X) -> np.ndarray:
+    """FL covariates mapped into the unit ball with the public
+    :data:`~pm_private.datasets.FLCHAIN_DOMAIN` (see :func:`domain_unit_ball`)."""
+    from ..datasets.flchain import FLCHAIN_DOMAIN
+
+    return domain_unit_ball(X, FLCHAIN_DOMAIN)

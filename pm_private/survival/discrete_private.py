@@ -39,7 +39,7 @@ Residual risks (the guarantees are those of the idealised real-valued mechanisms
 * the minimisers are computed to ‖∇J‖ ≤ 1e-9 (Newton), which moves f by at most 1e-9/(Λ + Δ),
   many orders below the noise; the result records ‖∇J‖;
 * Ext-Out-Pert adds float noise to a float f* (the least-significant-bit issue of naive Laplace
-  noise, Mironov 2012), and :func:`pm_private.noise.l2_gamma_vector`'s radius is a sum of
+  noise, Mironov 2012), and :func:`pm_private.privacy.noise.l2_gamma_vector`'s radius is a sum of
   exponentials cut at 37.4 each (no uniform below 2⁻⁵⁴): a δ of about (e + d)·2⁻⁵³ ≈ 1e-15,
   not charged to the accountant.  Ext-Obj-Pert releases an optimiser's output, not f + b.
 """
@@ -50,10 +50,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..accounting import REPLACE_ONE, PrivacyAccountant, charge
-from ..noise import as_noise_source, l2_gamma_vector
-from ..validation import as_matrix, check_epsilon, check_positive
-from .discrete_time import DiscreteTimeData, fit_discrete_time
+from ..privacy.accounting import REPLACE_ONE, PrivacyAccountant, charge
+from ..privacy.noise import as_noise_source, l2_gamma_vector
+from ..privacy.validation import as_matrix, check_epsilon, check_positive
+from .discrete_data import DiscreteTimeData
+from .discrete_numpy import fit_discrete_time
 
 __all__ = [
     "DiscreteTimeRelease",
@@ -190,7 +191,7 @@ def output_perturbation(
     Privacy: ε-DP (pure) under replace-one neighbours for the secure default ``rng=None``, up to
     the floating-point caveats in the module docstring.  Public inputs: q, e, covariate bound 1,
     Λ = ``regularization`` and n.  Noise: density ∝ exp(−ε‖b‖/t), t = L/(nΛ)
-    (:func:`output_sensitivity`), drawn by :func:`pm_private.noise.l2_gamma_vector`.
+    (:func:`output_sensitivity`), drawn by :func:`pm_private.privacy.noise.l2_gamma_vector`.
 
     Parameters
     ----------

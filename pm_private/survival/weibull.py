@@ -33,7 +33,7 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from ..datasets.flchain import SurvivalDataset
-from ..validation import check_positive
+from ..privacy.validation import check_positive
 from .data import check_survival
 
 __all__ = [

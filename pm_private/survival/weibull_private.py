@@ -56,7 +56,7 @@ Randomness.  With ``rng=None`` all draws come from the OS CSPRNG (:class:`NoiseS
 Laplace noise is OpenDP's exact discrete Laplace.  The exponential mechanism (level by inverse
 CDF of the weights, then a uniform point in the level) is sampled in floating point from 53-bit
 uniforms: the proof is for exact real arithmetic, and the residual floating-point risk discussed
-in :mod:`pm_private.noise` applies to it.  A seeded ``rng`` makes the result ``private=False``.
+in :mod:`pm_private.privacy.noise` applies to it.  A seeded ``rng`` makes the result ``private=False``.
 """
 
 from __future__ import annotations
@@ -66,9 +66,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..accounting import REPLACE_ONE, PrivacyAccountant, charge
-from ..noise import NoiseSource, as_noise_source, laplace_mechanism
-from ..validation import check_epsilon, check_positive
+from ..privacy.accounting import REPLACE_ONE, PrivacyAccountant, charge
+from ..privacy.noise import NoiseSource, as_noise_source, laplace_mechanism
+from ..privacy.validation import check_epsilon, check_positive
 from .data import check_survival, scale_times
 from .weibull import _mle_rows
 

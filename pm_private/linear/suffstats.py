@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .accounting import REPLACE_ONE, PrivacyAccountant, charge
-from .noise import as_noise_source, laplace_mechanism
-from .validation import as_matrix, as_vector, check_epsilon, check_positive, raise_non_finite
+from ..privacy.accounting import REPLACE_ONE, PrivacyAccountant, charge
+from ..privacy.noise import as_noise_source, laplace_mechanism
+from ..privacy.validation import as_matrix, as_vector, check_epsilon, check_positive, raise_non_finite
 
 __all__ = ["ReleaseInfo", "SuffStats", "suff_stats", "release_suff_stats", "sensitivities"]
 
@@ -205,7 +205,7 @@ def release_suff_stats(
     Privacy: ε-DP (pure) under replace-one neighbours (n is public), by sequential composition
     of three Laplace mechanisms with ε·split.  Public inputs: ``x_bound`` (Bx), ``y_bound`` (By),
     ``split``, n and d.  The guarantee is exact for the secure default ``rng=None`` (OpenDP's
-    exact discrete Laplace, see :mod:`pm_private.noise`); a seeded ``rng`` gives reproducible
+    exact discrete Laplace, see :mod:`pm_private.privacy.noise`); a seeded ``rng`` gives reproducible
     noise and a result marked ``private=False``.
 
     Parameters

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .suffstats import sensitivities
-from .validation import check_epsilon, check_positive
+from ..privacy.validation import check_epsilon, check_positive
 
 __all__ = ["TuneResult", "tune_release"]
 
@@ -305,7 +305,7 @@ def tune_release(
     the same size n as the real data, with analytic scales σx_aux = 1, σy_aux = √(d + 1).
     For a split (p₁, p₂, p₃) and a pair (ωx, ωy) one simulated release clips the aux data at
     Bx = ωx·σx_aux, By = ωy·σy_aux and adds Laplace noise with exactly the scales of
-    :func:`pm_private.suffstats.sensitivities` / (pₖε): symmetric P on Sxx (upper triangle iid
+    :func:`pm_private.linear.suffstats.sensitivities` / (pₖε): symmetric P on Sxx (upper triangle iid
     Laplace(d(d+1)Bx²/(p₁ε)), mirrored) and Q on Sxy (iid Laplace(2dBxBy/(p₂ε))).  The estimate
     is the posterior mean with the precisions fixed at λ = λ₀ = 1 (paper Eqs. 3–4),
 

@@ -32,7 +32,7 @@ Where this module departs from SPEC/paper, and why:
   largest singular value is ≤ ‖x‖₂²/4 (Chaudhuri, Monteleoni & Sarwate 2011 use c = 1/4 for
   ‖x‖ ≤ 1).  Paper 001 §4 bounds the nuclear norm of xxᵀ without the 1/4; that is valid but
   four times more conservative.  tests/test_elastic_net.py checks the bound and its tightness.
-* The guarantee is for the exact minimiser.  The solver (:mod:`pm_private.proximal`) stops when
+* The guarantee is for the exact minimiser.  The solver (:mod:`pm_private.logistic.proximal`) stops when
   the KKT residual is ≤ ``tol`` (default 1e-10) and raises otherwise, so nothing is released
   from an unconverged fit; the remaining float-level gap is not covered by the theorem.
 """
@@ -46,10 +46,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from .accounting import REPLACE_ONE, charge
-from .noise import NoiseSource, as_noise_source, l2_gamma_vector, laplace_vector
+from ..privacy.accounting import REPLACE_ONE, charge
+from ..privacy.noise import NoiseSource, as_noise_source, l2_gamma_vector, laplace_vector
 from .proximal import solve_elastic_net_logistic
-from .validation import as_matrix, as_vector, check_epsilon, check_finite_rows, check_positive
+from ..privacy.validation import as_matrix, as_vector, check_epsilon, check_finite_rows, check_positive
 
 __all__ = [
     "NOISE_KINDS",

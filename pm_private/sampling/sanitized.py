@@ -39,8 +39,8 @@ import pytensor
 import pytensor.tensor as pt
 from pytensor.raise_op import Assert
 
-from .accounting import REPLACE_ONE, PrivacyAccountant, charge
-from .validation import check_epsilon, check_positive
+from ..privacy.accounting import REPLACE_ONE, PrivacyAccountant, charge
+from ..privacy.validation import check_epsilon, check_positive
 
 __all__ = ["SanitizedLoss", "logistic_loss", "sanitizer", "sanitized_loss", "sanitized_utility"]
 
@@ -150,7 +150,7 @@ def sanitized_loss(
         ``loss(params, *data)`` → PyTensor vector of the n per-record losses ℓ(f; dᵢ) ≥ 0; record
         i must be row i of every data array (a minibatch is ``data[idx]``), e.g.
         :func:`logistic_loss` or ``functools.partial(record_loss, basis=..., link=...)`` from
-        ``pm_private.survival.discrete_time``.
+        ``pm_private.survival``.
     params : TensorVariable or sequence of them
         f; passed to ``loss`` as given; ‖f‖² sums over all of them.  Use ``pm.Flat`` for Alg. 3.
     data : array or sequence of arrays

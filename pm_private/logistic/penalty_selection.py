@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from .accounting import REPLACE_ONE, charge
+from ..privacy.accounting import REPLACE_ONE, charge
 from .elastic_net import (
     DPElasticNetLogisticRegression,
     ObjectivePerturbationInfo,
@@ -52,9 +52,9 @@ from .elastic_net import (
     prepare_design,
     to_signed_labels,
 )
-from .noise import NoiseSource, as_noise_source
+from ..privacy.noise import NoiseSource, as_noise_source
 from .proximal import softplus, solve_elastic_net_logistic
-from .validation import as_matrix, check_delta, check_epsilon, check_positive
+from ..privacy.validation import as_matrix, check_delta, check_epsilon, check_positive
 
 __all__ = ["PenaltySelection", "StabilityConstants", "noise_norm_bound", "select_penalty", "stability_constants"]
 

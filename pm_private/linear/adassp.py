@@ -69,14 +69,14 @@ multiplier √log(2/δ′)/ε′ on the add/remove-one sensitivities (B_X², B_X
 
 Floating point (residual risk)
 ------------------------------
-The Gaussian variates come from :meth:`pm_private.noise.NoiseSource.normal` (Box–Muller on
+The Gaussian variates come from :meth:`pm_private.privacy.noise.NoiseSource.normal` (Box–Muller on
 53-bit uniforms from ``os.urandom``) and are added to float statistics.  This is naive float
 noise, with the same least-significant-bit issue as naive Laplace noise (Mironov 2012): the set
 of representable outputs depends on the unnoised value, so the (ε, δ) above holds for the
 idealised real-valued mechanism, not bit for bit.  In addition the sampler's support is finite
 and its tails are cut at |Z| ≲ 8.65 (a uniform is never below 2⁻⁵⁴).  AdaSSP is a comparison
 baseline here; a release that must be bit-exact would use a discrete Gaussian on a 2^k grid
-(Canonne, Kamath & Steinke 2020; OpenDP's ``make_gaussian``) as :mod:`pm_private.noise` does for
+(Canonne, Kamath & Steinke 2020; OpenDP's ``make_gaussian``) as :mod:`pm_private.privacy.noise` does for
 Laplace.  A seeded ``rng`` is for tests only and marks the result ``private=False``.
 
 Public: n, d, B_X, B_Y, ρ, ε, δ.  Released: λ̃_min, XᵀX̂, Xᵀŷ (kept in the result with the
@@ -91,9 +91,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr, ndtr
 
-from .accounting import REPLACE_ONE, PrivacyAccountant, charge
-from .noise import as_noise_source
-from .validation import as_matrix, as_vector, check_delta, check_epsilon, check_positive, raise_non_finite
+from ..privacy.accounting import REPLACE_ONE, PrivacyAccountant, charge
+from ..privacy.noise import as_noise_source
+from ..privacy.validation import as_matrix, as_vector, check_delta, check_epsilon, check_positive, raise_non_finite
 
 __all__ = [
     "AdaSSPResult",
@@ -334,7 +334,7 @@ def adassp(
         public, in (0, 1); affects utility only.
     accountant : PrivacyAccountant, optional
         Charged (ε, δ) once, mechanism "adassp"; an over-budget call raises
-        :class:`~pm_private.accounting.BudgetExceededError` before anything is computed.
+        :class:`~pm_private.privacy.accounting.BudgetExceededError` before anything is computed.
     rng : None, int or numpy.random.Generator
         None for the secure OS generator (private); a seed only for tests (``private=False``).
 

@@ -42,11 +42,11 @@ import dp_accounting
 import numpy as np
 from scipy.special import expit
 
-from .accounting import REPLACE_ONE, charge
+from ..privacy.accounting import REPLACE_ONE, charge
 from .elastic_net import clip_rows, to_signed_labels
-from .noise import as_noise_source
+from ..privacy.noise import as_noise_source
 from .proximal import solve_elastic_net_logistic
-from .validation import as_matrix, check_delta, check_epsilon, check_finite_rows, check_positive
+from ..privacy.validation import as_matrix, check_delta, check_epsilon, check_finite_rows, check_positive
 
 __all__ = [
     "DataPerturbationResult",

@@ -63,7 +63,7 @@ from pytensor.graph.traversal import graph_inputs
 from rich.progress import TextColumn
 from rich.table import Column
 
-from .validation import check_positive
+from ..privacy.validation import check_positive
 
 __all__ = ["PSGLD"]
 

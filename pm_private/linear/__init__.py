@@ -1,0 +1,31 @@
+"""Private linear regression from sufficient statistics (Honkela et al. 2018) and the AdaSSP baseline (Wang 2018)."""
+
+from .._lazy import attach
+
+_NAMES = {
+    "ReleaseInfo": ".suffstats",
+    "SuffStats": ".suffstats",
+    "suff_stats": ".suffstats",
+    "release_suff_stats": ".suffstats",
+    "sensitivities": ".suffstats",
+    "TuneResult": ".tuning",
+    "tune_release": ".tuning",
+    "SuffStatRegression": ".regression",
+    "project_psd": ".regression",
+    "regression_model": ".regression",
+    "set_stats": ".regression",
+    "suff_stat_logp": ".regression",
+    "beta_draws": ".prediction",
+    "predict": ".prediction",
+    "rank_by_prediction": ".prediction",
+    "spearman": ".prediction",
+    "AdaSSPResult": ".adassp",
+    "adassp": ".adassp",
+    "adassp_sensitivities": ".adassp",
+    "gaussian_delta": ".adassp",
+    "gaussian_noise_multiplier": ".adassp",
+    "project_rows": ".adassp",
+    "preprocess": ".preprocessing",
+}
+
+__getattr__, __dir__, __all__ = attach(__name__, _NAMES)

@@ -1,0 +1,15 @@
+"""Sampling private posteriors: the sanitized-loss exponential mechanism (Nguyên & Hui 2017), pSGLD (Li et al. 2016) and refittable ADVI."""
+
+from .._lazy import attach
+
+_NAMES = {
+    "SanitizedLoss": ".sanitized",
+    "logistic_loss": ".sanitized",
+    "sanitizer": ".sanitized",
+    "sanitized_loss": ".sanitized",
+    "sanitized_utility": ".sanitized",
+    "PSGLD": ".psgld",
+    "RefittableADVI": ".advi",
+}
+
+__getattr__, __dir__, __all__ = attach(__name__, _NAMES)
