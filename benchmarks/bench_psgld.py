@@ -1,12 +1,12 @@
 """Updates per second of ``pm.sample`` with PSGLD next to a plain NumPy pSGLD loop, same loss, same run.
 
-The target is the sanitized-loss potential (paper 000 Alg. 3, ε = 1, paper defaults for v and σ)
+The target is the sanitized-loss potential (Nguyên & Hui 2017a, Alg. 3, ε = 1, paper defaults for v and σ)
 with either a logistic-regression per-record loss of FL-like size (n = 7874, d = 11; default) or
 the discrete-time survival loss (``--problem discrete-time``: n = 7874, d = 8 covariates and
 e = 3 spline coefficients, q = 200, records simulated by pm_private.survival).  Both samplers run
-the same update with k = 200, μ = 0.99, λ = 10⁻⁵ (paper 000 §6.2) and the same number of updates,
+the same update with k = 200, μ = 0.99, λ = 10⁻⁵ (Nguyên & Hui 2017a, §6.2) and the same number of updates,
 draw minibatches the same way (k distinct records), and freeze V after tuning; the NumPy
-gradient is checked against PSGLD's compiled one first.  Goal (issue 6): the PyMC integration
+gradient is checked against PSGLD's compiled one first.  Goal: the PyMC integration
 costs at most 2× the plain loop.  Also prints the wall time of 10⁴ burn-in updates + 250 epochs
 (epoch = n updates), extrapolated from the measured rates.
 
@@ -53,7 +53,7 @@ def logistic_problem(rng):
 
 
 def discrete_time_problem(rng):
-    """Discrete-time hazard loss, logit link (paper 000 Eq. 3), simulated FL-sized records."""
+    """Discrete-time hazard loss, logit link (Nguyên & Hui 2017a, Eq. 3), simulated FL-sized records."""
     from functools import partial
 
     from pm_private.survival import (

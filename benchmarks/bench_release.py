@@ -1,6 +1,6 @@
 """Cost of release_suff_stats against the plain BLAS product on the same array.
 
-Baseline: ``X.T @ X`` (numpy, same array, same run).  Goal (issue 2): ratio ≤ 1.3 at
+Baseline: ``X.T @ X`` (numpy, same array, same run).  Goal: ratio ≤ 1.3 at
 n = 2,000,000, d = 64.  Also reports the peak extra memory of the release (tracemalloc).
 
     .venv/bin/python benchmarks/bench_release.py [--n 2000000] [--d 64] [--repeats 3]

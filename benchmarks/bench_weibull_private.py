@@ -1,4 +1,4 @@
-"""LSP rung bounds (K = 500) against one non-private MLE on n = 53,558 records (SB's size in paper 003).
+"""LSP rung bounds (K = 500) against one non-private MLE on n = 53,558 records (SB's size in Nguyên & Hui (2017b)).
 
 Prints a ratio table: each time is divided by the time of one ``weibull_mle`` call measured in
 the same run.  Run ``python benchmarks/bench_weibull_private.py``.

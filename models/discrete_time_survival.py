@@ -1,10 +1,10 @@
-"""Discrete-time survival regression on FL (paper 000 §3, §6.4): NUTS, ADVI and Cox.
+"""Discrete-time survival regression on FL (Nguyên & Hui 2017a, §3, §6.4): NUTS, ADVI and Cox.
 
 Data: FL (``load_flchain``, 7874 records, 2169 deaths), its eight covariates mapped into the
 unit ball with the public ranges of :data:`FLCHAIN_DOMAIN` (``flchain_unit_ball``), follow-up
 times divided by the public 15-year horizon, q = 200 intervals, natural-spline baseline with
 e = 3 knots (basis at the interval midpoints).  Nothing here is private: this is the
-non-private model that papers 000's private mechanisms approximate.
+non-private model that Nguyên & Hui's (2017a) private mechanisms approximate.
 
 Fits (logit link unless stated):
 
@@ -14,7 +14,7 @@ Fits (logit link unless stated):
   mean-field ADVI on the same model;
 - lifelines' ``CoxPHFitter`` on the same covariates and (continuous) times; relative error
   RE = ‖β − β_Cox‖/‖β_Cox‖ of the logit and cloglog MLEs and of the NUTS posterior mean
-  (paper 000 Table 3 reports 2.589 % for FL, 2–9 % over its four data sets).  The logit β are log odds ratios of the discrete hazard,
+  (Nguyên & Hui 2017a, Table 3 reports 2.589 % for FL, 2–9 % over its four data sets).  The logit β are log odds ratios of the discrete hazard,
   close to Cox's log hazard ratios when the per-interval hazard is small.
 
 Outputs in ``--out`` (default ``results/discrete_time_survival``): ``coefficients.csv``,
@@ -187,7 +187,7 @@ def main(argv=None):
         f"min bulk ESS(β) = {ess.min():.0f}, max R-hat(β) = {rhat.max():.4f}, "
         f"divergences = {int(idata.sample_stats['diverging'].sum())}",
         f"ADVI: {args.advi_steps} steps in {advi_seconds:.1f} s; ‖β_ADVI − β_NUTS‖/‖β_NUTS‖ = {relative_error(advi_beta, nuts_beta):.3%}",
-        "Relative error ‖β − β_Cox‖/‖β_Cox‖ (paper 000 Table 3, FL: 2.589 %):",
+        "Relative error ‖β − β_Cox‖/‖β_Cox‖ (Nguyên & Hui 2017a, Table 3, FL: 2.589 %):",
         *(
             f"  {label:<12} {relative_error(beta, cox):.2%}"
             for label, beta in (("MLE logit", mle["logit"].f[data.e :]), ("MLE cloglog", mle["cloglog"].f[data.e :]), ("NUTS logit", nuts_beta))

@@ -1,14 +1,14 @@
-"""Private elastic-net GWAS experiment (paper 001 §5, Figs 1–3) and the data-perturbation baseline.
+"""Private elastic-net GWAS experiment (Yu et al. 2014, §5, Figs 1–3) and the data-perturbation baseline.
 
-Part 1 — sensitivity and specificity (paper 001 Figs 1–3).  Each simulation draws a case-control
+Part 1 — sensitivity and specificity (Yu et al. 2014, Figs 1–3).  Each simulation draws a case-control
 study (400 + 400, :func:`pm_private.datasets.gwas.simulate_gwas`), screens the SNPs by the 2 × 3
-χ² test and keeps the top 5.  As paper 001 §5 states that its top 5 "include the two causative
+χ² test and keeps the top 5.  As Yu et al. (2014) §5 states that its top 5 "include the two causative
 SNPs", studies whose screen misses a causal SNP are redrawn; the share of kept draws is
 reported.  The design holds the 5 main effects and all 10 pairwise interactions (features in
 [0, 1], so ‖x‖₁ ≤ 15 is a public bound and no row is clipped).  Then, for each ε and α:
 
 * private: :func:`pm_private.logistic.penalty_selection.select_penalty` over the grid
-  λ = λ_min·(1, 2, 4, 8, 16), λ_min = convex_min/(1 − α) (paper 001 §5), noise B₁, total
+  λ = λ_min·(1, 2, 4, 8, 16), λ_min = convex_min/(1 − α) (Yu et al. 2014, §5), noise B₁, total
   (ε, δ = 1e-6)-DP split equally between training and selection, 30 % validation;
 * non-private (Fig 3): the same grid and split sizes, λ chosen by the validation loss, no noise.
 
@@ -65,7 +65,7 @@ def screened_study(rng: np.random.Generator, n_snps: int):
 
 
 def outcomes(coef: np.ndarray, terms, causal) -> dict:
-    """Recovery flags after thresholding |θᵢ| ≥ r·max|θ| (paper 001 §5)."""
+    """Recovery flags after thresholding |θᵢ| ≥ r·max|θ| (Yu et al. 2014, §5)."""
     top = np.abs(coef).max()
     chosen = {t for t, c in zip(terms, coef) if top > 0 and abs(c) >= RATIO * top}
     pair = tuple(sorted(causal))

@@ -1,4 +1,4 @@
-"""Private discrete-time regression on FL: Ext-Out-Pert and Ext-Obj-Pert (paper 000 §6.3).
+"""Private discrete-time regression on FL: Ext-Out-Pert and Ext-Obj-Pert (Nguyên & Hui 2017a, §6.3).
 
 Data as in :mod:`models.discrete_time_survival` (FL, unit-ball covariates from public ranges,
 public horizon, q = 200, e = 3, logit link).  Accuracy is the mean relative error
@@ -7,12 +7,12 @@ public horizon, q = 200, e = 3, logit link).  Accuracy is the mean relative erro
 
 fᵢ the private estimates of R repeats and f* the non-private MLE (Λ = 0).
 
-1. MRE of Ext-Out-Pert (and of Ext-Obj-Pert) for Λ ∈ {10⁻⁵, …, 1} at ε = 6.4 (paper 000
+1. MRE of Ext-Out-Pert (and of Ext-Obj-Pert) for Λ ∈ {10⁻⁵, …, 1} at ε = 6.4 (Nguyên & Hui (2017a)
    Table 2 has this shape, Out-Pert only);
 2. MRE against ε ∈ {0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4} for both methods, each at the Λ with the
-   smallest MRE in step 1 (paper 000 Figure 5).
+   smallest MRE in step 1 (Nguyên & Hui 2017a, Figure 5).
 
-Choosing Λ by the MRE on the private data, as paper 000 does, is **not private**: the choice
+Choosing Λ by the MRE on the private data, as Nguyên & Hui (2017a) does, is **not private**: the choice
 depends on the records and is not accounted for.  A private analysis fixes Λ in advance, picks
 it on public or synthetic data, or spends budget on the choice.  The noise here comes from
 seeded generators, so every estimate is marked ``private=False``: this is a simulation of the
@@ -40,7 +40,7 @@ LAMBDAS = (1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 EPSILONS = (0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4)
 METHODS = {"Ext-Out-Pert": output_perturbation, "Ext-Obj-Pert": objective_perturbation}
 NOT_PRIVATE_NOTE = (
-    "Note: Λ was chosen by the MRE on the private data (as in paper 000); that choice is not private "
+    "Note: Λ was chosen by the MRE on the private data (as in Nguyên & Hui (2017a)); that choice is not private "
     "and is not accounted for. Noise was drawn from seeded generators: these are simulations of the "
     "mechanisms (private=False), not releases."
 )
@@ -100,12 +100,12 @@ def main(argv=None):
             f"FL: n = {data.n}, d = {data.d}, q = {data.q}, e = {data.e}; {args.repeats} repeats per cell; "
             f"‖f*‖ = {np.linalg.norm(f_star):.3f}; {time.perf_counter() - start:.0f} s",
             "",
-            "MRE at ε = 6.4 against Λ (paper 000 Table 2 shape):",
+            "MRE at ε = 6.4 against Λ (Nguyên & Hui 2017a, Table 2 shape):",
             by_lambda.T.to_string(float_format=lambda v: f"{v:.4g}"),
             "",
             "Best Λ: " + ", ".join(f"{method} {best[method]:g}" for method in METHODS),
             "",
-            "MRE against ε at the best Λ (paper 000 Figure 5):",
+            "MRE against ε at the best Λ (Nguyên & Hui 2017a, Figure 5):",
             by_epsilon.to_string(float_format=lambda v: f"{v:.4g}"),
             "",
             NOT_PRIVATE_NOTE,

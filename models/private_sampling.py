@@ -1,16 +1,16 @@
-"""pSGLD on the sanitized-loss posterior next to Ext-Out-Pert and Ext-Obj-Pert on FL (paper 000 §6.3, Fig. 5).
+"""pSGLD on the sanitized-loss posterior next to Ext-Out-Pert and Ext-Obj-Pert on FL (Nguyên & Hui 2017a, §6.3, Fig. 5).
 
 Data as :func:`models.discrete_time_survival.load_fl_discrete` (FL, unit-ball covariates from
 public ranges, public horizon, q = 200, e = 3, logit link).  For each ε ∈ {0.1, …, 6.4}:
 
-* **pSGLD** (paper 000 Alg. 3–4): one chain on exp(ε·U(f; D)/(2v)),
+* **pSGLD** (Nguyên & Hui 2017a, Alg. 3–4): one chain on exp(ε·U(f; D)/(2v)),
   U = −(σ/2)‖f‖² − Σᵢ v·tanh(ℓ(f; dᵢ)/v), v = 2 log n, σ = 10⁻²·2v/ε (:func:`sanitized_loss`),
   sampled by :class:`pm_private.PSGLD` with the paper's k = 200, τ = 0.51, λ = 10⁻⁵, μ = 0.99,
   step h_t = a·(b + t)^(−τ) with a = 1, b = 0 (the paper's), from f = 0.  The first 10⁴ updates
   are burn-in (the preconditioner is learnt there and then frozen, see PSGLD); then ``epochs``·n
   updates, every ``thin``-th kept.  MRE = (1/m) Σᵢ ‖fᵢ − f*‖/‖f*‖ over the m kept draws.
 * **Ext-Out-Pert, Ext-Obj-Pert** (Alg. 1–2): MRE over ``repeats`` releases, each at the Λ with
-  the smallest MRE at ε = 6.4 (:mod:`models.private_discrete_time`, paper 000 Table 2).
+  the smallest MRE at ε = 6.4 (:mod:`models.private_discrete_time`, Nguyên & Hui (2017a) Table 2).
 
 f* is the non-private MLE (Λ = 0).  The paper runs 250 epochs (≈ 2·10⁶ updates per ε, about half
 an hour per ε here); the default of 3 epochs and 5 releases per perturbation cell keeps the
@@ -55,7 +55,7 @@ from pm_private.sampling.sanitized import sanitized_loss  # noqa: E402
 from pm_private.survival import DiscreteTimeData, fit_discrete_time  # noqa: E402
 from pm_private.survival import record_loss  # noqa: E402
 
-#: pSGLD settings of paper 000 §6.2 (k, τ, λ, μ, a, b) and its burn-in in updates.
+#: pSGLD settings of Nguyên & Hui (2017a) §6.2 (k, τ, λ, μ, a, b) and its burn-in in updates.
 PSGLD_SETTINGS = {"batch_size": 200, "tau": 0.51, "lam": 1e-5, "mu": 0.99, "a": 1.0, "b": 0.0}
 BURN_IN = 10_000
 MCMC_NOTE = (
@@ -66,7 +66,7 @@ MCMC_NOTE = (
 
 
 def sanitized_model(data: DiscreteTimeData, epsilon: float, link: str = "logit") -> pm.Model:
-    """Flat f = (α, β) with the potential ε·U(f; D)/(2v) of paper 000 Alg. 3 (paper defaults v, σ)."""
+    """Flat f = (α, β) with the potential ε·U(f; D)/(2v) of Nguyên & Hui (2017a) Alg. 3 (paper defaults v, σ)."""
     with pm.Model() as model:
         f = pm.Flat("f", shape=data.dim)
         loss = functools.partial(record_loss, basis=data.basis, link=link)
@@ -165,7 +165,7 @@ def main(argv=None):
             by_lambda.T.to_string(float_format=fmt),
             "Best Λ: " + ", ".join(f"{method} {best[method]:g}" for method in METHODS),
             "",
-            "MRE against ε (paper 000 Figure 5; perturbation at the best Λ):",
+            "MRE against ε (Nguyên & Hui 2017a, Figure 5; perturbation at the best Λ):",
             by_epsilon.to_string(float_format=fmt),
             "",
             "pSGLD MRE of the first and second half of each chain's kept draws (far apart: not yet stationary):",

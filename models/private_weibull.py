@@ -1,4 +1,4 @@
-"""Private Weibull parameters on FL and a synthetic set of the same size: paper 003's experiment (§VI).
+"""Private Weibull parameters on FL and a synthetic set of the same size: Nguyên & Hui's (2017b) experiment (§VI).
 
 For each data set, times are divided by the public horizon (FL: 5479 days) and raised to e^−ω
 (ω = 6); the reference is the non-private MLE (p*, λ*) on those scaled times.  For ε per

@@ -1,8 +1,8 @@
 """The serum free light chain study (FL; Kyle et al. 2006, Dispenzieri et al. 2012), as used by
-papers 000 and 003: 7874 residents of Olmsted County aged ≥ 50, 2169 deaths, follow-up in days.
+Nguyên & Hui (2017a, 2017b): 7874 residents of Olmsted County aged ≥ 50, 2169 deaths, follow-up in days.
 
 The data ship inside scikit-survival (``sksurv.datasets.load_flchain``); nothing is downloaded.
-:func:`load_flchain` returns the eight covariates of paper 000 as numbers:
+:func:`load_flchain` returns the eight covariates of Nguyên & Hui (2017a) as numbers:
 
 * ``age`` (years), ``sex`` (1 = male), ``sample_yr`` (year of the blood sample), ``kappa`` and
   ``lambda`` (free light chain, mg/dL), ``flc_grp`` (FLC decile group 1–10), ``creatinine``
@@ -14,7 +14,7 @@ The data ship inside scikit-survival (``sksurv.datasets.load_flchain``); nothing
   computes a statistic of the records.  ``creatinine_missing=True`` adds an indicator column.
 
 :data:`FLCHAIN_DOMAIN` and :data:`FLCHAIN_HORIZON_DAYS` are public bounds fixed from the study
-design and clinical ranges, not from the records (SPEC §0): values outside a range are projected
+design and clinical ranges, not from the records: values outside a range are projected
 onto it by :func:`pm_private.survival.flchain_unit_ball`.
 """
 

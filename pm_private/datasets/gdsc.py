@@ -1,6 +1,6 @@
-"""Drug-sensitivity data in the shape of GDSC (paper 004): a synthetic stand-in and a loader.
+"""Drug-sensitivity data in the shape of GDSC (Honkela et al. 2018): a synthetic stand-in and a loader.
 
-Paper 004 (Honkela et al.) predicts drug sensitivity (log IC50) of cancer cell lines from gene
+Honkela et al. (2018) (Honkela et al.) predicts drug sensitivity (log IC50) of cancer cell lines from gene
 expression, using GDSC release 6.1: 985 cell lines, 265 drugs, RMA-normalised expression reduced
 to 64 cancer genes (ordered by mutation count; the main figure uses the first 10).  GDSC cannot be
 downloaded in this project's environment, so this module offers
@@ -103,7 +103,7 @@ class DrugSensitivityData:
         """``(X, y)`` for one drug, only the cell lines where its response is observed.
 
         ``name_or_index``: a drug name (str) or a position (int, negative counts from the end).
-        ``genes``: None for all genes, an int k for the first k genes (paper 004 orders genes by
+        ``genes``: None for all genes, an int k for the first k genes (Honkela et al. 2018, orders genes by
         mutation count and uses the first 10), or a sequence of gene names.
         Returns ``X`` (DataFrame, observed lines × genes) and ``y`` (Series named after the drug).
         """
@@ -187,7 +187,7 @@ def make_gdsc_like(
     missing_fraction: float = 0.2,
     seed=0,
 ) -> DrugSensitivityData:
-    r"""A seeded **synthetic stand-in** for GDSC (paper 004's data); not real data.
+    r"""A seeded **synthetic stand-in** for GDSC (Honkela et al's (2018) data); not real data.
 
     It copies GDSC's shape -- 985 cell lines, 64 genes on a log2 RMA-like scale, 265 drugs with
     log-IC50-like responses, about 20% of responses missing -- and the features that matter for
@@ -218,11 +218,11 @@ def make_gdsc_like(
     :math:`c_i \sim U(3, 6)`, and sparse spikes :math:`o_{ig} = \pm U(4, 8)` with probability
     0.002 (else 0).  Outliers are measurement artefacts: responses depend on the clean
     :math:`Z`, so a model that trusts extreme x values is misled -- the situation in which
-    paper 004's projection (clipping) helps.
+    Honkela et al's (2018) projection (clipping) helps.
 
     *Responses (log IC50).* Sparse drivers: :math:`|A_j| = \min(G, 1 + \mathrm{Poisson}(2))`
     genes drawn without replacement with probability :math:`\propto 1 / (1 + (g-1)/10)` (early
-    genes drive more drugs, mirroring paper 004's ordering of genes by mutation count);
+    genes drive more drugs, mirroring Honkela et al's (2018) ordering of genes by mutation count);
     :math:`\beta_{jg} \sim N(0, 1)` on :math:`A_j`; programme effects :math:`\alpha_j \sim
     N(0, 0.5^2 I_K)`.  Linear signal :math:`\eta_{ij} = \sum_{g \in A_j} \beta_{jg} Z_{ig} +
     F_i^\top \alpha_j`, standardised over cell lines to :math:`\tilde\eta_{ij}`.  Noise
@@ -245,8 +245,8 @@ def make_gdsc_like(
     regression (alpha = 1, standardised genes) on the first 10 genes, trained on 800 random cell
     lines and tested on the other 185, gives a test Spearman correlation with interquartile
     range about 0.22-0.44 over the 265 drugs, mean 0.32-0.34 (0.28-0.36 over the first 20
-    drugs); paper 004's row normalisation gives the same.  All 64 genes give about 0.4.  Real
-    but modest signal, as in paper 004's figures.
+    drugs); Honkela et al's (2018) row normalisation gives the same.  All 64 genes give about 0.4.  Real
+    but modest signal, as in Honkela et al's (2018) figures.
 
     Names: genes ``G001``.., drugs ``D001``.., cell lines ``CL0001``.. (wider if needed).
     ``seed``: anything :func:`numpy.random.default_rng` takes (int, SeedSequence, Generator).
@@ -376,7 +376,7 @@ def load_gdsc(
     DRUG_IDs, i.e. separate screens; by name they are averaged, use ``drug_column="DRUG_ID"`` to
     keep them apart.)
 
-    ``genes``: optional gene symbols to keep, in this order (paper 004 uses 64 cancer genes
+    ``genes``: optional gene symbols to keep, in this order (Honkela et al. 2018, uses 64 cancer genes
     ordered by mutation count); a symbol missing from the file is a ValueError.
 
     Cell lines are aligned on COSMIC id (index: COSMIC ids as strings, named ``COSMIC_ID``, in

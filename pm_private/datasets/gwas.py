@@ -1,7 +1,7 @@
-"""Simulated case-control GWAS data in the shape of paper 001 §5 (a stand-in for HAP-SAMPLE).
+"""Simulated case-control GWAS data in the shape of Yu et al. (2014) §5 (a stand-in for HAP-SAMPLE).
 
 HapMap / HAP-SAMPLE cannot be fetched here, so :func:`simulate_gwas` generates a seeded
-*synthetic* study: it imitates the features paper 001 relies on, not real genomes.
+*synthetic* study: it imitates the features Yu et al. (2014) relies on, not real genomes.
 
 * Minor-allele frequencies (MAF) ~ Uniform(0.05, 0.5), the common-SNP range of genotyping chips.
 * Linkage disequilibrium: each haplotype is a latent Gaussian chain along the chromosome,
@@ -11,11 +11,11 @@ HapMap / HAP-SAMPLE cannot be fetched here, so :func:`simulate_gwas` generates a
 * Genotype = number of minor alleles on two independent haplotypes, in {0, 1, 2}.
 * Disease: two causal SNPs X, Y (MAF ``causal_maf``, in different blocks) with the
   multiplicative odds model  P(D=1 | X, Y) / P(D=0 | X, Y) = ε₀ α^X β^Y δ^{XY},
-  ε₀ = 0.64, α = β = 0.91, δ = 2.73 (paper 001 §5, from Malaspinas & Uhler 2010).
+  ε₀ = 0.64, α = β = 0.91, δ = 2.73 (Yu et al. 2014, §5, from Malaspinas & Uhler 2010).
 * Case-control sampling: people are drawn from the population in batches until
   ``n_cases`` cases and ``n_controls`` controls are collected (retrospective design).
 
-:func:`chi2_screen` is the (non-private) first step of paper 001 §5: the 2 × 3 χ² test of each
+:func:`chi2_screen` is the (non-private) first step of Yu et al. (2014) §5: the 2 × 3 χ² test of each
 SNP against disease status.  :func:`interaction_design` builds the second step's features.
 """
 
@@ -29,7 +29,7 @@ from scipy import stats
 
 __all__ = ["PAPER_ODDS", "GwasData", "chi2_screen", "interaction_design", "simulate_gwas"]
 
-#: (ε₀, α, β, δ) of the multiplicative odds model in paper 001 §5.
+#: (ε₀, α, β, δ) of the multiplicative odds model in Yu et al. (2014) §5.
 PAPER_ODDS = (0.64, 0.91, 0.91, 2.73)
 
 
@@ -106,7 +106,7 @@ def chi2_screen(genotypes: np.ndarray, status: np.ndarray, top: int = 5) -> tupl
     """Indices of the ``top`` SNPs by the 2 × 3 χ² association statistic, and all statistics.
 
     Genotype classes absent in the sample are dropped from a SNP's table (as
-    ``scipy.stats.chi2_contingency`` would require).  Not private: paper 001 §5 screens openly.
+    ``scipy.stats.chi2_contingency`` would require).  Not private: Yu et al. (2014) §5 screens openly.
     """
     genotypes = np.asarray(genotypes)
     case = np.asarray(status) == 1

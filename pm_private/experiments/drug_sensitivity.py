@@ -1,4 +1,4 @@
-"""Private drug-sensitivity prediction: paper 004's experiment (Honkela et al. 2018, §4.5) in small.
+"""Private drug-sensitivity prediction: Honkela et al's (2018) experiment (Honkela et al. 2018, §4.5) in small.
 
 For each drug and Monte Carlo repeat, the cell lines with an observed response are split into
 100 test lines, ``n_public`` non-private lines and a pool of private lines, of which the first
@@ -7,7 +7,7 @@ For each drug and Monte Carlo repeat, the cell lines with an observed response a
 responses are centred with the public lines' mean.  σx and σy for bound tuning are the public
 lines' standard deviations.  Methods:
 
-* ``non-private LR``: paper 004's Bayesian model on exact statistics of public + private lines;
+* ``non-private LR``: Honkela et al's (2018) Bayesian model on exact statistics of public + private lines;
 * ``robust private LR``: clipped, Laplace-perturbed private statistics (split and bounds from
   :func:`pm_private.tune_release`, i.e. on synthetic data only) plus exact public statistics;
 * ``private LR (no projection)``: the same release with bounds at the public range of the data

@@ -1,12 +1,12 @@
 """AdaSSP: adaptive sufficient-statistics perturbation for linear regression (a point-estimate baseline).
 
 Wang (2018), "Revisiting differentially private linear regression: optimal and adaptive
-prediction & estimation in unbounded domain", UAI, Algorithm 2 (SPEC §1, "Peer baseline
+prediction & estimation in unbounded domain", UAI, Algorithm 2 ("Peer baseline
 AdaSSP").  It releases three things with the Gaussian mechanism, (ε/3, δ/3) each, and solves a
 ridge regression on them:
 
 1. projection (public bounds): every row with ‖xᵢ‖₂ > B_X is scaled onto the ball,
-   xᵢ ← xᵢ·B_X/‖xᵢ‖₂ (a **row-norm** bound, unlike paper 004's per-entry clipping), and
+   xᵢ ← xᵢ·B_X/‖xᵢ‖₂ (a **row-norm** bound, unlike Honkela et al's (2018) per-entry clipping), and
    yᵢ ← clip(yᵢ, −B_Y, B_Y);
 2. λ̃_min = max(0, λ_min(XᵀX) + σ_λ·Z − σ_λ·√log(6/δ)), Z ~ N(0, 1);
 3. λ = max(0, σ_XX·√(d·log(2d²/ρ)) − λ̃_min)  (post-processing: the ridge that covers the
@@ -42,12 +42,12 @@ query of ℓ2 sensitivity Δ is (ε′, δ′)-DP **if and only if**
 it (bisection, :func:`gaussian_noise_multiplier`).  It holds for every ε′ > 0, whereas the
 classic σ = Δ·√(2 ln(1.25/δ′))/ε′ (Dwork & Roth 2014, Thm A.1) is proven only for ε′ < 1.
 
-Deviations from SPEC §1 / Wang's constants, and why
+Deviations from Wang's constants, and why
 ---------------------------------------------------
 Wang's Algorithm 2 uses σ = s·B_X², s·B_X² and s·B_X·B_Y with s = √log(6/δ)/(ε/3), i.e. a
 multiplier √log(2/δ′)/ε′ on the add/remove-one sensitivities (B_X², B_X², B_X·B_Y).
 
-1. Neighbour relation.  pm_private's convention is replace-one (SPEC §0).  Under replace-one the
+1. Neighbour relation.  pm_private's convention is replace-one.  Under replace-one the
    sensitivities of XᵀX and Xᵀy are √2·B_X² and 2·B_X·B_Y (above), so with Wang's constants the
    XᵀX release would lose a factor √2 and the Xᵀy release a factor 2 of privacy.  pm_private
    uses the replace-one sensitivities.

@@ -1,5 +1,5 @@
 """Posterior-predictive helpers for linear models: predictions with credible intervals, ranking
-and Spearman evaluation (paper 004, Eq. 8: ŷ = (1/m) Σₖ xᵀβ⁽ᵏ⁾ over m posterior draws)."""
+and Spearman evaluation (Honkela et al. 2018, Eq. 8: ŷ = (1/m) Σₖ xᵀβ⁽ᵏ⁾ over m posterior draws)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def predict(posterior, X, *, var_name: str = "beta", interval: float = 0.9) -> p
 
 
 def spearman(y_true, y_pred) -> float:
-    """Spearman rank correlation between observed and predicted responses (paper 004's metric)."""
+    """Spearman rank correlation between observed and predicted responses (Honkela et al's (2018) metric)."""
     y_true, y_pred = np.asarray(y_true, float), np.asarray(y_pred, float)
     if y_true.shape != y_pred.shape or y_true.ndim != 1:
         raise ValueError(f"need two 1-D arrays of equal length, got {y_true.shape} and {y_pred.shape}")

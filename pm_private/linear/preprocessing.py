@@ -9,9 +9,9 @@ __all__ = ["preprocess"]
 
 
 def preprocess(X, *, center=None) -> np.ndarray:
-    """Subtract a **public** centre, then scale each row to unit L2 norm (paper 004).
+    """Subtract a **public** centre, then scale each row to unit L2 norm (Honkela et al. 2018).
 
-    Paper 004 removes each gene's mean over the data, ``x_ij := x_ij - mean_i(x_ij)``, then
+    Honkela et al. (2018) removes each gene's mean over the data, ``x_ij := x_ij - mean_i(x_ij)``, then
     normalises each cell line to ``||x_i||_2 = 1``.  The normalisation is a per-row map that
     depends on nothing but the row itself, so it is harmless under differential privacy (and it
     gives the public bound ``|x_ij| <= 1``).  Centring with the *private* column means is not: it

@@ -1,4 +1,4 @@
-"""Bayesian linear regression on (private) sufficient statistics inside PyMC (paper 004, Eq. 4.1).
+"""Bayesian linear regression on (private) sufficient statistics inside PyMC (Honkela et al. 2018, Eq. 4.1).
 
 For yᵢ | xᵢ ~ N(xᵢᵀβ, 1/λ) the log-likelihood of all n rows depends on the data only through
 Sxx, Sxy, Syy and n:
@@ -130,7 +130,7 @@ def regression_model(
     a0: float = 2.0,
     b0: float = 2.0,
 ) -> pm.Model:
-    """Paper 004's model on sufficient statistics: β ~ N(0, 1/λ₀ I), λ ~ Gamma(a, b),
+    """Honkela et al's (2018) model on sufficient statistics: β ~ N(0, 1/λ₀ I), λ ~ Gamma(a, b),
     λ₀ ~ Gamma(a₀, b₀) (shape-rate; the paper uses a = b = a₀ = b₀ = 2), likelihood
     :func:`SuffStatRegression` named ``likelihood``.
 

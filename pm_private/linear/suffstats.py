@@ -1,4 +1,4 @@
-"""Sufficient statistics of linear regression and their private release (paper 004, §Methods).
+"""Sufficient statistics of linear regression and their private release (Honkela et al. 2018, §Methods).
 
 For rows xᵢ ∈ ℝᵈ and responses yᵢ the statistics are Sxx = Σ xᵢxᵢᵀ, Sxy = Σ xᵢyᵢ,
 Syy = Σ yᵢ² and n; the Gaussian linear-regression likelihood depends on the data only
@@ -13,9 +13,9 @@ The noise scales are ℓ1 sensitivity / (pₖε) under replace-one neighbours: e
 xxᵀ lies in [−Bx², Bx²], so replacing one row moves each of the d(d+1)/2 released entries by at
 most 2Bx², the paper's d(d+1)Bx²; each xⱼy ∈ [−BxBy, BxBy] gives 2dBxBy; y² ∈ [0, By²] gives
 By².  The Sxx bound is valid but not tight: the exact worst case is d(d+1)Bx²/2 (a row on a
-corner of the box replaced by a zero row; tests/test_suffstats.py checks it exhaustively for
+corner of the box replaced by a zero row; the test suite checks it exhaustively for
 d ≤ 4), so the Sxx share is in fact (p₁ε/2)-DP.  pm_private keeps the paper's scale so that
-results match paper 004; the stated guarantee (ε-DP) is then conservative.
+results match Honkela et al. (2018); the stated guarantee (ε-DP) is then conservative.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ class SuffStats:
     """Sufficient statistics (Sxx, Sxy, Syy, n), exact or noisy, immutable.
 
     Statistics of disjoint sets of records add: ``public_stats + private_release`` combines
-    non-private and private rows as paper 004 does.  ``releases`` lists the private releases
+    non-private and private rows as Honkela et al. (2018) does.  ``releases`` lists the private releases
     the statistics contain (empty when exact); their noise scales are what a noise-aware model
     needs.  No raw rows are kept.
     """
@@ -200,7 +200,7 @@ def release_suff_stats(
     accountant: PrivacyAccountant | None = None,
     rng=None,
 ) -> SuffStats:
-    """ε-DP release of clipped sufficient statistics (paper 004, Eqs. 5–7; SPEC §1).
+    """ε-DP release of clipped sufficient statistics (Honkela et al. 2018, Eqs. 5–7).
 
     Privacy: ε-DP (pure) under replace-one neighbours (n is public), by sequential composition
     of three Laplace mechanisms with ε·split.  Public inputs: ``x_bound`` (Bx), ``y_bound`` (By),

@@ -1,4 +1,4 @@
-"""Choosing the budget split and clip bounds on auxiliary synthetic data (paper 004, §4.3).
+"""Choosing the budget split and clip bounds on auxiliary synthetic data (Honkela et al. 2018, §4.3).
 
 Honkela et al. (2018), Methods §4.3 "Robust private linear regression", pick the budget split
 (p₁, p₂, p₃) and the projection thresholds Bx = ωx·σx, By = ωy·σy (their Eqs. 11–12) by
@@ -295,7 +295,7 @@ def tune_release(
 ) -> TuneResult:
     """Budget split and clip bounds for :func:`release_suff_stats`, tuned on synthetic data.
 
-    Paper 004 (Honkela et al. 2018), Methods §4.3 and §4.5; SPEC §1.  **No private data is
+    Honkela et al. (2018), Methods §4.3 and §4.5.  **No private data is
     touched and no privacy budget is spent**: everything below runs on auxiliary data simulated
     from the model, and the only inputs are public (n, d, ε and the public scales).  The noise
     is therefore simulated with a seeded numpy generator (``rng``, default 0: reproducible);

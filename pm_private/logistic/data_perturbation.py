@@ -1,6 +1,6 @@
-"""Data-perturbation DP-ERM for logistic regression: a **comparison baseline** (paper 002, SPEC §6).
+"""Data-perturbation DP-ERM for logistic regression: a **comparison baseline** (Kang et al. 2020).
 
-Paper 002 (Kang et al. 2020) adds Gaussian noise to training records and runs minibatch SGD on
+Kang et al. (2020) (Kang et al. 2020) adds Gaussian noise to training records and runs minibatch SGD on
 them; its noise constants were lost in extraction, and its argument (a first-order Taylor
 expansion of the gradient in the noise, the same noise reused in every step, labels left
 clean) is not a proof.  This module keeps the scheme — Gaussian noise on the records that
@@ -24,7 +24,7 @@ public: C, b, T, η, μ, n.  The averaged iterate released is post-processing.  
 Gaussian sampling (Box–Muller on 53-bit uniforms) is not hardened against Mironov-type
 attacks; the noise never leaves the process except through the model.
 
-``influence_threshold`` reproduces paper 002's "performance improving" variant (Alg. 2):
+``influence_threshold`` reproduces Kang et al's (2020) "performance improving" variant (Alg. 2):
 records whose Koh–Liang influence ‖H⁻¹∇l(θ̂; uᵢ)‖₂ / n at a non-private fit θ̂ is below the
 threshold are used **without noise**.  This variant is **NOT differentially private**: an
 unnoised record enters the update exactly, and which records are unnoised is decided from the

@@ -1,6 +1,6 @@
-"""ε-DP elastic-net logistic regression by objective perturbation (paper 001, Alg. 1, Thm 3.1).
+"""ε-DP elastic-net logistic regression by objective perturbation (Yu et al. 2014, Alg. 1, Thm 3.1).
 
-The released coefficients minimise (paper 001 §2–§4, SPEC §4)
+The released coefficients minimise (Yu et al. 2014, §2–§4)
 
     L(θ) = (1/n) Σᵢ log(1 + exp(−yᵢ θᵀxᵢ)) + ½λ(1−α)‖θ‖² + λα‖θ‖₁ + (Δ/2)‖θ‖² + (φ/(εn)) bᵀθ
 
@@ -13,12 +13,12 @@ over θ ∈ ℝˢ, with yᵢ ∈ {−1, 1} and the public quantities
 * c = (κ² + 1)/4 (κ²/4 without intercept), the bound on the largest singular value of the
   per-record Hessian σ(1−σ)xxᵀ;
 * convex_min = c / (n(e^{ε/4} − 1)), the strong convexity Alg. 1 requires of the regulariser;
-* Δ = max{0, convex_min − λ(1−α)}, the extra ridge term of paper 001 Thm 2.1, added only
+* Δ = max{0, convex_min − λ(1−α)}, the extra ridge term of Yu et al. (2014) Thm 2.1, added only
   with ``too_weak="add_ridge"``; by default a too weak penalty is refused (ValueError);
 * b ~ B₁ (iid Laplace(0, 2), density ∝ exp(−‖b‖₁/2), the default and more accurate, §3.1)
   or B₂ (density ∝ exp(−‖b‖₂/2): uniform direction times a Gamma(s, 2) = χ²(2s) radius, Prop 1).
 
-Privacy (Thm 3.1, proof in paper 001 App. A.2): the output density ratio of two data sets that
+Privacy (Thm 3.1, proof in Yu et al. (2014) App. A.2): the output density ratio of two data sets that
 differ in one record is at most exp(κ_jε/φ)·(1 + c/(nλ'))² ≤ e^{ε/2}·e^{ε/2} = e^ε, where λ' is
 the regulariser's strong convexity λ(1−α) + Δ ≥ convex_min.  **ε-DP** under replace-one
 neighbours (bounded DP: n is public); κ, λ, α, the noise kind and n are public.  The ℓ1 term
@@ -26,12 +26,12 @@ is not differentiable; the proof covers it by the successive-approximation argum
 Smith & Thakurta (2012) that the paper cites.  The intercept is ridge-penalised (strong
 convexity needs it) but not ℓ1-penalised.
 
-Where this module departs from SPEC/paper, and why:
+Where this module departs from the paper, and why:
 
 * c = κ²/4, not κ²: the Hessian of the logistic loss is σ(1−σ)xxᵀ with σ(1−σ) ≤ 1/4, so its
   largest singular value is ≤ ‖x‖₂²/4 (Chaudhuri, Monteleoni & Sarwate 2011 use c = 1/4 for
-  ‖x‖ ≤ 1).  Paper 001 §4 bounds the nuclear norm of xxᵀ without the 1/4; that is valid but
-  four times more conservative.  tests/test_elastic_net.py checks the bound and its tightness.
+  ‖x‖ ≤ 1).  Yu et al. (2014) §4 bounds the nuclear norm of xxᵀ without the 1/4; that is valid but
+  four times more conservative.  The test suite checks the bound and its tightness.
 * The guarantee is for the exact minimiser.  The solver (:mod:`pm_private.logistic.proximal`) stops when
   the KKT residual is ≤ ``tol`` (default 1e-10) and raises otherwise, so nothing is released
   from an unconverged fit; the remaining float-level gap is not covered by the theorem.
@@ -67,7 +67,7 @@ __all__ = [
 
 #: Noise kinds of Alg. 1: "laplace" is B₁ (ℓ1 norm, rows clipped in ℓ1), "l2" is B₂ (ℓ2 norm).
 NOISE_KINDS = {"laplace": 1, "l2": 2}
-_NOISE_SCALE = 2.0  # densities ∝ exp(−‖b‖/2) in paper 001
+_NOISE_SCALE = 2.0  # densities ∝ exp(−‖b‖/2) in Yu et al. (2014)
 
 
 def check_noise(noise: str) -> int:
@@ -157,7 +157,7 @@ def check_penalty(lam, alpha) -> tuple[float, float]:
 
 
 class DPElasticNetLogisticRegression:
-    """ε-DP logistic regression with elastic-net penalty ½λ(1−α)‖θ‖² + λα‖θ‖₁ (paper 001 Alg. 1).
+    """ε-DP logistic regression with elastic-net penalty ½λ(1−α)‖θ‖² + λα‖θ‖₁ (Yu et al. 2014, Alg. 1).
 
     See the module docstring for the objective, the public constants and the privacy proof.
     ``fit`` is the release: ε-DP (pure) under replace-one neighbours, n public; κ

@@ -1,4 +1,4 @@
-"""Private choice of the elastic-net penalty by stability-based validation (paper 001 Thm 2.1).
+"""Private choice of the elastic-net penalty by stability-based validation (Yu et al. 2014, Thm 2.1).
 
 The data set is split at random (a public split of public sizes) into training T (n records)
 and validation V (m records).  For each candidate λᵢ of the public grid (k values, α fixed)
@@ -13,7 +13,7 @@ is drawn by the exponential mechanism, P(i) ∝ exp(ε_S qᵢ / (2Δq)), Δq = m
     β₁ = 2γκ / max(c*, c_min),   β₂ = κ(γ + φξ/(ε_T n)) / max(c*, c_min),
 
 γ = κ = the ℓ2 bound √(κ_x² + 1) of a design row (Lipschitz constants of l and h), and ξ with
-P(‖bᵢ‖₂ > ξ) ≤ δ/k.  Chaudhuri & Vinterbo (2013, Thm 1) with paper 001 Thm 2.1 give
+P(‖bᵢ‖₂ > ξ) ≤ δ/k.  Chaudhuri & Vinterbo (2013, Thm 1) with Yu et al. (2014) Thm 2.1 give
 
     **(ε_T + ε_S, δ)-DP** for the release (i*, θ_{i*}) under replace-one neighbours of the whole
     data set (the replaced record lies in T or in V; n, m public).  Public: κ, the λ grid, α,
@@ -21,7 +21,7 @@ P(‖bᵢ‖₂ > ξ) ≤ δ/k.  Chaudhuri & Vinterbo (2013, Thm 1) with paper 0
     bound over the k candidates).  Only θ_{i*} and i* are released: the validation scores are
     computed without noise and are **not** returned.
 
-Departures from paper 001, and why:
+Departures from Yu et al. (2014), and why:
 
 * ξ is the exact (1 − δ/k) quantile of Gamma(s, 2).  ‖B₂‖₂ ~ Gamma(s, 2) (Prop. 1) and
   ‖B₁‖₂ ≤ ‖B₁‖₁ ~ Gamma(s, 2), so it is valid for both and tighter than Prop. 2.  Prop. 3's

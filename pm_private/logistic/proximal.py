@@ -5,7 +5,7 @@ Each column k of the batch is the convex problem
     F_k(θ) = (1/n) Σᵢ log(1 + exp(−yᵢ xᵢᵀθ)) + ½ l2_k ‖θ‖² + l1_k Σ_{j ∈ J} |θⱼ| + g_kᵀθ,
 
 with yᵢ ∈ {−1, 1}, J the ℓ1-penalised coordinates (an intercept column is left out of J) and
-g_k a linear term (the objective-perturbation noise of paper 001, zero when non-private).
+g_k a linear term (the objective-perturbation noise of Yu et al. (2014), zero when non-private).
 The smooth part has gradient Lipschitz constant L_k = ‖X‖₂²/(4n) + l2_k, so FISTA with step
 1/L_k and the gradient-based adaptive restart of O'Donoghue & Candès (2015) converges
 linearly when l2_k > 0.  The prox of the ℓ1 term is soft thresholding.  Solving several

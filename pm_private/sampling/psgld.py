@@ -1,13 +1,12 @@
 """Preconditioned stochastic-gradient Langevin dynamics (pSGLD) as a PyMC step method.
 
-One update (Li, Chen, Carlson & Carin 2016, Alg. 1; paper 000 Alg. 4 with its line 8 corrected):
+One update (Li, Chen, Carlson & Carin 2016, Alg. 1; Nguyên & Hui (2017a) Alg. 4 with its line 8 corrected):
 
     V ← μ·V + (1 − μ)·ḡ⊙ḡ,    G = 1/(λ + √V),
     θ ← θ + (h_t/2)·G⊙ḡ + N(0, h_t·G),    h_t = a·(b + t)^(−τ),
 
-with ḡ an unbiased minibatch estimate of ∇log p(θ).  Paper 000 line 8 moves by h_t·G⊙ḡ with the
-same noise; that Langevin diffusion targets p², i.e. exp(2·εU/(2v)), twice the stated ε (SPEC §3;
-tests/test_psgld.py shows the variance coming out halved).
+with ḡ an unbiased minibatch estimate of ∇log p(θ).  Nguyên & Hui (2017a) line 8 moves by h_t·G⊙ḡ with the
+same noise; that Langevin diffusion targets p², i.e. exp(2·εU/(2v)), twice the stated ε (a test shows the variance coming out halved).
 
 Design choices:
 
@@ -67,7 +66,7 @@ from ..privacy.validation import check_positive
 
 __all__ = ["PSGLD"]
 
-#: Records per minibatch when ``batch_size`` is not given (paper 000 §6.2).
+#: Records per minibatch when ``batch_size`` is not given (Nguyên & Hui 2017a, §6.2).
 DEFAULT_BATCH_SIZE = 200
 
 
@@ -96,7 +95,7 @@ def _check_count(name: str, value, low: int, high: int | None = None) -> int:
 
 
 class PSGLD(ArrayStepShared):
-    """pSGLD step method (Li et al. 2016; paper 000 Alg. 4 with the drift (h/2)·G·ḡ).
+    """pSGLD step method (Li et al. 2016; Nguyên & Hui (2017a) Alg. 4 with the drift (h/2)·G·ḡ).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Sanitized-loss exponential mechanism (paper 000 §5, Alg. 3) as a term of a ``pm.Model``.
+"""Sanitized-loss exponential mechanism (Nguyên & Hui 2017a, §5, Alg. 3) as a term of a ``pm.Model``.
 
 For a per-record loss ℓ(f; dᵢ) ≥ 0 the utility is
 
@@ -44,7 +44,7 @@ from ..privacy.validation import check_epsilon, check_positive
 
 __all__ = ["SanitizedLoss", "logistic_loss", "sanitizer", "sanitized_loss", "sanitized_utility"]
 
-MECHANISM = "sanitized-loss exponential mechanism (Nguyên & Hui, paper 000 Alg. 3)"
+MECHANISM = "sanitized-loss exponential mechanism (Nguyên & Hui, Nguyên & Hui (2017a) Alg. 3)"
 LABEL = "approximate (MCMC)"
 
 
@@ -82,7 +82,7 @@ def sanitizer(x, v):
 
 
 def logistic_loss(f, X, y):
-    """ℓ_LR(yᵢ·xᵢᵀf) = log(1 + exp(−yᵢ·xᵢᵀf)) per record, labels yᵢ ∈ {−1, +1} (paper 000 Eq. 3)."""
+    """ℓ_LR(yᵢ·xᵢᵀf) = log(1 + exp(−yᵢ·xᵢᵀf)) per record, labels yᵢ ∈ {−1, +1} (Nguyên & Hui 2017a, Eq. 3)."""
     return pt.softplus(-pt.as_tensor(y) * (pt.as_tensor(X) @ f))
 
 
@@ -140,7 +140,7 @@ def sanitized_loss(
     accountant: PrivacyAccountant | None = None,
     model: pm.Model | None = None,
 ) -> SanitizedLoss:
-    """Add ε/(2v)·U(f; D) (paper 000 Alg. 3) to the model as ``pm.Potential(name, ...)``.
+    """Add ε/(2v)·U(f; D) (Nguyên & Hui 2017a, Alg. 3) to the model as ``pm.Potential(name, ...)``.
 
     Parameters
     ----------

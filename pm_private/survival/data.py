@@ -1,4 +1,4 @@
-"""Survival data preparation with public bounds (SPEC §0, §2, §3).
+"""Survival data preparation with public bounds.
 
 Every bound here is a **public input**: the time horizon that scales times into [0, 1], the
 covariate norm bound and the centre.  None is computed from the data, because a maximum, a mean
@@ -67,7 +67,7 @@ def scale_times(time, *, horizon: float, floor: float = 0.0) -> np.ndarray:
     """Times divided by the public ``horizon`` and raised to ``floor``: values in [floor, 1].
 
     Times above the horizon raise ValueError (censor them first with :func:`censor_at_horizon`
-    if that is the intended design).  Paper 003 needs times in [e^(−ω), 1]: pass
+    if that is the intended design).  Nguyên & Hui (2017b) needs times in [e^(−ω), 1]: pass
     ``floor=np.exp(-omega)``; raising the shortest times to the floor is a projection onto the
     public domain, not a data-dependent step.
     """
@@ -93,7 +93,7 @@ def interval_index(t_scaled, q: int) -> np.ndarray:
     """Interval of each scaled time in [0, 1] cut into ``q`` equal intervals, as 0 … q−1.
 
     Interval s (0-based) is (s/q, (s+1)/q]; t = 0 belongs to interval 0.  A record with index s
-    was at risk in intervals 0 … s and had its event (or censoring) in interval s (SPEC §3).
+    was at risk in intervals 0 … s and had its event (or censoring) in interval s.
     """
     if int(q) != q or q < 1:
         raise ValueError(f"q must be a positive integer, got {q!r}")
@@ -107,7 +107,7 @@ def interval_index(t_scaled, q: int) -> np.ndarray:
 
 
 def scale_covariates(X, *, bound, center=None) -> np.ndarray:
-    """Rows (xᵢ − center)/bound, each projected into the unit ball: ‖xᵢ‖₂ ≤ 1 (SPEC §3).
+    """Rows (xᵢ − center)/bound, each projected into the unit ball: ‖xᵢ‖₂ ≤ 1.
 
     ``bound`` (a number, or one per column) and ``center`` (default zero) are public.  Rows whose
     norm exceeds 1 after scaling are shrunk to norm 1 (projection onto the ball), so no record

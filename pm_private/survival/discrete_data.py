@@ -1,4 +1,4 @@
-"""Discrete-time hazard regression (paper 000 §2.2–3.3, SPEC §3) in PyTensor, NumPy and PyMC.
+"""Discrete-time hazard regression (Nguyên & Hui 2017a, §2.2–3.3) in PyTensor, NumPy and PyMC.
 
 Time [0, 1] is cut into q intervals s = 0 … q−1, s = (s/q, (s+1)/q]; record i has covariates xᵢ,
 the interval kᵢ in which it died (δᵢ = 1) or was censored (δᵢ = 0), and was at risk in
@@ -6,7 +6,7 @@ intervals 0 … kᵢ.  With a link g ∈ {logit, cloglog, probit} the hazard in 
 
     g(h_is) = z_is = γ_s + xᵢᵀβ,     γ_s = A_s α   (A = spline basis at the intervals, (q, e)),
 
-and the per-record loss (negative log-likelihood, paper 000 Eq. 3 for the logit link) is
+and the per-record loss (negative log-likelihood, Nguyên & Hui (2017a) Eq. 3 for the logit link) is
 
     ℓ(f; dᵢ) = Σ_{s<kᵢ} c(z_is) + δᵢ a(z_ik) + (1 − δᵢ) c(z_ik),   f = (α, β),
     a(z) = −log h(z),  c(z) = −log(1 − h(z))    (logit: a(z) = log(1 + e^(−z)), c(z) = log(1 + e^z)).

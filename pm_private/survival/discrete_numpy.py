@@ -132,7 +132,7 @@ def fit_discrete_time(
     gtol: float = 1e-9,
     max_iter: int = 100,
 ) -> FitResult:
-    """Minimise J(f) = (1/n)Σᵢ ℓ(f; dᵢ) + (l2/2)‖f‖² + ⟨linear, f⟩/n (paper 000 Eq. 5, Alg. 1–2).
+    """Minimise J(f) = (1/n)Σᵢ ℓ(f; dᵢ) + (l2/2)‖f‖² + ⟨linear, f⟩/n (Nguyên & Hui 2017a, Eq. 5, Alg. 1–2).
 
     l2 = 0 and linear = None give the maximum-likelihood estimate.  Newton's method with the exact
     Hessian and backtracking line search instead of the paper's BFGS: the minimiser is the same

@@ -1,4 +1,4 @@
-"""Private discrete-time survival regression by perturbation (paper 000 §4, SPEC §3).
+"""Private discrete-time survival regression by perturbation (Nguyên & Hui 2017a, §4).
 
 Both mechanisms fit the logit-link discrete-time hazard model of :mod:`.discrete_time` with the
 natural-spline baseline, J(f) = (1/n)Σᵢ ℓ(f; dᵢ) + (Λ/2)‖f‖², f = (α, β), and release f.
@@ -6,7 +6,7 @@ natural-spline baseline, J(f) = (1/n)Σᵢ ℓ(f; dᵢ) + (Λ/2)‖f‖², f = (
 Privacy: ε-DP under **replace-one** neighbours (n public).  Public inputs: n, q (intervals),
 e (knots) and hence the basis A, the covariate bound ‖xᵢ‖ ≤ 1 (rows must already be projected,
 e.g. with :func:`pm_private.survival.data.scale_covariates`), times scaled into [0, 1] with a
-public horizon, and Λ.  Both rest on Lemma 4.2 of paper 000: for any f and any two records,
+public horizon, and Λ.  Both rest on Lemma 4.2 of Nguyên & Hui (2017a): for any f and any two records,
 
     ‖∇ℓ(f; d) − ∇ℓ(f; d′)‖ ≤ L = Σ_s √(4 + ‖A_s‖²) + max_s √(4‖A_s‖² + 4).
 
@@ -16,7 +16,7 @@ public horizon, and Λ.  Both rest on Lemma 4.2 of paper 000: for any f and any 
   argmin J(f) + ⟨b, f⟩/n + (Δ/2)‖f‖², where ε′ = ε − ε_J(Λ + Δ) pays for the Jacobian of the
   map f ↦ b and Δ ≥ 0 (found by bisection) keeps ε′ ≥ ε/2.
 
-Correction to paper 000's proof of Theorem 4.4 (and to SPEC §3's ε′).  The Jacobian of
+Correction to Nguyên & Hui's (2017a) proof of Theorem 4.4.  The Jacobian of
 f ↦ b on D is −(B + Hₙ), on D′ −(B + Hₙ′), with B ⪰ n(Λ+Δ)I the part shared by both and
 Hₙ = Σ_{s≤kₙ} c_s xˢxˢᵀ, 0 ≤ c_s ≤ ¼, the Hessian of the replaced record's loss.  Because
 Hₙ′ ⪰ 0,
@@ -29,7 +29,7 @@ and the same with D, D′ swapped.  The paper bounds the rank-one term's eigenva
 
     ε_J(λ) = Σ_s log(1 + (‖A_s‖² + 1)/(4nλ))     (paper: 2 Σ_s log(1 + √(‖A_s‖² + 1)/(4nλ))).
 
-It is attained for q = 1 (tests/test_discrete_private.py).  Term by term it is below the
+It is attained for q = 1 (checked by the test suite).  Term by term it is below the
 paper's wherever a = ‖A_s‖² + 1 ≤ 4 (1 + a·x ≤ (1 + √a·x)²), which holds for every interval
 when e ≤ 4; for the bases used here (q = 200, e ≤ 8) even the totals stay below the paper's, so
 the paper's ε′ is conservative in practice although its proof step is wrong.
@@ -186,7 +186,7 @@ def output_perturbation(
     accountant: PrivacyAccountant | None = None,
     rng=None,
 ) -> DiscreteTimeRelease:
-    """Ext-Out-Pert (paper 000 Alg. 1): f* = argmin J(f), released as f* + b, ε-DP.
+    """Ext-Out-Pert (Nguyên & Hui 2017a, Alg. 1): f* = argmin J(f), released as f* + b, ε-DP.
 
     Privacy: ε-DP (pure) under replace-one neighbours for the secure default ``rng=None``, up to
     the floating-point caveats in the module docstring.  Public inputs: q, e, covariate bound 1,
@@ -212,7 +212,7 @@ def output_perturbation(
         noise = l2_gamma_vector(data.dim, t / epsilon, source)
         return DiscreteTimeRelease(
             f=fit.f + noise,
-            mechanism="Ext-Out-Pert (paper 000 Alg. 1)",
+            mechanism="Ext-Out-Pert (Nguyên & Hui 2017a, Alg. 1)",
             epsilon=epsilon,
             noise_epsilon=epsilon,
             sensitivity=t,
@@ -240,7 +240,7 @@ def objective_perturbation(
     accountant: PrivacyAccountant | None = None,
     rng=None,
 ) -> DiscreteTimeRelease:
-    """Ext-Obj-Pert (paper 000 Alg. 2): argmin J(f) + ⟨b, f⟩/n + (Δ/2)‖f‖², ε-DP.
+    """Ext-Obj-Pert (Nguyên & Hui 2017a, Alg. 2): argmin J(f) + ⟨b, f⟩/n + (Δ/2)‖f‖², ε-DP.
 
     Privacy: ε-DP (pure) under replace-one neighbours for the secure default ``rng=None`` and an
     exact minimiser (module docstring).  Public inputs: q, e, covariate bound 1,
@@ -260,7 +260,7 @@ def objective_perturbation(
             raise RuntimeError(f"the minimiser did not converge (‖∇J‖ = {fit.grad_norm:.3g}); nothing was released")
         return DiscreteTimeRelease(
             f=fit.f,
-            mechanism="Ext-Obj-Pert (paper 000 Alg. 2)",
+            mechanism="Ext-Obj-Pert (Nguyên & Hui 2017a, Alg. 2)",
             epsilon=epsilon,
             noise_epsilon=noise_epsilon,
             sensitivity=L,

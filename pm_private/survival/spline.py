@@ -1,4 +1,4 @@
-"""Natural cubic spline baseline of the discrete-time hazard model (paper 000 §3.2, SPEC §3).
+"""Natural cubic spline baseline of the discrete-time hazard model (Nguyên & Hui 2017a, §3.2).
 
 With e knots 0 = k₁ < … < k_e = 1 equally spaced, the truncated-power basis of a natural cubic
 spline (Hastie, Tibshirani & Friedman 2009, Eq. 5.4–5.5) is
@@ -11,7 +11,7 @@ interval: row s of :func:`interval_basis` is A_s, evaluated at the **midpoint** 
 interval s = (s/q, (s+1)/q] (0-based, as :func:`pm_private.survival.data.interval_index`).
 The paper leaves the evaluation point of "A_s at interval s" open; the midpoint is the interval's
 representative time (and t = 0, where all but b₁ vanish, is never used).  The sensitivity
-bounds of paper 000 use only the norms ‖A_s‖ (each bⱼ lies in [0, 1] on [0, 1]; for q = 200,
+bounds of Nguyên & Hui (2017a) use only the norms ‖A_s‖ (each bⱼ lies in [0, 1] on [0, 1]; for q = 200,
 max ‖A_s‖ = 1.60 with e = 3).  The basis depends on (q, e) only: it is public.
 """
 

@@ -1,9 +1,9 @@
-"""Censored Weibull survival (paper 003, §III; SPEC §2): PyMC likelihood, fast MLE, generator.
+"""Censored Weibull survival (Nguyên & Hui 2017b, §III): PyMC likelihood, fast MLE, generator.
 
 Data are (tᵢ, dᵢ) with dᵢ = 1 for an observed event and 0 for right-censoring.  With shape p and
 scale λ, S(t) = exp(−(t/λ)^p) and h(t) = p t^(p−1)/λ^p, so the log-likelihood is
 
-    ℓ(p, λ) = Σ dᵢ (ln p + (p−1) ln tᵢ − p ln λ) − (tᵢ/λ)^p          (paper 003, §III)
+    ℓ(p, λ) = Σ dᵢ (ln p + (p−1) ln tᵢ − p ln λ) − (tᵢ/λ)^p          (Nguyên & Hui 2017b, §III)
 
 i.e. log-density for events and log-survival for censored records, the same as
 ``pm.Censored(pm.Weibull(alpha=p, beta=λ), upper=c)`` with cᵢ = tᵢ for censored records.

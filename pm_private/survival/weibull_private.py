@@ -1,5 +1,5 @@
 """Private Weibull parameters: LSP for the shape, TLL for the scale, and two baselines
-(paper 003, §IV–§VI; SPEC §2).
+(Nguyên & Hui 2017b, §IV–§VI).
 
 Setting.  Records (tᵢ, dᵢ); times are divided by the public ``horizon`` and raised to the public
 floor e^(−ω) (:func:`pm_private.survival.data.scale_times`), so tᵢ ∈ [e^(−ω), 1] and
@@ -15,7 +15,7 @@ so (4) reads f = g; f is non-decreasing in p, g decreasing.  Rung k is S⁽ᵏ�
 (γ when the set is empty), l⁽ᴷ⁺¹⁾ = 0, u⁽ᴷ⁺¹⁾ = γ; the level i = [l⁽ⁱ⁾, l⁽ⁱ⁻¹⁾) ∪ (u⁽ⁱ⁻¹⁾, u⁽ⁱ⁾]
 has weight length·exp(−iε/4) (Alg. 2, exponential mechanism with ε/2 and utility sensitivity 1).
 
-Corrections to the transcribed bounds (paper §IV-A1), decided by tests/test_weibull_private.py:
+Corrections to the transcribed bounds (paper §IV-A1), decided by property tests:
 
 * The proof (Thm. 1, Lemma 3) needs the ladder constraint S⁽ᵏ⁾(D) ⊂ S⁽ᵏ⁺¹⁾(D′).  It holds for the
   first-crossing definitions above whenever each bound is valid over all data sets within
@@ -262,7 +262,7 @@ def weibull_private(
     accountant: PrivacyAccountant | None = None,
     rng=None,
 ) -> WeibullRelease:
-    """ε-DP Weibull (p, λ) by LSP (ε/2) and TLL (ε/2) (paper 003, Alg. 1–3; SPEC §2).
+    """ε-DP Weibull (p, λ) by LSP (ε/2) and TLL (ε/2) (Nguyên & Hui 2017b, Alg. 1–3).
 
     Privacy: pure ε-DP under replace-one neighbours by sequential composition of the
     exponential mechanism over the ladder (ε/2; utility sensitivity 1 by the ladder constraint,
@@ -289,7 +289,7 @@ def weibull_private(
             epsilon=epsilon,
             epsilon_shape=epsilon / 2,
             epsilon_scale=events.epsilon + powers.epsilon,
-            mechanism="LSP + TLL (Nguyên & Hui, paper 003)",
+            mechanism="LSP + TLL (Nguyên & Hui, Nguyên & Hui (2017b))",
             horizon=float(horizon),
             omega=omega,
             gamma=gamma,
@@ -323,7 +323,7 @@ def weibull_laplace(
     accountant: PrivacyAccountant | None = None,
     rng=None,
 ) -> WeibullRelease:
-    """Baseline (paper 003, §VI-A): Laplace mechanism on the MLE p and λ/horizon, each clipped
+    """Baseline (Nguyên & Hui 2017b, §VI-A): Laplace mechanism on the MLE p and λ/horizon, each clipped
     to [0, γ] (global sensitivity γ) and released with ε/2, i.e. Laplace(2γ/ε).
 
     Privacy: ε-DP, replace-one, by composition of two Laplace mechanisms.  Public: horizon, ω,
@@ -362,7 +362,7 @@ def weibull_sample_aggregate(
     accountant: PrivacyAccountant | None = None,
     rng=None,
 ) -> WeibullRelease:
-    """Baseline (paper 003, §VI-A; Smith 2008): sample-and-aggregate.
+    """Baseline (Nguyên & Hui 2017b, §VI-A; Smith 2008): sample-and-aggregate.
 
     The records are randomly partitioned (a permutation drawn from the noise source, independent
     of the data) into m = max(1, round(n/subset_size)) subsets of ⌊n/m⌋ records (the n mod m left
