@@ -12,13 +12,13 @@ from sklearn.linear_model import LogisticRegression
 from pm_private.privacy.accounting import BudgetExceededError, PrivacyAccountant
 from pm_private.logistic.elastic_net import (
     DPElasticNetLogisticRegression,
-    clip_rows,
     convex_min,
     design_bounds,
     perturbation_noise,
     prepare_design,
 )
 from pm_private.privacy.noise import as_noise_source
+from pm_private.privacy.primitives import project_rows
 from pm_private.logistic.proximal import ConvergenceError, kkt_residual, logistic_objective, solve_elastic_net_logistic
 
 
@@ -279,8 +279,8 @@ def test_too_weak_penalty_raises_or_adds_ridge():
 
 def test_rows_are_clipped_to_public_bound():
     X = np.array([[3.0, 4.0], [0.1, 0.2]])
-    np.testing.assert_allclose(np.linalg.norm(clip_rows(X, 1.0, 2), axis=1), [1.0, math.hypot(0.1, 0.2)])
-    np.testing.assert_allclose(np.abs(clip_rows(X, 1.0, 1)).sum(axis=1), [1.0, 0.3])
+    np.testing.assert_allclose(np.linalg.norm(project_rows(X, 1.0, 2), axis=1), [1.0, math.hypot(0.1, 0.2)])
+    np.testing.assert_allclose(np.abs(project_rows(X, 1.0, 1)).sum(axis=1), [1.0, 0.3])
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@
 from .._lazy import attach
 
 _NAMES = {
-    "ReleaseInfo": ".suffstats",
+    "SuffStatsRelease": ".suffstats",
     "SuffStats": ".suffstats",
     "suff_stats": ".suffstats",
     "release_suff_stats": ".suffstats",
@@ -19,12 +19,9 @@ _NAMES = {
     "predict": ".prediction",
     "rank_by_prediction": ".prediction",
     "spearman": ".prediction",
-    "AdaSSPResult": ".adassp",
+    "AdaSSPRelease": ".adassp",
     "adassp": ".adassp",
     "adassp_sensitivities": ".adassp",
-    "gaussian_delta": ".adassp",
-    "gaussian_noise_multiplier": ".adassp",
-    "project_rows": ".adassp",
     "preprocess": ".preprocessing",
 }
 

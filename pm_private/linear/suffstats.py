@@ -22,44 +22,48 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from ..privacy.accounting import REPLACE_ONE, PrivacyAccountant, charge
-from ..privacy.noise import as_noise_source, laplace_mechanism
+from ..privacy.accounting import PrivacyAccountant, charge
+from ..privacy.noise import as_noise_source
+from ..privacy.primitives import laplace_mechanism
+from ..privacy.release import Release, constant, output, public
 from ..privacy.validation import as_matrix, as_vector, check_epsilon, check_positive, raise_non_finite
 
-__all__ = ["ReleaseInfo", "SuffStats", "suff_stats", "release_suff_stats", "sensitivities"]
+__all__ = ["MECHANISM", "SuffStatsRelease", "SuffStats", "suff_stats", "release_suff_stats", "sensitivities"]
 
 # Rows per chunk are chosen so that one chunk holds about this many float64 values (512 KiB, in L2 cache):
 # clipping works in cache and peak extra memory stays bounded (one chunk per thread) whatever n is.
 _CHUNK_VALUES = 1 << 16
 
 
-@dataclass(frozen=True)
-class ReleaseInfo:
+#: Mechanism name of :func:`release_suff_stats` (result and ledger entry).
+MECHANISM = "Laplace sufficient statistics (Honkela et al. 2018)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SuffStatsRelease(Release):
     """What one private release of sufficient statistics assumed and added.
 
     ``epsilon`` is the total; ``epsilon_parts`` the per-statistic ε (pₖε) and
     ``epsilon_certified`` what the noise sampler certifies for them (OpenDP's privacy map;
     equal to ``epsilon_parts`` up to rounding).  ``noise_scales`` are Δₖ/(pₖε), enlarged by a
     relative 2e-9 with secure noise to cover OpenDP's rounding to its grid.  ``private`` is False when a seeded generator
-    drew the noise: such a result is for testing only.
+    drew the noise: such a result is for testing only.  The noisy statistics themselves are in
+    the :class:`SuffStats` that carries this record.
     """
 
-    epsilon: float
-    split: tuple[float, float, float]
-    x_bound: float
-    y_bound: float
-    sensitivities: tuple[float, float, float]
-    noise_scales: tuple[float, float, float]
-    epsilon_parts: tuple[float, float, float]
-    epsilon_certified: tuple[float, float, float]
-    n: int
-    private: bool
-    neighbours: str = REPLACE_ONE
-    mechanism: str = "clipped Laplace sufficient statistics (Honkela et al. 2018)"
+    split: tuple[float, float, float] = public()
+    x_bound: float = public()
+    y_bound: float = public()
+    sensitivities: tuple[float, float, float] = public()
+    noise_scales: tuple[float, float, float] = public()
+    epsilon_parts: tuple[float, float, float] = public()
+    epsilon_certified: tuple[float, float, float] = public()
+    n: int = public()
+    mechanism: str = constant(default=MECHANISM)
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,11 +76,11 @@ class SuffStats:
     needs.  No raw rows are kept.
     """
 
-    xx: np.ndarray
-    xy: np.ndarray
-    yy: float
-    n: int
-    releases: tuple[ReleaseInfo, ...] = field(default=())
+    xx: np.ndarray = output()
+    xy: np.ndarray = output()
+    yy: float = output()
+    n: int = public()
+    releases: tuple[SuffStatsRelease, ...] = public(default=())
 
     def __post_init__(self):
         xx = np.array(self.xx, dtype=np.float64)
@@ -242,7 +246,7 @@ def release_suff_stats(
 
     sens = sensitivities(d, x_bound, y_bound)
     eps_parts = tuple(p * epsilon for p in split)
-    with charge(accountant, "release_suff_stats", epsilon, label=f"n={n}, d={d}"):
+    with charge(accountant, MECHANISM, epsilon, label=f"n={n}, d={d}"):
         xx, xy, yy = _accumulate(X, y, x_bound, y_bound)
         upper = np.triu_indices(d)
         parts = [
@@ -252,7 +256,7 @@ def release_suff_stats(
         xx = np.zeros((d, d))
         xx[upper] = parts[0].values
         xx = xx + np.triu(xx, 1).T
-        info = ReleaseInfo(
+        info = SuffStatsRelease(
             epsilon=epsilon,
             split=split,
             x_bound=x_bound,

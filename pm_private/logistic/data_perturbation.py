@@ -42,19 +42,26 @@ import dp_accounting
 import numpy as np
 from scipy.special import expit
 
-from ..privacy.accounting import REPLACE_ONE, charge
-from .elastic_net import clip_rows, to_signed_labels
+from ..privacy.accounting import charge
+from .elastic_net import to_signed_labels
 from ..privacy.noise import as_noise_source
+from ..privacy.primitives import project_rows
+from ..privacy.release import Release, constant, output, public
 from .proximal import solve_elastic_net_logistic
 from ..privacy.validation import as_matrix, check_delta, check_epsilon, check_finite_rows, check_positive
 
 __all__ = [
-    "DataPerturbationResult",
+    "MECHANISM",
+    "DataPerturbationRelease",
     "accounted_epsilon",
     "calibrate_noise_multiplier",
     "data_perturbation_sgd",
     "perturbed_batch",
 ]
+
+
+#: Mechanism name of :func:`data_perturbation_sgd` (result and ledger entry).
+MECHANISM = "record-perturbation minibatch SGD (baseline after Kang et al. 2020)"
 
 
 def _event(noise_multiplier: float, n: int, batch_size: int, steps: int) -> dp_accounting.DpEvent:
@@ -97,23 +104,22 @@ def calibrate_noise_multiplier(*, epsilon: float, delta: float, n: int, batch_si
     return float(z)
 
 
-@dataclass(frozen=True)
-class DataPerturbationResult:
-    """Coefficients and what was assumed and added; ``private`` is False for seeded or thresholded runs."""
+@dataclass(frozen=True, eq=False, kw_only=True)
+class DataPerturbationRelease(Release):
+    """Coefficients and what was assumed and added; ``private`` is False for seeded or thresholded runs.
 
-    coef: np.ndarray
-    intercept: float
-    epsilon: float
-    delta: float
-    noise_multiplier: float
-    noise_std: float
-    sensitivity: float
-    steps: int
-    batch_size: int
-    noised_fraction: float
-    private: bool
-    neighbours: str = REPLACE_ONE
-    mechanism: str = "record perturbation + minibatch SGD (baseline after Kang et al. 2020)"
+    With ``influence_threshold`` the run is not DP (``private=False``, see the module docstring);
+    which records went unnoised is decided on the private data and is not reported.
+    """
+
+    coef: np.ndarray = output()
+    intercept: float = output()
+    noise_multiplier: float = public()
+    noise_std: float = public()
+    sensitivity: float = public()
+    steps: int = public()
+    batch_size: int = public()
+    mechanism: str = constant(default=MECHANISM)
 
     def decision_function(self, X) -> np.ndarray:
         """θᵀx + intercept (rows are not clipped: prediction is post-processing)."""
@@ -161,7 +167,7 @@ def data_perturbation_sgd(
     influence_threshold: float | None = None,
     accountant=None,
     rng=None,
-) -> DataPerturbationResult:
+) -> DataPerturbationRelease:
     """(ε, δ)-DP logistic regression by per-step Gaussian record perturbation (module docstring).
 
     Runs T = ⌈epochs·n/b⌉ steps with η_t = learning_rate/√(t+1) and returns the average of the
@@ -185,7 +191,7 @@ def data_perturbation_sgd(
         influence_threshold = check_positive("influence_threshold", influence_threshold)
     batch_size = int(batch_size)
     steps = math.ceil(epochs * n / batch_size)
-    records = clip_rows(X, bound, 2)
+    records = project_rows(X, bound, 2)
     radius = bound
     if fit_intercept:
         records = np.hstack([records, np.ones((n, 1))])
@@ -198,7 +204,7 @@ def data_perturbation_sgd(
     source = as_noise_source(rng)
 
     label = "data-perturbation baseline" + ("" if influence_threshold is None else " (influence-thresholded: NOT DP)")
-    with charge(accountant, "record-perturbation SGD", epsilon, delta, label=label):
+    with charge(accountant, MECHANISM, epsilon, delta, label=label):
         theta = np.zeros(records.shape[1])
         average = np.zeros_like(theta)
         burn_in = steps // 2
@@ -210,7 +216,7 @@ def data_perturbation_sgd(
                 average += (theta - average) / (t - burn_in + 1)
 
     coef, intercept = (average[:-1], float(average[-1])) if fit_intercept else (average, 0.0)
-    return DataPerturbationResult(
+    return DataPerturbationRelease(
         coef=coef,
         intercept=intercept,
         epsilon=epsilon,
@@ -220,6 +226,5 @@ def data_perturbation_sgd(
         sensitivity=sensitivity,
         steps=steps,
         batch_size=batch_size,
-        noised_fraction=float(noised.mean()),
         private=source.secure and influence_threshold is None,
     )

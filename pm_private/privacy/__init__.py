@@ -1,4 +1,5 @@
-"""General differential-privacy building blocks: accounting, secure noise, input validation."""
+"""General differential-privacy building blocks: accounting, randomness, primitives (Laplace,
+Gaussian calibration, exponential mechanism, row projection), validation and the release protocol."""
 
 from .._lazy import attach
 
@@ -10,7 +11,16 @@ _NAMES = {
     "charge": ".accounting",
     "NoiseSource": ".noise",
     "as_noise_source": ".noise",
-    "laplace_mechanism": ".noise",
+    "LaplaceRelease": ".primitives",
+    "exponential_mechanism": ".primitives",
+    "gaussian_delta": ".primitives",
+    "gaussian_noise_multiplier": ".primitives",
+    "laplace_mechanism": ".primitives",
+    "project_rows": ".primitives",
+    "ConvergenceError": ".release",
+    "Release": ".release",
+    "field_kinds": ".release",
+    "release_guard": ".release",
     "laplace_vector": ".noise",
     "l2_gamma_vector": ".noise",
     "check_epsilon": ".validation",
@@ -19,6 +29,7 @@ _NAMES = {
     "as_matrix": ".validation",
     "as_vector": ".validation",
     "check_finite_rows": ".validation",
+    "check_count": ".validation",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)

@@ -18,6 +18,7 @@ _NAMES = {
     "weibull_logp": ".weibull",
     "weibull_mle": ".weibull",
     "weibull_model": ".weibull",
+    "WeibullLSP": ".weibull_private",
     "WeibullRelease": ".weibull_private",
     "lsp_ladder": ".weibull_private",
     "weibull_private": ".weibull_private",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..privacy.primitives import project_rows
 from ..privacy.validation import as_matrix, check_finite_rows, check_positive
 
 __all__ = [
@@ -121,9 +122,7 @@ def scale_covariates(X, *, bound, center=None) -> np.ndarray:
     if (bound <= 0).any():
         raise ValueError(f"bound must be > 0, got {bound}")
     center = np.zeros(d) if center is None else _public_vector("center", center, d)
-    Z = (X - center) / bound
-    norms = np.linalg.norm(Z, axis=1, keepdims=True)
-    return Z / np.maximum(norms, 1.0)
+    return project_rows((X - center) / bound, 1.0)
 
 
 def _public_vector(name: str, value, d: int) -> np.ndarray:

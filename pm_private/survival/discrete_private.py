@@ -37,7 +37,11 @@ the paper's ε′ is conservative in practice although its proof step is wrong.
 Residual risks (the guarantees are those of the idealised real-valued mechanisms):
 
 * the minimisers are computed to ‖∇J‖ ≤ 1e-9 (Newton), which moves f by at most 1e-9/(Λ + Δ),
-  many orders below the noise; the result records ‖∇J‖;
+  many orders below the noise.  Nothing about the solve (‖∇J‖, iterations, objective) is
+  released: computed on the private data before or without the noise, such metadata tells
+  neighbours apart.  If Newton's method does not converge, ConvergenceError is raised **after**
+  ε is charged (budget reservation): the failure depends on the data and must not be
+  retriable for free;
 * Ext-Out-Pert adds float noise to a float f* (the least-significant-bit issue of naive Laplace
   noise, Mironov 2012), and :func:`pm_private.privacy.noise.l2_gamma_vector`'s radius is a sum of
   exponentials cut at 37.4 each (no uniform below 2⁻⁵⁴): a δ of about (e + d)·2⁻⁵³ ≈ 1e-15,
@@ -50,13 +54,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..privacy.accounting import REPLACE_ONE, PrivacyAccountant, charge
+from ..privacy.accounting import PrivacyAccountant
 from ..privacy.noise import as_noise_source, l2_gamma_vector
+from ..privacy.primitives import project_rows
+from ..privacy.release import ConvergenceError, Release, constant, output, public, release_guard
 from ..privacy.validation import as_matrix, check_epsilon, check_positive
 from .discrete_data import DiscreteTimeData
 from .discrete_numpy import fit_discrete_time
 
 __all__ = [
+    "OUTPUT_PERTURBATION",
+    "OBJECTIVE_PERTURBATION",
     "DiscreteTimeRelease",
     "gradient_sensitivity",
     "output_sensitivity",
@@ -66,39 +74,37 @@ __all__ = [
     "objective_perturbation",
 ]
 
+#: Mechanism names of :func:`output_perturbation` and :func:`objective_perturbation`.
+OUTPUT_PERTURBATION = "Ext-Out-Pert discrete-time survival (Nguyên & Hui 2017a, Alg. 1)"
+OBJECTIVE_PERTURBATION = "Ext-Obj-Pert discrete-time survival (Nguyên & Hui 2017a, Alg. 2)"
+
 # Rows with 1 < ‖x‖ ≤ 1 + this are taken as rounding of a projection and scaled back onto the ball.
 _NORM_ROUNDING = 1e-12
 
 
-@dataclass(frozen=True)
-class DiscreteTimeRelease:
+@dataclass(frozen=True, eq=False, kw_only=True)
+class DiscreteTimeRelease(Release):
     """A private f = (α, β) of the logit discrete-time model and what its release assumed.
 
     ``sensitivity`` is t of the noise density ∝ exp(−``noise_epsilon``·‖b‖/t), ``noise_scale``
     = t/``noise_epsilon`` the scale of ‖b‖ ~ Gamma(dim f, scale).  Out-Pert: t = L/(nΛ),
     noise_epsilon = ε.  Obj-Pert: t = L, noise_epsilon = ε′, ``extra_regularization`` = Δ.
-    ``grad_norm`` is ‖∇‖ of the minimised objective at the returned point (Out-Pert: before
-    the noise).  ``private`` is False when a seeded generator drew the noise (tests only).
-    No record is kept.
+    ``private`` is False when a seeded generator drew the noise (tests only).  No record and
+    no solver metadata is kept.
     """
 
-    f: np.ndarray
-    mechanism: str
-    epsilon: float
-    noise_epsilon: float
-    sensitivity: float
-    noise_scale: float
-    regularization: float
-    extra_regularization: float
-    n: int
-    q: int
-    e: int
-    d: int
-    grad_norm: float
-    private: bool
-    link: str = "logit"
-    covariate_bound: float = 1.0
-    neighbours: str = REPLACE_ONE
+    f: np.ndarray = output()
+    noise_epsilon: float = public()
+    sensitivity: float = public()
+    noise_scale: float = public()
+    regularization: float = public()
+    extra_regularization: float = public()
+    n: int = public()
+    q: int = public()
+    e: int = public()
+    d: int = public()
+    link: str = constant(default="logit")
+    covariate_bound: float = constant(default=1.0)
 
     def __post_init__(self):
         f = np.array(self.f, dtype=np.float64)
@@ -114,6 +120,9 @@ class DiscreteTimeRelease:
     def beta(self) -> np.ndarray:
         """Covariate effects (log odds ratios of the hazard)."""
         return self.f[self.e :]
+
+
+_NOT_CONVERGED = "Newton's method did not reach ‖∇J‖ ≤ 1e-9 in 100 steps; ε was spent (the failure depends on the data)"
 
 
 def gradient_sensitivity(basis) -> float:
@@ -162,7 +171,7 @@ def _private_records(X, time, event, q, e) -> DiscreteTimeData:
             f"{int((norms > 1 + _NORM_ROUNDING).sum())} row(s) of X have ‖x‖ > 1 (largest {norms.max():.6g}); "
             "project them into the unit ball with public bounds first (scale_covariates / flchain_unit_ball)"
         )
-    X = X / np.maximum(norms, 1.0)[:, None]
+    X = project_rows(X, 1.0)
     if int(q) != q or q < 1 or int(e) != e or e < 2:
         raise ValueError(f"q must be an integer ≥ 1 and e an integer ≥ 2, got q={q!r}, e={e!r}")
     return DiscreteTimeData.from_times(X, time, event, q=int(q), e=int(e))
@@ -199,20 +208,21 @@ def output_perturbation(
     time : (n,) times scaled into [0, 1] with a public horizon; event : (n,) 1 = event, 0 = censored.
     epsilon : privacy budget, > 0.  regularization : Λ > 0.
     q, e : number of intervals and of spline knots (public).
-    accountant : charged ε before noise is drawn; bad input or a refused budget spends nothing.
+    accountant : charged ε before noise is drawn; bad input or a refused budget spends nothing,
+        a minimiser that does not converge spends ε (ConvergenceError).
     rng : None (secure) or a seed (reproducible, result marked not private).
     """
     data, epsilon, regularization = _check_inputs(X, time, event, epsilon, regularization, q, e)
     source = as_noise_source(rng)
     t = output_sensitivity(data.basis, data.n, regularization)
-    with charge(accountant, "discrete_time_output_perturbation", epsilon, label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}"):
+    with release_guard(accountant, OUTPUT_PERTURBATION, epsilon, label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}"):
         fit = fit_discrete_time(data, "logit", l2=regularization)
         if not fit.converged:
-            raise RuntimeError(f"the minimiser did not converge (‖∇J‖ = {fit.grad_norm:.3g}); nothing was released")
+            raise ConvergenceError(_NOT_CONVERGED)
         noise = l2_gamma_vector(data.dim, t / epsilon, source)
         return DiscreteTimeRelease(
             f=fit.f + noise,
-            mechanism="Ext-Out-Pert (Nguyên & Hui 2017a, Alg. 1)",
+            mechanism=OUTPUT_PERTURBATION,
             epsilon=epsilon,
             noise_epsilon=epsilon,
             sensitivity=t,
@@ -223,7 +233,6 @@ def output_perturbation(
             q=data.q,
             e=data.e,
             d=data.d,
-            grad_norm=fit.grad_norm,
             private=source.secure,
         )
 
@@ -253,14 +262,14 @@ def objective_perturbation(
     source = as_noise_source(rng)
     L = gradient_sensitivity(data.basis)
     extra, noise_epsilon = objective_regularization(data.basis, data.n, epsilon, regularization)
-    with charge(accountant, "discrete_time_objective_perturbation", epsilon, label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}"):
+    with release_guard(accountant, OBJECTIVE_PERTURBATION, epsilon, label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}"):
         noise = l2_gamma_vector(data.dim, L / noise_epsilon, source)
         fit = fit_discrete_time(data, "logit", l2=regularization + extra, linear=noise)
         if not fit.converged:
-            raise RuntimeError(f"the minimiser did not converge (‖∇J‖ = {fit.grad_norm:.3g}); nothing was released")
+            raise ConvergenceError(_NOT_CONVERGED)
         return DiscreteTimeRelease(
             f=fit.f,
-            mechanism="Ext-Obj-Pert (Nguyên & Hui 2017a, Alg. 2)",
+            mechanism=OBJECTIVE_PERTURBATION,
             epsilon=epsilon,
             noise_epsilon=noise_epsilon,
             sensitivity=L,
@@ -271,6 +280,5 @@ def objective_perturbation(
             q=data.q,
             e=data.e,
             d=data.d,
-            grad_norm=fit.grad_norm,
             private=source.secure,
         )
