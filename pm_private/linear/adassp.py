@@ -90,10 +90,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..privacy.accounting import PrivacyAccountant, charge
+from ..privacy.accounting import PrivacyAccountant
 from ..privacy.noise import as_noise_source
 from ..privacy.primitives import gaussian_noise_multiplier, project_rows
-from ..privacy.release import Release, constant, output, public
+from ..privacy.release import Release, constant, output, public, release_guard
 from ..privacy.validation import as_matrix, as_vector, check_delta, check_epsilon, check_positive, raise_non_finite
 
 __all__ = [
@@ -288,7 +288,7 @@ def adassp(
     sigma_lam, sigma_xx, sigma_xy = (multiplier * s for s in sens)
     log6 = math.log(6.0 / delta)
 
-    with charge(accountant, MECHANISM, epsilon, delta, label=f"n={n}, d={d}"):
+    with release_guard(accountant, MECHANISM, epsilon, delta, label=f"n={n}, d={d}"):
         xx, xy = _projected_stats(X, y, x_bound, y_bound)
         lam_min = float(np.linalg.eigvalsh(xx)[0])
 

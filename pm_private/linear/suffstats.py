@@ -26,10 +26,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..privacy.accounting import PrivacyAccountant, charge
+from ..privacy.accounting import PrivacyAccountant
 from ..privacy.noise import as_noise_source
 from ..privacy.primitives import laplace_mechanism
-from ..privacy.release import Release, constant, output, public
+from ..privacy.release import Release, constant, output, public, release_guard
 from ..privacy.validation import as_matrix, as_vector, check_epsilon, check_positive, raise_non_finite
 
 __all__ = ["MECHANISM", "SuffStatsRelease", "SuffStats", "suff_stats", "release_suff_stats", "sensitivities"]
@@ -246,7 +246,7 @@ def release_suff_stats(
 
     sens = sensitivities(d, x_bound, y_bound)
     eps_parts = tuple(p * epsilon for p in split)
-    with charge(accountant, MECHANISM, epsilon, label=f"n={n}, d={d}"):
+    with release_guard(accountant, MECHANISM, epsilon, label=f"n={n}, d={d}"):
         xx, xy, yy = _accumulate(X, y, x_bound, y_bound)
         upper = np.triu_indices(d)
         parts = [

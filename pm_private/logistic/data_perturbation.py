@@ -42,11 +42,10 @@ import dp_accounting
 import numpy as np
 from scipy.special import expit
 
-from ..privacy.accounting import charge
 from .elastic_net import to_signed_labels
 from ..privacy.noise import as_noise_source
 from ..privacy.primitives import project_rows
-from ..privacy.release import Release, constant, output, public
+from ..privacy.release import Release, constant, output, public, release_guard
 from .proximal import solve_elastic_net_logistic
 from ..privacy.validation import as_matrix, check_delta, check_epsilon, check_finite_rows, check_positive
 
@@ -204,7 +203,7 @@ def data_perturbation_sgd(
     source = as_noise_source(rng)
 
     label = "data-perturbation baseline" + ("" if influence_threshold is None else " (influence-thresholded: NOT DP)")
-    with charge(accountant, MECHANISM, epsilon, delta, label=label):
+    with release_guard(accountant, MECHANISM, epsilon, delta, label=label):
         theta = np.zeros(records.shape[1])
         average = np.zeros_like(theta)
         burn_in = steps // 2

@@ -18,7 +18,8 @@ Prop. 2.1):
 ``"output"``
     the DP output itself or a function of it alone (post-processing);
 ``"public"``
-    a public input (ε, δ, bounds, n, grids, seeds' presence) or a function of public inputs only;
+    a public input (ε, δ, bounds, n, grids, whether a seed was passed) or a function of public
+    inputs only;
 ``"constant"``
     a data-independent constant (the mechanism's name, the neighbour relation).
 
@@ -39,6 +40,12 @@ retry would draw fresh noise.  pm_private **reserves** the budget: :func:`releas
 the spend when such a step raises :class:`ConvergenceError` inside the mechanism (the error
 message then carries no private value), so a failed release costs what a successful one costs.
 Bad *input* (wrong shape, NaN, ε ≤ 0) is checked before the guard and spends nothing.
+
+Every mechanism charges its accountant through :func:`release_guard` with its module's mechanism
+constant, and its result carries the same constant, so a ledger entry and the result it describes
+always agree.  :func:`pm_private.sanitized_loss` is the one charged call that returns no
+release: it adds a term to a model, and what is published is a sampler's draws from it
+(approximately ε-DP, see :mod:`pm_private.sampling.sanitized`).
 """
 
 from __future__ import annotations

@@ -72,10 +72,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..privacy.accounting import PrivacyAccountant, charge
+from ..privacy.accounting import PrivacyAccountant
 from ..privacy.noise import NoiseSource, as_noise_source
 from ..privacy.primitives import exponential_mechanism, laplace_mechanism
-from ..privacy.release import Release, constant, output, public
+from ..privacy.release import Release, constant, output, public, release_guard
 from ..privacy.validation import check_count, check_epsilon, check_positive
 from .data import check_survival, scale_times
 from .weibull import _mle_rows
@@ -317,7 +317,7 @@ class WeibullLSP:
         """
         epsilon = check_epsilon(epsilon)
         source = as_noise_source(rng)
-        with charge(accountant, LSP_TLL, epsilon, label=f"LSP ε/2 + TLL ε/2, n={self.n}, K={self.K}"):
+        with release_guard(accountant, LSP_TLL, epsilon, label=f"LSP ε/2 + TLL ε/2, n={self.n}, K={self.K}"):
             lower, upper = self._ladder
             p = float(_draw_lsp(lower, upper, epsilon / 2, source)[1][0])
             lam, events, powers = _tll(self._t, self._d, p, epsilon / 2, omega=self.omega, gamma=self.gamma, source=source)
@@ -406,7 +406,7 @@ def weibull_laplace(
     """
     epsilon, gamma, omega, t, d = _prepare(time, event, epsilon, horizon, gamma, omega)
     source = as_noise_source(rng)
-    with charge(accountant, LAPLACE_MLE, epsilon, label=f"Laplace on p, λ; n={t.size}"):
+    with release_guard(accountant, LAPLACE_MLE, epsilon, label=f"Laplace on p, λ; n={t.size}"):
         p, lam = _clipped_mle(np.log(t), d, gamma)
         shape, scale, releases = _release_pair(p[0], lam[0], sensitivity=gamma, epsilon=epsilon, gamma=gamma, source=source)
         return WeibullRelease(
@@ -451,7 +451,7 @@ def weibull_sample_aggregate(
     source = as_noise_source(rng)
     n = t.size
     m = max(1, round(n / size))
-    with charge(accountant, SAMPLE_AGGREGATE, epsilon, label=f"{m} subsets of {n // m}, n={n}"):
+    with release_guard(accountant, SAMPLE_AGGREGATE, epsilon, label=f"{m} subsets of {n // m}, n={n}"):
         order = np.argsort(source.uniform(n))[: m * (n // m)].reshape(m, n // m)
         p, lam = _clipped_mle(np.log(t)[order], d[order], gamma)
         shape, scale, releases = _release_pair(p.mean(), lam.mean(), sensitivity=gamma / m, epsilon=epsilon, gamma=gamma, source=source)
