@@ -33,10 +33,10 @@ import numpy as np
 import pandas as pd
 
 from pm_private import release_suff_stats, suff_stats, tune_release
-from pm_private.linear.adassp import adassp
 from pm_private.datasets import load_gdsc, make_gdsc_like
-from pm_private.linear.preprocessing import preprocess
+from pm_private.linear.adassp import adassp
 from pm_private.linear.prediction import spearman
+from pm_private.linear.preprocessing import preprocess
 
 METHODS = ("non-private LR", "robust private LR", "private LR (no projection)", "AdaSSP")
 ADASSP_DELTA = 1e-5
@@ -117,8 +117,8 @@ def run_experiment(
     # The C backend warns that it found no BLAS to link; these graphs are d×d with d ≈ 10.
     warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
 
-    from pm_private.sampling.advi import RefittableADVI
     from pm_private.linear.regression import regression_model, set_stats
+    from pm_private.sampling.advi import RefittableADVI
 
     data = make_gdsc_like(seed=seed) if data is None else data
     observed = data.response.notna().sum()
@@ -164,7 +164,7 @@ def run_experiment(
                     set_stats("likelihood", stats, model)
                 fitter.fit(advi_steps)
                 beta = fitter.mean("beta")
-                for (drug, repeat), b in zip(keys, beta):
+                for (drug, repeat), b in zip(keys, beta, strict=True):
                     s = splits[drug, repeat]
                     rows.append((method, n_private, epsilon, drug, repeat, spearman(s.y_test, s.X_test @ b)))
             if bar:
@@ -192,7 +192,7 @@ def summarise(results: pd.DataFrame) -> pd.DataFrame:
 
 def format_table(summary: pd.DataFrame) -> str:
     """Method × ε rows, private sizes as columns, 'mean ± se' cells."""
-    cells = summary.assign(cell=[f"{m:+.3f} ± {s:.3f}" for m, s in zip(summary["mean"], summary["se"])])
+    cells = summary.assign(cell=[f"{m:+.3f} ± {s:.3f}" for m, s in zip(summary["mean"], summary["se"], strict=True)])
     cells["ε"] = cells.epsilon.map(lambda e: "—" if np.isinf(e) else f"{e:g}")
     wide = cells.pivot(index=["method", "ε"], columns="n_private", values="cell")
     order = [(m, e) for m in METHODS for e in cells.loc[cells.method == m, "ε"].unique()]
@@ -210,7 +210,7 @@ def plot(summary: pd.DataFrame, path: Path) -> None:
 
     epsilons = sorted(e for e in summary.epsilon.unique() if np.isfinite(e))
     fig, axes = plt.subplots(1, len(epsilons), figsize=(5 * len(epsilons), 4), sharey=True, squeeze=False)
-    for ax, eps in zip(axes[0], epsilons):
+    for ax, eps in zip(axes[0], epsilons, strict=True):
         for method in METHODS:
             part = summary[(summary.method == method) & ((summary.epsilon == eps) | np.isinf(summary.epsilon))]
             if len(part):

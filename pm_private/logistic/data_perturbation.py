@@ -43,10 +43,10 @@ import numpy as np
 from scipy.special import expit
 
 from ..privacy.accounting import REPLACE_ONE, charge
-from .elastic_net import clip_rows, to_signed_labels
 from ..privacy.noise import as_noise_source
-from .proximal import solve_elastic_net_logistic
 from ..privacy.validation import as_matrix, check_delta, check_epsilon, check_finite_rows, check_positive
+from .elastic_net import clip_rows, to_signed_labels
+from .proximal import solve_elastic_net_logistic
 
 __all__ = [
     "DataPerturbationResult",

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Iterator
+from datetime import UTC, datetime
 
 __all__ = [
     "REPLACE_ONE",
@@ -148,7 +148,7 @@ class PrivacyAccountant:
                 delta=delta,
                 neighbours=neighbours,
                 label=label,
-                time=datetime.now(timezone.utc),
+                time=datetime.now(UTC),
             )
             self._ledger.append(entry)
         return entry
