@@ -14,7 +14,7 @@ Subpackages
     AdaSSP (Wang 2018).
 :mod:`~pm_private.survival`
     Censored Weibull and discrete-time hazard likelihoods and their private mechanisms
-    (Nguyên & Hui 2017).
+    (Nguyên & Hui 2017b: Weibull; Nguyên & Hui 2017a: discrete time).
 :mod:`~pm_private.sampling`
     The sanitized-loss exponential mechanism, pSGLD (Li et al. 2016), refittable ADVI.
 :mod:`~pm_private.logistic`

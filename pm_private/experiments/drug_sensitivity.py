@@ -1,4 +1,4 @@
-"""Private drug-sensitivity prediction: Honkela et al's (2018) experiment (Honkela et al. 2018, §4.5) in small.
+"""Private drug-sensitivity prediction: the experiment of Honkela et al. (2018, §4.5) in small.
 
 For each drug and Monte Carlo repeat, the cell lines with an observed response are split into
 100 test lines, ``n_public`` non-private lines and a pool of private lines, of which the first

@@ -1,6 +1,6 @@
 """Data-perturbation DP-ERM for logistic regression: a **comparison baseline** (Kang et al. 2020).
 
-Kang et al. (2020) (Kang et al. 2020) adds Gaussian noise to training records and runs minibatch SGD on
+Kang et al. (2020) add Gaussian noise to training records and runs minibatch SGD on
 them; its noise constants were lost in extraction, and its argument (a first-order Taylor
 expansion of the gradient in the noise, the same noise reused in every step, labels left
 clean) is not a proof.  This module keeps the scheme — Gaussian noise on the records that
