@@ -46,10 +46,13 @@ exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 templates_path = ["_templates"]
 
 # API reference ------------------------------------------------------------------------------
+nitpicky = True  # a cross-reference that resolves to nothing fails the build
+nitpick_ignore = [
+    ("py:func", "numpy.random.default_rng"),  # NumPy's docs are not linked (the build is offline)
+]
 autosummary_generate = True
 autosummary_imported_members = True
 autodoc_typehints = "none"  # numpydoc's "Parameters" sections carry the types
-autodoc_default_options = {"members": False}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
@@ -198,8 +201,36 @@ def _docstring_bars(app, what, name, obj, options, lines) -> None:
             literal_indent = indent
 
 
+def _resolve_short_reference(app, env, node, contnode):
+    """Resolve ``:func:`pm_private.release_suff_stats``` and friends to the documented object.
+
+    Docstrings name objects as users import them: from the top level, from the defining module
+    (``pm_private.privacy.noise.l2_gamma_vector``) or unqualified.  Each public object is
+    documented once, under its subpackage; a reference resolves to it when exactly one
+    documented object ends with the reference's dotted name (or, failing that, its last part),
+    among all objects or among those of the referring module.
+    """
+    if node.get("refdomain") != "py":
+        return None
+    domain = env.get_domain("py")
+    target = node["reftarget"].lstrip("~.")
+    module = node.get("py:module") or ""
+    context = ".".join(filter(None, (module, node.get("py:class"))))
+    candidates = [f"{context}.{target}"] if context else []
+    documented = [name for name, entry in domain.objects.items() if not entry.aliased]
+    for suffix in (target, target.rsplit(".", 1)[-1]):
+        matches = [name for name in documented if name == suffix or name.endswith("." + suffix)]
+        local = [name for name in matches if module and name.startswith(module + ".")]
+        candidates += matches if len(matches) == 1 else local if len(local) == 1 else []
+    for name in candidates:
+        if name in domain.objects:
+            return domain.resolve_xref(env, node["refdoc"], app.builder, "obj", name, node, contnode)
+    return None
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", _docstring_bars)
+    app.connect("missing-reference", _resolve_short_reference)
 
 
 _write_api_pages()
