@@ -41,7 +41,7 @@ from pm_private.survival import (
     weibull_mle,
     weibull_sample_aggregate,
 )
-from pm_private.survival.weibull_private import _draw_lsp, _tll
+from pm_private.survival.weibull_mechanisms import _draw_lsp, _tll
 
 EPSILONS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
 METHODS = ("LSP + TLL", "SAA", "Laplace")

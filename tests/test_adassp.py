@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy import integrate, stats
 
-import pm_private.linear.adassp as ad
-from pm_private.linear.adassp import (
+import pm_private.linear.adaptive_ssp as ad
+from pm_private.linear.adaptive_ssp import (
     AdaSSPResult,
     adassp,
     adassp_sensitivities,
