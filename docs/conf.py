@@ -107,8 +107,13 @@ def _defining_modules(package: str) -> list[str]:
     names = getattr(module, "_NAMES", None)
     if names is not None:
         return sorted(set(names.values()))
-    return sorted({"." + getattr(module, name).__module__.rsplit(".", 1)[1] for name in module.__all__
-                   if hasattr(getattr(module, name), "__module__")})
+    return sorted(
+        {
+            "." + getattr(module, name).__module__.rsplit(".", 1)[1]
+            for name in module.__all__
+            if hasattr(getattr(module, name), "__module__")
+        }
+    )
 
 
 def _write_if_changed(path: Path, text: str) -> None:

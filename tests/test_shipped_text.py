@@ -14,7 +14,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-SHIPPED = ["pm_private/**/*.py", "README.md", "pyproject.toml", "notebooks/*.ipynb", "models/*.py", "benchmarks/*.py", "docs/**/*"]
+SHIPPED = [
+    "pm_private/**/*.py",
+    "README.md",
+    "pyproject.toml",
+    "notebooks/*.ipynb",
+    "models/*.py",
+    "benchmarks/*.py",
+    "docs/**/*",
+]
 GENERATED = ("docs/_build/", "docs/api/", "docs/examples/")  # written by the docs build, not stored
 
 FORBIDDEN = {
@@ -70,7 +78,13 @@ def test_patterns_catch_what_they_are_meant_to(text):
 
 @pytest.mark.parametrize(
     "text",
-    ["Nguyên & Hui (2017a) Alg. 2", "(Nguyên & Hui 2017b, §IV)", "Yu et al. (2014) Thm 2.1", "specification", "the test suite checks it"],
+    [
+        "Nguyên & Hui (2017a) Alg. 2",
+        "(Nguyên & Hui 2017b, §IV)",
+        "Yu et al. (2014) Thm 2.1",
+        "specification",
+        "the test suite checks it",
+    ],
 )
 def test_patterns_spare_proper_citations(text):
     assert not _hits(text)
@@ -83,3 +97,15 @@ def test_no_internal_references_in_shipped_text():
         problems += [f"{path.relative_to(ROOT)}: {hit}" for hit in _hits(text)]
     assert not problems, "shipped text cites internal material:\n" + "\n".join(problems)
 
+
+def test_python_files_named_in_shipped_text_exist():
+    """A module renamed or split leaves no reference to its old file name behind."""
+    skip = {".venv", ".git", "_build"}
+    existing = {p.name for p in ROOT.rglob("*.py") if not skip & set(p.relative_to(ROOT).parts)}
+    missing = []
+    for path in _shipped_files():
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for match in re.finditer(r"\b[A-Za-z_][\w/.]*?\.py\b", text):
+            if match.group(0).rsplit("/", 1)[-1] not in existing:
+                missing.append(f"{path.relative_to(ROOT)}: {match.group(0)}")
+    assert not missing, "shipped text names files that do not exist:\n" + "\n".join(missing)
