@@ -280,9 +280,15 @@ def test_fork_shares_a_file_ledger_but_not_an_in_memory_one(tmp_path):
     assert memory.spent == (0.0, 0.0)
 
 
-def test_in_memory_accountant_cannot_be_pickled_but_a_file_one_can(tmp_path):
-    with pytest.raises(TypeError, match="cannot be pickled"):
-        pickle.dumps(PrivacyAccountant(1.0))
+def test_pickled_in_memory_accountant_cannot_spend_but_a_file_one_can(tmp_path):
+    memory = PrivacyAccountant(1.0)
+    memory.record("a", 0.25)
+    snapshot = pickle.loads(pickle.dumps(memory))
+    assert snapshot.ledger == memory.ledger and snapshot.remaining == (0.75, 0.0)
+    with pytest.raises(RuntimeError, match="is a copy"):
+        snapshot.record("b", 0.25)
+    with pytest.raises(RuntimeError, match="is a copy"):
+        _release(snapshot, 0.25)
     acct = PrivacyAccountant.open(tmp_path / "l.db", epsilon=1.0)
     copy = pickle.loads(pickle.dumps(acct))
     copy.record("via copy", 0.5)

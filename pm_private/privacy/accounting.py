@@ -26,9 +26,10 @@ declared with :meth:`Reservation.noise_drawn`.
 
 Persistence
 -----------
-``PrivacyAccountant(epsilon, delta)`` keeps the ledger in memory (one process; it refuses to
-spend in a child after ``fork`` and cannot be pickled, because every copy would spend the
-whole budget).  ``PrivacyAccountant.open(path, epsilon=…, delta=…)`` keeps it in an SQLite
+``PrivacyAccountant(epsilon, delta)`` keeps the ledger in memory, for one process: a copy made
+by ``fork`` or by pickling (e.g. to a spawned process) shows the ledger but refuses to spend,
+because the original and every copy would each spend the whole budget (``copy.copy`` and
+``copy.deepcopy`` return the accountant itself).  ``PrivacyAccountant.open(path, epsilon=…, delta=…)`` keeps it in an SQLite
 file (write-ahead log; each reservation is flushed to disk before the noise is drawn): reservations are made in ``BEGIN IMMEDIATE``
 transactions, so threads and processes sharing the file share one budget; reopening the file
 with a different total is refused; an open accountant can be pickled to a spawned process (it
@@ -257,9 +258,9 @@ class _MemoryStore:
     def reserve(self, entry: LedgerEntry) -> int:
         if os.getpid() != self._pid:
             raise RuntimeError(
-                "this in-memory PrivacyAccountant was created in another process (before a fork): "
-                "spending it here would spend the same budget twice; use a ledger file, "
-                "PrivacyAccountant.open(path, epsilon=..., delta=...)"
+                "this in-memory PrivacyAccountant is a copy (made by fork or pickling) and cannot "
+                "spend: the original and every copy would spend the same budget; share a ledger "
+                "file instead, PrivacyAccountant.open(path, epsilon=..., delta=...)"
             )
         with self._lock:
             reason = _refusal(self.total, self._spent(), entry.epsilon, entry.delta)
@@ -489,6 +490,13 @@ def _reopen(path: str, epsilon: float, delta: float) -> "PrivacyAccountant":
     return PrivacyAccountant.open(path, epsilon=epsilon, delta=delta)
 
 
+def _snapshot(epsilon: float, delta: float, entries: tuple[LedgerEntry, ...]) -> "PrivacyAccountant":
+    copy = PrivacyAccountant(epsilon, delta)
+    copy._store._entries = list(entries)
+    copy._store._pid = None  # never the current process: spending is refused
+    return copy
+
+
 class PrivacyAccountant:
     """Total (ε, δ) budget with a ledger and basic sequential composition (Dwork & Roth 2014).
 
@@ -505,8 +513,10 @@ class PrivacyAccountant:
 
     Notes
     -----
-    This constructor keeps the ledger in memory, for one process; use :meth:`open` for a
-    ledger file shared by processes and kept across crashes.
+    This constructor keeps the ledger in memory, for one process (copies made by ``fork`` or
+    pickling refuse to spend); use :meth:`open` for a ledger file shared by threads and
+    processes and kept across crashes.  The file must be on a local file system (SQLite's
+    write-ahead log needs shared memory between the processes that open it).
 
     Examples
     --------
@@ -648,12 +658,9 @@ class PrivacyAccountant:
         return self
 
     def __reduce__(self):
-        if self.path is None:
-            raise TypeError(
-                "an in-memory PrivacyAccountant cannot be pickled: every copy would spend the whole "
-                "budget; share a ledger file, PrivacyAccountant.open(path, epsilon=..., delta=...)"
-            )
-        return _reopen, (str(self.path), self.epsilon, self.delta)
+        if self.path is None:  # a read-only snapshot: it shows the ledger, refuses to spend
+            return _snapshot, (self.epsilon, self.delta, self.history)
+        return _reopen, (str(self.path.resolve()), self.epsilon, self.delta)
 
     def __repr__(self) -> str:
         eps, delta = self.spent
