@@ -181,7 +181,7 @@ def _release_weibull(parser, args) -> None:
         parser.error(f"column {args.time!r} must lie in [0, --horizon {args.horizon:g}] (the horizon is public)")
     if not ((event == 0) | (event == 1)).all():
         parser.error(f"column {args.event!r} must be 0 (censored) or 1 (event)")
-    from .survival.weibull_private import weibull_private
+    from .survival.weibull_mechanisms import weibull_private
 
     _write_release(
         parser, args, accountant,

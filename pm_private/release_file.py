@@ -11,7 +11,7 @@ generator drew the noise), the released values (``statistics`` Sxx, Sxy, Syy and
 Honkela et al. 2018; or ``estimates`` p and λ of Nguyên & Hui 2017b), every public parameter
 of the mechanism (bounds, budget split, sensitivities, noise scales, horizon, …: the fields of
 :class:`~pm_private.linear.suffstats.ReleaseInfo` or
-:class:`~pm_private.survival.weibull_private.WeibullRelease`), and the caller's context (column
+:class:`~pm_private.survival.weibull_mechanisms.WeibullRelease`), and the caller's context (column
 names, preprocessing).  No record and nothing computed from the records without noise is
 written: the values are the noisy outputs, and n is public under replace-one neighbours.
 
@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from .linear.suffstats import ReleaseInfo, SuffStats
-from .survival.weibull_private import WeibullRelease
+from .survival.weibull_mechanisms import WeibullRelease
 
 __all__ = ["FORMAT", "VERSION", "release_from_dict", "release_to_dict", "read_release_file", "write_release_file"]
 

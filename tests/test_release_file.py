@@ -14,7 +14,7 @@ from pm_private.release_file import (
     release_to_dict,
     write_release_file,
 )
-from pm_private.survival.weibull_private import weibull_private
+from pm_private.survival.weibull_mechanisms import weibull_private
 
 
 @pytest.fixture(scope="module")
