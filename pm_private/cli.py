@@ -129,7 +129,7 @@ def _write_release(parser, args, accountant, release, **context) -> None:
         parser.error(f"--out: cannot create {str(args.out)!r}: {error.strerror}")
     try:
         result = release()
-        write_release_file(handle, [release_to_dict(result, source=args.data.name, **context)])
+        write_release_file(handle, [release_to_dict(result, **context)])
     except BaseException as error:
         handle.close()
         args.out.unlink()
@@ -317,20 +317,24 @@ def _fit(parser, args) -> None:
 # ------------------------------------------------------------------------------ parser
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``pm-private`` parser with its subcommands."""
-    from pm_private.experiments import drug_sensitivity
+def build_parser(demo: bool = True) -> argparse.ArgumentParser:
+    """The ``pm-private`` parser with its subcommands.
 
+    ``demo=False`` leaves out the demo's own arguments (importing the experiment takes seconds):
+    :func:`main` builds them only when the command is ``demo``.
+    """
     parser = argparse.ArgumentParser(prog="pm-private", description="pm_private: differentially private Bayesian inference for PyMC")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    demo = commands.add_parser(
-        "demo",
-        help="private drug-sensitivity prediction (Honkela et al. 2018) on GDSC-shaped built-in data",
-        description=drug_sensitivity.__doc__.split("\n\n")[0],
-    )
-    drug_sensitivity.build_parser(demo)
-    demo.set_defaults(run=_demo, command_parser=demo)
+    demo_help = "private drug-sensitivity prediction (Honkela et al. 2018) on GDSC-shaped built-in data"
+    if demo:
+        from pm_private.experiments import drug_sensitivity
+
+        demo_parser = commands.add_parser("demo", help=demo_help, description=drug_sensitivity.__doc__.split("\n\n")[0])
+        drug_sensitivity.build_parser(demo_parser)
+    else:
+        demo_parser = commands.add_parser("demo", help=demo_help)
+    demo_parser.set_defaults(run=_demo, command_parser=demo_parser)
 
     release = commands.add_parser("release", help="release private statistics of a CSV/Parquet file against a ledger")
     kinds = release.add_subparsers(dest="kind", required=True)
@@ -398,7 +402,8 @@ def _demo(parser, args) -> None:
 def main(argv=None) -> int:
     """Entry point of ``pm-private``; returns the exit code (usage errors exit with 2)."""
     use_compile_cache()
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(demo=argv[:1] == ["demo"])
     args = parser.parse_args(argv)
     try:
         args.run(args.command_parser, args)
@@ -406,3 +411,7 @@ def main(argv=None) -> int:
         sys.stderr.write(f"pm-private {args.command}: refused: {error}\n")
         return 1
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -33,7 +33,6 @@ from pathlib import Path
 import numpy as np
 
 from .linear.suffstats import ReleaseInfo, SuffStats
-from .survival.weibull_mechanisms import WeibullRelease
 
 __all__ = ["FORMAT", "VERSION", "release_from_dict", "release_to_dict", "read_release_file", "write_release_file"]
 
@@ -41,10 +40,12 @@ FORMAT = "pm_private-release"
 VERSION = 1
 
 _SUFF_STATS, _WEIBULL = "suff_stats", "weibull"
-_CONTEXT_KEYS = ("features", "target", "time", "event", "preprocessing", "source")
+_CONTEXT_KEYS = ("features", "target", "time", "event", "preprocessing")
 
 
 def _jsonable(value):
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _fields(value)
     if isinstance(value, np.ndarray):
         return _jsonable(value.tolist())
     if isinstance(value, (list, tuple)):
@@ -78,6 +79,17 @@ def _build(cls, values: dict):
     return cls(**{k: _tuples(v) for k, v in values.items() if k in known})
 
 
+def _weibull_release_type():
+    # imported on demand: the survival package loads PyMC
+    from .survival.weibull_mechanisms import WeibullRelease
+
+    return WeibullRelease
+
+
+def _is_weibull(release) -> bool:
+    return type(release).__name__ == "WeibullRelease" and isinstance(release, _weibull_release_type())
+
+
 def release_to_dict(release, **context) -> dict:
     """One release as a JSON-ready dict (see the module docstring).
 
@@ -87,7 +99,7 @@ def release_to_dict(release, **context) -> dict:
         A private release (statistics with at least one private release in ``releases``).
     **context
         Public context written with it: ``features``, ``target``, ``time``, ``event`` (column
-        names), ``preprocessing`` (a dict), ``source`` (e.g. the data file's name).
+        names) and ``preprocessing`` (a dict describing what was done to the records).
 
     Returns
     -------
@@ -112,7 +124,7 @@ def release_to_dict(release, **context) -> dict:
             },
             "releases": infos,
         }
-    elif isinstance(release, WeibullRelease):
+    elif _is_weibull(release):
         values = _fields(release)
         entry = {
             "kind": _WEIBULL,
@@ -145,7 +157,7 @@ def release_from_dict(entry: dict):
     if kind == _WEIBULL:
         values = {**entry["parameters"], **entry["estimates"]}
         values.update({k: entry[k] for k in ("mechanism", "epsilon", "delta", "neighbours", "private") if k in entry})
-        return _build(WeibullRelease, values)
+        return _build(_weibull_release_type(), values)
     raise ValueError(f"unknown release kind {kind!r}")
 
 

@@ -2,7 +2,11 @@
 and export, fit, and argument checks that fail before any work or spend (exit code 2)."""
 
 import json
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -11,6 +15,8 @@ import pytest
 from pm_private import PrivacyAccountant
 from pm_private.cli import main
 from pm_private.release_file import read_release_file
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -41,7 +47,7 @@ def test_release_both_kinds_then_show_and_export_the_ledger(data, capsys):
     assert main([*WEIBULL, "--ledger", "l.db", "--epsilon", "0.5", "--out", "w.json"]) == 0
     (entry,) = read_release_file("r.json")
     assert entry["features"] == ["a", "b", "c"] and entry["target"] == "y" and entry["epsilon"] == 1.0
-    assert entry["release"].n == 300 and entry["releases"][0]["y_bound"] == 2.0 and entry["source"] == "d.csv"
+    assert entry["release"].n == 300 and entry["releases"][0]["y_bound"] == 2.0
     (weibull,) = read_release_file("w.json")
     assert weibull["kind"] == "weibull" and weibull["parameters"]["horizon"] == 5.0 and weibull["time"] == "t"
     assert PrivacyAccountant.open("l.db").spent == (1.5, 0.0)
@@ -133,6 +139,17 @@ def test_fit_writes_posterior_and_summary(data, capsys):
     assert list(posterior["posterior"]["feature"].values) == ["a", "b", "c"]
     summary = pd.read_csv(data / "s.csv", index_col=0)
     assert "beta[a]" in summary.index and summary.loc["beta[a]", "mean"] > 0.2
+
+
+def test_exit_codes_of_the_command(data):
+    command = [sys.executable, "-m", "pm_private.cli"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    bad = subprocess.run([*command, "demo", "--epsilons", "-1"], capture_output=True, text=True, env=env)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and "--epsilons" in bad.stderr
+    argv = [*SUFF, "--ledger", "l.db", "--total-epsilon", "1", "--epsilon", "1"]
+    assert subprocess.run([*command, *argv, "--out", "r.json"], env=env, capture_output=True).returncode == 0
+    refused = subprocess.run([*command, *argv, "--out", "r2.json"], capture_output=True, text=True, env=env)
+    assert refused.returncode == 1 and "refused" in refused.stderr and not (data / "r2.json").exists()
 
 
 def test_demo_arguments_are_checked_before_any_work(tmp_path, capsys):
