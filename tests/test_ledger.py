@@ -316,7 +316,7 @@ class LoggedSource(NoiseSource):
         os.write(log, b"drawn\\n")  # after the draw: a kill in between only under-counts
         return values
 
-acct = PrivacyAccountant.open(path)
+acct = PrivacyAccountant.open(path, durable=sys.argv[3] == "durable")
 os.write(log, b"ready\\n")
 while True:
     try:
@@ -332,15 +332,17 @@ def _env():
     return {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
-def test_kill_9_in_the_middle_of_releases_loses_nothing(tmp_path):
+@pytest.mark.parametrize("durable", [True, False])
+def test_kill_9_in_the_middle_of_releases_loses_nothing(tmp_path, durable):
     path, script = tmp_path / "l.db", tmp_path / "worker.py"
     script.write_text(WORKER)
-    PrivacyAccountant.open(path, epsilon=1000.0)
+    PrivacyAccountant.open(path, epsilon=1000.0, durable=durable)
     rng = np.random.default_rng(0)
     drawn_total = 0
     for round_ in range(4):
         log = tmp_path / f"log{round_}"
-        child = subprocess.Popen([sys.executable, str(script), str(path), str(log)], cwd=ROOT, env=_env())
+        mode = "durable" if durable else "fast"
+        child = subprocess.Popen([sys.executable, str(script), str(path), str(log), mode], cwd=ROOT, env=_env())
         deadline = time.monotonic() + 60
         while not (log.exists() and log.read_text().count("drawn") > 20):
             assert time.monotonic() < deadline and child.poll() is None

@@ -367,8 +367,9 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 
 class _SQLiteStore:
-    def __init__(self, path: Path, epsilon, delta):
+    def __init__(self, path: Path, epsilon, delta, durable: bool = True):
         self.path = path
+        self.durable = durable
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
         self._pid = os.getpid()
@@ -431,7 +432,8 @@ class _SQLiteStore:
             connection = self._connect()
             # The reservation reaches the disk (fsync) before any noise is drawn; settling it
             # needs no fsync: a lost commit or release leaves it reserved, i.e. counted.
-            connection.execute("PRAGMA synchronous=FULL")
+            if self.durable:
+                connection.execute("PRAGMA synchronous=FULL")
             connection.execute("BEGIN IMMEDIATE")
             try:
                 spent = connection.execute(
@@ -452,7 +454,8 @@ class _SQLiteStore:
                     connection.execute("ROLLBACK")
                 raise
             finally:
-                connection.execute("PRAGMA synchronous=NORMAL")
+                if self.durable:
+                    connection.execute("PRAGMA synchronous=NORMAL")
             return cursor.lastrowid
 
     def settle(self, entry_id: int, status: str, note: str) -> None:
@@ -486,8 +489,8 @@ class _SQLiteStore:
             self._disconnect()
 
 
-def _reopen(path: str, epsilon: float, delta: float) -> "PrivacyAccountant":
-    return PrivacyAccountant.open(path, epsilon=epsilon, delta=delta)
+def _reopen(path: str, epsilon: float, delta: float, durable: bool) -> "PrivacyAccountant":
+    return PrivacyAccountant.open(path, epsilon=epsilon, delta=delta, durable=durable)
 
 
 def _snapshot(epsilon: float, delta: float, entries: tuple[LedgerEntry, ...]) -> "PrivacyAccountant":
@@ -531,7 +534,9 @@ class PrivacyAccountant:
         self._store = _MemoryStore(_check_total(epsilon, delta))
 
     @classmethod
-    def open(cls, path, epsilon: float | None = None, delta: float | None = None) -> "PrivacyAccountant":
+    def open(
+        cls, path, epsilon: float | None = None, delta: float | None = None, *, durable: bool = True
+    ) -> "PrivacyAccountant":
         """Open (or create) a persistent ledger file: an SQLite database in WAL mode.
 
         Parameters
@@ -542,6 +547,12 @@ class PrivacyAccountant:
             The total budget.  Required (``epsilon``; ``delta`` defaults to 0) to create the
             file; when the file exists they are optional and, if given, must equal the stored
             total, else ValueError (a budget cannot be re-declared).
+        durable : bool, default True
+            True: every reservation is flushed to disk (fsync) before its noise is drawn, so it
+            survives a power loss or an operating-system crash (costs one fsync per release,
+            about 2–8 ms on a virtual-machine disk).  False: a reservation survives the crash
+            or kill of the process (the operating system still writes it) but not a power loss;
+            the overhead is then about 0.1 ms.
 
         Returns
         -------
@@ -552,7 +563,9 @@ class PrivacyAccountant:
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path must be a str or path, got {type(path).__name__}")
         self = cls.__new__(cls)
-        self._store = _SQLiteStore(Path(path), epsilon, delta)
+        if not isinstance(durable, bool):
+            raise TypeError(f"durable must be True or False, got {durable!r}")
+        self._store = _SQLiteStore(Path(path), epsilon, delta, durable)
         return self
 
     @property
@@ -660,7 +673,7 @@ class PrivacyAccountant:
     def __reduce__(self):
         if self.path is None:  # a read-only snapshot: it shows the ledger, refuses to spend
             return _snapshot, (self.epsilon, self.delta, self.history)
-        return _reopen, (str(self.path.resolve()), self.epsilon, self.delta)
+        return _reopen, (str(self.path.resolve()), self.epsilon, self.delta, self._store.durable)
 
     def __repr__(self) -> str:
         eps, delta = self.spent
