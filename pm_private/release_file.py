@@ -27,14 +27,14 @@ import io
 import json
 import math
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
 from .linear.suffstats import ReleaseInfo, SuffStats
 
-__all__ = ["FORMAT", "VERSION", "release_from_dict", "release_to_dict", "read_release_file", "write_release_file"]
+__all__ = ["FORMAT", "VERSION", "read_release_file", "release_from_dict", "release_to_dict", "write_release_file"]
 
 FORMAT = "pm_private-release"
 VERSION = 1
@@ -173,7 +173,7 @@ def write_release_file(target, entries) -> None:
     document = {
         "format": FORMAT,
         "version": VERSION,
-        "created": datetime.now(timezone.utc).isoformat(),
+        "created": datetime.now(UTC).isoformat(),
         "releases": [_jsonable(entry) for entry in entries],
     }
     text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -144,11 +144,11 @@ def test_fit_writes_posterior_and_summary(data, capsys):
 def test_exit_codes_of_the_command(data):
     command = [sys.executable, "-m", "pm_private.cli"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    bad = subprocess.run([*command, "demo", "--epsilons", "-1"], capture_output=True, text=True, env=env)
+    bad = subprocess.run([*command, "demo", "--epsilons", "-1"], capture_output=True, text=True, env=env, check=False)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and "--epsilons" in bad.stderr
     argv = [*SUFF, "--ledger", "l.db", "--total-epsilon", "1", "--epsilon", "1"]
-    assert subprocess.run([*command, *argv, "--out", "r.json"], env=env, capture_output=True).returncode == 0
-    refused = subprocess.run([*command, *argv, "--out", "r2.json"], capture_output=True, text=True, env=env)
+    assert subprocess.run([*command, *argv, "--out", "r.json"], env=env, capture_output=True, check=False).returncode == 0
+    refused = subprocess.run([*command, *argv, "--out", "r2.json"], capture_output=True, text=True, env=env, check=False)
     assert refused.returncode == 1 and "refused" in refused.stderr and not (data / "r2.json").exists()
 
 

@@ -19,7 +19,12 @@ import pytest
 from pm_private import BudgetExceededError, PrivacyAccountant, release_suff_stats
 from pm_private.privacy.accounting import charge, check_accountant
 from pm_private.privacy.noise import NoiseSource, laplace_mechanism
-from pm_private.privacy.validation import MIN_EPSILON, check_delta, check_epsilon, check_positive
+from pm_private.privacy.validation import (
+    MIN_EPSILON,
+    check_delta,
+    check_epsilon,
+    check_positive,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -89,22 +94,19 @@ def test_ledger_file_refuses_tampering_through_sql(tmp_path):
 def test_reservation_protocol(where, tmp_path):
     acct = PrivacyAccountant(2.0) if where == "memory" else PrivacyAccountant.open(tmp_path / "l.db", epsilon=2.0)
     # exception before any noise: released, not counted
-    with pytest.raises(ValueError):
-        with acct.charge("before", 1.0) as reservation:
-            assert acct.spent == (1.0, 0.0)  # reserved = counted while in flight
-            raise ValueError("bad input found before the noise")
+    with pytest.raises(ValueError), acct.charge("before", 1.0) as reservation:
+        assert acct.spent == (1.0, 0.0)  # reserved = counted while in flight
+        raise ValueError("bad input found before the noise")
     assert reservation.status == "released" and acct.spent == (0.0, 0.0) and acct.ledger == ()
     assert [e.status for e in acct.history] == ["released"]
     # exception after noise was drawn through a NoiseSource: stays spent
-    with pytest.raises(RuntimeError):
-        with acct.charge("after", 0.5):
-            NoiseSource().normal(3)
-            raise RuntimeError("solver failed after the noise")
+    with pytest.raises(RuntimeError), acct.charge("after", 0.5):
+        NoiseSource().normal(3)
+        raise RuntimeError("solver failed after the noise")
     # exception after OpenDP's Laplace: stays spent
-    with pytest.raises(RuntimeError):
-        with acct.charge("opendp", 0.25):
-            laplace_mechanism([1.0], sensitivity=1.0, epsilon=0.25, source=NoiseSource())
-            raise RuntimeError("later failure")
+    with pytest.raises(RuntimeError), acct.charge("opendp", 0.25):
+        laplace_mechanism([1.0], sensitivity=1.0, epsilon=0.25, source=NoiseSource())
+        raise RuntimeError("later failure")
     assert acct.spent == (0.75, 0.0)
     assert [e.note for e in acct.ledger] == ["failed after noise was drawn (RuntimeError)"] * 2
     # success commits; a manual reservation that drew noise cannot be released
@@ -136,7 +138,7 @@ def test_reservation_left_by_a_crash_stays_counted(tmp_path):
             os._exit(9)
         """
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_env())
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_env(), check=False)
     assert result.returncode == 9
     acct = PrivacyAccountant.open(path)
     assert acct.spent == (0.9, 0.0) and [e.status for e in acct.ledger] == ["reserved"]

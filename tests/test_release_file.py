@@ -28,7 +28,7 @@ def releases():
 
 
 def test_round_trip_of_both_kinds(releases, tmp_path):
-    X, y, stats, weibull = releases
+    _, _, stats, weibull = releases
     path = tmp_path / "release.json"
     entries = [
         release_to_dict(stats, features=["a", "b", "c"], target="y", preprocessing={"rows": "all"}),

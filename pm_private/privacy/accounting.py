@@ -48,7 +48,7 @@ import threading
 import weakref
 from contextlib import nullcontext
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from numbers import Real
 from pathlib import Path
 
@@ -135,7 +135,7 @@ def _refusal(total: tuple[float, float], spent: tuple[float, float], epsilon: fl
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 _PROCESS: tuple[int, str] = (0, "")
@@ -152,7 +152,7 @@ def _process() -> str:
 # --------------------------------------------------------------------------------------------
 # Noise tracking: the reservations open in the current thread/context.
 
-_ACTIVE: contextvars.ContextVar[tuple["Reservation", ...]] = contextvars.ContextVar("pm_private_reservations", default=())
+_ACTIVE: contextvars.ContextVar[tuple[Reservation, ...]] = contextvars.ContextVar("pm_private_reservations", default=())
 
 
 def note_noise_drawn() -> None:
@@ -174,7 +174,7 @@ class Reservation:
     ``with charge(accountant, ...)``, which settles it on exit.
     """
 
-    def __init__(self, accountant: "PrivacyAccountant", entry_id: int, mechanism: str, epsilon: float, delta: float):
+    def __init__(self, accountant: PrivacyAccountant, entry_id: int, mechanism: str, epsilon: float, delta: float):
         self.accountant = accountant
         self.id = entry_id
         self.mechanism = mechanism
@@ -328,8 +328,8 @@ BEGIN SELECT RAISE(ABORT, 'settled ledger entries are final'); END;
 # Connections inherited through a fork that bypassed os.register_at_fork: never closed in the
 # child (closing could checkpoint or delete the parent's write-ahead log), only dropped.
 _INHERITED: list[sqlite3.Connection] = []
-_FILE_STORES: "weakref.WeakSet[_SQLiteStore]" = weakref.WeakSet()
-_FORKING: list["_SQLiteStore"] = []
+_FILE_STORES: weakref.WeakSet[_SQLiteStore] = weakref.WeakSet()
+_FORKING: list[_SQLiteStore] = []
 
 
 def _before_fork() -> None:
@@ -489,11 +489,11 @@ class _SQLiteStore:
             self._disconnect()
 
 
-def _reopen(path: str, epsilon: float, delta: float, durable: bool) -> "PrivacyAccountant":
+def _reopen(path: str, epsilon: float, delta: float, durable: bool) -> PrivacyAccountant:
     return PrivacyAccountant.open(path, epsilon=epsilon, delta=delta, durable=durable)
 
 
-def _snapshot(epsilon: float, delta: float, entries: tuple[LedgerEntry, ...]) -> "PrivacyAccountant":
+def _snapshot(epsilon: float, delta: float, entries: tuple[LedgerEntry, ...]) -> PrivacyAccountant:
     copy = PrivacyAccountant(epsilon, delta)
     copy._store._entries = list(entries)
     copy._store._pid = None  # never the current process: spending is refused
@@ -536,7 +536,7 @@ class PrivacyAccountant:
     @classmethod
     def open(
         cls, path, epsilon: float | None = None, delta: float | None = None, *, durable: bool = True
-    ) -> "PrivacyAccountant":
+    ) -> PrivacyAccountant:
         """Open (or create) a persistent ledger file: an SQLite database in WAL mode.
 
         Parameters
@@ -657,17 +657,17 @@ class PrivacyAccountant:
         """Close the ledger file's connection (reopened on next use); no-op in memory."""
         self._store.close()
 
-    def __enter__(self) -> "PrivacyAccountant":
+    def __enter__(self) -> PrivacyAccountant:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
 
     # An accountant is one budget: copies would each spend it in full.
-    def __copy__(self) -> "PrivacyAccountant":
+    def __copy__(self) -> PrivacyAccountant:
         return self
 
-    def __deepcopy__(self, memo) -> "PrivacyAccountant":
+    def __deepcopy__(self, memo) -> PrivacyAccountant:
         return self
 
     def __reduce__(self):
