@@ -237,7 +237,7 @@ def _show_ledger(parser, args) -> None:
             "ledger": str(args.ledger),
             "total": {"epsilon": accountant.epsilon, "delta": accountant.delta},
             "spent": {"epsilon": eps, "delta": delta},
-            "remaining": dict(zip(("epsilon", "delta"), accountant.remaining)),
+            "remaining": dict(zip(("epsilon", "delta"), accountant.remaining, strict=True)),
             "entries": rows,
         }
         _export(args.json, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
