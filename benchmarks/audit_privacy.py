@@ -60,7 +60,7 @@ from pm_private.survival.discrete_private import (
     output_perturbation,
     output_sensitivity,
 )
-from pm_private.survival.weibull_private import WeibullLSP, lsp_ladder
+from pm_private.survival.weibull_mechanisms import WeibullLSP, lsp_ladder
 
 ALPHA = 0.05
 # Statistics are rounded to this many decimals before the threshold tests (module docstring).

@@ -5,13 +5,13 @@ import pytest
 from scipy import stats
 from scipy.special import expit
 
-from pm_private.privacy.accounting import PrivacyAccountant
 from pm_private.logistic.data_perturbation import (
     accounted_epsilon,
     calibrate_noise_multiplier,
     data_perturbation_sgd,
     perturbed_batch,
 )
+from pm_private.privacy.accounting import PrivacyAccountant
 from pm_private.privacy.primitives import project_rows
 from pm_private.privacy.noise import as_noise_source
 

@@ -9,7 +9,6 @@ from scipy import stats
 from scipy.special import expit
 from sklearn.linear_model import LogisticRegression
 
-from pm_private.privacy.accounting import BudgetExceededError, PrivacyAccountant
 from pm_private.logistic.elastic_net import (
     DPElasticNetLogisticRegression,
     convex_min,
@@ -17,9 +16,10 @@ from pm_private.logistic.elastic_net import (
     perturbation_noise,
     prepare_design,
 )
+from pm_private.logistic.proximal import ConvergenceError, kkt_residual, logistic_objective, solve_elastic_net_logistic
+from pm_private.privacy.accounting import BudgetExceededError, PrivacyAccountant
 from pm_private.privacy.noise import as_noise_source
 from pm_private.privacy.primitives import project_rows
-from pm_private.logistic.proximal import ConvergenceError, kkt_residual, logistic_objective, solve_elastic_net_logistic
 
 
 def _data(n=400, s=5, seed=0, scale=1.0):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import pm_private
-from pm_private.linear.adassp import adassp
+from pm_private.linear.adaptive_ssp import adassp
 from pm_private.linear.suffstats import SuffStats, release_suff_stats
 from pm_private.logistic.data_perturbation import data_perturbation_sgd
 from pm_private.logistic.elastic_net import DPElasticNetLogisticRegression
@@ -20,7 +20,7 @@ from pm_private.privacy.noise import as_noise_source
 from pm_private.privacy.primitives import laplace_mechanism
 from pm_private.privacy.release import CONSTANT, OUTPUT, PUBLIC, ConvergenceError, Release, field_kinds
 from pm_private.survival.discrete_private import objective_perturbation, output_perturbation
-from pm_private.survival.weibull_private import WeibullLSP, weibull_laplace, weibull_private, weibull_sample_aggregate
+from pm_private.survival.weibull_mechanisms import WeibullLSP, weibull_laplace, weibull_private, weibull_sample_aggregate
 
 # Modules that import PyMC or run experiments define no release type; skipping them keeps this fast.
 _SKIP = ("pm_private.sampling", "pm_private.experiments", "pm_private.cli")

@@ -11,7 +11,7 @@ from scipy import stats
 from pm_private.privacy.accounting import BudgetExceededError, PrivacyAccountant
 from pm_private.privacy.noise import as_noise_source
 from pm_private.survival.weibull import _mle_rows, simulate_weibull
-from pm_private.survival.weibull_private import (
+from pm_private.survival.weibull_mechanisms import (
     SAMPLE_AGGREGATE,
     _draw_lsp,
     _event_mean_bounds,
@@ -184,7 +184,7 @@ def test_exponential_mechanism_level_frequencies_match_the_weights(ladder):
     expected = np.r_[expected[keep], expected[~keep].sum()]
     chi2 = stats.chisquare(observed[expected > 0], expected[expected > 0])
     assert chi2.pvalue > 1e-3
-    inside = np.array([(lower[i] <= x < lower[i - 1]) or (upper[i - 1] < x <= upper[i]) for i, x in zip(levels[:2000], p[:2000])])
+    inside = np.array([(lower[i] <= x < lower[i - 1]) or (upper[i - 1] < x <= upper[i]) for i, x in zip(levels[:2000], p[:2000], strict=True)])
     assert inside.all()
 
 

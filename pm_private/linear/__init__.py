@@ -19,9 +19,9 @@ _NAMES = {
     "predict": ".prediction",
     "rank_by_prediction": ".prediction",
     "spearman": ".prediction",
-    "AdaSSPRelease": ".adassp",
-    "adassp": ".adassp",
-    "adassp_sensitivities": ".adassp",
+    "AdaSSPRelease": ".adaptive_ssp",
+    "adassp": ".adaptive_ssp",
+    "adassp_sensitivities": ".adaptive_ssp",
     "preprocess": ".preprocessing",
 }
 

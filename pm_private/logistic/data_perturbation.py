@@ -1,6 +1,6 @@
 """Data-perturbation DP-ERM for logistic regression: a **comparison baseline** (Kang et al. 2020).
 
-Kang et al. (2020) (Kang et al. 2020) adds Gaussian noise to training records and runs minibatch SGD on
+Kang et al. (2020) add Gaussian noise to training records and runs minibatch SGD on
 them; its noise constants were lost in extraction, and its argument (a first-order Taylor
 expansion of the gradient in the noise, the same noise reused in every step, labels left
 clean) is not a proof.  This module keeps the scheme — Gaussian noise on the records that
@@ -42,12 +42,12 @@ import dp_accounting
 import numpy as np
 from scipy.special import expit
 
-from .elastic_net import to_signed_labels
 from ..privacy.noise import as_noise_source
 from ..privacy.primitives import project_rows
 from ..privacy.release import Release, constant, output, public, release_guard
-from .proximal import solve_elastic_net_logistic
 from ..privacy.validation import as_matrix, check_delta, check_epsilon, check_finite_rows, check_positive
+from .elastic_net import to_signed_labels
+from .proximal import solve_elastic_net_logistic
 
 __all__ = [
     "MECHANISM",

@@ -44,6 +44,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from ..privacy.noise import NoiseSource, as_noise_source
+from ..privacy.primitives import exponential_mechanism
+from ..privacy.release import Release, constant, output, public, release_guard
+from ..privacy.validation import as_matrix, check_delta, check_epsilon, check_positive
 from .elastic_net import (
     DPElasticNetLogisticRegression,
     ElasticNetRelease,
@@ -55,11 +59,7 @@ from .elastic_net import (
     prepare_design,
     to_signed_labels,
 )
-from ..privacy.noise import NoiseSource, as_noise_source
-from ..privacy.primitives import exponential_mechanism
-from ..privacy.release import Release, constant, output, public, release_guard
 from .proximal import softplus, solve_elastic_net_logistic
-from ..privacy.validation import as_matrix, check_delta, check_epsilon, check_positive
 
 __all__ = ["MECHANISM", "PenaltySelectionRelease", "StabilityConstants", "noise_norm_bound", "select_penalty", "stability_constants"]
 

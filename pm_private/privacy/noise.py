@@ -26,6 +26,8 @@ import os
 
 import numpy as np
 
+from .accounting import note_noise_drawn
+
 __all__ = [
     "NoiseSource",
     "as_noise_source",
@@ -40,6 +42,9 @@ class NoiseSource:
     """Uniform variates from the OS CSPRNG (``secure``) or from a seeded numpy generator.
 
     Use :func:`as_noise_source` to build one from the ``rng`` argument of a release function.
+    Every draw marks the accountant reservations open in the current thread as having drawn
+    noise (:func:`~pm_private.privacy.accounting.note_noise_drawn`): a release that fails after
+    this point stays spent.
     """
 
     def __init__(self, generator: np.random.Generator | None = None):
@@ -53,6 +58,7 @@ class NoiseSource:
     def uniform(self, size) -> np.ndarray:
         """Uniform variates on the open interval (0, 1) with 53-bit resolution."""
         count = int(np.prod(size, dtype=np.int64))
+        note_noise_drawn()
         if self._generator is None:
             words = np.frombuffer(os.urandom(8 * count), dtype=np.uint64)
         else:

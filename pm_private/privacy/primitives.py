@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr, ndtr
 
+from .accounting import note_noise_drawn
 from .noise import NoiseSource
 from .release import Release, constant, output, public
 from .validation import check_delta, check_epsilon
@@ -122,6 +123,7 @@ def laplace_mechanism(values, *, sensitivity: float, epsilon: float, source: Noi
     certified = float(measurement.map(float(sensitivity)))
     if certified > epsilon * (1 + 1e-12):
         raise RuntimeError(f"OpenDP certifies ε = {certified!r} > requested {epsilon!r}")
+    note_noise_drawn()
     noisy = np.asarray(measurement(values.ravel().tolist()), dtype=np.float64)
     return LaplaceRelease(
         values=noisy.reshape(values.shape), scale=scale, sensitivity=sensitivity, epsilon=certified, private=True
@@ -160,7 +162,7 @@ def exponential_mechanism(
         log μᵢ of the base measure (default 0); −inf (μᵢ = 0) means never drawn.  The
         continuous exponential mechanism of Nguyên & Hui (2017b) passes the log-lengths of its
         levels here; its privacy argument is over the continuous domain (see
-        :mod:`pm_private.survival.weibull_private`).
+        :mod:`pm_private.survival.weibull_mechanisms`).
     size : int, optional
         Number of independent draws (an int array); one int when None.
 
@@ -199,6 +201,7 @@ def exponential_mechanism(
         if rho > epsilon**2 / 8 * (1 + 1e-9):
             raise RuntimeError(f"OpenDP certifies ρ = {rho!r} > ε²/8 for ε = {epsilon!r}")
         values = shifted.tolist()
+        note_noise_drawn()
         picks = np.array([measurement(values) for _ in range(count)], dtype=np.int64)
     else:
         gumbel = -np.log(source.exponential((count, candidates.size)))

@@ -44,7 +44,7 @@ from ..privacy.validation import check_epsilon, check_positive
 
 __all__ = ["SanitizedLoss", "logistic_loss", "sanitizer", "sanitized_loss", "sanitized_utility"]
 
-MECHANISM = "sanitized-loss exponential mechanism (Nguyên & Hui, Nguyên & Hui (2017a) Alg. 3)"
+MECHANISM = "sanitized-loss exponential mechanism (Nguyên & Hui 2017a, Alg. 3)"
 LABEL = "approximate (MCMC)"
 
 

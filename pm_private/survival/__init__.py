@@ -1,6 +1,6 @@
 """Survival analysis: data with public bounds, the censored Weibull likelihood and its private release
-(Nguyên & Hui 2017, Weibull), and the discrete-time hazard likelihood with its private mechanisms
-(Nguyên & Hui 2017, discrete time)."""
+(Nguyên & Hui 2017b), and the discrete-time hazard likelihood with its private mechanisms
+(Nguyên & Hui 2017a)."""
 
 from .._lazy import attach
 
@@ -18,12 +18,12 @@ _NAMES = {
     "weibull_logp": ".weibull",
     "weibull_mle": ".weibull",
     "weibull_model": ".weibull",
-    "WeibullLSP": ".weibull_private",
-    "WeibullRelease": ".weibull_private",
-    "lsp_ladder": ".weibull_private",
-    "weibull_private": ".weibull_private",
-    "weibull_laplace": ".weibull_private",
-    "weibull_sample_aggregate": ".weibull_private",
+    "WeibullLSP": ".weibull_mechanisms",
+    "WeibullRelease": ".weibull_mechanisms",
+    "lsp_ladder": ".weibull_mechanisms",
+    "weibull_private": ".weibull_mechanisms",
+    "weibull_laplace": ".weibull_mechanisms",
+    "weibull_sample_aggregate": ".weibull_mechanisms",
     "natural_spline_basis": ".spline",
     "interval_basis": ".spline",
     "interval_midpoints": ".spline",
