@@ -39,9 +39,9 @@ import argparse
 import math
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 from scipy import stats
@@ -168,7 +168,9 @@ def _suff_stats_audit(epsilon: float = 1.0) -> Audit:
         return out
 
     pair_eps = float(np.sum(np.abs(means[0] - means[1]) / scales))
-    return Audit("suff-stat Laplace release (Honkela et al. 2018)", epsilon, 0.0, pair_eps, "LLR of (Sxx, Sxy, Syy)", draw)
+    return Audit(
+        "suff-stat Laplace release (Honkela et al. 2018)", epsilon, 0.0, pair_eps, "LLR of (Sxx, Sxy, Syy)", draw
+    )
 
 
 def _weibull_audit(epsilon: float = 2.0) -> Audit:
@@ -181,7 +183,10 @@ def _weibull_audit(epsilon: float = 2.0) -> Audit:
     t2, d2 = t.copy(), d.copy()
     t2[0], d2[0] = math.exp(-omega), 0
     mechanisms = [WeibullLSP(tt, dd, horizon=1.0, K=K, omega=omega) for tt, dd in ((t, d), (t2, d2))]
-    ladders = [lsp_ladder(scale_times(tt, horizon=1.0, floor=math.exp(-omega)), dd, K=K, omega=omega) for tt, dd in ((t, d), (t2, d2))]
+    ladders = [
+        lsp_ladder(scale_times(tt, horizon=1.0, floor=math.exp(-omega)), dd, K=K, omega=omega)
+        for tt, dd in ((t, d), (t2, d2))
+    ]
 
     def level(p, ladder):
         lower, upper = ladder
@@ -216,7 +221,12 @@ def _discrete_output_audit(epsilon: float = 8.0, regularization: float = 0.5) ->
     t = output_sensitivity(data[0].basis, data[0].n, regularization)
 
     def draw(k, n, source):
-        f = np.array([output_perturbation(*pair[k], epsilon=epsilon, regularization=regularization, q=q, e=e, rng=source).f for _ in range(n)])
+        f = np.array(
+            [
+                output_perturbation(*pair[k], epsilon=epsilon, regularization=regularization, q=q, e=e, rng=source).f
+                for _ in range(n)
+            ]
+        )
         return np.linalg.norm(f - f_star[1], axis=1) - np.linalg.norm(f - f_star[0], axis=1)
 
     pair_eps = epsilon * float(np.linalg.norm(f_star[0] - f_star[1])) / t
@@ -294,13 +304,22 @@ def _penalty_selection_audit(epsilon: float = 8.0, delta: float = 1e-6) -> Audit
         out = np.empty((m, 2))
         for i in range(m):
             release = select_penalty(
-                *pair[k], lams=[0.05, 5.0], alpha=0.0, epsilon=epsilon, delta=delta, norm_bound=1.0,
-                fit_intercept=False, validation_fraction=0.5, rng=source,
+                *pair[k],
+                lams=[0.05, 5.0],
+                alpha=0.0,
+                epsilon=epsilon,
+                delta=delta,
+                norm_bound=1.0,
+                fit_intercept=False,
+                validation_fraction=0.5,
+                rng=source,
             )
             out[i] = release.index, release.model.coef_[0]
         return out
 
-    return Audit("penalty selection (Chaudhuri & Vinterbo 2013; Yu et al. 2014)", epsilon, delta, None, "index, θ", draw)
+    return Audit(
+        "penalty selection (Chaudhuri & Vinterbo 2013; Yu et al. 2014)", epsilon, delta, None, "index, θ", draw
+    )
 
 
 AUDITS = {
@@ -361,7 +380,9 @@ def main(argv=None) -> int:
             f"{audit.name:62s} {audit.epsilon:9.3g} {audit.delta:7.0e} {pair:>7s} {bound:11.3f} "
             f"{2 * args.draws:9d}  {audit.statistic}{flag}"
         )
-    print(f"\nlower bounds at confidence {1 - ALPHA:.0%} (Clopper–Pearson); draws = both data sets together; {seconds:.0f} s")
+    print(
+        f"\nlower bounds at confidence {1 - ALPHA:.0%} (Clopper–Pearson); draws = both data sets together; {seconds:.0f} s"
+    )
     return 1 if failed else 0
 
 

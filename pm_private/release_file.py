@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .linear.suffstats import SuffStatsRelease, SuffStats
+from .linear.suffstats import SuffStats, SuffStatsRelease
 
 __all__ = ["FORMAT", "VERSION", "read_release_file", "release_from_dict", "release_to_dict", "write_release_file"]
 

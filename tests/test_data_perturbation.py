@@ -12,8 +12,8 @@ from pm_private.logistic.data_perturbation import (
     perturbed_batch,
 )
 from pm_private.privacy.accounting import PrivacyAccountant
-from pm_private.privacy.primitives import project_rows
 from pm_private.privacy.noise import as_noise_source
+from pm_private.privacy.primitives import project_rows
 
 SETTING = dict(n=200, batch_size=50, steps=12)
 

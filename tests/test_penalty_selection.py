@@ -4,7 +4,6 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
 from scipy.special import expit
 
 from pm_private.logistic.elastic_net import perturbation_noise, prepare_design

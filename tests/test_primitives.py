@@ -69,7 +69,11 @@ def test_project_rows_bounds_every_computed_norm(norm):
     np.testing.assert_array_equal(P[inside], X[inside])
     np.testing.assert_allclose(norms[~inside], bound, rtol=1e-13)
     # same direction
-    np.testing.assert_allclose(P[~inside] / norms[~inside, None], X[~inside] / np.linalg.norm(X[~inside], ord=norm, axis=1)[:, None], rtol=1e-12)
+    np.testing.assert_allclose(
+        P[~inside] / norms[~inside, None],
+        X[~inside] / np.linalg.norm(X[~inside], ord=norm, axis=1)[:, None],
+        rtol=1e-12,
+    )
 
 
 def test_project_rows_huge_and_zero_rows():

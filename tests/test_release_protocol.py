@@ -20,7 +20,12 @@ from pm_private.privacy.noise import as_noise_source
 from pm_private.privacy.primitives import laplace_mechanism
 from pm_private.privacy.release import CONSTANT, OUTPUT, PUBLIC, ConvergenceError, Release, field_kinds
 from pm_private.survival.discrete_private import objective_perturbation, output_perturbation
-from pm_private.survival.weibull_mechanisms import WeibullLSP, weibull_laplace, weibull_private, weibull_sample_aggregate
+from pm_private.survival.weibull_mechanisms import (
+    WeibullLSP,
+    weibull_laplace,
+    weibull_private,
+    weibull_sample_aggregate,
+)
 
 # Modules that import PyMC or run experiments define no release type; skipping them keeps this fast.
 _SKIP = ("pm_private.sampling", "pm_private.experiments", "pm_private.cli")
@@ -75,12 +80,26 @@ MECHANISMS = {
     ),
     "elastic_net": lambda k, a: _elastic_net((_X, _X2)[k], (_LABELS, _LABELS2)[k], a),
     "penalty_selection": lambda k, a: select_penalty(
-        (_X, _X2)[k], (_LABELS, _LABELS2)[k], lams=[0.3, 1.0], alpha=0.5, epsilon=2.0, delta=1e-6,
-        norm_bound=1.0, accountant=a, rng=2,
+        (_X, _X2)[k],
+        (_LABELS, _LABELS2)[k],
+        lams=[0.3, 1.0],
+        alpha=0.5,
+        epsilon=2.0,
+        delta=1e-6,
+        norm_bound=1.0,
+        accountant=a,
+        rng=2,
     ),
     "data_perturbation": lambda k, a: data_perturbation_sgd(
-        (_X, _X2)[k], (_LABELS, _LABELS2)[k], epsilon=1.0, delta=1e-5, norm_bound=1.0, epochs=1,
-        batch_size=20, accountant=a, rng=4,
+        (_X, _X2)[k],
+        (_LABELS, _LABELS2)[k],
+        epsilon=1.0,
+        delta=1e-5,
+        norm_bound=1.0,
+        epochs=1,
+        batch_size=20,
+        accountant=a,
+        rng=4,
     ),
     "weibull_private": lambda k, a: weibull_private(
         (_TIME, _TIME2)[k], (_EVENT, _EVENT2)[k], epsilon=1.0, horizon=1.0, K=10, accountant=a, rng=5
@@ -92,12 +111,26 @@ MECHANISMS = {
         (_TIME, _TIME2)[k], (_EVENT, _EVENT2)[k], epsilon=1.0, horizon=1.0, subset_size=20, accountant=a, rng=5
     ),
     "discrete_output": lambda k, a: output_perturbation(
-        (_UNIT, _UNIT2)[k], (_TIME, _TIME2)[k], (_EVENT, _EVENT2)[k], epsilon=1.0, regularization=0.1, q=6, e=3,
-        accountant=a, rng=6,
+        (_UNIT, _UNIT2)[k],
+        (_TIME, _TIME2)[k],
+        (_EVENT, _EVENT2)[k],
+        epsilon=1.0,
+        regularization=0.1,
+        q=6,
+        e=3,
+        accountant=a,
+        rng=6,
     ),
     "discrete_objective": lambda k, a: objective_perturbation(
-        (_UNIT, _UNIT2)[k], (_TIME, _TIME2)[k], (_EVENT, _EVENT2)[k], epsilon=1.0, regularization=0.1, q=6, e=3,
-        accountant=a, rng=6,
+        (_UNIT, _UNIT2)[k],
+        (_TIME, _TIME2)[k],
+        (_EVENT, _EVENT2)[k],
+        epsilon=1.0,
+        regularization=0.1,
+        q=6,
+        e=3,
+        accountant=a,
+        rng=6,
     ),
 }
 

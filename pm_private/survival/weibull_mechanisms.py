@@ -75,7 +75,7 @@ import numpy as np
 from ..privacy.accounting import PrivacyAccountant
 from ..privacy.noise import NoiseSource, as_noise_source
 from ..privacy.primitives import exponential_mechanism, laplace_mechanism
-from ..privacy.release import Release, constant, output, public, release_guard
+from ..privacy.release import Release, output, public, release_guard
 from ..privacy.validation import check_count, check_epsilon, check_positive
 from .data import check_survival, scale_times
 from .weibull import _mle_rows
