@@ -262,7 +262,7 @@ def adassp(
         Failure probability in the ridge rule λ = σ_XX·√(d·log(2d²/ρ)) − λ̃_min (Wang's ρ);
         public, in (0, 1); affects utility only.
     accountant : PrivacyAccountant, optional
-        Charged (ε, δ) once under :data:`MECHANISM`; an over-budget call raises
+        Charged (ε, δ) once under the mechanism name ``MECHANISM``; an over-budget call raises
         :class:`~pm_private.privacy.accounting.BudgetExceededError` before anything is computed.
     rng : None, int or numpy.random.Generator
         None for the secure OS generator (private); a seed only for tests (``private=False``).

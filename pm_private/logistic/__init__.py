@@ -13,7 +13,6 @@ _NAMES = {
     "perturbation_noise": ".elastic_net",
     "prepare_design": ".elastic_net",
     "to_signed_labels": ".elastic_net",
-    "ConvergenceError": ".proximal",
     "SolverResult": ".proximal",
     "kkt_residual": ".proximal",
     "logistic_objective": ".proximal",

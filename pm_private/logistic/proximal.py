@@ -18,7 +18,7 @@ Convergence is certified by the KKT conditions: the minimum-norm subgradient
     sⱼ = ∇ⱼf + l1 sign(θⱼ)            if θⱼ ≠ 0 (or j ∉ J, with l1 = 0),
     sⱼ = max(|∇ⱼf| − l1, 0)           if θⱼ = 0,
 
-must satisfy max_j |sⱼ| ≤ tol for every column; otherwise :class:`ConvergenceError`, whose
+must satisfy max_j |sⱼ| ≤ tol for every column; otherwise :class:`~pm_private.privacy.ConvergenceError`, whose
 message carries no data-dependent value (a private mechanism charges its budget before it
 propagates, see :mod:`pm_private.privacy.release`).
 """
@@ -117,7 +117,7 @@ def solve_elastic_net_logistic(
 
     ``l2`` and ``l1`` are scalars or length-k arrays, ``linear`` is s × k (or s), ``l1_mask``
     a boolean s-vector (default: all coordinates penalised).  Requires l2 > 0 (strong
-    convexity, so the minimiser is unique).  Raises :class:`ConvergenceError` if the KKT
+    convexity, so the minimiser is unique).  Raises :class:`~pm_private.privacy.ConvergenceError` if the KKT
     residual is not below ``tol`` after ``max_iter`` iterations.  ``hessian_bound`` (c ≥ ‖xᵢ‖₂²/4
     for every row, public) sets the step 1/(c + l2) without looking at X; by default the step
     is 1/(‖X‖₂²/(4n) + l2).

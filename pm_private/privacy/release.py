@@ -23,8 +23,8 @@ Prop. 2.1):
 ``"constant"``
     a data-independent constant (the mechanism's name, the neighbour relation).
 
-Each field declares its kind in its dataclass metadata (:func:`output`, :func:`public`,
-:func:`constant`), and the test suite walks every subclass of :class:`Release` and checks that
+Each field declares its kind in its dataclass metadata (with the field constructors ``output()``,
+``public()`` and ``constant()`` of this module), and the test suite walks every subclass of :class:`Release` and checks that
 (a) every field declares a kind and (b) on two neighbouring data sets with the same seed every
 field that is not an ``"output"`` is identical.  Un-noised solver metadata (iteration counts,
 convergence flags, objective values, gradient norms computed before the noise) is therefore
@@ -113,7 +113,7 @@ class Release:
     """Base of every result a private mechanism returns (see the module docstring).
 
     Subclasses are frozen keyword-only dataclasses whose every field is declared with
-    :func:`output`, :func:`public` or :func:`constant`.
+    ``output()``, ``public()`` or ``constant()``.
     """
 
     epsilon: float = public()
@@ -135,7 +135,7 @@ def release_guard(
 ) -> Iterator[None]:
     """Charge one release: refused before the body if over budget, recorded when the body returns.
 
-    As :func:`pm_private.privacy.accounting.charge`, except that a :class:`ConvergenceError`
+    As :func:`pm_private.privacy.charge`, except that a :class:`ConvergenceError`
     raised by the body (a data-dependent failure after noise was drawn) is recorded as spent
     before it propagates.  Any other exception spends nothing.
     """
