@@ -45,7 +45,7 @@ from scipy.special import expit
 from ..privacy.noise import as_noise_source
 from ..privacy.primitives import project_rows
 from ..privacy.release import Release, constant, output, public, release_guard
-from ..privacy.validation import as_matrix, check_delta, check_epsilon, check_finite_rows, check_positive
+from ..privacy.validation import as_matrix, check_count, check_delta, check_epsilon, check_finite_rows, check_positive
 from .elastic_net import to_signed_labels
 from .proximal import solve_elastic_net_logistic
 
@@ -182,13 +182,10 @@ def data_perturbation_sgd(
     bound = check_positive("norm_bound", norm_bound)
     rate = check_positive("learning_rate", learning_rate)
     l2 = check_positive("l2", l2)
-    if int(batch_size) != batch_size or not 1 <= batch_size <= n:
-        raise ValueError(f"batch_size must be an integer in [1, n = {n}], got {batch_size!r}")
-    if int(epochs) != epochs or epochs < 1:
-        raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
+    batch_size = check_count("batch_size", batch_size, 1, n)
+    epochs = check_count("epochs", epochs)
     if influence_threshold is not None:
         influence_threshold = check_positive("influence_threshold", influence_threshold)
-    batch_size = int(batch_size)
     steps = math.ceil(epochs * n / batch_size)
     records = project_rows(X, bound, 2)
     radius = bound

@@ -58,7 +58,7 @@ from ..privacy.accounting import PrivacyAccountant
 from ..privacy.noise import as_noise_source, l2_gamma_vector
 from ..privacy.primitives import project_rows
 from ..privacy.release import ConvergenceError, Release, constant, output, public, release_guard
-from ..privacy.validation import as_matrix, check_epsilon, check_positive
+from ..privacy.validation import as_matrix, check_count, check_epsilon, check_positive
 from .discrete_data import DiscreteTimeData
 from .discrete_numpy import fit_discrete_time
 
@@ -172,9 +172,8 @@ def _private_records(X, time, event, q, e) -> DiscreteTimeData:
             "project them into the unit ball with public bounds first (scale_covariates / flchain_unit_ball)"
         )
     X = project_rows(X, 1.0)
-    if int(q) != q or q < 1 or int(e) != e or e < 2:
-        raise ValueError(f"q must be an integer ≥ 1 and e an integer ≥ 2, got q={q!r}, e={e!r}")
-    return DiscreteTimeData.from_times(X, time, event, q=int(q), e=int(e))
+    q, e = check_count("q", q), check_count("e", e, 2)
+    return DiscreteTimeData.from_times(X, time, event, q=q, e=e)
 
 
 def _check_inputs(X, time, event, epsilon, regularization, q, e):
