@@ -171,6 +171,12 @@ def _private_records(X, time, event, q, e) -> DiscreteTimeData:
 def _check_inputs(X, time, event, epsilon, regularization, q, e):
     epsilon = check_epsilon(epsilon)
     regularization = check_positive("regularization", regularization)
+    if any(hasattr(a, "__dask_graph__") for a in (X, time, event)):  # Dask collections: validated where they live
+        if int(q) != q or q < 1 or int(e) != e or e < 2:
+            raise ValueError(f"q must be an integer ≥ 1 and e an integer ≥ 2, got q={q!r}, e={e!r}")
+        from .._dask import partitioned_records
+
+        return partitioned_records(X, time, event, q=int(q), e=int(e)), epsilon, regularization
     return _private_records(X, time, event, q, e), epsilon, regularization
 
 
@@ -197,6 +203,10 @@ def output_perturbation(
     ----------
     X : (n, d) covariates with ‖xᵢ‖ ≤ 1 (project with public bounds first; longer rows raise).
     time : (n,) times scaled into [0, 1] with a public horizon; event : (n,) 1 = event, 0 = censored.
+        X, time and event may be Dask collections partitioned alike (dask arrays, or columns of
+        one dask DataFrame): the partitions are validated and kept where they live, each
+        Newton step of the fit is one pass that returns per-partition loss, gradient and
+        Hessian sums, and the noise is drawn once, on the client.
     epsilon : privacy budget, > 0.  regularization : Λ > 0.
     q, e : number of intervals and of spline knots (public).
     accountant : charged ε before noise is drawn; bad input or a refused budget spends nothing.
