@@ -35,18 +35,20 @@ FAN_IN = 8
 # ---------------------------------------------------------------------------------------------
 
 
-def _kind(obj) -> str:
+def _kind(obj) -> str | None:
     module = type(obj).__module__
     if module.startswith("dask.array"):
         return "array"
     if module.startswith("dask.dataframe") or module.startswith("dask_expr"):
         return "frame"
-    raise TypeError(f"expected a dask.array or dask.dataframe collection, got {type(obj).__name__}")
+    return None
 
 
 def column_count(X) -> int:
     """d of a Dask collection of covariates (known without computing anything)."""
     kind = _kind(X)
+    if kind is None:
+        raise TypeError(f"X must be a dask.array or dask.dataframe collection, got {type(X).__name__}")
     if kind == "array":
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D (n records × d features), got {X.ndim} dimension(s)")
@@ -69,7 +71,7 @@ def _aligned_blocks(columns: dict):
     """
     names = list(columns)
     kinds = {_kind(columns[name]) for name in names}
-    if len(kinds) != 1:
+    if len(kinds) != 1 or None in kinds:
         raise TypeError(f"{', '.join(names)} must all be dask arrays or all dask data frames/series")
     if kinds == {"array"}:
         first = columns[names[0]]
@@ -82,6 +84,8 @@ def _aligned_blocks(columns: dict):
                 array = array[:, 0]
             if array.ndim != 1:
                 raise ValueError(f"{name} must be 1-D, got {array.ndim} dimensions")
+            if not (np.isnan(array.shape[0]) or np.isnan(first.shape[0])) and array.shape[0] != first.shape[0]:
+                raise ValueError(f"{name} must have as many rows as {names[0]}, got {array.shape[0]} and {first.shape[0]}")
             if array.chunks[0] != rows:
                 if any(np.isnan(rows)) or any(np.isnan(array.chunks[0])):
                     raise ValueError(f"{name} must be chunked along the rows as {names[0]} (unknown chunk sizes)")
@@ -189,7 +193,7 @@ def _add_suff_stats(*parts: _Sums) -> _Sums:
 
 
 def _run_suff_stats(block, width, d, x_bound, y_bound, partition) -> _Sums:
-    with single_threaded_blas():  # one BLAS thread per task: the scheduler runs one task per core
+    with single_threaded_blas():  # one BLAS thread per task (worker processes): one task per core
         return _partition_suff_stats(block, width, d, x_bound, y_bound, partition)
 
 
@@ -206,7 +210,8 @@ def partitioned_suff_stats(X, y, x_bound: float | None, y_bound: float | None):
     parts = [
         delayed(_run_suff_stats, pure=True)(block, width, d, x_bound, y_bound, k) for k, block in enumerate(blocks)
     ]
-    (total,) = dask.compute(_tree(parts, _add_suff_stats))
+    with single_threaded_blas():  # for the local schedulers, whose threads are this process's
+        (total,) = dask.compute(_tree(parts, _add_suff_stats))
     if total.bad is not None:
         bad = total.bad
         raise ValueError(
@@ -312,7 +317,8 @@ class PartitionedRecords:
         """(Σℓᵢ, Σ∇ℓᵢ[, Σ∇²ℓᵢ]) over all partitions: per-partition sums, added in a tree."""
         f = np.asarray(f, dtype=np.float64)
         parts = [delayed(_partition_loss_sums, pure=True)(f, part, link, hessian) for part in self.parts]
-        (total,) = dask.compute(_tree(parts, _add_loss_sums))
+        with single_threaded_blas():
+            (total,) = dask.compute(_tree(parts, _add_loss_sums))
         return total
 
 

@@ -26,6 +26,7 @@ _NAMES = {
     "gaussian_noise_multiplier": ".adassp",
     "project_rows": ".adassp",
     "preprocess": ".preprocessing",
+    "read_parquet_columns": ".._dask",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)
