@@ -30,7 +30,7 @@ import numpy as np
 
 from ..privacy.accounting import REPLACE_ONE, PrivacyAccountant, charge
 from ..privacy.noise import as_noise_source, laplace_mechanism
-from ..privacy.validation import as_matrix, as_vector, check_epsilon, check_positive
+from ..privacy.validation import _first_bad_row, as_matrix, as_vector, check_epsilon, check_positive
 
 __all__ = ["ReleaseInfo", "SuffStats", "suff_stats", "release_suff_stats", "sensitivities"]
 
@@ -132,7 +132,7 @@ def _first_non_finite_row(X, start: int, stop: int) -> int | None:
     for first in range(start, stop, rows):
         chunk = X[first : min(first + rows, stop)]
         if not np.isfinite(chunk).all():
-            return first + int(np.flatnonzero(~np.isfinite(chunk).all(axis=1))[0])
+            return first + _first_bad_row(chunk)
     return None
 
 
@@ -160,7 +160,7 @@ def _accumulate_rows(X, y, x_bound, start: int, stop: int):
         chunk = X[first : min(first + rows, stop)]
         if x_bound is not None:
             if not np.isfinite(chunk).all():
-                raise NonFiniteRow("X", first + int(np.flatnonzero(~np.isfinite(chunk).all(axis=1))[0]))
+                raise NonFiniteRow("X", first + _first_bad_row(chunk))
             chunk = np.clip(chunk, -x_bound, x_bound, out=buffer[: len(chunk)])
         xx += chunk.T @ chunk  # numpy calls BLAS syrk for a product of a matrix with its own transpose
         xy += chunk.T @ y[first : first + len(chunk)]
@@ -182,7 +182,11 @@ _blas_limiter = None
 
 @contextmanager
 def single_threaded_blas():
-    """Context in which BLAS (numpy's OpenBLAS, MKL, …) uses one thread; nests across threads."""
+    """Context in which BLAS (numpy's OpenBLAS, MKL, …) uses one thread; nests across threads.
+
+    The limit is the process's (threadpoolctl): other threads' BLAS calls made meanwhile run
+    on one thread too, and the original limit is back when the last context exits.
+    """
     global _blas_users, _blas_limiter
     from threadpoolctl import threadpool_limits
 
