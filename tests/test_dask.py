@@ -149,7 +149,7 @@ def test_discrete_time_fit_on_dask_equals_the_numpy_fit():
         np.testing.assert_allclose(got.f, expected.f, atol=1e-9)
         assert got.n == n and acct.spent[0] == 1.0
         X[300, 0] = 3.0  # second partition: ‖x‖ > 1
-        with pytest.raises(ValueError, match=r"‖x‖ > 1.*\(in partition 1\)"):
+        with pytest.raises(ValueError, match=r"‖x‖ > 1 \(first in row 150\).*\(in partition 1\)"):
             output_perturbation(da.from_array(X, chunks=(chunks, 2)), td, ed, epsilon=1.0, regularization=0.01, q=10, accountant=acct)
     assert len(acct.ledger) == 1
 

@@ -157,9 +157,9 @@ def _private_records(X, time, event, q, e) -> DiscreteTimeData:
     if not np.isfinite(X).all():
         raise ValueError("X contains NaN or infinite values")
     norms = np.linalg.norm(X, axis=1)
-    if (norms > 1.0 + _NORM_ROUNDING).any():
+    if (norms > 1.0 + _NORM_ROUNDING).any():  # the message names a row, never a private norm or count
         raise ValueError(
-            f"{int((norms > 1 + _NORM_ROUNDING).sum())} row(s) of X have ‖x‖ > 1 (largest {norms.max():.6g}); "
+            f"X has rows with ‖x‖ > 1 (first in row {int(np.argmax(norms > 1 + _NORM_ROUNDING))}); "
             "project them into the unit ball with public bounds first (scale_covariates / flchain_unit_ball)"
         )
     X = X / np.maximum(norms, 1.0)[:, None]
