@@ -241,6 +241,8 @@ def read_parquet_columns(path, features, target, **kwargs):
         Name of the response column.
     **kwargs
         Passed to :func:`dask.dataframe.read_parquet` (``filesystem``, ``storage_options``, …).
+        By default each row group is one partition (``split_row_groups=True``), so a task holds
+        one row group in memory at a time: write the data with row groups of a size that fits.
     """
     import dask.dataframe as dd
 
@@ -251,6 +253,7 @@ def read_parquet_columns(path, features, target, **kwargs):
         raise ValueError(f"features must not repeat a column, got {features!r}")
     if not isinstance(target, str) or target in features:
         raise ValueError(f"target must be one column name not among the features, got {target!r}")
+    kwargs.setdefault("split_row_groups", True)
     frame = dd.read_parquet(path, columns=[*features, target], **kwargs)
     return frame[features], frame[target]
 
