@@ -82,12 +82,23 @@ def test_release_draws_noise_once_on_the_client_and_matches_numpy(data, cluster)
     assert got.releases[0].n == 1000 and acct.spent[0] == pytest.approx(1.0)
 
 
-def test_dataframe_from_parquet_gives_the_clipped_statistics(data, tmp_path):
+def test_dataframe_columns_give_the_exact_statistics(data):
+    X, y = data
+    frame = dd.from_pandas(pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(target=y), npartitions=4)
+    with dask.config.set(scheduler="threads"):
+        got = suff_stats(frame[["a", "b", "c", "d"]], frame["target"])
+    np.testing.assert_allclose(got.xx, X.T @ X, rtol=1e-12)
+    np.testing.assert_allclose(got.xy, X.T @ y, rtol=1e-12)
+    assert got.n == 1000
+
+
+def test_parquet_columns_give_the_clipped_statistics(data, tmp_path):
     X, y = data
     frame = pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(target=y, other=0)
-    for k in range(3):  # three files: three partitions
-        frame.iloc[k * 400 : (k + 1) * 400].to_parquet(tmp_path / f"part-{k}.parquet")
-    Xd, yd = read_parquet_columns(str(tmp_path), features=["c", "a", "b", "d"], target="target")
+    for k in range(3):  # three files of 400, 400 and 200 rows, row groups of 150: 8 chunks
+        frame.iloc[k * 400 : (k + 1) * 400].to_parquet(tmp_path / f"part-{k}.parquet", row_group_size=150)
+    Xd, yd = read_parquet_columns(tmp_path, features=["c", "a", "b", "d"], target="target")
+    assert Xd.chunks == ((150, 150, 100, 150, 150, 100, 150, 50), (4,)) and yd.chunks[0] == Xd.chunks[0]
     with dask.config.set(scheduler="sync"):
         got = release_suff_stats(Xd, yd, epsilon=1e12, x_bound=1.0, y_bound=1.5, rng=0)  # noise ≈ 0
     Xc, yc = np.clip(X[:, [2, 0, 1, 3]], -1, 1), np.clip(y, -1.5, 1.5)
@@ -96,6 +107,8 @@ def test_dataframe_from_parquet_gives_the_clipped_statistics(data, tmp_path):
     assert got.n == 1000
     with pytest.raises(ValueError, match="target must be one column"):
         read_parquet_columns(str(tmp_path), features=["a"], target="a")
+    with pytest.raises(ValueError, match=r"no column\(s\) \['e'\]"):
+        read_parquet_columns(str(tmp_path), features=["a", "e"], target="target")
 
 
 @pytest.mark.parametrize("name, row", [("X", 460), ("y", 999)])
