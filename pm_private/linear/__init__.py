@@ -23,6 +23,7 @@ _NAMES = {
     "adassp": ".adaptive_ssp",
     "adassp_sensitivities": ".adaptive_ssp",
     "preprocess": ".preprocessing",
+    "read_parquet_columns": ".._dask",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)

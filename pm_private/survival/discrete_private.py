@@ -166,9 +166,9 @@ def _private_records(X, time, event, q, e) -> DiscreteTimeData:
     if not np.isfinite(X).all():
         raise ValueError("X contains NaN or infinite values")
     norms = np.linalg.norm(X, axis=1)
-    if (norms > 1.0 + _NORM_ROUNDING).any():
+    if (norms > 1.0 + _NORM_ROUNDING).any():  # the message names a row, never a private norm or count
         raise ValueError(
-            f"{int((norms > 1 + _NORM_ROUNDING).sum())} row(s) of X have ‖x‖ > 1 (largest {norms.max():.6g}); "
+            f"X has rows with ‖x‖ > 1 (first in row {int(np.argmax(norms > 1 + _NORM_ROUNDING))}); "
             "project them into the unit ball with public bounds first (scale_covariates / flchain_unit_ball)"
         )
     X = project_rows(X, 1.0)
@@ -179,6 +179,12 @@ def _private_records(X, time, event, q, e) -> DiscreteTimeData:
 def _check_inputs(X, time, event, epsilon, regularization, q, e):
     epsilon = check_epsilon(epsilon)
     regularization = check_positive("regularization", regularization)
+    if any(hasattr(a, "__dask_graph__") for a in (X, time, event)):  # Dask collections: validated where they live
+        if int(q) != q or q < 1 or int(e) != e or e < 2:
+            raise ValueError(f"q must be an integer ≥ 1 and e an integer ≥ 2, got q={q!r}, e={e!r}")
+        from .._dask import partitioned_records
+
+        return partitioned_records(X, time, event, q=int(q), e=int(e)), epsilon, regularization
     return _private_records(X, time, event, q, e), epsilon, regularization
 
 
@@ -205,6 +211,10 @@ def output_perturbation(
     ----------
     X : (n, d) covariates with ‖xᵢ‖ ≤ 1 (project with public bounds first; longer rows raise).
     time : (n,) times scaled into [0, 1] with a public horizon; event : (n,) 1 = event, 0 = censored.
+        X, time and event may be Dask collections partitioned alike (dask arrays, or columns of
+        one dask DataFrame): the partitions are validated and kept where they live, each
+        Newton step of the fit is one pass that returns per-partition loss, gradient and
+        Hessian sums, and the noise is drawn once, on the client.
     epsilon : privacy budget, > 0.  regularization : Λ > 0.
     q, e : number of intervals and of spline knots (public).
     accountant : charged ε before noise is drawn; bad input or a refused budget spends nothing,
