@@ -300,6 +300,7 @@ def _elastic_net_audit(epsilon: float = 2.0, lam: float = 0.5) -> Audit:
 
 
 def _penalty_selection_audit(epsilon: float = 8.0, delta: float = 1e-6) -> Audit:
+    """One validation record of ten, so the replaced record is usually in the training part."""
     pair = _logistic_pair()
 
     def draw(k, m, source):
@@ -313,7 +314,7 @@ def _penalty_selection_audit(epsilon: float = 8.0, delta: float = 1e-6) -> Audit
                 delta=delta,
                 norm_bound=1.0,
                 fit_intercept=False,
-                validation_fraction=0.5,
+                validation_fraction=0.1,
                 rng=source,
             )
             out[i] = release.index, release.model.coef_[0]
