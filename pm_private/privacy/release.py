@@ -23,10 +23,10 @@ Prop. 2.1):
 ``"constant"``
     a data-independent constant (the mechanism's name, the neighbour relation).
 
-Each field declares its kind in its dataclass metadata (with the field constructors ``output()``,
-``public()`` and ``constant()`` of this module), and the test suite walks every subclass of :class:`Release` and checks that
-(a) every field declares a kind and (b) on two neighbouring data sets with the same seed every
-field that is not an ``"output"`` is identical.  Un-noised solver metadata (iteration counts,
+Each field declares its kind in its dataclass metadata (with the field constructors
+``output()``, ``public()`` and ``constant()`` of this module), and the test suite walks every
+subclass of :class:`Release` and checks that (a) every field declares a kind and (b) on two
+neighbouring data sets with the same seed every field that is not an ``"output"`` is identical.  Un-noised solver metadata (iteration counts,
 convergence flags, objective values, gradient norms computed before the noise) is therefore
 never part of a release: it is a function of the data, not of the output, and can single out a
 record (a gradient norm computed before output perturbation tells D from a neighbour D′ with
@@ -39,7 +39,12 @@ converge) must not be retriable for free: the failure bit is itself data-depende
 retry would draw fresh noise.  pm_private **reserves** the budget: :func:`release_guard` records
 the spend when such a step raises :class:`ConvergenceError` inside the mechanism (the error
 message then carries no private value), so a failed release costs what a successful one costs.
-Bad *input* (wrong shape, NaN, ε ≤ 0) is checked before the guard and spends nothing.
+(The accountant's reservation protocol already keeps a release spent when it fails after noise
+was drawn; the guard extends this to failures before the noise, such as the fit that output
+perturbation perturbs afterwards.)  Spending makes the failure non-retriable; it does not make
+the failure bit itself part of the ε guarantee: for the strongly convex problems solved here
+its probability is negligible and acts as an additive δ.  Bad *input* (wrong shape, NaN,
+ε ≤ 0) is checked before the guard and spends nothing.
 
 Every mechanism charges its accountant through :func:`release_guard` with its module's mechanism
 constant, and its result carries the same constant, so a ledger entry and the result it describes
