@@ -38,7 +38,7 @@ def _functions(link: str):
         q = baseline.shape[-1]
         event_at = pt.switch(fails.any(axis=-1), pt.argmax(fails, axis=-1), q)
         interval = pt.minimum(event_at, censoring)
-        return pt.stack([interval, pt.le(event_at, censoring)], axis=-1).astype("int64")
+        return pt.stack([interval, pt.le(event_at, censoring)], axis=-1).astype("int32")
 
     def logp(value, baseline, eta, censoring):
         interval, event = value[..., 0], value[..., 1]
@@ -62,7 +62,7 @@ def _check_observed(observed):
         raise ValueError("observed intervals must be ≥ 0")
     if not np.isin(value[:, 1], (0, 1)).all():
         raise ValueError("observed events must be 0 or 1")
-    return value.astype(np.int64)
+    return value.astype(np.int32)
 
 
 class DiscreteTimeHazard:
@@ -93,7 +93,9 @@ class DiscreteTimeHazard:
     censoring : tensor_like of int, optional
         Public censoring interval(s) cᵢ of the random draws; default q − 1 (followed to the end).
     observed : integer array (n, 2), optional
-        Rows [kᵢ, δᵢ]; ``pm.Data`` and ``pm.Minibatch`` are accepted.
+        Rows [kᵢ, δᵢ]; ``pm.Data`` and ``pm.Minibatch`` are accepted.  PyMC stores integer observed
+        data as int32: give ``pm.Minibatch`` an int32 array (an int64 one would be cast outside
+        the minibatch, which PyMC refuses).
     **kwargs
         Passed to ``pm.CustomDist`` (``dims``, ``shape``, ``total_size``, …).
 
@@ -131,7 +133,7 @@ class DiscreteTimeHazard:
     @staticmethod
     def _options(link):
         dist, logp = _functions(_check_link(link))
-        return {"dist": dist, "logp": logp, "signature": "(q),(),()->(2)", "dtype": "int64", "class_name": "DiscreteTimeHazard"}
+        return {"dist": dist, "logp": logp, "signature": "(q),(),()->(2)", "dtype": "int32", "class_name": "DiscreteTimeHazard"}
 
     @staticmethod
     def _deprecated(X, interval, event, *, beta, alpha=None, basis=None, baseline=None, **kwargs):
@@ -145,7 +147,7 @@ class DiscreteTimeHazard:
             raise ValueError("give either alpha and basis (spline baseline) or baseline (free per-interval)")
         gamma = pt.as_tensor(basis) @ alpha if baseline is None else baseline
         eta = pt.as_tensor(np.asarray(X, dtype=np.float64)) @ beta
-        observed = np.column_stack([np.asarray(interval, dtype=np.int64), np.asarray(event, dtype=np.int64)])
+        observed = np.column_stack([np.asarray(interval, dtype=np.int32), np.asarray(event, dtype=np.int32)])
         return (gamma, eta), observed, kwargs
 
 
@@ -156,7 +158,7 @@ def discrete_time_model(
     :class:`DiscreteTimeHazard` ``likelihood`` observed on ``pm.Data("survival", [interval, event])``.
 
     Dims ``knot``, ``feature``, ``record``, ``outcome``; the covariates are ``pm.Data("X")``, so
-    ``pm.set_data({"X": X_new, "survival": np.zeros((m, 2), int)}, coords={"record": range(m)})``
+    ``pm.set_data({"X": X_new, "survival": np.zeros((m, 2), np.int32)}, coords={"record": range(m)})``
     followed by ``pm.sample_posterior_predictive`` predicts (interval, event) for new records.
     """
     import pymc as pm
@@ -167,7 +169,7 @@ def discrete_time_model(
     coords = {"knot": np.arange(data.e), "feature": names, "record": np.arange(data.n), "outcome": ["interval", "event"]}
     with pm.Model(coords=coords) as model:
         X = pm.Data("X", data.X, dims=("record", "feature"))
-        observed = pm.Data("survival", np.column_stack([data.interval, data.event]).astype(np.int64), dims=("record", "outcome"))
+        observed = pm.Data("survival", np.column_stack([data.interval, data.event]).astype(np.int32), dims=("record", "outcome"))
         alpha = pm.Normal("alpha", 0.0, alpha_sigma, dims="knot")
         beta = pm.Normal("beta", 0.0, beta_sigma, dims="feature")
         DiscreteTimeHazard("likelihood", pt.as_tensor(data.basis) @ alpha, X @ beta, link=link, observed=observed, dims=("record", "outcome"))

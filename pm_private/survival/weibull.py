@@ -54,6 +54,7 @@ def weibull_logp(time, event, p, lam):
     t = 0 contribute 0 (no NaN from 0·ln 0).
     """
     time, event = pt.as_tensor_variable(time), pt.as_tensor_variable(event)
+    p, lam = (x if isinstance(x, pt.Variable) else pt.as_tensor(np.asarray(x, dtype=np.float64)) for x in (p, lam))
     log_z = pt.log(time) - pt.log(lam)
     log_hazard = pt.log(p) - pt.log(lam) + (p - 1.0) * log_z
     return pt.switch(pt.eq(event, 1), log_hazard, 0.0) - pt.exp(p * log_z)
