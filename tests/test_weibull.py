@@ -101,6 +101,7 @@ def _censored_model(t, d, X, p, b0, beta):
 def test_logp_equals_pm_censored_weibull(aft_data):
     t, d, X = aft_data.time, aft_data.event, aft_data.X.to_numpy()
     for p, b0, beta in [(1.4, 0.7, [0.5, -0.8]), (0.6, -0.3, [1.0, 0.2]), (3.0, 1.5, [0.0, 0.0])]:
+        p = np.float64(p)  # a Python float would become a float32 constant in PyTensor
         with pm.Model() as ours:
             WeibullSurvival("t", p, np.exp(b0 + X @ np.array(beta)), observed=np.column_stack([t, d]))
         ref = _censored_model(t, d, X, p, b0, np.array(beta))

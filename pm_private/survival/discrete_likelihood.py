@@ -123,10 +123,11 @@ class DiscreteTimeHazard:
 
     @staticmethod
     def _params(baseline, eta, censoring):
-        baseline = pt.as_tensor(baseline).astype("float64")
+        # NumPy first: PyTensor would make a Python float a float32 constant
+        baseline, eta = (x if isinstance(x, pt.Variable) else np.asarray(x, dtype=np.float64) for x in (baseline, eta))
+        baseline, eta = pt.as_tensor(baseline).astype("float64"), pt.as_tensor(eta).astype("float64")
         if baseline.ndim != 1:
             raise ValueError(f"baseline must be a vector of q interval effects, got {baseline.ndim} dimensions")
-        eta = pt.as_tensor(eta).astype("float64")
         censoring = baseline.shape[0] - 1 if censoring is None else censoring
         return baseline, eta, pt.as_tensor(censoring).astype("int64")
 

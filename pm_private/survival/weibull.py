@@ -142,7 +142,7 @@ class WeibullSurvival:
 
     @staticmethod
     def _params(alpha, beta, censoring):
-        return [pt.as_tensor(x, dtype="float64") if not isinstance(x, pt.Variable) else x for x in (alpha, beta, censoring)]
+        return [x if isinstance(x, pt.Variable) else pt.as_tensor(np.asarray(x, dtype=np.float64)) for x in (alpha, beta, censoring)]
 
     @staticmethod
     def _options():
