@@ -5,8 +5,12 @@ public ranges, public horizon, q = 200, e = 3, logit link).  For each ε ∈ {0.
 
 * **pSGLD** (Nguyên & Hui 2017a, Alg. 3–4): ``chains`` chains on exp(ε·U(f; D)/(2v)),
   U = −(σ/2)‖f‖² − Σᵢ v·tanh(ℓ(f; dᵢ)/v), v = 2 log n, σ = 10⁻²·2v/ε (:func:`sanitized_loss`),
-  sampled by :class:`pm_private.PSGLD` with the paper's k = 200, τ = 0.51, λ = 10⁻⁵, μ = 0.99,
-  step h_t = a·(b + t)^(−τ) with a = 1, b = 0 (the paper's), from f = 0.  The first 10⁴ updates
+  sampled by :class:`pm_private.PSGLD` with the paper's k = 200, λ = 10⁻⁵, μ = 0.99 and step
+  h_t = a·(b + t)^(−τ) with a = 1, b = 0, τ = 0.51 (``--schedule paper``, default) or PSGLD's
+  slower decay a = 1, b = 10, τ = 1/3 (``--schedule slow-decay``), from f = 0.  On all of FL at
+  ε = 6.4, two chains of 2·10⁵ updates reach a split R-hat of 1.009 with the slow decay; with
+  the paper's decay the step is too small by then to cross the posterior's correlated
+  directions (α₁ with mgus, α₂ with α₃) and R-hat stays above 1.3.  The first 10⁴ updates
   are burn-in (the preconditioner is learnt there and then frozen, see PSGLD); then ``epochs``·n
   updates, every ``thin``-th kept.  MRE = (1/m) Σᵢ ‖fᵢ − f*‖/‖f*‖ over the m kept draws of all
   chains.  Convergence: the largest rank-normalised split R-hat over the coordinates of f and of
@@ -60,8 +64,11 @@ from pm_private.sampling.sanitized import sanitized_loss  # noqa: E402
 from pm_private.survival import DiscreteTimeData, fit_discrete_time  # noqa: E402
 from pm_private.survival import record_loss  # noqa: E402
 
-#: pSGLD settings of Nguyên & Hui (2017a) §6.2 (k, τ, λ, μ, a, b) and its burn-in in updates.
-PSGLD_SETTINGS = {"batch_size": 200, "tau": 0.51, "lam": 1e-5, "mu": 0.99, "a": 1.0, "b": 0.0}
+#: pSGLD settings of Nguyên & Hui (2017a) §6.2 (k, λ, μ) and its burn-in in updates.
+PSGLD_SETTINGS = {"batch_size": 200, "lam": 1e-5, "mu": 0.99}
+#: Step sizes h_t = a·(b + t)^(−τ): the paper's (§6.2), and PSGLD's defaults (τ = 1/3, the decay
+#: Teh, Thiery & Vollmer 2016 find optimal for SGLD), which decay more slowly and mix far better.
+SCHEDULES = {"paper": {"a": 1.0, "b": 0.0, "tau": 0.51}, "slow-decay": {"a": 1.0, "b": 10.0, "tau": 1.0 / 3.0}}
 BURN_IN = 10_000
 MCMC_NOTE = (
     "pSGLD: the sanitized-loss mechanism is ε-DP for one exact draw only; these chains sample it "
@@ -79,10 +86,13 @@ def sanitized_model(data: DiscreteTimeData, epsilon: float, link: str = "logit")
     return model
 
 
-def sample_psgld(model: pm.Model, *, n: int, burn_in: int, epochs: float, thin: int, seed: int, chains: int = 1, cores: int = 1):
+def sample_psgld(
+    model: pm.Model, *, n: int, burn_in: int, epochs: float, thin: int, seed: int, chains: int = 1, cores: int = 1,
+    schedule: str = "paper",
+):
     """pm.sample with PSGLD: ⌈burn_in/thin⌉ tuning draws, then epochs·n updates per chain, every thin-th kept."""
     with model:
-        step = PSGLD(thin=thin, **PSGLD_SETTINGS)
+        step = PSGLD(thin=thin, **PSGLD_SETTINGS, **SCHEDULES[schedule])
         return pm.sample(
             draws=max(1, round(epochs * n / thin)), tune=-(-burn_in // thin), chains=chains, cores=cores, step=step,
             random_seed=seed, progressbar=False, quiet=True, compute_convergence_checks=False,
@@ -114,16 +124,16 @@ def chain_diagnostics(draws: np.ndarray, f_star: np.ndarray) -> dict:
     }
 
 
-def psgld_run(data, f_star, *, epsilon, burn_in, epochs, thin, seed, chains=1, cores=1) -> dict:
+def psgld_run(data, f_star, *, epsilon, burn_in, epochs, thin, seed, chains=1, cores=1, schedule="paper") -> dict:
     """pSGLD chains on the sanitized posterior at ε: :func:`chain_diagnostics` of their kept draws."""
     idata = sample_psgld(
         sanitized_model(data, epsilon), n=data.n, burn_in=burn_in, epochs=epochs, thin=thin, seed=seed,
-        chains=chains, cores=cores,
+        chains=chains, cores=cores, schedule=schedule,
     )
     return chain_diagnostics(idata.posterior["f"].values, f_star)
 
 
-def run(data, time_scaled, *, epsilons, epochs, burn_in, thin, repeats, seed, chains=1, cores=1):
+def run(data, time_scaled, *, epsilons, epochs, burn_in, thin, repeats, seed, chains=1, cores=1, schedule="paper"):
     """MRE tables: (by_epsilon with pSGLD and both perturbation methods, by_lambda, pSGLD diagnostics, best Λ)."""
     f_star = fit_discrete_time(data, "logit").f
     common = dict(data=data, time_scaled=time_scaled, f_star=f_star, repeats=repeats)
@@ -135,7 +145,10 @@ def run(data, time_scaled, *, epsilons, epochs, burn_in, thin, repeats, seed, ch
     index = pd.Index(epsilons, name="ε")
     diagnostics = pd.DataFrame(
         [
-            psgld_run(data, f_star, epsilon=eps, burn_in=burn_in, epochs=epochs, thin=thin, seed=seed + i, chains=chains, cores=cores)
+            psgld_run(
+                data, f_star, epsilon=eps, burn_in=burn_in, epochs=epochs, thin=thin, seed=seed + i, chains=chains,
+                cores=cores, schedule=schedule,
+            )
             for i, eps in enumerate(epsilons)
         ],
         index=index,
@@ -160,6 +173,10 @@ def main(argv=None):
     parser.add_argument("--epochs", type=float, help="pSGLD updates after burn-in, in units of n (default 3; paper 250)")
     parser.add_argument("--chains", type=int, help="pSGLD chains per ε (default 2; --full 4)")
     parser.add_argument("--cores", type=int, default=1, help="processes running the chains (default 1)")
+    parser.add_argument(
+        "--schedule", choices=sorted(SCHEDULES), default="paper",
+        help="pSGLD step sizes: the paper's a = 1, b = 0, τ = 0.51, or slow-decay a = 1, b = 10, τ = 1/3",
+    )
     parser.add_argument("--burn-in", type=int, help=f"pSGLD burn-in updates (default {BURN_IN}, the paper's)")
     parser.add_argument("--thin", type=int, help="updates per kept pSGLD draw (default 50; --full 500)")
     parser.add_argument("--repeats", type=int, help="releases per perturbation cell (default 5; --quick 3)")
@@ -191,7 +208,7 @@ def main(argv=None):
     start = time.perf_counter()
     by_epsilon, by_lambda, diagnostics, best, f_star = run(
         data, time_scaled, epsilons=args.epsilons, epochs=args.epochs, burn_in=args.burn_in, thin=args.thin,
-        repeats=args.repeats, seed=args.seed, chains=args.chains, cores=args.cores,
+        repeats=args.repeats, seed=args.seed, chains=args.chains, cores=args.cores, schedule=args.schedule,
     )
     by_epsilon.to_csv(args.out / "mre_epsilon.csv")
     by_lambda.to_csv(args.out / "mre_lambda.csv")
@@ -201,7 +218,8 @@ def main(argv=None):
     report = "\n".join(
         [
             f"FL: n = {data.n}, d = {data.d}, q = {data.q}, e = {data.e}; ‖f*‖ = {np.linalg.norm(f_star):.3f}; "
-            f"pSGLD: burn-in {args.burn_in} updates, {args.epochs:g} epochs, thin {args.thin}, {args.chains} chains per ε; "
+            f"pSGLD: burn-in {args.burn_in} updates, {args.epochs:g} epochs, thin {args.thin}, {args.chains} chains per ε, "
+            f"step sizes {args.schedule} {SCHEDULES[args.schedule]}; "
             f"perturbation: {args.repeats} releases per cell; {time.perf_counter() - start:.0f} s",
             "",
             "MRE at ε = 6.4 against Λ (perturbation methods):",
