@@ -144,9 +144,10 @@ def test_graph_holds_no_person_period_table(sim):
     model = discrete_time_model(data)
     fn = model.compile_fn([model.logp(), model.dlogp()], inputs=model.value_vars, on_unused_input="ignore", **C_BACKEND)
     constants = []
-    for v in graph_inputs(fn.f.maker.fgraph.outputs):
-        if isinstance(v, Constant) and not any(np.shares_memory(v.data, c) for c in constants):
-            constants.append(np.asarray(v.data))  # a transposed view of X is not a copy
+    values = [v.data for v in graph_inputs(fn.f.maker.fgraph.outputs) if isinstance(v, Constant)]
+    for value in values + [cell.storage[0] for cell in fn.f.input_storage]:  # constants and pm.Data
+        if isinstance(value, np.ndarray) and not any(np.shares_memory(value, c) for c in constants):
+            constants.append(value)  # a transposed view of X is not a copy
     held = sum(c.nbytes for c in constants)
     assert held <= data.X.nbytes + data.n * data.q + 10 * data.n + 4096  # X, mask, intervals, events
     assert all(c.dtype == bool or c.size <= data.n * data.d for c in constants)
