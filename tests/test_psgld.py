@@ -111,6 +111,26 @@ def test_discrete_variable_refused():
 # ---------------------------------------------------------------- minibatch gradients
 
 
+def test_compiled_minibatch_indices_are_uniform_distinct_subsets():
+    """Floyd's algorithm in the compiled loop: k distinct indices, every k-subset equally likely."""
+    from itertools import combinations
+
+    from scipy import stats
+
+    from pm_private.sampling.psgld import _distinct_indices
+
+    rng, mark = np.random.default_rng(0), np.zeros(6, dtype=np.bool_)
+    subsets = {s: i for i, s in enumerate(combinations(range(6), 3))}
+    counts = np.zeros(len(subsets))
+    for _ in range(20_000):
+        idx = _distinct_indices(rng, 6, 3, mark)
+        assert len(set(idx.tolist())) == 3 and not mark.any()
+        counts[subsets[tuple(sorted(idx.tolist()))]] += 1
+    assert stats.chisquare(counts).pvalue > 1e-3
+    assert sorted(_distinct_indices(rng, 6, 6, mark).tolist()) == list(range(6))
+
+
+
 @pytest.mark.slow
 def test_sanitized_minibatch_gradient_is_unbiased_and_prior_is_not_scaled():
     X, y = logistic_data(60, 3, 1)

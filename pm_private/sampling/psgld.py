@@ -41,7 +41,8 @@ Design choices:
   (Floyd's algorithm, k distinct), gradient, preconditioner, step size and noise never return to
   Python, so the per-update cost is the gradient's.  Models with an in-graph random generator
   (``pm.Minibatch``), more than one sanitized term, or another backend (``mode="CVM"``) run the
-  same update in a Python loop.
+  same update in a Python loop, and so does a subclass that overrides ``_move`` or
+  ``_update_preconditioner``.
 * **Recorded statistics.**  By default only ``step_size`` and ``tune`` are recorded (and shown
   in the progress bar): both depend on the settings and the update count only, never on the
   data.  ``record_loss=True`` adds ``minibatch_loss`` and the range of G for diagnostics; these
@@ -274,10 +275,12 @@ class PSGLD(ArrayStepShared):
         self._graph_rngs = list(rng_updates)
         self._n_explicit = 1 + len(idx_vars)
         jit_fn = getattr(self._fn.vm, "jit_fn", None)
-        if jit_fn is not None and not self._graph_rngs and len(idx_vars) <= 1:
+        own_update = all(getattr(type(self), m) is getattr(PSGLD, m) for m in ("_move", "_update_preconditioner"))
+        if jit_fn is not None and not self._graph_rngs and len(idx_vars) <= 1 and own_update:
             self._updates = _compiled_updates(jit_fn, minibatch=bool(idx_vars))
-        else:
+        else:  # other backends, in-graph generators, several sanitized terms, or a subclass's update
             self._updates = None
+        self._mark = None
         self.t = 0
         self.V = self.precond = None
         self.tune = True
@@ -344,7 +347,7 @@ class PSGLD(ArrayStepShared):
     def _numba_updates(self, q):
         """``thin`` updates in one compiled loop (Numba backend); same update as :meth:`_python_updates`."""
         n, k = self._batches[0] if self._batches else (1, 1)
-        if getattr(self, "_mark", None) is None or self._mark.size != n:
+        if self._mark is None or self._mark.size != n:
             self._mark = np.zeros(n, dtype=np.bool_)
         have_v = self.V is not None
         V = self.V if have_v else np.ones_like(q)
@@ -402,7 +405,7 @@ class PSGLD(ArrayStepShared):
         # the compiled loop is a closure over the Numba graph function: rebuilt after unpickling
         state = self.__dict__.copy()
         state["_updates"] = state["_updates"] is not None
-        state.pop("_mark", None)
+        state["_mark"] = None
         return state
 
     def __setstate__(self, state):
