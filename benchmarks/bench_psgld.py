@@ -25,6 +25,7 @@ returning the per-record losses and their gradients (see ``PROBLEMS``).
 import argparse
 import os
 import time
+from functools import partial
 
 from pm_private.compile_cache import use_compile_cache
 
@@ -77,7 +78,10 @@ def numba_discrete_time_psgld(data_arrays, basis, dim, updates, tune, step, v, s
     import numba
 
     from pm_private.sampling.psgld import _distinct_indices
-    from pm_private.survival.hazard_ops import _logit_loss_grad_kernel, _logit_loss_kernel
+    from pm_private.survival.hazard_ops import (
+        _logit_loss_grad_kernel,
+        _logit_loss_kernel,
+    )
 
     @numba.njit
     def run(X, interval, event, basis, dim, updates, tune, a, b, tau, v, sigma, rng):
@@ -174,13 +178,13 @@ def main():
     for thin in args.thin:
         draws = args.updates // thin
         tune = max(1, draws // 10)
-        sample = dict(chains=1, cores=1, random_seed=3, progressbar=False, quiet=True, compute_convergence_checks=False)
+        sample = {"chains": 1, "cores": 1, "random_seed": 3, "progressbar": False, "quiet": True,
+                  "compute_convergence_checks": False}
         with model:
             step = PSGLD(thin=thin, **settings)
             pm.sample(draws=2, tune=1, step=step, **sample)  # compiles the update loop (Numba backend)
-            rates[f"pm.sample(PSGLD, thin={thin})"] = timed(
-                lambda: pm.sample(draws=draws - tune, tune=tune, step=step, **sample), draws * thin
-            )
+            run_chain = partial(pm.sample, draws=draws - tune, tune=tune, step=step, **sample)
+            rates[f"pm.sample(PSGLD, thin={thin})"] = timed(run_chain, draws * thin)
 
     reference = rates.get("Numba loop", rates["NumPy loop"])[1]
     run = EPOCHS * N + BURN_IN

@@ -230,9 +230,11 @@ def main(argv=None):
             "MRE against ε (Nguyên & Hui 2017a, Figure 5; perturbation at the best Λ):",
             by_epsilon.to_string(float_format=fmt),
             "",
-            "pSGLD diagnostics: MRE, MRE of the first and second half of each chain's kept draws (far apart: "
-            "not yet stationary), largest split R-hat over f and the relative error (< 1.01: converged), "
-            "smallest bulk ESS:",
+            (
+                "pSGLD diagnostics: MRE, MRE of the first and second half of each chain's kept draws (far apart: "
+                "not yet stationary), largest split R-hat over f and the relative error (< 1.01: converged), "
+                "smallest bulk ESS:"
+            ),
             diagnostics.to_string(float_format=fmt),
             "",
             NOT_PRIVATE_NOTE,

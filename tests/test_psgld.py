@@ -321,7 +321,7 @@ def test_default_stats_are_data_independent(mode):
     assert "minibatch_loss" in step._progressbar_config(1)[1]
     with pm.Model():
         pm.Normal("x")
-        with pytest.raises(ValueError, match="record_loss"):
+        with pytest.raises(TypeError, match="record_loss"):
             PSGLD(record_loss="yes")
 
 

@@ -230,7 +230,7 @@ class PSGLD(ArrayStepShared):
         self.thin = _check_count("thin", thin, 1)
         self.freeze_preconditioner = bool(freeze_preconditioner)
         if not isinstance(record_loss, bool | np.bool_):
-            raise ValueError(f"record_loss must be True or False, got {record_loss!r}")
+            raise TypeError(f"record_loss must be True or False, got {record_loss!r}")
         self.record_loss = bool(record_loss)
         stats = dict(type(self).stats_dtypes_shapes)
         if self.record_loss:

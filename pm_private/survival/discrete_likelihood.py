@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytensor.tensor as pt
@@ -24,7 +24,7 @@ def _inverse_link(z, link: str):
     return 0.5 * pt.erfc(-z / np.sqrt(2.0))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _functions(link: str):
     """(dist, logp) of :class:`DiscreteTimeHazard` for one link (cached: one class per link)."""
     import pymc as pm

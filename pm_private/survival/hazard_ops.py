@@ -15,7 +15,10 @@ import pytensor.tensor as pt
 from pytensor.gradient import DisconnectedType
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
-from pytensor.link.numba.dispatch.basic import numba_njit, register_funcify_default_op_cache_key
+from pytensor.link.numba.dispatch.basic import (
+    numba_njit,
+    register_funcify_default_op_cache_key,
+)
 
 from .discrete_data import _check_link
 
