@@ -11,7 +11,8 @@ public ranges, public horizon, q = 200, e = 3, logit link).  For each ε ∈ {0.
   after 25 epochs (2·10⁵ updates) per chain, the largest split R-hat over ε ∈ {0.1, …, 6.4} is
   1.01–1.09 (bulk ESS 27–94 of 2 chains) with the slow decay, and 1.09–1.7 (ESS 3–17) with the
   paper's: its step is too small by then to cross the posterior's correlated directions (α₁ with
-  mgus, α₂ with α₃), which a diagonal preconditioner cannot decorrelate.  The first 10⁴ updates
+  mgus, α₂ with α₃), which a diagonal preconditioner cannot decorrelate.  With the slow decay,
+  100 epochs bring R-hat to 1.004 at ε = 6.4 and 1.013 at ε = 0.1 (bulk ESS ≈ 160–200).  The first 10⁴ updates
   are burn-in (the preconditioner is learnt there and then frozen, see PSGLD); then ``epochs``·n
   updates, every ``thin``-th kept.  MRE = (1/m) Σᵢ ‖fᵢ − f*‖/‖f*‖ over the m kept draws of all
   chains.  Convergence: the largest rank-normalised split R-hat over the coordinates of f and of
