@@ -56,11 +56,13 @@ def logp_and_grad(model):
 
 
 def data_bytes(fn):
-    """Bytes of the constants (data, and what PyTensor folded into constants) of the compiled graph."""
+    """Bytes of the data of the compiled graph: constants (and what PyTensor folded into them) and
+    shared variables (``pm.Data``)."""
     arrays = []
-    for v in graph_inputs(fn.f.maker.fgraph.outputs):
-        if isinstance(v, Constant) and not any(np.shares_memory(v.data, a) for a in arrays):
-            arrays.append(np.asarray(v.data))  # views (e.g. Xᵀ) share X's memory: count once
+    constants = [v.data for v in graph_inputs(fn.f.maker.fgraph.outputs) if isinstance(v, Constant)]
+    for data in constants + [cell.storage[0] for cell in fn.f.input_storage]:
+        if isinstance(data, np.ndarray) and not any(np.shares_memory(data, a) for a in arrays):
+            arrays.append(data)  # views (e.g. Xᵀ) share X's memory: count once
     return sum(a.nbytes for a in arrays)
 
 

@@ -1,4 +1,4 @@
-"""Tests of the discrete-time hazard likelihood (paper 000 §3, SPEC §3).
+"""Tests of the discrete-time hazard likelihood (Nguyên & Hui 2017a, §3).
 
 What is checked:
 
@@ -144,9 +144,10 @@ def test_graph_holds_no_person_period_table(sim):
     model = discrete_time_model(data)
     fn = model.compile_fn([model.logp(), model.dlogp()], inputs=model.value_vars, on_unused_input="ignore", **C_BACKEND)
     constants = []
-    for v in graph_inputs(fn.f.maker.fgraph.outputs):
-        if isinstance(v, Constant) and not any(np.shares_memory(v.data, c) for c in constants):
-            constants.append(np.asarray(v.data))  # a transposed view of X is not a copy
+    values = [v.data for v in graph_inputs(fn.f.maker.fgraph.outputs) if isinstance(v, Constant)]
+    for value in values + [cell.storage[0] for cell in fn.f.input_storage]:  # constants and pm.Data
+        if isinstance(value, np.ndarray) and not any(np.shares_memory(value, c) for c in constants):
+            constants.append(value)  # a transposed view of X is not a copy
     held = sum(c.nbytes for c in constants)
     assert held <= data.X.nbytes + data.n * data.q + 10 * data.n + 4096  # X, mask, intervals, events
     assert all(c.dtype == bool or c.size <= data.n * data.d for c in constants)
@@ -162,14 +163,15 @@ def test_pymc_term_is_priors_minus_losses(sim):
     point = {"alpha": ALPHA + 0.1, "beta": BETA - 0.2}
     loss = record_loss_numpy(np.r_[point["alpha"], point["beta"]], data).sum()
     terms = model.compile_fn(model.logp(sum=False), inputs=model.value_vars, on_unused_input="ignore", **C_BACKEND)(point)
-    assert terms[-1] == pytest.approx(-loss, rel=1e-13)  # the likelihood term, exactly
+    np.testing.assert_allclose(terms[-1], -record_loss_numpy(np.r_[point["alpha"], point["beta"]], data), rtol=1e-12)
+    assert terms[-1].sum() == pytest.approx(-loss, rel=1e-13)  # the likelihood term, one value per record
     priors = stats.norm(0, 5).logpdf(point["alpha"]).sum() + stats.norm(0, 2).logpdf(point["beta"]).sum()
     assert model.compile_logp(**C_BACKEND)(point) == pytest.approx(priors - loss, rel=1e-9)
     # free per-interval baseline: γ_s as its own variable
     with pm.Model() as free:
         gamma = pm.Normal("gamma", -3.0, 2.0, shape=Q)
         beta = pm.Normal("beta", 0.0, 2.0, shape=3)
-        DiscreteTimeHazard("lik", data.X, data.interval, data.event, beta=beta, baseline=gamma, link="cloglog")
+        DiscreteTimeHazard("lik", gamma, data.X @ beta, link="cloglog", observed=np.column_stack([data.interval, data.event]))
     point = {"gamma": data.basis @ ALPHA, "beta": BETA}
     loss = record_loss_numpy(np.r_[point["gamma"], BETA], DiscreteTimeData(data.X, data.interval, data.event, np.eye(Q)), "cloglog")
     expected = stats.norm(-3, 2).logpdf(point["gamma"]).sum() + stats.norm(0, 2).logpdf(BETA).sum() - loss.sum()
@@ -225,8 +227,38 @@ def test_bad_link_and_baseline(sim):
         record_loss_numpy(_point(), sim.data, "log")
     with pytest.raises(ValueError, match="length"):
         loss_and_grad(np.zeros(3), sim.data)
-    with pm.Model(), pytest.raises(ValueError, match="either"):
+    with pm.Model(), pytest.raises(ValueError, match="either"), pytest.warns(DeprecationWarning):
         DiscreteTimeHazard("x", sim.data.X, sim.data.interval, sim.data.event, beta=np.zeros(3))
+    with pm.Model(), pytest.raises(ValueError, match="link"):
+        DiscreteTimeHazard("x", np.zeros(Q), link="log")
+    with pm.Model(), pytest.raises(ValueError, match="baseline must be a vector"):
+        DiscreteTimeHazard("x", np.zeros((2, Q)))
+    with pm.Model(), pytest.raises(ValueError, match="observed events"):
+        DiscreteTimeHazard("x", np.zeros(Q), observed=np.array([[1, 2]]))
+    with pm.Model(), pytest.raises(ValueError, match=r"\(n, 2\)"):
+        DiscreteTimeHazard("x", np.zeros(Q), observed=np.array([1, 0]))
+
+
+def test_fit_refuses_baselines_without_an_mle(sim):
+    """Free per-interval baseline: an interval without events, an empty risk set, or all at-risk
+    records dying there has no finite MLE; a clear ValueError names the interval (l2 > 0 fits)."""
+    d = sim.data
+    free = DiscreteTimeData(d.X, d.interval, d.event, np.eye(Q))
+    assert fit_discrete_time(free).converged
+    no_events = d.event.copy()
+    no_events[d.interval == 4] = 0
+    with pytest.raises(ValueError, match="no events in interval 4"):
+        fit_discrete_time(DiscreteTimeData(d.X, d.interval, no_events, np.eye(Q)))
+    assert fit_discrete_time(DiscreteTimeData(d.X, d.interval, no_events, np.eye(Q)), l2=1e-2).converged
+    with pytest.raises(ValueError, match=f"empty risk set: no record is at risk in interval {Q - 1}"):
+        fit_discrete_time(DiscreteTimeData(d.X, np.minimum(d.interval, Q - 2), d.event, np.eye(Q)))
+    all_die = d.event.copy()
+    all_die[d.interval == Q - 1] = 1
+    with pytest.raises(ValueError, match=f"every record at risk in interval {Q - 1}"):
+        fit_discrete_time(DiscreteTimeData(d.X, d.interval, all_die, np.eye(Q)))
+    with pytest.raises(ValueError, match="l2 must be"):
+        fit_discrete_time(d, l2=-1.0)
+    assert fit_discrete_time(DiscreteTimeData(d.X, d.interval, no_events, d.basis)).converged  # spline: fine
 
 
 @pytest.mark.slow

@@ -111,6 +111,26 @@ def test_discrete_variable_refused():
 # ---------------------------------------------------------------- minibatch gradients
 
 
+def test_compiled_minibatch_indices_are_uniform_distinct_subsets():
+    """Floyd's algorithm in the compiled loop: k distinct indices, every k-subset equally likely."""
+    from itertools import combinations
+
+    from scipy import stats
+
+    from pm_private.sampling.psgld import _distinct_indices
+
+    rng, mark = np.random.default_rng(0), np.zeros(6, dtype=np.bool_)
+    subsets = {s: i for i, s in enumerate(combinations(range(6), 3))}
+    counts = np.zeros(len(subsets))
+    for _ in range(20_000):
+        idx = _distinct_indices(rng, 6, 3, mark)
+        assert len(set(idx.tolist())) == 3 and not mark.any()
+        counts[subsets[tuple(sorted(idx.tolist()))]] += 1
+    assert stats.chisquare(counts).pvalue > 1e-3
+    assert sorted(_distinct_indices(rng, 6, 6, mark).tolist()) == list(range(6))
+
+
+
 @pytest.mark.slow
 def test_sanitized_minibatch_gradient_is_unbiased_and_prior_is_not_scaled():
     X, y = logistic_data(60, 3, 1)
@@ -229,7 +249,8 @@ def test_logistic_regression_with_pm_minibatch_matches_nuts():
 
 
 @pytest.mark.slow
-def test_sanitized_logistic_regression_matches_nuts_and_keeps_records_out():
+@pytest.mark.parametrize("mode", ["CVM", "NUMBA"])
+def test_sanitized_logistic_regression_matches_nuts_and_keeps_records_out(mode):
     X, y = logistic_data(400, 3, 6)
 
     def model():
@@ -241,7 +262,7 @@ def test_sanitized_logistic_regression_matches_nuts_and_keeps_records_out():
     with model():
         nuts = pm.sample(draws=2000, chains=2, cores=1, random_seed=1, progressbar=False, compile_kwargs=CVM)
     with model():
-        step = PSGLD(a=0.3, thin=5, batch_size=50, compile_kwargs=CVM)
+        step = PSGLD(a=0.3, thin=5, batch_size=50, compile_kwargs={"mode": mode})
         idata = pm.sample(draws=5000, tune=500, chains=2, cores=1, step=step, random_seed=2, progressbar=False)
     z_mean, z_var = agreement_z(idata.posterior["f"], nuts.posterior["f"])
     assert np.all(np.abs(np.r_[z_mean, z_var]) < Z_TOL), (z_mean, z_var)
@@ -253,10 +274,12 @@ def test_sanitized_logistic_regression_matches_nuts_and_keeps_records_out():
 
 
 @pytest.mark.slow
-def test_thinning_counts_updates_and_stats_reach_sample_stats():
+@pytest.mark.parametrize("mode", ["CVM", "NUMBA"])
+def test_thinning_counts_updates_and_stats_reach_sample_stats(mode):
     with pm.Model():
         pm.Normal("x", 0.0, 1.0, shape=3)
-        step = PSGLD(thin=7, compile_kwargs=CVM)
+        step = PSGLD(thin=7, record_loss=True, compile_kwargs={"mode": mode})
+        assert (step._updates is not None) == (mode == "NUMBA")  # the compiled loop with Numba only
         idata = pm.sample(draws=40, tune=10, chains=1, cores=1, step=step, random_seed=0, progressbar=False)
     assert idata.posterior["x"].shape == (1, 40, 3)
     assert step.t == (10 + 40) * 7
@@ -269,16 +292,51 @@ def test_thinning_counts_updates_and_stats_reach_sample_stats():
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("mode", ["CVM", "NUMBA"])
+def test_default_stats_are_data_independent(mode):
+    """Default sample stats (and progress-bar fields) depend on the settings only: two
+    neighbouring data sets give identical stats with batch_size=1; record_loss=True opts in."""
+    X, y = logistic_data(30, 2, 3)
+    stats = []
+    for flip in (False, True):
+        y_ = y.copy()
+        y_[0] = -y_[0] if flip else y_[0]
+        with pm.Model():
+            f = pm.Flat("f", shape=2)
+            sanitized_loss("U", logistic_loss, f, (X, y_), epsilon=1.0)
+            step = PSGLD(batch_size=1, thin=3, compile_kwargs={"mode": mode})
+            idata = pm.sample(draws=20, tune=5, chains=1, cores=1, step=step, random_seed=4, progressbar=False)
+        stats.append(idata.sample_stats)
+    assert "step_size" in stats[0].data_vars and set(stats[0].data_vars) <= {"step_size", "tune"}
+    for name in stats[0].data_vars:
+        np.testing.assert_array_equal(stats[0][name].values, stats[1][name].values)
+    columns, fields = step._progressbar_config(1)
+    assert set(fields) == {"step_size"} and len(columns) == 1
+    with pm.Model():
+        f = pm.Flat("f", shape=2)
+        sanitized_loss("U", logistic_loss, f, (X, y), epsilon=1.0)
+        step = PSGLD(batch_size=1, record_loss=True, compile_kwargs={"mode": mode})
+        idata = pm.sample(draws=5, tune=1, chains=1, cores=1, step=step, random_seed=4, progressbar=False)
+    assert {"minibatch_loss", "precond_min", "precond_max"} <= set(idata.sample_stats.data_vars)
+    assert "minibatch_loss" in step._progressbar_config(1)[1]
+    with pm.Model():
+        pm.Normal("x")
+        with pytest.raises(TypeError, match="record_loss"):
+            PSGLD(record_loss="yes")
+
+
+@pytest.mark.slow
 def test_running_preconditioner_keeps_adapting():
     with pm.Model():
         pm.Normal("x", 0.0, 1.0)
-        step = PSGLD(freeze_preconditioner=False, compile_kwargs=CVM)
+        step = PSGLD(freeze_preconditioner=False, record_loss=True, compile_kwargs=CVM)
         idata = pm.sample(draws=50, tune=10, chains=1, cores=1, step=step, random_seed=0, progressbar=False)
     assert np.ptp(idata.sample_stats["precond_min"].values) > 0
 
 
 @pytest.mark.slow
-def test_reproducible_over_processes_with_progress_bar():
+@pytest.mark.parametrize("mode", ["CVM", "NUMBA"])
+def test_reproducible_over_processes_with_progress_bar(mode):
     X, y = logistic_data(100, 2, 7)
     with pm.Model():
         f = pm.Flat("f", shape=2)
@@ -286,7 +344,7 @@ def test_reproducible_over_processes_with_progress_bar():
         runs = [
             pm.sample(
                 draws=100, tune=50, chains=2, cores=2, random_seed=seed, progressbar=True,
-                step=PSGLD(batch_size=10, thin=3, compile_kwargs=CVM),
+                step=PSGLD(batch_size=10, thin=3, compile_kwargs={"mode": mode}),
             ).posterior["f"].values
             for seed in (5, 5, 6)
         ]

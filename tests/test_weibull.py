@@ -1,4 +1,4 @@
-"""Censored Weibull likelihood, MLE and generator (paper 003, §III; SPEC §2)."""
+"""Censored Weibull likelihood, MLE and generator (Nguyên & Hui 2017b, §III)."""
 
 import numpy as np
 import pandas as pd
@@ -101,8 +101,9 @@ def _censored_model(t, d, X, p, b0, beta):
 def test_logp_equals_pm_censored_weibull(aft_data):
     t, d, X = aft_data.time, aft_data.event, aft_data.X.to_numpy()
     for p, b0, beta in [(1.4, 0.7, [0.5, -0.8]), (0.6, -0.3, [1.0, 0.2]), (3.0, 1.5, [0.0, 0.0])]:
+        p = np.float64(p)  # a Python float would become a float32 constant in PyTensor
         with pm.Model() as ours:
-            WeibullSurvival("t", t, d, p=p, lam=np.exp(b0 + X @ np.array(beta)))
+            WeibullSurvival("t", p, np.exp(b0 + X @ np.array(beta)), observed=np.column_stack([t, d]))
         ref = _censored_model(t, d, X, p, b0, np.array(beta))
         ours_logp = ours.compile_logp(sum=False, mode="CVM")({})[0]
         ref_logp = ref.compile_logp(sum=False, mode="CVM")({})[0]
@@ -117,7 +118,7 @@ def test_aft_map_with_flat_priors_matches_lifelines(aft_data):
         log_p = pm.Flat("log_p")
         b0 = pm.Flat("b0")
         beta = pm.Flat("beta", shape=2)
-        WeibullSurvival("t", t, d, p=pm.math.exp(log_p), lam=pm.math.exp(b0 + X.to_numpy() @ beta))
+        WeibullSurvival("t", pm.math.exp(log_p), pm.math.exp(b0 + X.to_numpy() @ beta), observed=np.column_stack([t, d]))
         mle = pm.find_MAP(
             method="BFGS", jitter=False, return_inferencedata=False, progressbar=False, compile_kwargs=CVM, options={"gtol": 1e-10}
         )

@@ -36,6 +36,18 @@ Design choices:
   starts, where the chain starts at a stationary point (ḡ₁ = 0 would give G = 1/λ).
 * **Thinning.**  Each draw PyMC records is the last of ``thin`` updates (tuning draws too), so
   ``pm.sample(draws=D, tune=T)`` runs (T + D)·thin updates and stores D draws.
+* **Compiled updates.**  With PyTensor's default (Numba) backend the ``thin`` updates of a draw
+  run in one Numba loop that calls the compiled gradient graph directly: minibatch indices
+  (Floyd's algorithm, k distinct), gradient, preconditioner, step size and noise never return to
+  Python, so the per-update cost is the gradient's.  Models with an in-graph random generator
+  (``pm.Minibatch``), more than one sanitized term, or another backend (``mode="CVM"``) run the
+  same update in a Python loop, and so does a subclass that overrides ``_move`` or
+  ``_update_preconditioner``.
+* **Recorded statistics.**  By default only ``step_size`` and ``tune`` are recorded (and shown
+  in the progress bar): both depend on the settings and the update count only, never on the
+  data.  ``record_loss=True`` adds ``minibatch_loss`` and the range of G for diagnostics; these
+  are functions of the records (with ``batch_size=1`` the loss is one record's clipped loss) and
+  must not be published with a private posterior.
 * **Privacy.**  PSGLD is a sampler, not a mechanism, and charges nothing: the ε is charged by the
   sanitized-loss term, whose guarantee holds for exact sampling only (label "approximate (MCMC)").
 """
@@ -45,6 +57,7 @@ from __future__ import annotations
 import math
 from dataclasses import field
 
+import numba
 import numpy as np
 import pymc as pm
 import pytensor
@@ -85,6 +98,54 @@ def _check_unit_interval(name: str, value) -> float:
     return value
 
 
+@numba.njit(cache=True)
+def _distinct_indices(rng, n, k, mark):
+    """k distinct indices uniform among the k-subsets of 0 … n−1 (Floyd's algorithm); ``mark``
+    is an all-False boolean work array of length n and is left all False."""
+    idx = np.empty(k, dtype=np.int64)
+    for m in range(k):
+        j = n - k + m
+        t = rng.integers(0, j + 1)
+        if mark[t]:
+            t = j
+        mark[t] = True
+        idx[m] = t
+    for m in range(k):
+        mark[idx[m]] = False
+    return idx
+
+
+def _compiled_updates(graph_fn, minibatch: bool):
+    """A Numba loop of ``thin`` pSGLD updates around ``graph_fn`` (the Numba function of the
+    compiled (logp, grad) graph, called as graph_fn(q, [idx,] *shared_values))."""
+
+    @numba.njit
+    def updates(q, V, precond, have_v, t, thin, a, b, tau, mu, lam, adapt, n, k, rng, mark, shared):
+        loss, h = 0.0, 0.0
+        for _ in range(thin):
+            if minibatch:
+                out = graph_fn(q, _distinct_indices(rng, n, k, mark), *shared)
+            else:
+                out = graph_fn(q, *shared)
+            logp, grad = out[0][()], out[1]
+            if not have_v or adapt:
+                if have_v:
+                    V = mu * V + (1.0 - mu) * grad * grad
+                else:
+                    V = grad * grad + 1.0
+                    have_v = True
+                precond = 1.0 / (lam + np.sqrt(V))
+            t += 1
+            h = a * (b + t) ** -tau
+            q = q + (0.5 * h) * precond * grad + np.sqrt(h * precond) * rng.standard_normal(q.shape[0])
+            loss -= logp
+            if not (np.isfinite(logp) and np.isfinite(q).all()):
+                return q, V, precond, t, h, np.nan
+        return q, V, precond, t, h, loss / thin
+
+    return updates
+
+
 class PSGLD(ArrayStepShared):
     """pSGLD step method (Li et al. 2016; Nguyên & Hui (2017a) Alg. 4 with the drift (h/2)·G·ḡ).
 
@@ -103,23 +164,29 @@ class PSGLD(ArrayStepShared):
         Updates per recorded draw, ≥ 1.
     freeze_preconditioner : bool
         Learn V while tuning only (default; exact as h → 0) or at every update (Li et al.).
+    record_loss : bool
+        Also record ``minibatch_loss`` (mean of the minibatch estimate of −log p over the draw's
+        updates) and ``precond_min``/``precond_max`` (range of G), and show the loss in the
+        progress bar.  These are computed from the records and are **not private**: with
+        ``batch_size=1`` the loss is one record's clipped loss.  Default False.
     compile_kwargs : dict, optional
-        Passed to the PyTensor compilation of the gradient, e.g. ``{"mode": "NUMBA"}``.
+        Passed to the PyTensor compilation of the gradient, e.g. ``{"mode": "CVM"}``; the
+        default (Numba) backend runs each draw's updates in one compiled loop.
 
-    Sample stats: ``step_size`` (h of the last update), ``precond_min``/``precond_max`` (range
-    of G), ``minibatch_loss`` (mean of the minibatch estimate of −log p over the draw's updates)
-    and ``tune``.
+    Sample stats: ``step_size`` (h of the last update) and ``tune``, which depend only on the
+    settings and the update count; with ``record_loss=True`` also the data-dependent
+    diagnostics above.
     """
 
     name = "psgld"
     default_blocked = True
     _state_class = PSGLDState
-    stats_dtypes_shapes = {
-        "step_size": (np.float64, []),
+    stats_dtypes_shapes = {"step_size": (np.float64, []), "tune": (bool, [])}
+    #: Data-dependent statistics recorded only with ``record_loss=True`` (not private).
+    diagnostic_stats = {
         "precond_min": (np.float64, []),
         "precond_max": (np.float64, []),
         "minibatch_loss": (np.float64, []),
-        "tune": (bool, []),
     }
 
     def __init__(
@@ -134,6 +201,7 @@ class PSGLD(ArrayStepShared):
         lam: float = 1e-5,
         thin: int = 1,
         freeze_preconditioner: bool = True,
+        record_loss: bool = False,
         model=None,
         blocked: bool = True,
         rng=None,
@@ -152,6 +220,14 @@ class PSGLD(ArrayStepShared):
         self.lam = check_positive("lam", lam)
         self.thin = check_count("thin", thin, 1)
         self.freeze_preconditioner = bool(freeze_preconditioner)
+        if not isinstance(record_loss, bool | np.bool_):
+            raise TypeError(f"record_loss must be True or False, got {record_loss!r}")
+        self.record_loss = bool(record_loss)
+        stats = dict(type(self).stats_dtypes_shapes)
+        if self.record_loss:
+            stats.update(self.diagnostic_stats)
+        self.stats_dtypes_shapes = stats
+        self.stats_dtypes = [{key: dtype for key, (dtype, _) in stats.items()}]
 
         if vars is None:
             vars = model.continuous_value_vars
@@ -188,6 +264,14 @@ class PSGLD(ArrayStepShared):
         )
         self._fn.trust_input = True
         self._graph_rngs = list(rng_updates)
+        self._n_explicit = 1 + len(idx_vars)
+        jit_fn = getattr(self._fn.vm, "jit_fn", None)
+        own_update = all(getattr(type(self), m) is getattr(PSGLD, m) for m in ("_move", "_update_preconditioner"))
+        if jit_fn is not None and not self._graph_rngs and len(idx_vars) <= 1 and own_update:
+            self._updates = _compiled_updates(jit_fn, minibatch=bool(idx_vars))
+        else:  # other backends, in-graph generators, several sanitized terms, or a subclass's update
+            self._updates = None
+        self._mark = None
         self.t = 0
         self.V = self.precond = None
         self.tune = True
@@ -235,8 +319,8 @@ class PSGLD(ArrayStepShared):
         """θ + (h/2)·G⊙ḡ + N(0, h·G) (Li et al. 2016)."""
         return q + (0.5 * h) * precond * grad + np.sqrt(h * precond) * noise
 
-    def astep(self, q0):
-        q = q0.data
+    def _python_updates(self, q):
+        """``thin`` updates in Python (any backend); returns (q, h, mean minibatch loss)."""
         noise = self.rng.standard_normal((self.thin, q.size))
         adapt = self.tune or not self.freeze_preconditioner
         loss = 0.0
@@ -249,37 +333,75 @@ class PSGLD(ArrayStepShared):
             h = self.a * (self.b + self.t) ** -self.tau
             q = self._move(q, grad, self.precond, h, noise[i])
             loss -= float(logp)
-        loss /= self.thin
+        return q, h, loss / self.thin
+
+    def _numba_updates(self, q):
+        """``thin`` updates in one compiled loop (Numba backend); same update as :meth:`_python_updates`."""
+        n, k = self._batches[0] if self._batches else (1, 1)
+        if self._mark is None or self._mark.size != n:
+            self._mark = np.zeros(n, dtype=np.bool_)
+        have_v = self.V is not None
+        V = self.V if have_v else np.ones_like(q)
+        precond = self.precond if have_v else np.ones_like(q)
+        shared = tuple(cell[0] for cell in self._fn.vm.inputs[self._n_explicit :])
+        adapt = self.tune or not self.freeze_preconditioner
+        q, self.V, self.precond, self.t, h, loss = self._updates(
+            q, V, precond, have_v, self.t, self.thin, self.a, self.b, self.tau, self.mu, self.lam,
+            adapt, n, k, self.rng, self._mark, shared,
+        )
+        return q, h, loss
+
+    def astep(self, q0):
+        q = np.ascontiguousarray(q0.data, dtype=np.float64)
+        update = self._numba_updates if self._updates is not None else self._python_updates
+        q, h, loss = update(q)
         if not (math.isfinite(loss) and np.isfinite(q).all()):
             raise SamplingError(
                 f"PSGLD diverged by update {self.t} (non-finite log-density or position); "
                 f"lower the step size a (now {self.a:g})"
             )
-        stats = {
-            "step_size": h,
-            "precond_min": float(self.precond.min()),
-            "precond_max": float(self.precond.max()),
-            "minibatch_loss": loss,
-            "tune": self.tune,
-        }
+        stats = {"step_size": h, "tune": self.tune}
+        if self.record_loss:
+            stats.update(
+                precond_min=float(self.precond.min()),
+                precond_max=float(self.precond.max()),
+                minibatch_loss=loss,
+            )
         return q, [stats]
 
-    @staticmethod
-    def _progressbar_config(n_chains=1):
+    def _progress_keys(self):
+        keys = [("step_size", "0.2e", "Step size")]
+        if self.record_loss:
+            keys += [("minibatch_loss", "0.4g", "Minibatch loss"), ("precond_max", "0.2e", "Max G")]
+        return keys
+
+    def _progressbar_config(self, n_chains=1):
+        keys = self._progress_keys()
         columns = [
             TextColumn(f"{{task.fields[{key}]:{fmt}}}", table_column=Column(header, ratio=1))
-            for key, fmt, header in (
-                ("step_size", "0.2e", "Step size"),
-                ("minibatch_loss", "0.4g", "Minibatch loss"),
-                ("precond_max", "0.2e", "Max G"),
-            )
+            for key, fmt, header in keys
         ]
-        stats = {key: [0.0] * n_chains for key in ("step_size", "minibatch_loss", "precond_max")}
+        stats = {key: [0.0] * n_chains for key, _, _ in keys}
         return columns, stats
 
-    @staticmethod
-    def _make_progressbar_update_functions():
+    def _make_progressbar_update_functions(self):
+        names = [key for key, _, _ in self._progress_keys()]
+
         def update_stats(stats):
-            return {key: stats[key] for key in ("step_size", "minibatch_loss", "precond_max")}
+            return {key: stats[key] for key in names}
 
         return (update_stats,)
+
+    def __getstate__(self):
+        # the compiled loop is a closure over the Numba graph function: rebuilt after unpickling
+        state = self.__dict__.copy()
+        state["_updates"] = state["_updates"] is not None
+        state["_mark"] = None
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        if self._updates:
+            self._updates = _compiled_updates(self._fn.vm.jit_fn, minibatch=bool(self._batches))
+        else:
+            self._updates = None

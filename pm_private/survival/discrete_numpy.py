@@ -123,6 +123,40 @@ def loss_and_grad(f, data: DiscreteTimeData, link: str = "logit", *, hessian: bo
     return tuple(total / data.n for total in sums)
 
 
+def _check_identified(data: DiscreteTimeData) -> None:
+    """Refuse baselines whose MLE does not exist (unpenalised fits only).
+
+    For each basis column j with support S_j = {s : A_sj ≠ 0}: no record at risk in S_j (empty
+    risk set) leaves α_j unidentified (a zero Hessian row); with entries of one sign, no event in
+    S_j sends the hazard there to 0 and every at-risk record dying in S_j sends it to 1 (α_j → ∓∞).
+    The free per-interval baseline (identity basis) is the common case: one interval per column.
+    """
+    at_risk = np.bincount(data.interval, minlength=data.q)[::-1].cumsum()[::-1]
+    events = np.bincount(data.interval, weights=data.event, minlength=data.q)
+    for j in range(data.e):
+        column = data.basis[:, j]
+        support = np.flatnonzero(column)
+        where = f"interval {support[0]}" if support.size == 1 else f"intervals {support.tolist()}"
+        if support.size == 0:
+            raise ValueError(f"basis column {j} is zero: its coefficient is not identified")
+        if at_risk[support].sum() == 0:
+            raise ValueError(
+                f"empty risk set: no record is at risk in {where} (baseline column {j}), so its effect "
+                "is not identified; merge intervals, use a spline basis, or set l2 > 0"
+            )
+        if (column[support] > 0).all() or (column[support] < 0).all():
+            if events[support].sum() == 0:
+                raise ValueError(
+                    f"no events in {where} (baseline column {j}): the maximum-likelihood hazard there is 0 "
+                    "(coefficient → −∞); merge intervals, use a spline basis, or set l2 > 0"
+                )
+            if (events[support] == at_risk[support]).all():
+                raise ValueError(
+                    f"every record at risk in {where} (baseline column {j}) has its event there: the "
+                    "maximum-likelihood hazard is 1 (coefficient → +∞); merge intervals or set l2 > 0"
+                )
+
+
 class FitResult(NamedTuple):
     """Minimiser of J(f) = (1/n)Σℓᵢ + (l2/2)‖f‖² + ⟨linear, f⟩/n and how well it converged."""
 
@@ -148,9 +182,21 @@ def fit_discrete_time(
     l2 = 0 and linear = None give the maximum-likelihood estimate.  Newton's method with the exact
     Hessian and backtracking line search instead of the paper's BFGS: the minimiser is the same
     (J is convex, strictly for l2 > 0) and is reached to ‖∇J‖ ≤ gtol in a few steps.
+
+    Raises
+    ------
+    ValueError
+        For l2 = 0 when the MLE does not exist: a baseline column acting only on intervals with an
+        empty risk set, or (for one-signed columns such as a free per-interval baseline) on
+        intervals with no events or where every record at risk has its event; or when the
+        Hessian is singular (e.g. collinear covariates).
     """
     _check_link(link)
     l2 = float(l2)
+    if not (np.isfinite(l2) and l2 >= 0):
+        raise ValueError(f"l2 must be finite and ≥ 0, got {l2!r}")
+    if l2 == 0 and isinstance(data, DiscreteTimeData):
+        _check_identified(data)
     linear = np.zeros(data.dim) if linear is None else np.asarray(linear, dtype=np.float64) / data.n
     f = np.zeros(data.dim) if f0 is None else np.array(f0, dtype=np.float64)
 
@@ -160,7 +206,13 @@ def fit_discrete_time(
 
     value, grad, hess = evaluate(f)
     for iteration in range(1, max_iter + 1):  # noqa: B007 (the count is returned)
-        step = np.linalg.solve(hess, -grad)
+        try:
+            step = np.linalg.solve(hess, -grad)
+        except np.linalg.LinAlgError:
+            raise ValueError(
+                f"singular Hessian at Newton iteration {iteration}: the model is not identified "
+                "(collinear covariates or a degenerate baseline); set l2 > 0"
+            ) from None
         size = 1.0
         while True:  # backtracking (Armijo) with a rounding slack of 1e-14·|J|
             trial = evaluate(f + size * step)

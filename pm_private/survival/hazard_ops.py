@@ -1,5 +1,11 @@
 """PyTensor per-record losses of the discrete-time hazard model: a compiled (Numba) Op for the
-logit link with O(n + q) memory, and a masked elementwise graph for cloglog and probit."""
+logit link with O(n + q) memory, and a masked elementwise graph for cloglog and probit.
+
+The logit Op and its gradient run the same Numba kernels in both backends: ``perform`` (C/CVM
+and Python modes) calls them directly, and a registered Numba dispatch inlines them into graphs
+compiled by PyTensor's default Numba backend, so no object-mode fallback occurs.  The kernels
+check shapes and ranges (same length of η, interval and event; 0 ≤ interval < q; event ∈ {0, 1})
+and raise ValueError instead of reading out of bounds."""
 
 from __future__ import annotations
 
@@ -9,6 +15,10 @@ import pytensor.tensor as pt
 from pytensor.gradient import DisconnectedType
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
+from pytensor.link.numba.dispatch.basic import (
+    numba_njit,
+    register_funcify_default_op_cache_key,
+)
 
 from .discrete_data import _check_link
 
@@ -45,38 +55,134 @@ def _sigmoid(z):
     return u / (1.0 + u)
 
 
+#: |γ_s| and |ηᵢ| up to this bound give u = e^γ_s·e^ηᵢ = e^z in [e^−700, e^700]: finite, normal.
+_PRODUCT_BOUND = 350.0
+
+
+@numba.njit(cache=True)
+def _check_records(gamma, eta, interval, event):
+    """Shapes and ranges of the kernel inputs (as ValueError, never an out-of-bounds read)."""
+    n, q = eta.shape[0], gamma.shape[0]
+    if interval.shape[0] != n or event.shape[0] != n:
+        raise ValueError("eta, interval and event must have the same length (one entry per record)")
+    for i in range(n):
+        if interval[i] < 0 or interval[i] >= q:
+            raise ValueError("interval must lie in 0 … q − 1 (q = length of the baseline)")
+        if event[i] != 0 and event[i] != 1:
+            raise ValueError("event must be 0 or 1")
+
+
+@numba.njit(cache=True)
+def _exp_table(gamma):
+    """(e^γ, whether every |γ_s| ≤ _PRODUCT_BOUND)."""
+    ok = True
+    for s in range(gamma.shape[0]):
+        if not abs(gamma[s]) <= _PRODUCT_BOUND:
+            ok = False
+    return np.exp(gamma), ok
+
+
+@numba.njit(cache=True)
+def _log_prod_1p(exp_gamma, ue, k):
+    """Σ_{s<k} log(1 + u_s), u_s = e^γ_s·e^η, as log Π(1 + u_s) in eight independent accumulators
+    r = Π − 1 (r ← r + u·(1 + r): no cancellation for small u), combined pairwise by
+    (1 + r)(1 + r′) − 1 = r + r′ + r·r′; one log per four pairs instead of one per interval."""
+    r0 = r1 = r2 = r3 = r4 = r5 = r6 = r7 = 0.0
+    s = 0
+    while s + 8 <= k:
+        r0 += exp_gamma[s] * ue * (1.0 + r0)
+        r1 += exp_gamma[s + 1] * ue * (1.0 + r1)
+        r2 += exp_gamma[s + 2] * ue * (1.0 + r2)
+        r3 += exp_gamma[s + 3] * ue * (1.0 + r3)
+        r4 += exp_gamma[s + 4] * ue * (1.0 + r4)
+        r5 += exp_gamma[s + 5] * ue * (1.0 + r5)
+        r6 += exp_gamma[s + 6] * ue * (1.0 + r6)
+        r7 += exp_gamma[s + 7] * ue * (1.0 + r7)
+        s += 8
+    while s < k:
+        r0 += exp_gamma[s] * ue * (1.0 + r0)
+        s += 1
+    return (
+        np.log1p(r0 + r1 + r0 * r1)
+        + np.log1p(r2 + r3 + r2 * r3)
+        + np.log1p(r4 + r5 + r4 * r5)
+        + np.log1p(r6 + r7 + r6 * r7)
+    )
+
+
+@numba.njit(cache=True, fastmath={"reassoc", "contract"})
+def _sigmoid_sum(exp_gamma, ue, k, w, d_gamma):
+    """Σ_{s<k} σ_s with σ_s = u_s/(1 + u_s), u_s = e^γ_s·e^η; adds w·σ_s to d_gamma[s] (vectorised)."""
+    total = 0.0
+    for s in range(k):
+        u = exp_gamma[s] * ue
+        p = u / (1.0 + u)
+        total += p
+        d_gamma[s] += w * p
+    return total
+
+
 @numba.njit(cache=True)
 def _logit_loss_kernel(gamma, eta, interval, event):
-    """ℓᵢ = Σ_{s<kᵢ} softplus(γ_s + ηᵢ) + softplus(∓(γ_kᵢ + ηᵢ)), one pass over the at-risk intervals."""
+    """ℓᵢ = Σ_{s<kᵢ} softplus(γ_s + ηᵢ) + softplus(∓(γ_kᵢ + ηᵢ)), one pass over the at-risk intervals.
+
+    e^(γ_s + ηᵢ) = e^γ_s·e^ηᵢ: q + n exponentials in all, and the softplus sum of a record is the
+    log of a product (:func:`_log_prod_1p`).  Where that could overflow (|γ_s| or |ηᵢ| above
+    350, or a product beyond the float range) the record falls back to the softplus sum.
+    """
+    _check_records(gamma, eta, interval, event)
+    exp_gamma, fast = _exp_table(gamma)
     loss = np.empty(eta.shape[0])
     for i in range(eta.shape[0]):
-        k, total = interval[i], 0.0
-        for s in range(k):
-            total += _softplus(gamma[s] + eta[i])
-        z = gamma[k] + eta[i]
+        k, e = interval[i], eta[i]
+        z = gamma[k] + e
+        total = np.inf
+        if fast and abs(e) <= _PRODUCT_BOUND:
+            total = _log_prod_1p(exp_gamma, np.exp(e), k)
+        if not np.isfinite(total):
+            total = 0.0
+            for s in range(k):
+                total += _softplus(gamma[s] + e)
         loss[i] = total + _softplus(-z if event[i] == 1 else z)
     return loss
 
 
 @numba.njit(cache=True)
 def _logit_loss_grad_kernel(gamma, eta, interval, event, weight):
-    """Σᵢ weightᵢ ∂ℓᵢ/∂γ and (weightᵢ ∂ℓᵢ/∂ηᵢ)ᵢ; ∂softplus(z)/∂z = σ(z)."""
+    """Σᵢ weightᵢ ∂ℓᵢ/∂γ and (weightᵢ ∂ℓᵢ/∂ηᵢ)ᵢ; ∂softplus(z)/∂z = σ(z) = u/(1 + u), u = e^γ_s·e^ηᵢ."""
+    _check_records(gamma, eta, interval, event)
+    if weight.shape[0] != eta.shape[0]:
+        raise ValueError("the cotangent must have one entry per record")
+    exp_gamma, fast = _exp_table(gamma)
     d_gamma, d_eta = np.zeros(gamma.shape[0]), np.empty(eta.shape[0])
     for i in range(eta.shape[0]):
-        k, total, w = interval[i], 0.0, weight[i]
-        for s in range(k):
-            p = _sigmoid(gamma[s] + eta[i])
-            total += p
-            d_gamma[s] += w * p
-        p = _sigmoid(gamma[k] + eta[i]) - (1.0 if event[i] == 1 else 0.0)
+        k, e, w = interval[i], eta[i], weight[i]
+        if fast and abs(e) <= _PRODUCT_BOUND:
+            total = _sigmoid_sum(exp_gamma, np.exp(e), k, w, d_gamma)
+        else:
+            total = 0.0
+            for s in range(k):
+                p = _sigmoid(gamma[s] + e)
+                total += p
+                d_gamma[s] += w * p
+        p = _sigmoid(gamma[k] + e) - (1.0 if event[i] == 1 else 0.0)
         d_gamma[k] += w * p
         d_eta[i] = w * (total + p)
     return d_gamma, d_eta
 
 
-def _check_intervals(gamma, interval):
-    if interval.size and (interval.min() < 0 or interval.max() >= gamma.shape[0]):
-        raise ValueError(f"interval must lie in 0 … {gamma.shape[0] - 1}")
+def _record_inputs(gamma, eta, interval, event):
+    """(γ, η, interval, event) as float64, float64, int64, int8 vectors."""
+    inputs = [
+        pt.as_tensor(gamma).astype("float64"),
+        pt.as_tensor(eta).astype("float64"),
+        pt.as_tensor(interval).astype("int64"),
+        pt.as_tensor(event).astype("int8"),
+    ]
+    for name, var in zip(("gamma", "eta", "interval", "event"), inputs, strict=True):
+        if var.ndim != 1:
+            raise ValueError(f"{name} must be a vector, got {var.ndim} dimensions")
+    return inputs
 
 
 class _LogitHazardLoss(Op):
@@ -86,16 +192,9 @@ class _LogitHazardLoss(Op):
     __props__ = ()
 
     def make_node(self, gamma, eta, interval, event):
-        inputs = [
-            pt.as_tensor(gamma).astype("float64"),
-            pt.as_tensor(eta).astype("float64"),
-            pt.as_tensor(interval).astype("int64"),
-            pt.as_tensor(event).astype("int8"),
-        ]
-        return Apply(self, inputs, [pt.dvector()])
+        return Apply(self, _record_inputs(gamma, eta, interval, event), [pt.dvector()])
 
     def perform(self, node, inputs, outputs):
-        _check_intervals(inputs[0], inputs[2])
         outputs[0][0] = _logit_loss_kernel(*inputs)
 
     def infer_shape(self, node, shapes):
@@ -115,16 +214,35 @@ class _LogitHazardLossGrad(Op):
     __props__ = ()
 
     def make_node(self, gamma, eta, interval, event, weight):
-        inputs = [gamma, eta, interval, event, pt.as_tensor(weight).astype("float64")]
+        inputs = [*_record_inputs(gamma, eta, interval, event), pt.as_tensor(weight).astype("float64")]
         return Apply(self, inputs, [pt.dvector(), pt.dvector()])
 
     def perform(self, node, inputs, outputs):
-        _check_intervals(inputs[0], inputs[2])
         d_gamma, d_eta = _logit_loss_grad_kernel(*inputs)
         outputs[0][0], outputs[1][0] = d_gamma, d_eta
 
     def infer_shape(self, node, shapes):
         return [shapes[0], shapes[1]]
+
+
+@register_funcify_default_op_cache_key(_LogitHazardLoss)
+def _numba_funcify_logit_loss(op, node=None, **kwargs):
+    """Numba implementation for PyTensor's default backend (no object-mode fallback)."""
+
+    @numba_njit
+    def logit_hazard_loss(gamma, eta, interval, event):
+        return _logit_loss_kernel(gamma, eta, interval, event)
+
+    return logit_hazard_loss
+
+
+@register_funcify_default_op_cache_key(_LogitHazardLossGrad)
+def _numba_funcify_logit_loss_grad(op, node=None, **kwargs):
+    @numba_njit
+    def logit_hazard_loss_grad(gamma, eta, interval, event, weight):
+        return _logit_loss_grad_kernel(gamma, eta, interval, event, weight)
+
+    return logit_hazard_loss_grad
 
 
 def hazard_record_loss(gamma, eta, interval, event, link: str = "logit"):
