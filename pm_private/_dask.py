@@ -224,14 +224,18 @@ def partitioned_suff_stats(X, y, x_bound: float | None, y_bound: float | None):
 
 
 def _read_row_group(path: str, group: int, columns: list[str], filesystem) -> np.ndarray:
-    """One row group's ``columns`` as a C-ordered float64 array (rows, len(columns)), on its worker."""
+    """One row group's ``columns`` as a float64 array (rows, len(columns)), on its worker.
+
+    The array is column-major (each column copied once, contiguously): the chunk kernels read
+    it through cache-sized row blocks either way.
+    """
     import pyarrow.parquet as pq
 
     table = pq.ParquetFile(path, filesystem=filesystem).read_row_group(group, columns=columns, use_threads=False)
-    out = np.empty((table.num_rows, len(columns)))
+    out = np.empty((len(columns), table.num_rows))
     for j, name in enumerate(columns):
-        out[:, j] = table.column(name).to_numpy()
-    return out
+        out[j] = table.column(name).to_numpy()
+    return out.T
 
 
 def read_parquet_columns(path, features, target, *, filesystem=None):
