@@ -12,6 +12,9 @@ statistics, Nguyên & Hui 2017a for the discrete-time sums):
 3. the caller (the release function) draws the noise **once**, on the client, from its
    secure source and charges its accountant.  Nothing here draws noise or touches an
    accountant, and a bad partition raises on the client before anything is spent.
+
+:func:`read_parquet_columns` turns a Parquet data set into such collections without reading
+any row on the client.
 """
 
 from __future__ import annotations
@@ -66,8 +69,8 @@ def _aligned_blocks(columns: dict):
     """Delayed blocks of several collections with the same rows, one tuple per partition, in row order.
 
     dask arrays are rechunked to the row chunks of the first (and to one chunk across
-    columns); dask data frames and series must share their partitions (columns of one frame,
-    as :func:`read_parquet_columns` returns them) and are read as one frame.
+    columns), as :func:`read_parquet_columns` returns them; dask data frames and series must
+    share their partitions (columns of one dask DataFrame) and are read as one frame.
     """
     names = list(columns)
     kinds = {_kind(columns[name]) for name in names}
