@@ -5,7 +5,9 @@ n = 2,000,000, d = 64: release ≤ 1.3×, exact ``suff_stats`` ≤ 1.1× (Honkel
 statistics in one clipped pass).  The three are timed in turn in every repeat, so a load spike
 from other processes hits them alike; the table gives the median time of each, the median
 of the per-repeat ratios, and the best (minimum) times and their ratio, the least disturbed
-by other processes on a shared machine.  Also reports the BLAS (threadpoolctl), the load average and the peak
+by other processes on a shared machine.  ``X.T @ X`` on one BLAS thread is shown for
+reference: a multi-threaded BLAS call degrades badly when other processes hold the cores,
+the release's kernels (one single-threaded BLAS call per core) much less.  Also reports the BLAS (threadpoolctl), the load average and the peak
 extra memory of the release (tracemalloc).
 
     .venv/bin/python benchmarks/bench_release.py [--n 2000000] [--d 64] [--repeats 5]
@@ -21,7 +23,7 @@ import time
 import tracemalloc
 
 import numpy as np
-from threadpoolctl import threadpool_info
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from pm_private import release_suff_stats, suff_stats
 
@@ -36,8 +38,13 @@ def main():
     rng = np.random.default_rng(0)
     X = rng.standard_t(3, size=(args.n, args.d))
     y = rng.standard_t(3, size=args.n)
+    def product_one_thread():
+        with threadpool_limits(1, user_api="blas"):
+            return X.T @ X
+
     runs = {
         "X.T @ X (baseline)": lambda: X.T @ X,
+        "X.T @ X, BLAS on 1 thread": product_one_thread,
         "suff_stats (exact)": lambda: suff_stats(X, y),
         "release_suff_stats (secure noise)": lambda: release_suff_stats(X, y, epsilon=1.0, x_bound=2.0, y_bound=2.0),
     }
