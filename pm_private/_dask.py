@@ -42,7 +42,7 @@ def _kind(obj) -> str | None:
     module = type(obj).__module__
     if module.startswith("dask.array"):
         return "array"
-    if module.startswith("dask.dataframe") or module.startswith("dask_expr"):
+    if module.startswith(("dask.dataframe", "dask_expr")):
         return "frame"
     return None
 
@@ -108,7 +108,7 @@ def _aligned_blocks(columns: dict):
     if extra:
         try:
             frame = frame.assign(**extra)
-        except Exception as error:  # unaligned partitions of unknown divisions
+        except (ValueError, NotImplementedError) as error:  # unaligned partitions of unknown divisions
             raise ValueError(
                 f"{', '.join(names[1:])} must be partitioned like {names[0]} (columns of one dask DataFrame): {error}"
             ) from None

@@ -13,12 +13,21 @@ da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
-from pm_private import BudgetExceededError, PrivacyAccountant, release_suff_stats, suff_stats  # noqa: E402
-from pm_private.linear import read_parquet_columns  # noqa: E402
-from pm_private.linear.suffstats import single_threaded_blas  # noqa: E402
-from pm_private.privacy.noise import NoiseSource  # noqa: E402
-from pm_private.survival import loss_and_grad, objective_perturbation, output_perturbation  # noqa: E402
-from pm_private.survival.discrete_data import DiscreteTimeData  # noqa: E402
+from pm_private import (
+    BudgetExceededError,
+    PrivacyAccountant,
+    release_suff_stats,
+    suff_stats,
+)
+from pm_private.linear import read_parquet_columns
+from pm_private.linear.suffstats import single_threaded_blas
+from pm_private.privacy.noise import NoiseSource
+from pm_private.survival import (
+    loss_and_grad,
+    objective_perturbation,
+    output_perturbation,
+)
+from pm_private.survival.discrete_data import DiscreteTimeData
 
 
 @pytest.fixture(scope="module")
