@@ -33,9 +33,11 @@ from pm_private.survival.discrete_data import DiscreteTimeData
 @pytest.fixture(scope="module")
 def cluster():
     """A two-worker in-process LocalCluster (starting one costs about a second)."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as lc:
-        with distributed.Client(lc) as client:
-            yield client
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as lc,
+        distributed.Client(lc) as client,
+    ):
+        yield client
 
 
 @pytest.fixture
