@@ -39,7 +39,7 @@ import numpy as np
 
 D = 16
 FEATURES = [f"x{j}" for j in range(D)]
-BOUNDS = dict(x_bound=2.0, y_bound=4.0)
+BOUNDS = {"x_bound": 2.0, "y_bound": 4.0}
 
 
 def file_path(directory: Path, k: int) -> Path:

@@ -12,6 +12,9 @@ statistics, Nguyên & Hui 2017a for the discrete-time sums):
 3. the caller (the release function) draws the noise **once**, on the client, from its
    secure source and charges its accountant.  Nothing here draws noise or touches an
    accountant, and a bad partition raises on the client before anything is spent.
+
+:func:`read_parquet_columns` turns a Parquet data set into such collections without reading
+any row on the client.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ def _kind(obj) -> str | None:
     module = type(obj).__module__
     if module.startswith("dask.array"):
         return "array"
-    if module.startswith("dask.dataframe") or module.startswith("dask_expr"):
+    if module.startswith(("dask.dataframe", "dask_expr")):
         return "frame"
     return None
 
@@ -66,8 +69,8 @@ def _aligned_blocks(columns: dict):
     """Delayed blocks of several collections with the same rows, one tuple per partition, in row order.
 
     dask arrays are rechunked to the row chunks of the first (and to one chunk across
-    columns); dask data frames and series must share their partitions (columns of one frame,
-    as :func:`read_parquet_columns` returns them) and are read as one frame.
+    columns), as :func:`read_parquet_columns` returns them; dask data frames and series must
+    share their partitions (columns of one dask DataFrame) and are read as one frame.
     """
     names = list(columns)
     kinds = {_kind(columns[name]) for name in names}
@@ -105,7 +108,7 @@ def _aligned_blocks(columns: dict):
     if extra:
         try:
             frame = frame.assign(**extra)
-        except Exception as error:  # unaligned partitions of unknown divisions
+        except (ValueError, NotImplementedError) as error:  # unaligned partitions of unknown divisions
             raise ValueError(
                 f"{', '.join(names[1:])} must be partitioned like {names[0]} (columns of one dask DataFrame): {error}"
             ) from None
@@ -224,14 +227,18 @@ def partitioned_suff_stats(X, y, x_bound: float | None, y_bound: float | None):
 
 
 def _read_row_group(path: str, group: int, columns: list[str], filesystem) -> np.ndarray:
-    """One row group's ``columns`` as a C-ordered float64 array (rows, len(columns)), on its worker."""
+    """One row group's ``columns`` as a float64 array (rows, len(columns)), on its worker.
+
+    The array is column-major (each column copied once, contiguously): the chunk kernels read
+    it through cache-sized row blocks either way.
+    """
     import pyarrow.parquet as pq
 
     table = pq.ParquetFile(path, filesystem=filesystem).read_row_group(group, columns=columns, use_threads=False)
-    out = np.empty((table.num_rows, len(columns)))
+    out = np.empty((len(columns), table.num_rows))
     for j, name in enumerate(columns):
-        out[:, j] = table.column(name).to_numpy()
-    return out
+        out[j] = table.column(name).to_numpy()
+    return out.T
 
 
 def read_parquet_columns(path, features, target, *, filesystem=None):

@@ -13,20 +13,31 @@ da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
-from pm_private import BudgetExceededError, PrivacyAccountant, release_suff_stats, suff_stats  # noqa: E402
-from pm_private.linear import read_parquet_columns  # noqa: E402
-from pm_private.linear.suffstats import single_threaded_blas  # noqa: E402
-from pm_private.privacy.noise import NoiseSource  # noqa: E402
-from pm_private.survival import loss_and_grad, output_perturbation  # noqa: E402
-from pm_private.survival.discrete_data import DiscreteTimeData  # noqa: E402
+from pm_private import (
+    BudgetExceededError,
+    PrivacyAccountant,
+    release_suff_stats,
+    suff_stats,
+)
+from pm_private.linear import read_parquet_columns
+from pm_private.linear.suffstats import single_threaded_blas
+from pm_private.privacy.noise import NoiseSource
+from pm_private.survival import (
+    loss_and_grad,
+    objective_perturbation,
+    output_perturbation,
+)
+from pm_private.survival.discrete_data import DiscreteTimeData
 
 
 @pytest.fixture(scope="module")
 def cluster():
     """A two-worker in-process LocalCluster (starting one costs about a second)."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as lc:
-        with distributed.Client(lc) as client:
-            yield client
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as lc,
+        distributed.Client(lc) as client,
+    ):
+        yield client
 
 
 @pytest.fixture
@@ -161,6 +172,10 @@ def test_discrete_time_fit_on_dask_equals_the_numpy_fit():
             np.testing.assert_allclose(a, b, rtol=1e-12)
         np.testing.assert_allclose(got.f, expected.f, atol=1e-9)
         assert got.n == n and acct.spent[0] == 1.0
+        objective = objective_perturbation(Xd, td, ed, epsilon=2.0, regularization=0.01, q=10, rng=8)
+        np.testing.assert_allclose(
+            objective.f, objective_perturbation(X, time, event, epsilon=2.0, regularization=0.01, q=10, rng=8).f, atol=1e-9
+        )
         X[300, 0] = 3.0  # second partition: ‖x‖ > 1
         with pytest.raises(ValueError, match=r"‖x‖ > 1 \(first in row 150\).*\(in partition 1\)"):
             output_perturbation(da.from_array(X, chunks=(chunks, 2)), td, ed, epsilon=1.0, regularization=0.01, q=10, accountant=acct)
