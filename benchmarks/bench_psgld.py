@@ -23,6 +23,7 @@ returning the per-record losses and their gradients (see ``PROBLEMS``).
 """
 
 import argparse
+import os
 import time
 from functools import partial
 

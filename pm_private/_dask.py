@@ -94,7 +94,7 @@ def _aligned_blocks(columns: dict):
                     raise ValueError(f"{name} must be chunked along the rows as {names[0]} (unknown chunk sizes)")
                 array = array.rechunk((rows,))
             blocks.append(array.to_delayed().ravel())
-        return list(zip(*blocks)), None
+        return list(zip(*blocks, strict=True)), None
     frame = columns[names[0]]
     if frame.ndim == 1:
         frame = frame.to_frame()
@@ -324,7 +324,7 @@ def _partition_loss_sums(f, records, link, hessian):
 
 
 def _add_loss_sums(*parts):
-    return tuple(sum(values) for values in zip(*parts))
+    return tuple(sum(values) for values in zip(*parts, strict=True))
 
 
 class PartitionedRecords:
@@ -377,7 +377,7 @@ def partitioned_records(X, time, event, *, q: int, e: int) -> PartitionedRecords
     parts = [delayed(_partition_records, pure=True)(block, width, q, e, k) for k, block in enumerate(blocks)]
     parts = list(dask.persist(*parts))
     counts = dask.compute(*[delayed(_record_count, pure=True)(part) for part in parts])
-    parts = [part for part, count in zip(parts, counts) if count]
+    parts = [part for part, count in zip(parts, counts, strict=True) if count]
     if not parts:
         raise ValueError("X must have at least one row, got 0")
     return PartitionedRecords(parts, int(sum(counts)), d, interval_basis(int(q), int(e)))
