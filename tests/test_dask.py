@@ -8,11 +8,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-dask = pytest.importorskip("dask")
-da = pytest.importorskip("dask.array")
-dd = pytest.importorskip("dask.dataframe")
-distributed = pytest.importorskip("distributed")
-
 from pm_private import (
     BudgetExceededError,
     PrivacyAccountant,
@@ -28,6 +23,11 @@ from pm_private.survival import (
     output_perturbation,
 )
 from pm_private.survival.discrete_data import DiscreteTimeData
+
+dask = pytest.importorskip("dask")
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
 
 
 @pytest.fixture(scope="module")
@@ -168,7 +168,7 @@ def test_discrete_time_fit_on_dask_equals_the_numpy_fit():
         records = partitioned_records(Xd, td, ed, q=10, e=3)
         f = np.linspace(-1, 1, records.dim)
         numpy_sums = loss_and_grad(f, DiscreteTimeData.from_times(X, time, event, q=10), hessian=True)
-        for a, b in zip(loss_and_grad(f, records, hessian=True), numpy_sums):
+        for a, b in zip(loss_and_grad(f, records, hessian=True), numpy_sums, strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-12)
         np.testing.assert_allclose(got.f, expected.f, atol=1e-9)
         assert got.n == n and acct.spent[0] == 1.0
