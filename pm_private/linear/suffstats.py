@@ -211,7 +211,7 @@ def single_threaded_blas():
 def _accumulate(X: np.ndarray, y: np.ndarray, x_bound: float | None, y_bound: float | None, *, workers: int | None = None):
     """One pass over (X, y): check finiteness, clip, accumulate Sxx, Sxy, Syy.
 
-    The rows are cut into one contiguous block per CPU (``workers`` overrides), each processed
+    Large inputs are cut into one contiguous block per CPU (``workers`` overrides), each processed
     by its own thread in cache-sized chunks with single-threaded BLAS (numpy releases the GIL in
     the clip and the product), so the cores run one BLAS call each and peak extra memory is one
     chunk per thread.  A non-finite value raises :class:`NonFiniteRow` for the first offending
@@ -223,16 +223,16 @@ def _accumulate(X: np.ndarray, y: np.ndarray, x_bound: float | None, y_bound: fl
     rows = max(1, _CHUNK_VALUES // X.shape[1])
     if workers is None:
         workers = max(1, min(os.cpu_count() or 1, n // (4 * rows)))
-    with single_threaded_blas():
-        if workers == 1:
-            xx, xy = _accumulate_rows(X, y, x_bound, 0, n)
-        else:
+    if workers == 1:  # one kernel: BLAS may use every core (and threadpoolctl's cost is skipped)
+        xx, xy = _accumulate_rows(X, y, x_bound, 0, n)
+    else:
+        with single_threaded_blas():
             edges = [(n * k // workers) // rows * rows for k in range(workers)] + [n]
             with ThreadPoolExecutor(workers) as pool:
                 futures = [pool.submit(_accumulate_rows, X, y, x_bound, edges[k], edges[k + 1]) for k in range(workers)]
                 parts = [future.result() for future in futures]  # in order: the first bad block raises first
-            xx = sum(part[0] for part in parts)
-            xy = sum(part[1] for part in parts)
+        xx = sum(part[0] for part in parts)
+        xy = sum(part[1] for part in parts)
     return xx, xy, float(y @ y)
 
 
