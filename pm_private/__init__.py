@@ -48,6 +48,7 @@ _NAMES = {
     "PSGLD": ".sampling.psgld",
     "RefittableADVI": ".sampling.advi",
     "sanitized_loss": ".sampling.sanitized",
+    "publishable": ".sampling.publish",
     "DPElasticNetLogisticRegression": ".logistic.elastic_net",
     "PenaltySelection": ".logistic.penalty_selection",
     "select_penalty": ".logistic.penalty_selection",
