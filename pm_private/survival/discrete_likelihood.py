@@ -6,7 +6,7 @@ import numpy as np
 import pytensor.tensor as pt
 
 from .discrete_data import DiscreteTimeData
-from .hazard_ops import hazard_record_loss
+from .hazard_ops import check_hazard_records, hazard_record_loss
 
 __all__ = ["DiscreteTimeHazard", "discrete_time_model"]
 
@@ -23,8 +23,9 @@ def DiscreteTimeHazard(name: str, X, interval, event, *, beta, alpha=None, basis
     if (baseline is None) == (alpha is None or basis is None):
         raise ValueError("give either alpha and basis (spline baseline) or baseline (free per-interval)")
     gamma = pt.as_tensor(basis) @ alpha if baseline is None else pt.as_tensor(baseline)
-    eta = pt.as_tensor(np.asarray(X, dtype=np.float64)) @ beta
-    losses = hazard_record_loss(gamma, eta, np.asarray(interval, dtype=np.int64), np.asarray(event, dtype=np.int8), link)
+    X, interval, event = check_hazard_records(X, interval, event, gamma.type.shape[0])
+    eta = pt.as_tensor(X) @ beta
+    losses = hazard_record_loss(gamma, eta, interval, event, link)
     return pm.Potential(name, -losses.sum())
 
 

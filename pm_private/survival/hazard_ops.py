@@ -9,10 +9,11 @@ import pytensor.tensor as pt
 from pytensor.gradient import DisconnectedType
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
+from pytensor.raise_op import CheckAndRaise
 
 from .discrete_data import _check_link
 
-__all__ = ["hazard_record_loss", "record_loss"]
+__all__ = ["check_hazard_records", "hazard_record_loss", "record_loss"]
 
 
 def _pt_terms(z, link: str):
@@ -74,9 +75,60 @@ def _logit_loss_grad_kernel(gamma, eta, interval, event, weight):
     return d_gamma, d_eta
 
 
-def _check_intervals(gamma, interval):
-    if interval.size and (interval.min() < 0 or interval.max() >= gamma.shape[0]):
+def check_hazard_records(X, interval, event, q: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validated records of the discrete-time hazard model (Nguyên & Hui 2017a): (X, interval, event).
+
+    ``X`` must be a finite (n, d) array of numbers, ``interval`` n integers kᵢ in 0 … q−1 (any
+    kᵢ ≥ 0 if q is None, i.e. not known before run time, where the loss checks it) and ``event``
+    n flags δᵢ in {0, 1} (booleans accepted).  Returns float64 X, int64 intervals and
+    int8 events; raises ValueError naming the argument (never printing a value) otherwise.
+    """
+    try:
+        X = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("X must be an array of numbers") from None
+    if X.ndim != 2 or X.shape[0] == 0:
+        raise ValueError(f"X must be 2-D (n records × d covariates) with n ≥ 1, got shape {X.shape}")
+    if not np.isfinite(X).all():
+        raise ValueError("X contains NaN or infinite values")
+    n = X.shape[0]
+    arrays = []
+    for name, values in (("interval", interval), ("event", event)):
+        try:
+            array = np.asarray(values, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be an array of numbers") from None
+        if array.shape != (n,):
+            raise ValueError(f"{name} must have shape ({n},) to match X, got {array.shape}")
+        arrays.append(array)
+    interval, event = arrays
+    upper = np.inf if q is None else q
+    if not (np.isfinite(interval) & (interval == np.round(interval)) & (interval >= 0) & (interval < upper)).all():
+        raise ValueError("interval must hold integers ≥ 0" if q is None else f"interval must hold integers in 0 … {q - 1}")
+    if not np.isin(event, (0.0, 1.0)).all():
+        raise ValueError("event must be 0 or 1")
+    return X, interval.astype(np.int64), event.astype(np.int8)
+
+
+def _check_op_inputs(gamma, eta, interval, event):
+    """Run-time checks of the compiled kernels' inputs: out-of-range reads would crash the process."""
+    n = eta.shape[0]
+    if interval.shape != (n,) or event.shape != (n,):
+        raise ValueError(
+            f"interval and event must have one entry per record (n = {n}), got shapes "
+            f"{interval.shape} and {event.shape}"
+        )
+    if n and (interval.min() < 0 or interval.max() >= gamma.shape[0]):
         raise ValueError(f"interval must lie in 0 … {gamma.shape[0] - 1}")
+    if n and not ((event == 0) | (event == 1)).all():
+        raise ValueError("event must be 0 or 1")
+
+
+def _check_vectors(inputs) -> None:
+    names = ("gamma", "eta", "interval", "event", "weight")
+    for name, variable in zip(names, inputs):
+        if variable.type.ndim != 1:
+            raise ValueError(f"{name} must be a vector, got a {variable.type.ndim}-d tensor")
 
 
 class _LogitHazardLoss(Op):
@@ -92,10 +144,11 @@ class _LogitHazardLoss(Op):
             pt.as_tensor(interval).astype("int64"),
             pt.as_tensor(event).astype("int8"),
         ]
+        _check_vectors(inputs)
         return Apply(self, inputs, [pt.dvector()])
 
     def perform(self, node, inputs, outputs):
-        _check_intervals(inputs[0], inputs[2])
+        _check_op_inputs(*inputs)
         outputs[0][0] = _logit_loss_kernel(*inputs)
 
     def infer_shape(self, node, shapes):
@@ -116,10 +169,13 @@ class _LogitHazardLossGrad(Op):
 
     def make_node(self, gamma, eta, interval, event, weight):
         inputs = [gamma, eta, interval, event, pt.as_tensor(weight).astype("float64")]
+        _check_vectors(inputs)
         return Apply(self, inputs, [pt.dvector(), pt.dvector()])
 
     def perform(self, node, inputs, outputs):
-        _check_intervals(inputs[0], inputs[2])
+        _check_op_inputs(*inputs[:4])
+        if inputs[4].shape != inputs[1].shape:
+            raise ValueError("the cotangent must have one entry per record")
         d_gamma, d_eta = _logit_loss_grad_kernel(*inputs)
         outputs[0][0], outputs[1][0] = d_gamma, d_eta
 
@@ -140,6 +196,19 @@ def hazard_record_loss(gamma, eta, interval, event, link: str = "logit"):
         return _LogitHazardLoss()(gamma, eta, interval, event)
     gamma, eta = pt.as_tensor(gamma), pt.as_tensor(eta)
     interval, event = pt.as_tensor(interval), pt.as_tensor(event)
+    _check_vectors([gamma, eta, interval, event])
+    n = eta.shape[0]
+    valid = (
+        pt.eq(interval.shape[0], n)
+        & pt.eq(event.shape[0], n)
+        & pt.all(pt.ge(interval, 0))
+        & pt.all(pt.lt(interval, gamma.shape[0]))
+        & pt.all(pt.eq(event, 0) | pt.eq(event, 1))
+    )
+    # gamma[interval] out of range is not bounds-checked by compiled backends: check first
+    interval = CheckAndRaise(
+        ValueError, "interval and event need one entry per record, intervals in 0 … q−1, events in {0, 1}"
+    )(interval, valid)
     z = gamma[None, :] + eta[:, None]
     at_risk = pt.lt(pt.arange(gamma.shape[0])[None, :], interval[:, None])
     survived = pt.switch(at_risk, _pt_terms(z, link)[1], 0.0).sum(axis=1)
