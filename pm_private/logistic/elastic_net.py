@@ -82,7 +82,7 @@ def to_signed_labels(y, n: int) -> np.ndarray:
     y = as_vector(y, n)
     values = set(np.unique(y).tolist())
     if not values <= {0.0, 1.0} and not values <= {-1.0, 1.0}:
-        raise ValueError(f"labels must be in {{0, 1}} or {{-1, 1}}, got values {sorted(values)[:5]}")
+        raise ValueError("labels y must be in {0, 1} or {-1, 1}")
     return np.where(y > 0, 1.0, -1.0)
 
 
@@ -269,6 +269,7 @@ class DPElasticNetLogisticRegression:
                 l1_mask,
                 tol=self.tol,
                 max_iter=self.max_iter,
+                row_norm_bound=2.0 * math.sqrt(c),  # public: ‖x‖₂² ≤ κ² (+ 1) = 4c
             )
         theta = result.theta[:, 0]
         self._set_fitted(theta)

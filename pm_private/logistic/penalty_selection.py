@@ -207,6 +207,7 @@ def select_penalty(
             l1_mask,
             tol=tol,
             max_iter=max_iter,
+            row_norm_bound=constants.lipschitz,  # public bound on ‖x‖₂ of a clipped design row
         )
         margins = y[valid, None] * (design[valid] @ result.theta)
         scores = -softplus(-margins).mean(axis=0)

@@ -47,7 +47,7 @@ def check_survival(time, event) -> tuple[np.ndarray, np.ndarray]:
         bad = ~np.isin(d_float, (0.0, 1.0))
         if bad.any():
             first = np.flatnonzero(bad)[0]
-            raise ValueError(f"event must be 0 or 1, got {d[first]!r} at index {first}")
+            raise ValueError(f"event must be 0 or 1 (first other value at index {first})")
     return t, d.astype(np.int8)
 
 
@@ -79,11 +79,11 @@ def scale_times(time, *, horizon: float, floor: float = 0.0) -> np.ndarray:
     bad = ~np.isfinite(t) | (t < 0)
     if bad.any():
         first = np.flatnonzero(bad)[0]
-        raise ValueError(f"time must be finite and ≥ 0, got {t.flat[first]!r} at index {first}")
+        raise ValueError(f"time must be finite and ≥ 0 (first other value at index {first})")
     late = t > horizon
     if late.any():
         raise ValueError(
-            f"{int(late.sum())} time(s) exceed the public horizon {horizon:g} (largest {t.max():g}); "
+            f"time exceeds the public horizon {horizon:g} (first at index {int(np.argmax(late))}); "
             "choose a longer horizon or censor them with censor_at_horizon"
         )
     return np.maximum(t / horizon, floor)
@@ -102,7 +102,7 @@ def interval_index(t_scaled, q: int) -> np.ndarray:
     bad = ~np.isfinite(t) | (t < 0) | (t > 1)
     if bad.any():
         first = np.flatnonzero(bad)[0]
-        raise ValueError(f"scaled times must lie in [0, 1], got {t.flat[first]!r} at index {first}")
+        raise ValueError(f"scaled times must lie in [0, 1] (first other value at index {first})")
     return np.clip(np.ceil(t * q).astype(np.int64) - 1, 0, q - 1)
 
 

@@ -159,8 +159,8 @@ def _private_records(X, time, event, q, e) -> DiscreteTimeData:
     norms = np.linalg.norm(X, axis=1)
     if (norms > 1.0 + _NORM_ROUNDING).any():
         raise ValueError(
-            f"{int((norms > 1 + _NORM_ROUNDING).sum())} row(s) of X have ‖x‖ > 1 (largest {norms.max():.6g}); "
-            "project them into the unit ball with public bounds first (scale_covariates / flchain_unit_ball)"
+            f"X has rows with ‖x‖ > 1 (first in row {int(np.argmax(norms > 1.0 + _NORM_ROUNDING))}); project "
+            "them into the unit ball with public bounds first (scale_covariates / flchain_unit_ball)"
         )
     X = X / np.maximum(norms, 1.0)[:, None]
     if int(q) != q or q < 1 or int(e) != e or e < 2:
@@ -208,7 +208,7 @@ def output_perturbation(
     with charge(accountant, "discrete_time_output_perturbation", epsilon, label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}"):
         fit = fit_discrete_time(data, "logit", l2=regularization)
         if not fit.converged:
-            raise RuntimeError(f"the minimiser did not converge (‖∇J‖ = {fit.grad_norm:.3g}); nothing was released")
+            raise RuntimeError("the minimiser did not converge; nothing was released")
         noise = l2_gamma_vector(data.dim, t / epsilon, source)
         return DiscreteTimeRelease(
             f=fit.f + noise,
@@ -257,7 +257,7 @@ def objective_perturbation(
         noise = l2_gamma_vector(data.dim, L / noise_epsilon, source)
         fit = fit_discrete_time(data, "logit", l2=regularization + extra, linear=noise)
         if not fit.converged:
-            raise RuntimeError(f"the minimiser did not converge (‖∇J‖ = {fit.grad_norm:.3g}); nothing was released")
+            raise RuntimeError("the minimiser did not converge; nothing was released")
         return DiscreteTimeRelease(
             f=fit.f,
             mechanism="Ext-Obj-Pert (Nguyên & Hui 2017a, Alg. 2)",
