@@ -34,7 +34,7 @@ import pandas as pd
 from pm_private.datasets.flchain import FLCHAIN_HORIZON_DAYS, load_flchain
 from pm_private.privacy.noise import as_noise_source
 from pm_private.survival import lsp_ladder, scale_times, simulate_weibull, weibull_laplace, weibull_mle, weibull_sample_aggregate
-from pm_private.survival.weibull_private import _draw_lsp, _tll
+from pm_private.survival.weibull_mechanisms import _draw_lsp, _tll
 
 EPSILONS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
 METHODS = ("LSP + TLL", "SAA", "Laplace")

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy import integrate, stats
 
-import pm_private.linear.adassp as ad
+import pm_private.linear.adaptive_ssp as ad
 from pm_private.privacy.accounting import BudgetExceededError, PrivacyAccountant
-from pm_private.linear.adassp import (
+from pm_private.linear.adaptive_ssp import (
     AdaSSPResult,
     adassp,
     adassp_sensitivities,

@@ -11,7 +11,7 @@ from scipy import stats
 from pm_private.privacy.accounting import BudgetExceededError, PrivacyAccountant
 from pm_private.privacy.noise import as_noise_source
 from pm_private.survival.weibull import _mle_rows, simulate_weibull
-from pm_private.survival.weibull_private import (
+from pm_private.survival.weibull_mechanisms import (
     _draw_lsp,
     _event_mean_bounds,
     _first_crossing,

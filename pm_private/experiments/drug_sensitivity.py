@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from pm_private import release_suff_stats, suff_stats, tune_release
-from pm_private.linear.adassp import adassp
+from pm_private.linear.adaptive_ssp import adassp
 from pm_private.datasets import load_gdsc, make_gdsc_like
 from pm_private.linear.preprocessing import preprocess
 from pm_private.linear.prediction import spearman

@@ -19,12 +19,12 @@ _NAMES = {
     "predict": ".prediction",
     "rank_by_prediction": ".prediction",
     "spearman": ".prediction",
-    "AdaSSPResult": ".adassp",
-    "adassp": ".adassp",
-    "adassp_sensitivities": ".adassp",
-    "gaussian_delta": ".adassp",
-    "gaussian_noise_multiplier": ".adassp",
-    "project_rows": ".adassp",
+    "AdaSSPResult": ".adaptive_ssp",
+    "adassp": ".adaptive_ssp",
+    "adassp_sensitivities": ".adaptive_ssp",
+    "gaussian_delta": ".adaptive_ssp",
+    "gaussian_noise_multiplier": ".adaptive_ssp",
+    "project_rows": ".adaptive_ssp",
     "preprocess": ".preprocessing",
 }
 
