@@ -20,6 +20,7 @@ results match Honkela et al. (2018); the stated guarantee (ε-DP) is then conser
 
 from __future__ import annotations
 
+import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -120,8 +121,12 @@ class SuffStats:
 
 
 def sensitivities(d: int, x_bound: float, y_bound: float) -> tuple[float, float, float]:
-    """ℓ1 sensitivities (Sxx upper triangle, Sxy, Syy) under replace-one: (d(d+1)Bx², 2dBxBy, By²)."""
-    return d * (d + 1) * x_bound**2, 2 * d * x_bound * y_bound, y_bound**2
+    """ℓ1 sensitivities (Sxx upper triangle, Sxy, Syy) under replace-one: (d(d+1)Bx², 2dBxBy, By²).
+
+    Bounds whose sensitivities overflow or underflow to 0 are refused (ValueError naming them).
+    """
+    values = (d * (d + 1) * (x_bound * x_bound), 2 * d * x_bound * y_bound, y_bound * y_bound)
+    return _finite_sensitivities(values, "x_bound and y_bound")
 
 
 def _accumulate_rows(X, y, x_bound, start: int, stop: int):
@@ -166,6 +171,15 @@ def _accumulate(X: np.ndarray, y: np.ndarray, x_bound: float | None, y_bound: fl
     return xx, xy, float(y @ y)
 
 
+def _finite_sensitivities(values, names: str) -> tuple:
+    """``values`` (numbers or arrays of them), or ValueError if one overflows or underflows to 0."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        ok = all(np.all(np.isfinite(v) & (np.asarray(v) > 0)) for v in values)
+    if not ok:
+        raise ValueError(f"{names} give sensitivities that overflow or underflow to 0; choose bounds nearer 1")
+    return tuple(values)
+
+
 def suff_stats(X, y) -> SuffStats:
     """Exact statistics (Sxx, Sxy, Syy, n) of public data: no clipping, no noise, no budget.
 
@@ -174,6 +188,8 @@ def suff_stats(X, y) -> SuffStats:
     X = as_matrix(X)
     y = as_vector(y, X.shape[0])
     xx, xy, yy = _accumulate(X, y, None, None)
+    if not (np.isfinite(xx).all() and np.isfinite(xy).all() and math.isfinite(yy)):
+        raise ValueError("X and y are too large: their products overflow (rescale them)")
     return SuffStats(xx, xy, yy, X.shape[0])
 
 

@@ -207,10 +207,12 @@ def data_perturbation_sgd(
             f"learning_rate·l2 = {rate * l2:g} > 2: the ridge step 1 − η·l2 would expand the iterates; "
             "lower learning_rate"
         )
-    if int(batch_size) != batch_size or not 1 <= batch_size <= n:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or not 1 <= batch_size <= n:
         raise ValueError(f"batch_size must be an integer in [1, n = {n}], got {batch_size!r}")
-    if int(epochs) != epochs or epochs < 1:
+    if isinstance(epochs, bool) or not isinstance(epochs, (int, np.integer)) or epochs < 1:
         raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
+    if not math.isfinite(bound * bound + 1):
+        raise ValueError(f"norm_bound = {bound!r} is too large: the record radius overflows")
     if influence_threshold is not None:
         influence_threshold = check_positive("influence_threshold", influence_threshold)
     batch_size = int(batch_size)

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-__all__ = ["check_epsilon", "check_delta", "check_positive", "as_matrix", "as_vector", "check_finite_rows"]
+__all__ = ["as_float_array", "check_epsilon", "check_delta", "check_positive", "as_matrix", "as_vector", "check_finite_rows"]
 
 
 def check_positive(name: str, value) -> float:
@@ -48,8 +48,12 @@ def _first_bad_row(array: np.ndarray) -> int:
     return int(np.flatnonzero(bad.reshape(len(array), -1).any(axis=1))[0])
 
 
-def _as_float_array(values, name: str) -> np.ndarray:
-    """float64 array of ``values``, or ValueError naming ``name`` (numpy's message would quote a value)."""
+def as_float_array(values, name: str) -> np.ndarray:
+    """float64 array of ``values`` (any shape), or ValueError naming ``name``.
+
+    Strings, complex numbers, ragged lists and objects that are not numbers are refused without
+    quoting them (numpy's own message would print the offending value).
+    """
     if isinstance(values, (str, bytes)):
         raise ValueError(f"{name} must be numeric, got a string")
     try:
@@ -68,7 +72,7 @@ def as_matrix(X, name: str = "X") -> np.ndarray:
     Finiteness is not checked here: the release kernels check it chunk by chunk so that no
     full-size temporary is made.
     """
-    array = _as_float_array(X, name)
+    array = as_float_array(X, name)
     if array.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n records × d features), got shape {array.shape}")
     if array.shape[0] == 0 or array.shape[1] == 0:
@@ -78,7 +82,7 @@ def as_matrix(X, name: str = "X") -> np.ndarray:
 
 def as_vector(y, n: int, name: str = "y") -> np.ndarray:
     """A 1-D float64 array of length ``n`` with finite entries ((n, 1) is accepted)."""
-    array = _as_float_array(y, name)
+    array = as_float_array(y, name)
     if array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]
     if array.ndim != 1 or array.shape[0] != n:

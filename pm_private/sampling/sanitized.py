@@ -295,6 +295,10 @@ def sanitized_loss(
             raise ValueError("the default v = 2·log n needs n ≥ 2 records; pass v")
         v = 2.0 * np.log(n)
     v = check_positive("v", v)
+    if not np.isfinite(epsilon / (2.0 * v)):
+        raise ValueError(f"v = {v!r} is too small for epsilon = {epsilon!r}: ε/(2v) overflows")
+    if sigma is None and not 0 < 1e-2 * 2.0 * v / epsilon < np.inf:
+        raise ValueError("the default sigma = 10⁻²·2v/ε of v and epsilon is not a positive float; pass sigma")
     sigma = check_positive("sigma", 1e-2 * 2.0 * v / epsilon if sigma is None else sigma)
     model = pm.modelcontext(model)
     shared = tuple(

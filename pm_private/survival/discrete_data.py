@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..privacy.validation import as_float_array
 from .spline import interval_basis
 
 __all__ = ["LINKS", "DiscreteTimeData"]
@@ -62,10 +63,10 @@ class DiscreteTimeData:
     basis: np.ndarray
 
     def __post_init__(self):
-        X = np.array(self.X, dtype=np.float64)
+        X = np.array(as_float_array(self.X, "X"))
         interval = np.asarray(self.interval)
         event = np.asarray(self.event)
-        basis = np.array(self.basis, dtype=np.float64)
+        basis = np.array(as_float_array(self.basis, "basis"))
         if X.ndim != 2 or X.shape[0] == 0:
             raise ValueError(f"X must be 2-D (n records × d covariates) with n ≥ 1, got shape {X.shape}")
         n = X.shape[0]

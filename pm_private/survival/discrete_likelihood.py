@@ -24,6 +24,8 @@ def DiscreteTimeHazard(name: str, X, interval, event, *, beta, alpha=None, basis
         raise ValueError("give either alpha and basis (spline baseline) or baseline (free per-interval)")
     gamma = pt.as_tensor(basis) @ alpha if baseline is None else pt.as_tensor(baseline)
     X, interval, event = check_hazard_records(X, interval, event, gamma.type.shape[0])
+    if pt.as_tensor(beta).type.shape[0] not in (None, X.shape[1]):
+        raise ValueError(f"X has {X.shape[1]} columns and beta {pt.as_tensor(beta).type.shape[0]} entries")
     eta = pt.as_tensor(X) @ beta
     losses = hazard_record_loss(gamma, eta, interval, event, link)
     return pm.Potential(name, -losses.sum())

@@ -55,6 +55,7 @@ from ..privacy.noise import as_noise_source, l2_gamma_vector
 from ..privacy.validation import as_matrix, check_epsilon, check_positive
 from .discrete_data import DiscreteTimeData
 from .discrete_numpy import fit_discrete_time
+from .spline import _integer
 
 __all__ = [
     "DiscreteTimeRelease",
@@ -163,9 +164,13 @@ def _private_records(X, time, event, q, e) -> DiscreteTimeData:
             "them into the unit ball with public bounds first (scale_covariates / flchain_unit_ball)"
         )
     X = X / np.maximum(norms, 1.0)[:, None]
-    if int(q) != q or q < 1 or int(e) != e or e < 2:
-        raise ValueError(f"q must be an integer ≥ 1 and e an integer ≥ 2, got q={q!r}, e={e!r}")
-    return DiscreteTimeData.from_times(X, time, event, q=int(q), e=int(e))
+    return DiscreteTimeData.from_times(X, time, event, q=_integer("q", q, 1), e=_integer("e", e, 2))
+
+
+def _check_noise_scale(*values) -> None:
+    """Refuse, before any noise, public parameters whose noise scale or ridge is not finite."""
+    if not all(np.isfinite(v) for v in values):
+        raise ValueError("epsilon and regularization give a noise scale that overflows; raise them")
 
 
 def _check_inputs(X, time, event, epsilon, regularization, q, e):
@@ -205,6 +210,7 @@ def output_perturbation(
     data, epsilon, regularization = _check_inputs(X, time, event, epsilon, regularization, q, e)
     source = as_noise_source(rng)
     t = output_sensitivity(data.basis, data.n, regularization)
+    _check_noise_scale(t / epsilon)
     with charge(accountant, "discrete_time_output_perturbation", epsilon, label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}"):
         fit = fit_discrete_time(data, "logit", l2=regularization)
         if not fit.converged:
@@ -253,6 +259,7 @@ def objective_perturbation(
     source = as_noise_source(rng)
     L = gradient_sensitivity(data.basis)
     extra, noise_epsilon = objective_regularization(data.basis, data.n, epsilon, regularization)
+    _check_noise_scale(L / noise_epsilon, extra)
     with charge(accountant, "discrete_time_objective_perturbation", epsilon, label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}"):
         noise = l2_gamma_vector(data.dim, L / noise_epsilon, source)
         fit = fit_discrete_time(data, "logit", l2=regularization + extra, linear=noise)
