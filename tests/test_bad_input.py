@@ -8,7 +8,7 @@ import numpy as np
 import pymc as pm
 import pytest
 
-from pm_private.linear import adassp, release_suff_stats, suff_stats
+from pm_private.linear import adassp, release_suff_stats, suff_stats, tune_release
 from pm_private.logistic import DPElasticNetLogisticRegression, data_perturbation_sgd
 from pm_private.privacy.accounting import PrivacyAccountant
 from pm_private.sampling.sanitized import logistic_loss, sanitized_loss
@@ -84,6 +84,9 @@ CASES = {
     "beta NaN": (lambda a: simulate_discrete_time(10, alpha=[-2.0, -1.0], beta=[np.nan], q=5), "beta"),
     "censoring a string": (lambda a: simulate_discrete_time(10, alpha=[-2.0, -1.0], beta=[0.5], censoring="abc"), "censoring"),
     "n not an integer": (lambda a: simulate_weibull(np.inf, shape=1.0, scale=1.0), "n"),
+    "split grid step underflows (was OverflowError; 1e-300 ran for ever)": (
+        lambda a: tune_release(40, 3, 1.0, 1.0, 1.0, split_grid_step=5e-324), "split_grid_step"
+    ),
     "basis a string": (lambda a: DiscreteTimeData(X, np.zeros(40, int), EVENT, "abc"), "basis"),
 }
 

@@ -120,6 +120,8 @@ def _split_grid(step: float, max_share: float) -> np.ndarray:
     exact ties (e.g. when the noise is negligible) go to the split that wastes least on Syy
     (which the score does not use) and gives most to Sxx.
     """
+    if not 1e-3 <= step <= 1.0 / 3.0 + 1e-9:  # K ≤ 1000: the grid has O(K²) splits to score
+        raise ValueError(f"split_grid_step must be 1/K for an integer K in [3, 1000], got {step!r}")
     total = round(1.0 / step)
     if total < 3 or abs(total * step - 1.0) > 1e-9:
         raise ValueError(f"split_grid_step must be 1/K for an integer K ≥ 3, got {step!r}")
