@@ -21,7 +21,6 @@ returning the per-record losses and their gradients (see ``PROBLEMS``).
 """
 
 import argparse
-import os
 import time
 
 from pm_private.compile_cache import use_compile_cache

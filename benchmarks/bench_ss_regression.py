@@ -25,7 +25,6 @@ The row-wise model's matrix-vector products run on numpy's BLAS and use its thre
 import argparse
 import os
 import time
-from pathlib import Path
 
 from pm_private.compile_cache import use_compile_cache
 
@@ -38,8 +37,8 @@ import pymc as pm  # noqa: E402
 import pytensor.tensor as pt  # noqa: E402
 
 from pm_private import suff_stats  # noqa: E402
-from pm_private.sampling.advi import RefittableADVI  # noqa: E402
 from pm_private.linear.regression import regression_model, set_stats  # noqa: E402
+from pm_private.sampling.advi import RefittableADVI  # noqa: E402
 
 warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
 

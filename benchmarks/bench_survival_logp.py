@@ -21,11 +21,9 @@ outputs are traced).  Compilation is excluded.
 """
 
 import argparse
-import os
 import time
 import tracemalloc
 import warnings
-from pathlib import Path
 
 from pm_private.compile_cache import use_compile_cache
 

@@ -27,7 +27,6 @@ Outputs in ``--out`` (default ``results/discrete_time_survival``): ``coefficient
 from __future__ import annotations
 
 import argparse
-import os
 import time
 import warnings
 from pathlib import Path
@@ -40,8 +39,13 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from pm_private.datasets import FLCHAIN_HORIZON_DAYS, load_flchain  # noqa: E402
-from pm_private.survival import flchain_unit_ball  # noqa: E402
-from pm_private.survival import LINKS, DiscreteTimeData, fit_discrete_time, loss_and_grad  # noqa: E402
+from pm_private.survival import (  # noqa: E402
+    LINKS,
+    DiscreteTimeData,
+    fit_discrete_time,
+    flchain_unit_ball,  # noqa: E402
+    loss_and_grad,
+)
 from pm_private.survival.data import scale_times  # noqa: E402
 
 C_BACKEND = {"mode": "CVM"}

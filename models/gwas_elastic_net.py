@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pm_private.logistic.data_perturbation import data_perturbation_sgd
 from pm_private.datasets.gwas import chi2_screen, interaction_design, simulate_gwas
+from pm_private.logistic.data_perturbation import data_perturbation_sgd
 from pm_private.logistic.elastic_net import DPElasticNetLogisticRegression, convex_min, design_bounds, prepare_design
 from pm_private.logistic.penalty_selection import select_penalty
 from pm_private.logistic.proximal import softplus, solve_elastic_net_logistic
@@ -67,7 +67,7 @@ def screened_study(rng: np.random.Generator, n_snps: int):
 def outcomes(coef: np.ndarray, terms, causal) -> dict:
     """Recovery flags after thresholding |θᵢ| ≥ r·max|θ| (Yu et al. 2014, §5)."""
     top = np.abs(coef).max()
-    chosen = {t for t, c in zip(terms, coef) if top > 0 and abs(c) >= RATIO * top}
+    chosen = {t for t, c in zip(terms, coef, strict=True) if top > 0 and abs(c) >= RATIO * top}
     pair = tuple(sorted(causal))
     mains = sum((c,) in chosen for c in causal)
     return {
@@ -149,7 +149,7 @@ def plot_selection(table: pd.DataFrame, out: Path) -> list[Path]:
         for col, alpha in enumerate(alphas):
             sub = part[part.alpha == alpha].sort_values("epsilon")
             x = np.arange(len(sub))
-            labels = [f"ε={e:g}\ncm={c:.2g}" for e, c in zip(sub.epsilon, sub.convex_min)]
+            labels = [f"ε={e:g}\ncm={c:.2g}" for e, c in zip(sub.epsilon, sub.convex_min, strict=True)]
             ax = axes[0, col]
             for k, (name, colour) in enumerate(
                 [("interaction", "tab:red"), ("main_effects", "tab:green"), ("all_effects", "tab:blue")]
@@ -225,7 +225,7 @@ def plot_baseline(frame: pd.DataFrame, out: Path) -> Path:
 
     datasets = sorted(frame.dataset.unique())
     fig, axes = plt.subplots(1, len(datasets), figsize=(5.5 * len(datasets), 4), squeeze=False)
-    for ax, name in zip(axes[0], datasets):
+    for ax, name in zip(axes[0], datasets, strict=True):
         part = frame[frame.dataset == name].groupby(["method", "epsilon"]).accuracy.mean().unstack("method")
         for method in part.columns:
             ax.plot(part.index, part[method], marker="o", label=method)

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import time
 import warnings
 from pathlib import Path
@@ -52,8 +51,11 @@ from models.discrete_time_survival import load_fl_discrete  # noqa: E402
 from models.private_discrete_time import EPSILONS, LAMBDAS, METHODS, NOT_PRIVATE_NOTE, mre  # noqa: E402
 from pm_private.sampling.psgld import PSGLD  # noqa: E402
 from pm_private.sampling.sanitized import sanitized_loss  # noqa: E402
-from pm_private.survival import DiscreteTimeData, fit_discrete_time  # noqa: E402
-from pm_private.survival import record_loss  # noqa: E402
+from pm_private.survival import (  # noqa: E402
+    DiscreteTimeData,
+    fit_discrete_time,
+    record_loss,  # noqa: E402
+)
 
 #: pSGLD settings of Nguyên & Hui (2017a) §6.2 (k, τ, λ, μ, a, b) and its burn-in in updates.
 PSGLD_SETTINGS = {"batch_size": 200, "tau": 0.51, "lam": 1e-5, "mu": 0.99, "a": 1.0, "b": 0.0}

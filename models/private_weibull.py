@@ -33,7 +33,14 @@ import pandas as pd
 
 from pm_private.datasets.flchain import FLCHAIN_HORIZON_DAYS, load_flchain
 from pm_private.privacy.noise import as_noise_source
-from pm_private.survival import lsp_ladder, scale_times, simulate_weibull, weibull_laplace, weibull_mle, weibull_sample_aggregate
+from pm_private.survival import (
+    lsp_ladder,
+    scale_times,
+    simulate_weibull,
+    weibull_laplace,
+    weibull_mle,
+    weibull_sample_aggregate,
+)
 from pm_private.survival.weibull_mechanisms import _draw_lsp, _tll
 
 EPSILONS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
@@ -91,8 +98,8 @@ def plot(table: pd.DataFrame, path: Path) -> None:
 
     names = table["data"].unique()
     fig, axes = plt.subplots(len(names), 2, figsize=(9, 3.5 * len(names)), squeeze=False)
-    for row, name in zip(axes, names):
-        for ax, param in zip(row, ("p", "lambda")):
+    for row, name in zip(axes, names, strict=True):
+        for ax, param in zip(row, ("p", "lambda"), strict=True):
             for method in METHODS:
                 part = table.query("data == @name and parameter == @param and method == @method")
                 ax.plot(part["epsilon_per_parameter"], part["mdae"], marker="o", label=method)

@@ -31,8 +31,7 @@ def fit(quick: bool, seed: int):
     import pymc as pm
 
     from pm_private.datasets import load_flchain
-    from pm_private.survival import flchain_unit_ball
-    from pm_private.survival import scale_times, weibull_model
+    from pm_private.survival import flchain_unit_ball, scale_times, weibull_model
 
     fl = load_flchain()
     time = scale_times(np.maximum(fl.time, 1.0), horizon=fl.horizon)

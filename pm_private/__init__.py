@@ -1,7 +1,8 @@
 """pm_private: differentially private Bayesian inference for PyMC.
 
 Release functions take ``epsilon=``, an optional ``accountant=`` (a :class:`PrivacyAccountant`
-that refuses over-budget releases before any noise is drawn) and ``rng=`` (None: secure OS
+that reserves the budget, or refuses an over-budget release, before any noise is drawn; in
+memory, or a persistent ledger file shared by processes with ``PrivacyAccountant.open(path)``) and ``rng=`` (None: secure OS
 randomness; a seed: reproducible and *not* private).  Neighbouring data sets differ by
 replacing one record (bounded DP) unless a function says otherwise.
 
@@ -14,7 +15,7 @@ Subpackages
     AdaSSP (Wang 2018).
 :mod:`~pm_private.survival`
     Censored Weibull and discrete-time hazard likelihoods and their private mechanisms
-    (Nguyên & Hui 2017).
+    (Nguyên & Hui 2017b: Weibull; Nguyên & Hui 2017a: discrete time).
 :mod:`~pm_private.sampling`
     The sanitized-loss exponential mechanism, pSGLD (Li et al. 2016), refittable ADVI.
 :mod:`~pm_private.logistic`

@@ -1,6 +1,6 @@
 import pytest
 
-from pm_private import BudgetExceededError, PrivacyAccountant, REPLACE_ONE
+from pm_private import REPLACE_ONE, BudgetExceededError, PrivacyAccountant
 from pm_private.privacy.accounting import charge
 
 

@@ -10,7 +10,6 @@ from hypothesis.extra.numpy import arrays
 from scipy import integrate, stats
 
 import pm_private.linear.adaptive_ssp as ad
-from pm_private.privacy.accounting import BudgetExceededError, PrivacyAccountant
 from pm_private.linear.adaptive_ssp import (
     AdaSSPResult,
     adassp,
@@ -19,6 +18,7 @@ from pm_private.linear.adaptive_ssp import (
     gaussian_noise_multiplier,
     project_rows,
 )
+from pm_private.privacy.accounting import BudgetExceededError, PrivacyAccountant
 
 P_MIN = 1e-3
 REL = 1e-9  # rounding slack on sensitivity comparisons
@@ -162,7 +162,10 @@ def test_sensitivities_are_attained(d):
 def delta_by_integration(multiplier, eps):
     """sup_S P(S) − e^ε Q(S) for P = N(1, c²), Q = N(0, c²): ∫ (p − e^ε q)₊ by quadrature."""
     t = multiplier**2 * eps + 0.5  # p > e^ε q exactly for x > t
-    f = lambda x: stats.norm.pdf(x, 1, multiplier) - math.exp(eps) * stats.norm.pdf(x, 0, multiplier)
+
+    def f(x):
+        return stats.norm.pdf(x, 1, multiplier) - math.exp(eps) * stats.norm.pdf(x, 0, multiplier)
+
     value, _ = integrate.quad(f, t, t + 40 * multiplier, epsabs=1e-16, epsrel=1e-10, limit=200)
     return value
 

@@ -5,7 +5,6 @@ import pytest
 from scipy import stats
 from scipy.special import expit
 
-from pm_private.privacy.accounting import PrivacyAccountant
 from pm_private.logistic.data_perturbation import (
     MULTIPLIER_RANGE,
     accounted_epsilon,
@@ -14,6 +13,7 @@ from pm_private.logistic.data_perturbation import (
     perturbed_batch,
 )
 from pm_private.logistic.elastic_net import clip_rows
+from pm_private.privacy.accounting import PrivacyAccountant
 from pm_private.privacy.noise import as_noise_source
 
 SETTING = dict(n=200, batch_size=50, steps=12)

@@ -9,7 +9,6 @@ from scipy import stats
 from scipy.special import expit
 from sklearn.linear_model import LogisticRegression
 
-from pm_private.privacy.accounting import BudgetExceededError, PrivacyAccountant
 from pm_private.logistic.elastic_net import (
     DPElasticNetLogisticRegression,
     clip_rows,
@@ -19,8 +18,9 @@ from pm_private.logistic.elastic_net import (
     prepare_design,
     to_signed_labels,
 )
-from pm_private.privacy.noise import as_noise_source
 from pm_private.logistic.proximal import ConvergenceError, kkt_residual, logistic_objective, solve_elastic_net_logistic
+from pm_private.privacy.accounting import BudgetExceededError, PrivacyAccountant
+from pm_private.privacy.noise import as_noise_source
 
 
 def _data(n=400, s=5, seed=0, scale=1.0):

@@ -45,4 +45,4 @@ def test_datasets_never_import_upward():
 
 def test_unknown_name_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
-        pm_private.nope
+        pm_private.nope  # noqa: B018 (the attribute access itself must raise)

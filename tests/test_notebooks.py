@@ -4,7 +4,8 @@ Each notebook is executed with nbclient in a fresh kernel of *this* Python (the 
 looked up only in ``sys.prefix``, and jupyter_client starts a spec whose command is ``python``
 with ``sys.executable``), with the repository root as working directory.  The kernel inherits
 the environment, so ``PYTENSOR_FLAGS`` from ``conftest.py`` gives it the shared compile cache.
-Notebooks are stored without outputs; the executed copy is not written back.
+The executed copy is not written back: the stored outputs, which the documentation renders,
+are refreshed with ``scripts/notebooks``.
 """
 
 import sys

@@ -7,9 +7,7 @@ import pytest
 from scipy import stats
 from scipy.special import expit
 
-from pm_private.privacy.accounting import PrivacyAccountant
 from pm_private.logistic.elastic_net import perturbation_noise, prepare_design
-from pm_private.privacy.noise import as_noise_source
 from pm_private.logistic.penalty_selection import (
     _exponential_mechanism,
     noise_norm_bound,
@@ -17,6 +15,8 @@ from pm_private.logistic.penalty_selection import (
     stability_constants,
 )
 from pm_private.logistic.proximal import softplus, solve_elastic_net_logistic
+from pm_private.privacy.accounting import PrivacyAccountant
+from pm_private.privacy.noise import as_noise_source
 
 LAMS = np.array([0.05, 0.2, 0.8])
 

@@ -37,8 +37,8 @@ from pytensor.tensor.sharedvar import TensorSharedVariable  # noqa: E402
 from scipy import stats as st  # noqa: E402
 
 from pm_private import SuffStats, release_suff_stats, suff_stats  # noqa: E402
-from pm_private.sampling.advi import RefittableADVI  # noqa: E402
 from pm_private.linear.regression import PSD_FLOOR, project_psd, regression_model, set_stats  # noqa: E402
+from pm_private.sampling.advi import RefittableADVI  # noqa: E402
 
 # PyTensor's C backend.  Note: in PyTensor 3.3 ``mode="FAST_RUN"`` resolves to the *Numba* linker
 # (config.linker is "auto"); "CVM" is the C VM (what ``backend="c"`` maps to in PyMC).
@@ -274,7 +274,7 @@ def test_project_psd_on_indefinite_statistics(noisy):
     low = values < floor
     assert 1 <= low.sum() < len(values)
     change = P - M
-    for value, vector in zip(values, vectors.T):
+    for value, vector in zip(values, vectors.T, strict=True):
         expected = (floor - value) * vector if value < floor else 0 * vector
         np.testing.assert_allclose(change @ vector, expected, atol=1e-9 * top)
     # Nearest: by Hoffman–Wielandt every symmetric Q with eig(Q) ≥ floor has

@@ -67,7 +67,7 @@ def test_sensitivity_of_utility_is_at_most_v_on_random_and_extreme_neighbours(ut
             y2[i] = 1.0
         else:
             X2[i], y2[i] = data(1, 4, seed=10_000 + trial)[0][0], -y[i]
-        for u, u2 in zip(utility_fn(f, X, y, v, 0.3), utility_fn(f, X2, y2, v, 0.3)):
+        for u, u2 in zip(utility_fn(f, X, y, v, 0.3), utility_fn(f, X2, y2, v, 0.3), strict=True):
             # U holds (σ/2)‖f‖² up to ~10⁶ here: allow its rounding, not a larger change
             assert abs(u - u2) <= v + 1e-14 * max(abs(u), abs(u2))
             worst = max(worst, abs(u - u2))

@@ -9,7 +9,7 @@ from hypothesis.extra.numpy import arrays
 from scipy import stats
 
 import pm_private.linear.suffstats as ss
-from pm_private import BudgetExceededError, PrivacyAccountant, SuffStats, release_suff_stats, suff_stats
+from pm_private import BudgetExceededError, PrivacyAccountant, release_suff_stats, suff_stats
 
 P_MIN = 1e-4
 
@@ -81,7 +81,7 @@ def test_sensitivity_random_neighbours(data, new_row, bx, by):
     X2[i] = new_row.draw(arrays(np.float64, (d,), elements=st.floats(-10, 10)))
     y2[i] = new_row.draw(st.floats(-10, 10))
     changes = stat_changes(X, y, X2, y2, bx, by)
-    for change, bound in zip(changes, ss.sensitivities(d, bx, by)):
+    for change, bound in zip(changes, ss.sensitivities(d, bx, by), strict=True):
         assert change <= bound * (1 + 1e-12)
     assert changes[0] <= d * (d + 1) * bx**2 / 2 * (1 + 1e-12)  # the exact Sxx sensitivity
 
@@ -132,7 +132,7 @@ def test_released_noise_has_the_declared_laplace_scales(secure):
     expected = (d * (d + 1) * bx**2 / (0.6 * eps), 2 * d * bx * by / (0.35 * eps), by**2 / (0.05 * eps))
     np.testing.assert_allclose(info.noise_scales, expected, rtol=1e-8)
     assert info.private is secure
-    for key, scale in zip(noise, expected):
+    for key, scale in zip(noise, expected, strict=True):
         sample = np.concatenate(noise[key])[:20000]
         assert stats.kstest(sample, stats.laplace(scale=scale).cdf).pvalue > P_MIN, key
 

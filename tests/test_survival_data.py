@@ -5,8 +5,14 @@ import pandas as pd
 import pytest
 
 from pm_private.datasets import FLCHAIN_DOMAIN, load_flchain
-from pm_private.survival import flchain_unit_ball
-from pm_private.survival import censor_at_horizon, check_survival, interval_index, scale_covariates, scale_times
+from pm_private.survival import (
+    censor_at_horizon,
+    check_survival,
+    flchain_unit_ball,
+    interval_index,
+    scale_covariates,
+    scale_times,
+)
 
 
 @pytest.mark.parametrize(

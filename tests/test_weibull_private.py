@@ -183,7 +183,7 @@ def test_exponential_mechanism_level_frequencies_match_the_weights(ladder):
     expected = np.r_[expected[keep], expected[~keep].sum()]
     chi2 = stats.chisquare(observed[expected > 0], expected[expected > 0])
     assert chi2.pvalue > 1e-3
-    inside = np.array([(lower[i] <= x < lower[i - 1]) or (upper[i - 1] < x <= upper[i]) for i, x in zip(levels[:2000], p[:2000])])
+    inside = np.array([(lower[i] <= x < lower[i - 1]) or (upper[i - 1] < x <= upper[i]) for i, x in zip(levels[:2000], p[:2000], strict=True)])
     assert inside.all()
 
 

@@ -1,6 +1,6 @@
 """Drug-sensitivity data in the shape of GDSC (Honkela et al. 2018): a synthetic stand-in and a loader.
 
-Honkela et al. (2018) (Honkela et al.) predicts drug sensitivity (log IC50) of cancer cell lines from gene
+Honkela et al. (2018) predict drug sensitivity (log IC50) of cancer cell lines from gene
 expression, using GDSC release 6.1: 985 cell lines, 265 drugs, RMA-normalised expression reduced
 to 64 cancer genes (ordered by mutation count; the main figure uses the first 10).  GDSC cannot be
 downloaded in this project's environment, so this module offers
@@ -20,9 +20,9 @@ from __future__ import annotations
 import math
 import re
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pandas as pd

@@ -1,4 +1,4 @@
-"""Private drug-sensitivity prediction: Honkela et al's (2018) experiment (Honkela et al. 2018, §4.5) in small.
+"""Private drug-sensitivity prediction: the experiment of Honkela et al. (2018, §4.5) in small.
 
 For each drug and Monte Carlo repeat, the cell lines with an observed response are split into
 100 test lines, ``n_public`` non-private lines and a pool of private lines, of which the first
@@ -26,6 +26,7 @@ Run ``pm-private demo --help`` (or ``python -m models.drug_sensitivity --help`` 
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,13 +34,16 @@ import numpy as np
 import pandas as pd
 
 from pm_private import release_suff_stats, suff_stats, tune_release
-from pm_private.linear.adaptive_ssp import adassp
+from pm_private._argtypes import epsilon as epsilon_type
+from pm_private._argtypes import existing_file, nonnegative_int, output_folder, positive_int
 from pm_private.datasets import load_gdsc, make_gdsc_like
-from pm_private.linear.preprocessing import preprocess
+from pm_private.linear.adaptive_ssp import adassp
 from pm_private.linear.prediction import spearman
+from pm_private.linear.preprocessing import preprocess
 
 METHODS = ("non-private LR", "robust private LR", "private LR (no projection)", "AdaSSP")
 ADASSP_DELTA = 1e-5
+N_TEST = 100  # test cell lines per drug and repeat
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,18 @@ def _statistics(method, split: Split, n_private, epsilon, tuned, rng):
     return public + release_suff_stats(X, y, epsilon=epsilon, rng=rng, **bounds)
 
 
+def design_problem(data, *, n_drugs: int, genes: int, needed: int) -> str | None:
+    """Why ``data`` cannot support the design (too few genes, or drugs with ``needed`` observed
+    cell lines), or None."""
+    if genes > len(data.genes):
+        return f"--genes {genes} asked, but the data have {len(data.genes)} genes"
+    observed = data.response.notna().sum()
+    usable = sum(observed[d] >= needed for d in data.drugs)
+    if usable < n_drugs:
+        return f"only {usable} drugs have the {needed} observed cell lines the design needs (--drugs {n_drugs})"
+    return None
+
+
 def run_experiment(
     data=None,
     *,
@@ -100,7 +116,7 @@ def run_experiment(
     private_sizes=(100, 200, 400, 800),
     epsilons=(1.0, 2.0),
     repeats: int = 5,
-    n_test: int = 100,
+    n_test: int = N_TEST,
     n_public: int = 30,
     advi_steps: int = 3000,
     seed: int = 0,
@@ -117,15 +133,16 @@ def run_experiment(
     # The C backend warns that it found no BLAS to link; these graphs are d×d with d ≈ 10.
     warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
 
-    from pm_private.sampling.advi import RefittableADVI
     from pm_private.linear.regression import regression_model, set_stats
+    from pm_private.sampling.advi import RefittableADVI
 
     data = make_gdsc_like(seed=seed) if data is None else data
+    problem = design_problem(data, n_drugs=n_drugs, genes=genes, needed=n_test + n_public + max(private_sizes))
+    if problem:
+        raise ValueError(problem)
     observed = data.response.notna().sum()
     needed = n_test + n_public + max(private_sizes)
     drugs = [d for d in data.drugs if observed[d] >= needed][:n_drugs]
-    if len(drugs) < n_drugs:
-        raise ValueError(f"only {len(drugs)} drugs have the {needed} observed cell lines the design needs")
     splits = drug_splits(
         data, drugs, genes=genes, repeats=repeats, n_test=n_test, n_public=n_public,
         max_private=max(private_sizes), seed=seed,
@@ -164,7 +181,7 @@ def run_experiment(
                     set_stats("likelihood", stats, model)
                 fitter.fit(advi_steps)
                 beta = fitter.mean("beta")
-                for (drug, repeat), b in zip(keys, beta):
+                for (drug, repeat), b in zip(keys, beta, strict=True):
                     s = splits[drug, repeat]
                     rows.append((method, n_private, epsilon, drug, repeat, spearman(s.y_test, s.X_test @ b)))
             if bar:
@@ -192,7 +209,7 @@ def summarise(results: pd.DataFrame) -> pd.DataFrame:
 
 def format_table(summary: pd.DataFrame) -> str:
     """Method × ε rows, private sizes as columns, 'mean ± se' cells."""
-    cells = summary.assign(cell=[f"{m:+.3f} ± {s:.3f}" for m, s in zip(summary["mean"], summary["se"])])
+    cells = summary.assign(cell=[f"{m:+.3f} ± {s:.3f}" for m, s in zip(summary["mean"], summary["se"], strict=True)])
     cells["ε"] = cells.epsilon.map(lambda e: "—" if np.isinf(e) else f"{e:g}")
     wide = cells.pivot(index=["method", "ε"], columns="n_private", values="cell")
     order = [(m, e) for m in METHODS for e in cells.loc[cells.method == m, "ε"].unique()]
@@ -210,7 +227,7 @@ def plot(summary: pd.DataFrame, path: Path) -> None:
 
     epsilons = sorted(e for e in summary.epsilon.unique() if np.isfinite(e))
     fig, axes = plt.subplots(1, len(epsilons), figsize=(5 * len(epsilons), 4), sharey=True, squeeze=False)
-    for ax, eps in zip(axes[0], epsilons):
+    for ax, eps in zip(axes[0], epsilons, strict=True):
         for method in METHODS:
             part = summary[(summary.method == method) & ((summary.epsilon == eps) | np.isinf(summary.epsilon))]
             if len(part):
@@ -228,38 +245,54 @@ def plot(summary: pd.DataFrame, path: Path) -> None:
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    """The demo's arguments; every value is type- and range-checked while parsing."""
     parser = parser or argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--drugs", type=int, default=3, help="number of drugs (default 3)")
-    parser.add_argument("--genes", type=int, default=10, help="first k genes as covariates (default 10)")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 200, 400, 800], help="private data sizes")
-    parser.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 2.0], help="privacy budgets ε")
-    parser.add_argument("--repeats", type=int, default=5, help="Monte Carlo repeats (paper: 50)")
-    parser.add_argument("--public", type=int, default=30, help="non-private cell lines (default 30)")
-    parser.add_argument("--advi-steps", type=int, default=3000, help="ADVI iterations per fit")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=Path("results"), help="output folder (default results/)")
-    parser.add_argument("--expression", type=Path, help="real GDSC expression file (with --responses)")
-    parser.add_argument("--responses", type=Path, help="real GDSC fitted dose-response file")
+    parser.add_argument("--drugs", type=positive_int, default=3, help="number of drugs (default 3)")
+    parser.add_argument("--genes", type=positive_int, default=10, help="first k genes as covariates (default 10)")
+    parser.add_argument("--sizes", type=positive_int, nargs="+", default=[100, 200, 400, 800], help="private data sizes")
+    parser.add_argument("--epsilons", type=epsilon_type, nargs="+", default=[1.0, 2.0], help="privacy budgets ε (> 0)")
+    parser.add_argument("--repeats", type=positive_int, default=5, help="Monte Carlo repeats (paper: 50)")
+    parser.add_argument("--public", type=positive_int, default=30, help="non-private cell lines (default 30)")
+    parser.add_argument("--advi-steps", type=positive_int, default=3000, help="ADVI iterations per fit")
+    parser.add_argument("--seed", type=nonnegative_int, default=0)
+    parser.add_argument("--out", type=output_folder, default=Path("results"), help="output folder (default results/)")
+    parser.add_argument("--expression", type=existing_file, help="real GDSC expression file (with --responses)")
+    parser.add_argument("--responses", type=existing_file, help="real GDSC fitted dose-response file")
     parser.add_argument("--no-progress", action="store_true")
     return parser
 
 
-def main(args: argparse.Namespace | None = None) -> pd.DataFrame:
-    args = args or build_parser().parse_args()
+def check_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """Checks across arguments, before any work; errors go through ``parser.error`` (exit 2)."""
     if (args.expression is None) != (args.responses is None):
-        raise SystemExit("--expression and --responses go together")
-    data = load_gdsc(args.expression, args.responses) if args.expression else None
+        parser.error("--expression and --responses go together")
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        parser.error(f"--out: cannot create {str(args.out)!r}: {error.strerror}")
+
+
+def main(args: argparse.Namespace | None = None) -> pd.DataFrame:
+    """Run the experiment with parsed ``args`` (parsed from the command line if None)."""
+    if args is None:
+        parser = build_parser()
+        args = parser.parse_args()
+        check_args(args, parser)
+    data = load_gdsc(args.expression, args.responses) if args.expression else make_gdsc_like(seed=args.seed)
+    problem = design_problem(data, n_drugs=args.drugs, genes=args.genes, needed=N_TEST + args.public + max(args.sizes))
+    if problem:
+        sys.stderr.write(f"pm-private demo: error: {problem}\n")
+        raise SystemExit(2)
     results = run_experiment(
         data, n_drugs=args.drugs, genes=args.genes, private_sizes=tuple(args.sizes), epsilons=tuple(args.epsilons),
         repeats=args.repeats, n_public=args.public, advi_steps=args.advi_steps, seed=args.seed,
         progress=not args.no_progress,
     )
     summary = summarise(results)
-    args.out.mkdir(parents=True, exist_ok=True)
     results.to_csv(args.out / "drug_sensitivity_results.csv", index=False)
     plot(summary, args.out / "drug_sensitivity.png")
     print(f"\nMean Spearman correlation ± s.e. over {args.drugs} drugs × {args.repeats} repeats "
-          f"({'real GDSC files' if data is not None else 'GDSC-shaped synthetic data'}, {args.genes} genes):")
+          f"({'real GDSC files' if args.expression else 'GDSC-shaped synthetic data'}, {args.genes} genes):")
     print(format_table(summary))
     print(f"\nwrote {args.out / 'drug_sensitivity_results.csv'} and {args.out / 'drug_sensitivity.png'}")
     return results

@@ -102,7 +102,7 @@ class SuffStats:
         """True when no noise was added (statistics of public data)."""
         return not self.releases
 
-    def __add__(self, other: "SuffStats") -> "SuffStats":
+    def __add__(self, other: SuffStats) -> SuffStats:
         if not isinstance(other, SuffStats):
             return NotImplemented
         if other.d != self.d:
@@ -263,7 +263,7 @@ def release_suff_stats(
         upper = np.triu_indices(d)
         parts = [
             laplace_mechanism(stat, sensitivity=s, epsilon=e, source=source)
-            for stat, s, e in zip((xx[upper], xy, [yy]), sens, eps_parts)
+            for stat, s, e in zip((xx[upper], xy, [yy]), sens, eps_parts, strict=True)
         ]
         xx = np.zeros((d, d))
         xx[upper] = parts[0].values

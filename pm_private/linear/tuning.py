@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .suffstats import sensitivities
 from ..privacy.validation import check_epsilon, check_positive
+from .suffstats import sensitivities
 
 __all__ = ["TuneResult", "tune_release"]
 
@@ -286,7 +286,7 @@ def tune_release(
     x_scale: float,
     y_scale: float,
     *,
-    omegas=np.arange(1, 21) / 10,
+    omegas=np.arange(1, 21) / 10,  # noqa: B008 (never mutated: _check_omegas copies it)
     split_grid_step: float = 0.05,
     max_share: float = 0.90,
     n_datasets: int = 5,

@@ -1,6 +1,6 @@
 """Data-perturbation DP-ERM for logistic regression: a **comparison baseline** (Kang et al. 2020).
 
-Kang et al. (2020) (Kang et al. 2020) adds Gaussian noise to training records and runs minibatch SGD on
+Kang et al. (2020) add Gaussian noise to training records and runs minibatch SGD on
 them; its noise constants were lost in extraction, and its argument (a first-order Taylor
 expansion of the gradient in the noise, the same noise reused in every step, labels left
 clean) is not a proof.  This module keeps the scheme — Gaussian noise on the records that
@@ -43,10 +43,10 @@ import numpy as np
 from scipy.special import expit
 
 from ..privacy.accounting import REPLACE_ONE, charge
-from .elastic_net import clip_rows, to_signed_labels
 from ..privacy.noise import as_noise_source
-from .proximal import solve_elastic_net_logistic
 from ..privacy.validation import as_matrix, check_delta, check_epsilon, check_finite_rows, check_positive
+from .elastic_net import clip_rows, to_signed_labels
+from .proximal import solve_elastic_net_logistic
 
 __all__ = [
     "MULTIPLIER_RANGE",

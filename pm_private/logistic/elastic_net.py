@@ -48,8 +48,8 @@ from scipy.special import expit
 
 from ..privacy.accounting import REPLACE_ONE, charge
 from ..privacy.noise import NoiseSource, as_noise_source, l2_gamma_vector, laplace_vector
-from .proximal import solve_elastic_net_logistic
 from ..privacy.validation import as_matrix, as_vector, check_epsilon, check_finite_rows, check_positive
+from .proximal import solve_elastic_net_logistic
 
 __all__ = [
     "NOISE_KINDS",
@@ -220,7 +220,7 @@ class DPElasticNetLogisticRegression:
         """Constructor parameters as a dict (scikit-learn convention)."""
         return {name: getattr(self, name) for name in self._param_names()}
 
-    def set_params(self, **params) -> "DPElasticNetLogisticRegression":
+    def set_params(self, **params) -> DPElasticNetLogisticRegression:
         """Set constructor parameters; unknown names raise ValueError."""
         for name, value in params.items():
             if name not in self._param_names():
@@ -249,7 +249,7 @@ class DPElasticNetLogisticRegression:
         extra = max(0.0, required - strength)
         return epsilon, lam, alpha, kappa, norm, kappa_j, c, required, extra
 
-    def fit(self, X, y) -> "DPElasticNetLogisticRegression":
+    def fit(self, X, y) -> DPElasticNetLogisticRegression:
         """Release ε-DP coefficients for (X, y); labels in {0, 1} or {−1, 1}."""
         X = as_matrix(X)
         n = X.shape[0]

@@ -41,6 +41,8 @@ import numpy as np
 from scipy import stats
 
 from ..privacy.accounting import REPLACE_ONE, charge
+from ..privacy.noise import NoiseSource, as_noise_source
+from ..privacy.validation import as_matrix, check_delta, check_epsilon, check_positive
 from .elastic_net import (
     DPElasticNetLogisticRegression,
     ObjectivePerturbationInfo,
@@ -52,9 +54,7 @@ from .elastic_net import (
     prepare_design,
     to_signed_labels,
 )
-from ..privacy.noise import NoiseSource, as_noise_source
 from .proximal import softplus, solve_elastic_net_logistic
-from ..privacy.validation import as_matrix, check_delta, check_epsilon, check_positive
 
 __all__ = ["PenaltySelection", "StabilityConstants", "noise_norm_bound", "select_penalty", "stability_constants"]
 

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .accounting import note_noise_drawn
+
 __all__ = [
     "NoiseSource",
     "as_noise_source",
@@ -51,6 +53,9 @@ class NoiseSource:
     """Uniform variates from the OS CSPRNG (``secure``) or from a seeded numpy generator.
 
     Use :func:`as_noise_source` to build one from the ``rng`` argument of a release function.
+    Every draw marks the accountant reservations open in the current thread as having drawn
+    noise (:func:`~pm_private.privacy.accounting.note_noise_drawn`): a release that fails after
+    this point stays spent.
     """
 
     def __init__(self, generator: np.random.Generator | None = None):
@@ -64,6 +69,7 @@ class NoiseSource:
     def uniform(self, size) -> np.ndarray:
         """Uniform variates on the open interval (0, 1) with 53-bit resolution."""
         count = int(np.prod(size, dtype=np.int64))
+        note_noise_drawn()
         if self._generator is None:
             words = np.frombuffer(os.urandom(8 * count), dtype=np.uint64)
         else:
@@ -159,6 +165,7 @@ def laplace_mechanism(
     certified = float(measurement.map(float(sensitivity)))
     if certified > epsilon * (1 + 1e-12):
         raise RuntimeError(f"OpenDP certifies ε = {certified!r} > requested {epsilon!r}")
+    note_noise_drawn()
     noisy = np.asarray(measurement(values.ravel().tolist()), dtype=np.float64)
     return LaplaceRelease(noisy.reshape(values.shape), scale, sensitivity, certified, private=True)
 

@@ -13,31 +13,44 @@ import math
 
 import numpy as np
 
-__all__ = ["as_float_array", "check_epsilon", "check_delta", "check_positive", "as_matrix", "as_vector", "check_finite_rows"]
+__all__ = ["MIN_EPSILON", "as_float_array", "check_epsilon", "check_delta", "check_positive", "as_matrix", "as_vector", "check_finite_rows"]
+
+
+#: Smallest ε a release accepts.  Noise scales are Δ/ε: below 10⁻⁶ the noise is at least a
+#: million times the sensitivity (the release carries no information), and a subnormal ε such
+#: as 1e-320 makes the scale overflow to infinity.
+MIN_EPSILON = 1e-6
+
+
+def _as_float(name: str, value) -> float:
+    """``float(value)`` for a real number; bool, str and bytes are refused (not numbers)."""
+    if isinstance(value, (bool, np.bool_, str, bytes)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
 
 
 def check_positive(name: str, value) -> float:
-    """A finite float > 0, or ValueError naming ``name``."""
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    """A finite float > 0, or ValueError naming ``name`` (bool and str are not numbers)."""
+    value = _as_float(name, value)
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be finite and > 0, got {value!r}")
     return value
 
 
 def check_epsilon(epsilon) -> float:
-    """ε must be finite and > 0."""
-    return check_positive("epsilon", epsilon)
+    """ε must be a finite number ≥ :data:`MIN_EPSILON` (10⁻⁶), so that noise scales Δ/ε stay finite."""
+    value = check_positive("epsilon", epsilon)
+    if value < MIN_EPSILON:
+        raise ValueError(f"epsilon must be ≥ {MIN_EPSILON:g} (noise scales Δ/ε must stay finite), got {value!r}")
+    return value
 
 
 def check_delta(delta) -> float:
     """δ of an (ε, δ) guarantee must be a number in (0, 1)."""
-    try:
-        value = float(delta)
-    except (TypeError, ValueError):
-        raise ValueError(f"delta must be a number, got {delta!r}") from None
+    value = _as_float("delta", delta)
     if not (math.isfinite(value) and 0.0 < value < 1.0):
         raise ValueError(f"delta must be in (0, 1), got {delta!r}")
     return value

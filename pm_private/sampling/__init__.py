@@ -1,4 +1,4 @@
-"""Sampling private posteriors: the sanitized-loss exponential mechanism (Nguyên & Hui 2017), pSGLD (Li et al. 2016) and refittable ADVI."""
+"""Sampling private posteriors: the sanitized-loss exponential mechanism (Nguyên & Hui 2017a), pSGLD (Li et al. 2016) and refittable ADVI."""
 
 from .._lazy import attach
 

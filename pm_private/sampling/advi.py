@@ -82,9 +82,9 @@ class RefittableADVI:
             self._lr.set_value(self.learning_rate / np.sqrt(1.0 + t / self.decay_steps))
             self._step()
             if t >= start:
-                for total, p in zip(sums, params):
+                for total, p in zip(sums, params, strict=True):
                     total += p.get_value(borrow=True)
-        for total, p in zip(sums, params):
+        for total, p in zip(sums, params, strict=True):
             p.set_value(total / (n - start))
         return self.inference.approx
 

@@ -67,7 +67,7 @@ __all__ = [
     "sanitized_utility",
 ]
 
-MECHANISM = "sanitized-loss exponential mechanism (Nguyên & Hui, Nguyên & Hui (2017a) Alg. 3)"
+MECHANISM = "sanitized-loss exponential mechanism (Nguyên & Hui 2017a, Alg. 3)"
 LABEL = "approximate (MCMC)"
 
 

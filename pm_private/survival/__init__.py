@@ -1,6 +1,6 @@
 """Survival analysis: data with public bounds, the censored Weibull likelihood and its private release
-(Nguyên & Hui 2017, Weibull), and the discrete-time hazard likelihood with its private mechanisms
-(Nguyên & Hui 2017, discrete time)."""
+(Nguyên & Hui 2017b), and the discrete-time hazard likelihood with its private mechanisms
+(Nguyên & Hui 2017a)."""
 
 from .._lazy import attach
 

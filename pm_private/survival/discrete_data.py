@@ -91,7 +91,7 @@ class DiscreteTimeData:
             object.__setattr__(self, name, array)
 
     @classmethod
-    def from_times(cls, X, time, event, *, q: int, e: int = 3, basis=None) -> "DiscreteTimeData":
+    def from_times(cls, X, time, event, *, q: int, e: int = 3, basis=None) -> DiscreteTimeData:
         """Records from scaled times in [0, 1]: interval = :func:`interval_index` (time, q),
         basis = :func:`interval_basis` (q, e) unless ``basis`` is given."""
         from .data import check_survival, interval_index
@@ -121,6 +121,6 @@ class DiscreteTimeData:
         """Length of f = (α, β): e + d."""
         return self.e + self.d
 
-    def subset(self, index) -> "DiscreteTimeData":
+    def subset(self, index) -> DiscreteTimeData:
         """The records ``index`` (a minibatch), same basis."""
         return DiscreteTimeData(self.X[index], self.interval[index], self.event[index], self.basis)

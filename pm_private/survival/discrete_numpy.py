@@ -71,7 +71,7 @@ def _weights(f: np.ndarray, data: DiscreteTimeData, link: str, order: int):
     died = data.event == 1
     weights = []
     survive = _survive_terms(gamma[None, :] + eta[:, None], link, order)
-    for c, a_end, c_end in zip(survive, _event_terms(z_end, link, order), _survive_terms(z_end, link, order)):
+    for c, a_end, c_end in zip(survive, _event_terms(z_end, link, order), _survive_terms(z_end, link, order), strict=True):
         w = np.where(at_risk, c, 0.0)
         w[rows, data.interval] = np.where(died, a_end, c_end)
         weights.append(w)
@@ -148,7 +148,7 @@ def fit_discrete_time(
         return loss + 0.5 * l2 * f @ f + linear @ f, grad + l2 * f + linear, hess + l2 * np.eye(data.dim)
 
     value, grad, hess = evaluate(f)
-    for iteration in range(1, max_iter + 1):
+    for iteration in range(1, max_iter + 1):  # noqa: B007 (the count is returned)
         step = np.linalg.solve(hess, -grad)
         size = 1.0
         while True:  # backtracking (Armijo) with a rounding slack of 1e-14·|J|

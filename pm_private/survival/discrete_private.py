@@ -1,6 +1,6 @@
 """Private discrete-time survival regression by perturbation (Nguyên & Hui 2017a, §4).
 
-Both mechanisms fit the logit-link discrete-time hazard model of :mod:`.discrete_time` with the
+Both mechanisms fit the logit-link discrete-time hazard model of :mod:`.discrete_likelihood` with the
 natural-spline baseline, J(f) = (1/n)Σᵢ ℓ(f; dᵢ) + (Λ/2)‖f‖², f = (α, β), and release f.
 
 Privacy: ε-DP under **replace-one** neighbours (n public).  Public inputs: n, q (intervals),

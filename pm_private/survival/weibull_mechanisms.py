@@ -293,7 +293,7 @@ def weibull_private(
             epsilon=epsilon,
             epsilon_shape=epsilon / 2,
             epsilon_scale=events.epsilon + powers.epsilon,
-            mechanism="LSP + TLL (Nguyên & Hui, Nguyên & Hui (2017b))",
+            mechanism="LSP + TLL (Nguyên & Hui 2017b)",
             horizon=float(horizon),
             omega=omega,
             gamma=gamma,

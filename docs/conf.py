@@ -1,0 +1,242 @@
+"""Sphinx configuration of the pm_private documentation (pydata-sphinx-theme, numpydoc, myst-nb).
+
+Build: ``scripts/docs`` (or ``sphinx-build -W -b html docs docs/_build/html``).  Two parts are
+generated here at every build and not stored: ``api/`` (one autosummary page per subpackage,
+listing exactly the public names of that package's lazy ``_NAMES`` table, so the reference
+cannot drift from what ``import pm_private.<package>`` exposes) and ``examples/`` (the
+notebooks of ``notebooks/``, rendered from their stored outputs, never executed).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import importlib.util
+import re
+import shutil
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+sys.path.insert(0, str(ROOT))
+
+import pm_private  # noqa: E402  (the checkout's package, put on the path above)
+from pm_private.compile_cache import use_compile_cache  # noqa: E402
+
+use_compile_cache()  # autodoc imports PyMC; PyTensor then uses pm_private's cache directory
+
+project = "pm_private"
+author = "pm_private developers"
+copyright = "pm_private developers"
+release = importlib.metadata.version("pm_private")
+version = release
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "numpydoc",
+    "myst_nb",
+    "sphinx_copybutton",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
+exclude_patterns = ["_build", "**.ipynb_checkpoints"]
+templates_path = ["_templates"]
+
+# API reference ------------------------------------------------------------------------------
+nitpicky = True  # a cross-reference that resolves to nothing fails the build
+nitpick_ignore = [
+    ("py:func", "numpy.random.default_rng"),  # NumPy's docs are not linked (the build is offline)
+]
+autosummary_generate = True
+autosummary_imported_members = True
+autodoc_typehints = "none"  # numpydoc's "Parameters" sections carry the types
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+
+
+# Notebooks -----------------------------------------------------------------------------------
+nb_execution_mode = "off"  # rendered from the outputs stored in notebooks/*.ipynb
+myst_enable_extensions = ["dollarmath", "amsmath"]
+suppress_warnings = ["mystnb.unknown_mime_type"]
+
+# HTML ----------------------------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = "pm_private"
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "secondary_sidebar_items": ["page-toc"],
+}
+html_sidebars = {"**": ["sidebar-nav-bs"]}
+html_static_path: list[str] = []
+
+SUBPACKAGES = {
+    "privacy": "General differential-privacy building blocks",
+    "linear": "Private linear regression from sufficient statistics",
+    "logistic": "Private logistic regression",
+    "sampling": "Sampling private posteriors",
+    "survival": "Survival analysis",
+    "datasets": "Data sets",
+}
+
+
+def _public_names(package: str) -> list[str]:
+    """Autosummary entries for the public names of ``pm_private.<package>``.
+
+    A name that is also a submodule's (``linear.adassp``) would make autosummary document the
+    module: such entries name the defining module explicitly and display the short name.
+    """
+    module = importlib.import_module(f"pm_private.{package}")
+    names = getattr(module, "_NAMES", None)
+    if names is None:
+        return list(module.__all__)
+    entries = []
+    for name, where in names.items():
+        submodule = importlib.util.find_spec(f"pm_private.{package}.{name}") is not None
+        entries.append(f"~{where.lstrip('.')}.{name}" if submodule else name)
+    return entries
+
+
+def _defining_modules(package: str) -> list[str]:
+    """The submodules (relative, e.g. ``.adassp``) that define the public names of a package."""
+    module = importlib.import_module(f"pm_private.{package}")
+    names = getattr(module, "_NAMES", None)
+    if names is not None:
+        return sorted(set(names.values()))
+    return sorted(
+        {
+            "." + getattr(module, name).__module__.rsplit(".", 1)[1]
+            for name in module.__all__
+            if hasattr(getattr(module, name), "__module__")
+        }
+    )
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def _write_api_pages() -> None:
+    """One page per subpackage (module docstring + autosummary of its public names) and an index."""
+    api = DOCS / "api"
+    for stale in ("generated", "modules"):  # pages of names or modules no longer public go too
+        shutil.rmtree(api / stale, ignore_errors=True)
+    (api / "modules").mkdir(parents=True)
+    pages = []
+    for package, title in SUBPACKAGES.items():
+        full = f"pm_private.{package}"
+        names = "\n".join(f"   {name}" for name in _public_names(package))
+        heading = f"``{full}``: {title}"
+        text = (
+            f"{heading}\n{'=' * len(heading)}\n\n"
+            f".. automodule:: {full}\n   :no-members:\n\n"
+            f".. currentmodule:: {full}\n\n"
+            f".. autosummary::\n   :toctree: generated/\n   :nosignatures:\n\n{names}\n"
+        )
+        modules = sorted({f"{full}{where}" for where in _defining_modules(package)})
+        for name in modules:
+            title_ = f"``{name}``"
+            _write_if_changed(
+                api / "modules" / f"{name}.rst",
+                f"{title_}\n{'=' * len(title_)}\n\n.. automodule:: {name}\n   :no-members:\n",
+            )
+        listing = "\n".join(f"   modules/{name}" for name in modules)
+        text += (
+            "\nModules\n-------\n\nThe module docstrings state each mechanism's guarantee, its sensitivity proofs and "
+            f"every departure from the cited papers.\n\n.. toctree::\n   :maxdepth: 1\n\n{listing}\n"
+        )
+        _write_if_changed(api / f"{full}.rst", text)
+        pages.append(full)
+    top = pm_private._NAMES
+    rows = "\n".join(
+        f"   * - ``pm_private.{name}``\n     - :obj:`{_canonical(name, module)}`" for name, module in top.items()
+    )
+    toctree = "\n".join(f"   {page}" for page in pages)
+    index = (
+        "API reference\n=============\n\n"
+        ".. automodule:: pm_private\n   :no-members:\n\n"
+        ".. list-table:: Names importable from ``pm_private`` and where they are documented\n"
+        "   :header-rows: 1\n   :widths: 40 60\n\n"
+        "   * - top-level name\n     - documented as\n"
+        f"{rows}\n\n"
+        f".. toctree::\n   :maxdepth: 1\n   :caption: Subpackages\n\n{toctree}\n"
+    )
+    _write_if_changed(api / "index.rst", index)
+
+
+def _canonical(name: str, module: str) -> str:
+    """``pm_private.<package>.<name>`` for a top-level name defined in ``.<package>.<module>``."""
+    return f"pm_private.{module.lstrip('.').split('.')[0]}.{name}"
+
+
+def _copy_notebooks() -> None:
+    examples = DOCS / "examples"
+    examples.mkdir(exist_ok=True)
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        target = examples / notebook.name
+        if not target.exists() or target.read_bytes() != notebook.read_bytes():
+            shutil.copyfile(notebook, target)
+
+
+_LITERAL = re.compile(r"(``.*?``)")
+
+
+def _escape_bars(line: str) -> str:
+    """``|x|`` in prose is an absolute value or a norm, not a substitution: escape its bars
+    (outside inline literals)."""
+    parts = _LITERAL.split(line)
+    return "".join(part if part.startswith("``") else part.replace("|", "\\|") for part in parts)
+
+
+def _docstring_bars(app, what, name, obj, options, lines) -> None:
+    """Escape ``|`` in docstring prose; leave literal blocks (after ``::``) and table rows alone."""
+    literal_indent = None
+    for i, line in enumerate(lines):
+        indent = len(line) - len(line.lstrip())
+        if literal_indent is not None and line.strip() and indent <= literal_indent:
+            literal_indent = None
+        if literal_indent is None and "|" in line and not line.lstrip().startswith(("|", "+")):
+            lines[i] = _escape_bars(line)
+        if literal_indent is None and line.rstrip().endswith("::"):
+            literal_indent = indent
+
+
+def _resolve_short_reference(app, env, node, contnode):
+    """Resolve ``:func:`pm_private.release_suff_stats``` and friends to the documented object.
+
+    Docstrings name objects as users import them: from the top level, from the defining module
+    (``pm_private.privacy.noise.l2_gamma_vector``) or unqualified.  Each public object is
+    documented once, under its subpackage; a reference resolves to it when exactly one
+    documented object ends with the reference's dotted name (or, failing that, its last part),
+    among all objects or among those of the referring module.
+    """
+    if node.get("refdomain") != "py":
+        return None
+    domain = env.get_domain("py")
+    target = node["reftarget"].lstrip("~.")
+    module = node.get("py:module") or ""
+    context = ".".join(filter(None, (module, node.get("py:class"))))
+    candidates = [f"{context}.{target}"] if context else []
+    documented = [name for name, entry in domain.objects.items() if not entry.aliased]
+    for suffix in (target, target.rsplit(".", 1)[-1]):
+        matches = [name for name in documented if name == suffix or name.endswith("." + suffix)]
+        local = [name for name in matches if module and name.startswith(module + ".")]
+        candidates += matches if len(matches) == 1 else local if len(local) == 1 else []
+    for name in candidates:
+        if name in domain.objects:
+            return domain.resolve_xref(env, node["refdoc"], app.builder, "obj", name, node, contnode)
+    return None
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _docstring_bars)
+    app.connect("missing-reference", _resolve_short_reference)
+
+
+_write_api_pages()
+_copy_notebooks()

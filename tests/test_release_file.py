@@ -1,0 +1,81 @@
+"""Release files: round trip of both release kinds, no records written, malformed files refused."""
+
+import io
+import json
+
+import numpy as np
+import pytest
+
+from pm_private import release_suff_stats, suff_stats
+from pm_private.release_file import (
+    FORMAT,
+    read_release_file,
+    release_from_dict,
+    release_to_dict,
+    write_release_file,
+)
+from pm_private.survival.weibull_mechanisms import weibull_private
+
+
+@pytest.fixture(scope="module")
+def releases():
+    rng = np.random.default_rng(3)
+    X, y = rng.uniform(-1, 1, (200, 3)), rng.uniform(-1, 1, 200)
+    stats = release_suff_stats(X, y, epsilon=1.0, x_bound=1.0, y_bound=1.0, split=(0.5, 0.3, 0.2))
+    t = rng.weibull(1.5, 300)
+    weibull = weibull_private(np.minimum(t, 3.0), (t < 3.0).astype(int), epsilon=1.0, horizon=3.0, K=50)
+    return X, y, stats, weibull
+
+
+def test_round_trip_of_both_kinds(releases, tmp_path):
+    _, _, stats, weibull = releases
+    path = tmp_path / "release.json"
+    entries = [
+        release_to_dict(stats, features=["a", "b", "c"], target="y", preprocessing={"rows": "all"}),
+        release_to_dict(weibull, time="t", event="e"),
+    ]
+    write_release_file(path, entries)
+    with pytest.raises(FileExistsError):
+        write_release_file(path, entries)  # never overwritten
+    first, second = read_release_file(path)
+    back = first["release"]
+    np.testing.assert_array_equal(back.xx, stats.xx)
+    np.testing.assert_array_equal(back.xy, stats.xy)
+    assert (back.yy, back.n, back.releases) == (stats.yy, stats.n, stats.releases)
+    assert first["features"] == ["a", "b", "c"] and first["target"] == "y" and first["epsilon"] == 1.0
+    assert first["neighbours"] == "replace-one" and first["private"] is True
+    assert first["releases"][0]["noise_scales"] == list(stats.releases[0].noise_scales)
+    assert first["releases"][0]["split"] == [0.5, 0.3, 0.2] and first["releases"][0]["x_bound"] == 1.0
+    assert second["release"] == weibull and second["estimates"] == {"shape": weibull.shape, "scale": weibull.scale}
+    assert release_from_dict(json.loads(json.dumps(entries[1]))) == weibull
+
+
+def test_no_record_and_nothing_unnoised_is_written(releases):
+    X, y, stats, _ = releases
+    buffer = io.StringIO()
+    write_release_file(buffer, [release_to_dict(stats)])
+    text = buffer.getvalue()
+    exact = suff_stats(np.clip(X, -1, 1), y)
+    for value in [*X.ravel()[:50], *y[:50], *exact.xx.ravel(), *exact.xy, exact.yy]:
+        assert repr(float(value)) not in text
+    assert json.loads(text)["format"] == FORMAT
+
+
+def test_refusals(releases, tmp_path):
+    X, y, stats, _ = releases
+    with pytest.raises(ValueError, match="exact statistics"):
+        release_to_dict(suff_stats(X, y))
+    with pytest.raises(TypeError, match="SuffStats or WeibullRelease"):
+        release_to_dict({"xx": 1})
+    with pytest.raises(TypeError, match="unknown context"):
+        release_to_dict(stats, rows=X)
+    bad = tmp_path / "bad.json"
+    for content, message in [
+        ("not json", "not a release file"),
+        ('{"format": "other"}', "not a pm_private release file"),
+        (f'{{"format": "{FORMAT}", "version": 99}}', "version 99"),
+        (f'{{"format": "{FORMAT}", "version": 1, "releases": [{{"kind": "suff_stats"}}]}}', "release 0 is malformed"),
+    ]:
+        bad.write_text(content)
+        with pytest.raises(ValueError, match=message):
+            read_release_file(bad)
