@@ -39,23 +39,36 @@ def _sanitized(accountant, **kwargs):
 
 
 CASES = {
-    "x_bound overflows": (lambda a: release_suff_stats(X, Y, epsilon=1.0, x_bound=1e308, y_bound=1.0, accountant=a), "x_bound"),
-    "y_bound underflows": (lambda a: release_suff_stats(X, Y, epsilon=1.0, x_bound=1.0, y_bound=5e-324, accountant=a), "y_bound"),
+    "x_bound overflows": (
+        lambda a: release_suff_stats(X, Y, epsilon=1.0, x_bound=1e308, y_bound=1.0, accountant=a),
+        "x_bound",
+    ),
+    "y_bound underflows": (
+        lambda a: release_suff_stats(X, Y, epsilon=1.0, x_bound=1.0, y_bound=5e-324, accountant=a),
+        "y_bound",
+    ),
     "adassp x_bound overflows": (
-        lambda a: adassp(X, Y, epsilon=1.0, delta=1e-5, x_bound=1e308, y_bound=1.0, accountant=a), "x_bound"
+        lambda a: adassp(X, Y, epsilon=1.0, delta=1e-5, x_bound=1e308, y_bound=1.0, accountant=a),
+        "x_bound",
     ),
     "adassp rho underflows": (
-        lambda a: adassp(X, Y, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, rho=5e-324, accountant=a), "rho"
+        lambda a: adassp(X, Y, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, rho=5e-324, accountant=a),
+        "rho",
     ),
     "elastic net norm_bound overflows": (
-        lambda a: DPElasticNetLogisticRegression(norm_bound=1e308, accountant=a).fit(X, LABELS), "norm_bound"
+        lambda a: DPElasticNetLogisticRegression(norm_bound=1e308, accountant=a).fit(X, LABELS),
+        "norm_bound",
     ),
     "sgd norm_bound overflows": (
-        lambda a: data_perturbation_sgd(X, LABELS, epsilon=1.0, delta=1e-5, norm_bound=1e308, batch_size=10, accountant=a),
+        lambda a: data_perturbation_sgd(
+            X, LABELS, epsilon=1.0, delta=1e-5, norm_bound=1e308, batch_size=10, accountant=a
+        ),
         "norm_bound",
     ),
     "sgd batch_size not an integer": (
-        lambda a: data_perturbation_sgd(X, LABELS, epsilon=1.0, delta=1e-5, norm_bound=1.0, batch_size=np.nan, accountant=a),
+        lambda a: data_perturbation_sgd(
+            X, LABELS, epsilon=1.0, delta=1e-5, norm_bound=1.0, batch_size=np.nan, accountant=a
+        ),
         "batch_size",
     ),
     "sanitized v underflows": (lambda a: _sanitized(a, epsilon=1.0, v=5e-324), "v = 5e-324"),
@@ -64,15 +77,21 @@ CASES = {
         "regularization",
     ),
     "discrete-time q not an integer": (
-        lambda a: output_perturbation(X, TIME, EVENT, epsilon=1.0, regularization=0.1, q=[1, 2], e=2, accountant=a), "q"
+        lambda a: output_perturbation(X, TIME, EVENT, epsilon=1.0, regularization=0.1, q=[1, 2], e=2, accountant=a),
+        "q",
     ),
     "weibull omega underflows": (
-        lambda a: weibull_private(TIME, EVENT, epsilon=1.0, horizon=1.0, omega=5e-324, accountant=a), "omega"
+        lambda a: weibull_private(TIME, EVENT, epsilon=1.0, horizon=1.0, omega=5e-324, accountant=a),
+        "omega",
     ),
     "weibull omega overflows": (
-        lambda a: weibull_private(TIME, EVENT, epsilon=1.0, horizon=1.0, omega=1e308, accountant=a), "omega"
+        lambda a: weibull_private(TIME, EVENT, epsilon=1.0, horizon=1.0, omega=1e308, accountant=a),
+        "omega",
     ),
-    "weibull gamma overflows": (lambda a: weibull_laplace(TIME, EVENT, epsilon=1.0, horizon=1.0, gamma=1e308, accountant=a), "gamma"),
+    "weibull gamma overflows": (
+        lambda a: weibull_laplace(TIME, EVENT, epsilon=1.0, horizon=1.0, gamma=1e308, accountant=a),
+        "gamma",
+    ),
     "time is a string": (lambda a: scale_times("abc", horizon=1.0), "time"),
     "floor is None": (lambda a: scale_times(TIME, horizon=1.0, floor=None), "floor"),
     "bound is a string": (lambda a: scale_covariates(X, bound="abc"), "bound"),
@@ -82,10 +101,14 @@ CASES = {
     "q is huge": (lambda a: interval_basis(1e308, 3), "q"),
     "alpha missing": (lambda a: simulate_discrete_time(10, alpha=None, beta=[0.5], q=5), "alpha"),
     "beta NaN": (lambda a: simulate_discrete_time(10, alpha=[-2.0, -1.0], beta=[np.nan], q=5), "beta"),
-    "censoring a string": (lambda a: simulate_discrete_time(10, alpha=[-2.0, -1.0], beta=[0.5], censoring="abc"), "censoring"),
+    "censoring a string": (
+        lambda a: simulate_discrete_time(10, alpha=[-2.0, -1.0], beta=[0.5], censoring="abc"),
+        "censoring",
+    ),
     "n not an integer": (lambda a: simulate_weibull(np.inf, shape=1.0, scale=1.0), "n"),
     "split grid step underflows (was OverflowError; 1e-300 ran for ever)": (
-        lambda a: tune_release(40, 3, 1.0, 1.0, 1.0, split_grid_step=5e-324), "split_grid_step"
+        lambda a: tune_release(40, 3, 1.0, 1.0, 1.0, split_grid_step=5e-324),
+        "split_grid_step",
     ),
     "basis a string": (lambda a: DiscreteTimeData(X, np.zeros(40, int), EVENT, "abc"), "basis"),
 }

@@ -37,8 +37,9 @@ import select
 import signal
 import warnings
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -93,7 +94,7 @@ def _non_finite(value, depth=0) -> str | None:
     if dataclasses.is_dataclass(value):
         items = [(f.name, getattr(value, f.name)) for f in dataclasses.fields(value)]
     elif isinstance(value, tuple) and hasattr(value, "_fields"):
-        items = list(zip(value._fields, value))
+        items = list(zip(value._fields, value, strict=True))
     elif isinstance(value, (list, tuple)):
         items = list(enumerate(value))
     elif isinstance(value, dict):
@@ -260,8 +261,17 @@ TEMPLATES = {
     ),
     "tune_release": Template(
         "pm_private.linear:tune_release",
-        dict(n=N, d=D, epsilon=1.0, x_scale=1.0, y_scale=1.0, omegas=[0.5, 1.0], split_grid_step=0.25,
-             n_datasets=2, n_noise=2),
+        dict(
+            n=N,
+            d=D,
+            epsilon=1.0,
+            x_scale=1.0,
+            y_scale=1.0,
+            omegas=[0.5, 1.0],
+            split_grid_step=0.25,
+            n_datasets=2,
+            n_noise=2,
+        ),
         # n_datasets and n_noise are amounts of work (10⁹ runs for hours): fuzzed with the other counts
         dict(n=INT, d=INT, epsilon=S, x_scale=S, y_scale=S, omegas=A, split_grid_step=S),
     ),
@@ -316,8 +326,18 @@ TEMPLATES = {
     ),
     "data_perturbation_sgd": Template(
         "pm_private.logistic:data_perturbation_sgd",
-        dict(X=X, y=Y01, epsilon=1e4, delta=1e-5, norm_bound=1.0, batch_size=10, epochs=1,
-             learning_rate=0.5, l2=1e-3, rng=0),
+        dict(
+            X=X,
+            y=Y01,
+            epsilon=1e4,
+            delta=1e-5,
+            norm_bound=1.0,
+            batch_size=10,
+            epochs=1,
+            learning_rate=0.5,
+            l2=1e-3,
+            rng=0,
+        ),
         dict(X=A, y=A, epsilon=S, delta=S, norm_bound=S, batch_size=INT, epochs=INT, learning_rate=S, l2=S),
         aliases={"y": ("y", "labels"), "learning_rate": ("learning_rate",), "l2": ("l2",)},
         accountant=True,
@@ -340,8 +360,16 @@ TEMPLATES = {
     ),
     "simulate_gwas": Template(
         "pm_private.datasets.gwas:simulate_gwas",
-        dict(n_cases=10, n_controls=10, n_snps=8, causal_maf=0.25, odds=(0.64, 0.91, 0.91, 2.73), ld_rho=0.9,
-             block_mean=20.0, rng=0),
+        dict(
+            n_cases=10,
+            n_controls=10,
+            n_snps=8,
+            causal_maf=0.25,
+            odds=(0.64, 0.91, 0.91, 2.73),
+            ld_rho=0.9,
+            block_mean=20.0,
+            rng=0,
+        ),
         dict(n_cases=INT, n_controls=INT, n_snps=INT, causal_maf=S, odds=A, ld_rho=S, block_mean=S),
     ),
     "simulate_weibull": Template(
@@ -366,15 +394,17 @@ TEMPLATES = {
         "pm_private.survival:scale_times", dict(time=TIME, horizon=1.0, floor=0.0), dict(time=A, horizon=S, floor=S)
     ),
     "interval_index": Template(
-        "pm_private.survival:interval_index", dict(t_scaled=TIME, q=5), dict(t_scaled=A, q=INT),
+        "pm_private.survival:interval_index",
+        dict(t_scaled=TIME, q=5),
+        dict(t_scaled=A, q=INT),
         aliases={"t_scaled": ("scaled times", "t_scaled", "time")},
     ),
-    "scale_covariates": Template(
-        "pm_private.survival:scale_covariates", dict(X=X, bound=2.0), dict(X=A, bound=S)
-    ),
+    "scale_covariates": Template("pm_private.survival:scale_covariates", dict(X=X, bound=2.0), dict(X=A, bound=S)),
     "suff_stats": Template("pm_private.linear:suff_stats", dict(X=X, y=YREAL), dict(X=A, y=A)),
     "weibull_mle": Template(
-        "pm_private.survival:weibull_mle", dict(time=TIME, event=EVENT), dict(time=A, event=A),
+        "pm_private.survival:weibull_mle",
+        dict(time=TIME, event=EVENT),
+        dict(time=A, event=A),
         aliases={"time": ("time", "times")},
     ),
     "DiscreteTimeData": Template(
@@ -389,6 +419,7 @@ TEMPLATES = {
 # --------------------------------------------------------------------------------------------
 # Adversarial values
 # --------------------------------------------------------------------------------------------
+
 
 def _refuses(value) -> bool:
     try:
@@ -409,7 +440,11 @@ TYPE_SENSITIVE = ["1", True, 1e-320, *TINY]  # fuzzed for ε and δ only when th
 def _array_mutations(valid) -> list:
     if isinstance(valid, tuple) and all(isinstance(v, np.ndarray) for v in valid):  # a tuple of arrays
         first, *rest = valid
-        return [(m, *rest) for m in _array_mutations(first)] + [(first, *_array_mutations(rest[0])[i:i + 1]) for i in range(3, 9)] + [()]
+        return (
+            [(m, *rest) for m in _array_mutations(first)]
+            + [(first, *_array_mutations(rest[0])[i : i + 1]) for i in range(3, 9)]
+            + [()]
+        )
     a = np.asarray(valid)
     numeric = a.dtype.kind in "biuf"
     out = [None, "abc", 7.0, np.zeros((0,) + a.shape[1:]), np.array([["x"] * max(1, a.shape[-1] if a.ndim else 1)] * 3)]
@@ -546,7 +581,21 @@ def public_callables() -> dict[str, Callable]:
     return found
 
 
-JUNK = [np.nan, np.inf, -1.0, 0, 1e308, 1e-320, 10**12, "abc", None, True, [], np.zeros((0, 3)), np.full((3, 2), np.nan)]
+JUNK = [
+    np.nan,
+    np.inf,
+    -1.0,
+    0,
+    1e308,
+    1e-320,
+    10**12,
+    "abc",
+    None,
+    True,
+    [],
+    np.zeros((0, 3)),
+    np.full((3, 2), np.nan),
+]
 
 
 def test_public_names_resolve_to_their_objects():

@@ -55,7 +55,9 @@ CHILD = textwrap.dedent(
 @pytest.mark.slow
 def test_bad_intervals_and_events_are_refused_at_run_time_without_crashing():
     env = os.environ | {"PYTHONPATH": str(ROOT)}
-    child = subprocess.run([sys.executable, "-c", CHILD], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    child = subprocess.run(
+        [sys.executable, "-c", CHILD], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert child.returncode == 0, (child.returncode, child.stdout, child.stderr[-2000:])
 
 

@@ -17,7 +17,9 @@ def sampled():
         f = pm.Flat("f", dims="feature")
         pm.Deterministic("margin0", y[0] * (pm.math.dot(X[0], f)))  # a function of a record
         sanitized_loss("U", logistic_loss, f, (X, y), epsilon=1.0)
-        idata = pm.sample(draws=30, tune=30, chains=1, random_seed=1, progressbar=False, compute_convergence_checks=False)
+        idata = pm.sample(
+            draws=30, tune=30, chains=1, random_seed=1, progressbar=False, compute_convergence_checks=False
+        )
     return model, idata, X, y
 
 

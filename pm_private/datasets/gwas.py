@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
-
 from numbers import Integral, Real
 
 import numpy as np

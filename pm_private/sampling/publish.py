@@ -58,10 +58,7 @@ def publishable(idata, var_names=None, *, model=None) -> xr.DataTree:
         names = list(var_names)
         other = [name for name in names if name not in free]
         if other:
-            raise ValueError(
-                f"var_names may only name free random variables of the model ({free}); "
-                f"refused: {other}"
-            )
+            raise ValueError(f"var_names may only name free random variables of the model ({free}); refused: {other}")
     try:
         posterior = idata["posterior"]
     except (KeyError, TypeError):

@@ -7,8 +7,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special
 
-from .discrete_data import DiscreteTimeData, _check_link
 from ..privacy.validation import as_float_array
+from .discrete_data import DiscreteTimeData, _check_link
 from .spline import _integer, interval_basis
 
 __all__ = ["SimulatedDiscreteTime", "expand_person_period", "simulate_discrete_time"]

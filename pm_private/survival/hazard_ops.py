@@ -126,7 +126,7 @@ def _check_op_inputs(gamma, eta, interval, event):
 
 def _check_vectors(inputs) -> None:
     names = ("gamma", "eta", "interval", "event", "weight")
-    for name, variable in zip(names, inputs):
+    for name, variable in zip(names, inputs, strict=False):  # the cotangent weight is optional
         if variable.type.ndim != 1:
             raise ValueError(f"{name} must be a vector, got a {variable.type.ndim}-d tensor")
 
