@@ -73,8 +73,8 @@ def test_bad_intervals_and_events_are_refused_at_run_time_without_crashing():
         (np.zeros((4, 2)), [0, 1, 2], [0, 1, 0, 1], r"interval must have shape \(4,\)"),
         (np.zeros((4, 2)), [0, 1, 2, 3], [0, 1], r"event must have shape \(4,\)"),
         (np.zeros(4), [0, 1, 2, 3], [0, 1, 0, 1], "X must be 2-D"),
-        ([["a", "b"]] * 4, [0, 1, 2, 3], [0, 1, 0, 1], "X must be an array of numbers"),
-        (np.zeros((4, 2)), ["a"] * 4, [0, 1, 0, 1], "interval must be an array of numbers"),
+        ([["a", "b"]] * 4, [0, 1, 2, 3], [0, 1, 0, 1], "X must be numeric"),
+        (np.zeros((4, 2)), ["a"] * 4, [0, 1, 0, 1], "interval must be numeric"),
     ],
 )
 def test_discrete_time_hazard_refuses_bad_records_naming_the_argument(X, interval, event, match):

@@ -11,6 +11,7 @@ from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 from pytensor.raise_op import CheckAndRaise
 
+from ..privacy.validation import as_float_array
 from .discrete_data import _check_link
 
 __all__ = ["check_hazard_records", "hazard_record_loss", "record_loss"]
@@ -83,10 +84,7 @@ def check_hazard_records(X, interval, event, q: int | None) -> tuple[np.ndarray,
     n flags δᵢ in {0, 1} (booleans accepted).  Returns float64 X, int64 intervals and
     int8 events; raises ValueError naming the argument (never printing a value) otherwise.
     """
-    try:
-        X = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError("X must be an array of numbers") from None
+    X = as_float_array(X, "X")
     if X.ndim != 2 or X.shape[0] == 0:
         raise ValueError(f"X must be 2-D (n records × d covariates) with n ≥ 1, got shape {X.shape}")
     if not np.isfinite(X).all():
@@ -94,10 +92,7 @@ def check_hazard_records(X, interval, event, q: int | None) -> tuple[np.ndarray,
     n = X.shape[0]
     arrays = []
     for name, values in (("interval", interval), ("event", event)):
-        try:
-            array = np.asarray(values, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must be an array of numbers") from None
+        array = as_float_array(values, name)
         if array.shape != (n,):
             raise ValueError(f"{name} must have shape ({n},) to match X, got {array.shape}")
         arrays.append(array)
