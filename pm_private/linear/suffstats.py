@@ -125,7 +125,8 @@ def sensitivities(d: int, x_bound: float, y_bound: float) -> tuple[float, float,
 
     Bounds whose sensitivities overflow or underflow to 0 are refused (ValueError naming them).
     """
-    values = (d * (d + 1) * (x_bound * x_bound), 2 * d * x_bound * y_bound, y_bound * y_bound)
+    with np.errstate(over="ignore", under="ignore"):
+        values = (d * (d + 1) * (x_bound * x_bound), 2 * d * x_bound * y_bound, y_bound * y_bound)
     return _finite_sensitivities(values, "x_bound and y_bound")
 
 

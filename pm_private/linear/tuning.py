@@ -375,6 +375,10 @@ def tune_release(
     x_scale = check_positive("x_scale", x_scale)
     y_scale = check_positive("y_scale", y_scale)
     grid = _check_omegas(omegas)
+    try:
+        sensitivities(d, grid * x_scale, grid * y_scale)
+    except ValueError:
+        raise ValueError("omegas, x_scale and y_scale give clip bounds whose sensitivities overflow or underflow") from None
     step = check_positive("split_grid_step", split_grid_step)
     max_share = check_positive("max_share", max_share)
     if max_share > 1:

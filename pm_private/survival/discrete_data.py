@@ -75,7 +75,9 @@ class DiscreteTimeData:
         if basis.ndim != 2 or not np.isfinite(basis).all():
             raise ValueError(f"basis must be a finite (q, e) matrix, got shape {basis.shape}")
         if interval.shape != (n,) or event.shape != (n,):
-            raise ValueError(f"interval and event must have shape ({n},), got {interval.shape}, {event.shape}")
+            raise ValueError(
+                f"interval and event must have shape ({n},) to match the n rows of X, got {interval.shape}, {event.shape}"
+            )
         if not np.issubdtype(interval.dtype, np.integer) or interval.min() < 0 or interval.max() >= basis.shape[0]:
             raise ValueError(f"interval must hold integers in 0 … {basis.shape[0] - 1}")
         if not np.isin(event, (0, 1)).all():

@@ -117,7 +117,7 @@ def _prepare(time, event, epsilon, horizon, gamma, omega):
     omega = check_positive("omega", omega)
     if not 0.0 < math.exp(-omega) < 1.0:
         raise ValueError(f"omega = {omega!r} is out of range: the floor e^−ω must lie strictly between 0 and 1")
-    if not math.isfinite(16.0 * gamma * max(horizon, 1.0) / epsilon):
+    if not (math.isfinite(16.0 * gamma * max(horizon, 1.0) / epsilon) and math.isfinite(1.0 / gamma)):
         raise ValueError("gamma, horizon and epsilon give a range or noise scale that overflows")
     t, d = check_survival(time, event)
     return epsilon, gamma, omega, scale_times(t, horizon=horizon, floor=math.exp(-omega)), d
