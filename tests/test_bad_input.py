@@ -9,7 +9,7 @@ import pymc as pm
 import pytest
 
 from pm_private.linear import adassp, release_suff_stats, suff_stats, tune_release
-from pm_private.logistic import DPElasticNetLogisticRegression, data_perturbation_sgd
+from pm_private.logistic import DPElasticNetLogisticRegression, data_perturbation_sgd, select_penalty
 from pm_private.privacy.accounting import PrivacyAccountant
 from pm_private.sampling.sanitized import logistic_loss, sanitized_loss
 from pm_private.survival import (
@@ -109,6 +109,23 @@ CASES = {
     "split grid step underflows (was OverflowError; 1e-300 ran for ever)": (
         lambda a: tune_release(40, 3, 1.0, 1.0, 1.0, split_grid_step=5e-324),
         "split_grid_step",
+    ),
+    "tune_release ω grid overflows": (lambda a: tune_release(40, 3, 1.0, 1.0, 1.0, omegas=[0.5, 1e308]), "omegas"),
+    "weibull gamma subnormal (was ZeroDivisionError after the reservation)": (
+        lambda a: weibull_private(TIME, EVENT, epsilon=1.0, horizon=1.0, gamma=5e-324, accountant=a),
+        "gamma",
+    ),
+    "select_penalty delta subnormal (was an infinite stability constant)": (
+        lambda a: select_penalty(
+            X, LABELS, lams=[0.5, 1.0], alpha=0.5, epsilon=1.0, delta=5e-324, norm_bound=1.0, accountant=a
+        ),
+        "delta",
+    ),
+    "select_penalty lams strings": (
+        lambda a: select_penalty(
+            X, LABELS, lams=["x", "y"], alpha=0.5, epsilon=1.0, delta=1e-5, norm_bound=1.0, accountant=a
+        ),
+        "lams",
     ),
     "basis a string": (lambda a: DiscreteTimeData(X, np.zeros(40, int), EVENT, "abc"), "basis"),
 }

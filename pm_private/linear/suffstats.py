@@ -188,7 +188,8 @@ def suff_stats(X, y) -> SuffStats:
     """
     X = as_matrix(X)
     y = as_vector(y, X.shape[0])
-    xx, xy, yy = _accumulate(X, y, None, None)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused just below
+        xx, xy, yy = _accumulate(X, y, None, None)
     if not (np.isfinite(xx).all() and np.isfinite(xy).all() and math.isfinite(yy)):
         raise ValueError("X and y are too large: their products overflow (rescale them)")
     return SuffStats(xx, xy, yy, X.shape[0])
