@@ -123,8 +123,9 @@ def scale_covariates(X, *, bound, center=None) -> np.ndarray:
     if (bound <= 0).any():
         raise ValueError(f"bound must be > 0, got {bound}")
     center = np.zeros(d) if center is None else _public_vector("center", center, d)
-    Z = (X - center) / bound
-    norms = np.linalg.norm(Z, axis=1, keepdims=True)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused just below
+        Z = (X - center) / bound
+        norms = np.linalg.norm(Z, axis=1, keepdims=True)
     if not np.isfinite(norms).all():
         raise ValueError("bound is too small for X: (X − center)/bound overflows")
     return Z / np.maximum(norms, 1.0)
