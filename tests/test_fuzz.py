@@ -214,6 +214,8 @@ def _hazard(**kwargs):
 
     beta, gamma = pm.Normal("beta", shape=D), pm.Normal("gamma", shape=5)
     DiscreteTimeHazard("L", kwargs["X"], kwargs["interval"], kwargs["event"], beta=beta, baseline=gamma)
+    model = pm.modelcontext(None)
+    return model.compile_logp(mode="FAST_COMPILE")(model.initial_point())  # runs the compiled kernel
 
 
 def _weibull_model(**kwargs):
