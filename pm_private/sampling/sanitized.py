@@ -22,7 +22,7 @@ charged ε once, with the label ``"approximate (MCMC)"``, when the term is built
 
 Robustness of the bound.  The per-record term is v when ℓ is NaN (a non-finite or overflowing
 record, or a loss that fails), and C_v(max(ℓ, 0)) ∈ [0, v] otherwise (ℓ = +∞ gives v), so
-|ΔU| ≤ v holds for every input, not only for well-behaved ones: a NaN utility would be read by a
+Δ_U ≤ v holds for every input, not only for well-behaved ones: a NaN utility would be read by a
 sampler as zero density, and the ratio of densities of neighbours would be unbounded.  Records
 must be finite numbers, and the loss must return one value per record; both are checked when
 the term is built, before the accountant is charged.
@@ -140,7 +140,7 @@ def bounded_terms(losses, v) -> pt.TensorVariable:
     C_v(x) = v·tanh(x/v) (Nguyên & Hui 2017a, Alg. 3) maps [0, ∞] into [0, v]; ``max`` and
     ``tanh`` propagate NaN, so a NaN loss (a non-finite record, an overflow, a failing loss) is
     mapped to the largest value v.  Every term then lies in [0, v], and replacing one record
-    changes Σᵢ terms by at most v: the bound |ΔU| ≤ v of the mechanism holds for every input.
+    changes Σᵢ terms by at most v: the bound Δ_U ≤ v of the mechanism holds for every input.
     """
     losses = pt.as_tensor(losses)
     return pt.switch(pt.isnan(losses), v, sanitizer(pt.maximum(losses, 0.0), v))
