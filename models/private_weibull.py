@@ -6,9 +6,8 @@ parameter in {0.05, 0.1, 0.2, 0.4, 0.8, 1.6} (total ε = 2× that) and each meth
 absolute error (MdAE) over the repeats is reported for p and for λ (λ in horizon units):
 
 * ``LSP + TLL``: :func:`pm_private.survival.weibull_private`'s mechanism, K = 500, γ = 10.  The
-  ladder depends on the data only, not on ε, so it is computed once per data set
-  (:func:`lsp_ladder`) and each repeat draws p and λ with the same functions
-  ``weibull_private`` calls (``_draw_lsp``, ``_tll``);
+  ladder depends on the data only, not on ε, so it is built once per data set
+  (:class:`pm_private.survival.WeibullLSP`) and each repeat is one validated release from it;
 * ``SAA``: :func:`weibull_sample_aggregate` (subsets of ~500 records);
 * ``Laplace``: :func:`weibull_laplace` (global sensitivity γ).
 
@@ -34,14 +33,13 @@ import pandas as pd
 from pm_private.datasets.flchain import FLCHAIN_HORIZON_DAYS, load_flchain
 from pm_private.privacy.noise import as_noise_source
 from pm_private.survival import (
-    lsp_ladder,
+    WeibullLSP,
     scale_times,
     simulate_weibull,
     weibull_laplace,
     weibull_mle,
     weibull_sample_aggregate,
 )
-from pm_private.survival.weibull_mechanisms import _draw_lsp, _tll
 
 EPSILONS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
 METHODS = ("LSP + TLL", "SAA", "Laplace")
@@ -58,14 +56,11 @@ def datasets(seed: int) -> dict[str, tuple[np.ndarray, np.ndarray, float]]:
     return {"FL": (fl.time, fl.event, horizon), "synthetic": (sim.time, sim.event, horizon)}
 
 
-def draws(time, event, horizon, epsilon_param: float, repeats: int, source, ladder) -> dict[str, np.ndarray]:
+def draws(time, event, horizon, epsilon_param: float, repeats: int, source, lsp: WeibullLSP) -> dict[str, np.ndarray]:
     """(repeats, 2) arrays of (p, λ/horizon) per method at ε = 2·epsilon_param."""
     epsilon = 2 * epsilon_param
-    t = scale_times(time, horizon=horizon, floor=math.exp(-OMEGA))
-    lower, upper = ladder
-    shapes = _draw_lsp(lower, upper, epsilon / 2, source, size=repeats)[1]
-    lsp = [(p, _tll(t, event, p, epsilon / 2, omega=OMEGA, gamma=GAMMA, source=source)[0]) for p in shapes]
-    out = {"LSP + TLL": np.array(lsp)}
+    releases = [lsp.release(epsilon=epsilon, rng=source) for _ in range(repeats)]
+    out = {"LSP + TLL": np.array([(r.shape, r.scale / horizon) for r in releases])}
     for name, mechanism in (("SAA", weibull_sample_aggregate), ("Laplace", weibull_laplace)):
         releases = [mechanism(time, event, epsilon=epsilon, horizon=horizon, gamma=GAMMA, omega=OMEGA, rng=source) for _ in range(repeats)]
         out[name] = np.array([(r.shape, r.scale / horizon) for r in releases])
@@ -79,9 +74,9 @@ def run(repeats: int, seed: int) -> pd.DataFrame:
     for name, (time, event, horizon) in datasets(seed).items():
         t = scale_times(time, horizon=horizon, floor=math.exp(-OMEGA))
         truth = np.array(weibull_mle(t, event))
-        ladder = lsp_ladder(t, event, K=K, gamma=GAMMA, omega=OMEGA)
+        lsp = WeibullLSP(time, event, horizon=horizon, K=K, gamma=GAMMA, omega=OMEGA)
         for eps in EPSILONS:
-            for method, values in draws(time, event, horizon, eps, repeats, source, ladder).items():
+            for method, values in draws(time, event, horizon, eps, repeats, source, lsp).items():
                 mdae = np.median(np.abs(values - truth), axis=0)
                 rows += [
                     {"data": name, "method": method, "epsilon_per_parameter": eps, "parameter": param, "mle": truth[j], "mdae": mdae[j]}

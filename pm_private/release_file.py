@@ -10,7 +10,7 @@ Each entry describes one private release: ``kind`` (``"suff_stats"`` or ``"weibu
 generator drew the noise), the released values (``statistics`` Sxx, Sxy, Syy and n of
 Honkela et al. 2018; or ``estimates`` p and λ of Nguyên & Hui 2017b), every public parameter
 of the mechanism (bounds, budget split, sensitivities, noise scales, horizon, …: the fields of
-:class:`~pm_private.linear.suffstats.ReleaseInfo` or
+:class:`~pm_private.linear.suffstats.SuffStatsRelease` or
 :class:`~pm_private.survival.weibull_mechanisms.WeibullRelease`), and the caller's context (column
 names, preprocessing).  No record and nothing computed from the records without noise is
 written: the values are the noisy outputs, and n is public under replace-one neighbours.
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .linear.suffstats import ReleaseInfo, SuffStats
+from .linear.suffstats import SuffStats, SuffStatsRelease
 
 __all__ = ["FORMAT", "VERSION", "read_release_file", "release_from_dict", "release_to_dict", "write_release_file"]
 
@@ -152,7 +152,7 @@ def release_from_dict(entry: dict):
     kind = entry.get("kind")
     if kind == _SUFF_STATS:
         stats = entry["statistics"]
-        releases = tuple(_build(ReleaseInfo, info) for info in entry["releases"])
+        releases = tuple(_build(SuffStatsRelease, info) for info in entry["releases"])
         return SuffStats(np.array(stats["xx"]), np.array(stats["xy"]), stats["yy"], stats["n"], releases)
     if kind == _WEIBULL:
         values = {**entry["parameters"], **entry["estimates"]}

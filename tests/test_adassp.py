@@ -10,15 +10,9 @@ from hypothesis.extra.numpy import arrays
 from scipy import integrate, stats
 
 import pm_private.linear.adaptive_ssp as ad
-from pm_private.linear.adaptive_ssp import (
-    AdaSSPResult,
-    adassp,
-    adassp_sensitivities,
-    gaussian_delta,
-    gaussian_noise_multiplier,
-    project_rows,
-)
+from pm_private.linear.adaptive_ssp import MECHANISM, AdaSSPRelease, adassp, adassp_sensitivities
 from pm_private.privacy.accounting import BudgetExceededError, PrivacyAccountant
+from pm_private.privacy.primitives import gaussian_delta, gaussian_noise_multiplier, project_rows
 
 P_MIN = 1e-3
 REL = 1e-9  # rounding slack on sensitivity comparisons
@@ -275,11 +269,11 @@ def test_result_metadata_accounting_and_immutability():
     X, y = rng.normal(size=(60, 3)), rng.normal(size=60)
     acct = PrivacyAccountant(epsilon=2.0, delta=1e-5)
     r = adassp(X, y, epsilon=1.5, delta=6e-6, x_bound=1.0, y_bound=2.0, accountant=acct)
-    assert isinstance(r, AdaSSPResult) and r.private  # secure default
+    assert isinstance(r, AdaSSPRelease) and r.private  # secure default
     assert (r.epsilon, r.delta, r.x_bound, r.y_bound, r.neighbours, r.n, r.d) == (
         1.5, 6e-6, 1.0, 2.0, "replace-one", 60, 3)
     (entry,) = acct.ledger
-    assert (entry.mechanism, entry.epsilon, entry.delta, entry.neighbours) == ("adassp", 1.5, 6e-6, "replace-one")
+    assert (entry.mechanism, entry.epsilon, entry.delta, entry.neighbours) == (MECHANISM, 1.5, 6e-6, "replace-one")
     with pytest.raises(ValueError):
         r.coef[0] = 1.0
     with pytest.raises(AttributeError):

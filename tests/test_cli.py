@@ -14,7 +14,9 @@ import pytest
 
 from pm_private import PrivacyAccountant
 from pm_private.cli import main
+from pm_private.linear.suffstats import MECHANISM as SUFF_STATS_MECHANISM
 from pm_private.release_file import read_release_file
+from pm_private.survival.weibull_mechanisms import LSP_TLL
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,7 +57,7 @@ def test_release_both_kinds_then_show_and_export_the_ledger(data, capsys):
 
     assert main(["ledger", "l.db"]) == 0
     shown = capsys.readouterr().out
-    assert "spent   ε 1.5" in shown and "release_suff_stats" in shown and "weibull_private" in shown
+    assert "spent   ε 1.5" in shown and SUFF_STATS_MECHANISM in shown and LSP_TLL in shown
     assert main(["ledger", "l.db", "--csv", "l.csv", "--json", "l.json"]) == 0
     table = pd.read_csv("l.csv")
     assert list(table.status) == ["spent", "spent"] and list(table.epsilon) == [1.0, 0.5]

@@ -53,4 +53,4 @@ def test_non_convergence_error_does_not_print_the_residual():
     X, y = rng.normal(size=(50, 3)), np.where(rng.random(50) < 0.5, -1.0, 1.0)
     with pytest.raises(ConvergenceError) as info:
         solve_elastic_net_logistic(X, y, 1e-6, 0.0, max_iter=10)
-    assert str(info.value) == "elastic-net solver did not reach the KKT tolerance 1e-10 in 10 iterations"
+    assert str(info.value) == "elastic-net solver did not converge to the KKT tolerance 1e-10 in 10 iterations"

@@ -18,7 +18,8 @@ import pytest
 
 from pm_private import BudgetExceededError, PrivacyAccountant, release_suff_stats
 from pm_private.privacy.accounting import charge, check_accountant
-from pm_private.privacy.noise import NoiseSource, laplace_mechanism
+from pm_private.privacy.noise import NoiseSource
+from pm_private.privacy.primitives import laplace_mechanism
 from pm_private.privacy.validation import (
     MIN_EPSILON,
     check_delta,
@@ -308,7 +309,8 @@ WORKER = """
 import os, sys
 from pm_private import PrivacyAccountant
 from pm_private.privacy.accounting import charge
-from pm_private.privacy.noise import NoiseSource, laplace_mechanism
+from pm_private.privacy.noise import NoiseSource
+from pm_private.privacy.primitives import laplace_mechanism
 
 path, log = sys.argv[1], os.open(sys.argv[2], os.O_WRONLY | os.O_APPEND | os.O_CREAT)
 

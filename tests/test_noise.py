@@ -8,9 +8,9 @@ from pm_private.privacy.noise import (
     NoiseSource,
     as_noise_source,
     l2_gamma_vector,
-    laplace_mechanism,
     laplace_vector,
 )
+from pm_private.privacy.primitives import laplace_mechanism
 
 P_MIN = 1e-4  # a correct sampler fails a test with probability 1e-4 (secure, unseeded runs)
 

@@ -4,12 +4,11 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
 from scipy.special import expit
 
 from pm_private.logistic.elastic_net import perturbation_noise, prepare_design
 from pm_private.logistic.penalty_selection import (
-    _exponential_mechanism,
+    MECHANISM,
     noise_norm_bound,
     select_penalty,
     stability_constants,
@@ -107,18 +106,6 @@ def test_logistic_validation_loss_difference_bound():
     np.testing.assert_allclose(np.abs(h(aligned) - h(-aligned)), bound, rtol=1e-9)
 
 
-def test_exponential_mechanism_draws_softmax():
-    scores = np.array([-0.7, -0.6, -0.65, -0.9])
-    eps, sens = 1.0, 0.05
-    source = as_noise_source(3)
-    draws = np.array([_exponential_mechanism(scores, eps, sens, source) for _ in range(20_000)])
-    logits = eps * scores / (2 * sens)
-    expected = np.exp(logits - logits.max())
-    expected /= expected.sum()
-    counts = np.bincount(draws, minlength=4)
-    assert stats.chisquare(counts, expected * len(draws)).pvalue > 1e-3
-
-
 def test_select_penalty_releases_chosen_model_and_charges_once():
     X, y = _data()
     acct = PrivacyAccountant(2.0, 1e-5)
@@ -127,6 +114,7 @@ def test_select_penalty_releases_chosen_model_and_charges_once():
     )
     assert acct.spent == (pytest.approx(2.0), pytest.approx(1e-6))
     assert len(acct.ledger) == 1 and acct.ledger[0].neighbours == "replace-one"
+    assert acct.ledger[0].mechanism == sel.mechanism == MECHANISM
     assert sel.lam == LAMS[sel.index] and sel.private is False
     assert sel.epsilon_train + sel.epsilon_select == pytest.approx(2.0)
     assert sel.n_train + sel.n_valid == len(y) and sel.n_valid == 90

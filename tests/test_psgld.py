@@ -96,7 +96,7 @@ def test_batch_size_outside_1_to_n(k):
     with pm.Model():
         f = pm.Flat("f", shape=2)
         sanitized_loss("U", logistic_loss, f, (X, y), epsilon=1.0)
-        with pytest.raises(ValueError, match="batch_size must be in"):
+        with pytest.raises(ValueError, match="batch_size must be an integer in"):
             PSGLD(batch_size=k)
 
 

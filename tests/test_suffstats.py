@@ -217,3 +217,14 @@ def test_peak_memory_is_bounded_beyond_X():
     tracemalloc.stop()
     # one clip buffer (2 MiB), the finiteness mask of one chunk, a clipped copy of y (0.8 MB)
     assert peak < 6e6, peak
+
+
+def test_exact_statistics_locate_a_bad_row_only_when_the_sums_are_not_finite(monkeypatch):
+    monkeypatch.setattr(ss, "_CHUNK_VALUES", 64)
+    X = np.full((50, 2), 1e200)  # finite values whose squares overflow: no bad row, but no inf result
+    with pytest.raises(ValueError, match="too large: their products overflow"):
+        suff_stats(X, np.ones(50))
+    X = np.ones((50, 2))
+    X[37, 1] = -np.inf  # −inf² = +inf on the diagonal: the scan then names the row
+    with pytest.raises(ValueError, match="first in row 37"):
+        suff_stats(X, np.ones(50))

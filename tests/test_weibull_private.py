@@ -12,6 +12,7 @@ from pm_private.privacy.accounting import BudgetExceededError, PrivacyAccountant
 from pm_private.privacy.noise import as_noise_source
 from pm_private.survival.weibull import _mle_rows, simulate_weibull
 from pm_private.survival.weibull_mechanisms import (
+    SAMPLE_AGGREGATE,
     _draw_lsp,
     _event_mean_bounds,
     _first_crossing,
@@ -285,7 +286,7 @@ def test_laplace_baseline_noise_is_laplace_2gamma_over_epsilon():
 def test_sample_and_aggregate_uses_subsets_of_about_the_requested_size(fl_like):
     t, d, horizon = fl_like
     release = weibull_sample_aggregate(t, d, epsilon=1.0, horizon=horizon, rng=2)
-    assert release.mechanism.startswith("sample-and-aggregate, 6 subsets of 500")
+    assert release.mechanism == SAMPLE_AGGREGATE and release.subsets == 6
     assert release.noise_scales == (pytest.approx(2 * GAMMA / 6),) * 2
 
 

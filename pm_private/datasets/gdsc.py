@@ -27,6 +27,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..privacy.validation import check_count
+
 __all__ = ["DrugSensitivityData", "make_gdsc_like", "load_gdsc"]
 
 
@@ -160,12 +162,6 @@ def _standardise_columns(a: np.ndarray) -> np.ndarray:
     return a / np.where(sd > 0, sd, 1.0)
 
 
-def _check_count(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
 # Constants of the generative model (documented in make_gdsc_like's docstring).
 _N_TISSUES = 12
 _TISSUE_SD = 0.6
@@ -252,9 +248,9 @@ def make_gdsc_like(
     ``seed``: anything :func:`numpy.random.default_rng` takes (int, SeedSequence, Generator).
     The same seed and sizes give identical data.
     """
-    n = _check_count("n_cell_lines", n_cell_lines, 2)
-    G = _check_count("n_genes", n_genes, 1)
-    D = _check_count("n_drugs", n_drugs, 1)
+    n = check_count("n_cell_lines", n_cell_lines, 2)
+    G = check_count("n_genes", n_genes, 1)
+    D = check_count("n_drugs", n_drugs, 1)
     try:
         f = float(missing_fraction)
     except (TypeError, ValueError):

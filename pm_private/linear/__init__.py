@@ -3,7 +3,7 @@
 from .._lazy import attach
 
 _NAMES = {
-    "ReleaseInfo": ".suffstats",
+    "SuffStatsRelease": ".suffstats",
     "SuffStats": ".suffstats",
     "suff_stats": ".suffstats",
     "release_suff_stats": ".suffstats",
@@ -19,13 +19,11 @@ _NAMES = {
     "predict": ".prediction",
     "rank_by_prediction": ".prediction",
     "spearman": ".prediction",
-    "AdaSSPResult": ".adaptive_ssp",
+    "AdaSSPRelease": ".adaptive_ssp",
     "adassp": ".adaptive_ssp",
     "adassp_sensitivities": ".adaptive_ssp",
-    "gaussian_delta": ".adaptive_ssp",
-    "gaussian_noise_multiplier": ".adaptive_ssp",
-    "project_rows": ".adaptive_ssp",
     "preprocess": ".preprocessing",
+    "read_parquet_columns": ".._dask",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)

@@ -39,7 +39,7 @@ The noise multiplier c(ε′, δ′) = σ/Δ is the analytic Gaussian mechanism'
 "Improving the Gaussian mechanism for differential privacy", Thm 8): adding N(0, σ²I) to a
 query of ℓ2 sensitivity Δ is (ε′, δ′)-DP **if and only if**
 Φ(Δ/(2σ) − ε′σ/Δ) − e^ε′·Φ(−Δ/(2σ) − ε′σ/Δ) ≤ δ′; c is the smallest multiplier that satisfies
-it (bisection, :func:`gaussian_noise_multiplier`).  It holds for every ε′ > 0, whereas the
+it (bisection, :func:`pm_private.privacy.primitives.gaussian_noise_multiplier`).  It holds for every ε′ > 0, whereas the
 classic σ = Δ·√(2 ln(1.25/δ′))/ε′ (Dwork & Roth 2014, Thm A.1) is proven only for ε′ < 1.
 
 Deviations from Wang's constants, and why
@@ -89,74 +89,26 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr
 
-from ..privacy.accounting import REPLACE_ONE, PrivacyAccountant, charge
+from ..privacy.accounting import PrivacyAccountant
 from ..privacy.noise import as_noise_source
+from ..privacy.primitives import gaussian_noise_multiplier, project_rows
+from ..privacy.release import Release, constant, output, public, release_guard
 from ..privacy.validation import as_matrix, as_vector, check_delta, check_epsilon, check_positive, raise_non_finite
 from .suffstats import _finite_sensitivities
 
 __all__ = [
-    "AdaSSPResult",
+    "MECHANISM",
+    "AdaSSPRelease",
     "adassp",
     "adassp_sensitivities",
-    "gaussian_delta",
-    "gaussian_noise_multiplier",
-    "project_rows",
 ]
 
 # Rows per chunk hold about this many float64 values (2 MiB): projection works in cache.
 _CHUNK_VALUES = 1 << 18
 
-MECHANISM = "AdaSSP (Wang 2018, Alg. 2), analytic Gaussian mechanism, replace-one sensitivities"
-
-
-# --------------------------------------------------------------------------------------------
-# Gaussian mechanism calibration
-# --------------------------------------------------------------------------------------------
-
-
-def gaussian_delta(multiplier: float, epsilon: float) -> float:
-    """Smallest δ for which N(0, (multiplier·Δ)²) noise is (ε, δ)-DP for sensitivity Δ.
-
-    Balle & Wang (2018), Thm 8: δ(ε) = Φ(1/(2c) − εc) − e^ε·Φ(−1/(2c) − εc) with c = σ/Δ.
-    The second term is computed in log space so that large ε does not overflow.
-    """
-    c = float(multiplier)
-    a, b = 1.0 / (2.0 * c), float(epsilon) * c
-    return float(ndtr(a - b) - math.exp(epsilon + float(log_ndtr(-a - b))))
-
-
-def gaussian_noise_multiplier(epsilon: float, delta: float) -> float:
-    """The smallest c = σ/Δ for which the Gaussian mechanism is (ε, δ)-DP (analytic calibration).
-
-    Bisection on the exact condition :func:`gaussian_delta` ``(c, ε) ≤ δ`` (decreasing in c).
-    The returned c always satisfies the condition (it is the upper end of the final bracket,
-    within a relative 10⁻¹² of the minimum).
-    """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    hi = 1.0
-    for _ in range(2100):
-        if gaussian_delta(hi, epsilon) <= delta:
-            break
-        hi *= 2.0
-    else:  # pragma: no cover - unreachable for finite ε > 0, δ > 0
-        raise ValueError(f"no Gaussian noise scale found for ε = {epsilon!r}, δ = {delta!r}")
-    lo = hi
-    for _ in range(2100):
-        lo /= 2.0
-        if gaussian_delta(lo, epsilon) > delta:
-            break
-    else:  # pragma: no cover
-        raise ValueError(f"no Gaussian noise scale found for ε = {epsilon!r}, δ = {delta!r}")
-    while hi / lo - 1.0 > 1e-12:
-        mid = math.sqrt(lo * hi)
-        if gaussian_delta(mid, epsilon) <= delta:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+#: Mechanism name of :func:`adassp` (result and ledger entry).
+MECHANISM = "AdaSSP (Wang 2018, Alg. 2) with the analytic Gaussian mechanism (Balle & Wang 2018)"
 
 
 # --------------------------------------------------------------------------------------------
@@ -173,25 +125,6 @@ def adassp_sensitivities(d: int, x_bound: float, y_bound: float) -> tuple[float,
     square = x_bound * x_bound
     values = (square, square if d == 1 else math.sqrt(2.0) * square, 2.0 * x_bound * y_bound)
     return _finite_sensitivities(values, "x_bound and y_bound")
-
-
-def project_rows(X: np.ndarray, x_bound: float) -> np.ndarray:
-    """Rows with ‖xᵢ‖₂ > x_bound scaled onto the ball of radius x_bound; other rows unchanged.
-
-    A new array.  The norm is computed after dividing each row by its largest |entry|, so very
-    large finite entries do not overflow.  The projected norm is x_bound up to rounding.
-    """
-    X = np.asarray(X, dtype=np.float64)
-    absmax = np.abs(X).max(axis=1)
-    safe = np.where(absmax > 0, absmax, 1.0)
-    scaled = X / safe[:, None]
-    root = np.sqrt(np.einsum("ij,ij->i", scaled, scaled))  # ≥ 1 for a non-zero row
-    # ‖x‖ = absmax·root; factor = min(1, B/‖x‖), written to avoid overflow.  (B/safe may
-    # overflow for subnormal rows, which are inside the ball and keep factor 1.)
-    outside = absmax * root > x_bound
-    with np.errstate(over="ignore"):
-        factor = np.where(outside, (x_bound / safe) / np.where(outside, root, 1.0), 1.0)
-    return X * factor[:, None]
 
 
 def _check_finite(X: np.ndarray) -> None:
@@ -240,8 +173,8 @@ def _check_rho(rho) -> float:
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False)
-class AdaSSPResult:
+@dataclass(frozen=True, eq=False, kw_only=True)
+class AdaSSPRelease(Release):
     """An AdaSSP estimate with what it released and assumed.
 
     ``coef`` is θ̂ (read-only); ``ridge`` the λ used.  ``lambda_min_noisy``, ``xx_noisy`` and
@@ -249,27 +182,23 @@ class AdaSSPResult:
     ``sensitivities`` and ``noise_scales`` are (Δ, σ) for (λ_min, XᵀX, Xᵀy) and
     ``noise_multiplier`` the c = σ/Δ of each (ε/3, δ/3) release.  ``private`` is False when a
     seeded generator drew the noise (testing only).  ``solver`` is "solve" or, for an exactly
-    singular system, "lstsq".
+    singular system, "lstsq" (a function of the noisy releases only).
     """
 
-    coef: np.ndarray
-    ridge: float
-    epsilon: float
-    delta: float
-    x_bound: float
-    y_bound: float
-    neighbours: str
-    private: bool
-    rho: float
-    n: int
-    lambda_min_noisy: float
-    xx_noisy: np.ndarray
-    xy_noisy: np.ndarray
-    sensitivities: tuple[float, float, float]
-    noise_scales: tuple[float, float, float]
-    noise_multiplier: float
-    solver: str = "solve"
-    mechanism: str = MECHANISM
+    coef: np.ndarray = output()
+    ridge: float = output()
+    lambda_min_noisy: float = output()
+    xx_noisy: np.ndarray = output()
+    xy_noisy: np.ndarray = output()
+    solver: str = output(default="solve")
+    x_bound: float = public()
+    y_bound: float = public()
+    rho: float = public()
+    n: int = public()
+    sensitivities: tuple[float, float, float] = public()
+    noise_scales: tuple[float, float, float] = public()
+    noise_multiplier: float = public()
+    mechanism: str = constant(default=MECHANISM)
 
     def __post_init__(self):
         for name in ("coef", "xx_noisy", "xy_noisy"):
@@ -292,7 +221,7 @@ class AdaSSPResult:
     def __repr__(self) -> str:
         mode = "private" if self.private else "NOT private (seeded)"
         return (
-            f"AdaSSPResult(d={self.d}, n={self.n}, ε={self.epsilon:g}, δ={self.delta:g}, "
+            f"AdaSSPRelease(d={self.d}, n={self.n}, ε={self.epsilon:g}, δ={self.delta:g}, "
             f"ridge={self.ridge:.4g}, {mode})"
         )
 
@@ -308,7 +237,7 @@ def adassp(
     rho: float = 0.05,
     accountant: PrivacyAccountant | None = None,
     rng=None,
-) -> AdaSSPResult:
+) -> AdaSSPRelease:
     """(ε, δ)-DP linear regression by AdaSSP (Wang 2018, Alg. 2), replace-one neighbours.
 
     Three Gaussian releases with (ε/3, δ/3) each: a noisy λ_min(XᵀX) that sets the ridge,
@@ -335,14 +264,14 @@ def adassp(
         Failure probability in the ridge rule λ = σ_XX·√(d·log(2d²/ρ)) − λ̃_min (Wang's ρ);
         public, in (0, 1); affects utility only.
     accountant : PrivacyAccountant, optional
-        Charged (ε, δ) once, mechanism "adassp"; an over-budget call raises
+        Charged (ε, δ) once under the mechanism name ``MECHANISM``; an over-budget call raises
         :class:`~pm_private.privacy.accounting.BudgetExceededError` before anything is computed.
     rng : None, int or numpy.random.Generator
         None for the secure OS generator (private); a seed only for tests (``private=False``).
 
     Returns
     -------
-    AdaSSPResult
+    AdaSSPRelease
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -363,7 +292,7 @@ def adassp(
     sigma_lam, sigma_xx, sigma_xy = (multiplier * s for s in sens)
     log6 = math.log(6.0 / delta)
 
-    with charge(accountant, "adassp", epsilon, delta, neighbours=REPLACE_ONE, label=f"n={n}, d={d}"):
+    with release_guard(accountant, MECHANISM, epsilon, delta, label=f"n={n}, d={d}"):
         xx, xy = _projected_stats(X, y, x_bound, y_bound)
         lam_min = float(np.linalg.eigvalsh(xx)[0])
 
@@ -383,14 +312,13 @@ def adassp(
         xy_noisy = xy + sigma_xy * source.normal((d,))
 
         coef, solver = _ridge_solve(xx_noisy + ridge * np.eye(d), xy_noisy)
-        return AdaSSPResult(
+        return AdaSSPRelease(
             coef=coef,
             ridge=ridge,
             epsilon=epsilon,
             delta=delta,
             x_bound=x_bound,
             y_bound=y_bound,
-            neighbours=REPLACE_ONE,
             private=source.secure,
             rho=rho,
             n=n,

@@ -22,45 +22,51 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass
 
 import numpy as np
 
-from ..privacy.accounting import REPLACE_ONE, PrivacyAccountant, charge
-from ..privacy.noise import as_noise_source, laplace_mechanism
-from ..privacy.validation import as_matrix, as_vector, check_epsilon, check_positive, raise_non_finite
+from ..privacy.accounting import PrivacyAccountant
+from ..privacy.noise import as_noise_source
+from ..privacy.primitives import laplace_mechanism
+from ..privacy.release import Release, constant, output, public, release_guard
+from ..privacy.validation import _first_bad_row, as_matrix, as_vector, check_epsilon, check_positive
 
-__all__ = ["ReleaseInfo", "SuffStats", "suff_stats", "release_suff_stats", "sensitivities"]
+__all__ = ["MECHANISM", "SuffStatsRelease", "SuffStats", "suff_stats", "release_suff_stats", "sensitivities"]
 
 # Rows per chunk are chosen so that one chunk holds about this many float64 values (512 KiB, in L2 cache):
 # clipping works in cache and peak extra memory stays bounded (one chunk per thread) whatever n is.
 _CHUNK_VALUES = 1 << 16
 
 
-@dataclass(frozen=True)
-class ReleaseInfo:
+#: Mechanism name of :func:`release_suff_stats` (result and ledger entry).
+MECHANISM = "Laplace sufficient statistics (Honkela et al. 2018)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SuffStatsRelease(Release):
     """What one private release of sufficient statistics assumed and added.
 
     ``epsilon`` is the total; ``epsilon_parts`` the per-statistic ε (pₖε) and
     ``epsilon_certified`` what the noise sampler certifies for them (OpenDP's privacy map;
     equal to ``epsilon_parts`` up to rounding).  ``noise_scales`` are Δₖ/(pₖε), enlarged by a
     relative 2e-9 with secure noise to cover OpenDP's rounding to its grid.  ``private`` is False when a seeded generator
-    drew the noise: such a result is for testing only.
+    drew the noise: such a result is for testing only.  The noisy statistics themselves are in
+    the :class:`SuffStats` that carries this record.
     """
 
-    epsilon: float
-    split: tuple[float, float, float]
-    x_bound: float
-    y_bound: float
-    sensitivities: tuple[float, float, float]
-    noise_scales: tuple[float, float, float]
-    epsilon_parts: tuple[float, float, float]
-    epsilon_certified: tuple[float, float, float]
-    n: int
-    private: bool
-    neighbours: str = REPLACE_ONE
-    mechanism: str = "clipped Laplace sufficient statistics (Honkela et al. 2018)"
+    split: tuple[float, float, float] = public()
+    x_bound: float = public()
+    y_bound: float = public()
+    sensitivities: tuple[float, float, float] = public()
+    noise_scales: tuple[float, float, float] = public()
+    epsilon_parts: tuple[float, float, float] = public()
+    epsilon_certified: tuple[float, float, float] = public()
+    n: int = public()
+    mechanism: str = constant(default=MECHANISM)
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,11 +79,11 @@ class SuffStats:
     needs.  No raw rows are kept.
     """
 
-    xx: np.ndarray
-    xy: np.ndarray
-    yy: float
-    n: int
-    releases: tuple[ReleaseInfo, ...] = field(default=())
+    xx: np.ndarray = output()
+    xy: np.ndarray = output()
+    yy: float = output()
+    n: int = public()
+    releases: tuple[SuffStatsRelease, ...] = public(default=())
 
     def __post_init__(self):
         xx = np.array(self.xx, dtype=np.float64)
@@ -130,45 +136,109 @@ def sensitivities(d: int, x_bound: float, y_bound: float) -> tuple[float, float,
     return _finite_sensitivities(values, "x_bound and y_bound")
 
 
+def _first_non_finite_row(X, start: int, stop: int) -> int | None:
+    """Index of the first row in start…stop−1 of X holding NaN or ±inf, or None (chunk by chunk)."""
+    rows = max(1, _CHUNK_VALUES // X.shape[1])
+    for first in range(start, stop, rows):
+        chunk = X[first : min(first + rows, stop)]
+        if not np.isfinite(chunk).all():
+            return first + _first_bad_row(chunk)
+    return None
+
+
+class NonFiniteRow(ValueError):
+    """A non-finite value in row ``row`` of ``name`` (raised before anything is released)."""
+
+    def __init__(self, name: str, row: int):
+        super().__init__(f"{name} contains NaN or infinite values (first in row {row})")
+        self.name, self.row = name, row
+
+
 def _accumulate_rows(X, y, x_bound, start: int, stop: int):
-    """Sxx and Sxy of rows start…stop−1, chunk by chunk: check finiteness, clip, multiply."""
+    """Sxx and Sxy of rows start…stop−1, chunk by chunk in cache: clip into a reused buffer, multiply.
+
+    With clipping every chunk is checked for NaN/inf before it is clipped (clipping would turn
+    ±inf into ±Bx).  Without clipping no separate pass is made: a NaN or inf in row i makes
+    Sxx_jj = Σ xᵢⱼ² non-finite, so only a non-finite result is searched for its first bad row.
+    """
     d = X.shape[1]
     rows = max(1, _CHUNK_VALUES // d)
     xx = np.zeros((d, d))
     xy = np.zeros(d)
-    buffer = np.empty((min(rows, stop - start), d))
+    buffer = np.empty((min(rows, stop - start), d)) if x_bound is not None else None
     for first in range(start, stop, rows):
         chunk = X[first : min(first + rows, stop)]
-        if not np.isfinite(chunk).all():
-            raise_non_finite(chunk, first)
         if x_bound is not None:
+            if not np.isfinite(chunk).all():
+                raise NonFiniteRow("X", first + _first_bad_row(chunk))
             chunk = np.clip(chunk, -x_bound, x_bound, out=buffer[: len(chunk)])
-        xx += chunk.T @ chunk
+        xx += chunk.T @ chunk  # numpy calls BLAS syrk for a product of a matrix with its own transpose
         xy += chunk.T @ y[first : first + len(chunk)]
+    if x_bound is None and not (np.isfinite(np.diagonal(xx)).all() and np.isfinite(xy).all()):
+        row = _first_non_finite_row(X, start, stop)
+        if row is not None:  # else finite values whose squares overflow: the sums are returned as they are
+            raise NonFiniteRow("X", row)
     return xx, xy
 
 
-def _accumulate(X: np.ndarray, y: np.ndarray, x_bound: float | None, y_bound: float | None):
+# BLAS runs on one thread while the chunk kernels run, one kernel per core: a multi-threaded BLAS
+# call inside each of several threads oversubscribes the cores.  threadpoolctl's limit is
+# process-wide, so concurrent kernels (threads of a thread pool or of Dask's threaded scheduler)
+# share one limit, set by the first to enter and restored by the last to leave.
+_blas_lock = threading.Lock()
+_blas_users = 0
+_blas_limiter = None
+
+
+@contextmanager
+def single_threaded_blas():
+    """Context in which BLAS (numpy's OpenBLAS, MKL, …) uses one thread; nests across threads.
+
+    The limit is the process's (threadpoolctl): other threads' BLAS calls made meanwhile run
+    on one thread too, and the original limit is back when the last context exits.
+    """
+    global _blas_users, _blas_limiter
+    from threadpoolctl import threadpool_limits
+
+    with _blas_lock:
+        if _blas_users == 0:
+            _blas_limiter = threadpool_limits(1, user_api="blas")
+        _blas_users += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_users -= 1
+            if _blas_users == 0:
+                _blas_limiter.restore_original_limits()
+                _blas_limiter = None
+
+
+def _accumulate(X: np.ndarray, y: np.ndarray, x_bound: float | None, y_bound: float | None, *, workers: int | None = None):
     """One pass over (X, y): check finiteness, clip, accumulate Sxx, Sxy, Syy.
 
-    The rows are cut into one contiguous block per CPU (numpy releases the GIL in the clip and
-    the product, so the blocks run in parallel threads, as BLAS does for a plain ``X.T @ X``);
-    each block is processed in cache-sized chunks, so peak extra memory is one chunk per thread.
-    A non-finite value raises for the first offending row: the blocks are collected in order.
+    The rows are cut into one contiguous block per CPU (``workers`` overrides), each processed
+    by its own thread in cache-sized chunks with single-threaded BLAS (numpy releases the GIL in
+    the clip and the product), so the cores run one BLAS call each and peak extra memory is one
+    chunk per thread.  A non-finite value raises :class:`NonFiniteRow` for the first offending
+    row: the blocks are collected in order.
     """
     n = X.shape[0]
     if y_bound is not None:
         y = np.clip(y, -y_bound, y_bound)
     rows = max(1, _CHUNK_VALUES // X.shape[1])
-    workers = max(1, min(os.cpu_count() or 1, n // (4 * rows)))
-    if workers == 1:
-        xx, xy = _accumulate_rows(X, y, x_bound, 0, n)
-    else:
-        edges = [(n * k // workers) // rows * rows for k in range(workers)] + [n]
-        with ThreadPoolExecutor(workers) as pool:
-            parts = list(pool.map(lambda k: _accumulate_rows(X, y, x_bound, edges[k], edges[k + 1]), range(workers)))
-        xx = sum(part[0] for part in parts)
-        xy = sum(part[1] for part in parts)
+    if workers is None:
+        workers = max(1, min(os.cpu_count() or 1, n // (4 * rows)))
+    with single_threaded_blas():
+        if workers == 1:
+            xx, xy = _accumulate_rows(X, y, x_bound, 0, n)
+        else:
+            edges = [(n * k // workers) // rows * rows for k in range(workers)] + [n]
+            with ThreadPoolExecutor(workers) as pool:
+                futures = [pool.submit(_accumulate_rows, X, y, x_bound, edges[k], edges[k + 1]) for k in range(workers)]
+                parts = [future.result() for future in futures]  # in order: the first bad block raises first
+            xx = sum(part[0] for part in parts)
+            xy = sum(part[1] for part in parts)
     return xx, xy, float(y @ y)
 
 
@@ -179,13 +249,24 @@ def _finite_sensitivities(values, names: str) -> tuple:
     if not ok:
         raise ValueError(f"{names} give sensitivities that overflow or underflow to 0; choose bounds nearer 1")
     return tuple(values)
+def _is_dask(obj) -> bool:
+    """True for a Dask collection (dask.array, dask.dataframe, …), detected without importing Dask."""
+    return hasattr(obj, "__dask_graph__")
 
 
 def suff_stats(X, y) -> SuffStats:
     """Exact statistics (Sxx, Sxy, Syy, n) of public data: no clipping, no noise, no budget.
 
-    Accepts numpy arrays and pandas objects; raises ValueError for NaN/inf or mismatched shapes.
+    Sxx = Σ xᵢxᵢᵀ, Sxy = Σ xᵢyᵢ, Syy = Σ yᵢ² (Honkela et al. 2018) in one pass over the rows.
+    Accepts numpy arrays and pandas objects, or Dask collections (``dask.array``,
+    ``dask.dataframe``; see :func:`pm_private.linear.read_parquet_columns`), whose partitions
+    are reduced where they live and summed in a tree.  Raises ValueError for NaN/inf (naming
+    the first bad row, and its partition for Dask input) or mismatched shapes.
     """
+    if _is_dask(X) or _is_dask(y):
+        from .._dask import partitioned_suff_stats
+
+        return SuffStats(*partitioned_suff_stats(X, y, None, None))
     X = as_matrix(X)
     y = as_vector(y, X.shape[0])
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused just below
@@ -229,7 +310,11 @@ def release_suff_stats(
     Parameters
     ----------
     X : array-like, shape (n, d)
-        Private covariates; entries are clipped to [−x_bound, x_bound].
+        Private covariates; entries are clipped to [−x_bound, x_bound].  A Dask collection
+        (``dask.array`` or ``dask.dataframe``, with ``y`` partitioned alike) is checked,
+        clipped and reduced partition by partition where it lives (out of core, or on a
+        cluster); only the d×d, d and scalar sums reach the client, where the noise is drawn
+        once.  A NaN or inf raises, naming its partition and row, before anything is spent.
     y : array-like, shape (n,)
         Private responses; clipped to [−y_bound, y_bound].
     epsilon : float
@@ -253,15 +338,26 @@ def release_suff_stats(
     x_bound = check_positive("x_bound", x_bound)
     y_bound = check_positive("y_bound", y_bound)
     split = _check_split(split)
-    X = as_matrix(X)
-    n, d = X.shape
-    y = as_vector(y, n)
+    partitioned = _is_dask(X) or _is_dask(y)
+    if partitioned:
+        from .._dask import column_count, partitioned_suff_stats
+
+        d = column_count(X)
+    else:
+        X = as_matrix(X)
+        n, d = X.shape
+        y = as_vector(y, n)
     source = as_noise_source(rng)
 
     sens = sensitivities(d, x_bound, y_bound)
     eps_parts = tuple(p * epsilon for p in split)
-    with charge(accountant, "release_suff_stats", epsilon, label=f"n={n}, d={d}"):
-        xx, xy, yy = _accumulate(X, y, x_bound, y_bound)
+    if partitioned:  # partitions are checked, clipped and reduced where they live; noise is drawn here, once
+        if accountant is not None:
+            accountant.check(epsilon)  # refuse before the pass over the data
+        xx, xy, yy, n = partitioned_suff_stats(X, y, x_bound, y_bound)
+    with release_guard(accountant, MECHANISM, epsilon, label=f"n={n}, d={d}"):
+        if not partitioned:
+            xx, xy, yy = _accumulate(X, y, x_bound, y_bound)
         upper = np.triu_indices(d)
         parts = [
             laplace_mechanism(stat, sensitivity=s, epsilon=e, source=source)
@@ -270,7 +366,7 @@ def release_suff_stats(
         xx = np.zeros((d, d))
         xx[upper] = parts[0].values
         xx = xx + np.triu(xx, 1).T
-        info = ReleaseInfo(
+        info = SuffStatsRelease(
             epsilon=epsilon,
             split=split,
             x_bound=x_bound,

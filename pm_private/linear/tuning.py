@@ -31,14 +31,13 @@ Notes on what the procedure finds (measured with this implementation)
 from __future__ import annotations
 
 import math
-import numbers
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..privacy.validation import check_epsilon, check_positive
+from ..privacy.validation import check_count, check_epsilon, check_positive
 from .suffstats import sensitivities
 
 __all__ = ["TuneResult", "tune_release"]
@@ -86,15 +85,6 @@ def _workers() -> int:
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
     return max(1, min(4, cores))
-
-
-def _check_count(name: str, value, minimum: int = 1) -> int:
-    """An integer ≥ ``minimum`` (bool and non-integral numbers are refused)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer ≥ {minimum}, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer ≥ {minimum}, got {value!r}")
-    return int(value)
 
 
 def _check_omegas(omegas) -> np.ndarray:
@@ -369,8 +359,8 @@ def tune_release(
     -------
     TuneResult
     """
-    n = _check_count("n", n, minimum=2)
-    d = _check_count("d", d)
+    n = check_count("n", n, minimum=2)
+    d = check_count("d", d)
     epsilon = check_epsilon(epsilon)
     x_scale = check_positive("x_scale", x_scale)
     y_scale = check_positive("y_scale", y_scale)
@@ -383,12 +373,12 @@ def tune_release(
     max_share = check_positive("max_share", max_share)
     if max_share > 1:
         raise ValueError(f"max_share must be ≤ 1, got {max_share!r}")
-    n_datasets = _check_count("n_datasets", n_datasets)
-    n_noise = _check_count("n_noise", n_noise)
-    n_datasets_final = _check_count(
+    n_datasets = check_count("n_datasets", n_datasets)
+    n_noise = check_count("n_noise", n_noise)
+    n_datasets_final = check_count(
         "n_datasets_final", 4 * n_datasets if n_datasets_final is None else n_datasets_final
     )
-    n_noise_final = _check_count("n_noise_final", 4 * n_noise if n_noise_final is None else n_noise_final)
+    n_noise_final = check_count("n_noise_final", 4 * n_noise if n_noise_final is None else n_noise_final)
     combos = _split_grid(step, max_share)
     total = int(combos[0].sum())
     generator = np.random.default_rng(rng)

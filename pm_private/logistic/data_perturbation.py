@@ -42,20 +42,26 @@ import dp_accounting
 import numpy as np
 from scipy.special import expit
 
-from ..privacy.accounting import REPLACE_ONE, charge
 from ..privacy.noise import as_noise_source
-from ..privacy.validation import as_matrix, check_delta, check_epsilon, check_finite_rows, check_positive
-from .elastic_net import clip_rows, to_signed_labels
+from ..privacy.primitives import project_rows
+from ..privacy.release import Release, constant, output, public, release_guard
+from ..privacy.validation import as_matrix, check_count, check_delta, check_epsilon, check_finite_rows, check_positive
+from .elastic_net import to_signed_labels
 from .proximal import solve_elastic_net_logistic
 
 __all__ = [
     "MULTIPLIER_RANGE",
-    "DataPerturbationResult",
+    "MECHANISM",
+    "DataPerturbationRelease",
     "accounted_epsilon",
     "calibrate_noise_multiplier",
     "data_perturbation_sgd",
     "perturbed_batch",
 ]
+
+
+#: Mechanism name of :func:`data_perturbation_sgd` (result and ledger entry).
+MECHANISM = "record-perturbation minibatch SGD (baseline after Kang et al. 2020)"
 
 
 def _event(noise_multiplier: float, n: int, batch_size: int, steps: int) -> dp_accounting.DpEvent:
@@ -117,23 +123,22 @@ def calibrate_noise_multiplier(*, epsilon: float, delta: float, n: int, batch_si
     return float(z)
 
 
-@dataclass(frozen=True)
-class DataPerturbationResult:
-    """Coefficients and what was assumed and added; ``private`` is False for seeded or thresholded runs."""
+@dataclass(frozen=True, eq=False, kw_only=True)
+class DataPerturbationRelease(Release):
+    """Coefficients and what was assumed and added; ``private`` is False for seeded or thresholded runs.
 
-    coef: np.ndarray
-    intercept: float
-    epsilon: float
-    delta: float
-    noise_multiplier: float
-    noise_std: float
-    sensitivity: float
-    steps: int
-    batch_size: int
-    noised_fraction: float
-    private: bool
-    neighbours: str = REPLACE_ONE
-    mechanism: str = "record perturbation + minibatch SGD (baseline after Kang et al. 2020)"
+    With ``influence_threshold`` the run is not DP (``private=False``, see the module docstring);
+    which records went unnoised is decided on the private data and is not reported.
+    """
+
+    coef: np.ndarray = output()
+    intercept: float = output()
+    noise_multiplier: float = public()
+    noise_std: float = public()
+    sensitivity: float = public()
+    steps: int = public()
+    batch_size: int = public()
+    mechanism: str = constant(default=MECHANISM)
 
     def decision_function(self, X) -> np.ndarray:
         """θᵀx + intercept (rows are not clipped: prediction is post-processing)."""
@@ -181,7 +186,7 @@ def data_perturbation_sgd(
     influence_threshold: float | None = None,
     accountant=None,
     rng=None,
-) -> DataPerturbationResult:
+) -> DataPerturbationRelease:
     """(ε, δ)-DP logistic regression by per-step Gaussian record perturbation (module docstring).
 
     Runs T = ⌈epochs·n/b⌉ steps with η_t = learning_rate/√(t+1) and returns the average of the
@@ -207,17 +212,14 @@ def data_perturbation_sgd(
             f"learning_rate·l2 = {rate * l2:g} > 2: the ridge step 1 − η·l2 would expand the iterates; "
             "lower learning_rate"
         )
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or not 1 <= batch_size <= n:
-        raise ValueError(f"batch_size must be an integer in [1, n = {n}], got {batch_size!r}")
-    if isinstance(epochs, bool) or not isinstance(epochs, (int, np.integer)) or epochs < 1:
-        raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
     if not math.isfinite(bound * bound + 1):
         raise ValueError(f"norm_bound = {bound!r} is too large: the record radius overflows")
+    batch_size = check_count("batch_size", batch_size, 1, n)
+    epochs = check_count("epochs", epochs)
     if influence_threshold is not None:
         influence_threshold = check_positive("influence_threshold", influence_threshold)
-    batch_size = int(batch_size)
     steps = math.ceil(epochs * n / batch_size)
-    records = clip_rows(X, bound, 2)
+    records = project_rows(X, bound, 2)
     radius = bound
     if fit_intercept:
         records = np.hstack([records, np.ones((n, 1))])
@@ -230,7 +232,7 @@ def data_perturbation_sgd(
     source = as_noise_source(rng)
 
     label = "data-perturbation baseline" + ("" if influence_threshold is None else " (influence-thresholded: NOT DP)")
-    with charge(accountant, "record-perturbation SGD", epsilon, delta, label=label), np.errstate(over="ignore", invalid="ignore"):
+    with release_guard(accountant, MECHANISM, epsilon, delta, label=label), np.errstate(over="ignore", invalid="ignore"):
         theta = np.zeros(records.shape[1])
         average = np.zeros_like(theta)
         burn_in = steps // 2
@@ -247,7 +249,7 @@ def data_perturbation_sgd(
             "was charged because noise was drawn"
         )
     coef, intercept = (average[:-1], float(average[-1])) if fit_intercept else (average, 0.0)
-    return DataPerturbationResult(
+    return DataPerturbationRelease(
         coef=coef,
         intercept=intercept,
         epsilon=epsilon,
@@ -257,6 +259,5 @@ def data_perturbation_sgd(
         sensitivity=sensitivity,
         steps=steps,
         batch_size=batch_size,
-        noised_fraction=float(noised.mean()),
         private=source.secure and influence_threshold is None,
     )

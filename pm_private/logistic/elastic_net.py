@@ -33,8 +33,12 @@ Where this module departs from the paper, and why:
   ‖x‖ ≤ 1).  Yu et al. (2014) §4 bounds the nuclear norm of xxᵀ without the 1/4; that is valid but
   four times more conservative.  The test suite checks the bound and its tightness.
 * The guarantee is for the exact minimiser.  The solver (:mod:`pm_private.logistic.proximal`) stops when
-  the KKT residual is ≤ ``tol`` (default 1e-10) and raises otherwise, so nothing is released
-  from an unconverged fit; the remaining float-level gap is not covered by the theorem.
+  the KKT residual is ≤ ``tol`` (default 1e-10), with a step size set by the public Hessian
+  bound c; the remaining float-level gap is not covered by the theorem.  If it does not converge
+  within ``max_iter`` iterations it raises :class:`~pm_private.privacy.release.ConvergenceError`
+  **after charging ε** (budget reservation): the failure depends on the data and the noise, so
+  it must not be retriable for free.  Nothing else about the solve (iterations, residual) is
+  released.
 """
 
 from __future__ import annotations
@@ -46,24 +50,28 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from ..privacy.accounting import REPLACE_ONE, charge
 from ..privacy.noise import NoiseSource, as_noise_source, l2_gamma_vector, laplace_vector
+from ..privacy.primitives import project_rows
+from ..privacy.release import Release, constant, output, public, release_guard
 from ..privacy.validation import as_matrix, as_vector, check_epsilon, check_finite_rows, check_positive
 from .proximal import solve_elastic_net_logistic
 
 __all__ = [
+    "MECHANISM",
     "NOISE_KINDS",
-    "ObjectivePerturbationInfo",
+    "ElasticNetRelease",
     "DPElasticNetLogisticRegression",
     "check_noise",
     "check_penalty",
-    "clip_rows",
     "convex_min",
     "design_bounds",
     "perturbation_noise",
     "prepare_design",
     "to_signed_labels",
 ]
+
+#: Mechanism name of :meth:`DPElasticNetLogisticRegression.fit` (result and ledger entry).
+MECHANISM = "elastic-net logistic objective perturbation (Yu et al. 2014, Alg. 1; Kifer, Smith & Thakurta 2012)"
 
 #: Noise kinds of Alg. 1: "laplace" is B₁ (ℓ1 norm, rows clipped in ℓ1), "l2" is B₂ (ℓ2 norm).
 NOISE_KINDS = {"laplace": 1, "l2": 2}
@@ -84,12 +92,6 @@ def to_signed_labels(y, n: int) -> np.ndarray:
     if not values <= {0.0, 1.0} and not values <= {-1.0, 1.0}:
         raise ValueError("labels y must be in {0, 1} or {-1, 1}")
     return np.where(y > 0, 1.0, -1.0)
-
-
-def clip_rows(X: np.ndarray, bound: float, norm: int) -> np.ndarray:
-    """Rows scaled down to ‖x‖_norm ≤ bound (rows inside the ball are unchanged)."""
-    norms = np.linalg.norm(X, ord=norm, axis=1)
-    return X * (bound / np.maximum(norms, bound))[:, None]
 
 
 def design_bounds(norm_bound: float, norm: int, fit_intercept: bool) -> tuple[float, float]:
@@ -113,7 +115,7 @@ def prepare_design(X, norm_bound: float, norm: int, fit_intercept: bool) -> np.n
     """Validated float matrix, rows clipped to the public bound, intercept column appended."""
     X = as_matrix(X)
     check_finite_rows(X)
-    X = clip_rows(X, norm_bound, norm)
+    X = project_rows(X, norm_bound, norm)
     if fit_intercept:
         X = np.hstack([X, np.ones((X.shape[0], 1))])
     return X
@@ -128,23 +130,27 @@ def perturbation_noise(dim: int, noise: str, source: NoiseSource, size: int | No
     return np.column_stack([draw(dim, _NOISE_SCALE, source) for _ in range(size)])
 
 
-@dataclass(frozen=True)
-class ObjectivePerturbationInfo:
-    """What one objective-perturbation release assumed and added (no data, no noise vector)."""
+@dataclass(frozen=True, eq=False, kw_only=True)
+class ElasticNetRelease(Release):
+    """One objective-perturbation release: the coefficients and what they assumed (no data, no noise vector)."""
 
-    epsilon: float
-    noise: str
-    norm_bound: float
-    phi: float
-    hessian_bound: float
-    convex_min: float
-    extra_ridge: float
-    lam: float
-    alpha: float
-    n: int
-    private: bool
-    neighbours: str = REPLACE_ONE
-    mechanism: str = "objective perturbation (Kifer et al. 2012; Yu et al. 2014 Alg. 1)"
+    coef: np.ndarray = output()
+    intercept: float = output()
+    noise: str = public()
+    norm_bound: float = public()
+    phi: float = public()
+    hessian_bound: float = public()
+    convex_min: float = public()
+    extra_ridge: float = public()
+    lam: float = public()
+    alpha: float = public()
+    n: int = public()
+    mechanism: str = constant(default=MECHANISM)
+
+    def __post_init__(self):
+        coef = np.array(self.coef, dtype=np.float64)
+        coef.flags.writeable = False
+        object.__setattr__(self, "coef", coef)
 
 
 def check_penalty(lam, alpha) -> tuple[float, float]:
@@ -166,7 +172,9 @@ class DPElasticNetLogisticRegression:
     ``fit`` is the release: ε-DP (pure) under replace-one neighbours, n public; κ
     (``norm_bound``), λ, α and the noise kind are public.  ``accountant`` (optional) is charged
     ε once per successful ``fit``; ``rng=None`` draws secure noise, a seed makes the fit
-    reproducible and marks it ``privacy_.private = False``.
+    reproducible and marks it ``privacy_.private = False``.  After ``fit`` the estimator holds
+    only the release: ``coef_``, ``intercept_`` and ``privacy_`` (an :class:`ElasticNetRelease`);
+    a fit that does not converge raises ConvergenceError with ε spent (module docstring).
 
     Parameters
     ----------
@@ -261,7 +269,7 @@ class DPElasticNetLogisticRegression:
         l1_mask = np.ones(design.shape[1], dtype=bool)
         if self.fit_intercept:
             l1_mask[-1] = False
-        with charge(self.accountant, "objective perturbation", epsilon, label="DP elastic-net logistic"):
+        with release_guard(self.accountant, MECHANISM, epsilon, label="DP elastic-net logistic"):
             b = perturbation_noise(design.shape[1], self.noise, source)
             result = solve_elastic_net_logistic(
                 design,
@@ -272,12 +280,13 @@ class DPElasticNetLogisticRegression:
                 l1_mask,
                 tol=self.tol,
                 max_iter=self.max_iter,
-                row_norm_bound=2.0 * math.sqrt(c),  # public: ‖x‖₂² ≤ κ² (+ 1) = 4c
+                hessian_bound=c,
             )
         theta = result.theta[:, 0]
         self._set_fitted(theta)
-        self.n_iter_ = result.n_iter
-        self.privacy_ = ObjectivePerturbationInfo(
+        self.privacy_ = ElasticNetRelease(
+            coef=self.coef_,
+            intercept=self.intercept_,
             epsilon=epsilon,
             noise=self.noise,
             norm_bound=kappa,
@@ -306,7 +315,7 @@ class DPElasticNetLogisticRegression:
         X = as_matrix(X)
         if X.shape[1] != self.coef_.shape[0]:
             raise ValueError(f"X has {X.shape[1]} features, the model was fitted with {self.coef_.shape[0]}")
-        return clip_rows(X, float(self.norm_bound), NOISE_KINDS[self.noise]) @ self.coef_ + self.intercept_
+        return project_rows(X, float(self.norm_bound), NOISE_KINDS[self.noise]) @ self.coef_ + self.intercept_
 
     def predict_proba(self, X) -> np.ndarray:
         """n × 2 array of P(y = 0), P(y = 1) (scikit-learn column order)."""

@@ -18,8 +18,12 @@ P(‖bᵢ‖₂ > ξ) ≤ δ/k.  Chaudhuri & Vinterbo (2013, Thm 1) with Yu et a
     **(ε_T + ε_S, δ)-DP** for the release (i*, θ_{i*}) under replace-one neighbours of the whole
     data set (the replaced record lies in T or in V; n, m public).  Public: κ, the λ grid, α,
     the noise kind, the split sizes.  δ covers the event that some ‖bᵢ‖₂ exceeds ξ (union
-    bound over the k candidates).  Only θ_{i*} and i* are released: the validation scores are
-    computed without noise and are **not** returned.
+    bound over the k candidates).  Only θ_{i*} and i* are released: the validation scores,
+    the candidates' fits and the solver's iteration counts are computed without noise and are
+    **not** returned.  The selection is :func:`pm_private.privacy.primitives.exponential_mechanism`
+    (OpenDP's exact Gumbel sampler with the secure source).  If a candidate's fit does not
+    converge, ConvergenceError is raised **after** (ε, δ) is charged (budget reservation: the
+    failure depends on the data and must not be retriable for free).
 
 Departures from Yu et al. (2014), and why:
 
@@ -40,12 +44,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from ..privacy.accounting import REPLACE_ONE, charge
 from ..privacy.noise import NoiseSource, as_noise_source
+from ..privacy.primitives import exponential_mechanism
+from ..privacy.release import Release, constant, output, public, release_guard
 from ..privacy.validation import as_float_array, as_matrix, check_delta, check_epsilon, check_positive
 from .elastic_net import (
     DPElasticNetLogisticRegression,
-    ObjectivePerturbationInfo,
+    ElasticNetRelease,
     check_noise,
     check_penalty,
     convex_min,
@@ -56,7 +61,11 @@ from .elastic_net import (
 )
 from .proximal import softplus, solve_elastic_net_logistic
 
-__all__ = ["PenaltySelection", "StabilityConstants", "noise_norm_bound", "select_penalty", "stability_constants"]
+__all__ = ["MECHANISM", "PenaltySelectionRelease", "StabilityConstants", "noise_norm_bound", "select_penalty", "stability_constants"]
+
+
+#: Mechanism name of :func:`select_penalty` (result and ledger entry).
+MECHANISM = "stability-based penalty selection (Chaudhuri & Vinterbo 2013; Yu et al. 2014, Thm 2.1)"
 
 
 def noise_norm_bound(dim: int, tail: float) -> float:
@@ -107,35 +116,29 @@ def stability_constants(
     )
 
 
-@dataclass(frozen=True)
-class PenaltySelection:
-    """Result of :func:`select_penalty`: the released model and λ, and the public constants used."""
+@dataclass(frozen=True, kw_only=True)
+class PenaltySelectionRelease(Release):
+    """Result of :func:`select_penalty`: the released model and λ, and the public constants used.
 
-    model: DPElasticNetLogisticRegression
-    lam: float
-    index: int
-    lams: tuple[float, ...]
-    epsilon: float
-    epsilon_train: float
-    epsilon_select: float
-    delta: float
-    n_train: int
-    n_valid: int
-    constants: StabilityConstants
-    private: bool
-    neighbours: str = REPLACE_ONE
-    mechanism: str = "stability-based private validation (Chaudhuri & Vinterbo 2013; Yu et al. 2014 Thm 2.1)"
+    ``model`` is a fitted :class:`DPElasticNetLogisticRegression` holding θ_{i*} (its
+    ``privacy_`` describes the ε_T part); ``index`` is i* on the grid ``lams``.
+    """
+
+    model: DPElasticNetLogisticRegression = output()
+    lam: float = output()
+    index: int = output()
+    lams: tuple[float, ...] = public()
+    epsilon_train: float = public()
+    epsilon_select: float = public()
+    n_train: int = public()
+    n_valid: int = public()
+    constants: StabilityConstants = public()
+    mechanism: str = constant(default=MECHANISM)
 
 
 def _split(N: int, n_valid: int, source: NoiseSource) -> tuple[np.ndarray, np.ndarray]:
     order = np.argsort(source.uniform((N,)))
     return order[n_valid:], order[:n_valid]
-
-
-def _exponential_mechanism(scores: np.ndarray, epsilon: float, sensitivity: float, source: NoiseSource) -> int:
-    """argmaxᵢ(ε qᵢ/(2Δq) + Gumbelᵢ): a draw with P(i) ∝ exp(ε qᵢ/(2Δq))."""
-    gumbel = -np.log(source.exponential(scores.shape))
-    return int(np.argmax(epsilon * scores / (2.0 * sensitivity) + gumbel))
 
 
 def select_penalty(
@@ -155,12 +158,12 @@ def select_penalty(
     max_iter: int = 100_000,
     accountant=None,
     rng=None,
-) -> PenaltySelection:
+) -> PenaltySelectionRelease:
     """Choose λ from the public grid ``lams`` and release its model, (ε, δ)-DP in total.
 
     ε is split as ε_T = (1 − selection_share)ε for training and ε_S = selection_share·ε for
     the exponential mechanism; see the module docstring for the mechanism and the guarantee.
-    The accountant is charged (ε, δ) once, after the release succeeded.
+    The accountant is charged (ε, δ) once (refused before any noise is drawn if over budget).
     """
     X = as_matrix(X)
     N = X.shape[0]
@@ -197,7 +200,7 @@ def select_penalty(
     if fit_intercept:
         l1_mask[-1] = False
 
-    with charge(accountant, "stability-based private validation", epsilon, delta, label="elastic-net λ selection"):
+    with release_guard(accountant, MECHANISM, epsilon, delta, label="elastic-net λ selection"):
         train, valid = _split(N, n_valid, source)
         noise_draws = perturbation_noise(dim, noise, source, size=lams.size)
         result = solve_elastic_net_logistic(
@@ -209,25 +212,25 @@ def select_penalty(
             l1_mask,
             tol=tol,
             max_iter=max_iter,
-            row_norm_bound=constants.lipschitz,  # public bound on ‖x‖₂ of a clipped design row
+            hessian_bound=constants.lipschitz**2 / 4,
         )
         margins = y[valid, None] * (design[valid] @ result.theta)
         scores = -softplus(-margins).mean(axis=0)
-        index = _exponential_mechanism(scores, eps_select, constants.sensitivity, source)
+        index = exponential_mechanism(scores, epsilon=eps_select, sensitivity=constants.sensitivity, source=source)
 
     model = DPElasticNetLogisticRegression(
         epsilon=eps_train, lam=float(lams[index]), alpha=alpha, norm_bound=kappa, noise=noise,
         fit_intercept=fit_intercept, too_weak="add_ridge", tol=tol, max_iter=max_iter,
     )
     model._set_fitted(result.theta[:, index])
-    model.n_iter_ = result.n_iter
-    model.privacy_ = ObjectivePerturbationInfo(
+    model.privacy_ = ElasticNetRelease(
+        coef=model.coef_, intercept=model.intercept_,
         epsilon=eps_train, noise=noise, norm_bound=kappa, phi=constants.phi,
         hessian_bound=constants.lipschitz**2 / 4, convex_min=constants.c_star,
         extra_ridge=constants.extra_ridge, lam=float(lams[index]), alpha=alpha, n=n_train,
         private=source.secure,
     )
-    return PenaltySelection(
+    return PenaltySelectionRelease(
         model=model, lam=float(lams[index]), index=index, lams=tuple(lams.tolist()),
         epsilon=epsilon, epsilon_train=eps_train, epsilon_select=eps_select, delta=delta,
         n_train=n_train, n_valid=n_valid, constants=constants, private=source.secure,

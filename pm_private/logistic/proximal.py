@@ -6,11 +6,11 @@ Each column k of the batch is the convex problem
 
 with yᵢ ∈ {−1, 1}, J the ℓ1-penalised coordinates (an intercept column is left out of J) and
 g_k a linear term (the objective-perturbation noise of Yu et al. (2014), zero when non-private).
-The smooth part has gradient Lipschitz constant L_k = ‖X‖₂²/(4n) + l2_k ≤ R²/4 + l2_k when every
-row has ‖xᵢ‖₂ ≤ R, so FISTA with step 1/L_k and the gradient-based adaptive restart of
-O'Donoghue & Candès (2015) converges linearly when l2_k > 0.  Private fits pass the public row
-bound R (``row_norm_bound``) and use L_k = R²/4 + l2_k: the step size then does not depend on
-the spectrum of the private design, only on public constants.  The prox of the ℓ1 term is soft thresholding.  Solving several
+The smooth part has gradient Lipschitz constant L_k ≤ ‖X‖₂²/(4n) + l2_k ≤ c + l2_k, with c a
+public bound on ‖xᵢ‖₂²/4 when one is given (the private mechanisms pass it, so that the
+solver's path depends on the data only through the gradients), so FISTA with step
+1/L_k and the gradient-based adaptive restart of O'Donoghue & Candès (2015) converges
+linearly when l2_k > 0.  The prox of the ℓ1 term is soft thresholding.  Solving several
 columns at once shares the X @ Θ products (penalty grids, private selection).
 
 Convergence is certified by the KKT conditions: the minimum-norm subgradient
@@ -18,13 +18,17 @@ Convergence is certified by the KKT conditions: the minimum-norm subgradient
     sⱼ = ∇ⱼf + l1 sign(θⱼ)            if θⱼ ≠ 0 (or j ∉ J, with l1 = 0),
     sⱼ = max(|∇ⱼf| − l1, 0)           if θⱼ = 0,
 
-must satisfy max_j |sⱼ| ≤ tol for every column; otherwise :class:`ConvergenceError`.
+must satisfy max_j |sⱼ| ≤ tol for every column; otherwise :class:`~pm_private.privacy.ConvergenceError`, whose
+message carries no data-dependent value (a private mechanism charges its budget before it
+propagates, see :mod:`pm_private.privacy.release`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 from scipy.special import expit, log1p
+
+from ..privacy.release import ConvergenceError
 
 __all__ = [
     "ConvergenceError",
@@ -36,10 +40,6 @@ __all__ = [
 ]
 
 _CHECK_EVERY = 10
-
-
-class ConvergenceError(RuntimeError):
-    """The solver did not reach the requested KKT tolerance within ``max_iter`` iterations."""
 
 
 class SolverResult:
@@ -111,18 +111,16 @@ def solve_elastic_net_logistic(
     *,
     tol: float = 1e-10,
     max_iter: int = 100_000,
-    row_norm_bound: float | None = None,
+    hessian_bound: float | None = None,
 ) -> SolverResult:
     """Minimise F_k for every column k (module docstring); X is n × s, y ∈ {−1, 1}ⁿ.
 
     ``l2`` and ``l1`` are scalars or length-k arrays, ``linear`` is s × k (or s), ``l1_mask``
     a boolean s-vector (default: all coordinates penalised).  Requires l2 > 0 (strong
-    convexity, so the minimiser is unique).  Raises :class:`ConvergenceError` if the KKT
-    residual is not below ``tol`` after ``max_iter`` iterations.
-
-    ``row_norm_bound``: a public R ≥ maxᵢ ‖xᵢ‖₂ (rows clipped to it).  The step is then
-    1/(R²/4 + l2) (module docstring), a function of public constants only; without it the step
-    uses ‖X‖₂ of X itself, which is for non-private fits.
+    convexity, so the minimiser is unique).  Raises :class:`~pm_private.privacy.ConvergenceError` if the KKT
+    residual is not below ``tol`` after ``max_iter`` iterations.  ``hessian_bound`` (c ≥ ‖xᵢ‖₂²/4
+    for every row, public) sets the step 1/(c + l2) without looking at X; by default the step
+    is 1/(‖X‖₂²/(4n) + l2).
     """
     n, s = X.shape
     k = 1 if linear is None else np.asarray(linear).reshape(s, -1).shape[1]
@@ -130,10 +128,8 @@ def solve_elastic_net_logistic(
     l2, l1, linear, l1_mask = _broadcast((s, k), l2, l1, linear, l1_mask)
     if np.any(l2 <= 0):
         raise ValueError(f"l2 must be > 0 for every problem (strong convexity), got {l2}")
-    if row_norm_bound is None:
-        lipschitz = np.linalg.norm(X, 2) ** 2 / (4 * n) + l2
-    else:
-        lipschitz = float(row_norm_bound) ** 2 / 4 + l2
+    curvature = np.linalg.norm(X, 2) ** 2 / (4 * n) if hessian_bound is None else float(hessian_bound)
+    lipschitz = curvature + l2
     step = 1.0 / lipschitz
     threshold = np.where(l1_mask[:, None], l1 * step, 0.0)
 
@@ -156,4 +152,4 @@ def solve_elastic_net_logistic(
             residual = _kkt(theta, _smooth_gradient(theta, X, y, l2, linear), l1, l1_mask)
             if np.all(residual <= tol):
                 return SolverResult(theta, iteration, residual)
-    raise ConvergenceError(f"elastic-net solver did not reach the KKT tolerance {tol:g} in {max_iter} iterations")
+    raise ConvergenceError(f"elastic-net solver did not converge to the KKT tolerance {tol:g} in {max_iter} iterations")

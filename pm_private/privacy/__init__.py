@@ -1,4 +1,5 @@
-"""General differential-privacy building blocks: accounting, secure noise, input validation."""
+"""General differential-privacy building blocks: accounting, randomness, primitives (Laplace,
+Gaussian calibration, exponential mechanism, row projection), validation and the release protocol."""
 
 from .._lazy import attach
 
@@ -13,7 +14,16 @@ _NAMES = {
     "note_noise_drawn": ".accounting",
     "NoiseSource": ".noise",
     "as_noise_source": ".noise",
-    "laplace_mechanism": ".noise",
+    "LaplaceRelease": ".primitives",
+    "exponential_mechanism": ".primitives",
+    "gaussian_delta": ".primitives",
+    "gaussian_noise_multiplier": ".primitives",
+    "laplace_mechanism": ".primitives",
+    "project_rows": ".primitives",
+    "ConvergenceError": ".release",
+    "Release": ".release",
+    "field_kinds": ".release",
+    "release_guard": ".release",
     "laplace_vector": ".noise",
     "l2_gamma_vector": ".noise",
     "MIN_EPSILON": ".validation",
@@ -24,6 +34,7 @@ _NAMES = {
     "as_float_array": ".validation",
     "as_vector": ".validation",
     "check_finite_rows": ".validation",
+    "check_count": ".validation",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)

@@ -6,7 +6,7 @@ compose to (Σεᵢ, Σδᵢ)-DP (Dwork & Roth 2014, Thm 3.16).
 
 Reservation protocol
 --------------------
-Every release function of pm_private takes ``accountant=`` and goes through :func:`charge`, a
+Every release function of pm_private takes ``accountant=`` and goes through :func:`~pm_private.privacy.charge`, a
 context manager that
 
 1. **reserves** (ε, δ) in one atomic step: the budget check and the ledger entry (status

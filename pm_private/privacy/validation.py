@@ -13,7 +13,17 @@ import math
 
 import numpy as np
 
-__all__ = ["MIN_EPSILON", "as_float_array", "check_epsilon", "check_delta", "check_positive", "as_matrix", "as_vector", "check_finite_rows"]
+__all__ = [
+    "MIN_EPSILON",
+    "as_float_array",
+    "check_epsilon",
+    "check_delta",
+    "check_positive",
+    "check_count",
+    "as_matrix",
+    "as_vector",
+    "check_finite_rows",
+]
 
 
 #: Smallest ε a release accepts.  Noise scales are Δ/ε: below 10⁻⁶ the noise is at least a
@@ -38,6 +48,20 @@ def check_positive(name: str, value) -> float:
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be finite and > 0, got {value!r}")
     return value
+
+
+def check_count(name: str, value, minimum: int = 1, maximum: int | None = None) -> int:
+    """An integer in [``minimum``, ``maximum``], or ValueError naming ``name``.
+
+    Only integer types count (``int`` and numpy integers): ``3.0`` and ``True`` are refused, so a
+    float that happens to be integral is not silently accepted where a count is meant.
+    """
+    bound = f"in [{minimum}, {maximum}]" if maximum is not None else f"≥ {minimum}"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer {bound}, got {value!r}")
+    if value < minimum or (maximum is not None and value > maximum):
+        raise ValueError(f"{name} must be an integer {bound}, got {value!r}")
+    return int(value)
 
 
 def check_epsilon(epsilon) -> float:

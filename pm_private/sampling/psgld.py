@@ -62,7 +62,7 @@ from pytensor.graph.traversal import graph_inputs
 from rich.progress import TextColumn
 from rich.table import Column
 
-from ..privacy.validation import check_positive
+from ..privacy.validation import check_count, check_positive
 
 __all__ = ["PSGLD"]
 
@@ -83,15 +83,6 @@ def _check_unit_interval(name: str, value) -> float:
     if not 0.0 <= value < 1.0:
         raise ValueError(f"{name} must be in [0, 1), got {value!r}")
     return value
-
-
-def _check_count(name: str, value, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    if value < low or (high is not None and value > high):
-        bound = f"in [{low}, {high}]" if high is not None else f"≥ {low}"
-        raise ValueError(f"{name} must be {bound}, got {value}")
-    return int(value)
 
 
 class PSGLD(ArrayStepShared):
@@ -159,7 +150,7 @@ class PSGLD(ArrayStepShared):
             raise ValueError(f"tau must be finite and ≥ 0, got {tau!r}")
         self.mu = _check_unit_interval("mu", mu)
         self.lam = check_positive("lam", lam)
-        self.thin = _check_count("thin", thin, 1)
+        self.thin = check_count("thin", thin, 1)
         self.freeze_preconditioner = bool(freeze_preconditioner)
 
         if vars is None:
@@ -216,7 +207,7 @@ class PSGLD(ArrayStepShared):
         replacements, batches, idx_vars = {}, [], []
         for term in terms:
             k = min(DEFAULT_BATCH_SIZE, term.n) if batch_size is None else batch_size
-            k = _check_count("batch_size", k, 1, term.n)
+            k = check_count("batch_size", k, 1, term.n)
             idx = pt.lvector(f"{term.scale.name}_idx")
             replacements.update({records: records[idx] for records in term.records})
             replacements[term.scale] = pt.constant(term.n / k, dtype=term.scale.dtype)

@@ -18,6 +18,7 @@ _NAMES = {
     "weibull_logp": ".weibull",
     "weibull_mle": ".weibull",
     "weibull_model": ".weibull",
+    "WeibullLSP": ".weibull_mechanisms",
     "WeibullRelease": ".weibull_mechanisms",
     "lsp_ladder": ".weibull_mechanisms",
     "weibull_private": ".weibull_mechanisms",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..privacy.primitives import project_rows
 from ..privacy.validation import as_float_array, as_matrix, check_finite_rows, check_positive
 from .spline import _integer
 
@@ -125,10 +126,9 @@ def scale_covariates(X, *, bound, center=None) -> np.ndarray:
     center = np.zeros(d) if center is None else _public_vector("center", center, d)
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused just below
         Z = (X - center) / bound
-        norms = np.linalg.norm(Z, axis=1, keepdims=True)
-    if not np.isfinite(norms).all():
+    if not np.isfinite(Z).all():
         raise ValueError("bound is too small for X: (X − center)/bound overflows")
-    return Z / np.maximum(norms, 1.0)
+    return project_rows(Z, 1.0)
 
 
 def _public_vector(name: str, value, d: int) -> np.ndarray:

@@ -91,25 +91,36 @@ def record_grad_numpy(f, data: DiscreteTimeData, link: str = "logit") -> np.ndar
     return np.hstack([w @ data.basis, w.sum(axis=1)[:, None] * data.X])
 
 
+def _loss_sums(f, data: DiscreteTimeData, link: str, hessian: bool):
+    """(Σℓᵢ, Σ∇ℓᵢ[, Σ∇²ℓᵢ]) over the records of ``data``: the sums that partitions add."""
+    weights = _weights(f, data, link, 2 if hessian else 1)
+    A, X = data.basis, data.X
+    w = weights[1]
+    grad = np.concatenate([A.T @ w.sum(axis=0), X.T @ w.sum(axis=1)])
+    if not hessian:
+        return weights[0].sum(), grad
+    v = weights[2]
+    h_aa = (A.T * v.sum(axis=0)) @ A
+    h_ab = A.T @ (v.T @ X)
+    h_bb = (X.T * v.sum(axis=1)) @ X
+    return weights[0].sum(), grad, np.block([[h_aa, h_ab], [h_ab.T, h_bb]])
+
+
 def loss_and_grad(f, data: DiscreteTimeData, link: str = "logit", *, hessian: bool = False):
     """Mean loss (1/n)Σℓᵢ and its gradient (e + d,); with ``hessian=True`` also the Hessian.
 
     Gradient (1/n)(Aᵀ Wᵀ1, Xᵀ W1); Hessian blocks (1/n)(Aᵀ diag(Vᵀ1) A, Aᵀ VᵀX, Xᵀ diag(V1) X)
     with W, V the (n, q) first and second derivative weights.  Cost O(n·q·d), memory O(n·q).
+    ``data`` may also be records held as Dask partitions (what
+    :func:`pm_private.survival.output_perturbation` builds from Dask collections): each
+    partition then returns its sums and the client adds them (Nguyên & Hui 2017a, Eq. 3).
     """
     _check_link(link)
-    weights = _weights(f, data, link, 2 if hessian else 1)
-    n, A, X = data.n, data.basis, data.X
-    loss = weights[0].sum() / n
-    w = weights[1]
-    grad = np.concatenate([A.T @ w.sum(axis=0), X.T @ w.sum(axis=1)]) / n
-    if not hessian:
-        return loss, grad
-    v = weights[2]
-    h_aa = (A.T * v.sum(axis=0)) @ A
-    h_ab = A.T @ (v.T @ X)
-    h_bb = (X.T * v.sum(axis=1)) @ X
-    return loss, grad, np.block([[h_aa, h_ab], [h_ab.T, h_bb]]) / n
+    if isinstance(data, DiscreteTimeData):
+        sums = _loss_sums(f, data, link, hessian)
+    else:
+        sums = data.loss_sums(f, link, hessian)
+    return tuple(total / data.n for total in sums)
 
 
 class FitResult(NamedTuple):

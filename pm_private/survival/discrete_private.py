@@ -37,7 +37,11 @@ the paper's ε′ is conservative in practice although its proof step is wrong.
 Residual risks (the guarantees are those of the idealised real-valued mechanisms):
 
 * the minimisers are computed to ‖∇J‖ ≤ 1e-9 (Newton), which moves f by at most 1e-9/(Λ + Δ),
-  many orders below the noise; the result records ‖∇J‖;
+  many orders below the noise.  Nothing about the solve (‖∇J‖, iterations, objective) is
+  released: computed on the private data before or without the noise, such metadata tells
+  neighbours apart.  If Newton's method does not converge, ConvergenceError is raised **after**
+  ε is charged (budget reservation): the failure depends on the data and must not be
+  retriable for free;
 * Ext-Out-Pert adds float noise to a float f* (the least-significant-bit issue of naive Laplace
   noise, Mironov 2012), and :func:`pm_private.privacy.noise.l2_gamma_vector`'s radius is a sum of
   exponentials cut at 37.4 each (no uniform below 2⁻⁵⁴): a δ of about (e + d)·2⁻⁵³ ≈ 1e-15,
@@ -50,14 +54,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..privacy.accounting import REPLACE_ONE, PrivacyAccountant, charge
+from ..privacy.accounting import PrivacyAccountant
 from ..privacy.noise import as_noise_source, l2_gamma_vector
-from ..privacy.validation import as_matrix, check_epsilon, check_positive
+from ..privacy.primitives import project_rows
+from ..privacy.release import ConvergenceError, Release, constant, output, public, release_guard
+from ..privacy.validation import as_matrix, check_count, check_epsilon, check_positive
 from .discrete_data import DiscreteTimeData
 from .discrete_numpy import fit_discrete_time
-from .spline import _integer
 
 __all__ = [
+    "OUTPUT_PERTURBATION",
+    "OBJECTIVE_PERTURBATION",
     "DiscreteTimeRelease",
     "gradient_sensitivity",
     "output_sensitivity",
@@ -67,39 +74,37 @@ __all__ = [
     "objective_perturbation",
 ]
 
+#: Mechanism names of :func:`output_perturbation` and :func:`objective_perturbation`.
+OUTPUT_PERTURBATION = "Ext-Out-Pert discrete-time survival (Nguyên & Hui 2017a, Alg. 1)"
+OBJECTIVE_PERTURBATION = "Ext-Obj-Pert discrete-time survival (Nguyên & Hui 2017a, Alg. 2)"
+
 # Rows with 1 < ‖x‖ ≤ 1 + this are taken as rounding of a projection and scaled back onto the ball.
 _NORM_ROUNDING = 1e-12
 
 
-@dataclass(frozen=True)
-class DiscreteTimeRelease:
+@dataclass(frozen=True, eq=False, kw_only=True)
+class DiscreteTimeRelease(Release):
     """A private f = (α, β) of the logit discrete-time model and what its release assumed.
 
     ``sensitivity`` is t of the noise density ∝ exp(−``noise_epsilon``·‖b‖/t), ``noise_scale``
     = t/``noise_epsilon`` the scale of ‖b‖ ~ Gamma(dim f, scale).  Out-Pert: t = L/(nΛ),
     noise_epsilon = ε.  Obj-Pert: t = L, noise_epsilon = ε′, ``extra_regularization`` = Δ.
-    ``grad_norm`` is ‖∇‖ of the minimised objective at the returned point (Out-Pert: before
-    the noise).  ``private`` is False when a seeded generator drew the noise (tests only).
-    No record is kept.
+    ``private`` is False when a seeded generator drew the noise (tests only).  No record and
+    no solver metadata is kept.
     """
 
-    f: np.ndarray
-    mechanism: str
-    epsilon: float
-    noise_epsilon: float
-    sensitivity: float
-    noise_scale: float
-    regularization: float
-    extra_regularization: float
-    n: int
-    q: int
-    e: int
-    d: int
-    grad_norm: float
-    private: bool
-    link: str = "logit"
-    covariate_bound: float = 1.0
-    neighbours: str = REPLACE_ONE
+    f: np.ndarray = output()
+    noise_epsilon: float = public()
+    sensitivity: float = public()
+    noise_scale: float = public()
+    regularization: float = public()
+    extra_regularization: float = public()
+    n: int = public()
+    q: int = public()
+    e: int = public()
+    d: int = public()
+    link: str = constant(default="logit")
+    covariate_bound: float = constant(default=1.0)
 
     def __post_init__(self):
         f = np.array(self.f, dtype=np.float64)
@@ -115,6 +120,9 @@ class DiscreteTimeRelease:
     def beta(self) -> np.ndarray:
         """Covariate effects (log odds ratios of the hazard)."""
         return self.f[self.e :]
+
+
+_NOT_CONVERGED = "Newton's method did not reach ‖∇J‖ ≤ 1e-9 in 100 steps; ε was spent (the failure depends on the data)"
 
 
 def gradient_sensitivity(basis) -> float:
@@ -158,13 +166,14 @@ def _private_records(X, time, event, q, e) -> DiscreteTimeData:
     if not np.isfinite(X).all():
         raise ValueError("X contains NaN or infinite values")
     norms = np.linalg.norm(X, axis=1)
-    if (norms > 1.0 + _NORM_ROUNDING).any():
+    if (norms > 1.0 + _NORM_ROUNDING).any():  # the message names a row, never a private norm or count
         raise ValueError(
-            f"X has rows with ‖x‖ > 1 (first in row {int(np.argmax(norms > 1.0 + _NORM_ROUNDING))}); project "
-            "them into the unit ball with public bounds first (scale_covariates / flchain_unit_ball)"
+            f"X has rows with ‖x‖ > 1 (first in row {int(np.argmax(norms > 1 + _NORM_ROUNDING))}); "
+            "project them into the unit ball with public bounds first (scale_covariates / flchain_unit_ball)"
         )
-    X = X / np.maximum(norms, 1.0)[:, None]
-    return DiscreteTimeData.from_times(X, time, event, q=_integer("q", q, 1), e=_integer("e", e, 2))
+    X = project_rows(X, 1.0)
+    q, e = check_count("q", q), check_count("e", e, 2)
+    return DiscreteTimeData.from_times(X, time, event, q=q, e=e)
 
 
 def _check_noise_scale(*values) -> None:
@@ -176,6 +185,12 @@ def _check_noise_scale(*values) -> None:
 def _check_inputs(X, time, event, epsilon, regularization, q, e):
     epsilon = check_epsilon(epsilon)
     regularization = check_positive("regularization", regularization)
+    if any(hasattr(a, "__dask_graph__") for a in (X, time, event)):  # Dask collections: validated where they live
+        if int(q) != q or q < 1 or int(e) != e or e < 2:
+            raise ValueError(f"q must be an integer ≥ 1 and e an integer ≥ 2, got q={q!r}, e={e!r}")
+        from .._dask import partitioned_records
+
+        return partitioned_records(X, time, event, q=int(q), e=int(e)), epsilon, regularization
     return _private_records(X, time, event, q, e), epsilon, regularization
 
 
@@ -202,23 +217,28 @@ def output_perturbation(
     ----------
     X : (n, d) covariates with ‖xᵢ‖ ≤ 1 (project with public bounds first; longer rows raise).
     time : (n,) times scaled into [0, 1] with a public horizon; event : (n,) 1 = event, 0 = censored.
+        X, time and event may be Dask collections partitioned alike (dask arrays, or columns of
+        one dask DataFrame): the partitions are validated and kept where they live, each
+        Newton step of the fit is one pass that returns per-partition loss, gradient and
+        Hessian sums, and the noise is drawn once, on the client.
     epsilon : privacy budget, > 0.  regularization : Λ > 0.
     q, e : number of intervals and of spline knots (public).
-    accountant : charged ε before noise is drawn; bad input or a refused budget spends nothing.
+    accountant : charged ε before noise is drawn; bad input or a refused budget spends nothing,
+        a minimiser that does not converge spends ε (ConvergenceError).
     rng : None (secure) or a seed (reproducible, result marked not private).
     """
     data, epsilon, regularization = _check_inputs(X, time, event, epsilon, regularization, q, e)
     source = as_noise_source(rng)
     t = output_sensitivity(data.basis, data.n, regularization)
     _check_noise_scale(t / epsilon)
-    with charge(accountant, "discrete_time_output_perturbation", epsilon, label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}"):
+    with release_guard(accountant, OUTPUT_PERTURBATION, epsilon, label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}"):
         fit = fit_discrete_time(data, "logit", l2=regularization)
         if not fit.converged:
-            raise RuntimeError("the minimiser did not converge; nothing was released")
+            raise ConvergenceError(_NOT_CONVERGED)
         noise = l2_gamma_vector(data.dim, t / epsilon, source)
         return DiscreteTimeRelease(
             f=fit.f + noise,
-            mechanism="Ext-Out-Pert (Nguyên & Hui 2017a, Alg. 1)",
+            mechanism=OUTPUT_PERTURBATION,
             epsilon=epsilon,
             noise_epsilon=epsilon,
             sensitivity=t,
@@ -229,7 +249,6 @@ def output_perturbation(
             q=data.q,
             e=data.e,
             d=data.d,
-            grad_norm=fit.grad_norm,
             private=source.secure,
         )
 
@@ -260,14 +279,14 @@ def objective_perturbation(
     L = gradient_sensitivity(data.basis)
     extra, noise_epsilon = objective_regularization(data.basis, data.n, epsilon, regularization)
     _check_noise_scale(L / noise_epsilon, extra)
-    with charge(accountant, "discrete_time_objective_perturbation", epsilon, label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}"):
+    with release_guard(accountant, OBJECTIVE_PERTURBATION, epsilon, label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}"):
         noise = l2_gamma_vector(data.dim, L / noise_epsilon, source)
         fit = fit_discrete_time(data, "logit", l2=regularization + extra, linear=noise)
         if not fit.converged:
-            raise RuntimeError("the minimiser did not converge; nothing was released")
+            raise ConvergenceError(_NOT_CONVERGED)
         return DiscreteTimeRelease(
             f=fit.f,
-            mechanism="Ext-Obj-Pert (Nguyên & Hui 2017a, Alg. 2)",
+            mechanism=OBJECTIVE_PERTURBATION,
             epsilon=epsilon,
             noise_epsilon=noise_epsilon,
             sensitivity=L,
@@ -278,6 +297,5 @@ def objective_perturbation(
             q=data.q,
             e=data.e,
             d=data.d,
-            grad_norm=fit.grad_norm,
             private=source.secure,
         )

@@ -53,10 +53,16 @@ released numbers (free under DP): δ̃ ← clip(δ̃, 1, n), τ̃ ← clip(τ̃,
 range of the sums), λ = min((τ̃/δ̃)^{1/p}, γ).
 
 Randomness.  With ``rng=None`` all draws come from the OS CSPRNG (:class:`NoiseSource`) and the
-Laplace noise is OpenDP's exact discrete Laplace.  The exponential mechanism (level by inverse
-CDF of the weights, then a uniform point in the level) is sampled in floating point from 53-bit
-uniforms: the proof is for exact real arithmetic, and the residual floating-point risk discussed
-in :mod:`pm_private.privacy.noise` applies to it.  A seeded ``rng`` makes the result ``private=False``.
+Laplace noise is OpenDP's exact discrete Laplace.  The exponential mechanism picks the level i
+with :func:`pm_private.privacy.primitives.exponential_mechanism` (scores −i, sensitivity 1,
+base measure the level's length; OpenDP's exact Gumbel-max sampler), then a uniform point of
+the level.  What remains floating point: the rung bounds (bisection), the log-lengths of the
+levels, and the point within the level (a 53-bit uniform times the level's length): the proof
+is for exact real arithmetic.  A seeded ``rng`` makes the result ``private=False``.
+
+Drawing many times.  The ladder depends on the data, K, γ and ω, not on ε.  :class:`WeibullLSP`
+builds it once and each :meth:`WeibullLSP.release` is one ε-DP release, validated and charged
+like :func:`weibull_private` (which is ``WeibullLSP(...).release(...)``).
 """
 
 from __future__ import annotations
@@ -66,13 +72,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..privacy.accounting import REPLACE_ONE, PrivacyAccountant, charge
-from ..privacy.noise import NoiseSource, as_noise_source, laplace_mechanism
-from ..privacy.validation import check_epsilon, check_positive
+from ..privacy.accounting import PrivacyAccountant
+from ..privacy.noise import NoiseSource, as_noise_source
+from ..privacy.primitives import exponential_mechanism, laplace_mechanism
+from ..privacy.release import Release, output, public, release_guard
+from ..privacy.validation import check_count, check_epsilon, check_positive
 from .data import check_survival, scale_times
 from .weibull import _mle_rows
 
 __all__ = [
+    "LSP_TLL",
+    "LAPLACE_MLE",
+    "SAMPLE_AGGREGATE",
+    "WeibullLSP",
     "WeibullRelease",
     "lsp_ladder",
     "weibull_private",
@@ -85,28 +97,42 @@ _TAYLOR_TERMS = 18
 _BISECTION_STEPS = 64
 
 
-@dataclass(frozen=True)
-class WeibullRelease:
+#: Mechanism names of :func:`weibull_private` / :class:`WeibullLSP`, :func:`weibull_laplace` and
+#: :func:`weibull_sample_aggregate` (results and ledger entries).
+LSP_TLL = "Weibull LSP + TLL (Nguyên & Hui 2017b, Alg. 1–3)"
+LAPLACE_MLE = "Weibull Laplace on the clipped MLE (Nguyên & Hui 2017b, §VI-A)"
+SAMPLE_AGGREGATE = "Weibull sample-and-aggregate (Smith 2008; Nguyên & Hui 2017b, §VI-A)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class WeibullRelease(Release):
     """Private Weibull parameters and what they assumed; no record is kept.
 
     ``shape`` is p, ``scale`` is λ in the units of t (``scale / horizon`` is λ on the [e^−ω, 1]
-    scale the mechanism works on).  ``noise_scales`` are the Laplace scales used.  ``private`` is
-    False when a seeded generator drew the noise (for tests and simulations only).
+    scale the mechanism works on).  ``noise_scales`` are the Laplace scales used; ``subsets``
+    is the number m of subsets of sample-and-aggregate (1 otherwise).  ``private`` is False
+    when a seeded generator drew the noise (for tests and simulations only).
     """
 
-    shape: float
-    scale: float
-    epsilon: float
-    epsilon_shape: float
-    epsilon_scale: float
-    mechanism: str
-    horizon: float
-    omega: float
-    gamma: float
-    n: int
-    noise_scales: tuple[float, ...]
-    private: bool
-    neighbours: str = REPLACE_ONE
+    shape: float = output()
+    scale: float = output()
+    epsilon_shape: float = public()
+    epsilon_scale: float = public()
+    horizon: float = public()
+    omega: float = public()
+    gamma: float = public()
+    n: int = public()
+    noise_scales: tuple[float, ...] = public()
+    subsets: int = public(default=1)
+
+
+def _check_range(horizon: float, gamma: float, omega: float, epsilon: float | None = None) -> None:
+    """Refuse public ω, γ (and ε) whose floor e^−ω, range γ·horizon or noise scale is not a usable float."""
+    if not 0.0 < math.exp(-omega) < 1.0:
+        raise ValueError(f"omega = {omega!r} is out of range: the floor e^−ω must lie strictly between 0 and 1")
+    scale = 16.0 * gamma * max(horizon, 1.0) / (1.0 if epsilon is None else epsilon)
+    if not (math.isfinite(scale) and math.isfinite(1.0 / gamma)):
+        raise ValueError("gamma, horizon and epsilon give a range or noise scale that overflows")
 
 
 def _prepare(time, event, epsilon, horizon, gamma, omega):
@@ -115,18 +141,9 @@ def _prepare(time, event, epsilon, horizon, gamma, omega):
     horizon = check_positive("horizon", horizon)
     gamma = check_positive("gamma", gamma)
     omega = check_positive("omega", omega)
-    if not 0.0 < math.exp(-omega) < 1.0:
-        raise ValueError(f"omega = {omega!r} is out of range: the floor e^−ω must lie strictly between 0 and 1")
-    if not (math.isfinite(16.0 * gamma * max(horizon, 1.0) / epsilon) and math.isfinite(1.0 / gamma)):
-        raise ValueError("gamma, horizon and epsilon give a range or noise scale that overflows")
+    _check_range(horizon, gamma, omega, epsilon)
     t, d = check_survival(time, event)
     return epsilon, gamma, omega, scale_times(t, horizon=horizon, floor=math.exp(-omega)), d
-
-
-def _check_count(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer, float)) or int(value) != value or value < 1:
-        raise ValueError(f"{name} must be an integer ≥ 1, got {value!r}")
-    return int(value)
 
 
 class _TiltedSums:
@@ -199,7 +216,7 @@ def lsp_ladder(t_scaled, event, *, K: int = 500, gamma: float = 10.0, omega: flo
     l⁽⁰⁾ = u⁽⁰⁾ = the MLE of p clipped to γ, l⁽ᴷ⁺¹⁾ = 0 and u⁽ᴷ⁺¹⁾ = γ (see the module docstring for
     the bounds and why they differ from the paper's).
     """
-    K = _check_count("K", K)
+    K = check_count("K", K)
     t, d = check_survival(t_scaled, event)
     if (t < math.exp(-omega) * (1 - 1e-12)).any() or (t > 1).any():
         raise ValueError("scaled times must lie in [e^−ω, 1]; use scale_times(time, horizon=…, floor=exp(−ω))")
@@ -234,9 +251,11 @@ def _draw_lsp(lower, upper, epsilon_shape: float, source: NoiseSource, size: int
     right = upper[1:] - upper[:-1]  # (u⁽ⁱ⁻¹⁾, u⁽ⁱ⁾]
     length = left + right
     with np.errstate(divide="ignore"):
-        log_w = np.log(length) - np.arange(1, length.size + 1) * epsilon_shape / 2
-    cdf = np.cumsum(np.exp(log_w - log_w.max()))
-    index = np.minimum(np.searchsorted(cdf, source.uniform(size) * cdf[-1], side="right"), length.size - 1)
+        log_length = np.log(length)
+    levels = -np.arange(1.0, length.size + 1)
+    index = exponential_mechanism(
+        levels, epsilon=epsilon_shape, sensitivity=1.0, source=source, log_base=log_length, size=size
+    )
     v = source.uniform(size) * length[index]
     p = np.where(v < left[index], lower[index + 1] + v, upper[index] + (v - left[index]))
     return index + 1, p
@@ -252,6 +271,88 @@ def _tll(t, d, p: float, epsilon_scale: float, *, omega: float, gamma: float, so
     delta = np.clip(events.values[0], 1.0, n)
     tau = np.clip(powers.values[0], n * math.exp(-omega * p), n)
     return min(math.exp(min(math.log(tau / delta) / p, math.log(gamma))), gamma), events, powers
+
+
+class WeibullLSP:
+    """LSP + TLL (Nguyên & Hui 2017b, Alg. 1–3) prepared on one private data set: the ladder is
+    built once, and every :meth:`release` is a fresh ε-DP draw of (p, λ), validated and charged.
+
+    **Not a release**: the object holds the private records and the ladder (a function of them),
+    so it must stay with the data holder; only what :meth:`release` returns may be published.
+    Its repr shows public inputs only, and it refuses to be pickled.
+
+    Parameters
+    ----------
+    time, event : array-like, shape (n,)
+        Private times (in [0, ``horizon``]) and event indicators (1 = event, 0 = censored).
+    horizon : float
+        Public horizon; times are divided by it and raised to e^−ω.
+    K : int, default 500
+        Number of ladder rungs, ≥ 1.
+    gamma, omega : float
+        Public range [0, γ] of p and of λ/horizon, and floor e^−ω of the scaled times.
+
+    Examples
+    --------
+    >>> lsp = WeibullLSP(time, event, horizon=5479.0)                       # doctest: +SKIP
+    >>> releases = [lsp.release(epsilon=0.2, accountant=acct) for _ in range(5)]  # doctest: +SKIP
+    """
+
+    def __init__(self, time, event, *, horizon: float, K: int = 500, gamma: float = 10.0, omega: float = 6.0):
+        self.horizon = check_positive("horizon", horizon)
+        self.gamma = check_positive("gamma", gamma)
+        self.omega = check_positive("omega", omega)
+        _check_range(self.horizon, self.gamma, self.omega)
+        self.K = check_count("K", K)
+        t, d = check_survival(time, event)
+        self._t = scale_times(t, horizon=self.horizon, floor=math.exp(-self.omega))
+        self._d = d
+        self.n = int(self._t.size)
+        self._ladder = lsp_ladder(self._t, self._d, K=self.K, gamma=self.gamma, omega=self.omega)
+
+    def release(self, *, epsilon: float, accountant: PrivacyAccountant | None = None, rng=None) -> WeibullRelease:
+        """One ε-DP draw of (p, λ): LSP with ε/2, TLL with ε/2 (see :func:`weibull_private`).
+
+        Parameters
+        ----------
+        epsilon : float
+            ε > 0 of this draw; draws compose (k draws cost k·ε).
+        accountant : PrivacyAccountant, optional
+            Charged ε before any noise is drawn; refuses with BudgetExceededError if over budget.
+        rng : None, int, numpy.random.Generator or NoiseSource
+            None for the secure OS generator (private); a seed only for tests and simulations.
+
+        Returns
+        -------
+        WeibullRelease
+        """
+        epsilon = check_epsilon(epsilon)
+        _check_range(self.horizon, self.gamma, self.omega, epsilon)
+        source = as_noise_source(rng)
+        with release_guard(accountant, LSP_TLL, epsilon, label=f"LSP ε/2 + TLL ε/2, n={self.n}, K={self.K}"):
+            lower, upper = self._ladder
+            p = float(_draw_lsp(lower, upper, epsilon / 2, source)[1][0])
+            lam, events, powers = _tll(self._t, self._d, p, epsilon / 2, omega=self.omega, gamma=self.gamma, source=source)
+            return WeibullRelease(
+                shape=p,
+                scale=lam * self.horizon,
+                epsilon=epsilon,
+                epsilon_shape=epsilon / 2,
+                epsilon_scale=events.epsilon + powers.epsilon,
+                mechanism=LSP_TLL,
+                horizon=self.horizon,
+                omega=self.omega,
+                gamma=self.gamma,
+                n=self.n,
+                noise_scales=(events.scale, powers.scale),
+                private=source.secure,
+            )
+
+    def __repr__(self) -> str:
+        return f"WeibullLSP(n={self.n}, horizon={self.horizon:g}, K={self.K}, γ={self.gamma:g}, ω={self.omega:g})"
+
+    def __reduce__(self):
+        raise TypeError("WeibullLSP holds private records and cannot be pickled; publish its releases only")
 
 
 def weibull_private(
@@ -273,34 +374,16 @@ def weibull_private(
     see the module docstring) and two Laplace releases of Σdᵢ and Σtᵢ^p with sensitivity 1 and
     ε/4 each (scale 4/ε).  Public inputs: ``horizon`` (times beyond it raise ValueError), ω (times
     are raised to e^−ω·horizon), γ (range of p and of λ/horizon), K and n.  The shape is sampled
-    in floating point (see the module docstring); ``rng`` seeded → ``private=False``.
+    in floating point (see the module docstring); ``rng`` seeded → ``private=False``.  For many
+    draws on the same data, build :class:`WeibullLSP` once.
 
     Degenerate data degrade rather than fail: with few events the upper rungs reach γ; with no
     event or no root of (4) below γ the ladder collapses to [·, γ] and p is drawn from it; noisy
     sums are clipped to their public ranges before λ = (τ̃/δ̃)^{1/p}, and λ/horizon to ≤ γ.
     """
-    epsilon, gamma, omega, t, d = _prepare(time, event, epsilon, horizon, gamma, omega)
-    K = _check_count("K", K)
-    source = as_noise_source(rng)
-    n = t.size
-    with charge(accountant, "weibull_private", epsilon, label=f"LSP ε/2 + TLL ε/2, n={n}, K={K}"):
-        lower, upper = lsp_ladder(t, d, K=K, gamma=gamma, omega=omega)
-        p = float(_draw_lsp(lower, upper, epsilon / 2, source)[1][0])
-        lam, events, powers = _tll(t, d, p, epsilon / 2, omega=omega, gamma=gamma, source=source)
-        return WeibullRelease(
-            shape=p,
-            scale=lam * horizon,
-            epsilon=epsilon,
-            epsilon_shape=epsilon / 2,
-            epsilon_scale=events.epsilon + powers.epsilon,
-            mechanism="LSP + TLL (Nguyên & Hui 2017b)",
-            horizon=float(horizon),
-            omega=omega,
-            gamma=gamma,
-            n=n,
-            noise_scales=(events.scale, powers.scale),
-            private=source.secure,
-        )
+    epsilon = check_epsilon(epsilon)
+    mechanism = WeibullLSP(time, event, horizon=horizon, K=K, gamma=gamma, omega=omega)
+    return mechanism.release(epsilon=epsilon, accountant=accountant, rng=rng)
 
 
 def _clipped_mle(log_t, d, gamma):
@@ -335,7 +418,7 @@ def weibull_laplace(
     """
     epsilon, gamma, omega, t, d = _prepare(time, event, epsilon, horizon, gamma, omega)
     source = as_noise_source(rng)
-    with charge(accountant, "weibull_laplace", epsilon, label=f"Laplace on p, λ; n={t.size}"):
+    with release_guard(accountant, LAPLACE_MLE, epsilon, label=f"Laplace on p, λ; n={t.size}"):
         p, lam = _clipped_mle(np.log(t), d, gamma)
         shape, scale, releases = _release_pair(p[0], lam[0], sensitivity=gamma, epsilon=epsilon, gamma=gamma, source=source)
         return WeibullRelease(
@@ -344,7 +427,7 @@ def weibull_laplace(
             epsilon=epsilon,
             epsilon_shape=releases[0].epsilon,
             epsilon_scale=releases[1].epsilon,
-            mechanism="Laplace on clipped MLE (global sensitivity γ)",
+            mechanism=LAPLACE_MLE,
             horizon=float(horizon),
             omega=omega,
             gamma=gamma,
@@ -376,11 +459,11 @@ def weibull_sample_aggregate(
     [0, γ].  Privacy: ε-DP, replace-one.  Public: horizon, ω, γ, subset_size, n.
     """
     epsilon, gamma, omega, t, d = _prepare(time, event, epsilon, horizon, gamma, omega)
-    size = _check_count("subset_size", subset_size)
+    size = check_count("subset_size", subset_size)
     source = as_noise_source(rng)
     n = t.size
     m = max(1, round(n / size))
-    with charge(accountant, "weibull_sample_aggregate", epsilon, label=f"{m} subsets, n={n}"):
+    with release_guard(accountant, SAMPLE_AGGREGATE, epsilon, label=f"{m} subsets of {n // m}, n={n}"):
         order = np.argsort(source.uniform(n))[: m * (n // m)].reshape(m, n // m)
         p, lam = _clipped_mle(np.log(t)[order], d[order], gamma)
         shape, scale, releases = _release_pair(p.mean(), lam.mean(), sensitivity=gamma / m, epsilon=epsilon, gamma=gamma, source=source)
@@ -390,7 +473,8 @@ def weibull_sample_aggregate(
             epsilon=epsilon,
             epsilon_shape=releases[0].epsilon,
             epsilon_scale=releases[1].epsilon,
-            mechanism=f"sample-and-aggregate, {m} subsets of {n // m}",
+            mechanism=SAMPLE_AGGREGATE,
+            subsets=m,
             horizon=float(horizon),
             omega=omega,
             gamma=gamma,

@@ -1,0 +1,335 @@
+"""General DP building blocks: the Laplace mechanism, Gaussian calibration, one exponential
+mechanism and one row projection.  Every mechanism of pm_private is built from these.
+
+Randomness comes from :class:`pm_private.privacy.noise.NoiseSource`: with the secure source
+(``os.urandom``) the Laplace and exponential mechanisms run on OpenDP's exact samplers; a seeded
+source draws the same distributions with numpy transforms and its results are marked
+``private=False``.
+
+Laplace mechanism and floating point
+------------------------------------
+Adding ``np.random.laplace`` to a float leaks the unnoised value through the pattern of
+representable outputs (Mironov 2012, "On significance of the least significant bits").
+With the secure source, :func:`laplace_mechanism` therefore uses OpenDP's ``make_laplace``:
+the query is rounded to a grid of 2^k and exact discrete Laplace noise (Canonne, Kamath &
+Steinke 2020) is added with OpenDP's own secure sampler, so every grid point is reachable from
+every input and no bits leak.  OpenDP's privacy map accounts for the rounding; the noise scale
+is enlarged by the rounding's share (relative 2e-9 for 2080 values) so that the ε OpenDP
+certifies equals the requested ε.  Residual risk: the proof is OpenDP's (their v0.16 proof
+document), and timing side channels of the sampler are out of scope.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import log_ndtr, ndtr
+
+from .accounting import note_noise_drawn
+from .noise import NoiseSource
+from .release import Release, constant, output, public
+from .validation import check_delta, check_epsilon
+
+__all__ = [
+    "LAPLACE_MECHANISM",
+    "SENSITIVITY_BALL",
+    "LaplaceRelease",
+    "exponential_mechanism",
+    "gaussian_delta",
+    "gaussian_noise_multiplier",
+    "laplace_mechanism",
+    "project_rows",
+]
+
+#: Mechanism name of :func:`laplace_mechanism` results.
+LAPLACE_MECHANISM = "Laplace mechanism (Dwork et al. 2006) as exact discrete Laplace (Canonne, Kamath & Steinke 2020)"
+#: Neighbour relation of a primitive on its own: query values that differ by at most the sensitivity.
+SENSITIVITY_BALL = "query values within the stated sensitivity"
+
+
+# --------------------------------------------------------------------------------------------
+# Laplace mechanism
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class LaplaceRelease(Release):
+    """Noisy values from :func:`laplace_mechanism`, the noise scale used and the ε certified."""
+
+    values: np.ndarray = output()
+    scale: float = public()
+    sensitivity: float = public()
+    neighbours: str = constant(default=SENSITIVITY_BALL)
+    mechanism: str = constant(default=LAPLACE_MECHANISM)
+
+
+# The secure Laplace mechanism rounds to a grid of 2^k with k this many binary orders below
+# the noise scale: the rounding adds at most m·2^k to the ℓ1 sensitivity of m values, a
+# relative m·2^-40 (2e-9 for m = 2080), which the noise scale absorbs so ε stays exact.
+_GRID_BITS_BELOW_SCALE = 40
+
+
+def _opendp():
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    return dp
+
+
+def _opendp_laplace(size: int, sensitivity: float, epsilon: float):
+    dp = _opendp()
+    k = int(np.floor(np.log2(sensitivity / epsilon))) - _GRID_BITS_BELOW_SCALE
+    scale = (sensitivity + size * 2.0**k) / epsilon
+    domain = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=size)
+    return dp.m.make_laplace(domain, dp.l1_distance(T=float), scale=scale, k=k), scale
+
+
+def laplace_mechanism(values, *, sensitivity: float, epsilon: float, source: NoiseSource) -> LaplaceRelease:
+    """ε-DP release of ``values`` whose ℓ1 sensitivity is ``sensitivity``: iid Laplace noise.
+
+    The noise scale is b = Δ/ε (Dwork et al. 2006).  With a secure source the noise is OpenDP's
+    exact discrete Laplace on a 2^k grid, k = ⌊log₂(Δ/ε)⌋ − 40, and b = (Δ + m·2^k)/ε covers
+    the rounding of the m values to the grid; ``epsilon`` is then the ε OpenDP's privacy map
+    certifies (equal to the requested ε up to float rounding).  With a seeded source the noise
+    is continuous (``source.laplace``) and the result is marked not private.
+
+    Parameters
+    ----------
+    values : array-like
+        The query's value(s).
+    sensitivity : float
+        ℓ1 sensitivity Δ of ``values`` under the caller's neighbour relation, > 0.
+    epsilon : float
+        ε > 0.
+    source : NoiseSource
+        Secure (private) or seeded (reproducible, not private).
+
+    Returns
+    -------
+    LaplaceRelease
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if not (np.isfinite(sensitivity) and sensitivity > 0):
+        raise ValueError(f"sensitivity must be finite and > 0, got {sensitivity!r}")
+    if not (np.isfinite(epsilon) and epsilon > 0):
+        raise ValueError(f"epsilon must be finite and > 0, got {epsilon!r}")
+    if not source.secure:
+        scale = sensitivity / epsilon
+        noisy = values + source.laplace(scale, values.shape)
+        return LaplaceRelease(values=noisy, scale=scale, sensitivity=sensitivity, epsilon=epsilon, private=False)
+    measurement, scale = _opendp_laplace(values.size, sensitivity, epsilon)
+    certified = float(measurement.map(float(sensitivity)))
+    if certified > epsilon * (1 + 1e-12):
+        raise RuntimeError(f"OpenDP certifies ε = {certified!r} > requested {epsilon!r}")
+    note_noise_drawn()
+    noisy = np.asarray(measurement(values.ravel().tolist()), dtype=np.float64)
+    return LaplaceRelease(
+        values=noisy.reshape(values.shape), scale=scale, sensitivity=sensitivity, epsilon=certified, private=True
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Exponential mechanism
+# --------------------------------------------------------------------------------------------
+
+
+def exponential_mechanism(
+    scores,
+    *,
+    epsilon: float,
+    sensitivity: float,
+    source: NoiseSource,
+    log_base=None,
+    size: int | None = None,
+):
+    """Index i drawn with probability ∝ μᵢ·exp(ε·qᵢ/(2Δ)) (McSherry & Talwar 2007).
+
+    ε-DP when every score qᵢ changes by at most Δ between neighbours and the base measure μ is
+    public.  Sampled as report-noisy-max with Gumbel noise, argmaxᵢ(sᵢ/b + Gᵢ) with
+    sᵢ = qᵢ + b·log μᵢ and b = 2Δ/ε, whose law is exactly the one above.
+
+    Parameters
+    ----------
+    scores : array-like, shape (k,)
+        Utilities qᵢ (finite).
+    epsilon, sensitivity : float
+        ε > 0 and the utility sensitivity Δ > 0.
+    source : NoiseSource
+        Secure or seeded (see below).
+    log_base : array-like, shape (k,), optional
+        log μᵢ of the base measure (default 0); −inf (μᵢ = 0) means never drawn.  The
+        continuous exponential mechanism of Nguyên & Hui (2017b) passes the log-lengths of its
+        levels here; its privacy argument is over the continuous domain (see
+        :mod:`pm_private.survival.weibull_mechanisms`).
+    size : int, optional
+        Number of independent draws (an int array); one int when None.
+
+    Notes
+    -----
+    Secure source: OpenDP's ``make_noisy_max`` with the zero-concentrated measure, which is
+    report-noisy-max with Gumbel noise, samples the argmax exactly: the float scores sᵢ and the
+    float scale b are taken as exact rationals and the Gumbel comparisons are resolved to the
+    precision they need, so the selection has no floating-point leak beyond the scores
+    themselves.  OpenDP's privacy map of that measurement, ρ = (2Δ/b)²/8, is checked to equal
+    ε²/8 (the bounded-range bound, Cesar & Rogers 2021).  What remains floating point: the
+    scores qᵢ and log μᵢ as the caller computed them, and sᵢ = qᵢ + b·log μᵢ (one rounding per
+    score).  A seeded source draws the Gumbel variates as −log(−log U) from 53-bit uniforms
+    (floating point, reproducible, not private).
+    """
+    epsilon = check_epsilon(epsilon)
+    if not (np.isfinite(sensitivity) and sensitivity > 0):
+        raise ValueError(f"sensitivity must be finite and > 0, got {sensitivity!r}")
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim != 1 or scores.size == 0:
+        raise ValueError(f"scores must be a non-empty 1-D array, got shape {scores.shape}")
+    if not np.isfinite(scores).all():
+        raise ValueError("scores must be finite")
+    log_base = np.zeros_like(scores) if log_base is None else np.asarray(log_base, dtype=np.float64)
+    if log_base.shape != scores.shape or np.isnan(log_base).any() or (log_base == np.inf).any():
+        raise ValueError("log_base must have the shape of scores, with values in [−inf, inf)")
+    candidates = np.flatnonzero(log_base > -np.inf)
+    if candidates.size == 0:
+        raise ValueError("the base measure is zero everywhere: nothing to draw")
+    b = 2.0 * float(sensitivity) / epsilon
+    shifted = scores[candidates] + b * log_base[candidates]
+    count = 1 if size is None else int(size)
+    if source.secure:
+        measurement = _opendp_gumbel_max(candidates.size, b)
+        rho = float(measurement.map(float(sensitivity)))
+        if rho > epsilon**2 / 8 * (1 + 1e-9):
+            raise RuntimeError(f"OpenDP certifies ρ = {rho!r} > ε²/8 for ε = {epsilon!r}")
+        values = shifted.tolist()
+        note_noise_drawn()
+        picks = np.array([measurement(values) for _ in range(count)], dtype=np.int64)
+    else:
+        gumbel = -np.log(source.exponential((count, candidates.size)))
+        picks = np.argmax(shifted / b + gumbel, axis=1)
+    drawn = candidates[picks]
+    return int(drawn[0]) if size is None else drawn
+
+
+def _opendp_gumbel_max(k: int, scale: float):
+    dp = _opendp()
+    domain = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=k)
+    return dp.m.make_noisy_max(domain, dp.linf_distance(T=float), dp.zero_concentrated_divergence(), scale=scale)
+
+
+# --------------------------------------------------------------------------------------------
+# Gaussian mechanism calibration
+# --------------------------------------------------------------------------------------------
+
+
+def gaussian_delta(multiplier: float, epsilon: float) -> float:
+    """Smallest δ for which N(0, (multiplier·Δ)²) noise is (ε, δ)-DP for ℓ2 sensitivity Δ.
+
+    Balle & Wang (2018), Thm 8: δ(ε) = Φ(1/(2c) − εc) − e^ε·Φ(−1/(2c) − εc) with c = σ/Δ.
+    The second term is computed in log space so that large ε does not overflow.
+
+    Parameters
+    ----------
+    multiplier : float
+        c = σ/Δ > 0.
+    epsilon : float
+        ε > 0.
+
+    Returns
+    -------
+    float
+    """
+    c = float(multiplier)
+    a, b = 1.0 / (2.0 * c), float(epsilon) * c
+    return float(ndtr(a - b) - math.exp(epsilon + float(log_ndtr(-a - b))))
+
+
+def gaussian_noise_multiplier(epsilon: float, delta: float) -> float:
+    """The smallest c = σ/Δ for which the Gaussian mechanism is (ε, δ)-DP (Balle & Wang 2018).
+
+    Bisection on the exact condition :func:`gaussian_delta` ``(c, ε) ≤ δ`` (decreasing in c).
+    The returned c always satisfies the condition (it is the upper end of the final bracket,
+    within a relative 10⁻¹² of the minimum).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0.
+    delta : float
+        δ in (0, 1).
+
+    Returns
+    -------
+    float
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    hi = 1.0
+    for _ in range(2100):
+        if gaussian_delta(hi, epsilon) <= delta:
+            break
+        hi *= 2.0
+    else:  # pragma: no cover - unreachable for finite ε > 0, δ > 0
+        raise ValueError(f"no Gaussian noise scale found for ε = {epsilon!r}, δ = {delta!r}")
+    lo = hi
+    for _ in range(2100):
+        lo /= 2.0
+        if gaussian_delta(lo, epsilon) > delta:
+            break
+    else:  # pragma: no cover
+        raise ValueError(f"no Gaussian noise scale found for ε = {epsilon!r}, δ = {delta!r}")
+    while hi / lo - 1.0 > 1e-12:
+        mid = math.sqrt(lo * hi)
+        if gaussian_delta(mid, epsilon) <= delta:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+# --------------------------------------------------------------------------------------------
+# Row projection
+# --------------------------------------------------------------------------------------------
+
+# Projected rows are scaled by this much less than bound/‖x‖ so that the *computed* norm of a
+# projected row never exceeds the bound (the norm's own rounding is a few ulps).
+_SHRINK = 1.0 - 2.0**-48
+
+
+def project_rows(X, bound: float, norm: int = 2) -> np.ndarray:
+    """Rows with ‖xᵢ‖_norm > bound scaled onto the ball of radius ``bound``; other rows unchanged.
+
+    xᵢ ← xᵢ·min(1, B/‖xᵢ‖) (Euclidean projection onto the ℓ2 ball for ``norm=2``; radial
+    scaling for ``norm=1``).  This is what bounds a record's contribution in every mechanism
+    whose sensitivity assumes ‖x‖ ≤ B.  A new array.  Norms are computed after dividing each
+    row by its largest |entry|, so very large finite entries do not overflow, and projected rows
+    are shrunk by a further relative 2⁻⁴⁸ so that their computed norm is ≤ B despite rounding.
+
+    Parameters
+    ----------
+    X : array-like, shape (n, d)
+        Finite rows.
+    bound : float
+        Public radius B > 0.
+    norm : {1, 2}
+        ℓ1 or ℓ2 norm.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, d)
+    """
+    if norm not in (1, 2):
+        raise ValueError(f"norm must be 1 or 2, got {norm!r}")
+    X = np.asarray(X, dtype=np.float64)
+    absmax = np.abs(X).max(axis=1, initial=0.0)
+    safe = np.where(absmax > 0, absmax, 1.0)
+    scaled = X / safe[:, None]
+    if norm == 2:
+        root = np.sqrt(np.einsum("ij,ij->i", scaled, scaled))  # ≥ 1 for a non-zero row
+    else:
+        root = np.abs(scaled).sum(axis=1)
+    # ‖x‖ = absmax·root; factor = min(1, B/‖x‖), written to avoid overflow.  (B/safe may
+    # overflow for subnormal rows, which are inside the ball and keep factor 1.)
+    outside = absmax * root > bound
+    with np.errstate(over="ignore"):
+        factor = np.where(outside, (bound / safe) / np.where(outside, root, 1.0) * _SHRINK, 1.0)
+    return X * factor[:, None]

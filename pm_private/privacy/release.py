@@ -1,0 +1,154 @@
+"""One protocol for what a mechanism returns: a frozen :class:`Release`.
+
+Every private mechanism of pm_private returns (or, for an estimator, stores in ``privacy_``) a
+frozen dataclass derived from :class:`Release`.  Each carries
+
+* ``epsilon``, ``delta``: the guarantee (ε, δ) charged to the accountant;
+* ``neighbours``: the neighbour relation of the guarantee (``"replace-one"``: bounded DP, n public);
+* ``mechanism``: one constant string per mechanism, citing its source by author and year; the
+  accountant's ledger entry for the release carries the same string;
+* ``private``: False when a seeded generator drew the noise (reproducible, **no** guarantee).
+
+Only the release leaves a mechanism
+-----------------------------------
+A mechanism is a randomised function M(D) of the private data D.  Whatever it hands back is
+published, so everything in its result must be one of (Dwork & Roth 2014, §2.3; post-processing,
+Prop. 2.1):
+
+``"output"``
+    the DP output itself or a function of it alone (post-processing);
+``"public"``
+    a public input (ε, δ, bounds, n, grids, whether a seed was passed) or a function of public
+    inputs only;
+``"constant"``
+    a data-independent constant (the mechanism's name, the neighbour relation).
+
+Each field declares its kind in its dataclass metadata (with the field constructors
+``output()``, ``public()`` and ``constant()`` of this module), and the test suite walks every
+subclass of :class:`Release` and checks that (a) every field declares a kind and (b) on two
+neighbouring data sets with the same seed every field that is not an ``"output"`` is identical.  Un-noised solver metadata (iteration counts,
+convergence flags, objective values, gradient norms computed before the noise) is therefore
+never part of a release: it is a function of the data, not of the output, and can single out a
+record (a gradient norm computed before output perturbation tells D from a neighbour D′ with
+certainty).
+
+Data-dependent failures
+-----------------------
+A step inside a mechanism that can fail depending on the data (an optimiser that does not
+converge) must not be retriable for free: the failure bit is itself data-dependent, and each
+retry would draw fresh noise.  pm_private **reserves** the budget: :func:`release_guard` records
+the spend when such a step raises :class:`ConvergenceError` inside the mechanism (the error
+message then carries no private value), so a failed release costs what a successful one costs.
+(The accountant's reservation protocol already keeps a release spent when it fails after noise
+was drawn; the guard extends this to failures before the noise, such as the fit that output
+perturbation perturbs afterwards.)  Spending makes the failure non-retriable; it does not make
+the failure bit itself part of the ε guarantee: for the strongly convex problems solved here
+its probability is negligible and acts as an additive δ.  Bad *input* (wrong shape, NaN,
+ε ≤ 0) is checked before the guard and spends nothing.
+
+Every mechanism charges its accountant through :func:`release_guard` with its module's mechanism
+constant, and its result carries the same constant, so a ledger entry and the result it describes
+always agree.  :func:`pm_private.sanitized_loss` is the one charged call that returns no
+release: it adds a term to a model, and what is published is a sampler's draws from it
+(approximately ε-DP, see :mod:`pm_private.sampling.sanitized`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from .accounting import REPLACE_ONE, PrivacyAccountant, charge
+
+__all__ = [
+    "OUTPUT",
+    "PUBLIC",
+    "CONSTANT",
+    "ConvergenceError",
+    "Release",
+    "constant",
+    "field_kinds",
+    "output",
+    "public",
+    "release_guard",
+]
+
+#: Field kinds of a release (see the module docstring).
+OUTPUT, PUBLIC, CONSTANT = "output", "public", "constant"
+_KINDS = (OUTPUT, PUBLIC, CONSTANT)
+
+
+def _declared(kind: str, **kwargs):
+    metadata = dict(kwargs.pop("metadata", {}), kind=kind)
+    return field(metadata=metadata, **kwargs)
+
+
+def output(**kwargs):
+    """``dataclasses.field`` declared as the DP output or a function of it alone."""
+    return _declared(OUTPUT, **kwargs)
+
+
+def public(**kwargs):
+    """``dataclasses.field`` declared as a public input or a function of public inputs only."""
+    return _declared(PUBLIC, **kwargs)
+
+
+def constant(**kwargs):
+    """``dataclasses.field`` declared as a data-independent constant."""
+    return _declared(CONSTANT, **kwargs)
+
+
+def field_kinds(result) -> dict[str, str | None]:
+    """``{field name: kind}`` of a release class or instance (None where a field declares no kind)."""
+    return {f.name: f.metadata.get("kind") for f in dataclasses.fields(result)}
+
+
+class ConvergenceError(RuntimeError):
+    """A data-dependent step of a mechanism failed after the noise was drawn.
+
+    Raised through :func:`release_guard`, so the budget of the release has been spent (a free
+    retry would leak the failure bit and draw fresh noise).  The message names no private value.
+    """
+
+
+@dataclass(frozen=True, kw_only=True)
+class Release:
+    """Base of every result a private mechanism returns (see the module docstring).
+
+    Subclasses are frozen keyword-only dataclasses whose every field is declared with
+    ``output()``, ``public()`` or ``constant()``.
+    """
+
+    epsilon: float = public()
+    delta: float = public(default=0.0)
+    neighbours: str = constant(default=REPLACE_ONE)
+    mechanism: str = constant()
+    private: bool = public()
+
+
+@contextmanager
+def release_guard(
+    accountant: PrivacyAccountant | None,
+    mechanism: str,
+    epsilon: float,
+    delta: float = 0.0,
+    *,
+    neighbours: str = REPLACE_ONE,
+    label: str = "",
+) -> Iterator[None]:
+    """Charge one release: refused before the body if over budget, recorded when the body returns.
+
+    As :func:`pm_private.privacy.charge`, except that a :class:`ConvergenceError`
+    raised by the body (a data-dependent failure after noise was drawn) is recorded as spent
+    before it propagates.  Any other exception spends nothing.
+    """
+    failure = None
+    with charge(accountant, mechanism, epsilon, delta, neighbours=neighbours, label=label):
+        try:
+            yield
+        except ConvergenceError as error:
+            failure = error
+    if failure is not None:
+        raise failure
