@@ -124,6 +124,7 @@ def _child(call: Callable[[PrivacyAccountant], Any]) -> dict:
             "kind": "error",
             "type": type(error).__name__,
             "budget": isinstance(error, BudgetExceededError),
+            "value_or_type": isinstance(error, (ValueError, TypeError)),
             "memory": isinstance(error, MemoryError),
             "message": str(error)[:500],
             "spent": accountant.spent != before,
@@ -518,7 +519,7 @@ def check_outcome(template: Template, name: str, outcome: dict, label: str) -> N
             problems.append("spend on failure")
         named = any(alias.lower() in outcome["message"].lower() for alias in _names(template, name))
         refused_budget = outcome["budget"] and name in ("epsilon", "delta")
-        if not (outcome["type"] in ("ValueError", "TypeError") and named) and not refused_budget:
+        if not (outcome["value_or_type"] and named) and not refused_budget:
             problems.append("error type or message")
     OUTCOMES[kind] += 1
     for problem in problems:
