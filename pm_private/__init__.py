@@ -50,6 +50,7 @@ _NAMES = {
     "PSGLD": ".sampling.psgld",
     "RefittableADVI": ".sampling.advi",
     "sanitized_loss": ".sampling.sanitized",
+    "publishable": ".sampling.publish",
     "DPElasticNetLogisticRegression": ".logistic.elastic_net",
     "ElasticNetRelease": ".logistic.elastic_net",
     "PenaltySelectionRelease": ".logistic.penalty_selection",

@@ -6,6 +6,7 @@ from scipy import stats
 from scipy.special import expit
 
 from pm_private.logistic.data_perturbation import (
+    MULTIPLIER_RANGE,
     accounted_epsilon,
     calibrate_noise_multiplier,
     data_perturbation_sgd,
@@ -106,17 +107,37 @@ def test_influence_threshold_variant_is_marked_not_private():
         (dict(epochs=0), "epochs"),
         (dict(learning_rate=0.0), "learning_rate"),
         (dict(influence_threshold=-1.0), "influence_threshold"),
+        (dict(learning_rate=1e10), r"learning_rate·l2 = 1e\+07 > 2"),
+        (dict(learning_rate=1e300), "learning_rate"),
+        (dict(epsilon=1e-3, epochs=1), r"epsilon = 0.001 is out of reach for n = 200"),
+        (dict(X=[["a", "b", "c"]] * 200), "X must be numeric"),
+        (dict(y=["yes"] * 200), "y must be numeric"),
     ],
 )
 def test_bad_input_raises_before_spending(change, message):
     X, y = _data()
-    params = dict(epsilon=1.0, delta=1e-5, norm_bound=2.0)
+    params = dict(X=X, y=y, epsilon=1.0, delta=1e-5, norm_bound=2.0)
     params.update(change)
     acct = PrivacyAccountant(10.0, 0.5)
-    with pytest.raises(ValueError, match=message):
-        data_perturbation_sgd(X, y, **params, accountant=acct, rng=0)
+    with pytest.raises(ValueError, match=message) as info:
+        data_perturbation_sgd(params.pop("X"), params.pop("y"), **params, accountant=acct, rng=0)
+    assert "could not convert" not in str(info.value) and "brentq" not in str(info.value)
     with pytest.raises(ValueError, match="labels"):
         data_perturbation_sgd(X, y + 1, epsilon=1.0, delta=1e-5, norm_bound=2.0, accountant=acct)
     with pytest.raises(ValueError, match="NaN"):
         data_perturbation_sgd(np.where(X > 2, np.nan, X), y, epsilon=1.0, delta=1e-5, norm_bound=2.0, accountant=acct)
     assert acct.spent == (0.0, 0.0)
+
+
+def test_huge_epsilon_uses_the_smallest_multiplier_searched():
+    assert calibrate_noise_multiplier(epsilon=1e6, delta=1e-5, **SETTING) == MULTIPLIER_RANGE[0]
+
+
+def test_overflowing_iterates_are_refused_after_the_charge_never_returned():
+    X, y = _data()
+    acct = PrivacyAccountant(1e7, 0.5)
+    with pytest.raises(ValueError, match="overflowed .* was charged"):
+        data_perturbation_sgd(
+            50 * X, y, epsilon=1e6, delta=1e-5, norm_bound=10.0, learning_rate=1e308, l2=1e-308, epochs=1, accountant=acct, rng=0
+        )
+    assert acct.spent == (1e6, 1e-5)  # noise was drawn: a retry is a new release

@@ -15,6 +15,7 @@ from pm_private.logistic.elastic_net import (
     design_bounds,
     perturbation_noise,
     prepare_design,
+    to_signed_labels,
 )
 from pm_private.logistic.proximal import ConvergenceError, kkt_residual, logistic_objective, solve_elastic_net_logistic
 from pm_private.privacy.accounting import BudgetExceededError, PrivacyAccountant
@@ -206,7 +207,7 @@ def test_solver_batch_equals_single_and_is_optimal():
 def test_solver_refuses_unconverged_and_non_strongly_convex():
     X, y01, _ = _data(n=100, s=3)
     y = 2.0 * y01 - 1
-    with pytest.raises(ConvergenceError, match="did not converge"):
+    with pytest.raises(ConvergenceError, match="did not converge to the KKT tolerance"):
         solve_elastic_net_logistic(X, y, 1e-6, 0.0, max_iter=10)
     with pytest.raises(ValueError, match="l2 must be > 0"):
         solve_elastic_net_logistic(X, y, 0.0, 0.1)
@@ -289,7 +290,7 @@ def test_rows_are_clipped_to_public_bound():
         (dict(X=np.array([[np.nan, 1.0]] * 10)), "NaN"),
         (dict(X=np.ones(10)), "2-D"),
         (dict(y=np.ones(9)), "shape"),
-        (dict(y=np.arange(10) % 3), "labels must be in"),
+        (dict(y=np.arange(10) % 3), "labels y must be in"),
         (dict(epsilon=0.0), "epsilon"),
         (dict(epsilon=float("nan")), "epsilon"),
         (dict(lam=-1.0), "lam"),
@@ -322,3 +323,34 @@ def test_accountant_charged_once_per_fit_and_refuses_over_budget():
     with pytest.raises(BudgetExceededError):
         model.fit(X, y)
     assert len(acct.ledger) == 1
+
+
+def test_private_fits_take_the_step_size_from_the_public_row_bound(monkeypatch):
+    # The solver's step 1/L must not come from ‖X‖₂ of the private design: L = R²/4 + l2 (public).
+    rng = np.random.default_rng(5)
+    X, y = rng.normal(size=(300, 4)), (rng.random(300) < 0.5).astype(int)
+    norm = np.linalg.norm
+
+    def no_spectral_norm(x, ord=None, axis=None, **kwargs):
+        assert not (ord == 2 and axis is None and np.ndim(x) == 2), "spectral norm of the private design"
+        return norm(x, ord=ord, axis=axis, **kwargs)
+
+    monkeypatch.setattr(np.linalg, "norm", no_spectral_norm)
+    model = DPElasticNetLogisticRegression(epsilon=1.0, lam=0.1, alpha=0.5, norm_bound=1.0, rng=0).fit(X, y)
+    monkeypatch.setattr(np.linalg, "norm", norm)
+    reference = DPElasticNetLogisticRegression(epsilon=1.0, lam=0.1, alpha=0.5, norm_bound=1.0, rng=0).fit(X, y)
+    np.testing.assert_allclose(model.coef_, reference.coef_, atol=1e-8)
+
+
+def test_solver_with_a_row_bound_reaches_the_same_minimiser():
+    rng = np.random.default_rng(6)
+    X = project_rows(rng.normal(size=(200, 3)), 1.0)
+    y = np.where(rng.random(200) < 0.5, -1.0, 1.0)
+    plain = solve_elastic_net_logistic(X, y, 0.05, 0.01).theta
+    bounded = solve_elastic_net_logistic(X, y, 0.05, 0.01, hessian_bound=0.25).theta
+    np.testing.assert_allclose(bounded, plain, atol=1e-9)
+
+
+def test_label_errors_do_not_print_label_values():
+    with pytest.raises(ValueError, match=r"labels y must be in \{0, 1\} or \{-1, 1\}$"):
+        to_signed_labels(np.array([0.0, 1.0, 1234.5]), 3)

@@ -97,3 +97,46 @@ def test_baseline_comparison_table_and_plot(tmp_path):
     assert cancer["non-private LR"] > 0.9
     assert experiment.summarise_baseline(frame).shape == (8, 1)
     assert experiment.plot_baseline(frame, tmp_path).stat().st_size > 0
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"odds": (0.0, 0.91, 0.91, 2.73)}, "odds must be four finite numbers > 0"),
+        ({"odds": (-1.0, 0.91, 0.91, 2.73)}, "odds must be four finite numbers > 0"),
+        ({"odds": (np.nan, 0.91, 0.91, 2.73)}, "odds must be four finite numbers > 0"),
+        ({"odds": (0.64, 0.91)}, "odds must be four"),
+        ({"odds": "abcd"}, "odds must be four positive numbers"),
+        ({"odds": (1e-300, 1.0, 1.0, 1.0)}, "case prevalence of 1e-300"),
+        ({"odds": (1e300, 1.0, 1.0, 1.0)}, "case prevalence of 1"),
+        ({"n_cases": 2.5}, "n_cases must be an integer"),
+        ({"n_controls": True}, "n_controls must be an integer"),
+        ({"n_snps": 3}, "n_snps must be an integer ≥ 4"),
+        ({"causal_maf": np.nan}, "causal_maf"),
+        ({"ld_rho": 1.0}, "ld_rho"),
+        ({"block_mean": 0.0}, "block_mean"),
+    ],
+)
+def test_bad_parameters_are_refused_before_drawing(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        simulate_gwas(**({"n_snps": 20} | kwargs))
+
+
+def test_odds_that_make_one_group_impossible_are_refused_not_looped_on():
+    # Before the prevalence check a zero base odds drew batches forever with growing memory.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "from pm_private.datasets.gwas import simulate_gwas\n"
+        "try:\n    simulate_gwas(n_snps=20, odds=(0.0, 1.0, 1.0, 1.0))\nexcept ValueError:\n    pass\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    child = subprocess.run([sys.executable, "-c", code], cwd=root, timeout=60, capture_output=True, text=True)
+    assert child.returncode == 0, child.stderr[-2000:]
+
+
+def test_rare_cases_are_collected_without_keeping_every_control():
+    data = simulate_gwas(n_cases=5, n_controls=5, n_snps=8, odds=(0.01, 1.0, 1.0, 1.0), rng=3)
+    assert data.status.tolist() == [1] * 5 + [0] * 5

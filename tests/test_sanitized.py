@@ -5,9 +5,11 @@ import pymc as pm
 import pytensor
 import pytensor.tensor as pt
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pm_private.privacy.accounting import REPLACE_ONE, BudgetExceededError, PrivacyAccountant
-from pm_private.sampling.sanitized import LABEL, logistic_loss, sanitized_loss, sanitized_utility
+from pm_private.sampling.sanitized import LABEL, bounded_terms, logistic_loss, sanitized_loss, sanitized_utility
 
 
 def data(n=30, d=3, seed=0):
@@ -108,11 +110,112 @@ def test_bad_input(kwargs, match):
             sanitized_loss("U", args.pop("loss"), f, args.pop("data"), **args)
 
 
-@pytest.mark.slow
-def test_loss_of_wrong_length_fails_when_evaluated():
+def test_loss_of_wrong_length_is_refused_before_anything_is_charged():
     X, y = data()
+    acct = PrivacyAccountant(epsilon=1.0)
     with pm.Model() as model:
         f = pm.Flat("f", shape=3)
-        sanitized_loss("U", lambda f, X, y: logistic_loss(f, X[:-1], y[:-1]), f, (X, y), epsilon=1.0)
-    with pytest.raises(AssertionError, match="one value per record"):
-        model.compile_logp(mode="CVM")({"f": np.zeros(3)})
+        with pytest.raises(ValueError, match="one value per record: got 29 values for n = 30"):
+            sanitized_loss(
+                "U", lambda f, X, y: logistic_loss(f, X[:-1], y[:-1]), f, (X, y), epsilon=1.0, accountant=acct
+            )
+    assert acct.spent == (0.0, 0.0) and model.potentials == []
+
+
+def test_loss_without_shape_inference_is_checked_at_the_initial_point():
+    X, y = data()
+
+    class Opaque(pytensor.graph.op.Op):  # no infer_shape: the length needs a value of f
+        __props__ = ()
+
+        def make_node(self, x):
+            x = pt.as_tensor(x)
+            return pytensor.graph.basic.Apply(self, [x], [x.type()])
+
+        def perform(self, node, inputs, outputs):
+            outputs[0][0] = inputs[0][:-1]
+
+    with pm.Model():
+        f = pm.Normal("f", shape=3)
+        with pytest.raises(ValueError, match="got 29 values for n = 30"):
+            sanitized_loss("U", lambda f, X, y: Opaque()(logistic_loss(f, X, y)), f, (X, y), epsilon=1.0)
+
+
+@pytest.mark.parametrize(
+    "records, match",
+    [
+        ((np.full((30, 3), np.nan), np.ones(30)), "data array 0 contains NaN or infinite values"),
+        ((np.zeros((30, 3)), np.r_[np.ones(29), np.inf]), r"data array 1 .* \(first in record 29\)"),
+        ((np.zeros((30, 3)), np.array(["a"] * 30)), "data array 1 must hold numbers"),
+        ((np.zeros((30, 3)), np.array([object()] * 30)), "data array 1 must hold numbers"),
+        ((np.zeros((30, 3)) + 1j, np.ones(30)), "data array 0 must hold numbers"),
+    ],
+)
+def test_non_finite_or_non_numeric_records_are_refused_without_printing_them(records, match):
+    acct = PrivacyAccountant(epsilon=1.0)
+    with pm.Model():
+        f = pm.Flat("f", shape=3)
+        with pytest.raises(ValueError, match=match) as info:
+            sanitized_loss("U", logistic_loss, f, records, epsilon=1.0, accountant=acct)
+    assert "nan" not in str(info.value) and "inf " not in str(info.value)
+    assert acct.spent == (0.0, 0.0)
+
+
+def test_term_refuses_to_be_pickled_or_copied():
+    import copy
+    import pickle
+
+    import cloudpickle
+
+    X, y = data()
+    with pm.Model():
+        f = pm.Flat("f", shape=3)
+        term = sanitized_loss("U", logistic_loss, f, (X, y), epsilon=1.0)
+    for dump in (pickle.dumps, cloudpickle.dumps, copy.deepcopy, copy.copy):
+        with pytest.raises(TypeError, match="holds the private records"):
+            dump(term)
+
+
+@pytest.fixture(scope="module")
+def terms_fn():
+    losses, v = pt.dvector("losses"), pt.dscalar("v")
+    return pytensor.function([losses, v], bounded_terms(losses, v), mode="CVM")
+
+
+special = st.sampled_from([np.nan, np.inf, -np.inf, 1e308, -1e308, 5e-324, 0.0, -0.0])
+loss_values = st.one_of(special, st.floats(allow_nan=True, allow_infinity=True))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    losses=st.lists(loss_values, min_size=1, max_size=20),
+    replacement=loss_values,
+    index=st.integers(0, 19),
+    v=st.sampled_from([1e-3, 1.0, 2 * np.log(30), 1e6]),
+)
+def test_bounded_terms_keep_the_sensitivity_bound_for_any_loss_value(terms_fn, losses, replacement, index, v):
+    losses = np.array(losses)
+    neighbour = losses.copy()
+    neighbour[index % len(losses)] = replacement
+    terms, terms2 = terms_fn(losses, v), terms_fn(neighbour, v)
+    assert np.all((terms >= 0) & (terms <= v)) and np.all((terms2 >= 0) & (terms2 <= v))
+    assert abs(terms.sum() - terms2.sum()) <= v * (1 + 1e-12)
+    assert np.all(terms[np.isnan(losses)] == v)
+
+
+@pytest.mark.slow
+def test_loss_that_returns_nan_gives_a_finite_density_with_the_term_at_v():
+    X, y = data()
+    X[0, 2] = -2.0  # a finite record on which the loss below is log(−1) = NaN
+
+    def loss(f, X, y):
+        return logistic_loss(f, X, y) + pt.log1p(X[:, 2])
+
+    eps = 1.0
+    with pm.Model() as model:
+        f = pm.Flat("f", shape=3)
+        term = sanitized_loss("U", loss, f, (X, y), epsilon=eps)
+    f0 = np.array([1.0, -1.0, 0.5])
+    rest = np.maximum(np.logaddexp(0.0, -y[1:] * (X[1:] @ f0)) + np.log1p(X[1:, 2]), 0.0)
+    expected = eps / (2 * term.v) * (-0.5 * term.sigma * f0 @ f0 - term.v - np.sum(term.v * np.tanh(rest / term.v)))
+    assert model.compile_logp(mode="CVM")({"f": f0}) == pytest.approx(expected, rel=1e-12)

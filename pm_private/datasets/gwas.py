@@ -23,14 +23,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
+from numbers import Integral, Real
 
 import numpy as np
 from scipy import stats
+from scipy.special import expit
 
 __all__ = ["PAPER_ODDS", "GwasData", "chi2_screen", "interaction_design", "simulate_gwas"]
 
 #: (ε₀, α, β, δ) of the multiplicative odds model in Yu et al. (2014) §5.
 PAPER_ODDS = (0.64, 0.91, 0.91, 2.73)
+
+#: Odds whose expected number of people to draw exceeds this multiple of the study size are refused.
+MAX_DRAW_FACTOR = 1000
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,11 +71,36 @@ def simulate_gwas(
     block_mean: float = 20.0,
     rng=None,
 ) -> GwasData:
-    """A seeded case-control study (module docstring); ``rng`` is a seed or numpy Generator."""
-    if n_snps < 4 or n_cases < 1 or n_controls < 1:
-        raise ValueError("need n_snps ≥ 4 and at least one case and one control")
-    if not 0 < causal_maf < 1 or not 0 <= ld_rho < 1:
-        raise ValueError("causal_maf must lie in (0, 1) and ld_rho in [0, 1)")
+    """A seeded case-control study (module docstring); ``rng`` is a seed or numpy Generator.
+
+    People are drawn in batches of 2·(n_cases + n_controls) until both groups are full.  The
+    population prevalence π = Σ_{x,y} P(x)P(y)·expit(log ε₀ + x log α + y log β + xy log δ) (x, y
+    ~ Binomial(2, causal_maf)) fixes the expected number of people needed,
+    max(n_cases/π, n_controls/(1 − π)); odds that would need more than
+    ``MAX_DRAW_FACTOR``·(n_cases + n_controls) people are refused before anything is drawn.
+    """
+    n_cases = _count("n_cases", n_cases, 1)
+    n_controls = _count("n_controls", n_controls, 1)
+    n_snps = _count("n_snps", n_snps, 4)
+    if not isinstance(causal_maf, Real) or not 0 < causal_maf < 1:
+        raise ValueError(f"causal_maf must be a number in (0, 1), got {causal_maf!r}")
+    if not isinstance(ld_rho, Real) or not 0 <= ld_rho < 1:
+        raise ValueError(f"ld_rho must be a number in [0, 1), got {ld_rho!r}")
+    if not isinstance(block_mean, Real) or not 1.0 <= block_mean < np.inf:
+        raise ValueError(f"block_mean must be a finite number ≥ 1, got {block_mean!r}")
+    try:
+        odds = tuple(float(o) for o in odds)
+    except (TypeError, ValueError):
+        raise ValueError(f"odds must be four positive numbers (ε₀, α, β, δ), got {odds!r}") from None
+    if len(odds) != 4 or not all(np.isfinite(o) and o > 0 for o in odds):
+        raise ValueError(f"odds must be four finite numbers > 0 (ε₀, α, β, δ), got {odds!r}")
+    prevalence = _prevalence(odds, causal_maf)
+    needed = max(n_cases / prevalence if prevalence > 0 else np.inf, n_controls / (1 - prevalence) if prevalence < 1 else np.inf)
+    if needed > MAX_DRAW_FACTOR * (n_cases + n_controls):
+        raise ValueError(
+            f"odds {odds!r} give a case prevalence of {prevalence:.3g}: about {needed:.3g} people would "
+            f"have to be drawn for {n_cases} cases and {n_controls} controls; choose odds nearer 1"
+        )
     rng = np.random.default_rng(rng)
     maf = rng.uniform(0.05, 0.5, n_snps)
     boundary = rng.uniform(size=n_snps) < 1.0 / block_mean
@@ -90,8 +120,10 @@ def simulate_gwas(
         x, y = genotypes[:, causal[0]], genotypes[:, causal[1]]
         log_odds = np.log(base) + x * np.log(a) + y * np.log(b) + x * y * np.log(d)
         status = rng.uniform(size=batch) < 1.0 / (1.0 + np.exp(-log_odds))
-        for s in (0, 1):
-            kept[s].append(genotypes[status == bool(s)])
+        for s in (0, 1):  # keep no more than the target: memory stays O(n_cases + n_controls)
+            missing = target[s] - sum(len(g) for g in kept[s])
+            if missing > 0:
+                kept[s].append(genotypes[status == bool(s)][:missing])
     cases = np.concatenate(kept[1])[:n_cases]
     controls = np.concatenate(kept[0])[:n_controls]
     return GwasData(
@@ -100,6 +132,22 @@ def simulate_gwas(
         maf=maf,
         causal=causal,
     )
+
+
+def _count(name: str, value, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer ≥ {minimum}, got {value!r}")
+    return int(value)
+
+
+def _prevalence(odds, causal_maf: float) -> float:
+    """P(case) in the population: the odds model averaged over x, y ~ Binomial(2, causal_maf)."""
+    base, a, b, d = odds
+    g = np.arange(3)
+    p = stats.binom.pmf(g, 2, causal_maf)
+    x, y = np.meshgrid(g, g, indexing="ij")
+    log_odds = np.log(base) + x * np.log(a) + y * np.log(b) + x * y * np.log(d)
+    return float(np.sum(np.outer(p, p) * expit(log_odds)))
 
 
 def chi2_screen(genotypes: np.ndarray, status: np.ndarray, top: int = 5) -> tuple[np.ndarray, np.ndarray]:

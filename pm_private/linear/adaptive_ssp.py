@@ -95,6 +95,7 @@ from ..privacy.noise import as_noise_source
 from ..privacy.primitives import gaussian_noise_multiplier, project_rows
 from ..privacy.release import Release, constant, output, public, release_guard
 from ..privacy.validation import as_matrix, as_vector, check_delta, check_epsilon, check_positive, raise_non_finite
+from .suffstats import _finite_sensitivities
 
 __all__ = [
     "MECHANISM",
@@ -121,8 +122,9 @@ def adassp_sensitivities(d: int, x_bound: float, y_bound: float) -> tuple[float,
     (B_X², √2·B_X², 2·B_X·B_Y) for d ≥ 2 and (B_X², B_X², 2·B_X·B_Y) for d = 1; the module
     docstring has the proofs.
     """
-    xx = x_bound**2 if d == 1 else math.sqrt(2.0) * x_bound**2
-    return x_bound**2, xx, 2.0 * x_bound * y_bound
+    square = x_bound * x_bound
+    values = (square, square if d == 1 else math.sqrt(2.0) * square, 2.0 * x_bound * y_bound)
+    return _finite_sensitivities(values, "x_bound and y_bound")
 
 
 def _check_finite(X: np.ndarray) -> None:
@@ -279,6 +281,8 @@ def adassp(
     X = as_matrix(X)
     n, d = X.shape
     y = as_vector(y, n)
+    if not math.isfinite(math.log(2.0 * d * d / rho)):
+        raise ValueError(f"rho = {rho!r} is too small: log(2d²/rho) of the ridge overflows")
     _check_finite(X)
     source = as_noise_source(rng)
 

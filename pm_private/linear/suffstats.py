@@ -20,6 +20,7 @@ results match Honkela et al. (2018); the stated guarantee (ε-DP) is then conser
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -126,8 +127,13 @@ class SuffStats:
 
 
 def sensitivities(d: int, x_bound: float, y_bound: float) -> tuple[float, float, float]:
-    """ℓ1 sensitivities (Sxx upper triangle, Sxy, Syy) under replace-one: (d(d+1)Bx², 2dBxBy, By²)."""
-    return d * (d + 1) * x_bound**2, 2 * d * x_bound * y_bound, y_bound**2
+    """ℓ1 sensitivities (Sxx upper triangle, Sxy, Syy) under replace-one: (d(d+1)Bx², 2dBxBy, By²).
+
+    Bounds whose sensitivities overflow or underflow to 0 are refused (ValueError naming them).
+    """
+    with np.errstate(over="ignore", under="ignore"):
+        values = (d * (d + 1) * (x_bound * x_bound), 2 * d * x_bound * y_bound, y_bound * y_bound)
+    return _finite_sensitivities(values, "x_bound and y_bound")
 
 
 def _first_non_finite_row(X, start: int, stop: int) -> int | None:
@@ -236,6 +242,13 @@ def _accumulate(X: np.ndarray, y: np.ndarray, x_bound: float | None, y_bound: fl
     return xx, xy, float(y @ y)
 
 
+def _finite_sensitivities(values, names: str) -> tuple:
+    """``values`` (numbers or arrays of them), or ValueError if one overflows or underflows to 0."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        ok = all(np.all(np.isfinite(v) & (np.asarray(v) > 0)) for v in values)
+    if not ok:
+        raise ValueError(f"{names} give sensitivities that overflow or underflow to 0; choose bounds nearer 1")
+    return tuple(values)
 def _is_dask(obj) -> bool:
     """True for a Dask collection (dask.array, dask.dataframe, …), detected without importing Dask."""
     return hasattr(obj, "__dask_graph__")
@@ -256,7 +269,10 @@ def suff_stats(X, y) -> SuffStats:
         return SuffStats(*partitioned_suff_stats(X, y, None, None))
     X = as_matrix(X)
     y = as_vector(y, X.shape[0])
-    xx, xy, yy = _accumulate(X, y, None, None)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused just below
+        xx, xy, yy = _accumulate(X, y, None, None)
+    if not (np.isfinite(xx).all() and np.isfinite(xy).all() and math.isfinite(yy)):
+        raise ValueError("X and y are too large: their products overflow (rescale them)")
     return SuffStats(xx, xy, yy, X.shape[0])
 
 

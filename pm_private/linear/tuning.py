@@ -110,6 +110,8 @@ def _split_grid(step: float, max_share: float) -> np.ndarray:
     exact ties (e.g. when the noise is negligible) go to the split that wastes least on Syy
     (which the score does not use) and gives most to Sxx.
     """
+    if not 1e-3 <= step <= 1.0 / 3.0 + 1e-9:  # K ≤ 1000: the grid has O(K²) splits to score
+        raise ValueError(f"split_grid_step must be 1/K for an integer K in [3, 1000], got {step!r}")
     total = round(1.0 / step)
     if total < 3 or abs(total * step - 1.0) > 1e-9:
         raise ValueError(f"split_grid_step must be 1/K for an integer K ≥ 3, got {step!r}")
@@ -363,6 +365,10 @@ def tune_release(
     x_scale = check_positive("x_scale", x_scale)
     y_scale = check_positive("y_scale", y_scale)
     grid = _check_omegas(omegas)
+    try:
+        sensitivities(d, grid * x_scale, grid * y_scale)
+    except ValueError:
+        raise ValueError("omegas, x_scale and y_scale give clip bounds whose sensitivities overflow or underflow") from None
     step = check_positive("split_grid_step", split_grid_step)
     max_share = check_positive("max_share", max_share)
     if max_share > 1:

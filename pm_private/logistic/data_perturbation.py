@@ -50,6 +50,7 @@ from .elastic_net import to_signed_labels
 from .proximal import solve_elastic_net_logistic
 
 __all__ = [
+    "MULTIPLIER_RANGE",
     "MECHANISM",
     "DataPerturbationRelease",
     "accounted_epsilon",
@@ -87,15 +88,34 @@ def accounted_epsilon(noise_multiplier: float, *, n: int, batch_size: int, steps
     return float(accountant.get_epsilon(delta))
 
 
+#: Noise multipliers searched by :func:`calibrate_noise_multiplier`.
+MULTIPLIER_RANGE = (1e-2, 1e4)
+
+
 @lru_cache(maxsize=256)
 def calibrate_noise_multiplier(*, epsilon: float, delta: float, n: int, batch_size: int, steps: int) -> float:
-    """Smallest noise multiplier z (to 1e-3) with accounted ε ≤ ``epsilon`` (cached: public inputs only)."""
+    """Smallest noise multiplier z in [10⁻², 10⁴] (to 1e-3) with accounted ε ≤ ``epsilon``.
+
+    Cached (public inputs only).  If even z = 10⁴ accounts for more than ``epsilon`` (small ε
+    with small n or many steps) a ValueError says so; if z = 10⁻² already stays within
+    ``epsilon``, 10⁻² is returned.
+    """
+    low, high = MULTIPLIER_RANGE
+    floor = accounted_epsilon(high, n=n, batch_size=batch_size, steps=steps, delta=delta)
+    if floor > epsilon:
+        raise ValueError(
+            f"epsilon = {epsilon:g} is out of reach for n = {n}, batch_size = {batch_size}, {steps} steps "
+            f"and delta = {delta:g}: even the noise multiplier {high:g} accounts for ε = {floor:.3g}; "
+            "raise epsilon or delta, or use fewer epochs"
+        )
+    if accounted_epsilon(low, n=n, batch_size=batch_size, steps=steps, delta=delta) <= epsilon:
+        return low
     z = dp_accounting.calibrate_dp_mechanism(
         _accountant,
         lambda m: _event(m, n, batch_size, steps),
         epsilon,
         delta,
-        dp_accounting.ExplicitBracketInterval(1e-2, 1e4),
+        dp_accounting.ExplicitBracketInterval(low, high),
         tol=1e-3,
     )
     if accounted_epsilon(z, n=n, batch_size=batch_size, steps=steps, delta=delta) > epsilon:
@@ -172,6 +192,11 @@ def data_perturbation_sgd(
     Runs T = ⌈epochs·n/b⌉ steps with η_t = learning_rate/√(t+1) and returns the average of the
     second half of the iterates.  Labels in {0, 1} or {−1, 1}; rows clipped to ‖x‖₂ ≤ ``norm_bound``.
     With ``influence_threshold`` the run is **not** DP (see the module docstring).
+
+    ``learning_rate``·``l2`` must be ≤ 2: the ridge part of a step multiplies θ by 1 − η_t·l2,
+    which expands the iterates (until they overflow) beyond that.  Every iterate is a DP output,
+    so if the average is nevertheless not finite, a ValueError says so *after* the release was
+    charged (noise was drawn; a retry is a new release).
     """
     X = as_matrix(X)
     n, d = X.shape
@@ -182,6 +207,13 @@ def data_perturbation_sgd(
     bound = check_positive("norm_bound", norm_bound)
     rate = check_positive("learning_rate", learning_rate)
     l2 = check_positive("l2", l2)
+    if rate * l2 > 2.0:
+        raise ValueError(
+            f"learning_rate·l2 = {rate * l2:g} > 2: the ridge step 1 − η·l2 would expand the iterates; "
+            "lower learning_rate"
+        )
+    if not math.isfinite(bound * bound + 1):
+        raise ValueError(f"norm_bound = {bound!r} is too large: the record radius overflows")
     batch_size = check_count("batch_size", batch_size, 1, n)
     epochs = check_count("epochs", epochs)
     if influence_threshold is not None:
@@ -200,7 +232,7 @@ def data_perturbation_sgd(
     source = as_noise_source(rng)
 
     label = "data-perturbation baseline" + ("" if influence_threshold is None else " (influence-thresholded: NOT DP)")
-    with release_guard(accountant, MECHANISM, epsilon, delta, label=label):
+    with release_guard(accountant, MECHANISM, epsilon, delta, label=label), np.errstate(over="ignore", invalid="ignore"):
         theta = np.zeros(records.shape[1])
         average = np.zeros_like(theta)
         burn_in = steps // 2
@@ -211,6 +243,11 @@ def data_perturbation_sgd(
             if t >= burn_in:
                 average += (theta - average) / (t - burn_in + 1)
 
+    if not np.isfinite(average).all():
+        raise ValueError(
+            "the SGD iterates overflowed (learning_rate too large for the noisy records); the release "
+            "was charged because noise was drawn"
+        )
     coef, intercept = (average[:-1], float(average[-1])) if fit_intercept else (average, 0.0)
     return DataPerturbationRelease(
         coef=coef,

@@ -90,16 +90,19 @@ def to_signed_labels(y, n: int) -> np.ndarray:
     y = as_vector(y, n)
     values = set(np.unique(y).tolist())
     if not values <= {0.0, 1.0} and not values <= {-1.0, 1.0}:
-        raise ValueError(f"labels must be in {{0, 1}} or {{-1, 1}}, got values {sorted(values)[:5]}")
+        raise ValueError("labels y must be in {0, 1} or {-1, 1}")
     return np.where(y > 0, 1.0, -1.0)
 
 
 def design_bounds(norm_bound: float, norm: int, fit_intercept: bool) -> tuple[float, float]:
     """(κ_j, c): the ℓ_j bound on the gradient ‖x‖_j and the Hessian bound ‖x‖₂²/4 of a design row."""
     extra = 1.0 if fit_intercept else 0.0
-    kappa_j = norm_bound + extra if norm == 1 else math.sqrt(norm_bound**2 + extra)
+    square = norm_bound * norm_bound + extra
+    if not math.isfinite(square):
+        raise ValueError(f"norm_bound = {norm_bound!r} is too large: κ² overflows")
+    kappa_j = norm_bound + extra if norm == 1 else math.sqrt(square)
     # ‖x‖₂ ≤ ‖x‖₁ ≤ κ for ℓ1 clipping, so ‖x‖₂² ≤ κ² (+1 for the intercept) in both cases.
-    return kappa_j, (norm_bound**2 + extra) / 4.0
+    return kappa_j, square / 4.0
 
 
 def convex_min(epsilon: float, n: int, c: float) -> float:

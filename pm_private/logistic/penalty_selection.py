@@ -47,7 +47,7 @@ from scipy import stats
 from ..privacy.noise import NoiseSource, as_noise_source
 from ..privacy.primitives import exponential_mechanism
 from ..privacy.release import Release, constant, output, public, release_guard
-from ..privacy.validation import as_matrix, check_delta, check_epsilon, check_positive
+from ..privacy.validation import as_float_array, as_matrix, check_delta, check_epsilon, check_positive
 from .elastic_net import (
     DPElasticNetLogisticRegression,
     ElasticNetRelease,
@@ -174,7 +174,7 @@ def select_penalty(
     fraction = check_positive("validation_fraction", validation_fraction)
     if share >= 1 or fraction >= 1:
         raise ValueError("selection_share and validation_fraction must lie in (0, 1)")
-    lams = np.asarray(lams, dtype=np.float64)
+    lams = as_float_array(lams, "lams")
     if lams.ndim != 1 or lams.size == 0:
         raise ValueError(f"lams must be a non-empty 1-D grid, got shape {lams.shape}")
     for lam in lams:
@@ -193,6 +193,8 @@ def select_penalty(
         lams=lams, alpha=alpha, epsilon_train=eps_train, delta=delta, norm_bound=kappa, noise=noise,
         fit_intercept=fit_intercept, n_train=n_train, n_valid=n_valid, dim=dim,
     )
+    if not all(np.isfinite(getattr(constants, f)).all() for f in constants.__dataclass_fields__):
+        raise ValueError("epsilon, delta, lams and norm_bound give non-finite stability constants; raise delta")
     source = as_noise_source(rng)
     l1_mask = np.ones(dim, dtype=bool)
     if fit_intercept:

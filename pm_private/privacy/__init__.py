@@ -31,6 +31,7 @@ _NAMES = {
     "check_delta": ".validation",
     "check_positive": ".validation",
     "as_matrix": ".validation",
+    "as_float_array": ".validation",
     "as_vector": ".validation",
     "check_finite_rows": ".validation",
     "check_count": ".validation",

@@ -1,4 +1,11 @@
-"""Input checks shared by the release functions: they raise before anything is computed or spent."""
+"""Input checks shared by the release functions: they raise before anything is computed or spent.
+
+Error messages name the argument and never print a private value (not a record, not a largest
+norm, not an offending entry).  A message may give the *row index* of the first non-finite
+record: that helps the data holder find a malformed row, and input validation is not a release,
+since it happens before any noise is drawn and its outcome is seen only by the caller who holds
+the data.  Results that leave the data holder must come from a mechanism, never from an error.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,7 @@ import numpy as np
 
 __all__ = [
     "MIN_EPSILON",
+    "as_float_array",
     "check_epsilon",
     "check_delta",
     "check_positive",
@@ -77,13 +85,31 @@ def _first_bad_row(array: np.ndarray) -> int:
     return int(np.flatnonzero(bad.reshape(len(array), -1).any(axis=1))[0])
 
 
+def as_float_array(values, name: str) -> np.ndarray:
+    """float64 array of ``values`` (any shape), or ValueError naming ``name``.
+
+    Strings, complex numbers, ragged lists and objects that are not numbers are refused without
+    quoting them (numpy's own message would print the offending value).
+    """
+    if isinstance(values, (str, bytes)):
+        raise ValueError(f"{name} must be numeric, got a string")
+    try:
+        array = np.asarray(values)
+        if array.dtype.kind in "USVc":
+            raise TypeError
+        return np.asarray(array, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be numeric (an array of real numbers)") from None
+
+
 def as_matrix(X, name: str = "X") -> np.ndarray:
     """A 2-D float64 array (numpy, pandas or nested lists); no copy if already float64.
 
+    Strings, complex numbers and ragged lists are refused with a ValueError naming ``name``.
     Finiteness is not checked here: the release kernels check it chunk by chunk so that no
     full-size temporary is made.
     """
-    array = np.asarray(X, dtype=np.float64)
+    array = as_float_array(X, name)
     if array.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n records × d features), got shape {array.shape}")
     if array.shape[0] == 0 or array.shape[1] == 0:
@@ -93,7 +119,7 @@ def as_matrix(X, name: str = "X") -> np.ndarray:
 
 def as_vector(y, n: int, name: str = "y") -> np.ndarray:
     """A 1-D float64 array of length ``n`` with finite entries ((n, 1) is accepted)."""
-    array = np.asarray(y, dtype=np.float64)
+    array = as_float_array(y, name)
     if array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]
     if array.ndim != 1 or array.shape[0] != n:

@@ -8,6 +8,8 @@ _NAMES = {
     "sanitizer": ".sanitized",
     "sanitized_loss": ".sanitized",
     "sanitized_utility": ".sanitized",
+    "bounded_terms": ".sanitized",
+    "publishable": ".publish",
     "PSGLD": ".psgld",
     "RefittableADVI": ".advi",
 }

@@ -20,8 +20,24 @@ look at the data is part of the base measure and keeps the guarantee.  The guara
 approximately private, and releasing m draws costs m·ε by composition.  The accountant is
 charged ε once, with the label ``"approximate (MCMC)"``, when the term is built.
 
-The records are held in PyTensor shared variables that are *not* registered as ``pm.Data``, so
-they never reach the ``DataTree`` that ``pm.sample`` returns.  A multiplier of the record sum
+Robustness of the bound.  The per-record term is v when ℓ is NaN (a non-finite or overflowing
+record, or a loss that fails), and C_v(max(ℓ, 0)) ∈ [0, v] otherwise (ℓ = +∞ gives v), so
+Δ_U ≤ v holds for every input, not only for well-behaved ones: a NaN utility would be read by a
+sampler as zero density, and the ratio of densities of neighbours would be unbounded.  Records
+must be finite numbers, and the loss must return one value per record; both are checked when
+the term is built, before the accountant is charged.
+
+What may be published.  Only the parameter draws are the mechanism's output.  What else a
+sampler records is a function of the records: NUTS stores ``sample_stats.lp`` = ε/(2v)·U(f; D) at
+every draw (with the draws and the other records, a handful of draws determine a record
+exactly), and ``sampling_time`` and step statistics depend on the data as well.  Pass the
+result of ``pm.sample`` through :func:`pm_private.sampling.publishable`, which keeps only the
+posterior draws of the model's free random variables.  The records are held in PyTensor shared
+variables that are *not* registered as ``pm.Data``, so they never reach the ``DataTree``; they
+are part of the model's graph, so a pickled model contains them, and :class:`SanitizedLoss`,
+which holds that graph, refuses to be pickled.
+
+A multiplier of the record sum
 (1 in the model) lets :class:`pm_private.PSGLD` swap the records for a minibatch of k of them and
 the multiplier for n/k, which gives an unbiased estimate of the record sum and leaves the
 regulariser (σ/2)‖f‖² unscaled.
@@ -42,7 +58,14 @@ from pytensor.raise_op import Assert
 from ..privacy.accounting import REPLACE_ONE, PrivacyAccountant, charge
 from ..privacy.validation import check_epsilon, check_positive
 
-__all__ = ["SanitizedLoss", "logistic_loss", "sanitizer", "sanitized_loss", "sanitized_utility"]
+__all__ = [
+    "SanitizedLoss",
+    "bounded_terms",
+    "logistic_loss",
+    "sanitizer",
+    "sanitized_loss",
+    "sanitized_utility",
+]
 
 MECHANISM = "sanitized-loss exponential mechanism (Nguyên & Hui 2017a, Alg. 3)"
 LABEL = "approximate (MCMC)"
@@ -62,7 +85,9 @@ class SanitizedLoss:
     """A sanitized-loss term added to a model: its parameters and the potential variable.
 
     ``epsilon`` is what the accountant was charged; it is an exact ε-DP guarantee only for one
-    exact draw from the model (see the module docstring).  No records are kept here.
+    exact draw from the model (see the module docstring).  ``potential`` is a graph that holds
+    the private records, so the term refuses to be pickled (or deep-copied): a pickle would
+    write the records out.  Publish draws through :func:`pm_private.sampling.publishable`.
     """
 
     name: str
@@ -74,6 +99,12 @@ class SanitizedLoss:
     neighbours: str = REPLACE_ONE
     mechanism: str = MECHANISM
     label: str = LABEL
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError(
+            "a SanitizedLoss holds the private records in its graph and cannot be pickled or "
+            "copied; publish the draws of pm.sample through pm_private.sampling.publishable"
+        )
 
 
 def sanitizer(x, v):
@@ -91,31 +122,95 @@ def _squared_norm(params) -> pt.TensorVariable:
     return pt.add(*[pt.sum(pt.square(p)) for p in params])
 
 
-def _record_terms(loss: Callable, params, records, v):
-    """C_v(max(ℓ, 0)) per record, with a run-time check that ℓ has one entry per record."""
+def _record_losses(loss: Callable, params, records) -> pt.TensorVariable:
+    """ℓ(f; dᵢ) per record, with a run-time check that ℓ has one entry per record."""
     losses = pt.as_tensor(loss(params, *records))
     if losses.ndim != 1:
         raise ValueError(
             f"loss must return one value per record (a vector), got a {losses.ndim}-d tensor"
         )
-    losses = Assert("loss must return one value per record")(
+    return Assert("loss must return one value per record")(
         losses, pt.eq(losses.shape[0], records[0].shape[0])
     )
-    return sanitizer(pt.maximum(losses, 0.0), v)
+
+
+def bounded_terms(losses, v) -> pt.TensorVariable:
+    """Per-record terms in [0, v] for any losses: v where ℓ is NaN, else C_v(max(ℓ, 0)).
+
+    C_v(x) = v·tanh(x/v) (Nguyên & Hui 2017a, Alg. 3) maps [0, ∞] into [0, v]; ``max`` and
+    ``tanh`` propagate NaN, so a NaN loss (a non-finite record, an overflow, a failing loss) is
+    mapped to the largest value v.  Every term then lies in [0, v], and replacing one record
+    changes Σᵢ terms by at most v: the bound Δ_U ≤ v of the mechanism holds for every input.
+    """
+    losses = pt.as_tensor(losses)
+    return pt.switch(pt.isnan(losses), v, sanitizer(pt.maximum(losses, 0.0), v))
+
+
+def _check_one_per_record(losses, n: int, model: pm.Model) -> None:
+    """Refuse a loss whose length is not n, before anything is charged.
+
+    The length is read from PyTensor's shape inference (no record is evaluated); a loss whose
+    Ops do not infer shapes is evaluated once at the model's initial point.
+    """
+    try:
+        length = pytensor.function([], losses.shape[0], mode="FAST_COMPILE")()
+    except Exception:  # shape not inferable without values: evaluate at the initial point
+        try:
+            (at_values,) = model.replace_rvs_by_values([losses.shape[0]])
+            length = model.compile_fn(at_values, mode="FAST_COMPILE")(model.initial_point())
+        except Exception as error:
+            raise ValueError(
+                "loss could not be evaluated at the model's initial point to check that it "
+                f"returns one value per record ({type(error).__name__})"
+            ) from None
+    if int(length) != n:
+        raise ValueError(
+            f"loss must return one value per record: got {int(length)} values for n = {n} records"
+        )
+
+
+def _record_terms(loss: Callable, params, records, v):
+    """Bounded per-record terms (:func:`bounded_terms`) of ``loss`` on ``records``."""
+    return bounded_terms(_record_losses(loss, params, records), v)
 
 
 def sanitized_utility(loss: Callable, params, records, *, v, sigma, scale=1.0):
-    """U(f; D) = −(σ/2)‖f‖² − scale·Σᵢ C_v(ℓ(f; dᵢ)) as a PyTensor expression."""
+    """U(f; D) = −(σ/2)‖f‖² − scale·Σᵢ C_v(ℓ(f; dᵢ)) as a PyTensor expression (Nguyên & Hui 2017a).
+
+    The per-record terms are :func:`bounded_terms`: a NaN loss counts as v.
+    """
     terms = _record_terms(loss, params, records, v)
     return -0.5 * sigma * _squared_norm(params) - scale * pt.sum(terms)
 
 
 def _as_records(data) -> tuple[np.ndarray, ...]:
-    if isinstance(data, np.ndarray) or not isinstance(data, Sequence):
+    """The record arrays of ``data``: numeric (bool, integer or float), finite, same n ≥ 1.
+
+    A non-finite record is refused by the row index of the first one (input validation happens
+    before anything is released; the value itself is never printed).
+    """
+    if isinstance(data, np.ndarray) or not isinstance(data, Sequence) or isinstance(data, str):
         data = (data,)
-    records = tuple(np.asarray(d) for d in data)
-    if not records:
+    if not data:
         raise ValueError("data must hold at least one array of records")
+    records = []
+    for i, d in enumerate(data):
+        try:
+            array = np.asarray(d)
+        except (TypeError, ValueError):
+            raise ValueError(f"data array {i} is not an array of numbers") from None
+        if array.dtype.kind not in "biuf":
+            if array.dtype.kind != "O":
+                raise ValueError(f"data array {i} must hold numbers, got dtype {array.dtype}")
+            try:
+                array = array.astype(np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(f"data array {i} must hold numbers") from None
+        if array.dtype.kind == "f" and array.ndim and array.size and not np.isfinite(array).all():
+            row = int(np.flatnonzero(~np.isfinite(array.reshape(len(array), -1)).all(axis=1))[0])
+            raise ValueError(f"data array {i} contains NaN or infinite values (first in record {row})")
+        records.append(array)
+    records = tuple(records)
     n = records[0].shape[0] if records[0].ndim else 0
     for i, array in enumerate(records):
         if array.ndim == 0 or array.shape[0] != n:
@@ -163,6 +258,28 @@ def sanitized_loss(
         Charged ε with label ``"approximate (MCMC)"`` (refused before anything is built if over
         budget).
 
+    Returns
+    -------
+    SanitizedLoss
+        The term's public parameters and its potential (not picklable: it holds the records).
+
+    Raises
+    ------
+    ValueError
+        Before anything is charged: bad ε, v or σ; ``data`` not numeric, not finite, or without a
+        common first axis n; a ``loss`` that does not return one value per record.
+
+    Notes
+    -----
+    **Publish only the draws.**  ``pm.sample`` records more than the draws, and that is a
+    function of the records (``sample_stats.lp`` is ε/(2v)·U(f; D) at every draw, from which a
+    record can be rebuilt).  Whatever leaves the data holder must pass through
+    :func:`pm_private.sampling.publishable`, which keeps only the posterior draws of the model's
+    free random variables::
+
+        idata = pm.sample(...)
+        release = publishable(idata, model=model)
+
     Examples
     --------
     >>> with pm.Model():                                             # doctest: +SKIP
@@ -178,15 +295,20 @@ def sanitized_loss(
             raise ValueError("the default v = 2·log n needs n ≥ 2 records; pass v")
         v = 2.0 * np.log(n)
     v = check_positive("v", v)
+    if not np.isfinite(epsilon / (2.0 * v)):
+        raise ValueError(f"v = {v!r} is too small for epsilon = {epsilon!r}: ε/(2v) overflows")
+    if sigma is None and not 0 < 1e-2 * 2.0 * v / epsilon < np.inf:
+        raise ValueError("the default sigma = 10⁻²·2v/ε of v and epsilon is not a positive float; pass sigma")
     sigma = check_positive("sigma", 1e-2 * 2.0 * v / epsilon if sigma is None else sigma)
     model = pm.modelcontext(model)
+    shared = tuple(
+        pytensor.shared(array, name=f"{name}_records_{i}") for i, array in enumerate(records)
+    )
+    _check_one_per_record(_record_losses(loss, params, shared), n, model)
+    scale = pytensor.shared(np.float64(1.0), name=f"{name}_record_scale")
+    utility = sanitized_utility(loss, params, shared, v=v, sigma=sigma, scale=scale)
 
     with charge(accountant, MECHANISM, epsilon, neighbours=REPLACE_ONE, label=LABEL):
-        shared = tuple(
-            pytensor.shared(array, name=f"{name}_records_{i}") for i, array in enumerate(records)
-        )
-        scale = pytensor.shared(np.float64(1.0), name=f"{name}_record_scale")
-        utility = sanitized_utility(loss, params, shared, v=v, sigma=sigma, scale=scale)
         with model:
             potential = pm.Potential(name, epsilon / (2.0 * v) * utility)
         potential.tag.minibatch_records = MinibatchRecords(shared, scale, n)

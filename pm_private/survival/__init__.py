@@ -29,6 +29,7 @@ _NAMES = {
     "interval_midpoints": ".spline",
     "LINKS": ".discrete_data",
     "DiscreteTimeData": ".discrete_data",
+    "check_hazard_records": ".hazard_ops",
     "hazard_record_loss": ".hazard_ops",
     "record_loss": ".hazard_ops",
     "DiscreteTimeHazard": ".discrete_likelihood",

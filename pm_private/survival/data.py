@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..privacy.primitives import project_rows
-from ..privacy.validation import as_matrix, check_finite_rows, check_positive
+from ..privacy.validation import as_float_array, as_matrix, check_finite_rows, check_positive
+from .spline import _integer
 
 __all__ = [
     "check_survival",
@@ -32,8 +33,8 @@ def check_survival(time, event) -> tuple[np.ndarray, np.ndarray]:
     Returns float64 times and int8 events (1 = event observed, 0 = right-censored); raises
     ValueError naming the first offending record otherwise.  Booleans are accepted as events.
     """
-    t = np.asarray(time, dtype=np.float64)
-    d = np.asarray(event)
+    t = as_float_array(time, "time")
+    d = np.asarray(event) if np.asarray(event).dtype == bool else as_float_array(event, "event")
     if t.ndim != 1 or t.size == 0:
         raise ValueError(f"time must be a non-empty 1-D array, got shape {t.shape}")
     if d.shape != t.shape:
@@ -48,7 +49,7 @@ def check_survival(time, event) -> tuple[np.ndarray, np.ndarray]:
         bad = ~np.isin(d_float, (0.0, 1.0))
         if bad.any():
             first = np.flatnonzero(bad)[0]
-            raise ValueError(f"event must be 0 or 1, got {d[first]!r} at index {first}")
+            raise ValueError(f"event must be 0 or 1 (first other value at index {first})")
     return t, d.astype(np.int8)
 
 
@@ -73,18 +74,21 @@ def scale_times(time, *, horizon: float, floor: float = 0.0) -> np.ndarray:
     public domain, not a data-dependent step.
     """
     horizon = check_positive("horizon", horizon)
-    floor = float(floor)
+    try:
+        floor = float(floor)
+    except (TypeError, ValueError):
+        raise ValueError(f"floor must be a number in [0, 1), got {floor!r}") from None
     if not 0.0 <= floor < 1.0:
         raise ValueError(f"floor must be in [0, 1), got {floor!r}")
-    t = np.asarray(time, dtype=np.float64)
+    t = as_float_array(time, "time")
     bad = ~np.isfinite(t) | (t < 0)
     if bad.any():
         first = np.flatnonzero(bad)[0]
-        raise ValueError(f"time must be finite and ≥ 0, got {t.flat[first]!r} at index {first}")
+        raise ValueError(f"time must be finite and ≥ 0 (first other value at index {first})")
     late = t > horizon
     if late.any():
         raise ValueError(
-            f"{int(late.sum())} time(s) exceed the public horizon {horizon:g} (largest {t.max():g}); "
+            f"time exceeds the public horizon {horizon:g} (first at index {int(np.argmax(late))}); "
             "choose a longer horizon or censor them with censor_at_horizon"
         )
     return np.maximum(t / horizon, floor)
@@ -96,14 +100,12 @@ def interval_index(t_scaled, q: int) -> np.ndarray:
     Interval s (0-based) is (s/q, (s+1)/q]; t = 0 belongs to interval 0.  A record with index s
     was at risk in intervals 0 … s and had its event (or censoring) in interval s.
     """
-    if int(q) != q or q < 1:
-        raise ValueError(f"q must be a positive integer, got {q!r}")
-    q = int(q)
-    t = np.asarray(t_scaled, dtype=np.float64)
+    q = _integer("q", q, 1)
+    t = as_float_array(t_scaled, "scaled times")
     bad = ~np.isfinite(t) | (t < 0) | (t > 1)
     if bad.any():
         first = np.flatnonzero(bad)[0]
-        raise ValueError(f"scaled times must lie in [0, 1], got {t.flat[first]!r} at index {first}")
+        raise ValueError(f"scaled times must lie in [0, 1] (first other value at index {first})")
     return np.clip(np.ceil(t * q).astype(np.int64) - 1, 0, q - 1)
 
 
@@ -122,11 +124,16 @@ def scale_covariates(X, *, bound, center=None) -> np.ndarray:
     if (bound <= 0).any():
         raise ValueError(f"bound must be > 0, got {bound}")
     center = np.zeros(d) if center is None else _public_vector("center", center, d)
-    return project_rows((X - center) / bound, 1.0)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused just below
+        Z = (X - center) / bound
+    if not np.isfinite(Z).all():
+        raise ValueError("bound is too small for X: (X − center)/bound overflows")
+    return project_rows(Z, 1.0)
 
 
 def _public_vector(name: str, value, d: int) -> np.ndarray:
-    vector = np.broadcast_to(np.asarray(value, dtype=np.float64), (d,)) if np.ndim(value) == 0 else np.asarray(value, dtype=np.float64)
+    vector = as_float_array(value, name)
+    vector = np.broadcast_to(vector, (d,)) if vector.ndim == 0 else vector
     if vector.shape != (d,) or not np.isfinite(vector).all():
         raise ValueError(f"{name} must be a finite number or {d} finite values, got {value!r}")
     return vector

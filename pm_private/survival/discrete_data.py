@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..privacy.validation import as_float_array
 from .spline import interval_basis
 
 __all__ = ["LINKS", "DiscreteTimeData"]
@@ -62,10 +63,10 @@ class DiscreteTimeData:
     basis: np.ndarray
 
     def __post_init__(self):
-        X = np.array(self.X, dtype=np.float64)
+        X = np.array(as_float_array(self.X, "X"))
         interval = np.asarray(self.interval)
         event = np.asarray(self.event)
-        basis = np.array(self.basis, dtype=np.float64)
+        basis = np.array(as_float_array(self.basis, "basis"))
         if X.ndim != 2 or X.shape[0] == 0:
             raise ValueError(f"X must be 2-D (n records × d covariates) with n ≥ 1, got shape {X.shape}")
         n = X.shape[0]
@@ -74,7 +75,9 @@ class DiscreteTimeData:
         if basis.ndim != 2 or not np.isfinite(basis).all():
             raise ValueError(f"basis must be a finite (q, e) matrix, got shape {basis.shape}")
         if interval.shape != (n,) or event.shape != (n,):
-            raise ValueError(f"interval and event must have shape ({n},), got {interval.shape}, {event.shape}")
+            raise ValueError(
+                f"interval and event must have shape ({n},) to match the n rows of X, got {interval.shape}, {event.shape}"
+            )
         if not np.issubdtype(interval.dtype, np.integer) or interval.min() < 0 or interval.max() >= basis.shape[0]:
             raise ValueError(f"interval must hold integers in 0 … {basis.shape[0] - 1}")
         if not np.isin(event, (0, 1)).all():

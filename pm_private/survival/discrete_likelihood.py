@@ -10,7 +10,7 @@ import pytensor.tensor as pt
 from pytensor.tensor.type_other import NoneTypeT
 
 from .discrete_data import DiscreteTimeData, _check_link
-from .hazard_ops import hazard_record_loss
+from .hazard_ops import check_hazard_records, hazard_record_loss
 
 __all__ = ["DiscreteTimeHazard", "discrete_time_model"]
 
@@ -146,9 +146,11 @@ class DiscreteTimeHazard:
         )
         if (baseline is None) == (alpha is None or basis is None):
             raise ValueError("give either alpha and basis (spline baseline) or baseline (free per-interval)")
+        q = np.shape(basis)[0] if baseline is None else pt.as_tensor(baseline).type.shape[0]
+        X, interval, event = check_hazard_records(X, interval, event, q)
         gamma = pt.as_tensor(basis) @ alpha if baseline is None else baseline
-        eta = pt.as_tensor(np.asarray(X, dtype=np.float64)) @ beta
-        observed = np.column_stack([np.asarray(interval, dtype=np.int32), np.asarray(event, dtype=np.int32)])
+        eta = pt.as_tensor(X) @ beta
+        observed = np.column_stack([interval, event]).astype(np.int32)
         return (gamma, eta), observed, kwargs
 
 

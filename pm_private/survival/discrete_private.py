@@ -176,6 +176,12 @@ def _private_records(X, time, event, q, e) -> DiscreteTimeData:
     return DiscreteTimeData.from_times(X, time, event, q=q, e=e)
 
 
+def _check_noise_scale(*values) -> None:
+    """Refuse, before any noise, public parameters whose noise scale or ridge is not finite."""
+    if not all(np.isfinite(v) for v in values):
+        raise ValueError("epsilon and regularization give a noise scale that overflows; raise them")
+
+
 def _check_inputs(X, time, event, epsilon, regularization, q, e):
     epsilon = check_epsilon(epsilon)
     regularization = check_positive("regularization", regularization)
@@ -224,6 +230,7 @@ def output_perturbation(
     data, epsilon, regularization = _check_inputs(X, time, event, epsilon, regularization, q, e)
     source = as_noise_source(rng)
     t = output_sensitivity(data.basis, data.n, regularization)
+    _check_noise_scale(t / epsilon)
     with release_guard(accountant, OUTPUT_PERTURBATION, epsilon, label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}"):
         fit = fit_discrete_time(data, "logit", l2=regularization)
         if not fit.converged:
@@ -271,6 +278,7 @@ def objective_perturbation(
     source = as_noise_source(rng)
     L = gradient_sensitivity(data.basis)
     extra, noise_epsilon = objective_regularization(data.basis, data.n, epsilon, regularization)
+    _check_noise_scale(L / noise_epsilon, extra)
     with release_guard(accountant, OBJECTIVE_PERTURBATION, epsilon, label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}"):
         noise = l2_gamma_vector(data.dim, L / noise_epsilon, source)
         fit = fit_discrete_time(data, "logit", l2=regularization + extra, linear=noise)

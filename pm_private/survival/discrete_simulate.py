@@ -7,8 +7,9 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special
 
+from ..privacy.validation import as_float_array
 from .discrete_data import DiscreteTimeData, _check_link
-from .spline import interval_basis
+from .spline import _integer, interval_basis
 
 __all__ = ["SimulatedDiscreteTime", "expand_person_period", "simulate_discrete_time"]
 
@@ -54,8 +55,19 @@ def simulate_discrete_time(
     else administrative at q − 1.  ``time`` = (kᵢ + ½)/q lies in interval kᵢ.  Seeded ``rng``.
     """
     _check_link(link)
+    n, q = _integer("n", n, 1), _integer("q", q, 1)
+    alpha, beta = as_float_array(alpha, "alpha"), as_float_array(beta, "beta")
+    if alpha.ndim != 1 or alpha.size < 2 or not np.isfinite(alpha).all():
+        raise ValueError(f"alpha must be a finite vector of e ≥ 2 spline coefficients, got shape {alpha.shape}")
+    if beta.ndim != 1 or beta.size < 1 or not np.isfinite(beta).all():
+        raise ValueError(f"beta must be a finite vector of d ≥ 1 effects, got shape {beta.shape}")
+    try:
+        censoring = float(censoring)
+    except (TypeError, ValueError):
+        raise ValueError(f"censoring must be a probability in [0, 1], got {censoring!r}") from None
+    if not 0.0 <= censoring <= 1.0:
+        raise ValueError(f"censoring must be a probability in [0, 1], got {censoring!r}")
     rng = np.random.default_rng(rng)
-    alpha, beta = np.asarray(alpha, dtype=np.float64), np.asarray(beta, dtype=np.float64)
     d = beta.size
     basis = interval_basis(q, alpha.size)
     direction = rng.standard_normal((n, d))

@@ -20,9 +20,40 @@ from pytensor.link.numba.dispatch.basic import (
     register_funcify_default_op_cache_key,
 )
 
+from ..privacy.validation import as_float_array
 from .discrete_data import _check_link
 
-__all__ = ["hazard_record_loss", "record_loss"]
+__all__ = ["check_hazard_records", "hazard_record_loss", "record_loss"]
+
+
+
+def check_hazard_records(X, interval, event, q: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validated records of the discrete-time hazard model (Nguyên & Hui 2017a): (X, interval, event).
+
+    ``X`` must be a finite (n, d) array of numbers, ``interval`` n integers kᵢ in 0 … q−1 (any
+    kᵢ ≥ 0 if q is None, i.e. not known before run time, where the loss checks it) and ``event``
+    n flags δᵢ in {0, 1} (booleans accepted).  Returns float64 X, int64 intervals and
+    int8 events; raises ValueError naming the argument (never printing a value) otherwise.
+    """
+    X = as_float_array(X, "X")
+    if X.ndim != 2 or X.shape[0] == 0:
+        raise ValueError(f"X must be 2-D (n records × d covariates) with n ≥ 1, got shape {X.shape}")
+    if not np.isfinite(X).all():
+        raise ValueError("X contains NaN or infinite values")
+    n = X.shape[0]
+    arrays = []
+    for name, values in (("interval", interval), ("event", event)):
+        array = as_float_array(values, name)
+        if array.shape != (n,):
+            raise ValueError(f"{name} must have shape ({n},) to match X, got {array.shape}")
+        arrays.append(array)
+    interval, event = arrays
+    upper = np.inf if q is None else q
+    if not (np.isfinite(interval) & (interval == np.round(interval)) & (interval >= 0) & (interval < upper)).all():
+        raise ValueError("interval must hold integers ≥ 0" if q is None else f"interval must hold integers in 0 … {q - 1}")
+    if not np.isin(event, (0.0, 1.0)).all():
+        raise ValueError("event must be 0 or 1")
+    return X, interval.astype(np.int64), event.astype(np.int8)
 
 
 def _pt_terms(z, link: str):

@@ -17,15 +17,24 @@ max ‖A_s‖ = 1.60 with e = 3).  The basis depends on (q, e) only: it is publi
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 __all__ = ["natural_spline_basis", "interval_basis", "interval_midpoints"]
 
 
+def _integer(name: str, value, minimum: int) -> int:
+    """An integer ≥ ``minimum`` (integral floats accepted, booleans not), or ValueError naming it."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)):
+        raise ValueError(f"{name} must be an integer ≥ {minimum}, got {value!r}")
+    if not (math.isfinite(value) and abs(value) <= 2**53 and value == int(value) and value >= minimum):
+        raise ValueError(f"{name} must be an integer ≥ {minimum}, got {value!r}")
+    return int(value)
+
+
 def _check_knots(e) -> int:
-    if int(e) != e or e < 2:
-        raise ValueError(f"the natural spline needs e ≥ 2 knots, got {e!r}")
-    return int(e)
+    return _integer("e (the number of spline knots)", e, 2)
 
 
 def natural_spline_basis(t, e: int) -> np.ndarray:
@@ -44,9 +53,8 @@ def natural_spline_basis(t, e: int) -> np.ndarray:
 
 def interval_midpoints(q: int) -> np.ndarray:
     """Midpoints (s + ½)/q of the q intervals s = 0 … q−1 of [0, 1]."""
-    if int(q) != q or q < 1:
-        raise ValueError(f"q must be a positive integer, got {q!r}")
-    return (np.arange(int(q)) + 0.5) / int(q)
+    q = _integer("q", q, 1)
+    return (np.arange(q) + 0.5) / q
 
 
 def interval_basis(q: int, e: int) -> np.ndarray:

@@ -34,8 +34,9 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from ..datasets.flchain import SurvivalDataset
-from ..privacy.validation import check_positive
+from ..privacy.validation import as_matrix, check_positive
 from .data import check_survival
+from .spline import _integer
 
 __all__ = [
     "WeibullMLE",
@@ -177,8 +178,9 @@ def weibull_model(
     time, event = check_survival(time, event)
     coords = {"record": np.arange(time.size), "outcome": ["time", "event"]}
     if X is not None:
-        columns = list(X.columns) if isinstance(X, pd.DataFrame) else [f"x{j}" for j in range(np.shape(X)[1])]
-        X = np.asarray(X, dtype=np.float64)
+        columns = list(X.columns) if isinstance(X, pd.DataFrame) else None
+        X = as_matrix(X)
+        columns = columns or [f"x{j}" for j in range(X.shape[1])]
         if X.shape[0] != time.size or not np.isfinite(X).all():
             raise ValueError(f"X must be finite with {time.size} rows, got shape {X.shape}")
         coords["covariate"] = columns
@@ -300,9 +302,7 @@ def simulate_weibull(
     censoring at ``horizon`` if given; tᵢ = min(Tᵢ, Cᵢ, horizon), dᵢ = [Tᵢ ≤ min(Cᵢ, horizon)].
     Returns a :class:`SurvivalDataset` (horizon = ``horizon`` or +inf).
     """
-    if int(n) != n or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
-    n = int(n)
+    n = _integer("n", n, 1)
     shape, scale = check_positive("shape", shape), check_positive("scale", scale)
     rng = np.random.default_rng(rng)
     if X is None:

@@ -126,12 +126,22 @@ class WeibullRelease(Release):
     subsets: int = public(default=1)
 
 
+def _check_range(horizon: float, gamma: float, omega: float, epsilon: float | None = None) -> None:
+    """Refuse public ω, γ (and ε) whose floor e^−ω, range γ·horizon or noise scale is not a usable float."""
+    if not 0.0 < math.exp(-omega) < 1.0:
+        raise ValueError(f"omega = {omega!r} is out of range: the floor e^−ω must lie strictly between 0 and 1")
+    scale = 16.0 * gamma * max(horizon, 1.0) / (1.0 if epsilon is None else epsilon)
+    if not (math.isfinite(scale) and math.isfinite(1.0 / gamma)):
+        raise ValueError("gamma, horizon and epsilon give a range or noise scale that overflows")
+
+
 def _prepare(time, event, epsilon, horizon, gamma, omega):
     """Checked ε, γ, ω and the scaled times in [e^−ω, 1] with int events (raises before spending)."""
     epsilon = check_epsilon(epsilon)
     horizon = check_positive("horizon", horizon)
     gamma = check_positive("gamma", gamma)
     omega = check_positive("omega", omega)
+    _check_range(horizon, gamma, omega, epsilon)
     t, d = check_survival(time, event)
     return epsilon, gamma, omega, scale_times(t, horizon=horizon, floor=math.exp(-omega)), d
 
@@ -292,6 +302,7 @@ class WeibullLSP:
         self.horizon = check_positive("horizon", horizon)
         self.gamma = check_positive("gamma", gamma)
         self.omega = check_positive("omega", omega)
+        _check_range(self.horizon, self.gamma, self.omega)
         self.K = check_count("K", K)
         t, d = check_survival(time, event)
         self._t = scale_times(t, horizon=self.horizon, floor=math.exp(-self.omega))
@@ -316,6 +327,7 @@ class WeibullLSP:
         WeibullRelease
         """
         epsilon = check_epsilon(epsilon)
+        _check_range(self.horizon, self.gamma, self.omega, epsilon)
         source = as_noise_source(rng)
         with release_guard(accountant, LSP_TLL, epsilon, label=f"LSP ε/2 + TLL ε/2, n={self.n}, K={self.K}"):
             lower, upper = self._ladder
