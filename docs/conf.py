@@ -138,7 +138,7 @@ def _write_api_pages() -> None:
             f".. currentmodule:: {full}\n\n"
             f".. autosummary::\n   :toctree: generated/\n   :nosignatures:\n\n{names}\n"
         )
-        modules = sorted({f"{full}{where}" for where in _defining_modules(package)})
+        modules = sorted({importlib.util.resolve_name(where, full) for where in _defining_modules(package)})
         for name in modules:
             title_ = f"``{name}``"
             _write_if_changed(

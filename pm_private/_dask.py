@@ -7,7 +7,7 @@ statistics, Nguyên & Hui 2017a for the discrete-time sums):
 1. each partition is validated, clipped and reduced to its sums by the scheduler's workers
    (threads, processes or a cluster: whatever ``dask.compute`` uses by default, e.g. an
    active ``distributed.Client``); no row leaves its worker;
-2. the partition sums are added in a tree (fan-in :data:`FAN_IN`) and only the total, of size
+2. the partition sums are added in a tree (fan-in ``FAN_IN`` = 8) and only the total, of size
    independent of n, reaches the client;
 3. the caller (the release function) draws the noise **once**, on the client, from its
    secure source and charges its accountant.  Nothing here draws noise or touches an
