@@ -45,7 +45,7 @@ from __future__ import annotations
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
-from pytensor.tensor.slinalg import solve_triangular
+from pytensor.tensor.linalg import solve_triangular
 
 from .suffstats import SuffStats
 
