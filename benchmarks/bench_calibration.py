@@ -154,6 +154,8 @@ def main(argv=None):
     parser.add_argument("--ns", type=int, nargs="+", default=[500, 5000])
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.3, 1.0, 3.0, np.inf])
     parser.add_argument("--no-misspecified", action="store_true")
+    parser.add_argument("--only-misspecified", action="store_true")
+    parser.add_argument("--missp-reps", type=int, default=10, help="replicates of the misspecified case")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.quick:
@@ -167,10 +169,10 @@ def main(argv=None):
     print(header)
     print("-" * len(header))
     start = time.perf_counter()
-    cases = [("model", False)] + ([] if args.no_misspecified else [("missp", True)])
+    cases = ([] if args.only_misspecified else [("model", False)]) + ([] if args.no_misspecified else [("missp", True)])
     for case, missp in cases:
         for d in args.ds if not missp else [d for d in args.ds if d == 5] or args.ds[:1]:
-            reps = reps_for.get(d, 6)
+            reps = args.missp_reps if missp else reps_for.get(d, 6)
             X, y, _, bx, by = draw_dataset(np.random.default_rng(99), 50, d)
             fitter = NoiseAwareFitter(release_suff_stats(X, y, epsilon=1.0, x_bound=bx, y_bound=by, rng=0),
                                       tune=args.tune, draws=args.draws, seed=args.seed)

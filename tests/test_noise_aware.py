@@ -221,7 +221,10 @@ def test_posterior_predictive_for_new_X():
 def test_tune_bounds_is_interior_and_reproducible():
     res = tune_bounds(300, 4, 1.0, 2.0, 5.0, n_datasets=3, n_noise=3)
     grid = res.omegas
-    assert grid[0] < res.omega_x < grid[-1] and grid[0] < res.omega_y < grid[-1]
+    for omega in (res.omega_x, res.omega_y):
+        # Interior, or at the modelling floor min_omega = 0.5, never at the top of the grid.
+        assert omega < grid[-1] and (omega > grid[0] or omega == 0.5)
+    assert grid[0] >= 0.5
     assert res.x_bound == pytest.approx(res.omega_x * 2.0) and res.y_bound == pytest.approx(res.omega_y * 5.0)
     assert abs(sum(res.split) - 1) < 1e-9 and res.split[2] in (0.05, 0.1)
     assert res.score == pytest.approx(res.score_grid.max())
@@ -230,5 +233,7 @@ def test_tune_bounds_is_interior_and_reproducible():
     assert tune_bounds(300, 4, 20.0, 2.0, 5.0, n_datasets=3, n_noise=3).score > res.score
     with pytest.raises(ValueError, match="epsilon"):
         tune_bounds(300, 4, -1.0, 1.0, 1.0)
+    with pytest.raises(ValueError, match="min_omega"):
+        tune_bounds(300, 4, 1.0, 1.0, 1.0, omegas=[0.1, 0.2])
     with pytest.raises(ValueError, match="p3_values"):
         tune_bounds(300, 4, 1.0, 1.0, 1.0, p3_values=(1.5,))

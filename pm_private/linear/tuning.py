@@ -469,7 +469,8 @@ def tune_bounds(
     x_scale: float,
     y_scale: float,
     *,
-    omegas=2.0 ** np.arange(-2, 2.25, 0.25),
+    omegas=2.0 ** np.arange(-1, 2.25, 0.25),
+    min_omega: float = 0.5,
     split_grid_step: float = 0.05,
     p3_values=(0.05, 0.1),
     n_datasets: int = 8,
@@ -493,9 +494,16 @@ def tune_bounds(
 
     Unlike :func:`tune_release`'s Spearman score (Honkela et al. 2018), R² depends on the scale
     of the predictions, so shrinking the data until the prior dominates does not score well, and
-    the bound is never left on the edge of the grid: when the best ωx or ωy is the largest or
-    smallest value, the grid is extended by a factor 2 in that direction (up to ``max_extend``
-    times) and rescored.  Shares are on the ``split_grid_step`` grid with p₃ in ``p3_values``
+    the bound is not left on the edge of the grid: when the best ωx or ωy is the largest or
+    smallest value, the grid is extended in that direction (up to ``max_extend`` times) and
+    rescored, except below ``min_omega`` (default 0.5 public standard deviations).  That floor is
+    a modelling constraint, not a grid artefact: the noise-aware likelihood assumes Gaussian,
+    essentially unclipped covariates, and below about half a standard deviation clipping changes
+    more than 60 % of the entries, turning x into nearly a sign vector; the proxy estimator then
+    still gains (sign-like covariates carry most of the ranking information at a fraction of the
+    noise), but the noise-aware posterior does not (its data model no longer holds and NUTS meets
+    a badly scaled posterior).  A choice at ``min_omega`` therefore means "clip as hard as the
+    model allows".  Shares are on the ``split_grid_step`` grid with p₃ in ``p3_values``
     (Syy only informs σ²).  The returned bounds are Bx = ωx·``x_scale``, By = ωy·``y_scale``
     (public scales; for data standardised by a public :class:`Preprocessing` both are 1).
 
@@ -508,7 +516,9 @@ def tune_bounds(
     x_scale, y_scale : float
         Public scales of the covariates and the response.
     omegas : 1-D array
-        Initial grid of multipliers (default 2^(−2 … 2) in quarter-octave steps).
+        Initial grid of multipliers (default 2^(−1 … 2) in quarter-octave steps).
+    min_omega : float
+        Smallest multiplier considered (grid values below it are dropped, extensions stop there).
     split_grid_step, p3_values
         Split grid: p₁, p₂ multiples of the step, p₃ from ``p3_values``, all > 0, sum 1.
     n_datasets, n_noise : int
@@ -529,7 +539,11 @@ def tune_bounds(
     epsilon = check_epsilon(epsilon)
     x_scale = check_positive("x_scale", x_scale)
     y_scale = check_positive("y_scale", y_scale)
+    min_omega = check_positive("min_omega", min_omega)
     grid = np.array(_check_omegas(omegas))
+    grid = grid[grid >= min_omega]
+    if grid.size == 0:
+        raise ValueError(f"omegas has no value ≥ min_omega = {min_omega!r}")
     step = check_positive("split_grid_step", split_grid_step)
     n_datasets = _check_count("n_datasets", n_datasets)
     n_noise = _check_count("n_noise", n_noise)
@@ -550,14 +564,15 @@ def tune_bounds(
         )
         s, ix, iy = np.unravel_index(int(np.argmax(scores)), scores.shape)
         ratio = grid[1] / grid[0] if grid.size > 1 else 2.0
-        low = ix == 0 or iy == 0
+        low = (ix == 0 or iy == 0) and grid[0] > min_omega
         high = ix == grid.size - 1 or iy == grid.size - 1
         if grid.size < 3 or not (low or high):
             break
         if high:
             grid = np.concatenate([grid, grid[-1] * ratio ** np.arange(1, 5)])
         if low:
-            grid = np.concatenate([grid[0] / ratio ** np.arange(4, 0, -1), grid])
+            below = grid[0] / ratio ** np.arange(4, 0, -1)
+            grid = np.concatenate([below[below >= min_omega] if (below >= min_omega).any() else [min_omega], grid])
     split = tuple(float(p) for p in splits[s])
     score_grid = scores[s]
     score_grid.flags.writeable = False
