@@ -135,7 +135,7 @@ def test_recovers_exact_posterior_as_epsilon_grows():
     X, y, _ = _data(3000, 2, seed=6)
     exact = suff_stats(X, y)
     nearly = release_suff_stats(X, y, epsilon=1e7, x_bound=6.0, y_bound=10.0, rng=2)
-    kw = dict(draws=500, tune=500, chains=2, cores=1, random_seed=3, progressbar=False, compile_kwargs=C_BACKEND)
+    kw = dict(draws=400, tune=400, chains=2, cores=1, random_seed=3, progressbar=False, compile_kwargs=C_BACKEND)
     with regression_model(exact):
         ref = pm.sample(**kw).posterior["beta"]
     with regression_model(nearly):
@@ -147,11 +147,11 @@ def test_recovers_exact_posterior_as_epsilon_grows():
 
 @pytest.mark.slow
 def test_small_calibration_check():
-    """Twelve data sets from the model (d = 2, n = 400, ε = 1): the noise-aware 90% intervals
-    cover at least 75% of the 24 coefficients; the naive model (Honkela et al. 2018) covers
+    """Eight data sets from the model (d = 2, n = 400, ε = 1): the noise-aware 90% intervals
+    cover at least 70% of the 16 coefficients; the naive model (Honkela et al. 2018) covers
     about 10–20% here, as over-confident as the problem it fixes."""
     rng = np.random.default_rng(7)
-    d, n, reps = 2, 400, 12
+    d, n, reps = 2, 400, 8
     model = step = None
     aware_hits, naive_hits = [], []
     naive_model = naive_step = None
@@ -173,11 +173,11 @@ def test_small_calibration_check():
         for m, s, hits in ((model, step, aware_hits), (naive_model, naive_step, naive_hits)):
             set_stats("likelihood", stats, m)
             with m:
-                draws = pm.sample(300, tune=300, step=s, chains=1, progressbar=False, random_seed=rep,
+                draws = pm.sample(200, tune=200, step=s, chains=1, progressbar=False, random_seed=rep,
                                   compute_convergence_checks=False).posterior["beta"].values[0]
             lo, hi = np.quantile(draws, [0.05, 0.95], axis=0)
             hits.extend((lo <= beta) & (beta <= hi))
-    assert np.mean(aware_hits) >= 0.75, np.mean(aware_hits)
+    assert np.mean(aware_hits) >= 0.7, np.mean(aware_hits)
     assert np.mean(naive_hits) <= 0.5, np.mean(naive_hits)
 
 

@@ -215,7 +215,8 @@ def regression_model(
       :func:`pm_private.linear.noise_aware.NoisySuffStatRegression`, the model of Bernstein &
       Sheldon (2019) with the true statistics marginalised and the release noise (scales from the
       release metadata) added; public rows in ``public + release`` enter exactly.  It needs a
-      model of the covariates, x ~ N(0, Σx): Σx = ``x_cov`` when given (public), otherwise
+      model of the covariates, x ~ N(0, Σx): Σx = ``x_cov`` when given (public; stored as
+      ``pm.Data("x_cov_chol", chol(Σx))`` so it can be swapped with ``pm.set_data``), otherwise
       Σx ~ Wishart(ν, (s²/ν)·I) with s = ``x_scale`` (default 1 when the release's public
       preprocessing standardises x, else the RMS of the public rows, else half the clip bound)
       and ν = ``x_dof`` (default d + 2); variables ``x_cov_chi2`` and ``x_cov_offdiag``.
@@ -260,7 +261,9 @@ def regression_model(
             "beta", mu=0.0, sigma=scale[..., None] if batched else scale, dims=(*batch_dims, "feature")
         )
         if noise_aware:
-            if x_chol is None:
+            if x_chol is not None:
+                x_chol = pm.Data("x_cov_chol", x_chol)
+            else:
                 x_chol = covariate_cholesky(
                     "x_cov", d, scale=x_scale, dof=x_dof, dims=batch_dims, batch_shape=(len(stats),) if batched else ()
                 )
