@@ -146,7 +146,7 @@ def run(names, epsilons, releases, draws, seed, public_cov=False):
                 fit = adassp(Xs, ys, epsilon=eps, delta=1e-5, x_bound=np.sqrt(d), y_bound=2.0, rng=rng)
                 pred = prep.inverse_y(fit.predict(prep.transform_x(X[test])))
                 rows.append((name, eps, rep, "AdaSSP", r2(y[test], pred), spearman(y[test], pred)))
-            done = pd.DataFrame(rows[-1 - 4 * len(epsilons):], columns=["data", "epsilon", "release", "method", "r2", "spearman"])
+            done = pd.DataFrame(rows[-1 - 3 * len(epsilons):], columns=["data", "epsilon", "release", "method", "r2", "spearman"])
             print(f"{name} release {rep}: " + ", ".join(f"{m} ε={e:g} R²={v:+.2f}" for m, e, v in
                   zip(done.method, done.epsilon, done.r2)), flush=True)
         for method, fitter in fitters.items():
