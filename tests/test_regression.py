@@ -221,7 +221,11 @@ def test_graph_does_not_depend_on_n():
 
     for model, n in ((small, 10), (big, 1_000_000)):
         shapes = {v.name: v.get_value(borrow=True).shape for v in model.data_vars}
-        assert shapes == {"likelihood_xx": (d, d), "likelihood_xy": (d,), "likelihood_yy": (), "likelihood_n": ()}
+        assert shapes == {
+            "likelihood_xx": (d, d), "likelihood_xy": (d,), "likelihood_yy": (), "likelihood_n": (),
+            "preprocessing_x_center": (d,), "preprocessing_x_scale": (d,), "preprocessing_x_clip": (),
+            "preprocessing_y_center": (), "preprocessing_y_scale": (),
+        }
         assert float(model["likelihood_n"].get_value()) == n
         # No constant or shared input of the logp graph is larger than d×d.
         _, sizes = _graph_signature(model)
@@ -304,7 +308,7 @@ def test_project_psd_on_indefinite_statistics(noisy):
 def test_without_projection_likelihood_is_unbounded(noisy):
     """Why project: with the raw indefinite statistics the potential grows without bound in λ
     along the negative direction; with the projected ones it has a finite maximum."""
-    model = regression_model(noisy)
+    model = regression_model(noisy, noise_aware=False)
     logp = _potential_fn(model)
     v = np.linalg.eigh(_augmented(noisy))[1][:, 0]
     beta_bad = -v[:-1] / v[-1]
@@ -323,7 +327,7 @@ def test_without_projection_likelihood_is_unbounded(noisy):
 
 @pytest.mark.slow
 def test_advi_on_indefinite_statistics(noisy, advi):
-    model = regression_model(noisy)
+    model = regression_model(noisy, noise_aware=False)
     with model:
         approx = pm.fit(
             n=5000,
@@ -345,7 +349,7 @@ def test_advi_on_indefinite_statistics(noisy, advi):
 
 @pytest.mark.slow
 def test_nuts_on_indefinite_statistics(noisy_mild):
-    with regression_model(noisy_mild):
+    with regression_model(noisy_mild, noise_aware=False):
         idata = pm.sample(
             draws=300, tune=300, chains=2, cores=1, compile_kwargs=C_BACKEND, random_seed=41, progressbar=False
         )

@@ -12,7 +12,14 @@ lines' standard deviations.  Methods:
   :func:`pm_private.tune_release`, i.e. on synthetic data only) plus exact public statistics;
 * ``private LR (no projection)``: the same release with bounds at the public range of the data
   (Bx = 1 from the unit-norm rows, By = max |y| over the public lines), split (0.6, 0.35, 0.05);
+* ``noise-aware private LR``: the model of Bernstein & Sheldon (2019) (``regression_model``'s
+  default for private releases: the release noise is part of the likelihood) on public + private
+  statistics, bounds and split from :func:`pm_private.tune_bounds` (held-out R² on synthetic
+  data); predictions clip the test covariates at the release's bound, as the released rows were;
 * ``AdaSSP``: Wang (2018) on the private lines, (ε, δ = 1e-5)-DP, ‖x‖ ≤ 1, same By; a point estimate.
+
+``robust private LR`` keeps Honkela et al.'s (2018) model and prediction exactly
+(``noise_aware=False``), so the paper's comparison stays visible.
 
 The Bayesian models are fitted with mean-field ADVI, all drugs × repeats of one setting at once
 (:class:`pm_private.sampling.advi.RefittableADVI` on a batched model, compiled once); predictions are the
@@ -33,7 +40,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pm_private import release_suff_stats, suff_stats, tune_release
+from pm_private import release_suff_stats, suff_stats, tune_bounds, tune_release
 from pm_private._argtypes import epsilon as epsilon_type
 from pm_private._argtypes import existing_file, nonnegative_int, output_folder, positive_int
 from pm_private.datasets import load_gdsc, make_gdsc_like
@@ -41,7 +48,7 @@ from pm_private.linear.adaptive_ssp import adassp
 from pm_private.linear.prediction import spearman
 from pm_private.linear.preprocessing import preprocess
 
-METHODS = ("non-private LR", "robust private LR", "private LR (no projection)", "AdaSSP")
+METHODS = ("non-private LR", "robust private LR", "private LR (no projection)", "noise-aware private LR", "AdaSSP")
 ADASSP_DELTA = 1e-5
 N_TEST = 100  # test cell lines per drug and repeat
 
@@ -89,7 +96,7 @@ def _statistics(method, split: Split, n_private, epsilon, tuned, rng):
     public = suff_stats(split.X_public, split.y_public)
     if method == "non-private LR":
         return public + suff_stats(X, y)
-    if method == "robust private LR":
+    if method in ("robust private LR", "noise-aware private LR"):
         bounds = dict(x_bound=tuned.x_bound, y_bound=tuned.y_bound, split=tuned.split)
     else:
         bounds = dict(x_bound=1.0, y_bound=np.abs(split.y_public).max())
@@ -154,7 +161,7 @@ def run_experiment(
     settings = [("non-private LR", n, np.nan) for n in private_sizes]
     settings += [(m, n, e) for m in METHODS[1:] for n in private_sizes for e in epsilons]
     rows = []
-    model = fitter = None
+    fitters = {}
     tuned_cache = {}
     with _progress(progress) as bar:
         task = bar.add_task("drug sensitivity", total=len(settings)) if bar else None
@@ -168,25 +175,97 @@ def run_experiment(
                     rows.append((method, n_private, epsilon, drug, repeat, spearman(s.y_test, fit.predict(s.X_test))))
             else:
                 tuned = None
-                if method == "robust private LR":
-                    key = (n_private, epsilon)
+                aware = method == "noise-aware private LR"
+                if method in ("robust private LR", "noise-aware private LR"):
+                    key = (method, n_private, epsilon)
                     if key not in tuned_cache:
-                        tuned_cache[key] = tune_release(n_private, genes, epsilon, *public_scales, rng=seed)
+                        tune = tune_bounds if aware else tune_release
+                        tuned_cache[key] = tune(n_private, genes, epsilon, *public_scales, rng=seed)
                     tuned = tuned_cache[key]
                 stats = [_statistics(method, splits[k], n_private, epsilon, tuned, noise_rng) for k in keys]
-                if model is None:
-                    model = regression_model(stats, feature_names=list(data.genes[:genes]))
-                    fitter = RefittableADVI(model, random_seed=seed)
+                if aware not in fitters:
+                    model = regression_model(stats, noise_aware=aware, feature_names=list(data.genes[:genes]))
+                    fitters[aware] = RefittableADVI(model, random_seed=seed)
                 else:
-                    set_stats("likelihood", stats, model)
-                fitter.fit(advi_steps)
-                beta = fitter.mean("beta")
+                    set_stats("likelihood", stats, fitters[aware].model)
+                fitters[aware].fit(advi_steps)
+                beta = fitters[aware].mean("beta")
                 for (drug, repeat), b in zip(keys, beta, strict=True):
                     s = splits[drug, repeat]
-                    rows.append((method, n_private, epsilon, drug, repeat, spearman(s.y_test, s.X_test @ b)))
+                    X_test = np.clip(s.X_test, -tuned.x_bound, tuned.x_bound) if aware else s.X_test
+                    rows.append((method, n_private, epsilon, drug, repeat, spearman(s.y_test, X_test @ b)))
             if bar:
                 bar.update(task, advance=1, description=f"{method}, n={n_private}, ε={epsilon:g}")
     return pd.DataFrame(rows, columns=["method", "n_private", "epsilon", "drug", "repeat", "spearman"])
+
+
+CALIBRATION_PRIOR = dict(a=10.0, b=10.0, a0=10.0, b0=10.0)
+
+
+def calibration_study(*, reps: int = 8, n: int = 500, d: int = 2, epsilon: float = 1.0,
+                      levels=(0.1, 0.3, 0.5, 0.7, 0.9), draws: int = 300, seed: int = 0) -> pd.DataFrame:
+    """Coverage of central credible intervals of β, noise-aware vs Honkela et al. (2018), on data
+    drawn from the model itself (simulation-based calibration, as in Bernstein & Sheldon 2019).
+
+    Per replicate: λ₀, λ ~ Gamma(10, 10), β ~ N(0, I/λ₀), Σx ~ Wishart(d + 2, I/(d + 2)),
+    x ~ N(0, Σx), y = xᵀβ + N(0, 1/λ); release with ε (Bx = 4, By = 4·√(2(d+1)), seeded noise: a
+    simulation); both models (same priors) by NUTS, each compiled once.  Returns one row per
+    model and level with the fraction of the reps × d coefficients inside the interval.
+    """
+    import pymc as pm
+
+    from pm_private.linear.regression import regression_model, set_stats
+
+    rng = np.random.default_rng(seed)
+    hits = {True: [], False: []}
+    fitters = {}
+    for rep in range(reps):
+        lam0, lam = rng.gamma(10.0, 0.1), rng.gamma(10.0, 0.1)
+        beta = rng.standard_normal(d) / np.sqrt(lam0)
+        T = rng.standard_normal((d + 2, d)) / np.sqrt(d + 2)
+        X = rng.standard_normal((n, d)) @ np.linalg.cholesky(T.T @ T).T
+        y = X @ beta + rng.standard_normal(n) / np.sqrt(lam)
+        stats = release_suff_stats(X, y, epsilon=epsilon, x_bound=4.0, y_bound=4 * np.sqrt(2 * (d + 1)), rng=rng)
+        for aware in (True, False):
+            if aware not in fitters:
+                model = regression_model(stats, noise_aware=aware, x_scale=1.0, **CALIBRATION_PRIOR)
+                with model:
+                    fitters[aware] = (model, pm.NUTS(compile_kwargs={"mode": "CVM"}))
+            model, step = fitters[aware]
+            set_stats("likelihood", stats, model)
+            with model:
+                post = pm.sample(draws, tune=draws, step=step, chains=1, progressbar=False, random_seed=seed + rep,
+                                 compute_convergence_checks=False).posterior["beta"].values[0]
+            lo = np.quantile(post, [(1 - q) / 2 for q in levels], axis=0)
+            hi = np.quantile(post, [(1 + q) / 2 for q in levels], axis=0)
+            hits[aware].append((lo <= beta) & (beta <= hi))  # (levels, d)
+    rows = []
+    for aware, label in ((True, "noise-aware"), (False, "Honkela et al. 2018")):
+        inside = np.stack(hits[aware])  # (reps, levels, d)
+        for j, q in enumerate(levels):
+            per_rep = inside[:, j].mean(axis=1)
+            rows.append((label, q, per_rep.mean(), per_rep.std(ddof=1) / np.sqrt(reps)))
+    return pd.DataFrame(rows, columns=["model", "level", "coverage", "se"])
+
+
+def plot_calibration(coverage: pd.DataFrame, path: Path | None = None, ax=None):
+    """Empirical coverage against nominal level (the diagonal is perfect calibration)."""
+    import matplotlib.pyplot as plt
+
+    own = ax is None
+    if own:
+        fig, ax = plt.subplots(figsize=(4.5, 4.2))
+    for label, part in coverage.groupby("model", sort=False):
+        ax.errorbar(part.level, part.coverage, yerr=part.se, marker="o", capsize=3, label=label)
+    ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
+    ax.set(xlabel="nominal level of the central interval", ylabel="coverage of the true β", xlim=(0, 1), ylim=(0, 1),
+           title="Calibration on data from the model")
+    ax.legend(fontsize=8)
+    if own and path is not None:
+        ax.figure.tight_layout()
+        ax.figure.savefig(path, dpi=120)
+        plt.close(ax.figure)
+    return ax
 
 
 def _progress(enabled: bool):
@@ -258,6 +337,8 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument("--out", type=output_folder, default=Path("results"), help="output folder (default results/)")
     parser.add_argument("--expression", type=existing_file, help="real GDSC expression file (with --responses)")
     parser.add_argument("--responses", type=existing_file, help="real GDSC fitted dose-response file")
+    parser.add_argument("--calibration-reps", type=nonnegative_int, default=8,
+                        help="replicates of the calibration study (0 skips it; default 8)")
     parser.add_argument("--no-progress", action="store_true")
     return parser
 
@@ -295,4 +376,14 @@ def main(args: argparse.Namespace | None = None) -> pd.DataFrame:
           f"({'real GDSC files' if args.expression else 'GDSC-shaped synthetic data'}, {args.genes} genes):")
     print(format_table(summary))
     print(f"\nwrote {args.out / 'drug_sensitivity_results.csv'} and {args.out / 'drug_sensitivity.png'}")
+    if args.calibration_reps > 0:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        coverage = calibration_study(reps=args.calibration_reps, seed=args.seed)
+        plot_calibration(coverage, args.out / "calibration.png")
+        print(f"\nCoverage of central intervals of β on data from the model (d = 2, n = 500, ε = 1, "
+              f"{args.calibration_reps} replicates):")
+        print(coverage.pivot(index="level", columns="model", values="coverage").round(2).to_string())
+        print(f"wrote {args.out / 'calibration.png'}")
     return results

@@ -8,7 +8,9 @@ import pandas as pd
 import xarray as xr
 from scipy import stats
 
-__all__ = ["beta_draws", "predict", "rank_by_prediction", "spearman"]
+__all__ = ["beta_draws", "posterior_predictive", "predict", "prediction_transform", "rank_by_prediction", "spearman"]
+
+_TRANSFORM_KEYS = ("x_center", "x_scale", "x_clip", "y_center", "y_scale")
 
 
 def beta_draws(posterior, var_name: str = "beta") -> np.ndarray:
@@ -31,24 +33,106 @@ def beta_draws(posterior, var_name: str = "beta") -> np.ndarray:
     return draws
 
 
-def predict(posterior, X, *, var_name: str = "beta", interval: float = 0.9) -> pd.DataFrame:
-    """Posterior-predictive mean of xᵀβ for each row of ``X`` with an equal-tailed interval.
+def prediction_transform(source) -> dict[str, np.ndarray] | None:
+    """The public transform of new covariates used by a fit: x ↦ clip((x − x_center)/x_scale,
+    ±x_clip), and back to the response scale ŷ = y_center + y_scale·xᵀβ.
+
+    ``source`` is a DataTree from sampling a :func:`pm_private.linear.regression.regression_model`
+    (read from its ``constant_data``, where the model stores it), a ``pm.Model`` built by it, or
+    a SuffStats (from its releases' ``preprocessing`` and ``x_bound``).  Returns None when the
+    source carries no transform (e.g. draws given as an array).
+    """
+    from .regression import _prediction_constants
+    from .suffstats import SuffStats
+
+    if isinstance(source, SuffStats):
+        return _prediction_constants(source)
+    if isinstance(source, xr.DataTree):
+        if "constant_data" not in source.children:
+            return None
+        data = source["constant_data"].to_dataset()
+        if f"preprocessing_{_TRANSFORM_KEYS[0]}" not in data:
+            return None
+        return {key: np.asarray(data[f"preprocessing_{key}"].values) for key in _TRANSFORM_KEYS}
+    named = getattr(source, "named_vars", None)
+    if named is not None and f"preprocessing_{_TRANSFORM_KEYS[0]}" in named:
+        return {key: np.asarray(named[f"preprocessing_{key}"].get_value()) for key in _TRANSFORM_KEYS}
+    return None
+
+
+def _apply(transform, X: np.ndarray) -> np.ndarray:
+    if transform is None:
+        return X
+    if np.ndim(transform["x_clip"]) != 0:
+        raise ValueError("a batched fit has one transform per fit: predict from one fit at a time")
+    X = (X - transform["x_center"]) / transform["x_scale"]
+    return np.clip(X, -transform["x_clip"], transform["x_clip"])
+
+
+def predict(posterior, X, *, var_name: str = "beta", interval: float = 0.9, stats=None) -> pd.DataFrame:
+    """Posterior-predictive mean of the regression function for each row of ``X``, with an
+    equal-tailed interval, on the original scales (Honkela et al. 2018, Eq. 8).
+
+    ``X`` is on the original covariate scale.  The public preprocessing and the clip bound of
+    the release travel with the fit: when ``posterior`` is the DataTree of a
+    :func:`pm_private.linear.regression.regression_model` (or ``stats`` is given), each row is
+    mapped exactly as the released rows were, x̃ = clip((x − x_center)/x_scale, ±Bx), and the
+    prediction is y_center + y_scale·x̃ᵀβ⁽ᵏ⁾.  Draws given as a plain array are used as they are.
 
     Returns a DataFrame (index = X's index if it has one) with columns ``mean``, ``lower``,
-    ``upper``: the mean over draws of xᵀβ⁽ᵏ⁾ and its (1 ± interval)/2 quantiles.  The interval
-    is for the regression function xᵀβ, not for a new noisy observation.
+    ``upper``: the mean over draws and the (1 ± interval)/2 quantiles.  The interval is for the
+    regression function, not for a new noisy observation (see :func:`posterior_predictive`).
     """
     if not 0 < interval < 1:
         raise ValueError(f"interval must be in (0, 1), got {interval!r}")
     draws = beta_draws(posterior, var_name)
+    transform = prediction_transform(stats if stats is not None else posterior)
     index = X.index if isinstance(X, pd.DataFrame) else None
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] != draws.shape[1]:
         raise ValueError(f"X must be (n, {draws.shape[1]}), got shape {X.shape}")
-    values = X @ draws.T
+    values = _apply(transform, X) @ draws.T
+    if transform is not None:
+        values = transform["y_center"] + transform["y_scale"] * values
     tail = (1 - interval) / 2
     lower, upper = np.quantile(values, [tail, 1 - tail], axis=1)
     return pd.DataFrame({"mean": values.mean(axis=1), "lower": lower, "upper": upper}, index=index)
+
+
+def posterior_predictive(model, idata, X, *, random_seed=None, var_name: str = "y_new"):
+    """Posterior-predictive draws of new responses at covariates ``X`` (original scales).
+
+    ``pm.sample_posterior_predictive`` on a model with only a ``pm.Potential`` likelihood returns
+    nothing; this helper clones ``model`` (a non-batched
+    :func:`pm_private.linear.regression.regression_model`; the original is not changed), adds
+    ``pm.Data("X_new", x̃)`` with x̃ the public transform of ``X`` (:func:`predict`) and
+
+        y_new ~ N(y_center + y_scale·x̃ᵀβ, y_scale²/λ),
+
+    and returns ``pm.sample_posterior_predictive(idata, var_names=[var_name], predictions=True)``:
+    a DataTree whose ``predictions`` group holds ``y_new`` (chain, draw, row).
+    """
+    import pymc as pm
+    from pymc.model.fgraph import clone_model
+
+    transform = prediction_transform(model)
+    if transform is None:
+        raise ValueError("model was not built by regression_model (it has no preprocessing_* data)")
+    beta = model["beta"]
+    d = int(model.dim_lengths["feature"].eval())
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] != d:
+        raise ValueError(f"X must be (n, {d}), got shape {X.shape}")
+    if beta.ndim != 1:
+        raise ValueError("posterior_predictive takes a non-batched model (one fit)")
+    clone = clone_model(model)
+    with clone:
+        x_new = pm.Data("X_new", _apply(transform, X))
+        mu = transform["y_center"] + transform["y_scale"] * (x_new @ clone["beta"])
+        pm.Normal(var_name, mu=mu, sigma=transform["y_scale"] / pm.math.sqrt(clone["noise_precision"]))
+        return pm.sample_posterior_predictive(
+            idata, var_names=[var_name], predictions=True, random_seed=random_seed, progressbar=False
+        )
 
 
 def spearman(y_true, y_pred) -> float:

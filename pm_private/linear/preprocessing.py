@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
-__all__ = ["preprocess"]
+__all__ = ["Preprocessing", "preprocess"]
 
 
 def preprocess(X, *, center=None) -> np.ndarray:
@@ -48,3 +50,66 @@ def preprocess(X, *, center=None) -> np.ndarray:
     A[nonzero] /= peak[nonzero, None]
     A[nonzero] /= np.linalg.norm(A[nonzero], axis=1)[:, None]
     return A
+
+
+@dataclass(frozen=True, eq=False)
+class Preprocessing:
+    """Public affine preprocessing that travels with a release: x ↦ (x − x_center)/x_scale,
+    y ↦ (y − y_center)/y_scale.
+
+    Every constant must be public (fixed in advance, or computed from non-private rows): the
+    release applies the map before clipping, and :func:`pm_private.linear.prediction.predict`
+    applies the same map (and the release's clip bound) to new covariates and maps predictions
+    back with ŷ = y_center + y_scale·xᵀβ, so coefficients fitted on the released scale are never
+    multiplied by raw covariates.  ``x_center`` and ``x_scale`` are scalars or length-d vectors
+    (None: 0 and 1).
+    """
+
+    x_center: np.ndarray | float | None = None
+    x_scale: np.ndarray | float | None = None
+    y_center: float = 0.0
+    y_scale: float = 1.0
+
+    def __post_init__(self):
+        for name in ("x_center", "x_scale"):
+            value = getattr(self, name)
+            if value is not None:
+                value = np.array(value, dtype=np.float64)
+                if value.ndim > 1 or not np.isfinite(value).all():
+                    raise ValueError(f"{name} must be a finite scalar or 1-D vector, got {getattr(self, name)!r}")
+                if name == "x_scale" and not (value > 0).all():
+                    raise ValueError("x_scale must be > 0")
+                value.flags.writeable = False
+                object.__setattr__(self, name, value)
+        for name in ("y_center", "y_scale"):
+            value = float(getattr(self, name))
+            if not np.isfinite(value) or (name == "y_scale" and value <= 0):
+                raise ValueError(f"{name} must be finite{' and > 0' if name == 'y_scale' else ''}, got {value!r}")
+            object.__setattr__(self, name, value)
+
+    @property
+    def standardises_x(self) -> bool:
+        """True when a public covariate scale is applied (covariates then have about unit scale)."""
+        return self.x_scale is not None
+
+    def transform_x(self, X) -> np.ndarray:
+        """(X − x_center)/x_scale as a new float64 array (n, d)."""
+        A = np.array(X, dtype=np.float64, copy=True)
+        if A.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {A.shape}")
+        for name, value in (("x_center", self.x_center), ("x_scale", self.x_scale)):
+            if value is not None and value.ndim == 1 and value.shape[0] != A.shape[1]:
+                raise ValueError(f"{name} has length {value.shape[0]}, X has {A.shape[1]} columns")
+        if self.x_center is not None:
+            A -= self.x_center
+        if self.x_scale is not None:
+            A /= self.x_scale
+        return A
+
+    def transform_y(self, y) -> np.ndarray:
+        """(y − y_center)/y_scale."""
+        return (np.asarray(y, dtype=np.float64) - self.y_center) / self.y_scale
+
+    def inverse_y(self, values) -> np.ndarray:
+        """y_center + y_scale·values: predictions back on the original response scale."""
+        return self.y_center + self.y_scale * np.asarray(values, dtype=np.float64)

@@ -24,6 +24,7 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
+from .noise_aware import NoisySuffStatRegression, covariate_cholesky, set_noisy_stats
 from .suffstats import SuffStats
 
 __all__ = ["SuffStatRegression", "project_psd", "regression_model", "set_stats", "suff_stat_logp"]
@@ -52,7 +53,7 @@ def project_psd(stats: SuffStats, *, floor: float = PSD_FLOOR) -> SuffStats:
     values = np.maximum(values, floor * top)
     projected = (vectors * values) @ vectors.T
     projected = (projected + projected.T) / 2
-    return SuffStats(projected[:d, :d], projected[:d, d], projected[d, d], stats.n, stats.releases)
+    return SuffStats(projected[:d, :d], projected[:d, d], projected[d, d], stats.n, stats.releases, stats.exact_part)
 
 
 def suff_stat_logp(beta, noise_precision, xx, xy, yy, n):
@@ -117,36 +118,137 @@ def SuffStatRegression(name: str, stats, *, beta, noise_precision):
 
 
 def set_stats(name: str, stats, model: pm.Model | None = None) -> None:
-    """Replace the statistics of :func:`SuffStatRegression` ``name`` (same shapes) in ``model``."""
-    pm.set_data({f"{name}_{key}": value for key, value in _stack(stats).items()}, model=model)
+    """Replace the statistics of likelihood ``name`` (same shapes) in ``model``, without recompiling.
+
+    Works for both :func:`SuffStatRegression` and
+    :func:`pm_private.linear.noise_aware.NoisySuffStatRegression` likelihoods.
+    """
+    model = pm.modelcontext(model)
+    if f"{name}_private" in model.named_vars:
+        set_noisy_stats(name, stats, model)
+    else:
+        pm.set_data({f"{name}_{key}": value for key, value in _stack(stats).items()}, model=model)
+    pm.set_data(_prediction_arrays(stats), model=model)
+
+
+def _prediction_constants(stats: SuffStats) -> dict[str, np.ndarray]:
+    """Public transform of new covariates and responses implied by the releases in ``stats``."""
+    d = stats.d
+    preps = [r.preprocessing for r in stats.releases]
+    prep = preps[0] if preps else None
+    for other in preps[1:]:
+        if not _same_preprocessing(prep, other):
+            raise ValueError("the releases in stats use different preprocessing; fit them separately")
+    center = np.zeros(d) if prep is None or prep.x_center is None else np.broadcast_to(prep.x_center, (d,))
+    scale = np.ones(d) if prep is None or prep.x_scale is None else np.broadcast_to(prep.x_scale, (d,))
+    clip = max((r.x_bound for r in stats.releases), default=np.inf)
+    return {
+        "x_center": np.array(center, dtype=float),
+        "x_scale": np.array(scale, dtype=float),
+        "x_clip": np.float64(clip),
+        "y_center": np.float64(0.0 if prep is None else prep.y_center),
+        "y_scale": np.float64(1.0 if prep is None else prep.y_scale),
+    }
+
+
+def _same_preprocessing(a, b) -> bool:
+    if a is None or b is None:
+        return a is b
+    fields = ("x_center", "x_scale", "y_center", "y_scale")
+    return all(
+        (getattr(a, f) is None) == (getattr(b, f) is None)
+        and (getattr(a, f) is None or np.array_equal(getattr(a, f), getattr(b, f)))
+        for f in fields
+    )
+
+
+def _prediction_arrays(stats) -> dict[str, np.ndarray]:
+    batch = [stats] if isinstance(stats, SuffStats) else list(stats)
+    parts = [_prediction_constants(s) for s in batch]
+    arrays = {key: np.stack([p[key] for p in parts]) for key in parts[0]}
+    if isinstance(stats, SuffStats):
+        arrays = {key: value[0] for key, value in arrays.items()}
+    return {f"preprocessing_{key}": value for key, value in arrays.items()}
+
+
+def _default_x_scale(stats: SuffStats) -> float:
+    """Prior scale of the covariates: 1 on a publicly standardised scale, else the RMS of the
+    exact (public) rows, else half the clip bound of the releases."""
+    preps = [r.preprocessing for r in stats.releases]
+    if preps and all(p is not None and p.standardises_x for p in preps):
+        return 1.0
+    public = stats.public
+    if public is not None and public.n > 0 and np.trace(public.xx) > 0:
+        return float(np.sqrt(np.trace(public.xx) / (public.n * stats.d)))
+    return max(r.x_bound for r in stats.releases) / 2.0
+
+
+def _check_x_cov(x_cov, d: int) -> np.ndarray:
+    cov = np.asarray(x_cov, dtype=np.float64)
+    if cov.shape != (d, d) or not np.isfinite(cov).all() or not np.allclose(cov, cov.T):
+        raise ValueError(f"x_cov must be a finite symmetric {d}×{d} matrix")
+    try:
+        return np.linalg.cholesky(cov)
+    except np.linalg.LinAlgError:
+        raise ValueError("x_cov must be positive definite") from None
 
 
 def regression_model(
     stats,
     *,
+    noise_aware: bool | None = None,
     feature_names=None,
     a: float = 2.0,
     b: float = 2.0,
     a0: float = 2.0,
     b0: float = 2.0,
+    x_cov=None,
+    x_scale: float | None = None,
+    x_dof: float | None = None,
 ) -> pm.Model:
-    """Honkela et al's (2018) model on sufficient statistics: β ~ N(0, 1/λ₀ I), λ ~ Gamma(a, b),
-    λ₀ ~ Gamma(a₀, b₀) (shape-rate; the paper uses a = b = a₀ = b₀ = 2), likelihood
-    :func:`SuffStatRegression` named ``likelihood``.
+    """Bayesian linear regression on sufficient statistics, noise-aware for private releases.
 
-    Variables ``beta`` (dims ``feature``), ``noise_precision``, ``prior_precision``.  A sequence
-    of statistics gives independent copies along a leading dim ``fit`` (one ADVI run fits them
-    all, as mean-field ADVI on a product of independent models is independent ADVI runs).
+    Priors (Honkela et al. 2018): β ~ N(0, 1/λ₀ I), λ ~ Gamma(a, b), λ₀ ~ Gamma(a₀, b₀)
+    (shape-rate; the paper uses a = b = a₀ = b₀ = 2).  Likelihood named ``likelihood``:
+
+    * ``noise_aware=True`` (the default whenever ``stats`` contains a private release):
+      :func:`pm_private.linear.noise_aware.NoisySuffStatRegression`, the model of Bernstein &
+      Sheldon (2019) with the true statistics marginalised and the release noise (scales from the
+      release metadata) added; public rows in ``public + release`` enter exactly.  It needs a
+      model of the covariates, x ~ N(0, Σx): Σx = ``x_cov`` when given (public; stored as
+      ``pm.Data("x_cov_chol", chol(Σx))`` so it can be swapped with ``pm.set_data``), otherwise
+      Σx ~ Wishart(ν, (s²/ν)·I) with s = ``x_scale`` (default 1 when the release's public
+      preprocessing standardises x, else the RMS of the public rows, else half the clip bound)
+      and ν = ``x_dof`` (default d + 2); variables ``x_cov_chi2`` and ``x_cov_offdiag``.
+    * ``noise_aware=False``: Honkela et al.'s (2018) model exactly, :func:`SuffStatRegression`
+      with the noisy statistics projected by :func:`project_psd` and treated as exact.
+
+    Variables ``beta`` (dims ``feature``), ``noise_precision``, ``prior_precision``; the public
+    prediction transform is stored as ``pm.Data`` ``preprocessing_*`` (it appears in the
+    ``constant_data`` of the sampled DataTree, where :func:`pm_private.linear.prediction.predict`
+    reads it).  A sequence of statistics gives independent copies along a leading dim ``fit``
+    (one ADVI run fits them all, as mean-field ADVI on a product of independent models is
+    independent ADVI runs).
     """
     batched = not isinstance(stats, SuffStats)
     if batched:
         stats = list(stats)
         if not stats:
             raise ValueError("no statistics given: pass a SuffStats or a non-empty sequence of them")
-    d = (stats if not batched else stats[0]).d
+    batch = stats if batched else [stats]
+    d = batch[0].d
     names = list(feature_names) if feature_names is not None else [f"x{j}" for j in range(d)]
     if len(names) != d:
         raise ValueError(f"feature_names has {len(names)} names for d = {d} features")
+    if noise_aware is None:
+        noise_aware = any(not s.is_exact for s in batch)
+    x_chol = None
+    if noise_aware:
+        if x_cov is not None:
+            x_chol = _check_x_cov(x_cov, d)
+        else:
+            x_scale = float(np.median([_default_x_scale(s) for s in batch]) if x_scale is None else x_scale)
+            x_dof = float(d + 2 if x_dof is None else x_dof)
     coords = {"feature": names}
     if batched:
         coords["fit"] = np.arange(len(stats))
@@ -158,5 +260,16 @@ def regression_model(
         beta = pm.Normal(
             "beta", mu=0.0, sigma=scale[..., None] if batched else scale, dims=(*batch_dims, "feature")
         )
-        SuffStatRegression("likelihood", stats, beta=beta, noise_precision=noise_precision)
+        if noise_aware:
+            if x_chol is not None:
+                x_chol = pm.Data("x_cov_chol", x_chol)
+            else:
+                x_chol = covariate_cholesky(
+                    "x_cov", d, scale=x_scale, dof=x_dof, dims=batch_dims, batch_shape=(len(stats),) if batched else ()
+                )
+            NoisySuffStatRegression("likelihood", stats, beta=beta, noise_precision=noise_precision, x_chol=x_chol)
+        else:
+            SuffStatRegression("likelihood", stats, beta=beta, noise_precision=noise_precision)
+        for key, value in _prediction_arrays(stats).items():
+            pm.Data(key, value)
     return model

@@ -34,6 +34,7 @@ from ..privacy.noise import as_noise_source
 from ..privacy.primitives import laplace_mechanism
 from ..privacy.release import Release, constant, output, public, release_guard
 from ..privacy.validation import _first_bad_row, as_matrix, as_vector, check_epsilon, check_positive
+from .preprocessing import Preprocessing
 
 __all__ = ["MECHANISM", "SuffStatsRelease", "SuffStats", "suff_stats", "release_suff_stats", "sensitivities"]
 
@@ -54,8 +55,9 @@ class SuffStatsRelease(Release):
     ``epsilon_certified`` what the noise sampler certifies for them (OpenDP's privacy map;
     equal to ``epsilon_parts`` up to rounding).  ``noise_scales`` are Δₖ/(pₖε), enlarged by a
     relative 2e-9 with secure noise to cover OpenDP's rounding to its grid.  ``private`` is False when a seeded generator
-    drew the noise: such a result is for testing only.  The noisy statistics themselves are in
-    the :class:`SuffStats` that carries this record.
+    drew the noise: such a result is for testing only.  ``preprocessing`` is the public map
+    applied to (X, y) before clipping (None: none), so that predictions apply it again.  The noisy
+    statistics themselves are in the :class:`SuffStats` that carries this record.
     """
 
     split: tuple[float, float, float] = public()
@@ -67,6 +69,7 @@ class SuffStatsRelease(Release):
     epsilon_certified: tuple[float, float, float] = public()
     n: int = public()
     mechanism: str = constant(default=MECHANISM)
+    preprocessing: Preprocessing | None = public(default=None)
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,7 +79,9 @@ class SuffStats:
     Statistics of disjoint sets of records add: ``public_stats + private_release`` combines
     non-private and private rows as Honkela et al. (2018) does.  ``releases`` lists the private releases
     the statistics contain (empty when exact); their noise scales are what a noise-aware model
-    needs.  No raw rows are kept.
+    needs.  ``exact_part`` holds the exact (public) statistics contained in a sum with private
+    releases (None when there are none, or when the statistics are all exact), so that a
+    noise-aware model can use them exactly.  No raw rows are kept.
     """
 
     xx: np.ndarray = output()
@@ -84,6 +89,7 @@ class SuffStats:
     yy: float = output()
     n: int = public()
     releases: tuple[SuffStatsRelease, ...] = public(default=())
+    exact_part: SuffStats | None = public(default=None, repr=False)
 
     def __post_init__(self):
         xx = np.array(self.xx, dtype=np.float64)
@@ -97,6 +103,13 @@ class SuffStats:
         object.__setattr__(self, "xy", xy)
         object.__setattr__(self, "yy", float(self.yy))
         object.__setattr__(self, "n", int(self.n))
+        if self.exact_part is not None and (self.exact_part.releases or self.exact_part.d != d):
+            raise ValueError("exact_part must be exact statistics of the same d")
+
+    @property
+    def public(self) -> SuffStats | None:
+        """The exact statistics contained in these (all of them when exact; None if there are none)."""
+        return self if self.is_exact else self.exact_part
 
     @property
     def d(self) -> int:
@@ -113,12 +126,19 @@ class SuffStats:
             return NotImplemented
         if other.d != self.d:
             raise ValueError(f"cannot add statistics with d = {self.d} and d = {other.d}")
+        exact = [part for part in (self.public, other.public) if part is not None]
+        releases = self.releases + other.releases
+        if releases and exact:
+            exact_part = exact[0] if len(exact) == 1 else exact[0] + exact[1]
+        else:
+            exact_part = None
         return SuffStats(
             self.xx + other.xx,
             self.xy + other.xy,
             self.yy + other.yy,
             self.n + other.n,
-            self.releases + other.releases,
+            releases,
+            exact_part,
         )
 
     def __repr__(self) -> str:
@@ -298,6 +318,7 @@ def release_suff_stats(
     split=(0.60, 0.35, 0.05),
     accountant: PrivacyAccountant | None = None,
     rng=None,
+    preprocessing: Preprocessing | None = None,
 ) -> SuffStats:
     """ε-DP release of clipped sufficient statistics (Honkela et al. 2018, Eqs. 5–7).
 
@@ -328,6 +349,9 @@ def release_suff_stats(
         Charged ε (δ = 0) before noise is drawn; refuses with BudgetExceededError if over budget.
     rng : None, int or numpy.random.Generator
         None for the secure OS generator (private); a seed only for tests.
+    preprocessing : Preprocessing, optional
+        Public map applied to X and y before clipping (bounds are on the transformed scale); it
+        is stored in the release metadata so that predictions apply the same map to new X.
 
     Returns
     -------
@@ -338,8 +362,12 @@ def release_suff_stats(
     x_bound = check_positive("x_bound", x_bound)
     y_bound = check_positive("y_bound", y_bound)
     split = _check_split(split)
+    if preprocessing is not None and not isinstance(preprocessing, Preprocessing):
+        raise ValueError(f"preprocessing must be a Preprocessing, got {type(preprocessing).__name__}")
     partitioned = _is_dask(X) or _is_dask(y)
     if partitioned:
+        if preprocessing is not None:
+            raise ValueError("preprocessing is not applied to Dask collections: transform the partitions first")
         from .._dask import column_count, partitioned_suff_stats
 
         d = column_count(X)
@@ -347,6 +375,9 @@ def release_suff_stats(
         X = as_matrix(X)
         n, d = X.shape
         y = as_vector(y, n)
+        if preprocessing is not None:
+            X = preprocessing.transform_x(X)
+            y = preprocessing.transform_y(y)
     source = as_noise_source(rng)
 
     sens = sensitivities(d, x_bound, y_bound)
@@ -377,5 +408,6 @@ def release_suff_stats(
             epsilon_certified=tuple(part.epsilon for part in parts),
             n=n,
             private=source.secure,
+            preprocessing=preprocessing,
         )
         return SuffStats(xx, parts[1].values, parts[2].values[0], n, (info,))
