@@ -1,4 +1,4 @@
-"""ADVI fit time: Honkela et al's (2018) model on sufficient statistics against the same model row by row.
+"""ADVI fit time: Honkela et al.'s (2018) model on sufficient statistics against the same model row by row.
 
 Models (β ~ N(0, 1/λ₀ I), λ, λ₀ ~ Gamma(2, 2), d features):
 

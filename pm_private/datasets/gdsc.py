@@ -183,7 +183,7 @@ def make_gdsc_like(
     missing_fraction: float = 0.2,
     seed=0,
 ) -> DrugSensitivityData:
-    r"""A seeded **synthetic stand-in** for GDSC (Honkela et al's (2018) data); not real data.
+    r"""A seeded **synthetic stand-in** for GDSC (Honkela et al.'s (2018) data); not real data.
 
     It copies GDSC's shape -- 985 cell lines, 64 genes on a log2 RMA-like scale, 265 drugs with
     log-IC50-like responses, about 20% of responses missing -- and the features that matter for
@@ -214,11 +214,11 @@ def make_gdsc_like(
     :math:`c_i \sim U(3, 6)`, and sparse spikes :math:`o_{ig} = \pm U(4, 8)` with probability
     0.002 (else 0).  Outliers are measurement artefacts: responses depend on the clean
     :math:`Z`, so a model that trusts extreme x values is misled -- the situation in which
-    Honkela et al's (2018) projection (clipping) helps.
+    Honkela et al.'s (2018) projection (clipping) helps.
 
     *Responses (log IC50).* Sparse drivers: :math:`|A_j| = \min(G, 1 + \mathrm{Poisson}(2))`
     genes drawn without replacement with probability :math:`\propto 1 / (1 + (g-1)/10)` (early
-    genes drive more drugs, mirroring Honkela et al's (2018) ordering of genes by mutation count);
+    genes drive more drugs, mirroring Honkela et al.'s (2018) ordering of genes by mutation count);
     :math:`\beta_{jg} \sim N(0, 1)` on :math:`A_j`; programme effects :math:`\alpha_j \sim
     N(0, 0.5^2 I_K)`.  Linear signal :math:`\eta_{ij} = \sum_{g \in A_j} \beta_{jg} Z_{ig} +
     F_i^\top \alpha_j`, standardised over cell lines to :math:`\tilde\eta_{ij}`.  Noise
@@ -241,8 +241,8 @@ def make_gdsc_like(
     regression (alpha = 1, standardised genes) on the first 10 genes, trained on 800 random cell
     lines and tested on the other 185, gives a test Spearman correlation with interquartile
     range about 0.22-0.44 over the 265 drugs, mean 0.32-0.34 (0.28-0.36 over the first 20
-    drugs); Honkela et al's (2018) row normalisation gives the same.  All 64 genes give about 0.4.  Real
-    but modest signal, as in Honkela et al's (2018) figures.
+    drugs); Honkela et al.'s (2018) row normalisation gives the same.  All 64 genes give about 0.4.  Real
+    but modest signal, as in Honkela et al.'s (2018) figures.
 
     Names: genes ``G001``.., drugs ``D001``.., cell lines ``CL0001``.. (wider if needed).
     ``seed``: anything :func:`numpy.random.default_rng` takes (int, SeedSequence, Generator).

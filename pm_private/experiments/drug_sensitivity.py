@@ -7,7 +7,7 @@ For each drug and Monte Carlo repeat, the cell lines with an observed response a
 responses are centred with the public lines' mean.  σx and σy for bound tuning are the public
 lines' standard deviations.  Methods:
 
-* ``non-private LR``: Honkela et al's (2018) Bayesian model on exact statistics of public + private lines;
+* ``non-private LR``: Honkela et al.'s (2018) Bayesian model on exact statistics of public + private lines;
 * ``robust private LR``: clipped, Laplace-perturbed private statistics (split and bounds from
   :func:`pm_private.tune_release`, i.e. on synthetic data only) plus exact public statistics;
 * ``private LR (no projection)``: the same release with bounds at the public range of the data

@@ -6,7 +6,7 @@ AdaSSP").  It releases three things with the Gaussian mechanism, (ε/3, δ/3) ea
 ridge regression on them:
 
 1. projection (public bounds): every row with ‖xᵢ‖₂ > B_X is scaled onto the ball,
-   xᵢ ← xᵢ·B_X/‖xᵢ‖₂ (a **row-norm** bound, unlike Honkela et al's (2018) per-entry clipping), and
+   xᵢ ← xᵢ·B_X/‖xᵢ‖₂ (a **row-norm** bound, unlike Honkela et al.'s (2018) per-entry clipping), and
    yᵢ ← clip(yᵢ, −B_Y, B_Y);
 2. λ̃_min = max(0, λ_min(XᵀX) + σ_λ·Z − σ_λ·√log(6/δ)), Z ~ N(0, 1);
 3. λ = max(0, σ_XX·√(d·log(2d²/ρ)) − λ̃_min)  (post-processing: the ridge that covers the

@@ -136,7 +136,7 @@ def posterior_predictive(model, idata, X, *, random_seed=None, var_name: str = "
 
 
 def spearman(y_true, y_pred) -> float:
-    """Spearman rank correlation between observed and predicted responses (Honkela et al's (2018) metric)."""
+    """Spearman rank correlation between observed and predicted responses (Honkela et al.'s (2018) metric)."""
     y_true, y_pred = np.asarray(y_true, float), np.asarray(y_pred, float)
     if y_true.shape != y_pred.shape or y_true.ndim != 1:
         raise ValueError(f"need two 1-D arrays of equal length, got {y_true.shape} and {y_pred.shape}")

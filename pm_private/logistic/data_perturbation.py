@@ -24,7 +24,7 @@ public: C, b, T, η, μ, n.  The averaged iterate released is post-processing.  
 Gaussian sampling (Box–Muller on 53-bit uniforms) is not hardened against Mironov-type
 attacks; the noise never leaves the process except through the model.
 
-``influence_threshold`` reproduces Kang et al's (2020) "performance improving" variant (Alg. 2):
+``influence_threshold`` reproduces Kang et al.'s (2020) "performance improving" variant (Alg. 2):
 records whose Koh–Liang influence ‖H⁻¹∇l(θ̂; uᵢ)‖₂ / n at a non-private fit θ̂ is below the
 threshold are used **without noise**.  This variant is **NOT differentially private**: an
 unnoised record enters the update exactly, and which records are unnoised is decided from the

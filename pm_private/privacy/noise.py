@@ -104,7 +104,7 @@ def as_noise_source(rng=None) -> NoiseSource:
 
 
 def laplace_vector(dim: int, scale: float, source: NoiseSource) -> np.ndarray:
-    """iid Laplace vector: density ∝ exp(−‖b‖₁ / scale) (Yu et al's (2014) noise B₁ with scale 2)."""
+    """iid Laplace vector: density ∝ exp(−‖b‖₁ / scale) (Yu et al.'s (2014) noise B₁ with scale 2)."""
     return source.laplace(scale, (int(dim),))
 
 
@@ -112,7 +112,7 @@ def l2_gamma_vector(dim: int, scale: float, source: NoiseSource) -> np.ndarray:
     """Vector with density ∝ exp(−‖b‖₂ / scale).
 
     Its radius ‖b‖₂ ~ Gamma(dim, scale) and its direction is uniform on the sphere
-    (Chaudhuri, Monteleoni & Sarwate 2011, Alg. 1; Nguyên & Hui (2017a) Alg. 1–2; Yu et al's (2014) B₂).
+    (Chaudhuri, Monteleoni & Sarwate 2011, Alg. 1; Nguyên & Hui (2017a) Alg. 1–2; Yu et al.'s (2014) B₂).
     """
     dim = int(dim)
     direction = source.normal((dim,))

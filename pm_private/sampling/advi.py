@@ -1,7 +1,7 @@
 """Mean-field ADVI compiled once and refitted many times (after ``pm.set_data``).
 
 ``pm.fit`` compiles a new step function on every call (seconds each).  Monte Carlo studies
-such as Honkela et al's (2018) fit the same model to hundreds of data sets: :class:`RefittableADVI`
+such as Honkela et al.'s (2018) fit the same model to hundreds of data sets: :class:`RefittableADVI`
 compiles the ADVI step once, and :meth:`RefittableADVI.fit` resets the variational
 parameters and the optimiser state, runs ``n`` Adam steps with a learning rate decaying as
 lr₀·(1 + t/τ)^(−1/2) (Robbins–Monro), and returns the approximation at the *average* of the
