@@ -118,8 +118,14 @@ class NoiseAwareFitter:
         start = time.perf_counter()
         with self.model:
             idata = pm.sample(
-                self.draws, tune=self.tune, step=self.step, chains=1, cores=1, progressbar=False,
-                random_seed=self.seed, compute_convergence_checks=False,
+                self.draws,
+                tune=self.tune,
+                step=self.step,
+                chains=1,
+                cores=1,
+                progressbar=False,
+                random_seed=self.seed,
+                compute_convergence_checks=False,
             )
         self.times.append(time.perf_counter() - start)
         self.seed += 1
@@ -164,8 +170,10 @@ def main(argv=None):
     logging.getLogger("pymc").setLevel(logging.ERROR)
     reps_for = dict(zip([2, 5, 10], args.reps, strict=False))
     rng = np.random.default_rng(args.seed)
-    header = (f"{'case':<6}{'d':>3}{'n':>6}{'ε':>6}{'reps':>5} | noise-aware: cov50 (se)   cov90 (se)   w50    w90"
-              f"  | Honkela 2018: cov50 (se)   cov90 (se)   w50    w90   | clip x, y")
+    header = (
+        f"{'case':<6}{'d':>3}{'n':>6}{'ε':>6}{'reps':>5} | noise-aware: cov50 (se)   cov90 (se)   w50    w90"
+        f"  | Honkela 2018: cov50 (se)   cov90 (se)   w50    w90   | clip x, y"
+    )
     print(header)
     print("-" * len(header))
     start = time.perf_counter()
@@ -174,18 +182,27 @@ def main(argv=None):
         for d in args.ds if not missp else [d for d in args.ds if d == 5] or args.ds[:1]:
             reps = args.missp_reps if missp else reps_for.get(d, 6)
             X, y, _, bx, by = draw_dataset(np.random.default_rng(99), 50, d)
-            fitter = NoiseAwareFitter(release_suff_stats(X, y, epsilon=1.0, x_bound=bx, y_bound=by, rng=0),
-                                      tune=args.tune, draws=args.draws, seed=args.seed)
+            fitter = NoiseAwareFitter(
+                release_suff_stats(X, y, epsilon=1.0, x_bound=bx, y_bound=by, rng=0),
+                tune=args.tune,
+                draws=args.draws,
+                seed=args.seed,
+            )
             for n in args.ns:
                 for eps in args.epsilons:
                     na, hk, clip = run_cell(fitter, rng, n, d, eps, reps, misspecified=missp)
                     cells = [f"{c[q][0]:.2f} ({c[q][1]:.2f})" for c in (na, hk) for q in LEVELS]
                     widths = [f"{c[q][2]:6.3f}" for c in (na, hk) for q in LEVELS]
-                    print(f"{case:<6}{d:>3}{n:>6}{eps:>6g}{reps:>5} | {cells[0]}  {cells[1]}  {widths[0]} {widths[1]}"
-                          f" | {cells[2]}  {cells[3]}  {widths[2]} {widths[3]} | {clip[0]:.3f}, {clip[1]:.3f}",
-                          flush=True)
-            print(f"  d = {d}: NUTS fit {np.median(fitter.times):.1f} s median, {max(fitter.times):.1f} s max "
-                  f"(after one compilation)", flush=True)
+                    print(
+                        f"{case:<6}{d:>3}{n:>6}{eps:>6g}{reps:>5} | {cells[0]}  {cells[1]}  {widths[0]} {widths[1]}"
+                        f" | {cells[2]}  {cells[3]}  {widths[2]} {widths[3]} | {clip[0]:.3f}, {clip[1]:.3f}",
+                        flush=True,
+                    )
+            print(
+                f"  d = {d}: NUTS fit {np.median(fitter.times):.1f} s median, {max(fitter.times):.1f} s max "
+                f"(after one compilation)",
+                flush=True,
+            )
     print(f"total {time.perf_counter() - start:.0f} s")
 
 

@@ -109,7 +109,10 @@ def main(argv=None) -> None:
             }
             base = results["memory"]
             for kind, seconds in results.items():
-                print(f"{name:<11} {kind:<20} {1e3 * seconds:>11.3f} {seconds / base:>16.2f} {1e3 * (seconds - base):>12.3f}")
+                print(
+                    f"{name:<11} {kind:<20} {1e3 * seconds:>11.3f} {seconds / base:>16.2f} {1e3 * (seconds - base):>12.3f}"
+                )
+
 
 if __name__ == "__main__":
     main()

@@ -167,10 +167,12 @@ def main():
     np.testing.assert_allclose([logp, *grad], [ref_logp, *ref_grad], rtol=1e-8, atol=1e-10)
 
     tune_updates = args.updates // 10
-    rates = {"NumPy loop": timed(
-        lambda: numpy_psgld(dim, args.updates, tune_updates, step, losses_and_grads, term.v, term.sigma, seed=2),
-        args.updates,
-    )}
+    rates = {
+        "NumPy loop": timed(
+            lambda: numpy_psgld(dim, args.updates, tune_updates, step, losses_and_grads, term.v, term.sigma, seed=2),
+            args.updates,
+        )
+    }
     if args.problem == "discrete-time":
         basis = loss.keywords["basis"]
         numba_run = numba_discrete_time_psgld(data, basis, dim, args.updates, tune_updates, step, term.v, term.sigma, 2)
@@ -178,8 +180,14 @@ def main():
     for thin in args.thin:
         draws = args.updates // thin
         tune = max(1, draws // 10)
-        sample = {"chains": 1, "cores": 1, "random_seed": 3, "progressbar": False, "quiet": True,
-                  "compute_convergence_checks": False}
+        sample = {
+            "chains": 1,
+            "cores": 1,
+            "random_seed": 3,
+            "progressbar": False,
+            "quiet": True,
+            "compute_convergence_checks": False,
+        }
         with model:
             step = PSGLD(thin=thin, **settings)
             pm.sample(draws=2, tune=1, step=step, **sample)  # compiles the update loop (Numba backend)
@@ -188,11 +196,15 @@ def main():
 
     reference = rates.get("Numba loop", rates["NumPy loop"])[1]
     run = EPOCHS * N + BURN_IN
-    print(f"problem {args.problem}: n = {N}, dim f = {dim}, k = {K}, mode {args.mode}, "
-          f"{args.updates:,} updates per row; PSGLD compile {compile_s:.1f} s; load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    print(f"ratio = CPU time per update / that of the {'Numba' if 'Numba loop' in rates else 'NumPy'} loop; "
-          "250 epochs = wall time of 10⁴ + 250·n updates at the measured wall rate")
+    print(
+        f"problem {args.problem}: n = {N}, dim f = {dim}, k = {K}, mode {args.mode}, "
+        f"{args.updates:,} updates per row; PSGLD compile {compile_s:.1f} s; load average "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+    )
+    print(
+        f"ratio = CPU time per update / that of the {'Numba' if 'Numba loop' in rates else 'NumPy'} loop; "
+        "250 epochs = wall time of 10⁴ + 250·n updates at the measured wall rate"
+    )
     print(f"{'sampler':<30}{'updates/s':>12}{'per CPU s':>12}{'ratio':>8}{'250 epochs':>13}")
     for label, (wall, cpu) in rates.items():
         print(f"{label:<30}{wall:>12,.0f}{cpu:>12,.0f}{reference / cpu:>8.2f}{run / wall / 60:>9.1f} min")
@@ -203,6 +215,7 @@ def timed(run, updates):
     wall, cpu = time.perf_counter(), time.process_time()
     run()
     return updates / (time.perf_counter() - wall), updates / (time.process_time() - cpu)
+
 
 if __name__ == "__main__":
     main()

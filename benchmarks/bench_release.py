@@ -38,6 +38,7 @@ def main():
     rng = np.random.default_rng(0)
     X = rng.standard_t(3, size=(args.n, args.d))
     y = rng.standard_t(3, size=args.n)
+
     def product_one_thread():
         with threadpool_limits(1, user_api="blas"):
             return X.T @ X
@@ -65,7 +66,11 @@ def main():
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
 
-    blas = ", ".join(f"{lib['internal_api']} {lib['version']} {lib['architecture']} ×{lib['num_threads']}" for lib in threadpool_info() if lib["user_api"] == "blas")
+    blas = ", ".join(
+        f"{lib['internal_api']} {lib['version']} {lib['architecture']} ×{lib['num_threads']}"
+        for lib in threadpool_info()
+        if lib["user_api"] == "blas"
+    )
     print(f"n = {args.n:,}, d = {args.d}, X = {X.nbytes / 1e6:.0f} MB, median of {args.repeats}, {os.cpu_count()} CPUs")
     print(f"BLAS: {blas}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
     print(f"1-min load average during the run: {min(load):.2f} … {max(load):.2f}")
@@ -74,7 +79,9 @@ def main():
         ratios = np.array(values) / baseline
         detail = " ".join(f"{r:.2f}" for r in ratios)
         best = min(values) / baseline.min()
-        print(f"{name:<36}{np.median(values):>10.3f}{np.median(ratios):>8.2f}{min(values):>9.3f}{best:>8.2f}   {detail}")
+        print(
+            f"{name:<36}{np.median(values):>10.3f}{np.median(ratios):>8.2f}{min(values):>9.3f}{best:>8.2f}   {detail}"
+        )
     print(f"peak extra memory of the release: {peak / 1e6:.1f} MB ({peak / X.nbytes:.1%} of X)")
 
 

@@ -124,7 +124,9 @@ def measure(mode: str, files: list[str]) -> dict:
     import psutil
 
     command = [sys.executable, __file__, "--run", mode, "--files", *files]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+    proc = subprocess.Popen(
+        command, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    )
     root = psutil.Process(proc.pid)
     peak = 0
     while proc.poll() is None:
@@ -172,10 +174,14 @@ def main():
     need = missing * args.file_rows * (D + 1) * 8 * 1.1
     free = shutil.disk_usage(directory).free
     if need > 0.8 * free:
-        raise SystemExit(f"{need / 1e9:.1f} GB of Parquet needed, {free / 1e9:.1f} GB free in {directory}: lower --max-n")
+        raise SystemExit(
+            f"{need / 1e9:.1f} GB of Parquet needed, {free / 1e9:.1f} GB free in {directory}: lower --max-n"
+        )
     start = time.perf_counter()
     write_files(directory, count, args.file_rows)
-    print(f"Parquet: {count} files of {args.file_rows:,} rows in {directory} ({time.perf_counter() - start:.0f} s to write {missing})")
+    print(
+        f"Parquet: {count} files of {args.file_rows:,} rows in {directory} ({time.perf_counter() - start:.0f} s to write {missing})"
+    )
     for k in range(count):  # warm the page cache: every run reads the files from memory, not the disk
         with open(file_path(directory, k), "rb") as f:
             while f.read(1 << 24):
@@ -200,7 +206,9 @@ def main():
                 flush=True,
             )
 
-    print(f"\n{'n':>11} {'mode':<10}{'release s':>10}{'M rows/s':>10}{'exact s':>9}{'M rows/s':>10}{'peak RSS GB':>12}{'rel. Δ exact':>14}{'load':>6}")
+    print(
+        f"\n{'n':>11} {'mode':<10}{'release s':>10}{'M rows/s':>10}{'exact s':>9}{'M rows/s':>10}{'peak RSS GB':>12}{'rel. Δ exact':>14}{'load':>6}"
+    )
     for r in rows:
         print(
             f"{r['n']:>11,} {r['mode']:<10}{r['release_s']:>10.2f}{r['n'] / r['release_s'] / 1e6:>10.2f}"
@@ -217,7 +225,10 @@ def main():
             r2 = 1 - ((t - fit) ** 2).sum() / max(((t - t.mean()) ** 2).sum(), 1e-300)
             print(f"{mode}: {slope * 1e6:.3f} s per 10⁶ rows + {intercept:.2f} s (R² {r2:.3f})", end="")
             if in_memory:
-                print(f"; largest n at {runs[-1]['n'] / runs[-1]['release_s'] / np.median(in_memory):.0%} of the in-memory rows/s", end="")
+                print(
+                    f"; largest n at {runs[-1]['n'] / runs[-1]['release_s'] / np.median(in_memory):.0%} of the in-memory rows/s",
+                    end="",
+                )
             print()
 
 

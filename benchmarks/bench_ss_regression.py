@@ -88,7 +88,9 @@ def main():
     parser.add_argument("--n-large", type=int, default=1_000_000)
     parser.add_argument("--n-rowwise", type=int, default=100_000)
     parser.add_argument("--rowwise-repeats", type=int, default=1, help="timed fits of the row-wise model")
-    parser.add_argument("--mode", default="CVM", help="PyTensor mode: CVM (C backend, default) or FAST_RUN (Numba in PyTensor 3.3)")
+    parser.add_argument(
+        "--mode", default="CVM", help="PyTensor mode: CVM (C backend, default) or FAST_RUN (Numba in PyTensor 3.3)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 

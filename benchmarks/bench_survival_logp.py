@@ -52,7 +52,9 @@ def person_period_model(data):
 
 
 def logp_and_grad(model):
-    return model.compile_fn([model.logp(), model.dlogp()], inputs=model.value_vars, mode="CVM", on_unused_input="ignore")
+    return model.compile_fn(
+        [model.logp(), model.dlogp()], inputs=model.value_vars, mode="CVM", on_unused_input="ignore"
+    )
 
 
 def data_bytes(fn):
@@ -88,7 +90,10 @@ def main(argv=None):
 
     data, _, _ = load_fl_discrete(q=args.q, e=3)
     rng = np.random.default_rng(0)
-    point = {"alpha": np.array([-6.0, 1.0, 0.5]) + 0.1 * rng.standard_normal(3), "beta": 0.5 * rng.standard_normal(data.d)}
+    point = {
+        "alpha": np.array([-6.0, 1.0, 0.5]) + 0.1 * rng.standard_normal(3),
+        "beta": 0.5 * rng.standard_normal(data.d),
+    }
     rows = int((data.interval + 1).sum())
     print(f"FL: n = {data.n}, d = {data.d}, q = {data.q}, e = {data.e}; person-period rows = {rows:,}")
 

@@ -131,7 +131,9 @@ def main(argv=None):
     mle = {link: fit_discrete_time(data, link) for link in LINKS}
     cox = cox_beta(data, time_scaled, names)
 
-    model = discrete_time_model(data, link="logit", feature_names=names, alpha_sigma=PRIOR_SIGMA, beta_sigma=PRIOR_SIGMA)
+    model = discrete_time_model(
+        data, link="logit", feature_names=names, alpha_sigma=PRIOR_SIGMA, beta_sigma=PRIOR_SIGMA
+    )
     cov = posterior_covariance(data, mle["logit"].f)
     rng = np.random.default_rng(args.seed)
     starts = [rng.multivariate_normal(mle["logit"].f, cov) for _ in range(args.chains)]
@@ -194,7 +196,11 @@ def main(argv=None):
         "Relative error ‖β − β_Cox‖/‖β_Cox‖ (Nguyên & Hui 2017a, Table 3, FL: 2.589 %):",
         *(
             f"  {label:<12} {relative_error(beta, cox):.2%}"
-            for label, beta in (("MLE logit", mle["logit"].f[data.e :]), ("MLE cloglog", mle["cloglog"].f[data.e :]), ("NUTS logit", nuts_beta))
+            for label, beta in (
+                ("MLE logit", mle["logit"].f[data.e :]),
+                ("MLE cloglog", mle["cloglog"].f[data.e :]),
+                ("NUTS logit", nuts_beta),
+            )
         ),
         "  (probit coefficients are on the probit scale of the hazard, not comparable with log hazard ratios)",
         "",

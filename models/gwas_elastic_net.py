@@ -110,8 +110,16 @@ def run_selection(*, sims, epsilons, alphas, snps, seed) -> tuple[pd.DataFrame, 
             for alpha in alphas:
                 lams, need = lambda_grid(eps, alpha, len(y), kappa)
                 sel = select_penalty(
-                    X, y, lams=lams, alpha=alpha, epsilon=eps, delta=DELTA, norm_bound=kappa,
-                    selection_share=SHARE, validation_fraction=VALID, rng=rng,
+                    X,
+                    y,
+                    lams=lams,
+                    alpha=alpha,
+                    epsilon=eps,
+                    delta=DELTA,
+                    norm_bound=kappa,
+                    selection_share=SHARE,
+                    validation_fraction=VALID,
+                    rng=rng,
                 )
                 common = {"sim": sim, "epsilon": eps, "alpha": alpha, "convex_min": need}
                 rows.append({**common, "method": "private", **outcomes(sel.model.coef_, terms, causal)})
@@ -188,8 +196,12 @@ def _baseline_fits(X, y, test_X, test_y, eps, rng) -> list[dict]:
         model = DPElasticNetLogisticRegression(
             epsilon=eps, lam=lam, alpha=0.5, norm_bound=kappa, noise=noise, rng=rng
         ).fit(X, y)
-        rows.append({"method": f"objective perturbation ({'B1' if noise == 'laplace' else 'B2'})",
-                     "accuracy": float(np.mean(model.predict(test_X) == test_y))})
+        rows.append(
+            {
+                "method": f"objective perturbation ({'B1' if noise == 'laplace' else 'B2'})",
+                "accuracy": float(np.mean(model.predict(test_X) == test_y)),
+            }
+        )
     dp = data_perturbation_sgd(X, y, epsilon=eps, delta=1e-5, norm_bound=math.sqrt(d), rng=rng)
     rows.append({"method": "data perturbation SGD", "accuracy": float(np.mean(dp.predict(test_X) == test_y))})
     return rows
@@ -259,7 +271,11 @@ def main(argv=None) -> int:
     pd.set_option("display.width", 160)
     if args.part in ("all", "selection"):
         frame, keep = run_selection(
-            sims=config["sims"], epsilons=config["epsilons"], alphas=config["alphas"], snps=config["snps"], seed=args.seed
+            sims=config["sims"],
+            epsilons=config["epsilons"],
+            alphas=config["alphas"],
+            snps=config["snps"],
+            seed=args.seed,
         )
         table = summarise_selection(frame)
         table.to_csv(args.out / "gwas_selection.csv", index=False)
@@ -268,7 +284,9 @@ def main(argv=None) -> int:
         print(table.round(3).to_string(index=False))
         print("wrote", args.out / "gwas_selection.csv", *plots)
     if args.part in ("all", "baseline"):
-        frame = run_baseline(epsilons=config["baseline_epsilons"], reps=config["reps"], snps=config["snps"], seed=args.seed)
+        frame = run_baseline(
+            epsilons=config["baseline_epsilons"], reps=config["reps"], snps=config["snps"], seed=args.seed
+        )
         table = summarise_baseline(frame)
         table.to_csv(args.out / "baseline_accuracy.csv")
         path = plot_baseline(frame, args.out)

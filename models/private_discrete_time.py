@@ -51,7 +51,14 @@ def mre(method, data, time_scaled, f_star, *, epsilon, regularization, repeats, 
     errors = []
     for repeat in range(repeats):
         release = METHODS[method](
-            data.X, time_scaled, data.event, epsilon=epsilon, regularization=regularization, q=data.q, e=data.e, rng=seed + repeat
+            data.X,
+            time_scaled,
+            data.event,
+            epsilon=epsilon,
+            regularization=regularization,
+            q=data.q,
+            e=data.e,
+            rng=seed + repeat,
         )
         errors.append(np.linalg.norm(release.f - f_star) / np.linalg.norm(f_star))
     return float(np.mean(errors))
@@ -81,13 +88,19 @@ def main(argv=None):
     run = dict(data=data, time_scaled=time_scaled, f_star=f_star, repeats=args.repeats)
 
     by_lambda = pd.DataFrame(
-        {method: [mre(method, epsilon=6.4, regularization=lam, seed=args.seed, **run) for lam in LAMBDAS] for method in METHODS},
+        {
+            method: [mre(method, epsilon=6.4, regularization=lam, seed=args.seed, **run) for lam in LAMBDAS]
+            for method in METHODS
+        },
         index=pd.Index(LAMBDAS, name="Λ"),
     )
     best = by_lambda.idxmin()
     by_epsilon = pd.DataFrame(
         {
-            method: [mre(method, epsilon=eps, regularization=best[method], seed=args.seed + 10_000, **run) for eps in EPSILONS]
+            method: [
+                mre(method, epsilon=eps, regularization=best[method], seed=args.seed + 10_000, **run)
+                for eps in EPSILONS
+            ]
             for method in METHODS
         },
         index=pd.Index(EPSILONS, name="ε"),
@@ -114,7 +127,10 @@ def main(argv=None):
     (args.out / "report.txt").write_text(report + "\n")
     print(report)
 
-    for table, name, xlabel in ((by_lambda, "mre_lambda", "Λ (ε = 6.4)"), (by_epsilon, "mre_epsilon", "ε (best Λ per method)")):
+    for table, name, xlabel in (
+        (by_lambda, "mre_lambda", "Λ (ε = 6.4)"),
+        (by_epsilon, "mre_epsilon", "ε (best Λ per method)"),
+    ):
         fig, ax = plt.subplots(figsize=(5.5, 3.5))
         for method in METHODS:
             ax.loglog(table.index, table[method], marker="o", label=method)

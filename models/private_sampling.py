@@ -93,15 +93,30 @@ def sanitized_model(data: DiscreteTimeData, epsilon: float, link: str = "logit")
 
 
 def sample_psgld(
-    model: pm.Model, *, n: int, burn_in: int, epochs: float, thin: int, seed: int, chains: int = 1, cores: int = 1,
+    model: pm.Model,
+    *,
+    n: int,
+    burn_in: int,
+    epochs: float,
+    thin: int,
+    seed: int,
+    chains: int = 1,
+    cores: int = 1,
     schedule: str = "paper",
 ):
     """pm.sample with PSGLD: ⌈burn_in/thin⌉ tuning draws, then epochs·n updates per chain, every thin-th kept."""
     with model:
         step = PSGLD(thin=thin, **PSGLD_SETTINGS, **SCHEDULES[schedule])
         return pm.sample(
-            draws=max(1, round(epochs * n / thin)), tune=-(-burn_in // thin), chains=chains, cores=cores, step=step,
-            random_seed=seed, progressbar=False, quiet=True, compute_convergence_checks=False,
+            draws=max(1, round(epochs * n / thin)),
+            tune=-(-burn_in // thin),
+            chains=chains,
+            cores=cores,
+            step=step,
+            random_seed=seed,
+            progressbar=False,
+            quiet=True,
+            compute_convergence_checks=False,
         )
 
 
@@ -133,8 +148,15 @@ def chain_diagnostics(draws: np.ndarray, f_star: np.ndarray) -> dict:
 def psgld_run(data, f_star, *, epsilon, burn_in, epochs, thin, seed, chains=1, cores=1, schedule="paper") -> dict:
     """pSGLD chains on the sanitized posterior at ε: :func:`chain_diagnostics` of their kept draws."""
     idata = sample_psgld(
-        sanitized_model(data, epsilon), n=data.n, burn_in=burn_in, epochs=epochs, thin=thin, seed=seed,
-        chains=chains, cores=cores, schedule=schedule,
+        sanitized_model(data, epsilon),
+        n=data.n,
+        burn_in=burn_in,
+        epochs=epochs,
+        thin=thin,
+        seed=seed,
+        chains=chains,
+        cores=cores,
+        schedule=schedule,
     )
     return chain_diagnostics(idata.posterior["f"].values, f_star)
 
@@ -144,7 +166,10 @@ def run(data, time_scaled, *, epsilons, epochs, burn_in, thin, repeats, seed, ch
     f_star = fit_discrete_time(data, "logit").f
     common = dict(data=data, time_scaled=time_scaled, f_star=f_star, repeats=repeats)
     by_lambda = pd.DataFrame(
-        {method: [mre(method, epsilon=6.4, regularization=lam, seed=seed, **common) for lam in LAMBDAS] for method in METHODS},
+        {
+            method: [mre(method, epsilon=6.4, regularization=lam, seed=seed, **common) for lam in LAMBDAS]
+            for method in METHODS
+        },
         index=pd.Index(LAMBDAS, name="Λ"),
     )
     best = by_lambda.idxmin()
@@ -152,8 +177,16 @@ def run(data, time_scaled, *, epsilons, epochs, burn_in, thin, repeats, seed, ch
     diagnostics = pd.DataFrame(
         [
             psgld_run(
-                data, f_star, epsilon=eps, burn_in=burn_in, epochs=epochs, thin=thin, seed=seed + i, chains=chains,
-                cores=cores, schedule=schedule,
+                data,
+                f_star,
+                epsilon=eps,
+                burn_in=burn_in,
+                epochs=epochs,
+                thin=thin,
+                seed=seed + i,
+                chains=chains,
+                cores=cores,
+                schedule=schedule,
             )
             for i, eps in enumerate(epsilons)
         ],
@@ -176,11 +209,15 @@ def main(argv=None):
     )
     parser.add_argument("--n", type=int, help="records drawn from FL (default all; --quick 1000)")
     parser.add_argument("--epsilons", type=float, nargs="+", default=list(EPSILONS))
-    parser.add_argument("--epochs", type=float, help="pSGLD updates after burn-in, in units of n (default 3; paper 250)")
+    parser.add_argument(
+        "--epochs", type=float, help="pSGLD updates after burn-in, in units of n (default 3; paper 250)"
+    )
     parser.add_argument("--chains", type=int, help="pSGLD chains per ε (default 2; --full 4)")
     parser.add_argument("--cores", type=int, default=1, help="processes running the chains (default 1)")
     parser.add_argument(
-        "--schedule", choices=sorted(SCHEDULES), default="paper",
+        "--schedule",
+        choices=sorted(SCHEDULES),
+        default="paper",
         help="pSGLD step sizes: the paper's a = 1, b = 0, τ = 0.51, or slow-decay a = 1, b = 10, τ = 1/3",
     )
     parser.add_argument("--burn-in", type=int, help=f"pSGLD burn-in updates (default {BURN_IN}, the paper's)")
@@ -213,8 +250,17 @@ def main(argv=None):
     args.out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     by_epsilon, by_lambda, diagnostics, best, f_star = run(
-        data, time_scaled, epsilons=args.epsilons, epochs=args.epochs, burn_in=args.burn_in, thin=args.thin,
-        repeats=args.repeats, seed=args.seed, chains=args.chains, cores=args.cores, schedule=args.schedule,
+        data,
+        time_scaled,
+        epsilons=args.epsilons,
+        epochs=args.epochs,
+        burn_in=args.burn_in,
+        thin=args.thin,
+        repeats=args.repeats,
+        seed=args.seed,
+        chains=args.chains,
+        cores=args.cores,
+        schedule=args.schedule,
     )
     by_epsilon.to_csv(args.out / "mre_epsilon.csv")
     by_lambda.to_csv(args.out / "mre_lambda.csv")

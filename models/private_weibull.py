@@ -62,7 +62,10 @@ def draws(time, event, horizon, epsilon_param: float, repeats: int, source, lsp:
     releases = [lsp.release(epsilon=epsilon, rng=source) for _ in range(repeats)]
     out = {"LSP + TLL": np.array([(r.shape, r.scale / horizon) for r in releases])}
     for name, mechanism in (("SAA", weibull_sample_aggregate), ("Laplace", weibull_laplace)):
-        releases = [mechanism(time, event, epsilon=epsilon, horizon=horizon, gamma=GAMMA, omega=OMEGA, rng=source) for _ in range(repeats)]
+        releases = [
+            mechanism(time, event, epsilon=epsilon, horizon=horizon, gamma=GAMMA, omega=OMEGA, rng=source)
+            for _ in range(repeats)
+        ]
         out[name] = np.array([(r.shape, r.scale / horizon) for r in releases])
     return out
 
@@ -79,7 +82,14 @@ def run(repeats: int, seed: int) -> pd.DataFrame:
             for method, values in draws(time, event, horizon, eps, repeats, source, lsp).items():
                 mdae = np.median(np.abs(values - truth), axis=0)
                 rows += [
-                    {"data": name, "method": method, "epsilon_per_parameter": eps, "parameter": param, "mle": truth[j], "mdae": mdae[j]}
+                    {
+                        "data": name,
+                        "method": method,
+                        "epsilon_per_parameter": eps,
+                        "parameter": param,
+                        "mle": truth[j],
+                        "mdae": mdae[j],
+                    }
                     for j, param in enumerate(("p", "lambda"))
                 ]
     return pd.DataFrame(rows)
@@ -118,7 +128,9 @@ def main(argv=None) -> int:
     table = run(repeats, args.seed)
     table.to_csv(args.out / "private_weibull_mdae.csv", index=False)
     plot(table, args.out / "private_weibull_mdae.png")
-    wide = table.pivot_table(index=["data", "parameter", "epsilon_per_parameter"], columns="method", values="mdae")[list(METHODS)]
+    wide = table.pivot_table(index=["data", "parameter", "epsilon_per_parameter"], columns="method", values="mdae")[
+        list(METHODS)
+    ]
     print(f"MdAE against the non-private MLE, {repeats} repeats\n")
     print(wide.to_string(float_format=lambda v: f"{v:.3g}"))
     print(f"\nwrote {args.out / 'private_weibull_mdae.csv'} and {args.out / 'private_weibull_mdae.png'}")

@@ -92,8 +92,15 @@ class Fitter:
         set_stats("likelihood", stats, self.model)
         start = time.perf_counter()
         with self.model:
-            idata = pm.sample(self.draws, tune=self.draws, step=self.step, chains=1, progressbar=False,
-                              random_seed=self.seed, compute_convergence_checks=False)
+            idata = pm.sample(
+                self.draws,
+                tune=self.draws,
+                step=self.step,
+                chains=1,
+                progressbar=False,
+                random_seed=self.seed,
+                compute_convergence_checks=False,
+            )
         self.times.append(time.perf_counter() - start)
         self.seed += 1
         return idata
@@ -120,7 +127,7 @@ def run(names, epsilons, releases, draws, seed, public_cov=False):
         for rep in range(releases):
             order = rng.permutation(n)
             n_test = int(TEST_FRACTION * n)
-            test, public, private = order[:n_test], order[n_test:n_test + N_PUBLIC], order[n_test + N_PUBLIC:]
+            test, public, private = order[:n_test], order[n_test : n_test + N_PUBLIC], order[n_test + N_PUBLIC :]
             prep = public_preprocessing(X[public], y[public])
             Xp, yp = X[private], y[private]
             Xs, ys = prep.transform_x(Xp), prep.transform_y(yp)
@@ -132,12 +139,21 @@ def run(names, epsilons, releases, draws, seed, public_cov=False):
                 if eps not in tuned:
                     tuned[eps] = tune_bounds(len(private), d, eps, 1.0, 1.0, rng=seed)
                 tune = tuned[eps]
-                stats = release_suff_stats(Xp, yp, epsilon=eps, x_bound=tune.x_bound, y_bound=tune.y_bound,
-                                           split=tune.split, preprocessing=prep, rng=rng)
+                stats = release_suff_stats(
+                    Xp,
+                    yp,
+                    epsilon=eps,
+                    x_bound=tune.x_bound,
+                    y_bound=tune.y_bound,
+                    split=tune.split,
+                    preprocessing=prep,
+                    rng=rng,
+                )
                 for method in METHODS[:2]:
                     if method not in fitters:
-                        fitters[method] = Fitter(stats, noise_aware=method == "noise-aware", draws=draws, seed=seed,
-                                                 x_cov=x_cov)
+                        fitters[method] = Fitter(
+                            stats, noise_aware=method == "noise-aware", draws=draws, seed=seed, x_cov=x_cov
+                        )
                     if method == "noise-aware" and x_cov is not None:
                         pm.set_data({"x_cov_chol": np.linalg.cholesky(x_cov)}, model=fitters[method].model)
                     idata = fitters[method].fit(stats)
@@ -146,14 +162,24 @@ def run(names, epsilons, releases, draws, seed, public_cov=False):
                 fit = adassp(Xs, ys, epsilon=eps, delta=1e-5, x_bound=np.sqrt(d), y_bound=2.0, rng=rng)
                 pred = prep.inverse_y(fit.predict(prep.transform_x(X[test])))
                 rows.append((name, eps, rep, "AdaSSP", r2(y[test], pred), spearman(y[test], pred)))
-            done = pd.DataFrame(rows[-1 - 3 * len(epsilons):], columns=["data", "epsilon", "release", "method", "r2", "spearman"])
-            print(f"{name} release {rep}: " + ", ".join(f"{m} ε={e:g} R²={v:+.2f}" for m, e, v in
-                  zip(done.method, done.epsilon, done.r2, strict=True)), flush=True)
+            done = pd.DataFrame(
+                rows[-1 - 3 * len(epsilons) :], columns=["data", "epsilon", "release", "method", "r2", "spearman"]
+            )
+            print(
+                f"{name} release {rep}: "
+                + ", ".join(
+                    f"{m} ε={e:g} R²={v:+.2f}" for m, e, v in zip(done.method, done.epsilon, done.r2, strict=True)
+                ),
+                flush=True,
+            )
         for method, fitter in fitters.items():
             print(f"{name}: {method} NUTS fit {np.median(fitter.times):.1f} s median (n = {n}, d = {d})", flush=True)
         for eps, tb in tuned.items():
-            print(f"{name} ε={eps:g}: tune_bounds ωx={tb.omega_x:.3g} ωy={tb.omega_y:.3g} "
-                  f"split={tuple(round(p, 2) for p in tb.split)}", flush=True)
+            print(
+                f"{name} ε={eps:g}: tune_bounds ωx={tb.omega_x:.3g} ωy={tb.omega_y:.3g} "
+                f"split={tuple(round(p, 2) for p in tb.split)}",
+                flush=True,
+            )
     return pd.DataFrame(rows, columns=["data", "epsilon", "release", "method", "r2", "spearman"])
 
 
@@ -162,10 +188,15 @@ def table(results: pd.DataFrame) -> str:
     ols = results[results.method == "OLS"].groupby("data")[["r2", "spearman"]].mean()
     private = results[results.method != "OLS"]
     stats = private.groupby(["data", "epsilon", "method"]).agg(
-        r2=("r2", "mean"), r2_se=("r2", lambda v: v.std(ddof=1) / np.sqrt(len(v))), rho=("spearman", "mean"))
-    cells = stats.assign(cell=[f"{a:+.3f} ± {s:.3f} / {r:.3f}" for a, s, r in zip(stats.r2, stats.r2_se, stats.rho, strict=True)])
+        r2=("r2", "mean"), r2_se=("r2", lambda v: v.std(ddof=1) / np.sqrt(len(v))), rho=("spearman", "mean")
+    )
+    cells = stats.assign(
+        cell=[f"{a:+.3f} ± {s:.3f} / {r:.3f}" for a, s, r in zip(stats.r2, stats.r2_se, stats.rho, strict=True)]
+    )
     wide = cells.cell.unstack("method")[list(METHODS[:3])]
-    wide["OLS (non-private)"] = [f"{ols.loc[data, 'r2']:+.3f} / {ols.loc[data, 'spearman']:.3f}" for data, _ in wide.index]
+    wide["OLS (non-private)"] = [
+        f"{ols.loc[data, 'r2']:+.3f} / {ols.loc[data, 'spearman']:.3f}" for data, _ in wide.index
+    ]
     return wide.to_string()
 
 
@@ -178,9 +209,12 @@ def main(argv=None):
     parser.add_argument("--draws", type=int, default=300, help="NUTS tuning and kept draws per fit")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="optional CSV of all scores")
-    parser.add_argument("--public-cov", action="store_true",
-                        help="noise-aware model with the covariate covariance fixed at the public rows' correlation "
-                             "(shrunk halfway to I) instead of a Wishart prior: d + 2 parameters, much faster NUTS")
+    parser.add_argument(
+        "--public-cov",
+        action="store_true",
+        help="noise-aware model with the covariate covariance fixed at the public rows' correlation "
+        "(shrunk halfway to I) instead of a Wishart prior: d + 2 parameters, much faster NUTS",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.releases, args.epsilons = 3, [1.0, 5.0]
@@ -188,8 +222,9 @@ def main(argv=None):
     logging.getLogger("pymc").setLevel(logging.ERROR)
     start = time.perf_counter()
     results = run(args.data, args.epsilons, args.releases, args.draws, args.seed, args.public_cov)
-    print(f"\nHeld-out R² (mean ± s.e.) / Spearman over {args.releases} releases "
-          f"({time.perf_counter() - start:.0f} s):")
+    print(
+        f"\nHeld-out R² (mean ± s.e.) / Spearman over {args.releases} releases ({time.perf_counter() - start:.0f} s):"
+    )
     print(table(results))
     if args.out:
         results.to_csv(args.out, index=False)

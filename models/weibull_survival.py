@@ -40,7 +40,13 @@ def fit(quick: bool, seed: int):
     compile_kwargs = {"mode": "CVM"}
     with model:
         nuts = pm.sample(
-            s["draws"], tune=s["tune"], chains=s["chains"], cores=1, random_seed=seed, progressbar=False, compile_kwargs=compile_kwargs
+            s["draws"],
+            tune=s["tune"],
+            chains=s["chains"],
+            cores=1,
+            random_seed=seed,
+            progressbar=False,
+            compile_kwargs=compile_kwargs,
         )
         approx = pm.fit(
             s["advi_steps"],
@@ -82,7 +88,9 @@ def main(argv=None) -> int:
     print("ADVI (mean-field)\n", advi_summary.to_string(), "\n")
     r_hat, ess = float(nuts_summary["r_hat"].max()), float(nuts_summary["ess_bulk"].min())
     converged = r_hat < 1.01 and ess > 400
-    print(f"NUTS: max R-hat {r_hat:.3f}, min bulk ESS {ess:.0f}: {'converged' if converged else 'NOT converged (run longer)'}")
+    print(
+        f"NUTS: max R-hat {r_hat:.3f}, min bulk ESS {ess:.0f}: {'converged' if converged else 'NOT converged (run longer)'}"
+    )
     print(f"wrote {args.out}/weibull_survival_{{nuts,advi}}.csv and weibull_survival_trace.png")
     return 0
 

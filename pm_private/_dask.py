@@ -88,7 +88,9 @@ def _aligned_blocks(columns: dict):
             if array.ndim != 1:
                 raise ValueError(f"{name} must be 1-D, got {array.ndim} dimensions")
             if not (np.isnan(array.shape[0]) or np.isnan(first.shape[0])) and array.shape[0] != first.shape[0]:
-                raise ValueError(f"{name} must have as many rows as {names[0]}, got {array.shape[0]} and {first.shape[0]}")
+                raise ValueError(
+                    f"{name} must have as many rows as {names[0]}, got {array.shape[0]} and {first.shape[0]}"
+                )
             if array.chunks[0] != rows:
                 if any(np.isnan(rows)) or any(np.isnan(array.chunks[0])):
                     raise ValueError(f"{name} must be chunked along the rows as {names[0]} (unknown chunk sizes)")
@@ -286,7 +288,13 @@ def read_parquet_columns(path, features, target, *, filesystem=None):
             rows = meta.row_group(group).num_rows
             if rows == 0:
                 continue
-            X_blocks.append(da.from_delayed(delayed(_read_row_group, pure=True)(name, group, features, filesystem), (rows, len(features)), np.float64))
+            X_blocks.append(
+                da.from_delayed(
+                    delayed(_read_row_group, pure=True)(name, group, features, filesystem),
+                    (rows, len(features)),
+                    np.float64,
+                )
+            )
             part = delayed(_read_row_group, pure=True)(name, group, [target], filesystem)
             y_blocks.append(da.from_delayed(part, (rows, 1), np.float64)[:, 0])
     if not X_blocks:

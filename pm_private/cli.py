@@ -41,10 +41,14 @@ class _Refused(Exception):
 def _release_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("data", type=types.existing_file, help="CSV or Parquet file of the private records")
     parser.add_argument("--ledger", type=types.ledger_path, required=True, help="ledger file (created if missing)")
-    parser.add_argument("--total-epsilon", type=types.positive_float, help="total ε of a new ledger (required to create one)")
+    parser.add_argument(
+        "--total-epsilon", type=types.positive_float, help="total ε of a new ledger (required to create one)"
+    )
     parser.add_argument("--total-delta", type=types.unit_interval, help="total δ of a new ledger (default 0)")
     parser.add_argument("--epsilon", type=types.epsilon, required=True, help="ε of this release, spent from the ledger")
-    parser.add_argument("--out", type=types.new_file, required=True, help="release file to write (JSON; must not exist)")
+    parser.add_argument(
+        "--out", type=types.new_file, required=True, help="release file to write (JSON; must not exist)"
+    )
 
 
 def _columns(path: Path) -> list[str]:
@@ -84,7 +88,9 @@ def _table_columns(parser, args) -> list[str]:
 def _check_columns(parser, args, available: list[str], needed: list[str]) -> None:
     missing = [c for c in needed if c not in available]
     if missing:
-        parser.error(f"{str(args.data)!r} has no column {', '.join(map(repr, missing))} (columns: {', '.join(available)})")
+        parser.error(
+            f"{str(args.data)!r} has no column {', '.join(map(repr, missing))} (columns: {', '.join(available)})"
+        )
     if len(set(needed)) != len(needed):
         parser.error(f"a column is used twice: {', '.join(needed)}")
 
@@ -93,7 +99,9 @@ def _open_ledger(parser, args):
     from .privacy.accounting import BudgetExceededError, PrivacyAccountant
 
     if not args.ledger.exists() and args.total_epsilon is None:
-        parser.error(f"--ledger {str(args.ledger)!r} does not exist; creating it needs --total-epsilon (and --total-delta)")
+        parser.error(
+            f"--ledger {str(args.ledger)!r} does not exist; creating it needs --total-epsilon (and --total-delta)"
+        )
     try:
         accountant = PrivacyAccountant.open(args.ledger, epsilon=args.total_epsilon, delta=args.total_delta)
     except ValueError as error:
@@ -162,12 +170,21 @@ def _release_suff_stats(parser, args) -> None:
         "target": "as read; clipped by the mechanism to [-y_bound, y_bound]",
     }
     _write_release(
-        parser, args, accountant,
+        parser,
+        args,
+        accountant,
         lambda: release_suff_stats(
-            X, y, epsilon=args.epsilon, x_bound=args.x_bound, y_bound=args.y_bound, split=tuple(args.split),
+            X,
+            y,
+            epsilon=args.epsilon,
+            x_bound=args.x_bound,
+            y_bound=args.y_bound,
+            split=tuple(args.split),
             accountant=accountant,
         ),
-        features=features, target=args.target, preprocessing=preprocessing,
+        features=features,
+        target=args.target,
+        preprocessing=preprocessing,
     )
 
 
@@ -184,12 +201,22 @@ def _release_weibull(parser, args) -> None:
     from .survival.weibull_mechanisms import weibull_private
 
     _write_release(
-        parser, args, accountant,
+        parser,
+        args,
+        accountant,
         lambda: weibull_private(
-            time, event, epsilon=args.epsilon, horizon=args.horizon, K=args.K, gamma=args.gamma, omega=args.omega,
+            time,
+            event,
+            epsilon=args.epsilon,
+            horizon=args.horizon,
+            K=args.K,
+            gamma=args.gamma,
+            omega=args.omega,
             accountant=accountant,
         ),
-        time=args.time, event=args.event, preprocessing={"rows": "all rows of the file (none dropped; n is public)"},
+        time=args.time,
+        event=args.event,
+        preprocessing={"rows": "all rows of the file (none dropped; n is public)"},
     )
 
 
@@ -270,7 +297,9 @@ def _fit(parser, args) -> None:
     candidates = [i for i, e in enumerate(entries) if e["kind"] == "suff_stats"]
     if args.index is None:
         if len(candidates) != 1:
-            parser.error(f"{str(args.release)!r} holds {len(candidates)} sufficient-statistics releases; choose one with --index")
+            parser.error(
+                f"{str(args.release)!r} holds {len(candidates)} sufficient-statistics releases; choose one with --index"
+            )
         index = candidates[0]
     elif args.index not in candidates:
         parser.error(f"--index {args.index}: no sufficient-statistics release at that position (found {candidates})")
@@ -304,8 +333,13 @@ def _fit(parser, args) -> None:
     stats = entry["release"]
     with regression_model(stats, feature_names=entry.get("features")):
         idata = pm.sample(
-            draws=args.draws, tune=args.tune, chains=args.chains, cores=1, random_seed=args.seed,
-            progressbar=not args.no_progress, compile_kwargs={"mode": "CVM" if args.backend == "c" else "NUMBA"},
+            draws=args.draws,
+            tune=args.tune,
+            chains=args.chains,
+            cores=1,
+            random_seed=args.seed,
+            progressbar=not args.no_progress,
+            compile_kwargs={"mode": "CVM" if args.backend == "c" else "NUMBA"},
         )
     idata.to_netcdf(posterior, engine="h5netcdf")
     table = az.summary(idata, var_names=["beta", "noise_precision", "prior_precision"])
@@ -323,7 +357,9 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
     ``demo=False`` leaves out the demo's own arguments (importing the experiment takes seconds):
     :func:`main` builds them only when the command is ``demo``.
     """
-    parser = argparse.ArgumentParser(prog="pm-private", description="pm_private: differentially private Bayesian inference for PyMC")
+    parser = argparse.ArgumentParser(
+        prog="pm-private", description="pm_private: differentially private Bayesian inference for PyMC"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     demo_help = "private drug-sensitivity prediction (Honkela et al. 2018) on GDSC-shaped built-in data"
@@ -349,7 +385,11 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
     suff.add_argument("--x-bound", type=types.positive_float, required=True, help="public bound Bx on |feature| values")
     suff.add_argument("--y-bound", type=types.positive_float, required=True, help="public bound By on |response|")
     suff.add_argument(
-        "--split", type=types.open_unit_interval, nargs=3, default=[0.60, 0.35, 0.05], metavar=("P_XX", "P_XY", "P_YY"),
+        "--split",
+        type=types.open_unit_interval,
+        nargs=3,
+        default=[0.60, 0.35, 0.05],
+        metavar=("P_XX", "P_XY", "P_YY"),
         help="budget shares of Sxx, Sxy, Syy, summing to 1 (default 0.6 0.35 0.05)",
     )
     suff.set_defaults(run=_release_suff_stats, command_parser=suff)
@@ -363,8 +403,12 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
     weibull.add_argument("--event", required=True, help="event column: 1 = event, 0 = censored")
     weibull.add_argument("--horizon", type=types.positive_float, required=True, help="public upper bound on the times")
     weibull.add_argument("--K", type=types.positive_int, default=500, help="ladder rungs (default 500)")
-    weibull.add_argument("--gamma", type=types.positive_float, default=10.0, help="range γ of p and λ/horizon (default 10)")
-    weibull.add_argument("--omega", type=types.positive_float, default=6.0, help="times floored at e^-ω·horizon (default 6)")
+    weibull.add_argument(
+        "--gamma", type=types.positive_float, default=10.0, help="range γ of p and λ/horizon (default 10)"
+    )
+    weibull.add_argument(
+        "--omega", type=types.positive_float, default=6.0, help="times floored at e^-ω·horizon (default 6)"
+    )
     weibull.set_defaults(run=_release_weibull, command_parser=weibull)
 
     ledger = commands.add_parser("ledger", help="show a ledger file; export it as CSV or JSON")
@@ -378,7 +422,9 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
         help="Bayesian linear regression (Honkela et al. 2018) on a release file's statistics",
         description="NUTS on Honkela et al.'s (2018) model of released sufficient statistics; no budget is spent.",
     )
-    fit.add_argument("release", type=types.existing_file, help="release file written by 'pm-private release suff-stats'")
+    fit.add_argument(
+        "release", type=types.existing_file, help="release file written by 'pm-private release suff-stats'"
+    )
     fit.add_argument("--index", type=types.nonnegative_int, help="which release of the file (default: the only one)")
     fit.add_argument("--posterior", type=types.output_file, help="netCDF file (default RELEASE.posterior.nc)")
     fit.add_argument("--summary", type=types.output_file, help="summary CSV (default RELEASE.summary.csv)")
@@ -386,7 +432,9 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
     fit.add_argument("--tune", type=types.nonnegative_int, default=1000)
     fit.add_argument("--chains", type=types.positive_int, default=2)
     fit.add_argument("--seed", type=types.nonnegative_int, default=0)
-    fit.add_argument("--backend", choices=("c", "numba"), default="c", help="PyTensor backend (default c: faster to compile)")
+    fit.add_argument(
+        "--backend", choices=("c", "numba"), default="c", help="PyTensor backend (default c: faster to compile)"
+    )
     fit.add_argument("--no-progress", action="store_true")
     fit.set_defaults(run=_fit, command_parser=fit)
     return parser

@@ -120,7 +120,10 @@ def release_to_dict(release, **context) -> dict:
             "neighbours": " + ".join(dict.fromkeys(info["neighbours"] for info in infos)),
             "private": all(info["private"] for info in infos),
             "statistics": {
-                "xx": _jsonable(release.xx), "xy": _jsonable(release.xy), "yy": _jsonable(release.yy), "n": release.n,
+                "xx": _jsonable(release.xx),
+                "xy": _jsonable(release.xy),
+                "yy": _jsonable(release.yy),
+                "n": release.n,
             },
             "releases": infos,
         }
@@ -195,7 +198,7 @@ def read_release_file(path) -> list[dict]:
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ValueError(f"{path} is not a release file: {error}") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise ValueError(f"{path} is not a pm_private release file (no \"format\": \"{FORMAT}\")")
+        raise ValueError(f'{path} is not a pm_private release file (no "format": "{FORMAT}")')
     if document.get("version") != VERSION:
         raise ValueError(f"{path} has release-file version {document.get('version')!r}; this version reads {VERSION}")
     entries = []

@@ -271,7 +271,14 @@ def test_result_metadata_accounting_and_immutability():
     r = adassp(X, y, epsilon=1.5, delta=6e-6, x_bound=1.0, y_bound=2.0, accountant=acct)
     assert isinstance(r, AdaSSPRelease) and r.private  # secure default
     assert (r.epsilon, r.delta, r.x_bound, r.y_bound, r.neighbours, r.n, r.d) == (
-        1.5, 6e-6, 1.0, 2.0, "replace-one", 60, 3)
+        1.5,
+        6e-6,
+        1.0,
+        2.0,
+        "replace-one",
+        60,
+        3,
+    )
     (entry,) = acct.ledger
     assert (entry.mechanism, entry.epsilon, entry.delta, entry.neighbours) == (MECHANISM, 1.5, 6e-6, "replace-one")
     with pytest.raises(ValueError):

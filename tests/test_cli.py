@@ -33,7 +33,21 @@ def data(tmp_path, monkeypatch):
     return tmp_path
 
 
-SUFF = ["release", "suff-stats", "d.csv", "--target", "y", "--features", "a", "b", "c", "--x-bound", "1", "--y-bound", "2"]
+SUFF = [
+    "release",
+    "suff-stats",
+    "d.csv",
+    "--target",
+    "y",
+    "--features",
+    "a",
+    "b",
+    "c",
+    "--x-bound",
+    "1",
+    "--y-bound",
+    "2",
+]
 WEIBULL = ["release", "weibull", "s.parquet", "--time", "t", "--event", "e", "--horizon", "5", "--K", "50"]
 
 
@@ -110,11 +124,17 @@ def test_release_errors_found_in_the_files(data, capsys):
     _usage_error([*SUFF, *common, "--total-epsilon", "3"], capsys, "reopening it with")
     _usage_error([*WEIBULL, *common, "--horizon", "4"], capsys, "must lie in [0, --horizon 4]")
     (data / "x.txt").write_text("a,b\n1,2\n")
-    _usage_error(["release", "suff-stats", "x.txt", "--target", "b", "--x-bound", "1", "--y-bound", "1", *common],
-                 capsys, "must be a .csv, .parquet or .pq file")
+    _usage_error(
+        ["release", "suff-stats", "x.txt", "--target", "b", "--x-bound", "1", "--y-bound", "1", *common],
+        capsys,
+        "must be a .csv, .parquet or .pq file",
+    )
     pd.DataFrame({"a": [1.0, np.nan], "y": [0.0, 1.0]}).to_csv("nan.csv", index=False)
-    _usage_error(["release", "suff-stats", "nan.csv", "--target", "y", "--x-bound", "1", "--y-bound", "1", *common],
-                 capsys, "column 'a' has missing or non-finite values")
+    _usage_error(
+        ["release", "suff-stats", "nan.csv", "--target", "y", "--x-bound", "1", "--y-bound", "1", *common],
+        capsys,
+        "column 'a' has missing or non-finite values",
+    )
     _usage_error(["ledger", "nothing.db"], capsys, "no such file")
     _usage_error(["ledger", "d.csv"], capsys, "not a pm_private ledger")
     assert PrivacyAccountant.open("l.db").history == ()
@@ -149,8 +169,12 @@ def test_exit_codes_of_the_command(data):
     bad = subprocess.run([*command, "demo", "--epsilons", "-1"], capture_output=True, text=True, env=env, check=False)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and "--epsilons" in bad.stderr
     argv = [*SUFF, "--ledger", "l.db", "--total-epsilon", "1", "--epsilon", "1"]
-    assert subprocess.run([*command, *argv, "--out", "r.json"], env=env, capture_output=True, check=False).returncode == 0
-    refused = subprocess.run([*command, *argv, "--out", "r2.json"], capture_output=True, text=True, env=env, check=False)
+    assert (
+        subprocess.run([*command, *argv, "--out", "r.json"], env=env, capture_output=True, check=False).returncode == 0
+    )
+    refused = subprocess.run(
+        [*command, *argv, "--out", "r2.json"], capture_output=True, text=True, env=env, check=False
+    )
     assert refused.returncode == 1 and "refused" in refused.stderr and not (data / "r2.json").exists()
 
 

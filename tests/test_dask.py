@@ -131,7 +131,9 @@ def test_first_bad_row_is_named_by_partition_and_nothing_is_spent(data, name, ro
         y[999] = np.nan
     acct = PrivacyAccountant(epsilon=1.0)
     with dask.config.set(scheduler="threads"):
-        with pytest.raises(ValueError, match=rf"{name} contains NaN .*partition \d, row \d+ of the partition, row {row} overall"):
+        with pytest.raises(
+            ValueError, match=rf"{name} contains NaN .*partition \d, row \d+ of the partition, row {row} overall"
+        ):
             release_suff_stats(*as_dask(X, y), epsilon=1.0, x_bound=1.0, y_bound=1.0, accountant=acct)
         with pytest.raises(ValueError, match=rf"row {row} overall"):
             suff_stats(*as_dask(X, y))
@@ -174,11 +176,15 @@ def test_discrete_time_fit_on_dask_equals_the_numpy_fit():
         assert got.n == n and acct.spent[0] == 1.0
         objective = objective_perturbation(Xd, td, ed, epsilon=2.0, regularization=0.01, q=10, rng=8)
         np.testing.assert_allclose(
-            objective.f, objective_perturbation(X, time, event, epsilon=2.0, regularization=0.01, q=10, rng=8).f, atol=1e-9
+            objective.f,
+            objective_perturbation(X, time, event, epsilon=2.0, regularization=0.01, q=10, rng=8).f,
+            atol=1e-9,
         )
         X[300, 0] = 3.0  # second partition: ‖x‖ > 1
         with pytest.raises(ValueError, match=r"‖x‖ > 1 \(first in row 150\).*\(in partition 1\)"):
-            output_perturbation(da.from_array(X, chunks=(chunks, 2)), td, ed, epsilon=1.0, regularization=0.01, q=10, accountant=acct)
+            output_perturbation(
+                da.from_array(X, chunks=(chunks, 2)), td, ed, epsilon=1.0, regularization=0.01, q=10, accountant=acct
+            )
     assert len(acct.ledger) == 1
 
 

@@ -138,6 +138,15 @@ def test_overflowing_iterates_are_refused_after_the_charge_never_returned():
     acct = PrivacyAccountant(1e7, 0.5)
     with pytest.raises(ValueError, match="overflowed .* was charged"):
         data_perturbation_sgd(
-            50 * X, y, epsilon=1e6, delta=1e-5, norm_bound=10.0, learning_rate=1e308, l2=1e-308, epochs=1, accountant=acct, rng=0
+            50 * X,
+            y,
+            epsilon=1e6,
+            delta=1e-5,
+            norm_bound=10.0,
+            learning_rate=1e308,
+            l2=1e-308,
+            epochs=1,
+            accountant=acct,
+            rng=0,
         )
     assert acct.spent == (1e6, 1e-5)  # noise was drawn: a retry is a new release

@@ -84,7 +84,9 @@ def test_lemma_4_2_gradient_difference_bound():
     rng = np.random.default_rng(0)
     L = gradient_sensitivity(BASIS)
     worst = 0.0
-    records = [(x, k, ev) for (x, k, ev), _ in _adversarial_pairs(rng)] + [(p[1][0], p[1][1], p[1][2]) for p in _adversarial_pairs(rng)]
+    records = [(x, k, ev) for (x, k, ev), _ in _adversarial_pairs(rng)] + [
+        (p[1][0], p[1][1], p[1][2]) for p in _adversarial_pairs(rng)
+    ]
     X = np.array([r[0] for r in records])
     data = DiscreteTimeData(X, np.array([r[1] for r in records]), np.array([r[2] for r in records]), BASIS)
     random = _random_data(rng, 200)
@@ -105,7 +107,10 @@ def test_lemma_4_3_output_sensitivity_on_neighbours():
     worst = 0.0
     for _ in range(12):
         data = _random_data(rng, n)
-        random_pair = ((data.X[-1], data.interval[-1], data.event[-1]), (_sphere(rng, 1)[0], rng.integers(Q), rng.integers(2)))
+        random_pair = (
+            (data.X[-1], data.interval[-1], data.event[-1]),
+            (_sphere(rng, 1)[0], rng.integers(Q), rng.integers(2)),
+        )
         for old, new in _adversarial_pairs(rng)[::4] + [random_pair]:
             fa = fit_discrete_time(_replace(data, old), l2=lam, gtol=1e-12)
             fb = fit_discrete_time(_replace(data, new), l2=lam, gtol=1e-12)
@@ -252,7 +257,10 @@ def test_bad_data_spends_nothing(records, change, message, mechanism):
     assert acct.ledger == ()
 
 
-@pytest.mark.parametrize("kwargs", [dict(epsilon=0.0), dict(epsilon=-1.0), dict(regularization=0.0), dict(regularization=-1e-3), dict(epsilon=np.nan)])
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(epsilon=0.0), dict(epsilon=-1.0), dict(regularization=0.0), dict(regularization=-1e-3), dict(epsilon=np.nan)],
+)
 @pytest.mark.parametrize("mechanism", [output_perturbation, objective_perturbation])
 def test_bad_parameters_spend_nothing(records, kwargs, mechanism):
     X, time, event, _ = records

@@ -67,7 +67,9 @@ def compiled():
             **C_BACKEND,
         )
         # losses and the gradient of their mean; ``weight`` gives Σᵢ wᵢ∇ℓᵢ (as a sanitized loss needs)
-        out[link] = lambda f_, X_, k_, d_, A_, w_=None, fn=fn: fn(f_, X_, k_, d_, A_, np.full(len(k_), 1 / len(k_)) if w_ is None else w_)
+        out[link] = lambda f_, X_, k_, d_, A_, w_=None, fn=fn: fn(
+            f_, X_, k_, d_, A_, np.full(len(k_), 1 / len(k_)) if w_ is None else w_
+        )
     return out
 
 
@@ -110,8 +112,12 @@ def test_gradient_and_hessian_match_finite_differences(sim, link):
     data, f, h = sim.data, _point(1), 1e-6
     _, grad, hess = loss_and_grad(f, data, link, hessian=True)
     unit = np.eye(data.dim)
-    fd_grad = np.array([(loss_and_grad(f + h * u, data, link)[0] - loss_and_grad(f - h * u, data, link)[0]) / (2 * h) for u in unit])
-    fd_hess = np.array([(loss_and_grad(f + h * u, data, link)[1] - loss_and_grad(f - h * u, data, link)[1]) / (2 * h) for u in unit])
+    fd_grad = np.array(
+        [(loss_and_grad(f + h * u, data, link)[0] - loss_and_grad(f - h * u, data, link)[0]) / (2 * h) for u in unit]
+    )
+    fd_hess = np.array(
+        [(loss_and_grad(f + h * u, data, link)[1] - loss_and_grad(f - h * u, data, link)[1]) / (2 * h) for u in unit]
+    )
     np.testing.assert_allclose(grad, fd_grad, atol=1e-8)
     np.testing.assert_allclose(hess, fd_hess, atol=1e-7)
     np.testing.assert_allclose(hess, hess.T, atol=1e-14)
@@ -125,7 +131,9 @@ _SM_LINKS = {"logit": sm.families.links.Logit, "cloglog": sm.families.links.CLog
 @pytest.mark.parametrize("link", LINKS)
 @pytest.mark.parametrize("baseline", ["spline", "free"])
 def test_agrees_with_glm_on_the_person_period_table(sim, link, baseline):
-    data = sim.data if baseline == "spline" else DiscreteTimeData(sim.data.X, sim.data.interval, sim.data.event, np.eye(Q))
+    data = (
+        sim.data if baseline == "spline" else DiscreteTimeData(sim.data.X, sim.data.interval, sim.data.event, np.eye(Q))
+    )
     design, response = expand_person_period(data)
     assert design.shape == ((data.interval + 1).sum(), data.dim)
     glm = sm.GLM(response, design, family=sm.families.Binomial(link=_SM_LINKS[link]())).fit(tol=1e-13, maxiter=100)
@@ -162,7 +170,9 @@ def test_pymc_term_is_priors_minus_losses(sim):
     model = discrete_time_model(data, alpha_sigma=5.0, beta_sigma=2.0, feature_names=["a", "b", "c"])
     point = {"alpha": ALPHA + 0.1, "beta": BETA - 0.2}
     loss = record_loss_numpy(np.r_[point["alpha"], point["beta"]], data).sum()
-    terms = model.compile_fn(model.logp(sum=False), inputs=model.value_vars, on_unused_input="ignore", **C_BACKEND)(point)
+    terms = model.compile_fn(model.logp(sum=False), inputs=model.value_vars, on_unused_input="ignore", **C_BACKEND)(
+        point
+    )
     np.testing.assert_allclose(terms[-1], -record_loss_numpy(np.r_[point["alpha"], point["beta"]], data), rtol=1e-12)
     assert terms[-1].sum() == pytest.approx(-loss, rel=1e-13)  # the likelihood term, one value per record
     priors = stats.norm(0, 5).logpdf(point["alpha"]).sum() + stats.norm(0, 2).logpdf(point["beta"]).sum()
@@ -171,9 +181,13 @@ def test_pymc_term_is_priors_minus_losses(sim):
     with pm.Model() as free:
         gamma = pm.Normal("gamma", -3.0, 2.0, shape=Q)
         beta = pm.Normal("beta", 0.0, 2.0, shape=3)
-        DiscreteTimeHazard("lik", gamma, data.X @ beta, link="cloglog", observed=np.column_stack([data.interval, data.event]))
+        DiscreteTimeHazard(
+            "lik", gamma, data.X @ beta, link="cloglog", observed=np.column_stack([data.interval, data.event])
+        )
     point = {"gamma": data.basis @ ALPHA, "beta": BETA}
-    loss = record_loss_numpy(np.r_[point["gamma"], BETA], DiscreteTimeData(data.X, data.interval, data.event, np.eye(Q)), "cloglog")
+    loss = record_loss_numpy(
+        np.r_[point["gamma"], BETA], DiscreteTimeData(data.X, data.interval, data.event, np.eye(Q)), "cloglog"
+    )
     expected = stats.norm(-3, 2).logpdf(point["gamma"]).sum() + stats.norm(0, 2).logpdf(BETA).sum() - loss.sum()
     assert free.compile_logp(**C_BACKEND)(point) == pytest.approx(expected, rel=1e-9)
 
@@ -202,7 +216,9 @@ def test_simulator_mle_is_consistent(link):
     assert np.abs(z).max() < 4, z
     assert se[3:].max() < 0.1
     assert sim.data.event.mean() > 0.1 and (sim.data.event == 0).any()
-    np.testing.assert_array_equal(DiscreteTimeData.from_times(sim.data.X, sim.time, sim.data.event, q=Q).interval, sim.data.interval)
+    np.testing.assert_array_equal(
+        DiscreteTimeData.from_times(sim.data.X, sim.time, sim.data.event, q=Q).interval, sim.data.interval
+    )
 
 
 @pytest.mark.parametrize(
@@ -217,7 +233,13 @@ def test_simulator_mle_is_consistent(link):
     ],
 )
 def test_bad_input(bad):
-    args = {"X": np.zeros((2, 1)), "interval": np.array([0, 1]), "event": np.array([0, 1]), "basis": interval_basis(Q, 3), **bad}
+    args = {
+        "X": np.zeros((2, 1)),
+        "interval": np.array([0, 1]),
+        "event": np.array([0, 1]),
+        "basis": interval_basis(Q, 3),
+        **bad,
+    }
     with pytest.raises(ValueError):
         DiscreteTimeData(**args)
 

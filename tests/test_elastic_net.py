@@ -113,8 +113,18 @@ def test_output_density_ratio_bounded_by_epsilon(noise, norm):
         y2[0] = rng.choice([-1.0, 1.0])
         theta = rng.normal(size=s + 1) * rng.choice([0.1, 1.0, 30.0])
         ratio = _log_output_density_ratio(
-            theta, D, D2, y, y2, eps=eps, lam=lam, alpha=alpha, extra=0.0, noise_norm=norm,
-            phi=2 * kappa_j, mask=mask,
+            theta,
+            D,
+            D2,
+            y,
+            y2,
+            eps=eps,
+            lam=lam,
+            alpha=alpha,
+            extra=0.0,
+            noise_norm=norm,
+            phi=2 * kappa_j,
+            mask=mask,
         )
         worst = max(worst, abs(ratio))
     assert worst <= eps
@@ -135,8 +145,18 @@ def test_noise_density_share_is_attained():
     y[0] = 1.0
     theta = np.array([-M, u[1] / (n * lam)])
     ratio = _log_output_density_ratio(
-        theta, D, D2, y, y, eps=eps, lam=lam, alpha=0.0, extra=0.0, noise_norm=1,
-        phi=2 * kappa_j, mask=np.ones(2, bool),
+        theta,
+        D,
+        D2,
+        y,
+        y,
+        eps=eps,
+        lam=lam,
+        alpha=0.0,
+        extra=0.0,
+        noise_norm=1,
+        phi=2 * kappa_j,
+        mask=np.ones(2, bool),
     )
     assert 0.49 * eps <= abs(ratio) <= 0.5 * eps + 1e-9
 

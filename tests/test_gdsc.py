@@ -160,8 +160,13 @@ def _write_gdsc(tmp_path, *, expression=None, response=None):
         expression = pd.DataFrame(
             {
                 "GENE_SYMBOLS": ["TP53", "KRAS", "EGFR", "TP53", np.nan],
-                "GENE_title": ["tumor protein p53", "KRAS proto-oncogene, GTPase", "EGF receptor",
-                               "tumor protein p53 (probe 2)", "unannotated probe"],
+                "GENE_title": [
+                    "tumor protein p53",
+                    "KRAS proto-oncogene, GTPase",
+                    "EGF receptor",
+                    "tumor protein p53 (probe 2)",
+                    "unannotated probe",
+                ],
                 "DATA.906826": [8.0, 5.0, 3.0, 10.0, 1.0],
                 "DATA.687983": [7.0, 6.0, 4.0, 7.0, 1.0],
                 "DATA.910927": [6.0, 6.5, 4.5, 6.0, 1.0],  # no responses for this line
@@ -174,8 +179,14 @@ def _write_gdsc(tmp_path, *, expression=None, response=None):
                 "COSMIC_ID": [906826, 906826, 687983, 906826, 999999, 906826],
                 "CELL_LINE_NAME": ["A", "A", "B", "A", "Z", "A"],
                 "DRUG_ID": [1003, 1004, 1003, 1003, 1003, 1005],
-                "DRUG_NAME": ["Camptothecin", "Vinblastine", "Camptothecin", "Camptothecin",
-                              "Camptothecin", "OnlyUnmatched"],
+                "DRUG_NAME": [
+                    "Camptothecin",
+                    "Vinblastine",
+                    "Camptothecin",
+                    "Camptothecin",
+                    "Camptothecin",
+                    "OnlyUnmatched",
+                ],
                 "LN_IC50": [-1.0, 2.0, 0.5, -2.0, 9.0, np.nan],
             }
         )
@@ -220,8 +231,9 @@ def test_loader_gene_subset_and_drug_id(tmp_path):
 
 
 def test_loader_drug_id_fallback_and_comma_expression(tmp_path):
-    expression = pd.DataFrame([["A", 1.0, 3.0, 5.0], ["B", 2.0, 4.0, 6.0]],
-                              columns=["GENE_SYMBOLS", "DATA.1", "DATA.2", "DATA.2"])
+    expression = pd.DataFrame(
+        [["A", 1.0, 3.0, 5.0], ["B", 2.0, 4.0, 6.0]], columns=["GENE_SYMBOLS", "DATA.1", "DATA.2", "DATA.2"]
+    )
     response = pd.DataFrame({"COSMIC_ID": [1, 2], "DRUG_ID": [7, 7], "LN_IC50": [0.1, 0.2]})
     expression_path = tmp_path / "expr.csv"
     response_path = tmp_path / "resp.csv"
@@ -263,9 +275,7 @@ def test_loader_errors(tmp_path):
     bad4.mkdir()
     e, r = _write_gdsc(
         bad4,
-        response=pd.DataFrame(
-            {"COSMIC_ID": [1, 2], "DRUG_NAME": ["x", "y"], "LN_IC50": [0.0, 1.0]}
-        ),
+        response=pd.DataFrame({"COSMIC_ID": [1, 2], "DRUG_NAME": ["x", "y"], "LN_IC50": [0.0, 1.0]}),
     )
     with pytest.raises(ValueError, match="no cell lines"):
         load_gdsc(e, r)

@@ -55,7 +55,9 @@ def test_chi2_screen_matches_scipy():
     data = simulate_gwas(n_snps=60, rng=5)
     top, statistic = chi2_screen(data.genotypes, data.status, top=5)
     for j in range(0, 60, 7):
-        table = np.array([[np.sum((data.genotypes[:, j] == g) & (data.status == s)) for g in (0, 1, 2)] for s in (1, 0)])
+        table = np.array(
+            [[np.sum((data.genotypes[:, j] == g) & (data.status == s)) for g in (0, 1, 2)] for s in (1, 0)]
+        )
         table = table[:, table.sum(axis=0) > 0]
         assert statistic[j] == pytest.approx(stats.chi2_contingency(table, correction=False)[0])
     assert np.all(statistic[top] >= np.sort(statistic)[-5])

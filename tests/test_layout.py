@@ -9,8 +9,14 @@ import pytest
 
 import pm_private
 
-PACKAGES = ["pm_private", "pm_private.privacy", "pm_private.linear", "pm_private.logistic",
-            "pm_private.sampling", "pm_private.survival"]
+PACKAGES = [
+    "pm_private",
+    "pm_private.privacy",
+    "pm_private.linear",
+    "pm_private.logistic",
+    "pm_private.sampling",
+    "pm_private.survival",
+]
 
 
 @pytest.mark.parametrize("package", PACKAGES)
@@ -38,8 +44,10 @@ def test_import_and_accountant_do_not_import_pymc():
 
 def test_datasets_never_import_upward():
     """datasets may use the bottom layer (privacy: input validation) and nothing above it."""
-    code = ("import sys, pm_private.datasets; "
-            "print(sorted(m for m in sys.modules if m.startswith('pm_private.') and not m.startswith(('pm_private.datasets', 'pm_private._lazy', 'pm_private.privacy'))))")
+    code = (
+        "import sys, pm_private.datasets; "
+        "print(sorted(m for m in sys.modules if m.startswith('pm_private.') and not m.startswith(('pm_private.datasets', 'pm_private._lazy', 'pm_private.privacy'))))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

@@ -141,7 +141,9 @@ def test_recovers_exact_posterior_as_epsilon_grows():
     with regression_model(nearly):
         aware = pm.sample(**kw).posterior["beta"]
     sd = ref.std(("chain", "draw")).values
-    np.testing.assert_allclose(aware.mean(("chain", "draw")).values, ref.mean(("chain", "draw")).values, atol=0.3 * sd.max())
+    np.testing.assert_allclose(
+        aware.mean(("chain", "draw")).values, ref.mean(("chain", "draw")).values, atol=0.3 * sd.max()
+    )
     np.testing.assert_allclose(aware.std(("chain", "draw")).values, sd, rtol=0.25)
 
 
@@ -173,8 +175,19 @@ def test_small_calibration_check():
         for m, s, hits in ((model, step, aware_hits), (naive_model, naive_step, naive_hits)):
             set_stats("likelihood", stats, m)
             with m:
-                draws = pm.sample(200, tune=200, step=s, chains=1, progressbar=False, random_seed=rep,
-                                  compute_convergence_checks=False).posterior["beta"].values[0]
+                draws = (
+                    pm.sample(
+                        200,
+                        tune=200,
+                        step=s,
+                        chains=1,
+                        progressbar=False,
+                        random_seed=rep,
+                        compute_convergence_checks=False,
+                    )
+                    .posterior["beta"]
+                    .values[0]
+                )
             lo, hi = np.quantile(draws, [0.05, 0.95], axis=0)
             hits.extend((lo <= beta) & (beta <= hi))
     assert np.mean(aware_hits) >= 0.7, np.mean(aware_hits)

@@ -59,8 +59,16 @@ def test_training_and_validation_stability(noise, norm):
     rng = np.random.default_rng(1)
     n, m, s, kappa, eps, alpha, delta = 30, 20, 3, 1.5, 1.0, 0.5, 0.1
     consts = stability_constants(
-        lams=LAMS, alpha=alpha, epsilon_train=eps, delta=delta, norm_bound=kappa, noise=noise,
-        fit_intercept=True, n_train=n, n_valid=m, dim=s + 1,
+        lams=LAMS,
+        alpha=alpha,
+        epsilon_train=eps,
+        delta=delta,
+        norm_bound=kappa,
+        noise=noise,
+        fit_intercept=True,
+        n_train=n,
+        n_valid=m,
+        dim=s + 1,
     )
     mask = np.array([True] * s + [False])
     strength = max(consts.c_star, consts.c_min)
@@ -109,9 +117,7 @@ def test_logistic_validation_loss_difference_bound():
 def test_select_penalty_releases_chosen_model_and_charges_once():
     X, y = _data()
     acct = PrivacyAccountant(2.0, 1e-5)
-    sel = select_penalty(
-        X, y, lams=LAMS, alpha=0.5, epsilon=2.0, delta=1e-6, norm_bound=2.0, accountant=acct, rng=4
-    )
+    sel = select_penalty(X, y, lams=LAMS, alpha=0.5, epsilon=2.0, delta=1e-6, norm_bound=2.0, accountant=acct, rng=4)
     assert acct.spent == (pytest.approx(2.0), pytest.approx(1e-6))
     assert len(acct.ledger) == 1 and acct.ledger[0].neighbours == "replace-one"
     assert acct.ledger[0].mechanism == sel.mechanism == MECHANISM

@@ -46,7 +46,9 @@ def agreement_z(draws, reference):
         dev2 = (x - m) ** 2
         ess_m = np.array([az.ess(x[:, :, j], method="mean") for j in range(x.shape[2])])
         ess_v = np.array([az.ess(dev2[:, :, j], method="mean") for j in range(x.shape[2])])
-        out.append((m, x.std(axis=(0, 1)) / np.sqrt(ess_m), dev2.mean(axis=(0, 1)), dev2.std(axis=(0, 1)) / np.sqrt(ess_v)))
+        out.append(
+            (m, x.std(axis=(0, 1)) / np.sqrt(ess_m), dev2.mean(axis=(0, 1)), dev2.std(axis=(0, 1)) / np.sqrt(ess_v))
+        )
     (m1, sm1, v1, sv1), (m2, sm2, v2, sv2) = out
     return (m1 - m2) / np.hypot(sm1, sm2), (v1 - v2) / np.hypot(sv1, sv2)
 
@@ -130,7 +132,6 @@ def test_compiled_minibatch_indices_are_uniform_distinct_subsets():
     assert sorted(_distinct_indices(rng, 6, 6, mark).tolist()) == list(range(6))
 
 
-
 @pytest.mark.slow
 def test_sanitized_minibatch_gradient_is_unbiased_and_prior_is_not_scaled():
     X, y = logistic_data(60, 3, 1)
@@ -193,9 +194,7 @@ def test_pm_minibatch_gradient_refreshes_every_call_and_is_unbiased():
 def test_defaults_reproduce_a_standard_normal():
     with pm.Model():
         pm.Normal("x", 0.0, 1.0)
-        idata = pm.sample(
-            draws=10_000, chains=2, cores=1, step=PSGLD(), random_seed=11, progressbar=False
-        )
+        idata = pm.sample(draws=10_000, chains=2, cores=1, step=PSGLD(), random_seed=11, progressbar=False)
     z_mean, z_var = moment_z(idata.posterior["x"], 0.0, 1.0)
     assert np.all(np.abs(z_mean) < Z_TOL) and np.all(np.abs(z_var) < Z_TOL), (z_mean, z_var)
 
@@ -343,9 +342,16 @@ def test_reproducible_over_processes_with_progress_bar(mode):
         sanitized_loss("U", logistic_loss, f, (X, y), epsilon=2.0)
         runs = [
             pm.sample(
-                draws=100, tune=50, chains=2, cores=2, random_seed=seed, progressbar=True,
+                draws=100,
+                tune=50,
+                chains=2,
+                cores=2,
+                random_seed=seed,
+                progressbar=True,
                 step=PSGLD(batch_size=10, thin=3, compile_kwargs={"mode": mode}),
-            ).posterior["f"].values
+            )
+            .posterior["f"]
+            .values
             for seed in (5, 5, 6)
         ]
     assert np.array_equal(runs[0], runs[1])

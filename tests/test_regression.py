@@ -204,10 +204,7 @@ def _graph_signature(model):
     logp = model.logp()
     text = pytensor.printing.debugprint(logp, file="str")
     inputs = [v for v in graph_inputs([logp]) if isinstance(v, (Constant, TensorSharedVariable))]
-    sizes = {
-        v.name or str(v): np.size(v.data if isinstance(v, Constant) else v.get_value(borrow=True))
-        for v in inputs
-    }
+    sizes = {v.name or str(v): np.size(v.data if isinstance(v, Constant) else v.get_value(borrow=True)) for v in inputs}
     return text, sizes
 
 
@@ -222,9 +219,15 @@ def test_graph_does_not_depend_on_n():
     for model, n in ((small, 10), (big, 1_000_000)):
         shapes = {v.name: v.get_value(borrow=True).shape for v in model.data_vars}
         assert shapes == {
-            "likelihood_xx": (d, d), "likelihood_xy": (d,), "likelihood_yy": (), "likelihood_n": (),
-            "preprocessing_x_center": (d,), "preprocessing_x_scale": (d,), "preprocessing_x_clip": (),
-            "preprocessing_y_center": (), "preprocessing_y_scale": (),
+            "likelihood_xx": (d, d),
+            "likelihood_xy": (d,),
+            "likelihood_yy": (),
+            "likelihood_n": (),
+            "preprocessing_x_center": (d,),
+            "preprocessing_x_scale": (d,),
+            "preprocessing_x_clip": (),
+            "preprocessing_y_center": (),
+            "preprocessing_y_scale": (),
         }
         assert float(model["likelihood_n"].get_value()) == n
         # No constant or shared input of the logp graph is larger than d×d.

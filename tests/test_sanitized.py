@@ -46,8 +46,10 @@ def utility_fn():
     loss = lambda f, X, y: logistic_loss(f, X, y) - 5.0  # noqa: E731  may go negative: clipped
     return pytensor.function(
         [f, X, y, v, sigma],
-        [sanitized_utility(logistic_loss, f, (X, y), v=v, sigma=sigma),
-         sanitized_utility(loss, f, (X, y), v=v, sigma=sigma)],
+        [
+            sanitized_utility(logistic_loss, f, (X, y), v=v, sigma=sigma),
+            sanitized_utility(loss, f, (X, y), v=v, sigma=sigma),
+        ],
         mode="CVM",
     )
 

@@ -87,7 +87,11 @@ def test_weibull_logp_is_per_record_and_checks_observed():
     sim = simulate_weibull(50, shape=1.3, scale=2.0, censor=(0.5, 4.0), rng=8)
     value = np.column_stack([sim.time, sim.event])
     logp = pm.logp(WeibullSurvival.dist(1.3, 2.0), value).eval(mode="CVM")
-    expected = np.where(sim.event == 1, stats.weibull_min(1.3, scale=2.0).logpdf(sim.time), stats.weibull_min(1.3, scale=2.0).logsf(sim.time))
+    expected = np.where(
+        sim.event == 1,
+        stats.weibull_min(1.3, scale=2.0).logpdf(sim.time),
+        stats.weibull_min(1.3, scale=2.0).logsf(sim.time),
+    )
     np.testing.assert_allclose(logp, expected, rtol=1e-10)
     np.testing.assert_allclose(weibull_logp(sim.time, sim.event, 1.3, 2.0).eval(mode="CVM"), expected, rtol=1e-10)
     with pm.Model():
@@ -105,7 +109,15 @@ def test_weibull_logp_is_per_record_and_checks_observed():
 
 @pytest.mark.slow
 def test_weibull_model_loo_and_prediction_after_set_data():
-    sim = simulate_weibull(150, shape=1.4, scale=2.0, X=np.random.default_rng(9).normal(size=(150, 2)), beta=[0.5, -0.5], censor=(0.5, 5.0), rng=10)
+    sim = simulate_weibull(
+        150,
+        shape=1.4,
+        scale=2.0,
+        X=np.random.default_rng(9).normal(size=(150, 2)),
+        beta=[0.5, -0.5],
+        censor=(0.5, 5.0),
+        rng=10,
+    )
     model = weibull_model(sim.time, sim.event, sim.X, censoring=5.0)
     with model:
         idata = pm.sample(150, tune=200, chains=2, cores=1, random_seed=1, progressbar=False, compile_kwargs=CVM)
@@ -163,8 +175,14 @@ def test_minibatch_advi_matches_full_data_advi():
             else:
                 X, obs, kwargs = data.X, value, {}
             DiscreteTimeHazard("y", pt.as_tensor(data.basis) @ alpha, X @ beta, observed=obs, **kwargs)
-            approx = pm.fit(20_000 if minibatch else 10_000, method="advi", random_seed=seed, progressbar=False,
-                            obj_optimizer=pm.adam(learning_rate=0.01), compile_kwargs=CVM)
+            approx = pm.fit(
+                20_000 if minibatch else 10_000,
+                method="advi",
+                random_seed=seed,
+                progressbar=False,
+                obj_optimizer=pm.adam(learning_rate=0.01),
+                compile_kwargs=CVM,
+            )
         return np.r_[approx.mean.eval(), approx.std.eval()]
 
     full = fit(False, 0)
@@ -191,7 +209,13 @@ def test_logit_op_runs_natively_in_numba_with_the_c_backend_values():
     c_fn = pytensor.function([gamma, eta, interval, event, weight], outputs, mode="CVM")
     rng = np.random.default_rng(13)
     n, q = 500, 40
-    args = (rng.normal(-2, 3, q), rng.normal(0, 3, n), rng.integers(0, q, n), rng.integers(0, 2, n).astype(np.int8), rng.normal(size=n))
+    args = (
+        rng.normal(-2, 3, q),
+        rng.normal(0, 3, n),
+        rng.integers(0, q, n),
+        rng.integers(0, 2, n).astype(np.int8),
+        rng.normal(size=n),
+    )
     for a, b in zip(numba_fn(*args), c_fn(*args), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12)
     # far outside the product range (|z| ≫ 350) the kernels fall back to the softplus sums
@@ -222,7 +246,16 @@ def test_psgld_with_minibatch_discrete_time_covers_the_mle():
         X, obs = pm.Minibatch(data.X, value, batch_size=100)
         DiscreteTimeHazard("y", pt.as_tensor(data.basis) @ f[:3], X @ f[3:], observed=obs, total_size=data.n)
         step = PSGLD(a=0.05, thin=10, compile_kwargs=CVM)
-        idata = pm.sample(draws=1000, tune=200, chains=1, cores=1, step=step, random_seed=5, progressbar=False, initvals={"f": np.r_[ALPHA, BETA]})
+        idata = pm.sample(
+            draws=1000,
+            tune=200,
+            chains=1,
+            cores=1,
+            step=step,
+            random_seed=5,
+            progressbar=False,
+            initvals={"f": np.r_[ALPHA, BETA]},
+        )
     fit = fit_discrete_time(data)
     _, _, hess = loss_and_grad(fit.f, data, hessian=True)
     sd = np.sqrt(np.diag(np.linalg.inv(hess)) / data.n)

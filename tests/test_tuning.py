@@ -48,9 +48,7 @@ def test_result_fields_are_valid():
 
 
 def test_custom_grids():
-    res = tune_release(
-        100, 2, 1.0, 1.0, 1.0, omegas=[1.5, 0.5, 1.0], split_grid_step=0.1, max_share=0.8, **FAST
-    )
+    res = tune_release(100, 2, 1.0, 1.0, 1.0, omegas=[1.5, 0.5, 1.0], split_grid_step=0.1, max_share=0.8, **FAST)
     assert all(_on_grid(p, 0.1) and 0.1 - 1e-12 <= p <= 0.8 + 1e-12 for p in res.split)
     assert abs(sum(res.split) - 1) < 1e-12
     assert res.omega_x in (0.5, 1.0, 1.5) and res.omega_y in (0.5, 1.0, 1.5)

@@ -118,9 +118,16 @@ def test_aft_map_with_flat_priors_matches_lifelines(aft_data):
         log_p = pm.Flat("log_p")
         b0 = pm.Flat("b0")
         beta = pm.Flat("beta", shape=2)
-        WeibullSurvival("t", pm.math.exp(log_p), pm.math.exp(b0 + X.to_numpy() @ beta), observed=np.column_stack([t, d]))
+        WeibullSurvival(
+            "t", pm.math.exp(log_p), pm.math.exp(b0 + X.to_numpy() @ beta), observed=np.column_stack([t, d])
+        )
         mle = pm.find_MAP(
-            method="BFGS", jitter=False, return_inferencedata=False, progressbar=False, compile_kwargs=CVM, options={"gtol": 1e-10}
+            method="BFGS",
+            jitter=False,
+            return_inferencedata=False,
+            progressbar=False,
+            compile_kwargs=CVM,
+            options={"gtol": 1e-10},
         )
     frame = X.assign(T=t, E=d)
     ref = WeibullAFTFitter().fit(frame, "T", "E").params_

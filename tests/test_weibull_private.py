@@ -184,7 +184,12 @@ def test_exponential_mechanism_level_frequencies_match_the_weights(ladder):
     expected = np.r_[expected[keep], expected[~keep].sum()]
     chi2 = stats.chisquare(observed[expected > 0], expected[expected > 0])
     assert chi2.pvalue > 1e-3
-    inside = np.array([(lower[i] <= x < lower[i - 1]) or (upper[i - 1] < x <= upper[i]) for i, x in zip(levels[:2000], p[:2000], strict=True)])
+    inside = np.array(
+        [
+            (lower[i] <= x < lower[i - 1]) or (upper[i - 1] < x <= upper[i])
+            for i, x in zip(levels[:2000], p[:2000], strict=True)
+        ]
+    )
     assert inside.all()
 
 
@@ -230,7 +235,12 @@ def test_release_metadata_and_privacy_flag(fl_like):
     seeded = weibull_private(t, d, epsilon=1.0, horizon=horizon, K=50, rng=0)
     assert not seeded.private and seeded.neighbours == "replace-one"
     assert (seeded.epsilon, seeded.epsilon_shape) == (1.0, 0.5) and seeded.epsilon_scale == pytest.approx(0.5)
-    assert seeded.noise_scales == (4.0, 4.0) and (seeded.horizon, seeded.omega, seeded.gamma, seeded.n) == (horizon, 6.0, 10.0, 3000)
+    assert seeded.noise_scales == (4.0, 4.0) and (seeded.horizon, seeded.omega, seeded.gamma, seeded.n) == (
+        horizon,
+        6.0,
+        10.0,
+        3000,
+    )
     assert 0 < seeded.shape <= GAMMA and 0 < seeded.scale <= GAMMA * horizon
     secure = weibull_private(t, d, epsilon=1.0, horizon=horizon, K=50)
     assert secure.private and secure.epsilon_scale == pytest.approx(0.5, rel=1e-9)

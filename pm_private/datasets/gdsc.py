@@ -69,8 +69,11 @@ class DrugSensitivityData:
                 "expression and response must have the same cell lines in the same order "
                 f"(got {len(expression)} and {len(response)} rows with differing index)"
             )
-        for name, frame in (("cell lines", expression.index), ("genes", expression.columns),
-                            ("drugs", response.columns)):
+        for name, frame in (
+            ("cell lines", expression.index),
+            ("genes", expression.columns),
+            ("drugs", response.columns),
+        ):
             if frame.has_duplicates:
                 dup = frame[frame.duplicated()].unique()[:5].tolist()
                 raise ValueError(f"duplicate {name}: {dup}")
@@ -284,8 +287,9 @@ def make_gdsc_like(
     n_outlier_lines = max(1, round(_OUTLIER_LINE_FRACTION * n))
     outlier_lines = rng.choice(n, size=n_outlier_lines, replace=False)
     line_scale[outlier_lines] = rng.uniform(3.0, 6.0, size=n_outlier_lines)
-    spikes = (rng.random((n, G)) < _SPIKE_PROB) * rng.choice([-1.0, 1.0], size=(n, G)) \
-        * rng.uniform(4.0, 8.0, size=(n, G))
+    spikes = (
+        (rng.random((n, G)) < _SPIKE_PROB) * rng.choice([-1.0, 1.0], size=(n, G)) * rng.uniform(4.0, 8.0, size=(n, G))
+    )
     X = gene_mean + gene_sd * (line_scale[:, None] * Z + spikes)
 
     # Responses: sparse drivers + programme effects, heavy-tailed noise, drug offsets/scales.
@@ -299,9 +303,9 @@ def make_gdsc_like(
     alpha = rng.normal(0.0, 0.5, size=(K, D))
     eta = _standardise_columns(Z @ B + F @ alpha)
     general = rng.normal(size=(n, 1))
-    xi = math.sqrt(_GENERAL_SENSITIVITY_SHARE) * general + math.sqrt(
-        1.0 - _GENERAL_SENSITIVITY_SHARE
-    ) * _unit_t(rng, _NOISE_T_DF, (n, D))
+    xi = math.sqrt(_GENERAL_SENSITIVITY_SHARE) * general + math.sqrt(1.0 - _GENERAL_SENSITIVITY_SHARE) * _unit_t(
+        rng, _NOISE_T_DF, (n, D)
+    )
     h = rng.beta(*_SIGNAL_BETA, size=D)
     offset = rng.normal(2.5, 1.5, size=D)
     scale = rng.lognormal(math.log(1.3), 0.3, size=D)
@@ -389,9 +393,7 @@ def load_gdsc(
 
     # --- expression: genes × DATA.<cosmic> -> cell lines × genes
     if "GENE_SYMBOLS" not in raw_expr.columns:
-        raise ValueError(
-            f"expression file {str(expression_path)!r} is missing required column(s): GENE_SYMBOLS"
-        )
+        raise ValueError(f"expression file {str(expression_path)!r} is missing required column(s): GENE_SYMBOLS")
     data_columns = {}
     for column in raw_expr.columns:
         match = _DATA_COLUMN.fullmatch(column)
@@ -429,10 +431,7 @@ def load_gdsc(
     if drug_column not in raw_resp.columns:
         missing.append(drug_label)
     if missing:
-        raise ValueError(
-            f"response file {str(response_path)!r} is missing required column(s): "
-            + ", ".join(missing)
-        )
+        raise ValueError(f"response file {str(response_path)!r} is missing required column(s): " + ", ".join(missing))
     long = pd.DataFrame(
         {
             "COSMIC_ID": pd.to_numeric(raw_resp["COSMIC_ID"], errors="coerce"),
@@ -448,8 +447,7 @@ def load_gdsc(
     common = [c for c in values.index if c in response.index]
     if not common:
         raise ValueError(
-            f"no cell lines (COSMIC ids) in common between {str(expression_path)!r} and "
-            f"{str(response_path)!r}"
+            f"no cell lines (COSMIC ids) in common between {str(expression_path)!r} and {str(response_path)!r}"
         )
     expression = values.loc[common]
     incomplete = ~np.isfinite(expression.to_numpy()).all(axis=1)
@@ -463,6 +461,4 @@ def load_gdsc(
             raise ValueError("no cell line in common has complete expression values")
     response = response.reindex(expression.index).dropna(axis=1, how="all")
     response.index.name, response.columns.name = "COSMIC_ID", "drug"
-    return DrugSensitivityData(
-        expression, response, source=f"GDSC files: {expression_path.name}, {response_path.name}"
-    )
+    return DrugSensitivityData(expression, response, source=f"GDSC files: {expression_path.name}, {response_path.name}")

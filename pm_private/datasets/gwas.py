@@ -95,7 +95,9 @@ def simulate_gwas(
     if len(odds) != 4 or not all(np.isfinite(o) and o > 0 for o in odds):
         raise ValueError(f"odds must be four finite numbers > 0 (ε₀, α, β, δ), got {odds!r}")
     prevalence = _prevalence(odds, causal_maf)
-    needed = max(n_cases / prevalence if prevalence > 0 else np.inf, n_controls / (1 - prevalence) if prevalence < 1 else np.inf)
+    needed = max(
+        n_cases / prevalence if prevalence > 0 else np.inf, n_controls / (1 - prevalence) if prevalence < 1 else np.inf
+    )
     if needed > MAX_DRAW_FACTOR * (n_cases + n_controls):
         raise ValueError(
             f"odds {odds!r} give a case prevalence of {prevalence:.3g}: about {needed:.3g} people would "

@@ -151,8 +151,14 @@ def run_experiment(
     needed = n_test + n_public + max(private_sizes)
     drugs = [d for d in data.drugs if observed[d] >= needed][:n_drugs]
     splits = drug_splits(
-        data, drugs, genes=genes, repeats=repeats, n_test=n_test, n_public=n_public,
-        max_private=max(private_sizes), seed=seed,
+        data,
+        drugs,
+        genes=genes,
+        repeats=repeats,
+        n_test=n_test,
+        n_public=n_public,
+        max_private=max(private_sizes),
+        seed=seed,
     )
     keys = list(splits)
     noise_rng = np.random.default_rng(seed + 1)
@@ -169,8 +175,13 @@ def run_experiment(
             if method == "AdaSSP":
                 for (drug, repeat), s in splits.items():
                     fit = adassp(
-                        s.X_pool[:n_private], s.y_pool[:n_private], epsilon=epsilon, delta=ADASSP_DELTA,
-                        x_bound=1.0, y_bound=np.abs(s.y_public).max(), rng=noise_rng,
+                        s.X_pool[:n_private],
+                        s.y_pool[:n_private],
+                        epsilon=epsilon,
+                        delta=ADASSP_DELTA,
+                        x_bound=1.0,
+                        y_bound=np.abs(s.y_public).max(),
+                        rng=noise_rng,
                     )
                     rows.append((method, n_private, epsilon, drug, repeat, spearman(s.y_test, fit.predict(s.X_test))))
             else:
@@ -202,8 +213,16 @@ def run_experiment(
 CALIBRATION_PRIOR = dict(a=10.0, b=10.0, a0=10.0, b0=10.0)
 
 
-def calibration_study(*, reps: int = 8, n: int = 500, d: int = 2, epsilon: float = 1.0,
-                      levels=(0.1, 0.3, 0.5, 0.7, 0.9), draws: int = 300, seed: int = 0) -> pd.DataFrame:
+def calibration_study(
+    *,
+    reps: int = 8,
+    n: int = 500,
+    d: int = 2,
+    epsilon: float = 1.0,
+    levels=(0.1, 0.3, 0.5, 0.7, 0.9),
+    draws: int = 300,
+    seed: int = 0,
+) -> pd.DataFrame:
     """Coverage of central credible intervals of β, noise-aware vs Honkela et al. (2018), on data
     drawn from the model itself (simulation-based calibration, as in Bernstein & Sheldon 2019).
 
@@ -234,8 +253,19 @@ def calibration_study(*, reps: int = 8, n: int = 500, d: int = 2, epsilon: float
             model, step = fitters[aware]
             set_stats("likelihood", stats, model)
             with model:
-                post = pm.sample(draws, tune=draws, step=step, chains=1, progressbar=False, random_seed=seed + rep,
-                                 compute_convergence_checks=False).posterior["beta"].values[0]
+                post = (
+                    pm.sample(
+                        draws,
+                        tune=draws,
+                        step=step,
+                        chains=1,
+                        progressbar=False,
+                        random_seed=seed + rep,
+                        compute_convergence_checks=False,
+                    )
+                    .posterior["beta"]
+                    .values[0]
+                )
             lo = np.quantile(post, [(1 - q) / 2 for q in levels], axis=0)
             hi = np.quantile(post, [(1 + q) / 2 for q in levels], axis=0)
             hits[aware].append((lo <= beta) & (beta <= hi))  # (levels, d)
@@ -258,8 +288,13 @@ def plot_calibration(coverage: pd.DataFrame, path: Path | None = None, ax=None):
     for label, part in coverage.groupby("model", sort=False):
         ax.errorbar(part.level, part.coverage, yerr=part.se, marker="o", capsize=3, label=label)
     ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
-    ax.set(xlabel="nominal level of the central interval", ylabel="coverage of the true β", xlim=(0, 1), ylim=(0, 1),
-           title="Calibration on data from the model")
+    ax.set(
+        xlabel="nominal level of the central interval",
+        ylabel="coverage of the true β",
+        xlim=(0, 1),
+        ylim=(0, 1),
+        title="Calibration on data from the model",
+    )
     ax.legend(fontsize=8)
     if own and path is not None:
         ax.figure.tight_layout()
@@ -280,7 +315,9 @@ def _progress(enabled: bool):
 
 def summarise(results: pd.DataFrame) -> pd.DataFrame:
     """Mean Spearman ± standard error over drugs × repeats, one row per method × size × ε."""
-    table = results.assign(epsilon=results.epsilon.fillna(np.inf)).groupby(["method", "epsilon", "n_private"], sort=False)
+    table = results.assign(epsilon=results.epsilon.fillna(np.inf)).groupby(
+        ["method", "epsilon", "n_private"], sort=False
+    )
     summary = table.spearman.agg(["mean", "std", "count"])
     summary["se"] = summary["std"] / np.sqrt(summary["count"])
     return summary.reset_index()
@@ -328,7 +365,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser = parser or argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--drugs", type=positive_int, default=3, help="number of drugs (default 3)")
     parser.add_argument("--genes", type=positive_int, default=10, help="first k genes as covariates (default 10)")
-    parser.add_argument("--sizes", type=positive_int, nargs="+", default=[100, 200, 400, 800], help="private data sizes")
+    parser.add_argument(
+        "--sizes", type=positive_int, nargs="+", default=[100, 200, 400, 800], help="private data sizes"
+    )
     parser.add_argument("--epsilons", type=epsilon_type, nargs="+", default=[1.0, 2.0], help="privacy budgets ε (> 0)")
     parser.add_argument("--repeats", type=positive_int, default=5, help="Monte Carlo repeats (paper: 50)")
     parser.add_argument("--public", type=positive_int, default=30, help="non-private cell lines (default 30)")
@@ -337,8 +376,12 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument("--out", type=output_folder, default=Path("results"), help="output folder (default results/)")
     parser.add_argument("--expression", type=existing_file, help="real GDSC expression file (with --responses)")
     parser.add_argument("--responses", type=existing_file, help="real GDSC fitted dose-response file")
-    parser.add_argument("--calibration-reps", type=nonnegative_int, default=8,
-                        help="replicates of the calibration study (0 skips it; default 8)")
+    parser.add_argument(
+        "--calibration-reps",
+        type=nonnegative_int,
+        default=8,
+        help="replicates of the calibration study (0 skips it; default 8)",
+    )
     parser.add_argument("--no-progress", action="store_true")
     return parser
 
@@ -365,15 +408,24 @@ def main(args: argparse.Namespace | None = None) -> pd.DataFrame:
         sys.stderr.write(f"pm-private demo: error: {problem}\n")
         raise SystemExit(2)
     results = run_experiment(
-        data, n_drugs=args.drugs, genes=args.genes, private_sizes=tuple(args.sizes), epsilons=tuple(args.epsilons),
-        repeats=args.repeats, n_public=args.public, advi_steps=args.advi_steps, seed=args.seed,
+        data,
+        n_drugs=args.drugs,
+        genes=args.genes,
+        private_sizes=tuple(args.sizes),
+        epsilons=tuple(args.epsilons),
+        repeats=args.repeats,
+        n_public=args.public,
+        advi_steps=args.advi_steps,
+        seed=args.seed,
         progress=not args.no_progress,
     )
     summary = summarise(results)
     results.to_csv(args.out / "drug_sensitivity_results.csv", index=False)
     plot(summary, args.out / "drug_sensitivity.png")
-    print(f"\nMean Spearman correlation ± s.e. over {args.drugs} drugs × {args.repeats} repeats "
-          f"({'real GDSC files' if args.expression else 'GDSC-shaped synthetic data'}, {args.genes} genes):")
+    print(
+        f"\nMean Spearman correlation ± s.e. over {args.drugs} drugs × {args.repeats} repeats "
+        f"({'real GDSC files' if args.expression else 'GDSC-shaped synthetic data'}, {args.genes} genes):"
+    )
     print(format_table(summary))
     print(f"\nwrote {args.out / 'drug_sensitivity_results.csv'} and {args.out / 'drug_sensitivity.png'}")
     if args.calibration_reps > 0:
@@ -382,8 +434,10 @@ def main(args: argparse.Namespace | None = None) -> pd.DataFrame:
         matplotlib.use("Agg")
         coverage = calibration_study(reps=args.calibration_reps, seed=args.seed)
         plot_calibration(coverage, args.out / "calibration.png")
-        print(f"\nCoverage of central intervals of β on data from the model (d = 2, n = 500, ε = 1, "
-              f"{args.calibration_reps} replicates):")
+        print(
+            f"\nCoverage of central intervals of β on data from the model (d = 2, n = 500, ε = 1, "
+            f"{args.calibration_reps} replicates):"
+        )
         print(coverage.pivot(index="level", columns="model", values="coverage").round(2).to_string())
         print(f"wrote {args.out / 'calibration.png'}")
     return results

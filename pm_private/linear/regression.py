@@ -257,9 +257,7 @@ def regression_model(
         prior_precision = pm.Gamma("prior_precision", alpha=a0, beta=b0, dims=batch_dims)
         noise_precision = pm.Gamma("noise_precision", alpha=a, beta=b, dims=batch_dims)
         scale = 1.0 / pt.sqrt(prior_precision)
-        beta = pm.Normal(
-            "beta", mu=0.0, sigma=scale[..., None] if batched else scale, dims=(*batch_dims, "feature")
-        )
+        beta = pm.Normal("beta", mu=0.0, sigma=scale[..., None] if batched else scale, dims=(*batch_dims, "feature"))
         if noise_aware:
             if x_chol is not None:
                 x_chol = pm.Data("x_cov_chol", x_chol)

@@ -234,7 +234,9 @@ def single_threaded_blas():
                 _blas_limiter = None
 
 
-def _accumulate(X: np.ndarray, y: np.ndarray, x_bound: float | None, y_bound: float | None, *, workers: int | None = None):
+def _accumulate(
+    X: np.ndarray, y: np.ndarray, x_bound: float | None, y_bound: float | None, *, workers: int | None = None
+):
     """One pass over (X, y): check finiteness, clip, accumulate Sxx, Sxy, Syy.
 
     Large inputs are cut into one contiguous block per CPU (``workers`` overrides), each processed
@@ -269,6 +271,8 @@ def _finite_sensitivities(values, names: str) -> tuple:
     if not ok:
         raise ValueError(f"{names} give sensitivities that overflow or underflow to 0; choose bounds nearer 1")
     return tuple(values)
+
+
 def _is_dask(obj) -> bool:
     """True for a Dask collection (dask.array, dask.dataframe, …), detected without importing Dask."""
     return hasattr(obj, "__dask_graph__")

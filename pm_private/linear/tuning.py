@@ -123,9 +123,7 @@ def _split_grid(step: float, max_share: float) -> np.ndarray:
         if 1 <= total - k1 - k3 <= k_max
     ]
     if not combos:
-        raise ValueError(
-            f"no split on the {step!r} grid has every share ≤ max_share = {max_share!r} and sum 1"
-        )
+        raise ValueError(f"no split on the {step!r} grid has every share ≤ max_share = {max_share!r} and sum 1")
     return np.array(combos, dtype=np.int64)
 
 
@@ -368,16 +366,16 @@ def tune_release(
     try:
         sensitivities(d, grid * x_scale, grid * y_scale)
     except ValueError:
-        raise ValueError("omegas, x_scale and y_scale give clip bounds whose sensitivities overflow or underflow") from None
+        raise ValueError(
+            "omegas, x_scale and y_scale give clip bounds whose sensitivities overflow or underflow"
+        ) from None
     step = check_positive("split_grid_step", split_grid_step)
     max_share = check_positive("max_share", max_share)
     if max_share > 1:
         raise ValueError(f"max_share must be ≤ 1, got {max_share!r}")
     n_datasets = check_count("n_datasets", n_datasets)
     n_noise = check_count("n_noise", n_noise)
-    n_datasets_final = check_count(
-        "n_datasets_final", 4 * n_datasets if n_datasets_final is None else n_datasets_final
-    )
+    n_datasets_final = check_count("n_datasets_final", 4 * n_datasets if n_datasets_final is None else n_datasets_final)
     n_noise_final = check_count("n_noise_final", 4 * n_noise if n_noise_final is None else n_noise_final)
     combos = _split_grid(step, max_share)
     total = int(combos[0].sum())
@@ -387,8 +385,16 @@ def tune_release(
         # Stage 1: the split, each scored by its best (ωx, ωy) on the coarse sub-grid.
         coarse = grid[_coarse_indices(grid.size)]
         stage1, _ = _mean_scores(
-            generator, n, d, epsilon, combos[:, 0] / total, combos[:, 1] / total, coarse,
-            n_datasets, n_noise, pool,
+            generator,
+            n,
+            d,
+            epsilon,
+            combos[:, 0] / total,
+            combos[:, 1] / total,
+            coarse,
+            n_datasets,
+            n_noise,
+            pool,
         )
         split_scores = stage1.reshape(len(combos), -1).max(axis=1)
         best = int(np.argmax(split_scores))
@@ -396,8 +402,16 @@ def tune_release(
 
         # Stage 2: the bounds, on the full ω grid for the chosen split, with fresh aux data.
         stage2, stage2_se = _mean_scores(
-            generator, n, d, epsilon, np.array([split[0]]), np.array([split[1]]), grid,
-            n_datasets_final, n_noise_final, pool,
+            generator,
+            n,
+            d,
+            epsilon,
+            np.array([split[0]]),
+            np.array([split[1]]),
+            grid,
+            n_datasets_final,
+            n_noise_final,
+            pool,
         )
     stage2, stage2_se = stage2[0], stage2_se[0]
     stage2.flags.writeable = False
@@ -451,7 +465,9 @@ def _r2_scores(generator, n, d, epsilon, p1, p2, omegas, n_datasets, n_noise):
             coef = np.where(np.isfinite(coef) & (np.abs(coef) < _MAX_COEF), coef, 0.0)
             # Test MSE of the clipped-covariate predictions against the unclipped responses, in closed form.
             sxx_t, sxy_t, syy_t = xt.T @ xt, xt.T @ yt, yt @ yt
-            mse = (np.einsum("ksiy,ij,ksjy->ksy", coef, sxx_t, coef) - 2 * np.einsum("ksiy,i->ksy", coef, sxy_t) + syy_t) / n_test
+            mse = (
+                np.einsum("ksiy,ij,ksjy->ksy", coef, sxx_t, coef) - 2 * np.einsum("ksiy,i->ksy", coef, sxy_t) + syy_t
+            ) / n_test
             per_set[k, :, jx, :] = 1.0 - (mse / yt.var()).mean(axis=0)
     mean = per_set.mean(axis=0)
     se = per_set.std(axis=0, ddof=1) / math.sqrt(n_datasets) if n_datasets > 1 else np.full_like(mean, np.nan)

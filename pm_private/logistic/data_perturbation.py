@@ -65,7 +65,9 @@ MECHANISM = "record-perturbation minibatch SGD (baseline after Kang et al. 2020)
 
 
 def _event(noise_multiplier: float, n: int, batch_size: int, steps: int) -> dp_accounting.DpEvent:
-    step = dp_accounting.SampledWithoutReplacementDpEvent(n, batch_size, dp_accounting.GaussianDpEvent(noise_multiplier))
+    step = dp_accounting.SampledWithoutReplacementDpEvent(
+        n, batch_size, dp_accounting.GaussianDpEvent(noise_multiplier)
+    )
     return dp_accounting.SelfComposedDpEvent(step, steps)
 
 
@@ -232,7 +234,10 @@ def data_perturbation_sgd(
     source = as_noise_source(rng)
 
     label = "data-perturbation baseline" + ("" if influence_threshold is None else " (influence-thresholded: NOT DP)")
-    with release_guard(accountant, MECHANISM, epsilon, delta, label=label), np.errstate(over="ignore", invalid="ignore"):
+    with (
+        release_guard(accountant, MECHANISM, epsilon, delta, label=label),
+        np.errstate(over="ignore", invalid="ignore"),
+    ):
         theta = np.zeros(records.shape[1])
         average = np.zeros_like(theta)
         burn_in = steps // 2

@@ -61,7 +61,14 @@ from .elastic_net import (
 )
 from .proximal import softplus, solve_elastic_net_logistic
 
-__all__ = ["MECHANISM", "PenaltySelectionRelease", "StabilityConstants", "noise_norm_bound", "select_penalty", "stability_constants"]
+__all__ = [
+    "MECHANISM",
+    "PenaltySelectionRelease",
+    "StabilityConstants",
+    "noise_norm_bound",
+    "select_penalty",
+    "stability_constants",
+]
 
 
 #: Mechanism name of :func:`select_penalty` (result and ledger entry).
@@ -190,8 +197,16 @@ def select_penalty(
     design = prepare_design(X, kappa, norm, fit_intercept)
     dim = design.shape[1]
     constants = stability_constants(
-        lams=lams, alpha=alpha, epsilon_train=eps_train, delta=delta, norm_bound=kappa, noise=noise,
-        fit_intercept=fit_intercept, n_train=n_train, n_valid=n_valid, dim=dim,
+        lams=lams,
+        alpha=alpha,
+        epsilon_train=eps_train,
+        delta=delta,
+        norm_bound=kappa,
+        noise=noise,
+        fit_intercept=fit_intercept,
+        n_train=n_train,
+        n_valid=n_valid,
+        dim=dim,
     )
     if not all(np.isfinite(getattr(constants, f)).all() for f in constants.__dataclass_fields__):
         raise ValueError("epsilon, delta, lams and norm_bound give non-finite stability constants; raise delta")
@@ -219,19 +234,43 @@ def select_penalty(
         index = exponential_mechanism(scores, epsilon=eps_select, sensitivity=constants.sensitivity, source=source)
 
     model = DPElasticNetLogisticRegression(
-        epsilon=eps_train, lam=float(lams[index]), alpha=alpha, norm_bound=kappa, noise=noise,
-        fit_intercept=fit_intercept, too_weak="add_ridge", tol=tol, max_iter=max_iter,
+        epsilon=eps_train,
+        lam=float(lams[index]),
+        alpha=alpha,
+        norm_bound=kappa,
+        noise=noise,
+        fit_intercept=fit_intercept,
+        too_weak="add_ridge",
+        tol=tol,
+        max_iter=max_iter,
     )
     model._set_fitted(result.theta[:, index])
     model.privacy_ = ElasticNetRelease(
-        coef=model.coef_, intercept=model.intercept_,
-        epsilon=eps_train, noise=noise, norm_bound=kappa, phi=constants.phi,
-        hessian_bound=constants.lipschitz**2 / 4, convex_min=constants.c_star,
-        extra_ridge=constants.extra_ridge, lam=float(lams[index]), alpha=alpha, n=n_train,
+        coef=model.coef_,
+        intercept=model.intercept_,
+        epsilon=eps_train,
+        noise=noise,
+        norm_bound=kappa,
+        phi=constants.phi,
+        hessian_bound=constants.lipschitz**2 / 4,
+        convex_min=constants.c_star,
+        extra_ridge=constants.extra_ridge,
+        lam=float(lams[index]),
+        alpha=alpha,
+        n=n_train,
         private=source.secure,
     )
     return PenaltySelectionRelease(
-        model=model, lam=float(lams[index]), index=index, lams=tuple(lams.tolist()),
-        epsilon=epsilon, epsilon_train=eps_train, epsilon_select=eps_select, delta=delta,
-        n_train=n_train, n_valid=n_valid, constants=constants, private=source.secure,
+        model=model,
+        lam=float(lams[index]),
+        index=index,
+        lams=tuple(lams.tolist()),
+        epsilon=epsilon,
+        epsilon_train=eps_train,
+        epsilon_select=eps_select,
+        delta=delta,
+        n_train=n_train,
+        n_valid=n_valid,
+        constants=constants,
+        private=source.secure,
     )

@@ -385,7 +385,9 @@ class _SQLiteStore:
                     if tables - {"sqlite_sequence"}:
                         raise ValueError(f"{path} is an SQLite file but not a pm_private ledger")
                     if epsilon is None:
-                        raise ValueError(f"no ledger at {path}: creating one needs the total budget (epsilon, and delta if any)")
+                        raise ValueError(
+                            f"no ledger at {path}: creating one needs the total budget (epsilon, and delta if any)"
+                        )
                     total = _check_total(epsilon, 0.0 if delta is None else delta)
                     for statement in _SCHEMA.split(";\n"):
                         if statement.strip():
@@ -445,8 +447,17 @@ class _SQLiteStore:
                 cursor = connection.execute(
                     "INSERT INTO entries (mechanism, epsilon, delta, neighbours, label, status, note, process, reserved_at) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (entry.mechanism, entry.epsilon, entry.delta, entry.neighbours, entry.label, RESERVED,
-                     "", entry.process, entry.time.isoformat()),
+                    (
+                        entry.mechanism,
+                        entry.epsilon,
+                        entry.delta,
+                        entry.neighbours,
+                        entry.label,
+                        RESERVED,
+                        "",
+                        entry.process,
+                        entry.time.isoformat(),
+                    ),
                 )
                 connection.execute("COMMIT")
             except BaseException:
@@ -468,17 +479,21 @@ class _SQLiteStore:
     def spent(self) -> tuple[float, float]:
         with self._lock:
             return tuple(
-                self._connect().execute(
-                    f"SELECT total(epsilon), total(delta) FROM entries WHERE status != '{RELEASED}'"
-                ).fetchone()
+                self._connect()
+                .execute(f"SELECT total(epsilon), total(delta) FROM entries WHERE status != '{RELEASED}'")
+                .fetchone()
             )
 
     def entries(self) -> list[LedgerEntry]:
         with self._lock:
-            rows = self._connect().execute(
-                "SELECT mechanism, epsilon, delta, neighbours, label, reserved_at, status, note, process, id "
-                "FROM entries ORDER BY id"
-            ).fetchall()
+            rows = (
+                self._connect()
+                .execute(
+                    "SELECT mechanism, epsilon, delta, neighbours, label, reserved_at, status, note, process, id "
+                    "FROM entries ORDER BY id"
+                )
+                .fetchall()
+            )
         return [
             LedgerEntry(m, e, d, nb, lb, datetime.fromisoformat(t), st, nt, pr, i)
             for m, e, d, nb, lb, t, st, nt, pr, i in rows
@@ -629,8 +644,14 @@ class PrivacyAccountant:
         epsilon = _check_budget_value("epsilon", epsilon, allow_zero=False)
         delta = _check_budget_value("delta", delta, allow_zero=True)
         entry = LedgerEntry(
-            mechanism=str(mechanism), epsilon=epsilon, delta=delta, neighbours=str(neighbours), label=str(label),
-            time=_now(), status=RESERVED, process=_process(),
+            mechanism=str(mechanism),
+            epsilon=epsilon,
+            delta=delta,
+            neighbours=str(neighbours),
+            label=str(label),
+            time=_now(),
+            status=RESERVED,
+            process=_process(),
         )
         return Reservation(self, self._store.reserve(entry), entry.mechanism, epsilon, delta)
 

@@ -131,9 +131,7 @@ def as_vector(y, n: int, name: str = "y") -> np.ndarray:
 
 def raise_non_finite(chunk: np.ndarray, offset: int, name: str = "X") -> None:
     """Raise the ValueError for a chunk of ``name`` known to hold a non-finite value."""
-    raise ValueError(
-        f"{name} contains NaN or infinite values (first in row {offset + _first_bad_row(chunk)})"
-    )
+    raise ValueError(f"{name} contains NaN or infinite values (first in row {offset + _first_bad_row(chunk)})")
 
 
 def check_finite_rows(X: np.ndarray, name: str = "X") -> None:

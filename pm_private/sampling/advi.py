@@ -99,4 +99,3 @@ class RefittableADVI:
             raise KeyError(f"{name!r} is not an untransformed free variable; have {list(ordering)}")
         _, where, shape, _ = ordering[name]
         return self.inference.approx.mean.eval()[where].reshape(shape)
-

@@ -235,9 +235,7 @@ class PSGLD(ArrayStepShared):
             vars = get_value_vars_from_user_vars(vars, model)
         for var in vars:
             if var.dtype not in continuous_types:
-                raise ValueError(
-                    f"PSGLD samples continuous variables only; {var.name!r} has dtype {var.dtype}"
-                )
+                raise ValueError(f"PSGLD samples continuous variables only; {var.name!r} has dtype {var.dtype}")
         if not vars:
             raise ValueError("PSGLD found no continuous variables to sample")
         if initial_point is None:
@@ -280,9 +278,7 @@ class PSGLD(ArrayStepShared):
     @staticmethod
     def _minibatch_logp(model, batch_size):
         """Model logp with each sanitized term's records → records[idx] and multiplier → n/k."""
-        terms = [
-            p.tag.minibatch_records for p in model.potentials if hasattr(p.tag, "minibatch_records")
-        ]
+        terms = [p.tag.minibatch_records for p in model.potentials if hasattr(p.tag, "minibatch_records")]
         if batch_size is not None and not terms:
             raise ValueError(
                 "batch_size applies to the records of sanitized_loss terms and this model has "
@@ -346,8 +342,23 @@ class PSGLD(ArrayStepShared):
         shared = tuple(cell[0] for cell in self._fn.vm.inputs[self._n_explicit :])
         adapt = self.tune or not self.freeze_preconditioner
         q, self.V, self.precond, self.t, h, loss = self._updates(
-            q, V, precond, have_v, self.t, self.thin, self.a, self.b, self.tau, self.mu, self.lam,
-            adapt, n, k, self.rng, self._mark, shared,
+            q,
+            V,
+            precond,
+            have_v,
+            self.t,
+            self.thin,
+            self.a,
+            self.b,
+            self.tau,
+            self.mu,
+            self.lam,
+            adapt,
+            n,
+            k,
+            self.rng,
+            self._mark,
+            shared,
         )
         return q, h, loss
 

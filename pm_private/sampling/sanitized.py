@@ -126,12 +126,8 @@ def _record_losses(loss: Callable, params, records) -> pt.TensorVariable:
     """ℓ(f; dᵢ) per record, with a run-time check that ℓ has one entry per record."""
     losses = pt.as_tensor(loss(params, *records))
     if losses.ndim != 1:
-        raise ValueError(
-            f"loss must return one value per record (a vector), got a {losses.ndim}-d tensor"
-        )
-    return Assert("loss must return one value per record")(
-        losses, pt.eq(losses.shape[0], records[0].shape[0])
-    )
+        raise ValueError(f"loss must return one value per record (a vector), got a {losses.ndim}-d tensor")
+    return Assert("loss must return one value per record")(losses, pt.eq(losses.shape[0], records[0].shape[0]))
 
 
 def bounded_terms(losses, v) -> pt.TensorVariable:
@@ -164,9 +160,7 @@ def _check_one_per_record(losses, n: int, model: pm.Model) -> None:
                 f"returns one value per record ({type(error).__name__})"
             ) from None
     if int(length) != n:
-        raise ValueError(
-            f"loss must return one value per record: got {int(length)} values for n = {n} records"
-        )
+        raise ValueError(f"loss must return one value per record: got {int(length)} values for n = {n} records")
 
 
 def _record_terms(loss: Callable, params, records, v):
@@ -301,9 +295,7 @@ def sanitized_loss(
         raise ValueError("the default sigma = 10⁻²·2v/ε of v and epsilon is not a positive float; pass sigma")
     sigma = check_positive("sigma", 1e-2 * 2.0 * v / epsilon if sigma is None else sigma)
     model = pm.modelcontext(model)
-    shared = tuple(
-        pytensor.shared(array, name=f"{name}_records_{i}") for i, array in enumerate(records)
-    )
+    shared = tuple(pytensor.shared(array, name=f"{name}_records_{i}") for i, array in enumerate(records))
     _check_one_per_record(_record_losses(loss, params, shared), n, model)
     scale = pytensor.shared(np.float64(1.0), name=f"{name}_record_scale")
     utility = sanitized_utility(loss, params, shared, v=v, sigma=sigma, scale=scale)

@@ -134,7 +134,13 @@ class DiscreteTimeHazard:
     @staticmethod
     def _options(link):
         dist, logp = _functions(_check_link(link))
-        return {"dist": dist, "logp": logp, "signature": "(q),(),()->(2)", "dtype": "int32", "class_name": "DiscreteTimeHazard"}
+        return {
+            "dist": dist,
+            "logp": logp,
+            "signature": "(q),(),()->(2)",
+            "dtype": "int32",
+            "class_name": "DiscreteTimeHazard",
+        }
 
     @staticmethod
     def _deprecated(X, interval, event, *, beta, alpha=None, basis=None, baseline=None, **kwargs):
@@ -155,7 +161,12 @@ class DiscreteTimeHazard:
 
 
 def discrete_time_model(
-    data: DiscreteTimeData, *, link: str = "logit", alpha_sigma: float = 10.0, beta_sigma: float = 10.0, feature_names=None
+    data: DiscreteTimeData,
+    *,
+    link: str = "logit",
+    alpha_sigma: float = 10.0,
+    beta_sigma: float = 10.0,
+    feature_names=None,
 ):
     """PyMC model α ~ N(0, alpha_sigma²)ᵉ, β ~ N(0, beta_sigma²)ᵈ, γ = Aα, η = Xβ with the
     :class:`DiscreteTimeHazard` ``likelihood`` observed on ``pm.Data("survival", [interval, event])``.
@@ -169,11 +180,25 @@ def discrete_time_model(
     names = list(feature_names) if feature_names is not None else [f"x{j}" for j in range(data.d)]
     if len(names) != data.d:
         raise ValueError(f"feature_names has {len(names)} names for d = {data.d}")
-    coords = {"knot": np.arange(data.e), "feature": names, "record": np.arange(data.n), "outcome": ["interval", "event"]}
+    coords = {
+        "knot": np.arange(data.e),
+        "feature": names,
+        "record": np.arange(data.n),
+        "outcome": ["interval", "event"],
+    }
     with pm.Model(coords=coords) as model:
         X = pm.Data("X", data.X, dims=("record", "feature"))
-        observed = pm.Data("survival", np.column_stack([data.interval, data.event]).astype(np.int32), dims=("record", "outcome"))
+        observed = pm.Data(
+            "survival", np.column_stack([data.interval, data.event]).astype(np.int32), dims=("record", "outcome")
+        )
         alpha = pm.Normal("alpha", 0.0, alpha_sigma, dims="knot")
         beta = pm.Normal("beta", 0.0, beta_sigma, dims="feature")
-        DiscreteTimeHazard("likelihood", pt.as_tensor(data.basis) @ alpha, X @ beta, link=link, observed=observed, dims=("record", "outcome"))
+        DiscreteTimeHazard(
+            "likelihood",
+            pt.as_tensor(data.basis) @ alpha,
+            X @ beta,
+            link=link,
+            observed=observed,
+            dims=("record", "outcome"),
+        )
     return model

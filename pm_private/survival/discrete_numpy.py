@@ -71,7 +71,9 @@ def _weights(f: np.ndarray, data: DiscreteTimeData, link: str, order: int):
     died = data.event == 1
     weights = []
     survive = _survive_terms(gamma[None, :] + eta[:, None], link, order)
-    for c, a_end, c_end in zip(survive, _event_terms(z_end, link, order), _survive_terms(z_end, link, order), strict=True):
+    for c, a_end, c_end in zip(
+        survive, _event_terms(z_end, link, order), _survive_terms(z_end, link, order), strict=True
+    ):
         w = np.where(at_risk, c, 0.0)
         w[rows, data.interval] = np.where(died, a_end, c_end)
         weights.append(w)

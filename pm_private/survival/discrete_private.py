@@ -231,7 +231,9 @@ def output_perturbation(
     source = as_noise_source(rng)
     t = output_sensitivity(data.basis, data.n, regularization)
     _check_noise_scale(t / epsilon)
-    with release_guard(accountant, OUTPUT_PERTURBATION, epsilon, label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}"):
+    with release_guard(
+        accountant, OUTPUT_PERTURBATION, epsilon, label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}"
+    ):
         fit = fit_discrete_time(data, "logit", l2=regularization)
         if not fit.converged:
             raise ConvergenceError(_NOT_CONVERGED)
@@ -279,7 +281,9 @@ def objective_perturbation(
     L = gradient_sensitivity(data.basis)
     extra, noise_epsilon = objective_regularization(data.basis, data.n, epsilon, regularization)
     _check_noise_scale(L / noise_epsilon, extra)
-    with release_guard(accountant, OBJECTIVE_PERTURBATION, epsilon, label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}"):
+    with release_guard(
+        accountant, OBJECTIVE_PERTURBATION, epsilon, label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}"
+    ):
         noise = l2_gamma_vector(data.dim, L / noise_epsilon, source)
         fit = fit_discrete_time(data, "logit", l2=regularization + extra, linear=noise)
         if not fit.converged:

@@ -26,7 +26,6 @@ from .discrete_data import _check_link
 __all__ = ["check_hazard_records", "hazard_record_loss", "record_loss"]
 
 
-
 def check_hazard_records(X, interval, event, q: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Validated records of the discrete-time hazard model (Nguyên & Hui 2017a): (X, interval, event).
 
@@ -50,7 +49,9 @@ def check_hazard_records(X, interval, event, q: int | None) -> tuple[np.ndarray,
     interval, event = arrays
     upper = np.inf if q is None else q
     if not (np.isfinite(interval) & (interval == np.round(interval)) & (interval >= 0) & (interval < upper)).all():
-        raise ValueError("interval must hold integers ≥ 0" if q is None else f"interval must hold integers in 0 … {q - 1}")
+        raise ValueError(
+            "interval must hold integers ≥ 0" if q is None else f"interval must hold integers in 0 … {q - 1}"
+        )
     if not np.isin(event, (0.0, 1.0)).all():
         raise ValueError("event must be 0 or 1")
     return X, interval.astype(np.int64), event.astype(np.int8)

@@ -134,7 +134,9 @@ class WeibullSurvival:
             args = (p, lam)
         if len(args) != 2:
             raise ValueError("WeibullSurvival needs alpha (shape) and beta (scale)")
-        return pm.CustomDist(name, *cls._params(*args, censoring), observed=_check_observed(observed), **cls._options(), **kwargs)
+        return pm.CustomDist(
+            name, *cls._params(*args, censoring), observed=_check_observed(observed), **cls._options(), **kwargs
+        )
 
     @classmethod
     def dist(cls, alpha, beta, *, censoring=np.inf, **kwargs):
@@ -143,7 +145,10 @@ class WeibullSurvival:
 
     @staticmethod
     def _params(alpha, beta, censoring):
-        return [x if isinstance(x, pt.Variable) else pt.as_tensor(np.asarray(x, dtype=np.float64)) for x in (alpha, beta, censoring)]
+        return [
+            x if isinstance(x, pt.Variable) else pt.as_tensor(np.asarray(x, dtype=np.float64))
+            for x in (alpha, beta, censoring)
+        ]
 
     @staticmethod
     def _options():

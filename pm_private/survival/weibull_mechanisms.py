@@ -332,7 +332,9 @@ class WeibullLSP:
         with release_guard(accountant, LSP_TLL, epsilon, label=f"LSP ε/2 + TLL ε/2, n={self.n}, K={self.K}"):
             lower, upper = self._ladder
             p = float(_draw_lsp(lower, upper, epsilon / 2, source)[1][0])
-            lam, events, powers = _tll(self._t, self._d, p, epsilon / 2, omega=self.omega, gamma=self.gamma, source=source)
+            lam, events, powers = _tll(
+                self._t, self._d, p, epsilon / 2, omega=self.omega, gamma=self.gamma, source=source
+            )
             return WeibullRelease(
                 shape=p,
                 scale=lam * self.horizon,
@@ -420,7 +422,9 @@ def weibull_laplace(
     source = as_noise_source(rng)
     with release_guard(accountant, LAPLACE_MLE, epsilon, label=f"Laplace on p, λ; n={t.size}"):
         p, lam = _clipped_mle(np.log(t), d, gamma)
-        shape, scale, releases = _release_pair(p[0], lam[0], sensitivity=gamma, epsilon=epsilon, gamma=gamma, source=source)
+        shape, scale, releases = _release_pair(
+            p[0], lam[0], sensitivity=gamma, epsilon=epsilon, gamma=gamma, source=source
+        )
         return WeibullRelease(
             shape=shape,
             scale=scale * horizon,
@@ -466,7 +470,9 @@ def weibull_sample_aggregate(
     with release_guard(accountant, SAMPLE_AGGREGATE, epsilon, label=f"{m} subsets of {n // m}, n={n}"):
         order = np.argsort(source.uniform(n))[: m * (n // m)].reshape(m, n // m)
         p, lam = _clipped_mle(np.log(t)[order], d[order], gamma)
-        shape, scale, releases = _release_pair(p.mean(), lam.mean(), sensitivity=gamma / m, epsilon=epsilon, gamma=gamma, source=source)
+        shape, scale, releases = _release_pair(
+            p.mean(), lam.mean(), sensitivity=gamma / m, epsilon=epsilon, gamma=gamma, source=source
+        )
         return WeibullRelease(
             shape=shape,
             scale=scale * horizon,
