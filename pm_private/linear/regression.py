@@ -225,7 +225,7 @@ def regression_model(
 
     Variables ``beta`` (dims ``feature``), ``noise_precision``, ``prior_precision``; the public
     prediction transform is stored as ``pm.Data`` ``preprocessing_*`` (it appears in the
-    ``constant_data`` of the sampled DataTree, where :func:`pm_private.linear.prediction.predict`
+    ``constant_data`` of the sampled DataTree, where :func:`pm_private.linear.predict`
     reads it).  A sequence of statistics gives independent copies along a leading dim ``fit``
     (one ADVI run fits them all, as mean-field ADVI on a product of independent models is
     independent ADVI runs).

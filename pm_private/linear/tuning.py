@@ -501,7 +501,7 @@ def tune_bounds(
     spectral norm of the Sxx noise, so the system stays positive definite, as the noise-aware
     posterior does by marginalising the noise).  It **optimises** the mean over aux sets × noise
     draws of the held-out R² = 1 − E(y − clip(x)ᵀβ̂)²/Var y, with covariates clipped at the same
-    bound, as :func:`pm_private.linear.prediction.predict` does, against unclipped responses:
+    bound, as :func:`pm_private.linear.predict` does, against unclipped responses:
     a bound that is too small loses signal (bias), one too large inflates the noise (∝ Bx²).
 
     Unlike :func:`tune_release`'s Spearman score (Honkela et al. 2018), R² depends on the scale

@@ -19,6 +19,7 @@ from pytensor.link.numba.dispatch.basic import (
     numba_njit,
     register_funcify_default_op_cache_key,
 )
+from pytensor.raise_op import CheckAndRaise
 
 from ..privacy.validation import as_float_array
 from .discrete_data import _check_link
@@ -290,6 +291,18 @@ def hazard_record_loss(gamma, eta, interval, event, link: str = "logit"):
         return _LogitHazardLoss()(gamma, eta, interval, event)
     gamma, eta = pt.as_tensor(gamma), pt.as_tensor(eta)
     interval, event = pt.as_tensor(interval), pt.as_tensor(event)
+    n = eta.shape[0]
+    valid = (
+        pt.eq(interval.shape[0], n)
+        & pt.eq(event.shape[0], n)
+        & pt.all(pt.ge(interval, 0))
+        & pt.all(pt.lt(interval, gamma.shape[0]))
+        & pt.all(pt.eq(event, 0) | pt.eq(event, 1))
+    )
+    # gamma[interval] out of range is not bounds-checked by compiled backends: check first
+    interval = CheckAndRaise(
+        ValueError, "interval and event need one entry per record, intervals in 0 … q−1, events in {0, 1}"
+    )(interval, valid)
     z = gamma[None, :] + eta[:, None]
     at_risk = pt.lt(pt.arange(gamma.shape[0])[None, :], interval[:, None])
     survived = pt.switch(at_risk, _pt_terms(z, link)[1], 0.0).sum(axis=1)
