@@ -420,7 +420,7 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
     fit = commands.add_parser(
         "fit",
         help="Bayesian linear regression (Honkela et al. 2018) on a release file's statistics",
-        description="NUTS on Honkela et al.'s (2018) model of released sufficient statistics; no budget is spent.",
+        description="NUTS on the noise-aware regression model of released sufficient statistics (Bernstein & Sheldon 2019; the release's noise scales enter the likelihood); no budget is spent.",
     )
     fit.add_argument(
         "release", type=types.existing_file, help="release file written by 'pm-private release suff-stats'"
