@@ -26,6 +26,7 @@ import numpy as np
 from dask import delayed
 
 from .linear.suffstats import NonFiniteRow, _accumulate, single_threaded_blas
+from .survival.discrete_data import BasisDimensions
 
 __all__ = ["read_parquet_columns"]
 
@@ -335,7 +336,7 @@ def _add_loss_sums(*parts):
     return tuple(sum(values) for values in zip(*parts, strict=True))
 
 
-class PartitionedRecords:
+class PartitionedRecords(BasisDimensions):
     """Discrete-time records held as validated Dask partitions, with the public basis A (q, e).
 
     Built by :func:`partitioned_records`; :func:`pm_private.survival.loss_and_grad` and
@@ -346,19 +347,6 @@ class PartitionedRecords:
 
     def __init__(self, parts: list, n: int, d: int, basis: np.ndarray):
         self.parts, self.n, self.d, self.basis = parts, n, d, basis
-
-    @property
-    def q(self) -> int:
-        return self.basis.shape[0]
-
-    @property
-    def e(self) -> int:
-        return self.basis.shape[1]
-
-    @property
-    def dim(self) -> int:
-        """Length of f = (α, β): e + d."""
-        return self.e + self.d
 
     def loss_sums(self, f, link: str, hessian: bool):
         """(Σℓᵢ, Σ∇ℓᵢ[, Σ∇²ℓᵢ]) over all partitions: per-partition sums, added in a tree."""

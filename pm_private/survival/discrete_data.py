@@ -48,8 +48,26 @@ def _check_link(link: str) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
+class BasisDimensions:
+    """q, e and dim = e + d of records with a public basis A (q, e) and d covariates; shared by
+    :class:`DiscreteTimeData` and the Dask-partitioned records of the same model."""
+
+    @property
+    def q(self) -> int:
+        return self.basis.shape[0]
+
+    @property
+    def e(self) -> int:
+        return self.basis.shape[1]
+
+    @property
+    def dim(self) -> int:
+        """Length of f = (α, β): e + d."""
+        return self.e + self.d
+
+
 @dataclass(frozen=True, eq=False)
-class DiscreteTimeData:
+class DiscreteTimeData(BasisDimensions):
     """Records (X, interval, event) and the public basis A of the discrete-time model.
 
     ``X`` (n, d) float64, ``interval`` (n,) int64 in 0 … q−1, ``event`` (n,) int8 in {0, 1},
@@ -109,19 +127,6 @@ class DiscreteTimeData:
     @property
     def d(self) -> int:
         return self.X.shape[1]
-
-    @property
-    def q(self) -> int:
-        return self.basis.shape[0]
-
-    @property
-    def e(self) -> int:
-        return self.basis.shape[1]
-
-    @property
-    def dim(self) -> int:
-        """Length of f = (α, β): e + d."""
-        return self.e + self.d
 
     def subset(self, index) -> DiscreteTimeData:
         """The records ``index`` (a minibatch), same basis."""
