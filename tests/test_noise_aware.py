@@ -18,6 +18,7 @@ What is checked:
 
 import numpy as np
 import pymc as pm
+import pytensor
 import pytest
 from scipy import stats as st
 
@@ -113,11 +114,15 @@ def test_default_is_noise_aware_only_for_private_releases():
     free = lambda m: {v.name for v in m.free_RVs}  # noqa: E731
     assert free(regression_model(exact)) == {"beta", "noise_precision", "prior_precision"}
     aware = regression_model(noisy)
-    assert {"beta", "noise_precision", "x_cov_chi2", "x_cov_offdiag"} <= free(aware)
+    assert {"beta_whitened", "noise_precision", "x_cov_chi2", "x_cov_offdiag"} <= free(aware)
     assert aware.named_vars_to_dims["beta"] == ("feature",)
     assert free(regression_model(noisy, noise_aware=False)) == {"beta", "noise_precision", "prior_precision"}
-    # A public covariance removes the covariate prior.
-    assert free(regression_model(noisy, x_cov=np.eye(2))) == {"beta", "noise_precision", "prior_precision"}
+    # A public covariance removes the covariate prior; β is the deterministic Lx⁻ᵀγ of γ = Lxᵀβ.
+    cov = np.array([[2.0, 0.6], [0.6, 1.0]])
+    public_cov = regression_model(noisy, x_cov=cov)
+    assert free(public_cov) == {"beta_whitened", "noise_precision", "prior_precision"}
+    beta = pytensor.function([public_cov["beta_whitened"]], public_cov["beta"])(np.array([0.3, -0.7]))
+    np.testing.assert_allclose(np.linalg.cholesky(cov).T @ beta, [0.3, -0.7])
     with pytest.raises(ValueError, match="x_cov"):
         regression_model(noisy, x_cov=-np.eye(2))
     with pytest.raises(ValueError, match="x_dof"):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
+from pytensor.tensor.linalg import solve_triangular
 
 from .noise_aware import NoisySuffStatRegression, covariate_cholesky, set_noisy_stats
 from .suffstats import SuffStats
@@ -193,6 +194,24 @@ def _check_x_cov(x_cov, d: int) -> np.ndarray:
         raise ValueError("x_cov must be positive definite") from None
 
 
+def _whitened_beta(x_chol, prior_precision, batch_dims):
+    """β ~ N(0, I/λ₀), sampled as γ = Lxᵀβ ~ N(0, LxᵀLx/λ₀) (``beta_whitened``, the coefficients of
+    the whitened covariates u = Lx⁻¹x, since xᵀβ = uᵀγ) with β = Lx⁻ᵀγ deterministic.
+
+    The same prior and posterior; the noise-aware likelihood depends on (Lx, β) only through
+    (Lx, γ), so with correlated covariates the posterior of (Lx, γ) is far better conditioned than
+    that of (Lx, β), where β and Lx trade off along the likelihood's ridge (on scikit-learn's
+    diabetes data, exact statistics, d = 10: 289 of 300 NUTS draws divergent with β, none with γ).
+    """
+    gram = pt.swapaxes(x_chol, -1, -2) @ x_chol
+    cov = gram / pt.as_tensor(prior_precision)[..., None, None]
+    dims = (*batch_dims, "feature")
+    beta_whitened = pm.MvNormal("beta_whitened", mu=0.0, cov=cov, dims=dims)
+    upper = pt.swapaxes(x_chol, -1, -2)
+    beta = solve_triangular(upper, beta_whitened[..., None], lower=False)[..., 0]
+    return pm.Deterministic("beta", beta, dims=dims)
+
+
 def regression_model(
     stats,
     *,
@@ -223,7 +242,9 @@ def regression_model(
     * ``noise_aware=False``: Honkela et al.'s (2018) model exactly, :func:`SuffStatRegression`
       with the noisy statistics projected by :func:`project_psd` and treated as exact.
 
-    Variables ``beta`` (dims ``feature``), ``noise_precision``, ``prior_precision``; the public
+    Variables ``beta`` (dims ``feature``), ``noise_precision``, ``prior_precision``; the
+    noise-aware model samples β through its whitened form ``beta_whitened`` = Lxᵀβ (same prior,
+    better geometry for NUTS; ``beta`` is then a deterministic of it).  The public
     prediction transform is stored as ``pm.Data`` ``preprocessing_*`` (it appears in the
     ``constant_data`` of the sampled DataTree, where :func:`pm_private.linear.predict`
     reads it).  A sequence of statistics gives independent copies along a leading dim ``fit``
@@ -257,7 +278,6 @@ def regression_model(
         prior_precision = pm.Gamma("prior_precision", alpha=a0, beta=b0, dims=batch_dims)
         noise_precision = pm.Gamma("noise_precision", alpha=a, beta=b, dims=batch_dims)
         scale = 1.0 / pt.sqrt(prior_precision)
-        beta = pm.Normal("beta", mu=0.0, sigma=scale[..., None] if batched else scale, dims=(*batch_dims, "feature"))
         if noise_aware:
             if x_chol is not None:
                 x_chol = pm.Data("x_cov_chol", x_chol)
@@ -265,8 +285,11 @@ def regression_model(
                 x_chol = covariate_cholesky(
                     "x_cov", d, scale=x_scale, dof=x_dof, dims=batch_dims, batch_shape=(len(stats),) if batched else ()
                 )
+            beta = _whitened_beta(x_chol, prior_precision, batch_dims)
             NoisySuffStatRegression("likelihood", stats, beta=beta, noise_precision=noise_precision, x_chol=x_chol)
         else:
+            sigma = scale[..., None] if batched else scale
+            beta = pm.Normal("beta", mu=0.0, sigma=sigma, dims=(*batch_dims, "feature"))
             SuffStatRegression("likelihood", stats, beta=beta, noise_precision=noise_precision)
         for key, value in _prediction_arrays(stats).items():
             pm.Data(key, value)
