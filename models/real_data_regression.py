@@ -40,11 +40,13 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from pm_private import Preprocessing, adassp, predict, release_suff_stats, tune_bounds
+from pm_private import Preprocessing, adassp, predict, release_suff_stats, release_suff_stats_gaussian, tune_bounds
 from pm_private.linear.prediction import spearman
 from pm_private.linear.regression import regression_model, set_stats
 
-METHODS = ("noise-aware", "Honkela 2018", "AdaSSP", "OLS")
+METHODS = ("noise-aware Gaussian", "noise-aware Laplace", "Honkela 2018", "AdaSSP", "OLS")
+BAYES = METHODS[:3]
+DELTA = 1e-5
 N_PUBLIC = 30
 TEST_FRACTION = 0.2
 
@@ -139,7 +141,7 @@ def run(names, epsilons, releases, draws, seed, public_cov=False):
                 if eps not in tuned:
                     tuned[eps] = tune_bounds(len(private), d, eps, 1.0, 1.0, rng=seed)
                 tune = tuned[eps]
-                stats = release_suff_stats(
+                laplace = release_suff_stats(
                     Xp,
                     yp,
                     epsilon=eps,
@@ -149,21 +151,24 @@ def run(names, epsilons, releases, draws, seed, public_cov=False):
                     preprocessing=prep,
                     rng=rng,
                 )
-                for method in METHODS[:2]:
+                gaussian = release_suff_stats_gaussian(
+                    Xp, yp, epsilon=eps, delta=DELTA, x_bound=np.sqrt(d), y_bound=2.0, preprocessing=prep, rng=rng
+                )
+                for method in BAYES:
+                    stats = gaussian if method == "noise-aware Gaussian" else laplace
+                    aware = method.startswith("noise-aware")
                     if method not in fitters:
-                        fitters[method] = Fitter(
-                            stats, noise_aware=method == "noise-aware", draws=draws, seed=seed, x_cov=x_cov
-                        )
-                    if method == "noise-aware" and x_cov is not None:
+                        fitters[method] = Fitter(stats, noise_aware=aware, draws=draws, seed=seed, x_cov=x_cov)
+                    if aware and x_cov is not None:
                         pm.set_data({"x_cov_chol": np.linalg.cholesky(x_cov)}, model=fitters[method].model)
                     idata = fitters[method].fit(stats)
                     pred = predict(idata, X[test])["mean"].to_numpy()
                     rows.append((name, eps, rep, method, r2(y[test], pred), spearman(y[test], pred)))
-                fit = adassp(Xs, ys, epsilon=eps, delta=1e-5, x_bound=np.sqrt(d), y_bound=2.0, rng=rng)
+                fit = adassp(Xs, ys, epsilon=eps, delta=DELTA, x_bound=np.sqrt(d), y_bound=2.0, rng=rng)
                 pred = prep.inverse_y(fit.predict(prep.transform_x(X[test])))
                 rows.append((name, eps, rep, "AdaSSP", r2(y[test], pred), spearman(y[test], pred)))
             done = pd.DataFrame(
-                rows[-1 - 3 * len(epsilons) :], columns=["data", "epsilon", "release", "method", "r2", "spearman"]
+                rows[-1 - 4 * len(epsilons) :], columns=["data", "epsilon", "release", "method", "r2", "spearman"]
             )
             print(
                 f"{name} release {rep}: "
@@ -193,7 +198,7 @@ def table(results: pd.DataFrame) -> str:
     cells = stats.assign(
         cell=[f"{a:+.3f} ± {s:.3f} / {r:.3f}" for a, s, r in zip(stats.r2, stats.r2_se, stats.rho, strict=True)]
     )
-    wide = cells.cell.unstack("method")[list(METHODS[:3])]
+    wide = cells.cell.unstack("method")[list(METHODS[:4])]
     wide["OLS (non-private)"] = [
         f"{ols.loc[data, 'r2']:+.3f} / {ols.loc[data, 'spearman']:.3f}" for data, _ in wide.index
     ]

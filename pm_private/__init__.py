@@ -39,6 +39,7 @@ _NAMES = {
     "SuffStatsRelease": ".linear.suffstats",
     "SuffStats": ".linear.suffstats",
     "release_suff_stats": ".linear.suffstats",
+    "release_suff_stats_gaussian": ".linear.suffstats",
     "suff_stats": ".linear.suffstats",
     "TuneResult": ".linear.tuning",
     "tune_release": ".linear.tuning",

@@ -11,13 +11,13 @@ import pytest
 
 import pm_private
 from pm_private.linear.adaptive_ssp import adassp
-from pm_private.linear.suffstats import SuffStats, release_suff_stats
+from pm_private.linear.suffstats import SuffStats, release_suff_stats, release_suff_stats_gaussian
 from pm_private.logistic.data_perturbation import data_perturbation_sgd
 from pm_private.logistic.elastic_net import DPElasticNetLogisticRegression
 from pm_private.logistic.penalty_selection import select_penalty
 from pm_private.privacy.accounting import PrivacyAccountant
 from pm_private.privacy.noise import as_noise_source
-from pm_private.privacy.primitives import laplace_mechanism
+from pm_private.privacy.primitives import gaussian_mechanism, laplace_mechanism
 from pm_private.privacy.release import CONSTANT, OUTPUT, PUBLIC, ConvergenceError, Release, field_kinds
 from pm_private.survival.discrete_private import objective_perturbation, output_perturbation
 from pm_private.survival.weibull_mechanisms import (
@@ -74,6 +74,9 @@ def _elastic_net(X, y, accountant):
 MECHANISMS = {
     "suff_stats": lambda k, a: release_suff_stats(
         (_X, _X2)[k], (_Y, _Y2)[k], epsilon=1.0, x_bound=1.0, y_bound=1.0, accountant=a, rng=1
+    ),
+    "suff_stats_gaussian": lambda k, a: release_suff_stats_gaussian(
+        (_X, _X2)[k], (_Y, _Y2)[k], epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=1.0, accountant=a, rng=1
     ),
     "adassp": lambda k, a: adassp(
         (_X, _X2)[k], (_Y, _Y2)[k], epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=1.0, accountant=a, rng=1
@@ -179,6 +182,7 @@ def test_suff_stats_container_declares_its_fields_too():
 def test_every_release_type_is_exercised_on_neighbours(neighbour_releases):
     seen = {type(r) for first, _, _ in neighbour_releases.values() for r in _releases(first)}
     seen.add(type(laplace_mechanism([0.0], sensitivity=1.0, epsilon=1.0, source=as_noise_source(0))))
+    seen.add(type(gaussian_mechanism([0.0], sensitivity=1.0, epsilon=1.0, delta=1e-6, source=as_noise_source(0))))
     assert RELEASE_TYPES <= seen, f"release types without a neighbour test: {RELEASE_TYPES - seen}"
 
 

@@ -80,7 +80,7 @@ def noise_aware_arrays(stats: SuffStats) -> dict[str, np.ndarray]:
 
     Returns ``private`` (released vector of the private rows, exact part subtracted), ``private_n``
     (their count), ``noise_var`` (per-entry variance 2b² of the Laplace noise, summed over
-    releases, read from each release's ``noise_scales``), ``exact`` ((d+1)×(d+1) augmented matrix
+    releases, from each release's ``noise_variance``), ``exact`` ((d+1)×(d+1) augmented matrix
     of the exact rows) and ``exact_n``.  Without a private release the private part is empty:
     ``private_n`` = 0, ``noise_var`` = 1 and the private term is switched off.
     """
@@ -104,10 +104,7 @@ def noise_aware_arrays(stats: SuffStats) -> dict[str, np.ndarray]:
         private_n = stats.n - exact_n
         if private_n != sum(r.n for r in stats.releases):
             raise ValueError("the row counts of the releases do not add up to the private part of stats")
-        noise_var = np.zeros(k)
-        sizes = (d * (d + 1) // 2, d, 1)
-        for release in stats.releases:
-            noise_var += np.repeat(2.0 * np.square(release.noise_scales), sizes)
+        noise_var = sum(release.noise_variance(d) for release in stats.releases)
     return {
         "private": private,
         "private_n": np.float64(private_n),

@@ -8,9 +8,11 @@ import pandas as pd
 import xarray as xr
 from scipy import stats
 
+from ..privacy.primitives import project_rows
+
 __all__ = ["beta_draws", "posterior_predictive", "predict", "prediction_transform", "rank_by_prediction", "spearman"]
 
-_TRANSFORM_KEYS = ("x_center", "x_scale", "x_clip", "y_center", "y_scale")
+_TRANSFORM_KEYS = ("x_center", "x_scale", "x_clip", "x_norm_clip", "y_center", "y_scale")
 
 
 def beta_draws(posterior, var_name: str = "beta") -> np.ndarray:
@@ -35,7 +37,8 @@ def beta_draws(posterior, var_name: str = "beta") -> np.ndarray:
 
 def prediction_transform(source) -> dict[str, np.ndarray] | None:
     """The public transform of new covariates used by a fit: x ↦ clip((x − x_center)/x_scale,
-    ±x_clip), and back to the response scale ŷ = y_center + y_scale·xᵀβ.
+    ±x_clip), projected onto the ℓ2 ball of radius x_norm_clip (rows of a Gaussian release;
+    infinite otherwise), and back to the response scale ŷ = y_center + y_scale·xᵀβ.
 
     ``source`` is a DataTree from sampling a :func:`pm_private.linear.regression.regression_model`
     (read from its ``constant_data``, where the model stores it), a ``pm.Model`` built by it, or
@@ -65,8 +68,8 @@ def _apply(transform, X: np.ndarray) -> np.ndarray:
         return X
     if np.ndim(transform["x_clip"]) != 0:
         raise ValueError("a batched fit has one transform per fit: predict from one fit at a time")
-    X = (X - transform["x_center"]) / transform["x_scale"]
-    return np.clip(X, -transform["x_clip"], transform["x_clip"])
+    X = np.clip((X - transform["x_center"]) / transform["x_scale"], -transform["x_clip"], transform["x_clip"])
+    return project_rows(X, float(transform["x_norm_clip"])) if np.isfinite(transform["x_norm_clip"]) else X
 
 
 def predict(posterior, X, *, var_name: str = "beta", interval: float = 0.9, stats=None) -> pd.DataFrame:
@@ -76,7 +79,8 @@ def predict(posterior, X, *, var_name: str = "beta", interval: float = 0.9, stat
     ``X`` is on the original covariate scale.  The public preprocessing and the clip bound of
     the release travel with the fit: when ``posterior`` is the DataTree of a
     :func:`pm_private.linear.regression.regression_model` (or ``stats`` is given), each row is
-    mapped exactly as the released rows were, x̃ = clip((x − x_center)/x_scale, ±Bx), and the
+    mapped exactly as the released rows were, x̃ = clip((x − x_center)/x_scale, ±Bx) (or, for a
+    :func:`pm_private.release_suff_stats_gaussian` release, projected onto the ball ‖x̃‖ ≤ Bx), and the
     prediction is y_center + y_scale·x̃ᵀβ⁽ᵏ⁾.  Draws given as a plain array are used as they are.
 
     Returns a DataFrame (index = X's index if it has one) with columns ``mean``, ``lower``,

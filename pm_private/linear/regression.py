@@ -142,11 +142,13 @@ def _prediction_constants(stats: SuffStats) -> dict[str, np.ndarray]:
             raise ValueError("the releases in stats use different preprocessing; fit them separately")
     center = np.zeros(d) if prep is None or prep.x_center is None else np.broadcast_to(prep.x_center, (d,))
     scale = np.ones(d) if prep is None or prep.x_scale is None else np.broadcast_to(prep.x_scale, (d,))
-    clip = max((r.x_bound for r in stats.releases), default=np.inf)
+    clip = max((r.x_bound for r in stats.releases if r.x_clip == "entry"), default=np.inf)
+    norm_clip = max((r.x_bound for r in stats.releases if r.x_clip == "row"), default=np.inf)
     return {
         "x_center": np.array(center, dtype=float),
         "x_scale": np.array(scale, dtype=float),
         "x_clip": np.float64(clip),
+        "x_norm_clip": np.float64(norm_clip),
         "y_center": np.float64(0.0 if prep is None else prep.y_center),
         "y_scale": np.float64(1.0 if prep is None else prep.y_scale),
     }
@@ -174,14 +176,14 @@ def _prediction_arrays(stats) -> dict[str, np.ndarray]:
 
 def _default_x_scale(stats: SuffStats) -> float:
     """Prior scale of the covariates: 1 on a publicly standardised scale, else the RMS of the
-    exact (public) rows, else half the clip bound of the releases."""
+    exact (public) rows, else half the clip bound of the releases (per entry: a row-norm bound / √d)."""
     preps = [r.preprocessing for r in stats.releases]
     if preps and all(p is not None and p.standardises_x for p in preps):
         return 1.0
     public = stats.public
     if public is not None and public.n > 0 and np.trace(public.xx) > 0:
         return float(np.sqrt(np.trace(public.xx) / (public.n * stats.d)))
-    return max(r.x_bound for r in stats.releases) / 2.0
+    return max(r.x_bound / (1.0 if r.x_clip == "entry" else np.sqrt(stats.d)) for r in stats.releases) / 2.0
 
 
 def _check_x_cov(x_cov, d: int) -> np.ndarray:

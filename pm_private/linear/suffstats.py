@@ -2,7 +2,8 @@
 
 For rows xᵢ ∈ ℝᵈ and responses yᵢ the statistics are Sxx = Σ xᵢxᵢᵀ, Sxy = Σ xᵢyᵢ,
 Syy = Σ yᵢ² and n; the Gaussian linear-regression likelihood depends on the data only
-through them.  :func:`release_suff_stats` releases them with ε-DP:
+through them.  :func:`release_suff_stats` releases them with ε-DP (and
+:func:`release_suff_stats_gaussian` with (ε, δ)-DP, see its docstring):
 
 1. projection (clipping): xᵢⱼ ← clip(xᵢⱼ, −Bx, Bx), yᵢ ← clip(yᵢ, −By, By);
 2. Laplace noise with budget split p₁ + p₂ + p₃ = 1 (sequential composition gives ε):
@@ -31,12 +32,23 @@ import numpy as np
 
 from ..privacy.accounting import PrivacyAccountant
 from ..privacy.noise import as_noise_source
-from ..privacy.primitives import laplace_mechanism
+from ..privacy.primitives import gaussian_mechanism, laplace_mechanism, project_rows
 from ..privacy.release import Release, constant, output, public, release_guard
-from ..privacy.validation import _first_bad_row, as_matrix, as_vector, check_epsilon, check_positive
+from ..privacy.validation import _first_bad_row, as_matrix, as_vector, check_delta, check_epsilon, check_positive
 from .preprocessing import Preprocessing
 
-__all__ = ["MECHANISM", "SuffStatsRelease", "SuffStats", "suff_stats", "release_suff_stats", "sensitivities"]
+__all__ = [
+    "GAUSSIAN_MECHANISM",
+    "MECHANISM",
+    "GaussianSuffStatsRelease",
+    "SuffStatsRelease",
+    "SuffStats",
+    "gaussian_sensitivity",
+    "release_suff_stats",
+    "release_suff_stats_gaussian",
+    "sensitivities",
+    "suff_stats",
+]
 
 # Rows per chunk are chosen so that one chunk holds about this many float64 values (512 KiB, in L2 cache):
 # clipping works in cache and peak extra memory stays bounded (one chunk per thread) whatever n is.
@@ -45,6 +57,8 @@ _CHUNK_VALUES = 1 << 16
 
 #: Mechanism name of :func:`release_suff_stats` (result and ledger entry).
 MECHANISM = "Laplace sufficient statistics (Honkela et al. 2018)"
+#: Mechanism name of :func:`release_suff_stats_gaussian` (result and ledger entry).
+GAUSSIAN_MECHANISM = "Gaussian sufficient statistics of norm-bounded rows (Sheffet 2017; Wang 2018)"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,6 +85,40 @@ class SuffStatsRelease(Release):
     mechanism: str = constant(default=MECHANISM)
     preprocessing: Preprocessing | None = public(default=None)
 
+    #: Covariates are clipped entrywise (|xⱼ| ≤ ``x_bound``); predictions clip new rows alike.
+    x_clip = "entry"
+
+    def noise_variance(self, d: int) -> np.ndarray:
+        """Variance 2bₖ² of the Laplace noise on each released entry (upper Sxx, Sxy, Syy)."""
+        return np.repeat(2.0 * np.square(self.noise_scales), (d * (d + 1) // 2, d, 1))
+
+
+@dataclass(frozen=True, kw_only=True)
+class GaussianSuffStatsRelease(Release):
+    """What one (ε, δ)-DP Gaussian release of sufficient statistics assumed and added.
+
+    ``x_bound`` bounds the ℓ2 norm of each (preprocessed) covariate row, ``y_bound`` |y|;
+    ``sensitivity`` is the ℓ2 sensitivity √2·(Bx² + By²) of the released vector and
+    ``noise_scale`` the standard deviation σ of the Gaussian noise on each of its entries;
+    ``epsilon`` is what OpenDP certifies at ``delta``.  ``preprocessing`` as for
+    :class:`SuffStatsRelease`.
+    """
+
+    x_bound: float = public()
+    y_bound: float = public()
+    sensitivity: float = public()
+    noise_scale: float = public()
+    n: int = public()
+    mechanism: str = constant(default=GAUSSIAN_MECHANISM)
+    preprocessing: Preprocessing | None = public(default=None)
+
+    #: Covariate rows are projected onto the ℓ2 ball ‖x‖ ≤ ``x_bound``; predictions project new rows alike.
+    x_clip = "row"
+
+    def noise_variance(self, d: int) -> np.ndarray:
+        """Variance σ² of the Gaussian noise on each released entry (upper Sxx, Sxy, Syy)."""
+        return np.full((d + 1) * (d + 2) // 2, self.noise_scale**2)
+
 
 @dataclass(frozen=True, eq=False)
 class SuffStats:
@@ -88,7 +136,7 @@ class SuffStats:
     xy: np.ndarray = output()
     yy: float = output()
     n: int = public()
-    releases: tuple[SuffStatsRelease, ...] = public(default=())
+    releases: tuple[SuffStatsRelease | GaussianSuffStatsRelease, ...] = public(default=())
     exact_part: SuffStats | None = public(default=None, repr=False)
 
     def __post_init__(self):
@@ -415,3 +463,120 @@ def release_suff_stats(
             preprocessing=preprocessing,
         )
         return SuffStats(xx, parts[1].values, parts[2].values[0], n, (info,))
+
+
+def gaussian_sensitivity(x_bound: float, y_bound: float) -> float:
+    """ℓ2 sensitivity √2·(Bx² + By²) of the upper triangle of zzᵀ, z = (x, y), under replace-one,
+    for ‖x‖₂ ≤ Bx and |y| ≤ By.
+
+    With R² = Bx² + By² ≥ ‖z‖² and M = zzᵀ − z′z′ᵀ: Σ_{a≤b} M_ab² = ½(‖M‖_F² + Σ_a M_aa²),
+    ‖M‖_F² = ‖z‖⁴ + ‖z′‖⁴ − 2(zᵀz′)² ≤ 2R⁴ and Σ_a M_aa² ≤ Σ_a (z_a⁴ + z′_a⁴) ≤ 2R⁴, so the
+    released vector moves by at most √2·R² (attained by orthogonal z, z′ on the sphere).
+    """
+    with np.errstate(over="ignore", under="ignore"):
+        value = math.sqrt(2.0) * (x_bound * x_bound + y_bound * y_bound)
+    return _finite_sensitivities((value,), "x_bound and y_bound")[0]
+
+
+def release_suff_stats_gaussian(
+    X,
+    y,
+    *,
+    epsilon: float,
+    delta: float,
+    x_bound: float,
+    y_bound: float,
+    accountant: PrivacyAccountant | None = None,
+    rng=None,
+    preprocessing: Preprocessing | None = None,
+) -> SuffStats:
+    """(ε, δ)-DP release of the sufficient statistics of norm-bounded rows, by one Gaussian mechanism.
+
+    Each covariate row is projected onto the ℓ2 ball, xᵢ ← xᵢ·min(1, Bx/‖xᵢ‖), each response
+    clipped, yᵢ ← clip(yᵢ, −By, By), and the (d+1)(d+2)/2 distinct entries of Σ zᵢzᵢᵀ,
+    zᵢ = (xᵢ, yᵢ) (upper Sxx, Sxy, Syy), receive iid N(0, σ²) noise with
+    σ calibrated to the ℓ2 sensitivity Δ = √2·(Bx² + By²) (:func:`gaussian_sensitivity`): sufficient
+    statistics perturbation with the Gaussian mechanism (Sheffet 2017; the row-norm bound of
+    Wang 2018).  Against :func:`release_suff_stats` (Laplace, entrywise bounds) the noise grows
+    with Bx² + By² instead of d²Bx², far less at d ≥ 5, and it is Gaussian, so the noise-aware
+    model (:func:`pm_private.linear.regression_model`) marginalises it exactly.
+
+    Privacy: (ε, δ)-DP under replace-one neighbours (n is public), exact: the noise is OpenDP's
+    discrete Gaussian, its (ε, δ) certified by OpenDP's privacy map through zero-concentrated DP
+    (:func:`pm_private.privacy.primitives.gaussian_mechanism`).  Public inputs: ``x_bound``,
+    ``y_bound``, ``delta``, ``preprocessing``, n and d.  A seeded ``rng`` gives reproducible
+    continuous noise of the same σ and a result marked ``private=False``.
+
+    Parameters
+    ----------
+    X : array-like, shape (n, d)
+        Private covariates (numpy or pandas; not Dask: use :func:`release_suff_stats` there).
+    y : array-like, shape (n,)
+        Private responses.
+    epsilon : float
+        ε > 0.
+    delta : float
+        δ in (0, 1); choose it well below 1/n.
+    x_bound : float
+        Public bound Bx > 0 on the ℓ2 norm of a (preprocessed) covariate row; √d is about the
+        typical norm of standardised rows.
+    y_bound : float
+        Public bound By > 0 on |y|.
+    accountant : PrivacyAccountant, optional
+        Charged (ε, δ) before noise is drawn; refuses with BudgetExceededError if over budget.
+    rng : None, int or numpy.random.Generator
+        None for the secure OS generator (private); a seed only for tests.
+    preprocessing : Preprocessing, optional
+        Public map applied to X and y before the projection (bounds are on the transformed
+        scale); stored in the release so that predictions apply it, and the projection, to new X.
+
+    Returns
+    -------
+    SuffStats
+        Noisy ``xx`` (symmetric), ``xy``, ``yy``, ``n`` and ``releases[0]``, a
+        :class:`GaussianSuffStatsRelease`.
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    x_bound = check_positive("x_bound", x_bound)
+    y_bound = check_positive("y_bound", y_bound)
+    if preprocessing is not None and not isinstance(preprocessing, Preprocessing):
+        raise ValueError(f"preprocessing must be a Preprocessing, got {type(preprocessing).__name__}")
+    if _is_dask(X) or _is_dask(y):
+        raise ValueError(
+            "release_suff_stats_gaussian takes in-memory arrays; for Dask collections use release_suff_stats"
+        )
+    X = as_matrix(X)
+    n, d = X.shape
+    y = as_vector(y, n)
+    if preprocessing is not None:
+        X = preprocessing.transform_x(X)
+        y = preprocessing.transform_y(y)
+    bad = _first_non_finite_row(X, 0, n)
+    if bad is not None:
+        raise NonFiniteRow("X", bad)
+    if not np.isfinite(y).all():  # only after a preprocessing that overflows
+        raise NonFiniteRow("y", _first_bad_row(y))
+    sensitivity = gaussian_sensitivity(x_bound, y_bound)
+    source = as_noise_source(rng)
+    with release_guard(accountant, GAUSSIAN_MECHANISM, epsilon, delta, label=f"n={n}, d={d}"):
+        xx, xy, yy = _accumulate(project_rows(X, x_bound), y, None, y_bound)
+        upper = np.triu_indices(d)
+        part = gaussian_mechanism(
+            np.concatenate([xx[upper], xy, [yy]]), sensitivity=sensitivity, epsilon=epsilon, delta=delta, source=source
+        )
+        noisy_xx = np.zeros((d, d))
+        noisy_xx[upper] = part.values[: upper[0].size]
+        noisy_xx = noisy_xx + np.triu(noisy_xx, 1).T
+        info = GaussianSuffStatsRelease(
+            epsilon=part.epsilon,
+            delta=delta,
+            x_bound=x_bound,
+            y_bound=y_bound,
+            sensitivity=sensitivity,
+            noise_scale=part.scale,
+            n=n,
+            private=source.secure,
+            preprocessing=preprocessing,
+        )
+        return SuffStats(noisy_xx, part.values[upper[0].size : -1], part.values[-1], n, (info,))
