@@ -15,8 +15,8 @@ calibrated method covers β with its central q-interval a fraction q of the time
   2019), NUTS (1 chain, ``--tune`` + ``--draws``), compiled once per d and reused for every
   replicate through ``set_stats`` (only the data change);
 * Honkela et al. (2018): the same function with ``noise_aware=False``, whose posterior is
-  sampled exactly by its conditionally conjugate Gibbs sampler in NumPy (β | λ, λ₀ normal,
-  λ | β and λ₀ | β gamma), vectorised over replicates, on the projected statistics.
+  sampled exactly by :func:`pm_private.linear.gibbs_regression` (its conditionally conjugate
+  Gibbs sampler, vectorised over replicates).
 
 A misspecified case follows: covariates uniform on [−1.5, 1.5] (not Gaussian, bounded) clipped
 at Bx = 1 (a third of the entries clipped), responses clipped at By = 2·sd(y).
@@ -38,7 +38,7 @@ import warnings
 import numpy as np
 
 from pm_private import release_suff_stats, suff_stats
-from pm_private.linear.regression import project_psd, regression_model, set_stats
+from pm_private.linear.regression import gibbs_regression, regression_model, set_stats
 
 PRIOR = dict(a=10.0, b=10.0, a0=10.0, b0=10.0)
 LEVELS = (0.5, 0.9)
@@ -59,31 +59,6 @@ def draw_dataset(rng, n, d, *, misspecified=False):
     X = rng.standard_normal((n, d)) @ np.linalg.cholesky(cov).T
     y = X @ beta + rng.standard_normal(n) / np.sqrt(lam)
     return X, y, beta, 4.0, 4.0 * np.sqrt(2.0 * (d + 1))
-
-
-def honkela_gibbs(stats_list, rng, *, draws=1000, burn=300):
-    """Exact posterior draws (draws, R, d) of Honkela et al.'s (2018) model, Gibbs, vectorised."""
-    proj = [project_psd(s) for s in stats_list]
-    xx = np.stack([s.xx for s in proj])
-    xy = np.stack([s.xy for s in proj])
-    yy = np.array([s.yy for s in proj])
-    n = np.array([s.n for s in proj], float)
-    R, d = xy.shape
-    beta = np.zeros((R, d))
-    out = np.empty((draws, R, d))
-    eye = np.eye(d)
-    for it in range(draws + burn):
-        rss = np.einsum("ri,rij,rj->r", beta, xx, beta) - 2 * (beta * xy).sum(1) + yy
-        lam = rng.gamma(PRIOR["a"] + n / 2, 1 / (PRIOR["b"] + np.maximum(rss, 0) / 2))
-        lam0 = rng.gamma(PRIOR["a0"] + d / 2, 1 / (PRIOR["b0"] + (beta**2).sum(1) / 2))
-        prec = lam[:, None, None] * xx + lam0[:, None, None] * eye
-        chol = np.linalg.cholesky(prec)
-        mean = np.linalg.solve(prec, (lam[:, None] * xy)[..., None])[..., 0]
-        z = rng.standard_normal((R, d))
-        beta = mean + np.linalg.solve(np.swapaxes(chol, -1, -2), z[..., None])[..., 0]
-        if it >= burn:
-            out[it - burn] = beta
-    return out
 
 
 def coverage(draws, truth):
@@ -146,7 +121,7 @@ def run_cell(fitter, rng, n, d, eps, reps, misspecified=False):
         na_draws.append(fitter.fit(stats))
     truths = np.array(truths)
     na = coverage(np.stack(na_draws, axis=1), truths)
-    hk = coverage(honkela_gibbs(stats_list, rng), truths)
+    hk = coverage(gibbs_regression(stats_list, rng=rng, **PRIOR), truths)
     return na, hk, np.mean(clipped, axis=0)
 
 

@@ -37,7 +37,13 @@ from pytensor.tensor.sharedvar import TensorSharedVariable  # noqa: E402
 from scipy import stats as st  # noqa: E402
 
 from pm_private import SuffStats, release_suff_stats, suff_stats  # noqa: E402
-from pm_private.linear.regression import PSD_FLOOR, project_psd, regression_model, set_stats  # noqa: E402
+from pm_private.linear.regression import (  # noqa: E402
+    PSD_FLOOR,
+    gibbs_regression,
+    project_psd,
+    regression_model,
+    set_stats,
+)
 from pm_private.sampling.advi import RefittableADVI  # noqa: E402
 
 # PyTensor's C backend.  Note: in PyTensor 3.3 ``mode="FAST_RUN"`` resolves to the *Numba* linker
@@ -485,3 +491,31 @@ def test_batch_with_different_d(exact):
 def test_empty_batch():
     with pytest.raises(ValueError, match="no statistics"):
         regression_model([])
+
+
+# ---------------------------------------------------------------------------------------------
+# The exact Gibbs sampler of the same model
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_gibbs_matches_nuts_on_exact_statistics(exact, nuts_exact):
+    draws = gibbs_regression(exact, draws=4000, rng=3)
+    assert draws.shape == (4000, D)
+    nuts = nuts_exact.posterior["beta"]
+    nuts_mean, nuts_sd = nuts.mean(("chain", "draw")).values, nuts.std(("chain", "draw")).values
+    # Monte Carlo error of the difference: 600 NUTS draws (ESS ≳ 300) and 4000 Gibbs draws.
+    tolerance = 4 * nuts_sd * np.sqrt(1 / 300 + 1 / 1000)
+    np.testing.assert_array_less(np.abs(draws.mean(axis=0) - nuts_mean), tolerance)
+    np.testing.assert_allclose(draws.std(axis=0), nuts_sd, rtol=0.2)
+
+
+def test_gibbs_batches_projects_and_checks_its_input(noisy):
+    draws = gibbs_regression([noisy, noisy], draws=200, tune=50, rng=0)
+    assert draws.shape == (200, 2, D) and np.isfinite(draws).all()
+    # The sampler is reproducible from its seed.
+    np.testing.assert_array_equal(draws, gibbs_regression([noisy, noisy], draws=200, tune=50, rng=0))
+    with pytest.raises(ValueError, match="draws"):
+        gibbs_regression(noisy, draws=0)
+    with pytest.raises(ValueError, match="no statistics"):
+        gibbs_regression([])

@@ -16,6 +16,7 @@ _NAMES = {
     "tune_bounds": ".tuning",
     "SuffStatRegression": ".regression",
     "project_psd": ".regression",
+    "gibbs_regression": ".regression",
     "regression_model": ".regression",
     "set_stats": ".regression",
     "suff_stat_logp": ".regression",

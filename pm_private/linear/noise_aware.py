@@ -1,9 +1,11 @@
 """Noise-aware likelihood of privately released sufficient statistics (Bernstein & Sheldon 2019).
 
-A release (:func:`pm_private.release_suff_stats`) publishes r = s + w, where
+A release (:func:`pm_private.release_suff_stats` or :func:`pm_private.release_suff_stats_gaussian`)
+publishes r = s + w, where
 s = Σᵢ t(xᵢ, yᵢ) are the true statistics of the n private rows, t(x, y) = upper triangle of
 zzᵀ with z = (x, y) ∈ ℝᵈ⁺¹ (the d(d+1)/2 entries of xxᵀ, the d entries of xy, and y²), and
-w is Laplace noise whose scales b₁, b₂, b₃ are in the release's metadata.  Treating r as exact
+w is Laplace noise whose scales b₁, b₂, b₃ are in the release's metadata (or Gaussian noise of
+standard deviation σ on every entry).  Treating r as exact
 (Honkela et al. 2018) ignores w and gives over-confident posteriors.
 
 Model (Bernstein & Sheldon 2019, "Differentially private Bayesian linear regression"):
@@ -16,9 +18,10 @@ Model (Bernstein & Sheldon 2019, "Differentially private Bayesian linear regress
 * the release noise w is independent of s with known variance 2bₖ² per entry.
 
 Bernstein & Sheldon keep s latent and run a Gibbs sampler.  Here s is marginalised in closed
-form after replacing the Laplace noise by a Gaussian of the same variance:
+form after replacing Laplace noise by a Gaussian of the same variance (Gaussian noise enters
+exactly):
 
-    r ≈ N(n·m(C), n·V(C) + diag(2b²)),
+    r ≈ N(n·m(C), n·V(C) + diag(v)),  v = 2b² (Laplace) or σ² (Gaussian),
 
 a single multivariate normal of dimension k = (d+1)(d+2)/2 whose log-density is a smooth
 PyTensor expression, so it runs with NUTS and ADVI inside any ``pm.Model`` and costs

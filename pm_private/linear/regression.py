@@ -25,10 +25,11 @@ import pymc as pm
 import pytensor.tensor as pt
 from pytensor.tensor.linalg import solve_triangular
 
+from ..privacy.validation import check_count
 from .noise_aware import NoisySuffStatRegression, covariate_cholesky, set_noisy_stats
 from .suffstats import SuffStats
 
-__all__ = ["SuffStatRegression", "project_psd", "regression_model", "set_stats", "suff_stat_logp"]
+__all__ = ["SuffStatRegression", "gibbs_regression", "project_psd", "regression_model", "set_stats", "suff_stat_logp"]
 
 #: Relative eigenvalue floor of the projection: floor = PSD_FLOOR · largest eigenvalue of M.
 PSD_FLOOR = 1e-6
@@ -55,6 +56,67 @@ def project_psd(stats: SuffStats, *, floor: float = PSD_FLOOR) -> SuffStats:
     projected = (vectors * values) @ vectors.T
     projected = (projected + projected.T) / 2
     return SuffStats(projected[:d, :d], projected[:d, d], projected[d, d], stats.n, stats.releases, stats.exact_part)
+
+
+def gibbs_regression(
+    stats, *, draws: int = 1000, tune: int = 300, a=2.0, b=2.0, a0=2.0, b0=2.0, rng=None
+) -> np.ndarray:
+    """Exact posterior draws of β in Honkela et al.'s (2018) model (``noise_aware=False``) by Gibbs sampling.
+
+    The model β ~ N(0, I/λ₀), λ ~ Gamma(a, b), λ₀ ~ Gamma(a₀, b₀) (shape-rate) with the
+    sufficient-statistic likelihood is conditionally conjugate:
+
+    * β | λ, λ₀ ~ N(P⁻¹λSxy, P⁻¹), P = λSxx + λ₀I;
+    * λ | β ~ Gamma(a + n/2, b + RSS(β)/2), RSS(β) = βᵀSxxβ − 2βᵀSxy + Syy;
+    * λ₀ | β ~ Gamma(a₀ + d/2, b₀ + ‖β‖²/2).
+
+    Noisy statistics are first projected by :func:`project_psd` (as the PyMC model does), so
+    this samples the same posterior as NUTS on ``regression_model(stats, noise_aware=False)``,
+    without compilation and without NUTS's trouble when the projected Sxx is nearly singular.
+    Post-processing of the release: no budget.
+
+    Parameters
+    ----------
+    stats : SuffStats or sequence of SuffStats
+        A sequence is sampled as independent chains in one vectorised sweep.
+    draws, tune : int
+        Kept draws and discarded initial sweeps (the chain starts at β = 0).
+    a, b, a0, b0 : float
+        Prior parameters (Honkela et al. 2018 use 2).
+    rng : None, int or numpy.random.Generator
+        Randomness of the sampler (not a privacy parameter).
+
+    Returns
+    -------
+    numpy.ndarray
+        (draws, d) for one SuffStats, (draws, B, d) for a sequence of B.
+    """
+    single = isinstance(stats, SuffStats)
+    batch = [project_psd(s) for s in ([stats] if single else list(stats))]
+    if not batch:
+        raise ValueError("no statistics given")
+    draws, tune = check_count("draws", draws), check_count("tune", tune, minimum=0)
+    rng = np.random.default_rng(rng)
+    xx = np.stack([s.xx for s in batch])
+    xy = np.stack([s.xy for s in batch])
+    yy = np.array([s.yy for s in batch])
+    n = np.array([s.n for s in batch], dtype=float)
+    count, d = xy.shape
+    beta = np.zeros((count, d))
+    out = np.empty((draws, count, d))
+    eye = np.eye(d)
+    for sweep in range(draws + tune):
+        rss = np.einsum("ri,rij,rj->r", beta, xx, beta) - 2.0 * (beta * xy).sum(axis=1) + yy
+        lam = rng.gamma(a + n / 2.0, 1.0 / (b + np.maximum(rss, 0.0) / 2.0))
+        lam0 = rng.gamma(a0 + d / 2.0, 1.0 / (b0 + (beta**2).sum(axis=1) / 2.0))
+        precision = lam[:, None, None] * xx + lam0[:, None, None] * eye
+        chol = np.linalg.cholesky(precision)
+        mean = np.linalg.solve(precision, (lam[:, None] * xy)[..., None])[..., 0]
+        noise = rng.standard_normal((count, d))
+        beta = mean + np.linalg.solve(np.swapaxes(chol, -1, -2), noise[..., None])[..., 0]
+        if sweep >= tune:
+            out[sweep - tune] = beta
+    return out[:, 0] if single else out
 
 
 def suff_stat_logp(beta, noise_precision, xx, xy, yy, n):
