@@ -314,6 +314,14 @@ def regression_model(
     reads it).  A sequence of statistics gives independent copies along a leading dim ``fit``
     (one ADVI run fits them all, as mean-field ADVI on a product of independent models is
     independent ADVI runs).
+
+    Sampling.  The noise-aware likelihood factorises a k × k matrix, k = (d+1)(d+2)/2 (66 at
+    d = 10), at every gradient: run it with one BLAS thread
+    (``threadpoolctl.threadpool_limits(1, user_api="blas")``), which made each gradient 7× faster
+    on a loaded 2-core machine, and with ``pm.sample(target_accept=0.9)``: at the default 0.8,
+    about 1 % of the draws diverge when the noise dominates Sxx.  The cost does not depend on n.
+    Honkela et al.'s model is conditionally conjugate: :func:`gibbs_regression` samples it
+    exactly without compilation.
     """
     batched = not isinstance(stats, SuffStats)
     if batched:
