@@ -8,7 +8,9 @@ For every cell ε × n × d, ``--reps`` data sets are drawn from the model's own
 
 released with :func:`pm_private.release_suff_stats` (split (0.6, 0.35, 0.05), Bx = 4,
 By = 4·√(2(d + 1)), wide enough that clipping almost never bites: the clipped fraction is
-printed) or, for ε = ∞, as exact statistics.  Both models use exactly these priors, so a
+printed), or with ``--mechanism gaussian`` by :func:`pm_private.release_suff_stats_gaussian`
+((ε, 10⁻⁵)-DP, rows bounded in norm by Bx·√d, responses by By), or, for ε = ∞, as exact
+statistics.  Both models use exactly these priors, so a
 calibrated method covers β with its central q-interval a fraction q of the time.
 
 * noise-aware: :func:`pm_private.linear.regression.regression_model` (default, Bernstein & Sheldon
@@ -38,7 +40,7 @@ import warnings
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from pm_private import release_suff_stats, suff_stats
+from pm_private import release_suff_stats, release_suff_stats_gaussian, suff_stats
 from pm_private.linear.regression import gibbs_regression, regression_model, set_stats
 
 PRIOR = dict(a=10.0, b=10.0, a0=10.0, b0=10.0)
@@ -108,13 +110,20 @@ class NoiseAwareFitter:
         return idata.posterior["beta"].values[0]  # (draws, d)
 
 
-def run_cell(fitter, rng, n, d, eps, reps, misspecified=False):
+def run_cell(fitter, rng, n, d, eps, reps, misspecified=False, mechanism="laplace"):
     truths, na_draws, stats_list, clipped = [], [], [], []
     for _ in range(reps):
         X, y, beta, bx, by = draw_dataset(rng, n, d, misspecified=misspecified)
-        clipped.append(((np.abs(X) > bx).mean(), (np.abs(y) > by).mean()))
+        if mechanism == "gaussian":
+            clipped.append(((np.linalg.norm(X, axis=1) > bx * np.sqrt(d)).mean(), (np.abs(y) > by).mean()))
+        else:
+            clipped.append(((np.abs(X) > bx).mean(), (np.abs(y) > by).mean()))
         if np.isinf(eps):
             stats = suff_stats(np.clip(X, -bx, bx), np.clip(y, -by, by)) if misspecified else suff_stats(X, y)
+        elif mechanism == "gaussian":
+            stats = release_suff_stats_gaussian(
+                X, y, epsilon=eps, delta=1e-5, x_bound=bx * np.sqrt(d), y_bound=by, rng=rng
+            )
         else:
             stats = release_suff_stats(X, y, epsilon=eps, x_bound=bx, y_bound=by, rng=rng)
         truths.append(beta)
@@ -135,6 +144,7 @@ def main(argv=None):
     parser.add_argument("--ds", type=int, nargs="+", default=[2, 5, 10])
     parser.add_argument("--ns", type=int, nargs="+", default=[500, 5000])
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.3, 1.0, 3.0, np.inf])
+    parser.add_argument("--mechanism", choices=["laplace", "gaussian"], default="laplace", help="release mechanism")
     parser.add_argument("--no-misspecified", action="store_true")
     parser.add_argument("--only-misspecified", action="store_true")
     parser.add_argument("--missp-reps", type=int, default=10, help="replicates of the misspecified case")
@@ -169,7 +179,7 @@ def main(argv=None):
             )
             for n in args.ns:
                 for eps in args.epsilons:
-                    na, hk, clip = run_cell(fitter, rng, n, d, eps, reps, misspecified=missp)
+                    na, hk, clip = run_cell(fitter, rng, n, d, eps, reps, misspecified=missp, mechanism=args.mechanism)
                     cells = [f"{c[q][0]:.2f} ({c[q][1]:.2f})" for c in (na, hk) for q in LEVELS]
                     widths = [f"{c[q][2]:6.3f}" for c in (na, hk) for q in LEVELS]
                     print(

@@ -180,3 +180,14 @@ def test_noise_aware_model_and_prediction_read_the_release():
     assert np.linalg.norm(mapped[1]) == pytest.approx(1.5)
     got = predict(draws, X_new, stats=r)["mean"].to_numpy()
     np.testing.assert_allclose(got, 0.6 + 1.2 * (mapped @ draws.T).mean(axis=1))
+
+
+def test_projected_sums_are_the_same_in_chunks(monkeypatch):
+    rng = np.random.default_rng(4)
+    X, y = rng.standard_t(2, size=(101, 4)), rng.standard_t(2, size=101)
+    whole = ss._projected_sums(X, y, 1.5, 2.0)
+    monkeypatch.setattr(ss, "_CHUNK_VALUES", 12)  # 3 rows per chunk
+    chunked = ss._projected_sums(X, y, 1.5, 2.0)
+    for a, b in zip(whole, chunked, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    np.testing.assert_allclose(whole[0], project_rows(X, 1.5).T @ project_rows(X, 1.5), rtol=1e-12)

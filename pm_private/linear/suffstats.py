@@ -478,6 +478,20 @@ def gaussian_sensitivity(x_bound: float, y_bound: float) -> float:
     return _finite_sensitivities((value,), "x_bound and y_bound")[0]
 
 
+def _projected_sums(X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float):
+    """Sxx, Sxy, Syy of finite rows projected onto ‖x‖₂ ≤ x_bound, responses clipped to ±y_bound,
+    in cache-sized chunks (peak extra memory: one chunk)."""
+    d = X.shape[1]
+    rows = max(1, _CHUNK_VALUES // d)
+    y = np.clip(y, -y_bound, y_bound)
+    xx, xy = np.zeros((d, d)), np.zeros(d)
+    for first in range(0, X.shape[0], rows):
+        chunk = project_rows(X[first : first + rows], x_bound)
+        xx += chunk.T @ chunk
+        xy += chunk.T @ y[first : first + rows]
+    return xx, xy, float(y @ y)
+
+
 def release_suff_stats_gaussian(
     X,
     y,
@@ -560,7 +574,7 @@ def release_suff_stats_gaussian(
     sensitivity = gaussian_sensitivity(x_bound, y_bound)
     source = as_noise_source(rng)
     with release_guard(accountant, GAUSSIAN_MECHANISM, epsilon, delta, label=f"n={n}, d={d}"):
-        xx, xy, yy = _accumulate(project_rows(X, x_bound), y, None, y_bound)
+        xx, xy, yy = _projected_sums(X, y, x_bound, y_bound)
         upper = np.triu_indices(d)
         part = gaussian_mechanism(
             np.concatenate([xx[upper], xy, [yy]]), sensitivity=sensitivity, epsilon=epsilon, delta=delta, source=source
