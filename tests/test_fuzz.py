@@ -257,6 +257,12 @@ TEMPLATES = {
         dict(X=A, y=A, epsilon=S, x_bound=S, y_bound=S, split=A),
         accountant=True,
     ),
+    "release_suff_stats_gaussian": Template(
+        "pm_private.linear:release_suff_stats_gaussian",
+        dict(X=X, y=YREAL, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, rng=0),
+        dict(X=A, y=A, epsilon=S, delta=S, x_bound=S, y_bound=S),
+        accountant=True,
+    ),
     "adassp": Template(
         "pm_private.linear:adassp",
         dict(X=X, y=YREAL, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, rho=0.05, rng=0),
