@@ -432,6 +432,20 @@ def test_repeated_fits_on_same_data_agree(exact, nuts_exact, advi):
     worst = max(np.abs(a - b).max() for a, b in itertools.combinations(np.array(means) / nuts_sd, 2))
     print(f"largest difference between repeated fits: {worst:.3f} posterior sd")
     assert worst <= 0.5
+    # The Monte Carlo mean over draws of the approximation agrees with its exact mean.
+    np.testing.assert_array_less(np.abs(advi.expectation("beta", draws=4000) - means[-1]) / nuts_sd, 0.1)
+
+
+@pytest.mark.slow
+def test_advi_expectation_of_the_noise_aware_beta(noisy_mild):
+    """β of the noise-aware model is a deterministic (Lx⁻ᵀγ); its ADVI mean comes from draws."""
+    advi = RefittableADVI(regression_model(noisy_mild), random_seed=5)
+    advi.fit(3000)
+    first = advi.expectation("beta", draws=2000)
+    assert first.shape == (D,) and np.isfinite(first).all()
+    direct = advi.inference.approx.sample(2000, random_seed=6).posterior["beta"].mean(("chain", "draw")).values
+    sd = advi.inference.approx.sample(2000, random_seed=6).posterior["beta"].std(("chain", "draw")).values
+    np.testing.assert_array_less(np.abs(first - direct) / sd, 0.15)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -200,7 +200,7 @@ def run_experiment(
                 else:
                     set_stats("likelihood", stats, fitters[aware].model)
                 fitters[aware].fit(advi_steps)
-                beta = fitters[aware].mean("beta")
+                beta = fitters[aware].expectation("beta") if aware else fitters[aware].mean("beta")
                 for (drug, repeat), b in zip(keys, beta, strict=True):
                     s = splits[drug, repeat]
                     X_test = np.clip(s.X_test, -tuned.x_bound, tuned.x_bound) if aware else s.X_test

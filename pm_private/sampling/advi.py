@@ -52,6 +52,7 @@ class RefittableADVI:
         self.decay_steps = float(decay_steps)
         self._lr = pytensor.shared(np.float64(learning_rate), name="advi_learning_rate")
         self.inference = pm.ADVI(model=model, random_seed=random_seed)
+        self._seed, self._compile_kwargs, self._expectations = random_seed, compile_kwargs or {"mode": "CVM"}, {}
         self._step = self.inference.objective.step_function(
             obj_optimizer=pm.adam(learning_rate=self._lr),
             compile_kwargs=compile_kwargs or {"mode": "CVM"},
@@ -99,3 +100,16 @@ class RefittableADVI:
             raise KeyError(f"{name!r} is not an untransformed free variable; have {list(ordering)}")
         _, where, shape, _ = ordering[name]
         return self.inference.approx.mean.eval()[where].reshape(shape)
+
+    def expectation(self, name: str, draws: int = 500) -> np.ndarray:
+        """Monte Carlo mean of any model variable ``name`` (a deterministic too, e.g. β of the
+        noise-aware regression, a non-linear function of the free variables) over ``draws``
+        draws from the approximation after :meth:`fit`.  The sampling function is compiled once
+        per (name, draws) and reused across fits."""
+        key = (name, int(draws))
+        if key not in self._expectations:
+            node = self.inference.approx.sample_node(self.model[name], size=int(draws))
+            self._expectations[key] = pm.pytensorf.compile(
+                [], node.mean(axis=0), random_seed=self._seed, **self._compile_kwargs
+            )
+        return np.asarray(self._expectations[key]())
