@@ -127,15 +127,23 @@ def public_correlation(X_public) -> np.ndarray:
     return 0.5 * corr + 0.5 * np.eye(len(corr))
 
 
-def run(names, epsilons, releases, draws=300, seed=0, public_cov=False) -> pd.DataFrame:
-    """Scores (data, epsilon, release, method, r2, spearman) of every method on every release."""
+def run(names, epsilons, releases, draws=300, seed=0, public_cov=False, verbose=False) -> pd.DataFrame:
+    """Scores (data, epsilon, release, method, r2, spearman) of every method on every release
+    (``verbose``: a line per release, NUTS times and tuned bounds; PyMC's log is silenced)."""
     # The models' dense algebra is tiny ((d+1)(d+2)/2 ≤ 66 rows): a multi-threaded BLAS only adds
     # synchronisation (7x slower per gradient on a loaded 2-core machine).
-    with threadpool_limits(1, user_api="blas"):
-        return _run(names, epsilons, releases, draws, seed, public_cov)
+    pymc_log = logging.getLogger("pymc")
+    level = pymc_log.level
+    pymc_log.setLevel(logging.ERROR)
+    try:
+        with threadpool_limits(1, user_api="blas"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return _run(names, epsilons, releases, draws, seed, public_cov, print if verbose else lambda *a, **k: None)
+    finally:
+        pymc_log.setLevel(level)
 
 
-def _run(names, epsilons, releases, draws, seed, public_cov):
+def _run(names, epsilons, releases, draws, seed, public_cov, report):
     import pymc as pm
 
     rows = []
@@ -188,7 +196,7 @@ def _run(names, epsilons, releases, draws, seed, public_cov):
             done = pd.DataFrame(
                 rows[-1 - 4 * len(epsilons) :], columns=["data", "epsilon", "release", "method", "r2", "spearman"]
             )
-            print(
+            report(
                 f"{name} release {rep}: "
                 + ", ".join(
                     f"{m} ε={e:g} R²={v:+.2f}" for m, e, v in zip(done.method, done.epsilon, done.r2, strict=True)
@@ -196,9 +204,9 @@ def _run(names, epsilons, releases, draws, seed, public_cov):
                 flush=True,
             )
         for method, fitter in fitters.items():
-            print(f"{name}: {method} NUTS fit {np.median(fitter.times):.1f} s median (n = {n}, d = {d})", flush=True)
+            report(f"{name}: {method} NUTS fit {np.median(fitter.times):.1f} s median (n = {n}, d = {d})", flush=True)
         for eps, tb in tuned.items():
-            print(
+            report(
                 f"{name} ε={eps:g}: tune_bounds ωx={tb.omega_x:.3g} ωy={tb.omega_y:.3g} "
                 f"split={tuple(round(p, 2) for p in tb.split)}",
                 flush=True,
@@ -253,10 +261,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.quick:
         args.releases, args.epsilons = 3, [1.0, 5.0]
-    warnings.filterwarnings("ignore")
-    logging.getLogger("pymc").setLevel(logging.ERROR)
     start = time.perf_counter()
-    results = run(args.data, args.epsilons, args.releases, args.draws, args.seed, args.public_cov)
+    results = run(args.data, args.epsilons, args.releases, args.draws, args.seed, args.public_cov, verbose=True)
     print(
         f"\nHeld-out R² (mean ± s.e.) / Spearman over {args.releases} releases ({time.perf_counter() - start:.0f} s):"
     )
