@@ -47,6 +47,7 @@ from pm_private.datasets import load_gdsc, make_gdsc_like
 from pm_private.linear.adaptive_ssp import adassp
 from pm_private.linear.prediction import spearman
 from pm_private.linear.preprocessing import preprocess
+from pm_private.linear.suffstats import single_threaded_blas
 
 METHODS = ("non-private LR", "robust private LR", "private LR (no projection)", "noise-aware private LR", "AdaSSP")
 ADASSP_DELTA = 1e-5
@@ -115,6 +116,7 @@ def design_problem(data, *, n_drugs: int, genes: int, needed: int) -> str | None
     return None
 
 
+@single_threaded_blas()  # batched small matrices: threads only add synchronisation
 def run_experiment(
     data=None,
     *,
@@ -213,6 +215,7 @@ def run_experiment(
 CALIBRATION_PRIOR = dict(a=10.0, b=10.0, a0=10.0, b0=10.0)
 
 
+@single_threaded_blas()
 def calibration_study(
     *,
     reps: int = 8,
