@@ -15,7 +15,7 @@ calibrated method covers β with its central q-interval a fraction q of the time
 
 * noise-aware: :func:`pm_private.linear.regression.regression_model` (default, Bernstein & Sheldon
   2019), NUTS (1 chain, ``--tune`` + ``--draws``), compiled once per d and reused for every
-  replicate through ``set_stats`` (only the data change);
+  replicate through ``set_stats`` (:class:`pm_private.sampling.RefittableNUTS`);
 * Honkela et al. (2018): the same function with ``noise_aware=False``, whose posterior is
   sampled exactly by :func:`pm_private.linear.gibbs_regression` (its conditionally conjugate
   Gibbs sampler, vectorised over replicates).
@@ -42,6 +42,7 @@ from threadpoolctl import threadpool_limits
 
 from pm_private import release_suff_stats, release_suff_stats_gaussian, suff_stats
 from pm_private.linear.regression import gibbs_regression, regression_model, set_stats
+from pm_private.sampling.refit_nuts import RefittableNUTS
 
 PRIOR = dict(a=10.0, b=10.0, a0=10.0, b0=10.0)
 LEVELS = (0.5, 0.9)
@@ -76,40 +77,6 @@ def coverage(draws, truth):
     return result
 
 
-class NoiseAwareFitter:
-    """The noise-aware model for one d, compiled once; refitted per replicate with set_stats."""
-
-    def __init__(self, stats, *, tune, draws, seed):
-        import pymc as pm
-
-        d = stats.d
-        self.model = regression_model(stats, noise_aware=True, x_scale=1.0, x_dof=d + 2, **PRIOR)
-        with self.model:
-            self.step = pm.NUTS(target_accept=0.9)
-        self.tune, self.draws, self.seed = tune, draws, seed
-        self.times = []
-
-    def fit(self, stats):
-        import pymc as pm
-
-        set_stats("likelihood", stats, self.model)
-        start = time.perf_counter()
-        with self.model:
-            idata = pm.sample(
-                self.draws,
-                tune=self.tune,
-                step=self.step,
-                chains=1,
-                cores=1,
-                progressbar=False,
-                random_seed=self.seed,
-                compute_convergence_checks=False,
-            )
-        self.times.append(time.perf_counter() - start)
-        self.seed += 1
-        return idata.posterior["beta"].values[0]  # (draws, d)
-
-
 def run_cell(fitter, rng, n, d, eps, reps, misspecified=False, mechanism="laplace"):
     truths, na_draws, stats_list, clipped = [], [], [], []
     for _ in range(reps):
@@ -128,7 +95,8 @@ def run_cell(fitter, rng, n, d, eps, reps, misspecified=False, mechanism="laplac
             stats = release_suff_stats(X, y, epsilon=eps, x_bound=bx, y_bound=by, rng=rng)
         truths.append(beta)
         stats_list.append(stats)
-        na_draws.append(fitter.fit(stats))
+        set_stats("likelihood", stats, fitter.model)
+        na_draws.append(fitter.fit().posterior["beta"].values[0])  # (draws, d)
     truths = np.array(truths)
     na = coverage(np.stack(na_draws, axis=1), truths)
     hk = coverage(gibbs_regression(stats_list, rng=rng, **PRIOR), truths)
@@ -171,12 +139,9 @@ def main(argv=None):
         for d in args.ds if not missp else [d for d in args.ds if d == 5] or args.ds[:1]:
             reps = args.missp_reps if missp else reps_for.get(d, 6)
             X, y, _, bx, by = draw_dataset(np.random.default_rng(99), 50, d)
-            fitter = NoiseAwareFitter(
-                release_suff_stats(X, y, epsilon=1.0, x_bound=bx, y_bound=by, rng=0),
-                tune=args.tune,
-                draws=args.draws,
-                seed=args.seed,
-            )
+            stats = release_suff_stats(X, y, epsilon=1.0, x_bound=bx, y_bound=by, rng=0)
+            model = regression_model(stats, noise_aware=True, x_scale=1.0, x_dof=d + 2, **PRIOR)
+            fitter = RefittableNUTS(model, draws=args.draws, tune=args.tune, random_seed=args.seed)
             for n in args.ns:
                 for eps in args.epsilons:
                     na, hk, clip = run_cell(fitter, rng, n, d, eps, reps, misspecified=missp, mechanism=args.mechanism)

@@ -49,6 +49,7 @@ from threadpoolctl import threadpool_limits
 from pm_private import Preprocessing, adassp, predict, release_suff_stats, release_suff_stats_gaussian, tune_bounds
 from pm_private.linear.prediction import spearman
 from pm_private.linear.regression import gibbs_regression, regression_model, set_stats
+from pm_private.sampling.refit_nuts import RefittableNUTS
 
 METHODS = ("noise-aware Gaussian", "noise-aware Laplace", "Honkela 2018", "AdaSSP", "OLS")
 BAYES = METHODS[:3]
@@ -86,37 +87,6 @@ def public_preprocessing(X, y) -> Preprocessing:
 
 def r2(y, pred) -> float:
     return float(1.0 - np.sum((y - pred) ** 2) / np.sum((y - y.mean()) ** 2))
-
-
-class Fitter:
-    """A regression_model compiled once and refitted with set_stats (NUTS, one chain)."""
-
-    def __init__(self, stats, *, draws, seed, x_cov=None):
-        import pymc as pm
-
-        self.model = regression_model(stats, noise_aware=True, x_cov=x_cov)
-        with self.model:
-            self.step = pm.NUTS(target_accept=0.9)
-        self.draws, self.seed, self.times = draws, seed, []
-
-    def fit(self, stats):
-        import pymc as pm
-
-        set_stats("likelihood", stats, self.model)
-        start = time.perf_counter()
-        with self.model:
-            idata = pm.sample(
-                self.draws,
-                tune=self.draws,
-                step=self.step,
-                chains=1,
-                progressbar=False,
-                random_seed=self.seed,
-                compute_convergence_checks=False,
-            )
-        self.times.append(time.perf_counter() - start)
-        self.seed += 1
-        return idata
 
 
 def public_correlation(X_public) -> np.ndarray:
@@ -183,10 +153,12 @@ def _run(names, epsilons, releases, draws, seed, public_cov, report):
                 )
                 for method, stats in zip(BAYES[:2], (gaussian, laplace), strict=True):
                     if method not in fitters:
-                        fitters[method] = Fitter(stats, draws=draws, seed=seed, x_cov=x_cov)
+                        model = regression_model(stats, noise_aware=True, x_cov=x_cov)
+                        fitters[method] = RefittableNUTS(model, draws=draws, tune=draws, random_seed=seed)
+                    set_stats("likelihood", stats, fitters[method].model)
                     if x_cov is not None:
                         pm.set_data({"x_cov_chol": np.linalg.cholesky(x_cov)}, model=fitters[method].model)
-                    pred = predict(fitters[method].fit(stats), X[test])["mean"].to_numpy()
+                    pred = predict(fitters[method].fit(), X[test])["mean"].to_numpy()
                     rows.append((name, eps, rep, method, r2(y[test], pred), spearman(y[test], pred)))
                 pred = predict(gibbs_regression(laplace, rng=rng), X[test], stats=laplace)["mean"].to_numpy()
                 rows.append((name, eps, rep, BAYES[2], r2(y[test], pred), spearman(y[test], pred)))

@@ -1,4 +1,4 @@
-"""Sampling private posteriors: the sanitized-loss exponential mechanism (Nguyên & Hui 2017a), pSGLD (Li et al. 2016) and refittable ADVI."""
+"""Sampling private posteriors: the sanitized-loss exponential mechanism (Nguyên & Hui 2017a), pSGLD (Li et al. 2016) and refittable ADVI and NUTS."""
 
 from .._lazy import attach
 
@@ -12,6 +12,7 @@ _NAMES = {
     "publishable": ".publish",
     "PSGLD": ".psgld",
     "RefittableADVI": ".advi",
+    "RefittableNUTS": ".refit_nuts",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)

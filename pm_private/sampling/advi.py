@@ -21,7 +21,7 @@ __all__ = ["RefittableADVI"]
 
 
 class RefittableADVI:
-    """ADVI (mean-field) on ``model`` whose compiled step is reused across :meth:`fit` calls.
+    """ADVI (mean-field) on ``model`` whose compiled step is reused across :meth:`~RefittableADVI.fit` calls.
 
     Parameters
     ----------
@@ -55,7 +55,7 @@ class RefittableADVI:
         self._seed, self._compile_kwargs, self._expectations = random_seed, compile_kwargs or {"mode": "CVM"}, {}
         self._step = self.inference.objective.step_function(
             obj_optimizer=pm.adam(learning_rate=self._lr),
-            compile_kwargs=compile_kwargs or {"mode": "CVM"},
+            compile_kwargs=self._compile_kwargs,
             # score=False compiles a step without outputs whose updates come out wrong
             # (diverging iterates) with PyMC 6.4 / PyTensor 3.3; returning the loss avoids it.
             score=True,
