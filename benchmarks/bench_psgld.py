@@ -11,7 +11,9 @@ PSGLD's compiled one first.  Goal: PSGLD within 2× of the Numba loop.  Also pri
 time of 10⁴ burn-in updates + 250 epochs (epoch = n updates), extrapolated from the rates.
 
     .venv/bin/python benchmarks/bench_psgld.py [--problem discrete-time] [--updates 200000]
-        [--thin 100 1] [--mode NUMBA]
+        [--thin 100 1] [--mode NUMBA] [--repeats 5]
+
+Every row is the median of ``--repeats`` timed runs (the NumPy loop runs a tenth of the updates).
 
 The NumPy loop of the discrete-time problem calls pm_private.survival's public
 record_loss_numpy and record_grad_numpy on ``data.subset(idx)`` ((k, q) arrays, a validation
@@ -148,6 +150,7 @@ def main():
     parser.add_argument("--updates", type=int, default=200_000, help="pSGLD updates per measurement")
     parser.add_argument("--thin", type=int, nargs="+", default=[100, 1], help="updates per stored draw")
     parser.add_argument("--mode", default="NUMBA", help="PyTensor mode of the compiled gradient")
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs per row (the table shows the median)")
     args = parser.parse_args()
 
     loss, data, dim, losses_and_grads = PROBLEMS[args.problem](np.random.default_rng(0))
@@ -167,16 +170,18 @@ def main():
     np.testing.assert_allclose([logp, *grad], [ref_logp, *ref_grad], rtol=1e-8, atol=1e-10)
 
     tune_updates = args.updates // 10
+    numpy_updates = args.updates // 10  # the slow loop: a tenth of the updates gives the same rate
     rates = {
         "NumPy loop": timed(
-            lambda: numpy_psgld(dim, args.updates, tune_updates, step, losses_and_grads, term.v, term.sigma, seed=2),
-            args.updates,
+            lambda: numpy_psgld(dim, numpy_updates, tune_updates // 10, step, losses_and_grads, term.v, term.sigma, 2),
+            numpy_updates,
+            args.repeats,
         )
     }
     if args.problem == "discrete-time":
         basis = loss.keywords["basis"]
         numba_run = numba_discrete_time_psgld(data, basis, dim, args.updates, tune_updates, step, term.v, term.sigma, 2)
-        rates["Numba loop"] = timed(numba_run, args.updates)
+        rates["Numba loop"] = timed(numba_run, args.updates, args.repeats)
     for thin in args.thin:
         draws = args.updates // thin
         tune = max(1, draws // 10)
@@ -192,13 +197,14 @@ def main():
             step = PSGLD(thin=thin, **settings)
             pm.sample(draws=2, tune=1, step=step, **sample)  # compiles the update loop (Numba backend)
             run_chain = partial(pm.sample, draws=draws - tune, tune=tune, step=step, **sample)
-            rates[f"pm.sample(PSGLD, thin={thin})"] = timed(run_chain, draws * thin)
+            rates[f"pm.sample(PSGLD, thin={thin})"] = timed(run_chain, draws * thin, args.repeats)
 
     reference = rates.get("Numba loop", rates["NumPy loop"])[1]
     run = EPOCHS * N + BURN_IN
     print(
         f"problem {args.problem}: n = {N}, dim f = {dim}, k = {K}, mode {args.mode}, "
-        f"{args.updates:,} updates per row; PSGLD compile {compile_s:.1f} s; load average "
+        f"{args.updates:,} updates per run (NumPy loop {numpy_updates:,}), median of {args.repeats} runs; "
+        f"PSGLD compile {compile_s:.1f} s; load average "
         f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     )
     print(
@@ -210,11 +216,15 @@ def main():
         print(f"{label:<30}{wall:>12,.0f}{cpu:>12,.0f}{reference / cpu:>8.2f}{run / wall / 60:>9.1f} min")
 
 
-def timed(run, updates):
-    """(updates per wall-clock second, updates per CPU second of this process) of ``run()``."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    run()
-    return updates / (time.perf_counter() - wall), updates / (time.process_time() - cpu)
+def timed(run, updates, repeats):
+    """Medians over ``repeats`` calls of ``run()`` of (updates per wall-clock second, updates per CPU
+    second of this process)."""
+    rates = []
+    for _ in range(repeats):
+        wall, cpu = time.perf_counter(), time.process_time()
+        run()
+        rates.append((updates / (time.perf_counter() - wall), updates / (time.process_time() - cpu)))
+    return tuple(np.median(rates, axis=0))
 
 
 if __name__ == "__main__":
