@@ -3,7 +3,15 @@
 import numpy as np
 import pandas as pd
 
-from pm_private.experiments.real_data_regression import METHODS, goal_check, load, public_preprocessing, table
+from pm_private import release_suff_stats_gaussian
+from pm_private.experiments.real_data_regression import (
+    METHODS,
+    goal_check,
+    load,
+    public_covariance,
+    public_preprocessing,
+    table,
+)
 
 
 def _results():
@@ -27,6 +35,8 @@ def test_goal_check_compares_with_adassp_at_epsilon_from_one():
     check = goal_check(_results())
     assert list(check.index.get_level_values("epsilon")) == [1.0, 2.0]
     assert check[">= AdaSSP"].all() and check[">= 0"].all()
+    np.testing.assert_allclose(check["difference"], 0.05)  # paired over releases: no spread
+    np.testing.assert_allclose(check["difference se"], 0.0, atol=1e-12)
     worse = goal_check(_results(), method=METHODS[2])  # Honkela et al.'s model is below AdaSSP here
     assert not worse[">= AdaSSP"].any() and not worse[">= 0"].any()
 
@@ -36,3 +46,16 @@ def test_shipped_data_and_public_preprocessing():
     assert X.shape == (442, 10) and len(names) == 10
     prep = public_preprocessing(X[:30], y[:30])
     np.testing.assert_allclose(prep.transform_x(X[:30]).mean(axis=0), 0, atol=1e-12)
+
+
+def test_public_covariance_uses_the_release_transform():
+    X, y, _ = load("diabetes")
+    prep = public_preprocessing(X[:30], y[:30])
+    bound = 0.5 * np.sqrt(X.shape[1])  # a projection that bites
+    stats = release_suff_stats_gaussian(
+        X[30:], y[30:], epsilon=1.0, delta=1e-5, x_bound=bound, y_bound=2.0, preprocessing=prep, rng=0
+    )
+    cov = public_covariance(stats, X[:30])
+    np.testing.assert_allclose(cov, cov.T)
+    assert np.linalg.eigvalsh(cov).min() > 0
+    assert np.trace(cov) <= bound**2 + 1e-9  # second moments of rows projected onto the ball
