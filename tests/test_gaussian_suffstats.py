@@ -29,10 +29,25 @@ from pm_private.privacy.primitives import (
 P_MIN = 1e-4
 
 
-def released_vector(X, y, bx, by):
-    """The (d+1)(d+2)/2 statistics before noise, as the release computes them."""
+def statistics(X, y, bx, by):
+    """The (d+1)(d+2)/2 statistics before noise (upper Sxx, Sxy, Syy), as the release computes them."""
     xx, xy, yy = ss._accumulate(project_rows(np.asarray(X, float), bx), np.asarray(y, float), None, by)
     return np.concatenate([xx[np.triu_indices(X.shape[1])], xy, [yy]])
+
+
+def released_vector(X, y, bx, by):
+    """The vector the Gaussian mechanism perturbs: the statistics weighted by frobenius_weights."""
+    return ss.frobenius_weights(X.shape[1]) * statistics(X, y, bx, by)
+
+
+@pytest.mark.parametrize("d", [1, 2, 4])
+def test_frobenius_weights_give_the_frobenius_norm(d):
+    rng = np.random.default_rng(d)
+    a = rng.normal(size=(d + 1, d + 1))
+    m = a + a.T
+    upper = np.triu_indices(d)
+    vector = np.concatenate([m[:d, :d][upper], m[:d, d], [m[d, d]]])
+    assert np.linalg.norm(ss.frobenius_weights(d) * vector) == pytest.approx(np.linalg.norm(m))
 
 
 @settings(max_examples=200, deadline=None)
@@ -79,6 +94,15 @@ def test_sensitivity_adversarial_neighbours_attain_the_bound(d):
     assert worst <= bound * (1 + 1e-9)
     if d > 1:  # attained: orthogonal x and x′ on the sphere (and y = 0)
         assert worst >= np.sqrt(2) * bx**2 * (1 - 1e-9)
+    # The unweighted triangle has the same sensitivity, so the weights cost nothing.
+    unweighted = max(
+        np.linalg.norm(statistics(X, y, bx, by) - statistics(X2, y2, bx, by))
+        for X, y, X2, y2 in [
+            (np.vstack([a, rest_X]), np.r_[ya, rest_y], np.vstack([b, rest_X]), np.r_[yb, rest_y])
+            for a, ya, b, yb in cases
+        ]
+    )
+    assert unweighted <= bound * (1 + 1e-9)
 
 
 def test_scale_is_the_smallest_that_opendp_certifies():
@@ -95,20 +119,25 @@ def test_noise_is_gaussian_with_the_declared_scale(secure):
     rng = np.random.default_rng(3)
     d, bx, by, eps, delta = 6, 2.0, 1.5, 0.7, 1e-6
     X, y = rng.normal(size=(300, d)), rng.normal(size=300) * 2
-    exact = released_vector(X, y, bx, by)
+    exact = statistics(X, y, bx, by)
+    weights = ss.frobenius_weights(d)
     noise = []
     for _ in range(200):
         r = release_suff_stats_gaussian(
             X, y, epsilon=eps, delta=delta, x_bound=bx, y_bound=by, rng=None if secure else rng
         )
         np.testing.assert_array_equal(r.xx, r.xx.T)
-        noise.append(np.concatenate([r.xx[np.triu_indices(d)], r.xy, [r.yy]]) - exact)
+        noise.append(weights * (np.concatenate([r.xx[np.triu_indices(d)], r.xy, [r.yy]]) - exact))
     info = r.releases[0]
     assert info.private is secure and info.delta == delta and info.epsilon <= eps
     assert info.sensitivity == pytest.approx(np.sqrt(2) * (bx**2 + by**2))
     assert info.noise_scale == pytest.approx(gaussian_scale(exact.size, info.sensitivity, eps, delta))
-    sample = np.concatenate(noise)
-    assert stats.kstest(sample, stats.norm(scale=info.noise_scale).cdf).pvalue > P_MIN
+    # σ on the diagonal statistics, σ/√2 on the off-diagonal ones: weighted, all are N(0, σ²).
+    np.testing.assert_allclose(info.noise_variance(d) * weights**2, info.noise_scale**2)
+    sample = np.array(noise)
+    for entries in (weights == 1.0, weights > 1.0):
+        fit = stats.kstest(sample[:, entries].ravel(), stats.norm(scale=info.noise_scale).cdf)
+        assert fit.pvalue > P_MIN
 
 
 def test_gaussian_mechanism_certifies_and_marks_seeded_results():
@@ -169,7 +198,10 @@ def test_noise_aware_model_and_prediction_read_the_release():
     r = release_suff_stats_gaussian(X, y, epsilon=1.0, delta=1e-6, x_bound=1.5, y_bound=3.0, preprocessing=prep, rng=0)
     info = r.releases[0]
     arrays = noise_aware_arrays(r)
-    np.testing.assert_allclose(arrays["noise_var"], np.full(10, info.noise_scale**2))
+    off_diagonal = [1, 2, 4, 6, 7, 8]  # upper Sxx (00 01 02 11 12 22), Sxy (3 entries), Syy
+    expected = np.full(10, info.noise_scale**2)
+    expected[off_diagonal] /= 2
+    np.testing.assert_allclose(arrays["noise_var"], expected)
     # Exact public rows add exactly; the private part is the release minus them.
     both = suff_stats(X[:5], y[:5]) + r
     np.testing.assert_allclose(noise_aware_arrays(both)["noise_var"], arrays["noise_var"])

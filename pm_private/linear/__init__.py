@@ -9,6 +9,7 @@ _NAMES = {
     "release_suff_stats": ".suffstats",
     "GaussianSuffStatsRelease": ".suffstats",
     "release_suff_stats_gaussian": ".suffstats",
+    "frobenius_weights": ".suffstats",
     "gaussian_sensitivity": ".suffstats",
     "sensitivities": ".suffstats",
     "TuneResult": ".tuning",

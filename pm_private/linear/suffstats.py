@@ -43,6 +43,7 @@ __all__ = [
     "GaussianSuffStatsRelease",
     "SuffStatsRelease",
     "SuffStats",
+    "frobenius_weights",
     "gaussian_sensitivity",
     "release_suff_stats",
     "release_suff_stats_gaussian",
@@ -98,9 +99,11 @@ class GaussianSuffStatsRelease(Release):
     """What one (ε, δ)-DP Gaussian release of sufficient statistics assumed and added.
 
     ``x_bound`` bounds the ℓ2 norm of each (preprocessed) covariate row, ``y_bound`` |y|;
-    ``sensitivity`` is the ℓ2 sensitivity √2·(Bx² + By²) of the released vector and
-    ``noise_scale`` the standard deviation σ of the Gaussian noise on each of its entries;
-    ``epsilon`` is what OpenDP certifies at ``delta``.  ``preprocessing`` as for
+    ``sensitivity`` is the ℓ2 sensitivity √2·(Bx² + By²) of the released vector (the entries of
+    zzᵀ weighted so that its norm is the Frobenius norm, :func:`frobenius_weights`) and
+    ``noise_scale`` the standard deviation σ of the Gaussian noise on each of its entries, so
+    σ on the diagonal statistics (diagonal of Sxx, Syy) and σ/√2 on the others (off-diagonal
+    Sxx, Sxy); ``epsilon`` is what OpenDP certifies at ``delta``.  ``preprocessing`` as for
     :class:`SuffStatsRelease`.
     """
 
@@ -116,8 +119,9 @@ class GaussianSuffStatsRelease(Release):
     x_clip = "row"
 
     def noise_variance(self, d: int) -> np.ndarray:
-        """Variance σ² of the Gaussian noise on each released entry (upper Sxx, Sxy, Syy)."""
-        return np.full((d + 1) * (d + 2) // 2, self.noise_scale**2)
+        """Variance σ²/wₖ² of the Gaussian noise on each released entry (upper Sxx, Sxy, Syy):
+        σ² on the diagonal statistics, σ²/2 on the off-diagonal ones."""
+        return self.noise_scale**2 / frobenius_weights(d) ** 2
 
 
 @dataclass(frozen=True, eq=False)
@@ -465,13 +469,24 @@ def release_suff_stats(
         return SuffStats(xx, parts[1].values, parts[2].values[0], n, (info,))
 
 
-def gaussian_sensitivity(x_bound: float, y_bound: float) -> float:
-    """ℓ2 sensitivity √2·(Bx² + By²) of the upper triangle of zzᵀ, z = (x, y), under replace-one,
-    for ‖x‖₂ ≤ Bx and |y| ≤ By.
+def frobenius_weights(d: int) -> np.ndarray:
+    """Weights w of the (d+1)(d+2)/2 distinct entries of zzᵀ, z = (x, y) ∈ ℝᵈ⁺¹, in release order
+    (upper Sxx, Sxy, Syy): 1 on the diagonal (Sxx diagonal, Syy), √2 off it (Sxx off-diagonal, Sxy),
+    so that ‖w ⊙ upper(M)‖₂ = ‖M‖_F for every symmetric M."""
+    upper = np.triu_indices(d)
+    off = np.concatenate([upper[0] != upper[1], np.ones(d, bool), [False]])
+    return np.where(off, np.sqrt(2.0), 1.0)
 
-    With R² = Bx² + By² ≥ ‖z‖² and M = zzᵀ − z′z′ᵀ: Σ_{a≤b} M_ab² = ½(‖M‖_F² + Σ_a M_aa²),
-    ‖M‖_F² = ‖z‖⁴ + ‖z′‖⁴ − 2(zᵀz′)² ≤ 2R⁴ and Σ_a M_aa² ≤ Σ_a (z_a⁴ + z′_a⁴) ≤ 2R⁴, so the
-    released vector moves by at most √2·R² (attained by orthogonal z, z′ on the sphere).
+
+def gaussian_sensitivity(x_bound: float, y_bound: float) -> float:
+    """ℓ2 sensitivity √2·(Bx² + By²) of the weighted upper triangle w ⊙ upper(zzᵀ), z = (x, y)
+    (:func:`frobenius_weights`: its norm is the Frobenius norm), under replace-one, for
+    ‖x‖₂ ≤ Bx and |y| ≤ By.
+
+    With R² = Bx² + By² ≥ ‖z‖² and M = zzᵀ − z′z′ᵀ: ‖M‖_F² = ‖z‖⁴ + ‖z′‖⁴ − 2(zᵀz′)² ≤ 2R⁴,
+    attained by orthogonal z, z′ on the sphere.  The unweighted upper triangle has the same
+    sensitivity (Σ_{a≤b} M_ab² = ½(‖M‖_F² + Σ_a M_aa²) ≤ 2R⁴ too), so the weights halve the noise
+    variance of the off-diagonal statistics (Sxy among them) for free.
     """
     with np.errstate(over="ignore", under="ignore"):
         value = math.sqrt(2.0) * (x_bound * x_bound + y_bound * y_bound)
@@ -507,11 +522,17 @@ def release_suff_stats_gaussian(
     """(ε, δ)-DP release of the sufficient statistics of norm-bounded rows, by one Gaussian mechanism.
 
     Each covariate row is projected onto the ℓ2 ball, xᵢ ← xᵢ·min(1, Bx/‖xᵢ‖), each response
-    clipped, yᵢ ← clip(yᵢ, −By, By), and the (d+1)(d+2)/2 distinct entries of Σ zᵢzᵢᵀ,
-    zᵢ = (xᵢ, yᵢ) (upper Sxx, Sxy, Syy), receive iid N(0, σ²) noise with
-    σ calibrated to the ℓ2 sensitivity Δ = √2·(Bx² + By²) (:func:`gaussian_sensitivity`): sufficient
-    statistics perturbation with the Gaussian mechanism (Sheffet 2017; the row-norm bound of
-    Wang 2018).  Against :func:`release_suff_stats` (Laplace, entrywise bounds) the noise grows
+    clipped, yᵢ ← clip(yᵢ, −By, By), and the (d+1)(d+2)/2 distinct entries of S = Σ zᵢzᵢᵀ,
+    zᵢ = (xᵢ, yᵢ) (upper Sxx, Sxy, Syy), are released as
+
+        r = upper(S) + ξ / w,   ξ ~ N(0, σ² I),
+
+    with w = 1 on the diagonal and √2 off it (:func:`frobenius_weights`), i.e. the Gaussian
+    mechanism on w ⊙ upper(S), whose ℓ2 norm is ‖S‖_F, with σ calibrated to its ℓ2 sensitivity
+    Δ = √2·(Bx² + By²) (:func:`gaussian_sensitivity`): sufficient statistics perturbation with the
+    Gaussian mechanism (Sheffet 2017; the row-norm bound of Wang 2018).  The off-diagonal
+    statistics, Sxy among them, get noise of s.d. σ/√2 at the sensitivity of iid noise on the
+    unweighted triangle.  Against :func:`release_suff_stats` (Laplace, entrywise bounds) the noise grows
     with Bx² + By² instead of d²Bx², far less at d ≥ 5, and it is Gaussian, so the noise-aware
     model (:func:`pm_private.linear.regression_model`) marginalises it exactly.
 
@@ -576,11 +597,17 @@ def release_suff_stats_gaussian(
     with release_guard(accountant, GAUSSIAN_MECHANISM, epsilon, delta, label=f"n={n}, d={d}"):
         xx, xy, yy = _projected_sums(X, y, x_bound, y_bound)
         upper = np.triu_indices(d)
+        weights = frobenius_weights(d)
         part = gaussian_mechanism(
-            np.concatenate([xx[upper], xy, [yy]]), sensitivity=sensitivity, epsilon=epsilon, delta=delta, source=source
+            weights * np.concatenate([xx[upper], xy, [yy]]),
+            sensitivity=sensitivity,
+            epsilon=epsilon,
+            delta=delta,
+            source=source,
         )
+        values = part.values / weights
         noisy_xx = np.zeros((d, d))
-        noisy_xx[upper] = part.values[: upper[0].size]
+        noisy_xx[upper] = values[: upper[0].size]
         noisy_xx = noisy_xx + np.triu(noisy_xx, 1).T
         info = GaussianSuffStatsRelease(
             epsilon=part.epsilon,
@@ -593,4 +620,4 @@ def release_suff_stats_gaussian(
             private=source.secure,
             preprocessing=preprocessing,
         )
-        return SuffStats(noisy_xx, part.values[upper[0].size : -1], part.values[-1], n, (info,))
+        return SuffStats(noisy_xx, values[upper[0].size : -1], values[-1], n, (info,))
