@@ -32,7 +32,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .linear.suffstats import SuffStats, SuffStatsRelease
+from .linear.preprocessing import Preprocessing
+from .linear.suffstats import (
+    GAUSSIAN_MECHANISM,
+    MECHANISM,
+    GaussianSuffStatsRelease,
+    SuffStats,
+    SuffStatsRelease,
+)
 
 __all__ = ["FORMAT", "VERSION", "read_release_file", "release_from_dict", "release_to_dict", "write_release_file"]
 
@@ -40,6 +47,8 @@ FORMAT = "pm_private-release"
 VERSION = 1
 
 _SUFF_STATS, _WEIBULL = "suff_stats", "weibull"
+#: Record type of each sufficient-statistics mechanism, by its name in the file.
+_SUFF_STATS_RELEASES = {MECHANISM: SuffStatsRelease, GAUSSIAN_MECHANISM: GaussianSuffStatsRelease}
 _CONTEXT_KEYS = ("features", "target", "time", "event", "preprocessing")
 
 
@@ -77,6 +86,16 @@ def _tuples(value):
 def _build(cls, values: dict):
     known = {f.name for f in dataclasses.fields(cls)}
     return cls(**{k: _tuples(v) for k, v in values.items() if k in known})
+
+
+def _suff_stats_release(info: dict):
+    mechanism = info.get("mechanism")
+    if mechanism not in _SUFF_STATS_RELEASES:
+        raise ValueError(f"unknown sufficient-statistics mechanism {mechanism!r}")
+    values = dict(info)
+    if values.get("preprocessing") is not None:
+        values["preprocessing"] = _build(Preprocessing, values["preprocessing"])
+    return _build(_SUFF_STATS_RELEASES[mechanism], values)
 
 
 def _weibull_release_type():
@@ -155,7 +174,7 @@ def release_from_dict(entry: dict):
     kind = entry.get("kind")
     if kind == _SUFF_STATS:
         stats = entry["statistics"]
-        releases = tuple(_build(SuffStatsRelease, info) for info in entry["releases"])
+        releases = tuple(_suff_stats_release(info) for info in entry["releases"])
         return SuffStats(np.array(stats["xx"]), np.array(stats["xy"]), stats["yy"], stats["n"], releases)
     if kind == _WEIBULL:
         values = {**entry["parameters"], **entry["estimates"]}

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from pm_private import release_suff_stats, suff_stats
+from pm_private import Preprocessing, predict, release_suff_stats, release_suff_stats_gaussian, suff_stats
 from pm_private.release_file import (
     FORMAT,
     read_release_file,
@@ -48,6 +48,23 @@ def test_round_trip_of_both_kinds(releases, tmp_path):
     assert first["releases"][0]["split"] == [0.5, 0.3, 0.2] and first["releases"][0]["x_bound"] == 1.0
     assert second["release"] == weibull and second["estimates"] == {"shape": weibull.shape, "scale": weibull.scale}
     assert release_from_dict(json.loads(json.dumps(entries[1]))) == weibull
+
+
+def test_gaussian_release_and_its_preprocessing_round_trip(releases):
+    X, y, _, _ = releases
+    prep = Preprocessing(x_center=[0.1, 0.0, -0.1], x_scale=0.5, y_center=0.2, y_scale=2.0)
+    stats = release_suff_stats_gaussian(X, y, epsilon=1.0, delta=1e-6, x_bound=2.0, y_bound=1.0, preprocessing=prep)
+    back = release_from_dict(json.loads(json.dumps(release_to_dict(stats))))
+    (info,), (read,) = stats.releases, back.releases
+    assert type(read) is type(info) and read.noise_scale == info.noise_scale and read.sensitivity == info.sensitivity
+    np.testing.assert_array_equal(read.noise_variance(3), info.noise_variance(3))
+    # The preprocessing comes back as one, so predictions from the file map new rows alike.
+    draws = np.array([[0.3, -0.2, 0.5]])
+    np.testing.assert_array_equal(predict(draws, X[:5], stats=back)["mean"], predict(draws, X[:5], stats=stats)["mean"])
+    entry = release_to_dict(stats)
+    entry["releases"][0]["mechanism"] = "something else"
+    with pytest.raises(ValueError, match="unknown sufficient-statistics mechanism"):
+        release_from_dict(entry)
 
 
 def test_no_record_and_nothing_unnoised_is_written(releases):

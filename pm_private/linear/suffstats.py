@@ -59,7 +59,7 @@ _CHUNK_VALUES = 1 << 16
 #: Mechanism name of :func:`release_suff_stats` (result and ledger entry).
 MECHANISM = "Laplace sufficient statistics (Honkela et al. 2018)"
 #: Mechanism name of :func:`release_suff_stats_gaussian` (result and ledger entry).
-GAUSSIAN_MECHANISM = "Gaussian sufficient statistics of norm-bounded rows (Sheffet 2017; Wang 2018)"
+GAUSSIAN_MECHANISM = "Gaussian sufficient statistics of norm-bounded rows, Frobenius-weighted (Sheffet 2017; Wang 2018)"
 
 
 @dataclass(frozen=True, kw_only=True)
