@@ -10,8 +10,9 @@ Each entry describes one private release: ``kind`` (``"suff_stats"`` or ``"weibu
 generator drew the noise), the released values (``statistics`` Sxx, Sxy, Syy and n of
 Honkela et al. 2018; or ``estimates`` p and λ of Nguyên & Hui 2017b), every public parameter
 of the mechanism (bounds, budget split, sensitivities, noise scales, horizon, …: the fields of
-:class:`~pm_private.linear.suffstats.SuffStatsRelease` or
-:class:`~pm_private.survival.weibull_mechanisms.WeibullRelease`), and the caller's context (column
+:class:`~pm_private.linear.suffstats.SuffStatsRelease`,
+:class:`~pm_private.linear.suffstats.GaussianSuffStatsRelease` (which of the two follows the
+mechanism name) or :class:`~pm_private.survival.weibull_mechanisms.WeibullRelease`), and the caller's context (column
 names, preprocessing).  No record and nothing computed from the records without noise is
 written: the values are the noisy outputs, and n is public under replace-one neighbours.
 
