@@ -32,7 +32,7 @@ P_MIN = 1e-4
 def statistics(X, y, bx, by):
     """The (d+1)(d+2)/2 statistics before noise (upper Sxx, Sxy, Syy), as the release computes them."""
     xx, xy, yy = ss._accumulate(project_rows(np.asarray(X, float), bx), np.asarray(y, float), None, by)
-    return np.concatenate([xx[np.triu_indices(X.shape[1])], xy, [yy]])
+    return ss.stat_vector(xx, xy, yy)
 
 
 def released_vector(X, y, bx, by):
@@ -127,7 +127,7 @@ def test_noise_is_gaussian_with_the_declared_scale(secure):
             X, y, epsilon=eps, delta=delta, x_bound=bx, y_bound=by, rng=None if secure else rng
         )
         np.testing.assert_array_equal(r.xx, r.xx.T)
-        noise.append(weights * (np.concatenate([r.xx[np.triu_indices(d)], r.xy, [r.yy]]) - exact))
+        noise.append(weights * (ss.stat_vector(r.xx, r.xy, r.yy) - exact))
     info = r.releases[0]
     assert info.private is secure and info.delta == delta and info.epsilon <= eps
     assert info.sensitivity == pytest.approx(np.sqrt(2) * (bx**2 + by**2))

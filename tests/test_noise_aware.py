@@ -28,9 +28,9 @@ from pm_private.linear.noise_aware import (
     exact_stats_logp,
     noise_aware_arrays,
     noisy_stats_logp,
-    stat_pairs,
 )
 from pm_private.linear.regression import regression_model, set_stats
+from pm_private.linear.suffstats import stat_pairs
 
 C_BACKEND = {"mode": "CVM"}
 

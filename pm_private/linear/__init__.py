@@ -9,6 +9,8 @@ _NAMES = {
     "release_suff_stats": ".suffstats",
     "GaussianSuffStatsRelease": ".suffstats",
     "release_suff_stats_gaussian": ".suffstats",
+    "stat_pairs": ".suffstats",
+    "stat_vector": ".suffstats",
     "frobenius_weights": ".suffstats",
     "gaussian_sensitivity": ".suffstats",
     "sensitivities": ".suffstats",

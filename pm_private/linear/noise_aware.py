@@ -50,7 +50,7 @@ import pymc as pm
 import pytensor.tensor as pt
 from pytensor.tensor.linalg import solve_triangular
 
-from .suffstats import SuffStats
+from .suffstats import SuffStats, stat_pairs, stat_vector
 
 __all__ = [
     "NoisySuffStatRegression",
@@ -60,22 +60,7 @@ __all__ = [
     "noisy_stats_logp",
     "exact_stats_logp",
     "set_noisy_stats",
-    "stat_pairs",
 ]
-
-
-def stat_pairs(d: int) -> tuple[np.ndarray, np.ndarray]:
-    """Index pairs (a, b) into z = (x, y) of the released statistics, in release order:
-    the upper triangle of Sxx (``np.triu_indices(d)``), then Sxy (j, d), then Syy (d, d)."""
-    upper = np.triu_indices(d)
-    a = np.concatenate([upper[0], np.arange(d), [d]])
-    b = np.concatenate([upper[1], np.full(d, d), [d]])
-    return a, b
-
-
-def _vector(xx, xy, yy) -> np.ndarray:
-    d = xy.shape[0]
-    return np.concatenate([np.asarray(xx)[np.triu_indices(d)], xy, [yy]])
 
 
 def noise_aware_arrays(stats: SuffStats) -> dict[str, np.ndarray]:
@@ -103,7 +88,9 @@ def noise_aware_arrays(stats: SuffStats) -> dict[str, np.ndarray]:
         private = np.zeros(k)
         private_n, noise_var = 0, np.ones(k)
     else:
-        private = _vector(stats.xx, stats.xy, stats.yy) - _vector(exact_aug[:d, :d], exact_aug[:d, d], exact_aug[d, d])
+        private = stat_vector(stats.xx, stats.xy, stats.yy) - stat_vector(
+            exact_aug[:d, :d], exact_aug[:d, d], exact_aug[d, d]
+        )
         private_n = stats.n - exact_n
         if private_n != sum(r.n for r in stats.releases):
             raise ValueError("the row counts of the releases do not add up to the private part of stats")

@@ -48,6 +48,8 @@ __all__ = [
     "release_suff_stats",
     "release_suff_stats_gaussian",
     "sensitivities",
+    "stat_pairs",
+    "stat_vector",
     "suff_stats",
 ]
 
@@ -469,13 +471,28 @@ def release_suff_stats(
         return SuffStats(xx, parts[1].values, parts[2].values[0], n, (info,))
 
 
+def stat_pairs(d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs (a, b) into z = (x, y) of the released statistics, in release order:
+    the upper triangle of Sxx (``np.triu_indices(d)``), then Sxy (j, d), then Syy (d, d)."""
+    upper = np.triu_indices(d)
+    a = np.concatenate([upper[0], np.arange(d), [d]])
+    b = np.concatenate([upper[1], np.full(d, d), [d]])
+    return a, b
+
+
+def stat_vector(xx, xy, yy) -> np.ndarray:
+    """The (d+1)(d+2)/2 statistics as one vector in release order (:func:`stat_pairs`):
+    upper Sxx, Sxy, Syy."""
+    d = xy.shape[0]
+    return np.concatenate([np.asarray(xx)[np.triu_indices(d)], xy, [yy]])
+
+
 def frobenius_weights(d: int) -> np.ndarray:
     """Weights w of the (d+1)(d+2)/2 distinct entries of zzᵀ, z = (x, y) ∈ ℝᵈ⁺¹, in release order
-    (upper Sxx, Sxy, Syy): 1 on the diagonal (Sxx diagonal, Syy), √2 off it (Sxx off-diagonal, Sxy),
+    (:func:`stat_pairs`): 1 on the diagonal (Sxx diagonal, Syy), √2 off it (Sxx off-diagonal, Sxy),
     so that ‖w ⊙ upper(M)‖₂ = ‖M‖_F for every symmetric M."""
-    upper = np.triu_indices(d)
-    off = np.concatenate([upper[0] != upper[1], np.ones(d, bool), [False]])
-    return np.where(off, np.sqrt(2.0), 1.0)
+    a, b = stat_pairs(d)
+    return np.where(a != b, np.sqrt(2.0), 1.0)
 
 
 def gaussian_sensitivity(x_bound: float, y_bound: float) -> float:
@@ -599,7 +616,7 @@ def release_suff_stats_gaussian(
         upper = np.triu_indices(d)
         weights = frobenius_weights(d)
         part = gaussian_mechanism(
-            weights * np.concatenate([xx[upper], xy, [yy]]),
+            weights * stat_vector(xx, xy, yy),
             sensitivity=sensitivity,
             epsilon=epsilon,
             delta=delta,
