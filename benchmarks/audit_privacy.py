@@ -51,16 +51,16 @@ from pm_private.logistic.elastic_net import DPElasticNetLogisticRegression, conv
 from pm_private.logistic.penalty_selection import select_penalty
 from pm_private.privacy.noise import as_noise_source
 from pm_private.survival.data import scale_times
-from pm_private.survival.discrete_data import DiscreteTimeData
-from pm_private.survival.discrete_numpy import fit_discrete_time, loss_and_grad
-from pm_private.survival.discrete_private import (
+from pm_private.survival.discrete.data import DiscreteTimeData
+from pm_private.survival.discrete.fit import fit_discrete_time, loss_and_grad
+from pm_private.survival.discrete.mechanisms import (
     gradient_sensitivity,
     objective_perturbation,
     objective_regularization,
     output_perturbation,
     output_sensitivity,
 )
-from pm_private.survival.weibull_mechanisms import WeibullLSP, lsp_ladder
+from pm_private.survival.weibull.mechanisms import WeibullLSP, lsp_ladder
 
 ALPHA = 0.05
 # Statistics are rounded to this many decimals before the threshold tests (module docstring).

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from pm_private import PrivacyAccountant, release_suff_stats
-from pm_private.privacy.accounting import charge
+from pm_private.privacy.accountant import charge
 
 
 def _charge_only(acct, epsilon, data):

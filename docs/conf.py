@@ -57,6 +57,24 @@ numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
 
+# Every documented public object is checked against numpydoc's standard: a docstring (GL08), every
+# parameter documented (PR01) and no unknown one (PR02), a Returns section for functions and
+# methods (RT01).  A failing check is a warning, hence a failed build.
+numpydoc_validation_checks = {"GL08", "PR01", "PR02", "RT01"}
+numpydoc_validation_exclude = [
+    # Documented separately: the public names defined in pm_private/linear/noise_aware.py,
+    # pm_private/linear/regression.py, pm_private/logistic/, pm_private/privacy/release.py and
+    # pm_private/release_file.py (and those modules' pages) are being rewritten elsewhere.
+    r"^pm_private\.logistic(\.|$)",
+    r"^pm_private\.linear\.(noise_aware|regression)$",
+    r"^pm_private\.privacy\.release$",
+    r"^pm_private\.release_file(\.|$)",
+    r"^pm_private\.linear\.(\w+\.)?(NoisySuffStatRegression|covariate_cholesky|noise_aware_arrays|set_noisy_stats)(\.|$)",
+    r"^pm_private\.linear\.(\w+\.)?(SuffStatRegression|gibbs_regression|project_psd|regression_model|set_stats"
+    r"|suff_stat_logp)(\.|$)",
+    r"^pm_private\.privacy\.(\w+\.)?(ConvergenceError|Release|field_kinds|release_guard)(\.|$)",
+]
+
 
 # Notebooks -----------------------------------------------------------------------------------
 nb_execution_mode = "off"  # rendered from the outputs stored in notebooks/*.ipynb

@@ -28,13 +28,13 @@ The names below are importable from the top level; they load on first use, so
 ``import pm_private`` does not import PyMC.
 """
 
-from ._lazy import attach
+from ._engine.lazy import attach
 
 _NAMES = {
-    "REPLACE_ONE": ".privacy.accounting",
-    "BudgetExceededError": ".privacy.accounting",
-    "LedgerEntry": ".privacy.accounting",
-    "PrivacyAccountant": ".privacy.accounting",
+    "REPLACE_ONE": ".privacy.budget",
+    "BudgetExceededError": ".privacy.budget",
+    "LedgerEntry": ".privacy.budget",
+    "PrivacyAccountant": ".privacy.accountant",
     "Release": ".privacy.release",
     "SuffStatsRelease": ".linear.suffstats",
     "SuffStats": ".linear.suffstats",

@@ -96,7 +96,8 @@ def _check_columns(parser, args, available: list[str], needed: list[str]) -> Non
 
 
 def _open_ledger(parser, args):
-    from .privacy.accounting import BudgetExceededError, PrivacyAccountant
+    from .privacy.accountant import PrivacyAccountant
+    from .privacy.budget import BudgetExceededError
 
     if not args.ledger.exists() and args.total_epsilon is None:
         parser.error(
@@ -128,7 +129,7 @@ def _numeric(parser, frame, columns: list[str]):
 
 def _write_release(parser, args, accountant, release, **context) -> None:
     """Reserve the output file, release, write; a failed release leaves no file."""
-    from .privacy.accounting import BudgetExceededError
+    from .privacy.budget import BudgetExceededError
     from .release_file import release_to_dict, write_release_file
 
     try:
@@ -198,7 +199,7 @@ def _release_weibull(parser, args) -> None:
         parser.error(f"column {args.time!r} must lie in [0, --horizon {args.horizon:g}] (the horizon is public)")
     if not ((event == 0) | (event == 1)).all():
         parser.error(f"column {args.event!r} must be 0 (censored) or 1 (event)")
-    from .survival.weibull_mechanisms import weibull_private
+    from .survival.weibull.mechanisms import weibull_private
 
     _write_release(
         parser,
@@ -238,7 +239,7 @@ def _export(target: str, text: str) -> None:
 
 
 def _show_ledger(parser, args) -> None:
-    from .privacy.accounting import PrivacyAccountant
+    from .privacy.accountant import PrivacyAccountant
 
     for option in ("csv", "json"):
         target = getattr(args, option)
@@ -364,10 +365,10 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
 
     demo_help = "private drug-sensitivity prediction (Honkela et al. 2018) on GDSC-shaped built-in data"
     if demo:
-        from pm_private.experiments import drug_sensitivity
+        from . import demo as experiment
 
-        demo_parser = commands.add_parser("demo", help=demo_help, description=drug_sensitivity.__doc__.split("\n\n")[0])
-        drug_sensitivity.build_parser(demo_parser)
+        demo_parser = commands.add_parser("demo", help=demo_help, description=experiment.__doc__.split("\n\n")[0])
+        experiment.build_parser(demo_parser)
     else:
         demo_parser = commands.add_parser("demo", help=demo_help)
     demo_parser.set_defaults(run=_demo, command_parser=demo_parser)
@@ -441,10 +442,10 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
 
 
 def _demo(parser, args) -> None:
-    from pm_private.experiments import drug_sensitivity
+    from . import demo as experiment
 
-    drug_sensitivity.check_args(args, parser)
-    drug_sensitivity.main(args)
+    experiment.check_args(args, parser)
+    experiment.main(args)
 
 
 def main(argv=None) -> int:

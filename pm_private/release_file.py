@@ -12,7 +12,7 @@ Honkela et al. 2018; or ``estimates`` p and λ of Nguyên & Hui 2017b), every pu
 of the mechanism (bounds, budget split, sensitivities, noise scales, horizon, …: the fields of
 :class:`~pm_private.linear.suffstats.SuffStatsRelease`,
 :class:`~pm_private.linear.suffstats.GaussianSuffStatsRelease` (which of the two follows the
-mechanism name) or :class:`~pm_private.survival.weibull_mechanisms.WeibullRelease`), and the caller's context (column
+mechanism name) or :class:`~pm_private.survival.weibull.mechanisms.WeibullRelease`), and the caller's context (column
 names, preprocessing).  No record and nothing computed from the records without noise is
 written: the values are the noisy outputs, and n is public under replace-one neighbours.
 
@@ -34,13 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from .linear.preprocessing import Preprocessing
-from .linear.suffstats import (
-    GAUSSIAN_MECHANISM,
-    MECHANISM,
-    GaussianSuffStatsRelease,
-    SuffStats,
-    SuffStatsRelease,
-)
+from .linear.suffstats import GAUSSIAN_MECHANISM, MECHANISM, GaussianSuffStatsRelease, SuffStats, SuffStatsRelease
 
 __all__ = ["FORMAT", "VERSION", "read_release_file", "release_from_dict", "release_to_dict", "write_release_file"]
 
@@ -101,7 +95,7 @@ def _suff_stats_release(info: dict):
 
 def _weibull_release_type():
     # imported on demand: the survival package loads PyMC
-    from .survival.weibull_mechanisms import WeibullRelease
+    from .survival.weibull.mechanisms import WeibullRelease
 
     return WeibullRelease
 

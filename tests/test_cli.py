@@ -16,7 +16,7 @@ from pm_private import PrivacyAccountant
 from pm_private.cli import main
 from pm_private.linear.suffstats import MECHANISM as SUFF_STATS_MECHANISM
 from pm_private.release_file import read_release_file
-from pm_private.survival.weibull_mechanisms import LSP_TLL
+from pm_private.survival.weibull.mechanisms import LSP_TLL
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -7,14 +7,8 @@ import numpy as np
 import pytest
 
 from pm_private import Preprocessing, predict, release_suff_stats, release_suff_stats_gaussian, suff_stats
-from pm_private.release_file import (
-    FORMAT,
-    read_release_file,
-    release_from_dict,
-    release_to_dict,
-    write_release_file,
-)
-from pm_private.survival.weibull_mechanisms import weibull_private
+from pm_private.release_file import FORMAT, read_release_file, release_from_dict, release_to_dict, write_release_file
+from pm_private.survival.weibull.mechanisms import weibull_private
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """Private linear regression from sufficient statistics (Honkela et al. 2018) and the AdaSSP baseline (Wang 2018)."""
 
-from .._lazy import attach
+from .._engine.lazy import attach
 
 _NAMES = {
     "SuffStatsRelease": ".suffstats",
@@ -38,7 +38,7 @@ _NAMES = {
     "adassp": ".adaptive_ssp",
     "adassp_sensitivities": ".adaptive_ssp",
     "preprocess": ".preprocessing",
-    "read_parquet_columns": ".._dask",
+    "read_parquet_columns": ".._engine.parquet",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)

@@ -90,7 +90,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..privacy.accounting import PrivacyAccountant
+from ..privacy.accountant import PrivacyAccountant
 from ..privacy.noise import as_noise_source
 from ..privacy.primitives import gaussian_noise_multiplier, project_rows
 from ..privacy.release import Release, constant, output, public, release_guard
@@ -105,7 +105,7 @@ __all__ = [
 ]
 
 # Rows per chunk hold about this many float64 values (2 MiB): projection works in cache.
-_CHUNK_VALUES = 1 << 18
+CHUNK_VALUES = 1 << 18
 
 #: Mechanism name of :func:`adassp` (result and ledger entry).
 MECHANISM = "AdaSSP (Wang 2018, Alg. 2) with the analytic Gaussian mechanism (Balle & Wang 2018)"
@@ -128,7 +128,7 @@ def adassp_sensitivities(d: int, x_bound: float, y_bound: float) -> tuple[float,
 
 
 def _check_finite(X: np.ndarray) -> None:
-    rows = max(1, _CHUNK_VALUES // X.shape[1])
+    rows = max(1, CHUNK_VALUES // X.shape[1])
     for start in range(0, X.shape[0], rows):
         chunk = X[start : start + rows]
         if not np.isfinite(chunk).all():
@@ -138,7 +138,7 @@ def _check_finite(X: np.ndarray) -> None:
 def _projected_stats(X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float):
     """XᵀX (exactly symmetric) and Xᵀy of the projected rows and clipped responses, in chunks."""
     n, d = X.shape
-    rows = max(1, _CHUNK_VALUES // d)
+    rows = max(1, CHUNK_VALUES // d)
     xx = np.zeros((d, d))
     xy = np.zeros(d)
     y = np.clip(y, -y_bound, y_bound)
@@ -265,7 +265,7 @@ def adassp(
         public, in (0, 1); affects utility only.
     accountant : PrivacyAccountant, optional
         Charged (ε, δ) once under the mechanism name ``MECHANISM``; an over-budget call raises
-        :class:`~pm_private.privacy.accounting.BudgetExceededError` before anything is computed.
+        :class:`~pm_private.privacy.accountant.BudgetExceededError` before anything is computed.
     rng : None, int or numpy.random.Generator
         None for the secure OS generator (private); a seed only for tests (``private=False``).
 

@@ -22,19 +22,17 @@ results match Honkela et al. (2018); the stated guarantee (ε-DP) is then conser
 from __future__ import annotations
 
 import math
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..privacy.accounting import PrivacyAccountant
+from .._engine.dask import is_dask
+from ..privacy.accountant import PrivacyAccountant
 from ..privacy.noise import as_noise_source
 from ..privacy.primitives import gaussian_mechanism, laplace_mechanism, project_rows
 from ..privacy.release import Release, constant, output, public, release_guard
-from ..privacy.validation import _first_bad_row, as_matrix, as_vector, check_delta, check_epsilon, check_positive
+from ..privacy.validation import as_matrix, as_vector, check_delta, check_epsilon, check_positive, first_bad_row
+from .accumulate import CHUNK_VALUES, NonFiniteRow, accumulate, first_non_finite_row
 from .preprocessing import Preprocessing
 
 __all__ = [
@@ -52,10 +50,6 @@ __all__ = [
     "stat_vector",
     "suff_stats",
 ]
-
-# Rows per chunk are chosen so that one chunk holds about this many float64 values (512 KiB, in L2 cache):
-# clipping works in cache and peak extra memory stays bounded (one chunk per thread) whatever n is.
-_CHUNK_VALUES = 1 << 16
 
 
 #: Mechanism name of :func:`release_suff_stats` (result and ledger entry).
@@ -210,114 +204,6 @@ def sensitivities(d: int, x_bound: float, y_bound: float) -> tuple[float, float,
     return _finite_sensitivities(values, "x_bound and y_bound")
 
 
-def _first_non_finite_row(X, start: int, stop: int) -> int | None:
-    """Index of the first row in start…stop−1 of X holding NaN or ±inf, or None (chunk by chunk)."""
-    rows = max(1, _CHUNK_VALUES // X.shape[1])
-    for first in range(start, stop, rows):
-        chunk = X[first : min(first + rows, stop)]
-        if not np.isfinite(chunk).all():
-            return first + _first_bad_row(chunk)
-    return None
-
-
-class NonFiniteRow(ValueError):
-    """A non-finite value in row ``row`` of ``name`` (raised before anything is released)."""
-
-    def __init__(self, name: str, row: int):
-        super().__init__(f"{name} contains NaN or infinite values (first in row {row})")
-        self.name, self.row = name, row
-
-
-def _accumulate_rows(X, y, x_bound, start: int, stop: int):
-    """Sxx and Sxy of rows start…stop−1, chunk by chunk in cache: clip into a reused buffer, multiply.
-
-    With clipping every chunk is checked for NaN/inf before it is clipped (clipping would turn
-    ±inf into ±Bx).  Without clipping no separate pass is made: a NaN or inf in row i makes
-    Sxx_jj = Σ xᵢⱼ² non-finite, so only a non-finite result is searched for its first bad row.
-    """
-    d = X.shape[1]
-    rows = max(1, _CHUNK_VALUES // d)
-    xx = np.zeros((d, d))
-    xy = np.zeros(d)
-    buffer = np.empty((min(rows, stop - start), d)) if x_bound is not None else None
-    for first in range(start, stop, rows):
-        chunk = X[first : min(first + rows, stop)]
-        if x_bound is not None:
-            if not np.isfinite(chunk).all():
-                raise NonFiniteRow("X", first + _first_bad_row(chunk))
-            chunk = np.clip(chunk, -x_bound, x_bound, out=buffer[: len(chunk)])
-        xx += chunk.T @ chunk  # numpy calls BLAS syrk for a product of a matrix with its own transpose
-        xy += chunk.T @ y[first : first + len(chunk)]
-    if x_bound is None and not (np.isfinite(np.diagonal(xx)).all() and np.isfinite(xy).all()):
-        row = _first_non_finite_row(X, start, stop)
-        if row is not None:  # else finite values whose squares overflow: the sums are returned as they are
-            raise NonFiniteRow("X", row)
-    return xx, xy
-
-
-# BLAS runs on one thread while the chunk kernels run, one kernel per core: a multi-threaded BLAS
-# call inside each of several threads oversubscribes the cores.  threadpoolctl's limit is
-# process-wide, so concurrent kernels (threads of a thread pool or of Dask's threaded scheduler)
-# share one limit, set by the first to enter and restored by the last to leave.
-_blas_lock = threading.Lock()
-_blas_users = 0
-_blas_limiter = None
-
-
-@contextmanager
-def single_threaded_blas():
-    """Context in which BLAS (numpy's OpenBLAS, MKL, …) uses one thread; nests across threads.
-
-    The limit is the process's (threadpoolctl): other threads' BLAS calls made meanwhile run
-    on one thread too, and the original limit is back when the last context exits.
-    """
-    global _blas_users, _blas_limiter
-    from threadpoolctl import threadpool_limits
-
-    with _blas_lock:
-        if _blas_users == 0:
-            _blas_limiter = threadpool_limits(1, user_api="blas")
-        _blas_users += 1
-    try:
-        yield
-    finally:
-        with _blas_lock:
-            _blas_users -= 1
-            if _blas_users == 0:
-                _blas_limiter.restore_original_limits()
-                _blas_limiter = None
-
-
-def _accumulate(
-    X: np.ndarray, y: np.ndarray, x_bound: float | None, y_bound: float | None, *, workers: int | None = None
-):
-    """One pass over (X, y): check finiteness, clip, accumulate Sxx, Sxy, Syy.
-
-    Large inputs are cut into one contiguous block per CPU (``workers`` overrides), each processed
-    by its own thread in cache-sized chunks with single-threaded BLAS (numpy releases the GIL in
-    the clip and the product), so the cores run one BLAS call each and peak extra memory is one
-    chunk per thread.  A non-finite value raises :class:`NonFiniteRow` for the first offending
-    row: the blocks are collected in order.
-    """
-    n = X.shape[0]
-    if y_bound is not None:
-        y = np.clip(y, -y_bound, y_bound)
-    rows = max(1, _CHUNK_VALUES // X.shape[1])
-    if workers is None:
-        workers = max(1, min(os.cpu_count() or 1, n // (4 * rows)))
-    if workers == 1:  # one kernel: BLAS may use every core (and threadpoolctl's cost is skipped)
-        xx, xy = _accumulate_rows(X, y, x_bound, 0, n)
-    else:
-        with single_threaded_blas():
-            edges = [(n * k // workers) // rows * rows for k in range(workers)] + [n]
-            with ThreadPoolExecutor(workers) as pool:
-                futures = [pool.submit(_accumulate_rows, X, y, x_bound, edges[k], edges[k + 1]) for k in range(workers)]
-                parts = [future.result() for future in futures]  # in order: the first bad block raises first
-        xx = sum(part[0] for part in parts)
-        xy = sum(part[1] for part in parts)
-    return xx, xy, float(y @ y)
-
-
 def _finite_sensitivities(values, names: str) -> tuple:
     """``values`` (numbers or arrays of them), or ValueError if one overflows or underflows to 0."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
@@ -325,11 +211,6 @@ def _finite_sensitivities(values, names: str) -> tuple:
     if not ok:
         raise ValueError(f"{names} give sensitivities that overflow or underflow to 0; choose bounds nearer 1")
     return tuple(values)
-
-
-def _is_dask(obj) -> bool:
-    """True for a Dask collection (dask.array, dask.dataframe, …), detected without importing Dask."""
-    return hasattr(obj, "__dask_graph__")
 
 
 def suff_stats(X, y) -> SuffStats:
@@ -341,14 +222,14 @@ def suff_stats(X, y) -> SuffStats:
     are reduced where they live and summed in a tree.  Raises ValueError for NaN/inf (naming
     the first bad row, and its partition for Dask input) or mismatched shapes.
     """
-    if _is_dask(X) or _is_dask(y):
-        from .._dask import partitioned_suff_stats
+    if is_dask(X) or is_dask(y):
+        from .dask_reduce import partitioned_suff_stats
 
         return SuffStats(*partitioned_suff_stats(X, y, None, None))
     X = as_matrix(X)
     y = as_vector(y, X.shape[0])
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused just below
-        xx, xy, yy = _accumulate(X, y, None, None)
+        xx, xy, yy = accumulate(X, y, None, None)
     if not (np.isfinite(xx).all() and np.isfinite(xy).all() and math.isfinite(yy)):
         raise ValueError("X and y are too large: their products overflow (rescale them)")
     return SuffStats(xx, xy, yy, X.shape[0])
@@ -422,11 +303,12 @@ def release_suff_stats(
     split = _check_split(split)
     if preprocessing is not None and not isinstance(preprocessing, Preprocessing):
         raise ValueError(f"preprocessing must be a Preprocessing, got {type(preprocessing).__name__}")
-    partitioned = _is_dask(X) or _is_dask(y)
+    partitioned = is_dask(X) or is_dask(y)
     if partitioned:
         if preprocessing is not None:
             raise ValueError("preprocessing is not applied to Dask collections: transform the partitions first")
-        from .._dask import column_count, partitioned_suff_stats
+        from .._engine.dask import column_count
+        from .dask_reduce import partitioned_suff_stats
 
         d = column_count(X)
     else:
@@ -446,7 +328,7 @@ def release_suff_stats(
         xx, xy, yy, n = partitioned_suff_stats(X, y, x_bound, y_bound)
     with release_guard(accountant, MECHANISM, epsilon, label=f"n={n}, d={d}"):
         if not partitioned:
-            xx, xy, yy = _accumulate(X, y, x_bound, y_bound)
+            xx, xy, yy = accumulate(X, y, x_bound, y_bound)
         upper = np.triu_indices(d)
         parts = [
             laplace_mechanism(stat, sensitivity=s, epsilon=e, source=source)
@@ -514,7 +396,7 @@ def _projected_sums(X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float
     """Sxx, Sxy, Syy of finite rows projected onto ‖x‖₂ ≤ x_bound, responses clipped to ±y_bound,
     in cache-sized chunks (peak extra memory: one chunk)."""
     d = X.shape[1]
-    rows = max(1, _CHUNK_VALUES // d)
+    rows = max(1, CHUNK_VALUES // d)
     y = np.clip(y, -y_bound, y_bound)
     xx, xy = np.zeros((d, d)), np.zeros(d)
     for first in range(0, X.shape[0], rows):
@@ -594,7 +476,7 @@ def release_suff_stats_gaussian(
     y_bound = check_positive("y_bound", y_bound)
     if preprocessing is not None and not isinstance(preprocessing, Preprocessing):
         raise ValueError(f"preprocessing must be a Preprocessing, got {type(preprocessing).__name__}")
-    if _is_dask(X) or _is_dask(y):
+    if is_dask(X) or is_dask(y):
         raise ValueError(
             "release_suff_stats_gaussian takes in-memory arrays; for Dask collections use release_suff_stats"
         )
@@ -604,11 +486,11 @@ def release_suff_stats_gaussian(
     if preprocessing is not None:
         X = preprocessing.transform_x(X)
         y = preprocessing.transform_y(y)
-    bad = _first_non_finite_row(X, 0, n)
+    bad = first_non_finite_row(X, 0, n)
     if bad is not None:
         raise NonFiniteRow("X", bad)
     if not np.isfinite(y).all():  # only after a preprocessing that overflows
-        raise NonFiniteRow("y", _first_bad_row(y))
+        raise NonFiniteRow("y", first_bad_row(y))
     sensitivity = gaussian_sensitivity(x_bound, y_bound)
     source = as_noise_source(rng)
     with release_guard(accountant, GAUSSIAN_MECHANISM, epsilon, delta, label=f"n={n}, d={d}"):

@@ -1,6 +1,6 @@
 """DP elastic-net logistic regression (Yu et al. 2014), private penalty selection and the data-perturbation baseline (Kang et al. 2020)."""
 
-from .._lazy import attach
+from .._engine.lazy import attach
 
 _NAMES = {
     "NOISE_KINDS": ".elastic_net",

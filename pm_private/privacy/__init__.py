@@ -1,17 +1,17 @@
 """General differential-privacy building blocks: accounting, randomness, primitives (Laplace,
 Gaussian calibration, exponential mechanism, row projection), validation and the release protocol."""
 
-from .._lazy import attach
+from .._engine.lazy import attach
 
 _NAMES = {
-    "REPLACE_ONE": ".accounting",
-    "BudgetExceededError": ".accounting",
-    "LedgerEntry": ".accounting",
-    "PrivacyAccountant": ".accounting",
-    "Reservation": ".accounting",
-    "charge": ".accounting",
-    "check_accountant": ".accounting",
-    "note_noise_drawn": ".accounting",
+    "REPLACE_ONE": ".budget",
+    "BudgetExceededError": ".budget",
+    "LedgerEntry": ".budget",
+    "PrivacyAccountant": ".accountant",
+    "Reservation": ".accountant",
+    "charge": ".accountant",
+    "check_accountant": ".accountant",
+    "note_noise_drawn": ".accountant",
     "NoiseSource": ".noise",
     "as_noise_source": ".noise",
     "LaplaceRelease": ".primitives",

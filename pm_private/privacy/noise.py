@@ -26,7 +26,7 @@ import os
 
 import numpy as np
 
-from .accounting import note_noise_drawn
+from .accountant import note_noise_drawn
 
 __all__ = [
     "NoiseSource",
@@ -43,7 +43,7 @@ class NoiseSource:
 
     Use :func:`as_noise_source` to build one from the ``rng`` argument of a release function.
     Every draw marks the accountant reservations open in the current thread as having drawn
-    noise (:func:`~pm_private.privacy.accounting.note_noise_drawn`): a release that fails after
+    noise (:func:`~pm_private.privacy.accountant.note_noise_drawn`): a release that fails after
     this point stays spent.
     """
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr, ndtr
 
-from .accounting import note_noise_drawn
+from .accountant import note_noise_drawn
 from .noise import NoiseSource
 from .release import Release, constant, output, public
 from .validation import check_delta, check_epsilon
@@ -281,7 +281,7 @@ def exponential_mechanism(
         log μᵢ of the base measure (default 0); −inf (μᵢ = 0) means never drawn.  The
         continuous exponential mechanism of Nguyên & Hui (2017b) passes the log-lengths of its
         levels here; its privacy argument is over the continuous domain (see
-        :mod:`pm_private.survival.weibull_mechanisms`).
+        :mod:`pm_private.survival.weibull.mechanisms`).
     size : int, optional
         Number of independent draws (an int array); one int when None.
 

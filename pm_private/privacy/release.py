@@ -60,7 +60,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from .accounting import REPLACE_ONE, PrivacyAccountant, charge
+from .accountant import PrivacyAccountant, charge
+from .budget import REPLACE_ONE
 
 __all__ = [
     "OUTPUT",

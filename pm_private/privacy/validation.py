@@ -80,7 +80,7 @@ def check_delta(delta) -> float:
     return value
 
 
-def _first_bad_row(array: np.ndarray) -> int:
+def first_bad_row(array: np.ndarray) -> int:
     bad = ~np.isfinite(array)
     return int(np.flatnonzero(bad.reshape(len(array), -1).any(axis=1))[0])
 
@@ -125,13 +125,13 @@ def as_vector(y, n: int, name: str = "y") -> np.ndarray:
     if array.ndim != 1 or array.shape[0] != n:
         raise ValueError(f"{name} must have shape ({n},) to match X, got {array.shape}")
     if not np.isfinite(array).all():
-        raise ValueError(f"{name} contains NaN or infinite values (first at index {_first_bad_row(array)})")
+        raise ValueError(f"{name} contains NaN or infinite values (first at index {first_bad_row(array)})")
     return array
 
 
 def raise_non_finite(chunk: np.ndarray, offset: int, name: str = "X") -> None:
     """Raise the ValueError for a chunk of ``name`` known to hold a non-finite value."""
-    raise ValueError(f"{name} contains NaN or infinite values (first in row {offset + _first_bad_row(chunk)})")
+    raise ValueError(f"{name} contains NaN or infinite values (first in row {offset + first_bad_row(chunk)})")
 
 
 def check_finite_rows(X: np.ndarray, name: str = "X") -> None:

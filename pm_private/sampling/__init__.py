@@ -1,6 +1,6 @@
 """Sampling private posteriors: the sanitized-loss exponential mechanism (Nguyên & Hui 2017a), pSGLD (Li et al. 2016) and refittable ADVI and NUTS."""
 
-from .._lazy import attach
+from .._engine.lazy import attach
 
 _NAMES = {
     "SanitizedLoss": ".sanitized",

@@ -55,7 +55,8 @@ import pytensor
 import pytensor.tensor as pt
 from pytensor.raise_op import Assert
 
-from ..privacy.accounting import REPLACE_ONE, PrivacyAccountant, charge
+from ..privacy.accountant import PrivacyAccountant, charge
+from ..privacy.budget import REPLACE_ONE
 from ..privacy.validation import check_epsilon, check_positive
 
 __all__ = [

@@ -13,8 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..privacy.primitives import project_rows
-from ..privacy.validation import as_float_array, as_matrix, check_finite_rows, check_positive
-from .spline import _integer
+from ..privacy.validation import as_float_array, as_matrix, check_count, check_finite_rows, check_positive
 
 __all__ = [
     "check_survival",
@@ -100,7 +99,7 @@ def interval_index(t_scaled, q: int) -> np.ndarray:
     Interval s (0-based) is (s/q, (s+1)/q]; t = 0 belongs to interval 0.  A record with index s
     was at risk in intervals 0 … s and had its event (or censoring) in interval s.
     """
-    q = _integer("q", q, 1)
+    q = check_count("q", q)
     t = as_float_array(t_scaled, "scaled times")
     bad = ~np.isfinite(t) | (t < 0) | (t > 1)
     if bad.any():

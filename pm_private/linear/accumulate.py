@@ -1,0 +1,93 @@
+"""The one pass over the rows that every linear statistic uses: check finiteness, clip, accumulate
+Sxx = Σ xᵢxᵢᵀ and Sxy = Σ xᵢyᵢ in cache-sized chunks, one block per core (Honkela et al. 2018)."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from .._engine.threads import single_threaded_blas
+from ..privacy.validation import first_bad_row
+
+__all__ = ["CHUNK_VALUES", "NonFiniteRow", "accumulate", "first_non_finite_row"]
+
+# Rows per chunk are chosen so that one chunk holds about this many float64 values (512 KiB, in L2 cache):
+# clipping works in cache and peak extra memory stays bounded (one chunk per thread) whatever n is.
+CHUNK_VALUES = 1 << 16
+
+
+def first_non_finite_row(X, start: int, stop: int) -> int | None:
+    """Index of the first row in start…stop−1 of X holding NaN or ±inf, or None (chunk by chunk)."""
+    rows = max(1, CHUNK_VALUES // X.shape[1])
+    for first in range(start, stop, rows):
+        chunk = X[first : min(first + rows, stop)]
+        if not np.isfinite(chunk).all():
+            return first + first_bad_row(chunk)
+    return None
+
+
+class NonFiniteRow(ValueError):
+    """A non-finite value in row ``row`` of ``name`` (raised before anything is released)."""
+
+    def __init__(self, name: str, row: int):
+        super().__init__(f"{name} contains NaN or infinite values (first in row {row})")
+        self.name, self.row = name, row
+
+
+def _accumulate_rows(X, y, x_bound, start: int, stop: int):
+    """Sxx and Sxy of rows start…stop−1, chunk by chunk in cache: clip into a reused buffer, multiply.
+
+    With clipping every chunk is checked for NaN/inf before it is clipped (clipping would turn
+    ±inf into ±Bx).  Without clipping no separate pass is made: a NaN or inf in row i makes
+    Sxx_jj = Σ xᵢⱼ² non-finite, so only a non-finite result is searched for its first bad row.
+    """
+    d = X.shape[1]
+    rows = max(1, CHUNK_VALUES // d)
+    xx = np.zeros((d, d))
+    xy = np.zeros(d)
+    buffer = np.empty((min(rows, stop - start), d)) if x_bound is not None else None
+    for first in range(start, stop, rows):
+        chunk = X[first : min(first + rows, stop)]
+        if x_bound is not None:
+            if not np.isfinite(chunk).all():
+                raise NonFiniteRow("X", first + first_bad_row(chunk))
+            chunk = np.clip(chunk, -x_bound, x_bound, out=buffer[: len(chunk)])
+        xx += chunk.T @ chunk  # numpy calls BLAS syrk for a product of a matrix with its own transpose
+        xy += chunk.T @ y[first : first + len(chunk)]
+    if x_bound is None and not (np.isfinite(np.diagonal(xx)).all() and np.isfinite(xy).all()):
+        row = first_non_finite_row(X, start, stop)
+        if row is not None:  # else finite values whose squares overflow: the sums are returned as they are
+            raise NonFiniteRow("X", row)
+    return xx, xy
+
+
+def accumulate(
+    X: np.ndarray, y: np.ndarray, x_bound: float | None, y_bound: float | None, *, workers: int | None = None
+):
+    """One pass over (X, y): check finiteness, clip, accumulate Sxx, Sxy, Syy.
+
+    Large inputs are cut into one contiguous block per CPU (``workers`` overrides), each processed
+    by its own thread in cache-sized chunks with single-threaded BLAS (numpy releases the GIL in
+    the clip and the product), so the cores run one BLAS call each and peak extra memory is one
+    chunk per thread.  A non-finite value raises :class:`NonFiniteRow` for the first offending
+    row: the blocks are collected in order.
+    """
+    n = X.shape[0]
+    if y_bound is not None:
+        y = np.clip(y, -y_bound, y_bound)
+    rows = max(1, CHUNK_VALUES // X.shape[1])
+    if workers is None:
+        workers = max(1, min(os.cpu_count() or 1, n // (4 * rows)))
+    if workers == 1:  # one kernel: BLAS may use every core (and threadpoolctl's cost is skipped)
+        xx, xy = _accumulate_rows(X, y, x_bound, 0, n)
+    else:
+        with single_threaded_blas():
+            edges = [(n * k // workers) // rows * rows for k in range(workers)] + [n]
+            with ThreadPoolExecutor(workers) as pool:
+                futures = [pool.submit(_accumulate_rows, X, y, x_bound, edges[k], edges[k + 1]) for k in range(workers)]
+                parts = [future.result() for future in futures]  # in order: the first bad block raises first
+        xx = sum(part[0] for part in parts)
+        xy = sum(part[1] for part in parts)
+    return xx, xy, float(y @ y)

@@ -1,0 +1,391 @@
+"""Privacy budget accounting by basic sequential composition, in memory or in a ledger file.
+
+A :class:`PrivacyAccountant` holds a total budget (ε, δ) and a ledger of the releases made
+against it.  Under basic sequential composition, releases with (εᵢ, δᵢ) on the same data
+compose to (Σεᵢ, Σδᵢ)-DP (Dwork & Roth 2014, Thm 3.16).
+
+Reservation protocol
+--------------------
+Every release function of pm_private takes ``accountant=`` and goes through :func:`~pm_private.privacy.charge`, a
+context manager that
+
+1. **reserves** (ε, δ) in one atomic step: the budget check and the ledger entry (status
+   ``"reserved"``) are one transaction, so concurrent releases can never overspend, and a
+   refusal (:class:`BudgetExceededError`) happens before any noise is drawn;
+2. runs the body, which draws the noise and builds the result;
+3. **commits** the entry (status ``"spent"``) when the body returns, or when it raises *after*
+   noise was drawn (a failure after the noise could otherwise be retried with fresh noise for
+   free); it **releases** the entry (status ``"released"``, not counted) only when the body
+   raises before any noise was drawn.
+
+A reservation counts as spent from the moment it is made: a process that dies between the
+reservation and the commit leaves a ``"reserved"`` entry that stays counted (crash-safe:
+never unspent).  Noise drawn through :class:`~pm_private.privacy.noise.NoiseSource` in the
+thread that holds the reservation is detected automatically; noise drawn elsewhere must be
+declared with :meth:`Reservation.noise_drawn`.
+
+Persistence
+-----------
+``PrivacyAccountant(epsilon, delta)`` keeps the ledger in memory, for one process: a copy made
+by ``fork`` or by pickling (e.g. to a spawned process) shows the ledger but refuses to spend,
+because the original and every copy would each spend the whole budget (``copy.copy`` and
+``copy.deepcopy`` return the accountant itself).  ``PrivacyAccountant.open(path, epsilon=…, delta=…)`` keeps it in an SQLite
+file (write-ahead log; each reservation is flushed to disk before the noise is drawn): reservations are made in ``BEGIN IMMEDIATE``
+transactions, so threads and processes sharing the file share one budget; reopening the file
+with a different total is refused; an open accountant can be pickled to a spawned process (it
+reopens the file there) and survives ``fork`` (the connection is closed before the fork and
+reopened on first use in each process).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+from contextlib import nullcontext
+from pathlib import Path
+
+from .budget import (
+    RELEASED,
+    REPLACE_ONE,
+    RESERVED,
+    SPENT,
+    BudgetExceededError,
+    LedgerEntry,
+    check_budget_value,
+    check_total,
+    now,
+    process_id,
+    refusal,
+)
+from .ledger import MemoryStore, SQLiteStore
+
+__all__ = [
+    "REPLACE_ONE",
+    "BudgetExceededError",
+    "LedgerEntry",
+    "PrivacyAccountant",
+    "Reservation",
+    "charge",
+    "check_accountant",
+    "note_noise_drawn",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# Noise tracking: the reservations open in the current thread/context.
+
+_ACTIVE: contextvars.ContextVar[tuple[Reservation, ...]] = contextvars.ContextVar("pm_private_reservations", default=())
+
+
+def note_noise_drawn() -> None:
+    """Mark every reservation open in the current context as having drawn noise.
+
+    Called by :class:`~pm_private.privacy.noise.NoiseSource` on every draw (and by the OpenDP
+    path of :func:`~pm_private.privacy.noise.laplace_mechanism`), so a release that fails after
+    its noise was drawn stays spent.
+    """
+    for reservation in _ACTIVE.get():
+        reservation._noise = True
+
+
+class Reservation:
+    """(ε, δ) reserved against an accountant for one release; counted from its creation.
+
+    Obtained from :meth:`PrivacyAccountant.reserve` (then settle it with :meth:`commit` or
+    :meth:`release`) or, preferably, as the value of ``with accountant.charge(...)`` /
+    ``with charge(accountant, ...)``, which settles it on exit.
+    """
+
+    def __init__(self, accountant: PrivacyAccountant, entry_id: int, mechanism: str, epsilon: float, delta: float):
+        self.accountant = accountant
+        self.id = entry_id
+        self.mechanism = mechanism
+        self.epsilon = epsilon
+        self.delta = delta
+        self.status = RESERVED
+        self._noise = False
+
+    @property
+    def has_drawn_noise(self) -> bool:
+        """True once noise was drawn for this release (it can then only be committed)."""
+        return self._noise
+
+    def noise_drawn(self) -> None:
+        """Declare that noise was drawn (needed only for noise not drawn through a NoiseSource
+        in this thread); the reservation can then no longer be released."""
+        self._noise = True
+
+    def commit(self, note: str = "") -> None:
+        """Mark the reservation spent (final)."""
+        self._settle(SPENT, note)
+
+    def release(self) -> None:
+        """Return the reservation to the budget; refused once noise was drawn."""
+        if self._noise:
+            raise RuntimeError("noise was drawn for this release: its budget stays spent")
+        self._settle(RELEASED, "")
+
+    def _settle(self, status: str, note: str) -> None:
+        if self.status != RESERVED:
+            raise RuntimeError(f"this reservation is already {self.status}")
+        self.accountant._store.settle(self.id, status, note)
+        self.status = status
+
+    def __repr__(self) -> str:
+        return f"Reservation({self.mechanism!r}, ε={self.epsilon:g}, δ={self.delta:g}, {self.status})"
+
+
+class _Charge:
+    """Context manager of :meth:`PrivacyAccountant.charge`: reserve on entry, settle on exit."""
+
+    def __init__(self, accountant, mechanism, epsilon, delta, neighbours, label):
+        self._args = (accountant, mechanism, epsilon, delta, neighbours, label)
+        self._reservation: Reservation | None = None
+        self._token = None
+
+    def __enter__(self) -> Reservation:
+        accountant, mechanism, epsilon, delta, neighbours, label = self._args
+        reservation = accountant.reserve(mechanism, epsilon, delta, neighbours=neighbours, label=label)
+        self._reservation = reservation
+        self._token = _ACTIVE.set(_ACTIVE.get() + (reservation,))
+        return reservation
+
+    def __exit__(self, kind, error, traceback) -> bool:
+        _ACTIVE.reset(self._token)
+        reservation = self._reservation
+        if reservation.status != RESERVED:  # settled by the body
+            return False
+        if kind is None:
+            reservation.commit()
+        elif reservation.has_drawn_noise:
+            reservation.commit(note=f"failed after noise was drawn ({kind.__name__})")
+        else:
+            reservation.release()
+        return False
+
+
+def _reopen(path: str, epsilon: float, delta: float, durable: bool) -> PrivacyAccountant:
+    return PrivacyAccountant.open(path, epsilon=epsilon, delta=delta, durable=durable)
+
+
+def _snapshot(epsilon: float, delta: float, entries: tuple[LedgerEntry, ...]) -> PrivacyAccountant:
+    copy = PrivacyAccountant(epsilon, delta)
+    copy._store._entries = list(entries)
+    copy._store._pid = None  # never the current process: spending is refused
+    return copy
+
+
+class PrivacyAccountant:
+    """Total (ε, δ) budget with a ledger and basic sequential composition (Dwork & Roth 2014).
+
+    Spent budget is Σεᵢ, Σδᵢ over the entries that count (spent or reserved); a release is
+    refused when it would take either sum above the total (up to a relative 10⁻⁹ for float
+    rounding of budget shares).  See the module docstring for the reservation protocol.
+
+    Parameters
+    ----------
+    epsilon : float
+        Total ε of the budget, > 0.
+    delta : float, default 0
+        Total δ of the budget, in [0, 1).
+
+    Notes
+    -----
+    This constructor keeps the ledger in memory, for one process (copies made by ``fork`` or
+    pickling refuse to spend); use :meth:`open` for a ledger file shared by threads and
+    processes and kept across crashes.  The file must be on a local file system (SQLite's
+    write-ahead log needs shared memory between the processes that open it).
+
+    Examples
+    --------
+    >>> acct = PrivacyAccountant(epsilon=1.0)
+    >>> stats = release_suff_stats(X, y, epsilon=0.5, x_bound=1, y_bound=1,
+    ...                            accountant=acct)             # doctest: +SKIP
+    >>> acct.spent, acct.remaining                              # doctest: +SKIP
+    ((0.5, 0.0), (0.5, 0.0))
+    """
+
+    def __init__(self, epsilon: float, delta: float = 0.0):
+        self._store = MemoryStore(check_total(epsilon, delta))
+
+    @classmethod
+    def open(
+        cls, path, epsilon: float | None = None, delta: float | None = None, *, durable: bool = True
+    ) -> PrivacyAccountant:
+        """Open (or create) a persistent ledger file: an SQLite database in WAL mode.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The ledger file.  Processes that open the same file share one budget.
+        epsilon, delta : float, optional
+            The total budget.  Required (``epsilon``; ``delta`` defaults to 0) to create the
+            file; when the file exists they are optional and, if given, must equal the stored
+            total, else ValueError (a budget cannot be re-declared).
+        durable : bool, default True
+            True: every reservation is flushed to disk (fsync) before its noise is drawn, so it
+            survives a power loss or an operating-system crash (costs one fsync per release,
+            about 2–8 ms on a virtual-machine disk).  False: a reservation survives the crash
+            or kill of the process (the operating system still writes it) but not a power loss;
+            the overhead is then about 0.1 ms.
+
+        Returns
+        -------
+        PrivacyAccountant
+            Spending through it reserves in the file before any noise is drawn
+            (``BEGIN IMMEDIATE``), so a crash leaves the spend counted.
+        """
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"path must be a str or path, got {type(path).__name__}")
+        self = cls.__new__(cls)
+        if not isinstance(durable, bool):
+            raise TypeError(f"durable must be True or False, got {durable!r}")
+        self._store = SQLiteStore(Path(path), epsilon, delta, durable)
+        return self
+
+    @property
+    def epsilon(self) -> float:
+        """Total ε."""
+        return self._store.total[0]
+
+    @property
+    def delta(self) -> float:
+        """Total δ."""
+        return self._store.total[1]
+
+    @property
+    def path(self) -> Path | None:
+        """The ledger file, or None for an in-memory accountant."""
+        return self._store.path
+
+    @property
+    def history(self) -> tuple[LedgerEntry, ...]:
+        """Every entry, oldest first, including released ones (failed before any noise)."""
+        return tuple(self._store.entries())
+
+    @property
+    def ledger(self) -> tuple[LedgerEntry, ...]:
+        """The entries that count (spent, or reserved by a release in progress or by a process
+        that died), oldest first."""
+        return tuple(e for e in self._store.entries() if e.counted)
+
+    @property
+    def spent(self) -> tuple[float, float]:
+        """(ε, δ) spent so far, reservations included."""
+        eps, delta = self._store.spent()
+        return float(eps), float(delta)
+
+    @property
+    def remaining(self) -> tuple[float, float]:
+        """(ε, δ) still available, never negative."""
+        eps, delta = self.spent
+        return max(0.0, self.epsilon - eps), max(0.0, self.delta - delta)
+
+    def check(self, epsilon: float, delta: float = 0.0) -> None:
+        """Raise :class:`BudgetExceededError` if (ε, δ) does not fit in the remaining budget now.
+
+        Advisory only: another thread or process may spend in between; releases use
+        :meth:`reserve` (through :meth:`charge`), which checks and records atomically.
+        """
+        epsilon = check_budget_value("epsilon", epsilon, allow_zero=False)
+        delta = check_budget_value("delta", delta, allow_zero=True)
+        reason = refusal(self._store.total, self.spent, epsilon, delta)
+        if reason:
+            raise BudgetExceededError(reason + "; nothing was released")
+
+    def reserve(
+        self, mechanism: str, epsilon: float, delta: float = 0.0, *, neighbours: str = REPLACE_ONE, label: str = ""
+    ) -> Reservation:
+        """Check the budget and record a ``"reserved"`` entry in one atomic step.
+
+        Raises :class:`BudgetExceededError` (and records nothing) if (ε, δ) does not fit.  The
+        reservation counts as spent until it is released; prefer :meth:`charge`.
+        """
+        epsilon = check_budget_value("epsilon", epsilon, allow_zero=False)
+        delta = check_budget_value("delta", delta, allow_zero=True)
+        entry = LedgerEntry(
+            mechanism=str(mechanism),
+            epsilon=epsilon,
+            delta=delta,
+            neighbours=str(neighbours),
+            label=str(label),
+            time=now(),
+            status=RESERVED,
+            process=process_id(),
+        )
+        return Reservation(self, self._store.reserve(entry), entry.mechanism, epsilon, delta)
+
+    def record(
+        self, mechanism: str, epsilon: float, delta: float = 0.0, *, neighbours: str = REPLACE_ONE, label: str = ""
+    ) -> LedgerEntry:
+        """Check the budget and record a spent release (made outside pm_private) atomically."""
+        reservation = self.reserve(mechanism, epsilon, delta, neighbours=neighbours, label=label)
+        reservation.commit()
+        return next(e for e in reversed(self._store.entries()) if e.id == reservation.id)
+
+    def charge(
+        self, mechanism: str, epsilon: float, delta: float = 0.0, *, neighbours: str = REPLACE_ONE, label: str = ""
+    ) -> _Charge:
+        """Context manager guarding one release: reserve on entry, settle on exit.
+
+        ``with acct.charge(...) as reservation:`` reserves (ε, δ) (or raises
+        :class:`BudgetExceededError` before the body runs), then commits when the body returns
+        or raises after noise was drawn, and releases only when it raises before any noise.
+        """
+        return _Charge(self, mechanism, epsilon, delta, neighbours, label)
+
+    def close(self) -> None:
+        """Close the ledger file's connection (reopened on next use); no-op in memory."""
+        self._store.close()
+
+    def __enter__(self) -> PrivacyAccountant:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # An accountant is one budget: copies would each spend it in full.
+    def __copy__(self) -> PrivacyAccountant:
+        return self
+
+    def __deepcopy__(self, memo) -> PrivacyAccountant:
+        return self
+
+    def __reduce__(self):
+        if self.path is None:  # a read-only snapshot: it shows the ledger, refuses to spend
+            return _snapshot, (self.epsilon, self.delta, self.history)
+        return _reopen, (str(self.path.resolve()), self.epsilon, self.delta, self._store.durable)
+
+    def __repr__(self) -> str:
+        eps, delta = self.spent
+        where = "" if self.path is None else f"{str(self.path)!r}, "
+        return (
+            f"PrivacyAccountant({where}ε {eps:g}/{self.epsilon:g}, δ {delta:g}/{self.delta:g}, "
+            f"{len(self.ledger)} releases)"
+        )
+
+
+def check_accountant(accountant) -> PrivacyAccountant | None:
+    """``accountant`` itself if it is None or a :class:`PrivacyAccountant`, else TypeError."""
+    if accountant is not None and not isinstance(accountant, PrivacyAccountant):
+        raise TypeError(f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}")
+    return accountant
+
+
+def charge(
+    accountant: PrivacyAccountant | None,
+    mechanism: str,
+    epsilon: float,
+    delta: float = 0.0,
+    *,
+    neighbours: str = REPLACE_ONE,
+    label: str = "",
+):
+    """:meth:`PrivacyAccountant.charge`, or a no-op context when ``accountant`` is None.
+
+    The one path by which every pm_private mechanism spends: see the module docstring.
+    Raises TypeError if ``accountant`` is neither None nor a :class:`PrivacyAccountant`.
+    """
+    if check_accountant(accountant) is None:
+        return nullcontext()
+    return accountant.charge(mechanism, epsilon, delta, neighbours=neighbours, label=label)

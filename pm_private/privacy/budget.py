@@ -1,0 +1,97 @@
+"""The budget's rules: the neighbour relation, ledger entries, and when a release is refused.
+
+Shared by the accountant (:mod:`.accountant`) and the ledger stores (:mod:`.ledger`), which apply
+:func:`refusal` inside their own atomic step.  Basic sequential composition: releases with
+(εᵢ, δᵢ) on the same data compose to (Σεᵢ, Σδᵢ)-DP (Dwork & Roth 2014, Thm 3.16).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from numbers import Real
+
+__all__ = ["REPLACE_ONE", "BudgetExceededError", "LedgerEntry"]
+
+#: Bounded DP: neighbouring data sets have the same size n and differ in one record.
+REPLACE_ONE = "replace-one"
+
+RESERVED, SPENT, RELEASED = "reserved", "spent", "released"
+
+# Budget shares such as 0.6·ε + 0.35·ε + 0.05·ε do not add up to ε exactly in floating
+# point; sums are compared with this relative slack (far below any meaningful ε).
+RELATIVE_SLACK = 1e-9
+
+
+class BudgetExceededError(RuntimeError):
+    """A release would exceed the accountant's remaining budget; nothing was released."""
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One release recorded by an accountant.
+
+    ``status`` is ``"spent"`` (committed), ``"reserved"`` (in progress, or left by a process
+    that died: counted as spent) or ``"released"`` (failed before any noise was drawn: not
+    counted).  ``process`` is ``"pid@host"`` of the process that made the reservation.
+    """
+
+    mechanism: str
+    epsilon: float
+    delta: float
+    neighbours: str
+    label: str
+    time: datetime
+    status: str = SPENT
+    note: str = ""
+    process: str = ""
+    id: int = 0
+
+    @property
+    def counted(self) -> bool:
+        """True when the entry counts against the budget (spent or reserved)."""
+        return self.status != RELEASED
+
+
+def check_budget_value(name: str, value, *, allow_zero: bool) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        bound = "≥ 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be finite and {bound}, got {value!r}")
+    return value
+
+
+def check_total(epsilon, delta) -> tuple[float, float]:
+    epsilon = check_budget_value("epsilon", epsilon, allow_zero=False)
+    delta = check_budget_value("delta", delta, allow_zero=True)
+    if delta >= 1:
+        raise ValueError(f"delta must be < 1, got {delta!r}")
+    return epsilon, delta
+
+
+def refusal(total: tuple[float, float], spent: tuple[float, float], epsilon: float, delta: float) -> str | None:
+    if spent[0] + epsilon > total[0] * (1 + RELATIVE_SLACK):
+        return f"ε = {epsilon:g} requested but only {max(0.0, total[0] - spent[0]):g} of {total[0]:g} remains"
+    if spent[1] + delta > total[1] * (1 + RELATIVE_SLACK):
+        return f"δ = {delta:g} requested but only {max(0.0, total[1] - spent[1]):g} of {total[1]:g} remains"
+    return None
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+_PROCESS: tuple[int, str] = (0, "")
+
+
+def process_id() -> str:
+    global _PROCESS
+    pid = os.getpid()
+    if _PROCESS[0] != pid:
+        _PROCESS = (pid, f"{pid}@{socket.gethostname()}")
+    return _PROCESS[1]

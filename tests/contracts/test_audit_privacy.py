@@ -1,0 +1,42 @@
+"""The privacy audit (benchmarks/audit_privacy.py): its Clopper–Pearson threshold test detects a
+mis-calibrated mechanism, and a short audit of the sufficient-statistics release stays below ε."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "audit_privacy.py"
+_spec = importlib.util.spec_from_file_location("audit_privacy", _PATH)
+audit = importlib.util.module_from_spec(_spec)
+sys.modules["audit_privacy"] = audit
+_spec.loader.exec_module(audit)
+
+
+def test_threshold_test_is_sound_and_has_power():
+    """Laplace(0, b) against Laplace(1, b) is exactly (1/b)-DP: the bound is ≤ 1/b and close to it."""
+    rng = np.random.default_rng(0)
+    n = 20_000
+    for b, low in ((1.0, 0.6), (0.25, 3.0)):
+        s0, s1 = rng.laplace(0.0, b, n), rng.laplace(1.0, b, n)
+        bound = audit.epsilon_lower_bound(s0, s1)
+        assert low < bound <= 1.0 / b
+    # a mechanism claiming ε = 1 that is really 4-DP fails the audit
+    assert audit.epsilon_lower_bound(rng.laplace(0, 0.25, n), rng.laplace(1, 0.25, n)) > 1.0
+    # with δ the same draws give a smaller bound
+    s0, s1 = rng.laplace(0.0, 1.0, n), rng.laplace(1.0, 1.0, n)
+    assert audit.epsilon_lower_bound(s0, s1, delta=0.05) < audit.epsilon_lower_bound(s0, s1)
+
+
+def test_short_audit_of_the_suff_stat_release():
+    (row,), seconds = audit.run(["suff_stats"], draws=10_000)
+    mechanism, bound = row
+    assert mechanism.epsilon == 1.0 and mechanism.pair_epsilon == pytest.approx(0.525)
+    assert 0.15 < bound <= mechanism.pair_epsilon
+
+
+def test_main_rejects_bad_arguments():
+    with pytest.raises(SystemExit):
+        audit.main(["--draws", "5"])

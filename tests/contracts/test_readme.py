@@ -1,0 +1,52 @@
+"""The README's commands and quick start work as written.
+
+The quick start is the first ``python`` block after the "Quick start" heading; it is executed
+unchanged (in this process, so PyTensor uses the suite's compile cache) and its results are
+checked.  The first two shell commands are what ``.ci/run`` and new users run; they must not drift.
+"""
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _blocks(language: str, text: str = README) -> list[str]:
+    return re.findall(rf"^```{language}\n(.*?)^```", text, flags=re.S | re.M)
+
+
+def test_first_two_commands_are_setup_and_tests():
+    commands = _blocks("bash")[0].strip().splitlines()[:2]
+    assert commands == [
+        "scripts/setup && .venv/bin/pm-private demo",
+        "scripts/setup test && .venv/bin/python -m pytest -n 2",
+    ]
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert commands[1] in ci
+
+
+def test_quick_start_block_is_found():
+    section = README.split("## Quick start", 1)[1]
+    code = _blocks("python", section)[0]
+    assert "release_suff_stats" in code and "pm.sample" in code
+
+
+@pytest.mark.slow
+def test_quick_start_runs_as_written():
+    code = _blocks("python", README.split("## Quick start", 1)[1])[0]
+    namespace: dict = {"__name__": "__readme__"}
+    exec(compile(code, "README.md (quick start)", "exec"), namespace)
+
+    budget, private, idata = namespace["budget"], namespace["private"], namespace["idata"]
+    assert budget.spent == (1.0, 0.0)  # the one release took the whole budget
+    (release,) = private.releases
+    assert release.private  # secure noise: the quick start makes a real release
+    beta = idata.posterior["beta"]
+    assert beta.shape == (2, 300, 3)
+    assert np.isfinite(beta.values).all()
+    # The exact statistics of the 50 public rows are in the sum, with no noise of their own.
+    assert namespace["stats"].n == 550

@@ -1,0 +1,225 @@
+"""The (ε, δ)-DP Gaussian release of sufficient statistics, and the Gaussian mechanism under it."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from scipy import stats
+
+import pm_private.linear.suffstats as ss
+from pm_private import (
+    BudgetExceededError,
+    Preprocessing,
+    PrivacyAccountant,
+    predict,
+    release_suff_stats_gaussian,
+    suff_stats,
+)
+from pm_private.linear.noise_aware import noise_aware_arrays
+from pm_private.privacy.noise import as_noise_source
+from pm_private.privacy.primitives import (
+    _certified_epsilon,
+    gaussian_mechanism,
+    gaussian_noise_multiplier,
+    gaussian_scale,
+    project_rows,
+)
+
+P_MIN = 1e-4
+
+
+def statistics(X, y, bx, by):
+    """The (d+1)(d+2)/2 statistics before noise (upper Sxx, Sxy, Syy), as the release computes them."""
+    xx, xy, yy = ss.accumulate(project_rows(np.asarray(X, float), bx), np.asarray(y, float), None, by)
+    return ss.stat_vector(xx, xy, yy)
+
+
+def released_vector(X, y, bx, by):
+    """The vector the Gaussian mechanism perturbs: the statistics weighted by frobenius_weights."""
+    return ss.frobenius_weights(X.shape[1]) * statistics(X, y, bx, by)
+
+
+@pytest.mark.parametrize("d", [1, 2, 4])
+def test_frobenius_weights_give_the_frobenius_norm(d):
+    rng = np.random.default_rng(d)
+    a = rng.normal(size=(d + 1, d + 1))
+    m = a + a.T
+    upper = np.triu_indices(d)
+    vector = np.concatenate([m[:d, :d][upper], m[:d, d], [m[d, d]]])
+    assert np.linalg.norm(ss.frobenius_weights(d) * vector) == pytest.approx(np.linalg.norm(m))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    data=st.integers(1, 6).flatmap(
+        lambda d: st.integers(1, 6).flatmap(
+            lambda n: st.tuples(
+                arrays(np.float64, (n, d), elements=st.floats(-10, 10)),
+                arrays(np.float64, (n,), elements=st.floats(-10, 10)),
+                arrays(np.float64, (d,), elements=st.floats(-10, 10)),
+                st.floats(-10, 10),
+            )
+        )
+    ),
+    bx=st.floats(0.1, 5),
+    by=st.floats(0.1, 5),
+)
+def test_sensitivity_random_neighbours(data, bx, by):
+    X, y, new_x, new_y = data
+    X2, y2 = X.copy(), y.copy()
+    X2[0], y2[0] = new_x, new_y
+    change = np.linalg.norm(released_vector(X, y, bx, by) - released_vector(X2, y2, bx, by))
+    assert change <= ss.gaussian_sensitivity(bx, by) * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("d", [1, 2, 5])
+def test_sensitivity_adversarial_neighbours_attain_the_bound(d):
+    """Orthogonal rows z, z′ of maximal norm attain √2·(Bx² + By²); no other pair from a grid exceeds it."""
+    bx, by = 1.7, 0.6
+    rng = np.random.default_rng(d)
+    rest_X, rest_y = rng.normal(size=(4, d)), rng.normal(size=4)
+    # z = (x, y) = (Bx·e₁·a, By·b) and z′ with x′ ⊥ x; the bound needs xᵀx′ + yy′ = 0.
+    x = np.zeros(d)
+    x[0] = 100.0
+    x2 = np.zeros(d)
+    x2[-1] = 100.0
+    cases = [(x, 100.0, -x, 0.0)] if d == 1 else [(x, 0.0, x2, 0.0), (x, 100.0, x2, -100.0)]
+    worst = 0.0
+    for a, ya, b, yb in cases + [(rng.normal(size=d) * 50, rng.normal() * 50, rng.normal(size=d), 0.0)] * 20:
+        X, X2 = np.vstack([a, rest_X]), np.vstack([b, rest_X])
+        y, y2 = np.r_[ya, rest_y], np.r_[yb, rest_y]
+        worst = max(worst, np.linalg.norm(released_vector(X, y, bx, by) - released_vector(X2, y2, bx, by)))
+    bound = ss.gaussian_sensitivity(bx, by)
+    assert worst <= bound * (1 + 1e-9)
+    if d > 1:  # attained: orthogonal x and x′ on the sphere (and y = 0)
+        assert worst >= np.sqrt(2) * bx**2 * (1 - 1e-9)
+    # The unweighted triangle has the same sensitivity, so the weights cost nothing.
+    unweighted = max(
+        np.linalg.norm(statistics(X, y, bx, by) - statistics(X2, y2, bx, by))
+        for X, y, X2, y2 in [
+            (np.vstack([a, rest_X]), np.r_[ya, rest_y], np.vstack([b, rest_X]), np.r_[yb, rest_y])
+            for a, ya, b, yb in cases
+        ]
+    )
+    assert unweighted <= bound * (1 + 1e-9)
+
+
+def test_scale_is_the_smallest_that_opendp_certifies():
+    for size, sens, eps, delta in [(66, 1.0, 1.0, 1e-5), (3, 2.5, 0.3, 1e-6), (10, 0.1, 5.0, 1e-8)]:
+        scale = gaussian_scale(size, sens, eps, delta)
+        assert _certified_epsilon(size, sens, scale, delta) <= eps
+        assert _certified_epsilon(size, sens, scale * (1 - 1e-7), delta) > eps
+        # The zCDP route costs a little against the analytic Gaussian mechanism of the continuous noise.
+        assert 1.0 <= scale / (sens * gaussian_noise_multiplier(eps, delta)) < 1.3
+
+
+@pytest.mark.parametrize("secure", [False, True])
+def test_noise_is_gaussian_with_the_declared_scale(secure):
+    rng = np.random.default_rng(3)
+    d, bx, by, eps, delta = 6, 2.0, 1.5, 0.7, 1e-6
+    X, y = rng.normal(size=(300, d)), rng.normal(size=300) * 2
+    exact = statistics(X, y, bx, by)
+    weights = ss.frobenius_weights(d)
+    noise = []
+    for _ in range(200):
+        r = release_suff_stats_gaussian(
+            X, y, epsilon=eps, delta=delta, x_bound=bx, y_bound=by, rng=None if secure else rng
+        )
+        np.testing.assert_array_equal(r.xx, r.xx.T)
+        noise.append(weights * (ss.stat_vector(r.xx, r.xy, r.yy) - exact))
+    info = r.releases[0]
+    assert info.private is secure and info.delta == delta and info.epsilon <= eps
+    assert info.sensitivity == pytest.approx(np.sqrt(2) * (bx**2 + by**2))
+    assert info.noise_scale == pytest.approx(gaussian_scale(exact.size, info.sensitivity, eps, delta))
+    # σ on the diagonal statistics, σ/√2 on the off-diagonal ones: weighted, all are N(0, σ²).
+    np.testing.assert_allclose(info.noise_variance(d) * weights**2, info.noise_scale**2)
+    sample = np.array(noise)
+    for entries in (weights == 1.0, weights > 1.0):
+        fit = stats.kstest(sample[:, entries].ravel(), stats.norm(scale=info.noise_scale).cdf)
+        assert fit.pvalue > P_MIN
+
+
+def test_gaussian_mechanism_certifies_and_marks_seeded_results():
+    secure = gaussian_mechanism(np.zeros(5), sensitivity=1.0, epsilon=1.0, delta=1e-5, source=as_noise_source())
+    seeded = gaussian_mechanism(np.zeros(5), sensitivity=1.0, epsilon=1.0, delta=1e-5, source=as_noise_source(1))
+    assert secure.private and not seeded.private
+    assert secure.scale == seeded.scale and secure.epsilon <= 1.0
+    with pytest.raises(ValueError, match="delta"):
+        gaussian_mechanism(np.zeros(5), sensitivity=1.0, epsilon=1.0, delta=0.0, source=as_noise_source())
+    with pytest.raises(ValueError, match="sensitivity"):
+        gaussian_mechanism(np.zeros(5), sensitivity=np.inf, epsilon=1.0, delta=1e-5, source=as_noise_source())
+
+
+def test_accountant_is_charged_epsilon_and_delta():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(50, 3)), rng.normal(size=50)
+    acct = PrivacyAccountant(epsilon=1.0, delta=1e-5)
+    release_suff_stats_gaussian(X, y, epsilon=0.6, delta=6e-6, x_bound=2.0, y_bound=2.0, accountant=acct)
+    assert acct.spent == pytest.approx((0.6, 6e-6))
+    assert acct.ledger[0].mechanism == ss.GAUSSIAN_MECHANISM
+    generator = np.random.default_rng(5)
+    state = generator.bit_generator.state
+    with pytest.raises(BudgetExceededError):
+        release_suff_stats_gaussian(
+            X, y, epsilon=0.6, delta=1e-6, x_bound=2.0, y_bound=2.0, accountant=acct, rng=generator
+        )
+    assert generator.bit_generator.state == state and len(acct.ledger) == 1
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        (dict(delta=0.0), "delta"),
+        (dict(delta=1.0), "delta"),
+        (dict(epsilon=-1.0), "epsilon"),
+        (dict(x_bound=0.0), "x_bound"),
+        (dict(y_bound=np.nan), "y_bound"),
+        (dict(x_bound=1e200), "x_bound and y_bound"),
+        (dict(X=np.array([[1.0, 2.0], [np.nan, 0.0], [0.0, 0.0]])), "row 1"),
+        (dict(y=np.array([0.0, np.inf, 0.0])), "y contains"),
+        (dict(preprocessing="standardise"), "preprocessing"),
+    ],
+)
+def test_bad_input_raises_and_spends_nothing(override, message):
+    args = dict(X=np.ones((3, 2)), y=np.zeros(3), epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=1.0)
+    args.update(override)
+    acct = PrivacyAccountant(epsilon=1.0, delta=1e-5)
+    with pytest.raises(ValueError, match=message):
+        release_suff_stats_gaussian(args.pop("X"), args.pop("y"), accountant=acct, **args)
+    assert acct.ledger == ()
+
+
+def test_noise_aware_model_and_prediction_read_the_release():
+    rng = np.random.default_rng(2)
+    X = rng.normal(3.0, 2.0, size=(400, 3))
+    y = X @ [0.5, -0.2, 0.1] + rng.normal(size=400)
+    prep = Preprocessing(x_center=3.0, x_scale=2.0, y_center=0.6, y_scale=1.2)
+    r = release_suff_stats_gaussian(X, y, epsilon=1.0, delta=1e-6, x_bound=1.5, y_bound=3.0, preprocessing=prep, rng=0)
+    info = r.releases[0]
+    arrays = noise_aware_arrays(r)
+    off_diagonal = [1, 2, 4, 6, 7, 8]  # upper Sxx (00 01 02 11 12 22), Sxy (3 entries), Syy
+    expected = np.full(10, info.noise_scale**2)
+    expected[off_diagonal] /= 2
+    np.testing.assert_allclose(arrays["noise_var"], expected)
+    # Exact public rows add exactly; the private part is the release minus them.
+    both = suff_stats(X[:5], y[:5]) + r
+    np.testing.assert_allclose(noise_aware_arrays(both)["noise_var"], arrays["noise_var"])
+    # Predictions map new rows as the released rows were mapped: standardise, then project onto the ball.
+    draws = np.array([[1.0, 2.0, -1.0], [0.0, 1.0, 1.0]])
+    X_new = np.array([[3.0, 3.0, 3.0], [30.0, -7.0, 3.0]])
+    mapped = project_rows((X_new - 3.0) / 2.0, 1.5)
+    assert np.linalg.norm(mapped[1]) == pytest.approx(1.5)
+    got = predict(draws, X_new, stats=r)["mean"].to_numpy()
+    np.testing.assert_allclose(got, 0.6 + 1.2 * (mapped @ draws.T).mean(axis=1))
+
+
+def test_projected_sums_are_the_same_in_chunks(monkeypatch):
+    rng = np.random.default_rng(4)
+    X, y = rng.standard_t(2, size=(101, 4)), rng.standard_t(2, size=101)
+    whole = ss._projected_sums(X, y, 1.5, 2.0)
+    monkeypatch.setattr(ss, "CHUNK_VALUES", 12)  # 3 rows per chunk
+    chunked = ss._projected_sums(X, y, 1.5, 2.0)
+    for a, b in zip(whole, chunked, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    np.testing.assert_allclose(whole[0], project_rows(X, 1.5).T @ project_rows(X, 1.5), rtol=1e-12)

@@ -1,0 +1,69 @@
+import pytest
+
+from pm_private import REPLACE_ONE, BudgetExceededError, PrivacyAccountant
+from pm_private.privacy.accountant import charge
+
+
+def test_ledger_spent_and_remaining():
+    acct = PrivacyAccountant(epsilon=1.0, delta=1e-6)
+    acct.record("a", 0.6, label="first")
+    acct.record("b", 0.35, 5e-7)
+    acct.record("c", 0.05)
+    assert acct.spent == pytest.approx((1.0, 5e-7))
+    assert acct.remaining == pytest.approx((0.0, 5e-7))
+    assert [e.mechanism for e in acct.ledger] == ["a", "b", "c"]
+    assert acct.ledger[0].label == "first" and acct.ledger[0].neighbours == REPLACE_ONE
+    assert acct.ledger[0].time <= acct.ledger[2].time
+
+
+def test_overspend_refused_and_records_nothing():
+    acct = PrivacyAccountant(epsilon=1.0)
+    acct.record("a", 0.7)
+    with pytest.raises(BudgetExceededError, match="nothing was released"):
+        acct.record("b", 0.31)
+    with pytest.raises(BudgetExceededError):
+        acct.check(0.5)
+    assert len(acct.ledger) == 1 and acct.spent == (0.7, 0.0)
+
+
+def test_delta_budget_is_enforced():
+    acct = PrivacyAccountant(epsilon=10.0)  # δ = 0: pure DP only
+    with pytest.raises(BudgetExceededError, match="δ"):
+        acct.record("gauss", 1.0, 1e-9)
+    assert acct.ledger == ()
+
+
+def test_charge_records_on_success_only():
+    acct = PrivacyAccountant(epsilon=2.0)
+    with pytest.raises(RuntimeError):
+        with acct.charge("failing", 1.0):
+            raise RuntimeError("noise sampler crashed")
+    assert acct.ledger == ()
+    with acct.charge("ok", 1.0, label="x"):
+        pass
+    assert acct.spent == (1.0, 0.0)
+    # refused before the body runs
+    ran = []
+    with pytest.raises(BudgetExceededError):
+        with acct.charge("too much", 1.5):
+            ran.append(True)
+    assert ran == [] and len(acct.ledger) == 1
+
+
+def test_charge_without_accountant_is_a_no_op():
+    with charge(None, "m", 1.0):
+        pass
+
+
+@pytest.mark.parametrize("eps, delta", [(0, 0), (-1, 0), (float("nan"), 0), (float("inf"), 0), (1, -0.1), (1, 1.0)])
+def test_invalid_budgets(eps, delta):
+    with pytest.raises(ValueError):
+        PrivacyAccountant(eps, delta)
+
+
+def test_invalid_charges():
+    acct = PrivacyAccountant(1.0)
+    for eps in (0, -0.1, float("nan")):
+        with pytest.raises(ValueError, match="epsilon"):
+            acct.record("m", eps)
+    assert acct.ledger == ()

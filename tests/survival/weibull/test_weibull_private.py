@@ -1,0 +1,316 @@
+"""LSP, TLL and the baselines of paper 003 (SPEC §2): ladder constraint, noise, accounting."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from pm_private.privacy.accountant import PrivacyAccountant
+from pm_private.privacy.budget import BudgetExceededError
+from pm_private.privacy.noise import as_noise_source
+from pm_private.survival.weibull.fit import _mle_rows
+from pm_private.survival.weibull.mechanisms import (
+    SAMPLE_AGGREGATE,
+    _draw_lsp,
+    _event_mean_bounds,
+    _first_crossing,
+    _tll,
+    lsp_ladder,
+    weibull_laplace,
+    weibull_private,
+    weibull_sample_aggregate,
+)
+from pm_private.survival.weibull.simulate import simulate_weibull
+
+OMEGA, GAMMA = 6.0, 10.0
+FLOOR = math.exp(-OMEGA)
+TOL = 1e-9
+
+
+def _ladder_holds(a, b, K):
+    """S⁽ᵏ⁾(a) ⊂ S⁽ᵏ⁺¹⁾(b) for k = 0…K−1, and the rungs of a are nested."""
+    (la, ua), (lb, ub) = a, b
+    nested = (np.diff(la) <= TOL).all() and (np.diff(ua) >= -TOL).all()
+    return nested and (lb[1 : K + 1] <= la[:K] + TOL).all() and (ub[1 : K + 1] >= ua[:K] - TOL).all()
+
+
+def _neighbour(t, d, kind, i, new_t, new_d):
+    """Replace one record: the longest / shortest time, a censoring flip, or record i."""
+    t, d = t.copy(), d.copy()
+    j = {"longest": np.argmax(t), "shortest": np.argmin(t)}.get(kind, i % t.size)
+    if kind == "flip":
+        d[j] = 1 - d[j]
+    else:
+        t[j], d[j] = new_t, new_d
+    return t, d
+
+
+data_sets = st.integers(4, 60).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.floats(0.0, OMEGA), min_size=n, max_size=n),
+        st.lists(st.integers(0, 1), min_size=n, max_size=n),
+        st.floats(0.02, 1.0),
+    )
+)
+replacements = st.tuples(
+    st.sampled_from(["longest", "shortest", "flip", "random"]),
+    st.integers(0, 10**6),
+    st.sampled_from([FLOOR, 1.0]) | st.floats(FLOOR, 1.0),
+    st.integers(0, 1),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data_sets, replacements)
+def test_ladder_constraint_on_random_and_adversarial_neighbours(data, change):
+    z, d, spread = data
+    t = np.exp(-np.asarray(z) * spread)  # spread < 1 packs the times together
+    d = np.asarray(d)
+    t2, d2 = _neighbour(t, d, *change)
+    K = 12
+    a = lsp_ladder(t, d, K=K, gamma=GAMMA, omega=OMEGA)
+    b = lsp_ladder(t2, d2, K=K, gamma=GAMMA, omega=OMEGA)
+    assert _ladder_holds(a, b, K) and _ladder_holds(b, a, K)
+
+
+@pytest.mark.parametrize("kind", ["longest", "shortest", "flip", "random"])
+def test_ladder_constraint_on_a_large_data_set(kind):
+    sim = simulate_weibull(5000, shape=1.3, scale=0.5, censor=(0.1, 1.0), horizon=1.0, rng=2)
+    t, d = np.maximum(sim.time, FLOOR), sim.event
+    K = 100
+    a = lsp_ladder(t, d, K=K)
+    for new_t, new_d in [(FLOOR, 1), (1.0, 1), (1.0, 0), (FLOOR, 0)]:
+        b = lsp_ladder(*_neighbour(t, d, kind, 17, new_t, new_d), K=K)
+        assert _ladder_holds(a, b, K) and _ladder_holds(b, a, K)
+
+
+def test_rungs_contain_the_mle_of_data_sets_at_distance_k():
+    rng = np.random.default_rng(4)
+    for _ in range(40):
+        n = int(rng.integers(10, 80))
+        t = np.exp(-rng.uniform(0, OMEGA, n) * rng.uniform(0.05, 1))
+        d = (rng.uniform(size=n) < 0.6).astype(int)
+        lower, upper = lsp_ladder(t, d, K=4)
+        for k in range(1, 5):
+            t2, d2 = t.copy(), d.copy()
+            rows = rng.choice(n, size=k, replace=False)
+            t2[rows] = rng.choice([FLOOR, 1.0], size=k) if k % 2 else np.exp(-rng.uniform(0, OMEGA, k))
+            d2[rows] = rng.integers(0, 2, size=k)
+            p = min(_mle_rows(np.log(t2), d2)[0][0], GAMMA)
+            assert lower[k] - TOL <= p <= upper[k] + TOL
+
+
+def _paper_lower_rungs(t, d, K):
+    """l⁽ᵏ⁾ from the transcribed f_U^k and g_L^k (first crossing; g_L = 1/p − ω when Σd ≤ k)."""
+    x, k = np.log(t), np.arange(K + 1)
+    events, total = d.sum(), (d * x).sum()
+
+    def gap(p):
+        w = t[None, :] ** p[:, None]
+        f_upper = ((w * x).sum(1) + k / (math.e * p)) / (w.sum(1) + k)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g_lower = np.where(events > k, 1 / p + (total - k * OMEGA) / (events - k), 1 / p - OMEGA)
+        return f_upper - g_lower
+
+    return _first_crossing(gap, K + 1, GAMMA)
+
+
+def test_transcribed_lower_bounds_violate_the_ladder_constraint():
+    """Why the module changes the paper's bounds: with f_U^k as printed, l⁽ᵏ⁺¹⁾(D′) > l⁽ᵏ⁾(D)."""
+    rng = np.random.default_rng(1)
+    worst = 0.0
+    for trial in range(200):
+        n = int(rng.integers(8, 40))
+        t = np.exp(-rng.uniform(0, OMEGA, n) * rng.uniform(0.02, 1))
+        d = (rng.uniform(size=n) < rng.uniform(0.1, 1)).astype(int)
+        t2, d2 = _neighbour(t, d, ["longest", "shortest", "flip"][trial % 3], 0, 1.0, 1)
+        K = 8
+        la, lb = _paper_lower_rungs(t, d, K), _paper_lower_rungs(t2, d2, K)
+        worst = max(worst, (lb[1:] - la[:-1]).max(), (la[1:] - lb[:-1]).max())
+    assert worst > 0.05
+
+
+def test_event_mean_bounds_are_exact_on_a_small_case():
+    """Brute force over every data set at distance 1 with times on a grid that holds the extremes."""
+    t = np.array([FLOOR, 0.2, 0.5, 0.9, 1.0])
+    d = np.array([1, 0, 1, 1, 0])
+    low, high = _event_mean_bounds(np.log(t), d, 1, OMEGA)
+    means = []
+    for i in range(t.size):
+        for new_t in (FLOOR, 0.3, 1.0):
+            for new_d in (0, 1):
+                t2, d2 = t.copy(), d.copy()
+                t2[i], d2[i] = new_t, new_d
+                means.append((d2 * np.log(t2)).sum() / d2.sum())
+    assert low[1] == pytest.approx(min(means), abs=1e-12)
+    assert high[1] == pytest.approx(max(means), abs=1e-12)
+    assert low[0] == high[0] == pytest.approx((d * np.log(t)).sum() / d.sum())
+
+
+def test_ladder_degrades_with_few_events():
+    t = np.linspace(0.1, 1.0, 50)
+    d = np.zeros(50, int)
+    lower, upper = lsp_ladder(t, d, K=5)
+    assert lower[0] == upper[0] == GAMMA and (upper == GAMMA).all()
+    d[[3, 20]] = 1
+    lower, upper = lsp_ladder(t, d, K=5)
+    assert (upper[2:] == GAMMA).all() and upper[1] < GAMMA and lower[-1] == 0.0
+
+
+def test_ladder_input_checks():
+    with pytest.raises(ValueError, match="K must"):
+        lsp_ladder([0.5, 1.0], [1, 0], K=0)
+    with pytest.raises(ValueError, match="e\\^−ω"):
+        lsp_ladder([1e-9, 1.0], [1, 0], K=3)
+
+
+@pytest.fixture(scope="module")
+def ladder():
+    sim = simulate_weibull(300, shape=1.2, scale=0.4, censor=(0.1, 1.0), horizon=1.0, rng=9)
+    return lsp_ladder(np.maximum(sim.time, FLOOR), sim.event, K=20)
+
+
+def test_exponential_mechanism_level_frequencies_match_the_weights(ladder):
+    lower, upper = ladder
+    eps_p = 0.8
+    levels, p = _draw_lsp(lower, upper, eps_p, as_noise_source(3), size=100_000)
+    length = (lower[:-1] - lower[1:]) + (upper[1:] - upper[:-1])
+    weights = length * np.exp(-np.arange(1, length.size + 1) * eps_p / 2)
+    expected = 100_000 * weights / weights.sum()
+    observed = np.bincount(levels - 1, minlength=length.size)
+    keep = expected >= 5  # pool the sparse tail levels into one cell
+    observed = np.r_[observed[keep], observed[~keep].sum()]
+    expected = np.r_[expected[keep], expected[~keep].sum()]
+    chi2 = stats.chisquare(observed[expected > 0], expected[expected > 0])
+    assert chi2.pvalue > 1e-3
+    inside = np.array(
+        [
+            (lower[i] <= x < lower[i - 1]) or (upper[i - 1] < x <= upper[i])
+            for i, x in zip(levels[:2000], p[:2000], strict=True)
+        ]
+    )
+    assert inside.all()
+
+
+def test_draw_is_uniform_within_the_level(ladder):
+    lower, upper = ladder
+    levels, p = _draw_lsp(lower, upper, 0.05, as_noise_source(4), size=50_000)
+    i = np.bincount(levels).argmax()
+    left, right = lower[i - 1] - lower[i], upper[i] - upper[i - 1]
+    x = p[levels == i]
+    position = np.where(x < lower[i - 1], x - lower[i], left + x - upper[i - 1]) / (left + right)
+    assert stats.kstest(position, "uniform").pvalue > 1e-3
+
+
+def test_tll_noise_is_laplace_4_over_epsilon():
+    t = np.linspace(0.05, 1.0, 200)
+    d = (np.arange(200) % 3 == 0).astype(int)
+    epsilon = 0.5
+    source = as_noise_source(6)
+    draws = [_tll(t, d, 1.3, epsilon / 2, omega=OMEGA, gamma=GAMMA, source=source) for _ in range(3000)]
+    events = np.array([r[1].values[0] for r in draws]) - d.sum()
+    powers = np.array([r[2].values[0] for r in draws]) - np.sum(t**1.3)
+    assert draws[0][1].scale == draws[0][2].scale == pytest.approx(4 / epsilon)
+    for noise in (events, powers):
+        assert stats.kstest(noise, "laplace", args=(0, 4 / epsilon)).pvalue > 1e-3
+    lam = np.array([r[0] for r in draws])
+    assert ((lam > 0) & (lam <= GAMMA)).all()
+
+
+def test_tll_post_processing_handles_non_positive_noisy_sums():
+    t, d = np.full(3, 0.5), np.array([1, 0, 0])
+    lams = [_tll(t, d, 0.01, 1e-3, omega=OMEGA, gamma=GAMMA, source=as_noise_source(s))[0] for s in range(200)]
+    assert np.isfinite(lams).all() and (np.array(lams) <= GAMMA).all()
+
+
+@pytest.fixture(scope="module")
+def fl_like():
+    sim = simulate_weibull(3000, shape=1.1, scale=2000.0, censor=(2000.0, 5479.0), horizon=5479.0, rng=1)
+    return sim.time, sim.event, sim.horizon
+
+
+def test_release_metadata_and_privacy_flag(fl_like):
+    t, d, horizon = fl_like
+    seeded = weibull_private(t, d, epsilon=1.0, horizon=horizon, K=50, rng=0)
+    assert not seeded.private and seeded.neighbours == "replace-one"
+    assert (seeded.epsilon, seeded.epsilon_shape) == (1.0, 0.5) and seeded.epsilon_scale == pytest.approx(0.5)
+    assert seeded.noise_scales == (4.0, 4.0) and (seeded.horizon, seeded.omega, seeded.gamma, seeded.n) == (
+        horizon,
+        6.0,
+        10.0,
+        3000,
+    )
+    assert 0 < seeded.shape <= GAMMA and 0 < seeded.scale <= GAMMA * horizon
+    secure = weibull_private(t, d, epsilon=1.0, horizon=horizon, K=50)
+    assert secure.private and secure.epsilon_scale == pytest.approx(0.5, rel=1e-9)
+    assert all(np.ndim(v) == 0 or len(v) <= 2 for v in vars(secure).values() if not isinstance(v, str))
+
+
+@pytest.mark.parametrize("mechanism", [weibull_private, weibull_laplace, weibull_sample_aggregate])
+def test_accountant_is_charged_once_and_refusal_spends_nothing(mechanism, fl_like):
+    t, d, horizon = fl_like
+    accountant = PrivacyAccountant(1.0)
+    mechanism(t, d, epsilon=0.6, horizon=horizon, accountant=accountant, rng=1)
+    assert accountant.spent == (0.6, 0.0) and len(accountant.ledger) == 1
+    assert accountant.ledger[0].neighbours == "replace-one"
+    with pytest.raises(BudgetExceededError):
+        mechanism(t, d, epsilon=0.6, horizon=horizon, accountant=accountant, rng=1)
+    assert len(accountant.ledger) == 1
+
+
+@pytest.mark.parametrize("mechanism", [weibull_private, weibull_laplace, weibull_sample_aggregate])
+@pytest.mark.parametrize(
+    "time, event, kwargs, match",
+    [
+        ([1.0, np.nan], [1, 0], {}, "NaN"),
+        ([1.0, -1.0], [1, 0], {}, "≥ 0"),
+        ([1.0, 20.0], [1, 0], {}, "horizon"),
+        ([1.0, 2.0], [1, 3], {}, "0 or 1"),
+        ([1.0, 2.0], [1, 0], {"epsilon": 0.0}, "epsilon"),
+        ([1.0, 2.0], [1, 0], {"epsilon": -1.0}, "epsilon"),
+        ([1.0, 2.0], [1, 0], {"gamma": 0.0}, "gamma"),
+    ],
+)
+def test_bad_input_raises_and_spends_nothing(mechanism, time, event, kwargs, match):
+    accountant = PrivacyAccountant(10.0)
+    with pytest.raises(ValueError, match=match):
+        mechanism(time, event, **({"epsilon": 1.0, "horizon": 10.0} | kwargs), accountant=accountant)
+    assert accountant.ledger == ()
+
+
+@pytest.mark.parametrize("K", [0, -3, 2.5, True])
+def test_bad_rung_count_raises(K):
+    with pytest.raises(ValueError, match="K must"):
+        weibull_private([1.0, 2.0], [1, 0], epsilon=1.0, horizon=10.0, K=K)
+
+
+def test_laplace_baseline_noise_is_laplace_2gamma_over_epsilon():
+    t, d = np.linspace(0.1, 1.0, 100), (np.arange(100) % 2).astype(int)
+    p_mle = _mle_rows(np.log(t), d)[0][0]
+    source = as_noise_source(8)
+    shapes = np.array([weibull_laplace(t, d, epsilon=200.0, horizon=1.0, rng=source).shape for _ in range(2000)])
+    assert stats.kstest(shapes - p_mle, "laplace", args=(0, 2 * GAMMA / 200.0)).pvalue > 1e-3
+
+
+def test_sample_and_aggregate_uses_subsets_of_about_the_requested_size(fl_like):
+    t, d, horizon = fl_like
+    release = weibull_sample_aggregate(t, d, epsilon=1.0, horizon=horizon, rng=2)
+    assert release.mechanism == SAMPLE_AGGREGATE and release.subsets == 6
+    assert release.noise_scales == (pytest.approx(2 * GAMMA / 6),) * 2
+
+
+def test_lsp_tll_beats_the_baselines(fl_like):
+    """At ε = 8 neither baseline is swamped by noise and clipped to [0, γ]; LSP still wins."""
+    t, d, horizon = fl_like
+    scaled = np.maximum(t / horizon, FLOOR)
+    p_mle = _mle_rows(np.log(scaled), d)[0][0]
+    source = as_noise_source(12)
+
+    def mdae(mechanism, **kwargs):
+        draws = [mechanism(t, d, epsilon=8.0, horizon=horizon, rng=source, **kwargs).shape for _ in range(60)]
+        return np.median(np.abs(np.array(draws) - p_mle))
+
+    assert mdae(weibull_private, K=100) < mdae(weibull_sample_aggregate) < mdae(weibull_laplace)
