@@ -94,6 +94,17 @@ class Reservation:
     Obtained from :meth:`PrivacyAccountant.reserve` (then settle it with :meth:`commit` or
     :meth:`release`) or, preferably, as the value of ``with accountant.charge(...)`` /
     ``with charge(accountant, ...)``, which settles it on exit.
+
+    Parameters
+    ----------
+    accountant : PrivacyAccountant
+        The accountant whose ledger holds the reservation.
+    entry_id : int
+        The ledger entry's number.
+    mechanism : str
+        The mechanism's name.
+    epsilon, delta : float
+        The (ε, δ) reserved.
     """
 
     def __init__(self, accountant: PrivacyAccountant, entry_id: int, mechanism: str, epsilon: float, delta: float):
@@ -116,7 +127,18 @@ class Reservation:
         self._noise = True
 
     def commit(self, note: str = "") -> None:
-        """Mark the reservation spent (final)."""
+        """Mark the reservation spent (final).
+
+        Parameters
+        ----------
+        note : str, default ""
+            A note stored with the ledger entry.
+
+        Raises
+        ------
+        RuntimeError
+            If the reservation was already committed or released.
+        """
         self._settle(SPENT, note)
 
     def release(self) -> None:
@@ -286,6 +308,20 @@ class PrivacyAccountant:
 
         Advisory only: another thread or process may spend in between; releases use
         :meth:`reserve` (through :meth:`charge`), which checks and records atomically.
+
+        Parameters
+        ----------
+        epsilon : float
+            The ε a release would charge, > 0.
+        delta : float, default 0.0
+            The δ a release would charge, ≥ 0.
+
+        Raises
+        ------
+        BudgetExceededError
+            If (ε, δ) does not fit in the remaining budget.
+        ValueError
+            If ``epsilon`` or ``delta`` is not a valid budget value.
         """
         epsilon = check_budget_value("epsilon", epsilon, allow_zero=False)
         delta = check_budget_value("delta", delta, allow_zero=True)
@@ -300,6 +336,32 @@ class PrivacyAccountant:
 
         Raises :class:`BudgetExceededError` (and records nothing) if (ε, δ) does not fit.  The
         reservation counts as spent until it is released; prefer :meth:`charge`.
+
+        Parameters
+        ----------
+        mechanism : str
+            The mechanism's name, written to the ledger entry.
+        epsilon : float
+            The ε to charge, > 0.
+        delta : float, default 0.0
+            The δ to charge, ≥ 0.
+        neighbours : str, default REPLACE_ONE
+            The neighbour relation of the release's guarantee.
+        label : str, default ""
+            A free-text label for the ledger entry.
+
+        Returns
+        -------
+        Reservation
+            The open reservation; settle it with :meth:`Reservation.commit` or
+            :meth:`Reservation.release`.
+
+        Raises
+        ------
+        BudgetExceededError
+            If (ε, δ) does not fit in the remaining budget (nothing is recorded).
+        ValueError
+            If ``epsilon`` or ``delta`` is not a valid budget value.
         """
         epsilon = check_budget_value("epsilon", epsilon, allow_zero=False)
         delta = check_budget_value("delta", delta, allow_zero=True)
@@ -318,7 +380,31 @@ class PrivacyAccountant:
     def record(
         self, mechanism: str, epsilon: float, delta: float = 0.0, *, neighbours: str = REPLACE_ONE, label: str = ""
     ) -> LedgerEntry:
-        """Check the budget and record a spent release (made outside pm_private) atomically."""
+        """Check the budget and record a spent release (made outside pm_private) atomically.
+
+        Parameters
+        ----------
+        mechanism : str
+            The mechanism's name, written to the ledger entry.
+        epsilon : float
+            The ε to charge, > 0.
+        delta : float, default 0.0
+            The δ to charge, ≥ 0.
+        neighbours : str, default REPLACE_ONE
+            The neighbour relation of the release's guarantee.
+        label : str, default ""
+            A free-text label for the ledger entry.
+
+        Returns
+        -------
+        LedgerEntry
+            The ledger entry written (status ``"spent"``).
+
+        Raises
+        ------
+        BudgetExceededError
+            If (ε, δ) does not fit in the remaining budget (nothing is recorded).
+        """
         reservation = self.reserve(mechanism, epsilon, delta, neighbours=neighbours, label=label)
         reservation.commit()
         return next(e for e in reversed(self._store.entries()) if e.id == reservation.id)
@@ -331,6 +417,29 @@ class PrivacyAccountant:
         ``with acct.charge(...) as reservation:`` reserves (ε, δ) (or raises
         :class:`BudgetExceededError` before the body runs), then commits when the body returns
         or raises after noise was drawn, and releases only when it raises before any noise.
+
+        Parameters
+        ----------
+        mechanism : str
+            The mechanism's name, written to the ledger entry.
+        epsilon : float
+            The ε to charge, > 0.
+        delta : float, default 0.0
+            The δ to charge, ≥ 0.
+        neighbours : str, default REPLACE_ONE
+            The neighbour relation of the release's guarantee.
+        label : str, default ""
+            A free-text label for the ledger entry.
+
+        Returns
+        -------
+        contextmanager
+            A context manager whose value is the :class:`Reservation`.
+
+        Raises
+        ------
+        BudgetExceededError
+            On entering the ``with`` block, if (ε, δ) does not fit in the remaining budget.
         """
         return _Charge(self, mechanism, epsilon, delta, neighbours, label)
 
@@ -366,7 +475,23 @@ class PrivacyAccountant:
 
 
 def check_accountant(accountant) -> PrivacyAccountant | None:
-    """``accountant`` itself if it is None or a :class:`PrivacyAccountant`, else TypeError."""
+    """``accountant`` itself if it is None or a :class:`PrivacyAccountant`, else TypeError.
+
+    Parameters
+    ----------
+    accountant : PrivacyAccountant or None
+        The ``accountant`` argument of a release function.
+
+    Returns
+    -------
+    PrivacyAccountant or None
+        ``accountant`` unchanged.
+
+    Raises
+    ------
+    TypeError
+        If ``accountant`` is neither None nor a :class:`PrivacyAccountant`.
+    """
     if accountant is not None and not isinstance(accountant, PrivacyAccountant):
         raise TypeError(f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}")
     return accountant
@@ -384,7 +509,33 @@ def charge(
     """:meth:`PrivacyAccountant.charge`, or a no-op context when ``accountant`` is None.
 
     The one path by which every pm_private mechanism spends: see the module docstring.
-    Raises TypeError if ``accountant`` is neither None nor a :class:`PrivacyAccountant`.
+
+    Parameters
+    ----------
+    accountant : PrivacyAccountant or None
+        The accountant to charge; None charges nothing.
+    mechanism : str
+        The mechanism's name, written to the ledger entry.
+    epsilon : float
+        The ε to charge, > 0.
+    delta : float, default 0.0
+        The δ to charge, ≥ 0.
+    neighbours : str, default REPLACE_ONE
+        The neighbour relation of the release's guarantee.
+    label : str, default ""
+        A free-text label for the ledger entry.
+
+    Returns
+    -------
+    contextmanager
+        A context manager whose value is the :class:`Reservation` (None without an accountant).
+
+    Raises
+    ------
+    TypeError
+        If ``accountant`` is neither None nor a :class:`PrivacyAccountant`.
+    BudgetExceededError
+        On entering the ``with`` block, if (ε, δ) does not fit in the remaining budget.
     """
     if check_accountant(accountant) is None:
         return nullcontext()

@@ -1,7 +1,7 @@
 """The budget's rules: the neighbour relation, ledger entries, and when a release is refused.
 
 Shared by the accountant (:mod:`.accountant`) and the ledger stores (:mod:`.ledger`), which apply
-:func:`refusal` inside their own atomic step.  Basic sequential composition: releases with
+``refusal()`` inside their own atomic step.  Basic sequential composition: releases with
 (εᵢ, δᵢ) on the same data compose to (Σεᵢ, Σδᵢ)-DP (Dwork & Roth 2014, Thm 3.16).
 """
 
@@ -37,6 +37,27 @@ class LedgerEntry:
     ``status`` is ``"spent"`` (committed), ``"reserved"`` (in progress, or left by a process
     that died: counted as spent) or ``"released"`` (failed before any noise was drawn: not
     counted).  ``process`` is ``"pid@host"`` of the process that made the reservation.
+
+    Parameters
+    ----------
+    mechanism : str
+        The mechanism's name, as its release states it.
+    epsilon, delta : float
+        The (ε, δ) charged.
+    neighbours : str
+        The neighbour relation of the guarantee (e.g. :data:`REPLACE_ONE`).
+    label : str
+        A free-text label given by the caller.
+    time : datetime.datetime
+        When the entry was written (UTC).
+    status : str, default "spent"
+        ``"spent"``, ``"reserved"`` or ``"released"``.
+    note : str, default ""
+        A note added when the entry was settled.
+    process : str, default ""
+        ``"pid@host"`` of the process that made the reservation.
+    id : int, default 0
+        The entry's number in its ledger.
     """
 
     mechanism: str

@@ -45,6 +45,11 @@ class NoiseSource:
     Every draw marks the accountant reservations open in the current thread as having drawn
     noise (:func:`~pm_private.privacy.accountant.note_noise_drawn`): a release that fails after
     this point stays spent.
+
+    Parameters
+    ----------
+    generator : numpy.random.Generator, optional
+        None (the default): secure OS randomness.  A generator: reproducible, not private.
     """
 
     def __init__(self, generator: np.random.Generator | None = None):
@@ -56,7 +61,18 @@ class NoiseSource:
         return self._generator is None
 
     def uniform(self, size) -> np.ndarray:
-        """Uniform variates on the open interval (0, 1) with 53-bit resolution."""
+        """Uniform variates on the open interval (0, 1) with 53-bit resolution.
+
+            Parameters
+            ----------
+        size : int or tuple of int
+            The shape of the returned array.
+
+            Returns
+            -------
+            numpy.ndarray
+                float64 variates of shape ``size``.
+        """
         count = int(np.prod(size, dtype=np.int64))
         note_noise_drawn()
         if self._generator is None:
@@ -67,15 +83,50 @@ class NoiseSource:
         return ((mantissa + 0.5) * _TWO_POW_MINUS_53).reshape(size)
 
     def exponential(self, size) -> np.ndarray:
-        """Standard exponential variates, −log U."""
+        """Standard exponential variates, −log U.
+
+            Parameters
+            ----------
+        size : int or tuple of int
+            The shape of the returned array.
+
+            Returns
+            -------
+            numpy.ndarray
+                float64 variates of shape ``size``.
+        """
         return -np.log(self.uniform(size))
 
     def laplace(self, scale: float, size) -> np.ndarray:
-        """Laplace(0, scale) variates as the difference of two exponentials."""
+        """Laplace(0, scale) variates as the difference of two exponentials.
+
+            Parameters
+            ----------
+            scale : float
+                The Laplace scale b (density ∝ exp(−|x|/b)).
+        size : int or tuple of int
+            The shape of the returned array.
+
+            Returns
+            -------
+            numpy.ndarray
+                float64 variates of shape ``size``.
+        """
         return scale * (self.exponential(size) - self.exponential(size))
 
     def normal(self, size) -> np.ndarray:
-        """Standard normal variates by the Box–Muller transform."""
+        """Standard normal variates by the Box–Muller transform.
+
+            Parameters
+            ----------
+        size : int or tuple of int
+            The shape of the returned array.
+
+            Returns
+            -------
+            numpy.ndarray
+                float64 variates of shape ``size``.
+        """
         count = int(np.prod(size, dtype=np.int64))
         half = (count + 1) // 2
         radius = np.sqrt(2.0 * self.exponential(half))
@@ -84,14 +135,50 @@ class NoiseSource:
         return pairs[:count].reshape(size)
 
     def gamma(self, shape: int, scale: float, size: tuple[int, ...] = ()) -> np.ndarray:
-        """Gamma(shape, scale) for integer shape: a sum of ``shape`` exponentials (Erlang)."""
+        """Gamma(shape, scale) for integer shape: a sum of ``shape`` exponentials (Erlang).
+
+        Parameters
+        ----------
+        shape : int
+            The Gamma shape, a positive integer.
+        scale : float
+            The Gamma scale.
+        size : tuple of int, default ()
+            The shape of the returned array.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 variates of shape ``size``.
+
+        Raises
+        ------
+        ValueError
+            If ``shape`` is not a positive integer.
+        """
         if int(shape) != shape or shape < 1:
             raise ValueError(f"gamma shape must be a positive integer, got {shape!r}")
         return scale * self.exponential((int(shape), *size)).sum(axis=0)
 
 
 def as_noise_source(rng=None) -> NoiseSource:
-    """``None`` → secure OS randomness; an int or ``numpy.random.Generator`` → seeded (not private)."""
+    """``None`` → secure OS randomness; an int or ``numpy.random.Generator`` → seeded (not private).
+
+    Parameters
+    ----------
+    rng : None, int, numpy.random.Generator or NoiseSource, optional
+        The ``rng`` argument of a release function; a :class:`NoiseSource` is returned as is.
+
+    Returns
+    -------
+    NoiseSource
+        The source to draw noise from; its ``secure`` is True only for ``rng=None``.
+
+    Raises
+    ------
+    TypeError
+        If ``rng`` is of any other type.
+    """
     if isinstance(rng, NoiseSource):
         return rng
     if rng is None:
@@ -104,7 +191,22 @@ def as_noise_source(rng=None) -> NoiseSource:
 
 
 def laplace_vector(dim: int, scale: float, source: NoiseSource) -> np.ndarray:
-    """iid Laplace vector: density ∝ exp(−‖b‖₁ / scale) (Yu et al.'s (2014) noise B₁ with scale 2)."""
+    """iid Laplace vector: density ∝ exp(−‖b‖₁ / scale) (Yu et al.'s (2014) noise B₁ with scale 2).
+
+    Parameters
+    ----------
+    dim : int
+        The length of the vector.
+    scale : float
+        The Laplace scale of each coordinate.
+    source : NoiseSource
+        Where the uniform variates come from.
+
+    Returns
+    -------
+    numpy.ndarray
+        A float64 vector of length ``dim``.
+    """
     return source.laplace(scale, (int(dim),))
 
 
@@ -113,6 +215,20 @@ def l2_gamma_vector(dim: int, scale: float, source: NoiseSource) -> np.ndarray:
 
     Its radius ‖b‖₂ ~ Gamma(dim, scale) and its direction is uniform on the sphere
     (Chaudhuri, Monteleoni & Sarwate 2011, Alg. 1; Nguyên & Hui (2017a) Alg. 1–2; Yu et al.'s (2014) B₂).
+
+    Parameters
+    ----------
+    dim : int
+        The length of the vector.
+    scale : float
+        The scale of the density, the Gamma scale of the radius.
+    source : NoiseSource
+        Where the uniform variates come from.
+
+    Returns
+    -------
+    numpy.ndarray
+        A float64 vector of length ``dim``.
     """
     dim = int(dim)
     direction = source.normal((dim,))

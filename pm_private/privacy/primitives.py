@@ -60,7 +60,28 @@ SENSITIVITY_BALL = "query values within the stated sensitivity"
 
 @dataclass(frozen=True, kw_only=True)
 class LaplaceRelease(Release):
-    """Noisy values from :func:`laplace_mechanism`, the noise scale used and the ε certified."""
+    """Noisy values from :func:`laplace_mechanism`, the noise scale used and the ε certified.
+
+    Parameters
+    ----------
+    epsilon : float
+        The ε certified for this release.
+    delta : float, default 0.0
+        The δ certified (0 for pure ε-DP).
+    neighbours : str
+        The neighbour relation of the guarantee (a constant of the mechanism).
+    mechanism : str
+        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
+    private : bool
+        True when the noise came from secure OS randomness (``rng=None``); False for a seeded
+        ``rng``, whose output carries no privacy guarantee.
+    values : numpy.ndarray
+        The noisy values (the DP output), of the shape of the input.
+    scale : float
+        The Laplace noise scale b.
+    sensitivity : float
+        The ℓ1 sensitivity Δ the caller stated.
+    """
 
     values: np.ndarray = output()
     scale: float = public()
@@ -113,6 +134,33 @@ def laplace_mechanism(values, *, sensitivity: float, epsilon: float, source: Noi
     Returns
     -------
     LaplaceRelease
+        The noisy values, the noise scale and the ε certified.
+
+    Raises
+    ------
+    ValueError
+        If ``sensitivity`` or ``epsilon`` is not finite and > 0.
+    RuntimeError
+        If OpenDP certifies a larger ε than requested (nothing is drawn).
+
+    Notes
+    -----
+    Privacy: ε-DP (pure) for ``values`` whose ℓ1 sensitivity under the caller's neighbour
+    relation is at most ``sensitivity`` (the caller proves the sensitivity; pm_private's
+    mechanisms use replace-one neighbours with n public).  Public: ``sensitivity``, ``epsilon``
+    and the number of values.  Exact: the guarantee holds for the returned values.
+    Floating-point safe with a secure source (OpenDP's exact discrete Laplace on a 2^k grid,
+    Canonne, Kamath & Steinke 2020); a seeded source is continuous and not private.
+    Reference: Dwork et al. 2006.
+
+    Examples
+    --------
+    >>> from pm_private.privacy import as_noise_source, laplace_mechanism
+    >>> result = laplace_mechanism([3.0, 5.0], sensitivity=1.0, epsilon=0.5, source=as_noise_source(0))
+    >>> result.scale, result.private
+    (2.0, False)
+    >>> result.values.shape
+    (2,)
     """
     values = np.asarray(values, dtype=np.float64)
     if not (np.isfinite(sensitivity) and sensitivity > 0):
@@ -147,7 +195,28 @@ GAUSSIAN_MECHANISM = (
 
 @dataclass(frozen=True, kw_only=True)
 class GaussianRelease(Release):
-    """Noisy values from :func:`gaussian_mechanism`, the noise standard deviation and the ε certified."""
+    """Noisy values from :func:`gaussian_mechanism`, the noise standard deviation and the ε certified.
+
+    Parameters
+    ----------
+    epsilon : float
+        The ε certified for this release.
+    delta : float, default 0.0
+        The δ certified (0 for pure ε-DP).
+    neighbours : str
+        The neighbour relation of the guarantee (a constant of the mechanism).
+    mechanism : str
+        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
+    private : bool
+        True when the noise came from secure OS randomness (``rng=None``); False for a seeded
+        ``rng``, whose output carries no privacy guarantee.
+    values : numpy.ndarray
+        The noisy values (the DP output), of the shape of the input.
+    scale : float
+        The noise standard deviation σ.
+    sensitivity : float
+        The ℓ2 sensitivity Δ the caller stated.
+    """
 
     values: np.ndarray = output()
     scale: float = public()
@@ -177,6 +246,22 @@ def gaussian_scale(size: int, sensitivity: float, epsilon: float, delta: float) 
     OpenDP's zCDP-to-approximate-DP conversion, which costs a few per cent of σ against the
     analytic Gaussian mechanism (Balle & Wang 2018) of the continuous Gaussian, in exchange for
     exact sampling.  Public: depends only on its arguments.
+
+    Parameters
+    ----------
+    size : int
+        The number of values released together.
+    sensitivity : float
+        Their ℓ2 sensitivity Δ, > 0.
+    epsilon : float
+        The target ε > 0.
+    delta : float
+        The target δ in (0, 1).
+
+    Returns
+    -------
+    float
+        The noise standard deviation σ.
     """
     hi = sensitivity * gaussian_noise_multiplier(epsilon, delta)
     while _certified_epsilon(size, sensitivity, hi, delta) > epsilon:
@@ -221,6 +306,36 @@ def gaussian_mechanism(
     Returns
     -------
     GaussianRelease
+        The noisy values, the noise standard deviation and the ε certified.
+
+    Raises
+    ------
+    ValueError
+        If ``sensitivity`` is not finite and > 0, ``epsilon`` is invalid or ``delta`` is not in
+        (0, 1).
+    RuntimeError
+        If OpenDP certifies a larger ε than requested (nothing is drawn).
+
+    Notes
+    -----
+    Privacy: (ε, δ)-DP for ``values`` whose ℓ2 sensitivity under the caller's neighbour
+    relation is at most ``sensitivity`` (the caller proves the sensitivity; pm_private's
+    mechanisms use replace-one neighbours with n public).  Public: ``sensitivity``, ε, δ and
+    the number of values.  Exact: ε is what OpenDP's privacy map certifies for the returned
+    values.  Floating-point safe with a secure source (OpenDP's exact discrete Gaussian,
+    Canonne, Kamath & Steinke 2020); a seeded source is continuous and not private.
+    References: Bun & Steinke 2016; Canonne, Kamath & Steinke 2020.
+
+    Examples
+    --------
+    >>> from pm_private.privacy import as_noise_source, gaussian_mechanism
+    >>> result = gaussian_mechanism(
+    ...     [3.0, 5.0], sensitivity=1.0, epsilon=1.0, delta=1e-5, source=as_noise_source(0)
+    ... )
+    >>> round(result.scale, 2), result.private
+    (4.05, False)
+    >>> result.values.shape
+    (2,)
     """
     values = np.asarray(values, dtype=np.float64)
     if not (np.isfinite(sensitivity) and sensitivity > 0):
@@ -285,8 +400,28 @@ def exponential_mechanism(
     size : int, optional
         Number of independent draws (an int array); one int when None.
 
+    Returns
+    -------
+    int or numpy.ndarray
+        The index drawn, or an int64 array of ``size`` indices.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` or ``sensitivity`` is invalid, ``scores`` is empty, not 1-D or not
+        finite, or ``log_base`` is malformed or −inf everywhere.
+    RuntimeError
+        If OpenDP certifies a larger privacy loss than ε (nothing is drawn).
+
     Notes
     -----
+    Privacy: ε-DP (pure) per draw (``size`` draws cost ``size``·ε), when every score changes by
+    at most ``sensitivity`` between neighbouring data sets (the caller proves it; pm_private's
+    mechanisms use replace-one neighbours with n public).  Public: the candidates, the base
+    measure μ, ε and Δ.  Exact: the law of the index drawn is exactly the one above.
+    Floating-point safe with a secure source (OpenDP's exact Gumbel-max sampler); a seeded
+    source is not private.  Reference: McSherry & Talwar 2007.
+
     Secure source: OpenDP's ``make_noisy_max`` with the zero-concentrated measure, which is
     report-noisy-max with Gumbel noise, samples the argmax exactly: the float scores sᵢ and the
     float scale b are taken as exact rationals and the Gumbel comparisons are resolved to the
@@ -296,6 +431,17 @@ def exponential_mechanism(
     scores qᵢ and log μᵢ as the caller computed them, and sᵢ = qᵢ + b·log μᵢ (one rounding per
     score).  A seeded source draws the Gumbel variates as −log(−log U) from 53-bit uniforms
     (floating point, reproducible, not private).
+
+    Examples
+    --------
+    >>> from pm_private.privacy import as_noise_source, exponential_mechanism
+    >>> pick = exponential_mechanism([0.0, 1.0, 5.0], epsilon=1.0, sensitivity=1.0, source=as_noise_source(0))
+    >>> pick in (0, 1, 2)
+    True
+    >>> exponential_mechanism(
+    ...     [0.0, 1.0, 5.0], epsilon=1.0, sensitivity=1.0, source=as_noise_source(0), size=4
+    ... ).shape
+    (4,)
     """
     epsilon = check_epsilon(epsilon)
     if not (np.isfinite(sensitivity) and sensitivity > 0):

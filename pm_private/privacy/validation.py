@@ -43,7 +43,25 @@ def _as_float(name: str, value) -> float:
 
 
 def check_positive(name: str, value) -> float:
-    """A finite float > 0, or ValueError naming ``name`` (bool and str are not numbers)."""
+    """A finite float > 0, or ValueError naming ``name`` (bool and str are not numbers).
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, quoted in the error message.
+    value : float
+        The value to check.
+
+    Returns
+    -------
+    float
+        ``value`` as a float.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a number, not finite or not > 0.
+    """
     value = _as_float(name, value)
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be finite and > 0, got {value!r}")
@@ -55,6 +73,27 @@ def check_count(name: str, value, minimum: int = 1, maximum: int | None = None) 
 
     Only integer types count (``int`` and numpy integers): ``3.0`` and ``True`` are refused, so a
     float that happens to be integral is not silently accepted where a count is meant.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, quoted in the error message.
+    value : int
+        The value to check.
+    minimum : int, default 1
+        The smallest value allowed.
+    maximum : int, optional
+        The largest value allowed (None: no upper bound).
+
+    Returns
+    -------
+    int
+        ``value`` as a Python int.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not an integer or lies outside [``minimum``, ``maximum``].
     """
     bound = f"in [{minimum}, {maximum}]" if maximum is not None else f"≥ {minimum}"
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
@@ -65,7 +104,23 @@ def check_count(name: str, value, minimum: int = 1, maximum: int | None = None) 
 
 
 def check_epsilon(epsilon) -> float:
-    """ε must be a finite number ≥ :data:`MIN_EPSILON` (10⁻⁶), so that noise scales Δ/ε stay finite."""
+    """ε must be a finite number ≥ :data:`MIN_EPSILON` (10⁻⁶), so that noise scales Δ/ε stay finite.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy parameter ε to check.
+
+    Returns
+    -------
+    float
+        ``epsilon`` as a float.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is not a finite number ≥ 10⁻⁶.
+    """
     value = check_positive("epsilon", epsilon)
     if value < MIN_EPSILON:
         raise ValueError(f"epsilon must be ≥ {MIN_EPSILON:g} (noise scales Δ/ε must stay finite), got {value!r}")
@@ -73,7 +128,23 @@ def check_epsilon(epsilon) -> float:
 
 
 def check_delta(delta) -> float:
-    """δ of an (ε, δ) guarantee must be a number in (0, 1)."""
+    """δ of an (ε, δ) guarantee must be a number in (0, 1).
+
+    Parameters
+    ----------
+    delta : float
+        The privacy parameter δ to check.
+
+    Returns
+    -------
+    float
+        ``delta`` as a float.
+
+    Raises
+    ------
+    ValueError
+        If ``delta`` is not a number in the open interval (0, 1).
+    """
     value = _as_float("delta", delta)
     if not (math.isfinite(value) and 0.0 < value < 1.0):
         raise ValueError(f"delta must be in (0, 1), got {delta!r}")
@@ -90,6 +161,23 @@ def as_float_array(values, name: str) -> np.ndarray:
 
     Strings, complex numbers, ragged lists and objects that are not numbers are refused without
     quoting them (numpy's own message would print the offending value).
+
+    Parameters
+    ----------
+    values : array_like
+        Real numbers, of any shape.
+    name : str
+        The argument's name, quoted in the error message.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``values`` as a float64 array (no copy if already float64).
+
+    Raises
+    ------
+    ValueError
+        If ``values`` are not real numbers (strings, complex numbers, ragged lists, objects).
     """
     if isinstance(values, (str, bytes)):
         raise ValueError(f"{name} must be numeric, got a string")
@@ -108,6 +196,23 @@ def as_matrix(X, name: str = "X") -> np.ndarray:
     Strings, complex numbers and ragged lists are refused with a ValueError naming ``name``.
     Finiteness is not checked here: the release kernels check it chunk by chunk so that no
     full-size temporary is made.
+
+    Parameters
+    ----------
+    X : array_like
+        An n × d table of real numbers (numpy array, pandas data frame or nested lists).
+    name : str, default "X"
+        The argument's name, quoted in the error message.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``X`` as a 2-D float64 array.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not numeric, not 2-D, or has no row or no column.
     """
     array = as_float_array(X, name)
     if array.ndim != 2:
@@ -118,7 +223,27 @@ def as_matrix(X, name: str = "X") -> np.ndarray:
 
 
 def as_vector(y, n: int, name: str = "y") -> np.ndarray:
-    """A 1-D float64 array of length ``n`` with finite entries ((n, 1) is accepted)."""
+    """A 1-D float64 array of length ``n`` with finite entries ((n, 1) is accepted).
+
+    Parameters
+    ----------
+    y : array_like
+        n real numbers, as a vector or an (n, 1) column.
+    n : int
+        The required length (the number of rows of the matching X).
+    name : str, default "y"
+        The argument's name, quoted in the error message.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``y`` as a float64 vector of length ``n``.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` is not numeric, has the wrong shape, or holds a NaN or infinite value.
+    """
     array = as_float_array(y, name)
     if array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]
@@ -135,6 +260,19 @@ def raise_non_finite(chunk: np.ndarray, offset: int, name: str = "X") -> None:
 
 
 def check_finite_rows(X: np.ndarray, name: str = "X") -> None:
-    """Raise the ValueError naming the first row of ``name`` with a NaN or infinite value, if any."""
+    """Raise the ValueError naming the first row of ``name`` with a NaN or infinite value, if any.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        A float array whose first axis indexes records.
+    name : str, default "X"
+        The argument's name, quoted in the error message.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` holds a NaN or infinite value.
+    """
     if not np.isfinite(X).all():
         raise_non_finite(X, 0, name)
