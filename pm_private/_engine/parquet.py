@@ -43,6 +43,19 @@ def read_parquet_columns(path, features, target, *, filesystem=None):
         Name of the response column.
     filesystem : pyarrow.fs.FileSystem, optional
         Where the files are (local by default); the workers must reach the same paths.
+
+    Returns
+    -------
+    X : dask.array.Array
+        The covariates, shape (n, d), one chunk per row group.
+    y : dask.array.Array
+        The response, shape (n,), chunked alike.
+
+    Raises
+    ------
+    ValueError
+        If ``features`` is empty or repeats a column, ``target`` is not one column name outside
+        the features, or a file lacks one of the named columns.
     """
     import dask.array as da
     from dask import delayed

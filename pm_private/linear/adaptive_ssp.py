@@ -121,6 +121,25 @@ def adassp_sensitivities(d: int, x_bound: float, y_bound: float) -> tuple[float,
 
     (B_X², √2·B_X², 2·B_X·B_Y) for d ≥ 2 and (B_X², B_X², 2·B_X·B_Y) for d = 1; the module
     docstring has the proofs.
+
+    Parameters
+    ----------
+    d : int
+        The number of covariates.
+    x_bound : float
+        The bound B_X on the ℓ2 norm of a covariate row.
+    y_bound : float
+        The bound B_Y on |y|.
+
+    Returns
+    -------
+    tuple of float
+        The three ℓ2 sensitivities.
+
+    Raises
+    ------
+    ValueError
+        If a sensitivity overflows or underflows to 0.
     """
     square = x_bound * x_bound
     values = (square, square if d == 1 else math.sqrt(2.0) * square, 2.0 * x_bound * y_bound)
@@ -183,6 +202,44 @@ class AdaSSPRelease(Release):
     ``noise_multiplier`` the c = σ/Δ of each (ε/3, δ/3) release.  ``private`` is False when a
     seeded generator drew the noise (testing only).  ``solver`` is "solve" or, for an exactly
     singular system, "lstsq" (a function of the noisy releases only).
+
+    Parameters
+    ----------
+    epsilon : float
+        The total ε of the three releases.
+    delta : float, default 0.0
+        The total δ of the three releases.
+    neighbours : str
+        The neighbour relation of the guarantee (a constant of the mechanism).
+    mechanism : str
+        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
+    private : bool
+        True when the noise came from secure OS randomness (``rng=None``); False for a seeded
+        ``rng``, whose output carries no privacy guarantee.
+    coef : numpy.ndarray
+        The estimate θ̂.
+    ridge : float
+        The ridge λ used.
+    lambda_min_noisy : float
+        The private λ̃_min(XᵀX), after its max(0, ·).
+    xx_noisy : numpy.ndarray
+        The private XᵀX̂.
+    xy_noisy : numpy.ndarray
+        The private Xᵀŷ.
+    solver : str, default "solve"
+        "solve", or "lstsq" for an exactly singular system.
+    x_bound, y_bound : float
+        The public bounds B_X and B_Y.
+    rho : float
+        The public failure probability ρ of the ridge rule.
+    n : int
+        The number of records (public).
+    sensitivities : tuple of float
+        The ℓ2 sensitivities of (λ_min, XᵀX, Xᵀy).
+    noise_scales : tuple of float
+        The noise standard deviations of (λ_min, XᵀX, Xᵀy).
+    noise_multiplier : float
+        c = σ/Δ of each (ε/3, δ/3) release.
     """
 
     coef: np.ndarray = output()
@@ -212,7 +269,23 @@ class AdaSSPRelease(Release):
         return self.coef.shape[0]
 
     def predict(self, X) -> np.ndarray:
-        """Xθ̂ for new (public) rows; no projection is applied to them."""
+        """Xθ̂ for new (public) rows; no projection is applied to them.
+
+        Parameters
+        ----------
+        X : array_like, shape (m, d)
+            New covariate rows.
+
+        Returns
+        -------
+        numpy.ndarray
+            The m predictions.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` does not have d columns.
+        """
         X = as_matrix(X)
         if X.shape[1] != self.d:
             raise ValueError(f"X must have {self.d} columns, got shape {X.shape}")
@@ -245,8 +318,7 @@ def adassp(
     σ = c(ε/3, δ/3)·Δ with the replace-one sensitivities Δ = (B_X², √2·B_X², 2·B_X·B_Y) and the
     analytic Gaussian multiplier c; see the module docstring for the proof and for how this
     deviates from Wang's constants (which assume add/remove-one and under-calibrate at
-    moderate ε).  The guarantee is for real arithmetic; naive float Gaussian noise keeps a
-    least-significant-bit risk (module docstring, "Floating point").
+    moderate ε).
 
     Parameters
     ----------
@@ -272,6 +344,38 @@ def adassp(
     Returns
     -------
     AdaSSPRelease
+        The estimate θ̂, the three private releases and what they assumed.
+
+    Raises
+    ------
+    ValueError
+        Before anything is spent: invalid ε, δ, bounds or ρ, input that is not numeric,
+        mismatched shapes, or a NaN or infinite value.
+    BudgetExceededError
+        If ``accountant`` cannot afford (ε, δ) (nothing is released).
+
+    Notes
+    -----
+    Privacy: (ε, δ)-DP under replace-one neighbours (n is public), by sequential composition of
+    three Gaussian releases with (ε/3, δ/3).  Public inputs: ``x_bound``, ``y_bound``, ``rho``,
+    n and d.  Exact: θ̂ is post-processing of the three releases.  Not floating-point safe: the
+    guarantee is for real arithmetic, and the Box–Muller Gaussian noise (tails cut at about
+    8.65 σ) keeps a least-significant-bit risk (module docstring, "Floating point").  A seeded
+    ``rng`` gives a result marked ``private=False``.  References: Wang 2018; Balle & Wang 2018
+    (analytic Gaussian calibration).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pm_private import adassp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(200, 2))
+    >>> y = X @ [1.0, -0.5] + 0.1 * rng.normal(size=200)
+    >>> result = adassp(X, y, epsilon=0.4, delta=1e-7, x_bound=1.5, y_bound=2.0, rng=0)
+    >>> result
+    AdaSSPRelease(d=2, n=200, ε=0.4, δ=1e-07, ridge=..., NOT private (seeded))
+    >>> result.predict(X[:3]).shape
+    (3,)
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)

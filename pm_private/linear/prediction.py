@@ -21,6 +21,23 @@ def beta_draws(posterior, var_name: str = "beta") -> np.ndarray:
     ``posterior`` may be a ``DataTree`` from ``pm.sample``/``approx.sample`` (its ``posterior``
     group is used), an ``xarray.Dataset``/``DataArray`` with ``chain`` and ``draw`` dims, or an
     array of draws (S, d).
+
+    Parameters
+    ----------
+    posterior : xarray.DataTree, xarray.Dataset, xarray.DataArray or array_like
+        The posterior draws.
+    var_name : str, default "beta"
+        The name of the coefficient variable.
+
+    Returns
+    -------
+    numpy.ndarray
+        The draws, shape (S, d) with S = chains × draws.
+
+    Raises
+    ------
+    ValueError
+        If the draws are not two-dimensional.
     """
     if isinstance(posterior, xr.DataTree):
         posterior = posterior["posterior"].to_dataset()
@@ -44,6 +61,17 @@ def prediction_transform(source) -> dict[str, np.ndarray] | None:
     (read from its ``constant_data``, where the model stores it), a ``pm.Model`` built by it, or
     a SuffStats (from its releases' ``preprocessing`` and ``x_bound``).  Returns None when the
     source carries no transform (e.g. draws given as an array).
+
+    Parameters
+    ----------
+    source : xarray.DataTree, pymc.Model or SuffStats
+        Where the transform is read from.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray or None
+        ``x_center``, ``x_scale``, ``x_clip``, ``x_norm_clip``, ``y_center``, ``y_scale``, or
+        None when ``source`` carries no transform.
     """
     from .regression import _prediction_constants
     from .suffstats import SuffStats
@@ -86,6 +114,30 @@ def predict(posterior, X, *, var_name: str = "beta", interval: float = 0.9, stat
     Returns a DataFrame (index = X's index if it has one) with columns ``mean``, ``lower``,
     ``upper``: the mean over draws and the (1 ± interval)/2 quantiles.  The interval is for the
     regression function, not for a new noisy observation (see :func:`posterior_predictive`).
+
+    Parameters
+    ----------
+    posterior : xarray.DataTree, xarray.Dataset, xarray.DataArray or array_like
+        Posterior draws of the coefficients (see :func:`beta_draws`).
+    X : array_like or pandas.DataFrame, shape (n, d)
+        New covariates on the original scale.
+    var_name : str, default "beta"
+        The name of the coefficient variable.
+    interval : float, default 0.9
+        The probability of the equal-tailed interval, in (0, 1).
+    stats : SuffStats, optional
+        The statistics the model was fitted to, to read the transform from when ``posterior``
+        does not carry it.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``mean``, ``lower``, ``upper``, one row per row of ``X``.
+
+    Raises
+    ------
+    ValueError
+        If ``interval`` is not in (0, 1), ``X`` has the wrong shape, or the fit is batched.
     """
     if not 0 < interval < 1:
         raise ValueError(f"interval must be in (0, 1), got {interval!r}")
@@ -115,6 +167,30 @@ def posterior_predictive(model, idata, X, *, random_seed=None, var_name: str = "
 
     and returns ``pm.sample_posterior_predictive(idata, var_names=[var_name], predictions=True)``:
     a DataTree whose ``predictions`` group holds ``y_new`` (chain, draw, row).
+
+    Parameters
+    ----------
+    model : pymc.Model
+        A non-batched model built by :func:`pm_private.linear.regression.regression_model`.
+    idata : xarray.DataTree
+        Posterior draws of ``model``.
+    X : array_like, shape (n, d)
+        New covariates on the original scale.
+    random_seed : int, optional
+        Seed of the predictive draws.
+    var_name : str, default "y_new"
+        The name of the new responses.
+
+    Returns
+    -------
+    xarray.DataTree
+        Its ``predictions`` group holds ``var_name`` (chain, draw, row).
+
+    Raises
+    ------
+    ValueError
+        If ``model`` was not built by ``regression_model`` or is batched, or ``X`` has the wrong
+        shape.
     """
     import pymc as pm
     from pymc.model.fgraph import clone_model
@@ -140,7 +216,25 @@ def posterior_predictive(model, idata, X, *, random_seed=None, var_name: str = "
 
 
 def spearman(y_true, y_pred) -> float:
-    """Spearman rank correlation between observed and predicted responses (Honkela et al.'s (2018) metric)."""
+    """Spearman rank correlation between observed and predicted responses (Honkela et al.'s (2018) metric).
+
+    Parameters
+    ----------
+    y_true : array_like, shape (n,)
+        Observed responses.
+    y_pred : array_like, shape (n,)
+        Predicted responses.
+
+    Returns
+    -------
+    float
+        The rank correlation, in [−1, 1].
+
+    Raises
+    ------
+    ValueError
+        If the two are not 1-D arrays of equal length.
+    """
     y_true, y_pred = np.asarray(y_true, float), np.asarray(y_pred, float)
     if y_true.shape != y_pred.shape or y_true.ndim != 1:
         raise ValueError(f"need two 1-D arrays of equal length, got {y_true.shape} and {y_pred.shape}")
@@ -153,6 +247,18 @@ def rank_by_prediction(predictions, *, ascending: bool = True) -> pd.Series:
     For drug responses measured as log IC50, a lower value means more sensitive, so the default
     ``ascending=True`` ranks the most sensitive cell line (or drug) first.  ``predictions`` is a
     Series or the DataFrame from :func:`predict` (its ``mean`` column is used).
+
+    Parameters
+    ----------
+    predictions : pandas.Series or pandas.DataFrame
+        Predicted responses, or the output of :func:`predict`.
+    ascending : bool, default True
+        Rank the lowest prediction first.
+
+    Returns
+    -------
+    pandas.Series
+        The integer ranks, sorted.
     """
     if isinstance(predictions, pd.DataFrame):
         predictions = predictions["mean"]

@@ -22,9 +22,24 @@ def preprocess(X, *, center=None) -> np.ndarray:
     themselves leak.  Here ``center`` must therefore come from public or non-private data (e.g.
     the non-private cell lines, or published reference means); ``None`` means no centring.
 
-    ``X``: array-like or DataFrame, n × d, finite.  ``center``: length-d vector; a pandas Series
-    is aligned to ``X``'s columns when ``X`` is a DataFrame.  Returns a new float64 array; rows
-    that are zero after centring stay zero.
+    Parameters
+    ----------
+    X : array_like or pandas.DataFrame, shape (n, d)
+        Finite covariates.
+    center : array_like or pandas.Series, optional
+        A public length-d centre; a Series is aligned to ``X``'s columns when ``X`` is a
+        DataFrame.  None: no centring.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new float64 array of unit-norm rows (rows that are zero after centring stay zero).
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D or not finite, or ``center`` has the wrong shape, misses a column or
+        is not finite.
     """
     columns = X.columns if isinstance(X, pd.DataFrame) else None
     A = np.array(X, dtype=np.float64, copy=True)
@@ -61,8 +76,23 @@ class Preprocessing:
     release applies the map before clipping, and :func:`pm_private.linear.predict`
     applies the same map (and the release's clip bound) to new covariates and maps predictions
     back with ŷ = y_center + y_scale·xᵀβ, so coefficients fitted on the released scale are never
-    multiplied by raw covariates.  ``x_center`` and ``x_scale`` are scalars or length-d vectors
-    (None: 0 and 1).
+    multiplied by raw covariates.
+
+    Parameters
+    ----------
+    x_center : float or array_like, optional
+        A scalar or length-d public centre of the covariates (None: 0).
+    x_scale : float or array_like, optional
+        A scalar or length-d public scale of the covariates, > 0 (None: 1).
+    y_center : float, default 0.0
+        The public centre of the response.
+    y_scale : float, default 1.0
+        The public scale of the response, > 0.
+
+    Raises
+    ------
+    ValueError
+        If a constant is not finite, has more than one dimension, or a scale is not > 0.
     """
 
     x_center: np.ndarray | float | None = None
@@ -93,7 +123,23 @@ class Preprocessing:
         return self.x_scale is not None
 
     def transform_x(self, X) -> np.ndarray:
-        """(X − x_center)/x_scale as a new float64 array (n, d)."""
+        """(X − x_center)/x_scale as a new float64 array (n, d).
+
+        Parameters
+        ----------
+        X : array_like, shape (n, d)
+            Covariates on the original scale.
+
+        Returns
+        -------
+        numpy.ndarray
+            The transformed covariates.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is not 2-D or its width does not match the constants.
+        """
         A = np.array(X, dtype=np.float64, copy=True)
         if A.ndim != 2:
             raise ValueError(f"X must be 2-D, got shape {A.shape}")
@@ -107,9 +153,31 @@ class Preprocessing:
         return A
 
     def transform_y(self, y) -> np.ndarray:
-        """(y − y_center)/y_scale."""
+        """(y − y_center)/y_scale.
+
+        Parameters
+        ----------
+        y : array_like
+            Responses on the original scale.
+
+        Returns
+        -------
+        numpy.ndarray
+            The transformed responses.
+        """
         return (np.asarray(y, dtype=np.float64) - self.y_center) / self.y_scale
 
     def inverse_y(self, values) -> np.ndarray:
-        """y_center + y_scale·values: predictions back on the original response scale."""
+        """y_center + y_scale·values: predictions back on the original response scale.
+
+        Parameters
+        ----------
+        values : array_like
+            Values on the transformed response scale.
+
+        Returns
+        -------
+        numpy.ndarray
+            The values on the original response scale.
+        """
         return self.y_center + self.y_scale * np.asarray(values, dtype=np.float64)

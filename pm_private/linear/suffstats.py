@@ -69,6 +69,36 @@ class SuffStatsRelease(Release):
     drew the noise: such a result is for testing only.  ``preprocessing`` is the public map
     applied to (X, y) before clipping (None: none), so that predictions apply it again.  The noisy
     statistics themselves are in the :class:`SuffStats` that carries this record.
+
+    Parameters
+    ----------
+    epsilon : float
+        The total ε of the release.
+    delta : float, default 0.0
+        0: the release is pure ε-DP.
+    neighbours : str
+        The neighbour relation of the guarantee (a constant of the mechanism).
+    mechanism : str
+        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
+    private : bool
+        True when the noise came from secure OS randomness (``rng=None``); False for a seeded
+        ``rng``, whose output carries no privacy guarantee.
+    split : tuple of float
+        The budget shares (p₁, p₂, p₃) of Sxx, Sxy, Syy.
+    x_bound, y_bound : float
+        The public clipping bounds Bx, By.
+    sensitivities : tuple of float
+        The ℓ1 sensitivities Δₖ of Sxx (upper triangle), Sxy, Syy.
+    noise_scales : tuple of float
+        The Laplace noise scales bₖ.
+    epsilon_parts : tuple of float
+        The ε of each statistic, pₖε.
+    epsilon_certified : tuple of float
+        The ε OpenDP's privacy map certifies for each statistic.
+    n : int
+        The number of records (public).
+    preprocessing : Preprocessing, optional
+        The public map applied to (X, y) before clipping (None: none).
     """
 
     split: tuple[float, float, float] = public()
@@ -86,7 +116,18 @@ class SuffStatsRelease(Release):
     x_clip = "entry"
 
     def noise_variance(self, d: int) -> np.ndarray:
-        """Variance 2bₖ² of the Laplace noise on each released entry (upper Sxx, Sxy, Syy)."""
+        """Variance 2bₖ² of the Laplace noise on each released entry (upper Sxx, Sxy, Syy).
+
+        Parameters
+        ----------
+        d : int
+            The number of covariates.
+
+        Returns
+        -------
+        numpy.ndarray
+            The (d+1)(d+2)/2 variances in release order (:func:`stat_pairs`).
+        """
         return np.repeat(2.0 * np.square(self.noise_scales), (d * (d + 1) // 2, d, 1))
 
 
@@ -101,6 +142,32 @@ class GaussianSuffStatsRelease(Release):
     σ on the diagonal statistics (diagonal of Sxx, Syy) and σ/√2 on the others (off-diagonal
     Sxx, Sxy); ``epsilon`` is what OpenDP certifies at ``delta``.  ``preprocessing`` as for
     :class:`SuffStatsRelease`.
+
+    Parameters
+    ----------
+    epsilon : float
+        The ε OpenDP certifies at ``delta``.
+    delta : float, default 0.0
+        The δ of the release.
+    neighbours : str
+        The neighbour relation of the guarantee (a constant of the mechanism).
+    mechanism : str
+        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
+    private : bool
+        True when the noise came from secure OS randomness (``rng=None``); False for a seeded
+        ``rng``, whose output carries no privacy guarantee.
+    x_bound : float
+        The public bound Bx on the ℓ2 norm of a covariate row.
+    y_bound : float
+        The public bound By on |y|.
+    sensitivity : float
+        The ℓ2 sensitivity √2·(Bx² + By²) of the released vector.
+    noise_scale : float
+        The noise standard deviation σ on the weighted entries.
+    n : int
+        The number of records (public).
+    preprocessing : Preprocessing, optional
+        The public map applied to (X, y) before the projection (None: none).
     """
 
     x_bound: float = public()
@@ -116,7 +183,18 @@ class GaussianSuffStatsRelease(Release):
 
     def noise_variance(self, d: int) -> np.ndarray:
         """Variance σ²/wₖ² of the Gaussian noise on each released entry (upper Sxx, Sxy, Syy):
-        σ² on the diagonal statistics, σ²/2 on the off-diagonal ones."""
+        σ² on the diagonal statistics, σ²/2 on the off-diagonal ones.
+
+        Parameters
+        ----------
+        d : int
+            The number of covariates.
+
+        Returns
+        -------
+        numpy.ndarray
+            The (d+1)(d+2)/2 variances in release order (:func:`stat_pairs`).
+        """
         return self.noise_scale**2 / frobenius_weights(d) ** 2
 
 
@@ -130,6 +208,26 @@ class SuffStats:
     needs.  ``exact_part`` holds the exact (public) statistics contained in a sum with private
     releases (None when there are none, or when the statistics are all exact), so that a
     noise-aware model can use them exactly.  No raw rows are kept.
+
+    Parameters
+    ----------
+    xx : array_like
+        Sxx = Σ xᵢxᵢᵀ, d × d.
+    xy : array_like
+        Sxy = Σ xᵢyᵢ, length d.
+    yy : float
+        Syy = Σ yᵢ².
+    n : int
+        The number of records.
+    releases : tuple of SuffStatsRelease or GaussianSuffStatsRelease, default ()
+        The private releases the statistics contain (empty when exact).
+    exact_part : SuffStats, optional
+        The exact statistics contained in a sum with private releases.
+
+    Raises
+    ------
+    ValueError
+        If ``xx`` is not d × d for ``xy`` of length d.
     """
 
     xx: np.ndarray = output()
@@ -198,6 +296,23 @@ def sensitivities(d: int, x_bound: float, y_bound: float) -> tuple[float, float,
     """ℓ1 sensitivities (Sxx upper triangle, Sxy, Syy) under replace-one: (d(d+1)Bx², 2dBxBy, By²).
 
     Bounds whose sensitivities overflow or underflow to 0 are refused (ValueError naming them).
+
+    Parameters
+    ----------
+    d : int
+        The number of covariates.
+    x_bound, y_bound : float
+        The clipping bounds Bx, By.
+
+    Returns
+    -------
+    tuple of float
+        The three ℓ1 sensitivities.
+
+    Raises
+    ------
+    ValueError
+        If a sensitivity overflows or underflows to 0.
     """
     with np.errstate(over="ignore", under="ignore"):
         values = (d * (d + 1) * (x_bound * x_bound), 2 * d * x_bound * y_bound, y_bound * y_bound)
@@ -219,8 +334,25 @@ def suff_stats(X, y) -> SuffStats:
     Sxx = Σ xᵢxᵢᵀ, Sxy = Σ xᵢyᵢ, Syy = Σ yᵢ² (Honkela et al. 2018) in one pass over the rows.
     Accepts numpy arrays and pandas objects, or Dask collections (``dask.array``,
     ``dask.dataframe``; see :func:`pm_private.linear.read_parquet_columns`), whose partitions
-    are reduced where they live and summed in a tree.  Raises ValueError for NaN/inf (naming
-    the first bad row, and its partition for Dask input) or mismatched shapes.
+    are reduced where they live and summed in a tree.
+
+    Parameters
+    ----------
+    X : array_like or dask collection, shape (n, d)
+        Public covariates.
+    y : array_like or dask collection, shape (n,)
+        Public responses.
+
+    Returns
+    -------
+    SuffStats
+        The exact statistics (no releases).
+
+    Raises
+    ------
+    ValueError
+        For a NaN or infinite value (naming the first bad row, and its partition for Dask input),
+        mismatched shapes, or products that overflow.
     """
     if is_dask(X) or is_dask(y):
         from .dask_reduce import partitioned_suff_stats
@@ -261,11 +393,9 @@ def release_suff_stats(
 ) -> SuffStats:
     """ε-DP release of clipped sufficient statistics (Honkela et al. 2018, Eqs. 5–7).
 
-    Privacy: ε-DP (pure) under replace-one neighbours (n is public), by sequential composition
-    of three Laplace mechanisms with ε·split.  Public inputs: ``x_bound`` (Bx), ``y_bound`` (By),
-    ``split``, n and d.  The guarantee is exact for the secure default ``rng=None`` (OpenDP's
-    exact discrete Laplace, see :mod:`pm_private.privacy.noise`); a seeded ``rng`` gives reproducible
-    noise and a result marked ``private=False``.
+    Covariates and responses are clipped entrywise to the public bounds, and the upper triangle
+    of Sxx, Sxy and Syy each get Laplace noise calibrated to their ℓ1 sensitivity with the
+    budget ε·split (see Notes).
 
     Parameters
     ----------
@@ -296,6 +426,40 @@ def release_suff_stats(
     -------
     SuffStats
         ``xx`` (d×d, symmetric), ``xy`` (d), ``yy``, ``n`` and ``releases[0]`` with the metadata.
+
+    Raises
+    ------
+    ValueError
+        Before anything is spent: invalid ε, bounds, split or preprocessing, input that is not
+        numeric, mismatched shapes, or a NaN or infinite value.
+    BudgetExceededError
+        If ``accountant`` cannot afford ε (nothing is released).
+
+    Notes
+    -----
+    Privacy: ε-DP (pure) under replace-one neighbours (n is public), by sequential composition
+    of three Laplace mechanisms with ε·split.  Public inputs: ``x_bound`` (Bx), ``y_bound`` (By),
+    ``split``, ``preprocessing``, n and d.  Exact: Bayesian inference on the released statistics
+    is post-processing.  Floating-point safe for the secure default ``rng=None`` (OpenDP's exact
+    discrete Laplace on a 2^k grid, Canonne, Kamath & Steinke 2020; see
+    :mod:`pm_private.privacy.noise`); a seeded ``rng`` gives reproducible noise and a result
+    marked ``private=False``.  References: Honkela et al. 2018; Dwork et al. 2006.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pm_private import PrivacyAccountant, release_suff_stats
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(200, 2))
+    >>> y = X @ [1.0, -0.5] + 0.1 * rng.normal(size=200)
+    >>> accountant = PrivacyAccountant(2.0, 1e-6)
+    >>> stats = release_suff_stats(X, y, epsilon=1.0, x_bound=1.0, y_bound=2.0, accountant=accountant, rng=0)
+    >>> stats
+    SuffStats(n=200, d=2, 1 private release(s))
+    >>> stats.releases[0].private  # seeded: reproducible, not private
+    False
+    >>> accountant.spent
+    (1.0, 0.0)
     """
     epsilon = check_epsilon(epsilon)
     x_bound = check_positive("x_bound", x_bound)
@@ -355,7 +519,18 @@ def release_suff_stats(
 
 def stat_pairs(d: int) -> tuple[np.ndarray, np.ndarray]:
     """Index pairs (a, b) into z = (x, y) of the released statistics, in release order:
-    the upper triangle of Sxx (``np.triu_indices(d)``), then Sxy (j, d), then Syy (d, d)."""
+    the upper triangle of Sxx (``np.triu_indices(d)``), then Sxy (j, d), then Syy (d, d).
+
+    Parameters
+    ----------
+    d : int
+        The number of covariates.
+
+    Returns
+    -------
+    a, b : numpy.ndarray
+        The row and column indices into zzᵀ, each of length (d+1)(d+2)/2.
+    """
     upper = np.triu_indices(d)
     a = np.concatenate([upper[0], np.arange(d), [d]])
     b = np.concatenate([upper[1], np.full(d, d), [d]])
@@ -364,7 +539,22 @@ def stat_pairs(d: int) -> tuple[np.ndarray, np.ndarray]:
 
 def stat_vector(xx, xy, yy) -> np.ndarray:
     """The (d+1)(d+2)/2 statistics as one vector in release order (:func:`stat_pairs`):
-    upper Sxx, Sxy, Syy."""
+    upper Sxx, Sxy, Syy.
+
+    Parameters
+    ----------
+    xx : array_like
+        Sxx, d × d.
+    xy : numpy.ndarray
+        Sxy, length d.
+    yy : float
+        Syy.
+
+    Returns
+    -------
+    numpy.ndarray
+        The statistics as one vector.
+    """
     d = xy.shape[0]
     return np.concatenate([np.asarray(xx)[np.triu_indices(d)], xy, [yy]])
 
@@ -372,7 +562,18 @@ def stat_vector(xx, xy, yy) -> np.ndarray:
 def frobenius_weights(d: int) -> np.ndarray:
     """Weights w of the (d+1)(d+2)/2 distinct entries of zzᵀ, z = (x, y) ∈ ℝᵈ⁺¹, in release order
     (:func:`stat_pairs`): 1 on the diagonal (Sxx diagonal, Syy), √2 off it (Sxx off-diagonal, Sxy),
-    so that ‖w ⊙ upper(M)‖₂ = ‖M‖_F for every symmetric M."""
+    so that ‖w ⊙ upper(M)‖₂ = ‖M‖_F for every symmetric M.
+
+    Parameters
+    ----------
+    d : int
+        The number of covariates.
+
+    Returns
+    -------
+    numpy.ndarray
+        The (d+1)(d+2)/2 weights.
+    """
     a, b = stat_pairs(d)
     return np.where(a != b, np.sqrt(2.0), 1.0)
 
@@ -386,6 +587,23 @@ def gaussian_sensitivity(x_bound: float, y_bound: float) -> float:
     attained by orthogonal z, z′ on the sphere.  The unweighted upper triangle has the same
     sensitivity (Σ_{a≤b} M_ab² = ½(‖M‖_F² + Σ_a M_aa²) ≤ 2R⁴ too), so the weights halve the noise
     variance of the off-diagonal statistics (Sxy among them) for free.
+
+    Parameters
+    ----------
+    x_bound : float
+        The bound Bx on ‖x‖₂.
+    y_bound : float
+        The bound By on |y|.
+
+    Returns
+    -------
+    float
+        The ℓ2 sensitivity.
+
+    Raises
+    ------
+    ValueError
+        If the sensitivity overflows or underflows to 0.
     """
     with np.errstate(over="ignore", under="ignore"):
         value = math.sqrt(2.0) * (x_bound * x_bound + y_bound * y_bound)
@@ -435,12 +653,6 @@ def release_suff_stats_gaussian(
     with Bx² + By² instead of d²Bx², far less at d ≥ 5, and it is Gaussian, so the noise-aware
     model (:func:`pm_private.linear.regression_model`) marginalises it exactly.
 
-    Privacy: (ε, δ)-DP under replace-one neighbours (n is public), exact: the noise is OpenDP's
-    discrete Gaussian, its (ε, δ) certified by OpenDP's privacy map through zero-concentrated DP
-    (:func:`pm_private.privacy.primitives.gaussian_mechanism`).  Public inputs: ``x_bound``,
-    ``y_bound``, ``delta``, ``preprocessing``, n and d.  A seeded ``rng`` gives reproducible
-    continuous noise of the same σ and a result marked ``private=False``.
-
     Parameters
     ----------
     X : array-like, shape (n, d)
@@ -469,6 +681,41 @@ def release_suff_stats_gaussian(
     SuffStats
         Noisy ``xx`` (symmetric), ``xy``, ``yy``, ``n`` and ``releases[0]``, a
         :class:`GaussianSuffStatsRelease`.
+
+    Raises
+    ------
+    ValueError
+        Before anything is spent: invalid ε, δ, bounds or preprocessing, a Dask collection,
+        input that is not numeric, mismatched shapes, or a NaN or infinite value.
+    BudgetExceededError
+        If ``accountant`` cannot afford (ε, δ) (nothing is released).
+
+    Notes
+    -----
+    Privacy: (ε, δ)-DP under replace-one neighbours (n is public).  Public inputs: ``x_bound``,
+    ``y_bound``, ``delta``, ``preprocessing``, n and d.  Exact: the (ε, δ) is certified by
+    OpenDP's privacy map through zero-concentrated DP
+    (:func:`pm_private.privacy.primitives.gaussian_mechanism`) for the returned statistics.
+    Floating-point safe for the secure default ``rng=None`` (OpenDP's exact discrete Gaussian,
+    Canonne, Kamath & Steinke 2020); a seeded ``rng`` gives reproducible continuous noise of the
+    same σ and a result marked ``private=False``.  References: Sheffet 2017; Wang 2018;
+    Bun & Steinke 2016.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pm_private import PrivacyAccountant, release_suff_stats_gaussian
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(200, 2))
+    >>> y = X @ [1.0, -0.5] + 0.1 * rng.normal(size=200)
+    >>> accountant = PrivacyAccountant(2.0, 1e-6)
+    >>> stats = release_suff_stats_gaussian(
+    ...     X, y, epsilon=0.5, delta=1e-7, x_bound=1.5, y_bound=2.0, accountant=accountant, rng=0
+    ... )
+    >>> stats.xx.shape, stats.n
+    ((2, 2), 200)
+    >>> round(accountant.spent[0], 6)
+    0.5
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)

@@ -64,6 +64,25 @@ class TuneResult:
     ``score_se`` its standard error over the stage-2 aux sets (NaN with one aux set): grid
     differences of a few ``score_se`` are Monte Carlo noise; ``split_score`` is the stage-1
     score (best coarse ω pair) of the chosen split.
+
+    Parameters
+    ----------
+    split : tuple of float
+        The chosen budget shares of Sxx, Sxy, Syy.
+    x_bound, y_bound : float
+        The chosen clipping bounds.
+    omega_x, omega_y : float
+        The chosen bounds in units of the covariate and response scales.
+    score : float
+        The mean Spearman correlation at the chosen bounds.
+    score_se : float, default nan
+        Its standard error over the stage-2 auxiliary sets.
+    split_score : float, default nan
+        The stage-1 score of the chosen split.
+    omegas : numpy.ndarray, optional
+        The stage-2 grid of ω.
+    score_grid : numpy.ndarray, optional
+        The stage-2 mean Spearman on the ``omegas`` × ``omegas`` grid.
     """
 
     split: tuple[float, float, float]
