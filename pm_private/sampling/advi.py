@@ -70,7 +70,23 @@ class RefittableADVI:
     def fit(self, n: int = 5000):
         """Reset the variational parameters and optimiser, run ``n`` steps and return the
         approximation with its parameters (means and log-sd parameters ρ) averaged over the
-        last ⌈n/2⌉ iterates."""
+        last ⌈n/2⌉ iterates.
+
+        Parameters
+        ----------
+        n : int, default 5000
+            The number of optimisation steps, ≥ 1.
+
+        Returns
+        -------
+        pymc.variational.approximations.MeanField
+            The fitted approximation (the same object at every fit).
+
+        Raises
+        ------
+        ValueError
+            If ``n`` < 1.
+        """
         n = int(n)
         if n < 1:
             raise ValueError(f"n must be ≥ 1 step, got {n}")
@@ -94,6 +110,21 @@ class RefittableADVI:
 
         For a transformed variable (e.g. a log-transformed precision) the mean of its value
         variable is not the mean of the variable, so this refuses those.
+
+        Parameters
+        ----------
+        name : str
+            The name of an untransformed free variable of the model.
+
+        Returns
+        -------
+        numpy.ndarray
+            Its variational mean, in the variable's shape.
+
+        Raises
+        ------
+        KeyError
+            If ``name`` is not an untransformed free variable.
         """
         ordering = self.inference.approx.groups[0].ordering
         if name not in ordering:
@@ -105,7 +136,20 @@ class RefittableADVI:
         """Monte Carlo mean of any model variable ``name`` (a deterministic too, e.g. β of the
         noise-aware regression, a non-linear function of the free variables) over ``draws``
         draws from the approximation after :meth:`fit`.  The sampling function is compiled once
-        per (name, draws) and reused across fits."""
+        per (name, draws) and reused across fits.
+
+        Parameters
+        ----------
+        name : str
+            The name of any variable of the model.
+        draws : int, default 500
+            The number of Monte Carlo draws.
+
+        Returns
+        -------
+        numpy.ndarray
+            The Monte Carlo mean, in the variable's shape.
+        """
         key = (name, int(draws))
         if key not in self._expectations:
             node = self.inference.approx.sample_node(self.model[name], size=int(draws))

@@ -169,10 +169,28 @@ class PSGLD(ArrayStepShared):
         updates) and ``precond_min``/``precond_max`` (range of G), and show the loss in the
         progress bar.  These are computed from the records and are **not private**: with
         ``batch_size=1`` the loss is one record's clipped loss.  Default False.
+    model : pymc.Model, optional
+        The model (default: the model of the enclosing ``with`` block).
+    blocked : bool, default True
+        Passed to PyMC's step-method base class (the variables are updated together).
+    rng : None, int or numpy.random.Generator
+        Seed of the sampler's injected noise (``pm.sample`` reseeds it per chain).
+    initial_point : dict, optional
+        The model's initial point (default: computed from the model).
     compile_kwargs : dict, optional
         Passed to the PyTensor compilation of the gradient, e.g. ``{"mode": "CVM"}``; the
         default (Numba) backend runs each draw's updates in one compiled loop.
 
+    Raises
+    ------
+    ValueError
+        For a setting out of its range, a variable that is not continuous, or a model without
+        continuous variables.
+    TypeError
+        If ``record_loss`` is not a bool.
+
+    Notes
+    -----
     Sample stats: ``step_size`` (h of the last update) and ``tune``, which depend only on the
     settings and the update count; with ``record_loss=True`` also the data-dependent
     diagnostics above.
@@ -299,6 +317,19 @@ class PSGLD(ArrayStepShared):
         return cost, batches, idx_vars
 
     def setup_chain(self, rng, tune: int, draws: int) -> None:
+        """Start a chain: reset the update count and the preconditioner, reseed the minibatches.
+
+        Called by ``pm.sample`` before each chain (PyMC's step-method interface).
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            The chain's generator.
+        tune : int
+            The number of tuning draws.
+        draws : int
+            The number of draws kept.
+        """
         super().setup_chain(rng, tune, draws)
         self.t = 0
         self.V = self.precond = None
@@ -363,6 +394,25 @@ class PSGLD(ArrayStepShared):
         return q, h, loss
 
     def astep(self, q0):
+        """Advance the chain by one draw (``thin`` updates); PyMC's step-method interface.
+
+        Parameters
+        ----------
+        q0 : RaveledVars
+            The current position, raveled.
+
+        Returns
+        -------
+        q : numpy.ndarray
+            The new position, raveled.
+        stats : list of dict
+            The sample stats of the draw.
+
+        Raises
+        ------
+        SamplingError
+            If the log-density or the position becomes non-finite (lower the step size ``a``).
+        """
         q = np.ascontiguousarray(q0.data, dtype=np.float64)
         update = self._numba_updates if self._updates is not None else self._python_updates
         q, h, loss = update(q)

@@ -43,7 +43,13 @@ class RefittableNUTS:
         self.times: list[float] = []
 
     def fit(self):
-        """Sample one chain on the model's current data; returns the DataTree of ``pm.sample``."""
+        """Sample one chain on the model's current data; returns the DataTree of ``pm.sample``.
+
+        Returns
+        -------
+        xarray.DataTree
+            The draws of one chain (``draws`` after ``tune`` tuning steps).
+        """
         start = time.perf_counter()
         with self.model:
             idata = pm.sample(

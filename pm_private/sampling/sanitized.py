@@ -89,6 +89,27 @@ class SanitizedLoss:
     exact draw from the model (see the module docstring).  ``potential`` is a graph that holds
     the private records, so the term refuses to be pickled (or deep-copied): a pickle would
     write the records out.  Publish draws through :func:`pm_private.sampling.publishable`.
+
+    Parameters
+    ----------
+    name : str
+        The name of the potential.
+    epsilon : float
+        The ε charged to the accountant.
+    v : float
+        The sanitizer bound (public).
+    sigma : float
+        The regulariser σ (public).
+    n : int
+        The number of records (public).
+    potential : pytensor.tensor.TensorVariable
+        The model's potential ε/(2v)·U(f; D); it holds the records.
+    neighbours : str, default REPLACE_ONE
+        The neighbour relation of the guarantee.
+    mechanism : str
+        The mechanism's name, as written to the accountant's ledger.
+    label : str, default "approximate (MCMC)"
+        The ledger label: the guarantee holds for exact draws only.
     """
 
     name: str
@@ -109,12 +130,40 @@ class SanitizedLoss:
 
 
 def sanitizer(x, v):
-    """C_v(x) = v·tanh(x/v): ≈ x for x ≪ v, < v for all x."""
+    """C_v(x) = v·tanh(x/v): ≈ x for x ≪ v, < v for all x.
+
+    Parameters
+    ----------
+    x : pytensor.tensor.TensorLike
+        The values to sanitize.
+    v : float
+        The bound v > 0.
+
+    Returns
+    -------
+    pytensor.tensor.TensorVariable
+        C_v(x), elementwise.
+    """
     return v * pt.tanh(x / v)
 
 
 def logistic_loss(f, X, y):
-    """ℓ_LR(yᵢ·xᵢᵀf) = log(1 + exp(−yᵢ·xᵢᵀf)) per record, labels yᵢ ∈ {−1, +1} (Nguyên & Hui 2017a, Eq. 3)."""
+    """ℓ_LR(yᵢ·xᵢᵀf) = log(1 + exp(−yᵢ·xᵢᵀf)) per record, labels yᵢ ∈ {−1, +1} (Nguyên & Hui 2017a, Eq. 3).
+
+    Parameters
+    ----------
+    f : pytensor.tensor.TensorVariable
+        The coefficients, length d.
+    X : array_like or pytensor.tensor.TensorVariable
+        The covariates, n × d.
+    y : array_like or pytensor.tensor.TensorVariable
+        The labels in {−1, +1}, length n.
+
+    Returns
+    -------
+    pytensor.tensor.TensorVariable
+        The n per-record losses.
+    """
     return pt.softplus(-pt.as_tensor(y) * (pt.as_tensor(X) @ f))
 
 
@@ -138,6 +187,18 @@ def bounded_terms(losses, v) -> pt.TensorVariable:
     ``tanh`` propagate NaN, so a NaN loss (a non-finite record, an overflow, a failing loss) is
     mapped to the largest value v.  Every term then lies in [0, v], and replacing one record
     changes Σᵢ terms by at most v: the bound Δ_U ≤ v of the mechanism holds for every input.
+
+    Parameters
+    ----------
+    losses : pytensor.tensor.TensorLike
+        The per-record losses ℓ.
+    v : float
+        The sanitizer bound v > 0.
+
+    Returns
+    -------
+    pytensor.tensor.TensorVariable
+        The per-record terms, each in [0, v].
     """
     losses = pt.as_tensor(losses)
     return pt.switch(pt.isnan(losses), v, sanitizer(pt.maximum(losses, 0.0), v))
@@ -173,6 +234,31 @@ def sanitized_utility(loss: Callable, params, records, *, v, sigma, scale=1.0):
     """U(f; D) = −(σ/2)‖f‖² − scale·Σᵢ C_v(ℓ(f; dᵢ)) as a PyTensor expression (Nguyên & Hui 2017a).
 
     The per-record terms are :func:`bounded_terms`: a NaN loss counts as v.
+
+    Parameters
+    ----------
+    loss : callable
+        ``loss(params, *records)`` → PyTensor vector of the n per-record losses.
+    params : pytensor.tensor.TensorVariable or sequence of them
+        f; ‖f‖² sums over all of them.
+    records : sequence of array_like
+        The record arrays, first axis n.
+    v : float
+        The sanitizer bound.
+    sigma : float
+        The regulariser σ.
+    scale : float or pytensor shared variable, default 1.0
+        The weight of the sum of the per-record terms (n/k for a minibatch of k records).
+
+    Returns
+    -------
+    pytensor.tensor.TensorVariable
+        U(f; D), a scalar.
+
+    Raises
+    ------
+    ValueError
+        If ``loss`` does not return a vector.
     """
     terms = _record_terms(loss, params, records, v)
     return -0.5 * sigma * _squared_norm(params) - scale * pt.sum(terms)
@@ -252,6 +338,8 @@ def sanitized_loss(
     accountant : PrivacyAccountant, optional
         Charged ε with label ``"approximate (MCMC)"`` (refused before anything is built if over
         budget).
+    model : pymc.Model, optional
+        The model to add the term to (default: the model of the enclosing ``with`` block).
 
     Returns
     -------
@@ -263,9 +351,20 @@ def sanitized_loss(
     ValueError
         Before anything is charged: bad ε, v or σ; ``data`` not numeric, not finite, or without a
         common first axis n; a ``loss`` that does not return one value per record.
+    BudgetExceededError
+        If ``accountant`` cannot afford ε (nothing is added to the model).
 
     Notes
     -----
+    Privacy: ε-DP (pure) for one exact draw from the density exp(ε·U/(2v)) under replace-one
+    neighbours (n is public), since replacing one record changes U by less than v; m draws cost
+    m·ε.  Public: v and σ (functions of n and ε only), the per-record loss, the prior, n.
+    Approximate (MCMC): a Markov chain (NUTS, or :class:`~pm_private.sampling.PSGLD`) only
+    approximates the density, so its draws are approximately private; the ledger entry is
+    labelled ``"approximate (MCMC)"``.  Floating-point safety does not apply: the guarantee
+    already assumes exact sampling.  References: Nguyên & Hui 2017a (Alg. 3); McSherry &
+    Talwar 2007.
+
     **Publish only the draws.**  ``pm.sample`` records more than the draws, and that is a
     function of the records (``sample_stats.lp`` is ε/(2v)·U(f; D) at every draw, from which a
     record can be rebuilt).  Whatever leaves the data holder must pass through
@@ -277,10 +376,28 @@ def sanitized_loss(
 
     Examples
     --------
-    >>> with pm.Model():                                             # doctest: +SKIP
-    ...     f = pm.Flat("f", shape=X.shape[1])
-    ...     term = sanitized_loss("U", logistic_loss, f, (X, y), epsilon=1.0)
-    ...     idata = pm.sample(step=PSGLD(batch_size=200), chains=1)
+    >>> import numpy as np
+    >>> import pymc as pm
+    >>> from pm_private import PrivacyAccountant
+    >>> from pm_private.sampling import logistic_loss, sanitized_loss
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(100, 2))
+    >>> y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    >>> accountant = PrivacyAccountant(1.0)
+    >>> with pm.Model() as model:
+    ...     f = pm.Flat("f", shape=2)
+    ...     term = sanitized_loss("U", logistic_loss, f, (X, y), epsilon=1.0, accountant=accountant)
+    >>> round(term.v, 2), term.n, term.label  # v = 2·log n
+    (9.21, 100, 'approximate (MCMC)')
+    >>> accountant.spent
+    (1.0, 0.0)
+
+    Sampling it (slow, so not run here) and publishing only the draws:
+
+    >>> from pm_private.sampling import PSGLD, publishable
+    >>> with model:  # doctest: +SKIP
+    ...     idata = pm.sample(step=PSGLD(batch_size=50), chains=1)
+    >>> release = publishable(idata, model=model)  # doctest: +SKIP
     """
     epsilon = check_epsilon(epsilon)
     records = _as_records(data)
