@@ -48,7 +48,19 @@ _CREATININE_REFERENCE = 1.0
 
 
 class SurvivalDataset(NamedTuple):
-    """Covariates, follow-up times and event flags (1 = death observed, 0 = censored)."""
+    """Covariates, follow-up times and event flags (1 = death observed, 0 = censored).
+
+    Parameters
+    ----------
+    X : pandas.DataFrame
+        The covariates, one row per subject.
+    time : numpy.ndarray
+        Follow-up times in days.
+    event : numpy.ndarray
+        1 where the death was observed, 0 where the follow-up was censored.
+    horizon : float
+        The public follow-up horizon in days.
+    """
 
     X: pd.DataFrame
     time: np.ndarray
@@ -57,7 +69,19 @@ class SurvivalDataset(NamedTuple):
 
 
 def load_flchain(*, creatinine_missing: bool = False) -> SurvivalDataset:
-    """FL from scikit-survival with numeric covariates, times in days and int8 events."""
+    """FL from scikit-survival with numeric covariates, times in days and int8 events.
+
+    Parameters
+    ----------
+    creatinine_missing : bool, default False
+        Add a ``creatinine_missing`` indicator column (the missing creatinine values are set to
+        a reference value either way).
+
+    Returns
+    -------
+    SurvivalDataset
+        The covariates, times, events and the horizon :data:`FLCHAIN_HORIZON_DAYS`.
+    """
     from sksurv.datasets import load_flchain as _load
 
     raw, outcome = _load()

@@ -41,15 +41,22 @@ __all__ = ["DrugSensitivityData", "make_gdsc_like", "load_gdsc"]
 class DrugSensitivityData:
     """Gene expression and drug responses of the same cell lines.
 
-    Attributes
+    Parameters
     ----------
-    expression:
-        DataFrame, cell lines × genes, float, all finite.
-    response:
-        DataFrame, cell lines × drugs, float (log IC50 for GDSC), NaN where not measured.
+    expression : pandas.DataFrame
+        Cell lines × genes, float, all finite.
+    response : pandas.DataFrame
+        Cell lines × drugs, float (log IC50 for GDSC), NaN where not measured.
         Its index equals ``expression``'s index (same cell lines, same order).
-    source:
+    source : str, default ""
         Free text saying where the data came from (generator and seed, or file names).
+
+    Raises
+    ------
+    TypeError
+        If ``expression`` or ``response`` is not a DataFrame.
+    ValueError
+        If their cell lines differ, or the values are not as stated.
 
     The dataclass is frozen (the attributes cannot be re-bound) and keeps its own float copies of
     the frames given to it; the frames themselves are pandas objects and remain mutable, so do not
@@ -107,10 +114,29 @@ class DrugSensitivityData:
     def drug(self, name_or_index, genes: int | Sequence[str] | None = None):
         """``(X, y)`` for one drug, only the cell lines where its response is observed.
 
-        ``name_or_index``: a drug name (str) or a position (int, negative counts from the end).
-        ``genes``: None for all genes, an int k for the first k genes (Honkela et al. 2018, orders genes by
-        mutation count and uses the first 10), or a sequence of gene names.
-        Returns ``X`` (DataFrame, observed lines × genes) and ``y`` (Series named after the drug).
+        Parameters
+        ----------
+        name_or_index : str or int
+            A drug name, or a position (negative counts from the end).
+        genes : int or sequence of str, optional
+            None for all genes, an int k for the first k genes (Honkela et al. (2018) orders
+            genes by mutation count and uses the first 10), or a sequence of gene names.
+
+        Returns
+        -------
+        X : pandas.DataFrame
+            Expression of the cell lines where the response is observed, × genes.
+        y : pandas.Series
+            Their responses, named after the drug.
+
+        Raises
+        ------
+        IndexError
+            If the drug position is out of range.
+        KeyError
+            For an unknown drug or gene name.
+        ValueError
+            If an int ``genes`` is not in 1..(number of genes).
         """
         if isinstance(name_or_index, (int, np.integer)) and not isinstance(name_or_index, bool):
             n_drugs = self.response.shape[1]
@@ -248,8 +274,30 @@ def make_gdsc_like(
     but modest signal, as in Honkela et al.'s (2018) figures.
 
     Names: genes ``G001``.., drugs ``D001``.., cell lines ``CL0001``.. (wider if needed).
-    ``seed``: anything :func:`numpy.random.default_rng` takes (int, SeedSequence, Generator).
     The same seed and sizes give identical data.
+
+    Parameters
+    ----------
+    n_cell_lines : int, default 985
+        The number of cell lines, ≥ 2.
+    n_genes : int, default 64
+        The number of genes, ≥ 1.
+    n_drugs : int, default 265
+        The number of drugs, ≥ 1.
+    missing_fraction : float, default 0.2
+        The expected fraction of missing responses, in [0, 1).
+    seed : int, numpy.random.SeedSequence or numpy.random.Generator, default 0
+        Anything :func:`numpy.random.default_rng` takes.
+
+    Returns
+    -------
+    DrugSensitivityData
+        The synthetic expression and responses.
+
+    Raises
+    ------
+    ValueError
+        If a size or ``missing_fraction`` is out of range.
     """
     n = check_count("n_cell_lines", n_cell_lines, 2)
     G = check_count("n_genes", n_genes, 1)
@@ -382,8 +430,30 @@ def load_gdsc(
     Cell lines are aligned on COSMIC id (index: COSMIC ids as strings, named ``COSMIC_ID``, in
     the expression file's order) and restricted to those present in both files; cell lines whose
     kept expression has missing values are dropped with a warning, and drugs with no response
-    left are dropped.  Raises FileNotFoundError for a missing file, ValueError naming any missing
-    required column, and ValueError when the files share no cell line.
+    left are dropped.
+
+    Parameters
+    ----------
+    expression_path : str or path-like
+        The expression file, as described above.
+    response_path : str or path-like
+        The dose-response file, as described above.
+    genes : sequence of str, optional
+        Gene symbols to keep, in this order (default: all).
+    drug_column : str, optional
+        ``"DRUG_NAME"`` or ``"DRUG_ID"`` (default: ``DRUG_NAME`` if present).
+
+    Returns
+    -------
+    DrugSensitivityData
+        The aligned expression and responses.
+
+    Raises
+    ------
+    FileNotFoundError
+        For a missing file.
+    ValueError
+        Naming any missing required column or gene, or when the files share no cell line.
     """
     expression_path, response_path = Path(expression_path), Path(response_path)
     raw_expr = _read_table(expression_path, "expression")
