@@ -29,8 +29,27 @@ __all__ = [
 def check_survival(time, event) -> tuple[np.ndarray, np.ndarray]:
     """Validated (time, event): finite times ≥ 0 and flags in {0, 1} of equal length.
 
-    Returns float64 times and int8 events (1 = event observed, 0 = right-censored); raises
-    ValueError naming the first offending record otherwise.  Booleans are accepted as events.
+    Booleans are accepted as events.
+
+    Parameters
+    ----------
+    time : array_like, shape (n,)
+        Follow-up times, finite and ≥ 0.
+    event : array_like, shape (n,)
+        1 (or True) where the event was observed, 0 where the follow-up was censored.
+
+    Returns
+    -------
+    time : numpy.ndarray
+        float64 times.
+    event : numpy.ndarray
+        int8 events (1 = event observed, 0 = right-censored).
+
+    Raises
+    ------
+    ValueError
+        Naming the first offending record: a time that is not finite or negative, an event
+        other than 0 or 1, or arrays of different or zero length.
     """
     t = as_float_array(time, "time")
     d = np.asarray(event) if np.asarray(event).dtype == bool else as_float_array(event, "event")
@@ -57,6 +76,27 @@ def censor_at_horizon(time, event, horizon: float) -> tuple[np.ndarray, np.ndarr
 
     This is how a study with fixed follow-up treats later records; it keeps every record inside
     the bound that :func:`scale_times` requires.
+
+    Parameters
+    ----------
+    time : array_like, shape (n,)
+        Follow-up times, finite and ≥ 0.
+    event : array_like, shape (n,)
+        1 (or True) where the event was observed, 0 where the follow-up was censored.
+    horizon : float
+        The public horizon, > 0.
+
+    Returns
+    -------
+    time : numpy.ndarray
+        min(t, horizon), float64.
+    event : numpy.ndarray
+        The events, 0 for those after the horizon, int8.
+
+    Raises
+    ------
+    ValueError
+        For invalid times, events (see :func:`check_survival`) or horizon.
     """
     t, d = check_survival(time, event)
     horizon = check_positive("horizon", horizon)
@@ -71,6 +111,26 @@ def scale_times(time, *, horizon: float, floor: float = 0.0) -> np.ndarray:
     if that is the intended design).  Nguyên & Hui (2017b) needs times in [e^(−ω), 1]: pass
     ``floor=np.exp(-omega)``; raising the shortest times to the floor is a projection onto the
     public domain, not a data-dependent step.
+
+    Parameters
+    ----------
+    time : array_like
+        Times, finite, in [0, horizon].
+    horizon : float
+        The public horizon, > 0.
+    floor : float, default 0.0
+        The smallest scaled time, in [0, 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        max(t/horizon, floor), in [floor, 1].
+
+    Raises
+    ------
+    ValueError
+        For a time that is not finite, negative or above the horizon, or an invalid horizon or
+        floor.
     """
     horizon = check_positive("horizon", horizon)
     try:
@@ -98,6 +158,23 @@ def interval_index(t_scaled, q: int) -> np.ndarray:
 
     Interval s (0-based) is (s/q, (s+1)/q]; t = 0 belongs to interval 0.  A record with index s
     was at risk in intervals 0 … s and had its event (or censoring) in interval s.
+
+    Parameters
+    ----------
+    t_scaled : array_like
+        Scaled times in [0, 1] (:func:`scale_times`).
+    q : int
+        The number of intervals, ≥ 1.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 interval indices in 0 … q−1.
+
+    Raises
+    ------
+    ValueError
+        If a time lies outside [0, 1] or ``q`` is not a positive integer.
     """
     q = check_count("q", q)
     t = as_float_array(t_scaled, "scaled times")
@@ -114,7 +191,27 @@ def scale_covariates(X, *, bound, center=None) -> np.ndarray:
     ``bound`` (a number, or one per column) and ``center`` (default zero) are public.  Rows whose
     norm exceeds 1 after scaling are shrunk to norm 1 (projection onto the ball), so no record
     leaves the domain the mechanisms' sensitivities assume.  Accepts numpy arrays and pandas
-    DataFrames; NaN or infinite entries raise ValueError.
+    DataFrames.
+
+    Parameters
+    ----------
+    X : array_like or pandas.DataFrame, shape (n, d)
+        Covariates, finite.
+    bound : float or array_like
+        The public scale, one number or one per column, > 0.
+    center : float or array_like, optional
+        The public centre, one number or one per column (default 0).
+
+    Returns
+    -------
+    numpy.ndarray
+        The scaled rows, each of ℓ2 norm ≤ 1.
+
+    Raises
+    ------
+    ValueError
+        For NaN or infinite entries, a ``bound`` or ``center`` of the wrong length or not
+        finite, a ``bound`` ≤ 0, or a scaling that overflows.
     """
     X = as_matrix(X)
     d = X.shape[1]
@@ -143,7 +240,23 @@ def domain_unit_ball(X, domain: dict) -> np.ndarray:
 
     Each column is centred at the middle of its range and divided by half the range times √d, so
     a record inside the domain has ‖x‖₂ ≤ 1; records outside are projected onto the ball.
-    ``X`` is a DataFrame whose columns are keys of ``domain``.
+    Parameters
+    ----------
+    X : pandas.DataFrame
+        Covariates whose columns are keys of ``domain``.
+    domain : dict of str to (float, float)
+        The public range (low, high) of each column.
+
+    Returns
+    -------
+    numpy.ndarray
+        The rows mapped into the unit ball.
+
+    Raises
+    ------
+    ValueError
+        If a column of ``X`` has no range in ``domain``, or for the reasons of
+        :func:`scale_covariates`.
     """
     missing = [c for c in X.columns if c not in domain]
     if missing:
@@ -155,7 +268,18 @@ def domain_unit_ball(X, domain: dict) -> np.ndarray:
 
 def flchain_unit_ball(X) -> np.ndarray:
     """FL covariates mapped into the unit ball with the public
-    :data:`~pm_private.datasets.FLCHAIN_DOMAIN` (see :func:`domain_unit_ball`)."""
+    :data:`~pm_private.datasets.FLCHAIN_DOMAIN` (see :func:`domain_unit_ball`).
+
+    Parameters
+    ----------
+    X : pandas.DataFrame
+        The covariates of :func:`pm_private.datasets.load_flchain`.
+
+    Returns
+    -------
+    numpy.ndarray
+        The rows mapped into the unit ball.
+    """
     from ..datasets.flchain import FLCHAIN_DOMAIN
 
     return domain_unit_ball(X, FLCHAIN_DOMAIN)

@@ -24,7 +24,15 @@ __all__ = ["WeibullMLE", "weibull_mle"]
 
 
 class WeibullMLE(NamedTuple):
-    """Maximum-likelihood shape p and scale λ (λ in the units of the times)."""
+    """Maximum-likelihood shape p and scale λ (λ in the units of the times).
+
+    Parameters
+    ----------
+    shape : float
+        The shape p.
+    scale : float
+        The scale λ.
+    """
 
     shape: float
     scale: float
@@ -95,8 +103,25 @@ def weibull_mle(time, event) -> WeibullMLE:
     """Maximum-likelihood (p, λ) of censored Weibull data: the root of (4), then (5).
 
     Times must be > 0; the result does not depend on the time unit except λ, which is in the
-    units of ``time``.  Raises ValueError when the MLE does not exist (no event, or no finite root
-    of (4), which happens when every event is at the longest time).
+    units of ``time``.
+
+    Parameters
+    ----------
+    time : array_like, shape (n,)
+        Follow-up times, > 0.
+    event : array_like, shape (n,)
+        1 for an observed event, 0 for right-censoring.
+
+    Returns
+    -------
+    WeibullMLE
+        The shape p and the scale λ.
+
+    Raises
+    ------
+    ValueError
+        For invalid times or events (a time of 0 included), or when the MLE does not exist (no
+        event, or no finite root of (4), which happens when every event is at the longest time).
     """
     t, d = check_survival(time, event)
     if (t <= 0).any():

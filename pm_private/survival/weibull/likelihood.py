@@ -34,6 +34,22 @@ def weibull_logp(time, event, p, lam):
 
     ln h(t) = ln p − ln λ + (p − 1)(ln t − ln λ) and ln S(t) = −(t/λ)^p.  Censored records with
     t = 0 contribute 0 (no NaN from 0·ln 0).
+
+    Parameters
+    ----------
+    time : tensor_like
+        Times t > 0 (censored records may have t = 0).
+    event : tensor_like
+        1 for an observed event, 0 for right-censoring.
+    p : tensor_like
+        The shape p > 0.
+    lam : tensor_like
+        The scale λ > 0.
+
+    Returns
+    -------
+    pytensor.tensor.TensorVariable
+        The per-record log-likelihood, broadcast over the arguments.
     """
     time, event = pt.as_tensor_variable(time), pt.as_tensor_variable(event)
     p, lam = (x if isinstance(x, pt.Variable) else pt.as_tensor(np.asarray(x, dtype=np.float64)) for x in (p, lam))
@@ -81,15 +97,24 @@ class WeibullSurvival:
     ----------
     name : str
         Name of the variable.
-    alpha, beta : tensor_like
-        Shape α > 0 and scale β > 0, scalars or one per record, e.g.
-        ``beta = pm.math.exp(b0 + X @ coef)`` for the accelerated-failure-time model.
+    *args : tensor_like
+        ``alpha, beta``: the shape α > 0 and the scale β > 0, scalars or one per record, e.g.
+        ``beta = pm.math.exp(b0 + X @ coef)`` for the accelerated-failure-time model.  (In the
+        deprecated form: ``time, event``.)
     censoring : tensor_like, default +inf
         Public censoring time(s) cᵢ of the random draws (scalar or one per record).
     observed : array (n, 2), optional
         Rows [tᵢ, dᵢ]; ``pm.Data`` and ``pm.Minibatch`` (with ``total_size``) are accepted.
+    p, lam : tensor_like, optional
+        Deprecated: the shape and scale of the old call (see below).
     **kwargs
         Passed to ``pm.CustomDist`` (``dims``, ``shape``, ``total_size``, …).
+
+    Raises
+    ------
+    ValueError
+        If alpha and beta are not both given, or ``observed`` is not an (n, 2) array of valid
+        [time, event] rows.
 
     Examples
     --------
@@ -121,7 +146,24 @@ class WeibullSurvival:
 
     @classmethod
     def dist(cls, alpha, beta, *, censoring=np.inf, **kwargs):
-        """The unnamed distribution (as ``pm.Weibull.dist``), e.g. for ``pm.draw`` or ``pm.logp``."""
+        """The unnamed distribution (as ``pm.Weibull.dist``), e.g. for ``pm.draw`` or ``pm.logp``.
+
+        Parameters
+        ----------
+        alpha : tensor_like
+            The shape α > 0.
+        beta : tensor_like
+            The scale β > 0.
+        censoring : tensor_like, default +inf
+            Public censoring time(s) of the random draws.
+        **kwargs
+            Passed to ``pm.CustomDist.dist``.
+
+        Returns
+        -------
+        pytensor.tensor.TensorVariable
+            The distribution's random variable, one (time, event) row per draw.
+        """
         return pm.CustomDist.dist(*cls._params(alpha, beta, censoring), **cls._options(), **kwargs)
 
     @staticmethod
@@ -160,6 +202,33 @@ def weibull_model(
     draws (e.g. the study horizon; default none).  For predictions at new covariates call
     ``pm.set_data({"X": X_new, "survival": np.zeros((m, 2))}, coords={"record": range(m)})``.
     Choose the time unit so that β₀ is O(1).
+
+    Parameters
+    ----------
+    time : array_like, shape (n,)
+        Follow-up times, finite and ≥ 0.
+    event : array_like, shape (n,)
+        1 for an observed event, 0 for right-censoring.
+    X : array_like or pandas.DataFrame, shape (n, d), optional
+        Covariates (none: a common scale ``lam``).
+    censoring : float or array_like, default +inf
+        The public censoring time of predictive draws.
+    log_p_sd : float, default 1.0
+        The prior standard deviation of ln p.
+    coef_sd : float, default 2.0
+        The prior standard deviation of the coefficients β.
+    intercept_sd : float, default 5.0
+        The prior standard deviation of the intercept β₀.
+
+    Returns
+    -------
+    pymc.Model
+        The model.
+
+    Raises
+    ------
+    ValueError
+        For invalid times or events, or covariates of the wrong length or not finite.
     """
     time, event = check_survival(time, event)
     coords = {"record": np.arange(time.size), "outcome": ["time", "event"]}

@@ -112,6 +112,40 @@ class WeibullRelease(Release):
     scale the mechanism works on).  ``noise_scales`` are the Laplace scales used; ``subsets``
     is the number m of subsets of sample-and-aggregate (1 otherwise).  ``private`` is False
     when a seeded generator drew the noise (for tests and simulations only).
+
+    Parameters
+    ----------
+    epsilon : float
+        The total ε of the release.
+    delta : float, default 0.0
+        0: the release is pure ε-DP.
+    neighbours : str
+        The neighbour relation of the guarantee (a constant of the mechanism).
+    mechanism : str
+        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
+    private : bool
+        True when the noise came from secure OS randomness (``rng=None``); False for a seeded
+        ``rng``, whose output carries no privacy guarantee.
+    shape : float
+        The private shape p.
+    scale : float
+        The private scale λ, in the units of t.
+    epsilon_shape : float
+        The ε spent on the shape.
+    epsilon_scale : float
+        The ε spent on the scale.
+    horizon : float
+        The public horizon.
+    omega : float
+        The public ω (floor e^−ω of the scaled times).
+    gamma : float
+        The public range [0, γ] of p and of λ/horizon.
+    n : int
+        The number of records (public).
+    noise_scales : tuple of float
+        The Laplace scales used.
+    subsets : int, default 1
+        The number m of subsets of sample-and-aggregate.
     """
 
     shape: float = output()
@@ -215,6 +249,29 @@ def lsp_ladder(t_scaled, event, *, K: int = 500, gamma: float = 10.0, omega: flo
     :func:`weibull_private` may be published.  Returned arrays have length K + 2 with
     l⁽⁰⁾ = u⁽⁰⁾ = the MLE of p clipped to γ, l⁽ᴷ⁺¹⁾ = 0 and u⁽ᴷ⁺¹⁾ = γ (see the module docstring for
     the bounds and why they differ from the paper's).
+
+    Parameters
+    ----------
+    t_scaled : array_like, shape (n,)
+        Times scaled into [e^−ω, 1] (:func:`~pm_private.survival.scale_times`).
+    event : array_like, shape (n,)
+        Event indicators (1 = event, 0 = censored).
+    K : int, default 500
+        The number of rungs, ≥ 1.
+    gamma : float, default 10.0
+        The public range [0, γ] of p.
+    omega : float, default 6.0
+        The public ω of the time floor e^−ω.
+
+    Returns
+    -------
+    lower, upper : numpy.ndarray
+        The rung bounds l⁽ᵏ⁾ and u⁽ᵏ⁾, each of length K + 2.
+
+    Raises
+    ------
+    ValueError
+        If the times are not in [e^−ω, 1], the events are invalid, or ``K`` < 1.
     """
     K = check_count("K", K)
     t, d = check_survival(t_scaled, event)
@@ -371,17 +428,75 @@ def weibull_private(
 ) -> WeibullRelease:
     """ε-DP Weibull (p, λ) by LSP (ε/2) and TLL (ε/2) (Nguyên & Hui 2017b, Alg. 1–3).
 
-    Privacy: pure ε-DP under replace-one neighbours by sequential composition of the
-    exponential mechanism over the ladder (ε/2; utility sensitivity 1 by the ladder constraint,
-    see the module docstring) and two Laplace releases of Σdᵢ and Σtᵢ^p with sensitivity 1 and
-    ε/4 each (scale 4/ε).  Public inputs: ``horizon`` (times beyond it raise ValueError), ω (times
-    are raised to e^−ω·horizon), γ (range of p and of λ/horizon), K and n.  The shape is sampled
-    in floating point (see the module docstring); ``rng`` seeded → ``private=False``.  For many
-    draws on the same data, build :class:`WeibullLSP` once.
+    The shape p is drawn by the exponential mechanism over a ladder of intervals around its MLE
+    (LSP), then λ from two Laplace releases of Σdᵢ and Σtᵢ^p (TLL).  For many draws on the same
+    data, build :class:`WeibullLSP` once.
 
     Degenerate data degrade rather than fail: with few events the upper rungs reach γ; with no
     event or no root of (4) below γ the ladder collapses to [·, γ] and p is drawn from it; noisy
     sums are clipped to their public ranges before λ = (τ̃/δ̃)^{1/p}, and λ/horizon to ≤ γ.
+
+    Parameters
+    ----------
+    time : array_like, shape (n,)
+        Private follow-up times, in [0, ``horizon``].
+    event : array_like, shape (n,)
+        Private event indicators (1 = event, 0 = censored).
+    epsilon : float
+        Total ε > 0.
+    horizon : float
+        Public horizon; times are divided by it (times beyond it raise ValueError).
+    K : int, default 500
+        Number of ladder rungs, ≥ 1.
+    gamma : float, default 10.0
+        Public range [0, γ] of p and of λ/horizon.
+    omega : float, default 6.0
+        Public floor e^−ω of the scaled times.
+    accountant : PrivacyAccountant, optional
+        Charged ε before any noise is drawn; refuses with BudgetExceededError if over budget.
+    rng : None, int or numpy.random.Generator
+        None for the secure OS generator (private); a seed only for tests (``private=False``).
+
+    Returns
+    -------
+    WeibullRelease
+        The private shape p and scale λ (in the units of ``time``) and what they assumed.
+
+    Raises
+    ------
+    ValueError
+        Before anything is spent: invalid ε, horizon, γ, ω, K or data (times not finite,
+        negative or beyond the horizon; events other than 0 or 1).
+    BudgetExceededError
+        If ``accountant`` cannot afford ε (nothing is released).
+
+    Notes
+    -----
+    Privacy: ε-DP (pure) under replace-one neighbours (n is public), by sequential composition
+    of the exponential mechanism over the ladder (ε/2; utility sensitivity 1 by the ladder
+    constraint, see the module docstring) and two Laplace releases of Σdᵢ and Σtᵢ^p with
+    sensitivity 1 and ε/4 each (scale 4/ε).  Public inputs: ``horizon``, ω (times are raised to
+    e^−ω·horizon), γ (range of p and of λ/horizon), K and n.  Exact.  Floating point: the two
+    Laplace sums are safe (OpenDP's exact discrete Laplace) and the level is drawn by OpenDP's
+    exact Gumbel-max sampler, but the rung bounds, level lengths and the point within the level
+    are floating point (see the module docstring).  A seeded ``rng`` gives ``private=False``.
+    References: Nguyên & Hui 2017b; McSherry & Talwar 2007.
+
+    Examples
+    --------
+    >>> from pm_private import PrivacyAccountant
+    >>> from pm_private.survival import simulate_weibull, weibull_private
+    >>> data = simulate_weibull(400, shape=1.5, scale=100.0, horizon=250.0, rng=0)
+    >>> accountant = PrivacyAccountant(1.0)
+    >>> release = weibull_private(
+    ...     data.time, data.event, epsilon=1.0, horizon=250.0, accountant=accountant, rng=0
+    ... )
+    >>> release.mechanism
+    'Weibull LSP + TLL (Nguyên & Hui 2017b, Alg. 1–3)'
+    >>> release.epsilon_shape, release.epsilon_scale, release.private
+    (0.5, 0.5, False)
+    >>> accountant.spent
+    (1.0, 0.0)
     """
     epsilon = check_epsilon(epsilon)
     mechanism = WeibullLSP(time, event, horizon=horizon, K=K, gamma=gamma, omega=omega)
@@ -415,8 +530,61 @@ def weibull_laplace(
     """Baseline (Nguyên & Hui 2017b, §VI-A): Laplace mechanism on the MLE p and λ/horizon, each clipped
     to [0, γ] (global sensitivity γ) and released with ε/2, i.e. Laplace(2γ/ε).
 
-    Privacy: ε-DP, replace-one, by composition of two Laplace mechanisms.  Public: horizon, ω,
-    γ.  Outputs are clipped to [0, γ] (post-processing).  ``rng`` seeded → ``private=False``.
+    Outputs are clipped to [0, γ] (post-processing).
+
+    Parameters
+    ----------
+    time : array_like, shape (n,)
+        Private follow-up times, in [0, ``horizon``].
+    event : array_like, shape (n,)
+        Private event indicators (1 = event, 0 = censored).
+    epsilon : float
+        Total ε > 0.
+    horizon : float
+        Public horizon; times are divided by it (times beyond it raise ValueError).
+    gamma : float, default 10.0
+        Public range [0, γ] of p and of λ/horizon.
+    omega : float, default 6.0
+        Public floor e^−ω of the scaled times.
+    accountant : PrivacyAccountant, optional
+        Charged ε before any noise is drawn; refuses with BudgetExceededError if over budget.
+    rng : None, int or numpy.random.Generator
+        None for the secure OS generator (private); a seed only for tests (``private=False``).
+
+    Returns
+    -------
+    WeibullRelease
+        The private shape p and scale λ (in the units of ``time``) and what they assumed.
+
+    Raises
+    ------
+    ValueError
+        Before anything is spent: invalid ε, horizon, γ, ω or data (times not finite,
+        negative or beyond the horizon; events other than 0 or 1).
+    BudgetExceededError
+        If ``accountant`` cannot afford ε (nothing is released).
+
+    Notes
+    -----
+    Privacy: ε-DP (pure) under replace-one neighbours (n is public), by sequential composition
+    of two Laplace mechanisms with ε/2 each on the clipped MLEs (sensitivity γ).  Public:
+    ``horizon``, ω, γ, n.  Exact.  Floating-point safe (OpenDP's exact discrete Laplace) for the
+    secure default ``rng=None``; a seeded ``rng`` gives ``private=False``.  Reference:
+    Nguyên & Hui 2017b.
+
+    Examples
+    --------
+    >>> from pm_private import PrivacyAccountant
+    >>> from pm_private.survival import simulate_weibull, weibull_laplace
+    >>> data = simulate_weibull(400, shape=1.5, scale=100.0, horizon=250.0, rng=0)
+    >>> accountant = PrivacyAccountant(1.0)
+    >>> release = weibull_laplace(
+    ...     data.time, data.event, epsilon=1.0, horizon=250.0, accountant=accountant, rng=0
+    ... )
+    >>> release.noise_scales  # Laplace(2γ/ε)
+    (20.0, 20.0)
+    >>> 0.0 <= release.shape <= release.gamma
+    True
     """
     epsilon, gamma, omega, t, d = _prepare(time, event, epsilon, horizon, gamma, omega)
     source = as_noise_source(rng)
@@ -460,7 +628,61 @@ def weibull_sample_aggregate(
     over are not used); the MLE of each subset is clipped to [0, γ] (γ if it does not exist); the
     means of p and of λ/horizon over the subsets have sensitivity γ/m under replace-one (one
     record is in one subset) and are released with ε/2 each, Laplace(2γ/(mε)), then clipped to
-    [0, γ].  Privacy: ε-DP, replace-one.  Public: horizon, ω, γ, subset_size, n.
+    [0, γ].
+
+    Parameters
+    ----------
+    time : array_like, shape (n,)
+        Private follow-up times, in [0, ``horizon``].
+    event : array_like, shape (n,)
+        Private event indicators (1 = event, 0 = censored).
+    epsilon : float
+        Total ε > 0.
+    horizon : float
+        Public horizon; times are divided by it (times beyond it raise ValueError).
+    subset_size : int, default 500
+        The public target number of records per subset, ≥ 1.
+    gamma : float, default 10.0
+        Public range [0, γ] of p and of λ/horizon.
+    omega : float, default 6.0
+        Public floor e^−ω of the scaled times.
+    accountant : PrivacyAccountant, optional
+        Charged ε before any noise is drawn; refuses with BudgetExceededError if over budget.
+    rng : None, int or numpy.random.Generator
+        None for the secure OS generator (private); a seed only for tests (``private=False``).
+
+    Returns
+    -------
+    WeibullRelease
+        The private shape p and scale λ (in the units of ``time``) and what they assumed.
+
+    Raises
+    ------
+    ValueError
+        Before anything is spent: invalid ε, horizon, γ, ω, subset_size or data (times not finite,
+        negative or beyond the horizon; events other than 0 or 1).
+    BudgetExceededError
+        If ``accountant`` cannot afford ε (nothing is released).
+
+    Notes
+    -----
+    Privacy: ε-DP (pure) under replace-one neighbours (n is public): one record is in one
+    subset, so the subset means have sensitivity γ/m, released by two Laplace mechanisms with
+    ε/2 each.  Public: ``horizon``, ω, γ, ``subset_size``, n.  Exact.  Floating-point safe
+    (OpenDP's exact discrete Laplace) for the secure default ``rng=None``; a seeded ``rng``
+    gives ``private=False``.  References: Nguyên & Hui 2017b; Smith 2008.
+
+    Examples
+    --------
+    >>> from pm_private import PrivacyAccountant
+    >>> from pm_private.survival import simulate_weibull, weibull_sample_aggregate
+    >>> data = simulate_weibull(400, shape=1.5, scale=100.0, horizon=250.0, rng=0)
+    >>> accountant = PrivacyAccountant(1.0)
+    >>> release = weibull_sample_aggregate(
+    ...     data.time, data.event, epsilon=1.0, horizon=250.0, subset_size=100, accountant=accountant, rng=0
+    ... )
+    >>> release.subsets, release.noise_scales  # m = 4 subsets: Laplace(2γ/(mε))
+    (4, (5.0, 5.0))
     """
     epsilon, gamma, omega, t, d = _prepare(time, event, epsilon, horizon, gamma, omega)
     size = check_count("subset_size", subset_size)

@@ -27,7 +27,34 @@ def simulate_weibull(
     Event times Tᵢ = λᵢ·(−ln Uᵢ)^{1/p} with λᵢ = scale·exp(xᵢᵀβ) (AFT; λᵢ = scale without X).
     Censoring: Cᵢ ~ Uniform(censor[0], censor[1]) if ``censor`` is given, and administrative
     censoring at ``horizon`` if given; tᵢ = min(Tᵢ, Cᵢ, horizon), dᵢ = [Tᵢ ≤ min(Cᵢ, horizon)].
-    Returns a :class:`SurvivalDataset` (horizon = ``horizon`` or +inf).
+    Parameters
+    ----------
+    n : int
+        The number of records, ≥ 1.
+    shape : float
+        The Weibull shape p > 0.
+    scale : float
+        The baseline scale λ > 0.
+    X : array_like or pandas.DataFrame, shape (n, d), optional
+        Covariates of the accelerated-failure-time model.
+    beta : array_like, shape (d,), optional
+        Their coefficients (required with ``X``).
+    censor : (float, float), optional
+        The range of uniform random censoring times.
+    horizon : float, optional
+        The administrative censoring time.
+    rng : None, int or numpy.random.Generator
+        Seed or generator of the simulation.
+
+    Returns
+    -------
+    SurvivalDataset
+        The simulated data (horizon = ``horizon`` or +inf).
+
+    Raises
+    ------
+    ValueError
+        For invalid sizes or parameters, or covariates without matching coefficients.
     """
     n = check_count("n", n)
     shape, scale = check_positive("shape", shape), check_positive("scale", scale)
