@@ -74,6 +74,22 @@ class DiscreteTimeData(BasisDimensions):
     ``X`` (n, d) float64, ``interval`` (n,) int64 in 0 … q−1, ``event`` (n,) int8 in {0, 1},
     ``basis`` (q, e).  Arrays are validated and made read-only.  Use :meth:`from_times` to build
     one from times already scaled into [0, 1].
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Finite covariates.
+    interval : array_like, shape (n,)
+        Integer intervals kᵢ in 0 … q−1.
+    event : array_like, shape (n,)
+        Event flags δᵢ in {0, 1}.
+    basis : array_like, shape (q, e)
+        The public basis A (:func:`interval_basis`).
+
+    Raises
+    ------
+    ValueError
+        If an array has the wrong shape or values.
     """
 
     X: np.ndarray
@@ -114,7 +130,33 @@ class DiscreteTimeData(BasisDimensions):
     @classmethod
     def from_times(cls, X, time, event, *, q: int, e: int = 3, basis=None) -> DiscreteTimeData:
         """Records from scaled times in [0, 1]: interval = :func:`interval_index` (time, q),
-        basis = :func:`interval_basis` (q, e) unless ``basis`` is given."""
+        basis = :func:`interval_basis` (q, e) unless ``basis`` is given.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, d)
+            Finite covariates.
+        time : array_like, shape (n,)
+            Times scaled into [0, 1].
+        event : array_like, shape (n,)
+            1 for an observed event, 0 for right-censoring.
+        q : int
+            The number of intervals.
+        e : int, default 3
+            The number of spline knots.
+        basis : array_like, shape (q, e), optional
+            A basis to use instead of :func:`interval_basis`.
+
+        Returns
+        -------
+        DiscreteTimeData
+            The records.
+
+        Raises
+        ------
+        ValueError
+            For invalid times, events, covariates or sizes.
+        """
         from ..data import check_survival, interval_index
 
         time, event = check_survival(time, event)
@@ -130,7 +172,18 @@ class DiscreteTimeData(BasisDimensions):
         return self.X.shape[1]
 
     def subset(self, index) -> DiscreteTimeData:
-        """The records ``index`` (a minibatch), same basis."""
+        """The records ``index`` (a minibatch), same basis.
+
+        Parameters
+        ----------
+        index : int array, slice or bool array
+            The records to keep.
+
+        Returns
+        -------
+        DiscreteTimeData
+            The selected records.
+        """
         return DiscreteTimeData(self.X[index], self.interval[index], self.event[index], self.basis)
 
 

@@ -81,13 +81,53 @@ def _weights(f: np.ndarray, data: DiscreteTimeData, link: str, order: int):
 
 
 def record_loss_numpy(f, data: DiscreteTimeData, link: str = "logit") -> np.ndarray:
-    """NumPy per-record losses ℓ(f; dᵢ), shape (n,); same values as :func:`record_loss`."""
+    """NumPy per-record losses ℓ(f; dᵢ), shape (n,); same values as :func:`record_loss`.
+
+    Parameters
+    ----------
+    f : array_like, shape (e + d,)
+        The parameters (α, β).
+    data : DiscreteTimeData
+        The records and the basis.
+    link : {"logit", "cloglog", "probit"}, default "logit"
+        The link of the hazard.
+
+    Returns
+    -------
+    numpy.ndarray
+        The n per-record losses.
+
+    Raises
+    ------
+    ValueError
+        For an unknown link.
+    """
     _check_link(link)
     return _weights(f, data, link, 0)[0].sum(axis=1)
 
 
 def record_grad_numpy(f, data: DiscreteTimeData, link: str = "logit") -> np.ndarray:
-    """Per-record gradients ∇_f ℓ(f; dᵢ), shape (n, e + d): (Σ_s w_is A_s, (Σ_s w_is) xᵢ)."""
+    """Per-record gradients ∇_f ℓ(f; dᵢ), shape (n, e + d): (Σ_s w_is A_s, (Σ_s w_is) xᵢ).
+
+    Parameters
+    ----------
+    f : array_like, shape (e + d,)
+        The parameters (α, β).
+    data : DiscreteTimeData
+        The records and the basis.
+    link : {"logit", "cloglog", "probit"}, default "logit"
+        The link of the hazard.
+
+    Returns
+    -------
+    numpy.ndarray
+        The gradients, shape (n, e + d).
+
+    Raises
+    ------
+    ValueError
+        For an unknown link.
+    """
     _check_link(link)
     w = _weights(f, data, link, 1)[1]
     return np.hstack([w @ data.basis, w.sum(axis=1)[:, None] * data.X])
@@ -116,6 +156,31 @@ def loss_and_grad(f, data: DiscreteTimeData, link: str = "logit", *, hessian: bo
     ``data`` may also be records held as Dask partitions (what
     :func:`pm_private.survival.output_perturbation` builds from Dask collections): each
     partition then returns its sums and the client adds them (Nguyên & Hui 2017a, Eq. 3).
+
+    Parameters
+    ----------
+    f : array_like, shape (e + d,)
+        The parameters (α, β).
+    data : DiscreteTimeData or partitioned records
+        The records and the basis.
+    link : {"logit", "cloglog", "probit"}, default "logit"
+        The link of the hazard.
+    hessian : bool, default False
+        Also return the Hessian.
+
+    Returns
+    -------
+    loss : float
+        The mean loss.
+    grad : numpy.ndarray
+        Its gradient, shape (e + d,).
+    hess : numpy.ndarray
+        Its Hessian, shape (e + d, e + d); only with ``hessian=True``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown link.
     """
     _check_link(link)
     if isinstance(data, DiscreteTimeData):
@@ -160,7 +225,21 @@ def _check_identified(data: DiscreteTimeData) -> None:
 
 
 class FitResult(NamedTuple):
-    """Minimiser of J(f) = (1/n)Σℓᵢ + (l2/2)‖f‖² + ⟨linear, f⟩/n and how well it converged."""
+    """Minimiser of J(f) = (1/n)Σℓᵢ + (l2/2)‖f‖² + ⟨linear, f⟩/n and how well it converged.
+
+    Parameters
+    ----------
+    f : numpy.ndarray
+        The minimiser (α, β).
+    objective : float
+        J(f).
+    grad_norm : float
+        ‖∇J(f)‖.
+    iterations : int
+        The number of Newton iterations.
+    converged : bool
+        Whether ‖∇J(f)‖ ≤ ``gtol``.
+    """
 
     f: np.ndarray
     objective: float
@@ -185,13 +264,35 @@ def fit_discrete_time(
     Hessian and backtracking line search instead of the paper's BFGS: the minimiser is the same
     (J is convex, strictly for l2 > 0) and is reached to ‖∇J‖ ≤ gtol in a few steps.
 
+    Parameters
+    ----------
+    data : DiscreteTimeData or partitioned records
+        The records and the basis.
+    link : {"logit", "cloglog", "probit"}, default "logit"
+        The link of the hazard.
+    l2 : float, default 0.0
+        The ridge penalty, ≥ 0.
+    linear : array_like, shape (e + d,), optional
+        The linear term of the objective (the noise of objective perturbation).
+    f0 : array_like, shape (e + d,), optional
+        The starting point (default 0).
+    gtol : float, default 1e-9
+        The gradient-norm tolerance.
+    max_iter : int, default 100
+        The largest number of Newton iterations.
+
+    Returns
+    -------
+    FitResult
+        The minimiser and how well it converged.
+
     Raises
     ------
     ValueError
         For l2 = 0 when the MLE does not exist: a baseline column acting only on intervals with an
         empty risk set, or (for one-signed columns such as a free per-interval baseline) on
         intervals with no events or where every record at risk has its event; or when the
-        Hessian is singular (e.g. collinear covariates).
+        Hessian is singular (e.g. collinear covariates); for an unknown link or l2 < 0.
     """
     _check_link(link)
     l2 = float(l2)

@@ -84,12 +84,14 @@ class DiscreteTimeHazard:
     ----------
     name : str
         Name of the variable.
-    baseline : tensor_like, shape (q,)
-        γ: ``basis @ alpha`` for a spline baseline (:func:`interval_basis`) or free effects.
-    eta : tensor_like, default 0
+    *args : tensor_like
+        ``baseline`` and optionally ``eta``.  ``baseline``, shape (q,), is γ: ``basis @ alpha``
+        for a spline baseline (:func:`interval_basis`) or free effects.  ``eta`` (default 0) is
         ηᵢ, scalar or one per record, e.g. ``X @ beta`` with ``X = pm.Data(...)`` or a
-        ``pm.Minibatch`` (then pass ``total_size=n``).
-    link : {"logit", "cloglog", "probit"}
+        ``pm.Minibatch`` (then pass ``total_size=n``).  (In the deprecated form:
+        ``X, interval, event``, see below.)
+    link : {"logit", "cloglog", "probit"}, default "logit"
+        The link g of the hazard.
     censoring : tensor_like of int, optional
         Public censoring interval(s) cᵢ of the random draws; default q − 1 (followed to the end).
     observed : integer array (n, 2), optional
@@ -99,6 +101,14 @@ class DiscreteTimeHazard:
     **kwargs
         Passed to ``pm.CustomDist`` (``dims``, ``shape``, ``total_size``, …).
 
+    Raises
+    ------
+    ValueError
+        For a wrong number of arguments, a baseline that is not a vector, an unknown link, or
+        observed rows that are not valid [kᵢ, δᵢ].
+
+    Notes
+    -----
     The old call ``DiscreteTimeHazard(name, X, interval, event, beta=, alpha=, basis= | baseline=)``
     still works (deprecated).
     """
@@ -116,7 +126,26 @@ class DiscreteTimeHazard:
 
     @classmethod
     def dist(cls, baseline, eta=0.0, *, link: str = "logit", censoring=None, **kwargs):
-        """The unnamed distribution, e.g. for ``pm.draw`` or ``pm.logp``."""
+        """The unnamed distribution, e.g. for ``pm.draw`` or ``pm.logp``.
+
+        Parameters
+        ----------
+        baseline : tensor_like, shape (q,)
+            The baseline γ.
+        eta : tensor_like, default 0.0
+            The linear predictor(s) ηᵢ.
+        link : {"logit", "cloglog", "probit"}, default "logit"
+            The link g of the hazard.
+        censoring : tensor_like of int, optional
+            Public censoring interval(s) of the random draws; default q − 1.
+        **kwargs
+            Passed to ``pm.CustomDist.dist``.
+
+        Returns
+        -------
+        pytensor.tensor.TensorVariable
+            The distribution's random variable, one (interval, event) row per draw.
+        """
         import pymc as pm
 
         return pm.CustomDist.dist(*cls._params(baseline, eta, censoring), **cls._options(link), **kwargs)
@@ -174,6 +203,29 @@ def discrete_time_model(
     Dims ``knot``, ``feature``, ``record``, ``outcome``; the covariates are ``pm.Data("X")``, so
     ``pm.set_data({"X": X_new, "survival": np.zeros((m, 2), np.int32)}, coords={"record": range(m)})``
     followed by ``pm.sample_posterior_predictive`` predicts (interval, event) for new records.
+
+    Parameters
+    ----------
+    data : DiscreteTimeData
+        The records and the basis.
+    link : {"logit", "cloglog", "probit"}, default "logit"
+        The link of the hazard.
+    alpha_sigma : float, default 10.0
+        The prior standard deviation of the spline coefficients α.
+    beta_sigma : float, default 10.0
+        The prior standard deviation of the coefficients β.
+    feature_names : sequence of str, optional
+        Names of the covariates (default ``x0``, ``x1``, …).
+
+    Returns
+    -------
+    pymc.Model
+        The model.
+
+    Raises
+    ------
+    ValueError
+        If ``feature_names`` does not have d names, or the link is unknown.
     """
     import pymc as pm
 

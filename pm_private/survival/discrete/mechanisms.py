@@ -1,6 +1,7 @@
 """Private discrete-time survival regression by perturbation (Nguyên & Hui 2017a, §4).
 
-Both mechanisms fit the logit-link discrete-time hazard model of :mod:`.likelihood` with the
+Both mechanisms fit the logit-link discrete-time hazard model of
+:mod:`pm_private.survival.discrete.likelihood` with the
 natural-spline baseline, J(f) = (1/n)Σᵢ ℓ(f; dᵢ) + (Λ/2)‖f‖², f = (α, β), and release f.
 
 Privacy: ε-DP under **replace-one** neighbours (n public).  Public inputs: n, q (intervals),
@@ -87,6 +88,44 @@ class DiscreteTimeRelease(Release):
     noise_epsilon = ε.  Obj-Pert: t = L, noise_epsilon = ε′, ``extra_regularization`` = Δ.
     ``private`` is False when a seeded generator drew the noise (tests only).  No record and
     no solver metadata is kept.
+
+    Parameters
+    ----------
+    epsilon : float
+        The total ε of the release.
+    delta : float, default 0.0
+        0: the release is pure ε-DP.
+    neighbours : str
+        The neighbour relation of the guarantee (a constant of the mechanism).
+    mechanism : str
+        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
+    private : bool
+        True when the noise came from secure OS randomness (``rng=None``); False for a seeded
+        ``rng``, whose output carries no privacy guarantee.
+    f : numpy.ndarray
+        The private (α, β).
+    noise_epsilon : float
+        The ε of the noise density (ε for Out-Pert, ε′ for Obj-Pert).
+    sensitivity : float
+        t of the noise density.
+    noise_scale : float
+        t/``noise_epsilon``, the Gamma scale of ‖b‖.
+    regularization : float
+        The public ridge Λ.
+    extra_regularization : float
+        The extra ridge Δ of Obj-Pert (0 for Out-Pert).
+    n : int
+        The number of records (public).
+    q : int
+        The number of intervals.
+    e : int
+        The number of spline knots.
+    d : int
+        The number of covariates.
+    link : str, default "logit"
+        The link of the hazard.
+    covariate_bound : float, default 1.0
+        The bound on ‖xᵢ‖.
     """
 
     f: np.ndarray = output()
@@ -122,25 +161,85 @@ _NOT_CONVERGED = "Newton's method did not reach ‖∇J‖ ≤ 1e-9 in 100 steps
 
 
 def gradient_sensitivity(basis) -> float:
-    """L = Σ_s √(4 + ‖A_s‖²) + max_s √(4‖A_s‖² + 4): bound on ‖∇ℓ(f; d) − ∇ℓ(f; d′)‖ (Lemma 4.2)."""
+    """L = Σ_s √(4 + ‖A_s‖²) + max_s √(4‖A_s‖² + 4): bound on ‖∇ℓ(f; d) − ∇ℓ(f; d′)‖ (Lemma 4.2).
+
+    Parameters
+    ----------
+    basis : array_like, shape (q, e)
+        The public basis A.
+
+    Returns
+    -------
+    float
+        L.
+    """
     sq = np.sum(np.asarray(basis, dtype=np.float64) ** 2, axis=1)
     return float(np.sum(np.sqrt(4.0 + sq)) + np.sqrt(4.0 * sq.max() + 4.0))
 
 
 def output_sensitivity(basis, n: int, regularization: float) -> float:
-    """t = L/(nΛ): ℓ2 sensitivity of argmin J under replace-one (Lemma 4.3, Alg. 1 line 3)."""
+    """t = L/(nΛ): ℓ2 sensitivity of argmin J under replace-one (Lemma 4.3, Alg. 1 line 3).
+
+    Parameters
+    ----------
+    basis : array_like, shape (q, e)
+        The public basis A.
+    n : int
+        The number of records.
+    regularization : float
+        The ridge Λ > 0.
+
+    Returns
+    -------
+    float
+        t.
+    """
     return gradient_sensitivity(basis) / (int(n) * float(regularization))
 
 
 def jacobian_epsilon(basis, n: int, regularization: float) -> float:
-    """ε_J(λ) = Σ_s log(1 + (‖A_s‖² + 1)/(4nλ)), the Jacobian share of Alg. 2 (corrected, see module)."""
+    """ε_J(λ) = Σ_s log(1 + (‖A_s‖² + 1)/(4nλ)), the Jacobian share of Alg. 2 (corrected, see module).
+
+    Parameters
+    ----------
+    basis : array_like, shape (q, e)
+        The public basis A.
+    n : int
+        The number of records.
+    regularization : float
+        The total ridge λ > 0.
+
+    Returns
+    -------
+    float
+        ε_J(λ).
+    """
     sq = np.sum(np.asarray(basis, dtype=np.float64) ** 2, axis=1)
     return float(np.sum(np.log1p((sq + 1.0) / (4.0 * int(n) * float(regularization)))))
 
 
 def objective_regularization(basis, n: int, epsilon: float, regularization: float) -> tuple[float, float]:
     """(Δ, ε′) of Alg. 2 lines 1–4: Δ = 0, ε′ = ε − ε_J(Λ) if that is ≥ ε/2; else Δ > 0 by
-    bisection with ε_J(Λ + Δ) ≤ ε/2 (to relative 1e-12, from above) and ε′ = ε/2."""
+    bisection with ε_J(Λ + Δ) ≤ ε/2 (to relative 1e-12, from above) and ε′ = ε/2.
+
+    Parameters
+    ----------
+    basis : array_like, shape (q, e)
+        The public basis A.
+    n : int
+        The number of records.
+    epsilon : float
+        The total ε.
+    regularization : float
+        The ridge Λ > 0.
+
+    Returns
+    -------
+    extra : float
+        The extra ridge Δ ≥ 0.
+    noise_epsilon : float
+        ε′, the ε left for the noise.
+    """
     epsilon, regularization = float(epsilon), float(regularization)
     if jacobian_epsilon(basis, n, regularization) <= epsilon / 2:
         return 0.0, epsilon - jacobian_epsilon(basis, n, regularization)
@@ -187,24 +286,78 @@ def output_perturbation(
 ) -> DiscreteTimeRelease:
     """Ext-Out-Pert (Nguyên & Hui 2017a, Alg. 1): f* = argmin J(f), released as f* + b, ε-DP.
 
-    Privacy: ε-DP (pure) under replace-one neighbours for the secure default ``rng=None``, up to
-    the floating-point caveats in the module docstring.  Public inputs: q, e, covariate bound 1,
-    Λ = ``regularization`` and n.  Noise: density ∝ exp(−ε‖b‖/t), t = L/(nΛ)
-    (:func:`output_sensitivity`), drawn by :func:`pm_private.privacy.noise.l2_gamma_vector`.
+    J(f) = (1/n)Σᵢ ℓ(f; dᵢ) + (Λ/2)‖f‖² is minimised to ‖∇J‖ ≤ 1e-9, and f* gets noise with
+    density ∝ exp(−ε‖b‖/t), t = L/(nΛ) (:func:`output_sensitivity`), drawn by
+    :func:`pm_private.privacy.noise.l2_gamma_vector`.
 
     Parameters
     ----------
-    X : (n, d) covariates with ‖xᵢ‖ ≤ 1 (project with public bounds first; longer rows raise).
-    time : (n,) times scaled into [0, 1] with a public horizon; event : (n,) 1 = event, 0 = censored.
-        X, time and event may be Dask collections partitioned alike (dask arrays, or columns of
-        one dask DataFrame): the partitions are validated and kept where they live, each
-        Newton step of the fit is one pass that returns per-partition loss, gradient and
-        Hessian sums, and the noise is drawn once, on the client.
-    epsilon : privacy budget, > 0.  regularization : Λ > 0.
-    q, e : number of intervals and of spline knots (public).
-    accountant : charged ε before noise is drawn; bad input or a refused budget spends nothing,
-        a minimiser that does not converge spends ε (ConvergenceError).
-    rng : None (secure) or a seed (reproducible, result marked not private).
+    X : array_like, shape (n, d)
+        Private covariates with ‖xᵢ‖ ≤ 1 (project them with public bounds first, e.g.
+        :func:`~pm_private.survival.scale_covariates`; longer rows raise).
+    time : array_like, shape (n,)
+        Private times scaled into [0, 1] with a public horizon.
+    event : array_like, shape (n,)
+        Private event indicators, 1 = event, 0 = censored.  X, time and event may be Dask
+        collections partitioned alike (dask arrays, or columns of one dask DataFrame): the
+        partitions are validated and kept where they live, each Newton step of the fit is one
+        pass that returns per-partition loss, gradient and Hessian sums, and the noise is drawn
+        once, on the client.
+    epsilon : float
+        Total ε > 0.
+    regularization : float
+        The public ridge Λ > 0.
+    q : int, default 200
+        The public number of intervals.
+    e : int, default 3
+        The public number of spline knots, ≥ 2.
+    accountant : PrivacyAccountant, optional
+        Charged ε before noise is drawn; bad input or a refused budget spends nothing, a
+        minimiser that does not converge spends ε (ConvergenceError).
+    rng : None, int or numpy.random.Generator
+        None for the secure OS generator (private); a seed only for tests (``private=False``).
+
+    Returns
+    -------
+    DiscreteTimeRelease
+        The private f = (α, β) and what its release assumed.
+
+    Raises
+    ------
+    ValueError
+        Before anything is spent: invalid ε, Λ, q or e; covariate rows outside the unit ball;
+        times outside [0, 1]; events other than 0 or 1; a noise scale that overflows.
+    BudgetExceededError
+        If ``accountant`` cannot afford ε (nothing is released).
+    ConvergenceError
+        If Newton's method does not reach ‖∇J‖ ≤ 1e-9 (ε is spent).
+
+    Notes
+    -----
+    Privacy: ε-DP (pure) under replace-one neighbours (n is public).  Public inputs: q, e (hence
+    the basis), the covariate bound ‖xᵢ‖ ≤ 1, times scaled with a public horizon,
+    Λ = ``regularization`` and n.  Exact up to the minimiser's tolerance ‖∇J‖ ≤ 1e-9.  Not
+    floating-point safe: float noise is added to a float minimiser (a truncation δ of about
+    (e + d)·2⁻⁵³ is not charged; see the module docstring).  A seeded ``rng`` gives
+    ``private=False``.  References: Nguyên & Hui 2017a (Alg. 1); Chaudhuri, Monteleoni &
+    Sarwate 2011.
+
+    Examples
+    --------
+    >>> from pm_private import PrivacyAccountant
+    >>> from pm_private.survival import simulate_discrete_time, output_perturbation
+    >>> sim = simulate_discrete_time(300, alpha=[-3.0, -2.5, -2.0], beta=[1.0, -0.5], q=20, rng=0)
+    >>> accountant = PrivacyAccountant(1.0)
+    >>> release = output_perturbation(
+    ...     sim.data.X, sim.time, sim.data.event, epsilon=1.0, regularization=0.1, q=20,
+    ...     accountant=accountant, rng=0,
+    ... )
+    >>> release.alpha.shape, release.beta.shape, release.private
+    ((3,), (2,), False)
+    >>> round(release.sensitivity, 4)  # t = L/(nΛ)
+    1.6767
+    >>> accountant.spent
+    (1.0, 0.0)
     """
     data, epsilon, regularization = _check_inputs(X, time, event, epsilon, regularization, q, e)
     source = as_noise_source(rng)
@@ -248,12 +401,76 @@ def objective_perturbation(
 ) -> DiscreteTimeRelease:
     """Ext-Obj-Pert (Nguyên & Hui 2017a, Alg. 2): argmin J(f) + ⟨b, f⟩/n + (Δ/2)‖f‖², ε-DP.
 
-    Privacy: ε-DP (pure) under replace-one neighbours for the secure default ``rng=None`` and an
-    exact minimiser (module docstring).  Public inputs: q, e, covariate bound 1,
-    Λ = ``regularization`` and n.  ε′ = ε − ε_J(Λ + Δ)
-    with Δ from :func:`objective_regularization` (ε_J corrected, see the module docstring);
-    b has density ∝ exp(−ε′‖b‖/L), L = :func:`gradient_sensitivity`.  Parameters as
-    :func:`output_perturbation`.
+    ε′ = ε − ε_J(Λ + Δ) with Δ from :func:`objective_regularization` (ε_J corrected, see the
+    module docstring); b has density ∝ exp(−ε′‖b‖/L), L = :func:`gradient_sensitivity`.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Private covariates with ‖xᵢ‖ ≤ 1 (project them with public bounds first, e.g.
+        :func:`~pm_private.survival.scale_covariates`; longer rows raise).
+    time : array_like, shape (n,)
+        Private times scaled into [0, 1] with a public horizon.
+    event : array_like, shape (n,)
+        Private event indicators, 1 = event, 0 = censored.  X, time and event may be Dask
+        collections partitioned alike (dask arrays, or columns of one dask DataFrame): the
+        partitions are validated and kept where they live, each Newton step of the fit is one
+        pass that returns per-partition loss, gradient and Hessian sums, and the noise is drawn
+        once, on the client.
+    epsilon : float
+        Total ε > 0.
+    regularization : float
+        The public ridge Λ > 0.
+    q : int, default 200
+        The public number of intervals.
+    e : int, default 3
+        The public number of spline knots, ≥ 2.
+    accountant : PrivacyAccountant, optional
+        Charged ε before noise is drawn; bad input or a refused budget spends nothing, a
+        minimiser that does not converge spends ε (ConvergenceError).
+    rng : None, int or numpy.random.Generator
+        None for the secure OS generator (private); a seed only for tests (``private=False``).
+
+    Returns
+    -------
+    DiscreteTimeRelease
+        The private f = (α, β) and what its release assumed.
+
+    Raises
+    ------
+    ValueError
+        Before anything is spent: invalid ε, Λ, q or e; covariate rows outside the unit ball;
+        times outside [0, 1]; events other than 0 or 1; a noise scale that overflows.
+    BudgetExceededError
+        If ``accountant`` cannot afford ε (nothing is released).
+    ConvergenceError
+        If Newton's method does not reach ‖∇J‖ ≤ 1e-9 (ε is spent).
+
+    Notes
+    -----
+    Privacy: ε-DP (pure) under replace-one neighbours (n is public), with the corrected
+    Jacobian term ε_J (module docstring).  Public inputs: q, e (hence the basis), the covariate
+    bound ‖xᵢ‖ ≤ 1, times scaled with a public horizon, Λ = ``regularization`` and n.  Exact for
+    the exact minimiser (solved to ‖∇J‖ ≤ 1e-9).  Floating point: the noise is inside the
+    objective and only the minimiser is released, which the bit-level attack on released noise
+    does not reach directly but which no proof covers bit for bit either.  A seeded ``rng``
+    gives ``private=False``.  References: Nguyên & Hui 2017a (Alg. 2); Chaudhuri, Monteleoni &
+    Sarwate 2011.
+
+    Examples
+    --------
+    >>> from pm_private import PrivacyAccountant
+    >>> from pm_private.survival import simulate_discrete_time, objective_perturbation
+    >>> sim = simulate_discrete_time(300, alpha=[-3.0, -2.5, -2.0], beta=[1.0, -0.5], q=20, rng=0)
+    >>> accountant = PrivacyAccountant(1.0)
+    >>> release = objective_perturbation(
+    ...     sim.data.X, sim.time, sim.data.event, epsilon=1.0, regularization=0.1, q=20,
+    ...     accountant=accountant, rng=0,
+    ... )
+    >>> release.alpha.shape, release.beta.shape, release.private
+    ((3,), (2,), False)
+    >>> round(release.noise_epsilon, 3), release.extra_regularization  # ε′ = ε − ε_J(Λ), Δ = 0
+    (0.599, 0.0)
     """
     data, epsilon, regularization = _check_inputs(X, time, event, epsilon, regularization, q, e)
     source = as_noise_source(rng)

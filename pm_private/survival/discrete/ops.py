@@ -32,8 +32,32 @@ def check_hazard_records(X, interval, event, q: int | None) -> tuple[np.ndarray,
 
     ``X`` must be a finite (n, d) array of numbers, ``interval`` n integers kᵢ in 0 … q−1 (any
     kᵢ ≥ 0 if q is None, i.e. not known before run time, where the loss checks it) and ``event``
-    n flags δᵢ in {0, 1} (booleans accepted).  Returns float64 X, int64 intervals and
-    int8 events; raises ValueError naming the argument (never printing a value) otherwise.
+    n flags δᵢ in {0, 1} (booleans accepted).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Covariates.
+    interval : array_like, shape (n,)
+        Intervals kᵢ.
+    event : array_like, shape (n,)
+        Event flags δᵢ.
+    q : int or None
+        The number of intervals, or None when it is not known yet.
+
+    Returns
+    -------
+    X : numpy.ndarray
+        float64 covariates.
+    interval : numpy.ndarray
+        int64 intervals.
+    event : numpy.ndarray
+        int8 events.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument (never printing a value) for a wrong shape or value.
     """
     X = as_float_array(X, "X")
     if X.ndim != 2 or X.shape[0] == 0:
@@ -285,6 +309,29 @@ def hazard_record_loss(gamma, eta, interval, event, link: str = "logit"):
     a compiled Op that visits only the at-risk record-intervals (memory O(n + q); first
     derivatives only).  cloglog and probit: one fused (n, q) elementwise-and-reduce graph.
     Nothing of size n·q is stored as float data in either case.
+
+    Parameters
+    ----------
+    gamma : tensor_like, shape (q,)
+        The baseline γ.
+    eta : tensor_like, shape (n,)
+        The linear predictors η.
+    interval : tensor_like, shape (n,)
+        Intervals kᵢ in 0 … q−1.
+    event : tensor_like, shape (n,)
+        Event flags δᵢ in {0, 1}.
+    link : {"logit", "cloglog", "probit"}, default "logit"
+        The link of the hazard.
+
+    Returns
+    -------
+    pytensor.tensor.TensorVariable
+        The n per-record losses.
+
+    Raises
+    ------
+    ValueError
+        For an unknown link (at once) or, at run time, records of the wrong length or values.
     """
     _check_link(link)
     if link == "logit":
@@ -316,6 +363,26 @@ def record_loss(f, X, interval, event, basis, link: str = "logit"):
     ``basis`` is the (q, e) matrix A (row s = A_s, see :mod:`.spline`: midpoint (s + ½)/q);
     ``interval`` holds kᵢ ∈ 0 … q−1 and ``event`` δᵢ ∈ {0, 1}.  Works for any n (minibatches):
     the loss of a record does not depend on the others.  Σᵢ ℓᵢ is the negative log-likelihood.
+
+    Parameters
+    ----------
+    f : tensor_like, shape (e + d,)
+        The parameters (α, β).
+    X : tensor_like, shape (n, d)
+        Covariates.
+    interval : tensor_like, shape (n,)
+        Intervals kᵢ.
+    event : tensor_like, shape (n,)
+        Event flags δᵢ.
+    basis : tensor_like, shape (q, e)
+        The basis A.
+    link : {"logit", "cloglog", "probit"}, default "logit"
+        The link of the hazard.
+
+    Returns
+    -------
+    pytensor.tensor.TensorVariable
+        The n per-record losses.
     """
     f, basis = pt.as_tensor(f), pt.as_tensor(basis)
     e = basis.shape[1]

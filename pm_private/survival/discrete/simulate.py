@@ -16,7 +16,20 @@ __all__ = ["SimulatedDiscreteTime", "expand_person_period", "simulate_discrete_t
 
 def expand_person_period(data: DiscreteTimeData) -> tuple[np.ndarray, np.ndarray]:
     """The explicit person-period table: one row (A_s, xᵢ) per record i and interval s ≤ kᵢ, with
-    response 1 only at s = kᵢ when δᵢ = 1.  Σᵢ(kᵢ + 1) rows: use only to check or benchmark."""
+    response 1 only at s = kᵢ when δᵢ = 1.  Σᵢ(kᵢ + 1) rows: use only to check or benchmark.
+
+    Parameters
+    ----------
+    data : DiscreteTimeData
+        The records and the basis.
+
+    Returns
+    -------
+    design : numpy.ndarray
+        The rows (A_s, xᵢ), shape (Σᵢ(kᵢ + 1), e + d).
+    response : numpy.ndarray
+        The binary responses.
+    """
     counts = data.interval + 1
     record = np.repeat(np.arange(data.n), counts)
     start = np.cumsum(counts) - counts
@@ -35,7 +48,21 @@ def _inverse_link(z: np.ndarray, link: str) -> np.ndarray:
 
 
 class SimulatedDiscreteTime(NamedTuple):
-    """Synthetic records with the true parameters that generated them."""
+    """Synthetic records with the true parameters that generated them.
+
+    Parameters
+    ----------
+    data : DiscreteTimeData
+        The records and the basis.
+    time : numpy.ndarray
+        Scaled times (kᵢ + ½)/q.
+    alpha : numpy.ndarray
+        The true spline coefficients.
+    beta : numpy.ndarray
+        The true covariate effects.
+    link : str
+        The link of the hazard.
+    """
 
     data: DiscreteTimeData
     time: np.ndarray
@@ -52,7 +79,34 @@ def simulate_discrete_time(
 
     xᵢ uniform in the unit ball of ℝᵈ; event interval Tᵢ = first s with Uᵢₛ < h_is (none: alive
     after q intervals); censoring interval uniform on 0 … q−1 with probability ``censoring``,
-    else administrative at q − 1.  ``time`` = (kᵢ + ½)/q lies in interval kᵢ.  Seeded ``rng``.
+    else administrative at q − 1.  ``time`` = (kᵢ + ½)/q lies in interval kᵢ.
+
+    Parameters
+    ----------
+    n : int
+        The number of records, ≥ 1.
+    alpha : array_like, shape (e,)
+        The spline coefficients, e ≥ 2.
+    beta : array_like, shape (d,)
+        The covariate effects, d ≥ 1.
+    q : int, default 200
+        The number of intervals.
+    link : {"logit", "cloglog", "probit"}, default "logit"
+        The link of the hazard.
+    censoring : float, default 0.3
+        The probability of random censoring, in [0, 1].
+    rng : None, int or numpy.random.Generator
+        Seed or generator of the simulation.
+
+    Returns
+    -------
+    SimulatedDiscreteTime
+        The records and the true parameters.
+
+    Raises
+    ------
+    ValueError
+        For invalid sizes, parameters, link or censoring probability.
     """
     _check_link(link)
     n, q = check_count("n", n), check_count("q", q)

@@ -29,7 +29,25 @@ def _check_knots(e) -> int:
 
 
 def natural_spline_basis(t, e: int) -> np.ndarray:
-    """Basis (b₁(t), …, b_e(t)) at times t ∈ [0, 1], shape (len(t), e); see the module docstring."""
+    """Basis (b₁(t), …, b_e(t)) at times t ∈ [0, 1], shape (len(t), e); see the module docstring.
+
+    Parameters
+    ----------
+    t : array_like, shape (m,)
+        Times in [0, 1].
+    e : int
+        The number of knots (and basis functions), ≥ 2.
+
+    Returns
+    -------
+    numpy.ndarray
+        The basis, shape (m, e).
+
+    Raises
+    ------
+    ValueError
+        If ``t`` is not 1-D or not in [0, 1], or ``e`` < 2.
+    """
     e = _check_knots(e)
     t = np.asarray(t, dtype=np.float64)
     if t.ndim != 1:
@@ -43,11 +61,35 @@ def natural_spline_basis(t, e: int) -> np.ndarray:
 
 
 def interval_midpoints(q: int) -> np.ndarray:
-    """Midpoints (s + ½)/q of the q intervals s = 0 … q−1 of [0, 1]."""
+    """Midpoints (s + ½)/q of the q intervals s = 0 … q−1 of [0, 1].
+
+    Parameters
+    ----------
+    q : int
+        The number of intervals, ≥ 1.
+
+    Returns
+    -------
+    numpy.ndarray
+        The q midpoints.
+    """
     q = check_count("q", q)
     return (np.arange(q) + 0.5) / q
 
 
 def interval_basis(q: int, e: int) -> np.ndarray:
-    """Matrix A of shape (q, e): row s is A_s = (b₁, …, b_e) at the midpoint (s + ½)/q."""
+    """Matrix A of shape (q, e): row s is A_s = (b₁, …, b_e) at the midpoint (s + ½)/q.
+
+    Parameters
+    ----------
+    q : int
+        The number of intervals, ≥ 1.
+    e : int
+        The number of knots, ≥ 2.
+
+    Returns
+    -------
+    numpy.ndarray
+        A, shape (q, e).
+    """
     return natural_spline_basis(interval_midpoints(q), e)
