@@ -61,7 +61,7 @@ numpydoc_xref_param_type = False
 # parameter documented (PR01) and no unknown one (PR02), a Returns section for functions and
 # methods (RT01).  A failing check is a warning, hence a failed build.
 numpydoc_validation_checks = {"GL08", "PR01", "PR02", "RT01"}
-numpydoc_validation_exclude = [
+numpydoc_validation_exclude = {
     # Documented separately: the public names defined in pm_private/linear/noise_aware.py,
     # pm_private/linear/regression.py, pm_private/logistic/, pm_private/privacy/release.py and
     # pm_private/release_file.py (and those modules' pages) are being rewritten elsewhere.
@@ -73,7 +73,7 @@ numpydoc_validation_exclude = [
     r"^pm_private\.linear\.(\w+\.)?(SuffStatRegression|gibbs_regression|project_psd|regression_model|set_stats"
     r"|suff_stat_logp)(\.|$)",
     r"^pm_private\.privacy\.(\w+\.)?(ConvergenceError|Release|field_kinds|release_guard)(\.|$)",
-]
+}
 
 
 # Notebooks -----------------------------------------------------------------------------------

@@ -240,6 +240,7 @@ def domain_unit_ball(X, domain: dict) -> np.ndarray:
 
     Each column is centred at the middle of its range and divided by half the range times √d, so
     a record inside the domain has ‖x‖₂ ≤ 1; records outside are projected onto the ball.
+
     Parameters
     ----------
     X : pandas.DataFrame

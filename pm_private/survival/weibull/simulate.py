@@ -27,6 +27,7 @@ def simulate_weibull(
     Event times Tᵢ = λᵢ·(−ln Uᵢ)^{1/p} with λᵢ = scale·exp(xᵢᵀβ) (AFT; λᵢ = scale without X).
     Censoring: Cᵢ ~ Uniform(censor[0], censor[1]) if ``censor`` is given, and administrative
     censoring at ``horizon`` if given; tᵢ = min(Tᵢ, Cᵢ, horizon), dᵢ = [Tᵢ ≤ min(Cᵢ, horizon)].
+
     Parameters
     ----------
     n : int
