@@ -289,13 +289,13 @@ def _show_ledger(parser, args) -> None:
 
 
 def _fit(parser, args) -> None:
-    from .release_file import read_release_file
+    from .release_file import SUFF_STATS, read_release_file
 
     try:
         entries = read_release_file(args.release)
     except (ValueError, OSError) as error:
         parser.error(str(error))
-    candidates = [i for i, e in enumerate(entries) if e["kind"] == "suff_stats"]
+    candidates = [i for i, e in enumerate(entries) if e["kind"] == SUFF_STATS]
     if args.index is None:
         if len(candidates) != 1:
             parser.error(

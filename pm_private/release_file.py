@@ -2,19 +2,25 @@
 
 A release file is JSON::
 
-    {"format": "pm_private-release", "version": 1, "created": "<UTC time>",
+    {"format": "pm_private-release", "version": 2, "created": "<UTC time>",
      "releases": [<entry>, ...]}
 
-Each entry describes one private release: ``kind`` (``"suff_stats"`` or ``"weibull"``),
-``mechanism``, ``epsilon``, ``delta``, ``neighbours``, ``private`` (False when a seeded
-generator drew the noise), the released values (``statistics`` Sxx, Sxy, Syy and n of
-Honkela et al. 2018; or ``estimates`` p and λ of Nguyên & Hui 2017b), every public parameter
-of the mechanism (bounds, budget split, sensitivities, noise scales, horizon, …: the fields of
-:class:`~pm_private.linear.suffstats.SuffStatsRelease`,
-:class:`~pm_private.linear.suffstats.GaussianSuffStatsRelease` (which of the two follows the
-mechanism name) or :class:`~pm_private.survival.weibull.mechanisms.WeibullRelease`), and the caller's context (column
-names, preprocessing).  No record and nothing computed from the records without noise is
-written: the values are the noisy outputs, and n is public under replace-one neighbours.
+Each entry describes one private release, in one of two shapes:
+
+* a release of any mechanism: ``{"kind": <the release type's kind>, "mechanism", "epsilon",
+  "delta", "neighbours", "private", "outputs": {...}, "parameters": {...}}``, where ``outputs``
+  holds the fields the release type declares as the DP output and ``parameters`` its public
+  fields (bounds, grids, noise scales, horizon, …);
+* private sufficient statistics (a :class:`~pm_private.linear.SuffStats` that holds private
+  releases, possibly added to exact public statistics): ``{"kind": "suff_stats", "mechanism",
+  "epsilon", "delta", "neighbours", "private", "statistics": {Sxx, Sxy, Syy, n},
+  "releases": [<the record of each release, with its own "kind">]}`` (Honkela et al. 2018).
+
+``kind`` is the stable identifier a release type declares (``class …(Release, kind=…)``); the
+``mechanism`` citation is for people and may be reworded.  ``version`` changes whenever this
+layout does.  The caller's context (column names, preprocessing) is written beside.  No record
+and nothing computed from the records without noise is written: the values are the noisy
+outputs, and n is public under replace-one neighbours.
 
 :func:`release_to_dict` and :func:`release_from_dict` convert one release; they serialise the
 dataclass fields generically, so fields added to a release type are written and, when known
@@ -24,26 +30,39 @@ to the reading version, read back (unknown fields are ignored).
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import io
 import json
 import math
 import os
+import pkgutil
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
 from .linear.preprocessing import Preprocessing
-from .linear.suffstats import GAUSSIAN_MECHANISM, MECHANISM, GaussianSuffStatsRelease, SuffStats, SuffStatsRelease
+from .linear.suffstats import SuffStats
+from .privacy.release import OUTPUT, PUBLIC, Release, field_kinds, registered_release_types, release_type
 
-__all__ = ["FORMAT", "VERSION", "read_release_file", "release_from_dict", "release_to_dict", "write_release_file"]
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "all_release_types",
+    "read_release_file",
+    "release_from_dict",
+    "release_to_dict",
+    "write_release_file",
+]
 
 FORMAT = "pm_private-release"
-VERSION = 1
+VERSION = 2
 
-_SUFF_STATS, _WEIBULL = "suff_stats", "weibull"
-#: Record type of each sufficient-statistics mechanism, by its name in the file.
-_SUFF_STATS_RELEASES = {MECHANISM: SuffStatsRelease, GAUSSIAN_MECHANISM: GaussianSuffStatsRelease}
+#: The entry kind of private sufficient statistics (a bundle of releases, not one release type).
+SUFF_STATS = "suff_stats"
+#: Modules that define no release type and are slow to import (the command line, the demo).
+_NO_RELEASES = ("pm_private.cli", "pm_private.demo")
+_COMMON = ("mechanism", "epsilon", "delta", "neighbours", "private")
 _CONTEXT_KEYS = ("features", "target", "time", "event", "preprocessing")
 
 
@@ -83,25 +102,34 @@ def _build(cls, values: dict):
     return cls(**{k: _tuples(v) for k, v in values.items() if k in known})
 
 
-def _suff_stats_release(info: dict):
-    mechanism = info.get("mechanism")
-    if mechanism not in _SUFF_STATS_RELEASES:
-        raise ValueError(f"unknown sufficient-statistics mechanism {mechanism!r}")
-    values = dict(info)
+def all_release_types() -> dict[str, type[Release]]:
+    """``{kind: release type}`` of every mechanism of pm_private (imports every module that can
+    define one; a new release type is found without being listed anywhere)."""
+    import pm_private
+
+    for info in pkgutil.walk_packages(pm_private.__path__, "pm_private."):
+        if not info.name.startswith(_NO_RELEASES):
+            importlib.import_module(info.name)
+    return registered_release_types()
+
+
+def _record(release: Release) -> dict:
+    """A release's fields with its kind: the record of one release inside a suff_stats entry."""
+    return {"kind": release.kind, **_fields(release)}
+
+
+def _from_record(record: dict) -> Release:
+    values = dict(record)
+    cls = _type_of(values.pop("kind", None))
     if values.get("preprocessing") is not None:
         values["preprocessing"] = _build(Preprocessing, values["preprocessing"])
-    return _build(_SUFF_STATS_RELEASES[mechanism], values)
+    return _build(cls, values)
 
 
-def _weibull_release_type():
-    # imported on demand: the survival package loads PyMC
-    from .survival.weibull.mechanisms import WeibullRelease
-
-    return WeibullRelease
-
-
-def _is_weibull(release) -> bool:
-    return type(release).__name__ == "WeibullRelease" and isinstance(release, _weibull_release_type())
+def _type_of(kind) -> type[Release]:
+    if kind not in registered_release_types():
+        all_release_types()
+    return release_type(kind)
 
 
 def release_to_dict(release, **context) -> dict:
@@ -109,8 +137,9 @@ def release_to_dict(release, **context) -> dict:
 
     Parameters
     ----------
-    release : SuffStats or WeibullRelease
-        A private release (statistics with at least one private release in ``releases``).
+    release : SuffStats or Release
+        A private release: statistics with at least one private release in ``releases``, or
+        the result of any mechanism.
     **context
         Public context written with it: ``features``, ``target``, ``time``, ``event`` (column
         names) and ``preprocessing`` (a dict describing what was done to the records).
@@ -125,9 +154,9 @@ def release_to_dict(release, **context) -> dict:
     if isinstance(release, SuffStats):
         if release.is_exact:
             raise ValueError("exact statistics are not a private release: nothing to write")
-        infos = [_fields(info) for info in release.releases]
+        infos = [_record(info) for info in release.releases]
         entry = {
-            "kind": _SUFF_STATS,
+            "kind": SUFF_STATS,
             "mechanism": " + ".join(dict.fromkeys(info["mechanism"] for info in infos)),
             "epsilon": math.fsum(info["epsilon"] for info in infos),
             "delta": math.fsum(info.get("delta", 0.0) for info in infos),
@@ -141,20 +170,14 @@ def release_to_dict(release, **context) -> dict:
             },
             "releases": infos,
         }
-    elif _is_weibull(release):
+    elif isinstance(release, Release):
         values = _fields(release)
-        entry = {
-            "kind": _WEIBULL,
-            "mechanism": values.pop("mechanism"),
-            "epsilon": values.pop("epsilon"),
-            "delta": values.pop("delta", 0.0),
-            "neighbours": values.pop("neighbours"),
-            "private": values.pop("private"),
-            "estimates": {"shape": values.pop("shape"), "scale": values.pop("scale")},
-            "parameters": values,
-        }
+        kinds = field_kinds(release)
+        entry = {"kind": release.kind, **{key: values.pop(key) for key in _COMMON}}
+        entry["outputs"] = {k: v for k, v in values.items() if kinds[k] == OUTPUT}
+        entry["parameters"] = {k: v for k, v in values.items() if kinds[k] == PUBLIC}
     else:
-        raise TypeError(f"release must be SuffStats or WeibullRelease, got {type(release).__name__}")
+        raise TypeError(f"release must be SuffStats or a Release, got {type(release).__name__}")
     entry.update({k: _jsonable(v) for k, v in context.items()})
     return entry
 
@@ -164,18 +187,17 @@ def release_from_dict(entry: dict):
 
     Returns
     -------
-    SuffStats or WeibullRelease
+    SuffStats or Release
     """
     kind = entry.get("kind")
-    if kind == _SUFF_STATS:
+    if kind == SUFF_STATS:
         stats = entry["statistics"]
-        releases = tuple(_suff_stats_release(info) for info in entry["releases"])
+        releases = tuple(_from_record(info) for info in entry["releases"])
         return SuffStats(np.array(stats["xx"]), np.array(stats["xy"]), stats["yy"], stats["n"], releases)
-    if kind == _WEIBULL:
-        values = {**entry["parameters"], **entry["estimates"]}
-        values.update({k: entry[k] for k in ("mechanism", "epsilon", "delta", "neighbours", "private") if k in entry})
-        return _build(_weibull_release_type(), values)
-    raise ValueError(f"unknown release kind {kind!r}")
+    cls = _type_of(kind)
+    values = {**entry["parameters"], **entry["outputs"]}
+    values.update({k: entry[k] for k in _COMMON if k in entry})
+    return _build(cls, values)
 
 
 def write_release_file(target, entries) -> None:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pm_private import Preprocessing, predict, release_suff_stats, release_suff_stats_gaussian, suff_stats
-from pm_private.release_file import FORMAT, read_release_file, release_from_dict, release_to_dict, write_release_file
+from pm_private.release_file import FORMAT, VERSION, read_release_file, release_from_dict, release_to_dict, write_release_file
 from pm_private.survival.weibull.mechanisms import weibull_private
 
 
@@ -40,7 +40,8 @@ def test_round_trip_of_both_kinds(releases, tmp_path):
     assert first["neighbours"] == "replace-one" and first["private"] is True
     assert first["releases"][0]["noise_scales"] == list(stats.releases[0].noise_scales)
     assert first["releases"][0]["split"] == [0.5, 0.3, 0.2] and first["releases"][0]["x_bound"] == 1.0
-    assert second["release"] == weibull and second["estimates"] == {"shape": weibull.shape, "scale": weibull.scale}
+    assert second["release"] == weibull and second["outputs"] == {"shape": weibull.shape, "scale": weibull.scale}
+    assert second["kind"] == "weibull" and second["parameters"]["horizon"] == weibull.horizon
     assert release_from_dict(json.loads(json.dumps(entries[1]))) == weibull
 
 
@@ -55,9 +56,15 @@ def test_gaussian_release_and_its_preprocessing_round_trip(releases):
     # The preprocessing comes back as one, so predictions from the file map new rows alike.
     draws = np.array([[0.3, -0.2, 0.5]])
     np.testing.assert_array_equal(predict(draws, X[:5], stats=back)["mean"], predict(draws, X[:5], stats=stats)["mean"])
+    # The record type follows the record's kind, not its citation, which may be reworded.
     entry = release_to_dict(stats)
     entry["releases"][0]["mechanism"] = "something else"
-    with pytest.raises(ValueError, match="unknown sufficient-statistics mechanism"):
+    assert type(release_from_dict(entry).releases[0]) is type(info)
+    entry["releases"][0]["kind"] = "suff_stats_laplace"
+    with pytest.raises(TypeError):  # a Gaussian record does not fit the Laplace record type
+        release_from_dict(entry)
+    entry["releases"][0]["kind"] = "nope"
+    with pytest.raises(ValueError, match="unknown release kind"):
         release_from_dict(entry)
 
 
@@ -76,7 +83,7 @@ def test_refusals(releases, tmp_path):
     X, y, stats, _ = releases
     with pytest.raises(ValueError, match="exact statistics"):
         release_to_dict(suff_stats(X, y))
-    with pytest.raises(TypeError, match="SuffStats or WeibullRelease"):
+    with pytest.raises(TypeError, match="SuffStats or a Release"):
         release_to_dict({"xx": 1})
     with pytest.raises(TypeError, match="unknown context"):
         release_to_dict(stats, rows=X)
@@ -85,7 +92,9 @@ def test_refusals(releases, tmp_path):
         ("not json", "not a release file"),
         ('{"format": "other"}', "not a pm_private release file"),
         (f'{{"format": "{FORMAT}", "version": 99}}', "version 99"),
-        (f'{{"format": "{FORMAT}", "version": 1, "releases": [{{"kind": "suff_stats"}}]}}', "release 0 is malformed"),
+        (f'{{"format": "{FORMAT}", "version": 1}}', "version 1; this version reads 2"),
+        (f'{{"format": "{FORMAT}", "version": {VERSION}, "releases": [{{"kind": "suff_stats"}}]}}', "release 0 is malformed"),
+        (f'{{"format": "{FORMAT}", "version": {VERSION}, "releases": [{{"kind": "nope"}}]}}', "unknown release kind"),
     ]:
         bad.write_text(content)
         with pytest.raises(ValueError, match=message):

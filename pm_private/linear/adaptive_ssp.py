@@ -193,7 +193,7 @@ def _check_rho(rho) -> float:
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
-class AdaSSPRelease(Release):
+class AdaSSPRelease(Release, kind="adassp"):
     """An AdaSSP estimate with what it released and assumed.
 
     ``coef`` is θ̂ (read-only); ``ridge`` the λ used.  ``lambda_min_noisy``, ``xx_noisy`` and

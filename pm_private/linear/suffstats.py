@@ -59,7 +59,7 @@ GAUSSIAN_MECHANISM = "Gaussian sufficient statistics of norm-bounded rows, Frobe
 
 
 @dataclass(frozen=True, kw_only=True)
-class SuffStatsRelease(Release):
+class SuffStatsRelease(Release, kind="suff_stats_laplace"):
     """What one private release of sufficient statistics assumed and added.
 
     ``epsilon`` is the total; ``epsilon_parts`` the per-statistic ε (pₖε) and
@@ -132,7 +132,7 @@ class SuffStatsRelease(Release):
 
 
 @dataclass(frozen=True, kw_only=True)
-class GaussianSuffStatsRelease(Release):
+class GaussianSuffStatsRelease(Release, kind="suff_stats_gaussian"):
     """What one (ε, δ)-DP Gaussian release of sufficient statistics assumed and added.
 
     ``x_bound`` bounds the ℓ2 norm of each (preprocessed) covariate row, ``y_bound`` |y|;

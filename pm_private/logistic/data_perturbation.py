@@ -126,7 +126,7 @@ def calibrate_noise_multiplier(*, epsilon: float, delta: float, n: int, batch_si
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
-class DataPerturbationRelease(Release):
+class DataPerturbationRelease(Release, kind="data_perturbation"):
     """Coefficients and what was assumed and added; ``private`` is False for seeded or thresholded runs.
 
     With ``influence_threshold`` the run is not DP (``private=False``, see the module docstring);

@@ -131,7 +131,7 @@ def perturbation_noise(dim: int, noise: str, source: NoiseSource, size: int | No
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
-class ElasticNetRelease(Release):
+class ElasticNetRelease(Release, kind="elastic_net"):
     """One objective-perturbation release: the coefficients and what they assumed (no data, no noise vector)."""
 
     coef: np.ndarray = output()

@@ -124,7 +124,7 @@ def stability_constants(
 
 
 @dataclass(frozen=True, kw_only=True)
-class PenaltySelectionRelease(Release):
+class PenaltySelectionRelease(Release, kind="penalty_selection"):
     """Result of :func:`select_penalty`: the released model and λ, and the public constants used.
 
     ``model`` is a fitted :class:`DPElasticNetLogisticRegression` holding θ_{i*} (its

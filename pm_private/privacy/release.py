@@ -59,6 +59,7 @@ import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from .accountant import PrivacyAccountant, charge
 from .budget import REPLACE_ONE
@@ -74,6 +75,8 @@ __all__ = [
     "output",
     "public",
     "release_guard",
+    "release_type",
+    "registered_release_types",
 ]
 
 #: Field kinds of a release (see the module docstring).
@@ -114,19 +117,56 @@ class ConvergenceError(RuntimeError):
     """
 
 
+#: Every release type by its ``kind``, filled as the classes are defined.
+_REGISTRY: dict[str, type[Release]] = {}
+
+
 @dataclass(frozen=True, kw_only=True)
 class Release:
     """Base of every result a private mechanism returns (see the module docstring).
 
     Subclasses are frozen keyword-only dataclasses whose every field is declared with
-    ``output()``, ``public()`` or ``constant()``.
+    ``output()``, ``public()`` or ``constant()``, and each declares a stable identifier,
+    ``class MyRelease(Release, kind="my_release")``: the key of its records in release files,
+    registered when the class is defined (:func:`release_type`).  The ``mechanism`` field is the
+    human-readable citation and may be reworded; ``kind`` never changes.
     """
+
+    kind: ClassVar[str]
 
     epsilon: float = public()
     delta: float = public(default=0.0)
     neighbours: str = constant(default=REPLACE_ONE)
     mechanism: str = constant()
     private: bool = public()
+
+    def __init_subclass__(cls, *, kind: str | None = None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if not (isinstance(kind, str) and kind.isidentifier()):
+            raise TypeError(f"{cls.__name__} must declare its kind: class {cls.__name__}(Release, kind='name')")
+        if _REGISTRY.get(kind, cls) is not cls:
+            raise TypeError(f"kind {kind!r} of {cls.__name__} is already {_REGISTRY[kind].__name__}'s")
+        cls.kind = kind
+        _REGISTRY[kind] = cls
+
+
+def release_type(kind: str) -> type[Release]:
+    """The release type registered under ``kind`` (its module must have been imported).
+
+    Raises
+    ------
+    ValueError
+        If no release type of that kind is registered.
+    """
+    try:
+        return _REGISTRY[kind]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown release kind {kind!r}") from None
+
+
+def registered_release_types() -> dict[str, type[Release]]:
+    """``{kind: release type}`` of every release type defined so far (in imported modules)."""
+    return dict(_REGISTRY)
 
 
 @contextmanager

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy import stats
 
+import pm_private.linear.accumulate as acc
 import pm_private.linear.suffstats as ss
 from pm_private import BudgetExceededError, PrivacyAccountant, release_suff_stats, suff_stats
 
@@ -16,7 +17,7 @@ P_MIN = 1e-4
 
 def clipped_stats(X, y, bx, by):
     """The statistics before noise, as the release computes them."""
-    return ss.accumulate(np.asarray(X, float), np.asarray(y, float), bx, by)
+    return acc.accumulate(np.asarray(X, float), np.asarray(y, float), bx, by)
 
 
 def stat_changes(X, y, X2, y2, bx, by):
@@ -26,7 +27,7 @@ def stat_changes(X, y, X2, y2, bx, by):
 
 
 def test_exact_statistics_match_numpy_across_chunks(monkeypatch):
-    monkeypatch.setattr(ss, "CHUNK_VALUES", 64)  # force many chunks, including a short last one
+    monkeypatch.setattr(acc, "CHUNK_VALUES", 64)  # force many chunks, including a short last one
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(101, 5)), rng.normal(size=101)
     s = suff_stats(pd.DataFrame(X), pd.Series(y))
@@ -36,8 +37,8 @@ def test_exact_statistics_match_numpy_across_chunks(monkeypatch):
 
 
 def test_parallel_blocks_give_the_serial_statistics_and_thefirst_bad_row(monkeypatch):
-    monkeypatch.setattr(ss, "CHUNK_VALUES", 64)  # 12 rows a chunk: 1003 rows make several blocks
-    monkeypatch.setattr(ss.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(acc, "CHUNK_VALUES", 64)  # 12 rows a chunk: 1003 rows make several blocks
+    monkeypatch.setattr(acc.os, "cpu_count", lambda: 4)
     rng = np.random.default_rng(1)
     X, y = rng.normal(size=(1003, 5)), rng.normal(size=1003)
     s = release_suff_stats(X, y, epsilon=1e12, x_bound=0.5, y_bound=1.0, rng=0)  # noise ≈ 0
@@ -220,7 +221,7 @@ def test_peak_memory_is_bounded_beyond_X():
 
 
 def test_exact_statistics_locate_a_bad_row_only_when_the_sums_are_not_finite(monkeypatch):
-    monkeypatch.setattr(ss, "CHUNK_VALUES", 64)
+    monkeypatch.setattr(acc, "CHUNK_VALUES", 64)
     X = np.full((50, 2), 1e200)  # finite values whose squares overflow: no bad row, but no inf result
     with pytest.raises(ValueError, match="too large: their products overflow"):
         suff_stats(X, np.ones(50))

@@ -80,7 +80,7 @@ OBJECTIVE_PERTURBATION = "Ext-Obj-Pert discrete-time survival (Nguyên & Hui 201
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
-class DiscreteTimeRelease(Release):
+class DiscreteTimeRelease(Release, kind="discrete_time"):
     """A private f = (α, β) of the logit discrete-time model and what its release assumed.
 
     ``sensitivity`` is t of the noise density ∝ exp(−``noise_epsilon``·‖b‖/t), ``noise_scale``
