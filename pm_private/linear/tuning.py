@@ -375,6 +375,13 @@ def tune_release(
     Returns
     -------
     TuneResult
+        The chosen split and bounds, with their scores.
+
+    Raises
+    ------
+    ValueError
+        For invalid settings: ε, scales, the ω grid (or one whose sensitivities overflow or
+        underflow), the split grid step or ``max_share``.
     """
     n = check_count("n", n, minimum=2)
     d = check_count("d", d)
@@ -564,6 +571,11 @@ def tune_bounds(
     TuneResult
         ``score`` is the mean aux R² at the choice (the maximum of the grid: optimistic),
         ``score_grid`` the (ωx, ωy) R² grid of the chosen split.
+
+    Raises
+    ------
+    ValueError
+        For invalid settings: ε, scales, the ω grid, the split grid step or the shares of Syy.
     """
     n = check_count("n", n, minimum=2)
     d = check_count("d", d)

@@ -142,7 +142,13 @@ class Reservation:
         self._settle(SPENT, note)
 
     def release(self) -> None:
-        """Return the reservation to the budget; refused once noise was drawn."""
+        """Return the reservation to the budget; refused once noise was drawn.
+
+        Raises
+        ------
+        RuntimeError
+            If noise was drawn for this release, or the reservation is already settled.
+        """
         if self._noise:
             raise RuntimeError("noise was drawn for this release: its budget stays spent")
         self._settle(RELEASED, "")
@@ -211,6 +217,11 @@ class PrivacyAccountant:
     delta : float, default 0
         Total δ of the budget, in [0, 1).
 
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` or ``delta`` is not a valid total.
+
     Notes
     -----
     This constructor keeps the ledger in memory, for one process (copies made by ``fork`` or
@@ -256,6 +267,14 @@ class PrivacyAccountant:
         PrivacyAccountant
             Spending through it reserves in the file before any noise is drawn
             (``BEGIN IMMEDIATE``), so a crash leaves the spend counted.
+
+        Raises
+        ------
+        TypeError
+            If ``path`` is not a path or ``durable`` not a bool.
+        ValueError
+            If a new file is created without ``epsilon``, or the given total differs from the
+            stored one.
         """
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path must be a str or path, got {type(path).__name__}")

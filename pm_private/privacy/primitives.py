@@ -59,7 +59,7 @@ SENSITIVITY_BALL = "query values within the stated sensitivity"
 
 
 @dataclass(frozen=True, kw_only=True)
-class LaplaceRelease(Release, kind="laplace"):
+class LaplaceRelease(Release):
     """Noisy values from :func:`laplace_mechanism`, the noise scale used and the ε certified.
 
     Parameters
@@ -194,7 +194,7 @@ GAUSSIAN_MECHANISM = (
 
 
 @dataclass(frozen=True, kw_only=True)
-class GaussianRelease(Release, kind="gaussian"):
+class GaussianRelease(Release):
     """Noisy values from :func:`gaussian_mechanism`, the noise standard deviation and the ε certified.
 
     Parameters
@@ -502,6 +502,7 @@ def gaussian_delta(multiplier: float, epsilon: float) -> float:
     Returns
     -------
     float
+        The δ of the Gaussian mechanism with multiplier c at ε.
     """
     c = float(multiplier)
     a, b = 1.0 / (2.0 * c), float(epsilon) * c
@@ -525,6 +526,12 @@ def gaussian_noise_multiplier(epsilon: float, delta: float) -> float:
     Returns
     -------
     float
+        The noise multiplier c.
+
+    Raises
+    ------
+    ValueError
+        If no finite noise scale achieves (ε, δ).
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -581,6 +588,12 @@ def project_rows(X, bound: float, norm: int = 2) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (n, d)
+        The projected rows.
+
+    Raises
+    ------
+    ValueError
+        If ``norm`` is not 1 or 2.
     """
     if norm not in (1, 2):
         raise ValueError(f"norm must be 1 or 2, got {norm!r}")

@@ -41,6 +41,12 @@ def publishable(idata, var_names=None, *, model=None) -> xr.DataTree:
     xarray.DataTree
         ``posterior`` only.
 
+    Raises
+    ------
+    ValueError
+        If ``var_names`` names anything but free random variables, or ``idata`` has no
+        posterior group or lacks draws of a variable.
+
     Examples
     --------
     >>> with model:                                                 # doctest: +SKIP

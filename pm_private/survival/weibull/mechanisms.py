@@ -105,7 +105,7 @@ SAMPLE_AGGREGATE = "Weibull sample-and-aggregate (Smith 2008; Nguyên & Hui 2017
 
 
 @dataclass(frozen=True, kw_only=True)
-class WeibullRelease(Release, kind="weibull"):
+class WeibullRelease(Release):
     """Private Weibull parameters and what they assumed; no record is kept.
 
     ``shape`` is p, ``scale`` is λ in the units of t (``scale / horizon`` is λ on the [e^−ω, 1]
@@ -349,6 +349,12 @@ class WeibullLSP:
     gamma, omega : float
         Public range [0, γ] of p and of λ/horizon, and floor e^−ω of the scaled times.
 
+    Raises
+    ------
+    ValueError
+        For invalid public parameters or data (times not finite, negative or beyond the
+        horizon; events other than 0 or 1).
+
     Examples
     --------
     >>> lsp = WeibullLSP(time, event, horizon=5479.0)                       # doctest: +SKIP
@@ -382,6 +388,14 @@ class WeibullLSP:
         Returns
         -------
         WeibullRelease
+            The private shape p and scale λ and what they assumed.
+
+        Raises
+        ------
+        ValueError
+            Before anything is spent: invalid ε, or one whose noise scale overflows.
+        BudgetExceededError
+            If ``accountant`` cannot afford ε (nothing is released).
         """
         epsilon = check_epsilon(epsilon)
         _check_range(self.horizon, self.gamma, self.omega, epsilon)
