@@ -59,7 +59,7 @@ SENSITIVITY_BALL = "query values within the stated sensitivity"
 
 
 @dataclass(frozen=True, kw_only=True)
-class LaplaceRelease(Release):
+class LaplaceRelease(Release, kind="laplace"):
     """Noisy values from :func:`laplace_mechanism`, the noise scale used and the ε certified.
 
     Parameters
@@ -194,7 +194,7 @@ GAUSSIAN_MECHANISM = (
 
 
 @dataclass(frozen=True, kw_only=True)
-class GaussianRelease(Release):
+class GaussianRelease(Release, kind="gaussian"):
     """Noisy values from :func:`gaussian_mechanism`, the noise standard deviation and the ε certified.
 
     Parameters

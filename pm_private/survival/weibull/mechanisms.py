@@ -105,7 +105,7 @@ SAMPLE_AGGREGATE = "Weibull sample-and-aggregate (Smith 2008; Nguyên & Hui 2017
 
 
 @dataclass(frozen=True, kw_only=True)
-class WeibullRelease(Release):
+class WeibullRelease(Release, kind="weibull"):
     """Private Weibull parameters and what they assumed; no record is kept.
 
     ``shape`` is p, ``scale`` is λ in the units of t (``scale / horizon`` is λ on the [e^−ω, 1]
