@@ -49,6 +49,9 @@ templates_path = ["_templates"]
 nitpicky = True  # a cross-reference that resolves to nothing fails the build
 nitpick_ignore = [
     ("py:func", "numpy.random.default_rng"),  # NumPy's docs are not linked (the build is offline)
+    # Documented separately: pm_private/privacy/release.py is being rewritten; release_type is in
+    # its __all__ but not yet among pm_private.privacy's public names, so it has no page yet.
+    ("py:func", "release_type"),
 ]
 autosummary_generate = True
 autosummary_imported_members = True
