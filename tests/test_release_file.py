@@ -7,7 +7,14 @@ import numpy as np
 import pytest
 
 from pm_private import Preprocessing, predict, release_suff_stats, release_suff_stats_gaussian, suff_stats
-from pm_private.release_file import FORMAT, VERSION, read_release_file, release_from_dict, release_to_dict, write_release_file
+from pm_private.release_file import (
+    FORMAT,
+    VERSION,
+    read_release_file,
+    release_from_dict,
+    release_to_dict,
+    write_release_file,
+)
 from pm_private.survival.weibull.mechanisms import weibull_private
 
 
@@ -93,7 +100,10 @@ def test_refusals(releases, tmp_path):
         ('{"format": "other"}', "not a pm_private release file"),
         (f'{{"format": "{FORMAT}", "version": 99}}', "version 99"),
         (f'{{"format": "{FORMAT}", "version": 1}}', "version 1; this version reads 2"),
-        (f'{{"format": "{FORMAT}", "version": {VERSION}, "releases": [{{"kind": "suff_stats"}}]}}', "release 0 is malformed"),
+        (
+            f'{{"format": "{FORMAT}", "version": {VERSION}, "releases": [{{"kind": "suff_stats"}}]}}',
+            "release 0 is malformed",
+        ),
         (f'{{"format": "{FORMAT}", "version": {VERSION}, "releases": [{{"kind": "nope"}}]}}', "unknown release kind"),
     ]:
         bad.write_text(content)

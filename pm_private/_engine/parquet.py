@@ -58,9 +58,9 @@ def read_parquet_columns(path, features, target, *, filesystem=None):
         the features, or a file lacks one of the named columns.
     """
     import dask.array as da
-    from dask import delayed
     import pyarrow.dataset as ds
     import pyarrow.parquet as pq
+    from dask import delayed
 
     if isinstance(features, str) or not len(features):
         raise ValueError(f"features must be a non-empty list of column names, got {features!r}")

@@ -31,7 +31,7 @@ from scipy.special import log_ndtr, ndtr
 from .accountant import note_noise_drawn
 from .noise import NoiseSource
 from .release import Release, constant, output, public
-from .validation import check_delta, check_epsilon
+from .validation import as_float_array, check_delta, check_epsilon, check_positive
 
 __all__ = [
     "GAUSSIAN_MECHANISM",
@@ -111,6 +111,20 @@ def _opendp_laplace(size: int, sensitivity: float, epsilon: float):
     return dp.m.make_laplace(domain, dp.l1_distance(T=float), scale=scale, k=k), scale
 
 
+#: Noise beyond this many scales has probability below e⁻¹⁰⁰⁰ (0 in floating point): a scale whose
+#: product with it overflows would give infinite noisy values, so it is refused before any noise.
+_TAIL = 1e3
+
+
+def _check_query(values, sensitivity, epsilon) -> tuple[np.ndarray, float, float]:
+    """The checks every additive-noise mechanism makes before any noise: finite numeric values
+    (never quoted: they are private), a finite sensitivity > 0 and a valid ε."""
+    values = as_float_array(values, "values")
+    if not np.isfinite(values).all():
+        raise ValueError("values must be finite (NaN or infinite entries given)")
+    return values, check_positive("sensitivity", sensitivity), check_epsilon(epsilon)
+
+
 def laplace_mechanism(values, *, sensitivity: float, epsilon: float, source: NoiseSource) -> LaplaceRelease:
     """ε-DP release of ``values`` whose ℓ1 sensitivity is ``sensitivity``: iid Laplace noise.
 
@@ -162,11 +176,9 @@ def laplace_mechanism(values, *, sensitivity: float, epsilon: float, source: Noi
     >>> result.values.shape
     (2,)
     """
-    values = np.asarray(values, dtype=np.float64)
-    if not (np.isfinite(sensitivity) and sensitivity > 0):
-        raise ValueError(f"sensitivity must be finite and > 0, got {sensitivity!r}")
-    if not (np.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon must be finite and > 0, got {epsilon!r}")
+    values, sensitivity, epsilon = _check_query(values, sensitivity, epsilon)
+    if not math.isfinite(sensitivity / epsilon * _TAIL):
+        raise ValueError("sensitivity and epsilon give a noise scale Δ/ε so large that the noise overflows")
     if not source.secure:
         scale = sensitivity / epsilon
         noisy = values + source.laplace(scale, values.shape)
@@ -264,13 +276,15 @@ def gaussian_scale(size: int, sensitivity: float, epsilon: float, delta: float) 
         The noise standard deviation σ.
     """
     hi = sensitivity * gaussian_noise_multiplier(epsilon, delta)
-    while _certified_epsilon(size, sensitivity, hi, delta) > epsilon:
+    while math.isfinite(hi) and _certified_epsilon(size, sensitivity, hi, delta) > epsilon:
         hi *= 2.0
+    if not math.isfinite(hi * _TAIL):
+        raise ValueError("sensitivity, epsilon and delta give a noise scale σ so large that the noise overflows")
     lo = hi / 2.0
     while _certified_epsilon(size, sensitivity, lo, delta) <= epsilon:
         hi, lo = lo, lo / 2.0
     while hi / lo - 1.0 > 1e-9:
-        mid = math.sqrt(lo * hi)
+        mid = lo * math.sqrt(hi / lo)  # the geometric mean without overflow of lo·hi
         if _certified_epsilon(size, sensitivity, mid, delta) <= epsilon:
             hi = mid
         else:
@@ -337,10 +351,7 @@ def gaussian_mechanism(
     >>> result.values.shape
     (2,)
     """
-    values = np.asarray(values, dtype=np.float64)
-    if not (np.isfinite(sensitivity) and sensitivity > 0):
-        raise ValueError(f"sensitivity must be finite and > 0, got {sensitivity!r}")
-    epsilon = check_epsilon(epsilon)
+    values, sensitivity, epsilon = _check_query(values, sensitivity, epsilon)
     delta = check_delta(delta)
     scale = gaussian_scale(values.size, sensitivity, epsilon, delta)
     if not source.secure:

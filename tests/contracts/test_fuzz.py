@@ -49,7 +49,10 @@ from hypothesis import strategies as st
 import pm_private
 from pm_private.privacy.accountant import PrivacyAccountant
 from pm_private.privacy.budget import BudgetExceededError
+from pm_private.privacy.noise import as_noise_source
+from pm_private.privacy.release import Release
 from pm_private.privacy.validation import check_epsilon
+from pm_private.release_file import all_release_types
 
 NON_CONVERGENCE = ("ConvergenceError", "RuntimeError")
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "6"))
@@ -130,7 +133,26 @@ def _child(call: Callable[[PrivacyAccountant], Any]) -> dict:
             "message": str(error)[:500],
             "spent": accountant.spent != before,
         }
-    return {"kind": "result", "non_finite": _non_finite(result)}
+    return {"kind": "result", "non_finite": _non_finite(result), "release_kinds": sorted(_release_kinds(result))}
+
+
+def _release_kinds(result, depth: int = 0) -> set[str]:
+    """Kinds of the releases in a result: itself, the records of statistics, an estimator's
+    ``privacy_``, and releases nested in a release's fields."""
+    if depth > 3:
+        return set()
+    found = set()
+    if isinstance(result, Release):
+        found.add(result.kind)
+        for f in dataclasses.fields(result):
+            found |= _release_kinds(getattr(result, f.name), depth + 1)
+    for inner in (getattr(result, "releases", None), getattr(result, "privacy_", None)):
+        if isinstance(inner, tuple):
+            for item in inner:
+                found |= _release_kinds(item, depth + 1)
+        elif inner is not None:
+            found |= _release_kinds(inner, depth + 1)
+    return found
 
 
 def run_isolated(call: Callable[[PrivacyAccountant], Any], limit_s: float = CALL_LIMIT_S) -> dict:
@@ -252,6 +274,16 @@ class Template:
 
 A, S, INT, STR = "array", "scalar", "int", "str"
 TEMPLATES = {
+    "laplace_mechanism": Template(
+        "pm_private.privacy:laplace_mechanism",
+        dict(values=[0.5, -1.0], sensitivity=1.0, epsilon=1.0, source=as_noise_source(0)),
+        dict(values=A, sensitivity=S, epsilon=S),
+    ),
+    "gaussian_mechanism": Template(
+        "pm_private.privacy:gaussian_mechanism",
+        dict(values=[0.5, -1.0], sensitivity=1.0, epsilon=1.0, delta=1e-5, source=as_noise_source(0)),
+        dict(values=A, sensitivity=S, epsilon=S, delta=S),
+    ),
     "release_suff_stats": Template(
         "pm_private.linear:release_suff_stats",
         dict(X=X, y=YREAL, epsilon=1.0, x_bound=1.0, y_bound=1.0, split=(0.6, 0.35, 0.05), rng=0),
@@ -563,6 +595,16 @@ def test_valid_template_call_succeeds(key):
     template = TEMPLATES[key]
     outcome = run_isolated(_call(template, template.args))
     assert outcome["kind"] == "result" and not outcome["non_finite"], outcome
+
+
+def test_every_release_kind_is_fuzzed():
+    """Driven by the registry of release types: a new mechanism without a template here fails."""
+    kinds = set()
+    for template in TEMPLATES.values():
+        if template.accountant or str(template.fn).endswith("_mechanism"):
+            kinds.update(run_isolated(_call(template, template.args)).get("release_kinds", ()))
+    missing = set(all_release_types()) - kinds
+    assert not missing, f"release kinds that no fuzz template produces: {sorted(missing)}"
 
 
 @pytest.mark.parametrize("key", list(TEMPLATES))

@@ -29,7 +29,6 @@ from pm_private.survival.weibull.mechanisms import (
 RELEASE_TYPES = set(all_release_types().values())  # the registry: every mechanism, found by importing the package
 
 
-
 # ---------------------------------------------------------------------------------------------
 # Neighbouring data sets: one record replaced by a worst case at the corner of the public box.
 # ---------------------------------------------------------------------------------------------
