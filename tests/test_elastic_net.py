@@ -271,7 +271,7 @@ def test_fit_predict_and_params():
     assert params["lam"] == 0.05 and params["noise"] == "laplace"
     clone = DPElasticNetLogisticRegression(**params)
     assert clone.set_params(alpha=0.9).alpha == 0.9
-    with pytest.raises(ValueError, match="unknown parameter"):
+    with pytest.raises(ValueError, match="Invalid parameter 'C'"):
         clone.set_params(C=1.0)
     # the same seed gives the same release; labels ±1 give the same fit as 0/1
     again = DPElasticNetLogisticRegression(**params).fit(X, 2 * y - 1)
@@ -308,29 +308,48 @@ def test_rows_are_clipped_to_public_bound():
     "change, message",
     [
         (dict(X=np.array([[np.nan, 1.0]] * 10)), "NaN"),
-        (dict(X=np.ones(10)), "2-D"),
-        (dict(y=np.ones(9)), "shape"),
-        (dict(y=np.arange(10) % 3), "labels y must be in"),
+        (dict(X=np.ones(10)), "Expected 2D array"),
+        (dict(y=np.ones(9)), "inconsistent numbers of samples"),
+        (dict(y=np.arange(10) % 3), "Only binary classification"),
+        (dict(y=np.ones(10)), "one class"),
+        (dict(y=np.linspace(0, 1, 10)), "Unknown label type"),
         (dict(epsilon=0.0), "epsilon"),
         (dict(epsilon=float("nan")), "epsilon"),
         (dict(lam=-1.0), "lam"),
         (dict(alpha=1.5), "alpha"),
-        (dict(noise="gauss"), "noise must be"),
+        (dict(noise="gauss"), "'noise' parameter"),
         (dict(norm_bound=0.0), "norm_bound"),
         (dict(too_weak="ignore"), "too_weak"),
         (dict(lam=1e-9), "penalty too weak"),
+        (dict(max_iter=0), "max_iter"),
+        (dict(max_iter=-5), "max_iter"),
+        (dict(max_iter="a"), "max_iter"),
+        (dict(max_iter=2.5), "max_iter"),
+        (dict(max_iter=True), "max_iter"),
+        (dict(tol=-1.0), "tol"),
+        (dict(tol=float("nan")), "tol"),
+        (dict(tol=0.0), "tol"),
+        (dict(fit_intercept="no"), "fit_intercept"),
+        (dict(fit_intercept=1), "fit_intercept"),
+        (dict(epsilon=1e-7), "epsilon"),
+        (dict(epsilon="1"), "epsilon"),
+        (dict(lam=True), "lam"),
+        (dict(norm_bound=float("inf")), "norm_bound"),
+        (dict(classes=[0, 1, 2]), "classes"),
+        (dict(rng=-1), "rng"),
+        (dict(rng="seed"), "rng"),
     ],
 )
 def test_bad_input_raises_before_spending(change, message):
     args = dict(X=np.random.default_rng(0).normal(size=(10, 2)), y=np.arange(10) % 2)
-    params = dict(epsilon=1.0, lam=50.0, alpha=0.5, norm_bound=1.0)
+    params = dict(epsilon=1.0, lam=50.0, alpha=0.5, norm_bound=1.0, rng=0)
     data = {k: change.pop(k) for k in ("X", "y") if k in change}
     args.update(data)
     params.update(change)
     acct = PrivacyAccountant(10.0)
     with pytest.raises(ValueError, match=message):
-        DPElasticNetLogisticRegression(**params, accountant=acct, rng=0).fit(args["X"], args["y"])
-    assert acct.spent == (0.0, 0.0)
+        DPElasticNetLogisticRegression(**params, accountant=acct).fit(args["X"], args["y"])
+    assert acct.spent == (0.0, 0.0) and not acct.ledger
 
 
 def test_accountant_charged_once_per_fit_and_refuses_over_budget():

@@ -20,6 +20,7 @@ __all__ = [
     "check_delta",
     "check_positive",
     "check_count",
+    "check_bool",
     "as_matrix",
     "as_vector",
     "check_finite_rows",
@@ -62,6 +63,17 @@ def check_count(name: str, value, minimum: int = 1, maximum: int | None = None) 
     if value < minimum or (maximum is not None and value > maximum):
         raise ValueError(f"{name} must be an integer {bound}, got {value!r}")
     return int(value)
+
+
+def check_bool(name: str, value) -> bool:
+    """``value`` if it is a bool (``bool`` or ``numpy.bool_``), or ValueError naming ``name``.
+
+    Strings and numbers are refused: ``bool("no")`` is True, so a flag given as a string would
+    silently mean the opposite of what it says.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
 
 
 def check_epsilon(epsilon) -> float:
