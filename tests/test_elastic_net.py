@@ -393,3 +393,28 @@ def test_solver_with_a_row_bound_reaches_the_same_minimiser():
 def test_label_errors_do_not_print_label_values():
     with pytest.raises(ValueError, match=r"labels y must be in \{0, 1\} or \{-1, 1\}$"):
         to_signed_labels(np.array([0.0, 1.0, 1234.5]), 3)
+
+
+@pytest.mark.parametrize("noise, norm", [("laplace", 1), ("l2", 2)])
+def test_predictions_clip_new_rows_to_the_release_ball(noise, norm):
+    """New rows are mapped as the training rows were: scaled onto the release's ℓ_j ball."""
+    X, y, _ = _data(n=300, s=3)
+    model = DPElasticNetLogisticRegression(epsilon=5.0, lam=0.05, norm_bound=2.0, noise=noise, rng=0).fit(X, y)
+    far = np.array([[30.0, -40.0, 5.0], [0.3, 0.4, 0.1]])
+    clipped = project_rows(far, 2.0, norm)
+    np.testing.assert_allclose(model.decision_function(far), clipped @ model.coef_ + model.intercept_)
+    np.testing.assert_array_equal(model.predict(far), model.predict(clipped))
+    np.testing.assert_allclose(model.predict_proba(far), model.predict_proba(clipped))
+    # the rule follows the release, not parameters changed after the fit
+    before = model.decision_function(far)
+    model.set_params(norm_bound=100.0, noise="l2" if noise == "laplace" else "laplace")
+    np.testing.assert_array_equal(model.decision_function(far), before)
+
+
+def test_prediction_refuses_bad_rows():
+    X, y, _ = _data(n=200, s=3)
+    model = DPElasticNetLogisticRegression(epsilon=5.0, lam=0.05, rng=0).fit(X, y)
+    with pytest.raises(ValueError, match="3 features"):
+        model.predict(np.ones((2, 4)))
+    with pytest.raises(ValueError, match="NaN"):
+        model.predict(np.array([[np.nan, 0.0, 0.0]]))

@@ -66,6 +66,7 @@ from ..privacy.validation import (
     check_count,
     check_epsilon,
     check_finite_rows,
+    check_fraction,
     check_positive,
 )
 from .proximal import solve_elastic_net_logistic
@@ -97,7 +98,7 @@ _NOISE_SCALE = 2.0  # densities ∝ exp(−‖b‖/2) in Yu et al. (2014)
 
 def check_noise(noise: str) -> int:
     """The norm j ∈ {1, 2} of a noise kind, or ValueError."""
-    if noise not in NOISE_KINDS:
+    if not isinstance(noise, str) or noise not in NOISE_KINDS:
         raise ValueError(f"noise must be one of {sorted(NOISE_KINDS)}, got {noise!r}")
     return NOISE_KINDS[noise]
 
@@ -172,14 +173,7 @@ class ElasticNetRelease(Release):
 
 def check_penalty(lam, alpha) -> tuple[float, float]:
     """λ > 0 and α ∈ [0, 1], or ValueError."""
-    lam = check_positive("lam", lam)
-    try:
-        alpha = float(alpha)
-    except (TypeError, ValueError):
-        raise ValueError(f"alpha must be a number in [0, 1], got {alpha!r}") from None
-    if not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"alpha must be in [0, 1], got {alpha!r}")
-    return lam, alpha
+    return check_positive("lam", lam), check_fraction("alpha", alpha)
 
 
 class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):

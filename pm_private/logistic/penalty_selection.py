@@ -54,6 +54,7 @@ from ..privacy.validation import (
     check_count,
     check_delta,
     check_epsilon,
+    check_fraction,
     check_positive,
 )
 from .elastic_net import (
@@ -269,16 +270,13 @@ def select_penalty(
     y = to_signed_labels(y, N)
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    share = check_positive("selection_share", selection_share)
-    fraction = check_positive("validation_fraction", validation_fraction)
-    if share >= 1 or fraction >= 1:
-        raise ValueError("selection_share and validation_fraction must lie in (0, 1)")
+    share = check_fraction("selection_share", selection_share, closed=False)
+    fraction = check_fraction("validation_fraction", validation_fraction, closed=False)
     lams = as_float_array(lams, "lams")
     if lams.ndim != 1 or lams.size == 0:
         raise ValueError(f"lams must be a non-empty 1-D grid, got shape {lams.shape}")
     for lam in lams:
-        check_penalty(lam, alpha)
-    alpha = float(alpha)
+        _, alpha = check_penalty(lam, alpha)
     kappa = check_positive("norm_bound", norm_bound)
     norm = check_noise(noise)
     fit_intercept = check_bool("fit_intercept", fit_intercept)

@@ -21,6 +21,7 @@ __all__ = [
     "check_positive",
     "check_count",
     "check_bool",
+    "check_fraction",
     "as_matrix",
     "as_vector",
     "check_finite_rows",
@@ -74,6 +75,14 @@ def check_bool(name: str, value) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be True or False, got {value!r}")
     return bool(value)
+
+
+def check_fraction(name: str, value, *, closed: bool = True) -> float:
+    """A number in [0, 1] (``closed``) or in (0, 1), or ValueError naming ``name``."""
+    value = _as_float(name, value)
+    if not (0.0 <= value <= 1.0 if closed else 0.0 < value < 1.0):
+        raise ValueError(f"{name} must be in {'[0, 1]' if closed else '(0, 1)'}, got {value!r}")
+    return value
 
 
 def check_epsilon(epsilon) -> float:
