@@ -154,8 +154,8 @@ class DataPerturbationRelease(Release):
     def decision_function(self, X) -> np.ndarray:
         """θᵀx̃ + intercept, with x̃ the row scaled onto the public ball ‖x‖₂ ≤ ``norm_bound``.
 
-        Rows are mapped as the training rows were (the rule of every logistic release, see
-        :func:`pm_private.logistic.elastic_net.clip_to_release`); post-processing, no privacy cost.
+        Rows are mapped as the training rows were (the prediction rule of every logistic
+        release); post-processing, no privacy cost.
 
         Parameters
         ----------

@@ -81,8 +81,6 @@ __all__ = [
     "clip_to_release",
     "convex_min",
     "design_bounds",
-    "encoding_classes",
-    "fitted_model",
     "perturbation_noise",
     "prepare_design",
     "to_signed_labels",
@@ -196,7 +194,7 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
     released.  A seeded ``rng`` makes the fit reproducible and gives **no** guarantee
     (``privacy_.private`` is then False).  ``accountant`` is charged ε once per ``fit``; invalid
     arguments are refused before the charge, and a fit that does not converge raises
-    :class:`~pm_private.privacy.release.ConvergenceError` after the charge (the failure
+    :class:`~pm_private.privacy.ConvergenceError` after the charge (the failure
     depends on the data, so it must not be retriable for free).
 
     Parameters
@@ -225,7 +223,7 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
         Iteration cap of the solver, ≥ 1.
     accountant : PrivacyAccountant, optional
         Charged ε once per ``fit`` (refused before any noise is drawn if over budget).  Clones
-        made by :func:`sklearn.base.clone` (grid searches, cross-validation) share it.
+        made by ``sklearn.base.clone`` (grid searches, cross-validation) share it.
     rng : None, int, numpy.random.Generator or NoiseSource, optional
         None (default) draws secure noise; anything else is seeded and not private.
     classes : array-like of shape (2,), optional
@@ -251,7 +249,7 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
 
     See Also
     --------
-    select_penalty : Private choice of λ on a public grid.
+    pm_private.logistic.select_penalty : Private choice of λ on a public grid.
 
     Examples
     --------
@@ -556,12 +554,12 @@ def _binary_labels(y: np.ndarray, classes) -> tuple[np.ndarray, np.ndarray]:
     return classes, np.where(y == classes[1], 1.0, -1.0)
 
 
-def encoding_classes(y) -> np.ndarray:
+def _encoding_classes(y) -> np.ndarray:
     """The label set of targets coded in {0, 1} or {−1, 1}: [−1, 1] if −1 occurs, else [0, 1]."""
     return np.array([-1, 1]) if np.any(np.asarray(y) < 0) else np.array([0, 1])
 
 
-def fitted_model(X, release: ElasticNetRelease, classes, **params) -> DPElasticNetLogisticRegression:
+def _fitted_model(X, release: ElasticNetRelease, classes, **params) -> DPElasticNetLogisticRegression:
     """A :class:`DPElasticNetLogisticRegression` holding ``release`` as if fitted on ``X``.
 
     For mechanisms that release an elastic-net model by other means (private penalty

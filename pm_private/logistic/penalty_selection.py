@@ -60,13 +60,13 @@ from ..privacy.validation import (
 from .elastic_net import (
     DPElasticNetLogisticRegression,
     ElasticNetRelease,
+    _encoding_classes,
+    _fitted_model,
     _split_theta,
     check_noise,
     check_penalty,
     convex_min,
     design_bounds,
-    encoding_classes,
-    fitted_model,
     perturbation_noise,
     prepare_design,
     to_signed_labels,
@@ -342,10 +342,10 @@ def select_penalty(
         n=n_train,
         private=source.secure,
     )
-    model = fitted_model(
+    model = _fitted_model(
         X_given,
         chosen,
-        encoding_classes(y_given),
+        _encoding_classes(y_given),
         epsilon=eps_train,
         lam=float(lams[index]),
         alpha=alpha,
