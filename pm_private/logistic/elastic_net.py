@@ -416,7 +416,7 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def _hold(self, release: ElasticNetRelease, classes: np.ndarray) -> None:
         """Keep ``release`` as the fitted model (the only data-dependent state)."""
-        self.coef_ = release.coef
+        self.coef_ = release.coef.copy()  # writable, as before; privacy_.coef stays read-only
         self.intercept_ = release.intercept
         self.classes_ = classes
         self.privacy_ = release
