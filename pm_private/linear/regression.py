@@ -288,6 +288,7 @@ def regression_model(
     x_cov=None,
     x_scale: float | None = None,
     x_dof: float | None = None,
+    likelihood: str = "auto",
 ) -> pm.Model:
     """Bayesian linear regression on sufficient statistics, noise-aware for private releases.
 
@@ -358,7 +359,9 @@ def regression_model(
                     "x_cov", d, scale=x_scale, dof=x_dof, dims=batch_dims, batch_shape=(len(stats),) if batched else ()
                 )
             beta = _whitened_beta(x_chol, prior_precision, batch_dims)
-            NoisySuffStatRegression("likelihood", stats, beta=beta, noise_precision=noise_precision, x_chol=x_chol)
+            NoisySuffStatRegression(
+                "likelihood", stats, beta=beta, noise_precision=noise_precision, x_chol=x_chol, method=likelihood
+            )
         else:
             sigma = scale[..., None] if batched else scale
             beta = pm.Normal("beta", mu=0.0, sigma=sigma, dims=(*batch_dims, "feature"))

@@ -43,17 +43,32 @@ Where this module departs from the paper, and why:
 
 from __future__ import annotations
 
-import inspect
 import math
 from dataclasses import dataclass
+from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import expit
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..privacy.accounting import PrivacyAccountant
 from ..privacy.noise import NoiseSource, as_noise_source, l2_gamma_vector, laplace_vector
 from ..privacy.primitives import project_rows
 from ..privacy.release import Release, constant, output, public, release_guard
-from ..privacy.validation import as_matrix, as_vector, check_epsilon, check_finite_rows, check_positive
+from ..privacy.validation import (
+    MIN_EPSILON,
+    as_matrix,
+    as_vector,
+    check_bool,
+    check_count,
+    check_epsilon,
+    check_finite_rows,
+    check_fraction,
+    check_positive,
+)
 from .proximal import solve_elastic_net_logistic
 
 __all__ = [
@@ -63,6 +78,7 @@ __all__ = [
     "DPElasticNetLogisticRegression",
     "check_noise",
     "check_penalty",
+    "clip_to_release",
     "convex_min",
     "design_bounds",
     "perturbation_noise",
@@ -80,7 +96,7 @@ _NOISE_SCALE = 2.0  # densities ∝ exp(−‖b‖/2) in Yu et al. (2014)
 
 def check_noise(noise: str) -> int:
     """The norm j ∈ {1, 2} of a noise kind, or ValueError."""
-    if noise not in NOISE_KINDS:
+    if not isinstance(noise, str) or noise not in NOISE_KINDS:
         raise ValueError(f"noise must be one of {sorted(NOISE_KINDS)}, got {noise!r}")
     return NOISE_KINDS[noise]
 
@@ -155,43 +171,120 @@ class ElasticNetRelease(Release, kind="elastic_net"):
 
 def check_penalty(lam, alpha) -> tuple[float, float]:
     """λ > 0 and α ∈ [0, 1], or ValueError."""
-    lam = check_positive("lam", lam)
-    try:
-        alpha = float(alpha)
-    except (TypeError, ValueError):
-        raise ValueError(f"alpha must be a number in [0, 1], got {alpha!r}") from None
-    if not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"alpha must be in [0, 1], got {alpha!r}")
-    return lam, alpha
+    return check_positive("lam", lam), check_fraction("alpha", alpha)
 
 
-class DPElasticNetLogisticRegression:
+class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
     """ε-DP logistic regression with elastic-net penalty ½λ(1−α)‖θ‖² + λα‖θ‖₁ (Yu et al. 2014, Alg. 1).
 
-    See the module docstring for the objective, the public constants and the privacy proof.
-    ``fit`` is the release: ε-DP (pure) under replace-one neighbours, n public; κ
-    (``norm_bound``), λ, α and the noise kind are public.  ``accountant`` (optional) is charged
-    ε once per successful ``fit``; ``rng=None`` draws secure noise, a seed makes the fit
-    reproducible and marks it ``privacy_.private = False``.  After ``fit`` the estimator holds
-    only the release: ``coef_``, ``intercept_`` and ``privacy_`` (an :class:`ElasticNetRelease`);
-    a fit that does not converge raises ConvergenceError with ε spent (module docstring).
+    A scikit-learn classifier whose ``fit`` is one release by objective perturbation: it
+    minimises the penalised mean logistic loss plus the random linear term (φ/(εn))·bᵀθ (module
+    docstring), and keeps only the minimiser.  Binary labels only.
+
+    Privacy: **ε-DP** (pure) for the secure default ``rng=None``, under replace-one neighbours
+    (bounded DP: the number of records n is public), by Yu et al. (2014) Thm 3.1, which extends
+    the objective perturbation of Chaudhuri, Monteleoni & Sarwate (2011) to the elastic-net
+    penalty.  Public: ``epsilon``, ``lam``, ``alpha``, ``norm_bound``, ``noise``,
+    ``fit_intercept``, n, the number of features, their names (``feature_names_in_``) and the two
+    label values (``classes_``).  The guarantee is exact for the exact minimiser; the solver
+    stops at a KKT residual ≤ ``tol``, and that float-level gap is not covered by the theorem.
+    The Laplace (B₁) and Gamma-radius (B₂) noise is drawn from 53-bit uniforms of the operating
+    system's generator; like all floating-point samplers it is not hardened against the
+    attacks of Mironov (2012) on the low-order bits, and the noise vector itself is never
+    released.  A seeded ``rng`` makes the fit reproducible and gives **no** guarantee
+    (``privacy_.private`` is then False).  ``accountant`` is charged ε once per ``fit``; invalid
+    arguments are refused before the charge, and a fit that does not converge raises
+    :class:`~pm_private.privacy.ConvergenceError` after the charge (the failure
+    depends on the data, so it must not be retriable for free).
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget of one fit, > 0.
-    lam, alpha : float
-        Penalty strength λ > 0 and ℓ1 share α ∈ [0, 1].
-    norm_bound : float
-        Public κ: rows are clipped to ‖x‖₁ ≤ κ ("laplace") or ‖x‖₂ ≤ κ ("l2").
-    noise : {"laplace", "l2"}
-        B₁ (default) or B₂.
-    fit_intercept : bool
+    epsilon : float, default 1.0
+        ε of one fit, ≥ 10⁻⁶ and finite.
+    lam : float, default 1.0
+        Penalty strength λ > 0.
+    alpha : float, default 0.5
+        ℓ1 share α ∈ [0, 1] of the penalty.
+    norm_bound : float, default 1.0
+        Public κ > 0: training rows are scaled onto the ball ‖x‖₁ ≤ κ (``noise="laplace"``) or
+        ‖x‖₂ ≤ κ (``noise="l2"``), and so are the rows given to the prediction methods.
+    noise : {"laplace", "l2"}, default "laplace"
+        Noise B₁ (iid Laplace, the more accurate, Yu et al. 2014 §3.1) or B₂ (density
+        ∝ exp(−‖b‖₂/2)).
+    fit_intercept : bool, default True
         Append a constant-1 column (ridge- but not ℓ1-penalised).
-    too_weak : {"raise", "add_ridge"}
-        If λ(1−α) < convex_min: refuse with ValueError, or add the ridge term of Thm 2.1.
-    tol, max_iter : solver's KKT tolerance and iteration cap.
+    too_weak : {"raise", "add_ridge"}, default "raise"
+        What to do if λ(1−α) is below the strong convexity the guarantee needs (module
+        docstring): refuse with ValueError, or add the extra ridge term of Yu et al. (2014)
+        Thm 2.1.
+    tol : float, default 1e-10
+        KKT tolerance of the solver, > 0.
+    max_iter : int, default 100000
+        Iteration cap of the solver, ≥ 1.
+    accountant : PrivacyAccountant, optional
+        Charged ε once per ``fit`` (refused before any noise is drawn if over budget).  Clones
+        made by ``sklearn.base.clone`` (grid searches, cross-validation) share it.
+    rng : None, int, numpy.random.Generator or NoiseSource, optional
+        None (default) draws secure noise; anything else is seeded and not private.
+    classes : array-like of shape (2,), optional
+        The public label set.  By default the labels found in ``y``, which must then hold
+        exactly two values (one-class data are refused before the charge); give the label set
+        when ``y`` may hold only one of them, or when the label values must not come from the
+        data.
+
+    Attributes
+    ----------
+    coef_ : numpy.ndarray of shape (n_features,)
+        Released coefficients θ (without the intercept).
+    intercept_ : float
+        Released intercept (0.0 without ``fit_intercept``).
+    classes_ : numpy.ndarray of shape (2,)
+        The two labels; ``classes_[1]`` is the positive class.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : numpy.ndarray of shape (n_features,)
+        Column names of ``X``, when ``fit`` was given a DataFrame with string column names.
+    privacy_ : ElasticNetRelease
+        The release: coefficients, ε and the public constants it assumed.
+
+    See Also
+    --------
+    pm_private.logistic.select_penalty : Private choice of λ on a public grid.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pm_private.logistic import DPElasticNetLogisticRegression
+    >>> from pm_private.privacy import PrivacyAccountant
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(500, 3))
+    >>> y = (X[:, 0] - X[:, 1] + 0.5 * rng.normal(size=500) > 0).astype(int)
+    >>> accountant = PrivacyAccountant(epsilon=2.0)
+    >>> model = DPElasticNetLogisticRegression(
+    ...     epsilon=1.0, lam=0.05, norm_bound=3.0, accountant=accountant, rng=1
+    ... ).fit(X, y)
+    >>> model.classes_, model.n_features_in_
+    (array([0, 1]), 3)
+    >>> bool(model.score(X, y) > 0.8), accountant.spent
+    (True, (1.0, 0.0))
+    >>> model.privacy_.private  # seeded: reproducible, no guarantee
+    False
     """
+
+    _parameter_constraints: dict = {
+        "epsilon": [Interval(Real, MIN_EPSILON, None, closed="left")],
+        "lam": [Interval(Real, 0, None, closed="neither")],
+        "alpha": [Interval(Real, 0, 1, closed="both")],
+        "norm_bound": [Interval(Real, 0, None, closed="neither")],
+        "noise": [StrOptions(set(NOISE_KINDS))],
+        "fit_intercept": ["boolean"],
+        "too_weak": [StrOptions({"raise", "add_ridge"})],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "classes": ["array-like", None],
+        "accountant": [PrivacyAccountant, None],
+        "rng": [Interval(Integral, 0, None, closed="left"), np.random.Generator, NoiseSource, None],
+    }
 
     def __init__(
         self,
@@ -206,6 +299,7 @@ class DPElasticNetLogisticRegression:
         max_iter: int = 100_000,
         accountant=None,
         rng=None,
+        classes=None,
     ):
         self.epsilon = epsilon
         self.lam = lam
@@ -218,23 +312,13 @@ class DPElasticNetLogisticRegression:
         self.max_iter = max_iter
         self.accountant = accountant
         self.rng = rng
+        self.classes = classes
 
-    # scikit-learn style parameter access -------------------------------------------------
-    @classmethod
-    def _param_names(cls) -> list[str]:
-        return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
-
-    def get_params(self, deep: bool = True) -> dict:
-        """Constructor parameters as a dict (scikit-learn convention)."""
-        return {name: getattr(self, name) for name in self._param_names()}
-
-    def set_params(self, **params) -> DPElasticNetLogisticRegression:
-        """Set constructor parameters; unknown names raise ValueError."""
-        for name, value in params.items():
-            if name not in self._param_names():
-                raise ValueError(f"unknown parameter {name!r} for {type(self).__name__}")
-            setattr(self, name, value)
-        return self
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.non_deterministic = self.rng is None  # secure noise: every fit is a fresh draw
+        return tags
 
     # release ---------------------------------------------------------------------------------
     def _checked(self, n: int) -> tuple:
@@ -243,6 +327,9 @@ class DPElasticNetLogisticRegression:
         lam, alpha = check_penalty(self.lam, self.alpha)
         kappa = check_positive("norm_bound", self.norm_bound)
         norm = check_noise(self.noise)
+        check_bool("fit_intercept", self.fit_intercept)
+        check_positive("tol", self.tol)
+        check_count("max_iter", self.max_iter)
         if self.too_weak not in ("raise", "add_ridge"):
             raise ValueError(f"too_weak must be 'raise' or 'add_ridge', got {self.too_weak!r}")
         kappa_j, c = design_bounds(kappa, norm, self.fit_intercept)
@@ -258,10 +345,36 @@ class DPElasticNetLogisticRegression:
         return epsilon, lam, alpha, kappa, norm, kappa_j, c, required, extra
 
     def fit(self, X, y) -> DPElasticNetLogisticRegression:
-        """Release ε-DP coefficients for (X, y); labels in {0, 1} or {−1, 1}."""
-        X = as_matrix(X)
+        """Release ε-DP coefficients for (X, y) (one charge of ε to ``accountant``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Private records (finite); rows are scaled onto the public ``norm_bound`` ball.
+        y : array-like of shape (n_samples,)
+            Private binary labels: two distinct values, or values of ``classes``.
+
+        Returns
+        -------
+        DPElasticNetLogisticRegression
+            The estimator, holding the release (``coef_``, ``intercept_``, ``privacy_``).
+
+        Raises
+        ------
+        ValueError
+            Invalid arguments, records or labels, or a penalty too weak for the guarantee (with
+            ``too_weak="raise"``); raised before ε is charged.
+        BudgetExceededError
+            The accountant's remaining budget is below ε; nothing is charged.
+        ConvergenceError
+            The solver did not reach ``tol`` in ``max_iter`` iterations; ε **was** charged.
+        """
+        for name in ("coef_", "intercept_", "classes_", "privacy_"):
+            self.__dict__.pop(name, None)  # a failed refit must not leave the previous model behind
+        self._validate_params()
+        X, y = _checked_input(self, X, y, reset=True)
+        classes, y = _binary_labels(y, self.classes)
         n = X.shape[0]
-        y = to_signed_labels(y, n)
         epsilon, lam, alpha, kappa, norm, kappa_j, c, required, extra = self._checked(n)
         design = prepare_design(X, kappa, norm, self.fit_intercept)
         source = as_noise_source(self.rng)
@@ -282,11 +395,10 @@ class DPElasticNetLogisticRegression:
                 max_iter=self.max_iter,
                 hessian_bound=c,
             )
-        theta = result.theta[:, 0]
-        self._set_fitted(theta)
-        self.privacy_ = ElasticNetRelease(
-            coef=self.coef_,
-            intercept=self.intercept_,
+        coef, intercept = _split_theta(result.theta[:, 0], self.fit_intercept)
+        release = ElasticNetRelease(
+            coef=coef,
+            intercept=intercept,
             epsilon=epsilon,
             noise=self.noise,
             norm_bound=kappa,
@@ -299,29 +411,161 @@ class DPElasticNetLogisticRegression:
             n=n,
             private=source.secure,
         )
+        self._hold(release, classes)
         return self
 
-    def _set_fitted(self, theta: np.ndarray) -> None:
-        if self.fit_intercept:
-            self.coef_, self.intercept_ = theta[:-1].copy(), float(theta[-1])
-        else:
-            self.coef_, self.intercept_ = theta.copy(), 0.0
+    def _hold(self, release: ElasticNetRelease, classes: np.ndarray) -> None:
+        """Keep ``release`` as the fitted model (the only data-dependent state)."""
+        self.coef_ = release.coef.copy()  # writable, as before; privacy_.coef stays read-only
+        self.intercept_ = release.intercept
+        self.classes_ = classes
+        self.privacy_ = release
 
     # prediction --------------------------------------------------------------------------------
     def decision_function(self, X) -> np.ndarray:
-        """θᵀx + intercept for the rows of X, clipped to the public bound as in training."""
-        if not hasattr(self, "coef_"):
-            raise ValueError("estimator is not fitted; call fit first")
-        X = as_matrix(X)
-        if X.shape[1] != self.coef_.shape[0]:
-            raise ValueError(f"X has {X.shape[1]} features, the model was fitted with {self.coef_.shape[0]}")
-        return project_rows(X, float(self.norm_bound), NOISE_KINDS[self.noise]) @ self.coef_ + self.intercept_
+        """θᵀx̃ + intercept, with x̃ the row scaled onto the release's public ball.
+
+        Rows are mapped as the training rows were: scaled onto ‖x‖₁ ≤ κ (B₁) or ‖x‖₂ ≤ κ (B₂)
+        where they lie outside.  Post-processing of the release: no privacy cost.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite rows.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples,)
+            Scores; positive means ``classes_[1]``.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        ValueError
+            Rows that are not finite, or a number of features other than ``n_features_in_``.
+        """
+        check_is_fitted(self, "privacy_")
+        X = _checked_input(self, X, reset=False)
+        return clip_to_release(X, self.privacy_) @ self.coef_ + self.intercept_
 
     def predict_proba(self, X) -> np.ndarray:
-        """n × 2 array of P(y = 0), P(y = 1) (scikit-learn column order)."""
+        """Probabilities of ``classes_[0]`` and ``classes_[1]`` (rows clipped as in :meth:`decision_function`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite rows.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples, 2)
+            Columns in the order of ``classes_``.
+        """
         p = expit(self.decision_function(X))
         return np.column_stack([1 - p, p])
 
     def predict(self, X) -> np.ndarray:
-        """Predicted labels in {0, 1}."""
-        return (self.decision_function(X) > 0).astype(int)
+        """Predicted labels (rows clipped as in :meth:`decision_function`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite rows.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples,)
+            Values of ``classes_``.
+        """
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(int)]
+
+
+def clip_to_release(X: np.ndarray, release) -> np.ndarray:
+    """New rows mapped as a logistic release's training rows were: scaled onto its public ball.
+
+    The one prediction rule of the logistic releases (as for the linear models'
+    :func:`pm_private.linear.predict`): a row with ‖x‖ > κ is scaled to norm κ, in the norm the
+    mechanism clipped in (ℓ1 for objective perturbation with B₁ noise, ℓ2 for B₂ and for the
+    data-perturbation baseline); other rows are unchanged.
+    """
+    norm = NOISE_KINDS[release.noise] if isinstance(release, ElasticNetRelease) else 2
+    return project_rows(X, float(release.norm_bound), norm)
+
+
+def _split_theta(theta: np.ndarray, fit_intercept: bool) -> tuple[np.ndarray, float]:
+    """(coefficients, intercept) of a solution vector whose last entry is the intercept, if fitted."""
+    if fit_intercept:
+        return theta[:-1].copy(), float(theta[-1])
+    return theta.copy(), 0.0
+
+
+_DATA_ECHO = "\narray="  # scikit-learn quotes the offending array after this marker
+
+
+def _checked_input(estimator, X, y="no_validation", *, reset: bool):
+    """``validate_data`` (float64, finite), with messages that never quote a record.
+
+    NumPy and scikit-learn print the offending value or array in some of their messages
+    (strings that do not convert, complex entries, 1-D input); those are replaced by messages
+    that name the argument only.
+    """
+    try:
+        return validate_data(estimator, X, y, reset=reset, dtype=np.float64)
+    except ValueError as error:
+        message = str(error)
+        if message.startswith("could not convert"):
+            raise ValueError("X must be numeric (an array of real numbers)") from None
+        if message.startswith("Complex data not supported"):
+            raise ValueError("Complex data not supported: X and y must be real") from None
+        if _DATA_ECHO in message:
+            head = message.split(_DATA_ECHO)[0].rstrip(":")
+            raise ValueError(
+                f"{head}. Reshape your data with X.reshape(-1, 1) if it has a single feature or "
+                "X.reshape(1, -1) if it holds a single record"
+            ) from None
+        raise
+
+
+def _binary_labels(y: np.ndarray, classes) -> tuple[np.ndarray, np.ndarray]:
+    """(classes_, labels as ±1 floats) of binary targets; ValueError before any charge otherwise.
+
+    ``classes`` (public) fixes the label set; without it the labels of ``y`` must be exactly
+    two.  Messages name no label value.
+    """
+    check_classification_targets(y)
+    kind = type_of_target(y, input_name="y")
+    if kind != "binary":
+        raise ValueError(f"Only binary classification is supported. The type of the target is {kind}.")
+    if classes is None:
+        classes = np.unique(y)
+        if classes.size != 2:
+            raise ValueError(
+                "y holds one class only: the classifier needs both labels in y, or the public "
+                "label set passed as classes"
+            )
+    else:
+        classes = np.unique(np.asarray(classes))
+        if classes.ndim != 1 or classes.size != 2:
+            raise ValueError(f"classes must hold exactly two distinct labels, got {classes.size}")
+        if not np.isin(y, classes).all():
+            raise ValueError("y holds a label that is not in classes")
+    return classes, np.where(y == classes[1], 1.0, -1.0)
+
+
+def _encoding_classes(y) -> np.ndarray:
+    """The label set of targets coded in {0, 1} or {−1, 1}: [−1, 1] if −1 occurs, else [0, 1]."""
+    return np.array([-1, 1]) if np.any(np.asarray(y) < 0) else np.array([0, 1])
+
+
+def _fitted_model(X, release: ElasticNetRelease, classes, **params) -> DPElasticNetLogisticRegression:
+    """A :class:`DPElasticNetLogisticRegression` holding ``release`` as if fitted on ``X``.
+
+    For mechanisms that release an elastic-net model by other means (private penalty
+    selection): ``X`` sets ``n_features_in_`` and ``feature_names_in_`` only.
+    """
+    model = DPElasticNetLogisticRegression(**params)
+    validate_data(model, X, skip_check_array=True, reset=True)
+    model._hold(release, np.asarray(classes))
+    return model

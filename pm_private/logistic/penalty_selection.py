@@ -47,10 +47,22 @@ from scipy import stats
 from ..privacy.noise import NoiseSource, as_noise_source
 from ..privacy.primitives import exponential_mechanism
 from ..privacy.release import Release, constant, output, public, release_guard
-from ..privacy.validation import as_float_array, as_matrix, check_delta, check_epsilon, check_positive
+from ..privacy.validation import (
+    as_float_array,
+    as_matrix,
+    check_bool,
+    check_count,
+    check_delta,
+    check_epsilon,
+    check_fraction,
+    check_positive,
+)
 from .elastic_net import (
     DPElasticNetLogisticRegression,
     ElasticNetRelease,
+    _encoding_classes,
+    _fitted_model,
+    _split_theta,
     check_noise,
     check_penalty,
     convex_min,
@@ -168,27 +180,108 @@ def select_penalty(
 ) -> PenaltySelectionRelease:
     """Choose λ from the public grid ``lams`` and release its model, (ε, δ)-DP in total.
 
-    ε is split as ε_T = (1 − selection_share)ε for training and ε_S = selection_share·ε for
-    the exponential mechanism; see the module docstring for the mechanism and the guarantee.
-    The accountant is charged (ε, δ) once (refused before any noise is drawn if over budget).
+    The records are split at random into training and validation parts; every λ of the grid
+    gets an objective-perturbation fit on the training part (ε_T = (1 − selection_share)·ε),
+    and the exponential mechanism (ε_S = selection_share·ε) picks one by its validation loss
+    (module docstring).  Only the chosen λ and its model are released.
+
+    Privacy: **(ε, δ)-DP** for the secure default ``rng=None`` under replace-one neighbours of
+    the whole data set (n and the split sizes are public), by Chaudhuri & Vinterbo (2013,
+    Thm 1) with Yu et al. (2014) Thm 2.1 and Alg. 1; δ covers the event that a noise vector is
+    longer than the bound ξ.  Public: ``lams``, ``alpha``, ``norm_bound``, ``noise``,
+    ``fit_intercept``, ``selection_share``, ``validation_fraction``, n, the number of features
+    and the label coding.  Exact for the exact minimisers (the solver stops at a KKT residual
+    ≤ ``tol``); the exponential mechanism is OpenDP's exact sampler, the objective noise is
+    drawn from 53-bit uniforms of the operating system's generator (not hardened against
+    floating-point attacks, Mironov 2012).  A seeded ``rng`` gives **no** guarantee
+    (``private`` is False).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Private records (finite); rows are scaled onto the public ``norm_bound`` ball.
+    y : array-like of shape (n_samples,)
+        Private labels in {0, 1} or {−1, 1}.
+    lams : array-like of shape (k,)
+        Public grid of penalty strengths λ > 0.
+    alpha : float
+        ℓ1 share α ∈ [0, 1] of the penalty (the same for every λ).
+    epsilon : float
+        Total ε ≥ 10⁻⁶ of the training fits and the selection.
+    delta : float
+        δ ∈ (0, 1).
+    norm_bound : float
+        Public κ > 0 (ℓ1 bound for ``noise="laplace"``, ℓ2 bound for ``"l2"``).
+    selection_share : float, default 0.5
+        Share of ε spent on the selection, in (0, 1).
+    validation_fraction : float, default 0.3
+        Share of the records used for validation, in (0, 1); both parts must be non-empty.
+    noise : {"laplace", "l2"}, default "laplace"
+        Objective noise B₁ or B₂ (Yu et al. 2014).
+    fit_intercept : bool, default True
+        Append a constant-1 column (ridge- but not ℓ1-penalised).
+    tol : float, default 1e-10
+        KKT tolerance of the solver, > 0.
+    max_iter : int, default 100000
+        Iteration cap of the solver, ≥ 1.
+    accountant : PrivacyAccountant, optional
+        Charged (ε, δ) once, refused before any noise is drawn if over budget.
+    rng : None, int, numpy.random.Generator or NoiseSource, optional
+        None (default) draws secure noise; anything else is seeded and not private.
+
+    Returns
+    -------
+    PenaltySelectionRelease
+        ``lam`` and ``index`` (the chosen λ), ``model`` (a fitted
+        :class:`DPElasticNetLogisticRegression` holding its coefficients; its ``classes_`` is
+        [−1, 1] if ``y`` uses −1, else [0, 1]), and the public constants.
+
+    Raises
+    ------
+    ValueError
+        Invalid arguments, records or labels; raised before (ε, δ) is charged.
+    BudgetExceededError
+        The accountant's remaining budget is below (ε, δ); nothing is charged.
+    ConvergenceError
+        A candidate's fit did not reach ``tol`` in ``max_iter`` iterations; (ε, δ) **was**
+        charged.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pm_private.logistic import select_penalty
+    >>> from pm_private.privacy import PrivacyAccountant
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(1000, 3))
+    >>> y = (X[:, 0] - X[:, 1] + 0.5 * rng.normal(size=1000) > 0).astype(int)
+    >>> accountant = PrivacyAccountant(epsilon=2.0, delta=1e-5)
+    >>> release = select_penalty(
+    ...     X, y, lams=[0.01, 0.1, 1.0], alpha=0.5, epsilon=2.0, delta=1e-6,
+    ...     norm_bound=3.0, accountant=accountant, rng=1,
+    ... )
+    >>> release.lam in (0.01, 0.1, 1.0), release.n_train, release.n_valid
+    (True, 700, 300)
+    >>> bool(release.model.score(X, y) > 0.7), accountant.spent
+    (True, (2.0, 1e-06))
     """
+    X_given, y_given = X, y
     X = as_matrix(X)
     N = X.shape[0]
     y = to_signed_labels(y, N)
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    share = check_positive("selection_share", selection_share)
-    fraction = check_positive("validation_fraction", validation_fraction)
-    if share >= 1 or fraction >= 1:
-        raise ValueError("selection_share and validation_fraction must lie in (0, 1)")
+    share = check_fraction("selection_share", selection_share, closed=False)
+    fraction = check_fraction("validation_fraction", validation_fraction, closed=False)
     lams = as_float_array(lams, "lams")
     if lams.ndim != 1 or lams.size == 0:
         raise ValueError(f"lams must be a non-empty 1-D grid, got shape {lams.shape}")
     for lam in lams:
-        check_penalty(lam, alpha)
-    alpha = float(alpha)
+        _, alpha = check_penalty(lam, alpha)
     kappa = check_positive("norm_bound", norm_bound)
     norm = check_noise(noise)
+    fit_intercept = check_bool("fit_intercept", fit_intercept)
+    tol = check_positive("tol", tol)
+    max_iter = check_count("max_iter", max_iter)
     n_valid = int(round(fraction * N))
     n_train = N - n_valid
     if n_valid < 1 or n_train < 1:
@@ -233,21 +326,10 @@ def select_penalty(
         scores = -softplus(-margins).mean(axis=0)
         index = exponential_mechanism(scores, epsilon=eps_select, sensitivity=constants.sensitivity, source=source)
 
-    model = DPElasticNetLogisticRegression(
-        epsilon=eps_train,
-        lam=float(lams[index]),
-        alpha=alpha,
-        norm_bound=kappa,
-        noise=noise,
-        fit_intercept=fit_intercept,
-        too_weak="add_ridge",
-        tol=tol,
-        max_iter=max_iter,
-    )
-    model._set_fitted(result.theta[:, index])
-    model.privacy_ = ElasticNetRelease(
-        coef=model.coef_,
-        intercept=model.intercept_,
+    coef, intercept = _split_theta(result.theta[:, index], fit_intercept)
+    chosen = ElasticNetRelease(
+        coef=coef,
+        intercept=intercept,
         epsilon=eps_train,
         noise=noise,
         norm_bound=kappa,
@@ -259,6 +341,20 @@ def select_penalty(
         alpha=alpha,
         n=n_train,
         private=source.secure,
+    )
+    model = _fitted_model(
+        X_given,
+        chosen,
+        _encoding_classes(y_given),
+        epsilon=eps_train,
+        lam=float(lams[index]),
+        alpha=alpha,
+        norm_bound=kappa,
+        noise=noise,
+        fit_intercept=fit_intercept,
+        too_weak="add_ridge",
+        tol=tol,
+        max_iter=max_iter,
     )
     return PenaltySelectionRelease(
         model=model,

@@ -20,6 +20,8 @@ __all__ = [
     "check_delta",
     "check_positive",
     "check_count",
+    "check_bool",
+    "check_fraction",
     "as_matrix",
     "as_vector",
     "check_finite_rows",
@@ -101,6 +103,25 @@ def check_count(name: str, value, minimum: int = 1, maximum: int | None = None) 
     if value < minimum or (maximum is not None and value > maximum):
         raise ValueError(f"{name} must be an integer {bound}, got {value!r}")
     return int(value)
+
+
+def check_bool(name: str, value) -> bool:
+    """``value`` if it is a bool (``bool`` or ``numpy.bool_``), or ValueError naming ``name``.
+
+    Strings and numbers are refused: ``bool("no")`` is True, so a flag given as a string would
+    silently mean the opposite of what it says.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def check_fraction(name: str, value, *, closed: bool = True) -> float:
+    """A number in [0, 1] (``closed``) or in (0, 1), or ValueError naming ``name``."""
+    value = _as_float(name, value)
+    if not (0.0 <= value <= 1.0 if closed else 0.0 < value < 1.0):
+        raise ValueError(f"{name} must be in {'[0, 1]' if closed else '(0, 1)'}, got {value!r}")
+    return value
 
 
 def check_epsilon(epsilon) -> float:

@@ -112,6 +112,20 @@ def test_influence_threshold_variant_is_marked_not_private():
         (dict(epsilon=1e-3, epochs=1), r"epsilon = 0.001 is out of reach for n = 200"),
         (dict(X=[["a", "b", "c"]] * 200), "X must be numeric"),
         (dict(y=["yes"] * 200), "y must be numeric"),
+        (dict(fit_intercept="no"), "fit_intercept"),
+        (dict(fit_intercept=0), "fit_intercept"),
+        (dict(batch_size="a"), "batch_size"),
+        (dict(batch_size=2.5), "batch_size"),
+        (dict(epochs=-1), "epochs"),
+        (dict(epochs=True), "epochs"),
+        (dict(l2=float("nan")), "l2"),
+        (dict(l2=-1.0), "l2"),
+        (dict(learning_rate="a"), "learning_rate"),
+        (dict(influence_threshold=float("nan")), "influence_threshold"),
+        (dict(influence_threshold=0.0), "influence_threshold"),
+        (dict(norm_bound=float("nan")), "norm_bound"),
+        (dict(epsilon=float("inf")), "epsilon"),
+        (dict(delta="a"), "delta"),
     ],
 )
 def test_bad_input_raises_before_spending(change, message):
@@ -126,7 +140,33 @@ def test_bad_input_raises_before_spending(change, message):
         data_perturbation_sgd(X, y + 1, epsilon=1.0, delta=1e-5, norm_bound=2.0, accountant=acct)
     with pytest.raises(ValueError, match="NaN"):
         data_perturbation_sgd(np.where(X > 2, np.nan, X), y, epsilon=1.0, delta=1e-5, norm_bound=2.0, accountant=acct)
-    assert acct.spent == (0.0, 0.0)
+    assert acct.spent == (0.0, 0.0) and not acct.ledger
+
+
+@pytest.mark.parametrize("change", [dict(accountant="budget"), dict(rng="seed")])
+def test_bad_accountant_or_rng_raises_before_spending(change):
+    X, y = _data()
+    acct = PrivacyAccountant(10.0, 0.5)
+    params = dict(epsilon=1.0, delta=1e-5, norm_bound=2.0, accountant=acct, rng=0) | change
+    with pytest.raises(TypeError, match=next(iter(change))):
+        data_perturbation_sgd(X, y, **params)
+    assert acct.spent == (0.0, 0.0) and not acct.ledger
+
+
+def test_predictions_clip_new_rows_to_the_training_ball():
+    """The release maps new rows as its training rows were mapped: onto ‖x‖₂ ≤ norm_bound."""
+    X, y = _data()
+    release = data_perturbation_sgd(X, y, epsilon=10.0, delta=1e-5, norm_bound=2.0, epochs=2, rng=0)
+    assert release.norm_bound == 2.0
+    far = np.array([[30.0, -40.0, 0.0], [0.3, 0.4, 0.0]])
+    clipped = project_rows(far, 2.0, 2)
+    np.testing.assert_allclose(release.decision_function(far), clipped @ release.coef + release.intercept)
+    np.testing.assert_array_equal(release.predict(far), release.predict(clipped))
+    np.testing.assert_allclose(release.predict_proba(far), release.predict_proba(clipped))
+    with pytest.raises(ValueError, match="features"):
+        release.predict(np.ones((2, 4)))
+    with pytest.raises(ValueError, match="NaN"):
+        release.predict(np.array([[np.nan, 0.0, 0.0]]))
 
 
 def test_huge_epsilon_uses_the_smallest_multiplier_searched():

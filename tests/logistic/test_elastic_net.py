@@ -272,7 +272,7 @@ def test_fit_predict_and_params():
     assert params["lam"] == 0.05 and params["noise"] == "laplace"
     clone = DPElasticNetLogisticRegression(**params)
     assert clone.set_params(alpha=0.9).alpha == 0.9
-    with pytest.raises(ValueError, match="unknown parameter"):
+    with pytest.raises(ValueError, match="Invalid parameter 'C'"):
         clone.set_params(C=1.0)
     # the same seed gives the same release; labels ±1 give the same fit as 0/1
     again = DPElasticNetLogisticRegression(**params).fit(X, 2 * y - 1)
@@ -309,29 +309,48 @@ def test_rows_are_clipped_to_public_bound():
     "change, message",
     [
         (dict(X=np.array([[np.nan, 1.0]] * 10)), "NaN"),
-        (dict(X=np.ones(10)), "2-D"),
-        (dict(y=np.ones(9)), "shape"),
-        (dict(y=np.arange(10) % 3), "labels y must be in"),
+        (dict(X=np.ones(10)), "Expected 2D array"),
+        (dict(y=np.ones(9)), "inconsistent numbers of samples"),
+        (dict(y=np.arange(10) % 3), "Only binary classification"),
+        (dict(y=np.ones(10)), "one class"),
+        (dict(y=np.linspace(0, 1, 10)), "Unknown label type"),
         (dict(epsilon=0.0), "epsilon"),
         (dict(epsilon=float("nan")), "epsilon"),
         (dict(lam=-1.0), "lam"),
         (dict(alpha=1.5), "alpha"),
-        (dict(noise="gauss"), "noise must be"),
+        (dict(noise="gauss"), "'noise' parameter"),
         (dict(norm_bound=0.0), "norm_bound"),
         (dict(too_weak="ignore"), "too_weak"),
         (dict(lam=1e-9), "penalty too weak"),
+        (dict(max_iter=0), "max_iter"),
+        (dict(max_iter=-5), "max_iter"),
+        (dict(max_iter="a"), "max_iter"),
+        (dict(max_iter=2.5), "max_iter"),
+        (dict(max_iter=True), "max_iter"),
+        (dict(tol=-1.0), "tol"),
+        (dict(tol=float("nan")), "tol"),
+        (dict(tol=0.0), "tol"),
+        (dict(fit_intercept="no"), "fit_intercept"),
+        (dict(fit_intercept=1), "fit_intercept"),
+        (dict(epsilon=1e-7), "epsilon"),
+        (dict(epsilon="1"), "epsilon"),
+        (dict(lam=True), "lam"),
+        (dict(norm_bound=float("inf")), "norm_bound"),
+        (dict(classes=[0, 1, 2]), "classes"),
+        (dict(rng=-1), "rng"),
+        (dict(rng="seed"), "rng"),
     ],
 )
 def test_bad_input_raises_before_spending(change, message):
     args = dict(X=np.random.default_rng(0).normal(size=(10, 2)), y=np.arange(10) % 2)
-    params = dict(epsilon=1.0, lam=50.0, alpha=0.5, norm_bound=1.0)
+    params = dict(epsilon=1.0, lam=50.0, alpha=0.5, norm_bound=1.0, rng=0)
     data = {k: change.pop(k) for k in ("X", "y") if k in change}
     args.update(data)
     params.update(change)
     acct = PrivacyAccountant(10.0)
     with pytest.raises(ValueError, match=message):
-        DPElasticNetLogisticRegression(**params, accountant=acct, rng=0).fit(args["X"], args["y"])
-    assert acct.spent == (0.0, 0.0)
+        DPElasticNetLogisticRegression(**params, accountant=acct).fit(args["X"], args["y"])
+    assert acct.spent == (0.0, 0.0) and not acct.ledger
 
 
 def test_accountant_charged_once_per_fit_and_refuses_over_budget():
@@ -375,3 +394,28 @@ def test_solver_with_a_row_bound_reaches_the_same_minimiser():
 def test_label_errors_do_not_print_label_values():
     with pytest.raises(ValueError, match=r"labels y must be in \{0, 1\} or \{-1, 1\}$"):
         to_signed_labels(np.array([0.0, 1.0, 1234.5]), 3)
+
+
+@pytest.mark.parametrize("noise, norm", [("laplace", 1), ("l2", 2)])
+def test_predictions_clip_new_rows_to_the_release_ball(noise, norm):
+    """New rows are mapped as the training rows were: scaled onto the release's ℓ_j ball."""
+    X, y, _ = _data(n=300, s=3)
+    model = DPElasticNetLogisticRegression(epsilon=5.0, lam=0.05, norm_bound=2.0, noise=noise, rng=0).fit(X, y)
+    far = np.array([[30.0, -40.0, 5.0], [0.3, 0.4, 0.1]])
+    clipped = project_rows(far, 2.0, norm)
+    np.testing.assert_allclose(model.decision_function(far), clipped @ model.coef_ + model.intercept_)
+    np.testing.assert_array_equal(model.predict(far), model.predict(clipped))
+    np.testing.assert_allclose(model.predict_proba(far), model.predict_proba(clipped))
+    # the rule follows the release, not parameters changed after the fit
+    before = model.decision_function(far)
+    model.set_params(norm_bound=100.0, noise="l2" if noise == "laplace" else "laplace")
+    np.testing.assert_array_equal(model.decision_function(far), before)
+
+
+def test_prediction_refuses_bad_rows():
+    X, y, _ = _data(n=200, s=3)
+    model = DPElasticNetLogisticRegression(epsilon=5.0, lam=0.05, rng=0).fit(X, y)
+    with pytest.raises(ValueError, match="3 features"):
+        model.predict(np.ones((2, 4)))
+    with pytest.raises(ValueError, match="NaN"):
+        model.predict(np.array([[np.nan, 0.0, 0.0]]))

@@ -152,15 +152,63 @@ def test_selection_follows_the_validation_score():
         (dict(validation_fraction=0.0), "validation_fraction"),
         (dict(noise="gauss"), "noise"),
         (dict(norm_bound=float("inf")), "norm_bound"),
+        (dict(max_iter=0), "max_iter"),
+        (dict(max_iter=-5), "max_iter"),
+        (dict(max_iter="a"), "max_iter"),
+        (dict(max_iter=1e3), "max_iter"),
+        (dict(tol=-1.0), "tol"),
+        (dict(tol=float("nan")), "tol"),
+        (dict(fit_intercept="no"), "fit_intercept"),
+        (dict(fit_intercept=None), "fit_intercept"),
+        (dict(alpha="0.5"), "alpha"),
+        (dict(alpha=float("nan")), "alpha"),
+        (dict(lams=[[0.1, 0.2]]), "lams"),
+        (dict(lams=[0.1, float("nan")]), "lam"),
+        (dict(lams="0.1"), "lams"),
+        (dict(noise=["laplace"]), "noise"),
+        (dict(selection_share=float("nan")), "selection_share"),
+        (dict(validation_fraction="a"), "validation_fraction"),
+        (dict(validation_fraction=0.999), "cannot be split"),
+        (dict(norm_bound="a"), "norm_bound"),
+        (dict(epsilon=True), "epsilon"),
+        (dict(delta=float("nan")), "delta"),
+        (dict(X=np.full((50, 4), np.nan)), "NaN"),
+        (dict(y=np.arange(50) % 3), "labels"),
     ],
 )
 def test_bad_input_raises_before_spending(change, message):
     X, y = _data(N=50)
-    params = dict(lams=LAMS, alpha=0.5, epsilon=1.0, delta=1e-6, norm_bound=1.0)
+    params = dict(X=X, y=y, lams=LAMS, alpha=0.5, epsilon=1.0, delta=1e-6, norm_bound=1.0)
     params.update(change)
     acct = PrivacyAccountant(10.0, 0.5)
     with pytest.raises(ValueError, match=message):
-        select_penalty(X, y, **params, accountant=acct, rng=0)
+        select_penalty(params.pop("X"), params.pop("y"), **params, accountant=acct, rng=0)
     with pytest.raises(ValueError, match="labels"):
         select_penalty(X, np.arange(50) % 3, lams=LAMS, alpha=0.5, epsilon=1.0, delta=1e-6, norm_bound=1.0)
-    assert acct.spent == (0.0, 0.0)
+    assert acct.spent == (0.0, 0.0) and not acct.ledger
+
+
+@pytest.mark.parametrize("change", [dict(accountant="budget"), dict(rng="seed")])
+def test_bad_accountant_or_rng_raises_before_spending(change):
+    X, y = _data(N=50)
+    acct = PrivacyAccountant(10.0, 0.5)
+    params = dict(lams=LAMS, alpha=0.5, epsilon=1.0, delta=1e-6, norm_bound=1.0, accountant=acct, rng=0) | change
+    with pytest.raises(TypeError, match=next(iter(change))):
+        select_penalty(X, y, **params)
+    assert acct.spent == (0.0, 0.0) and not acct.ledger
+
+
+def test_selected_model_is_fitted_and_clips_new_rows_like_the_estimator():
+    X, y = _data()
+    sel = select_penalty(X, 2 * y - 1, lams=LAMS, alpha=0.5, epsilon=2.0, delta=1e-6, norm_bound=1.5, rng=4)
+    model = sel.model
+    assert model.n_features_in_ == X.shape[1]
+    np.testing.assert_array_equal(model.classes_, [-1, 1])  # the label coding of y
+    far = np.array([[30.0, -40.0, 5.0, 0.0], [0.1, 0.2, 0.1, 0.0]])
+    clipped = prepare_design(far, 1.5, 1, False)
+    np.testing.assert_allclose(model.decision_function(far), clipped @ model.coef_ + model.intercept_)
+    assert set(model.predict(X)) <= {-1, 1}
+    np.testing.assert_array_equal(
+        select_penalty(X, y, lams=LAMS, alpha=0.5, epsilon=2.0, delta=1e-6, norm_bound=1.5, rng=4).model.classes_,
+        [0, 1],
+    )
