@@ -54,7 +54,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..privacy.accounting import PrivacyAccountant
+from ..privacy.accountant import PrivacyAccountant
 from ..privacy.noise import NoiseSource, as_noise_source, l2_gamma_vector, laplace_vector
 from ..privacy.primitives import project_rows
 from ..privacy.release import Release, constant, output, public, release_guard

@@ -27,6 +27,8 @@ _NAMES = {
     "Release": ".release",
     "field_kinds": ".release",
     "release_guard": ".release",
+    "release_type": ".release",
+    "registered_release_types": ".release",
     "laplace_vector": ".noise",
     "l2_gamma_vector": ".noise",
     "MIN_EPSILON": ".validation",

@@ -105,7 +105,18 @@ def constant(**kwargs):
 
 
 def field_kinds(result) -> dict[str, str | None]:
-    """``{field name: kind}`` of a release class or instance (None where a field declares no kind)."""
+    """The declared kind of every field of a release.
+
+    Parameters
+    ----------
+    result : Release or type
+        A release type or instance (any dataclass).
+
+    Returns
+    -------
+    dict of str to str or None
+        ``{field name: "output", "public" or "constant"}``, None where a field declares no kind.
+    """
     return {f.name: f.metadata.get("kind") for f in dataclasses.fields(result)}
 
 
@@ -130,6 +141,20 @@ class Release:
     ``class MyRelease(Release, kind="my_release")``: the key of its records in release files,
     registered when the class is defined (:func:`release_type`).  The ``mechanism`` field is the
     human-readable citation and may be reworded; ``kind`` never changes.
+
+    Parameters
+    ----------
+    epsilon : float
+        The ε of the guarantee, as charged to the accountant (public).
+    delta : float, default 0
+        The δ of the guarantee (public).
+    neighbours : str, default "replace-one"
+        The neighbour relation of the guarantee (constant).
+    mechanism : str
+        The mechanism's name, citing its source by author and year (constant); the ledger entry
+        of the release carries the same string.
+    private : bool
+        False when a seeded generator drew the noise: reproducible, and no guarantee (public).
     """
 
     kind: ClassVar[str]
@@ -153,6 +178,16 @@ class Release:
 def release_type(kind: str) -> type[Release]:
     """The release type registered under ``kind`` (its module must have been imported).
 
+    Parameters
+    ----------
+    kind : str
+        The identifier a release type declares, e.g. ``"suff_stats_gaussian"``.
+
+    Returns
+    -------
+    type
+        The :class:`Release` subclass.
+
     Raises
     ------
     ValueError
@@ -165,7 +200,14 @@ def release_type(kind: str) -> type[Release]:
 
 
 def registered_release_types() -> dict[str, type[Release]]:
-    """``{kind: release type}`` of every release type defined so far (in imported modules)."""
+    """Every release type defined so far, by kind.
+
+    Returns
+    -------
+    dict of str to type
+        ``{kind: release type}`` of the release types of the modules imported so far
+        (``pm_private.release_file.all_release_types`` imports them all).
+    """
     return dict(_REGISTRY)
 
 
@@ -184,6 +226,29 @@ def release_guard(
     As :func:`pm_private.privacy.charge`, except that a :class:`ConvergenceError`
     raised by the body (a data-dependent failure after noise was drawn) is recorded as spent
     before it propagates.  Any other exception spends nothing.
+
+    Parameters
+    ----------
+    accountant : PrivacyAccountant or None
+        Charged (None: nothing is recorded).
+    mechanism : str
+        The mechanism's name, as its release carries it.
+    epsilon, delta : float
+        The (ε, δ) of the release.
+    neighbours : str, default "replace-one"
+        The neighbour relation of the guarantee.
+    label : str, optional
+        A note for the ledger entry.
+
+    Yields
+    ------
+    None
+        The body runs inside the reservation.
+
+    Raises
+    ------
+    BudgetExceededError
+        Before the body, when (ε, δ) does not fit in the remaining budget.
     """
     failure = None
     with charge(accountant, mechanism, epsilon, delta, neighbours=neighbours, label=label):

@@ -249,7 +249,7 @@ def test_ledger_entry_names_the_release(neighbour_releases, name):
 def test_fitted_estimator_holds_only_the_release():
     model = DPElasticNetLogisticRegression(epsilon=1.0, lam=0.5, rng=0).fit(_X, _LABELS)
     fitted = {name for name in vars(model) if name.endswith("_")}
-    assert fitted == {"coef_", "intercept_", "privacy_"}
+    assert fitted == {"coef_", "intercept_", "privacy_", "classes_", "n_features_in_"}
     assert set(vars(model)) - fitted == set(model.get_params())
     np.testing.assert_array_equal(model.privacy_.coef, model.coef_)
 
