@@ -95,7 +95,7 @@ from ..privacy.noise import as_noise_source
 from ..privacy.primitives import gaussian_noise_multiplier, project_rows
 from ..privacy.release import Release, constant, output, public, release_guard
 from ..privacy.validation import as_matrix, as_vector, check_delta, check_epsilon, check_positive, raise_non_finite
-from .suffstats import _finite_sensitivities
+from .suffstats import finite_sensitivities
 
 __all__ = [
     "MECHANISM",
@@ -143,7 +143,7 @@ def adassp_sensitivities(d: int, x_bound: float, y_bound: float) -> tuple[float,
     """
     square = x_bound * x_bound
     values = (square, square if d == 1 else math.sqrt(2.0) * square, 2.0 * x_bound * y_bound)
-    return _finite_sensitivities(values, "x_bound and y_bound")
+    return finite_sensitivities(values, "x_bound and y_bound")
 
 
 def _check_finite(X: np.ndarray) -> None:

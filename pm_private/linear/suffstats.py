@@ -316,10 +316,10 @@ def sensitivities(d: int, x_bound: float, y_bound: float) -> tuple[float, float,
     """
     with np.errstate(over="ignore", under="ignore"):
         values = (d * (d + 1) * (x_bound * x_bound), 2 * d * x_bound * y_bound, y_bound * y_bound)
-    return _finite_sensitivities(values, "x_bound and y_bound")
+    return finite_sensitivities(values, "x_bound and y_bound")
 
 
-def _finite_sensitivities(values, names: str) -> tuple:
+def finite_sensitivities(values, names: str) -> tuple:
     """``values`` (numbers or arrays of them), or ValueError if one overflows or underflows to 0."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         ok = all(np.all(np.isfinite(v) & (np.asarray(v) > 0)) for v in values)
@@ -607,7 +607,7 @@ def gaussian_sensitivity(x_bound: float, y_bound: float) -> float:
     """
     with np.errstate(over="ignore", under="ignore"):
         value = math.sqrt(2.0) * (x_bound * x_bound + y_bound * y_bound)
-    return _finite_sensitivities((value,), "x_bound and y_bound")[0]
+    return finite_sensitivities((value,), "x_bound and y_bound")[0]
 
 
 def _projected_sums(X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float):

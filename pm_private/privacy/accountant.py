@@ -51,13 +51,13 @@ from .budget import (
     SPENT,
     BudgetExceededError,
     LedgerEntry,
-    check_budget_value,
     check_total,
     now,
     process_id,
     refusal,
 )
 from .ledger import MemoryStore, SQLiteStore
+from .validation import check_nonnegative, check_positive
 
 __all__ = [
     "REPLACE_ONE",
@@ -342,8 +342,8 @@ class PrivacyAccountant:
         ValueError
             If ``epsilon`` or ``delta`` is not a valid budget value.
         """
-        epsilon = check_budget_value("epsilon", epsilon, allow_zero=False)
-        delta = check_budget_value("delta", delta, allow_zero=True)
+        epsilon = check_positive("epsilon", epsilon)
+        delta = check_nonnegative("delta", delta)
         reason = refusal(self._store.total, self.spent, epsilon, delta)
         if reason:
             raise BudgetExceededError(reason + "; nothing was released")
@@ -382,8 +382,8 @@ class PrivacyAccountant:
         ValueError
             If ``epsilon`` or ``delta`` is not a valid budget value.
         """
-        epsilon = check_budget_value("epsilon", epsilon, allow_zero=False)
-        delta = check_budget_value("delta", delta, allow_zero=True)
+        epsilon = check_positive("epsilon", epsilon)
+        delta = check_nonnegative("delta", delta)
         entry = LedgerEntry(
             mechanism=str(mechanism),
             epsilon=epsilon,

@@ -7,12 +7,12 @@ Shared by the accountant (:mod:`.accountant`) and the ledger stores (:mod:`.ledg
 
 from __future__ import annotations
 
-import math
 import os
 import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from numbers import Real
+
+from .validation import check_nonnegative, check_positive
 
 __all__ = ["REPLACE_ONE", "BudgetExceededError", "LedgerEntry"]
 
@@ -77,19 +77,9 @@ class LedgerEntry:
         return self.status != RELEASED
 
 
-def check_budget_value(name: str, value, *, allow_zero: bool) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise ValueError(f"{name} must be a real number, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        bound = "≥ 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be finite and {bound}, got {value!r}")
-    return value
-
-
 def check_total(epsilon, delta) -> tuple[float, float]:
-    epsilon = check_budget_value("epsilon", epsilon, allow_zero=False)
-    delta = check_budget_value("delta", delta, allow_zero=True)
+    epsilon = check_positive("epsilon", epsilon)
+    delta = check_nonnegative("delta", delta)
     if delta >= 1:
         raise ValueError(f"delta must be < 1, got {delta!r}")
     return epsilon, delta

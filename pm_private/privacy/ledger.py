@@ -19,11 +19,11 @@ from .budget import (
     SPENT,
     BudgetExceededError,
     LedgerEntry,
-    check_budget_value,
     check_total,
     now,
     refusal,
 )
+from .validation import check_nonnegative, check_positive
 
 __all__ = ["MemoryStore", "SQLiteStore"]
 
@@ -191,8 +191,8 @@ class SQLiteStore:
             raise ValueError(f"{path} has ledger format {row[2]}, this version reads format {_LEDGER_FORMAT}")
         self.total = (float(row[0]), float(row[1]))
         asked = (
-            self.total[0] if epsilon is None else check_budget_value("epsilon", epsilon, allow_zero=False),
-            self.total[1] if delta is None else check_budget_value("delta", delta, allow_zero=True),
+            self.total[0] if epsilon is None else check_positive("epsilon", epsilon),
+            self.total[1] if delta is None else check_nonnegative("delta", delta),
         )
         if asked != self.total:
             raise ValueError(

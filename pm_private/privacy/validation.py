@@ -19,6 +19,7 @@ __all__ = [
     "check_epsilon",
     "check_delta",
     "check_positive",
+    "check_nonnegative",
     "check_count",
     "check_bool",
     "check_fraction",
@@ -67,6 +68,32 @@ def check_positive(name: str, value) -> float:
     value = _as_float(name, value)
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    return value
+
+
+def check_nonnegative(name: str, value) -> float:
+    """A finite float ≥ 0, or ValueError naming ``name`` (bool and str are not numbers).
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    value : float
+        The value to check.
+
+    Returns
+    -------
+    float
+        ``float(value)``.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a finite number ≥ 0.
+    """
+    value = _as_float(name, value)
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be finite and ≥ 0, got {value!r}")
     return value
 
 

@@ -38,7 +38,7 @@ __all__ = ["LINKS", "DiscreteTimeData"]
 LINKS = ("logit", "cloglog", "probit")
 
 
-def _check_link(link: str) -> str:
+def check_link(link: str) -> str:
     if link not in LINKS:
         raise ValueError(f"link must be one of {LINKS}, got {link!r}")
     return link

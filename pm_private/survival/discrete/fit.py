@@ -7,7 +7,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special
 
-from .data import DiscreteTimeData, _check_link
+from .data import DiscreteTimeData, check_link
 
 __all__ = ["record_loss_numpy", "record_grad_numpy", "loss_and_grad", "FitResult", "fit_discrete_time"]
 
@@ -102,7 +102,7 @@ def record_loss_numpy(f, data: DiscreteTimeData, link: str = "logit") -> np.ndar
     ValueError
         For an unknown link.
     """
-    _check_link(link)
+    check_link(link)
     return _weights(f, data, link, 0)[0].sum(axis=1)
 
 
@@ -128,7 +128,7 @@ def record_grad_numpy(f, data: DiscreteTimeData, link: str = "logit") -> np.ndar
     ValueError
         For an unknown link.
     """
-    _check_link(link)
+    check_link(link)
     w = _weights(f, data, link, 1)[1]
     return np.hstack([w @ data.basis, w.sum(axis=1)[:, None] * data.X])
 
@@ -182,7 +182,7 @@ def loss_and_grad(f, data: DiscreteTimeData, link: str = "logit", *, hessian: bo
     ValueError
         For an unknown link.
     """
-    _check_link(link)
+    check_link(link)
     if isinstance(data, DiscreteTimeData):
         sums = loss_sums(f, data, link, hessian)
     else:
@@ -294,7 +294,7 @@ def fit_discrete_time(
         intervals with no events or where every record at risk has its event; or when the
         Hessian is singular (e.g. collinear covariates); for an unknown link or l2 < 0.
     """
-    _check_link(link)
+    check_link(link)
     l2 = float(l2)
     if not (np.isfinite(l2) and l2 >= 0):
         raise ValueError(f"l2 must be finite and ≥ 0, got {l2!r}")

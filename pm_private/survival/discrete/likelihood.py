@@ -9,7 +9,7 @@ import numpy as np
 import pytensor.tensor as pt
 from pytensor.tensor.type_other import NoneTypeT
 
-from .data import DiscreteTimeData, _check_link
+from .data import DiscreteTimeData, check_link
 from .ops import check_hazard_records, hazard_record_loss
 
 __all__ = ["DiscreteTimeHazard", "discrete_time_model"]
@@ -162,7 +162,7 @@ class DiscreteTimeHazard:
 
     @staticmethod
     def _options(link):
-        dist, logp = _functions(_check_link(link))
+        dist, logp = _functions(check_link(link))
         return {
             "dist": dist,
             "logp": logp,

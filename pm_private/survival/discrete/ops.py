@@ -22,7 +22,7 @@ from pytensor.link.numba.dispatch.basic import (
 from pytensor.raise_op import CheckAndRaise
 
 from ...privacy.validation import as_float_array
-from .data import _check_link
+from .data import check_link
 
 __all__ = ["check_hazard_records", "hazard_record_loss", "record_loss"]
 
@@ -333,7 +333,7 @@ def hazard_record_loss(gamma, eta, interval, event, link: str = "logit"):
     ValueError
         For an unknown link (at once) or, at run time, records of the wrong length or values.
     """
-    _check_link(link)
+    check_link(link)
     if link == "logit":
         return _LogitHazardLoss()(gamma, eta, interval, event)
     gamma, eta = pt.as_tensor(gamma), pt.as_tensor(eta)

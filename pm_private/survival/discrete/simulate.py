@@ -8,7 +8,7 @@ import numpy as np
 from scipy import special
 
 from ...privacy.validation import as_float_array, check_count
-from .data import DiscreteTimeData, _check_link
+from .data import DiscreteTimeData, check_link
 from .spline import interval_basis
 
 __all__ = ["SimulatedDiscreteTime", "expand_person_period", "simulate_discrete_time"]
@@ -108,7 +108,7 @@ def simulate_discrete_time(
     ValueError
         For invalid sizes, parameters, link or censoring probability.
     """
-    _check_link(link)
+    check_link(link)
     n, q = check_count("n", n), check_count("q", q)
     alpha, beta = as_float_array(alpha, "alpha"), as_float_array(beta, "beta")
     if alpha.ndim != 1 or alpha.size < 2 or not np.isfinite(alpha).all():

@@ -89,7 +89,7 @@ def _scale_from_shape(z, d, p, z_max):
         return np.exp(z_max + log_mean / p)
 
 
-def _mle_rows(log_t, d):
+def mle_rows(log_t, d):
     """(p, λ) per row of log times (m, n); +inf where no finite MLE exists."""
     log_t = np.atleast_2d(log_t)
     z_max = log_t.max(axis=1)
@@ -128,7 +128,7 @@ def weibull_mle(time, event) -> WeibullMLE:
         raise ValueError(f"times must be > 0 for the Weibull MLE (first zero at index {np.flatnonzero(t <= 0)[0]})")
     if d.sum() == 0:
         raise ValueError("no events (all records censored): the Weibull MLE does not exist")
-    p, lam = _mle_rows(np.log(t), d)
+    p, lam = mle_rows(np.log(t), d)
     if not np.isfinite(p[0]):
         raise ValueError("equation (4) has no finite root: every event is at the longest time")
     return WeibullMLE(float(p[0]), float(lam[0]))

@@ -78,7 +78,7 @@ from ...privacy.primitives import exponential_mechanism, laplace_mechanism
 from ...privacy.release import Release, output, public, release_guard
 from ...privacy.validation import check_count, check_epsilon, check_positive
 from ..data import check_survival, scale_times
-from .fit import _mle_rows
+from .fit import mle_rows
 
 __all__ = [
     "LSP_TLL",
@@ -519,7 +519,7 @@ def weibull_private(
 
 def _clipped_mle(log_t, d, gamma):
     """(p, λ) per row, clipped to [0, γ]; rows without a finite MLE get γ (the limit p, λ → ∞)."""
-    p, lam = _mle_rows(log_t, d)
+    p, lam = mle_rows(log_t, d)
     return np.minimum(p, gamma), np.minimum(lam, gamma)
 
 

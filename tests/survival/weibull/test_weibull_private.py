@@ -11,7 +11,7 @@ from scipy import stats
 from pm_private.privacy.accountant import PrivacyAccountant
 from pm_private.privacy.budget import BudgetExceededError
 from pm_private.privacy.noise import as_noise_source
-from pm_private.survival.weibull.fit import _mle_rows
+from pm_private.survival.weibull.fit import mle_rows
 from pm_private.survival.weibull.mechanisms import (
     SAMPLE_AGGREGATE,
     _draw_lsp,
@@ -99,7 +99,7 @@ def test_rungs_contain_the_mle_of_data_sets_at_distance_k():
             rows = rng.choice(n, size=k, replace=False)
             t2[rows] = rng.choice([FLOOR, 1.0], size=k) if k % 2 else np.exp(-rng.uniform(0, OMEGA, k))
             d2[rows] = rng.integers(0, 2, size=k)
-            p = min(_mle_rows(np.log(t2), d2)[0][0], GAMMA)
+            p = min(mle_rows(np.log(t2), d2)[0][0], GAMMA)
             assert lower[k] - TOL <= p <= upper[k] + TOL
 
 
@@ -289,7 +289,7 @@ def test_bad_rung_count_raises(K):
 
 def test_laplace_baseline_noise_is_laplace_2gamma_over_epsilon():
     t, d = np.linspace(0.1, 1.0, 100), (np.arange(100) % 2).astype(int)
-    p_mle = _mle_rows(np.log(t), d)[0][0]
+    p_mle = mle_rows(np.log(t), d)[0][0]
     source = as_noise_source(8)
     shapes = np.array([weibull_laplace(t, d, epsilon=200.0, horizon=1.0, rng=source).shape for _ in range(2000)])
     assert stats.kstest(shapes - p_mle, "laplace", args=(0, 2 * GAMMA / 200.0)).pvalue > 1e-3
@@ -306,7 +306,7 @@ def test_lsp_tll_beats_the_baselines(fl_like):
     """At ε = 8 neither baseline is swamped by noise and clipped to [0, γ]; LSP still wins."""
     t, d, horizon = fl_like
     scaled = np.maximum(t / horizon, FLOOR)
-    p_mle = _mle_rows(np.log(scaled), d)[0][0]
+    p_mle = mle_rows(np.log(scaled), d)[0][0]
     source = as_noise_source(12)
 
     def mdae(mechanism, **kwargs):
