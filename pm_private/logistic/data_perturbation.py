@@ -139,6 +139,41 @@ class DataPerturbationRelease(Release, kind="data_perturbation"):
 
     With ``influence_threshold`` the run is not DP (``private=False``, see the module docstring);
     which records went unnoised is decided on the private data and is not reported.
+
+    Parameters
+    ----------
+    epsilon : float
+        The target ε, as charged to the accountant; the RDP accountant's ε for the calibrated
+        noise is ≤ this value.
+    delta : float
+        The δ of the guarantee.
+    neighbours : str
+        The neighbour relation of the guarantee (a constant of the mechanism).
+    mechanism : str
+        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
+    private : bool
+        True when the noise came from secure OS randomness (``rng=None``) and every record was
+        noised; False for a seeded ``rng`` or an ``influence_threshold`` run, whose output
+        carries no privacy guarantee.
+    coef : numpy.ndarray of shape (n_features,)
+        The released coefficients (the average of the second half of the SGD iterates, without
+        the intercept).
+    intercept : float
+        The released intercept (0.0 without an intercept).
+    norm_bound : float
+        The public ℓ2 bound C on the rows; predictions scale new rows onto the same ball.
+    noise_multiplier : float
+        z = σ/(2R), the smallest multiplier (to 10⁻³) whose accounted ε is ≤ ``epsilon``.
+    noise_std : float
+        σ, the standard deviation of the Gaussian noise added to each coordinate of a record
+        in every step.
+    sensitivity : float
+        2R, the ℓ2 sensitivity of a step's batch of records (R = √(C² + 1) with an intercept,
+        C without).
+    steps : int
+        T = ⌈epochs·n/b⌉, the number of SGD steps.
+    batch_size : int
+        b, the number of records drawn (without replacement) in each step.
     """
 
     coef: np.ndarray = output()
@@ -179,12 +214,38 @@ class DataPerturbationRelease(Release, kind="data_perturbation"):
         return clip_to_release(X, self) @ self.coef + self.intercept
 
     def predict_proba(self, X) -> np.ndarray:
-        """n × 2 array of P(y = 0), P(y = 1) (rows clipped as in :meth:`decision_function`)."""
+        """n × 2 array of P(y = 0), P(y = 1) (rows clipped as in :meth:`decision_function`).
+
+        Post-processing of the release: no privacy cost.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite rows.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples, 2)
+            The probabilities of label 0 and label 1, in that order.
+        """
         p = expit(self.decision_function(X))
         return np.column_stack([1 - p, p])
 
     def predict(self, X) -> np.ndarray:
-        """Labels in {0, 1} (rows clipped as in :meth:`decision_function`)."""
+        """Labels in {0, 1} (rows clipped as in :meth:`decision_function`).
+
+        Post-processing of the release: no privacy cost.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite rows.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples,)
+            1 where the score is positive, else 0 (integers).
+        """
         return (self.decision_function(X) > 0).astype(int)
 
 

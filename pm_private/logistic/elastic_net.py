@@ -111,7 +111,34 @@ def to_signed_labels(y, n: int) -> np.ndarray:
 
 
 def design_bounds(norm_bound: float, norm: int, fit_intercept: bool) -> tuple[float, float]:
-    """(κ_j, c): the ℓ_j bound on the gradient ‖x‖_j and the Hessian bound ‖x‖₂²/4 of a design row."""
+    """(κ_j, c): the ℓ_j bound on the gradient ‖x‖_j and the Hessian bound ‖x‖₂²/4 of a design row.
+
+    The public constants of Yu et al. (2014) Alg. 1 for rows clipped to ‖x‖_j ≤ κ, with a
+    constant 1 appended after clipping when there is an intercept (module docstring).
+
+    Parameters
+    ----------
+    norm_bound : float
+        The public clipping bound κ > 0 of the rows.
+    norm : {1, 2}
+        The norm j of the clipping and of the noise (1 for B₁, 2 for B₂).
+    fit_intercept : bool
+        Whether a constant-1 column is appended to the clipped rows.
+
+    Returns
+    -------
+    kappa_j : float
+        The ℓ_j bound on a design row: κ + 1 (ℓ1) or √(κ² + 1) (ℓ2) with an intercept, κ
+        without.  The noise factor φ of Alg. 1 is 2κ_j.
+    c : float
+        (κ² + 1)/4 (κ²/4 without intercept): a bound on the largest eigenvalue of the per-record
+        Hessian σ(1−σ)xxᵀ of the logistic loss.
+
+    Raises
+    ------
+    ValueError
+        If κ² overflows.
+    """
     extra = 1.0 if fit_intercept else 0.0
     square = norm_bound * norm_bound + extra
     if not math.isfinite(square):
@@ -122,13 +149,59 @@ def design_bounds(norm_bound: float, norm: int, fit_intercept: bool) -> tuple[fl
 
 
 def convex_min(epsilon: float, n: int, c: float) -> float:
-    """Strong convexity Alg. 1 needs of the regulariser: c / (n(e^{ε/4} − 1))."""
+    """Strong convexity Alg. 1 needs of the regulariser: c / (n(e^{ε/4} − 1)).
+
+    Yu et al. (2014) Thm 3.1 gives ε-DP when the ridge part λ(1−α) of the penalty (plus any
+    extra ridge Δ) is at least this value; it is the ``convex_min`` of the module docstring.
+
+    Parameters
+    ----------
+    epsilon : float
+        The ε of the release, > 0.
+    n : int
+        The number of records (public), ≥ 1.
+    c : float
+        The Hessian bound of a design row, as returned by :func:`design_bounds`.
+
+    Returns
+    -------
+    float
+        The smallest strong convexity of the regulariser the guarantee allows.  For ε beyond
+        about 2800 (where e^{ε/4} overflows) the value for ε = 2800 is returned, already below
+        10⁻³⁰⁰.
+    """
     # e^{ε/4} overflows beyond ε ≈ 2800; the requirement is then below 1e-300 anyway.
     return c / (n * math.expm1(min(epsilon / 4.0, 700.0)))
 
 
 def prepare_design(X, norm_bound: float, norm: int, fit_intercept: bool) -> np.ndarray:
-    """Validated float matrix, rows clipped to the public bound, intercept column appended."""
+    """Validated float matrix, rows clipped to the public bound, intercept column appended.
+
+    The design matrix of Yu et al. (2014) Alg. 1: every row with ‖x‖_j > κ is scaled onto the
+    ball ‖x‖_j ≤ κ (other rows are unchanged), then a constant-1 column is appended if
+    ``fit_intercept``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The records; every entry must be finite.
+    norm_bound : float
+        The public clipping bound κ > 0.
+    norm : {1, 2}
+        The norm j the rows are clipped in.
+    fit_intercept : bool
+        Whether to append a constant-1 column after clipping.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_samples, n_features + fit_intercept)
+        The clipped rows (float64), with the intercept column last when there is one.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not a non-empty 2-D array of real numbers, or a row holds a non-finite value.
+    """
     X = as_matrix(X)
     check_finite_rows(X)
     X = project_rows(X, norm_bound, norm)
@@ -148,7 +221,50 @@ def perturbation_noise(dim: int, noise: str, source: NoiseSource, size: int | No
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class ElasticNetRelease(Release, kind="elastic_net"):
-    """One objective-perturbation release: the coefficients and what they assumed (no data, no noise vector)."""
+    """One objective-perturbation release: the coefficients and what they assumed (no data, no noise vector).
+
+    Held as ``privacy_`` by a fitted :class:`DPElasticNetLogisticRegression`, whether fitted
+    directly or chosen by :func:`~pm_private.logistic.select_penalty` (then ``epsilon`` is the
+    training part ε_T of the selection's budget and ``n`` the size of its training part).
+
+    Parameters
+    ----------
+    epsilon : float
+        The ε of the guarantee of Yu et al. (2014) Thm 3.1, as charged to the accountant.
+    delta : float, default 0.0
+        0: the release is pure ε-DP.
+    neighbours : str
+        The neighbour relation of the guarantee (a constant of the mechanism).
+    mechanism : str
+        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
+    private : bool
+        True when the noise came from secure OS randomness (``rng=None``); False for a seeded
+        ``rng``, whose output carries no privacy guarantee.
+    coef : numpy.ndarray of shape (n_features,)
+        The released coefficients θ without the intercept (the DP output; read-only).
+    intercept : float
+        The released intercept (0.0 without an intercept).
+    noise : {"laplace", "l2"}
+        The noise kind: B₁ (iid Laplace, rows clipped in ℓ1) or B₂ (rows clipped in ℓ2).
+    norm_bound : float
+        The public clipping bound κ of the rows; predictions scale new rows onto the same ball.
+    phi : float
+        φ = 2κ_j, the factor of the random linear term (φ/(εn))·bᵀθ.
+    hessian_bound : float
+        c, the bound on the largest eigenvalue of a record's loss Hessian
+        (:func:`design_bounds`).
+    convex_min : float
+        c/(n(e^{ε/4} − 1)), the strong convexity the guarantee needs of the regulariser
+        (:func:`convex_min`).
+    extra_ridge : float
+        Δ, the ridge strength added to reach ``convex_min`` (0.0 when λ(1−α) sufficed).
+    lam : float
+        The penalty strength λ.
+    alpha : float
+        The ℓ1 share α of the penalty.
+    n : int
+        The number of records the coefficients were fitted on (public).
+    """
 
     coef: np.ndarray = output()
     intercept: float = output()

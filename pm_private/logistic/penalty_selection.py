@@ -94,7 +94,39 @@ def noise_norm_bound(dim: int, tail: float) -> float:
 
 @dataclass(frozen=True)
 class StabilityConstants:
-    """Public constants of Thm 2.1 for one grid: β₁, β₂, the score sensitivity Δq and their inputs."""
+    """Public constants of Thm 2.1 for one grid: β₁, β₂, the score sensitivity Δq and their inputs.
+
+    The stability bounds of Yu et al. (2014) Thm 2.1 for the logistic training and validation
+    losses (module docstring), computed from public quantities only: the grid, α, ε_T, δ,
+    the clipping bound, the noise kind, the split sizes and the dimension.
+
+    Parameters
+    ----------
+    beta1 : float
+        β₁ = 2γκ / max(c*, c_min): β₁/n bounds the change of a candidate's validation score
+        when one training record is replaced.
+    beta2 : float
+        β₂ = κ(γ + φξ/(ε_T n)) / max(c*, c_min): β₂/m bounds that change when one validation
+        record is replaced.
+    sensitivity : float
+        Δq = max(β₁/n, β₂/m), the sensitivity of the validation scores used by the exponential
+        mechanism.
+    xi : float
+        ξ, the (1 − δ/k) quantile of Gamma(s, 2): every noise vector has ‖bᵢ‖₂ ≤ ξ except with
+        probability δ/k.
+    c_star : float
+        c* = c/(n(e^{ε_T/4} − 1)), the strong convexity each candidate's regulariser needs.
+    c_min : float
+        minᵢ λᵢ(1−α), the weakest ridge strength of the grid.
+    extra_ridge : float
+        Δ = max{0, c* − c_min}, the ridge strength added to every candidate.
+    lipschitz : float
+        The ℓ2 bound on a design row, √(κ² + 1) with an intercept and κ without (for ℓ1
+        clipping too, as ‖x‖₂ ≤ ‖x‖₁): the Lipschitz constant γ of the training loss and κ of
+        the validation loss.
+    phi : float
+        φ = 2κ_j, the factor of each candidate's random linear term.
+    """
 
     beta1: float
     beta2: float
@@ -141,6 +173,40 @@ class PenaltySelectionRelease(Release, kind="penalty_selection"):
 
     ``model`` is a fitted :class:`DPElasticNetLogisticRegression` holding θ_{i*} (its
     ``privacy_`` describes the ε_T part); ``index`` is i* on the grid ``lams``.
+
+    Parameters
+    ----------
+    epsilon : float
+        The total ε = ε_T + ε_S of the guarantee (Chaudhuri & Vinterbo 2013, Thm 1), as charged
+        to the accountant.
+    delta : float
+        The δ of the guarantee: it covers the event that some noise vector is longer than ξ.
+    neighbours : str
+        The neighbour relation of the guarantee (a constant of the mechanism).
+    mechanism : str
+        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
+    private : bool
+        True when the split and the noise came from secure OS randomness (``rng=None``); False
+        for a seeded ``rng``, whose output carries no privacy guarantee.
+    model : DPElasticNetLogisticRegression
+        The fitted classifier holding the chosen candidate's coefficients (the DP output).
+    lam : float
+        The chosen penalty strength λ_{i*} (a DP output).
+    index : int
+        i*, the position of ``lam`` on the grid ``lams`` (a DP output).
+    lams : tuple of float
+        The public grid of penalty strengths.
+    epsilon_train : float
+        ε_T = (1 − selection_share)·ε, the ε of each candidate's fit.
+    epsilon_select : float
+        ε_S = selection_share·ε, the ε of the exponential mechanism.
+    n_train : int
+        The number of training records n (public).
+    n_valid : int
+        The number of validation records m (public).
+    constants : StabilityConstants
+        The public constants of the selection: ξ, β₁, β₂, the score sensitivity and the extra
+        ridge term.
     """
 
     model: DPElasticNetLogisticRegression = output()

@@ -43,7 +43,22 @@ _CHECK_EVERY = 10
 
 
 class SolverResult:
-    """Minimisers ``theta`` (s × k), iterations used and the final KKT residual of each column."""
+    """Minimisers ``theta`` (s × k), iterations used and the final KKT residual of each column.
+
+    What :func:`solve_elastic_net_logistic` returns.  The iteration count and the residuals
+    depend on the data: a private mechanism keeps them to itself and releases only the
+    minimiser.
+
+    Parameters
+    ----------
+    theta : numpy.ndarray of shape (s, k)
+        The minimiser of each of the k problems, one per column.
+    n_iter : int
+        The number of iterations run (a multiple of the interval at which convergence is
+        checked).
+    residual : numpy.ndarray of shape (k,)
+        The final KKT residual max_j |sⱼ| of each column (module docstring), ≤ ``tol``.
+    """
 
     def __init__(self, theta: np.ndarray, n_iter: int, residual: np.ndarray):
         self.theta = theta
@@ -52,7 +67,20 @@ class SolverResult:
 
 
 def softplus(z: np.ndarray) -> np.ndarray:
-    """log(1 + e^z) without overflow."""
+    """log(1 + e^z) without overflow.
+
+    Evaluated as max(z, 0) + log1p(e^{−|z|}), accurate for every finite z.
+
+    Parameters
+    ----------
+    z : numpy.ndarray
+        Real values (any shape; a scalar gives a scalar).
+
+    Returns
+    -------
+    numpy.ndarray
+        log(1 + e^z), elementwise, of the shape of ``z``.
+    """
     return np.maximum(z, 0.0) + log1p(np.exp(-np.abs(z)))
 
 
@@ -115,12 +143,47 @@ def solve_elastic_net_logistic(
 ) -> SolverResult:
     """Minimise F_k for every column k (module docstring); X is n × s, y ∈ {−1, 1}ⁿ.
 
-    ``l2`` and ``l1`` are scalars or length-k arrays, ``linear`` is s × k (or s), ``l1_mask``
-    a boolean s-vector (default: all coordinates penalised).  Requires l2 > 0 (strong
-    convexity, so the minimiser is unique).  Raises :class:`~pm_private.privacy.ConvergenceError` if the KKT
-    residual is not below ``tol`` after ``max_iter`` iterations.  ``hessian_bound`` (c ≥ ‖xᵢ‖₂²/4
-    for every row, public) sets the step 1/(c + l2) without looking at X; by default the step
-    is 1/(‖X‖₂²/(4n) + l2).
+    Accelerated proximal gradient (FISTA) with the adaptive restart of O'Donoghue & Candès
+    (2015), stopped when the KKT residual of every column is ≤ ``tol``.  The k problems share
+    the data and are solved together; k is the largest of the number of columns of
+    ``linear`` and the lengths of ``l2`` and ``l1``.
+
+    Parameters
+    ----------
+    X : numpy.ndarray of shape (n, s)
+        The design matrix (an intercept is a constant-1 column, left out of ``l1_mask``).
+    y : numpy.ndarray of shape (n,)
+        The labels, in {−1, 1}.
+    l2 : float or numpy.ndarray of shape (k,)
+        The ridge strength of each problem; every one must be > 0 (strong convexity, so the
+        minimiser is unique).
+    l1 : float or numpy.ndarray of shape (k,)
+        The ℓ1 strength of each problem, ≥ 0.
+    linear : numpy.ndarray of shape (s, k) or (s,), optional
+        The linear term g_k of each problem (the objective-perturbation noise); zero by
+        default.
+    l1_mask : numpy.ndarray of shape (s,), optional
+        Boolean: the coordinates the ℓ1 term penalises (default: all).
+    tol : float, default 1e-10
+        The KKT tolerance every column must reach.
+    max_iter : int, default 100000
+        The iteration cap.
+    hessian_bound : float, optional
+        A public c ≥ ‖xᵢ‖₂²/4 for every row: the step is then 1/(c + l2), set without looking
+        at ``X``.  By default the step is 1/(‖X‖₂²/(4n) + l2).
+
+    Returns
+    -------
+    SolverResult
+        The minimisers (s × k), the number of iterations and the final KKT residuals.
+
+    Raises
+    ------
+    ValueError
+        If some ``l2`` is not > 0.
+    ConvergenceError
+        If the KKT residual of some column is still above ``tol`` after ``max_iter``
+        iterations; the message carries no data-dependent value.
     """
     n, s = X.shape
     k = 1 if linear is None else np.asarray(linear).reshape(s, -1).shape[1]
