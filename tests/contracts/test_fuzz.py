@@ -234,10 +234,11 @@ def _sanitized(**kwargs):
 def _hazard(**kwargs):
     import pymc as pm
 
-    from pm_private.survival import DiscreteTimeHazard
+    from pm_private.survival import DiscreteTimeHazard, check_hazard_records
 
     beta, gamma = pm.Normal("beta", shape=D), pm.Normal("gamma", shape=5)
-    DiscreteTimeHazard("L", kwargs["X"], kwargs["interval"], kwargs["event"], beta=beta, baseline=gamma)
+    X, interval, event = check_hazard_records(kwargs["X"], kwargs["interval"], kwargs["event"], 5)
+    DiscreteTimeHazard("L", gamma, X @ beta, observed=np.column_stack([interval, event]))
     model = pm.modelcontext(None)
     return model.compile_logp(mode="FAST_COMPILE")(model.initial_point())  # runs the compiled kernel
 

@@ -21,18 +21,16 @@ CHILD = textwrap.dedent(
     """
     import numpy as np, pytensor, pytensor.tensor as pt
     import pymc as pm
-    from pm_private.survival import DiscreteTimeHazard
+    from pm_private.survival import check_hazard_records
     from pm_private.survival.discrete.ops import hazard_record_loss
 
     X = np.random.default_rng(0).normal(size=(50, 2))
     outcomes = []
-    with pm.Model():
-        beta, gamma = pm.Normal("beta", shape=2), pm.Normal("gamma", shape=5)
-        try:
-            DiscreteTimeHazard("L", X, np.zeros(3, dtype=int), np.zeros(3), beta=beta, baseline=gamma)
-            outcomes.append("accepted")
-        except ValueError as error:
-            outcomes.append("interval" in str(error))
+    try:
+        check_hazard_records(X, np.zeros(3, dtype=int), np.zeros(3), 5)
+        outcomes.append("accepted")
+    except ValueError as error:
+        outcomes.append("interval" in str(error))
     g, eta = pt.dvector("g"), pt.dvector("eta")
     interval, event = pt.lvector("interval"), pt.bvector("event")
     for link in ("logit", "cloglog"):
@@ -81,7 +79,8 @@ def test_discrete_time_hazard_refuses_bad_records_naming_the_argument(X, interva
     with pm.Model() as model:
         beta, gamma = pm.Normal("beta", shape=2), pm.Normal("gamma", shape=5)
         with pytest.raises(ValueError, match=match):
-            DiscreteTimeHazard("L", X, interval, event, beta=beta, baseline=gamma)
+            X, interval, event = check_hazard_records(X, interval, event, 5)
+            DiscreteTimeHazard("L", gamma, X @ beta, observed=np.column_stack([interval, event]))
     assert model.potentials == [] and model.observed_RVs == []
 
 

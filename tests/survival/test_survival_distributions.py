@@ -99,9 +99,12 @@ def test_weibull_logp_is_per_record_and_checks_observed():
             WeibullSurvival("t", 1.0, 1.0, observed=np.array([[1.0, 2.0]]))
         with pytest.raises(ValueError, match=r"\(n, 2\)"):
             WeibullSurvival("u", 1.0, 1.0, observed=np.array([1.0, 2.0]))
-        with pytest.warns(DeprecationWarning):
-            old = WeibullSurvival("v", sim.time, sim.event, p=1.3, lam=2.0)
-        assert str(old.owner.op).startswith("WeibullSurvival")
+        with pytest.raises(ValueError, match="alpha"):
+            WeibullSurvival("v", beta=2.0, observed=np.column_stack([sim.time, sim.event]))
+        # the keyword form every PyMC user types, as pm.Weibull("t", alpha=…, beta=…)
+        keyword = WeibullSurvival("w", alpha=1.3, beta=2.0, observed=np.column_stack([sim.time, sim.event]))
+        assert str(keyword.owner.op).startswith("WeibullSurvival")
+    np.testing.assert_allclose(pm.logp(keyword, value).eval(mode="CVM"), expected, rtol=1e-10)
 
 
 # ---------------------------------------------------------------- LOO, set_data, posterior predictive

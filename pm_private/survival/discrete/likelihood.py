@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from functools import cache
 
 import numpy as np
@@ -10,7 +9,7 @@ import pytensor.tensor as pt
 from pytensor.tensor.type_other import NoneTypeT
 
 from .data import DiscreteTimeData, check_link
-from .ops import check_hazard_records, hazard_record_loss
+from .ops import hazard_record_loss
 
 __all__ = ["DiscreteTimeHazard", "discrete_time_model"]
 
@@ -84,12 +83,12 @@ class DiscreteTimeHazard:
     ----------
     name : str
         Name of the variable.
-    *args : tensor_like
-        ``baseline`` and optionally ``eta``.  ``baseline``, shape (q,), is γ: ``basis @ alpha``
-        for a spline baseline (:func:`interval_basis`) or free effects.  ``eta`` (default 0) is
+    baseline : tensor_like, shape (q,)
+        γ: ``basis @ alpha`` for a spline baseline (:func:`interval_basis`) or free effects.
+    eta : tensor_like, default 0
         ηᵢ, scalar or one per record, e.g. ``X @ beta`` with ``X = pm.Data(...)`` or a
-        ``pm.Minibatch`` (then pass ``total_size=n``).  (In the deprecated form:
-        ``X, interval, event``, see below.)
+        ``pm.Minibatch`` (then pass ``total_size=n``).  Check raw records with
+        :func:`check_hazard_records` first.
     link : {"logit", "cloglog", "probit"}, default "logit"
         The link g of the hazard.
     censoring : tensor_like of int, optional
@@ -104,23 +103,17 @@ class DiscreteTimeHazard:
     Raises
     ------
     ValueError
-        For a wrong number of arguments, a baseline that is not a vector, an unknown link, or
-        observed rows that are not valid [kᵢ, δᵢ].
-
-    Notes
-    -----
-    The old call ``DiscreteTimeHazard(name, X, interval, event, beta=, alpha=, basis= | baseline=)``
-    still works (deprecated).
+        For a missing baseline, a baseline that is not a vector, an unknown link, or observed rows
+        that are not valid [kᵢ, δᵢ].
     """
 
-    def __new__(cls, name: str, *args, link: str = "logit", censoring=None, observed=None, **kwargs):
+    def __new__(
+        cls, name: str, baseline=None, eta=0.0, *, link: str = "logit", censoring=None, observed=None, **kwargs
+    ):
         import pymc as pm
 
-        if len(args) == 3:
-            args, observed, kwargs = cls._deprecated(*args, **kwargs)
-        if not 1 <= len(args) <= 2:
+        if baseline is None:
             raise ValueError("DiscreteTimeHazard needs baseline and, optionally, eta")
-        baseline, eta = (*args, 0.0) if len(args) == 1 else args
         params = cls._params(baseline, eta, censoring)
         return pm.CustomDist(name, *params, observed=_check_observed(observed), **cls._options(link), **kwargs)
 
@@ -170,23 +163,6 @@ class DiscreteTimeHazard:
             "dtype": "int32",
             "class_name": "DiscreteTimeHazard",
         }
-
-    @staticmethod
-    def _deprecated(X, interval, event, *, beta, alpha=None, basis=None, baseline=None, **kwargs):
-        warnings.warn(
-            "DiscreteTimeHazard(name, X, interval, event, beta=, ...) is deprecated: use "
-            "DiscreteTimeHazard(name, baseline, X @ beta, observed=np.column_stack([interval, event]))",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        if (baseline is None) == (alpha is None or basis is None):
-            raise ValueError("give either alpha and basis (spline baseline) or baseline (free per-interval)")
-        q = np.shape(basis)[0] if baseline is None else pt.as_tensor(baseline).type.shape[0]
-        X, interval, event = check_hazard_records(X, interval, event, q)
-        gamma = pt.as_tensor(basis) @ alpha if baseline is None else baseline
-        eta = pt.as_tensor(X) @ beta
-        observed = np.column_stack([interval, event]).astype(np.int32)
-        return (gamma, eta), observed, kwargs
 
 
 def discrete_time_model(

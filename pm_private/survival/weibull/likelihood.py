@@ -16,8 +16,6 @@ h(t | x) = h₀(t)·exp(−p·xᵀβ).
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 import pymc as pm
@@ -97,16 +95,15 @@ class WeibullSurvival:
     ----------
     name : str
         Name of the variable.
-    *args : tensor_like
-        ``alpha, beta``: the shape α > 0 and the scale β > 0, scalars or one per record, e.g.
-        ``beta = pm.math.exp(b0 + X @ coef)`` for the accelerated-failure-time model.  (In the
-        deprecated form: ``time, event``.)
+    alpha : tensor_like
+        The shape α > 0, a scalar or one per record (positional or keyword, as in ``pm.Weibull``).
+    beta : tensor_like
+        The scale β > 0, a scalar or one per record, e.g. ``beta = pm.math.exp(b0 + X @ coef)``
+        for the accelerated-failure-time model.
     censoring : tensor_like, default +inf
         Public censoring time(s) cᵢ of the random draws (scalar or one per record).
     observed : array (n, 2), optional
         Rows [tᵢ, dᵢ]; ``pm.Data`` and ``pm.Minibatch`` (with ``total_size``) are accepted.
-    p, lam : tensor_like, optional
-        Deprecated: the shape and scale of the old call (see below).
     **kwargs
         Passed to ``pm.CustomDist`` (``dims``, ``shape``, ``total_size``, …).
 
@@ -121,27 +118,14 @@ class WeibullSurvival:
     >>> with pm.Model():                                                  # doctest: +SKIP
     ...     alpha = pm.LogNormal("alpha", 0.0, 1.0)
     ...     beta = pm.math.exp(pm.Normal("b0", 0.0, 5.0) + X @ pm.Normal("coef", 0.0, 2.0, shape=d))
-    ...     WeibullSurvival("t", alpha, beta, censoring=horizon, observed=np.column_stack([t, d]))
-
-    The old call ``WeibullSurvival(name, time, event, p=..., lam=...)`` still works (deprecated).
+    ...     WeibullSurvival("t", alpha=alpha, beta=beta, censoring=horizon, observed=np.column_stack([t, d]))
     """
 
-    def __new__(cls, name: str, *args, censoring=np.inf, observed=None, p=None, lam=None, **kwargs):
-        if p is not None or lam is not None:
-            warnings.warn(
-                "WeibullSurvival(name, time, event, p=, lam=) is deprecated: use "
-                "WeibullSurvival(name, alpha, beta, observed=np.column_stack([time, event]))",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            if len(args) != 2 or p is None or lam is None or observed is not None:
-                raise ValueError("the deprecated form needs time and event positionally, p= and lam=")
-            observed = np.column_stack(check_survival(*args))
-            args = (p, lam)
-        if len(args) != 2:
+    def __new__(cls, name: str, alpha=None, beta=None, *, censoring=np.inf, observed=None, **kwargs):
+        if alpha is None or beta is None:
             raise ValueError("WeibullSurvival needs alpha (shape) and beta (scale)")
         return pm.CustomDist(
-            name, *cls._params(*args, censoring), observed=_check_observed(observed), **cls._options(), **kwargs
+            name, *cls._params(alpha, beta, censoring), observed=_check_observed(observed), **cls._options(), **kwargs
         )
 
     @classmethod

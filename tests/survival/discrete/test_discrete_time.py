@@ -249,8 +249,8 @@ def test_bad_link_and_baseline(sim):
         record_loss_numpy(_point(), sim.data, "log")
     with pytest.raises(ValueError, match="length"):
         loss_and_grad(np.zeros(3), sim.data)
-    with pm.Model(), pytest.raises(ValueError, match="either"), pytest.warns(DeprecationWarning):
-        DiscreteTimeHazard("x", sim.data.X, sim.data.interval, sim.data.event, beta=np.zeros(3))
+    with pm.Model(), pytest.raises(ValueError, match="needs baseline"):
+        DiscreteTimeHazard("x", eta=np.zeros(3))
     with pm.Model(), pytest.raises(ValueError, match="link"):
         DiscreteTimeHazard("x", np.zeros(Q), link="log")
     with pm.Model(), pytest.raises(ValueError, match="baseline must be a vector"):
