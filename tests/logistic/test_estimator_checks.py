@@ -29,7 +29,8 @@ import pm_private.logistic.data_perturbation as data_perturbation
 import pm_private.logistic.elastic_net as elastic_net
 import pm_private.logistic.penalty_selection as penalty_selection
 from pm_private.logistic import DPElasticNetLogisticRegression
-from pm_private.privacy.accounting import BudgetExceededError, PrivacyAccountant
+from pm_private.privacy.accountant import PrivacyAccountant
+from pm_private.privacy.budget import BudgetExceededError
 
 #: Excused for every instance.
 INHERENT = {
