@@ -269,7 +269,9 @@ class AdaSSPRelease(Release, kind="adassp"):
         return self.coef.shape[0]
 
     def predict(self, X) -> np.ndarray:
-        """Xθ̂ for new (public) rows; no projection is applied to them.
+        """x̃ᵀθ̂ for new rows, each mapped as the released rows were: projected onto the public
+        ball ‖x̃‖ ≤ B_X (rows inside it are unchanged).  The library's one rule for predictors:
+        :func:`pm_private.predict` and the logistic estimators map new rows the same way.
 
         Parameters
         ----------
@@ -289,7 +291,7 @@ class AdaSSPRelease(Release, kind="adassp"):
         X = as_matrix(X)
         if X.shape[1] != self.d:
             raise ValueError(f"X must have {self.d} columns, got shape {X.shape}")
-        return X @ self.coef
+        return project_rows(X, self.x_bound) @ self.coef
 
     def __repr__(self) -> str:
         mode = "private" if self.private else "NOT private (seeded)"

@@ -245,7 +245,10 @@ def test_large_epsilon_matches_ols_on_projected_data():
     r = adassp(X, y, epsilon=100.0, delta=1e-6, x_bound=bx, y_bound=by, rng=16)
     assert r.ridge == 0.0 and r.solver == "solve"
     np.testing.assert_allclose(r.coef, ols, atol=1e-3)
-    np.testing.assert_allclose(r.predict(X[:5]), X[:5] @ r.coef)
+    # new rows are projected onto the release's ball, as the released rows were
+    np.testing.assert_allclose(r.predict(X[:50]), P[:50] @ r.coef)
+    outside = np.linalg.norm(X[:50], axis=1) > bx
+    assert outside.any() and not np.allclose(r.predict(X[:50])[outside], X[:50][outside] @ r.coef)
 
 
 def test_small_data_gets_a_ridge_and_a_finite_estimate():
