@@ -204,6 +204,14 @@ def test_every_release_kind_round_trips_through_a_release_file(neighbour_release
     assert seen == expected, f"release types without a file round trip: {expected - seen}"
 
 
+def test_privacy_page_has_a_row_for_every_release_kind():
+    from pathlib import Path
+
+    page = (Path(pm_private.__file__).parents[1] / "docs" / "privacy.md").read_text(encoding="utf-8")
+    missing = [cls.kind for cls in RELEASE_TYPES if f"release kind `{cls.kind}`" not in page]
+    assert not missing, f"release kinds without a row on the privacy page: {missing}"
+
+
 def test_suff_stats_container_declares_its_fields_too():
     assert set(field_kinds(SuffStats).values()) <= {OUTPUT, PUBLIC}
 
