@@ -207,10 +207,13 @@ def _process_limit_held() -> bool:
 
 
 def _hold_one_blas_thread() -> None:
-    """Limit BLAS to one thread in this process (until the last model is collected)."""
+    """Limit BLAS to one thread in this process (until the last model is collected); applied
+    again if the threads were raised since, the original counts kept for the restore."""
     global _held, _held_pid
     with _blas_lock:
-        if not _process_limit_held():
+        if _process_limit_held():
+            _limit(_libraries())
+        else:
             _held, _held_pid = _limit(_libraries()), os.getpid()
 
 
@@ -371,6 +374,7 @@ class FrobeniusStatsLogp(Op):
     __props__ = ()
 
     def make_node(self, chol_c, stats, n, noise_var):
+        _register_numba()
         chol_c, stats, n, noise_var = (pt.as_tensor(v, dtype="float64") for v in (chol_c, stats, n, noise_var))
         batch = chol_c.ndim - 2
         if stats.ndim != chol_c.ndim or n.ndim != batch or noise_var.ndim != batch:
@@ -484,7 +488,6 @@ def frobenius_stats_logp(chol_c, stats, private_n, noise_var):
     tensor (...)
         The log-density, batched over the leading axes (broadcast between the inputs).
     """
-    _register_numba()
     chol_c, stats, private_n, noise_var = (
         pt.as_tensor(v, dtype="float64") for v in (chol_c, stats, private_n, noise_var)
     )

@@ -187,7 +187,7 @@ def set_stats(name: str, stats, model: pm.Model | None = None) -> None:
     :func:`pm_private.linear.noise_aware.NoisySuffStatRegression` likelihoods.
     """
     model = pm.modelcontext(model)
-    if f"{name}_private" in model.named_vars:
+    if f"{name}_private_n" in model.named_vars:
         set_noisy_stats(name, stats, model)
     else:
         pm.set_data({f"{name}_{key}": value for key, value in _stack(stats).items()}, model=model)
