@@ -418,13 +418,15 @@ def regression_model(
     x_chol = None
     if noise_aware:
         if x_cov is None:
-            x_cov = "wishart" if d <= WISHART_MAX_D else "release"
-        if isinstance(x_cov, str):
+            covariates = "wishart" if d <= WISHART_MAX_D else "release"
+        elif isinstance(x_cov, str):
             if x_cov not in ("wishart", "release"):
                 raise ValueError(f"x_cov must be an array, 'wishart', 'release' or None, got {x_cov!r}")
+            covariates = x_cov
         else:
+            covariates = "public"
             x_chol = _check_x_cov(x_cov, d)
-        if x_cov == "wishart":
+        if covariates == "wishart":
             x_scale = float(np.median([_default_x_scale(s) for s in batch]) if x_scale is None else x_scale)
             x_dof = float(d + 2 if x_dof is None else x_dof)
     coords = {"feature": names}
@@ -436,9 +438,9 @@ def regression_model(
         noise_precision = pm.Gamma("noise_precision", alpha=a, beta=b, dims=batch_dims)
         scale = 1.0 / pt.sqrt(prior_precision)
         if noise_aware:
-            if x_chol is not None:
+            if covariates == "public":
                 x_chol = pm.Data("x_cov_chol", x_chol)
-            elif x_cov == "release":
+            elif covariates == "release":
                 x_chol = pm.Data("x_cov_release_chol", _release_x_chol(stats))
             else:
                 x_chol = covariate_cholesky(
