@@ -220,7 +220,7 @@ def test_regression_model_picks_the_spectral_likelihood():
 
 def test_laplace_releases_beyond_the_dense_limit_are_refused():
     d = DENSE_MAX_D + 1
-    X, y = _data(60, d, 3)
+    X, y = _data(400, d, 3)
     lap = release_suff_stats(X, y, epsilon=1.0, x_bound=3.0, y_bound=4.0, rng=0)
     with pytest.raises(ValueError, match=r"stats: .* d ≤ 25"):
         regression_model(lap)
