@@ -70,6 +70,7 @@ __all__ = [
     "frobenius_noise_variance",
     "frobenius_stats_logp",
     "exact_stats_logp",
+    "likelihood_method",
     "set_noisy_stats",
 ]
 
@@ -603,6 +604,12 @@ def _stack_arrays(stats, method: str = "dense") -> tuple[dict[str, np.ndarray], 
     if isinstance(stats, SuffStats):
         arrays = {key: value[0] for key, value in arrays.items()}
     return arrays, method
+
+
+def likelihood_method(stats, method: str = "auto") -> str:
+    """The likelihood :func:`NoisySuffStatRegression` uses for ``stats``: ``"spectral"`` or
+    ``"dense"`` (ValueError where neither applies, see its ``method``)."""
+    return _stack_arrays(stats, method)[1]
 
 
 def NoisySuffStatRegression(name: str, stats, *, beta, noise_precision, x_chol, method: str = "auto"):

@@ -26,7 +26,13 @@ import pytensor.tensor as pt
 from pytensor.tensor.linalg import solve_triangular
 
 from ..privacy.validation import check_count
-from .noise_aware import NoisySuffStatRegression, covariate_cholesky, noise_aware_arrays, set_noisy_stats
+from .noise_aware import (
+    NoisySuffStatRegression,
+    covariate_cholesky,
+    likelihood_method,
+    noise_aware_arrays,
+    set_noisy_stats,
+)
 from .suffstats import SuffStats, frobenius_weights
 
 __all__ = [
@@ -417,6 +423,7 @@ def regression_model(
         noise_aware = any(not s.is_exact for s in batch)
     x_chol = None
     if noise_aware:
+        likelihood = likelihood_method(stats, likelihood)
         if x_cov is None:
             covariates = "wishart" if d <= WISHART_MAX_D else "release"
         elif isinstance(x_cov, str):
