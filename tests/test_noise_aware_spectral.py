@@ -13,6 +13,9 @@ What is checked:
 - ``regression_model`` picks the spectral likelihood for Gaussian releases and the dense one
   for Laplace releases, refuses Laplace releases beyond the dense limit, and ``set_stats``
   swaps statistics in both;
+- the plug-in covariate covariance ``release_x_cov`` is Sxx/n for exact or nearly exact
+  statistics and a multiple of the identity when the noise hides the covariates' spread; it is
+  the default covariate model above d = 10 and ``set_stats`` recomputes it;
 - building a noise-aware model holds BLAS at one thread until the model is collected, the
   likelihood's linear algebra runs on one thread during evaluations and a NUTS fit, and a
   process that unpickles the model's graph takes the limit.
@@ -30,7 +33,7 @@ import pytensor.tensor as pt
 import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from pm_private import release_suff_stats, release_suff_stats_gaussian
+from pm_private import release_suff_stats, release_suff_stats_gaussian, suff_stats
 from pm_private.linear import noise_aware
 from pm_private.linear.noise_aware import (
     DENSE_MAX_D,
@@ -39,7 +42,7 @@ from pm_private.linear.noise_aware import (
     noise_aware_arrays,
     noisy_stats_logp,
 )
-from pm_private.linear.regression import regression_model, set_stats
+from pm_private.linear.regression import WISHART_MAX_D, regression_model, release_x_cov, set_stats
 from pm_private.linear.suffstats import frobenius_weights, stat_pairs
 
 RTOL = 1e-8
@@ -226,6 +229,34 @@ def test_laplace_releases_beyond_the_dense_limit_are_refused():
         regression_model(lap)
     gauss = release_suff_stats_gaussian(X, y, epsilon=1.0, delta=1e-5, x_bound=9.0, y_bound=4.0, rng=0)
     assert "likelihood_frobenius_noise_var" in regression_model(gauss).named_vars
+
+
+def test_release_x_cov_plug_in():
+    X, y = _data(5000, 12, 6)
+    exact = suff_stats(X, y)
+    np.testing.assert_allclose(release_x_cov(exact), exact.xx / exact.n)
+    precise = release_suff_stats_gaussian(X, y, epsilon=1e4, delta=1e-5, x_bound=12.0, y_bound=8.0, rng=0)
+    np.testing.assert_allclose(release_x_cov(precise), exact.xx / exact.n, atol=1e-3)
+    # Noise far above the covariates' spread: Sxx/n shrinks to a multiple of the identity.
+    noisy = release_suff_stats_gaussian(X[:200], y[:200], epsilon=0.5, delta=1e-5, x_bound=12.0, y_bound=8.0, rng=1)
+    cov = release_x_cov(noisy)
+    mu = np.trace(cov) / 12
+    np.testing.assert_allclose(cov, mu * np.eye(12), atol=1e-9 * mu)
+    assert np.linalg.eigvalsh(cov)[0] > 0
+    # Above WISHART_MAX_D the default covariate model is this plug-in; set_stats recomputes it.
+    model = regression_model(precise)
+    assert d_free(model) == {"beta_whitened", "noise_precision", "prior_precision"}
+    np.testing.assert_allclose(
+        model["x_cov_release_chol"].get_value(), np.linalg.cholesky(release_x_cov(precise)), rtol=1e-12
+    )
+    set_stats("likelihood", noisy, model)
+    np.testing.assert_allclose(model["x_cov_release_chol"].get_value(), np.linalg.cholesky(cov), rtol=1e-12)
+    assert "x_cov_chi2" in {v.name for v in regression_model(precise, x_cov="wishart").free_RVs}
+    assert WISHART_MAX_D < 12
+
+
+def d_free(model):
+    return {v.name for v in model.free_RVs}
 
 
 def _blas_threads():

@@ -5,7 +5,7 @@ publishes r = s + w, where
 s = Σᵢ t(xᵢ, yᵢ) are the true statistics of the n private rows, t(x, y) = upper triangle of
 zzᵀ with z = (x, y) ∈ ℝᵈ⁺¹ (the d(d+1)/2 entries of xxᵀ, the d entries of xy, and y²), and
 w is Laplace noise whose scales b₁, b₂, b₃ are in the release's metadata (or Gaussian noise of
-standard deviation σ on every entry).  Treating r as exact
+standard deviation σ on the diagonal statistics and σ/√2 on the others).  Treating r as exact
 (Honkela et al. 2018) ignores w and gives over-confident posteriors.
 
 Model (Bernstein & Sheldon 2019, "Differentially private Bayesian linear regression"):
@@ -24,11 +24,36 @@ exactly):
     r ≈ N(n·m(C), n·V(C) + diag(v)),  v = 2b² (Laplace) or σ² (Gaussian),
 
 a single multivariate normal of dimension k = (d+1)(d+2)/2 whose log-density is a smooth
-PyTensor expression, so it runs with NUTS and ADVI inside any ``pm.Model`` and costs
-O(k³) per evaluation whatever n is.  Exact (public) statistics S_pub of n_pub further rows
-enter through the exact Gaussian log-likelihood of those rows,
+PyTensor expression, so it runs with NUTS and ADVI inside any ``pm.Model`` whatever n is.
+
+Two forms of the same density:
+
+* spectral, O(d³) (:func:`frobenius_stats_logp`), for noise isotropic in the Frobenius geometry
+  of the symmetric (d+1)×(d+1) matrices, i.e. v = σ² on the diagonal statistics and σ²/2 off
+  it: the Gaussian release (:func:`pm_private.release_suff_stats_gaussian`) and sums of such
+  releases.  The CLT covariance of S is the operator A ↦ 2n·CAC and the noise's is σ²·Id; both
+  are diagonal in the eigenbasis {uᵢuⱼᵀ} of C = UΛUᵀ, with eigenvalues 2nλᵢλⱼ + σ², so one
+  eigendecomposition of C gives the density and a closed-form gradient (no divided
+  differences of eigenvalues, so it is exact at repeated eigenvalues).  At d = 64 one gradient
+  of the likelihood takes about 0.6 ms on one core.
+* dense, O(k³) = O(d⁶) (:func:`noisy_stats_logp`), for any per-entry variances: the Laplace
+  release (:func:`pm_private.release_suff_stats`), whose three blocks (Sxx, Sxy, Syy) have
+  different scales, so the noise is not isotropic and the two covariances share no
+  eigenbasis.  No exact fast path is known for it; an isotropic bound on the noise would be
+  conservative but would change the model, so the dense form is kept and limited to
+  d ≤ ``DENSE_MAX_D`` = 25 (k = 351): one gradient took 23 ms at d = 20, 0.18 s at d = 30
+  and 2.1 s at d = 50 (one core), so that a NUTS fit beyond d = 25 takes hours.  Release with
+  the Gaussian mechanism beyond that (its noise is also far smaller at d ≥ 5).
+
+Exact (public) statistics S_pub of n_pub further rows enter through the exact Gaussian log-likelihood of those rows,
 −(n_pub/2)·log|2πC| − ½·tr(C⁻¹S_pub), which depends on the rows only through S_pub.  With no
 noise the model is the Gaussian model of (x, y) with s approximated by its CLT normal.
+
+BLAS threads.  Building a model with :func:`NoisySuffStatRegression` (which
+:func:`pm_private.linear.regression_model` does) limits BLAS to one thread in the process until
+the last such model is garbage-collected, and a process that unpickles such a model (a
+sampler's worker) takes the same limit: the gradients are small dense linear algebra, which
+OpenBLAS's default threads slow down 30–200× on a loaded machine.
 
 Why this and not Ju et al. (2022): their data-augmentation MCMC keeps the n private records
 latent and is exact for any record-additive statistic, but every sweep costs O(n) (it updates
@@ -637,7 +662,7 @@ def NoisySuffStatRegression(name: str, stats, *, beta, noise_precision, x_chol, 
     method : {"auto", "spectral", "dense"}
         ``"spectral"``: :func:`frobenius_stats_logp`, O(d³), for releases whose noise is isotropic
         in the Frobenius geometry (Gaussian releases and sums of them; ValueError otherwise);
-        ``"dense"``: :func:`noisy_stats_logp`, O(d⁶), any noise, d ≤ :data:`DENSE_MAX_D`;
+        ``"dense"``: :func:`noisy_stats_logp`, O(d⁶), any noise, d ≤ ``DENSE_MAX_D``;
         ``"auto"``: spectral whenever it applies.  Both give the same log-density.
 
     Returns

@@ -284,8 +284,10 @@ def release_x_cov(stats: SuffStats) -> np.ndarray:
         Σ̂x = (1 − α)·M + α·μI,  α = min(1, ν / ‖M − μI‖²_F),
 
     keeps M where the covariates' spread dominates the noise and falls back to μI where the noise
-    hides it; eigenvalues are then raised to 10⁻³·μ.  Exact statistics give Sxx/n (eigenvalues
-    raised to 10⁻⁶ × the largest).
+    hides it; eigenvalues are then raised to 10⁻³·μ.  Where the noise hides even the trace
+    (tr(M)/d not above twice its noise standard deviation σ/(n√d)), μ is the covariates' prior
+    scale squared (the ``x_scale`` default of :func:`regression_model`).  Exact statistics give
+    Sxx/n (eigenvalues raised to 10⁻⁶ × the largest).
 
     Returns
     -------
@@ -296,13 +298,15 @@ def release_x_cov(stats: SuffStats) -> np.ndarray:
     cov = np.asarray(stats.xx) / stats.n
     cov = (cov + cov.T) / 2
     mu = np.trace(cov) / d
-    if not mu > 0:
-        raise ValueError("the released Sxx has a non-positive trace; pass x_cov or x_cov='wishart'")
     floor = 1e-6 * np.linalg.eigvalsh(cov)[-1]
+    if stats.is_exact and not mu > 0:
+        raise ValueError("Sxx is zero: the covariates have no spread; pass x_cov")
     if not stats.is_exact:
         m = d * (d + 1) // 2
         noise_var = noise_aware_arrays(stats)["noise_var"][:m] * frobenius_weights(d)[:m] ** 2
         noise = noise_var.mean() * m / stats.n**2
+        if not mu > 2.0 * np.sqrt(noise_var.mean() / d) / stats.n:  # trace not above twice its noise s.e.
+            mu = _default_x_scale(stats) ** 2
         spread = np.sum((cov - mu * np.eye(d)) ** 2)
         alpha = 1.0 if spread <= noise else noise / spread
         cov = (1 - alpha) * cov + alpha * mu * np.eye(d)
@@ -382,7 +386,7 @@ def regression_model(
         no privacy cost), stored as ``pm.Data("x_cov_release_chol")`` and recomputed by
         :func:`set_stats`; its uncertainty is ignored, which matters little once n·Σx dominates
         the noise;
-      - None (default): ``"wishart"`` for d ≤ :data:`WISHART_MAX_D`, ``"release"`` above, where
+      - None (default): ``"wishart"`` for d ≤ ``WISHART_MAX_D``, ``"release"`` above, where
         the Wishart prior's d(d+1)/2 latent parameters make NUTS slow.
 
       ``likelihood`` picks the likelihood (:func:`pm_private.linear.noise_aware.NoisySuffStatRegression`'s
