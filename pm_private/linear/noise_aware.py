@@ -35,15 +35,16 @@ Two forms of the same density:
   are diagonal in the eigenbasis {uᵢuⱼᵀ} of C = UΛUᵀ, with eigenvalues 2nλᵢλⱼ + σ², so one
   eigendecomposition of C gives the density and a closed-form gradient (no divided
   differences of eigenvalues, so it is exact at repeated eigenvalues).  At d = 64 one gradient
-  of the likelihood takes about 0.6 ms on one core.
+  of the likelihood takes about 1 ms on one core of a loaded machine, at d = 500 about 0.17 s.
 * dense, O(k³) = O(d⁶) (:func:`noisy_stats_logp`), for any per-entry variances: the Laplace
   release (:func:`pm_private.release_suff_stats`), whose three blocks (Sxx, Sxy, Syy) have
   different scales, so the noise is not isotropic and the two covariances share no
   eigenbasis.  No exact fast path is known for it; an isotropic bound on the noise would be
   conservative but would change the model, so the dense form is kept and limited to
-  d ≤ ``DENSE_MAX_D`` = 25 (k = 351): one gradient took 23 ms at d = 20, 0.18 s at d = 30
-  and 2.1 s at d = 50 (one core), so that a NUTS fit beyond d = 25 takes hours.  Release with
-  the Gaussian mechanism beyond that (its noise is also far smaller at d ≥ 5).
+  d ≤ ``DENSE_MAX_D`` = 25 (k = 351): one gradient takes 4 ms at d = 20 on one BLAS thread
+  and grows as k³ (about 14 ms at d = 25, 0.8 s at d = 50), so that a NUTS fit takes a quarter
+  of an hour at d = 25 and hours beyond.  Release with the Gaussian mechanism beyond that (its
+  noise is also far smaller at d ≥ 5).
 
 Exact (public) statistics S_pub of n_pub further rows enter through the exact Gaussian log-likelihood of those rows,
 −(n_pub/2)·log|2πC| − ½·tr(C⁻¹S_pub), which depends on the rows only through S_pub.  With no
@@ -563,9 +564,10 @@ def covariate_cholesky(name: str, d: int, *, scale: float, dof: float, dims=(), 
 
 #: Largest d of the dense likelihood (:func:`noisy_stats_logp`), used for releases whose noise is not
 #: isotropic in the Frobenius geometry (Laplace releases): its k × k Cholesky factorisation,
-#: k = (d+1)(d+2)/2, costs O(d⁶) per gradient, measured at 23 ms for d = 20, 0.18 s for d = 30 and
-#: 2.1 s for d = 50 on one core; at d = 25 (k = 351) a NUTS fit of 2 × 2,000 iterations already
-#: takes about an hour.
+#: k = (d+1)(d+2)/2, costs O(d⁶) per gradient: 4 ms at d = 20 (k = 231) on one BLAS thread of a
+#: loaded 2-core machine, hence about 14 ms at d = 25, 40 ms at d = 30 and 0.8 s at d = 50; with the
+#: 15–30 gradients of a NUTS iteration, a fit of 2 × 2,000 iterations takes a quarter of an hour
+#: or more at d = 25 and hours beyond.
 DENSE_MAX_D = 25
 
 #: Likelihood choices of :func:`NoisySuffStatRegression`.
