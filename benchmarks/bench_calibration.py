@@ -14,7 +14,8 @@ statistics.  Both models use exactly these priors, so a
 calibrated method covers β with its central q-interval a fraction q of the time.  Above d = 10 the
 noise-aware model's covariate covariance is the plug-in of
 :func:`pm_private.linear.regression.release_x_cov` (its default there) instead of the Wishart prior
-that generated Σx, so those cells also test that plug-in.
+that generated Σx, so those cells also test that plug-in (``--x-cov wishart`` fits the Wishart
+prior at every d instead).
 
 * noise-aware: :func:`pm_private.linear.regression.regression_model` (default, Bernstein & Sheldon
   2019), NUTS (1 chain, ``--tune`` + ``--draws``), compiled once per d and reused for every
@@ -129,6 +130,12 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="3 replicates, n = 500, ε ∈ {1, ∞}, d ∈ {2, 5}")
     parser.add_argument("--reps", type=int, nargs=3, default=[20, 10, 6], help="replicates for d = 2, 5, 10")
     parser.add_argument("--reps-high", type=int, default=6, help="replicates for every other d")
+    parser.add_argument(
+        "--x-cov",
+        choices=["default", "wishart", "release"],
+        default="default",
+        help="covariate model of the noise-aware fit (default: Wishart at d ≤ 10, plug-in above)",
+    )
     parser.add_argument("--tune", type=int, default=400)
     parser.add_argument("--draws", type=int, default=400)
     parser.add_argument("--ds", type=int, nargs="+", default=[2, 5, 10])
@@ -168,7 +175,8 @@ def main(argv=None):
                 )
             else:
                 stats = release_suff_stats(X, y, epsilon=1.0, x_bound=bx, y_bound=by, rng=0)
-            model = regression_model(stats, noise_aware=True, x_scale=1.0, x_dof=d + 2, **PRIOR)
+            x_cov = None if args.x_cov == "default" else args.x_cov
+            model = regression_model(stats, noise_aware=True, x_cov=x_cov, x_scale=1.0, x_dof=d + 2, **PRIOR)
             fitter = RefittableNUTS(model, draws=args.draws, tune=args.tune, random_seed=args.seed)
             for n in args.ns:
                 for eps in args.epsilons:
