@@ -11,7 +11,11 @@ By = 4·√(2(d + 1)), wide enough that clipping almost never bites: the clipped
 printed), or with ``--mechanism gaussian`` by :func:`pm_private.release_suff_stats_gaussian`
 ((ε, 10⁻⁵)-DP, rows bounded in norm by Bx·√d, responses by By), or, for ε = ∞, as exact
 statistics.  Both models use exactly these priors, so a
-calibrated method covers β with its central q-interval a fraction q of the time.
+calibrated method covers β with its central q-interval a fraction q of the time.  Above d = 10 the
+noise-aware model's covariate covariance is the plug-in of
+:func:`pm_private.linear.regression.release_x_cov` (its default there) instead of the Wishart prior
+that generated Σx, so those cells also test that plug-in (``--x-cov wishart`` fits the Wishart
+prior at every d instead).
 
 * noise-aware: :func:`pm_private.linear.regression.regression_model` (default, Bernstein & Sheldon
   2019), NUTS (1 chain, ``--tune`` + ``--draws``), compiled once per d and reused for every
@@ -28,6 +32,8 @@ interval; its Monte Carlo standard error is the spread of the per-replicate frac
 
     python -m benchmarks.bench_calibration            # default sizes (reps 20 / 10 / 6 for d = 2 / 5 / 10)
     python -m benchmarks.bench_calibration --quick    # a smoke run (3 replicates, n = 500, ε ∈ {1, ∞})
+    python -m benchmarks.bench_calibration --mechanism gaussian --ds 20 64 --ns 1000 10000 \
+        --no-misspecified --reps-high 6                # at scale (spectral likelihood, plug-in Σx)
 """
 
 from __future__ import annotations
@@ -123,6 +129,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="3 replicates, n = 500, ε ∈ {1, ∞}, d ∈ {2, 5}")
     parser.add_argument("--reps", type=int, nargs=3, default=[20, 10, 6], help="replicates for d = 2, 5, 10")
+    parser.add_argument("--reps-high", type=int, default=6, help="replicates for every other d")
+    parser.add_argument(
+        "--x-cov",
+        choices=["default", "wishart", "release"],
+        default="default",
+        help="covariate model of the noise-aware fit (default: Wishart at d ≤ 10, plug-in above)",
+    )
     parser.add_argument("--tune", type=int, default=400)
     parser.add_argument("--draws", type=int, default=400)
     parser.add_argument("--ds", type=int, nargs="+", default=[2, 5, 10])
@@ -142,6 +155,7 @@ def main(argv=None):
     warnings.filterwarnings("ignore")
     logging.getLogger("pymc").setLevel(logging.ERROR)
     reps_for = dict(zip([2, 5, 10], args.reps, strict=False))
+    reps_for.update(dict.fromkeys([d for d in args.ds if d not in reps_for], args.reps_high))
     rng = np.random.default_rng(args.seed)
     header = (
         f"{'case':<6}{'d':>3}{'n':>6}{'ε':>6}{'reps':>5} | noise-aware: cov50 (se)   cov90 (se)   w50    w90"
@@ -153,10 +167,16 @@ def main(argv=None):
     cases = ([] if args.only_misspecified else [("model", False)]) + ([] if args.no_misspecified else [("missp", True)])
     for case, missp in cases:
         for d in args.ds if not missp else [d for d in args.ds if d == 5] or args.ds[:1]:
-            reps = args.missp_reps if missp else reps_for.get(d, 6)
-            X, y, _, bx, by = draw_dataset(np.random.default_rng(99), 50, d)
-            stats = release_suff_stats(X, y, epsilon=1.0, x_bound=bx, y_bound=by, rng=0)
-            model = regression_model(stats, noise_aware=True, x_scale=1.0, x_dof=d + 2, **PRIOR)
+            reps = args.missp_reps if missp else reps_for[d]
+            X, y, _, bx, by = draw_dataset(np.random.default_rng(99), max(50, 2 * d), d)
+            if args.mechanism == "gaussian" and not missp:  # the spectral likelihood of Gaussian releases
+                stats = release_suff_stats_gaussian(
+                    X, y, epsilon=1.0, delta=1e-5, x_bound=bx * np.sqrt(d), y_bound=by, rng=0
+                )
+            else:
+                stats = release_suff_stats(X, y, epsilon=1.0, x_bound=bx, y_bound=by, rng=0)
+            x_cov = None if args.x_cov == "default" else args.x_cov
+            model = regression_model(stats, noise_aware=True, x_cov=x_cov, x_scale=1.0, x_dof=d + 2, **PRIOR)
             fitter = RefittableNUTS(model, draws=args.draws, tune=args.tune, random_seed=args.seed)
             for n in args.ns:
                 for eps in args.epsilons:

@@ -5,7 +5,7 @@ publishes r = s + w, where
 s = Σᵢ t(xᵢ, yᵢ) are the true statistics of the n private rows, t(x, y) = upper triangle of
 zzᵀ with z = (x, y) ∈ ℝᵈ⁺¹ (the d(d+1)/2 entries of xxᵀ, the d entries of xy, and y²), and
 w is Laplace noise whose scales b₁, b₂, b₃ are in the release's metadata (or Gaussian noise of
-standard deviation σ on every entry).  Treating r as exact
+standard deviation σ on the diagonal statistics and σ/√2 on the others).  Treating r as exact
 (Honkela et al. 2018) ignores w and gives over-confident posteriors.
 
 Model (Bernstein & Sheldon 2019, "Differentially private Bayesian linear regression"):
@@ -24,11 +24,37 @@ exactly):
     r ≈ N(n·m(C), n·V(C) + diag(v)),  v = 2b² (Laplace) or σ² (Gaussian),
 
 a single multivariate normal of dimension k = (d+1)(d+2)/2 whose log-density is a smooth
-PyTensor expression, so it runs with NUTS and ADVI inside any ``pm.Model`` and costs
-O(k³) per evaluation whatever n is.  Exact (public) statistics S_pub of n_pub further rows
-enter through the exact Gaussian log-likelihood of those rows,
+PyTensor expression, so it runs with NUTS and ADVI inside any ``pm.Model`` whatever n is.
+
+Two forms of the same density:
+
+* spectral, O(d³) (:func:`frobenius_stats_logp`), for noise isotropic in the Frobenius geometry
+  of the symmetric (d+1)×(d+1) matrices, i.e. v = σ² on the diagonal statistics and σ²/2 off
+  it: the Gaussian release (:func:`pm_private.release_suff_stats_gaussian`) and sums of such
+  releases.  The CLT covariance of S is the operator A ↦ 2n·CAC and the noise's is σ²·Id; both
+  are diagonal in the eigenbasis {uᵢuⱼᵀ} of C = UΛUᵀ, with eigenvalues 2nλᵢλⱼ + σ², so one
+  eigendecomposition of C gives the density and a closed-form gradient (no divided
+  differences of eigenvalues, so it is exact at repeated eigenvalues).  At d = 64 one gradient
+  of the likelihood takes about 1 ms on one core of a loaded machine, at d = 500 about 0.17 s.
+* dense, O(k³) = O(d⁶) (:func:`noisy_stats_logp`), for any per-entry variances: the Laplace
+  release (:func:`pm_private.release_suff_stats`), whose three blocks (Sxx, Sxy, Syy) have
+  different scales, so the noise is not isotropic and the two covariances share no
+  eigenbasis.  No exact fast path is known for it; an isotropic bound on the noise would be
+  conservative but would change the model, so the dense form is kept and limited to
+  d ≤ ``DENSE_MAX_D`` = 25 (k = 351): one gradient takes 4 ms at d = 20 on one BLAS thread
+  and grows as k³ (about 14 ms at d = 25, 0.8 s at d = 50), so that a NUTS fit takes a quarter
+  of an hour at d = 25 and hours beyond.  Release with the Gaussian mechanism beyond that (its
+  noise is also far smaller at d ≥ 5).
+
+Exact (public) statistics S_pub of n_pub further rows enter through the exact Gaussian log-likelihood of those rows,
 −(n_pub/2)·log|2πC| − ½·tr(C⁻¹S_pub), which depends on the rows only through S_pub.  With no
 noise the model is the Gaussian model of (x, y) with s approximated by its CLT normal.
+
+BLAS threads.  Building a model with :func:`NoisySuffStatRegression` (which
+:func:`pm_private.linear.regression_model` does) limits BLAS to one thread in the process until
+the last such model is garbage-collected, and a process that unpickles such a model (a
+sampler's worker) takes the same limit: the gradients are small dense linear algebra, which
+OpenBLAS's default threads slow down 30–200× on a loaded machine.
 
 Why this and not Ju et al. (2022): their data-augmentation MCMC keeps the n private records
 latent and is exact for any record-additive statistic, but every sweep costs O(n) (it updates
@@ -70,6 +96,7 @@ __all__ = [
     "frobenius_noise_variance",
     "frobenius_stats_logp",
     "exact_stats_logp",
+    "likelihood_method",
     "set_noisy_stats",
 ]
 
@@ -207,10 +234,13 @@ def _process_limit_held() -> bool:
 
 
 def _hold_one_blas_thread() -> None:
-    """Limit BLAS to one thread in this process (until the last model is collected)."""
+    """Limit BLAS to one thread in this process (until the last model is collected); applied
+    again if the threads were raised since, the original counts kept for the restore."""
     global _held, _held_pid
     with _blas_lock:
-        if not _process_limit_held():
+        if _process_limit_held():
+            _limit(_libraries())
+        else:
             _held, _held_pid = _limit(_libraries()), os.getpid()
 
 
@@ -371,6 +401,7 @@ class FrobeniusStatsLogp(Op):
     __props__ = ()
 
     def make_node(self, chol_c, stats, n, noise_var):
+        _register_numba()
         chol_c, stats, n, noise_var = (pt.as_tensor(v, dtype="float64") for v in (chol_c, stats, n, noise_var))
         batch = chol_c.ndim - 2
         if stats.ndim != chol_c.ndim or n.ndim != batch or noise_var.ndim != batch:
@@ -484,7 +515,6 @@ def frobenius_stats_logp(chol_c, stats, private_n, noise_var):
     tensor (...)
         The log-density, batched over the leading axes (broadcast between the inputs).
     """
-    _register_numba()
     chol_c, stats, private_n, noise_var = (
         pt.as_tensor(v, dtype="float64") for v in (chol_c, stats, private_n, noise_var)
     )
@@ -534,9 +564,10 @@ def covariate_cholesky(name: str, d: int, *, scale: float, dof: float, dims=(), 
 
 #: Largest d of the dense likelihood (:func:`noisy_stats_logp`), used for releases whose noise is not
 #: isotropic in the Frobenius geometry (Laplace releases): its k × k Cholesky factorisation,
-#: k = (d+1)(d+2)/2, costs O(d⁶) per gradient, measured at 23 ms for d = 20, 0.18 s for d = 30 and
-#: 2.1 s for d = 50 on one core; at d = 25 (k = 351) a NUTS fit of 2 × 2,000 iterations already
-#: takes about an hour.
+#: k = (d+1)(d+2)/2, costs O(d⁶) per gradient: 4 ms at d = 20 (k = 231) on one BLAS thread of a
+#: loaded 2-core machine, hence about 14 ms at d = 25, 40 ms at d = 30 and 0.8 s at d = 50; with the
+#: 15–30 gradients of a NUTS iteration, a fit of 2 × 2,000 iterations takes a quarter of an hour
+#: or more at d = 25 and hours beyond.
 DENSE_MAX_D = 25
 
 #: Likelihood choices of :func:`NoisySuffStatRegression`.
@@ -602,6 +633,12 @@ def _stack_arrays(stats, method: str = "dense") -> tuple[dict[str, np.ndarray], 
     return arrays, method
 
 
+def likelihood_method(stats, method: str = "auto") -> str:
+    """The likelihood :func:`NoisySuffStatRegression` uses for ``stats``: ``"spectral"`` or
+    ``"dense"`` (ValueError where neither applies, see its ``method``)."""
+    return _stack_arrays(stats, method)[1]
+
+
 def NoisySuffStatRegression(name: str, stats, *, beta, noise_precision, x_chol, method: str = "auto"):
     """Add the noise-aware log-likelihood of released statistics to the current model
     (Bernstein & Sheldon 2019; the marginal Gaussian form of the module notes).
@@ -627,7 +664,7 @@ def NoisySuffStatRegression(name: str, stats, *, beta, noise_precision, x_chol, 
     method : {"auto", "spectral", "dense"}
         ``"spectral"``: :func:`frobenius_stats_logp`, O(d³), for releases whose noise is isotropic
         in the Frobenius geometry (Gaussian releases and sums of them; ValueError otherwise);
-        ``"dense"``: :func:`noisy_stats_logp`, O(d⁶), any noise, d ≤ :data:`DENSE_MAX_D`;
+        ``"dense"``: :func:`noisy_stats_logp`, O(d⁶), any noise, d ≤ ``DENSE_MAX_D``;
         ``"auto"``: spectral whenever it applies.  Both give the same log-density.
 
     Returns

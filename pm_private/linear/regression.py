@@ -26,10 +26,25 @@ import pytensor.tensor as pt
 from pytensor.tensor.linalg import solve_triangular
 
 from ..privacy.validation import check_count
-from .noise_aware import NoisySuffStatRegression, covariate_cholesky, set_noisy_stats
-from .suffstats import SuffStats
+from .noise_aware import (
+    NoisySuffStatRegression,
+    covariate_cholesky,
+    likelihood_method,
+    noise_aware_arrays,
+    set_noisy_stats,
+)
+from .suffstats import SuffStats, frobenius_weights
 
-__all__ = ["SuffStatRegression", "gibbs_regression", "project_psd", "regression_model", "set_stats", "suff_stat_logp"]
+__all__ = [
+    "SuffStatRegression",
+    "WISHART_MAX_D",
+    "gibbs_regression",
+    "project_psd",
+    "regression_model",
+    "release_x_cov",
+    "set_stats",
+    "suff_stat_logp",
+]
 
 #: Relative eigenvalue floor of the projection: floor = PSD_FLOOR · largest eigenvalue of M.
 PSD_FLOOR = 1e-6
@@ -187,8 +202,10 @@ def set_stats(name: str, stats, model: pm.Model | None = None) -> None:
     :func:`pm_private.linear.noise_aware.NoisySuffStatRegression` likelihoods.
     """
     model = pm.modelcontext(model)
-    if f"{name}_private" in model.named_vars:
+    if f"{name}_private_n" in model.named_vars:
         set_noisy_stats(name, stats, model)
+        if "x_cov_release_chol" in model.named_vars:
+            pm.set_data({"x_cov_release_chol": _release_x_chol(stats)}, model=model)
     else:
         pm.set_data({f"{name}_{key}": value for key, value in _stack(stats).items()}, model=model)
     pm.set_data(_prediction_arrays(stats), model=model)
@@ -248,6 +265,57 @@ def _default_x_scale(stats: SuffStats) -> float:
     return max(r.x_bound / (1.0 if r.x_clip == "entry" else np.sqrt(stats.d)) for r in stats.releases) / 2.0
 
 
+#: Largest d at which the noise-aware model's default covariate model is the Wishart prior (its
+#: Bartlett factor has d(d+1)/2 latent parameters: 55 at d = 10, 2,080 at d = 64); above it the
+#: default is the plug-in :func:`release_x_cov`.
+WISHART_MAX_D = 10
+
+
+def release_x_cov(stats: SuffStats) -> np.ndarray:
+    """Plug-in covariate covariance from the statistics themselves: Sxx/n shrunk towards a multiple
+    of the identity by as much as the release noise demands.
+
+    Post-processing of the release (no privacy cost).  With M = Sxx/n, μ = tr(M)/d and ν the
+    expected squared Frobenius norm of the release noise on M (σ²·d(d+1)/(2n²) for noise of
+    variance σ² on the diagonal and σ²/2 off it, in the Frobenius geometry of
+    :func:`pm_private.linear.suffstats.frobenius_weights`), the shrinkage of Ledoit & Wolf (2004)
+    with the noise's share known,
+
+        Σ̂x = (1 − α)·M + α·μI,  α = min(1, ν / ‖M − μI‖²_F),
+
+    keeps M where the covariates' spread dominates the noise and falls back to μI where the noise
+    hides it; eigenvalues are then raised to 10⁻³·μ.  Where the noise hides even the trace
+    (tr(M)/d not above twice its noise standard deviation σ/(n√d)), μ is the covariates' prior
+    scale squared (the ``x_scale`` default of :func:`regression_model`).  Exact statistics give
+    Sxx/n (eigenvalues raised to 10⁻⁶ × the largest).
+
+    Returns
+    -------
+    numpy.ndarray (d, d)
+        Symmetric positive definite Σ̂x.
+    """
+    d = stats.d
+    cov = np.asarray(stats.xx) / stats.n
+    cov = (cov + cov.T) / 2
+    mu = np.trace(cov) / d
+    floor = 1e-6 * np.linalg.eigvalsh(cov)[-1]
+    if stats.is_exact and not mu > 0:
+        raise ValueError("Sxx is zero: the covariates have no spread; pass x_cov")
+    if not stats.is_exact:
+        m = d * (d + 1) // 2
+        noise_var = noise_aware_arrays(stats)["noise_var"][:m] * frobenius_weights(d)[:m] ** 2
+        noise = noise_var.mean() * m / stats.n**2
+        if not mu > 2.0 * np.sqrt(noise_var.mean() / d) / stats.n:  # trace not above twice its noise s.e.
+            mu = _default_x_scale(stats) ** 2
+        spread = np.sum((cov - mu * np.eye(d)) ** 2)
+        alpha = 1.0 if spread <= noise else noise / spread
+        cov = (1 - alpha) * cov + alpha * mu * np.eye(d)
+        floor = 1e-3 * mu
+    values, vectors = np.linalg.eigh(cov)
+    cov = (vectors * np.maximum(values, floor)) @ vectors.T
+    return (cov + cov.T) / 2
+
+
 def _check_x_cov(x_cov, d: int) -> np.ndarray:
     cov = np.asarray(x_cov, dtype=np.float64)
     if cov.shape != (d, d) or not np.isfinite(cov).all() or not np.allclose(cov, cov.T):
@@ -256,6 +324,13 @@ def _check_x_cov(x_cov, d: int) -> np.ndarray:
         return np.linalg.cholesky(cov)
     except np.linalg.LinAlgError:
         raise ValueError("x_cov must be positive definite") from None
+
+
+def _release_x_chol(stats) -> np.ndarray:
+    """chol(:func:`release_x_cov`) of each statistics (a leading batch axis for a sequence)."""
+    if isinstance(stats, SuffStats):
+        return np.linalg.cholesky(release_x_cov(stats))
+    return np.stack([np.linalg.cholesky(release_x_cov(s)) for s in stats])
 
 
 def _whitened_beta(x_chol, prior_precision, batch_dims):
@@ -299,11 +374,25 @@ def regression_model(
       :func:`pm_private.linear.noise_aware.NoisySuffStatRegression`, the model of Bernstein &
       Sheldon (2019) with the true statistics marginalised and the release noise (scales from the
       release metadata) added; public rows in ``public + release`` enter exactly.  It needs a
-      model of the covariates, x ~ N(0, Σx): Σx = ``x_cov`` when given (public; stored as
-      ``pm.Data("x_cov_chol", chol(Σx))`` so it can be swapped with ``pm.set_data``), otherwise
-      Σx ~ Wishart(ν, (s²/ν)·I) with s = ``x_scale`` (default 1 when the release's public
-      preprocessing standardises x, else the RMS of the public rows, else half the clip bound)
-      and ν = ``x_dof`` (default d + 2); variables ``x_cov_chi2`` and ``x_cov_offdiag``.
+      model of the covariates, x ~ N(0, Σx), chosen by ``x_cov``:
+
+      - an array: a public Σx, stored as ``pm.Data("x_cov_chol", chol(Σx))`` so it can be
+        swapped with ``pm.set_data``;
+      - ``"wishart"``: Σx ~ Wishart(ν, (s²/ν)·I) with s = ``x_scale`` (default 1 when the
+        release's public preprocessing standardises x, else the RMS of the public rows, else half
+        the clip bound) and ν = ``x_dof`` (default d + 2); variables ``x_cov_chi2`` and
+        ``x_cov_offdiag`` (d(d+1)/2 latent parameters);
+      - ``"release"``: the plug-in :func:`release_x_cov` of each release's own Sxx (post-processing,
+        no privacy cost), stored as ``pm.Data("x_cov_release_chol")`` and recomputed by
+        :func:`set_stats`; its uncertainty is ignored, which matters little once n·Σx dominates
+        the noise;
+      - None (default): ``"wishart"`` for d ≤ ``WISHART_MAX_D``, ``"release"`` above, where
+        the Wishart prior's d(d+1)/2 latent parameters make NUTS slow.
+
+      ``likelihood`` picks the likelihood (:func:`pm_private.linear.noise_aware.NoisySuffStatRegression`'s
+      ``method``): ``"auto"`` uses the O(d³) spectral form for Gaussian releases
+      (:func:`pm_private.linear.noise_aware.frobenius_stats_logp`) and the dense O(d⁶) one otherwise
+      (Laplace releases, d ≤ 25); both give the same log-density.
     * ``noise_aware=False``: Honkela et al.'s (2018) model exactly, :func:`SuffStatRegression`
       with the noisy statistics projected by :func:`project_psd` and treated as exact.
 
@@ -316,11 +405,11 @@ def regression_model(
     (one ADVI run fits them all, as mean-field ADVI on a product of independent models is
     independent ADVI runs).
 
-    Sampling.  The noise-aware likelihood factorises a k × k matrix, k = (d+1)(d+2)/2 (66 at
-    d = 10), at every gradient: run it with one BLAS thread
-    (``threadpoolctl.threadpool_limits(1, user_api="blas")``), which made each gradient 7× faster
-    on a loaded 2-core machine, and with ``pm.sample(target_accept=0.9)``: at the default 0.8,
-    about 1 % of the draws diverge when the noise dominates Sxx.  The cost does not depend on n.
+    Sampling.  Building a noise-aware model limits BLAS to one thread in the process until the
+    model is garbage-collected (see :mod:`pm_private.linear.noise_aware`): its gradients are small
+    dense linear algebra, which OpenBLAS's default threads slow down 30–200× on a loaded machine.
+    Run it with ``pm.sample(target_accept=0.9)``: at the default 0.8, about 1 % of the draws
+    diverge when the noise dominates Sxx.  The cost does not depend on n.
     Honkela et al.'s model is conditionally conjugate: :func:`gibbs_regression` samples it
     exactly without compilation.
     """
@@ -338,9 +427,17 @@ def regression_model(
         noise_aware = any(not s.is_exact for s in batch)
     x_chol = None
     if noise_aware:
-        if x_cov is not None:
-            x_chol = _check_x_cov(x_cov, d)
+        likelihood = likelihood_method(stats, likelihood)
+        if x_cov is None:
+            covariates = "wishart" if d <= WISHART_MAX_D else "release"
+        elif isinstance(x_cov, str):
+            if x_cov not in ("wishart", "release"):
+                raise ValueError(f"x_cov must be an array, 'wishart', 'release' or None, got {x_cov!r}")
+            covariates = x_cov
         else:
+            covariates = "public"
+            x_chol = _check_x_cov(x_cov, d)
+        if covariates == "wishart":
             x_scale = float(np.median([_default_x_scale(s) for s in batch]) if x_scale is None else x_scale)
             x_dof = float(d + 2 if x_dof is None else x_dof)
     coords = {"feature": names}
@@ -352,8 +449,10 @@ def regression_model(
         noise_precision = pm.Gamma("noise_precision", alpha=a, beta=b, dims=batch_dims)
         scale = 1.0 / pt.sqrt(prior_precision)
         if noise_aware:
-            if x_chol is not None:
+            if covariates == "public":
                 x_chol = pm.Data("x_cov_chol", x_chol)
+            elif covariates == "release":
+                x_chol = pm.Data("x_cov_release_chol", _release_x_chol(stats))
             else:
                 x_chol = covariate_cholesky(
                     "x_cov", d, scale=x_scale, dof=x_dof, dims=batch_dims, batch_shape=(len(stats),) if batched else ()
