@@ -271,7 +271,7 @@ class AdaSSPRelease(Release, kind="adassp"):
     def predict(self, X) -> np.ndarray:
         """x̃ᵀθ̂ for new rows, each mapped as the released rows were: projected onto the public
         ball ‖x̃‖ ≤ B_X (rows inside it are unchanged).  The library's one rule for predictors:
-        :func:`pm_private.predict` and the logistic estimators map new rows the same way.
+        :func:`pm_private.linear.predict` and the logistic estimators map new rows the same way.
 
         Parameters
         ----------
