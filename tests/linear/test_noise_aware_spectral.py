@@ -14,8 +14,8 @@ What is checked:
   for Laplace releases, refuses Laplace releases beyond the dense limit, and ``set_stats``
   swaps statistics in both;
 - the plug-in covariate covariance ``release_x_cov`` is Sxx/n for exact or nearly exact
-  statistics and a multiple of the identity when the noise hides the covariates' spread; it is
-  the default covariate model above d = 10 and ``set_stats`` recomputes it;
+  statistics and a multiple of the identity when the noise hides the covariates' spread;
+  ``x_cov="release"`` uses it (the default stays the Wishart prior) and ``set_stats`` recomputes it;
 - building a noise-aware model holds BLAS at one thread until the model is collected, the
   likelihood's linear algebra runs on one thread during evaluations and a NUTS fit, and a
   process that unpickles the model's graph takes the limit.
@@ -42,7 +42,7 @@ from pm_private.linear.noise_aware import (
     noise_aware_arrays,
     noisy_stats_logp,
 )
-from pm_private.linear.regression import WISHART_MAX_D, regression_model, release_x_cov, set_stats
+from pm_private.linear.regression import regression_model, release_x_cov, set_stats
 from pm_private.linear.suffstats import frobenius_weights, stat_pairs
 
 RTOL = 1e-8
@@ -243,16 +243,15 @@ def test_release_x_cov_plug_in():
     mu = np.trace(cov) / 12
     np.testing.assert_allclose(cov, mu * np.eye(12), atol=1e-9 * mu)
     assert np.linalg.eigvalsh(cov)[0] > 0
-    # Above WISHART_MAX_D the default covariate model is this plug-in; set_stats recomputes it.
-    model = regression_model(precise)
+    # x_cov="release" uses this plug-in (the default is the Wishart prior); set_stats recomputes it.
+    model = regression_model(precise, x_cov="release")
     assert d_free(model) == {"beta_whitened", "noise_precision", "prior_precision"}
     np.testing.assert_allclose(
         model["x_cov_release_chol"].get_value(), np.linalg.cholesky(release_x_cov(precise)), rtol=1e-12
     )
     set_stats("likelihood", noisy, model)
     np.testing.assert_allclose(model["x_cov_release_chol"].get_value(), np.linalg.cholesky(cov), rtol=1e-12)
-    assert "x_cov_chi2" in {v.name for v in regression_model(precise, x_cov="wishart").free_RVs}
-    assert WISHART_MAX_D < 12
+    assert "x_cov_chi2" in d_free(regression_model(precise))
 
 
 def d_free(model):
