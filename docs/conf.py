@@ -67,7 +67,7 @@ numpydoc_validation_exclude = {
     r"^pm_private\.linear\.(noise_aware|regression)$",
     r"^pm_private\.linear\.(\w+\.)?(NoisySuffStatRegression|covariate_cholesky|noise_aware_arrays|set_noisy_stats)(\.|$)",
     r"^pm_private\.linear\.(\w+\.)?(SuffStatRegression|gibbs_regression|project_psd|regression_model|set_stats"
-    r"|suff_stat_logp)(\.|$)",
+    r"|suff_stat_logp|frobenius_noise_variance|release_x_cov)(\.|$)",
 }
 
 

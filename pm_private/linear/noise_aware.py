@@ -28,7 +28,7 @@ PyTensor expression, so it runs with NUTS and ADVI inside any ``pm.Model`` whate
 
 Two forms of the same density:
 
-* spectral, O(d³) (:func:`frobenius_stats_logp`), for noise isotropic in the Frobenius geometry
+* spectral, O(d³) (``frobenius_stats_logp``), for noise isotropic in the Frobenius geometry
   of the symmetric (d+1)×(d+1) matrices, i.e. v = σ² on the diagonal statistics and σ²/2 off
   it: the Gaussian release (:func:`pm_private.release_suff_stats_gaussian`) and sums of such
   releases.  The CLT covariance of S is the operator A ↦ 2n·CAC and the noise's is σ²·Id; both
@@ -36,7 +36,7 @@ Two forms of the same density:
   eigendecomposition of C gives the density and a closed-form gradient (no divided
   differences of eigenvalues, so it is exact at repeated eigenvalues).  At d = 64 one gradient
   of the likelihood takes about 1 ms on one core of a loaded machine, at d = 500 about 0.17 s.
-* dense, O(k³) = O(d⁶) (:func:`noisy_stats_logp`), for any per-entry variances: the Laplace
+* dense, O(k³) = O(d⁶) (``noisy_stats_logp``), for any per-entry variances: the Laplace
   release (:func:`pm_private.release_suff_stats`), whose three blocks (Sxx, Sxy, Syy) have
   different scales, so the noise is not isotropic and the two covariances share no
   eigenbasis.  No exact fast path is known for it; an isotropic bound on the noise would be
@@ -190,7 +190,7 @@ def noisy_stats_logp(chol_c, private, private_n, noise_var, d: int):
 #   the last such model is garbage-collected;
 # * a process that receives such a model by pickling (a sampler's worker process) takes the same
 #   limit when it unpickles the model's graph, and keeps it until it exits;
-# * :func:`frobenius_stats_logp` evaluated by the Python or C backend outside such a model limits
+# * ``frobenius_stats_logp`` evaluated by the Python or C backend outside such a model limits
 #   BLAS around each evaluation.
 #
 # The libraries are found once per process (a fresh threadpoolctl limiter inspects every loaded
@@ -331,7 +331,7 @@ def frobenius_noise_variance(noise_var, d: int) -> float | None:
 
 @numba.njit(cache=True)
 def _frobenius_kernel(chol, stats, n, noise_var, logp, grad_chol, grad_stats, grad_n, grad_var):  # pragma: no cover
-    """:func:`frobenius_stats_logp` and its gradients for a batch (B, d+1, d+1), into the outputs."""
+    """``frobenius_stats_logp`` and its gradients for a batch (B, d+1, d+1), into the outputs."""
     batch, d1 = chol.shape[0], chol.shape[1]
     const = 0.25 * d1 * (d1 - 1) * np.log(2.0) - 0.25 * d1 * (d1 + 1) * np.log(2 * np.pi)
     for b in range(batch):
@@ -374,7 +374,7 @@ def _frobenius_kernel(chol, stats, n, noise_var, logp, grad_chol, grad_stats, gr
 
 
 def _frobenius_logp_and_grads(chol, stats, n, noise_var):
-    """The log-density of :func:`frobenius_stats_logp` and its gradients with respect to
+    """The log-density of ``frobenius_stats_logp`` and its gradients with respect to
     (chol, stats, n, noise_var), batched over the leading axes (shared by all four inputs)."""
     batch, d1 = chol.shape[:-2], chol.shape[-1]
     size = int(np.prod(batch))
@@ -390,7 +390,7 @@ def _frobenius_logp_and_grads(chol, stats, n, noise_var):
 
 
 class FrobeniusStatsLogp(Op):
-    """PyTensor Op of :func:`frobenius_stats_logp`: outputs the log-density and its gradients with
+    """PyTensor Op of ``frobenius_stats_logp``: outputs the log-density and its gradients with
     respect to (chol_c, stats, n, σ²), computed from one eigendecomposition of C = L_C L_Cᵀ.
 
     The gradient needs no eigenvalue differences (it is U·G̃·Uᵀ with G̃ built from products of
@@ -480,7 +480,7 @@ def frobenius_stats_logp(chol_c, stats, private_n, noise_var):
     """Noise-aware log-density of statistics released with noise isotropic in the Frobenius geometry,
     in O(d³): one eigendecomposition of C.
 
-    The model is that of :func:`noisy_stats_logp` with v = σ²/w² (:func:`frobenius_noise_variance`).
+    The model is that of ``noisy_stats_logp`` with v = σ²/w² (:func:`frobenius_noise_variance`).
     On the symmetric (d+1)×(d+1) matrices with the Frobenius inner product the released matrix is
     R = S + W with S ≈ N(nC, 𝒞), 𝒞(A) = 2n·CAC (Var⟨A, S⟩ = n·Var(zᵀAz) = 2n·tr(ACAC)), and
     W ~ N(0, σ²·Id).  With C = UΛUᵀ both covariances are diagonal in the basis
@@ -490,7 +490,7 @@ def frobenius_stats_logp(chol_c, stats, private_n, noise_var):
 
     m = d(d+1)/2 off-diagonal and k = (d+1)(d+2)/2 released entries (the log 2 term is the
     Jacobian from the released triangle to the Frobenius coordinates), equal to the dense k × k
-    normal density of :func:`noisy_stats_logp`, not an approximation of it.  The gradient with
+    normal density of ``noisy_stats_logp``, not an approximation of it.  The gradient with
     respect to C is, with X = U(R̃ ⊘ D)Uᵀ = 𝒜⁻¹(R − nC), 𝒜 = 2n·C(·)C + σ²·Id,
 
         ∂log p/∂C = nX + 2n·XCX − ½·U diag(φ) Uᵀ,  φₖ = 2n·(Σⱼ λⱼ/Dₖⱼ + λₖ/Dₖₖ),
@@ -502,7 +502,7 @@ def frobenius_stats_logp(chol_c, stats, private_n, noise_var):
     Parameters
     ----------
     chol_c : tensor (..., d+1, d+1)
-        Cholesky factor L_C of C (:func:`augmented_cholesky`); any factor with L_C L_Cᵀ = C works.
+        Cholesky factor L_C of C (``augmented_cholesky``); any factor with L_C L_Cᵀ = C works.
     stats : tensor (..., d+1, d+1)
         The released private statistics as the symmetric matrix [[Sxx, Sxy], [Sxyᵀ, Syy]].
     private_n : tensor (...)
@@ -562,7 +562,7 @@ def covariate_cholesky(name: str, d: int, *, scale: float, dof: float, dims=(), 
     return (scale / np.sqrt(dof)) * t
 
 
-#: Largest d of the dense likelihood (:func:`noisy_stats_logp`), used for releases whose noise is not
+#: Largest d of the dense likelihood (``noisy_stats_logp``), used for releases whose noise is not
 #: isotropic in the Frobenius geometry (Laplace releases): its k × k Cholesky factorisation,
 #: k = (d+1)(d+2)/2, costs O(d⁶) per gradient: 4 ms at d = 20 (k = 231) on one BLAS thread of a
 #: loaded 2-core machine, hence about 14 ms at d = 25, 40 ms at d = 30 and 0.8 s at d = 50; with the
@@ -575,7 +575,7 @@ METHODS = ("auto", "spectral", "dense")
 
 
 def _frobenius_arrays(arrays: dict[str, np.ndarray], d: int) -> dict[str, np.ndarray] | None:
-    """The arrays of :func:`frobenius_stats_logp` (released matrix, n, σ²), or None when the noise
+    """The arrays of ``frobenius_stats_logp`` (released matrix, n, σ²), or None when the noise
     is not isotropic in the Frobenius geometry.  Without a private part the term is switched off
     and σ² = 1 is a placeholder."""
     if arrays["private_on"]:
@@ -662,9 +662,9 @@ def NoisySuffStatRegression(name: str, stats, *, beta, noise_precision, x_chol, 
         Cholesky factor of the covariate covariance Σx (a prior from :func:`covariate_cholesky`,
         or a constant from public data).
     method : {"auto", "spectral", "dense"}
-        ``"spectral"``: :func:`frobenius_stats_logp`, O(d³), for releases whose noise is isotropic
+        ``"spectral"``: ``frobenius_stats_logp``, O(d³), for releases whose noise is isotropic
         in the Frobenius geometry (Gaussian releases and sums of them; ValueError otherwise);
-        ``"dense"``: :func:`noisy_stats_logp`, O(d⁶), any noise, d ≤ ``DENSE_MAX_D``;
+        ``"dense"``: ``noisy_stats_logp``, O(d⁶), any noise, d ≤ ``DENSE_MAX_D``;
         ``"auto"``: spectral whenever it applies.  Both give the same log-density.
 
     Returns
