@@ -8,39 +8,104 @@ threads than with one.
 
 from __future__ import annotations
 
+import os
 import threading
+import weakref
 from contextlib import contextmanager
 
-__all__ = ["single_threaded_blas"]
+__all__ = ["hold_one_blas_thread", "hold_one_blas_thread_while", "single_threaded_blas"]
 
-# BLAS runs on one thread while the chunk kernels run, one kernel per core: a multi-threaded BLAS
-# call inside each of several threads oversubscribes the cores.  threadpoolctl's limit is
-# process-wide, so concurrent kernels (threads of a thread pool or of Dask's threaded scheduler)
-# share one limit, set by the first to enter and restored by the last to leave.
+# Several kernels in threads of one process share one process-wide limit (threadpoolctl's), set by
+# the first to enter and restored by the last to leave.  The libraries are found once per process
+# (a fresh threadpoolctl limiter inspects every loaded library, about 2 ms a call), so entering
+# and leaving costs a few microseconds.
 _blas_lock = threading.Lock()
-_blas_users = 0
-_blas_limiter = None
+_blas_libraries: list = []
+_blas_pid: int | None = None
+_held: list[tuple[object, int]] | None = None  # (library, original threads) while the process limit holds
+_held_pid: int | None = None
+_holders_alive = 0
+_call_users = 0
+_call_saved: list[tuple[object, int]] = []
+
+
+def _libraries() -> list:
+    global _blas_libraries, _blas_pid
+    if _blas_pid != os.getpid():
+        from threadpoolctl import ThreadpoolController
+
+        _blas_libraries = ThreadpoolController().select(user_api="blas").lib_controllers
+        _blas_pid = os.getpid()
+    return _blas_libraries
+
+
+def _limit(libraries) -> list[tuple[object, int]]:
+    saved = [(lib, lib.get_num_threads()) for lib in libraries]
+    for lib, threads in saved:
+        if threads != 1:
+            lib.set_num_threads(1)
+    return saved
+
+
+def _restore(saved) -> None:
+    for lib, threads in saved:
+        if threads != 1:
+            lib.set_num_threads(threads)
+
+
+def _process_limit_held() -> bool:
+    return _held is not None and _held_pid == os.getpid()
+
+
+def hold_one_blas_thread() -> None:
+    """Limit BLAS to one thread in this process (until the last model is collected); applied
+    again if the threads were raised since, the original counts kept for the restore."""
+    global _held, _held_pid
+    with _blas_lock:
+        if _process_limit_held():
+            _limit(_libraries())
+        else:
+            _held, _held_pid = _limit(_libraries()), os.getpid()
+
+
+def hold_one_blas_thread_while(obj) -> None:
+    """Hold the process limit while ``obj`` is alive (and while other held objects are)."""
+    global _holders_alive
+    hold_one_blas_thread()
+    with _blas_lock:
+        _holders_alive += 1
+    weakref.finalize(obj, _release_holder)
+
+
+def _release_holder() -> None:
+    """Finaliser of a held object: the last one alive restores the original BLAS threads."""
+    global _holders_alive, _held
+    with _blas_lock:
+        _holders_alive -= 1
+        if _holders_alive == 0 and _process_limit_held():
+            _restore(_held)
+            _held = None
 
 
 @contextmanager
 def single_threaded_blas():
-    """Context in which BLAS (numpy's OpenBLAS, MKL, …) uses one thread; nests across threads.
+    """Context in which BLAS (numpy's and SciPy's OpenBLAS, MKL, …) uses one thread; nests across
+    threads, and costs nothing while :func:`hold_one_blas_thread` holds the process limit.
 
-    The limit is the process's (threadpoolctl): other threads' BLAS calls made meanwhile run
-    on one thread too, and the original limit is back when the last context exits.
-    """
-    global _blas_users, _blas_limiter
-    from threadpoolctl import threadpool_limits
-
+    The limit is the process's: other threads' BLAS calls made meanwhile run on one thread too,
+    and the original counts are back when the last context exits."""
+    global _call_users, _call_saved
+    if _process_limit_held():
+        yield
+        return
     with _blas_lock:
-        if _blas_users == 0:
-            _blas_limiter = threadpool_limits(1, user_api="blas")
-        _blas_users += 1
+        if _call_users == 0:
+            _call_saved = _limit(_libraries())
+        _call_users += 1
     try:
         yield
     finally:
         with _blas_lock:
-            _blas_users -= 1
-            if _blas_users == 0:
-                _blas_limiter.restore_original_limits()
-                _blas_limiter = None
+            _call_users -= 1
+            if _call_users == 0:
+                _restore(_call_saved)

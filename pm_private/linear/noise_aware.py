@@ -71,11 +71,6 @@ misspecified case).  Non-Gaussian covariates change the fourth moments V: bounde
 
 from __future__ import annotations
 
-import os
-import threading
-import weakref
-from contextlib import contextmanager
-
 import numba
 import numpy as np
 import pymc as pm
@@ -85,6 +80,7 @@ from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 from pytensor.tensor.linalg import solve_triangular
 
+from .._engine.threads import hold_one_blas_thread, hold_one_blas_thread_while, single_threaded_blas
 from .suffstats import SuffStats, frobenius_weights, stat_pairs, stat_vector
 
 __all__ = [
@@ -193,99 +189,12 @@ def noisy_stats_logp(chol_c, private, private_n, noise_var, d: int):
 # * ``frobenius_stats_logp`` evaluated by the Python or C backend outside such a model limits
 #   BLAS around each evaluation.
 #
-# The libraries are found once per process (a fresh threadpoolctl limiter inspects every loaded
-# library, about 2 ms a call), so the per-evaluation cost is a few microseconds.
-_blas_lock = threading.Lock()
-_blas_libraries: list = []
-_blas_pid: int | None = None
-_held: list[tuple[object, int]] | None = None  # (library, original threads) while the process limit holds
-_held_pid: int | None = None
-_models_alive = 0
-_call_users = 0
-_call_saved: list[tuple[object, int]] = []
-
-
-def _libraries() -> list:
-    global _blas_libraries, _blas_pid
-    if _blas_pid != os.getpid():
-        from threadpoolctl import ThreadpoolController
-
-        _blas_libraries = ThreadpoolController().select(user_api="blas").lib_controllers
-        _blas_pid = os.getpid()
-    return _blas_libraries
-
-
-def _limit(libraries) -> list[tuple[object, int]]:
-    saved = [(lib, lib.get_num_threads()) for lib in libraries]
-    for lib, threads in saved:
-        if threads != 1:
-            lib.set_num_threads(1)
-    return saved
-
-
-def _restore(saved) -> None:
-    for lib, threads in saved:
-        if threads != 1:
-            lib.set_num_threads(threads)
-
-
-def _process_limit_held() -> bool:
-    return _held is not None and _held_pid == os.getpid()
-
-
-def _hold_one_blas_thread() -> None:
-    """Limit BLAS to one thread in this process (until the last model is collected); applied
-    again if the threads were raised since, the original counts kept for the restore."""
-    global _held, _held_pid
-    with _blas_lock:
-        if _process_limit_held():
-            _limit(_libraries())
-        else:
-            _held, _held_pid = _limit(_libraries()), os.getpid()
-
-
-def _register_model(model) -> None:
-    """Hold the process limit while ``model`` is alive (and while other registered models are)."""
-    global _models_alive
-    _hold_one_blas_thread()
-    with _blas_lock:
-        _models_alive += 1
-    weakref.finalize(model, _release_model)
-
-
-def _release_model() -> None:
-    """Finaliser of a noise-aware model: the last one alive restores the original BLAS threads."""
-    global _models_alive, _held
-    with _blas_lock:
-        _models_alive -= 1
-        if _models_alive == 0 and _process_limit_held():
-            _restore(_held)
-            _held = None
-
-
-@contextmanager
-def _one_blas_thread():
-    """One BLAS thread for the duration of the block (nests across threads; free while the
-    process limit holds)."""
-    global _call_users, _call_saved
-    if _process_limit_held():
-        yield
-        return
-    with _blas_lock:
-        if _call_users == 0:
-            _call_saved = _limit(_libraries())
-        _call_users += 1
-    try:
-        yield
-    finally:
-        with _blas_lock:
-            _call_users -= 1
-            if _call_users == 0:
-                _restore(_call_saved)
+# The mechanics (libraries found once per process, a few microseconds per evaluation) are in
+# pm_private._engine.threads.
 
 
 def _unpickle_blas_gate():
-    _hold_one_blas_thread()
+    hold_one_blas_thread()
     return _blas_gate
 
 
@@ -411,7 +320,7 @@ class FrobeniusStatsLogp(Op):
         return Apply(self, [chol_c, stats, n, noise_var], outputs)
 
     def perform(self, node, inputs, output_storage):
-        with _one_blas_thread():
+        with single_threaded_blas():
             results = _frobenius_logp_and_grads(*inputs)
         for storage, value in zip(output_storage, results, strict=True):
             storage[0] = value
@@ -675,7 +584,7 @@ def NoisySuffStatRegression(name: str, stats, *, beta, noise_precision, x_chol, 
     d = arrays["exact"].shape[-1] - 1
     data = {key: pm.Data(f"{name}_{key}", value) for key, value in arrays.items()}
     _register_numba()
-    _register_model(pm.modelcontext(None))
+    hold_one_blas_thread_while(pm.modelcontext(None))
     chol_c = _blas_gate(augmented_cholesky(beta, noise_precision, x_chol))
     if method == "spectral":
         private = frobenius_stats_logp(chol_c, data["private_matrix"], data["private_n"], data["frobenius_noise_var"])
