@@ -54,8 +54,10 @@ PRIOR = dict(a=10.0, b=10.0, a0=10.0, b0=10.0)
 LEVELS = (0.5, 0.9)
 
 
-def draw_dataset(rng, n, d, *, misspecified=False):
-    """(X, y, β, x_bound, y_bound) from the benchmark prior (or the misspecified design)."""
+def draw_dataset(rng, n, d, *, misspecified=False, clipped=False):
+    """(X, y, β, x_bound, y_bound) from the benchmark prior (or the misspecified design; or, with
+    ``clipped``, the prior's design with bounds that bite: per-entry Bx = 0.9·√(tr Σx / d), so
+    that about a third of the rows are projected in a Gaussian release, and By = 2·sd(y))."""
     lam0 = rng.gamma(PRIOR["a0"], 1 / PRIOR["b0"])
     beta = rng.standard_normal(d) / np.sqrt(lam0)
     lam = rng.gamma(PRIOR["a"], 1 / PRIOR["b"])
@@ -68,6 +70,8 @@ def draw_dataset(rng, n, d, *, misspecified=False):
     cov = T.T @ T
     X = rng.standard_normal((n, d)) @ np.linalg.cholesky(cov).T
     y = X @ beta + rng.standard_normal(n) / np.sqrt(lam)
+    if clipped:
+        return X, y, beta, 0.9 * np.sqrt(np.trace(cov) / d), 2.0 * np.sqrt(beta @ cov @ beta + 1 / lam)
     return X, y, beta, 4.0, 4.0 * np.sqrt(2.0 * (d + 1))
 
 
@@ -83,15 +87,19 @@ def coverage(draws, truth):
     return result
 
 
-def run_cell(fitter, rng, n, d, eps, reps, misspecified=False, mechanism="laplace"):
+def run_cell(fitter, rng, n, d, eps, reps, misspecified=False, mechanism="laplace", clipped_design=False):
     truths, na_draws, stats_list, clipped = [], [], [], []
     for _ in range(reps):
-        X, y, beta, bx, by = draw_dataset(rng, n, d, misspecified=misspecified)
+        X, y, beta, bx, by = draw_dataset(rng, n, d, misspecified=misspecified, clipped=clipped_design)
         if mechanism == "gaussian":
             clipped.append(((np.linalg.norm(X, axis=1) > bx * np.sqrt(d)).mean(), (np.abs(y) > by).mean()))
         else:
             clipped.append(((np.abs(X) > bx).mean(), (np.abs(y) > by).mean()))
-        if np.isinf(eps):
+        if np.isinf(eps) and clipped_design:  # the projection must travel with the statistics
+            stats = release_suff_stats_gaussian(
+                X, y, epsilon=1e4, delta=1e-5, x_bound=bx * np.sqrt(d), y_bound=by, rng=rng
+            )
+        elif np.isinf(eps):
             stats = suff_stats(np.clip(X, -bx, bx), np.clip(y, -by, by)) if misspecified else suff_stats(X, y)
         elif mechanism == "gaussian":
             stats = release_suff_stats_gaussian(
@@ -143,6 +151,15 @@ def main(argv=None):
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.3, 1.0, 3.0, np.inf])
     parser.add_argument("--mechanism", choices=["laplace", "gaussian"], default="laplace", help="release mechanism")
     parser.add_argument("--no-misspecified", action="store_true")
+    parser.add_argument(
+        "--clipped",
+        action="store_true",
+        help="only the clipped design: data from the prior, bounds that project about a third of the rows "
+        "(Gaussian release; ε = ∞ is a release at ε = 10⁴)",
+    )
+    parser.add_argument(
+        "--clipping", choices=["ignore", "model"], default="ignore", help="the noise-aware model's clipping argument"
+    )
     parser.add_argument("--only-misspecified", action="store_true")
     parser.add_argument("--missp-reps", type=int, default=10, help="replicates of the misspecified case")
     parser.add_argument("--seed", type=int, default=0)
@@ -165,6 +182,8 @@ def main(argv=None):
     print("-" * len(header))
     start = time.perf_counter()
     cases = ([] if args.only_misspecified else [("model", False)]) + ([] if args.no_misspecified else [("missp", True)])
+    if args.clipped:
+        cases = [("clip", False)]
     for case, missp in cases:
         for d in args.ds if not missp else [d for d in args.ds if d == 5] or args.ds[:1]:
             reps = args.missp_reps if missp else reps_for[d]
@@ -176,12 +195,22 @@ def main(argv=None):
             else:
                 stats = release_suff_stats(X, y, epsilon=1.0, x_bound=bx, y_bound=by, rng=0)
             x_cov = None if args.x_cov == "default" else args.x_cov
-            model = regression_model(stats, noise_aware=True, x_cov=x_cov, x_scale=1.0, x_dof=d + 2, **PRIOR)
+            model = regression_model(
+                stats, noise_aware=True, x_cov=x_cov, x_scale=1.0, x_dof=d + 2, clipping=args.clipping, **PRIOR
+            )
             fitter = RefittableNUTS(model, draws=args.draws, tune=args.tune, random_seed=args.seed)
             for n in args.ns:
                 for eps in args.epsilons:
                     na, hk, clip, unfit = run_cell(
-                        fitter, rng, n, d, eps, reps, misspecified=missp, mechanism=args.mechanism
+                        fitter,
+                        rng,
+                        n,
+                        d,
+                        eps,
+                        reps,
+                        misspecified=missp,
+                        mechanism=args.mechanism,
+                        clipped_design=case == "clip",
                     )
                     cells = [f"{c[q][0]:.2f} ({c[q][1]:.2f})" for c in (na, hk) for q in LEVELS]
                     widths = [f"{c[q][2]:6.3f}" for c in (na, hk) for q in LEVELS]

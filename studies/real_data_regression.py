@@ -79,12 +79,6 @@ def load(name: str):
     raise ValueError(f"unknown data set {name!r}")
 
 
-def public_preprocessing(X, y) -> Preprocessing:
-    """Centre and scale from the public rows (a zero spread becomes 1)."""
-    sd = X.std(axis=0)
-    return Preprocessing(x_center=X.mean(axis=0), x_scale=np.where(sd > 0, sd, 1.0), y_center=y.mean(), y_scale=y.std())
-
-
 def r2(y, pred) -> float:
     return float(1.0 - np.sum((y - pred) ** 2) / np.sum((y - y.mean()) ** 2))
 
@@ -127,7 +121,7 @@ def _run(names, epsilons, releases, draws, seed, public_cov, report):
             order = rng.permutation(n)
             n_test = int(TEST_FRACTION * n)
             test, public, private = order[:n_test], order[n_test : n_test + N_PUBLIC], order[n_test + N_PUBLIC :]
-            prep = public_preprocessing(X[public], y[public])
+            prep = Preprocessing.from_public(X[public], y[public])
             Xp, yp = X[private], y[private]
             Xs, ys = prep.transform_x(Xp), prep.transform_y(yp)
             ols = np.linalg.lstsq(Xs, ys, rcond=None)[0]

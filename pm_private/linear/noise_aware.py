@@ -93,6 +93,8 @@ __all__ = [
     "frobenius_stats_logp",
     "exact_stats_logp",
     "likelihood_method",
+    "projected_second_moment",
+    "projection_draws",
     "set_noisy_stats",
 ]
 
@@ -471,6 +473,89 @@ def covariate_cholesky(name: str, d: int, *, scale: float, dof: float, dims=(), 
     return (scale / np.sqrt(dof)) * t
 
 
+#: Number of fixed draws of :func:`projection_draws` (a power of two: the scrambled Sobol points
+#: are then balanced).
+PROJECTION_DRAWS = 4096
+
+#: Clipping choices of :func:`NoisySuffStatRegression`.
+CLIPPING = ("model", "ignore")
+
+
+def projection_draws(d: int, size: int = PROJECTION_DRAWS) -> np.ndarray:
+    """Fixed standard normal points w ∈ ℝ^(size × (d+1)) for :func:`projected_second_moment`.
+
+    Scrambled Sobol points (seed 0, a data-independent constant) mapped through the normal
+    quantile function, made antithetic (w and −w) and whitened so that wᵀw/size = I exactly: the
+    moments of unprojected rows are then reproduced without error, and only the projection's
+    correction carries quadrature error.
+
+    Parameters
+    ----------
+    d : int
+        Number of covariates.
+    size : int
+        Number of points (even).
+
+    Returns
+    -------
+    numpy.ndarray (size, d + 1)
+    """
+    from scipy.stats import norm, qmc
+
+    if size < 2 * (d + 1) or size % 2:
+        raise ValueError(f"size must be even and at least 2(d + 1) = {2 * (d + 1)}, got {size}")
+    half = norm.ppf(qmc.Sobol(d + 1, scramble=True, seed=0).random(size // 2))
+    points = np.concatenate([half, -half])
+    chol = np.linalg.cholesky(points.T @ points / size)
+    return np.linalg.solve(chol, points.T).T
+
+
+def projected_second_moment(chol_c, draws, x_bound, y_bound, x_clip: str):
+    """Second moment C̃ = E[z̃z̃ᵀ] of rows projected as a release projects them, under z ~ N(0, C).
+
+    z = (x, y) with C = L_C L_Cᵀ is mapped to z̃ = (π(x), clip(y, −By, By)) with
+    π(x) = x·min(1, Bx/‖x‖₂) (``x_clip="row"``, the Gaussian release) or the entrywise
+    clip(x, −Bx, Bx) (``x_clip="entry"``, the Laplace release), and
+
+        C̃ ≈ (1/M) Σₘ z̃(L_C wₘ) z̃(L_C wₘ)ᵀ
+
+    over the fixed points wₘ of :func:`projection_draws` (quasi-Monte Carlo; the same points at
+    every evaluation, so C̃ is a deterministic, continuous and almost-everywhere differentiable
+    function of L_C, as NUTS needs).  Cost O(M·d²).
+
+    Parameters
+    ----------
+    chol_c : tensor (..., d+1, d+1)
+        A factor of C (``augmented_cholesky``).
+    draws : array (M, d+1)
+        The points of :func:`projection_draws`.
+    x_bound, y_bound : tensor (...)
+        The release's public bounds Bx and By.
+    x_clip : {"row", "entry"}
+        How the release clipped covariates (the release type's ``x_clip``).
+
+    Returns
+    -------
+    tensor (..., d+1, d+1)
+        C̃.
+    """
+    if x_clip not in ("row", "entry"):
+        raise ValueError(f"x_clip must be 'row' or 'entry', got {x_clip!r}")
+    chol_c = pt.as_tensor(chol_c)
+    draws = pt.as_tensor(np.asarray(draws, dtype=np.float64))
+    x_bound = pt.as_tensor(x_bound, dtype="float64")[..., None]
+    y_bound = pt.as_tensor(y_bound, dtype="float64")[..., None]
+    z = draws @ pt.swapaxes(chol_c, -1, -2)  # (..., M, d+1)
+    x, y = z[..., :-1], z[..., -1]
+    if x_clip == "row":
+        x = x * pt.minimum(1.0, x_bound / pt.sqrt((x * x).sum(axis=-1)))[..., None]
+    else:
+        x = pt.clip(x, -x_bound[..., None], x_bound[..., None])
+    y = pt.clip(y, -y_bound, y_bound)
+    projected = pt.concatenate([x, y[..., None]], axis=-1)
+    return pt.swapaxes(projected, -1, -2) @ projected / draws.shape[0]
+
+
 #: Largest d of the dense likelihood (``noisy_stats_logp``), used for releases whose noise is not
 #: isotropic in the Frobenius geometry (Laplace releases): its k × k Cholesky factorisation,
 #: k = (d+1)(d+2)/2, costs O(d⁶) per gradient: 4 ms at d = 20 (k = 231) on one BLAS thread of a
@@ -548,7 +633,32 @@ def likelihood_method(stats, method: str = "auto") -> str:
     return _stack_arrays(stats, method)[1]
 
 
-def NoisySuffStatRegression(name: str, stats, *, beta, noise_precision, x_chol, method: str = "auto"):
+def _projection_arrays(stats) -> tuple[dict[str, np.ndarray], str]:
+    """The public bounds (Bx, By) of the releases in ``stats`` (a leading batch axis for a
+    sequence) and how they clip covariates; ValueError unless every release of a fit shares them."""
+    batch = [stats] if isinstance(stats, SuffStats) else list(stats)
+    bounds, clips = [], set()
+    for s in batch:
+        own = {(r.x_bound, r.y_bound, r.x_clip) for r in s.releases}
+        if len(own) != 1:
+            raise ValueError(
+                "clipping='model' needs one private release per fit, or releases sharing x_bound, y_bound and "
+                "the covariate clipping rule"
+            )
+        ((x_bound, y_bound, x_clip),) = own
+        bounds.append((x_bound, y_bound))
+        clips.add(x_clip)
+    if len(clips) != 1:
+        raise ValueError("clipping='model' needs every fit's releases to clip covariates the same way")
+    values = np.asarray(bounds, dtype=np.float64)
+    if isinstance(stats, SuffStats):
+        values = values[0]
+    return {"x_bound": values[..., 0], "y_bound": values[..., 1]}, clips.pop()
+
+
+def NoisySuffStatRegression(
+    name: str, stats, *, beta, noise_precision, x_chol, method: str = "auto", clipping: str = "ignore"
+):
     """Add the noise-aware log-likelihood of released statistics to the current model
     (Bernstein & Sheldon 2019; the marginal Gaussian form of the module notes).
 
@@ -575,21 +685,43 @@ def NoisySuffStatRegression(name: str, stats, *, beta, noise_precision, x_chol, 
         in the Frobenius geometry (Gaussian releases and sums of them; ValueError otherwise);
         ``"dense"``: ``noisy_stats_logp``, O(d⁶), any noise, d ≤ ``DENSE_MAX_D``;
         ``"auto"``: spectral whenever it applies.  Both give the same log-density.
+    clipping : {"ignore", "model"}
+        ``"ignore"``: the released statistics are modelled as those of rows z ~ N(0, C), as if
+        the release's clipping never bit.  ``"model"``: as those of the rows the release
+        actually summed, projected onto its public bounds: the mean of S is n·C̃ and its CLT
+        covariance 2n·C̃(·)C̃ with C̃ = :func:`projected_second_moment` (the second moment of
+        projected rows under the data model, by quasi-Monte Carlo with fixed points), so
+        that ``beta`` and Σx are the population's, not the clipped rows'.  The fourth moments
+        are those of a Gaussian with second moment C̃ (projected rows have lighter tails, so
+        this errs on the wide side).  Costs O(M·d²) more per gradient, M =
+        ``PROJECTION_DRAWS``.  Needs every fit's releases to share their bounds; the exact
+        public part stays unprojected.
 
     Returns
     -------
     The ``pm.Potential`` (cost O(B·d³) spectral, O(B·d⁶) dense, independent of n).
     """
+    if clipping not in CLIPPING:
+        raise ValueError(f"clipping must be one of {CLIPPING}, got {clipping!r}")
     arrays, method = _stack_arrays(stats, method)
     d = arrays["exact"].shape[-1] - 1
+    if clipping == "model":
+        bounds, x_clip = _projection_arrays(stats)
+        arrays.update(bounds, row_projection=np.float64(x_clip == "row"))
     data = {key: pm.Data(f"{name}_{key}", value) for key, value in arrays.items()}
     _register_numba()
     hold_one_blas_thread_while(pm.modelcontext(None))
     chol_c = _blas_gate(augmented_cholesky(beta, noise_precision, x_chol))
+    chol_private = chol_c
+    if clipping == "model":
+        moment = projected_second_moment(chol_c, projection_draws(d), data["x_bound"], data["y_bound"], x_clip)
+        chol_private = pt.linalg.cholesky(moment)
     if method == "spectral":
-        private = frobenius_stats_logp(chol_c, data["private_matrix"], data["private_n"], data["frobenius_noise_var"])
+        private = frobenius_stats_logp(
+            chol_private, data["private_matrix"], data["private_n"], data["frobenius_noise_var"]
+        )
     else:
-        private = noisy_stats_logp(chol_c, data["private"], data["private_n"], data["noise_var"], d)
+        private = noisy_stats_logp(chol_private, data["private"], data["private_n"], data["noise_var"], d)
     logp = data["private_on"] * private + exact_stats_logp(chol_c, data["exact"], data["exact_n"], d)
     return pm.Potential(name, logp.sum())
 
@@ -600,4 +732,9 @@ def set_noisy_stats(name: str, stats, model: pm.Model | None = None) -> None:
     model = pm.modelcontext(model)
     method = "spectral" if f"{name}_frobenius_noise_var" in model.named_vars else "dense"
     arrays, _ = _stack_arrays(stats, method)
+    if f"{name}_x_bound" in model.named_vars:
+        bounds, x_clip = _projection_arrays(stats)
+        if float(model[f"{name}_row_projection"].get_value()) != (x_clip == "row"):
+            raise ValueError(f"stats clip covariates by {x_clip!r}, unlike the statistics the model was built for")
+        arrays.update(bounds)
     pm.set_data({f"{name}_{key}": value for key, value in arrays.items()}, model=model)

@@ -184,7 +184,8 @@ def posterior_predictive(model, idata, X, *, random_seed=None, var_name: str = "
     Returns
     -------
     xarray.DataTree
-        Its ``predictions`` group holds ``var_name`` (chain, draw, row).
+        Its ``predictions`` group holds ``var_name`` (chain, draw, row); ``row`` is labelled by
+        ``X``'s index when ``X`` is a DataFrame, else 0 … n − 1.
 
     Raises
     ------
@@ -200,6 +201,7 @@ def posterior_predictive(model, idata, X, *, random_seed=None, var_name: str = "
         raise ValueError("model was not built by regression_model (it has no preprocessing_* data)")
     beta = model["beta"]
     d = int(model.dim_lengths["feature"].eval())
+    index = X.index if isinstance(X, pd.DataFrame) else None
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] != d:
         raise ValueError(f"X must be (n, {d}), got shape {X.shape}")
@@ -207,9 +209,11 @@ def posterior_predictive(model, idata, X, *, random_seed=None, var_name: str = "
         raise ValueError("posterior_predictive takes a non-batched model (one fit)")
     clone = clone_model(model)
     with clone:
-        x_new = pm.Data("X_new", _apply(transform, X))
+        clone.add_coord("row", np.arange(X.shape[0]) if index is None else index)
+        x_new = pm.Data("X_new", _apply(transform, X), dims=("row", "feature"))
         mu = transform["y_center"] + transform["y_scale"] * (x_new @ clone["beta"])
-        pm.Normal(var_name, mu=mu, sigma=transform["y_scale"] / pm.math.sqrt(clone["noise_precision"]))
+        sigma = transform["y_scale"] / pm.math.sqrt(clone["noise_precision"])
+        pm.Normal(var_name, mu=mu, sigma=sigma, dims="row")
         return pm.sample_posterior_predictive(
             idata, var_names=[var_name], predictions=True, random_seed=random_seed, progressbar=False
         )

@@ -117,6 +117,55 @@ class Preprocessing:
                 raise ValueError(f"{name} must be finite{' and > 0' if name == 'y_scale' else ''}, got {value!r}")
             object.__setattr__(self, name, value)
 
+    @classmethod
+    def from_public(cls, X, y) -> Preprocessing:
+        """Centre and scale estimated from **public** rows: column means and standard deviations
+        of ``X`` (a column without spread keeps scale 1) and the mean and standard deviation of
+        ``y``.
+
+        The rows must be public (a published sample, rows whose owners consented, a pilot
+        study): the constants are released with every release that uses them.  A few dozen rows
+        suffice; the estimate need not be good, only public, since the release's bounds are set
+        on the scale it defines.
+
+        Parameters
+        ----------
+        X : array_like or pandas.DataFrame, shape (m, d)
+            Public covariates (m ≥ 2, finite).
+        y : array_like, shape (m,)
+            Public responses (finite, not all equal).
+
+        Returns
+        -------
+        Preprocessing
+            x ↦ (x − mean)/sd, y ↦ (y − mean)/sd.
+
+        Raises
+        ------
+        ValueError
+            If the shapes disagree, fewer than two rows are given, a value is not finite, or
+            ``y`` has no spread.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> prep = Preprocessing.from_public(np.array([[1.0, 5.0], [3.0, 5.0]]), np.array([0.0, 2.0]))
+        >>> prep.transform_x([[2.0, 6.0]])
+        array([[0., 1.]])
+        """
+        A = np.asarray(X, dtype=np.float64)
+        b = np.asarray(y, dtype=np.float64)
+        if A.ndim != 2 or b.shape != (A.shape[0],):
+            raise ValueError(f"X must be (m, d) and y (m,), got shapes {A.shape} and {b.shape}")
+        if A.shape[0] < 2:
+            raise ValueError(f"X: at least 2 public rows are needed, got {A.shape[0]}")
+        if not (np.isfinite(A).all() and np.isfinite(b).all()):
+            raise ValueError("X and y must be finite")
+        sd = A.std(axis=0)
+        if not b.std() > 0:
+            raise ValueError("y has no spread in the public rows: its scale cannot be estimated")
+        return cls(x_center=A.mean(axis=0), x_scale=np.where(sd > 0, sd, 1.0), y_center=b.mean(), y_scale=b.std())
+
     @property
     def standardises_x(self) -> bool:
         """True when a public covariate scale is applied (covariates then have about unit scale)."""

@@ -357,6 +357,7 @@ def regression_model(
     x_scale: float | None = None,
     x_dof: float | None = None,
     likelihood: str = "auto",
+    clipping: str = "ignore",
 ) -> pm.Model:
     """Bayesian linear regression on sufficient statistics, noise-aware for private releases.
 
@@ -453,7 +454,13 @@ def regression_model(
                 )
             beta = _whitened_beta(x_chol, prior_precision, batch_dims)
             NoisySuffStatRegression(
-                "likelihood", stats, beta=beta, noise_precision=noise_precision, x_chol=x_chol, method=likelihood
+                "likelihood",
+                stats,
+                beta=beta,
+                noise_precision=noise_precision,
+                x_chol=x_chol,
+                method=likelihood,
+                clipping=clipping,
             )
         else:
             sigma = scale[..., None] if batched else scale

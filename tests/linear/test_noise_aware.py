@@ -225,6 +225,7 @@ def test_posterior_predictive_for_new_X():
     pp = posterior_predictive(model, idata, X_new, random_seed=2)
     draws = pp["predictions"]["y_new"]
     assert draws.shape == (1, 300, 3)
+    assert draws.dims == ("chain", "draw", "row")  # the dimension the docstring promises
     expected = 2.0 + (X_new - 1.0) @ beta
     np.testing.assert_allclose(draws.mean(("chain", "draw")).values, expected, atol=0.25)
     np.testing.assert_allclose(predict(idata, X_new)["mean"], expected, atol=0.25)

@@ -3,8 +3,8 @@
 import numpy as np
 import pandas as pd
 
-from pm_private import release_suff_stats_gaussian
-from studies.real_data_regression import METHODS, goal_check, load, public_covariance, public_preprocessing, table
+from pm_private import Preprocessing, release_suff_stats_gaussian
+from studies.real_data_regression import METHODS, goal_check, load, public_covariance, table
 
 
 def _results():
@@ -37,13 +37,13 @@ def test_goal_check_compares_with_adassp_at_epsilon_from_one():
 def test_shipped_data_and_public_preprocessing():
     X, y, names = load("diabetes")
     assert X.shape == (442, 10) and len(names) == 10
-    prep = public_preprocessing(X[:30], y[:30])
+    prep = Preprocessing.from_public(X[:30], y[:30])
     np.testing.assert_allclose(prep.transform_x(X[:30]).mean(axis=0), 0, atol=1e-12)
 
 
 def test_public_covariance_uses_the_release_transform():
     X, y, _ = load("diabetes")
-    prep = public_preprocessing(X[:30], y[:30])
+    prep = Preprocessing.from_public(X[:30], y[:30])
     bound = 0.5 * np.sqrt(X.shape[1])  # a projection that bites
     stats = release_suff_stats_gaussian(
         X[30:], y[30:], epsilon=1.0, delta=1e-5, x_bound=bound, y_bound=2.0, preprocessing=prep, rng=0
