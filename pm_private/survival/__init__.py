@@ -9,6 +9,7 @@ _NAMES = {
     "censor_at_horizon": ".data",
     "scale_times": ".data",
     "interval_index": ".data",
+    "interval_ends": ".data",
     "scale_covariates": ".data",
     "domain_unit_ball": ".data",
     "flchain_unit_ball": ".data",
