@@ -156,14 +156,8 @@ def survival_summary(idata, var_names=None, *, prob: float = 0.95, kind: str = "
     return table
 
 
-def _profile(x, beta: xr.DataArray | None) -> np.ndarray:
-    """The covariate profile x as a vector in the order of ``beta``'s coordinate (zeros by default)."""
-    if beta is None:
-        if x is not None:
-            raise ValueError("x was given but the posterior has no coefficients beta")
-        return np.zeros(0)
-    (dim,) = [d for d in beta.dims if d not in ("chain", "draw")]
-    labels = [str(label) for label in beta[dim].values]
+def _profile(x, labels: list[str]) -> np.ndarray:
+    """The covariate profile x as a vector in the order of ``labels`` (zeros by default)."""
     if x is None:
         return np.zeros(len(labels))
     if isinstance(x, dict | pd.Series):
@@ -179,11 +173,26 @@ def _profile(x, beta: xr.DataArray | None) -> np.ndarray:
     return vector
 
 
-def _coefficients(posterior: xr.Dataset) -> xr.DataArray | None:
-    beta = posterior.get("beta")
-    if beta is not None and beta.ndim != 3:
+def _draws(posterior: xr.Dataset, name: str) -> np.ndarray:
+    """The draws of a scalar variable, shape (chain, draw)."""
+    variable = posterior[name]
+    if variable.ndim != 2:
+        raise ValueError(f"{name} must be one number per draw, got dims {variable.dims}")
+    return variable.transpose("chain", "draw").values
+
+
+def _linear_predictor(posterior: xr.Dataset, x) -> np.ndarray:
+    """xᵀβ per draw, shape (chain, draw); 0 for a posterior without ``beta`` (and then no x)."""
+    if "beta" not in posterior:
+        if x is not None:
+            raise ValueError("x was given but the posterior has no coefficients beta")
+        return np.zeros((posterior.sizes["chain"], posterior.sizes["draw"]))
+    beta = posterior["beta"]
+    if beta.ndim != 3:
         raise ValueError(f"beta must have one dimension besides chain and draw, got dims {beta.dims}")
-    return beta
+    (dim,) = [d for d in beta.dims if d not in ("chain", "draw")]
+    labels = [str(label) for label in beta[dim].values]
+    return beta.transpose("chain", "draw", dim).values @ _profile(x, labels)
 
 
 def _weibull_log_survival(posterior: xr.Dataset, u: np.ndarray, x) -> np.ndarray:
@@ -193,22 +202,16 @@ def _weibull_log_survival(posterior: xr.Dataset, u: np.ndarray, x) -> np.ndarray
             "the posterior has no Weibull shape p; a Weibull posterior needs p and lam, or p, intercept "
             "and beta (weibull_model), and a discrete-time posterior needs basis="
         )
-    p = posterior["p"].values[..., None]
     if "intercept" in posterior:
-        beta = _coefficients(posterior)
-        log_lam = posterior["intercept"].values
-        if beta is not None:
-            log_lam = log_lam + np.einsum("cdk,k->cd", beta.values, _profile(x, beta))
-        elif x is not None:
-            raise ValueError("x was given but the posterior has no coefficients beta")
-    elif "lam" in posterior and posterior["lam"].ndim == 2:
+        log_lam = _draws(posterior, "intercept") + _linear_predictor(posterior, x)
+    elif "lam" in posterior:
         if x is not None:
             raise ValueError("x was given but the posterior has a common scale lam (no covariates)")
-        log_lam = np.log(posterior["lam"].values)
+        log_lam = np.log(_draws(posterior, "lam"))
     else:
-        raise ValueError("the posterior has p but neither intercept (with beta) nor a scalar lam")
+        raise ValueError("the posterior has p but neither intercept (with beta) nor lam")
     with np.errstate(divide="ignore"):  # u = 0: ln u = −inf, S = 1
-        return -np.exp(p * (np.log(u) - log_lam[..., None]))
+        return -np.exp(_draws(posterior, "p")[..., None] * (np.log(u) - log_lam[..., None]))
 
 
 def _discrete_log_survival(posterior: xr.Dataset, u: np.ndarray, x, basis, link: str) -> np.ndarray:
@@ -218,15 +221,12 @@ def _discrete_log_survival(posterior: xr.Dataset, u: np.ndarray, x, basis, link:
         raise ValueError(f"basis must be a finite (q, e) matrix, got shape {basis.shape}")
     if "alpha" not in posterior or posterior["alpha"].ndim != 3:
         raise ValueError("a discrete-time posterior needs alpha with one dimension besides chain and draw")
-    alpha = posterior["alpha"].values
+    alpha = posterior["alpha"]
+    (dim,) = [d for d in alpha.dims if d not in ("chain", "draw")]
+    alpha = alpha.transpose("chain", "draw", dim).values
     if alpha.shape[-1] != basis.shape[1]:
         raise ValueError(f"basis has {basis.shape[1]} columns but alpha has {alpha.shape[-1]} entries")
-    z = alpha @ basis.T  # (chain, draw, q)
-    beta = _coefficients(posterior)
-    if beta is not None:
-        z = z + np.einsum("cdk,k->cd", beta.values, _profile(x, beta))[..., None]
-    elif x is not None:
-        raise ValueError("x was given but the posterior has no coefficients beta")
+    z = alpha @ basis.T + _linear_predictor(posterior, x)[..., None]  # (chain, draw, q)
     (cost,) = _survive_terms(z, link, 0)
     cumulative = np.concatenate([np.zeros((*cost.shape[:-1], 1)), np.cumsum(cost, axis=-1)], axis=-1)
     ended = np.searchsorted(interval_ends(basis.shape[0]), u, side="right")

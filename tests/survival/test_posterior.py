@@ -59,6 +59,9 @@ def test_weibull_draws_follow_the_formula_with_and_without_covariates():
     lam = np.exp(b0 + beta @ x)
     np.testing.assert_allclose(draws.values, np.exp(-(((t / horizon) / lam[..., None]) ** p[..., None])), rtol=1e-12)
     assert draws.dims == ("chain", "draw", "time") and draws["time"].values.tolist() == t.tolist()
+    # the order of the posterior's dims does not matter
+    transposed = _posterior(p=(p,), intercept=(b0,), beta=(beta, ["a", "b"])).transpose("covariate", "draw", "chain")
+    np.testing.assert_array_equal(survival_draws(transposed, t, x=x, horizon=horizon).values, draws.values)
     # a mapping is read by the coordinate labels, in any order
     by_name = survival_draws(
         _posterior(p=(p,), intercept=(b0,), beta=(beta, ["a", "b"])), t, x={"b": -1.0, "a": 0.4}, horizon=horizon
