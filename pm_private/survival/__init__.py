@@ -1,6 +1,6 @@
-"""Survival analysis: data with public bounds, the censored Weibull likelihood and its private release
-(Nguyên & Hui 2017b), and the discrete-time hazard likelihood with its private mechanisms
-(Nguyên & Hui 2017a)."""
+"""Survival analysis: data with public bounds; the censored Weibull likelihood and its private release
+(Nguyên & Hui 2017b); the discrete-time hazard likelihood with its private mechanisms
+(Nguyên & Hui 2017a); survival curves and coefficient tables from a fitted posterior."""
 
 from .._engine.lazy import attach
 
@@ -9,9 +9,14 @@ _NAMES = {
     "censor_at_horizon": ".data",
     "scale_times": ".data",
     "interval_index": ".data",
+    "interval_ends": ".data",
     "scale_covariates": ".data",
     "domain_unit_ball": ".data",
     "flchain_unit_ball": ".data",
+    "survival_summary": ".posterior",
+    "survival_draws": ".posterior",
+    "survival_function": ".posterior",
+    "plot_survival_function": ".posterior",
     "WeibullMLE": ".weibull.fit",
     "WeibullSurvival": ".weibull.likelihood",
     "simulate_weibull": ".weibull.simulate",

@@ -20,6 +20,7 @@ __all__ = [
     "censor_at_horizon",
     "scale_times",
     "interval_index",
+    "interval_ends",
     "scale_covariates",
     "domain_unit_ball",
     "flchain_unit_ball",
@@ -153,11 +154,48 @@ def scale_times(time, *, horizon: float, floor: float = 0.0) -> np.ndarray:
     return np.maximum(t / horizon, floor)
 
 
+def interval_ends(q: int) -> np.ndarray:
+    """The right ends 1/q, 2/q, …, q/q of the ``q`` intervals of [0, 1], each the double nearest s/q.
+
+    These are the boundaries of :func:`interval_index`: one home, so that every function that
+    asks "in which interval" or "how many intervals have ended" compares against the same numbers.
+
+    Parameters
+    ----------
+    q : int
+        The number of intervals, ≥ 1.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 ends of length q, increasing, the last one exactly 1.
+
+    Raises
+    ------
+    ValueError
+        If ``q`` is not a positive integer.
+    """
+    q = check_count("q", q)
+    return np.arange(1, q + 1, dtype=np.float64) / q  # IEEE division: correctly rounded s/q
+
+
 def interval_index(t_scaled, q: int) -> np.ndarray:
     """Interval of each scaled time in [0, 1] cut into ``q`` equal intervals, as 0 … q−1.
 
-    Interval s (0-based) is (s/q, (s+1)/q]; t = 0 belongs to interval 0.  A record with index s
-    was at risk in intervals 0 … s and had its event (or censoring) in interval s.
+    Interval s (0-based) is (s/q, (s+1)/q]: a time exactly on a boundary s/q belongs to the
+    interval that **ends** there, s − 1, and t = 0 belongs to interval 0.  A record with index s
+    was at risk in intervals 0 … s and had its event (or censoring) in interval s; a week-w
+    record of a study followed weekly, scaled by a horizon of q weeks, is in interval w − 1.
+
+    The boundaries are the doubles nearest s/q (:func:`interval_ends`) and each time is compared
+    with them exactly, without tolerance (``ceil(t·q)`` is not used: 27/52·52 rounds to
+    27.000000000000004).  The rule is exact for times on an integer grid: if t and the horizon
+    H are integers (days, weeks; or integer multiples of one binary unit such as ¼) with
+    H·q < 2⁵², then ``interval_index(scale_times(t, horizon=H), q)`` equals the integer rule
+    ⌈t·q/H⌉ − 1 (0 for t = 0), because the correctly rounded t/H equals the double nearest s/q
+    exactly when t/H = s/q, and differs from it otherwise.  Times that carry their own rounding
+    error (a decimal fraction such as 0.1, or k·w/q computed in floating point) are placed by
+    the double they are.
 
     Parameters
     ----------
@@ -175,14 +213,22 @@ def interval_index(t_scaled, q: int) -> np.ndarray:
     ------
     ValueError
         If a time lies outside [0, 1] or ``q`` is not a positive integer.
+
+    Examples
+    --------
+    >>> from pm_private.survival import interval_index, scale_times
+    >>> interval_index(scale_times([26, 27, 28], horizon=52), 52).tolist()
+    [25, 26, 27]
+    >>> interval_index([0.0, 0.25, 0.5, 1.0], 4).tolist()
+    [0, 0, 1, 3]
     """
-    q = check_count("q", q)
+    ends = interval_ends(q)
     t = as_float_array(t_scaled, "scaled times")
     bad = ~np.isfinite(t) | (t < 0) | (t > 1)
     if bad.any():
         first = np.flatnonzero(bad)[0]
         raise ValueError(f"scaled times must lie in [0, 1] (first other value at index {first})")
-    return np.clip(np.ceil(t * q).astype(np.int64) - 1, 0, q - 1)
+    return np.searchsorted(ends[:-1], t, side="left").astype(np.int64)
 
 
 def scale_covariates(X, *, bound, center=None) -> np.ndarray:

@@ -1,14 +1,19 @@
 """Survival data preparation: public bounds only, clear errors, and the FL loader."""
 
+from fractions import Fraction
+
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pm_private.datasets import FLCHAIN_DOMAIN, load_flchain
 from pm_private.survival import (
     censor_at_horizon,
     check_survival,
     flchain_unit_ball,
+    interval_ends,
     interval_index,
     scale_covariates,
     scale_times,
@@ -63,6 +68,73 @@ def test_interval_index_edges():
         interval_index([1.5], q)
     with pytest.raises(ValueError, match="q must be"):
         interval_index([0.5], 0)
+
+
+def test_interval_index_is_exact_on_week_boundaries():
+    # 27/52·52 = 27.000000000000004 in floating point: a ceil rule put week 27 in interval 27
+    assert interval_index([26 / 52, 27 / 52, 28 / 52], 52).tolist() == [25, 26, 27]
+    weeks = np.arange(0, 53)
+    expected = np.maximum(weeks - 1, 0)
+    assert interval_index(scale_times(weeks, horizon=52), 52).tolist() == expected.tolist()
+    assert interval_index(interval_ends(52), 52).tolist() == list(range(52))  # each end closes its interval
+
+
+def test_rossi_weeks_land_in_their_week():
+    from lifelines.datasets import load_rossi
+
+    rossi = load_rossi()
+    week = rossi["week"].to_numpy()
+    idx = interval_index(scale_times(week, horizon=52), 52)
+    np.testing.assert_array_equal(idx, week - 1)  # a week-w arrest (or censoring) is in interval w − 1
+    # two-week intervals: weeks 2s−1 and 2s are interval s − 1
+    np.testing.assert_array_equal(interval_index(scale_times(week, horizon=52), 26), (week + 1) // 2 - 1)
+
+
+def _integer_rule(t: int, horizon: int, q: int) -> int:
+    return max(-(-t * q // horizon) - 1, 0)  # ⌈t·q/H⌉ − 1 in integers, 0 for t = 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    q=st.integers(1, 2000),
+    width=st.integers(1, 10_000),
+    data=st.data(),
+)
+def test_multiples_of_the_width_land_in_the_interval_they_close(q, width, data):
+    """k·w with horizon q·w (w an integer unit) is the end of interval k − 1."""
+    k = data.draw(st.integers(0, q))
+    t = scale_times([k * width], horizon=q * width)
+    assert interval_index(t, q)[0] == max(k - 1, 0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    q=st.integers(1, 1000),
+    horizon=st.integers(1, 100_000),
+    unit=st.sampled_from([1.0, 0.5, 0.25, 2.0**-10, 7.0]),
+    data=st.data(),
+)
+def test_integer_grid_times_follow_the_integer_rule(q, horizon, unit, data):
+    """Times and horizon on one exact grid (integer multiples of a binary unit): ⌈t·q/H⌉ − 1."""
+    t = data.draw(st.integers(0, horizon))
+    scaled = scale_times([t * unit], horizon=horizon * unit)
+    assert interval_index(scaled, q)[0] == _integer_rule(t, horizon, q)
+
+
+@settings(max_examples=300, deadline=None)
+@given(q=st.integers(1, 500), t=st.floats(0.0, 1.0))
+def test_any_double_is_placed_by_exact_comparison_with_the_boundaries(q, t):
+    """The documented rule, in exact rational arithmetic: the number of ends s/q (as doubles) below t."""
+    ends = [Fraction(float(np.float64(s) / q)) for s in range(1, q)]
+    expected = sum(end < Fraction(t) for end in ends)
+    assert interval_index([t], q)[0] == expected
+
+
+def test_interval_ends_are_the_nearest_doubles():
+    for q in (1, 3, 7, 52, 365):
+        ends = interval_ends(q)
+        assert ends[-1] == 1.0 and (np.diff(ends) > 0).all()
+        assert [float(Fraction(s, q)) for s in range(1, q + 1)] == ends.tolist()  # correctly rounded s/q
 
 
 def test_scale_covariates_projects_into_the_unit_ball():
