@@ -31,6 +31,7 @@ from .accountant import note_noise_drawn
 __all__ = [
     "NoiseSource",
     "as_noise_source",
+    "secure_generator",
     "laplace_vector",
     "l2_gamma_vector",
 ]
@@ -188,6 +189,38 @@ def as_noise_source(rng=None) -> NoiseSource:
     if isinstance(rng, (int, np.integer)):
         return NoiseSource(np.random.default_rng(int(rng)))
     raise TypeError(f"rng must be None, an int seed or a numpy Generator, got {type(rng).__name__}")
+
+
+#: Bits of operating-system entropy in the seed of :func:`secure_generator`.
+SECURE_SEED_BITS = 256
+
+
+def secure_generator() -> np.random.Generator:
+    """A numpy ``Generator`` seeded with 256 bits from ``os.urandom``, for code that needs one.
+
+    Samplers (PyMC's step methods, :class:`~pm_private.sampling.PSGLD`) draw from a numpy
+    ``Generator``, not from a :class:`NoiseSource`.  This one is PCG64 behind a ``SeedSequence``
+    whose entropy is 256 fresh bits of the operating system's secure generator; the seed is not
+    stored or returned, so a run cannot be replayed from a known seed (as it can from a
+    ``random_seed`` given to ``pm.sample``, whose per-chain seeds have 30 bits).  PCG64 itself
+    is not a cryptographic generator: a long stream of its raw outputs would reveal its state
+    (Bouillaguet, Martinez & Sauvage 2020), so its raw outputs must not be published; the
+    samplers publish only draws computed from them and the data.  Its normal and uniform
+    variates are floating point.
+
+    Returns
+    -------
+    numpy.random.Generator
+        A fresh generator; ``spawn`` gives independent children (one per chain).
+
+    Examples
+    --------
+    >>> from pm_private.privacy.noise import secure_generator
+    >>> secure_generator().normal(size=3).shape
+    (3,)
+    """
+    entropy = int.from_bytes(os.urandom(SECURE_SEED_BITS // 8), "little")
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy)))
 
 
 def laplace_vector(dim: int, scale: float, source: NoiseSource) -> np.ndarray:
