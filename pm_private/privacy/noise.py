@@ -12,7 +12,12 @@ code, so the transforms tested with a seed are the ones used in production.
 The mechanisms built on this source (the Laplace and exponential mechanisms, Gaussian
 calibration, row projection) live in :mod:`pm_private.privacy.primitives`.
 
-The samplers here (:func:`laplace_vector`, :func:`l2_gamma_vector`) produce noise that
+:func:`add_gaussian_noise` adds Gaussian noise of a given standard deviation to released
+values: with the secure source it is OpenDP's exact discrete Gaussian on a grid 2⁴⁰ times finer
+than σ (Canonne, Kamath & Steinke 2020), so no floating-point pattern of the unnoised values
+leaks (Mironov 2012); a seeded source uses :meth:`NoiseSource.normal` (Box–Muller).
+
+The samplers :func:`laplace_vector` and :func:`l2_gamma_vector` produce noise that
 is added inside an objective (objective perturbation) rather than released directly; they are
 inverse-CDF transforms of 53-bit uniforms, exact up to floating-point rounding, with tails
 truncated beyond probability 2^-53 per variate.  A mechanism that releases such a vector
@@ -30,6 +35,7 @@ from .accountant import note_noise_drawn
 
 __all__ = [
     "NoiseSource",
+    "add_gaussian_noise",
     "as_noise_source",
     "secure_generator",
     "laplace_vector",
@@ -189,6 +195,55 @@ def as_noise_source(rng=None) -> NoiseSource:
     if isinstance(rng, (int, np.integer)):
         return NoiseSource(np.random.default_rng(int(rng)))
     raise TypeError(f"rng must be None, an int seed or a numpy Generator, got {type(rng).__name__}")
+
+
+#: The exact samplers round to a grid of 2^k with k this many binary orders below the noise scale.
+GRID_BITS_BELOW_SCALE = 40
+
+
+def add_gaussian_noise(values, scale: float, source: NoiseSource) -> np.ndarray:
+    """``values`` plus iid N(0, σ²) noise per entry; exact discrete Gaussian with the secure source.
+
+    Secure source: OpenDP's ``make_gaussian`` rounds the values to the grid 2^k,
+    k = ⌊log₂ σ⌋ − 40, and adds exact discrete Gaussian noise of scale σ on that grid, drawn by
+    OpenDP's own secure sampler (Canonne, Kamath & Steinke 2020): every grid point is reachable
+    from every input and its tails are not cut.  The rounding moves each value by at most
+    2^(k−1) ≤ 2⁻⁴¹·σ.  Seeded source: ``values + σ·source.normal(...)`` (Box–Muller, floating
+    point, reproducible, not private).
+
+    This is a sampler, not a mechanism: the caller calibrates σ and states the guarantee.
+
+    Parameters
+    ----------
+    values : array_like
+        The finite values to perturb.
+    scale : float
+        The noise standard deviation σ > 0.
+    source : NoiseSource
+        Secure (OpenDP's exact sampler) or seeded (Box–Muller).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 array of the shape of ``values``.
+
+    Examples
+    --------
+    >>> from pm_private.privacy.noise import add_gaussian_noise, as_noise_source
+    >>> add_gaussian_noise([0.0, 10.0], 2.0, as_noise_source(0)).shape
+    (2,)
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if not source.secure:
+        return values + scale * source.normal(values.shape)
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    k = int(np.floor(np.log2(scale))) - GRID_BITS_BELOW_SCALE
+    domain = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=values.size)
+    sampler = dp.m.make_gaussian(domain, dp.l2_distance(T=float), scale=float(scale), k=k)
+    note_noise_drawn()
+    return np.asarray(sampler(values.ravel().tolist()), dtype=np.float64).reshape(values.shape)
 
 
 #: Bits of operating-system entropy in the seed of :func:`secure_generator`.
