@@ -298,11 +298,17 @@ def laplace_vector(dim: int, scale: float, source: NoiseSource) -> np.ndarray:
     return source.laplace(scale, (int(dim),))
 
 
-def l2_gamma_vector(dim: int, scale: float, source: NoiseSource) -> np.ndarray:
+def l2_gamma_vector(dim: int, scale: float, source: NoiseSource, size: int | None = None) -> np.ndarray:
     """Vector with density ∝ exp(−‖b‖₂ / scale).
 
     Its radius ‖b‖₂ ~ Gamma(dim, scale) and its direction is uniform on the sphere
     (Chaudhuri, Monteleoni & Sarwate 2011, Alg. 1; Nguyên & Hui (2017a) Alg. 1–2; Yu et al.'s (2014) B₂).
+
+    Floating point: the direction is a normalised Box–Muller vector and the radius a sum of
+    ``dim`` exponentials −log U, each cut at 37.4 (no uniform below 2⁻⁵⁴).  No exact sampler
+    exists for this density: OpenDP samples discrete Laplace and Gaussian coordinates, not a
+    vector with a density in the ℓ2 norm on a grid, and a radius built from exact pieces would
+    still be multiplied by a float direction.
 
     Parameters
     ----------
@@ -312,13 +318,16 @@ def l2_gamma_vector(dim: int, scale: float, source: NoiseSource) -> np.ndarray:
         The scale of the density, the Gamma scale of the radius.
     source : NoiseSource
         Where the uniform variates come from.
+    size : int, optional
+        Number of independent vectors (rows of the result); one vector when None.
 
     Returns
     -------
     numpy.ndarray
-        A float64 vector of length ``dim``.
+        A float64 vector of length ``dim``, or a (``size``, ``dim``) array.
     """
     dim = int(dim)
-    direction = source.normal((dim,))
-    direction /= np.linalg.norm(direction)
-    return source.gamma(dim, scale) * direction
+    shape = () if size is None else (int(size),)
+    direction = source.normal((*shape, dim))
+    direction /= np.linalg.norm(direction, axis=-1, keepdims=True)
+    return source.gamma(dim, scale, shape)[..., None] * direction if shape else source.gamma(dim, scale) * direction

@@ -70,7 +70,7 @@ def test_laplace_vector_is_iid_laplace(source):
 @pytest.mark.parametrize("dim", [1, 3, 20])
 def test_l2_gamma_vector_radius_and_direction(source, dim):
     scale, n = 0.7, 20000
-    draws = np.stack([l2_gamma_vector(dim, scale, source) for _ in range(n)])
+    draws = l2_gamma_vector(dim, scale, source, size=n)
     radius = np.linalg.norm(draws, axis=1)
     assert stats.kstest(radius, stats.gamma(dim, scale=scale).cdf).pvalue > p_min(source)
     # the test has teeth: the same n rejects a radius scale 25 % off at the secure threshold
@@ -80,6 +80,13 @@ def test_l2_gamma_vector_radius_and_direction(source, dim):
         u1 = draws[:, 0] / radius
         assert stats.kstest(u1**2, stats.beta(0.5, (dim - 1) / 2).cdf).pvalue > p_min(source)
         assert abs(np.mean(np.sign(u1))) < 0.05
+
+
+def test_one_l2_gamma_vector_is_a_row_of_many():
+    one = l2_gamma_vector(4, 0.7, as_noise_source(5))
+    many = l2_gamma_vector(4, 0.7, as_noise_source(5), size=1)
+    assert one.shape == (4,) and many.shape == (1, 4)
+    np.testing.assert_array_equal(one, many[0])
 
 
 @pytest.mark.parametrize("scale", [0.3, 12.47])
