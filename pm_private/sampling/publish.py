@@ -217,6 +217,12 @@ def publishable(
     if not budgets:
         return xr.DataTree.from_dict({"posterior": draws})
 
+    detached = [budget.name for budget in budgets if budget.detached]
+    if detached:
+        raise ValueError(
+            f"the sanitized terms {detached} are copies (pickled from the process that built them); "
+            "publish their draws in that process, with the model that holds the originals"
+        )
     secure = posterior.attrs.get(RANDOM_SOURCE_ATTR) == SECURE_SOURCE
     if private and not secure:
         raise ValueError(

@@ -128,8 +128,19 @@ class DrawBudget:
         """
         return max(0, draws - self.prepaid) * self.epsilon
 
-    def __reduce_ex__(self, protocol):
-        raise TypeError("a sanitized term's draw budget belongs to its model and cannot be pickled or copied")
+    #: True for a copy made by pickling (e.g. for a sampler in a spawned process): it refuses to publish.
+    detached = False
+
+    def __reduce__(self):
+        # The graph, and with it this budget, is pickled when chains run in spawned processes.
+        # A copy must not publish: it would start from the prepaid draw without the accountant.
+        return _detached_budget, (self.name, self.epsilon)
+
+
+def _detached_budget(name: str, epsilon: float) -> DrawBudget:
+    budget = DrawBudget(name, epsilon, None)
+    budget.detached = True
+    return budget
 
 
 @dataclass(frozen=True)

@@ -233,3 +233,15 @@ def test_secure_runs_are_marked_not_replayable_and_charged_end_to_end():
     assert release["posterior"]["f"].shape == (2, 20, 2)
     assert accountant.spent[0] == pytest.approx(40 * 0.5)
     assert release["posterior"].attrs["private"] is True
+
+
+def test_a_pickled_copy_of_a_term_cannot_publish():
+    import cloudpickle
+
+    accountant = PrivacyAccountant(100.0)
+    model, _ = sanitized_model(0.5, accountant)
+    copy = cloudpickle.loads(cloudpickle.dumps(model))  # as for chains in spawned processes
+    with pytest.raises(ValueError, match="copies .pickled from the process that built them"):
+        publishable(draws_of(1, 1), model=copy, accountant=accountant)
+    assert accountant.spent == (0.5, 0.0)
+    publishable(draws_of(1, 1), model=model, accountant=accountant)  # the original still can
