@@ -404,8 +404,9 @@ def sanitized_loss(
     v, sigma : float, optional
         Sanitizer bound (default 2·log n) and regulariser (default 10⁻²·2v/ε); both > 0.
     accountant : PrivacyAccountant, optional
-        Charged ε with label ``"approximate (MCMC)"`` (refused before anything is built if over
-        budget).
+        Charged ε with label ``"approximate (MCMC)"``, the price of the first published draw
+        (refused before anything is built if over budget); :func:`~pm_private.sampling.publishable`
+        charges it for the other draws.
     model : pymc.Model, optional
         The model to add the term to (default: the model of the enclosing ``with`` block).
 
