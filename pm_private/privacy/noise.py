@@ -257,7 +257,7 @@ def secure_generator() -> np.random.Generator:
     ``Generator``, not from a :class:`NoiseSource`.  This one is PCG64 behind a ``SeedSequence``
     whose entropy is 256 fresh bits of the operating system's secure generator; the seed is not
     stored or returned, so a run cannot be replayed from a known seed (as it can from a
-    ``random_seed`` given to ``pm.sample``, whose per-chain seeds have 30 bits).  PCG64 itself
+    ``random_seed`` given to ``pm.sample``).  PCG64 itself
     is not a cryptographic generator: a long stream of its raw outputs would reveal its state
     (Bouillaguet, Martinez & Sauvage 2020), so its raw outputs must not be published; the
     samplers publish only draws computed from them and the data.  Its normal and uniform

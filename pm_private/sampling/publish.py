@@ -15,8 +15,9 @@ the rest before it returns anything, and refuses when no accountant is given for
 
 A run whose randomness is known can be replayed: with the seed, the draws are a deterministic
 function of the data, and matching them against candidate data sets identifies the true one.
-``pm.sample`` turns any ``random_seed`` (and its default, unseeded generator) into per-chain
-seeds of 30 bits for the initial points, and ``random_seed`` fixes the chains' noise.
+``pm.sample`` with a ``random_seed`` is such a run.  Without one, its chains' noise comes from
+fresh operating-system entropy, but it reduces the seeds of the initial points (and all the
+seeds of external NUTS samplers) to 30 bits, and nothing in its output tells the two apart.
 :func:`secure_sample` samples from a generator seeded with 256 bits of the operating system's
 secure generator that are never stored (:func:`pm_private.privacy.noise.secure_generator`),
 and marks its result; :func:`publishable` refuses draws of a sanitized term that lack the mark
@@ -226,10 +227,10 @@ def publishable(
     secure = posterior.attrs.get(RANDOM_SOURCE_ATTR) == SECURE_SOURCE
     if private and not secure:
         raise ValueError(
-            "these draws were not sampled by pm_private.sampling.secure_sample: a run of "
-            "pm.sample (with a random_seed, or with its default generator's 30-bit seeds) can be "
-            "replayed against candidate data sets, so its draws are not private; sample with "
-            "secure_sample, or pass private=False to publish them marked not private"
+            "these draws were not sampled by pm_private.sampling.secure_sample: a run of pm.sample "
+            "may have a known random_seed, and such a run can be replayed against candidate data "
+            "sets, so its draws are not private; sample with secure_sample, or pass private=False "
+            "to publish them marked not private"
         )
     m = max((_draw_count(posterior[name]) for name in names), default=0)
     for budget in budgets:
