@@ -227,12 +227,19 @@ def add_gaussian_noise(values, scale: float, source: NoiseSource) -> np.ndarray:
     numpy.ndarray
         float64 array of the shape of ``values``.
 
+    Raises
+    ------
+    ValueError
+        If ``scale`` is not finite and > 0 (nothing is drawn).
+
     Examples
     --------
     >>> from pm_private.privacy.noise import add_gaussian_noise, as_noise_source
     >>> add_gaussian_noise([0.0, 10.0], 2.0, as_noise_source(0)).shape
     (2,)
     """
+    if not (np.isfinite(scale) and scale > 0):
+        raise ValueError(f"the noise scale must be finite and > 0, got {scale!r}")
     values = np.asarray(values, dtype=np.float64)
     if not source.secure:
         return values + scale * source.normal(values.shape)

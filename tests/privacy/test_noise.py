@@ -102,6 +102,12 @@ def test_add_gaussian_noise_is_gaussian_of_the_stated_scale(source, scale):
     assert add_gaussian_noise(np.zeros((2, 3)), scale, source).shape == (2, 3)
 
 
+@pytest.mark.parametrize("scale", [0.0, -1.0, float("inf"), float("nan")])
+def test_add_gaussian_noise_refuses_a_bad_scale_before_drawing(source, scale):
+    with pytest.raises(ValueError, match="noise scale must be finite and > 0"):
+        add_gaussian_noise([1.0], scale, source)
+
+
 def test_secure_gaussian_noise_reaches_beyond_the_box_muller_cut():
     # Box–Muller on 53-bit uniforms never exceeds about 8.65σ; the discrete Gaussian has no cut.
     # P(|Z| > 4) over 20000 draws: about 1.3 expected, and the grid keeps the values exact.
