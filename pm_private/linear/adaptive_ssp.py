@@ -69,15 +69,22 @@ multiplier √log(2/δ′)/ε′ on the add/remove-one sensitivities (B_X², B_X
 
 Floating point (residual risk)
 ------------------------------
-The Gaussian variates come from :meth:`pm_private.privacy.noise.NoiseSource.normal` (Box–Muller on
-53-bit uniforms from ``os.urandom``) and are added to float statistics.  This is naive float
-noise, with the same least-significant-bit issue as naive Laplace noise (Mironov 2012): the set
-of representable outputs depends on the unnoised value, so the (ε, δ) above holds for the
-idealised real-valued mechanism, not bit for bit.  In addition the sampler's support is finite
-and its tails are cut at |Z| ≲ 8.65 (a uniform is never below 2⁻⁵⁴).  AdaSSP is a comparison
-baseline here; a release that must be bit-exact would use a discrete Gaussian on a 2^k grid
-(Canonne, Kamath & Steinke 2020; OpenDP's ``make_gaussian``) as :mod:`pm_private.privacy.noise` does for
-Laplace.  A seeded ``rng`` is for tests only and marks the result ``private=False``.
+With the secure source (``rng=None``) the noise of the three releases is OpenDP's exact
+discrete Gaussian of the same σ, on a grid of 2^k with k = ⌊log₂ σ⌋ − 40
+(:func:`pm_private.privacy.noise.add_gaussian_noise`; Canonne, Kamath & Steinke 2020): each
+statistic is rounded to the grid (a move of at most 2⁻⁴¹·σ) and integer multiples of 2^k are
+added, so the set of possible outputs no longer depends on the unnoised value (the
+least-significant-bit attack on float noise, Mironov 2012) and the tails are not cut.  What
+remains idealised is the calibration: c(ε/3, δ/3) is the analytic bound of the *continuous*
+Gaussian (Balle & Wang 2018), kept so that the noise scales are what they were.  For the
+discrete Gaussian OpenDP certifies each release ρ-zero-concentrated DP with ρ = Δ′²/(2σ²)
+(Δ′ = Δ plus the grid rounding, a relative 2⁻⁴⁰·√m for m values), the continuous Gaussian's ρ;
+OpenDP's conversion of that ρ to (ε, δ) is looser than the analytic bound (7–11 % above ε/3 at
+δ/3 for ε ∈ [0.1, 10]), and the analytic bound itself is proven for the continuous Gaussian,
+which a discrete Gaussian on a grid 2⁴⁰ times finer than σ matches to within that grid.  Use
+:func:`pm_private.linear.release_suff_stats_gaussian` for a release whose (ε, δ) OpenDP
+certifies for the discrete noise itself.  A seeded ``rng`` draws Box–Muller noise of the same
+σ (floating point) and marks the result ``private=False``.
 
 Public: n, d, B_X, B_Y, ρ, ε, δ.  Released: λ̃_min, XᵀX̂, Xᵀŷ (kept in the result with the
 noise scales) and everything computed from them (λ, θ̂).  No raw rows are kept.
@@ -91,7 +98,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..privacy.accountant import PrivacyAccountant
-from ..privacy.noise import as_noise_source
+from ..privacy.noise import add_gaussian_noise, as_noise_source
 from ..privacy.primitives import gaussian_noise_multiplier, project_rows
 from ..privacy.release import Release, constant, output, public, release_guard
 from ..privacy.validation import as_matrix, as_vector, check_delta, check_epsilon, check_positive, raise_non_finite
@@ -360,9 +367,10 @@ def adassp(
     -----
     Privacy: (ε, δ)-DP under replace-one neighbours (n is public), by sequential composition of
     three Gaussian releases with (ε/3, δ/3).  Public inputs: ``x_bound``, ``y_bound``, ``rho``,
-    n and d.  Exact: θ̂ is post-processing of the three releases.  Not floating-point safe: the
-    guarantee is for real arithmetic, and the Box–Muller Gaussian noise (tails cut at about
-    8.65 σ) keeps a least-significant-bit risk (module docstring, "Floating point").  A seeded
+    n and d.  Exact: θ̂ is post-processing of the three releases.  Floating point: with the
+    secure source the noise is OpenDP's exact discrete Gaussian of σ on a 2^k grid (Canonne,
+    Kamath & Steinke 2020), which closes the least-significant-bit leak; σ keeps the analytic
+    calibration of the continuous Gaussian (module docstring, "Floating point").  A seeded
     ``rng`` gives a result marked ``private=False``.  References: Wang 2018; Balle & Wang 2018
     (analytic Gaussian calibration).
 
@@ -403,19 +411,19 @@ def adassp(
         lam_min = float(np.linalg.eigvalsh(xx)[0])
 
         # Release 1: λ̃_min (ε/3, δ/3).
-        z_lam = float(source.normal((1,))[0])
-        lam_min_noisy = max(0.0, lam_min + sigma_lam * z_lam - sigma_lam * math.sqrt(log6))
+        lam_min_noisy = max(
+            0.0, float(add_gaussian_noise([lam_min], sigma_lam, source)[0]) - sigma_lam * math.sqrt(log6)
+        )
         ridge = max(0.0, sigma_xx * math.sqrt(d * math.log(2.0 * d * d / rho)) - lam_min_noisy)
 
         # Release 2: XᵀX̂, symmetric noise with iid upper triangle (ε/3, δ/3).
         upper = np.triu_indices(d)
-        noise = np.zeros((d, d))
-        noise[upper] = sigma_xx * source.normal((len(upper[0]),))
-        noise = noise + np.triu(noise, 1).T
-        xx_noisy = xx + noise
+        xx_noisy = np.zeros((d, d))
+        xx_noisy[upper] = add_gaussian_noise(xx[upper], sigma_xx, source)
+        xx_noisy = xx_noisy + np.triu(xx_noisy, 1).T
 
         # Release 3: Xᵀŷ (ε/3, δ/3).
-        xy_noisy = xy + sigma_xy * source.normal((d,))
+        xy_noisy = add_gaussian_noise(xy, sigma_xy, source)
 
         coef, solver = _ridge_solve(xx_noisy + ridge * np.eye(d), xy_noisy)
         return AdaSSPRelease(

@@ -22,7 +22,10 @@ minibatch SGD reads — and makes the guarantee exact:
 Guarantee: **(ε, δ)-DP** for every iterate and the output, replace-one neighbours (n public);
 public: C, b, T, η, μ, n.  The averaged iterate released is post-processing.  Floating-point
 Gaussian sampling (Box–Muller on 53-bit uniforms) is not hardened against Mironov-type
-attacks; the noise never leaves the process except through the model.
+attacks; the noise never leaves the process except through the model.  It stays floating
+point: the RDP accounting of the subsampled steps is for the continuous Gaussian, and an exact
+discrete Gaussian (OpenDP) for every noised record of every step would need its own subsampled
+analysis.
 
 ``influence_threshold`` reproduces Kang et al.'s (2020) "performance improving" variant (Alg. 2):
 records whose Koh–Liang influence ‖H⁻¹∇l(θ̂; uᵢ)‖₂ / n at a non-private fit θ̂ is below the

@@ -307,7 +307,9 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
     The Laplace (B₁) and Gamma-radius (B₂) noise is drawn from 53-bit uniforms of the operating
     system's generator; like all floating-point samplers it is not hardened against the
     attacks of Mironov (2012) on the low-order bits, and the noise vector itself is never
-    released.  A seeded ``rng`` makes the fit reproducible and gives **no** guarantee
+    released.  It stays floating point by necessity: the proof maps the noise density through
+    the minimiser's change of variables, which needs a continuous density, and OpenDP's exact
+    samplers are discrete.  A seeded ``rng`` makes the fit reproducible and gives **no** guarantee
     (``privacy_.private`` is then False).  ``accountant`` is charged ε once per ``fit``; invalid
     arguments are refused before the charge, and a fit that does not converge raises
     :class:`~pm_private.privacy.ConvergenceError` after the charge (the failure

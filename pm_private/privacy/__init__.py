@@ -31,6 +31,8 @@ _NAMES = {
     "registered_release_types": ".release",
     "laplace_vector": ".noise",
     "l2_gamma_vector": ".noise",
+    "add_gaussian_noise": ".noise",
+    "secure_generator": ".noise",
     "MIN_EPSILON": ".validation",
     "check_epsilon": ".validation",
     "check_delta": ".validation",

@@ -10,6 +10,7 @@ _NAMES = {
     "sanitized_utility": ".sanitized",
     "bounded_terms": ".sanitized",
     "publishable": ".publish",
+    "secure_sample": ".publish",
     "PSGLD": ".psgld",
     "RefittableADVI": ".advi",
     "RefittableNUTS": ".refit_nuts",

@@ -48,8 +48,18 @@ Design choices:
   data.  ``record_loss=True`` adds ``minibatch_loss`` and the range of G for diagnostics; these
   are functions of the records (with ``batch_size=1`` the loss is one record's clipped loss) and
   must not be published with a private posterior.
+* **Randomness.**  The minibatch indices and the Langevin noise N(0, h·G) come from the chain's
+  numpy generator, which ``pm.sample`` gives each chain through ``setup_chain`` (PCG64; numpy's
+  ziggurat normals, in the Numba loop as in Python).  This noise is floating point: continuous
+  normals in float64 added to a float position, with no exact (discrete) counterpart; it only
+  drives the chain, whose draws are approximately private anyway.  Its seed is whatever
+  ``pm.sample`` was given: a ``random_seed`` makes the chain replayable against candidate
+  data sets, so draws meant for publication are sampled with
+  :func:`pm_private.sampling.secure_sample`, which seeds every chain from 256 bits of
+  ``os.urandom`` (:func:`pm_private.privacy.noise.secure_generator`).
 * **Privacy.**  PSGLD is a sampler, not a mechanism, and charges nothing: the ε is charged by the
-  sanitized-loss term, whose guarantee holds for exact sampling only (label "approximate (MCMC)").
+  sanitized-loss term, whose guarantee holds for exact sampling only (label "approximate (MCMC)"),
+  and by :func:`pm_private.sampling.publishable` for every published draw beyond the first.
 """
 
 from __future__ import annotations
@@ -174,7 +184,9 @@ class PSGLD(ArrayStepShared):
     blocked : bool, default True
         Passed to PyMC's step-method base class (the variables are updated together).
     rng : None, int or numpy.random.Generator
-        Seed of the sampler's injected noise (``pm.sample`` reseeds it per chain).
+        Seed of the sampler's injected noise; ``pm.sample`` replaces it per chain with a
+        generator derived from its ``random_seed`` (:func:`~pm_private.sampling.secure_sample`:
+        from ``os.urandom``).  The noise is floating point (numpy normals).
     initial_point : dict, optional
         The model's initial point (default: computed from the model).
     compile_kwargs : dict, optional

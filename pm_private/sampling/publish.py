@@ -1,4 +1,4 @@
-"""What may leave the data holder after sampling a private posterior: the parameter draws only.
+"""What may leave the data holder after sampling a private posterior: the parameter draws only, paid for.
 
 A sampler's output holds more than the draws of the parameters, and the rest is a function of
 the private records: ``sample_stats`` (NUTS stores the model's log-density at every draw, which
@@ -8,33 +8,153 @@ depend on the data too), ``log_likelihood``, ``observed_data`` and ``constant_da
 deterministics (which may be functions of the data), the tuning draws, and the attributes
 (``sampling_time`` is a timing side channel).  :func:`publishable` keeps the posterior draws of
 the model's free random variables and nothing else.
+
+Draws of a sanitized-loss term cost ε each (one exact draw is ε-DP; m draws compose to m·ε).
+The term's accountant paid for one draw when the term was built; :func:`publishable` charges
+the rest before it returns anything, and refuses when no accountant is given for it.
+
+A run whose randomness is known can be replayed: with the seed, the draws are a deterministic
+function of the data, and matching them against candidate data sets identifies the true one.
+``pm.sample`` with a ``random_seed`` is such a run.  Without one, its chains' noise comes from
+fresh operating-system entropy, but it reduces the seeds of the initial points (and all the
+seeds of external NUTS samplers) to 30 bits, and nothing in its output tells the two apart.
+:func:`secure_sample` samples from a generator seeded with 256 bits of the operating system's
+secure generator that are never stored (:func:`pm_private.privacy.noise.secure_generator`),
+and marks its result; :func:`publishable` refuses draws of a sanitized term that lack the mark
+unless told they are not private (``private=False``), which it then writes on the result.
 """
 
 from __future__ import annotations
 
+import threading
+
 import xarray as xr
 
-__all__ = ["publishable"]
+from ..privacy.accountant import PrivacyAccountant, charge, check_accountant
+from ..privacy.budget import REPLACE_ONE
+from ..privacy.noise import secure_generator
+from ..privacy.validation import check_bool
+from .sanitized import LABEL, MECHANISM
+
+__all__ = ["publishable", "secure_sample"]
+
+#: Attribute of the ``posterior`` group by which :func:`secure_sample` marks its runs.
+RANDOM_SOURCE_ATTR = "pm_private_random_source"
+#: Its value: the chains were seeded from the operating system's secure generator.
+SECURE_SOURCE = "os.urandom"
+
+_PUBLISHING = threading.Lock()
 
 
-def publishable(idata, var_names=None, *, model=None) -> xr.DataTree:
-    """A ``DataTree`` with only the posterior draws of the model's free random variables.
+def secure_sample(*args, **kwargs) -> xr.DataTree:
+    """``pm.sample`` with its randomness from the operating system's secure generator.
+
+    All arguments are passed to ``pm.sample`` except ``random_seed``, which is refused: the run
+    is seeded with :func:`pm_private.privacy.noise.secure_generator` (256 bits from
+    ``os.urandom``, never stored), from which PyMC spawns one generator per chain for the
+    initial points and the step methods' noise (NUTS momenta, :class:`~pm_private.sampling.PSGLD`
+    minibatches and Langevin noise).  The ``posterior`` group is marked with the attribute
+    ``pm_private_random_source = "os.urandom"``, which :func:`publishable` requires of the draws
+    of a sanitized-loss term.  The draws stay approximate (MCMC) and their noise floating point;
+    only the seed is secure.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Passed to ``pm.sample``; ``random_seed`` is refused, ``nuts_sampler`` must be ``"pymc"``
+        (external samplers reduce the seed to 30 bits) and ``return_inferencedata`` True.
+
+    Returns
+    -------
+    xarray.DataTree
+        The output of ``pm.sample``, marked; publish it only through :func:`publishable`.
+
+    Raises
+    ------
+    TypeError
+        If ``random_seed`` is given.
+    ValueError
+        If ``nuts_sampler`` is not ``"pymc"`` or ``return_inferencedata`` is False.
+
+    Examples
+    --------
+    >>> with model:                                                 # doctest: +SKIP
+    ...     idata = secure_sample(draws=200, step=PSGLD(batch_size=50), chains=2)
+    """
+    import pymc as pm
+
+    if "random_seed" in kwargs:
+        raise TypeError(
+            "secure_sample seeds the run from os.urandom and refuses random_seed: a run with a "
+            "known seed can be replayed against candidate data sets; for a reproducible run that "
+            "is not private use pm.sample(random_seed=...) and publishable(..., private=False)"
+        )
+    if kwargs.setdefault("nuts_sampler", "pymc") != "pymc":
+        raise ValueError(
+            f"nuts_sampler must be 'pymc' (external samplers get 30-bit seeds), got {kwargs['nuts_sampler']!r}"
+        )
+    if kwargs.setdefault("return_inferencedata", True) is not True:
+        raise ValueError(
+            "return_inferencedata must be True: the mark of the secure source is an attribute of the result"
+        )
+    idata = pm.sample(*args, random_seed=secure_generator(), **kwargs)
+    idata["posterior"].attrs[RANDOM_SOURCE_ATTR] = SECURE_SOURCE
+    return idata
+
+
+def _same_ledger(a: PrivacyAccountant, b: PrivacyAccountant) -> bool:
+    return a is b or (a.path is not None and b.path is not None and a.path.resolve() == b.path.resolve())
+
+
+def _draw_count(array: xr.DataArray) -> int:
+    return int(array.sizes.get("chain", 1) * array.sizes.get("draw", 1))
+
+
+def publishable(
+    idata, var_names=None, *, model=None, accountant: PrivacyAccountant | None = None, private: bool = True
+) -> xr.DataTree:
+    """A ``DataTree`` with only the posterior draws of the model's free random variables, paid for.
 
     The draws of a private posterior (e.g. the sanitized-loss mechanism, Nguyên & Hui 2017a)
     are its output; everything else ``pm.sample`` returns may be a function of the records (see
     the module docstring).  The result has one group, ``posterior``, with the variables'
-    (chain, draw, …) arrays and their coordinates, and no attributes.
+    (chain, draw, …) arrays and their coordinates.
+
+    For a model with sanitized-loss terms (:func:`~pm_private.sampling.sanitized_loss`), m =
+    chains × draws published draws cost m·ε per term, and:
+
+    * **Charged.**  Each term prepaid one draw when it was built with an accountant.  The rest,
+      Σ (m − prepaid)⁺·ε, is charged to ``accountant`` (which must be the accountant the terms
+      were charged to) in one ledger entry labelled ``"approximate (MCMC)"``, before anything
+      is returned; an over-budget publication raises and returns nothing.  Publishing the same
+      draws again charges again.  A term built without an accountant is charged its m·ε to
+      ``accountant`` when one is given, and nothing otherwise.
+    * **Secure source.**  The draws must come from :func:`secure_sample`; draws from
+      ``pm.sample`` (seeded or not) are refused unless ``private=False``.
+    * **Marked.**  The ``posterior`` group's attributes state ``epsilon`` (m·Σε), ``draws`` (m),
+      ``private``, ``mechanism``, ``label`` and ``neighbours``.
+
+    Models without such terms get the draws and no attributes, with nothing charged.
 
     Parameters
     ----------
     idata : xarray.DataTree
-        The output of ``pm.sample`` (or anything with a ``posterior`` group).
+        The output of :func:`secure_sample` or ``pm.sample`` (anything with a ``posterior``
+        group).
     var_names : sequence of str, optional
         The free random variables to keep (default: all of the model's).  Deterministics,
-        potentials and observed variables are refused.
+        potentials and observed variables are refused.  Publishing some variables costs as
+        much as publishing all of them.
     model : pm.Model, optional
         The sampled model (default: the model on the context stack); it tells which posterior
-        variables are free random variables.
+        variables are free random variables, and holds the sanitized terms.
+    accountant : PrivacyAccountant, optional
+        Charged for the draws beyond those prepaid; required when there are any and a term was
+        charged to an accountant.
+    private : bool, default True
+        True: refuse draws of a sanitized term that :func:`secure_sample` did not make.  False:
+        publish them marked ``private=False`` (reproducible runs for tests and simulations; such
+        draws carry no guarantee).  Either way the draws are charged.
 
     Returns
     -------
@@ -44,17 +164,36 @@ def publishable(idata, var_names=None, *, model=None) -> xr.DataTree:
     Raises
     ------
     ValueError
-        If ``var_names`` names anything but free random variables, or ``idata`` has no
-        posterior group or lacks draws of a variable.
+        Before anything is charged: ``var_names`` names anything but free random variables;
+        ``idata`` has no posterior group or lacks draws of a variable; the draws of a sanitized
+        term were not made by :func:`secure_sample` and ``private`` is True; ``accountant`` is
+        missing where a charge is due, or is not the one the terms were charged to.
+    TypeError
+        If ``accountant`` is not a PrivacyAccountant.
+    BudgetExceededError
+        If the accountant cannot afford the draws (nothing is returned).
+
+    Notes
+    -----
+    Privacy: the draws are post-processing of the sampler's output; for a sanitized-loss term
+    with ε per draw, m exact draws are m·ε-DP under replace-one neighbours by sequential
+    composition (Dwork & Roth 2014, Thm 3.16).  Approximate (MCMC): a chain's draws only
+    approximate exact draws (see :func:`~pm_private.sampling.sanitized_loss`).  Public: m and
+    the variables' shapes and coordinates.
 
     Examples
     --------
     >>> with model:                                                 # doctest: +SKIP
-    ...     release = publishable(pm.sample(step=PSGLD(batch_size=200)))
+    ...     idata = secure_sample(draws=100, step=PSGLD(batch_size=200), chains=2)
+    >>> release = publishable(idata, model=model, accountant=accountant)  # doctest: +SKIP
+    >>> release["posterior"].attrs["epsilon"]  # 200 draws at ε = 1     # doctest: +SKIP
+    200.0
     """
     import pymc as pm
 
     model = pm.modelcontext(model)
+    accountant = check_accountant(accountant)
+    private = check_bool("private", private)
     free = [rv.name for rv in model.free_RVs]
     if var_names is None:
         names = free
@@ -74,4 +213,49 @@ def publishable(idata, var_names=None, *, model=None) -> xr.DataTree:
         raise ValueError(f"idata's posterior has no draws of {missing}")
     draws = xr.Dataset({name: xr.Variable(posterior[name].dims, posterior[name].values) for name in names})
     draws = draws.assign_coords({dim: posterior[dim].values for dim in draws.dims if dim in posterior.coords})
+
+    budgets = [p.tag.draw_budget for p in model.potentials if hasattr(p.tag, "draw_budget")]
+    if not budgets:
+        return xr.DataTree.from_dict({"posterior": draws})
+
+    detached = [budget.name for budget in budgets if budget.detached]
+    if detached:
+        raise ValueError(
+            f"the sanitized terms {detached} are copies (pickled from the process that built them); "
+            "publish their draws in that process, with the model that holds the originals"
+        )
+    secure = posterior.attrs.get(RANDOM_SOURCE_ATTR) == SECURE_SOURCE
+    if private and not secure:
+        raise ValueError(
+            "these draws were not sampled by pm_private.sampling.secure_sample: a run of pm.sample "
+            "may have a known random_seed, and such a run can be replayed against candidate data "
+            "sets, so its draws are not private; sample with secure_sample, or pass private=False "
+            "to publish them marked not private"
+        )
+    m = max((_draw_count(posterior[name]) for name in names), default=0)
+    for budget in budgets:
+        if budget.accountant is not None and accountant is not None and not _same_ledger(budget.accountant, accountant):
+            raise ValueError(f"accountant must be the accountant the sanitized term {budget.name!r} was charged to")
+    with _PUBLISHING:  # the prepaid draws are used once, also by concurrent publications
+        cost = sum(budget.cost(m) for budget in budgets)
+        unpaid = [budget.name for budget in budgets if budget.cost(m) > 0 and budget.accountant is not None]
+        if unpaid and accountant is None:
+            raise ValueError(
+                f"publishing {m} draws costs {m}·ε per sanitized term, and {cost:g} of it is not "
+                f"paid for (the terms {unpaid} prepaid one draw when they were built): pass "
+                "accountant=, the accountant they were charged to"
+            )
+        if cost > 0 and accountant is not None:
+            with charge(accountant, MECHANISM, cost, neighbours=REPLACE_ONE, label=LABEL) as reservation:
+                reservation.commit(note=f"{m} draws published")
+        for budget in budgets:
+            budget.prepaid = max(0, budget.prepaid - m)
+    draws.attrs = {
+        "mechanism": MECHANISM,
+        "label": LABEL,
+        "neighbours": REPLACE_ONE,
+        "epsilon": float(m * sum(budget.epsilon for budget in budgets)),
+        "draws": m,
+        "private": bool(private and secure),
+    }
     return xr.DataTree.from_dict({"posterior": draws})

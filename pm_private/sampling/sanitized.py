@@ -17,8 +17,14 @@ exp(ε·U/(2Δ_U)) is then ε-DP (McSherry & Talwar 2007; paper Thm 5.1); a prio
 look at the data is part of the base measure and keeps the guarantee.  The guarantee holds
 **only for exact sampling** and for **one** draw: an MCMC chain (PyMC's NUTS, or
 :class:`pm_private.PSGLD` as in paper Alg. 4) only approximates the density, so its output is
-approximately private, and releasing m draws costs m·ε by composition.  The accountant is
-charged ε once, with the label ``"approximate (MCMC)"``, when the term is built.
+approximately private, and releasing m draws costs m·ε by sequential composition (Dwork & Roth
+2014, Thm 3.16).
+
+Accounting.  Building the term charges the accountant ε, with the label
+``"approximate (MCMC)"``: the price of one published draw.  Every further draw is charged when
+it is published: :func:`pm_private.sampling.publishable` charges (m − p)·ε for m draws when p
+prepaid draws are left (p = 1 after building, 0 once used), to the accountant the term was
+charged to, before it returns anything.  Publishing the same draws twice charges twice.
 
 Robustness of the bound.  The per-record term is v when ℓ is NaN (a non-finite or overflowing
 record, or a loss that fails), and C_v(max(ℓ, 0)) ∈ [0, v] otherwise (ℓ = +∞ gives v), so
@@ -30,9 +36,11 @@ the term is built, before the accountant is charged.
 What may be published.  Only the parameter draws are the mechanism's output.  What else a
 sampler records is a function of the records: NUTS stores ``sample_stats.lp`` = ε/(2v)·U(f; D) at
 every draw (with the draws and the other records, a handful of draws determine a record
-exactly), and ``sampling_time`` and step statistics depend on the data as well.  Pass the
-result of ``pm.sample`` through :func:`pm_private.sampling.publishable`, which keeps only the
-posterior draws of the model's free random variables.  The records are held in PyTensor shared
+exactly), and ``sampling_time`` and step statistics depend on the data as well.  Sample with
+:func:`pm_private.sampling.secure_sample` (seeded from ``os.urandom``: a run with a known seed
+can be replayed against candidate data sets) and pass the result through
+:func:`pm_private.sampling.publishable`, which keeps only the posterior draws of the model's
+free random variables and charges for them.  The records are held in PyTensor shared
 variables that are *not* registered as ``pm.Data``, so they never reach the ``DataTree``; they
 are part of the model's graph, so a pickled model contains them, and :class:`SanitizedLoss`,
 which holds that graph, refuses to be pickled.
@@ -81,12 +89,67 @@ class MinibatchRecords(NamedTuple):
     n: int
 
 
+class DrawBudget:
+    """What publishing draws of one sanitized term costs, and what was paid for already.
+
+    Kept on the term's potential (``potential.tag.draw_budget``) so that
+    :func:`pm_private.sampling.publishable` finds it in the model.  ``prepaid`` is the number of
+    draws already paid for and not yet published: 1 when the term was charged to an
+    accountant (the ε charged when it was built), 0 without one.
+
+    Parameters
+    ----------
+    name : str
+        The term's name.
+    epsilon : float
+        ε per published draw.
+    accountant : PrivacyAccountant or None
+        The accountant the term was charged to.
+    """
+
+    def __init__(self, name: str, epsilon: float, accountant: PrivacyAccountant | None):
+        self.name = name
+        self.epsilon = epsilon
+        self.accountant = accountant
+        self.prepaid = 0 if accountant is None else 1
+
+    def cost(self, draws: int) -> float:
+        """ε still to charge for publishing ``draws`` draws now: (draws − prepaid)⁺·ε.
+
+        Parameters
+        ----------
+        draws : int
+            The number of draws to publish.
+
+        Returns
+        -------
+        float
+            The ε to charge (0 when the prepaid draws cover them).
+        """
+        return max(0, draws - self.prepaid) * self.epsilon
+
+    #: True for a copy made by pickling (e.g. for a sampler in a spawned process): it refuses to publish.
+    detached = False
+
+    def __reduce__(self):
+        # The graph, and with it this budget, is pickled when chains run in spawned processes.
+        # A copy must not publish: it would start from the prepaid draw without the accountant.
+        return _detached_budget, (self.name, self.epsilon)
+
+
+def _detached_budget(name: str, epsilon: float) -> DrawBudget:
+    budget = DrawBudget(name, epsilon, None)
+    budget.detached = True
+    return budget
+
+
 @dataclass(frozen=True)
 class SanitizedLoss:
     """A sanitized-loss term added to a model: its parameters and the potential variable.
 
-    ``epsilon`` is what the accountant was charged; it is an exact ε-DP guarantee only for one
-    exact draw from the model (see the module docstring).  ``potential`` is a graph that holds
+    ``epsilon`` is what the accountant was charged, the price of one published draw; it is an
+    exact ε-DP guarantee only for one exact draw from the model (see the module docstring).
+    :attr:`prepaid_draws` says how many draws may still be published without a further charge.  ``potential`` is a graph that holds
     the private records, so the term refuses to be pickled (or deep-copied): a pickle would
     write the records out.  Publish draws through :func:`pm_private.sampling.publishable`.
 
@@ -121,6 +184,11 @@ class SanitizedLoss:
     neighbours: str = REPLACE_ONE
     mechanism: str = MECHANISM
     label: str = LABEL
+
+    @property
+    def prepaid_draws(self) -> int:
+        """Draws paid for and not yet published (1 after building with an accountant, else 0)."""
+        return self.potential.tag.draw_budget.prepaid
 
     def __reduce_ex__(self, protocol):
         raise TypeError(
@@ -336,8 +404,9 @@ def sanitized_loss(
     v, sigma : float, optional
         Sanitizer bound (default 2·log n) and regulariser (default 10⁻²·2v/ε); both > 0.
     accountant : PrivacyAccountant, optional
-        Charged ε with label ``"approximate (MCMC)"`` (refused before anything is built if over
-        budget).
+        Charged ε with label ``"approximate (MCMC)"``, the price of the first published draw
+        (refused before anything is built if over budget); :func:`~pm_private.sampling.publishable`
+        charges it for the other draws.
     model : pymc.Model, optional
         The model to add the term to (default: the model of the enclosing ``with`` block).
 
@@ -358,21 +427,24 @@ def sanitized_loss(
     -----
     Privacy: ε-DP (pure) for one exact draw from the density exp(ε·U/(2v)) under replace-one
     neighbours (n is public), since replacing one record changes U by less than v; m draws cost
-    m·ε.  Public: v and σ (functions of n and ε only), the per-record loss, the prior, n.
+    m·ε.  ``accountant`` is charged ε here, for the first published draw; publishing m draws
+    with :func:`pm_private.sampling.publishable` charges the other (m − 1)·ε.  Public: v and σ (functions of n and ε only), the per-record loss, the prior, n.
     Approximate (MCMC): a Markov chain (NUTS, or :class:`~pm_private.sampling.PSGLD`) only
     approximates the density, so its draws are approximately private; the ledger entry is
     labelled ``"approximate (MCMC)"``.  Floating-point safety does not apply: the guarantee
     already assumes exact sampling.  References: Nguyên & Hui 2017a (Alg. 3); McSherry &
     Talwar 2007.
 
-    **Publish only the draws.**  ``pm.sample`` records more than the draws, and that is a
-    function of the records (``sample_stats.lp`` is ε/(2v)·U(f; D) at every draw, from which a
-    record can be rebuilt).  Whatever leaves the data holder must pass through
-    :func:`pm_private.sampling.publishable`, which keeps only the posterior draws of the model's
-    free random variables::
+    **Publish only the draws, and pay for them.**  ``pm.sample`` records more than the draws,
+    and that is a function of the records (``sample_stats.lp`` is ε/(2v)·U(f; D) at every draw,
+    from which a record can be rebuilt).  Sample with
+    :func:`pm_private.sampling.secure_sample` (a run with a known seed can be replayed) and pass
+    the result through :func:`pm_private.sampling.publishable`, which keeps only the posterior
+    draws of the model's free random variables and charges the accountant for every draw
+    beyond the one already paid for::
 
-        idata = pm.sample(...)
-        release = publishable(idata, model=model)
+        idata = secure_sample(...)
+        release = publishable(idata, model=model, accountant=accountant)
 
     Examples
     --------
@@ -392,12 +464,13 @@ def sanitized_loss(
     >>> accountant.spent
     (1.0, 0.0)
 
-    Sampling it (slow, so not run here) and publishing only the draws:
+    Sampling it from the secure source (slow, so not run here) and publishing 100 draws, which
+    charges the other 99·ε:
 
-    >>> from pm_private.sampling import PSGLD, publishable
+    >>> from pm_private.sampling import PSGLD, publishable, secure_sample
     >>> with model:  # doctest: +SKIP
-    ...     idata = pm.sample(step=PSGLD(batch_size=50), chains=1)
-    >>> release = publishable(idata, model=model)  # doctest: +SKIP
+    ...     idata = secure_sample(draws=100, step=PSGLD(batch_size=50), chains=1)
+    >>> release = publishable(idata, model=model, accountant=accountant)  # doctest: +SKIP
     """
     epsilon = check_epsilon(epsilon)
     records = _as_records(data)
@@ -422,4 +495,5 @@ def sanitized_loss(
         with model:
             potential = pm.Potential(name, epsilon / (2.0 * v) * utility)
         potential.tag.minibatch_records = MinibatchRecords(shared, scale, n)
+        potential.tag.draw_budget = DrawBudget(name, epsilon, accountant)
     return SanitizedLoss(name=name, epsilon=epsilon, v=v, sigma=sigma, n=n, potential=potential)

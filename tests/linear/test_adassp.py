@@ -348,3 +348,21 @@ def test_overspend_draws_no_noise_and_records_nothing():
     assert acct.ledger == ledger and acct.spent == (0.75, 5e-6)
     adassp(X, y, epsilon=0.25, delta=5e-6, x_bound=1, y_bound=1, accountant=acct)
     assert acct.remaining[0] == pytest.approx(0.0) and acct.remaining[1] == pytest.approx(0.0)
+
+
+def test_secure_noise_is_the_exact_discrete_gaussian_of_the_same_scale():
+    rng = np.random.default_rng(23)
+    d = 40
+    X, y = rng.normal(size=(300, d)) / np.sqrt(d), rng.normal(size=300)
+    xx, xy = ad._projected_stats(X, y, 1.0, 1.5)
+    upper = np.triu_indices(d)
+    secure = adassp(X, y, epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=1.5)
+    seeded = adassp(X, y, epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=1.5, rng=3)
+    assert secure.private and secure.noise_scales == seeded.noise_scales  # same σ in both modes
+    _, s_xx, s_xy = secure.noise_scales
+    for released, exact, sigma in ((secure.xx_noisy[upper], xx[upper], s_xx), (secure.xy_noisy, xy, s_xy)):
+        grid = 2.0 ** (np.floor(np.log2(sigma)) - 40)  # OpenDP's discrete Gaussian lies on its grid
+        np.testing.assert_array_equal(released / grid, np.round(released / grid))
+        # 820 + 40 standardised noise values: N(0, 1) (a correct sampler fails once in 10⁹ runs)
+        assert stats.kstest((released - exact) / sigma, "norm").pvalue > 1e-9
+    np.testing.assert_array_equal(secure.xx_noisy, secure.xx_noisy.T)

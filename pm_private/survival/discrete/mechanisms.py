@@ -46,7 +46,11 @@ Residual risks (the guarantees are those of the idealised real-valued mechanisms
 * Ext-Out-Pert adds float noise to a float f* (the least-significant-bit issue of naive Laplace
   noise, Mironov 2012), and :func:`pm_private.privacy.noise.l2_gamma_vector`'s radius is a sum of
   exponentials cut at 37.4 each (no uniform below 2⁻⁵⁴): a δ of about (e + d)·2⁻⁵³ ≈ 1e-15,
-  not charged to the accountant.  Ext-Obj-Pert releases an optimiser's output, not f + b.
+  not charged to the accountant.  OpenDP has no exact sampler for a density in the ℓ2 norm
+  (its exact samplers are per-coordinate discrete Laplace and Gaussian), so this noise stays
+  floating point.  Ext-Obj-Pert releases an optimiser's output, not f + b; its proof needs the
+  continuous density of b (a change of variables through the minimiser), which discrete noise
+  would not have.
 """
 
 from __future__ import annotations
@@ -338,7 +342,9 @@ def output_perturbation(
     the basis), the covariate bound ‖xᵢ‖ ≤ 1, times scaled with a public horizon,
     Λ = ``regularization`` and n.  Exact up to the minimiser's tolerance ‖∇J‖ ≤ 1e-9.  Not
     floating-point safe: float noise is added to a float minimiser (a truncation δ of about
-    (e + d)·2⁻⁵³ is not charged; see the module docstring).  A seeded ``rng`` gives
+    (e + d)·2⁻⁵³ is not charged; see the module docstring).  No exact sampler exists for this
+    noise: OpenDP has none for a density in the ℓ2 norm (see
+    :func:`pm_private.privacy.noise.l2_gamma_vector`).  A seeded ``rng`` gives
     ``private=False``.  References: Nguyên & Hui 2017a (Alg. 1); Chaudhuri, Monteleoni &
     Sarwate 2011.
 
