@@ -62,11 +62,17 @@ records one by one) and needs a custom Gibbs sampler outside PyMC's gradient-bas
 the marginal model above is O(1) in n, differentiable, and its approximations (CLT for s,
 Gaussian for the noise) are checked by the calibration benchmark.
 
-Known limits.  Clipping is not modelled: the released statistics are those of clipped data, the
-model is for unclipped Gaussian data; when the bounds bite (more than a few per cent of the
-entries clipped) the posterior is biased towards zero (measured in the calibration benchmark's
-misspecified case).  Non-Gaussian covariates change the fourth moments V: bounded covariates
-(lighter tails) make V over-dispersed for Sxx, which errs on the wide side.
+Clipping.  The released statistics are those of the rows the release actually summed, projected
+onto its public bounds.  By default (``clipping="ignore"``) the model treats them as statistics of
+unprojected Gaussian rows, which is right only while the bounds rarely bite; when they do, β is
+biased: the row-norm projection shrinks large covariate rows but not their responses, which
+inflates β, and clipping the responses shrinks it.  ``clipping="model"`` replaces the moments of
+z by those of the projected rows under the data model (:func:`projected_second_moment`, by
+quasi-Monte Carlo over fixed points), so that β and Σx are the population's; it costs O(M·d²) per
+gradient with M = ``PROJECTION_DRAWS`` = 4096 (at d = 10 about 2.5 ms against 0.16 ms unclipped,
+on one core) and assumes Gaussian covariates, so for covariates of another shape the correction
+is itself approximate.  Non-Gaussian covariates also change the fourth moments V: bounded
+covariates (lighter tails) make V over-dispersed for Sxx, which errs on the wide side.
 """
 
 from __future__ import annotations

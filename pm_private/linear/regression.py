@@ -388,6 +388,11 @@ def regression_model(
       ``method``): ``"auto"`` uses the O(d³) spectral form for Gaussian releases
       (:func:`pm_private.linear.noise_aware.frobenius_stats_logp`) and the dense O(d⁶) one otherwise
       (Laplace releases, d ≤ 25); both give the same log-density.
+      ``clipping`` (:func:`pm_private.linear.noise_aware.NoisySuffStatRegression`'s): ``"ignore"``
+      (default) models the released statistics as those of unprojected rows; ``"model"`` as
+      those of the rows the release projected onto its public bounds, so that ``beta`` is the
+      population's coefficient when the bounds bite (costs about 15× more per gradient at d = 10;
+      see :mod:`pm_private.linear.noise_aware`).
     * ``noise_aware=False``: Honkela et al.'s (2018) model exactly, :func:`SuffStatRegression`
       with the noisy statistics projected by :func:`project_psd` and treated as exact.
 
