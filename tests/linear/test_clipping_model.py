@@ -74,7 +74,9 @@ def _release(n, d, x_bound, y_bound, seed, epsilon=1.0):
     X = rng.standard_normal((n, d))
     beta = np.linspace(1.0, -1.0, d)
     y = X @ beta + 0.5 * rng.standard_normal(n)
-    return release_suff_stats_gaussian(X, y, epsilon=epsilon, delta=1e-5, x_bound=x_bound, y_bound=y_bound, rng=seed), beta
+    return release_suff_stats_gaussian(
+        X, y, epsilon=epsilon, delta=1e-5, x_bound=x_bound, y_bound=y_bound, rng=seed
+    ), beta
 
 
 def _logp(model):
@@ -109,9 +111,7 @@ def test_clipping_argument_is_checked():
     stats, _ = _release(200, 2, 2.0, 2.0, seed=0)
     with pytest.raises(ValueError, match="clipping"):
         regression_model(stats, clipping="yes")
-    other = release_suff_stats(
-        np.ones((50, 2)), np.ones(50), epsilon=1.0, x_bound=1.0, y_bound=1.0, rng=0
-    )
+    other = release_suff_stats(np.ones((50, 2)), np.ones(50), epsilon=1.0, x_bound=1.0, y_bound=1.0, rng=0)
     with pytest.raises(ValueError, match="clipping='model'"):
         regression_model(stats + other, clipping="model", likelihood="dense")
     with pytest.raises(ValueError, match="x_clip"):
