@@ -601,20 +601,22 @@ def upgrade_ledger(path) -> Path:
     try:
         if old.execute("PRAGMA integrity_check").fetchall() != [("ok",)]:
             raise _damaged(path, "SQLite's integrity check fails")
-        old.execute("BEGIN IMMEDIATE")
         budget = old.execute("SELECT epsilon, delta, created, format FROM budget").fetchone()
         if budget is None or budget[3] != 1:
             raise DamagedLedgerError(f"{path} is not a format-1 pm_private ledger; nothing was changed")
-        rows = old.execute(
-            "SELECT id, mechanism, epsilon, delta, neighbours, label, status, note, process, reserved_at "
-            "FROM entries ORDER BY id"
-        ).fetchall()
         copy = sqlite3.connect(backup)
         try:
             old.backup(copy)
         finally:
             copy.close()
-        old.execute("ROLLBACK")
+        rows = old.execute(
+            "SELECT id, mechanism, epsilon, delta, neighbours, label, status, note, process, reserved_at "
+            "FROM entries ORDER BY id"
+        ).fetchall()
+    except sqlite3.OperationalError as error:
+        if "no such table" in str(error):
+            raise DamagedLedgerError(f"{path} is not a format-1 pm_private ledger; nothing was changed") from None
+        raise _damaged(path, str(error)) from None
     except sqlite3.DatabaseError as error:
         raise _damaged(path, str(error)) from None
     finally:
