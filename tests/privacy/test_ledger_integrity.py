@@ -211,3 +211,32 @@ def test_format_1_ledger_is_refused_then_upgraded_once(tmp_path):
     backup.rename(tmp_path / "kept.format1")
     with pytest.raises(DamagedLedgerError, match="not a format-1"):
         upgrade_ledger(path)  # already converted: nothing changes
+
+
+def test_cli_ledger_shows_tight_totals_a_dry_run_and_refuses_damage(tmp_path, capsys):
+    import json
+
+    from pm_private.cli import main
+    from pm_private.privacy.primitives import gaussian_noise_event
+
+    path = tmp_path / "l.ledger"
+    acct = PrivacyAccountant.open(path, 3.5, 1e-5, durable=False)
+    event = gaussian_noise_event(6, 2.0, 1.0, 1e-6)
+    for _ in range(10):
+        acct.record("g", 1.0, 1e-6, noise=(event,))
+    acct.close()
+    assert main(["ledger", str(path), "--next", "gaussian", "--epsilon", "1", "--delta", "1e-6"]) == 0
+    text = capsys.readouterr().out
+    assert "spent   ε 10" in text and "tight   ε 2.9" in text and "-> fits (dry run" in text
+    assert main(["ledger", str(path), "--next", "other", "--epsilon", "1", "--json", "-"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["tight"]["epsilon"] < 3.5 and document["next"]["fits"] is False
+    assert len(document["entries"]) == 10 and json.loads(document["entries"][0]["noise"])[0][0] == "gaussian"
+    for bad in (["--epsilon", "1"], ["--next", "gaussian", "--epsilon", "1"], ["--next", "laplace"]):
+        with pytest.raises(SystemExit) as exit_:
+            main(["ledger", str(path), *bad])
+        assert exit_.value.code == 2
+    path.write_bytes(path.read_bytes()[:1000])
+    with pytest.raises(SystemExit) as exit_:
+        main(["ledger", str(path)])
+    assert exit_.value.code == 2 and "damaged" in capsys.readouterr().err
