@@ -218,11 +218,28 @@ def _split(entries: Iterable[LedgerEntry]) -> tuple[Counter, tuple[float, float]
     return events, basic_total(rest)
 
 
+# Recent compositions by their multiset of events: a history that grows by one release is
+# composed from the previous one with one convolution per new event.
+_RECENT: dict[frozenset, object] = {}
+
+
 def _composed(events: Counter):
+    key = frozenset(events.items())
+    if key in _RECENT:
+        return _RECENT[key]
     composed = None
-    for (kind, ratio), count in sorted(events.items()):
-        pld = _event_pld(kind, ratio, count)
-        composed = pld if composed is None else composed.compose(pld)
+    for kind, ratio in events:
+        previous = _RECENT.get(frozenset((events - Counter({(kind, ratio): 1})).items()))
+        if previous is not None:
+            composed = previous.compose(_event_pld(kind, ratio, 1))
+            break
+    if composed is None:
+        for (kind, ratio), count in sorted(events.items()):
+            pld = _event_pld(kind, ratio, count)
+            composed = pld if composed is None else composed.compose(pld)
+    if len(_RECENT) >= 16:
+        del _RECENT[next(iter(_RECENT))]
+    _RECENT[key] = composed
     return composed
 
 
