@@ -7,7 +7,7 @@ Shared by the accountant (:mod:`.accountant`) and the ledger stores (:mod:`.ledg
 Composition
 -----------
 *Basic*: releases with (εᵢ, δᵢ) on the same data compose to (Σεᵢ, Σδᵢ)-DP (Dwork & Roth 2014,
-Thm 3.16).  *Tight*: a release that states its noise (:class:`NoiseEvent`) is composed through
+Thm 3.16).  *Tight*: a release that states its noise (``NoiseEvent``) is composed through
 privacy-loss distributions (Meiser & Mohammadi 2018; Koskela, Jälkö & Honkela 2020) with Google's
 ``dp_accounting`` PLD code, pessimistic estimates (an upper bound on δ(ε)):
 

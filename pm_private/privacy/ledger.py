@@ -223,14 +223,15 @@ def _read_only(path: Path) -> PermissionError:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
+    connection = None
     try:
         connection = sqlite3.connect(path, timeout=_BUSY_TIMEOUT, isolation_level=None, check_same_thread=False)
         mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-    except sqlite3.OperationalError as error:
-        if _is_read_only(error):
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
+        if connection is not None:
+            connection.close()
+        if isinstance(error, sqlite3.OperationalError) and _is_read_only(error):
             raise _read_only(path) from None
-        raise _damaged(path, f"SQLite cannot open it ({error})") from None
-    except sqlite3.DatabaseError as error:
         raise _damaged(path, f"SQLite cannot open it ({error})") from None
     if mode.lower() != "wal":
         connection.close()
@@ -371,7 +372,7 @@ class SQLiteStore:
                 if _is_read_only(error):
                     raise _read_only(path) from None
                 raise _damaged(path, str(error)) from None
-            except sqlite3.DatabaseError as error:
+            except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
                 self._disconnect()
                 raise _damaged(path, str(error)) from None
             except BaseException:
@@ -405,6 +406,14 @@ class SQLiteStore:
 
     def _sync(self, connection: sqlite3.Connection) -> None:
         """Read and verify the rows added since the last call (all of them on open)."""
+        try:
+            self._verify(connection)
+        except DamagedLedgerError:
+            raise
+        except (TypeError, ValueError, IndexError, OverflowError) as error:  # a value of the wrong type
+            raise _damaged(self.path, f"a record cannot be read ({type(error).__name__})") from None
+
+    def _verify(self, connection: sqlite3.Connection) -> None:
         state = connection.execute("SELECT rows, head FROM budget").fetchone()
         if state is None:
             raise _damaged(self.path, "its total budget is missing")

@@ -242,7 +242,7 @@ def release_guard(
         A note for the ledger entry.
     noise : tuple of NoiseEvent, default ()
         The release's noise draws, stored for tight composition (e.g.
-        :func:`~pm_private.privacy.primitives.gaussian_noise_event`); empty: basic composition.
+        ``gaussian_noise_event`` of ``pm_private.privacy.primitives``); empty: basic composition.
 
     Yields
     ------
