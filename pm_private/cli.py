@@ -3,7 +3,8 @@ itself, fitting a model on a release file, and the drug-sensitivity demo.
 
 * ``pm-private release suff-stats DATA`` — ε-DP sufficient statistics (Honkela et al. 2018);
 * ``pm-private release weibull DATA`` — ε-DP Weibull (p, λ) by LSP + TLL (Nguyên & Hui 2017b);
-* ``pm-private ledger LEDGER`` — show a ledger, export it as CSV or JSON;
+* ``pm-private ledger LEDGER`` — show a ledger (basic and tight totals, the cost of a next
+  release), export it as CSV or JSON, or upgrade a format-1 ledger once;
 * ``pm-private fit RELEASE`` — Bayesian linear regression on released statistics (Honkela et al.
   2018): posterior as netCDF and a summary CSV;
 * ``pm-private demo`` — the private drug-sensitivity experiment on built-in data.
@@ -28,7 +29,19 @@ from .compile_cache import use_compile_cache
 __all__ = ["build_parser", "main"]
 
 _TABLE_SUFFIXES = {".csv": "CSV", ".parquet": "Parquet", ".pq": "Parquet"}
-_LEDGER_FIELDS = ("id", "time", "status", "mechanism", "epsilon", "delta", "neighbours", "label", "note", "process")
+_LEDGER_FIELDS = (
+    "id",
+    "time",
+    "status",
+    "mechanism",
+    "epsilon",
+    "delta",
+    "neighbours",
+    "label",
+    "note",
+    "process",
+    "noise",
+)
 
 
 class _Refused(Exception):
@@ -105,7 +118,7 @@ def _open_ledger(parser, args):
         )
     try:
         accountant = PrivacyAccountant.open(args.ledger, epsilon=args.total_epsilon, delta=args.total_delta)
-    except ValueError as error:
+    except (ValueError, OSError) as error:
         parser.error(f"--ledger: {error}")
     try:
         accountant.check(args.epsilon)
@@ -224,11 +237,26 @@ def _release_weibull(parser, args) -> None:
 # ------------------------------------------------------------------------------ ledger
 
 
+def _ledger_value(entry, name):
+    if name == "time":
+        return entry.time.date().isoformat()  # kept to the day
+    if name == "noise":
+        return json.dumps([[e.kind, e.scale, e.sensitivity] for e in entry.noise])
+    return getattr(entry, name)
+
+
 def _ledger_rows(accountant) -> list[dict]:
-    return [
-        {name: (getattr(e, name).isoformat() if name == "time" else getattr(e, name)) for name in _LEDGER_FIELDS}
-        for e in accountant.history
-    ]
+    return [{name: _ledger_value(e, name) for name in _LEDGER_FIELDS} for e in accountant.history]
+
+
+def _next_noise(kind: str, epsilon: float, delta: float | None):
+    from .privacy.primitives import gaussian_noise_event, laplace_noise_event
+
+    if kind == "gaussian":
+        return (gaussian_noise_event(1, 1.0, epsilon, delta),)
+    if kind == "laplace":
+        return (laplace_noise_event(1.0, epsilon),)
+    return ()
 
 
 def _export(target: str, text: str) -> None:
@@ -248,12 +276,40 @@ def _show_ledger(parser, args) -> None:
                 types.output_file(target)
             except argparse.ArgumentTypeError as error:
                 parser.error(f"--{option}: {error}")
+    if args.next is None and (args.epsilon is not None or args.delta is not None):
+        parser.error("--epsilon and --delta describe the release of --next; give --next")
+    if args.next is not None and args.epsilon is None:
+        parser.error("--next needs --epsilon (and --delta for gaussian)")
+    if args.next == "gaussian" and not args.delta:
+        parser.error("--next gaussian needs --delta > 0")
+    if args.next == "laplace" and args.delta:
+        parser.error("--next laplace is pure ε-DP: give no --delta")
+    if args.upgrade:
+        from .privacy.ledger import upgrade_ledger
+
+        try:
+            backup = upgrade_ledger(args.ledger)
+        except (ValueError, OSError) as error:
+            parser.error(str(error))
+        print(f"ledger {args.ledger} upgraded to the current format; the original is kept as {backup}")
     try:
         accountant = PrivacyAccountant.open(args.ledger)
-    except ValueError as error:
+    except (ValueError, OSError) as error:
         parser.error(str(error))
     rows = _ledger_rows(accountant)
     eps, delta = accountant.spent
+    tight = accountant.tight_epsilon()
+    cost = None
+    if args.next is not None:
+        delta_next = args.delta or 0.0
+        try:
+            noise = _next_noise(args.next, args.epsilon, delta_next)
+        except ValueError as error:
+            parser.error(f"--next: {error}")
+        cost = accountant.cost(args.epsilon, delta_next, noise=noise)
+        fits = (
+            cost[0] <= accountant.epsilon * (1 + 1e-9) and delta + delta_next <= accountant.delta * (1 + 1e-9)
+        ) or cost[1] <= accountant.epsilon * (1 + 1e-9)
     if args.csv:
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=_LEDGER_FIELDS, lineterminator="\n")
@@ -266,21 +322,37 @@ def _show_ledger(parser, args) -> None:
             "total": {"epsilon": accountant.epsilon, "delta": accountant.delta},
             "spent": {"epsilon": eps, "delta": delta},
             "remaining": dict(zip(("epsilon", "delta"), accountant.remaining, strict=True)),
+            "tight": {"epsilon": tight, "delta": accountant.delta},
             "entries": rows,
         }
+        if cost is not None:
+            document["next"] = {
+                "kind": args.next,
+                "epsilon": args.epsilon,
+                "delta": args.delta or 0.0,
+                "basic_epsilon_after": cost[0],
+                "tight_epsilon_after": cost[1],
+                "fits": fits,
+            }
         _export(args.json, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     if args.csv == "-" or args.json == "-":
         return
     print(f"ledger {args.ledger}")
     print(f"total   ε {accountant.epsilon:g}, δ {accountant.delta:g}")
-    print(f"spent   ε {eps:g}, δ {delta:g} (reservations included)")
-    print(f"remains ε {accountant.remaining[0]:g}, δ {accountant.remaining[1]:g}")
+    print(f"spent   ε {eps:g}, δ {delta:g} (basic composition, reservations included)")
+    print(f"tight   ε {tight:.6g} at δ {accountant.delta:g} (Gaussian and Laplace noise composed by PLD)")
+    print(f"remains ε {accountant.remaining[0]:g}, δ {accountant.remaining[1]:g} (basic)")
+    if cost is not None:
+        print(
+            f"next    {args.next} release at ε {args.epsilon:g}, δ {args.delta or 0.0:g}: basic ε {cost[0]:.6g}, "
+            f"tight ε {cost[1]:.6g} at δ {accountant.delta:g} -> {'fits' if fits else 'refused'} (dry run, nothing spent)"
+        )
     if rows:
-        print(f"\n{'id':>4}  {'time (UTC)':<19}  {'status':<8}  {'ε':>9}  {'δ':>9}  mechanism, label")
+        print(f"\n{'id':>4}  {'day (UTC)':<19}  {'status':<8}  {'ε':>9}  {'δ':>9}  mechanism, label")
     for row in rows:
         note = f" [{row['note']}]" if row["note"] else ""
         print(
-            f"{row['id']:>4}  {row['time'][:19]:<19}  {row['status']:<8}  {row['epsilon']:>9.4g}  {row['delta']:>9.3g}  "
+            f"{row['id']:>4}  {row['time']:<19}  {row['status']:<8}  {row['epsilon']:>9.4g}  {row['delta']:>9.3g}  "
             f"{row['mechanism']}, {row['label']}{note}"
         )
 
@@ -412,10 +484,24 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
     )
     weibull.set_defaults(run=_release_weibull, command_parser=weibull)
 
-    ledger = commands.add_parser("ledger", help="show a ledger file; export it as CSV or JSON")
+    ledger = commands.add_parser(
+        "ledger", help="show a ledger file (basic and tight totals, a dry run of the next release); export it"
+    )
     ledger.add_argument("ledger", type=types.existing_file, help="ledger file")
     ledger.add_argument("--csv", metavar="FILE", help="write the entries as CSV ('-': standard output)")
     ledger.add_argument("--json", metavar="FILE", help="write the ledger as JSON ('-': standard output)")
+    ledger.add_argument(
+        "--next",
+        choices=("gaussian", "laplace", "other"),
+        help="dry run: the basic and tight totals after one more release of this kind (nothing is spent)",
+    )
+    ledger.add_argument("--epsilon", type=types.epsilon, help="ε of the --next release")
+    ledger.add_argument("--delta", type=types.unit_interval, help="δ of the --next release (gaussian, other)")
+    ledger.add_argument(
+        "--upgrade",
+        action="store_true",
+        help="convert a format-1 ledger (no integrity digests) to the current format once; the original is kept",
+    )
     ledger.set_defaults(run=_show_ledger, command_parser=ledger)
 
     fit = commands.add_parser(

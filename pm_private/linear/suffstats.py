@@ -29,7 +29,13 @@ import numpy as np
 from .._engine.dask import is_dask
 from ..privacy.accountant import PrivacyAccountant
 from ..privacy.noise import as_noise_source
-from ..privacy.primitives import gaussian_mechanism, laplace_mechanism, project_rows
+from ..privacy.primitives import (
+    gaussian_mechanism,
+    gaussian_noise_event,
+    laplace_mechanism,
+    laplace_noise_event,
+    project_rows,
+)
 from ..privacy.release import Release, constant, output, public, release_guard
 from ..privacy.validation import as_matrix, as_vector, check_delta, check_epsilon, check_positive, first_bad_row
 from .accumulate import CHUNK_VALUES, NonFiniteRow, accumulate, first_non_finite_row
@@ -490,7 +496,8 @@ def release_suff_stats(
         if accountant is not None:
             accountant.check(epsilon)  # refuse before the pass over the data
         xx, xy, yy, n = partitioned_suff_stats(X, y, x_bound, y_bound)
-    with release_guard(accountant, MECHANISM, epsilon, label=f"n={n}, d={d}"):
+    noise = tuple(laplace_noise_event(s, e) for s, e in zip(sens, eps_parts, strict=True))
+    with release_guard(accountant, MECHANISM, epsilon, label=f"n={n}, d={d}", noise=noise):
         if not partitioned:
             xx, xy, yy = accumulate(X, y, x_bound, y_bound)
         upper = np.triu_indices(d)
@@ -740,7 +747,9 @@ def release_suff_stats_gaussian(
         raise NonFiniteRow("y", first_bad_row(y))
     sensitivity = gaussian_sensitivity(x_bound, y_bound)
     source = as_noise_source(rng)
-    with release_guard(accountant, GAUSSIAN_MECHANISM, epsilon, delta, label=f"n={n}, d={d}"):
+    size = d * (d + 1) // 2 + d + 1  # the values of xx (upper triangle), xy and yy, noised together
+    noise = (gaussian_noise_event(size, sensitivity, epsilon, delta),)
+    with release_guard(accountant, GAUSSIAN_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=noise):
         xx, xy, yy = _projected_sums(X, y, x_bound, y_bound)
         upper = np.triu_indices(d)
         weights = frobenius_weights(d)

@@ -1,8 +1,12 @@
-"""Privacy budget accounting by basic sequential composition, in memory or in a ledger file.
+"""Privacy budget accounting, in memory or in a ledger file, by basic and tight composition.
 
 A :class:`PrivacyAccountant` holds a total budget (ε, δ) and a ledger of the releases made
 against it.  Under basic sequential composition, releases with (εᵢ, δᵢ) on the same data
-compose to (Σεᵢ, Σδᵢ)-DP (Dwork & Roth 2014, Thm 3.16).
+compose to (Σεᵢ, Σδᵢ)-DP (Dwork & Roth 2014, Thm 3.16).  A release that states its noise
+(``noise=`` of :meth:`PrivacyAccountant.charge`: Gaussian σ or Laplace b, and the sensitivity)
+is also composed through privacy-loss distributions (Meiser & Mohammadi 2018; Koskela, Jälkö &
+Honkela 2020), which for Gaussian noise is much tighter; a release is refused only when both
+totals would exceed the budget (see :mod:`pm_private.privacy.budget`).
 
 Reservation protocol
 --------------------
@@ -51,18 +55,23 @@ from .budget import (
     SPENT,
     BudgetExceededError,
     LedgerEntry,
+    NoiseEvent,
     check_total,
+    noise_events,
     now,
     process_id,
     refusal,
+    tight_epsilon,
 )
-from .ledger import MemoryStore, SQLiteStore
+from .ledger import DamagedLedgerError, MemoryStore, SQLiteStore
 from .validation import check_nonnegative, check_positive
 
 __all__ = [
     "REPLACE_ONE",
     "BudgetExceededError",
+    "DamagedLedgerError",
     "LedgerEntry",
+    "NoiseEvent",
     "PrivacyAccountant",
     "Reservation",
     "charge",
@@ -166,14 +175,14 @@ class Reservation:
 class _Charge:
     """Context manager of :meth:`PrivacyAccountant.charge`: reserve on entry, settle on exit."""
 
-    def __init__(self, accountant, mechanism, epsilon, delta, neighbours, label):
-        self._args = (accountant, mechanism, epsilon, delta, neighbours, label)
+    def __init__(self, accountant, mechanism, epsilon, delta, neighbours, label, noise):
+        self._args = (accountant, mechanism, epsilon, delta, neighbours, label, noise)
         self._reservation: Reservation | None = None
         self._token = None
 
     def __enter__(self) -> Reservation:
-        accountant, mechanism, epsilon, delta, neighbours, label = self._args
-        reservation = accountant.reserve(mechanism, epsilon, delta, neighbours=neighbours, label=label)
+        accountant, mechanism, epsilon, delta, neighbours, label, noise = self._args
+        reservation = accountant.reserve(mechanism, epsilon, delta, neighbours=neighbours, label=label, noise=noise)
         self._reservation = reservation
         self._token = _ACTIVE.set(_ACTIVE.get() + (reservation,))
         return reservation
@@ -204,11 +213,14 @@ def _snapshot(epsilon: float, delta: float, entries: tuple[LedgerEntry, ...]) ->
 
 
 class PrivacyAccountant:
-    """Total (ε, δ) budget with a ledger and basic sequential composition (Dwork & Roth 2014).
+    """Total (ε, δ) budget with a ledger, composed by basic and by tight composition.
 
-    Spent budget is Σεᵢ, Σδᵢ over the entries that count (spent or reserved); a release is
-    refused when it would take either sum above the total (up to a relative 10⁻⁹ for float
-    rounding of budget shares).  See the module docstring for the reservation protocol.
+    :attr:`spent` is Σεᵢ, Σδᵢ over the entries that count (spent or reserved: basic composition,
+    Dwork & Roth 2014); :meth:`tight_epsilon` composes the entries that stated their noise
+    through privacy-loss distributions (Meiser & Mohammadi 2018).  A release is refused when it
+    would take the basic total above the budget (up to a relative 10⁻⁹ for float rounding of
+    budget shares) *and* the tight ε at the remaining δ above the remaining ε.  See the module
+    docstring for the reservation protocol.
 
     Parameters
     ----------
@@ -275,6 +287,20 @@ class PrivacyAccountant:
         ValueError
             If a new file is created without ``epsilon``, or the given total differs from the
             stored one.
+        DamagedLedgerError
+            If the file is empty, truncated, corrupt, edited (its chained digests do not match),
+            not a ledger, or of the earlier format 1 (the message says how to upgrade it).
+        PermissionError
+            If the file or its folder cannot be written.
+        FileNotFoundError
+            If the folder of ``path`` does not exist.
+        IsADirectoryError
+            If ``path`` is a folder.
+
+        Notes
+        -----
+        Every open checks the whole file (SQLite's integrity check and the chained digests of
+        every record, see :mod:`pm_private.privacy.ledger`); times are kept to the UTC day.
         """
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path must be a str or path, got {type(path).__name__}")
@@ -322,6 +348,59 @@ class PrivacyAccountant:
         eps, delta = self.spent
         return max(0.0, self.epsilon - eps), max(0.0, self.delta - delta)
 
+    def tight_epsilon(self, delta: float | None = None) -> float:
+        """ε of the releases so far at ``delta`` by the tighter of basic and PLD composition.
+
+        Releases that stated their noise are composed through privacy-loss distributions
+        (``dp_accounting``, pessimistic estimates), the others by basic composition, and the
+        result is the smaller of that and the basic total Σεᵢ (valid when Σδᵢ ≤ ``delta``).
+
+        Parameters
+        ----------
+        delta : float, optional
+            The δ at which ε is stated; default the budget's total δ.
+
+        Returns
+        -------
+        float
+            The composed ε (0 without releases; inf when no composition reaches ``delta``).
+        """
+        delta = self.delta if delta is None else check_nonnegative("delta", delta)
+        return tight_epsilon(self.ledger, delta)
+
+    def cost(self, epsilon: float, delta: float = 0.0, *, noise: tuple[NoiseEvent, ...] = ()) -> tuple[float, float]:
+        """Dry run: the basic and tight ε the ledger would hold after one more release.
+
+        Nothing is reserved or recorded; the tight ε is stated at the budget's total δ.
+
+        Parameters
+        ----------
+        epsilon : float
+            The ε the release would charge, > 0.
+        delta : float, default 0.0
+            The δ it would charge, ≥ 0.
+        noise : tuple of NoiseEvent, default ()
+            Its noise draws (empty: composed by basic composition).
+
+        Returns
+        -------
+        tuple of float
+            (Σεᵢ by basic composition, ε by the tighter composition), the new release included;
+            the release fits when either is at most the total ε (with Σδᵢ within the total δ for
+            the first).
+        """
+        entry = LedgerEntry(
+            "dry run",
+            check_positive("epsilon", epsilon),
+            check_nonnegative("delta", delta),
+            REPLACE_ONE,
+            "",
+            now(),
+            noise=noise_events(noise),
+        )
+        entries = [*self.ledger, entry]
+        return float(sum(e.epsilon for e in entries)), tight_epsilon(entries, self.delta)
+
     def check(self, epsilon: float, delta: float = 0.0) -> None:
         """Raise :class:`BudgetExceededError` if (ε, δ) does not fit in the remaining budget now.
 
@@ -344,12 +423,20 @@ class PrivacyAccountant:
         """
         epsilon = check_positive("epsilon", epsilon)
         delta = check_nonnegative("delta", delta)
-        reason = refusal(self._store.total, self.spent, epsilon, delta)
+        entry = LedgerEntry("check", epsilon, delta, REPLACE_ONE, "", now())
+        reason = refusal(self._store.total, self.ledger, entry)
         if reason:
             raise BudgetExceededError(reason + "; nothing was released")
 
     def reserve(
-        self, mechanism: str, epsilon: float, delta: float = 0.0, *, neighbours: str = REPLACE_ONE, label: str = ""
+        self,
+        mechanism: str,
+        epsilon: float,
+        delta: float = 0.0,
+        *,
+        neighbours: str = REPLACE_ONE,
+        label: str = "",
+        noise: tuple[NoiseEvent, ...] = (),
     ) -> Reservation:
         """Check the budget and record a ``"reserved"`` entry in one atomic step.
 
@@ -368,6 +455,9 @@ class PrivacyAccountant:
             The neighbour relation of the release's guarantee.
         label : str, default ""
             A free-text label for the ledger entry.
+        noise : tuple of NoiseEvent, default ()
+            The release's noise draws (Gaussian σ or Laplace b, and sensitivity), stored with the
+            entry for tight composition; empty: the entry is composed by basic composition.
 
         Returns
         -------
@@ -384,6 +474,7 @@ class PrivacyAccountant:
         """
         epsilon = check_positive("epsilon", epsilon)
         delta = check_nonnegative("delta", delta)
+        noise = noise_events(noise)
         entry = LedgerEntry(
             mechanism=str(mechanism),
             epsilon=epsilon,
@@ -393,11 +484,19 @@ class PrivacyAccountant:
             time=now(),
             status=RESERVED,
             process=process_id(),
+            noise=noise,
         )
         return Reservation(self, self._store.reserve(entry), entry.mechanism, epsilon, delta)
 
     def record(
-        self, mechanism: str, epsilon: float, delta: float = 0.0, *, neighbours: str = REPLACE_ONE, label: str = ""
+        self,
+        mechanism: str,
+        epsilon: float,
+        delta: float = 0.0,
+        *,
+        neighbours: str = REPLACE_ONE,
+        label: str = "",
+        noise: tuple[NoiseEvent, ...] = (),
     ) -> LedgerEntry:
         """Check the budget and record a spent release (made outside pm_private) atomically.
 
@@ -413,6 +512,9 @@ class PrivacyAccountant:
             The neighbour relation of the release's guarantee.
         label : str, default ""
             A free-text label for the ledger entry.
+        noise : tuple of NoiseEvent, default ()
+            The release's noise draws (Gaussian σ or Laplace b, and sensitivity), stored with the
+            entry for tight composition; empty: the entry is composed by basic composition.
 
         Returns
         -------
@@ -424,12 +526,19 @@ class PrivacyAccountant:
         BudgetExceededError
             If (ε, δ) does not fit in the remaining budget (nothing is recorded).
         """
-        reservation = self.reserve(mechanism, epsilon, delta, neighbours=neighbours, label=label)
+        reservation = self.reserve(mechanism, epsilon, delta, neighbours=neighbours, label=label, noise=noise)
         reservation.commit()
         return next(e for e in reversed(self._store.entries()) if e.id == reservation.id)
 
     def charge(
-        self, mechanism: str, epsilon: float, delta: float = 0.0, *, neighbours: str = REPLACE_ONE, label: str = ""
+        self,
+        mechanism: str,
+        epsilon: float,
+        delta: float = 0.0,
+        *,
+        neighbours: str = REPLACE_ONE,
+        label: str = "",
+        noise: tuple[NoiseEvent, ...] = (),
     ) -> _Charge:
         """Context manager guarding one release: reserve on entry, settle on exit.
 
@@ -449,6 +558,9 @@ class PrivacyAccountant:
             The neighbour relation of the release's guarantee.
         label : str, default ""
             A free-text label for the ledger entry.
+        noise : tuple of NoiseEvent, default ()
+            The release's noise draws (Gaussian σ or Laplace b, and sensitivity), stored with the
+            entry for tight composition; empty: the entry is composed by basic composition.
 
         Returns
         -------
@@ -460,7 +572,7 @@ class PrivacyAccountant:
         BudgetExceededError
             On entering the ``with`` block, if (ε, δ) does not fit in the remaining budget.
         """
-        return _Charge(self, mechanism, epsilon, delta, neighbours, label)
+        return _Charge(self, mechanism, epsilon, delta, neighbours, label, noise_events(noise))
 
     def close(self) -> None:
         """Close the ledger file's connection (reopened on next use); no-op in memory."""
@@ -524,6 +636,7 @@ def charge(
     *,
     neighbours: str = REPLACE_ONE,
     label: str = "",
+    noise: tuple[NoiseEvent, ...] = (),
 ):
     """:meth:`PrivacyAccountant.charge`, or a no-op context when ``accountant`` is None.
 
@@ -543,6 +656,8 @@ def charge(
         The neighbour relation of the release's guarantee.
     label : str, default ""
         A free-text label for the ledger entry.
+    noise : tuple of NoiseEvent, default ()
+        The release's noise draws, stored for tight composition (empty: basic composition).
 
     Returns
     -------
@@ -558,4 +673,4 @@ def charge(
     """
     if check_accountant(accountant) is None:
         return nullcontext()
-    return accountant.charge(mechanism, epsilon, delta, neighbours=neighbours, label=label)
+    return accountant.charge(mechanism, epsilon, delta, neighbours=neighbours, label=label, noise=noise)

@@ -22,6 +22,7 @@ does the same with OpenDP's exact discrete Gaussian.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -29,6 +30,7 @@ import numpy as np
 from scipy.special import log_ndtr, ndtr
 
 from .accountant import note_noise_drawn
+from .budget import GAUSSIAN, LAPLACE, NoiseEvent
 from .noise import NoiseSource
 from .release import Release, constant, output, public
 from .validation import as_float_array, check_delta, check_epsilon, check_positive
@@ -42,8 +44,10 @@ __all__ = [
     "exponential_mechanism",
     "gaussian_delta",
     "gaussian_mechanism",
+    "gaussian_noise_event",
     "gaussian_noise_multiplier",
     "laplace_mechanism",
+    "laplace_noise_event",
     "project_rows",
 ]
 
@@ -275,6 +279,11 @@ def gaussian_scale(size: int, sensitivity: float, epsilon: float, delta: float) 
     float
         The noise standard deviation σ.
     """
+    return _gaussian_scale(int(size), float(sensitivity), float(epsilon), float(delta))
+
+
+@functools.lru_cache(maxsize=256)
+def _gaussian_scale(size: int, sensitivity: float, epsilon: float, delta: float) -> float:
     hi = sensitivity * gaussian_noise_multiplier(epsilon, delta)
     while math.isfinite(hi) and _certified_epsilon(size, sensitivity, hi, delta) > epsilon:
         hi *= 2.0
@@ -373,6 +382,56 @@ def gaussian_mechanism(
         delta=delta,
         private=True,
     )
+
+
+def gaussian_noise_event(size: int, sensitivity: float, epsilon: float, delta: float) -> NoiseEvent:
+    """The noise of :func:`gaussian_mechanism` for the ledger's tight composition.
+
+    σ is :func:`gaussian_scale`; the sensitivity is Δ + (size + 2)·2^k for the 2^k grid of
+    OpenDP's discrete Gaussian (k = ⌊log₂ σ⌋ − 40): the rounding of ``size`` values, and one grid
+    step by which the discrete Gaussian's privacy curve stays under the continuous Gaussian's
+    (Canonne, Kamath & Steinke 2020).  Public: depends only on its arguments.
+
+    Parameters
+    ----------
+    size : int
+        The number of values released together.
+    sensitivity : float
+        Their ℓ2 sensitivity Δ, > 0.
+    epsilon : float
+        The target ε > 0.
+    delta : float
+        The target δ in (0, 1).
+
+    Returns
+    -------
+    NoiseEvent
+        A Gaussian event with scale σ and the enlarged sensitivity.
+    """
+    scale = gaussian_scale(size, sensitivity, epsilon, delta)
+    grid = 2.0 ** (math.floor(math.log2(scale)) - _GRID_BITS_BELOW_SCALE)
+    return NoiseEvent(GAUSSIAN, scale, sensitivity + (size + 2) * grid)
+
+
+def laplace_noise_event(sensitivity: float, epsilon: float) -> NoiseEvent:
+    """The noise of :func:`laplace_mechanism` for the ledger's tight composition.
+
+    A Laplace event with b = Δ/ε (OpenDP enlarges b for its rounding so that ε stays exact):
+    composed as randomized response with parameter ε (Kairouz, Oh & Viswanath 2015).
+
+    Parameters
+    ----------
+    sensitivity : float
+        The ℓ1 sensitivity Δ, > 0.
+    epsilon : float
+        ε > 0.
+
+    Returns
+    -------
+    NoiseEvent
+        A Laplace event with scale Δ/ε and sensitivity Δ.
+    """
+    return NoiseEvent(LAPLACE, sensitivity / epsilon, sensitivity)
 
 
 # --------------------------------------------------------------------------------------------

@@ -62,7 +62,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from .accountant import PrivacyAccountant, charge
-from .budget import REPLACE_ONE
+from .budget import REPLACE_ONE, NoiseEvent
 
 __all__ = [
     "OUTPUT",
@@ -220,6 +220,7 @@ def release_guard(
     *,
     neighbours: str = REPLACE_ONE,
     label: str = "",
+    noise: tuple[NoiseEvent, ...] = (),
 ) -> Iterator[None]:
     """Charge one release: refused before the body if over budget, recorded when the body returns.
 
@@ -239,6 +240,9 @@ def release_guard(
         The neighbour relation of the guarantee.
     label : str, optional
         A note for the ledger entry.
+    noise : tuple of NoiseEvent, default ()
+        The release's noise draws, stored for tight composition (e.g.
+        ``gaussian_noise_event`` of ``pm_private.privacy.primitives``); empty: basic composition.
 
     Yields
     ------
@@ -251,7 +255,7 @@ def release_guard(
         Before the body, when (ε, δ) does not fit in the remaining budget.
     """
     failure = None
-    with charge(accountant, mechanism, epsilon, delta, neighbours=neighbours, label=label):
+    with charge(accountant, mechanism, epsilon, delta, neighbours=neighbours, label=label, noise=noise):
         try:
             yield
         except ConvergenceError as error:

@@ -158,13 +158,19 @@ def test_accountant_is_charged_epsilon_and_delta():
     release_suff_stats_gaussian(X, y, epsilon=0.6, delta=6e-6, x_bound=2.0, y_bound=2.0, accountant=acct)
     assert acct.spent == pytest.approx((0.6, 6e-6))
     assert acct.ledger[0].mechanism == ss.GAUSSIAN_MECHANISM
+    # over the basic total (1.2 > 1) but within the tight one: the Gaussian noise is composed by PLD
+    release_suff_stats_gaussian(X, y, epsilon=0.6, delta=1e-6, x_bound=2.0, y_bound=2.0, accountant=acct)
+    assert acct.spent[0] == pytest.approx(1.2) and acct.tight_epsilon() < 1.0
+    while acct.cost(0.6, 1e-6, noise=acct.ledger[-1].noise)[1] <= 1.0:
+        release_suff_stats_gaussian(X, y, epsilon=0.6, delta=1e-6, x_bound=2.0, y_bound=2.0, accountant=acct)
+    releases = len(acct.ledger)
     generator = np.random.default_rng(5)
     state = generator.bit_generator.state
     with pytest.raises(BudgetExceededError):
         release_suff_stats_gaussian(
             X, y, epsilon=0.6, delta=1e-6, x_bound=2.0, y_bound=2.0, accountant=acct, rng=generator
         )
-    assert generator.bit_generator.state == state and len(acct.ledger) == 1
+    assert generator.bit_generator.state == state and len(acct.ledger) == releases
 
 
 @pytest.mark.parametrize(
