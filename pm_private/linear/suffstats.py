@@ -29,9 +29,17 @@ import numpy as np
 from .._engine.dask import is_dask
 from ..privacy.accountant import PrivacyAccountant
 from ..privacy.noise import as_noise_source
-from ..privacy.primitives import gaussian_mechanism, laplace_mechanism, project_rows
+from ..privacy.primitives import check_noise_scale, gaussian_mechanism, laplace_mechanism, project_rows
 from ..privacy.release import Release, constant, output, public, release_guard
-from ..privacy.validation import as_matrix, as_vector, check_delta, check_epsilon, check_positive, first_bad_row
+from ..privacy.validation import (
+    MIN_EPSILON,
+    as_matrix,
+    as_vector,
+    check_bound,
+    check_delta,
+    check_epsilon,
+    first_bad_row,
+)
 from .accumulate import CHUNK_VALUES, NonFiniteRow, accumulate, first_non_finite_row
 from .preprocessing import Preprocessing
 
@@ -462,8 +470,8 @@ def release_suff_stats(
     (1.0, 0.0)
     """
     epsilon = check_epsilon(epsilon)
-    x_bound = check_positive("x_bound", x_bound)
-    y_bound = check_positive("y_bound", y_bound)
+    x_bound = check_bound("x_bound", x_bound)
+    y_bound = check_bound("y_bound", y_bound)
     split = _check_split(split)
     if preprocessing is not None and not isinstance(preprocessing, Preprocessing):
         raise ValueError(f"preprocessing must be a Preprocessing, got {type(preprocessing).__name__}")
@@ -486,13 +494,21 @@ def release_suff_stats(
 
     sens = sensitivities(d, x_bound, y_bound)
     eps_parts = tuple(p * epsilon for p in split)
+    if min(eps_parts) < MIN_EPSILON:
+        raise ValueError(f"split gives a statistic an ε below {MIN_EPSILON:g} (split × epsilon); raise its share")
+    for s, e in zip(sens, eps_parts, strict=True):
+        try:
+            check_noise_scale(s, e)
+        except ValueError:
+            raise ValueError("x_bound, y_bound, epsilon and split give a noise scale that overflows") from None
+    if accountant is not None:
+        accountant.check(epsilon)  # refuse before the pass over the data
+    # The pass over the data (which refuses NaN or infinite records) runs before the reservation.
     if partitioned:  # partitions are checked, clipped and reduced where they live; noise is drawn here, once
-        if accountant is not None:
-            accountant.check(epsilon)  # refuse before the pass over the data
         xx, xy, yy, n = partitioned_suff_stats(X, y, x_bound, y_bound)
+    else:
+        xx, xy, yy = accumulate(X, y, x_bound, y_bound)
     with release_guard(accountant, MECHANISM, epsilon, label=f"n={n}, d={d}"):
-        if not partitioned:
-            xx, xy, yy = accumulate(X, y, x_bound, y_bound)
         upper = np.triu_indices(d)
         parts = [
             laplace_mechanism(stat, sensitivity=s, epsilon=e, source=source)
@@ -719,8 +735,8 @@ def release_suff_stats_gaussian(
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    x_bound = check_positive("x_bound", x_bound)
-    y_bound = check_positive("y_bound", y_bound)
+    x_bound = check_bound("x_bound", x_bound)
+    y_bound = check_bound("y_bound", y_bound)
     if preprocessing is not None and not isinstance(preprocessing, Preprocessing):
         raise ValueError(f"preprocessing must be a Preprocessing, got {type(preprocessing).__name__}")
     if is_dask(X) or is_dask(y):

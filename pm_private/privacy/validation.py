@@ -10,6 +10,7 @@ the data.  Results that leave the data holder must come from a mechanism, never 
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
@@ -19,7 +20,10 @@ __all__ = [
     "check_epsilon",
     "check_delta",
     "check_positive",
+    "check_bound",
+    "check_memory",
     "check_nonnegative",
+    "BOUND_RANGE",
     "check_count",
     "check_bool",
     "check_fraction",
@@ -33,6 +37,13 @@ __all__ = [
 #: million times the sensitivity (the release carries no information), and a subnormal ε such
 #: as 1e-320 makes the scale overflow to infinity.
 MIN_EPSILON = 1e-6
+
+
+#: Range of a public scale parameter (a clipping bound, a range, a horizon, a regularisation
+#: strength): within it, squares and fourth powers of bounds, their products with one another,
+#: with the dimension and with 1/ε (ε ≥ 10⁻⁶) stay normal floating-point numbers, so that no
+#: sensitivity or noise scale overflows to infinity or underflows to zero.
+BOUND_RANGE = (1e-50, 1e50)
 
 
 def _as_float(name: str, value) -> float:
@@ -69,6 +80,67 @@ def check_positive(name: str, value) -> float:
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be finite and > 0, got {value!r}")
     return value
+
+
+def check_bound(name: str, value) -> float:
+    """A public scale parameter in :data:`BOUND_RANGE` ([10⁻⁵⁰, 10⁵⁰]), or ValueError naming ``name``.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, quoted in the error message.
+    value : float
+        The value to check: a clipping bound, a range, a horizon or a regularisation strength.
+
+    Returns
+    -------
+    float
+        ``value`` as a float.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a finite number in [10⁻⁵⁰, 10⁵⁰].
+    """
+    value = check_positive(name, value)
+    low, high = BOUND_RANGE
+    if not low <= value <= high:
+        raise ValueError(
+            f"{name} must lie in [{low:g}, {high:g}] (its squares and noise scales must stay finite and > 0), "
+            f"got {value!r}; rescale the data"
+        )
+    return value
+
+
+def memory_limit() -> int:
+    """Bytes a single release may plan to allocate: half of the machine's physical memory."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (AttributeError, ValueError, OSError):  # no sysconf: assume 8 GiB
+        return 4 * 2**30
+
+
+def check_memory(names: str, nbytes: float) -> None:
+    """Refuse, naming ``names``, a computation planned to need more than :func:`memory_limit` bytes.
+
+    Parameters
+    ----------
+    names : str
+        The arguments that set the size (quoted in the message).
+    nbytes : float
+        The memory the computation would need, from its sizes alone (public).
+
+    Raises
+    ------
+    ValueError
+        If ``nbytes`` is not finite or exceeds half of the physical memory.
+    """
+    limit = memory_limit()
+    if not (math.isfinite(nbytes) and nbytes <= limit):
+        raise ValueError(
+            f"{names} would need about {nbytes / 2**30:.3g} GiB of memory, more than the {limit / 2**30:.3g} GiB "
+            "allowed (half of this machine's memory); choose smaller values"
+        )
 
 
 def check_nonnegative(name: str, value) -> float:
