@@ -8,7 +8,7 @@ import math
 import os
 from pathlib import Path
 
-from .privacy.validation import MIN_EPSILON
+from .privacy.validation import BOUND_RANGE, MIN_EPSILON
 
 
 def _number(text: str, kind=float):
@@ -26,6 +26,15 @@ def positive_float(text: str) -> float:
     value = _number(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be > 0, got {text!r}")
+    return value
+
+
+def bound(text: str) -> float:
+    """A public scale (a bound, range or horizon) in BOUND_RANGE: squares and noise scales stay finite."""
+    value = positive_float(text)
+    low, high = BOUND_RANGE
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"must lie in [{low:g}, {high:g}] (rescale the data), got {text!r}")
     return value
 
 

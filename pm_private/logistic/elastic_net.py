@@ -274,9 +274,9 @@ class ElasticNetRelease(Release, kind="elastic_net"):
     phi: float = public()
     hessian_bound: float = public()
     convex_min: float = public()
-    extra_ridge: float = public()
+    extra_ridge: float = public(range="nonnegative")
     lam: float = public()
-    alpha: float = public()
+    alpha: float = public(range="fraction")
     n: int = public()
     mechanism: str = constant(default=MECHANISM)
 
@@ -628,11 +628,13 @@ def _checked_input(estimator, X, y="no_validation", *, reset: bool):
     (strings that do not convert, complex entries, 1-D input); those are replaced by messages
     that name the argument only.
     """
-    if getattr(X, "dtype", np.dtype(float)).kind in "USVO":
+    if getattr(X, "dtype", np.dtype(float)).kind in "USV":
         raise ValueError("X must be numeric (an array of real numbers)")
     try:
         return validate_data(estimator, X, y, reset=reset, dtype=np.float64)
-    except TypeError:
+    except TypeError as error:
+        if "sparse" in str(error).lower():
+            raise
         raise ValueError("X must be numeric (an array of real numbers)") from None
     except ValueError as error:
         message = str(error)

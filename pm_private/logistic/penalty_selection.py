@@ -212,7 +212,7 @@ class PenaltySelectionRelease(Release, kind="penalty_selection"):
 
     model: DPElasticNetLogisticRegression = output()
     lam: float = output()
-    index: int = output()
+    index: int = output(range="nonnegative")
     lams: tuple[float, ...] = public()
     epsilon_train: float = public()
     epsilon_select: float = public()

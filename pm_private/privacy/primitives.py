@@ -509,7 +509,7 @@ def exponential_mechanism(
         raise ValueError("log_base must have the shape of scores, with values in [−inf, inf)")
     candidates = np.flatnonzero(log_base > -np.inf)
     if candidates.size == 0:
-        raise ValueError("log_base is −inf everywhere (the base measure is zero): nothing to draw")
+        raise ValueError("log_base is −inf everywhere (the base measure is zero everywhere): nothing to draw")
     b = 2.0 * float(sensitivity) / epsilon
     shifted = scores[candidates] + b * log_base[candidates]
     count = 1 if size is None else int(size)

@@ -434,7 +434,7 @@ def sanitized_loss(
     shared = tuple(pytensor.shared(array, name=f"{name}_records_{i}") for i, array in enumerate(records))
     try:
         losses = _record_losses(loss, params, shared)
-    except (TypeError, ValueError, NotImplementedError) as error:
+    except (TypeError, NotImplementedError) as error:
         raise ValueError(
             f"loss(params, *data) cannot be built from these params and data ({type(error).__name__})"
         ) from None

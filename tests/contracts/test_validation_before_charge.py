@@ -62,7 +62,7 @@ INFRASTRUCTURE = {
     "l2_gamma_vector",
 }
 CALL_LIMIT_S = 20.0
-COUNTS: Counter = Counter()
+COUNTS: Counter = Counter({"spends": 0, "reservations": 0, "noise draws": 0})
 
 # --------------------------------------------------------------------------------------------
 # Tiny data

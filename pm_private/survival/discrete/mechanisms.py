@@ -133,7 +133,7 @@ class DiscreteTimeRelease(Release, kind="discrete_time"):
     sensitivity: float = public()
     noise_scale: float = public()
     regularization: float = public()
-    extra_regularization: float = public()
+    extra_regularization: float = public(range="nonnegative")
     n: int = public()
     q: int = public()
     e: int = public()
