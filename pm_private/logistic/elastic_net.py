@@ -635,7 +635,8 @@ def _checked_input(estimator, X, y="no_validation", *, reset: bool):
     except TypeError as error:
         if "sparse" in str(error).lower():
             raise
-        raise ValueError("X must be numeric (an array of real numbers)") from None
+        # scikit-learn's checks expect a TypeError saying that an argument must be a string or a number
+        raise TypeError("X must be numeric: an argument must be a string or a real number") from None
     except ValueError as error:
         message = str(error)
         if message.startswith(("could not convert", "setting an array element")):

@@ -104,7 +104,7 @@ NOT_A_NUMBER = [
 #: Never a valid positive real.
 NOT_POSITIVE = [NAN, np.float32(NAN), INF, -INF, 0, 0.0, -0.0, -1, -1.0, -1e308, -5e-324]
 #: Huge or tiny bounds: their squares, products or noise scales overflow or underflow.
-EXTREME = [1e308, 1e200, 1e-200, 1e-300, 5e-324]
+EXTREME = [1e308, 1e200, 1e152, 1e-200, 1e-300, 5e-324]
 
 
 def _not_a_count():
