@@ -275,3 +275,17 @@ def test_suff_stats_shares_below_the_smallest_epsilon_are_refused_before_any_wor
     _usage_error([*argv, "--out", "r.json"], capsys, "split gives a statistic an ε below")
     assert PrivacyAccountant.open("l.db").history == ()
     assert not (data / "r.json").exists()
+
+
+@pytest.mark.parametrize("failure", [RuntimeError("solver"), KeyboardInterrupt(), MemoryError()])
+def test_a_failed_release_leaves_no_file_at_all(data, monkeypatch, failure):
+    import pm_private.survival.weibull.mechanisms as mechanisms
+
+    def fail(*args, **kwargs):
+        raise failure
+
+    monkeypatch.setattr(mechanisms, "weibull_private", fail)
+    PrivacyAccountant.open("l.db", epsilon=1.0)
+    with pytest.raises(type(failure)):
+        main([*WEIBULL, "--ledger", "l.db", "--epsilon", "0.5", "--out", "r.json"])
+    assert sorted(p.name for p in data.iterdir() if "r.json" in p.name) == []

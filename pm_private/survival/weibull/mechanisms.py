@@ -708,7 +708,7 @@ def weibull_sample_aggregate(
     horizon : float
         Public horizon; times are divided by it (times beyond it raise ValueError).
     subset_size : int, default 500
-        The public target number of records per subset, ≥ 1.
+        The public target number of records per subset, in [1, n].
     gamma : float, default 10.0
         Public range [0, γ] of p and of λ/horizon.
     omega : float, default 6.0
