@@ -198,7 +198,7 @@ def test_demo_arguments_are_checked_before_any_work(tmp_path, capsys):
 INVALID_BY_TYPE = {
     "positive_float": ["0", "-1", "nan", "inf", "-inf", "abc", "", "1e400", "0x10"],
     "bound": ["0", "-1", "nan", "inf", "abc", "", "1e200", "1e-200", "1e308", "1e-300", "1e152", "5e-324"],
-    "epsilon": ["0", "-1", "nan", "inf", "abc", "", "1e-7", "1e-320"],
+    "epsilon": ["0", "-1", "nan", "inf", "abc", "", "1e-7", "1e-320", "1e16", "1e308"],
     "unit_interval": ["-0.1", "1", "1.5", "nan", "inf", "abc", ""],
     "open_unit_interval": ["0", "1", "-0.1", "nan", "abc", ""],
     "positive_int": ["0", "-1", "1.5", "abc", "", "nan", "1e3"],

@@ -29,7 +29,13 @@ import numpy as np
 from .._engine.dask import is_dask
 from ..privacy.accountant import PrivacyAccountant
 from ..privacy.noise import as_noise_source
-from ..privacy.primitives import check_noise_scale, gaussian_mechanism, laplace_mechanism, project_rows
+from ..privacy.primitives import (
+    check_gaussian_epsilon,
+    check_noise_scale,
+    gaussian_mechanism,
+    laplace_mechanism,
+    project_rows,
+)
 from ..privacy.release import Release, constant, output, public, release_guard
 from ..privacy.validation import (
     MIN_EPSILON,
@@ -805,6 +811,8 @@ def release_suff_stats_gaussian(
     if not np.isfinite(y).all():  # only after a preprocessing that overflows
         raise NonFiniteRow("y", first_bad_row(y))
     sensitivity = gaussian_sensitivity(x_bound, y_bound)
+    check_gaussian_epsilon(epsilon)
+    check_noise_scale(sensitivity, epsilon)
     source = as_noise_source(rng)
     with release_guard(accountant, GAUSSIAN_MECHANISM, epsilon, delta, label=f"n={n}, d={d}"):
         xx, xy, yy = _projected_sums(X, y, x_bound, y_bound)

@@ -43,6 +43,8 @@ __all__ = [
     "gaussian_delta",
     "gaussian_mechanism",
     "gaussian_noise_multiplier",
+    "GAUSSIAN_MAX_EPSILON",
+    "check_gaussian_epsilon",
     "check_noise_scale",
     "laplace_mechanism",
     "project_rows",
@@ -126,6 +128,37 @@ def _check_source(source) -> NoiseSource:
     if not isinstance(source, NoiseSource):
         raise TypeError(f"source must be a NoiseSource (see as_noise_source), got {type(source).__name__}")
     return source
+
+
+#: Largest ε of the exact Gaussian mechanism: OpenDP's conversion from zero-concentrated DP to
+#: (ε, δ) evaluates e^ε, which overflows a float beyond about 709.
+GAUSSIAN_MAX_EPSILON = 700.0
+
+
+def check_gaussian_epsilon(epsilon: float) -> float:
+    """ε of an exact Gaussian release, ≤ :data:`GAUSSIAN_MAX_EPSILON` (700), or ValueError naming epsilon.
+
+    Parameters
+    ----------
+    epsilon : float
+        The ε of the release (already a valid ε).
+
+    Returns
+    -------
+    float
+        ``epsilon``.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` exceeds 700 (e^ε overflows in the privacy map).
+    """
+    if epsilon > GAUSSIAN_MAX_EPSILON:
+        raise ValueError(
+            f"epsilon must be ≤ {GAUSSIAN_MAX_EPSILON:g} for the exact Gaussian mechanism (e^ε must stay finite), "
+            f"got {epsilon!r}"
+        )
+    return epsilon
 
 
 def check_noise_scale(sensitivity: float, epsilon: float) -> None:
@@ -391,6 +424,7 @@ def gaussian_mechanism(
     """
     values, sensitivity, epsilon = _check_query(values, sensitivity, epsilon, source)
     delta = check_delta(delta)
+    check_gaussian_epsilon(epsilon)
     scale = gaussian_scale(values.size, sensitivity, epsilon, delta)
     if not source.secure:
         noisy = values + scale * source.normal(values.shape)

@@ -16,6 +16,7 @@ import numpy as np
 
 __all__ = [
     "MIN_EPSILON",
+    "MAX_EPSILON",
     "as_float_array",
     "check_epsilon",
     "check_delta",
@@ -37,6 +38,9 @@ __all__ = [
 #: million times the sensitivity (the release carries no information), and a subnormal ε such
 #: as 1e-320 makes the scale overflow to infinity.
 MIN_EPSILON = 1e-6
+#: Largest ε a release accepts, 2⁵³: noise of scale Δ/ε is then below the rounding of any value
+#: of magnitude Δ, so a larger ε releases nothing more, and its noise scales would underflow.
+MAX_EPSILON = 2.0**53
 
 
 #: Range of a public scale parameter (a clipping bound, a range, a horizon, a regularisation
@@ -224,7 +228,7 @@ def check_fraction(name: str, value, *, closed: bool = True) -> float:
 
 
 def check_epsilon(epsilon) -> float:
-    """ε must be a finite number ≥ :data:`MIN_EPSILON` (10⁻⁶), so that noise scales Δ/ε stay finite.
+    """ε must be a number in [:data:`MIN_EPSILON`, :data:`MAX_EPSILON`] (10⁻⁶ to 2⁵³), so that noise scales Δ/ε stay finite and > 0.
 
     Parameters
     ----------
@@ -239,11 +243,16 @@ def check_epsilon(epsilon) -> float:
     Raises
     ------
     ValueError
-        If ``epsilon`` is not a finite number ≥ 10⁻⁶.
+        If ``epsilon`` is not a number in [10⁻⁶, 2⁵³].
     """
     value = check_positive("epsilon", epsilon)
     if value < MIN_EPSILON:
         raise ValueError(f"epsilon must be ≥ {MIN_EPSILON:g} (noise scales Δ/ε must stay finite), got {value!r}")
+    if value > MAX_EPSILON:
+        raise ValueError(
+            f"epsilon must be ≤ 2**53 ≈ {MAX_EPSILON:.3g}: beyond it the noise is below the rounding of the "
+            f"values and a larger ε releases nothing more, got {value!r}"
+        )
     return value
 
 

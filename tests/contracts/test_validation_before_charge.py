@@ -197,7 +197,7 @@ def values_of(kind: str, valid) -> list:
     """The invalid values of an argument of ``kind`` whose valid value is ``valid``."""
     match kind:
         case "epsilon":
-            return NOT_A_NUMBER + NOT_POSITIVE + [1e-7, 1e-300, 5e-324, 1e308]
+            return NOT_A_NUMBER + NOT_POSITIVE + [1e-7, 1e-300, 5e-324, 1e308, 1e200, 1e16]
         case "delta":
             return NOT_A_NUMBER + NOT_POSITIVE + [1.0, 1.5, 2, 1e308]
         case "sensitivity":  # finite and > 0; Δ/ε and the noise scale must stay finite and > 0
@@ -795,7 +795,7 @@ def _alarm(signum, frame):
 
 def outcome(mechanism: Mechanism, name: str, value, draws: Counter) -> list[str]:
     """Problems of one invalid call (empty: refused cleanly before any reservation or noise)."""
-    accountant = PrivacyAccountant(1e6, 0.5)
+    accountant = PrivacyAccountant(1.7e308, 0.5)  # a huge ε reaches the mechanism's own checks
     before = draws["draws"]
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, CALL_LIMIT_S)
