@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 
 import numpy as np
 
@@ -257,7 +258,7 @@ def check_epsilon(epsilon) -> float:
 
 
 def check_delta(delta) -> float:
-    """δ of an (ε, δ) guarantee must be a number in (0, 1).
+    """δ of an (ε, δ) guarantee must be a number in (0, 1), not subnormal (≥ 2.2·10⁻³⁰⁸).
 
     Parameters
     ----------
@@ -272,11 +273,13 @@ def check_delta(delta) -> float:
     Raises
     ------
     ValueError
-        If ``delta`` is not a number in the open interval (0, 1).
+        If ``delta`` is not a number in the open interval (0, 1), or is subnormal.
     """
     value = _as_float("delta", delta)
     if not (math.isfinite(value) and 0.0 < value < 1.0):
         raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+    if value < sys.float_info.min:
+        raise ValueError(f"delta must be a normal floating-point number ≥ {sys.float_info.min:.3g}, got {delta!r}")
     return value
 
 

@@ -199,7 +199,7 @@ def values_of(kind: str, valid) -> list:
         case "epsilon":
             return NOT_A_NUMBER + NOT_POSITIVE + [1e-7, 1e-300, 5e-324, 1e308, 1e200, 1e16]
         case "delta":
-            return NOT_A_NUMBER + NOT_POSITIVE + [1.0, 1.5, 2, 1e308]
+            return NOT_A_NUMBER + NOT_POSITIVE + [1.0, 1.5, 2, 1e308, 1e-320, 5e-324]
         case "sensitivity":  # finite and > 0; Δ/ε and the noise scale must stay finite and > 0
             return NOT_A_NUMBER + NOT_POSITIVE + [1e308, 1e306, 5e-324, 1e-320]
         case "positive":  # a public scale: finite and > 0
