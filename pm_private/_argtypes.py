@@ -8,7 +8,7 @@ import math
 import os
 from pathlib import Path
 
-from .privacy.validation import MIN_EPSILON
+from .privacy.validation import BOUND_RANGE, MAX_EPSILON, MIN_EPSILON
 
 
 def _number(text: str, kind=float):
@@ -29,11 +29,22 @@ def positive_float(text: str) -> float:
     return value
 
 
+def bound(text: str) -> float:
+    """A public scale (a bound, range or horizon) in BOUND_RANGE: squares and noise scales stay finite."""
+    value = positive_float(text)
+    low, high = BOUND_RANGE
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"must lie in [{low:g}, {high:g}] (rescale the data), got {text!r}")
+    return value
+
+
 def epsilon(text: str) -> float:
-    """ε of a release: a finite number ≥ MIN_EPSILON."""
+    """ε of a release: a number in [MIN_EPSILON, MAX_EPSILON]."""
     value = positive_float(text)
     if value < MIN_EPSILON:
         raise argparse.ArgumentTypeError(f"must be ≥ {MIN_EPSILON:g}, got {text!r}")
+    if value > MAX_EPSILON:
+        raise argparse.ArgumentTypeError(f"must be ≤ 2**53 ≈ {MAX_EPSILON:.3g}, got {text!r}")
     return value
 
 

@@ -20,7 +20,9 @@ import csv
 import io
 import json
 import math
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 from . import _argtypes as types
@@ -141,24 +143,38 @@ def _numeric(parser, frame, columns: list[str]):
 
 
 def _write_release(parser, args, accountant, release, **context) -> None:
-    """Reserve the output file, release, write; a failed release leaves no file."""
+    """Release, then write the release file atomically: a failed release leaves no file, and the
+    file never exists half written (it is written under a hidden name in the same folder, made
+    before the release so that an unwritable folder spends nothing, then linked into place)."""
     from .privacy.budget import BudgetExceededError
     from .release_file import release_to_dict, write_release_file
 
     try:
-        handle = open(args.out, "x", encoding="utf-8")
+        descriptor, partial = tempfile.mkstemp(dir=args.out.parent, prefix=f".{args.out.name}.", suffix=".partial")
     except OSError as error:
-        parser.error(f"--out: cannot create {str(args.out)!r}: {error.strerror}")
+        parser.error(f"--out: cannot write into {str(args.out.parent)!r}: {error.strerror}")
+    partial = Path(partial)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        try:
+            result = release()
+            write_release_file(handle, [release_to_dict(result, **context)])
+        except BaseException as error:
+            handle.close()
+            partial.unlink()
+            if isinstance(error, BudgetExceededError):  # another process spent since the check
+                raise _Refused(f"--epsilon {args.epsilon:g}: {error}") from None
+            if isinstance(error, ValueError):  # a public argument refused before any charge
+                parser.error(str(error))
+            raise
     try:
-        result = release()
-        write_release_file(handle, [release_to_dict(result, **context)])
-    except BaseException as error:
-        handle.close()
-        args.out.unlink()
-        if isinstance(error, BudgetExceededError):  # another process spent since the check
-            raise _Refused(f"--epsilon {args.epsilon:g}: {error}") from None
-        raise
-    handle.close()
+        os.link(partial, args.out)  # fails if --out appeared meanwhile: never overwritten
+    except FileExistsError:
+        kept = args.out.with_name(f"{args.out.stem}.{os.getpid()}{args.out.suffix}")
+        os.replace(partial, kept)
+        sys.stderr.write(f"pm-private: {args.out} appeared during the release; the release was written to {kept}\n")
+        args.out = kept
+    else:
+        partial.unlink()
     eps, delta = accountant.spent
     print(f"released {args.kind} of {args.data.name} with ε = {args.epsilon:g}; wrote {args.out}")
     print(f"ledger {args.ledger}: spent ε {eps:g} of {accountant.epsilon:g}, δ {delta:g} of {accountant.delta:g}")
@@ -172,6 +188,14 @@ def _release_suff_stats(parser, args) -> None:
     if not features:
         parser.error("no feature column: give --features")
     _check_columns(parser, args, available, [*features, args.target])
+    from .linear.suffstats import check_release_arguments
+
+    try:
+        check_release_arguments(
+            len(features), epsilon=args.epsilon, x_bound=args.x_bound, y_bound=args.y_bound, split=tuple(args.split)
+        )
+    except ValueError as error:
+        parser.error(str(error))
     accountant = _open_ledger(parser, args)
     frame = _read(args.data, [*features, args.target])
     X = _numeric(parser, frame, features)
@@ -203,6 +227,14 @@ def _release_suff_stats(parser, args) -> None:
 
 
 def _release_weibull(parser, args) -> None:
+    from .survival.weibull.mechanisms import check_weibull_arguments
+
+    try:
+        check_weibull_arguments(
+            epsilon=args.epsilon, horizon=args.horizon, gamma=args.gamma, omega=args.omega, K=args.K
+        )
+    except ValueError as error:
+        parser.error(str(error))
     _check_columns(parser, args, _table_columns(parser, args), [args.time, args.event])
     accountant = _open_ledger(parser, args)
     frame = _read(args.data, [args.time, args.event])
@@ -212,6 +244,10 @@ def _release_weibull(parser, args) -> None:
         parser.error(f"column {args.time!r} must lie in [0, --horizon {args.horizon:g}] (the horizon is public)")
     if not ((event == 0) | (event == 1)).all():
         parser.error(f"column {args.event!r} must be 0 (censored) or 1 (event)")
+    try:  # the ladder's memory with the public n
+        check_weibull_arguments(horizon=args.horizon, gamma=args.gamma, omega=args.omega, K=args.K, n=time.size)
+    except ValueError as error:
+        parser.error(str(error))
     from .survival.weibull.mechanisms import weibull_private
 
     _write_release(
@@ -455,8 +491,8 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
     _release_arguments(suff)
     suff.add_argument("--target", required=True, help="response column")
     suff.add_argument("--features", nargs="+", help="feature columns (default: every other column)")
-    suff.add_argument("--x-bound", type=types.positive_float, required=True, help="public bound Bx on |feature| values")
-    suff.add_argument("--y-bound", type=types.positive_float, required=True, help="public bound By on |response|")
+    suff.add_argument("--x-bound", type=types.bound, required=True, help="public bound Bx on |feature| values")
+    suff.add_argument("--y-bound", type=types.bound, required=True, help="public bound By on |response|")
     suff.add_argument(
         "--split",
         type=types.open_unit_interval,
@@ -474,14 +510,10 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
     _release_arguments(weibull)
     weibull.add_argument("--time", required=True, help="survival-time column (≥ 0, ≤ horizon)")
     weibull.add_argument("--event", required=True, help="event column: 1 = event, 0 = censored")
-    weibull.add_argument("--horizon", type=types.positive_float, required=True, help="public upper bound on the times")
+    weibull.add_argument("--horizon", type=types.bound, required=True, help="public upper bound on the times")
     weibull.add_argument("--K", type=types.positive_int, default=500, help="ladder rungs (default 500)")
-    weibull.add_argument(
-        "--gamma", type=types.positive_float, default=10.0, help="range γ of p and λ/horizon (default 10)"
-    )
-    weibull.add_argument(
-        "--omega", type=types.positive_float, default=6.0, help="times floored at e^-ω·horizon (default 6)"
-    )
+    weibull.add_argument("--gamma", type=types.bound, default=10.0, help="range γ of p and λ/horizon (default 10)")
+    weibull.add_argument("--omega", type=types.bound, default=6.0, help="times floored at e^-ω·horizon (default 6)")
     weibull.set_defaults(run=_release_weibull, command_parser=weibull)
 
     ledger = commands.add_parser(

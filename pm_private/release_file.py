@@ -43,7 +43,7 @@ import numpy as np
 
 from .linear.preprocessing import Preprocessing
 from .linear.suffstats import SuffStats
-from .privacy.release import OUTPUT, PUBLIC, Release, field_kinds, registered_release_types, release_type
+from .privacy.release import OUTPUT, PUBLIC, Release, check_fields, field_kinds, registered_release_types, release_type
 
 __all__ = [
     "FORMAT",
@@ -102,6 +102,19 @@ def _build(cls, values: dict):
     return cls(**{k: _tuples(v) for k, v in values.items() if k in known})
 
 
+def _build_release(cls, values: dict) -> Release:
+    """A release type from the values read, every field checked against its declaration first."""
+    if not isinstance(values, dict):
+        raise ValueError(f"a release record must be an object, got {type(values).__name__}")
+    checked = check_fields(cls, values)
+    if checked.get("preprocessing") is not None:
+        try:
+            checked["preprocessing"] = _build(Preprocessing, checked["preprocessing"])
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"field 'preprocessing': {error}") from None
+    return cls(**checked)
+
+
 def all_release_types() -> dict[str, type[Release]]:
     """``{kind: release type}`` of every mechanism of pm_private (imports every module that can
     define one; a new release type is found without being listed anywhere)."""
@@ -119,11 +132,10 @@ def _record(release: Release) -> dict:
 
 
 def _from_record(record: dict) -> Release:
+    if not isinstance(record, dict):
+        raise ValueError(f"a release record must be an object, got {type(record).__name__}")
     values = dict(record)
-    cls = _type_of(values.pop("kind", None))
-    if values.get("preprocessing") is not None:
-        values["preprocessing"] = _build(Preprocessing, values["preprocessing"])
-    return _build(cls, values)
+    return _build_release(_type_of(values.pop("kind", None)), values)
 
 
 def _type_of(kind) -> type[Release]:
@@ -189,15 +201,62 @@ def release_from_dict(entry: dict):
     -------
     SuffStats or Release
     """
+    if not isinstance(entry, dict):
+        raise ValueError(f"an entry must be an object, got {type(entry).__name__}")
     kind = entry.get("kind")
     if kind == SUFF_STATS:
-        stats = entry["statistics"]
-        releases = tuple(_from_record(info) for info in entry["releases"])
-        return SuffStats(np.array(stats["xx"]), np.array(stats["xy"]), stats["yy"], stats["n"], releases)
+        stats, records = _part(entry, "statistics", dict), _part(entry, "releases", list)
+        if not records:
+            raise ValueError("field 'releases' must list the private releases of the statistics")
+        releases = []
+        for i, info in enumerate(records):
+            try:
+                releases.append(_from_record(info))
+            except ValueError as error:
+                raise ValueError(f"releases[{i}]: {error}") from None
+        missing = [key for key in ("xx", "xy", "yy", "n") if key not in stats]
+        if missing:
+            raise ValueError(f"field 'statistics' lacks {', '.join(missing)}")
+        for key in ("xx", "xy", "yy", "n"):
+            if _holds_bool(stats[key]):
+                raise ValueError(f"field 'statistics' holds a boolean in {key!r}, not a number")
+        try:
+            result = SuffStats(stats["xx"], stats["xy"], stats["yy"], stats["n"], tuple(releases))
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"field 'statistics': {error}") from None
+        _check_totals(entry, releases)
+        return result
     cls = _type_of(kind)
-    values = {**entry["parameters"], **entry["outputs"]}
+    values = {**_part(entry, "parameters", dict), **_part(entry, "outputs", dict)}
     values.update({k: entry[k] for k in _COMMON if k in entry})
-    return _build(cls, values)
+    return _build_release(cls, values)
+
+
+def _holds_bool(value) -> bool:
+    if isinstance(value, list):
+        return any(_holds_bool(item) for item in value)
+    return isinstance(value, bool)
+
+
+def _part(entry: dict, key: str, kind: type):
+    if not isinstance(entry.get(key), kind):
+        raise ValueError(f"field {key!r} is missing or not a JSON {'object' if kind is dict else 'list'}")
+    return entry[key]
+
+
+def _check_totals(entry: dict, releases) -> None:
+    """The totals of a suff_stats entry must be those of its releases (an edited total is refused)."""
+    epsilon = math.fsum(r.epsilon for r in releases)
+    delta = math.fsum(r.delta for r in releases)
+    for key, total in (("epsilon", epsilon), ("delta", delta)):
+        value = entry.get(key)
+        if not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isclose(value, total)):
+            raise ValueError(f"field {key!r} must be the total of the releases, {total!r}, got {value!r:.40}")
+    for key in ("mechanism", "neighbours"):
+        if not isinstance(entry.get(key), str):
+            raise ValueError(f"field {key!r} must be a string, got {entry.get(key)!r:.40}")
+    if entry.get("private") is not all(r.private for r in releases):
+        raise ValueError("field 'private' must be true exactly when every release is private")
 
 
 def write_release_file(target, entries) -> None:
@@ -230,17 +289,37 @@ def read_release_file(path) -> list[dict]:
     """
     path = Path(os.fspath(path))
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        document = json.loads(path.read_text(encoding="utf-8"))  # NaN or Infinity: refused by the field checks
+    except ValueError as error:  # undecodable text, malformed JSON
         raise ValueError(f"{path} is not a release file: {error}") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ValueError(f'{path} is not a pm_private release file (no "format": "{FORMAT}")')
     if document.get("version") != VERSION:
         raise ValueError(f"{path} has release-file version {document.get('version')!r}; this version reads {VERSION}")
+    if not isinstance(document.get("releases"), list) or not document["releases"]:
+        raise ValueError(f'{path}: field "releases" must be a non-empty list')
     entries = []
-    for number, entry in enumerate(document.get("releases", [])):
+    for number, entry in enumerate(document["releases"]):
         try:
-            entries.append({**entry, "release": release_from_dict(entry)})
+            release = release_from_dict(entry)
+            _check_context(entry, release)
+            entries.append({**entry, "release": release})
         except (KeyError, TypeError, ValueError) as error:
-            raise ValueError(f"{path}: release {number} is malformed ({type(error).__name__}: {error})") from None
+            raise ValueError(f"{path}: release {number} is malformed: {error}") from None
     return entries
+
+
+def _check_context(entry: dict, release) -> None:
+    """The public context beside a release: column names are strings, one per feature."""
+    for key in ("target", "time", "event"):
+        if key in entry and not isinstance(entry[key], str):
+            raise ValueError(f"field {key!r} must be a column name (a string), got {entry[key]!r:.40}")
+    if "features" in entry:
+        features = entry["features"]
+        d = getattr(release, "d", None)
+        if not (isinstance(features, list) and all(isinstance(f, str) for f in features)):
+            raise ValueError("field 'features' must be a list of column names (strings)")
+        if d is not None and len(features) != d:
+            raise ValueError(f"field 'features' must name the {d} features of the statistics, got {len(features)}")
+    if "preprocessing" in entry and not isinstance(entry["preprocessing"], dict):
+        raise ValueError("field 'preprocessing' must be an object describing what was done to the records")

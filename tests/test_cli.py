@@ -191,3 +191,101 @@ def test_demo_arguments_are_checked_before_any_work(tmp_path, capsys):
     _usage_error(["demo", "--expression", str(tmp_path / "nothing")], capsys, "no such file")
     _usage_error(["demo", "--genes", "1000", "--out", str(tmp_path / "out")], capsys, "the data have 64 genes")
     assert time.monotonic() - start < 30
+
+
+#: Invalid values for each argparse type of the command line (every value is invalid for every
+#: argument of that type); parse-time types exit 2 before any file is read.
+INVALID_BY_TYPE = {
+    "positive_float": ["0", "-1", "nan", "inf", "-inf", "abc", "", "1e400", "0x10"],
+    "bound": ["0", "-1", "nan", "inf", "abc", "", "1e200", "1e-200", "1e308", "1e-300", "1e152", "5e-324"],
+    "epsilon": ["0", "-1", "nan", "inf", "abc", "", "1e-7", "1e-320", "1e16", "1e308"],
+    "unit_interval": ["-0.1", "1", "1.5", "nan", "inf", "abc", ""],
+    "open_unit_interval": ["0", "1", "-0.1", "nan", "abc", ""],
+    "positive_int": ["0", "-1", "1.5", "abc", "", "nan", "1e3"],
+    "nonnegative_int": ["-1", "1.5", "abc", "", "nan"],
+}
+
+
+def _typed_options(parser):
+    """(option string, type name, nargs) of every option of ``parser`` whose type is swept."""
+    for action in parser._actions:
+        name = getattr(action.type, "__name__", None)
+        if action.option_strings and name in INVALID_BY_TYPE:
+            yield action.option_strings[0], name, action.nargs
+
+
+def _subparsers():
+    from pm_private.cli import build_parser
+
+    commands = next(a for a in build_parser(demo=False)._actions if a.dest == "command").choices
+    kinds = next(a for a in commands["release"]._actions if a.dest == "kind").choices
+    return {"suff-stats": kinds["suff-stats"], "weibull": kinds["weibull"], "fit": commands["fit"]}
+
+
+def test_every_typed_option_is_swept():
+    swept = {(key, option) for key, parser in _subparsers().items() for option, _, _ in _typed_options(parser)}
+    assert {("suff-stats", "--x-bound"), ("weibull", "--omega"), ("weibull", "--K"), ("fit", "--draws")} <= swept
+    assert len(swept) >= 18
+
+
+def test_every_numeric_option_refuses_invalid_values_with_exit_2(data, capsys):
+    """Parser-driven: each typed option of each subcommand, each invalid value: exit 2 naming the
+    option, before the ledger or the data are touched and without an output file."""
+    PrivacyAccountant.open("l.db", epsilon=1.0)
+    main([*SUFF, "--ledger", "s.db", "--total-epsilon", "1", "--epsilon", "0.5", "--out", "s.json"])
+    valid = {
+        "suff-stats": [*SUFF, "--ledger", "l.db", "--epsilon", "0.5", "--out", "r.json"],
+        "weibull": [*WEIBULL, "--ledger", "l.db", "--epsilon", "0.5", "--out", "r.json"],
+        "fit": ["fit", "s.json", "--no-progress"],
+    }
+    count = 0
+    for key, parser in _subparsers().items():
+        for option, type_name, nargs in _typed_options(parser):
+            for bad in INVALID_BY_TYPE[type_name]:
+                argv = [*valid[key], option, *([bad] * (nargs if isinstance(nargs, int) else 1))]
+                with pytest.raises(SystemExit) as exit_:
+                    main(argv)
+                err = capsys.readouterr().err
+                assert exit_.value.code == 2, (argv, err)
+                assert option in err and "Traceback" not in err, (argv, err)
+                count += 1
+    assert count >= 150
+    assert PrivacyAccountant.open("l.db").history == ()
+    assert not (data / "r.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (["--K", "1000000000"], "K, gamma and omega would need"),
+        (["--gamma", "1e40", "--omega", "700"], "gamma and omega would need"),
+        (["--omega", "800"], "omega = 800"),
+    ],
+)
+def test_weibull_sizes_are_refused_from_memory_before_any_work(data, capsys, change, message):
+    PrivacyAccountant.open("l.db", epsilon=1.0)
+    _usage_error([*WEIBULL, "--ledger", "l.db", "--epsilon", "0.5", "--out", "r.json", *change], capsys, message)
+    assert PrivacyAccountant.open("l.db").history == ()
+    assert not (data / "r.json").exists() and not list(data.glob(".r.json*"))
+
+
+def test_suff_stats_shares_below_the_smallest_epsilon_are_refused_before_any_work(data, capsys):
+    PrivacyAccountant.open("l.db", epsilon=1.0)
+    argv = [*SUFF, "--ledger", "l.db", "--epsilon", "1e-6"]
+    _usage_error([*argv, "--out", "r.json"], capsys, "split gives a statistic an ε below")
+    assert PrivacyAccountant.open("l.db").history == ()
+    assert not (data / "r.json").exists()
+
+
+@pytest.mark.parametrize("failure", [RuntimeError("solver"), KeyboardInterrupt(), MemoryError()])
+def test_a_failed_release_leaves_no_file_at_all(data, monkeypatch, failure):
+    import pm_private.survival.weibull.mechanisms as mechanisms
+
+    def fail(*args, **kwargs):
+        raise failure
+
+    monkeypatch.setattr(mechanisms, "weibull_private", fail)
+    PrivacyAccountant.open("l.db", epsilon=1.0)
+    with pytest.raises(type(failure)):
+        main([*WEIBULL, "--ledger", "l.db", "--epsilon", "0.5", "--out", "r.json"])
+    assert sorted(p.name for p in data.iterdir() if "r.json" in p.name) == []

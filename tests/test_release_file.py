@@ -68,7 +68,7 @@ def test_gaussian_release_and_its_preprocessing_round_trip(releases):
     entry["releases"][0]["mechanism"] = "something else"
     assert type(release_from_dict(entry).releases[0]) is type(info)
     entry["releases"][0]["kind"] = "suff_stats_laplace"
-    with pytest.raises(TypeError):  # a Gaussian record does not fit the Laplace record type
+    with pytest.raises(ValueError, match="field 'split' is missing"):  # a Gaussian record is not a Laplace one
         release_from_dict(entry)
     entry["releases"][0]["kind"] = "nope"
     with pytest.raises(ValueError, match="unknown release kind"):

@@ -101,7 +101,14 @@ from ..privacy.accountant import PrivacyAccountant
 from ..privacy.noise import add_gaussian_noise, as_noise_source
 from ..privacy.primitives import gaussian_noise_multiplier, project_rows
 from ..privacy.release import Release, constant, output, public, release_guard
-from ..privacy.validation import as_matrix, as_vector, check_delta, check_epsilon, check_positive, raise_non_finite
+from ..privacy.validation import (
+    as_matrix,
+    as_vector,
+    check_bound,
+    check_delta,
+    check_epsilon,
+    raise_non_finite,
+)
 from .suffstats import finite_sensitivities
 
 __all__ = [
@@ -389,8 +396,8 @@ def adassp(
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    x_bound = check_positive("x_bound", x_bound)
-    y_bound = check_positive("y_bound", y_bound)
+    x_bound = check_bound("x_bound", x_bound)
+    y_bound = check_bound("y_bound", y_bound)
     rho = _check_rho(rho)
     X = as_matrix(X)
     n, d = X.shape

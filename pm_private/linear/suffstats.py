@@ -30,6 +30,8 @@ from .._engine.dask import is_dask
 from ..privacy.accountant import PrivacyAccountant
 from ..privacy.noise import as_noise_source
 from ..privacy.primitives import (
+    check_gaussian_epsilon,
+    check_noise_scale,
     gaussian_mechanism,
     gaussian_noise_event,
     laplace_mechanism,
@@ -37,7 +39,17 @@ from ..privacy.primitives import (
     project_rows,
 )
 from ..privacy.release import Release, constant, output, public, release_guard
-from ..privacy.validation import as_matrix, as_vector, check_delta, check_epsilon, check_positive, first_bad_row
+from ..privacy.validation import (
+    MIN_EPSILON,
+    as_float_array,
+    as_matrix,
+    as_vector,
+    check_bound,
+    check_count,
+    check_delta,
+    check_epsilon,
+    first_bad_row,
+)
 from .accumulate import CHUNK_VALUES, NonFiniteRow, accumulate, first_non_finite_row
 from .preprocessing import Preprocessing
 
@@ -51,6 +63,7 @@ __all__ = [
     "gaussian_sensitivity",
     "release_suff_stats",
     "release_suff_stats_gaussian",
+    "check_release_arguments",
     "sensitivities",
     "stat_pairs",
     "stat_vector",
@@ -233,7 +246,8 @@ class SuffStats:
     Raises
     ------
     ValueError
-        If ``xx`` is not d × d for ``xy`` of length d.
+        If ``xx`` is not d × d for ``xy`` of length d, a statistic is not finite, or ``n`` is
+        not an integer ≥ 1.
     """
 
     xx: np.ndarray = output()
@@ -244,17 +258,25 @@ class SuffStats:
     exact_part: SuffStats | None = public(default=None, repr=False)
 
     def __post_init__(self):
-        xx = np.array(self.xx, dtype=np.float64)
-        xy = np.array(self.xy, dtype=np.float64)
+        xx = as_float_array(self.xx, "xx").copy()
+        xy = as_float_array(self.xy, "xy").copy()
         d = xy.shape[0] if xy.ndim == 1 else -1
-        if xx.shape != (d, d):
-            raise ValueError(f"xx must be d×d and xy length d, got {xx.shape} and {xy.shape}")
+        if xx.shape != (d, d) or d < 1:
+            raise ValueError(f"xx must be d×d and xy length d ≥ 1, got {xx.shape} and {xy.shape}")
+        yy = as_float_array(self.yy, "yy")
+        if yy.ndim != 0:
+            raise ValueError(f"yy must be one number, got shape {yy.shape}")
+        for name, value in (("xx", xx), ("xy", xy), ("yy", yy)):
+            if not np.isfinite(value).all():
+                raise ValueError(f"{name} must be finite (NaN or infinite entries given)")
+        if not isinstance(self.releases, tuple):
+            raise ValueError(f"releases must be a tuple of releases, got {type(self.releases).__name__}")
         xx.flags.writeable = False
         xy.flags.writeable = False
         object.__setattr__(self, "xx", xx)
         object.__setattr__(self, "xy", xy)
-        object.__setattr__(self, "yy", float(self.yy))
-        object.__setattr__(self, "n", int(self.n))
+        object.__setattr__(self, "yy", float(yy))
+        object.__setattr__(self, "n", check_count("n", self.n))
         if self.exact_part is not None and (self.exact_part.releases or self.exact_part.d != d):
             raise ValueError("exact_part must be exact statistics of the same d")
 
@@ -385,6 +407,52 @@ def _check_split(split) -> tuple[float, float, float]:
     return parts
 
 
+def check_release_arguments(d: int, *, epsilon, x_bound, y_bound, split=(0.60, 0.35, 0.05)) -> tuple:
+    """The public arguments of :func:`release_suff_stats` for d features, checked before any work.
+
+    The command line calls it once it knows the number of feature columns, before reading any
+    record; :func:`release_suff_stats` calls it before its pass over the data.
+
+    Parameters
+    ----------
+    d : int
+        The number of features.
+    epsilon : float
+        The total ε, ≥ 10⁻⁶.
+    x_bound, y_bound : float
+        The clipping bounds Bx and By, each in [10⁻⁵⁰, 10⁵⁰].
+    split : tuple of float, default (0.60, 0.35, 0.05)
+        The budget shares of Sxx, Sxy and Syy.
+
+    Returns
+    -------
+    sensitivities : tuple of float
+        The three ℓ1 sensitivities (:func:`sensitivities`).
+    epsilon_parts : tuple of float
+        The ε of each statistic, pₖε.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument: ε, a bound or a split out of range, a share whose ε is below
+        10⁻⁶, or a sensitivity or noise scale that overflows or underflows.
+    """
+    epsilon = check_epsilon(epsilon)
+    x_bound = check_bound("x_bound", x_bound)
+    y_bound = check_bound("y_bound", y_bound)
+    split = _check_split(split)
+    sens = sensitivities(d, x_bound, y_bound)
+    eps_parts = tuple(p * epsilon for p in split)
+    if min(eps_parts) < MIN_EPSILON:
+        raise ValueError(f"split gives a statistic an ε below {MIN_EPSILON:g} (split × epsilon); raise its share")
+    for s, e in zip(sens, eps_parts, strict=True):
+        try:
+            check_noise_scale(s, e)
+        except ValueError:
+            raise ValueError("x_bound, y_bound, epsilon and split give a noise scale that overflows") from None
+    return sens, eps_parts
+
+
 def release_suff_stats(
     X,
     y,
@@ -468,11 +536,12 @@ def release_suff_stats(
     (1.0, 0.0)
     """
     epsilon = check_epsilon(epsilon)
-    x_bound = check_positive("x_bound", x_bound)
-    y_bound = check_positive("y_bound", y_bound)
+    x_bound = check_bound("x_bound", x_bound)
+    y_bound = check_bound("y_bound", y_bound)
     split = _check_split(split)
     if preprocessing is not None and not isinstance(preprocessing, Preprocessing):
         raise ValueError(f"preprocessing must be a Preprocessing, got {type(preprocessing).__name__}")
+    source = as_noise_source(rng)
     partitioned = is_dask(X) or is_dask(y)
     if partitioned:
         if preprocessing is not None:
@@ -488,18 +557,17 @@ def release_suff_stats(
         if preprocessing is not None:
             X = preprocessing.transform_x(X)
             y = preprocessing.transform_y(y)
-    source = as_noise_source(rng)
 
-    sens = sensitivities(d, x_bound, y_bound)
-    eps_parts = tuple(p * epsilon for p in split)
+    sens, eps_parts = check_release_arguments(d, epsilon=epsilon, x_bound=x_bound, y_bound=y_bound, split=split)
+    if accountant is not None:
+        accountant.check(epsilon)  # refuse before the pass over the data
+    # The pass over the data (which refuses NaN or infinite records) runs before the reservation.
     if partitioned:  # partitions are checked, clipped and reduced where they live; noise is drawn here, once
-        if accountant is not None:
-            accountant.check(epsilon)  # refuse before the pass over the data
         xx, xy, yy, n = partitioned_suff_stats(X, y, x_bound, y_bound)
+    else:
+        xx, xy, yy = accumulate(X, y, x_bound, y_bound)
     noise = tuple(laplace_noise_event(s, e) for s, e in zip(sens, eps_parts, strict=True))
     with release_guard(accountant, MECHANISM, epsilon, label=f"n={n}, d={d}", noise=noise):
-        if not partitioned:
-            xx, xy, yy = accumulate(X, y, x_bound, y_bound)
         upper = np.triu_indices(d)
         parts = [
             laplace_mechanism(stat, sensitivity=s, epsilon=e, source=source)
@@ -726,8 +794,8 @@ def release_suff_stats_gaussian(
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    x_bound = check_positive("x_bound", x_bound)
-    y_bound = check_positive("y_bound", y_bound)
+    x_bound = check_bound("x_bound", x_bound)
+    y_bound = check_bound("y_bound", y_bound)
     if preprocessing is not None and not isinstance(preprocessing, Preprocessing):
         raise ValueError(f"preprocessing must be a Preprocessing, got {type(preprocessing).__name__}")
     if is_dask(X) or is_dask(y):
@@ -746,6 +814,8 @@ def release_suff_stats_gaussian(
     if not np.isfinite(y).all():  # only after a preprocessing that overflows
         raise NonFiniteRow("y", first_bad_row(y))
     sensitivity = gaussian_sensitivity(x_bound, y_bound)
+    check_gaussian_epsilon(epsilon)
+    check_noise_scale(sensitivity, epsilon)
     source = as_noise_source(rng)
     size = d * (d + 1) // 2 + d + 1  # the values of xx (upper triangle), xy and yy, noised together
     noise = (gaussian_noise_event(size, sensitivity, epsilon, delta),)

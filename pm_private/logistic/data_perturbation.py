@@ -51,6 +51,7 @@ from ..privacy.release import Release, constant, output, public, release_guard
 from ..privacy.validation import (
     as_matrix,
     check_bool,
+    check_bound,
     check_count,
     check_delta,
     check_epsilon,
@@ -369,7 +370,7 @@ def data_perturbation_sgd(
     check_finite_rows(X)
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    bound = check_positive("norm_bound", norm_bound)
+    bound = check_bound("norm_bound", norm_bound)
     rate = check_positive("learning_rate", learning_rate)
     l2 = check_positive("l2", l2)
     if rate * l2 > 2.0:
@@ -383,7 +384,7 @@ def data_perturbation_sgd(
     epochs = check_count("epochs", epochs)
     fit_intercept = check_bool("fit_intercept", fit_intercept)
     if influence_threshold is not None:
-        influence_threshold = check_positive("influence_threshold", influence_threshold)
+        influence_threshold = check_bound("influence_threshold", influence_threshold)
     steps = math.ceil(epochs * n / batch_size)
     records = project_rows(X, bound, 2)
     radius = bound
@@ -392,10 +393,10 @@ def data_perturbation_sgd(
         radius = math.sqrt(bound**2 + 1)
     records *= y[:, None]
     sensitivity = 2.0 * radius
+    source = as_noise_source(rng)
     multiplier = calibrate_noise_multiplier(epsilon=epsilon, delta=delta, n=n, batch_size=batch_size, steps=steps)
     sigma = multiplier * sensitivity
     noised = np.ones(n, dtype=bool) if influence_threshold is None else _influence(records, l2) > influence_threshold
-    source = as_noise_source(rng)
 
     label = "data-perturbation baseline" + ("" if influence_threshold is None else " (influence-thresholded: NOT DP)")
     with (

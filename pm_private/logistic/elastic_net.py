@@ -63,6 +63,7 @@ from ..privacy.validation import (
     as_matrix,
     as_vector,
     check_bool,
+    check_bound,
     check_count,
     check_epsilon,
     check_finite_rows,
@@ -273,9 +274,9 @@ class ElasticNetRelease(Release, kind="elastic_net"):
     phi: float = public()
     hessian_bound: float = public()
     convex_min: float = public()
-    extra_ridge: float = public()
+    extra_ridge: float = public(range="nonnegative")
     lam: float = public()
-    alpha: float = public()
+    alpha: float = public(range="fraction")
     n: int = public()
     mechanism: str = constant(default=MECHANISM)
 
@@ -287,7 +288,7 @@ class ElasticNetRelease(Release, kind="elastic_net"):
 
 def check_penalty(lam, alpha) -> tuple[float, float]:
     """λ > 0 and α ∈ [0, 1], or ValueError."""
-    return check_positive("lam", lam), check_fraction("alpha", alpha)
+    return check_bound("lam", lam), check_fraction("alpha", alpha)
 
 
 class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
@@ -443,7 +444,7 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
         """Validate the public parameters; return (ε, λ, α, κ, j, κ_j, c, convex_min, Δ)."""
         epsilon = check_epsilon(self.epsilon)
         lam, alpha = check_penalty(self.lam, self.alpha)
-        kappa = check_positive("norm_bound", self.norm_bound)
+        kappa = check_bound("norm_bound", self.norm_bound)
         norm = check_noise(self.noise)
         check_bool("fit_intercept", self.fit_intercept)
         check_positive("tol", self.tol)
@@ -629,12 +630,23 @@ def _checked_input(estimator, X, y="no_validation", *, reset: bool):
     (strings that do not convert, complex entries, 1-D input); those are replaced by messages
     that name the argument only.
     """
+    if getattr(X, "dtype", np.dtype(float)).kind in "USV":
+        raise ValueError("X must be numeric (an array of real numbers)")
     try:
         return validate_data(estimator, X, y, reset=reset, dtype=np.float64)
+    except TypeError as error:
+        if "sparse" in str(error).lower():
+            raise
+        # scikit-learn's checks expect a TypeError saying that an argument must be a string or a number
+        raise TypeError("X must be numeric: an argument must be a string or a real number") from None
     except ValueError as error:
         message = str(error)
-        if message.startswith("could not convert"):
+        if message.startswith(("could not convert", "setting an array element")):
             raise ValueError("X must be numeric (an array of real numbers)") from None
+        if message.startswith("Found input variables with inconsistent numbers of samples"):
+            raise ValueError(f"X and y must have the same number of records: {message}") from None
+        if message.startswith("Found array with"):
+            raise ValueError(f"X: {message}") from None
         if message.startswith("Complex data not supported"):
             raise ValueError("Complex data not supported: X and y must be real") from None
         if _DATA_ECHO in message:
@@ -664,8 +676,11 @@ def _binary_labels(y: np.ndarray, classes) -> tuple[np.ndarray, np.ndarray]:
                 "label set passed as classes"
             )
     else:
-        classes = np.unique(np.asarray(classes))
-        if classes.ndim != 1 or classes.size != 2:
+        given = np.asarray(classes)
+        if given.ndim != 1 or given.dtype.kind not in "biuUS":
+            raise ValueError("classes must be a 1-D sequence of two distinct labels (integers or strings)")
+        classes = np.unique(given)
+        if classes.size != 2:
             raise ValueError(f"classes must hold exactly two distinct labels, got {classes.size}")
         if not np.isin(y, classes).all():
             raise ValueError("y holds a label that is not in classes")

@@ -51,6 +51,7 @@ from ..privacy.validation import (
     as_float_array,
     as_matrix,
     check_bool,
+    check_bound,
     check_count,
     check_delta,
     check_epsilon,
@@ -211,7 +212,7 @@ class PenaltySelectionRelease(Release, kind="penalty_selection"):
 
     model: DPElasticNetLogisticRegression = output()
     lam: float = output()
-    index: int = output()
+    index: int = output(range="nonnegative")
     lams: tuple[float, ...] = public()
     epsilon_train: float = public()
     epsilon_select: float = public()
@@ -343,7 +344,7 @@ def select_penalty(
         raise ValueError(f"lams must be a non-empty 1-D grid, got shape {lams.shape}")
     for lam in lams:
         _, alpha = check_penalty(lam, alpha)
-    kappa = check_positive("norm_bound", norm_bound)
+    kappa = check_bound("norm_bound", norm_bound)
     norm = check_noise(noise)
     fit_intercept = check_bool("fit_intercept", fit_intercept)
     tol = check_positive("tol", tol)

@@ -184,7 +184,9 @@ def as_noise_source(rng=None) -> NoiseSource:
     Raises
     ------
     TypeError
-        If ``rng`` is of any other type.
+        If ``rng`` is of any other type (a bool is not a seed).
+    ValueError
+        If ``rng`` is a negative seed.
     """
     if isinstance(rng, NoiseSource):
         return rng
@@ -192,7 +194,9 @@ def as_noise_source(rng=None) -> NoiseSource:
         return NoiseSource()
     if isinstance(rng, np.random.Generator):
         return NoiseSource(rng)
-    if isinstance(rng, (int, np.integer)):
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, (bool, np.bool_)):
+        if rng < 0:
+            raise ValueError(f"rng must be None, a seed ≥ 0 or a numpy Generator, got {rng!r}")
         return NoiseSource(np.random.default_rng(int(rng)))
     raise TypeError(f"rng must be None, an int seed or a numpy Generator, got {type(rng).__name__}")
 

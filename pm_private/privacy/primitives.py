@@ -33,7 +33,7 @@ from .accountant import note_noise_drawn
 from .budget import GAUSSIAN, LAPLACE, NoiseEvent
 from .noise import NoiseSource
 from .release import Release, constant, output, public
-from .validation import as_float_array, check_delta, check_epsilon, check_positive
+from .validation import as_float_array, check_count, check_delta, check_epsilon, check_memory, check_positive
 
 __all__ = [
     "GAUSSIAN_MECHANISM",
@@ -46,6 +46,9 @@ __all__ = [
     "gaussian_mechanism",
     "gaussian_noise_event",
     "gaussian_noise_multiplier",
+    "GAUSSIAN_MAX_EPSILON",
+    "check_gaussian_epsilon",
+    "check_noise_scale",
     "laplace_mechanism",
     "laplace_noise_event",
     "project_rows",
@@ -120,13 +123,83 @@ def _opendp_laplace(size: int, sensitivity: float, epsilon: float):
 _TAIL = 1e3
 
 
-def _check_query(values, sensitivity, epsilon) -> tuple[np.ndarray, float, float]:
+#: Smallest noise scale Δ/ε accepted: far above the subnormal range, so that the noise grid of
+#: OpenDP's samplers (a power of two below the scale) is a normal floating-point number.
+_MIN_SCALE = 1e-290
+
+
+def _check_source(source) -> NoiseSource:
+    if not isinstance(source, NoiseSource):
+        raise TypeError(f"source must be a NoiseSource (see as_noise_source), got {type(source).__name__}")
+    return source
+
+
+#: Largest ε of the exact Gaussian mechanism: OpenDP's conversion from zero-concentrated DP to
+#: (ε, δ) evaluates e^ε, which overflows a float beyond about 709.
+GAUSSIAN_MAX_EPSILON = 700.0
+
+
+def check_gaussian_epsilon(epsilon: float) -> float:
+    """ε of an exact Gaussian release, ≤ :data:`GAUSSIAN_MAX_EPSILON` (700), or ValueError naming epsilon.
+
+    Parameters
+    ----------
+    epsilon : float
+        The ε of the release (already a valid ε).
+
+    Returns
+    -------
+    float
+        ``epsilon``.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` exceeds 700 (e^ε overflows in the privacy map).
+    """
+    if epsilon > GAUSSIAN_MAX_EPSILON:
+        raise ValueError(
+            f"epsilon must be ≤ {GAUSSIAN_MAX_EPSILON:g} for the exact Gaussian mechanism (e^ε must stay finite), "
+            f"got {epsilon!r}"
+        )
+    return epsilon
+
+
+def check_noise_scale(sensitivity: float, epsilon: float) -> None:
+    """Refuse a noise scale Δ/ε that overflows (with its tail) or underflows.
+
+    Mechanisms call it for each of their noise scales before reserving any budget.
+
+    Parameters
+    ----------
+    sensitivity : float
+        The sensitivity Δ > 0.
+    epsilon : float
+        The ε > 0 spent on it.
+
+    Raises
+    ------
+    ValueError
+        If Δ/ε times 10³ overflows, or Δ/ε is below 10⁻²⁹⁰.
+    """
+    scale = sensitivity / epsilon
+    if not math.isfinite(scale * _TAIL):
+        raise ValueError("sensitivity and epsilon give a noise scale Δ/ε so large that the noise overflows")
+    if scale < _MIN_SCALE:
+        raise ValueError(f"sensitivity and epsilon give a noise scale Δ/ε below {_MIN_SCALE:g}; rescale the query")
+
+
+def _check_query(values, sensitivity, epsilon, source) -> tuple[np.ndarray, float, float]:
     """The checks every additive-noise mechanism makes before any noise: finite numeric values
-    (never quoted: they are private), a finite sensitivity > 0 and a valid ε."""
+    (never quoted: they are private), a finite sensitivity > 0, a valid ε, a usable noise scale
+    and a noise source."""
+    _check_source(source)
     values = as_float_array(values, "values")
     if not np.isfinite(values).all():
         raise ValueError("values must be finite (NaN or infinite entries given)")
-    return values, check_positive("sensitivity", sensitivity), check_epsilon(epsilon)
+    sensitivity, epsilon = check_positive("sensitivity", sensitivity), check_epsilon(epsilon)
+    check_noise_scale(sensitivity, epsilon)
+    return values, sensitivity, epsilon
 
 
 def laplace_mechanism(values, *, sensitivity: float, epsilon: float, source: NoiseSource) -> LaplaceRelease:
@@ -180,9 +253,7 @@ def laplace_mechanism(values, *, sensitivity: float, epsilon: float, source: Noi
     >>> result.values.shape
     (2,)
     """
-    values, sensitivity, epsilon = _check_query(values, sensitivity, epsilon)
-    if not math.isfinite(sensitivity / epsilon * _TAIL):
-        raise ValueError("sensitivity and epsilon give a noise scale Δ/ε so large that the noise overflows")
+    values, sensitivity, epsilon = _check_query(values, sensitivity, epsilon, source)
     if not source.secure:
         scale = sensitivity / epsilon
         noisy = values + source.laplace(scale, values.shape)
@@ -360,8 +431,9 @@ def gaussian_mechanism(
     >>> result.values.shape
     (2,)
     """
-    values, sensitivity, epsilon = _check_query(values, sensitivity, epsilon)
+    values, sensitivity, epsilon = _check_query(values, sensitivity, epsilon, source)
     delta = check_delta(delta)
+    check_gaussian_epsilon(epsilon)
     scale = gaussian_scale(values.size, sensitivity, epsilon, delta)
     if not source.secure:
         noisy = values + scale * source.normal(values.shape)
@@ -513,20 +585,24 @@ def exponential_mechanism(
     ... ).shape
     (4,)
     """
+    _check_source(source)
     epsilon = check_epsilon(epsilon)
-    if not (np.isfinite(sensitivity) and sensitivity > 0):
-        raise ValueError(f"sensitivity must be finite and > 0, got {sensitivity!r}")
-    scores = np.asarray(scores, dtype=np.float64)
+    sensitivity = check_positive("sensitivity", sensitivity)
+    check_noise_scale(2.0 * sensitivity, epsilon)
+    if size is not None:
+        size = check_count("size", size)
+    scores = as_float_array(scores, "scores")
+    check_memory("size and scores", 32.0 * (1 if size is None else size) * max(scores.size, 1))
     if scores.ndim != 1 or scores.size == 0:
         raise ValueError(f"scores must be a non-empty 1-D array, got shape {scores.shape}")
     if not np.isfinite(scores).all():
         raise ValueError("scores must be finite")
-    log_base = np.zeros_like(scores) if log_base is None else np.asarray(log_base, dtype=np.float64)
+    log_base = np.zeros_like(scores) if log_base is None else as_float_array(log_base, "log_base")
     if log_base.shape != scores.shape or np.isnan(log_base).any() or (log_base == np.inf).any():
         raise ValueError("log_base must have the shape of scores, with values in [−inf, inf)")
     candidates = np.flatnonzero(log_base > -np.inf)
     if candidates.size == 0:
-        raise ValueError("the base measure is zero everywhere: nothing to draw")
+        raise ValueError("log_base is −inf everywhere (the base measure is zero everywhere): nothing to draw")
     b = 2.0 * float(sensitivity) / epsilon
     shifted = scores[candidates] + b * log_base[candidates]
     count = 1 if size is None else int(size)

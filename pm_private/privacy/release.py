@@ -56,10 +56,15 @@ release: it adds a term to a model, and what is published is a sampler's draws f
 from __future__ import annotations
 
 import dataclasses
+import math
+import types
+import typing
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import ClassVar
+
+import numpy as np
 
 from .accountant import PrivacyAccountant, charge
 from .budget import REPLACE_ONE, NoiseEvent
@@ -68,8 +73,10 @@ __all__ = [
     "OUTPUT",
     "PUBLIC",
     "CONSTANT",
+    "RANGES",
     "ConvergenceError",
     "Release",
+    "check_fields",
     "constant",
     "field_kinds",
     "output",
@@ -84,8 +91,23 @@ OUTPUT, PUBLIC, CONSTANT = "output", "public", "constant"
 _KINDS = (OUTPUT, PUBLIC, CONSTANT)
 
 
-def _declared(kind: str, **kwargs):
+#: Ranges a numeric field may declare (``public(range="nonnegative")``), checked by
+#: :func:`check_fields` when a release is read back.  A public number is ``"positive"`` unless it
+#: declares otherwise (ε, bounds, noise scales, sensitivities, counts), an output ``"real"``.
+RANGES = {
+    "real": (-math.inf, math.inf, "finite"),
+    "positive": (0.0, math.inf, "> 0"),
+    "nonnegative": (0.0, math.inf, "≥ 0"),
+    "fraction": (0.0, 1.0, "in [0, 1]"),
+}
+
+
+def _declared(kind: str, *, range: str | None = None, **kwargs):
     metadata = dict(kwargs.pop("metadata", {}), kind=kind)
+    if range is not None:
+        if range not in RANGES:
+            raise ValueError(f"range must be one of {sorted(RANGES)}, got {range!r}")
+        metadata["range"] = range
     return field(metadata=metadata, **kwargs)
 
 
@@ -102,6 +124,111 @@ def public(**kwargs):
 def constant(**kwargs):
     """``dataclasses.field`` declared as a data-independent constant."""
     return _declared(CONSTANT, **kwargs)
+
+
+def _number(value, integer: bool) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    return isinstance(value, (int, np.integer) if integer else (int, float, np.integer, np.floating))
+
+
+def _holds_bool(value) -> bool:
+    if isinstance(value, (list, tuple)):
+        return any(_holds_bool(item) for item in value)
+    return isinstance(value, (bool, np.bool_))
+
+
+def _checked(name: str, hint, value, range_: str):
+    """``value`` checked against the annotation ``hint`` and the declared range (ValueError naming the field)."""
+    low, high, words = RANGES[range_]
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint in (float, int):
+        if not _number(value, hint is int):
+            raise ValueError(f"field {name!r} must be {'an integer' if hint is int else 'a number'}, got {value!r:.40}")
+        lowest = low if hint is float else (1 if range_ == "positive" else low)
+        if not (math.isfinite(value) and (value > low if range_ == "positive" else value >= lowest) and value <= high):
+            raise ValueError(f"field {name!r} must be {words}, got {value!r}")
+        return value
+    if hint is bool and not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"field {name!r} must be true or false, got {value!r:.40}")
+    if hint is str and not isinstance(value, str):
+        raise ValueError(f"field {name!r} must be a string, got {value!r:.40}")
+    if hint is np.ndarray:
+        if _holds_bool(value):
+            raise ValueError(f"field {name!r} must be an array of numbers, not booleans")
+        try:
+            array = np.asarray(value)
+            if array.dtype.kind not in "biuf" or array.dtype.kind == "b":
+                raise TypeError
+            array = array.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"field {name!r} must be an array of numbers") from None
+        if (
+            array.ndim == 0
+            or array.size == 0
+            or not np.all(np.isfinite(array))
+            or not np.all((array >= low) & (array <= high))
+        ):
+            raise ValueError(f"field {name!r} must be a non-empty array of numbers {words}")
+        return array
+    if origin is tuple:
+        if not isinstance(value, (list, tuple)):
+            raise ValueError(f"field {name!r} must be a list, got {value!r:.40}")
+        if len(args) == 2 and args[1] is Ellipsis:
+            if not value:
+                raise ValueError(f"field {name!r} must not be empty")
+            hints = [args[0]] * len(value)
+        elif len(value) != len(args):
+            raise ValueError(f"field {name!r} must hold {len(args)} values, got {len(value)}")
+        else:
+            hints = list(args)
+        return tuple(_checked(f"{name}[{i}]", h, v, range_) for i, (h, v) in enumerate(zip(hints, value, strict=True)))
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        (inner,) = [a for a in args if a is not type(None)]
+        return _checked(name, inner, value, range_)
+    if dataclasses.is_dataclass(hint) and not isinstance(value, (dict, hint)):
+        raise ValueError(f"field {name!r} must be a record of {hint.__name__}, got {value!r:.40}")
+    return value
+
+
+def check_fields(cls: type, values: dict) -> dict:
+    """The values of a release's fields, checked against their declarations (a release file read back).
+
+    Every field without a default must be present; each value must have its annotated type
+    (numbers finite, not booleans; integers integral; tuples of the declared length; arrays of
+    finite numbers) and lie in its declared range (:data:`RANGES`; public numbers are > 0 unless
+    declared otherwise).  Unknown keys are dropped.
+
+    Parameters
+    ----------
+    cls : type
+        A :class:`Release` subclass (or any dataclass whose fields declare kinds).
+    values : dict
+        ``{field name: value}`` as read from JSON.
+
+    Returns
+    -------
+    dict
+        The checked values of the fields present (arrays as float64 arrays, lists as tuples).
+
+    Raises
+    ------
+    ValueError
+        Naming the first field that is missing, of the wrong type or out of range.
+    """
+    hints = typing.get_type_hints(cls)
+    checked = {}
+    for f in dataclasses.fields(cls):
+        if f.name not in values:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise ValueError(f"field {f.name!r} is missing")
+            continue
+        kind = f.metadata.get("kind")
+        range_ = f.metadata.get("range", "positive" if kind == PUBLIC else "real")
+        checked[f.name] = _checked(f.name, hints[f.name], values[f.name], range_)
+    return checked
 
 
 def field_kinds(result) -> dict[str, str | None]:
@@ -160,7 +287,7 @@ class Release:
     kind: ClassVar[str]
 
     epsilon: float = public()
-    delta: float = public(default=0.0)
+    delta: float = public(default=0.0, range="nonnegative")
     neighbours: str = constant(default=REPLACE_ONE)
     mechanism: str = constant()
     private: bool = public()

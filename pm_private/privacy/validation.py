@@ -10,16 +10,22 @@ the data.  Results that leave the data holder must come from a mechanism, never 
 from __future__ import annotations
 
 import math
+import os
+import sys
 
 import numpy as np
 
 __all__ = [
     "MIN_EPSILON",
+    "MAX_EPSILON",
     "as_float_array",
     "check_epsilon",
     "check_delta",
     "check_positive",
+    "check_bound",
+    "check_memory",
     "check_nonnegative",
+    "BOUND_RANGE",
     "check_count",
     "check_bool",
     "check_fraction",
@@ -33,6 +39,16 @@ __all__ = [
 #: million times the sensitivity (the release carries no information), and a subnormal ε such
 #: as 1e-320 makes the scale overflow to infinity.
 MIN_EPSILON = 1e-6
+#: Largest ε a release accepts, 2⁵³: noise of scale Δ/ε is then below the rounding of any value
+#: of magnitude Δ, so a larger ε releases nothing more, and its noise scales would underflow.
+MAX_EPSILON = 2.0**53
+
+
+#: Range of a public scale parameter (a clipping bound, a range, a horizon, a regularisation
+#: strength): within it, squares and fourth powers of bounds, their products with one another,
+#: with the dimension and with 1/ε (ε ≥ 10⁻⁶) stay normal floating-point numbers, so that no
+#: sensitivity or noise scale overflows to infinity or underflows to zero.
+BOUND_RANGE = (1e-50, 1e50)
 
 
 def _as_float(name: str, value) -> float:
@@ -69,6 +85,67 @@ def check_positive(name: str, value) -> float:
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be finite and > 0, got {value!r}")
     return value
+
+
+def check_bound(name: str, value) -> float:
+    """A public scale parameter in :data:`BOUND_RANGE` ([10⁻⁵⁰, 10⁵⁰]), or ValueError naming ``name``.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, quoted in the error message.
+    value : float
+        The value to check: a clipping bound, a range, a horizon or a regularisation strength.
+
+    Returns
+    -------
+    float
+        ``value`` as a float.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a finite number in [10⁻⁵⁰, 10⁵⁰].
+    """
+    value = check_positive(name, value)
+    low, high = BOUND_RANGE
+    if not low <= value <= high:
+        raise ValueError(
+            f"{name} must lie in [{low:g}, {high:g}] (its squares and noise scales must stay finite and > 0), "
+            f"got {value!r}; rescale the data"
+        )
+    return value
+
+
+def memory_limit() -> int:
+    """Bytes a single release may plan to allocate: half of the machine's physical memory."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (AttributeError, ValueError, OSError):  # no sysconf: assume 8 GiB
+        return 4 * 2**30
+
+
+def check_memory(names: str, nbytes: float) -> None:
+    """Refuse, naming ``names``, a computation planned to need more than :func:`memory_limit` bytes.
+
+    Parameters
+    ----------
+    names : str
+        The arguments that set the size (quoted in the message).
+    nbytes : float
+        The memory the computation would need, from its sizes alone (public).
+
+    Raises
+    ------
+    ValueError
+        If ``nbytes`` is not finite or exceeds half of the physical memory.
+    """
+    limit = memory_limit()
+    if not (math.isfinite(nbytes) and nbytes <= limit):
+        raise ValueError(
+            f"{names} would need about {nbytes / 2**30:.3g} GiB of memory, more than the {limit / 2**30:.3g} GiB "
+            "allowed (half of this machine's memory); choose smaller values"
+        )
 
 
 def check_nonnegative(name: str, value) -> float:
@@ -152,7 +229,7 @@ def check_fraction(name: str, value, *, closed: bool = True) -> float:
 
 
 def check_epsilon(epsilon) -> float:
-    """ε must be a finite number ≥ :data:`MIN_EPSILON` (10⁻⁶), so that noise scales Δ/ε stay finite.
+    """ε must be a number in [:data:`MIN_EPSILON`, :data:`MAX_EPSILON`] (10⁻⁶ to 2⁵³), so that noise scales Δ/ε stay finite and > 0.
 
     Parameters
     ----------
@@ -167,16 +244,21 @@ def check_epsilon(epsilon) -> float:
     Raises
     ------
     ValueError
-        If ``epsilon`` is not a finite number ≥ 10⁻⁶.
+        If ``epsilon`` is not a number in [10⁻⁶, 2⁵³].
     """
     value = check_positive("epsilon", epsilon)
     if value < MIN_EPSILON:
         raise ValueError(f"epsilon must be ≥ {MIN_EPSILON:g} (noise scales Δ/ε must stay finite), got {value!r}")
+    if value > MAX_EPSILON:
+        raise ValueError(
+            f"epsilon must be ≤ 2**53 ≈ {MAX_EPSILON:.3g}: beyond it the noise is below the rounding of the "
+            f"values and a larger ε releases nothing more, got {value!r}"
+        )
     return value
 
 
 def check_delta(delta) -> float:
-    """δ of an (ε, δ) guarantee must be a number in (0, 1).
+    """δ of an (ε, δ) guarantee must be a number in (0, 1), not subnormal (≥ 2.2·10⁻³⁰⁸).
 
     Parameters
     ----------
@@ -191,11 +273,13 @@ def check_delta(delta) -> float:
     Raises
     ------
     ValueError
-        If ``delta`` is not a number in the open interval (0, 1).
+        If ``delta`` is not a number in the open interval (0, 1), or is subnormal.
     """
     value = _as_float("delta", delta)
     if not (math.isfinite(value) and 0.0 < value < 1.0):
         raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+    if value < sys.float_info.min:
+        raise ValueError(f"delta must be a normal floating-point number ≥ {sys.float_info.min:.3g}, got {delta!r}")
     return value
 
 

@@ -65,7 +65,7 @@ from pytensor.raise_op import Assert
 
 from ..privacy.accountant import PrivacyAccountant, charge
 from ..privacy.budget import REPLACE_ONE
-from ..privacy.validation import check_epsilon, check_positive
+from ..privacy.validation import check_bound, check_epsilon
 
 __all__ = [
     "SanitizedLoss",
@@ -369,6 +369,8 @@ def _as_records(data) -> tuple[np.ndarray, ...]:
             )
     if n < 1:
         raise ValueError("data must hold at least one record")
+    if any(array.size == 0 for array in records):
+        raise ValueError("every data array must hold at least one value per record")
     return records
 
 
@@ -472,6 +474,20 @@ def sanitized_loss(
     ...     idata = secure_sample(draws=100, step=PSGLD(batch_size=50), chains=1)
     >>> release = publishable(idata, model=model, accountant=accountant)  # doctest: +SKIP
     """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty string, got {name!r:.40}")
+    if not callable(loss):
+        raise TypeError(f"loss must be a callable loss(params, *data), got {type(loss).__name__}")
+    if model is not None and not isinstance(model, pm.Model):
+        raise TypeError(f"model must be a pymc Model or None, got {type(model).__name__}")
+    try:
+        params_tensor = pt.as_tensor_variable(params)
+    except (TypeError, ValueError, NotImplementedError):
+        raise TypeError(f"params must be a tensor of model parameters, got {type(params).__name__}") from None
+    if not params_tensor.dtype.startswith(("float", "int", "uint")):
+        raise TypeError(f"params must be a real tensor of model parameters, got dtype {params_tensor.dtype}")
+    if 0 in params_tensor.type.shape:
+        raise ValueError("params must hold at least one model parameter")
     epsilon = check_epsilon(epsilon)
     records = _as_records(data)
     n = records[0].shape[0]
@@ -479,15 +495,23 @@ def sanitized_loss(
         if n < 2:
             raise ValueError("the default v = 2·log n needs n ≥ 2 records; pass v")
         v = 2.0 * np.log(n)
-    v = check_positive("v", v)
+    v = check_bound("v", v)
     if not np.isfinite(epsilon / (2.0 * v)):
         raise ValueError(f"v = {v!r} is too small for epsilon = {epsilon!r}: ε/(2v) overflows")
-    if sigma is None and not 0 < 1e-2 * 2.0 * v / epsilon < np.inf:
-        raise ValueError("the default sigma = 10⁻²·2v/ε of v and epsilon is not a positive float; pass sigma")
-    sigma = check_positive("sigma", 1e-2 * 2.0 * v / epsilon if sigma is None else sigma)
+    if sigma is None:
+        sigma = check_bound("the default sigma = 10⁻²·2v/epsilon (pass sigma)", 1e-2 * 2.0 * v / epsilon)
+    sigma = check_bound("sigma", sigma)
     model = pm.modelcontext(model)
+    if name in model.named_vars:
+        raise ValueError(f"name {name!r} is already a variable of the model")
     shared = tuple(pytensor.shared(array, name=f"{name}_records_{i}") for i, array in enumerate(records))
-    _check_one_per_record(_record_losses(loss, params, shared), n, model)
+    try:
+        losses = _record_losses(loss, params, shared)
+    except (TypeError, NotImplementedError) as error:
+        raise ValueError(
+            f"loss(params, *data) cannot be built from these params and data ({type(error).__name__})"
+        ) from None
+    _check_one_per_record(losses, n, model)
     scale = pytensor.shared(np.float64(1.0), name=f"{name}_record_scale")
     utility = sanitized_utility(loss, params, shared, v=v, sigma=sigma, scale=scale)
 

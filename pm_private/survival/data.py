@@ -53,7 +53,7 @@ def check_survival(time, event) -> tuple[np.ndarray, np.ndarray]:
         other than 0 or 1, or arrays of different or zero length.
     """
     t = as_float_array(time, "time")
-    d = np.asarray(event) if np.asarray(event).dtype == bool else as_float_array(event, "event")
+    d = event if isinstance(event, np.ndarray) and event.dtype == bool else as_float_array(event, "event")
     if t.ndim != 1 or t.size == 0:
         raise ValueError(f"time must be a non-empty 1-D array, got shape {t.shape}")
     if d.shape != t.shape:

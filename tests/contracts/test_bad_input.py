@@ -71,7 +71,7 @@ CASES = {
         ),
         "batch_size",
     ),
-    "sanitized v underflows": (lambda a: _sanitized(a, epsilon=1.0, v=5e-324), "v = 5e-324"),
+    "sanitized v underflows": (lambda a: _sanitized(a, epsilon=1.0, v=5e-324), "v must lie in"),
     "discrete-time regularization underflows": (
         lambda a: output_perturbation(X, TIME, EVENT, epsilon=1.0, regularization=5e-324, q=5, e=2, accountant=a),
         "regularization",

@@ -181,7 +181,7 @@ def test_accountant_is_charged_epsilon_and_delta():
         (dict(epsilon=-1.0), "epsilon"),
         (dict(x_bound=0.0), "x_bound"),
         (dict(y_bound=np.nan), "y_bound"),
-        (dict(x_bound=1e200), "x_bound and y_bound"),
+        (dict(x_bound=1e200), "x_bound"),
         (dict(X=np.array([[1.0, 2.0], [np.nan, 0.0], [0.0, 0.0]])), "row 1"),
         (dict(y=np.array([0.0, np.inf, 0.0])), "y contains"),
         (dict(preprocessing="standardise"), "preprocessing"),

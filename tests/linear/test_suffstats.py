@@ -229,3 +229,24 @@ def test_exact_statistics_locate_a_bad_row_only_when_the_sums_are_not_finite(mon
     X[37, 1] = -np.inf  # −inf² = +inf on the diagonal: the scan then names the row
     with pytest.raises(ValueError, match="first in row 37"):
         suff_stats(X, np.ones(50))
+
+
+@pytest.mark.parametrize(
+    ("change", "name"),
+    [
+        (dict(xx=[[np.nan, 0.0], [0.0, 1.0]]), "xx"),
+        (dict(xy=[np.inf, 0.0]), "xy"),
+        (dict(yy=np.nan), "yy"),
+        (dict(yy=[1.0, 2.0]), "yy"),
+        (dict(xx=[["a", "b"], ["c", "d"]]), "xx"),
+        (dict(n=-3), "n"),
+        (dict(n=0), "n"),
+        (dict(n=2.5), "n"),
+        (dict(n=True), "n"),
+        (dict(releases=[]), "releases"),
+    ],
+)
+def test_suff_stats_refuse_non_finite_values_and_bad_n(change, name):
+    args = dict(xx=np.eye(2), xy=np.zeros(2), yy=1.0, n=10) | change
+    with pytest.raises(ValueError, match=name):
+        ss.SuffStats(**args)

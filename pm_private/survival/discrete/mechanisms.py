@@ -62,7 +62,7 @@ import numpy as np
 from ...privacy.accountant import PrivacyAccountant
 from ...privacy.noise import as_noise_source, l2_gamma_vector
 from ...privacy.release import ConvergenceError, Release, constant, output, public, release_guard
-from ...privacy.validation import check_count, check_epsilon, check_positive
+from ...privacy.validation import check_bound, check_count, check_epsilon, check_memory
 from .data import private_records
 from .fit import fit_discrete_time
 
@@ -137,7 +137,7 @@ class DiscreteTimeRelease(Release, kind="discrete_time"):
     sensitivity: float = public()
     noise_scale: float = public()
     regularization: float = public()
-    extra_regularization: float = public()
+    extra_regularization: float = public(range="nonnegative")
     n: int = public()
     q: int = public()
     e: int = public()
@@ -267,11 +267,12 @@ def _check_noise_scale(*values) -> None:
 
 def _check_inputs(X, time, event, epsilon, regularization, q, e):
     epsilon = check_epsilon(epsilon)
-    regularization = check_positive("regularization", regularization)
+    regularization = check_bound("regularization", regularization)
+    q, e = check_count("q", q), check_count("e", e, 2)
+    check_memory("q and e", 64.0 * q * (e + 2))  # the q × e spline basis and its products
     if any(hasattr(a, "__dask_graph__") for a in (X, time, event)):  # Dask collections: validated where they live
         from .dask_reduce import partitioned_records
 
-        q, e = check_count("q", q), check_count("e", e, 2)
         return partitioned_records(X, time, event, q=q, e=e), epsilon, regularization
     return private_records(X, time, event, q, e), epsilon, regularization
 

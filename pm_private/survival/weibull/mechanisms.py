@@ -76,7 +76,7 @@ from ...privacy.accountant import PrivacyAccountant
 from ...privacy.noise import NoiseSource, as_noise_source
 from ...privacy.primitives import exponential_mechanism, laplace_mechanism
 from ...privacy.release import Release, output, public, release_guard
-from ...privacy.validation import check_count, check_epsilon, check_positive
+from ...privacy.validation import check_bound, check_count, check_epsilon, check_memory
 from ..data import check_survival, scale_times
 from .fit import mle_rows
 
@@ -86,6 +86,8 @@ __all__ = [
     "SAMPLE_AGGREGATE",
     "WeibullLSP",
     "WeibullRelease",
+    "check_weibull_arguments",
+    "ladder_bytes",
     "lsp_ladder",
     "weibull_private",
     "weibull_laplace",
@@ -169,13 +171,65 @@ def _check_range(horizon: float, gamma: float, omega: float, epsilon: float | No
         raise ValueError("gamma, horizon and epsilon give a range or noise scale that overflows")
 
 
+def ladder_bytes(n: int, K: int, gamma: float, omega: float) -> float:
+    """Memory (bytes) the LSP ladder of n records with K rungs needs: a function of public sizes only.
+
+    The tilted sums hold n × ⌈γω⌉ weights and min(K, n) × ⌈γω⌉ prefix moments of
+    ``_TAYLOR_TERMS + 2`` terms; the event-mean bounds a (K + 1) × (min(K, n) + 1) table (six
+    arrays); each bisection step (K + 1) × (``_TAYLOR_TERMS`` + 1) temporaries.
+    """
+    centres = math.ceil(gamma * omega)
+    kept = min(K, n)
+    terms = _TAYLOR_TERMS + 2
+    return 8.0 * (
+        n * (centres + terms) + 2.0 * kept * centres * terms + 6.0 * (K + 1) * (kept + 1) + 4.0 * (K + 1) * terms
+    )
+
+
+def check_weibull_arguments(*, epsilon=None, horizon, gamma, omega, K=None, n: int = 1):
+    """The public arguments of the Weibull mechanisms, checked before any work or charge.
+
+    The command line calls it before reading any data (n = 1 gives a lower bound on the memory
+    of the ladder); the mechanisms call it again with the public n.
+
+    Parameters
+    ----------
+    epsilon : float, optional
+        ε of the release (None: not checked).
+    horizon, gamma, omega : float
+        The public horizon, range γ and floor exponent ω (each in [10⁻⁵⁰, 10⁵⁰]).
+    K : int, optional
+        Rungs of the LSP ladder (None: no ladder).
+    n : int, default 1
+        The number of records.
+
+    Returns
+    -------
+    tuple
+        The checked (epsilon, horizon, gamma, omega, K).
+
+    Raises
+    ------
+    ValueError
+        Naming the argument: out of range, a floor e^−ω or noise scale that is not a usable
+        float, or a ladder that needs more than half of this machine's memory.
+    """
+    epsilon = None if epsilon is None else check_epsilon(epsilon)
+    horizon = check_bound("horizon", horizon)
+    gamma = check_bound("gamma", gamma)
+    omega = check_bound("omega", omega)
+    _check_range(horizon, gamma, omega, epsilon)
+    if K is not None:
+        K = check_count("K", K)
+        check_memory("K, gamma and omega", ladder_bytes(n, K, gamma, omega))
+    return epsilon, horizon, gamma, omega, K
+
+
 def _prepare(time, event, epsilon, horizon, gamma, omega):
     """Checked ε, γ, ω and the scaled times in [e^−ω, 1] with int events (raises before spending)."""
-    epsilon = check_epsilon(epsilon)
-    horizon = check_positive("horizon", horizon)
-    gamma = check_positive("gamma", gamma)
-    omega = check_positive("omega", omega)
-    _check_range(horizon, gamma, omega, epsilon)
+    epsilon, horizon, gamma, omega, _ = check_weibull_arguments(
+        epsilon=epsilon, horizon=horizon, gamma=gamma, omega=omega
+    )
     t, d = check_survival(time, event)
     return epsilon, gamma, omega, scale_times(t, horizon=horizon, floor=math.exp(-omega)), d
 
@@ -362,12 +416,11 @@ class WeibullLSP:
     """
 
     def __init__(self, time, event, *, horizon: float, K: int = 500, gamma: float = 10.0, omega: float = 6.0):
-        self.horizon = check_positive("horizon", horizon)
-        self.gamma = check_positive("gamma", gamma)
-        self.omega = check_positive("omega", omega)
-        _check_range(self.horizon, self.gamma, self.omega)
-        self.K = check_count("K", K)
+        _, self.horizon, self.gamma, self.omega, self.K = check_weibull_arguments(
+            horizon=horizon, gamma=gamma, omega=omega, K=K
+        )
         t, d = check_survival(time, event)
+        check_weibull_arguments(horizon=horizon, gamma=gamma, omega=omega, K=K, n=t.size)
         self._t = scale_times(t, horizon=self.horizon, floor=math.exp(-self.omega))
         self._d = d
         self.n = int(self._t.size)
@@ -655,7 +708,7 @@ def weibull_sample_aggregate(
     horizon : float
         Public horizon; times are divided by it (times beyond it raise ValueError).
     subset_size : int, default 500
-        The public target number of records per subset, ≥ 1.
+        The public target number of records per subset, in [1, n].
     gamma : float, default 10.0
         Public range [0, γ] of p and of λ/horizon.
     omega : float, default 6.0
@@ -699,9 +752,9 @@ def weibull_sample_aggregate(
     (4, (5.0, 5.0))
     """
     epsilon, gamma, omega, t, d = _prepare(time, event, epsilon, horizon, gamma, omega)
-    size = check_count("subset_size", subset_size)
-    source = as_noise_source(rng)
     n = t.size
+    size = check_count("subset_size", subset_size, maximum=n)
+    source = as_noise_source(rng)
     m = max(1, round(n / size))
     with release_guard(accountant, SAMPLE_AGGREGATE, epsilon, label=f"{m} subsets of {n // m}, n={n}"):
         order = np.argsort(source.uniform(n))[: m * (n // m)].reshape(m, n // m)

@@ -1,0 +1,236 @@
+"""Every field of every kind of release file is validated on read: an edited file is refused, naming the field.
+
+Driven by the registry of release types: one file per kind (each written kind must be covered),
+then every field of the file, at any depth, is replaced in turn by bad values (negative, zero,
+NaN, Infinity, a string, null, a list, an object, a bool) or removed.  Reading the edited file
+must either fail with a ValueError that names the field, or — only where the new value is valid
+for that field (an output may be negative or zero; δ, an extra ridge or an elastic-net α may be
+zero; a field with a default may be absent) — succeed.  Nothing else (KeyError, TypeError,
+AttributeError, a silent NaN) may come out.  The command line turns the refusal into a usage
+error (exit code 2).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import typing
+import warnings
+
+import numpy as np
+import pytest
+
+from pm_private.cli import main
+from pm_private.linear import adassp, release_suff_stats, release_suff_stats_gaussian
+from pm_private.logistic import DPElasticNetLogisticRegression
+from pm_private.logistic.data_perturbation import MECHANISM as SGD_MECHANISM
+from pm_private.logistic.data_perturbation import DataPerturbationRelease
+from pm_private.privacy import as_noise_source, gaussian_mechanism, laplace_mechanism
+from pm_private.privacy.release import OUTPUT, PUBLIC, RANGES
+from pm_private.release_file import (
+    SUFF_STATS,
+    all_release_types,
+    read_release_file,
+    release_to_dict,
+    write_release_file,
+)
+from pm_private.survival import output_perturbation, weibull_private
+
+RNG = np.random.default_rng(1)
+N, D = 40, 2
+X = RNG.uniform(-1, 1, (N, D)) / 2
+Y = RNG.uniform(-1, 1, N)
+LABELS = np.arange(N) % 2
+TIME = RNG.uniform(0.05, 0.95, N)
+EVENT = (np.arange(N) % 3 != 0).astype(int)
+#: Release kinds that cannot be written to a release file (their output is a fitted estimator).
+NOT_WRITABLE = {"penalty_selection"}
+
+
+def _releases() -> dict:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        source = as_noise_source(0)
+        return {
+            "laplace": laplace_mechanism([0.5, 1.0], sensitivity=1.0, epsilon=1.0, source=source),
+            "gaussian": gaussian_mechanism([0.5, 1.0], sensitivity=1.0, epsilon=1.0, delta=1e-5, source=source),
+            SUFF_STATS: release_suff_stats(X, Y, epsilon=1.0, x_bound=1.0, y_bound=1.0, rng=0)
+            + release_suff_stats_gaussian(X, Y, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, rng=0),
+            "adassp": adassp(X, Y, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, rng=0),
+            "elastic_net": DPElasticNetLogisticRegression(epsilon=1.0, too_weak="add_ridge", rng=0)
+            .fit(X, LABELS)
+            .privacy_,
+            # built directly: calibrating the SGD's noise takes tens of seconds, and only the file matters here
+            "data_perturbation": DataPerturbationRelease(
+                coef=np.array([0.5, -0.25]),
+                intercept=0.1,
+                norm_bound=1.0,
+                noise_multiplier=1.5,
+                noise_std=3.0,
+                sensitivity=2.0,
+                steps=4,
+                batch_size=10,
+                epsilon=1.0,
+                delta=1e-5,
+                mechanism=SGD_MECHANISM,
+                private=False,
+            ),
+            "discrete_time": output_perturbation(X, TIME, EVENT, epsilon=1.0, regularization=0.1, q=5, e=2, rng=0),
+            "weibull": weibull_private(TIME, EVENT, epsilon=1.0, horizon=1.0, K=10, rng=0),
+        }
+
+
+@pytest.fixture(scope="module")
+def entries() -> dict:
+    out = {}
+    for key, release in _releases().items():
+        context = dict(features=["a", "b"], target="y") if key == SUFF_STATS else {}
+        out[key] = json.loads(json.dumps(release_to_dict(release, **context)))
+    return out
+
+
+BAD = [-1.0, 0.0, "NaN", "Infinity", "-Infinity", "abc", None, [], {}, True, 1e400]
+
+
+def _leaves(value, path=()):
+    """Paths of every field (objects' keys and list items) below ``value``."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield (*path, key)
+            yield from _leaves(item, (*path, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value[:2]):  # the first items stand for the rest
+            yield (*path, i)
+            yield from _leaves(item, (*path, i))
+
+
+def _field(entry: dict, path: tuple):
+    """(the declared dataclass field at ``path`` or None, its annotation, the path below the field)."""
+    record = entry
+    if entry["kind"] == SUFF_STATS:
+        if len(path) < 3 or path[0] != "releases":
+            return None, None, path
+        record, path = entry["releases"][path[1]], path[2:]
+    elif path[0] in ("parameters", "outputs") and len(path) > 1:
+        path = path[1:]
+    cls = all_release_types()[record["kind"]]
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    if path[0] not in fields:
+        return None, None, path
+    return fields[path[0]], typing.get_type_hints(cls)[path[0]], path[1:]
+
+
+def _in_range(field, value) -> bool:
+    kind = field.metadata.get("kind")
+    low, high, _ = RANGES[field.metadata.get("range", "positive" if kind == PUBLIC else "real")]
+    return (value > low if low == 0 and "range" not in field.metadata and kind == PUBLIC else value >= low) and (
+        value <= high
+    )
+
+
+def _valid_anyway(entry, path, value) -> bool:
+    """True where ``value`` is a valid value of the field at ``path``."""
+    number = isinstance(value, float) and math.isfinite(value)
+    if entry["kind"] == SUFF_STATS and path[0] == "statistics":
+        return number and (path[1:] == ("yy",) or (path[1] == "xy" and len(path) == 3) or len(path) == 4)
+    if entry["kind"] == SUFF_STATS and path in (("mechanism",), ("neighbours",)):
+        return isinstance(value, str)
+    field, hint, below = _field(entry, path)
+    if field is None:
+        return False
+    if value is _MISSING:
+        if below:  # one item fewer: valid for an output array or a tuple of any length
+            variable = typing.get_args(hint)[1:] == (Ellipsis,) and len(_at(entry, path[:-1])) > 1
+            return (hint is np.ndarray and field.metadata.get("kind") == OUTPUT) or variable
+        return field.default is not dataclasses.MISSING or field.default_factory is not dataclasses.MISSING
+    if hint is str:
+        return isinstance(value, str)
+    if hint is bool:
+        return isinstance(value, bool)
+    if field.name == "preprocessing":  # None or {} (no preprocessing); its own fields are checked by it
+        return (value is None or value == {}) and not below
+    if not number or hint is int:
+        return False
+    if not below and (hint is np.ndarray or typing.get_origin(hint) is tuple):
+        return False  # a number where a list is declared
+    return _in_range(field, value)
+
+
+_MISSING = object()
+
+
+def _at(entry: dict, path: tuple):
+    for key in path:
+        entry = entry[key]
+    return entry
+
+
+def _edit(entry: dict, path: tuple, value) -> str:
+    document = json.loads(json.dumps(entry))
+    target = document
+    for key in path[:-1]:
+        target = target[key]
+    if value is _MISSING:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    text = json.dumps({"format": "pm_private-release", "version": 2, "created": "now", "releases": [document]})
+    for name in ("NaN", "Infinity", "-Infinity"):
+        text = text.replace(f'"{name}"', name)  # a hand-edited file may hold JSON's non-standard constants
+    return text
+
+
+def test_every_writable_kind_is_covered(entries):
+    kinds = set(entries) - {SUFF_STATS}
+    kinds |= {record["kind"] for record in entries[SUFF_STATS]["releases"]}
+    assert set(all_release_types()) - NOT_WRITABLE <= kinds, sorted(set(all_release_types()) - NOT_WRITABLE - kinds)
+
+
+def test_unedited_files_are_read(entries, tmp_path):
+    for key, entry in entries.items():
+        path = tmp_path / f"{key}.json"
+        write_release_file(path, [entry])
+        assert read_release_file(path)[0]["kind"] == entry["kind"]
+
+
+@pytest.mark.parametrize(
+    "key", ["laplace", "gaussian", SUFF_STATS, "adassp", "elastic_net", "data_perturbation", "discrete_time", "weibull"]
+)
+def test_every_edited_field_is_refused_naming_it(entries, key, tmp_path):
+    entry = entries[key]
+    problems, edits = [], 0
+    for path in _leaves(entry):
+        if path[-1] == "kind" or path[0] in ("features", "target"):
+            continue
+        for value in [*BAD, _MISSING]:
+            edits += 1
+            file = tmp_path / "edited.json"
+            file.write_text(_edit(entry, path, value), encoding="utf-8")
+            label = f"{'.'.join(map(str, path))} = {'<missing>' if value is _MISSING else repr(value)}"
+            try:
+                read_release_file(file)
+            except ValueError as error:
+                original = _at(entry, path)
+                names = {p for p in path if isinstance(p, str)} | set(original if isinstance(original, dict) else ())
+                if not any(repr(name) in str(error) or f"{name}[" in str(error) for name in names):
+                    problems.append(f"{label}: message does not name {path}: {error}")
+                continue
+            except Exception as error:  # noqa: BLE001  anything else is a defect
+                problems.append(f"{label}: {type(error).__name__}: {error}")
+                continue
+            if not _valid_anyway(entry, path, value):
+                problems.append(f"{label}: accepted")
+    assert edits > 100
+    assert not problems, "\n".join(problems[:40])
+
+
+@pytest.mark.parametrize("scale", [0.0, -1.0, "NaN", None])
+def test_fit_refuses_edited_noise_scales_with_exit_2(entries, tmp_path, capsys, scale):
+    path = tmp_path / "edited.json"
+    path.write_text(_edit(entries[SUFF_STATS], ("releases", 0, "noise_scales", 1), scale), encoding="utf-8")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["fit", str(path), "--draws", "10", "--tune", "10", "--chains", "1", "--no-progress"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "noise_scales" in err and "Traceback" not in err
