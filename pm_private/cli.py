@@ -28,6 +28,7 @@ from .compile_cache import use_compile_cache
 __all__ = ["build_parser", "main"]
 
 _TABLE_SUFFIXES = {".csv": "CSV", ".parquet": "Parquet", ".pq": "Parquet"}
+_DEFAULT_SPLIT = [0.60, 0.35, 0.05]
 _LEDGER_FIELDS = ("id", "time", "status", "mechanism", "epsilon", "delta", "neighbours", "label", "note", "process")
 
 
@@ -48,6 +49,17 @@ def _release_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--epsilon", type=types.epsilon, required=True, help="ε of this release, spent from the ledger")
     parser.add_argument(
         "--out", type=types.new_file, required=True, help="release file to write (JSON; must not exist)"
+    )
+    parser.add_argument(
+        "--note",
+        default="",
+        help="public note stored with the ledger entry (who asked for the release and why); never a private value",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the noise scales and the budget the release would spend, then stop: no data row is read, "
+        "the ledger is not opened and nothing is written",
     )
 
 
@@ -108,9 +120,9 @@ def _open_ledger(parser, args):
     except ValueError as error:
         parser.error(f"--ledger: {error}")
     try:
-        accountant.check(args.epsilon)
+        accountant.check(args.epsilon, getattr(args, "delta", None) or 0.0)
     except BudgetExceededError as error:
-        raise _Refused(f"--epsilon {args.epsilon:g}: {error}") from None
+        raise _Refused(f"{_budget_text(args)}: {error}") from None
     return accountant
 
 
@@ -128,7 +140,9 @@ def _numeric(parser, frame, columns: list[str]):
 
 
 def _write_release(parser, args, accountant, release, **context) -> None:
-    """Reserve the output file, release, write; a failed release leaves no file."""
+    """Reserve the output file, release (the ledger entry carries ``--note``), write; a failed
+    release leaves no file."""
+    from .privacy.accountant import ledger_note
     from .privacy.budget import BudgetExceededError
     from .release_file import release_to_dict, write_release_file
 
@@ -137,60 +151,210 @@ def _write_release(parser, args, accountant, release, **context) -> None:
     except OSError as error:
         parser.error(f"--out: cannot create {str(args.out)!r}: {error.strerror}")
     try:
-        result = release()
+        with ledger_note(args.note):
+            result = release()
         write_release_file(handle, [release_to_dict(result, **context)])
     except BaseException as error:
         handle.close()
         args.out.unlink()
         if isinstance(error, BudgetExceededError):  # another process spent since the check
-            raise _Refused(f"--epsilon {args.epsilon:g}: {error}") from None
+            raise _Refused(f"{_budget_text(args)}: {error}") from None
         raise
     handle.close()
     eps, delta = accountant.spent
-    print(f"released {args.kind} of {args.data.name} with ε = {args.epsilon:g}; wrote {args.out}")
+    print(f"released {args.kind} of {args.data.name} with {_budget_text(args)}; wrote {args.out}")
     print(f"ledger {args.ledger}: spent ε {eps:g} of {accountant.epsilon:g}, δ {delta:g} of {accountant.delta:g}")
+
+
+def _budget_text(args) -> str:
+    delta = getattr(args, "delta", None)
+    return f"ε = {args.epsilon:g}" + (f", δ = {delta:g}" if delta else "")
+
+
+def _dry_run(args, lines: list[str]) -> None:
+    """Print what a release would spend and add, having read no data row and opened no ledger."""
+    print(f"dry run: release {args.kind} of {args.data.name} would spend {_budget_text(args)} from {args.ledger}")
+    for line in lines:
+        print(f"  {line}")
+    print("nothing was read from the data rows, the ledger was not opened and no file was written")
+
+
+def _per_feature(parser, option: str, values, features: list[str]):
+    """One public constant per feature from ``values`` (one value for all, or one per feature)."""
+    if values is None:
+        return None
+    if len(values) not in (1, len(features)):
+        parser.error(f"{option} takes 1 value or one per feature ({len(features)}), got {len(values)}")
+    return values[0] if len(values) == 1 else list(values)
+
+
+def _public_preprocessing(parser, args, features: list[str]):
+    """The release's public centre and scale, from ``--standardize-from`` and the constant flags
+    (a flag overrides the file's value), or None when none is given."""
+    import numpy as np
+
+    from .linear.preprocessing import Preprocessing
+
+    constants = {
+        "x_center": _per_feature(parser, "--x-center", args.x_center, features),
+        "x_scale": _per_feature(parser, "--x-scale", args.x_scale, features),
+        "y_center": args.y_center,
+        "y_scale": args.y_scale,
+    }
+    derived = {}
+    if args.standardize_from is not None:
+        source = argparse.Namespace(data=args.standardize_from)
+        available = _table_columns(parser, source)
+        columns = [*features, args.target]
+        missing = [c for c in columns if c not in available]
+        if missing:
+            parser.error(
+                f"--standardize-from {str(args.standardize_from)!r} has no column {', '.join(map(repr, missing))}"
+            )
+        values = _numeric(parser, _read(args.standardize_from, columns), columns)
+        if len(values) < 2:
+            parser.error(f"--standardize-from {str(args.standardize_from)!r} needs at least 2 rows")
+        mean, sd = values.mean(axis=0), values.std(axis=0)
+        sd = np.where(sd > 0, sd, 1.0)  # a constant public column is centred, not scaled
+        derived = {"x_center": mean[:-1], "x_scale": sd[:-1], "y_center": mean[-1], "y_scale": sd[-1]}
+    chosen = {k: v for k, v in {**derived, **{k: v for k, v in constants.items() if v is not None}}.items()}
+    if not chosen:
+        return None
+    try:
+        return Preprocessing(**chosen)
+    except ValueError as error:
+        parser.error(f"public preprocessing: {error}")
+
+
+def _preprocessing_context(args, preprocessing) -> dict:
+    rows = "all rows of the file (none dropped; n is public)"
+    if preprocessing is None:
+        return {
+            "rows": rows,
+            "features": "as read; clipped by the mechanism to the x bound",
+            "target": "as read; clipped by the mechanism to the y bound",
+        }
+    source = []
+    if args.standardize_from is not None:
+        source.append(f"means and standard deviations of the public file {args.standardize_from.name}")
+    flags = [
+        f"--{k.replace('_', '-')}"
+        for k in ("x_center", "x_scale", "y_center", "y_scale")
+        if getattr(args, k) is not None
+    ]
+    if flags:
+        source.append(f"declared constants ({', '.join(flags)})")
+    return {
+        "rows": rows,
+        "features": "(x − x_center)/x_scale with the public constants of the release, then clipped to the x bound",
+        "target": "(y − y_center)/y_scale with the public constants of the release, then clipped to the y bound",
+        "constants": " and ".join(source),
+    }
+
+
+def _suff_stats_noise(args, d: int) -> list[str]:
+    """The noise of a suff-stats release: a function of the public arguments and d only."""
+    from .linear.suffstats import gaussian_sensitivity, sensitivities
+
+    if args.mechanism == "gaussian":
+        from .privacy.primitives import gaussian_scale
+
+        sensitivity = gaussian_sensitivity(args.x_bound, args.y_bound)
+        sigma = gaussian_scale((d + 1) * (d + 2) // 2, sensitivity, args.epsilon, args.delta)
+        return [
+            f"Gaussian mechanism, (ε, δ) = ({args.epsilon:g}, {args.delta:g}), replace-one neighbours",
+            f"ℓ2 sensitivity {sensitivity:.6g}; noise s.d. σ = {sigma:.6g} on each diagonal entry, "
+            f"σ/√2 = {sigma / math.sqrt(2):.6g} off it",
+        ]
+    lines = [f"Laplace mechanism, ε = {args.epsilon:g} (pure), replace-one neighbours; d = {d}"]
+    for name, share, sensitivity in zip(
+        ("Sxx", "Sxy", "Syy"), args.split, sensitivities(d, args.x_bound, args.y_bound), strict=True
+    ):
+        lines.append(
+            f"{name}: ε {share * args.epsilon:.6g}, ℓ1 sensitivity {sensitivity:.6g}, "
+            f"Laplace scale {sensitivity / (share * args.epsilon):.6g}"
+        )
+    return lines
 
 
 def _release_suff_stats(parser, args) -> None:
     if abs(math.fsum(args.split) - 1) > 1e-9:
         parser.error(f"--split must sum to 1, got {' '.join(map(str, args.split))}")
+    if args.mechanism == "gaussian":
+        if args.delta is None:
+            parser.error("--mechanism gaussian needs --delta (the δ of the release, in (0, 1))")
+        if args.split != _DEFAULT_SPLIT:
+            parser.error("--split applies to the Laplace mechanism only (the Gaussian release adds one noise)")
+    elif args.delta is not None:
+        parser.error("--delta applies to --mechanism gaussian only (the Laplace release is pure ε-DP)")
     available = _table_columns(parser, args)
     features = args.features or [c for c in available if c != args.target]
     if not features:
         parser.error("no feature column: give --features")
     _check_columns(parser, args, available, [*features, args.target])
+    preprocessing = _public_preprocessing(parser, args, features)
+    if args.dry_run:
+        lines = _suff_stats_noise(args, len(features))
+        if preprocessing is not None:
+            lines.append("public preprocessing: " + _preprocessing_context(args, preprocessing)["constants"])
+        _dry_run(args, lines)
+        return
     accountant = _open_ledger(parser, args)
     frame = _read(args.data, [*features, args.target])
     X = _numeric(parser, frame, features)
     y = _numeric(parser, frame, [args.target])[:, 0]
-    from .linear.suffstats import release_suff_stats
+    from .linear.suffstats import release_suff_stats, release_suff_stats_gaussian
 
-    preprocessing = {
-        "rows": "all rows of the file (none dropped; n is public)",
-        "features": "as read; clipped by the mechanism to [-x_bound, x_bound]",
-        "target": "as read; clipped by the mechanism to [-y_bound, y_bound]",
-    }
+    if args.mechanism == "gaussian":
+
+        def release():
+            return release_suff_stats_gaussian(
+                X,
+                y,
+                epsilon=args.epsilon,
+                delta=args.delta,
+                x_bound=args.x_bound,
+                y_bound=args.y_bound,
+                accountant=accountant,
+                preprocessing=preprocessing,
+            )
+    else:
+
+        def release():
+            return release_suff_stats(
+                X,
+                y,
+                epsilon=args.epsilon,
+                x_bound=args.x_bound,
+                y_bound=args.y_bound,
+                split=tuple(args.split),
+                accountant=accountant,
+                preprocessing=preprocessing,
+            )
+
     _write_release(
         parser,
         args,
         accountant,
-        lambda: release_suff_stats(
-            X,
-            y,
-            epsilon=args.epsilon,
-            x_bound=args.x_bound,
-            y_bound=args.y_bound,
-            split=tuple(args.split),
-            accountant=accountant,
-        ),
+        release,
         features=features,
         target=args.target,
-        preprocessing=preprocessing,
+        preprocessing=_preprocessing_context(args, preprocessing),
     )
 
 
 def _release_weibull(parser, args) -> None:
     _check_columns(parser, args, _table_columns(parser, args), [args.time, args.event])
+    if args.dry_run:
+        _dry_run(
+            args,
+            [
+                f"LSP (ε/2 = {args.epsilon / 2:g}) + TLL (ε/2 = {args.epsilon / 2:g}), pure ε-DP, replace-one neighbours",
+                f"horizon {args.horizon:g}, K = {args.K}, γ = {args.gamma:g}, ω = {args.omega:g} "
+                "(the noise scales also depend on n, which only the data rows give)",
+            ],
+        )
+        return
     accountant = _open_ledger(parser, args)
     frame = _read(args.data, [args.time, args.event])
     values = _numeric(parser, frame, [args.time, args.event])
@@ -383,16 +547,52 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
     _release_arguments(suff)
     suff.add_argument("--target", required=True, help="response column")
     suff.add_argument("--features", nargs="+", help="feature columns (default: every other column)")
-    suff.add_argument("--x-bound", type=types.positive_float, required=True, help="public bound Bx on |feature| values")
-    suff.add_argument("--y-bound", type=types.positive_float, required=True, help="public bound By on |response|")
+    suff.add_argument(
+        "--mechanism",
+        choices=("laplace", "gaussian"),
+        default="laplace",
+        help="laplace: pure ε-DP, entrywise bounds (Honkela et al. 2018); gaussian: (ε, δ)-DP, row-norm bound, "
+        "far less noise at d ≥ 5 (Sheffet 2017; Wang 2018)",
+    )
+    suff.add_argument("--delta", type=types.open_unit_interval, help="δ of a gaussian release, spent from the ledger")
+    suff.add_argument(
+        "--x-bound",
+        type=types.positive_float,
+        required=True,
+        help="public bound on the (preprocessed) features: on each |value| (laplace) or on each row's ℓ2 norm (gaussian)",
+    )
+    suff.add_argument(
+        "--y-bound", type=types.positive_float, required=True, help="public bound on the (preprocessed) |response|"
+    )
     suff.add_argument(
         "--split",
         type=types.open_unit_interval,
         nargs=3,
-        default=[0.60, 0.35, 0.05],
+        default=_DEFAULT_SPLIT,
         metavar=("P_XX", "P_XY", "P_YY"),
-        help="budget shares of Sxx, Sxy, Syy, summing to 1 (default 0.6 0.35 0.05)",
+        help="laplace: budget shares of Sxx, Sxy, Syy, summing to 1 (default 0.6 0.35 0.05)",
     )
+    public = suff.add_argument_group(
+        "public preprocessing",
+        "x ↦ (x − x_center)/x_scale and y ↦ (y − y_center)/y_scale before clipping; the constants must be public "
+        "(declared in advance, or from rows that are not private) and are carried in the release, so that the "
+        "fit and its predictions use the same map.  A flag overrides the value from --standardize-from.",
+    )
+    public.add_argument(
+        "--standardize-from",
+        type=types.existing_file,
+        metavar="PUBLIC_FILE",
+        help="CSV/Parquet file of public rows with the same columns: centres are their means, scales their "
+        "standard deviations",
+    )
+    public.add_argument(
+        "--x-center", type=types.finite_float, nargs="+", metavar="C", help="one value, or one per feature"
+    )
+    public.add_argument(
+        "--x-scale", type=types.positive_float, nargs="+", metavar="S", help="one value, or one per feature"
+    )
+    public.add_argument("--y-center", type=types.finite_float, metavar="C")
+    public.add_argument("--y-scale", type=types.positive_float, metavar="S")
     suff.set_defaults(run=_release_suff_stats, command_parser=suff)
     weibull = kinds.add_parser(
         "weibull",
