@@ -85,7 +85,37 @@ html_theme_options = {
     "secondary_sidebar_items": ["page-toc"],
 }
 html_sidebars = {"**": ["sidebar-nav-bs"]}
-html_static_path: list[str] = []
+html_static_path: list[str] = ["_static"]
+html_css_files = ["layout.css"]  # long names wrap, wide tables scroll: nothing clipped at 1280-1400 px
+
+
+def _local_mathjax() -> str | None:
+    """Serve MathJax 3 with the pages, from the ``django-static-mathjax`` package (which only
+    ships MathJax's files, no Django): the pages then typeset formulas without a network.
+
+    Copies the single-file TeX component and its fonts into ``_static_mathjax/`` (generated,
+    not stored) and returns the script's path under ``_static``; None when the package is not
+    installed (Sphinx then loads MathJax from its public CDN).
+    """
+    spec = importlib.util.find_spec("mathjax")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    es5 = Path(next(iter(spec.submodule_search_locations))) / "static" / "mathjax" / "es5"
+    if not (es5 / "tex-chtml-full.js").is_file():
+        return None
+    target = DOCS / "_static_mathjax" / "mathjax"
+    fonts = Path("output") / "chtml" / "fonts" / "woff-v2"
+    (target / fonts).mkdir(parents=True, exist_ok=True)
+    for source in [es5 / "tex-chtml-full.js", *sorted((es5 / fonts).iterdir())]:
+        destination = target / source.relative_to(es5)
+        if not destination.exists() or destination.stat().st_size != source.stat().st_size:
+            shutil.copyfile(source, destination)
+    html_static_path.append("_static_mathjax")
+    return "mathjax/tex-chtml-full.js"
+
+
+if (_mathjax := _local_mathjax()) is not None:
+    mathjax_path = _mathjax
 
 SUBPACKAGES = {
     "privacy": "General differential-privacy building blocks",
@@ -151,7 +181,11 @@ def _write_api_pages() -> None:
             f".. currentmodule:: {full}\n\n"
             f".. autosummary::\n   :toctree: generated/\n   :nosignatures:\n\n{names}\n"
         )
-        modules = sorted({importlib.util.resolve_name(where, full) for where in _defining_modules(package)})
+        modules = sorted(
+            name
+            for name in {importlib.util.resolve_name(where, full) for where in _defining_modules(package)}
+            if not any(part.startswith("_") for part in name.split("."))  # private modules stay out of the menu
+        )
         for name in modules:
             title_ = f"``{name}``"
             _write_if_changed(

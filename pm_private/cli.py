@@ -452,24 +452,96 @@ def _show_ledger(parser, args) -> None:
 # ------------------------------------------------------------------------------ fit
 
 
+def _choose_entry(parser, args, entries: list[dict]) -> int:
+    """The position of the sufficient-statistics release to fit; a usage error that says what
+    the file holds when it holds none (or several and no ``--index``)."""
+    from .release_file import SUFF_STATS
+
+    candidates = [i for i, e in enumerate(entries) if e["kind"] == SUFF_STATS]
+    if not candidates:
+        held = "; ".join(
+            f"{i}: {e['kind']} ({e.get('mechanism', '?')}), outputs {', '.join(e.get('outputs', {})) or 'none'}"
+            for i, e in enumerate(entries)
+        )
+        parser.error(
+            f"{str(args.release)!r} holds no release that 'pm-private fit' can fit: it fits Bayesian linear "
+            f"regression on sufficient statistics (kind {SUFF_STATS!r}, written by 'pm-private release "
+            f"suff-stats'). The file holds [{held or 'nothing'}]; such a release is itself the private "
+            "estimate: read its outputs with pm_private.release_file.read_release_file"
+        )
+    if args.index is None:
+        if len(candidates) != 1:
+            parser.error(
+                f"{str(args.release)!r} holds {len(candidates)} sufficient-statistics releases (at {candidates}); "
+                "choose one with --index"
+            )
+        return candidates[0]
+    if args.index not in candidates:
+        parser.error(f"--index {args.index}: no sufficient-statistics release at that position (found {candidates})")
+    return args.index
+
+
+def _provenance(args, entry: dict, index: int) -> dict:
+    """Attributes of the posterior file: the release's privacy and where it came from."""
+    import hashlib
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        library = version("pm_private")
+    except PackageNotFoundError:  # run from a source tree
+        library = "unknown (not installed)"
+    return {
+        "pm_private_version": library,
+        "release_file": args.release.name,
+        "release_file_sha256": hashlib.sha256(args.release.read_bytes()).hexdigest(),
+        "release_index": index,
+        "release_kind": entry["kind"],
+        "mechanism": entry["mechanism"],
+        "epsilon": float(entry["epsilon"]),
+        "delta": float(entry["delta"]),
+        "neighbours": entry["neighbours"],
+        "private": int(bool(entry["private"])),
+        "model": "noise-aware Bayesian linear regression on released sufficient statistics "
+        "(Bernstein & Sheldon 2019; Honkela et al. 2018)",
+    }
+
+
+class _ProgressLines:
+    """A line every ``every`` (fraction) of the sampler's iterations, for output that is not a
+    terminal (a log file shows the sampler is alive and how long it has left)."""
+
+    def __init__(self, total: int, every: float = 0.1):
+        import time
+
+        self._clock = time.monotonic
+        self.total = total
+        self.step = max(1, math.ceil(total * every))
+        self.done = 0
+        self.start = self._clock()
+
+    def __call__(self, trace=None, draw=None) -> None:
+        self.done += 1
+        if self.done % self.step and self.done != self.total:
+            return
+        elapsed = self._clock() - self.start
+        left = elapsed * (self.total - self.done) / self.done
+        phase = "tuning" if draw is not None and draw.tuning else "drawing"
+        chain = f"chain {draw.chain + 1}, " if draw is not None else ""
+        print(
+            f"fit: {100 * self.done / self.total:3.0f}% of {self.total} iterations ({chain}{phase}), "
+            f"{elapsed:.0f} s elapsed, about {left:.0f} s left",
+            flush=True,
+        )
+
+
 def _fit(parser, args) -> None:
-    from .release_file import SUFF_STATS, read_release_file
+    from .release_file import read_release_file
 
     try:
         entries = read_release_file(args.release)
     except (ValueError, OSError) as error:
         parser.error(str(error))
-    candidates = [i for i, e in enumerate(entries) if e["kind"] == SUFF_STATS]
-    if args.index is None:
-        if len(candidates) != 1:
-            parser.error(
-                f"{str(args.release)!r} holds {len(candidates)} sufficient-statistics releases; choose one with --index"
-            )
-        index = candidates[0]
-    elif args.index not in candidates:
-        parser.error(f"--index {args.index}: no sufficient-statistics release at that position (found {candidates})")
-    else:
-        index = args.index
+    index = _choose_entry(parser, args, entries)
     entry = entries[index]
     stem = args.release.with_suffix("")
     posterior = args.posterior or Path(f"{stem}.posterior.nc")
@@ -486,26 +558,33 @@ def _fit(parser, args) -> None:
         parser.error("writing netCDF needs h5netcdf and h5py: pip install 'pm_private[io]'")
 
     use_compile_cache()
+    import logging
     import warnings
 
-    # The C backend warns that it found no BLAS to link; this model is d×d.
+    # The C backend warns that it found no BLAS to link; this model is small dense algebra.
     warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
+    logging.getLogger("pytensor.tensor.blas").setLevel(logging.ERROR)
     import arviz as az
     import pymc as pm
 
     from .linear.regression import regression_model
 
-    stats = entry["release"]
-    with regression_model(stats, feature_names=entry.get("features")):
+    bar = not args.no_progress and sys.stdout.isatty()
+    lines = None if args.no_progress or bar else _ProgressLines(args.chains * (args.draws + args.tune))
+    with regression_model(entry["release"], feature_names=entry.get("features")):
         idata = pm.sample(
             draws=args.draws,
             tune=args.tune,
             chains=args.chains,
             cores=1,
             random_seed=args.seed,
-            progressbar=not args.no_progress,
+            target_accept=args.target_accept,
+            nuts_sampler="pymc",
+            progressbar=bar,
+            callback=lines,
             compile_kwargs={"mode": "CVM" if args.backend == "c" else "NUMBA"},
         )
+    idata.attrs.update(_provenance(args, entry, index))
     idata.to_netcdf(posterior, engine="h5netcdf")
     table = az.summary(idata, var_names=["beta", "noise_precision", "prior_precision"])
     table.to_csv(summary)
@@ -634,9 +713,22 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
     fit.add_argument("--chains", type=types.positive_int, default=2)
     fit.add_argument("--seed", type=types.nonnegative_int, default=0)
     fit.add_argument(
-        "--backend", choices=("c", "numba"), default="c", help="PyTensor backend (default c: faster to compile)"
+        "--target-accept",
+        type=types.open_unit_interval,
+        default=0.9,
+        help="NUTS target acceptance rate (default 0.9: fewer divergences when the noise dominates Sxx)",
     )
-    fit.add_argument("--no-progress", action="store_true")
+    fit.add_argument(
+        "--backend",
+        choices=("numba", "c"),
+        default="numba",
+        help="PyTensor backend (default numba: gradients several times faster; c compiles sooner)",
+    )
+    fit.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (on a terminal) and no progress lines (otherwise: one every 10%% of the iterations)",
+    )
     fit.set_defaults(run=_fit, command_parser=fit)
     return parser
 
