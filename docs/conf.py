@@ -36,6 +36,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    "sphinx.ext.intersphinx",
     "numpydoc",
     "myst_nb",
     "sphinx_copybutton",
@@ -50,6 +51,23 @@ nitpicky = True  # a cross-reference that resolves to nothing fails the build
 nitpick_ignore = [
     ("py:func", "numpy.random.default_rng"),  # NumPy's docs are not linked (the build is offline)
 ]
+# Links into other projects' docs from inventories stored in docs/_inventories (the build is
+# offline): the Python standard library's and scikit-learn's, taken from Debian's python3.11-doc
+# and python-sklearn-doc packages.  NumPy, PyMC and ArviZ publish theirs only online; a project
+# whose file is absent is left out, and its names stay unlinked.
+_INVENTORIES = {
+    "python": "https://docs.python.org/3/",
+    "scikit-learn": "https://scikit-learn.org/stable/",
+    "numpy": "https://numpy.org/doc/stable/",
+    "pymc": "https://www.pymc.io/projects/docs/en/stable/",
+    "arviz": "https://python.arviz.org/en/stable/",
+}
+intersphinx_mapping = {
+    name: (url, str(DOCS / "_inventories" / f"{name}.inv"))
+    for name, url in _INVENTORIES.items()
+    if (DOCS / "_inventories" / f"{name}.inv").is_file()
+}
+intersphinx_disabled_reftypes = ["std:doc"]
 autosummary_generate = True
 autosummary_imported_members = True
 autodoc_typehints = "none"  # numpydoc's "Parameters" sections carry the types

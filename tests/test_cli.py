@@ -308,3 +308,17 @@ def test_demo_arguments_are_checked_before_any_work(tmp_path, capsys):
     _usage_error(["demo", "--expression", str(tmp_path / "nothing")], capsys, "no such file")
     _usage_error(["demo", "--genes", "1000", "--out", str(tmp_path / "out")], capsys, "the data have 64 genes")
     assert time.monotonic() - start < 30
+
+
+def test_demo_silences_the_sampler_chatter_and_restores_the_loggers(caplog):
+    import logging
+
+    from pm_private.demo import quiet_sampler
+
+    before = logging.getLogger("pymc").level
+    with caplog.at_level(logging.INFO), quiet_sampler():
+        logging.getLogger("pymc").info("Sequential sampling (1 chains in 1 job)")
+        logging.getLogger("pytensor.tensor.blas").warning("Using NumPy C-API based implementation for BLAS functions.")
+        logging.getLogger("pymc").error("a real error still shows")
+    assert [r.getMessage() for r in caplog.records] == ["a real error still shows"]
+    assert logging.getLogger("pymc").level == before
