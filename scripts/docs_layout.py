@@ -21,7 +21,7 @@ from pathlib import Path
 
 #: The pages checked: the landing page, the privacy page (the widest table) and the API page
 #: with the longest title.
-PAGES = ("index.html", "privacy.html", "api/generated/pm_private.linear.NoisySuffStatRegression.html")
+PAGES = ("index.html", "privacy.html", "api/generated/pm_private.logistic.DPElasticNetLogisticRegression.html")
 WIDTHS = (1280, 1400)
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
@@ -99,7 +99,7 @@ def check(html_dir: Path, browser: str, pages=PAGES, widths=WIDTHS, screenshots:
     """Every overflow of ``pages`` (relative to ``html_dir``) at every width, as lines."""
     problems = []
     for name in pages:
-        page = html_dir / name
+        page = (html_dir / name).resolve()
         if not page.is_file():
             problems.append(f"{name}: not built")
             continue
