@@ -508,7 +508,8 @@ def _provenance(args, entry: dict, index: int) -> dict:
 
 class _ProgressLines:
     """A line every ``every`` (fraction) of the sampler's iterations, for output that is not a
-    terminal (a log file shows the sampler is alive and how long it has left)."""
+    terminal (a log file shows the sampler is alive and how long it has left).  The clock starts
+    at the first iteration, so compiling does not distort the estimate."""
 
     def __init__(self, total: int, every: float = 0.1):
         import time
@@ -517,19 +518,24 @@ class _ProgressLines:
         self.total = total
         self.step = max(1, math.ceil(total * every))
         self.done = 0
-        self.start = self._clock()
+        self.created = self._clock()
+        self.start = None
 
     def __call__(self, trace=None, draw=None) -> None:
+        now = self._clock()
         self.done += 1
+        if self.start is None:
+            self.start = now
+            print(f"fit: compiled and initialised in {now - self.created:.0f} s; sampling", flush=True)
         if self.done % self.step and self.done != self.total:
             return
-        elapsed = self._clock() - self.start
-        left = elapsed * (self.total - self.done) / self.done
+        elapsed = now - self.start
+        left = elapsed * (self.total - self.done) / max(self.done - 1, 1)
         phase = "tuning" if draw is not None and draw.tuning else "drawing"
         chain = f"chain {draw.chain + 1}, " if draw is not None else ""
         print(
             f"fit: {100 * self.done / self.total:3.0f}% of {self.total} iterations ({chain}{phase}), "
-            f"{elapsed:.0f} s elapsed, about {left:.0f} s left",
+            f"{elapsed:.0f} s sampling, about {left:.0f} s left",
             flush=True,
         )
 
@@ -708,8 +714,10 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
     fit.add_argument("--index", type=types.nonnegative_int, help="which release of the file (default: the only one)")
     fit.add_argument("--posterior", type=types.output_file, help="netCDF file (default RELEASE.posterior.nc)")
     fit.add_argument("--summary", type=types.output_file, help="summary CSV (default RELEASE.summary.csv)")
-    fit.add_argument("--draws", type=types.positive_int, default=1000)
-    fit.add_argument("--tune", type=types.nonnegative_int, default=1000)
+    fit.add_argument("--draws", type=types.positive_int, default=500, help="draws per chain (default 500)")
+    fit.add_argument(
+        "--tune", type=types.nonnegative_int, default=500, help="tuning iterations per chain (default 500)"
+    )
     fit.add_argument("--chains", type=types.positive_int, default=2)
     fit.add_argument("--seed", type=types.nonnegative_int, default=0)
     fit.add_argument(

@@ -274,7 +274,8 @@ def test_steward_to_analyst_on_a_shipped_data_set(tmp_path, monkeypatch, capsys)
     assert "fit:  50% of 60 iterations" in out and "fit: 100% of 60 iterations" in out  # not a terminal: lines
     posterior = xr.open_datatree("r.posterior.nc", engine="h5netcdf")
     attrs = posterior.attrs
-    assert (attrs["epsilon"], attrs["delta"], attrs["release_kind"]) == (1.0, 1e-5, "suff_stats")
+    assert attrs["epsilon"] == pytest.approx(1.0) and attrs["epsilon"] <= 1.0  # what OpenDP certifies
+    assert (attrs["delta"], attrs["release_kind"]) == (1e-5, "suff_stats")
     assert "Gaussian" in attrs["mechanism"] and attrs["neighbours"] == "replace-one"
     assert attrs["release_file_sha256"] == hashlib.sha256((tmp_path / "r.json").read_bytes()).hexdigest()
     assert attrs["pm_private_version"] == version("pm_private")
