@@ -1,15 +1,22 @@
 """Command line ``pm-private``: the data holder's releases against a ledger file, the ledger
 itself, fitting a model on a release file, and the drug-sensitivity demo.
 
-* ``pm-private release suff-stats DATA`` — ε-DP sufficient statistics (Honkela et al. 2018);
+* ``pm-private release suff-stats DATA`` — sufficient statistics for linear regression, ε-DP by
+  the Laplace mechanism (Honkela et al. 2018) or (ε, δ)-DP by the Gaussian mechanism (Sheffet
+  2017; Wang 2018), after a public centre and scale (``--standardize-from`` a public file, or
+  declared constants) that the release carries;
 * ``pm-private release weibull DATA`` — ε-DP Weibull (p, λ) by LSP + TLL (Nguyên & Hui 2017b);
 * ``pm-private ledger LEDGER`` — show a ledger, export it as CSV or JSON;
-* ``pm-private fit RELEASE`` — Bayesian linear regression on released statistics (Honkela et al.
-  2018): posterior as netCDF and a summary CSV;
+* ``pm-private fit RELEASE`` — noise-aware Bayesian linear regression on released statistics
+  (Bernstein & Sheldon 2019; Honkela et al. 2018): posterior as netCDF, whose attributes record
+  the release's ε, δ, mechanism, the release file's SHA-256 and the library version, and a
+  summary CSV;
 * ``pm-private demo`` — the private drug-sensitivity experiment on built-in data.
 
 Every argument is checked before any data is read or budget spent: bad values are usage
-errors (exit code 2); a refused budget exits with code 1 and spends nothing.
+errors (exit code 2); a refused budget exits with code 1 and spends nothing.  A release's
+``--note`` is stored with its ledger entry; ``--dry-run`` prints the noise scales and the budget
+without reading a data row or opening the ledger.
 """
 
 from __future__ import annotations
@@ -706,7 +713,9 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
     fit = commands.add_parser(
         "fit",
         help="Bayesian linear regression (Honkela et al. 2018) on a release file's statistics",
-        description="NUTS on the noise-aware regression model of released sufficient statistics (Bernstein & Sheldon 2019; the release's noise scales enter the likelihood); no budget is spent.",
+        description="NUTS on the noise-aware regression model of released sufficient statistics (Bernstein & Sheldon 2019; "
+        "the release's noise scales enter the likelihood); no budget is spent.  The posterior file's attributes record "
+        "the release's ε, δ, mechanism, the release file's SHA-256 and the library version.",
     )
     fit.add_argument(
         "release", type=types.existing_file, help="release file written by 'pm-private release suff-stats'"
