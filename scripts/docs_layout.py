@@ -27,7 +27,13 @@ BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stab
 
 _PROBE = """
 <script>
-window.addEventListener("load", () => setTimeout(() => {
+window.addEventListener("load", async () => {
+  // Measure the typeset page: MathJax's output and the web fonts change the widths.
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  await document.fonts.ready;
+  setTimeout(measure, 300);
+});
+function measure() {
   const width = window.innerWidth, found = [];
   const root = document.documentElement;
   if (root.scrollWidth > width) found.push(`the page is ${root.scrollWidth} px wide in a ${width} px window`);
@@ -42,10 +48,21 @@ window.addEventListener("load", () => setTimeout(() => {
     const what = `${el.tagName.toLowerCase()}${cls} "${(el.textContent || "").trim().slice(0, 50)}"`;
     const clips = ["hidden", "clip", "auto", "scroll"].includes(style.overflowX) || style.textOverflow === "ellipsis";
     if (box.right > width + 1) found.push(`${what} ends at ${Math.round(box.right)} px`);
-    else if (clips && el.scrollWidth > el.clientWidth + 1) found.push(`${what} clips ${el.scrollWidth - el.clientWidth} px of its content`);
+    else if (clips) {
+      // Hidden content: a rendered descendant past the right edge, or (text only) a wider scroll box.
+      let right = box.right;
+      for (const inner of el.querySelectorAll("*")) {
+        if (inner.closest(allowed)) continue;
+        const r = inner.getBoundingClientRect();
+        if (r.width > 0 && r.height > 0) right = Math.max(right, r.right);
+      }
+      const text = el.children.length === 0 ? el.scrollWidth - el.clientWidth : 0;
+      const hidden = Math.max(right - box.right, text);
+      if (hidden > 1) found.push(`${what} clips ${Math.round(hidden)} px of its content`);
+    }
   }
   document.body.setAttribute("data-overflow", JSON.stringify(found));
-}, 300));
+}
 </script>
 """
 
