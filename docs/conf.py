@@ -36,6 +36,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    "sphinx.ext.intersphinx",
     "numpydoc",
     "myst_nb",
     "sphinx_copybutton",
@@ -50,6 +51,23 @@ nitpicky = True  # a cross-reference that resolves to nothing fails the build
 nitpick_ignore = [
     ("py:func", "numpy.random.default_rng"),  # NumPy's docs are not linked (the build is offline)
 ]
+# Links into other projects' docs from inventories stored in docs/_inventories (the build is
+# offline): the Python standard library's and scikit-learn's, taken from Debian's python3.11-doc
+# and python-sklearn-doc packages.  NumPy, PyMC and ArviZ publish theirs only online; a project
+# whose file is absent is left out, and its names stay unlinked.
+_INVENTORIES = {
+    "python": "https://docs.python.org/3/",
+    "scikit-learn": "https://scikit-learn.org/stable/",
+    "numpy": "https://numpy.org/doc/stable/",
+    "pymc": "https://www.pymc.io/projects/docs/en/stable/",
+    "arviz": "https://python.arviz.org/en/stable/",
+}
+intersphinx_mapping = {
+    name: (url, str(DOCS / "_inventories" / f"{name}.inv"))
+    for name, url in _INVENTORIES.items()
+    if (DOCS / "_inventories" / f"{name}.inv").is_file()
+}
+intersphinx_disabled_reftypes = ["std:doc"]
 autosummary_generate = True
 autosummary_imported_members = True
 autodoc_typehints = "none"  # numpydoc's "Parameters" sections carry the types
@@ -85,7 +103,37 @@ html_theme_options = {
     "secondary_sidebar_items": ["page-toc"],
 }
 html_sidebars = {"**": ["sidebar-nav-bs"]}
-html_static_path: list[str] = []
+html_static_path: list[str] = ["_static"]
+html_css_files = ["layout.css"]  # long names wrap, wide tables scroll: nothing clipped at 1280-1400 px
+
+
+def _local_mathjax() -> str | None:
+    """Serve MathJax 3 with the pages, from the ``django-static-mathjax`` package (which only
+    ships MathJax's files, no Django): the pages then typeset formulas without a network.
+
+    Copies the single-file TeX component and its fonts into ``_static_mathjax/`` (generated,
+    not stored) and returns the script's path under ``_static``; None when the package is not
+    installed (Sphinx then loads MathJax from its public CDN).
+    """
+    spec = importlib.util.find_spec("mathjax")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    es5 = Path(next(iter(spec.submodule_search_locations))) / "static" / "mathjax" / "es5"
+    if not (es5 / "tex-chtml-full.js").is_file():
+        return None
+    target = DOCS / "_static_mathjax" / "mathjax"
+    fonts = Path("output") / "chtml" / "fonts" / "woff-v2"
+    (target / fonts).mkdir(parents=True, exist_ok=True)
+    for source in [es5 / "tex-chtml-full.js", *sorted((es5 / fonts).iterdir())]:
+        destination = target / source.relative_to(es5)
+        if not destination.exists() or destination.stat().st_size != source.stat().st_size:
+            shutil.copyfile(source, destination)
+    html_static_path.append("_static_mathjax")
+    return "mathjax/tex-chtml-full.js"
+
+
+if (_mathjax := _local_mathjax()) is not None:
+    mathjax_path = _mathjax
 
 SUBPACKAGES = {
     "privacy": "General differential-privacy building blocks",
@@ -151,7 +199,11 @@ def _write_api_pages() -> None:
             f".. currentmodule:: {full}\n\n"
             f".. autosummary::\n   :toctree: generated/\n   :nosignatures:\n\n{names}\n"
         )
-        modules = sorted({importlib.util.resolve_name(where, full) for where in _defining_modules(package)})
+        modules = sorted(
+            name
+            for name in {importlib.util.resolve_name(where, full) for where in _defining_modules(package)}
+            if not any(part.startswith("_") for part in name.split("."))  # private modules stay out of the menu
+        )
         for name in modules:
             title_ = f"``{name}``"
             _write_if_changed(

@@ -128,3 +128,8 @@ def ledger_path(text: str) -> Path:
     if path.exists():
         return existing_file(text)
     return output_file(text)
+
+
+def finite_float(text: str) -> float:
+    """A finite number (a public centre)."""
+    return _number(text)

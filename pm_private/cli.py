@@ -1,16 +1,23 @@
 """Command line ``pm-private``: the data holder's releases against a ledger file, the ledger
 itself, fitting a model on a release file, and the drug-sensitivity demo.
 
-* ``pm-private release suff-stats DATA`` — ε-DP sufficient statistics (Honkela et al. 2018);
+* ``pm-private release suff-stats DATA`` — sufficient statistics for linear regression, ε-DP by
+  the Laplace mechanism (Honkela et al. 2018) or (ε, δ)-DP by the Gaussian mechanism (Sheffet
+  2017; Wang 2018), after a public centre and scale (``--standardize-from`` a public file, or
+  declared constants) that the release carries;
 * ``pm-private release weibull DATA`` — ε-DP Weibull (p, λ) by LSP + TLL (Nguyên & Hui 2017b);
 * ``pm-private ledger LEDGER`` — show a ledger (basic and tight totals, the cost of a next
   release), export it as CSV or JSON, or upgrade a format-1 ledger once;
-* ``pm-private fit RELEASE`` — Bayesian linear regression on released statistics (Honkela et al.
-  2018): posterior as netCDF and a summary CSV;
+* ``pm-private fit RELEASE`` — noise-aware Bayesian linear regression on released statistics
+  (Bernstein & Sheldon 2019; Honkela et al. 2018): posterior as netCDF, whose attributes record
+  the release's ε, δ, mechanism, the release file's SHA-256 and the library version, and a
+  summary CSV;
 * ``pm-private demo`` — the private drug-sensitivity experiment on built-in data.
 
 Every argument is checked before any data is read or budget spent: bad values are usage
-errors (exit code 2); a refused budget exits with code 1 and spends nothing.
+errors (exit code 2); a refused budget exits with code 1 and spends nothing.  A release's
+``--note`` is stored with its ledger entry; ``--dry-run`` prints the noise scales and the budget
+without reading a data row or opening the ledger.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from .compile_cache import use_compile_cache
 __all__ = ["build_parser", "main"]
 
 _TABLE_SUFFIXES = {".csv": "CSV", ".parquet": "Parquet", ".pq": "Parquet"}
+_DEFAULT_SPLIT = [0.60, 0.35, 0.05]
 _LEDGER_FIELDS = (
     "id",
     "time",
@@ -63,6 +71,17 @@ def _release_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--epsilon", type=types.epsilon, required=True, help="ε of this release, spent from the ledger")
     parser.add_argument(
         "--out", type=types.new_file, required=True, help="release file to write (JSON; must not exist)"
+    )
+    parser.add_argument(
+        "--note",
+        default="",
+        help="public note stored with the ledger entry (who asked for the release and why); never a private value",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the noise scales and the budget the release would spend, then stop: no data row is read, "
+        "the ledger is not opened and nothing is written",
     )
 
 
@@ -123,9 +142,9 @@ def _open_ledger(parser, args):
     except (ValueError, OSError) as error:
         parser.error(f"--ledger: {error}")
     try:
-        accountant.check(args.epsilon)
+        accountant.check(args.epsilon, getattr(args, "delta", None) or 0.0)
     except BudgetExceededError as error:
-        raise _Refused(f"--epsilon {args.epsilon:g}: {error}") from None
+        raise _Refused(f"{_budget_text(args)}: {error}") from None
     return accountant
 
 
@@ -143,9 +162,11 @@ def _numeric(parser, frame, columns: list[str]):
 
 
 def _write_release(parser, args, accountant, release, **context) -> None:
-    """Release, then write the release file atomically: a failed release leaves no file, and the
-    file never exists half written (it is written under a hidden name in the same folder, made
-    before the release so that an unwritable folder spends nothing, then linked into place)."""
+    """Release (the ledger entry carries ``--note``), then write the release file atomically: a
+    failed release leaves no file, and the file never exists half written (it is written under a
+    hidden name in the same folder, made before the release so that an unwritable folder spends
+    nothing, then linked into place)."""
+    from .privacy.accountant import ledger_note
     from .privacy.budget import BudgetExceededError
     from .release_file import release_to_dict, write_release_file
 
@@ -156,13 +177,14 @@ def _write_release(parser, args, accountant, release, **context) -> None:
     partial = Path(partial)
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
         try:
-            result = release()
+            with ledger_note(args.note):
+                result = release()
             write_release_file(handle, [release_to_dict(result, **context)])
         except BaseException as error:
             handle.close()
             partial.unlink()
             if isinstance(error, BudgetExceededError):  # another process spent since the check
-                raise _Refused(f"--epsilon {args.epsilon:g}: {error}") from None
+                raise _Refused(f"{_budget_text(args)}: {error}") from None
             if isinstance(error, ValueError):  # a public argument refused before any charge
                 parser.error(str(error))
             raise
@@ -176,53 +198,197 @@ def _write_release(parser, args, accountant, release, **context) -> None:
     else:
         partial.unlink()
     eps, delta = accountant.spent
-    print(f"released {args.kind} of {args.data.name} with ε = {args.epsilon:g}; wrote {args.out}")
+    print(f"released {args.kind} of {args.data.name} with {_budget_text(args)}; wrote {args.out}")
     print(f"ledger {args.ledger}: spent ε {eps:g} of {accountant.epsilon:g}, δ {delta:g} of {accountant.delta:g}")
+
+
+def _budget_text(args) -> str:
+    delta = getattr(args, "delta", None)
+    return f"ε = {args.epsilon:g}" + (f", δ = {delta:g}" if delta else "")
+
+
+def _dry_run(args, lines: list[str]) -> None:
+    """Print what a release would spend and add, having read no data row and opened no ledger."""
+    print(f"dry run: release {args.kind} of {args.data.name} would spend {_budget_text(args)} from {args.ledger}")
+    for line in lines:
+        print(f"  {line}")
+    print("nothing was read from the data rows, the ledger was not opened and no file was written")
+
+
+def _per_feature(parser, option: str, values, features: list[str]):
+    """One public constant per feature from ``values`` (one value for all, or one per feature)."""
+    if values is None:
+        return None
+    if len(values) not in (1, len(features)):
+        parser.error(f"{option} takes 1 value or one per feature ({len(features)}), got {len(values)}")
+    return values[0] if len(values) == 1 else list(values)
+
+
+def _public_preprocessing(parser, args, features: list[str]):
+    """The release's public centre and scale, from ``--standardize-from`` and the constant flags
+    (a flag overrides the file's value), or None when none is given."""
+    import numpy as np
+
+    from .linear.preprocessing import Preprocessing
+
+    constants = {
+        "x_center": _per_feature(parser, "--x-center", args.x_center, features),
+        "x_scale": _per_feature(parser, "--x-scale", args.x_scale, features),
+        "y_center": args.y_center,
+        "y_scale": args.y_scale,
+    }
+    derived = {}
+    if args.standardize_from is not None:
+        source = argparse.Namespace(data=args.standardize_from)
+        available = _table_columns(parser, source)
+        columns = [*features, args.target]
+        missing = [c for c in columns if c not in available]
+        if missing:
+            parser.error(
+                f"--standardize-from {str(args.standardize_from)!r} has no column {', '.join(map(repr, missing))}"
+            )
+        values = _numeric(parser, _read(args.standardize_from, columns), columns)
+        if len(values) < 2:
+            parser.error(f"--standardize-from {str(args.standardize_from)!r} needs at least 2 rows")
+        mean, sd = values.mean(axis=0), values.std(axis=0)
+        sd = np.where(sd > 0, sd, 1.0)  # a constant public column is centred, not scaled
+        derived = {"x_center": mean[:-1], "x_scale": sd[:-1], "y_center": mean[-1], "y_scale": sd[-1]}
+    chosen = {k: v for k, v in {**derived, **{k: v for k, v in constants.items() if v is not None}}.items()}
+    if not chosen:
+        return None
+    try:
+        return Preprocessing(**chosen)
+    except ValueError as error:
+        parser.error(f"public preprocessing: {error}")
+
+
+def _preprocessing_context(args, preprocessing) -> dict:
+    rows = "all rows of the file (none dropped; n is public)"
+    if preprocessing is None:
+        return {
+            "rows": rows,
+            "features": "as read; clipped by the mechanism to the x bound",
+            "target": "as read; clipped by the mechanism to the y bound",
+        }
+    source = []
+    if args.standardize_from is not None:
+        source.append(f"means and standard deviations of the public file {args.standardize_from.name}")
+    flags = [
+        f"--{k.replace('_', '-')}"
+        for k in ("x_center", "x_scale", "y_center", "y_scale")
+        if getattr(args, k) is not None
+    ]
+    if flags:
+        source.append(f"declared constants ({', '.join(flags)})")
+    return {
+        "rows": rows,
+        "features": "(x − x_center)/x_scale with the public constants of the release, then clipped to the x bound",
+        "target": "(y − y_center)/y_scale with the public constants of the release, then clipped to the y bound",
+        "constants": " and ".join(source),
+    }
+
+
+def _suff_stats_noise(args, d: int) -> list[str]:
+    """The noise of a suff-stats release: a function of the public arguments and d only."""
+    from .linear.suffstats import gaussian_sensitivity, sensitivities
+
+    if args.mechanism == "gaussian":
+        from .privacy.primitives import gaussian_scale
+
+        sensitivity = gaussian_sensitivity(args.x_bound, args.y_bound)
+        sigma = gaussian_scale((d + 1) * (d + 2) // 2, sensitivity, args.epsilon, args.delta)
+        return [
+            f"Gaussian mechanism, (ε, δ) = ({args.epsilon:g}, {args.delta:g}), replace-one neighbours",
+            f"ℓ2 sensitivity {sensitivity:.6g}; noise s.d. σ = {sigma:.6g} on each diagonal entry, "
+            f"σ/√2 = {sigma / math.sqrt(2):.6g} off it",
+        ]
+    lines = [f"Laplace mechanism, ε = {args.epsilon:g} (pure), replace-one neighbours; d = {d}"]
+    for name, share, sensitivity in zip(
+        ("Sxx", "Sxy", "Syy"), args.split, sensitivities(d, args.x_bound, args.y_bound), strict=True
+    ):
+        lines.append(
+            f"{name}: ε {share * args.epsilon:.6g}, ℓ1 sensitivity {sensitivity:.6g}, "
+            f"Laplace scale {sensitivity / (share * args.epsilon):.6g}"
+        )
+    return lines
 
 
 def _release_suff_stats(parser, args) -> None:
     if abs(math.fsum(args.split) - 1) > 1e-9:
         parser.error(f"--split must sum to 1, got {' '.join(map(str, args.split))}")
+    if args.mechanism == "gaussian":
+        if args.delta is None:
+            parser.error("--mechanism gaussian needs --delta (the δ of the release, in (0, 1))")
+        if args.split != _DEFAULT_SPLIT:
+            parser.error("--split applies to the Laplace mechanism only (the Gaussian release adds one noise)")
+    elif args.delta is not None:
+        parser.error("--delta applies to --mechanism gaussian only (the Laplace release is pure ε-DP)")
     available = _table_columns(parser, args)
     features = args.features or [c for c in available if c != args.target]
     if not features:
         parser.error("no feature column: give --features")
     _check_columns(parser, args, available, [*features, args.target])
-    from .linear.suffstats import check_release_arguments
+    from .linear.suffstats import check_release_arguments, gaussian_sensitivity
+    from .privacy.primitives import check_gaussian_epsilon, check_noise_scale
 
     try:
-        check_release_arguments(
-            len(features), epsilon=args.epsilon, x_bound=args.x_bound, y_bound=args.y_bound, split=tuple(args.split)
-        )
+        if args.mechanism == "gaussian":
+            check_gaussian_epsilon(args.epsilon)
+            check_noise_scale(gaussian_sensitivity(args.x_bound, args.y_bound), args.epsilon)
+        else:
+            check_release_arguments(
+                len(features), epsilon=args.epsilon, x_bound=args.x_bound, y_bound=args.y_bound, split=tuple(args.split)
+            )
     except ValueError as error:
         parser.error(str(error))
+    preprocessing = _public_preprocessing(parser, args, features)
+    if args.dry_run:
+        lines = _suff_stats_noise(args, len(features))
+        if preprocessing is not None:
+            lines.append("public preprocessing: " + _preprocessing_context(args, preprocessing)["constants"])
+        _dry_run(args, lines)
+        return
     accountant = _open_ledger(parser, args)
     frame = _read(args.data, [*features, args.target])
     X = _numeric(parser, frame, features)
     y = _numeric(parser, frame, [args.target])[:, 0]
-    from .linear.suffstats import release_suff_stats
+    from .linear.suffstats import release_suff_stats, release_suff_stats_gaussian
 
-    preprocessing = {
-        "rows": "all rows of the file (none dropped; n is public)",
-        "features": "as read; clipped by the mechanism to [-x_bound, x_bound]",
-        "target": "as read; clipped by the mechanism to [-y_bound, y_bound]",
-    }
+    if args.mechanism == "gaussian":
+
+        def release():
+            return release_suff_stats_gaussian(
+                X,
+                y,
+                epsilon=args.epsilon,
+                delta=args.delta,
+                x_bound=args.x_bound,
+                y_bound=args.y_bound,
+                accountant=accountant,
+                preprocessing=preprocessing,
+            )
+    else:
+
+        def release():
+            return release_suff_stats(
+                X,
+                y,
+                epsilon=args.epsilon,
+                x_bound=args.x_bound,
+                y_bound=args.y_bound,
+                split=tuple(args.split),
+                accountant=accountant,
+                preprocessing=preprocessing,
+            )
+
     _write_release(
         parser,
         args,
         accountant,
-        lambda: release_suff_stats(
-            X,
-            y,
-            epsilon=args.epsilon,
-            x_bound=args.x_bound,
-            y_bound=args.y_bound,
-            split=tuple(args.split),
-            accountant=accountant,
-        ),
+        release,
         features=features,
         target=args.target,
-        preprocessing=preprocessing,
+        preprocessing=_preprocessing_context(args, preprocessing),
     )
 
 
@@ -236,6 +402,16 @@ def _release_weibull(parser, args) -> None:
     except ValueError as error:
         parser.error(str(error))
     _check_columns(parser, args, _table_columns(parser, args), [args.time, args.event])
+    if args.dry_run:
+        _dry_run(
+            args,
+            [
+                f"LSP (ε/2 = {args.epsilon / 2:g}) + TLL (ε/2 = {args.epsilon / 2:g}), pure ε-DP, replace-one neighbours",
+                f"horizon {args.horizon:g}, K = {args.K}, γ = {args.gamma:g}, ω = {args.omega:g} "
+                "(the noise scales also depend on n, which only the data rows give)",
+            ],
+        )
+        return
     accountant = _open_ledger(parser, args)
     frame = _read(args.data, [args.time, args.event])
     values = _numeric(parser, frame, [args.time, args.event])
@@ -396,24 +572,102 @@ def _show_ledger(parser, args) -> None:
 # ------------------------------------------------------------------------------ fit
 
 
+def _choose_entry(parser, args, entries: list[dict]) -> int:
+    """The position of the sufficient-statistics release to fit; a usage error that says what
+    the file holds when it holds none (or several and no ``--index``)."""
+    from .release_file import SUFF_STATS
+
+    candidates = [i for i, e in enumerate(entries) if e["kind"] == SUFF_STATS]
+    if not candidates:
+        held = "; ".join(
+            f"{i}: {e['kind']} ({e.get('mechanism', '?')}), outputs {', '.join(e.get('outputs', {})) or 'none'}"
+            for i, e in enumerate(entries)
+        )
+        parser.error(
+            f"{str(args.release)!r} holds no release that 'pm-private fit' can fit: it fits Bayesian linear "
+            f"regression on sufficient statistics (kind {SUFF_STATS!r}, written by 'pm-private release "
+            f"suff-stats'). The file holds [{held or 'nothing'}]; such a release is itself the private "
+            "estimate: read its outputs with pm_private.release_file.read_release_file"
+        )
+    if args.index is None:
+        if len(candidates) != 1:
+            parser.error(
+                f"{str(args.release)!r} holds {len(candidates)} sufficient-statistics releases (at {candidates}); "
+                "choose one with --index"
+            )
+        return candidates[0]
+    if args.index not in candidates:
+        parser.error(f"--index {args.index}: no sufficient-statistics release at that position (found {candidates})")
+    return args.index
+
+
+def _provenance(args, entry: dict, index: int) -> dict:
+    """Attributes of the posterior file: the release's privacy and where it came from."""
+    import hashlib
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        library = version("pm_private")
+    except PackageNotFoundError:  # run from a source tree
+        library = "unknown (not installed)"
+    return {
+        "pm_private_version": library,
+        "release_file": args.release.name,
+        "release_file_sha256": hashlib.sha256(args.release.read_bytes()).hexdigest(),
+        "release_index": index,
+        "release_kind": entry["kind"],
+        "mechanism": entry["mechanism"],
+        "epsilon": float(entry["epsilon"]),
+        "delta": float(entry["delta"]),
+        "neighbours": entry["neighbours"],
+        "private": int(bool(entry["private"])),
+        "model": "noise-aware Bayesian linear regression on released sufficient statistics "
+        "(Bernstein & Sheldon 2019; Honkela et al. 2018)",
+    }
+
+
+class _ProgressLines:
+    """A line every ``every`` (fraction) of the sampler's iterations, for output that is not a
+    terminal (a log file shows the sampler is alive and how long it has left).  The clock starts
+    at the first iteration, so compiling does not distort the estimate."""
+
+    def __init__(self, total: int, every: float = 0.1):
+        import time
+
+        self._clock = time.monotonic
+        self.total = total
+        self.step = max(1, math.ceil(total * every))
+        self.done = 0
+        self.created = self._clock()
+        self.start = None
+
+    def __call__(self, trace=None, draw=None) -> None:
+        now = self._clock()
+        self.done += 1
+        if self.start is None:
+            self.start = now
+            print(f"fit: compiled and initialised in {now - self.created:.0f} s; sampling", flush=True)
+        if self.done % self.step and self.done != self.total:
+            return
+        elapsed = now - self.start
+        left = elapsed * (self.total - self.done) / max(self.done - 1, 1)
+        phase = "tuning" if draw is not None and draw.tuning else "drawing"
+        chain = f"chain {draw.chain + 1}, " if draw is not None else ""
+        print(
+            f"fit: {100 * self.done / self.total:3.0f}% of {self.total} iterations ({chain}{phase}), "
+            f"{elapsed:.0f} s sampling, about {left:.0f} s left",
+            flush=True,
+        )
+
+
 def _fit(parser, args) -> None:
-    from .release_file import SUFF_STATS, read_release_file
+    from .release_file import read_release_file
 
     try:
         entries = read_release_file(args.release)
     except (ValueError, OSError) as error:
         parser.error(str(error))
-    candidates = [i for i, e in enumerate(entries) if e["kind"] == SUFF_STATS]
-    if args.index is None:
-        if len(candidates) != 1:
-            parser.error(
-                f"{str(args.release)!r} holds {len(candidates)} sufficient-statistics releases; choose one with --index"
-            )
-        index = candidates[0]
-    elif args.index not in candidates:
-        parser.error(f"--index {args.index}: no sufficient-statistics release at that position (found {candidates})")
-    else:
-        index = args.index
+    index = _choose_entry(parser, args, entries)
     entry = entries[index]
     stem = args.release.with_suffix("")
     posterior = args.posterior or Path(f"{stem}.posterior.nc")
@@ -430,26 +684,33 @@ def _fit(parser, args) -> None:
         parser.error("writing netCDF needs h5netcdf and h5py: pip install 'pm_private[io]'")
 
     use_compile_cache()
+    import logging
     import warnings
 
-    # The C backend warns that it found no BLAS to link; this model is d×d.
+    # The C backend warns that it found no BLAS to link; this model is small dense algebra.
     warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
+    logging.getLogger("pytensor.tensor.blas").setLevel(logging.ERROR)
     import arviz as az
     import pymc as pm
 
     from .linear.regression import regression_model
 
-    stats = entry["release"]
-    with regression_model(stats, feature_names=entry.get("features")):
+    bar = not args.no_progress and sys.stdout.isatty()
+    lines = None if args.no_progress or bar else _ProgressLines(args.chains * (args.draws + args.tune))
+    with regression_model(entry["release"], feature_names=entry.get("features")):
         idata = pm.sample(
             draws=args.draws,
             tune=args.tune,
             chains=args.chains,
             cores=1,
             random_seed=args.seed,
-            progressbar=not args.no_progress,
+            target_accept=args.target_accept,
+            nuts_sampler="pymc",
+            progressbar=bar,
+            callback=lines,
             compile_kwargs={"mode": "CVM" if args.backend == "c" else "NUMBA"},
         )
+    idata.attrs.update(_provenance(args, entry, index))
     idata.to_netcdf(posterior, engine="h5netcdf")
     table = az.summary(idata, var_names=["beta", "noise_precision", "prior_precision"])
     table.to_csv(summary)
@@ -491,16 +752,52 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
     _release_arguments(suff)
     suff.add_argument("--target", required=True, help="response column")
     suff.add_argument("--features", nargs="+", help="feature columns (default: every other column)")
-    suff.add_argument("--x-bound", type=types.bound, required=True, help="public bound Bx on |feature| values")
-    suff.add_argument("--y-bound", type=types.bound, required=True, help="public bound By on |response|")
+    suff.add_argument(
+        "--mechanism",
+        choices=("laplace", "gaussian"),
+        default="laplace",
+        help="laplace: pure ε-DP, entrywise bounds (Honkela et al. 2018); gaussian: (ε, δ)-DP, row-norm bound, "
+        "far less noise at d ≥ 5 (Sheffet 2017; Wang 2018)",
+    )
+    suff.add_argument("--delta", type=types.open_unit_interval, help="δ of a gaussian release, spent from the ledger")
+    suff.add_argument(
+        "--x-bound",
+        type=types.bound,
+        required=True,
+        help="public bound on the (preprocessed) features: on each |value| (laplace) or on each row's ℓ2 norm (gaussian)",
+    )
+    suff.add_argument(
+        "--y-bound", type=types.bound, required=True, help="public bound on the (preprocessed) |response|"
+    )
     suff.add_argument(
         "--split",
         type=types.open_unit_interval,
         nargs=3,
-        default=[0.60, 0.35, 0.05],
+        default=_DEFAULT_SPLIT,
         metavar=("P_XX", "P_XY", "P_YY"),
-        help="budget shares of Sxx, Sxy, Syy, summing to 1 (default 0.6 0.35 0.05)",
+        help="laplace: budget shares of Sxx, Sxy, Syy, summing to 1 (default 0.6 0.35 0.05)",
     )
+    public = suff.add_argument_group(
+        "public preprocessing",
+        "x ↦ (x − x_center)/x_scale and y ↦ (y − y_center)/y_scale before clipping; the constants must be public "
+        "(declared in advance, or from rows that are not private) and are carried in the release, so that the "
+        "fit and its predictions use the same map.  A flag overrides the value from --standardize-from.",
+    )
+    public.add_argument(
+        "--standardize-from",
+        type=types.existing_file,
+        metavar="PUBLIC_FILE",
+        help="CSV/Parquet file of public rows with the same columns: centres are their means, scales their "
+        "standard deviations",
+    )
+    public.add_argument(
+        "--x-center", type=types.finite_float, nargs="+", metavar="C", help="one value, or one per feature"
+    )
+    public.add_argument(
+        "--x-scale", type=types.positive_float, nargs="+", metavar="S", help="one value, or one per feature"
+    )
+    public.add_argument("--y-center", type=types.finite_float, metavar="C")
+    public.add_argument("--y-scale", type=types.positive_float, metavar="S")
     suff.set_defaults(run=_release_suff_stats, command_parser=suff)
     weibull = kinds.add_parser(
         "weibull",
@@ -539,7 +836,9 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
     fit = commands.add_parser(
         "fit",
         help="Bayesian linear regression (Honkela et al. 2018) on a release file's statistics",
-        description="NUTS on the noise-aware regression model of released sufficient statistics (Bernstein & Sheldon 2019; the release's noise scales enter the likelihood); no budget is spent.",
+        description="NUTS on the noise-aware regression model of released sufficient statistics (Bernstein & Sheldon 2019; "
+        "the release's noise scales enter the likelihood); no budget is spent.  The posterior file's attributes record "
+        "the release's ε, δ, mechanism, the release file's SHA-256 and the library version.",
     )
     fit.add_argument(
         "release", type=types.existing_file, help="release file written by 'pm-private release suff-stats'"
@@ -547,14 +846,29 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
     fit.add_argument("--index", type=types.nonnegative_int, help="which release of the file (default: the only one)")
     fit.add_argument("--posterior", type=types.output_file, help="netCDF file (default RELEASE.posterior.nc)")
     fit.add_argument("--summary", type=types.output_file, help="summary CSV (default RELEASE.summary.csv)")
-    fit.add_argument("--draws", type=types.positive_int, default=1000)
-    fit.add_argument("--tune", type=types.nonnegative_int, default=1000)
+    fit.add_argument("--draws", type=types.positive_int, default=500, help="draws per chain (default 500)")
+    fit.add_argument(
+        "--tune", type=types.nonnegative_int, default=500, help="tuning iterations per chain (default 500)"
+    )
     fit.add_argument("--chains", type=types.positive_int, default=2)
     fit.add_argument("--seed", type=types.nonnegative_int, default=0)
     fit.add_argument(
-        "--backend", choices=("c", "numba"), default="c", help="PyTensor backend (default c: faster to compile)"
+        "--target-accept",
+        type=types.open_unit_interval,
+        default=0.9,
+        help="NUTS target acceptance rate (default 0.9: fewer divergences when the noise dominates Sxx)",
     )
-    fit.add_argument("--no-progress", action="store_true")
+    fit.add_argument(
+        "--backend",
+        choices=("numba", "c"),
+        default="numba",
+        help="PyTensor backend (default numba: gradients several times faster; c compiles sooner)",
+    )
+    fit.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (on a terminal) and no progress lines (otherwise: one every 10%% of the iterations)",
+    )
     fit.set_defaults(run=_fit, command_parser=fit)
     return parser
 

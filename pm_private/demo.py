@@ -35,7 +35,9 @@ Run ``pm-private demo --help`` (or ``python -m studies.drug_sensitivity --help``
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -256,37 +258,38 @@ def calibration_study(
     rng = np.random.default_rng(seed)
     hits = {True: [], False: []}
     fitters = {}
-    for rep in range(reps):
-        lam0, lam = rng.gamma(10.0, 0.1), rng.gamma(10.0, 0.1)
-        beta = rng.standard_normal(d) / np.sqrt(lam0)
-        T = rng.standard_normal((d + 2, d)) / np.sqrt(d + 2)
-        X = rng.standard_normal((n, d)) @ np.linalg.cholesky(T.T @ T).T
-        y = X @ beta + rng.standard_normal(n) / np.sqrt(lam)
-        stats = release_suff_stats(X, y, epsilon=epsilon, x_bound=4.0, y_bound=4 * np.sqrt(2 * (d + 1)), rng=rng)
-        for aware in (True, False):
-            if aware not in fitters:
-                model = regression_model(stats, noise_aware=aware, x_scale=1.0, **CALIBRATION_PRIOR)
+    with quiet_sampler():  # one study of many short runs: no per-run log lines
+        for rep in range(reps):
+            lam0, lam = rng.gamma(10.0, 0.1), rng.gamma(10.0, 0.1)
+            beta = rng.standard_normal(d) / np.sqrt(lam0)
+            T = rng.standard_normal((d + 2, d)) / np.sqrt(d + 2)
+            X = rng.standard_normal((n, d)) @ np.linalg.cholesky(T.T @ T).T
+            y = X @ beta + rng.standard_normal(n) / np.sqrt(lam)
+            stats = release_suff_stats(X, y, epsilon=epsilon, x_bound=4.0, y_bound=4 * np.sqrt(2 * (d + 1)), rng=rng)
+            for aware in (True, False):
+                if aware not in fitters:
+                    model = regression_model(stats, noise_aware=aware, x_scale=1.0, **CALIBRATION_PRIOR)
+                    with model:
+                        fitters[aware] = (model, pm.NUTS(compile_kwargs={"mode": "CVM"}))
+                model, step = fitters[aware]
+                set_stats("likelihood", stats, model)
                 with model:
-                    fitters[aware] = (model, pm.NUTS(compile_kwargs={"mode": "CVM"}))
-            model, step = fitters[aware]
-            set_stats("likelihood", stats, model)
-            with model:
-                post = (
-                    pm.sample(
-                        draws,
-                        tune=draws,
-                        step=step,
-                        chains=1,
-                        progressbar=False,
-                        random_seed=seed + rep,
-                        compute_convergence_checks=False,
+                    post = (
+                        pm.sample(
+                            draws,
+                            tune=draws,
+                            step=step,
+                            chains=1,
+                            progressbar=False,
+                            random_seed=seed + rep,
+                            compute_convergence_checks=False,
+                        )
+                        .posterior["beta"]
+                        .values[0]
                     )
-                    .posterior["beta"]
-                    .values[0]
-                )
-            lo = np.quantile(post, [(1 - q) / 2 for q in levels], axis=0)
-            hi = np.quantile(post, [(1 + q) / 2 for q in levels], axis=0)
-            hits[aware].append((lo <= beta) & (beta <= hi))  # (levels, d)
+                lo = np.quantile(post, [(1 - q) / 2 for q in levels], axis=0)
+                hi = np.quantile(post, [(1 + q) / 2 for q in levels], axis=0)
+                hits[aware].append((lo <= beta) & (beta <= hi))  # (levels, d)
     rows = []
     for aware, label in ((True, "noise-aware"), (False, "Honkela et al. 2018")):
         inside = np.stack(hits[aware])  # (reps, levels, d)
@@ -319,6 +322,28 @@ def plot_calibration(coverage: pd.DataFrame, path: Path | None = None, ax=None):
         ax.figure.savefig(path, dpi=120)
         plt.close(ax.figure)
     return ax
+
+
+@contextmanager
+def quiet_sampler():
+    """Silence PyMC's per-run log lines (initialisation, "Sampling 1 chain…", the divergence
+    count of one short run) and PyTensor's "Using NumPy C-API based implementation for BLAS
+    functions" inside the block, restoring the loggers' levels after it.
+
+    Yields
+    ------
+    None
+        The block runs with the two loggers at ERROR.
+    """
+    loggers = [logging.getLogger(name) for name in ("pymc", "pytensor.tensor.blas")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 def _progress(enabled: bool):
@@ -425,18 +450,19 @@ def main(args: argparse.Namespace | None = None) -> pd.DataFrame:
     if problem:
         sys.stderr.write(f"pm-private demo: error: {problem}\n")
         raise SystemExit(2)
-    results = run_experiment(
-        data,
-        n_drugs=args.drugs,
-        genes=args.genes,
-        private_sizes=tuple(args.sizes),
-        epsilons=tuple(args.epsilons),
-        repeats=args.repeats,
-        n_public=args.public,
-        advi_steps=args.advi_steps,
-        seed=args.seed,
-        progress=not args.no_progress,
-    )
+    with quiet_sampler():
+        results = run_experiment(
+            data,
+            n_drugs=args.drugs,
+            genes=args.genes,
+            private_sizes=tuple(args.sizes),
+            epsilons=tuple(args.epsilons),
+            repeats=args.repeats,
+            n_public=args.public,
+            advi_steps=args.advi_steps,
+            seed=args.seed,
+            progress=not args.no_progress and sys.stdout.isatty(),  # no bar redrawn into a log file
+        )
     summary = summarise(results)
     results.to_csv(args.out / "drug_sensitivity_results.csv", index=False)
     plot(summary, args.out / "drug_sensitivity.png")

@@ -144,7 +144,13 @@ def test_fit_argument_errors(data, capsys):
     (data / "bad.json").write_text("{}")
     _usage_error(["fit", "bad.json"], capsys, "not a pm_private release file")
     main([*WEIBULL, "--ledger", "l.db", "--total-epsilon", "1", "--epsilon", "0.5", "--out", "w.json"])
-    _usage_error(["fit", "w.json"], capsys, "holds 0 sufficient-statistics releases")
+    _usage_error(["fit", "w.json"], capsys, "holds no release that 'pm-private fit' can fit")
+    assert "--index" not in capsys.readouterr().err
+    main([*WEIBULL, "--ledger", "l.db", "--epsilon", "0.1", "--out", "w2.json"])
+    with pytest.raises(SystemExit):
+        main(["fit", "w2.json"])
+    message = capsys.readouterr().err
+    assert "0: weibull" in message and "read_release_file" in message
     _usage_error(["fit", "w.json", "--draws", "0"], capsys, "argument --draws")
     _usage_error(["fit", "w.json", "--posterior", "."], capsys, "is a folder")
 
@@ -157,12 +163,124 @@ def test_fit_writes_posterior_and_summary(data, capsys):
     # beta[a] (true value 0.5) well away from the threshold in every run.
     main([*SUFF, "--ledger", "l.db", "--total-epsilon", "100", "--epsilon", "100", "--out", "r.json"])
     argv = ["fit", "r.json", "--draws", "100", "--tune", "100", "--chains", "1", "--no-progress", "--summary", "s.csv"]
+    argv += ["--backend", "c"]  # compiles sooner than the default numba: the test is about the files
     assert main(argv) == 0
     posterior = xr.open_datatree(data / "r.posterior.nc", engine="h5netcdf")
     assert posterior["posterior"]["beta"].shape == (1, 100, 3)
     assert list(posterior["posterior"]["feature"].values) == ["a", "b", "c"]
     summary = pd.read_csv(data / "s.csv", index_col=0)
     assert "beta[a]" in summary.index and summary.loc["beta[a]", "mean"] > 0.2
+
+
+def test_dry_run_reads_no_row_and_touches_no_ledger(data, capsys):
+    # Rows that no release could read: the dry run only needs the header and public arguments.
+    (data / "broken.csv").write_text("a,b,c,y\nnot,a,number,!\n")
+    argv = [*SUFF, "--ledger", "l.db", "--total-epsilon", "2", "--epsilon", "1", "--out", "r.json", "--dry-run"]
+    argv[2] = "broken.csv"
+    assert main(argv) == 0
+    shown = capsys.readouterr().out
+    # Laplace scales Δ/(pε): Sxx d(d+1)Bx²/0.6, Sxy 2dBxBy/0.35, Syy By²/0.05 at d = 3, Bx = 1, By = 2.
+    assert "would spend ε = 1" in shown and "Laplace scale 20 " in shown.replace("\n", " ")
+    assert "Laplace scale 34.2857" in shown and "Laplace scale 80" in shown
+    assert not (data / "l.db").exists() and not (data / "r.json").exists()
+    gaussian = [*argv, "--mechanism", "gaussian", "--delta", "1e-6", "--x-bound", "1.5"]
+    assert main(gaussian) == 0
+    assert "Gaussian mechanism, (ε, δ) = (1, 1e-06)" in capsys.readouterr().out
+    assert (
+        main([*WEIBULL, "--ledger", "l.db", "--total-epsilon", "1", "--epsilon", "1", "--out", "w.json", "--dry-run"])
+        == 0
+    )
+    assert "LSP (ε/2 = 0.5)" in capsys.readouterr().out and not (data / "l.db").exists()
+
+
+def test_release_note_and_public_preprocessing_are_recorded(data, capsys):
+    pd.DataFrame({"a": [0.0, 2.0], "b": [1.0, 1.0], "c": [-1.0, 3.0], "y": [0.0, 4.0]}).to_csv("pub.csv", index=False)
+    common = ["--ledger", "l.db", "--total-epsilon", "3", "--total-delta", "1e-5", "--epsilon", "1"]
+    argv = [*SUFF, *common, "--out", "r.json", "--standardize-from", "pub.csv", "--y-scale", "3", "--note", "study 7"]
+    assert main(argv) == 0
+    (entry,) = read_release_file("r.json")
+    prep = entry["release"].releases[0].preprocessing
+    # Means and standard deviations of the public rows; a constant column is centred, not scaled;
+    # the flag overrides the file's y scale.
+    np.testing.assert_allclose(prep.x_center, [1.0, 1.0, 1.0])
+    np.testing.assert_allclose(prep.x_scale, [1.0, 1.0, 2.0])
+    assert (prep.y_center, prep.y_scale) == (2.0, 3.0)
+    assert "pub.csv" in entry["preprocessing"]["constants"] and "--y-scale" in entry["preprocessing"]["constants"]
+    assert PrivacyAccountant.open("l.db").history[-1].note == "study 7"
+    assert main(["ledger", "l.db"]) == 0 and "[study 7]" in capsys.readouterr().out
+
+    argv = [*SUFF, "--ledger", "l.db", "--epsilon", "1", "--out", "g.json", "--mechanism", "gaussian"]
+    argv += ["--delta", "1e-6", "--x-center", "0", "--x-scale", "1", "2", "4"]
+    assert main(argv) == 0
+    (gaussian,) = read_release_file("g.json")
+    assert gaussian["delta"] == 1e-6 and gaussian["releases"][0]["kind"] == "suff_stats_gaussian"
+    np.testing.assert_allclose(gaussian["release"].releases[0].preprocessing.x_scale, [1.0, 2.0, 4.0])
+    assert PrivacyAccountant.open("l.db").spent == (2.0, 1e-6)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (["--x-scale", "1", "2"], "--x-scale takes 1 value or one per feature (3), got 2"),
+        (["--x-scale", "0"], "argument --x-scale: must be > 0"),
+        (["--y-center", "inf"], "argument --y-center: must be finite"),
+        (["--standardize-from", "none.csv"], "no such file"),
+        (["--mechanism", "gaussian"], "--mechanism gaussian needs --delta"),
+        (["--delta", "1e-6"], "--delta applies to --mechanism gaussian only"),
+    ],
+)
+def test_preprocessing_and_mechanism_errors_spend_nothing(data, capsys, change, message):
+    PrivacyAccountant.open("l.db", epsilon=1.0)
+    _usage_error([*SUFF, "--ledger", "l.db", "--epsilon", "0.5", "--out", "r.json", *change], capsys, message)
+    assert PrivacyAccountant.open("l.db").history == () and not (data / "r.json").exists()
+
+
+@pytest.mark.slow
+def test_steward_to_analyst_on_a_shipped_data_set(tmp_path, monkeypatch, capsys):
+    """scikit-learn's diabetes data on its raw scale: 40 public rows give the preprocessing, the
+    steward releases the other rows with a note, the analyst fits and gets a posterior file that
+    says what it was fitted on."""
+    import hashlib
+    from importlib.metadata import version
+
+    import xarray as xr
+    from sklearn.datasets import load_diabetes
+
+    monkeypatch.chdir(tmp_path)
+    frame = load_diabetes(scaled=False, as_frame=True).frame
+    frame.iloc[:40].to_csv("public.csv", index=False)
+    frame.iloc[40:].to_csv("private.csv", index=False)
+    release = ["release", "suff-stats", "private.csv", "--target", "target", "--mechanism", "gaussian"]
+    release += ["--x-bound", "3.2", "--y-bound", "2", "--standardize-from", "public.csv"]
+    release += [
+        "--ledger",
+        "l.db",
+        "--total-epsilon",
+        "1",
+        "--total-delta",
+        "1e-5",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-5",
+    ]
+    assert main([*release, "--out", "r.json", "--note", "diabetes study", "--dry-run"]) == 0
+    assert not (tmp_path / "l.db").exists()
+    assert main([*release, "--out", "r.json", "--note", "diabetes study"]) == 0
+    capsys.readouterr()
+    fit = ["fit", "r.json", "--draws", "30", "--tune", "30", "--chains", "1", "--backend", "c", "--seed", "1"]
+    assert main(fit) == 0
+    out = capsys.readouterr().out
+    assert "fit:  50% of 60 iterations" in out and "fit: 100% of 60 iterations" in out  # not a terminal: lines
+    posterior = xr.open_datatree("r.posterior.nc", engine="h5netcdf")
+    attrs = posterior.attrs
+    assert attrs["epsilon"] == pytest.approx(1.0) and attrs["epsilon"] <= 1.0  # what OpenDP certifies
+    assert (attrs["delta"], attrs["release_kind"]) == (1e-5, "suff_stats")
+    assert "Gaussian" in attrs["mechanism"] and attrs["neighbours"] == "replace-one"
+    assert attrs["release_file_sha256"] == hashlib.sha256((tmp_path / "r.json").read_bytes()).hexdigest()
+    assert attrs["pm_private_version"] == version("pm_private")
+    assert list(posterior["posterior"]["feature"].values) == list(frame.columns[:-1])
+    assert PrivacyAccountant.open("l.db").history[-1].note == "diabetes study"
 
 
 def test_exit_codes_of_the_command(data):
@@ -289,3 +407,17 @@ def test_a_failed_release_leaves_no_file_at_all(data, monkeypatch, failure):
     with pytest.raises(type(failure)):
         main([*WEIBULL, "--ledger", "l.db", "--epsilon", "0.5", "--out", "r.json"])
     assert sorted(p.name for p in data.iterdir() if "r.json" in p.name) == []
+
+
+def test_demo_silences_the_sampler_chatter_and_restores_the_loggers(caplog):
+    import logging
+
+    from pm_private.demo import quiet_sampler
+
+    before = logging.getLogger("pymc").level
+    with caplog.at_level(logging.INFO), quiet_sampler():
+        logging.getLogger("pymc").info("Sequential sampling (1 chains in 1 job)")
+        logging.getLogger("pytensor.tensor.blas").warning("Using NumPy C-API based implementation for BLAS functions.")
+        logging.getLogger("pymc").error("a real error still shows")
+    assert [r.getMessage() for r in caplog.records] == ["a real error still shows"]
+    assert logging.getLogger("pymc").level == before

@@ -44,6 +44,8 @@ Where this module departs from the paper, and why:
 from __future__ import annotations
 
 import math
+import sys
+import warnings
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -291,6 +293,19 @@ def check_penalty(lam, alpha) -> tuple[float, float]:
     return check_bound("lam", lam), check_fraction("alpha", alpha)
 
 
+def _inside_model_selection() -> bool:
+    """True when scikit-learn's model selection (a search, a cross-validation, a validation or
+    learning curve) is on the call stack.  Every such tool fits through
+    ``sklearn.model_selection``'s functions, in this process or, with ``n_jobs``, in the worker
+    that runs them, so the stack is a signal that needs no cooperation from the caller."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_globals.get("__name__", "").startswith("sklearn.model_selection"):
+            return True
+        frame = frame.f_back
+    return False
+
+
 class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
     """ε-DP logistic regression with elastic-net penalty ½λ(1−α)‖θ‖² + λα‖θ‖₁ (Yu et al. 2014, Alg. 1).
 
@@ -315,6 +330,15 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
     arguments are refused before the charge, and a fit that does not converge raises
     :class:`~pm_private.privacy.ConvergenceError` after the charge (the failure
     depends on the data, so it must not be retriable for free).
+
+    Model selection.  Every ``fit`` is a release: a ``GridSearchCV`` over k candidates with
+    5 folds is 5k + 1 fits on overlapping records, and costs up to (5k + 1)·ε by sequential
+    composition (Dwork & Roth 2014, Thm 3.16).  A ``fit`` without an accountant that runs inside
+    scikit-learn's model selection (``sklearn.model_selection`` on the call stack:
+    ``GridSearchCV``, ``RandomizedSearchCV``, ``cross_validate``, ``cross_val_score``,
+    ``validation_curve``, …) warns (``UserWarning``), since nothing then records that cost; pass
+    an accountant to count it, or use :func:`pm_private.logistic.select_penalty`, which selects
+    the penalty privately within one budget.
 
     Parameters
     ----------
@@ -501,6 +525,16 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
         l1_mask = np.ones(design.shape[1], dtype=bool)
         if self.fit_intercept:
             l1_mask[-1] = False
+        if self.accountant is None and _inside_model_selection():
+            warnings.warn(
+                "DPElasticNetLogisticRegression.fit runs inside scikit-learn model selection without an "
+                "accountant: every fit (each candidate on each fold, and the refit) is an ε-DP release on "
+                "overlapping records, so the cost adds up (sequential composition) and nothing records it. "
+                "Pass accountant=PrivacyAccountant(...) to count it, or select the penalty with "
+                "pm_private.logistic.select_penalty",
+                UserWarning,
+                stacklevel=2,
+            )
         with release_guard(self.accountant, MECHANISM, epsilon, label="DP elastic-net logistic"):
             b = perturbation_noise(design.shape[1], self.noise, source)
             result = solve_elastic_net_logistic(

@@ -11,6 +11,7 @@ _NAMES = {
     "Reservation": ".accountant",
     "charge": ".accountant",
     "check_accountant": ".accountant",
+    "ledger_note": ".accountant",
     "note_noise_drawn": ".accountant",
     "NoiseSource": ".noise",
     "as_noise_source": ".noise",

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import contextvars
 import os
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from .budget import (
@@ -76,6 +76,7 @@ __all__ = [
     "Reservation",
     "charge",
     "check_accountant",
+    "ledger_note",
     "note_noise_drawn",
 ]
 
@@ -84,6 +85,47 @@ __all__ = [
 # Noise tracking: the reservations open in the current thread/context.
 
 _ACTIVE: contextvars.ContextVar[tuple[Reservation, ...]] = contextvars.ContextVar("pm_private_reservations", default=())
+_NOTE: contextvars.ContextVar[str] = contextvars.ContextVar("pm_private_ledger_note", default="")
+
+
+@contextmanager
+def ledger_note(note: str):
+    """Store ``note`` with every ledger entry settled by a reservation made inside the block.
+
+    The release functions write their own ``label`` (sizes, bounds); this is the caller's word
+    on who asked for the release and why, kept in the entry's ``note`` (before any note of the
+    settlement itself, such as a failure after the noise was drawn).  Notes are public text in
+    the ledger: never put a private value in one.
+
+    Parameters
+    ----------
+    note : str
+        Free text, e.g. ``"requested by the cardiology study, ticket 12"``.
+
+    Yields
+    ------
+    None
+        Reservations made in the block (in this thread or task) carry the note.
+
+    Raises
+    ------
+    TypeError
+        If ``note`` is not a str.
+
+    Examples
+    --------
+    >>> acct = PrivacyAccountant(epsilon=1.0)
+    >>> with ledger_note("asked by the analysis team"):
+    ...     acct.record("Laplace", 0.5).note
+    'asked by the analysis team'
+    """
+    if not isinstance(note, str):
+        raise TypeError(f"note must be a str, got {type(note).__name__}")
+    token = _NOTE.set(note)
+    try:
+        yield
+    finally:
+        _NOTE.reset(token)
 
 
 def note_noise_drawn() -> None:
@@ -124,6 +166,7 @@ class Reservation:
         self.delta = delta
         self.status = RESERVED
         self._noise = False
+        self._note = _NOTE.get()
 
     @property
     def has_drawn_noise(self) -> bool:
@@ -165,6 +208,7 @@ class Reservation:
     def _settle(self, status: str, note: str) -> None:
         if self.status != RESERVED:
             raise RuntimeError(f"this reservation is already {self.status}")
+        note = "; ".join(part for part in (self._note, note) if part)
         self.accountant._store.settle(self.id, status, note)
         self.status = status
 

@@ -19,8 +19,10 @@ pytest.importorskip("myst_nb")
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.slow
-def test_docs_build_without_warnings(tmp_path):
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """One build shared by the tests of this module: (HTML folder, the finished sphinx run)."""
+    tmp_path = tmp_path_factory.mktemp("docs")
     html = tmp_path / "html"
     build = subprocess.run(
         [
@@ -42,6 +44,12 @@ def test_docs_build_without_warnings(tmp_path):
         text=True,
         timeout=600,
     )
+    return html, build
+
+
+@pytest.mark.slow
+def test_docs_build_without_warnings(built):
+    html, build = built
     assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-8000:]
 
     import pm_private.linear
@@ -66,3 +74,30 @@ def test_docs_build_without_warnings(tmp_path):
     ):
         assert mechanism in privacy
     assert (html / "examples" / "survival.html").exists()
+
+    api_menu = (html / "api" / "pm_private.linear.html").read_text(encoding="utf-8")
+    assert "pm_private._engine" not in api_menu and "pm_private._dask" not in api_menu  # private modules
+    assert "mathjax" in (html / "privacy.html").read_text(encoding="utf-8").lower()
+
+
+@pytest.mark.slow
+def test_docs_pages_fit_the_window(built):
+    """The landing page, the privacy page and the longest API title, rendered in headless
+    Chromium at 1280 and 1400 px: no horizontal overflow and nothing clipped sideways."""
+    layout = _layout_script()
+    browser = layout.find_browser()
+    if browser is None:
+        pytest.skip("no Chromium on this machine (apt-get install chromium)")
+    html, build = built
+    assert build.returncode == 0, build.stderr[-4000:]
+    problems = layout.check(html, browser)
+    assert not problems, "\n".join(problems[:30])
+
+
+def _layout_script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("docs_layout", ROOT / "scripts" / "docs_layout.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

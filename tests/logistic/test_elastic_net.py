@@ -419,3 +419,23 @@ def test_prediction_refuses_bad_rows():
         model.predict(np.ones((2, 4)))
     with pytest.raises(ValueError, match="NaN"):
         model.predict(np.array([[np.nan, 0.0, 0.0]]))
+
+
+def test_model_selection_without_an_accountant_warns_and_with_one_counts_every_fit():
+    from sklearn.model_selection import GridSearchCV, cross_val_score
+
+    X, y = _data(n=200)[:2]
+    estimator = DPElasticNetLogisticRegression(epsilon=0.5, rng=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        estimator.fit(X, y)  # one fit is one release, counted or not by its caller: no warning
+    with pytest.warns(UserWarning, match="inside scikit-learn model selection without an accountant"):
+        GridSearchCV(estimator, {"lam": [0.5, 1.0]}, cv=3).fit(X, y)
+    with pytest.warns(UserWarning, match="select_penalty"):
+        cross_val_score(estimator, X, y, cv=2)
+    accountant = PrivacyAccountant(10.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        GridSearchCV(estimator.set_params(accountant=accountant), {"lam": [0.5, 1.0]}, cv=3).fit(X, y)
+    # 2 candidates × 3 folds + the refit, each ε = 0.5 by sequential composition.
+    assert accountant.spent == pytest.approx((3.5, 0.0))

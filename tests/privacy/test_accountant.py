@@ -67,3 +67,19 @@ def test_invalid_charges():
         with pytest.raises(ValueError, match="epsilon"):
             acct.record("m", eps)
     assert acct.ledger == ()
+
+
+def test_ledger_note_is_stored_with_every_entry_settled_in_its_block(tmp_path):
+    from pm_private.privacy.accountant import ledger_note
+
+    for accountant in (PrivacyAccountant(5.0), PrivacyAccountant.open(tmp_path / "l.db", epsilon=5.0)):
+        with ledger_note("asked by study 7"):
+            accountant.record("Laplace", 1.0)
+            with pytest.raises(RuntimeError), accountant.charge("Laplace", 1.0) as reservation:
+                reservation.noise_drawn()
+                raise RuntimeError("after the noise")
+        accountant.record("Laplace", 1.0)  # outside the block: no note
+        notes = [entry.note for entry in accountant.history]
+        assert notes == ["asked by study 7", "asked by study 7; failed after noise was drawn (RuntimeError)", ""]
+    with pytest.raises(TypeError, match="note must be a str"), ledger_note(7):
+        pass
