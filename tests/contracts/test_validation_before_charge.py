@@ -60,6 +60,10 @@ INFRASTRUCTURE = {
     "PrivacyAccountant",
     "laplace_vector",
     "l2_gamma_vector",
+    "add_gaussian_noise",  # a sampler, like the two above: the mechanisms calling it are swept
+    # Charges for published sampler draws; its arguments (draws, model, accountant, private) are
+    # checked before any charge in tests/sampling/test_publish.py, on a sampled model.
+    "publishable",
 }
 CALL_LIMIT_S = 20.0
 COUNTS: Counter = Counter({"spends": 0, "reservations": 0, "noise draws": 0})
