@@ -127,8 +127,8 @@ def _numeric(parser, frame, columns: list[str]):
     return frame[columns].to_numpy(dtype=np.float64)
 
 
-def _write_release(parser, args, accountant, release, **context) -> None:
-    """Reserve the output file, release, write; a failed release leaves no file."""
+def _write_release(parser, args, accountant, release, **context):
+    """Reserve the output file, release, write; a failed release leaves no file.  Returns the release."""
     from .privacy.budget import BudgetExceededError
     from .release_file import release_to_dict, write_release_file
 
@@ -149,11 +149,14 @@ def _write_release(parser, args, accountant, release, **context) -> None:
     eps, delta = accountant.spent
     print(f"released {args.kind} of {args.data.name} with ε = {args.epsilon:g}; wrote {args.out}")
     print(f"ledger {args.ledger}: spent ε {eps:g} of {accountant.epsilon:g}, δ {delta:g} of {accountant.delta:g}")
+    return result
 
 
 def _release_suff_stats(parser, args) -> None:
     if abs(math.fsum(args.split) - 1) > 1e-9:
         parser.error(f"--split must sum to 1, got {' '.join(map(str, args.split))}")
+    if not (args.clip_share == 0 or 0.001 <= args.clip_share <= 0.5):
+        parser.error(f"--clip-share must be 0 or in [0.001, 0.5], got {args.clip_share:g}")
     available = _table_columns(parser, args)
     features = args.features or [c for c in available if c != args.target]
     if not features:
@@ -163,14 +166,14 @@ def _release_suff_stats(parser, args) -> None:
     frame = _read(args.data, [*features, args.target])
     X = _numeric(parser, frame, features)
     y = _numeric(parser, frame, [args.target])[:, 0]
-    from .linear.suffstats import release_suff_stats
+    from .linear.suffstats import clip_report, release_suff_stats
 
     preprocessing = {
         "rows": "all rows of the file (none dropped; n is public)",
         "features": "as read; clipped by the mechanism to [-x_bound, x_bound]",
         "target": "as read; clipped by the mechanism to [-y_bound, y_bound]",
     }
-    _write_release(
+    stats = _write_release(
         parser,
         args,
         accountant,
@@ -182,11 +185,19 @@ def _release_suff_stats(parser, args) -> None:
             y_bound=args.y_bound,
             split=tuple(args.split),
             accountant=accountant,
+            clip_share=args.clip_share,
         ),
         features=features,
         target=args.target,
         preprocessing=preprocessing,
     )
+    for report in clip_report(stats, warn=False):
+        print(f"estimated from the release: {report}")
+        if report.large:
+            print(
+                "warning: much of the data was clipped, so the statistics describe the clipped rows and "
+                "fitted coefficients are biased; choose wider bounds (on public data) if you can"
+            )
 
 
 def _release_weibull(parser, args) -> None:
@@ -392,6 +403,12 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
         default=[0.60, 0.35, 0.05],
         metavar=("P_XX", "P_XY", "P_YY"),
         help="budget shares of Sxx, Sxy, Syy, summing to 1 (default 0.6 0.35 0.05)",
+    )
+    suff.add_argument(
+        "--clip-share",
+        type=types.unit_interval,
+        default=0.05,
+        help="share of ε spent on counting the clipped rows and responses (0: none; default 0.05)",
     )
     suff.set_defaults(run=_release_suff_stats, command_parser=suff)
     weibull = kinds.add_parser(
