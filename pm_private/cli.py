@@ -166,7 +166,7 @@ def _release_suff_stats(parser, args) -> None:
     frame = _read(args.data, [*features, args.target])
     X = _numeric(parser, frame, features)
     y = _numeric(parser, frame, [args.target])[:, 0]
-    from .linear.suffstats import clip_report, release_suff_stats
+    from .linear.suffstats import release_suff_stats
 
     preprocessing = {
         "rows": "all rows of the file (none dropped; n is public)",
@@ -191,6 +191,13 @@ def _release_suff_stats(parser, args) -> None:
         target=args.target,
         preprocessing=preprocessing,
     )
+    _print_clip_report(stats)
+
+
+def _print_clip_report(stats) -> None:
+    """The release's own estimate of how much its clipping changed, with a warning when it is large."""
+    from .linear.suffstats import clip_report
+
     for report in clip_report(stats, warn=False):
         print(f"estimated from the release: {report}")
         if report.large:
@@ -350,6 +357,7 @@ def _fit(parser, args) -> None:
             chains=args.chains,
             cores=1,
             random_seed=args.seed,
+            target_accept=args.target_accept,
             progressbar=not args.no_progress,
             compile_kwargs={"mode": "CVM" if args.backend == "c" else "NUMBA"},
         )
@@ -357,6 +365,9 @@ def _fit(parser, args) -> None:
     table = az.summary(idata, var_names=["beta", "noise_precision", "prior_precision"])
     table.to_csv(summary)
     print(table.to_string())
+    divergent = int(idata["sample_stats"]["diverging"].sum())
+    print(f"\ndivergent draws: {divergent} of {args.chains * args.draws}")
+    _print_clip_report(stats)
     print(f"\nwrote {posterior} and {summary}")
 
 
@@ -450,6 +461,12 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
     fit.add_argument("--tune", type=types.nonnegative_int, default=1000)
     fit.add_argument("--chains", type=types.positive_int, default=2)
     fit.add_argument("--seed", type=types.nonnegative_int, default=0)
+    fit.add_argument(
+        "--target-accept",
+        type=types.open_unit_interval,
+        default=0.95,
+        help="NUTS target acceptance rate (default 0.95; raise it if PyMC reports divergences)",
+    )
     fit.add_argument(
         "--backend", choices=("c", "numba"), default="c", help="PyTensor backend (default c: faster to compile)"
     )
