@@ -24,7 +24,7 @@ Clipping is what bounds the sensitivity, and it changes the statistics: the coef
 describe are those of the clipped rows.  Both releases therefore also release, by default, two
 counts in the same mechanism: the rows whose covariates the clipping changed and the responses
 it clipped.  Each count moves by at most 1 when one record is replaced, so the pair has ℓ1 and
-ℓ2 sensitivity 2 and √2.  They take the share ``clip_share`` (:data:`CLIP_SHARE`, 5 %) of the
+ℓ2 sensitivity 2 and √2.  They take the share ``clip_share`` (``CLIP_SHARE``, 5 %) of the
 release's budget, so the accountant still sees one release of the caller's ε (and δ); a share
 of 0 releases no counts.  :func:`clip_report` turns them into estimated fractions and warns
 when they are large.
@@ -452,7 +452,7 @@ class ClipReport:
 
     @property
     def large(self) -> bool:
-        """True when either estimated fraction exceeds :data:`CLIP_WARNING` (10 %)."""
+        """True when either estimated fraction exceeds ``CLIP_WARNING`` (10 %)."""
         return max(self.rows, self.responses) > CLIP_WARNING
 
     def __str__(self) -> str:
@@ -478,7 +478,7 @@ def clip_report(stats, *, warn: bool = True) -> tuple[ClipReport, ...]:
         Released statistics (possibly summed with others); exact statistics give no report.
     warn : bool, default True
         Warn (``UserWarning``) for each release whose estimated fraction of clipped rows or
-        responses exceeds :data:`CLIP_WARNING` (10 %).
+        responses exceeds ``CLIP_WARNING`` (10 %).
 
     Returns
     -------
