@@ -161,11 +161,11 @@ def _numeric(parser, frame, columns: list[str]):
     return frame[columns].to_numpy(dtype=np.float64)
 
 
-def _write_release(parser, args, accountant, release, **context) -> None:
+def _write_release(parser, args, accountant, release, **context):
     """Release (the ledger entry carries ``--note``), then write the release file atomically: a
     failed release leaves no file, and the file never exists half written (it is written under a
     hidden name in the same folder, made before the release so that an unwritable folder spends
-    nothing, then linked into place)."""
+    nothing, then linked into place).  Returns the release."""
     from .privacy.accountant import ledger_note
     from .privacy.budget import BudgetExceededError
     from .release_file import release_to_dict, write_release_file
@@ -200,6 +200,7 @@ def _write_release(parser, args, accountant, release, **context) -> None:
     eps, delta = accountant.spent
     print(f"released {args.kind} of {args.data.name} with {_budget_text(args)}; wrote {args.out}")
     print(f"ledger {args.ledger}: spent ε {eps:g} of {accountant.epsilon:g}, δ {delta:g} of {accountant.delta:g}")
+    return result
 
 
 def _budget_text(args) -> str:
@@ -292,23 +293,30 @@ def _suff_stats_noise(args, d: int) -> list[str]:
     """The noise of a suff-stats release: a function of the public arguments and d only."""
     from .linear.suffstats import gaussian_sensitivity, sensitivities
 
+    p = args.clip_share
     if args.mechanism == "gaussian":
         from .privacy.primitives import gaussian_scale
 
-        sensitivity = gaussian_sensitivity(args.x_bound, args.y_bound)
-        sigma = gaussian_scale((d + 1) * (d + 2) // 2, sensitivity, args.epsilon, args.delta)
-        return [
+        sensitivity = gaussian_sensitivity(args.x_bound, args.y_bound) / math.sqrt(1.0 - p)
+        size = (d + 1) * (d + 2) // 2 + (2 if p > 0 else 0)
+        sigma = gaussian_scale(size, sensitivity, args.epsilon, args.delta)
+        lines = [
             f"Gaussian mechanism, (ε, δ) = ({args.epsilon:g}, {args.delta:g}), replace-one neighbours",
             f"ℓ2 sensitivity {sensitivity:.6g}; noise s.d. σ = {sigma:.6g} on each diagonal entry, "
             f"σ/√2 = {sigma / math.sqrt(2):.6g} off it",
         ]
+        if p > 0:
+            lines.append(f"clipped-row and clipped-response counts: {p:.0%} of the privacy cost, in the same mechanism")
+        return lines
     lines = [f"Laplace mechanism, ε = {args.epsilon:g} (pure), replace-one neighbours; d = {d}"]
     for name, share, sensitivity in zip(
         ("Sxx", "Sxy", "Syy"), args.split, sensitivities(d, args.x_bound, args.y_bound), strict=True
     ):
+        eps = share * (1.0 - p) * args.epsilon
+        lines.append(f"{name}: ε {eps:.6g}, ℓ1 sensitivity {sensitivity:.6g}, Laplace scale {sensitivity / eps:.6g}")
+    if p > 0:
         lines.append(
-            f"{name}: ε {share * args.epsilon:.6g}, ℓ1 sensitivity {sensitivity:.6g}, "
-            f"Laplace scale {sensitivity / (share * args.epsilon):.6g}"
+            f"clipped-row and clipped-response counts: ε {p * args.epsilon:.6g}, Laplace scale {2 / (p * args.epsilon):.6g}"
         )
     return lines
 
@@ -323,6 +331,8 @@ def _release_suff_stats(parser, args) -> None:
             parser.error("--split applies to the Laplace mechanism only (the Gaussian release adds one noise)")
     elif args.delta is not None:
         parser.error("--delta applies to --mechanism gaussian only (the Laplace release is pure ε-DP)")
+    if not (args.clip_share == 0 or 0.001 <= args.clip_share <= 0.5):
+        parser.error(f"--clip-share must be 0 or in [0.001, 0.5], got {args.clip_share:g}")
     available = _table_columns(parser, args)
     features = args.features or [c for c in available if c != args.target]
     if not features:
@@ -337,7 +347,12 @@ def _release_suff_stats(parser, args) -> None:
             check_noise_scale(gaussian_sensitivity(args.x_bound, args.y_bound), args.epsilon)
         else:
             check_release_arguments(
-                len(features), epsilon=args.epsilon, x_bound=args.x_bound, y_bound=args.y_bound, split=tuple(args.split)
+                len(features),
+                epsilon=args.epsilon,
+                x_bound=args.x_bound,
+                y_bound=args.y_bound,
+                split=tuple(args.split),
+                clip_share=args.clip_share,
             )
     except ValueError as error:
         parser.error(str(error))
@@ -366,6 +381,7 @@ def _release_suff_stats(parser, args) -> None:
                 y_bound=args.y_bound,
                 accountant=accountant,
                 preprocessing=preprocessing,
+                clip_share=args.clip_share,
             )
     else:
 
@@ -379,9 +395,10 @@ def _release_suff_stats(parser, args) -> None:
                 split=tuple(args.split),
                 accountant=accountant,
                 preprocessing=preprocessing,
+                clip_share=args.clip_share,
             )
 
-    _write_release(
+    stats = _write_release(
         parser,
         args,
         accountant,
@@ -390,6 +407,20 @@ def _release_suff_stats(parser, args) -> None:
         target=args.target,
         preprocessing=_preprocessing_context(args, preprocessing),
     )
+    _print_clip_report(stats)
+
+
+def _print_clip_report(stats) -> None:
+    """The release's own estimate of how much its clipping changed, with a warning when it is large."""
+    from .linear.suffstats import clip_report
+
+    for report in clip_report(stats, warn=False):
+        print(f"estimated from the release: {report}")
+        if report.large:
+            print(
+                "warning: much of the data was clipped, so the statistics describe the clipped rows and "
+                "fitted coefficients are biased; choose wider bounds (on public data) if you can"
+            )
 
 
 def _release_weibull(parser, args) -> None:
@@ -715,6 +746,9 @@ def _fit(parser, args) -> None:
     table = az.summary(idata, var_names=["beta", "noise_precision", "prior_precision"])
     table.to_csv(summary)
     print(table.to_string())
+    divergent = int(idata["sample_stats"]["diverging"].sum())
+    print(f"\ndivergent draws: {divergent} of {args.chains * args.draws}")
+    _print_clip_report(entry["release"])
     print(f"\nwrote {posterior} and {summary}")
 
 
@@ -776,6 +810,12 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
         default=_DEFAULT_SPLIT,
         metavar=("P_XX", "P_XY", "P_YY"),
         help="laplace: budget shares of Sxx, Sxy, Syy, summing to 1 (default 0.6 0.35 0.05)",
+    )
+    suff.add_argument(
+        "--clip-share",
+        type=types.unit_interval,
+        default=0.05,
+        help="share of ε spent on counting the clipped rows and responses (0: none; default 0.05)",
     )
     public = suff.add_argument_group(
         "public preprocessing",
@@ -855,8 +895,8 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
     fit.add_argument(
         "--target-accept",
         type=types.open_unit_interval,
-        default=0.9,
-        help="NUTS target acceptance rate (default 0.9: fewer divergences when the noise dominates Sxx)",
+        default=0.95,
+        help="NUTS target acceptance rate (default 0.95; raise it if PyMC reports divergences)",
     )
     fit.add_argument(
         "--backend",

@@ -2,8 +2,10 @@
 
 Data (no download): scikit-learn's ``load_diabetes`` (n = 442, d = 10, raw units), statsmodels'
 1996 American National Election Study ``anes96`` (n = 944, d = 5, response: party identification
-on a 0–6 scale) and statsmodels' RAND Health Insurance Experiment ``randhie`` (n = 20190, d = 9,
-response log(1 + number of outpatient visits); little signal: OLS R² ≈ 0.08).
+on a 0–6 scale), statsmodels' RAND Health Insurance Experiment ``randhie`` (n = 20190, d = 9,
+response log(1 + number of outpatient visits); little signal: OLS R² ≈ 0.08) and statsmodels'
+California schools ``star98`` (n = 303, d = 20, response: the share of pupils above the national
+median in maths, NABOVE/(NABOVE + NBELOW)).
 
 For each data set and repeat, the rows are split at random into 20 % test rows, 30 public rows
 and the private rest.  The **public** rows give the preprocessing constants only (column means
@@ -17,8 +19,9 @@ a simulation, not a release).  Methods, all predicting test rows on the original
   :func:`pm_private.regression_model`, NUTS, prediction by :func:`pm_private.predict` (posterior
   mean; it applies the release's transform and projection);
 * ``noise-aware Laplace``: pure ε-DP :func:`pm_private.release_suff_stats` with
-  :func:`pm_private.tune_bounds` (R²-tuned entrywise bounds and split, no budget), the same model
-  and prediction;
+  :func:`pm_private.tune_bounds` (entrywise bounds and split tuned for coefficients, at most 5 % of
+  the responses clipped, on the aux model and on the public rows; no budget), the same model and
+  prediction;
 * ``Honkela 2018``: Honkela et al.'s (2018) model, ``regression_model(..., noise_aware=False)``,
   on the **same** Laplace release (so the two rows differ only in the likelihood), sampled
   exactly by :func:`pm_private.linear.gibbs_regression`, the same prediction.  (The paper's own tuning, :func:`pm_private.tune_release`, picks the smallest bound
@@ -28,8 +31,23 @@ a simulation, not a release).  Methods, all predicting test rows on the original
   ‖x‖ ≤ √d and |y| ≤ 2 (two public standard deviations);
 * ``OLS``: non-private least squares on the standardised private rows.
 
-Scores: held-out R² = 1 − Σ(y − ŷ)²/Σ(y − ȳ)² and Spearman's rank correlation, mean ± s.e. over
-releases.
+One prediction rule for every method (the library's): a new row is mapped exactly as the rows
+the predictor was fitted on, i.e. the public standardisation and then the release's clipping or
+projection (:func:`pm_private.predict` reads them from the release; ``AdaSSPRelease.predict``
+projects onto its ball); OLS, fitted on unclipped rows, takes new rows unclipped.
+
+Scores, mean over releases (± s.e. for R²):
+
+* held-out R² = 1 − Σ(y − ŷ)²/Σ(y − ȳ)² and Spearman's rank correlation;
+* ``coef cover``: the share of the d coefficients whose **full-data** OLS value (all rows,
+  unclipped, in the same public standardisation) lies in the method's 90 % interval (equal-tailed
+  posterior interval; t interval for OLS; AdaSSP gives none);
+* ``y cover``: the share of held-out responses inside the 90 % posterior-predictive interval
+  (draws of β and the noise precision λ; Honkela et al.'s λ drawn from its Gibbs conditional
+  given β; t prediction interval for OLS);
+* ``divergent``: the share of NUTS draws that diverged;
+* ``clipped rows`` / ``clipped y``: the release's own private estimate of the share of rows and
+  responses its clipping changed (:func:`pm_private.linear.clip_report`).
 
     python -m studies.real_data_regression            # 20 releases per cell
     python -m studies.real_data_regression --quick    # 3 releases, ε ∈ {1, 5}
@@ -44,11 +62,13 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from scipy import stats as scipy_stats
 from threadpoolctl import threadpool_limits
 
-from pm_private import Preprocessing, adassp, predict, release_suff_stats, release_suff_stats_gaussian, tune_bounds
-from pm_private.linear.prediction import _apply, prediction_transform, spearman
-from pm_private.linear.regression import gibbs_regression, regression_model, set_stats
+from pm_private import Preprocessing, adassp, release_suff_stats, release_suff_stats_gaussian, tune_bounds
+from pm_private.linear.prediction import _apply, beta_draws, prediction_transform, spearman
+from pm_private.linear.regression import gibbs_regression, project_psd, regression_model, set_stats
+from pm_private.linear.suffstats import clip_report
 from pm_private.sampling.refit_nuts import RefittableNUTS
 
 METHODS = ("noise-aware Gaussian", "noise-aware Laplace", "Honkela 2018", "AdaSSP", "OLS")
@@ -56,6 +76,20 @@ BAYES = METHODS[:3]
 DELTA = 1e-5
 N_PUBLIC = 30
 TEST_FRACTION = 0.2
+LEVEL = 0.9
+COLUMNS = [
+    "data",
+    "epsilon",
+    "release",
+    "method",
+    "r2",
+    "spearman",
+    "coef_cover",
+    "y_cover",
+    "divergent",
+    "clipped_rows",
+    "clipped_y",
+]
 
 
 def load(name: str):
@@ -76,11 +110,57 @@ def load(name: str):
         frame = randhie.load_pandas().data
         y = np.log1p(frame.pop("mdvis").to_numpy(float))
         return frame.to_numpy(float), y, list(frame.columns)
+    if name == "star98":
+        from statsmodels.datasets import star98
+
+        data = star98.load_pandas()
+        counts = data.endog.to_numpy(float)
+        return data.exog.to_numpy(float), counts[:, 0] / counts.sum(axis=1), list(data.exog.columns)
     raise ValueError(f"unknown data set {name!r}")
 
 
 def r2(y, pred) -> float:
     return float(1.0 - np.sum((y - pred) ** 2) / np.sum((y - y.mean()) ** 2))
+
+
+def cover(value, lower, upper) -> float:
+    """Share of ``value`` inside [lower, upper] (elementwise)."""
+    return float(np.mean((lower <= value) & (value <= upper)))
+
+
+def bayes_scores(prep, stats, beta, precision, X_test, y_test, beta_full, rng) -> tuple:
+    """(R², Spearman, coef cover, y cover) of posterior draws ``beta`` (S, d) and noise precisions
+    (S,), new rows mapped by the release's public transform (the library's prediction rule)."""
+    half = (1 - LEVEL) / 2
+    lo, hi = np.quantile(beta, [half, 1 - half], axis=0)
+    Z = _apply(prediction_transform(stats), X_test)
+    mean = prep.inverse_y(Z @ beta.mean(axis=0))
+    draws = Z @ beta.T + rng.standard_normal((len(Z), len(beta))) / np.sqrt(precision)
+    y_lo, y_hi = prep.inverse_y(np.quantile(draws, [half, 1 - half], axis=1))
+    return r2(y_test, mean), spearman(y_test, mean), cover(beta_full, lo, hi), cover(y_test, y_lo, y_hi)
+
+
+def honkela_precision(stats, beta, rng, a=2.0, b=2.0) -> np.ndarray:
+    """λ | β ~ Gamma(a + n/2, b + RSS(β)/2) on the projected statistics, as in the Gibbs sampler."""
+    s = project_psd(stats)
+    rss = np.einsum("si,ij,sj->s", beta, s.xx, beta) - 2 * beta @ s.xy + s.yy
+    return rng.gamma(a + s.n / 2, 1.0 / (b + np.maximum(rss, 0.0) / 2))
+
+
+def ols_scores(Xs, ys, prep, X_test, y_test, beta_full) -> tuple:
+    """(R², Spearman, coef cover, y cover) of OLS on the standardised private rows, with t intervals."""
+    n, d = Xs.shape
+    gram_inv = np.linalg.inv(Xs.T @ Xs)
+    coef = gram_inv @ Xs.T @ ys
+    sigma2 = np.sum((ys - Xs @ coef) ** 2) / (n - d)
+    t = scipy_stats.t.ppf(1 - (1 - LEVEL) / 2, n - d)
+    half_coef = t * np.sqrt(sigma2 * np.diag(gram_inv))
+    Z = prep.transform_x(X_test)
+    mean = Z @ coef
+    half_y = t * np.sqrt(sigma2 * (1 + np.einsum("ij,jk,ik->i", Z, gram_inv, Z)))
+    pred = prep.inverse_y(mean)
+    covered = cover(y_test, prep.inverse_y(mean - half_y), prep.inverse_y(mean + half_y))
+    return r2(y_test, pred), spearman(y_test, pred), cover(beta_full, coef - half_coef, coef + half_coef), covered
 
 
 def public_covariance(stats, X_public) -> np.ndarray:
@@ -91,9 +171,11 @@ def public_covariance(stats, X_public) -> np.ndarray:
     return 0.5 * moments + 0.5 * np.trace(moments) / len(moments) * np.eye(len(moments))
 
 
-def run(names, epsilons, releases, draws=300, seed=0, public_cov=False, verbose=False) -> pd.DataFrame:
-    """Scores (data, epsilon, release, method, r2, spearman) of every method on every release
-    (``verbose``: a line per release, NUTS times and tuned bounds; PyMC's log is silenced)."""
+def run(
+    names, epsilons, releases, draws=300, seed=0, public_cov=False, verbose=False, target_accept=0.95
+) -> pd.DataFrame:
+    """Scores (:data:`COLUMNS`) of every method on every release (``verbose``: a line per release,
+    NUTS times and tuned bounds; PyMC's log is silenced, divergences are reported in the table)."""
     # The models' dense algebra is tiny ((d+1)(d+2)/2 ≤ 66 rows): a multi-threaded BLAS only adds
     # synchronisation (7x slower per gradient on a loaded 2-core machine).
     pymc_log = logging.getLogger("pymc")
@@ -102,12 +184,13 @@ def run(names, epsilons, releases, draws=300, seed=0, public_cov=False, verbose=
     try:
         with threadpool_limits(1, user_api="blas"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return _run(names, epsilons, releases, draws, seed, public_cov, print if verbose else lambda *a, **k: None)
+            report = print if verbose else lambda *a, **k: None
+            return _run(names, epsilons, releases, draws, seed, public_cov, report, target_accept)
     finally:
         pymc_log.setLevel(level)
 
 
-def _run(names, epsilons, releases, draws, seed, public_cov, report):
+def _run(names, epsilons, releases, draws, seed, public_cov, report, target_accept):
     import pymc as pm
 
     rows = []
@@ -124,12 +207,16 @@ def _run(names, epsilons, releases, draws, seed, public_cov, report):
             prep = Preprocessing.from_public(X[public], y[public])
             Xp, yp = X[private], y[private]
             Xs, ys = prep.transform_x(Xp), prep.transform_y(yp)
-            ols = np.linalg.lstsq(Xs, ys, rcond=None)[0]
-            pred = prep.inverse_y(prep.transform_x(X[test]) @ ols)
-            rows.append((name, np.inf, rep, "OLS", r2(y[test], pred), spearman(y[test], pred)))
+            beta_full = np.linalg.lstsq(prep.transform_x(X), prep.transform_y(y), rcond=None)[0]
+            X_test, y_test = X[test], y[test]
+            nan = (np.nan, np.nan, np.nan)
+            rows.append((name, np.inf, rep, "OLS", *ols_scores(Xs, ys, prep, X_test, y_test, beta_full), *nan))
             for eps in epsilons:
                 if eps not in tuned:
-                    tuned[eps] = tune_bounds(len(private), d, eps, 1.0, 1.0, rng=seed)
+                    public_y = prep.transform_y(y[public])
+                    tuned[eps] = tune_bounds(
+                        len(private), d, eps, 1.0, 1.0, goal="coefficients", public_y=public_y, rng=seed
+                    )
                 tune = tuned[eps]
                 laplace = release_suff_stats(
                     Xp,
@@ -144,24 +231,38 @@ def _run(names, epsilons, releases, draws, seed, public_cov, report):
                 gaussian = release_suff_stats_gaussian(
                     Xp, yp, epsilon=eps, delta=DELTA, x_bound=np.sqrt(d), y_bound=2.0, preprocessing=prep, rng=rng
                 )
+                clipped = {id(s): clip_report(s, warn=False)[0] for s in (laplace, gaussian)}
                 for method, stats in zip(BAYES[:2], (gaussian, laplace), strict=True):
                     x_cov = public_covariance(stats, X[public]) if public_cov else None
                     if method not in fitters:
                         model = regression_model(stats, noise_aware=True, x_cov=x_cov)
-                        fitters[method] = RefittableNUTS(model, draws=draws, tune=draws, random_seed=seed)
+                        fitters[method] = RefittableNUTS(
+                            model,
+                            draws=draws,
+                            tune=draws,
+                            random_seed=seed,
+                            target_accept=target_accept,
+                            compute_convergence_checks=False,  # divergences are reported in the table
+                        )
                     set_stats("likelihood", stats, fitters[method].model)
                     if x_cov is not None:
                         pm.set_data({"x_cov_chol": np.linalg.cholesky(x_cov)}, model=fitters[method].model)
-                    pred = predict(fitters[method].fit(), X[test])["mean"].to_numpy()
-                    rows.append((name, eps, rep, method, r2(y[test], pred), spearman(y[test], pred)))
-                pred = predict(gibbs_regression(laplace, rng=rng), X[test], stats=laplace)["mean"].to_numpy()
-                rows.append((name, eps, rep, BAYES[2], r2(y[test], pred), spearman(y[test], pred)))
+                    idata = fitters[method].fit()
+                    beta = beta_draws(idata)
+                    precision = idata["posterior"]["noise_precision"].values.ravel()
+                    scores = bayes_scores(prep, stats, beta, precision, X_test, y_test, beta_full, rng)
+                    divergent = fitters[method].divergences[-1] / draws
+                    clip = clipped[id(stats)]
+                    rows.append((name, eps, rep, method, *scores, divergent, clip.rows, clip.responses))
+                beta = gibbs_regression(laplace, rng=rng)
+                precision = honkela_precision(laplace, beta, rng)
+                scores = bayes_scores(prep, laplace, beta, precision, X_test, y_test, beta_full, rng)
+                clip = clipped[id(laplace)]
+                rows.append((name, eps, rep, BAYES[2], *scores, np.nan, clip.rows, clip.responses))
                 fit = adassp(Xs, ys, epsilon=eps, delta=DELTA, x_bound=np.sqrt(d), y_bound=2.0, rng=rng)
-                pred = prep.inverse_y(fit.predict(prep.transform_x(X[test])))
-                rows.append((name, eps, rep, "AdaSSP", r2(y[test], pred), spearman(y[test], pred)))
-            done = pd.DataFrame(
-                rows[-1 - 4 * len(epsilons) :], columns=["data", "epsilon", "release", "method", "r2", "spearman"]
-            )
+                pred = prep.inverse_y(fit.predict(prep.transform_x(X_test)))
+                rows.append((name, eps, rep, "AdaSSP", r2(y_test, pred), spearman(y_test, pred), *nan, *nan[:2]))
+            done = pd.DataFrame(rows[-1 - 4 * len(epsilons) :], columns=COLUMNS)
             report(
                 f"{name} release {rep}: "
                 + ", ".join(
@@ -177,7 +278,7 @@ def _run(names, epsilons, releases, draws, seed, public_cov, report):
                 f"split={tuple(round(p, 2) for p in tb.split)}",
                 flush=True,
             )
-    return pd.DataFrame(rows, columns=["data", "epsilon", "release", "method", "r2", "spearman"])
+    return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def table(results: pd.DataFrame) -> pd.DataFrame:
@@ -195,6 +296,15 @@ def table(results: pd.DataFrame) -> pd.DataFrame:
         f"{ols.loc[data, 'r2']:+.3f} / {ols.loc[data, 'spearman']:.3f}" for data, _ in wide.index
     ]
     return wide
+
+
+def inference_table(results: pd.DataFrame) -> pd.DataFrame:
+    """Data × ε × method rows (methods with intervals, and OLS): mean coverage of the full-data OLS
+    coefficients and of held-out responses by the 90 % intervals, share of divergent NUTS draws and
+    the releases' estimated shares of clipped rows and responses."""
+    columns = ["coef_cover", "y_cover", "divergent", "clipped_rows", "clipped_y"]
+    scored = results[results.method != "AdaSSP"]
+    return scored.groupby(["data", "epsilon", "method"], sort=False)[columns].mean()
 
 
 def goal_check(results: pd.DataFrame, method: str = METHODS[0]) -> pd.DataFrame:
@@ -215,11 +325,12 @@ def goal_check(results: pd.DataFrame, method: str = METHODS[0]) -> pd.DataFrame:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="3 releases, ε ∈ {1, 5}")
-    parser.add_argument("--data", nargs="+", default=["diabetes", "anes96", "randhie"])
+    parser.add_argument("--data", nargs="+", default=["diabetes", "anes96", "randhie", "star98"])
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.5, 1.0, 2.0, 5.0])
     parser.add_argument("--releases", type=int, default=20)
     parser.add_argument("--draws", type=int, default=300, help="NUTS tuning and kept draws per fit")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--target-accept", type=float, default=0.95, help="NUTS target acceptance rate")
     parser.add_argument("--out", help="optional CSV of all scores")
     parser.add_argument(
         "--public-cov",
@@ -232,11 +343,24 @@ def main(argv=None):
     if args.quick:
         args.releases, args.epsilons = 3, [1.0, 5.0]
     start = time.perf_counter()
-    results = run(args.data, args.epsilons, args.releases, args.draws, args.seed, args.public_cov, verbose=True)
+    results = run(
+        args.data,
+        args.epsilons,
+        args.releases,
+        args.draws,
+        args.seed,
+        args.public_cov,
+        verbose=True,
+        target_accept=args.target_accept,
+    )
     print(
         f"\nHeld-out R² (mean ± s.e.) / Spearman over {args.releases} releases ({time.perf_counter() - start:.0f} s):"
     )
     print(table(results).to_string())
+    print(
+        f"\nCoverage of {LEVEL:.0%} intervals (full-data OLS coefficients; held-out y), divergent NUTS draws, clipping:"
+    )
+    print(inference_table(results).round(3).to_string())
     print("\nGoal at ε ≥ 1 (mean R² of the noise-aware Gaussian fit ≥ AdaSSP's and ≥ 0):")
     print(goal_check(results).round(3).to_string())
     if args.out:

@@ -82,6 +82,19 @@ def test_release_both_kinds_then_show_and_export_the_ledger(data, capsys):
     assert json.loads(capsys.readouterr().out)["total"] == {"epsilon": 2.0, "delta": 0.0}
 
 
+def test_release_reports_the_clipping_and_warns_when_it_is_large(data, capsys):
+    base = [*SUFF, "--ledger", "l.db", "--total-epsilon", "300"]
+    assert main([*base, "--epsilon", "100", "--out", "r.json"]) == 0
+    shown = capsys.readouterr().out
+    assert "clipping changed about" in shown and "warning" not in shown  # |x| ≤ 1 and |y| < 2: little clipped
+    (entry,) = read_release_file("r.json")
+    assert entry["releases"][0]["clip_share"] == 0.05 and entry["releases"][0]["clipped_rows"] is not None
+    assert main([*base, "--epsilon", "100", "--out", "s.json", "--y-bound", "0.05"]) == 0
+    assert "warning: much of the data was clipped" in capsys.readouterr().out  # most |y| exceed 0.05
+    assert main([*base, "--epsilon", "100", "--out", "t.json", "--clip-share", "0"]) == 0
+    assert "clipping changed" not in capsys.readouterr().out
+
+
 def test_refused_budget_exits_1_and_writes_nothing(data, capsys):
     main([*SUFF, "--ledger", "l.db", "--total-epsilon", "1", "--epsilon", "0.8", "--out", "r.json"])
     assert main([*SUFF, "--ledger", "l.db", "--epsilon", "0.5", "--out", "r2.json"]) == 1
@@ -98,6 +111,8 @@ def test_refused_budget_exits_1_and_writes_nothing(data, capsys):
         (["--epsilon", "one"], "not a number"),
         (["--x-bound", "0"], "argument --x-bound"),
         (["--split", "0.5", "0.3", "0.1"], "--split must sum to 1"),
+        (["--clip-share", "0.7"], "--clip-share must be 0 or in [0.001, 0.5]"),
+        (["--clip-share", "-1"], "argument --clip-share"),
         (["--features", "a", "zz"], "no column 'zz'"),
         (["--features", "name"], "column 'name' is not numeric"),
         (["--target", "a", "--features", "a", "b"], "a column is used twice"),
@@ -170,6 +185,8 @@ def test_fit_writes_posterior_and_summary(data, capsys):
     assert list(posterior["posterior"]["feature"].values) == ["a", "b", "c"]
     summary = pd.read_csv(data / "s.csv", index_col=0)
     assert "beta[a]" in summary.index and summary.loc["beta[a]", "mean"] > 0.2
+    shown = capsys.readouterr().out
+    assert "divergent draws:" in shown and "clipping changed about" in shown
 
 
 def test_dry_run_reads_no_row_and_touches_no_ledger(data, capsys):

@@ -14,6 +14,8 @@ _NAMES = {
     "frobenius_weights": ".suffstats",
     "gaussian_sensitivity": ".suffstats",
     "sensitivities": ".suffstats",
+    "ClipReport": ".suffstats",
+    "clip_report": ".suffstats",
     "TuneResult": ".tuning",
     "tune_release": ".tuning",
     "tune_bounds": ".tuning",

@@ -36,6 +36,7 @@ class _Sums(NamedTuple):
     xy: np.ndarray | None
     yy: float
     bad: _Bad | None
+    changed: tuple[int, int] = (0, 0)
 
 
 def _partition_suff_stats(block, width, d, x_bound, y_bound, partition) -> _Sums:
@@ -55,10 +56,10 @@ def _partition_suff_stats(block, width, d, x_bound, y_bound, partition) -> _Sums
         row = int(np.flatnonzero(bad_y)[0])
         return _Sums(n, None, None, 0.0, _Bad("y", partition, row, row))
     try:
-        xx, xy, yy = accumulate(X, y, x_bound, y_bound, workers=1)
+        xx, xy, yy, changed = accumulate(X, y, x_bound, y_bound, workers=1)
     except NonFiniteRow as error:
         return _Sums(n, None, None, 0.0, _Bad("X", partition, error.row, error.row))
-    return _Sums(n, xx, xy, yy, None)
+    return _Sums(n, xx, xy, yy, None, changed)
 
 
 def _add_suff_stats(*parts: _Sums) -> _Sums:
@@ -74,7 +75,8 @@ def _add_suff_stats(*parts: _Sums) -> _Sums:
         elif total.xx is None:
             total = part._replace(n=total.n + part.n)
         else:
-            total = _Sums(total.n + part.n, total.xx + part.xx, total.xy + part.xy, total.yy + part.yy, None)
+            changed = (total.changed[0] + part.changed[0], total.changed[1] + part.changed[1])
+            total = _Sums(total.n + part.n, total.xx + part.xx, total.xy + part.xy, total.yy + part.yy, None, changed)
     return total
 
 
@@ -84,7 +86,8 @@ def _run_suff_stats(block, width, d, x_bound, y_bound, partition) -> _Sums:
 
 
 def partitioned_suff_stats(X, y, x_bound: float | None, y_bound: float | None):
-    """(Sxx, Sxy, Syy, n) of Dask collections X (n, d) and y (n,), clipped when bounds are given.
+    """(Sxx, Sxy, Syy, n, changed) of Dask collections X (n, d) and y (n,), clipped when bounds
+    are given; ``changed`` counts the rows and the responses that the clipping changed.
 
     Each partition is checked for NaN/inf, clipped to [−Bx, Bx] and [−By, By] and reduced by
     the kernel of :func:`pm_private.linear.suff_stats` on its worker; the (d×d, d, 1) sums are
@@ -106,4 +109,4 @@ def partitioned_suff_stats(X, y, x_bound: float | None, y_bound: float | None):
         )
     if total.n == 0:
         raise ValueError("X must have at least one row, got 0")
-    return total.xx, total.xy, total.yy, total.n
+    return total.xx, total.xy, total.yy, total.n, total.changed

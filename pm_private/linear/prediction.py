@@ -1,5 +1,12 @@
 """Posterior-predictive helpers for linear models: predictions with credible intervals, ranking
-and Spearman evaluation (Honkela et al. 2018, Eq. 8: ŷ = (1/m) Σₖ xᵀβ⁽ᵏ⁾ over m posterior draws)."""
+and Spearman evaluation (Honkela et al. 2018, Eq. 8: ŷ = (1/m) Σₖ xᵀβ⁽ᵏ⁾ over m posterior draws).
+
+One prediction rule holds for every predictor of pm_private: a new row is mapped exactly as the
+rows the predictor was fitted on were, by the release's public preprocessing and then its
+clipping (entrywise for :func:`pm_private.release_suff_stats`, projection onto the ℓ2 ball for
+:func:`pm_private.release_suff_stats_gaussian`, ``AdaSSPRelease.predict`` and the logistic
+releases).  A non-private fit on unclipped rows therefore takes new rows unclipped.
+"""
 
 from __future__ import annotations
 

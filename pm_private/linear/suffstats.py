@@ -17,11 +17,23 @@ By².  The Sxx bound is valid but not tight: the exact worst case is d(d+1)Bx²/
 corner of the box replaced by a zero row; the test suite checks it exhaustively for
 d ≤ 4), so the Sxx share is in fact (p₁ε/2)-DP.  pm_private keeps the paper's scale so that
 results match Honkela et al. (2018); the stated guarantee (ε-DP) is then conservative.
+
+How much was clipped
+--------------------
+Clipping is what bounds the sensitivity, and it changes the statistics: the coefficients they
+describe are those of the clipped rows.  Both releases therefore also release, by default, two
+counts in the same mechanism: the rows whose covariates the clipping changed and the responses
+it clipped.  Each count moves by at most 1 when one record is replaced, so the pair has ℓ1 and
+ℓ2 sensitivity 2 and √2.  They take the share ``clip_share`` (``CLIP_SHARE``, 5 %) of the
+release's budget, so the accountant still sees one release of the caller's ε (and δ); a share
+of 0 releases no counts.  :func:`clip_report` turns them into estimated fractions and warns
+when they are large.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,11 +66,15 @@ from .accumulate import CHUNK_VALUES, NonFiniteRow, accumulate, first_non_finite
 from .preprocessing import Preprocessing
 
 __all__ = [
+    "CLIP_SHARE",
+    "CLIP_WARNING",
+    "ClipReport",
     "GAUSSIAN_MECHANISM",
     "MECHANISM",
     "GaussianSuffStatsRelease",
     "SuffStatsRelease",
     "SuffStats",
+    "clip_report",
     "frobenius_weights",
     "gaussian_sensitivity",
     "release_suff_stats",
@@ -75,6 +91,10 @@ __all__ = [
 MECHANISM = "Laplace sufficient statistics (Honkela et al. 2018)"
 #: Mechanism name of :func:`release_suff_stats_gaussian` (result and ledger entry).
 GAUSSIAN_MECHANISM = "Gaussian sufficient statistics of norm-bounded rows, Frobenius-weighted (Sheffet 2017; Wang 2018)"
+#: Default share of a release's privacy budget spent on the two clipping counts.
+CLIP_SHARE = 0.05
+#: :func:`clip_report` warns when an estimated fraction of clipped rows or responses exceeds this.
+CLIP_WARNING = 0.10
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,7 +107,10 @@ class SuffStatsRelease(Release, kind="suff_stats_laplace"):
     relative 2e-9 with secure noise to cover OpenDP's rounding to its grid.  ``private`` is False when a seeded generator
     drew the noise: such a result is for testing only.  ``preprocessing`` is the public map
     applied to (X, y) before clipping (None: none), so that predictions apply it again.  The noisy
-    statistics themselves are in the :class:`SuffStats` that carries this record.
+    statistics themselves are in the :class:`SuffStats` that carries this record.  The statistics
+    take (1 − ``clip_share``)·ε, split by ``split``; the clipping counts ``clipped_rows`` (rows
+    with an entry |xᵢⱼ| > Bx) and ``clipped_responses`` (|yᵢ| > By) take ``clip_share``·ε, with
+    Laplace noise of scale 2/(``clip_share``·ε) (``clip_noise``).
 
     Parameters
     ----------
@@ -103,7 +126,7 @@ class SuffStatsRelease(Release, kind="suff_stats_laplace"):
         True when the noise came from secure OS randomness (``rng=None``); False for a seeded
         ``rng``, whose output carries no privacy guarantee.
     split : tuple of float
-        The budget shares (p₁, p₂, p₃) of Sxx, Sxy, Syy.
+        The budget shares (p₁, p₂, p₃) of Sxx, Sxy, Syy within the statistics' (1 − ``clip_share``)·ε.
     x_bound, y_bound : float
         The public clipping bounds Bx, By.
     sensitivities : tuple of float
@@ -111,13 +134,20 @@ class SuffStatsRelease(Release, kind="suff_stats_laplace"):
     noise_scales : tuple of float
         The Laplace noise scales bₖ.
     epsilon_parts : tuple of float
-        The ε of each statistic, pₖε.
+        The ε of each statistic, pₖ(1 − ``clip_share``)ε.
     epsilon_certified : tuple of float
         The ε OpenDP's privacy map certifies for each statistic.
     n : int
         The number of records (public).
     preprocessing : Preprocessing, optional
         The public map applied to (X, y) before clipping (None: none).
+    clip_share : float, default 0.0
+        The share of ε spent on the clipping counts (0: no counts released).
+    clip_noise : float, optional
+        The Laplace noise scale on each clipping count (None when no counts are released).
+    clipped_rows, clipped_responses : float, optional
+        The noisy counts of rows whose covariates clipping changed and of clipped responses
+        (the DP output; None when no counts are released).
     """
 
     split: tuple[float, float, float] = public()
@@ -130,6 +160,10 @@ class SuffStatsRelease(Release, kind="suff_stats_laplace"):
     n: int = public()
     mechanism: str = constant(default=MECHANISM)
     preprocessing: Preprocessing | None = public(default=None)
+    clip_share: float = public(default=0.0)
+    clip_noise: float | None = public(default=None)
+    clipped_rows: float | None = output(default=None)
+    clipped_responses: float | None = output(default=None)
 
     #: Covariates are clipped entrywise (|xⱼ| ≤ ``x_bound``); predictions clip new rows alike.
     x_clip = "entry"
@@ -160,7 +194,11 @@ class GaussianSuffStatsRelease(Release, kind="suff_stats_gaussian"):
     ``noise_scale`` the standard deviation σ of the Gaussian noise on each of its entries, so
     σ on the diagonal statistics (diagonal of Sxx, Syy) and σ/√2 on the others (off-diagonal
     Sxx, Sxy); ``epsilon`` is what OpenDP certifies at ``delta``.  ``preprocessing`` as for
-    :class:`SuffStatsRelease`.
+    :class:`SuffStatsRelease`.  With ``clip_share`` p > 0 the clipping counts ``clipped_rows``
+    (rows with ‖xᵢ‖ > Bx) and ``clipped_responses`` (|yᵢ| > By) are released by the same
+    mechanism, weighted by a = Δ·√(p/(2(1 − p))) so that they take the share p of its squared
+    sensitivity (of ρ, its zero-concentrated DP cost); ``sensitivity`` is then Δ/√(1 − p) and
+    the noise on each count has s.d. σ/a (``clip_noise``).
 
     Parameters
     ----------
@@ -180,13 +218,21 @@ class GaussianSuffStatsRelease(Release, kind="suff_stats_gaussian"):
     y_bound : float
         The public bound By on |y|.
     sensitivity : float
-        The ℓ2 sensitivity √2·(Bx² + By²) of the released vector.
+        The ℓ2 sensitivity of the released vector: Δ = √2·(Bx² + By²) of the statistics, or
+        Δ/√(1 − ``clip_share``) with the clipping counts.
     noise_scale : float
         The noise standard deviation σ on the weighted entries.
     n : int
         The number of records (public).
     preprocessing : Preprocessing, optional
         The public map applied to (X, y) before the projection (None: none).
+    clip_share : float, default 0.0
+        The share of the mechanism's squared sensitivity given to the clipping counts (0: none).
+    clip_noise : float, optional
+        The noise s.d. on each clipping count (None when no counts are released).
+    clipped_rows, clipped_responses : float, optional
+        The noisy counts of rows the norm projection changed and of clipped responses (the DP
+        output; None when no counts are released).
     """
 
     x_bound: float = public()
@@ -196,6 +242,10 @@ class GaussianSuffStatsRelease(Release, kind="suff_stats_gaussian"):
     n: int = public()
     mechanism: str = constant(default=GAUSSIAN_MECHANISM)
     preprocessing: Preprocessing | None = public(default=None)
+    clip_share: float = public(default=0.0)
+    clip_noise: float | None = public(default=None)
+    clipped_rows: float | None = output(default=None)
+    clipped_responses: float | None = output(default=None)
 
     #: Covariate rows are projected onto the ℓ2 ball ‖x‖ ≤ ``x_bound``; predictions project new rows alike.
     x_clip = "row"
@@ -385,14 +435,139 @@ def suff_stats(X, y) -> SuffStats:
     if is_dask(X) or is_dask(y):
         from .dask_reduce import partitioned_suff_stats
 
-        return SuffStats(*partitioned_suff_stats(X, y, None, None))
+        return SuffStats(*partitioned_suff_stats(X, y, None, None)[:4])
     X = as_matrix(X)
     y = as_vector(y, X.shape[0])
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused just below
-        xx, xy, yy = accumulate(X, y, None, None)
+        xx, xy, yy, _ = accumulate(X, y, None, None)
     if not (np.isfinite(xx).all() and np.isfinite(xy).all() and math.isfinite(yy)):
         raise ValueError("X and y are too large: their products overflow (rescale them)")
     return SuffStats(xx, xy, yy, X.shape[0])
+
+
+@dataclass(frozen=True)
+class ClipReport:
+    """How much one release's clipping changed the data, estimated from its private counts.
+
+    Post-processing of the release (no budget): the noisy counts divided by n and kept in
+    [0, 1].  Printed, it reads as one sentence.
+
+    Parameters
+    ----------
+    n : int
+        The number of records of the release.
+    rows : float
+        Estimated fraction of the rows whose covariates the clipping changed (entrywise clipping,
+        or projection onto the ℓ2 ball).
+    responses : float
+        Estimated fraction of the responses clipped to ±By.
+    sd : float
+        Standard deviation of the privacy noise on each fraction.
+    """
+
+    n: int
+    rows: float
+    responses: float
+    sd: float
+
+    @property
+    def large(self) -> bool:
+        """True when either estimated fraction exceeds ``CLIP_WARNING`` (10 %)."""
+        return max(self.rows, self.responses) > CLIP_WARNING
+
+    def __str__(self) -> str:
+        return (
+            f"clipping changed about {self.rows:.1%} of the rows' covariates and {self.responses:.1%} of the "
+            f"responses (n = {self.n}; privacy noise s.d. {self.sd:.1%} each)"
+        )
+
+
+def clip_report(stats, *, warn: bool = True) -> tuple[ClipReport, ...]:
+    """Estimated fractions of clipped rows and responses of each private release in ``stats``.
+
+    For a release that carries clipping counts c (rows whose covariates the clipping changed,
+    responses clipped), the estimate is clip(c/n, 0, 1), with noise s.d. s/n where s is the
+    noise s.d. of a count (√2·b for Laplace noise of scale b).  When clipping changed a large
+    share of the rows, the statistics describe the clipped rows, not the population: the
+    coefficients of a model fitted to them are biased (for norm projection, typically away from
+    zero), and their intervals are too narrow at large n.
+
+    Parameters
+    ----------
+    stats : SuffStats
+        Released statistics (possibly summed with others); exact statistics give no report.
+    warn : bool, default True
+        Warn (``UserWarning``) for each release whose estimated fraction of clipped rows or
+        responses exceeds ``CLIP_WARNING`` (10 %).
+
+    Returns
+    -------
+    tuple of ClipReport
+        One report per release that carries clipping counts, in release order (empty when none
+        does: exact statistics, or releases made with ``clip_share=0``).
+
+    Notes
+    -----
+    Privacy: post-processing of the released counts; spends no budget and reads no record.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pm_private.linear import clip_report, release_suff_stats_gaussian
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(20_000, 2))
+    >>> y = X @ [1.0, -0.5] + rng.normal(size=20_000)
+    >>> stats = release_suff_stats_gaussian(X, y, epsilon=1.0, delta=1e-7, x_bound=3.0, y_bound=2.0, rng=0)
+    >>> (report,) = clip_report(stats, warn=False)
+    >>> report.large  # a third of the responses exceed |y| = 2
+    True
+    """
+    if not isinstance(stats, SuffStats):
+        raise ValueError(f"stats must be SuffStats, got {type(stats).__name__}")
+    reports = []
+    for release in stats.releases:
+        if release.clipped_rows is None:
+            continue
+        count_sd = release.clip_noise * (math.sqrt(2.0) if isinstance(release, SuffStatsRelease) else 1.0)
+        n = release.n
+        report = ClipReport(
+            n=n,
+            rows=min(1.0, max(0.0, release.clipped_rows / n)),
+            responses=min(1.0, max(0.0, release.clipped_responses / n)),
+            sd=count_sd / n,
+        )
+        if warn and report.large:
+            warnings.warn(
+                f"{report}: the statistics describe the clipped data, so fitted coefficients are biased "
+                "and their intervals too narrow; widen the bounds or use a model of the clipping",
+                UserWarning,
+                stacklevel=2,
+            )
+        reports.append(report)
+    return tuple(reports)
+
+
+def _check_clip_share(clip_share, epsilon: float) -> float:
+    """``clip_share`` is 0 or in [0.001, 0.5], and leaves both parts of ε ≥ the smallest ε."""
+    try:
+        value = float(clip_share)
+    except (TypeError, ValueError):
+        raise ValueError(f"clip_share must be a number, got {clip_share!r}") from None
+    if isinstance(clip_share, bool) or not (value == 0.0 or 0.001 <= value <= 0.5):
+        raise ValueError(f"clip_share must be 0 or in [0.001, 0.5], got {clip_share!r}")
+    if value > 0 and value * epsilon < MIN_EPSILON:
+        raise ValueError(f"clip_share {value!r} of epsilon {epsilon!r} is below the smallest ε {MIN_EPSILON!r}")
+    return value
+
+
+def _count_fields(clip_share: float, counts, noise) -> dict:
+    """The clipping-count fields of a release that releases them (``clip_share`` > 0)."""
+    return dict(
+        clip_share=clip_share,
+        clip_noise=float(noise),
+        clipped_rows=float(counts[0]),
+        clipped_responses=float(counts[1]),
+    )
 
 
 def _check_split(split) -> tuple[float, float, float]:
@@ -407,7 +582,7 @@ def _check_split(split) -> tuple[float, float, float]:
     return parts
 
 
-def check_release_arguments(d: int, *, epsilon, x_bound, y_bound, split=(0.60, 0.35, 0.05)) -> tuple:
+def check_release_arguments(d: int, *, epsilon, x_bound, y_bound, split=(0.60, 0.35, 0.05), clip_share=0.05) -> tuple:
     """The public arguments of :func:`release_suff_stats` for d features, checked before any work.
 
     The command line calls it once it knows the number of feature columns, before reading any
@@ -423,13 +598,15 @@ def check_release_arguments(d: int, *, epsilon, x_bound, y_bound, split=(0.60, 0
         The clipping bounds Bx and By, each in [10⁻⁵⁰, 10⁵⁰].
     split : tuple of float, default (0.60, 0.35, 0.05)
         The budget shares of Sxx, Sxy and Syy.
+    clip_share : float, default 0.05
+        The share of ε spent on the counts of clipped rows and responses (0 or in [0.001, 0.5]).
 
     Returns
     -------
     sensitivities : tuple of float
         The three ℓ1 sensitivities (:func:`sensitivities`).
     epsilon_parts : tuple of float
-        The ε of each statistic, pₖε.
+        The ε of each statistic, pₖ·(1 − clip_share)·ε.
 
     Raises
     ------
@@ -441,8 +618,9 @@ def check_release_arguments(d: int, *, epsilon, x_bound, y_bound, split=(0.60, 0
     x_bound = check_bound("x_bound", x_bound)
     y_bound = check_bound("y_bound", y_bound)
     split = _check_split(split)
+    clip_share = _check_clip_share(clip_share, epsilon)
     sens = sensitivities(d, x_bound, y_bound)
-    eps_parts = tuple(p * epsilon for p in split)
+    eps_parts = tuple(p * (1.0 - clip_share) * epsilon for p in split)
     if min(eps_parts) < MIN_EPSILON:
         raise ValueError(f"split gives a statistic an ε below {MIN_EPSILON:g} (split × epsilon); raise its share")
     for s, e in zip(sens, eps_parts, strict=True):
@@ -464,12 +642,14 @@ def release_suff_stats(
     accountant: PrivacyAccountant | None = None,
     rng=None,
     preprocessing: Preprocessing | None = None,
+    clip_share: float = CLIP_SHARE,
 ) -> SuffStats:
     """ε-DP release of clipped sufficient statistics (Honkela et al. 2018, Eqs. 5–7).
 
     Covariates and responses are clipped entrywise to the public bounds, and the upper triangle
     of Sxx, Sxy and Syy each get Laplace noise calibrated to their ℓ1 sensitivity with the
-    budget ε·split (see Notes).
+    budget (1 − ``clip_share``)·ε·split (see Notes); the counts of rows and responses that the
+    clipping changed get Laplace noise of scale 2/(``clip_share``·ε) (:func:`clip_report`).
 
     Parameters
     ----------
@@ -487,7 +667,8 @@ def release_suff_stats(
         Public clipping bounds Bx, By > 0 (choose them with :func:`pm_private.tune_release`,
         never from the private data).
     split : (p₁, p₂, p₃)
-        Budget shares of Sxx, Sxy, Syy; positive, summing to 1.
+        Budget shares of Sxx, Sxy, Syy within the statistics' (1 − ``clip_share``)·ε; positive,
+        summing to 1.
     accountant : PrivacyAccountant, optional
         Charged ε (δ = 0) before noise is drawn; refuses with BudgetExceededError if over budget.
     rng : None, int or numpy.random.Generator
@@ -495,6 +676,9 @@ def release_suff_stats(
     preprocessing : Preprocessing, optional
         Public map applied to X and y before clipping (bounds are on the transformed scale); it
         is stored in the release metadata so that predictions apply the same map to new X.
+    clip_share : float, default 0.05
+        Share of ε spent on the counts of rows and responses that the clipping changed; 0 or in
+        [0.001, 0.5].  0 releases no counts and spends all of ε on the statistics.
 
     Returns
     -------
@@ -512,8 +696,9 @@ def release_suff_stats(
     Notes
     -----
     Privacy: ε-DP (pure) under replace-one neighbours (n is public), by sequential composition
-    of three Laplace mechanisms with ε·split.  Public inputs: ``x_bound`` (Bx), ``y_bound`` (By),
-    ``split``, ``preprocessing``, n and d.  Exact: Bayesian inference on the released statistics
+    of three Laplace mechanisms with (1 − ``clip_share``)·ε·split and one on the two clipping
+    counts (ℓ1 sensitivity 2) with ``clip_share``·ε.  Public inputs: ``x_bound`` (Bx),
+    ``y_bound`` (By), ``split``, ``clip_share``, ``preprocessing``, n and d.  Exact: Bayesian inference on the released statistics
     is post-processing.  Floating-point safe for the secure default ``rng=None`` (OpenDP's exact
     discrete Laplace on a 2^k grid, Canonne, Kamath & Steinke 2020; see
     :mod:`pm_private.privacy.noise`); a seeded ``rng`` gives reproducible noise and a result
@@ -539,6 +724,7 @@ def release_suff_stats(
     x_bound = check_bound("x_bound", x_bound)
     y_bound = check_bound("y_bound", y_bound)
     split = _check_split(split)
+    clip_share = _check_clip_share(clip_share, epsilon)
     if preprocessing is not None and not isinstance(preprocessing, Preprocessing):
         raise ValueError(f"preprocessing must be a Preprocessing, got {type(preprocessing).__name__}")
     source = as_noise_source(rng)
@@ -558,21 +744,31 @@ def release_suff_stats(
             X = preprocessing.transform_x(X)
             y = preprocessing.transform_y(y)
 
-    sens, eps_parts = check_release_arguments(d, epsilon=epsilon, x_bound=x_bound, y_bound=y_bound, split=split)
+    sens, eps_parts = check_release_arguments(
+        d, epsilon=epsilon, x_bound=x_bound, y_bound=y_bound, split=split, clip_share=clip_share
+    )
     if accountant is not None:
         accountant.check(epsilon)  # refuse before the pass over the data
     # The pass over the data (which refuses NaN or infinite records) runs before the reservation.
     if partitioned:  # partitions are checked, clipped and reduced where they live; noise is drawn here, once
-        xx, xy, yy, n = partitioned_suff_stats(X, y, x_bound, y_bound)
+        xx, xy, yy, n, changed = partitioned_suff_stats(X, y, x_bound, y_bound)
     else:
-        xx, xy, yy = accumulate(X, y, x_bound, y_bound)
+        xx, xy, yy, changed = accumulate(X, y, x_bound, y_bound)
     noise = tuple(laplace_noise_event(s, e) for s, e in zip(sens, eps_parts, strict=True))
+    if clip_share > 0:  # the two counts: ℓ1 sensitivity 2 (each moves by at most 1 under replace-one)
+        noise += (laplace_noise_event(2.0, clip_share * epsilon),)
     with release_guard(accountant, MECHANISM, epsilon, label=f"n={n}, d={d}", noise=noise):
         upper = np.triu_indices(d)
         parts = [
             laplace_mechanism(stat, sensitivity=s, epsilon=e, source=source)
             for stat, s, e in zip((xx[upper], xy, [yy]), sens, eps_parts, strict=True)
         ]
+        counts = {}
+        if clip_share > 0:  # the two counts move by at most 1 each under replace-one: ℓ1 sensitivity 2
+            noisy = laplace_mechanism(
+                np.asarray(changed, float), sensitivity=2.0, epsilon=clip_share * epsilon, source=source
+            )
+            counts = _count_fields(clip_share, noisy.values, noisy.scale)
         xx = np.zeros((d, d))
         xx[upper] = parts[0].values
         xx = xx + np.triu(xx, 1).T
@@ -588,6 +784,7 @@ def release_suff_stats(
             n=n,
             private=source.secure,
             preprocessing=preprocessing,
+            **counts,
         )
         return SuffStats(xx, parts[1].values, parts[2].values[0], n, (info,))
 
@@ -687,16 +884,21 @@ def gaussian_sensitivity(x_bound: float, y_bound: float) -> float:
 
 def _projected_sums(X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float):
     """Sxx, Sxy, Syy of finite rows projected onto ‖x‖₂ ≤ x_bound, responses clipped to ±y_bound,
-    in cache-sized chunks (peak extra memory: one chunk)."""
+    in cache-sized chunks (peak extra memory: one chunk), and (rows the projection changed,
+    responses clipped)."""
     d = X.shape[1]
     rows = max(1, CHUNK_VALUES // d)
+    responses = int(np.count_nonzero(np.abs(y) > y_bound))
     y = np.clip(y, -y_bound, y_bound)
     xx, xy = np.zeros((d, d)), np.zeros(d)
+    changed = 0
     for first in range(0, X.shape[0], rows):
-        chunk = project_rows(X[first : first + rows], x_bound)
+        raw = X[first : first + rows]
+        chunk = project_rows(raw, x_bound)
+        changed += int(np.count_nonzero((chunk != raw).any(axis=1)))
         xx += chunk.T @ chunk
         xy += chunk.T @ y[first : first + rows]
-    return xx, xy, float(y @ y)
+    return xx, xy, float(y @ y), (changed, responses)
 
 
 def release_suff_stats_gaussian(
@@ -710,6 +912,7 @@ def release_suff_stats_gaussian(
     accountant: PrivacyAccountant | None = None,
     rng=None,
     preprocessing: Preprocessing | None = None,
+    clip_share: float = CLIP_SHARE,
 ) -> SuffStats:
     """(ε, δ)-DP release of the sufficient statistics of norm-bounded rows, by one Gaussian mechanism.
 
@@ -727,6 +930,12 @@ def release_suff_stats_gaussian(
     unweighted triangle.  Against :func:`release_suff_stats` (Laplace, entrywise bounds) the noise grows
     with Bx² + By² instead of d²Bx², far less at d ≥ 5, and it is Gaussian, so the noise-aware
     model (:func:`pm_private.linear.regression_model`) marginalises it exactly.
+
+    The same mechanism releases the counts c of rows the projection changed and of responses
+    clipped (:func:`clip_report`), appended to the vector with weight a = Δ·√(p/(2(1 − p))),
+    p = ``clip_share``: their ℓ2 sensitivity a√2 takes the share p of the total squared
+    sensitivity Δ²/(1 − p), so σ grows by 1/√(1 − p) (2.6 % at p = 0.05) and a count's noise
+    s.d. is σ/a.
 
     Parameters
     ----------
@@ -750,6 +959,9 @@ def release_suff_stats_gaussian(
     preprocessing : Preprocessing, optional
         Public map applied to X and y before the projection (bounds are on the transformed
         scale); stored in the release so that predictions apply it, and the projection, to new X.
+    clip_share : float, default 0.05
+        Share p of the mechanism's squared sensitivity (of its zero-concentrated DP cost ρ)
+        given to the two clipping counts; 0 or in [0.001, 0.5].  0 releases no counts.
 
     Returns
     -------
@@ -767,8 +979,9 @@ def release_suff_stats_gaussian(
 
     Notes
     -----
-    Privacy: (ε, δ)-DP under replace-one neighbours (n is public).  Public inputs: ``x_bound``,
-    ``y_bound``, ``delta``, ``preprocessing``, n and d.  Exact: the (ε, δ) is certified by
+    Privacy: (ε, δ)-DP under replace-one neighbours (n is public), for the statistics and the
+    clipping counts together (one mechanism).  Public inputs: ``x_bound``, ``y_bound``,
+    ``delta``, ``clip_share``, ``preprocessing``, n and d.  Exact: the (ε, δ) is certified by
     OpenDP's privacy map through zero-concentrated DP
     (:func:`pm_private.privacy.primitives.gaussian_mechanism`) for the returned statistics.
     Floating-point safe for the secure default ``rng=None`` (OpenDP's exact discrete Gaussian,
@@ -796,6 +1009,7 @@ def release_suff_stats_gaussian(
     delta = check_delta(delta)
     x_bound = check_bound("x_bound", x_bound)
     y_bound = check_bound("y_bound", y_bound)
+    clip_share = _check_clip_share(clip_share, epsilon)
     if preprocessing is not None and not isinstance(preprocessing, Preprocessing):
         raise ValueError(f"preprocessing must be a Preprocessing, got {type(preprocessing).__name__}")
     if is_dask(X) or is_dask(y):
@@ -815,22 +1029,34 @@ def release_suff_stats_gaussian(
         raise NonFiniteRow("y", first_bad_row(y))
     sensitivity = gaussian_sensitivity(x_bound, y_bound)
     check_gaussian_epsilon(epsilon)
-    check_noise_scale(sensitivity, epsilon)
+    count_weight = sensitivity * math.sqrt(clip_share / (2.0 * (1.0 - clip_share)))
+    total_sensitivity = sensitivity / math.sqrt(1.0 - clip_share)
+    check_noise_scale(total_sensitivity, epsilon)
     source = as_noise_source(rng)
-    size = d * (d + 1) // 2 + d + 1  # the values of xx (upper triangle), xy and yy, noised together
-    noise = (gaussian_noise_event(size, sensitivity, epsilon, delta),)
+    # the values of xx (upper triangle), xy and yy, and the two counts when released, noised together
+    size = d * (d + 1) // 2 + d + 1 + (2 if clip_share > 0 else 0)
+    noise = (gaussian_noise_event(size, total_sensitivity, epsilon, delta),)
     with release_guard(accountant, GAUSSIAN_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=noise):
-        xx, xy, yy = _projected_sums(X, y, x_bound, y_bound)
+        xx, xy, yy, changed = _projected_sums(X, y, x_bound, y_bound)
         upper = np.triu_indices(d)
         weights = frobenius_weights(d)
+        m = weights.size
+        vector = weights * stat_vector(xx, xy, yy)
+        if clip_share > 0:
+            vector = np.concatenate([vector, count_weight * np.asarray(changed, float)])
         part = gaussian_mechanism(
-            weights * stat_vector(xx, xy, yy),
-            sensitivity=sensitivity,
+            vector,
+            sensitivity=total_sensitivity,
             epsilon=epsilon,
             delta=delta,
             source=source,
         )
-        values = part.values / weights
+        counts = (
+            _count_fields(clip_share, part.values[m:] / count_weight, part.scale / count_weight)
+            if clip_share > 0
+            else {}
+        )
+        values = part.values[:m] / weights
         noisy_xx = np.zeros((d, d))
         noisy_xx[upper] = values[: upper[0].size]
         noisy_xx = noisy_xx + np.triu(noisy_xx, 1).T
@@ -839,10 +1065,11 @@ def release_suff_stats_gaussian(
             delta=delta,
             x_bound=x_bound,
             y_bound=y_bound,
-            sensitivity=sensitivity,
+            sensitivity=total_sensitivity,
             noise_scale=part.scale,
             n=n,
             private=source.secure,
             preprocessing=preprocessing,
+            **counts,
         )
         return SuffStats(noisy_xx, values[upper[0].size : -1], values[-1], n, (info,))

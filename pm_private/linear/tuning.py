@@ -36,9 +36,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.special import ndtri
 
-from ..privacy.validation import check_count, check_epsilon, check_positive
-from .suffstats import sensitivities
+from ..privacy.validation import as_float_array, check_count, check_epsilon, check_fraction, check_positive
+from .suffstats import CLIP_SHARE, _check_clip_share, sensitivities
 
 __all__ = ["TuneResult", "tune_bounds", "tune_release"]
 
@@ -457,15 +458,21 @@ def tune_release(
     )
 
 
-def _r2_scores(generator, n, d, epsilon, p1, p2, omegas, n_datasets, n_noise):
-    """Mean and s.e. (over aux sets) of the aux R² of every split s and (ωx, ωy): shape (S, ω, ω)."""
+#: What :func:`tune_bounds` can optimise.
+GOALS = ("prediction", "coefficients")
+
+
+def _aux_scores(generator, n, d, epsilon, p1, p2, omegas_x, omegas_y, n_datasets, n_noise, goal):
+    """Mean and s.e. (over aux sets) of the aux score of every split s and (ωx, ωy): shape
+    (S, ωx, ωy); the score is the held-out R² (``goal="prediction"``) or 1 − ‖β̂ − β‖²/‖β‖²
+    (``goal="coefficients"``)."""
     sigma_y = math.sqrt(2.0)
     n_test = max(2000, 20 * d)
-    y_bounds = omegas * sigma_y
+    y_bounds = omegas_y * sigma_y
     upper = np.triu_indices(d)
     n_upper = upper[0].size
     eye = np.eye(d)
-    per_set = np.empty((n_datasets, p1.size, omegas.size, omegas.size))
+    per_set = np.empty((n_datasets, p1.size, omegas_x.size, omegas_y.size))
     for k in range(n_datasets):
         beta = generator.standard_normal(d) / math.sqrt(d)
         X = generator.standard_normal((n, d))
@@ -475,7 +482,7 @@ def _r2_scores(generator, n, d, epsilon, p1, p2, omegas, n_datasets, n_noise):
         y_clipped = np.clip(y[:, None], -y_bounds, y_bounds)  # (n, ny)
         lxx = generator.laplace(size=(n_noise, n_upper))
         lxy = generator.laplace(size=(n_noise, d))
-        for jx, omega_x in enumerate(omegas):
+        for jx, omega_x in enumerate(omegas_x):
             sens_xx, sens_xy, _ = sensitivities(d, omega_x, y_bounds)
             xc = np.clip(X, -omega_x, omega_x)
             xt = np.clip(Xt, -omega_x, omega_x)
@@ -489,6 +496,10 @@ def _r2_scores(generator, n, d, epsilon, p1, p2, omegas, n_datasets, n_noise):
             rhs = (xc.T @ y_clipped)[None, None] + lxy[:, None, :, None] * b_xy[None, :, None, :]  # (K, S, d, ny)
             coef = _solve(a, rhs)  # (K, S, d, ny)
             coef = np.where(np.isfinite(coef) & (np.abs(coef) < _MAX_COEF), coef, 0.0)
+            if goal == "coefficients":  # relative squared error of β̂ against the population's β
+                error = np.square(coef - beta[None, None, :, None]).sum(axis=2)  # (K, S, ny)
+                per_set[k, :, jx, :] = 1.0 - error.mean(axis=0) / (beta @ beta)
+                continue
             # Test MSE of the clipped-covariate predictions against the unclipped responses, in closed form.
             sxx_t, sxy_t, syy_t = xt.T @ xt, xt.T @ yt, yt @ yt
             mse = (
@@ -500,6 +511,17 @@ def _r2_scores(generator, n, d, epsilon, p1, p2, omegas, n_datasets, n_noise):
     return mean, se
 
 
+def _min_omega_y(max_y_clip: float, public_y, y_scale: float) -> float:
+    """Smallest ωy that clips at most ``max_y_clip`` of the aux responses (N(0, σ²): ωy ≥ Φ⁻¹(1 − s/2))
+    and of the public responses ``public_y`` (By = ωy·y_scale ≥ their (1 − s) quantile of |y|)."""
+    floor = float(ndtri(1.0 - max_y_clip / 2.0)) if max_y_clip > 0 else math.inf
+    if public_y is not None:
+        magnitudes = np.sort(np.abs(public_y))
+        keep = math.ceil((1.0 - max_y_clip) * magnitudes.size) - 1  # at most ⌊s·m⌋ of m values above it
+        floor = max(floor, magnitudes[max(keep, 0)] / y_scale)
+    return floor
+
+
 def tune_bounds(
     n: int,
     d: int,
@@ -507,6 +529,10 @@ def tune_bounds(
     x_scale: float,
     y_scale: float,
     *,
+    goal: str = "prediction",
+    max_y_clip: float = 0.05,
+    public_y=None,
+    clip_share: float = CLIP_SHARE,
     omegas=2.0 ** np.arange(-1, 2.25, 0.25),  # noqa: B008 (an immutable-in-use default grid)
     min_omega: float = 0.5,
     split_grid_step: float = 0.05,
@@ -516,19 +542,32 @@ def tune_bounds(
     max_extend: int = 4,
     rng=0,
 ) -> TuneResult:
-    """Clip bounds and budget split for a noise-aware fit, tuned by expected held-out R² on
-    synthetic data; no private data is touched and no budget is spent.
+    """Clip bounds and budget split for a noise-aware fit, tuned on synthetic data for prediction
+    (expected held-out R²) or for coefficient inference (expected error of β); no private data is
+    touched and no budget is spent.
 
     The auxiliary model is the public-scale data model of the noise-aware likelihood
     (Bernstein & Sheldon 2019): standardised covariates x ~ N(0, I_d), β ~ N(0, I/d),
     y = xᵀβ + N(0, 1) (signal-to-noise 1, R² = 0.5 without privacy, σy_aux = √2).  A candidate
     (ωx, ωy, p₁, p₂, p₃) clips at Bx = ωx, By = ωy·√2, adds Laplace noise of the release's exact
-    scales, and estimates β̂ = (Sxx + P + ρI)⁻¹(Sxy + Q) with ρ = 2√(2d)·b_xx + 1 (about the
-    spectral norm of the Sxx noise, so the system stays positive definite, as the noise-aware
-    posterior does by marginalising the noise).  It **optimises** the mean over aux sets × noise
-    draws of the held-out R² = 1 − E(y − clip(x)ᵀβ̂)²/Var y, with covariates clipped at the same
-    bound, as :func:`pm_private.linear.predict` does, against unclipped responses:
-    a bound that is too small loses signal (bias), one too large inflates the noise (∝ Bx²).
+    scales (for the statistics' share (1 − ``clip_share``)·ε of the budget), and estimates
+    β̂ = (Sxx + P + ρI)⁻¹(Sxy + Q) with ρ = 2√(2d)·b_xx + 1 (about the spectral norm of the Sxx
+    noise, so the system stays positive definite, as the noise-aware posterior does by
+    marginalising the noise).  It **optimises** the mean over aux sets × noise draws of
+
+    * ``goal="prediction"``: the held-out R² = 1 − E(y − clip(x)ᵀβ̂)²/Var y, with covariates
+      clipped at the same bound, as :func:`pm_private.linear.predict` does, against unclipped
+      responses; a bound that is too small loses signal (bias), one too large inflates the
+      noise (∝ Bx²);
+    * ``goal="coefficients"``: 1 − ‖β̂ − β‖²/‖β‖², the relative error of the coefficients
+      against the aux population's β (not the clipped rows'), so the bias that clipping puts
+      into β counts in full, where prediction forgives it when the clipped rows predict well.
+
+    Whatever the goal, the response bound never clips more than ``max_y_clip`` of the responses:
+    By ≥ Φ⁻¹(1 − ``max_y_clip``/2)·(the response scale), which clips that share of Gaussian
+    responses, and, given a public sample ``public_y``, By is also at least the
+    (1 − ``max_y_clip``) quantile of its |y|, so at most that share of the public responses is
+    clipped.
 
     Unlike :func:`tune_release`'s Spearman score (Honkela et al. 2018), R² depends on the scale
     of the predictions, so shrinking the data until the prior dominates does not score well, and
@@ -553,6 +592,16 @@ def tune_bounds(
         Budget the release will use (> 0; only sets the simulated noise).
     x_scale, y_scale : float
         Public scales of the covariates and the response.
+    goal : {"prediction", "coefficients"}
+        What to optimise: held-out R², or the relative error of the coefficients.
+    max_y_clip : float, default 0.05
+        Largest share of responses the bound may clip, in (0, 1).
+    public_y : array_like, optional
+        Public responses on the release's scale (after the same public preprocessing, so that
+        the bound is on |y|); none is clipped beyond the ``max_y_clip`` share.
+    clip_share : float, default 0.05
+        The share of ε the release spends on its clipping counts (as in
+        :func:`pm_private.release_suff_stats`); the statistics' noise is simulated for the rest.
     omegas : 1-D array
         Initial grid of multipliers (default 2^(−1 … 2) in quarter-octave steps).
     min_omega : float
@@ -569,24 +618,43 @@ def tune_bounds(
     Returns
     -------
     TuneResult
-        ``score`` is the mean aux R² at the choice (the maximum of the grid: optimistic),
-        ``score_grid`` the (ωx, ωy) R² grid of the chosen split.
+        ``score`` is the mean aux score at the choice (the maximum of the grid: optimistic),
+        ``score_grid`` the (ωx, ωy) score grid of the chosen split (``omegas`` holds the ωx
+        values; the ωy axis starts at the smallest ωy allowed by ``max_y_clip``).
 
     Raises
     ------
     ValueError
-        For invalid settings: ε, scales, the ω grid, the split grid step or the shares of Syy.
+        For invalid settings: ε, scales, goal, ``max_y_clip``, ``public_y``, ``clip_share``,
+        the ω grid, the split grid step or the shares of Syy.
+
+    Examples
+    --------
+    >>> from pm_private import tune_bounds
+    >>> res = tune_bounds(200, 3, 0.5, 1.0, 1.0, goal="coefficients", n_datasets=2, n_noise=2)
+    >>> res.omega_y >= 1.959  # at most 5 % of N(0, 1) responses clipped
+    True
     """
     n = check_count("n", n, minimum=2)
     d = check_count("d", d)
     epsilon = check_epsilon(epsilon)
     x_scale = check_positive("x_scale", x_scale)
     y_scale = check_positive("y_scale", y_scale)
+    if goal not in GOALS:
+        raise ValueError(f"goal must be one of {GOALS}, got {goal!r}")
+    max_y_clip = check_fraction("max_y_clip", max_y_clip, closed=False)
+    if public_y is not None:
+        public_y = as_float_array(public_y, "public_y").ravel()
+        if public_y.size == 0 or not np.isfinite(public_y).all():
+            raise ValueError("public_y must be a non-empty array of finite numbers")
+    clip_share = _check_clip_share(clip_share, epsilon)
     min_omega = check_positive("min_omega", min_omega)
     grid = np.array(_check_omegas(omegas))
     grid = grid[grid >= min_omega]
     if grid.size == 0:
         raise ValueError(f"omegas has no value ≥ min_omega = {min_omega!r}")
+    y_floor = max(min_omega, _min_omega_y(max_y_clip, public_y, y_scale))
+    grid_y = np.concatenate([[y_floor], grid[grid > y_floor]])
     step = check_positive("split_grid_step", split_grid_step)
     n_datasets = check_count("n_datasets", n_datasets)
     n_noise = check_count("n_noise", n_noise)
@@ -601,19 +669,32 @@ def tune_bounds(
         [(k1 * step, 1 - p3 - k1 * step, p3) for p3 in p3_list for k1 in range(1, total) if 1 - p3 - k1 * step > 1e-9]
     )
     seed = np.random.default_rng(rng).integers(2**63)
+    stats_epsilon = (1.0 - clip_share) * epsilon
+    ratio = grid[1] / grid[0] if grid.size > 1 else 2.0
     for _ in range(max_extend + 1):
-        scores, ses = _r2_scores(
-            np.random.default_rng(seed), n, d, epsilon, splits[:, 0], splits[:, 1], grid, n_datasets, n_noise
+        scores, ses = _aux_scores(
+            np.random.default_rng(seed),
+            n,
+            d,
+            stats_epsilon,
+            splits[:, 0],
+            splits[:, 1],
+            grid,
+            grid_y,
+            n_datasets,
+            n_noise,
+            goal,
         )
         s, ix, iy = np.unravel_index(int(np.argmax(scores)), scores.shape)
-        ratio = grid[1] / grid[0] if grid.size > 1 else 2.0
-        low = (ix == 0 or iy == 0) and grid[0] > min_omega
-        high = ix == grid.size - 1 or iy == grid.size - 1
-        if grid.size < 3 or not (low or high):
+        low_x = ix == 0 and grid[0] > min_omega  # the ωy axis starts at its floor: never extended down
+        high_x, high_y = ix == grid.size - 1, iy == grid_y.size - 1
+        if min(grid.size, grid_y.size) < 3 or not (low_x or high_x or high_y):
             break
-        if high:
+        if high_x:
             grid = np.concatenate([grid, grid[-1] * ratio ** np.arange(1, 5)])
-        if low:
+        if high_y:
+            grid_y = np.concatenate([grid_y, grid_y[-1] * ratio ** np.arange(1, 5)])
+        if low_x:
             below = grid[0] / ratio ** np.arange(4, 0, -1)
             grid = np.concatenate([below[below >= min_omega] if (below >= min_omega).any() else [min_omega], grid])
     split = tuple(float(p) for p in splits[s])
@@ -622,9 +703,9 @@ def tune_bounds(
     return TuneResult(
         split=split,
         x_bound=float(grid[ix]) * x_scale,
-        y_bound=float(grid[iy]) * y_scale,
+        y_bound=float(grid_y[iy]) * y_scale,
         omega_x=float(grid[ix]),
-        omega_y=float(grid[iy]),
+        omega_y=float(grid_y[iy]),
         score=float(scores[s, ix, iy]),
         score_se=float(ses[s, ix, iy]),
         split_score=float(scores[s].max()),

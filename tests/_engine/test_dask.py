@@ -77,10 +77,12 @@ def test_release_draws_noise_once_on_the_client_and_matches_numpy(data, cluster)
     expected = release_suff_stats(X, y, epsilon=1.0, x_bound=1.5, y_bound=2.0, rng=in_memory)
     acct = PrivacyAccountant(epsilon=1.0)
     got = release_suff_stats(*as_dask(X, y), epsilon=1.0, x_bound=1.5, y_bound=2.0, rng=on_dask, accountant=acct)
-    assert len(on_dask.threads) == len(in_memory.threads) == 3  # Sxx, Sxy, Syy: one draw each
+    assert len(on_dask.threads) == len(in_memory.threads) == 4  # Sxx, Sxy, Syy, clipping counts: one draw each
     assert set(on_dask.threads) == {threading.get_ident()}  # never on a worker thread
     np.testing.assert_allclose(got.xx, expected.xx, rtol=1e-9)
     np.testing.assert_allclose(got.xy, expected.xy, rtol=1e-9)
+    for count in ("clipped_rows", "clipped_responses"):  # the partitions' counts add up to the in-memory ones
+        assert getattr(got.releases[0], count) == pytest.approx(getattr(expected.releases[0], count))
     assert got.releases[0].n == 1000 and acct.spent[0] == pytest.approx(1.0)
 
 

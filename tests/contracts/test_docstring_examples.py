@@ -11,7 +11,7 @@ import importlib
 import pytest
 
 MECHANISMS = {
-    "pm_private.linear.suffstats": ["release_suff_stats", "release_suff_stats_gaussian"],
+    "pm_private.linear.suffstats": ["release_suff_stats", "release_suff_stats_gaussian", "clip_report"],
     "pm_private.linear.adaptive_ssp": ["adassp"],
     "pm_private.survival.weibull.mechanisms": ["weibull_private", "weibull_laplace", "weibull_sample_aggregate"],
     "pm_private.survival.discrete.mechanisms": ["output_perturbation", "objective_perturbation"],

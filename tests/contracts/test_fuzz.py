@@ -287,14 +287,14 @@ TEMPLATES = {
     ),
     "release_suff_stats": Template(
         "pm_private.linear:release_suff_stats",
-        dict(X=X, y=YREAL, epsilon=1.0, x_bound=1.0, y_bound=1.0, split=(0.6, 0.35, 0.05), rng=0),
-        dict(X=A, y=A, epsilon=S, x_bound=S, y_bound=S, split=A),
+        dict(X=X, y=YREAL, epsilon=1.0, x_bound=1.0, y_bound=1.0, split=(0.6, 0.35, 0.05), clip_share=0.05, rng=0),
+        dict(X=A, y=A, epsilon=S, x_bound=S, y_bound=S, split=A, clip_share=S),
         accountant=True,
     ),
     "release_suff_stats_gaussian": Template(
         "pm_private.linear:release_suff_stats_gaussian",
-        dict(X=X, y=YREAL, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, rng=0),
-        dict(X=A, y=A, epsilon=S, delta=S, x_bound=S, y_bound=S),
+        dict(X=X, y=YREAL, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, clip_share=0.05, rng=0),
+        dict(X=A, y=A, epsilon=S, delta=S, x_bound=S, y_bound=S, clip_share=S),
         accountant=True,
     ),
     "adassp": Template(

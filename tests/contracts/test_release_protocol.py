@@ -38,7 +38,8 @@ _X = _rng.uniform(-1, 1, (60, 3))
 _Y = _X @ [0.5, -1.0, 0.3] + 0.1 * _rng.standard_normal(60)
 _LABELS = (_X[:, 0] + 0.3 * _rng.standard_normal(60) > 0).astype(int)
 _X2, _Y2, _LABELS2 = _X.copy(), _Y.copy(), _LABELS.copy()
-_X2[0], _Y2[0], _LABELS2[0] = [1.0, 1.0, 1.0], 1.0, 1 - _LABELS[0]
+# y = 2 lies beyond the response bounds of 1 used below, so the neighbour also moves the clipping counts.
+_X2[0], _Y2[0], _LABELS2[0] = [1.0, 1.0, 1.0], 2.0, 1 - _LABELS[0]
 
 _UNIT = _X / np.sqrt(3)  # rows in the unit ball (discrete-time mechanisms)
 _UNIT2 = _X2 / np.sqrt(3)

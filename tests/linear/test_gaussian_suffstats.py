@@ -31,7 +31,7 @@ P_MIN = 1e-4
 
 def statistics(X, y, bx, by):
     """The (d+1)(d+2)/2 statistics before noise (upper Sxx, Sxy, Syy), as the release computes them."""
-    xx, xy, yy = ss.accumulate(project_rows(np.asarray(X, float), bx), np.asarray(y, float), None, by)
+    xx, xy, yy, _ = ss.accumulate(project_rows(np.asarray(X, float), bx), np.asarray(y, float), None, by)
     return ss.stat_vector(xx, xy, yy)
 
 
@@ -120,18 +120,26 @@ def test_noise_is_gaussian_with_the_declared_scale(secure):
     d, bx, by, eps, delta = 6, 2.0, 1.5, 0.7, 1e-6
     X, y = rng.normal(size=(300, d)), rng.normal(size=300) * 2
     exact = statistics(X, y, bx, by)
+    changed = ((np.linalg.norm(X, axis=1) > bx).sum(), (np.abs(y) > by).sum())
     weights = ss.frobenius_weights(d)
-    noise = []
+    noise, count_noise = [], []
     for _ in range(200):
         r = release_suff_stats_gaussian(
             X, y, epsilon=eps, delta=delta, x_bound=bx, y_bound=by, rng=None if secure else rng
         )
         np.testing.assert_array_equal(r.xx, r.xx.T)
         noise.append(weights * (ss.stat_vector(r.xx, r.xy, r.yy) - exact))
-    info = r.releases[0]
+        info = r.releases[0]
+        count_noise.append(np.subtract((info.clipped_rows, info.clipped_responses), changed))
     assert info.private is secure and info.delta == delta and info.epsilon <= eps
-    assert info.sensitivity == pytest.approx(np.sqrt(2) * (bx**2 + by**2))
-    assert info.noise_scale == pytest.approx(gaussian_scale(exact.size, info.sensitivity, eps, delta))
+    # The two clipping counts (ℓ2 sensitivity √2, weighted by a) take ss.CLIP_SHARE of the squared sensitivity.
+    p = ss.CLIP_SHARE
+    assert info.sensitivity == pytest.approx(np.sqrt(2) * (bx**2 + by**2) / np.sqrt(1 - p))
+    assert info.noise_scale == pytest.approx(gaussian_scale(exact.size + 2, info.sensitivity, eps, delta))
+    a = np.sqrt(2) * (bx**2 + by**2) * np.sqrt(p / (2 * (1 - p)))
+    assert info.clip_noise == pytest.approx(info.noise_scale / a)
+    fit = stats.kstest(np.ravel(count_noise), stats.norm(scale=info.clip_noise).cdf)
+    assert fit.pvalue > P_MIN
     # σ on the diagonal statistics, σ/√2 on the off-diagonal ones: weighted, all are N(0, σ²).
     np.testing.assert_allclose(info.noise_variance(d) * weights**2, info.noise_scale**2)
     sample = np.array(noise)

@@ -235,9 +235,10 @@ def test_posterior_predictive_for_new_X():
 def test_tune_bounds_is_interior_and_reproducible():
     res = tune_bounds(300, 4, 1.0, 2.0, 5.0, n_datasets=3, n_noise=3)
     grid = res.omegas
-    for omega in (res.omega_x, res.omega_y):
-        # Interior, or at the modelling floor min_omega = 0.5, never at the top of the grid.
-        assert omega < grid[-1] and (omega > grid[0] or omega == 0.5)
+    # ωx interior, or at the modelling floor min_omega = 0.5, never at the top of the grid; ωy at
+    # least the bound that clips 5 % of Gaussian responses (max_y_clip), never at the top either.
+    assert res.omega_x < grid[-1] and (res.omega_x > grid[0] or res.omega_x == 0.5)
+    assert 1.959 < res.omega_y < res.omegas[-1] * 2
     assert grid[0] >= 0.5
     assert res.x_bound == pytest.approx(res.omega_x * 2.0) and res.y_bound == pytest.approx(res.omega_y * 5.0)
     assert abs(sum(res.split) - 1) < 1e-9 and res.split[2] in (0.05, 0.1)

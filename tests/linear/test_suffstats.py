@@ -1,3 +1,4 @@
+import math
 import tracemalloc
 
 import numpy as np
@@ -17,7 +18,7 @@ P_MIN = 1e-4
 
 def clipped_stats(X, y, bx, by):
     """The statistics before noise, as the release computes them."""
-    return acc.accumulate(np.asarray(X, float), np.asarray(y, float), bx, by)
+    return acc.accumulate(np.asarray(X, float), np.asarray(y, float), bx, by)[:3]
 
 
 def stat_changes(X, y, X2, y2, bx, by):
@@ -121,17 +122,26 @@ def test_released_noise_has_the_declared_laplace_scales(secure):
     d, bx, by, eps = 30, 0.5, 2.0, 0.8
     X, y = rng.normal(size=(200, d)), rng.normal(size=200) * 3
     xx, xy, yy = exact_clipped(X, y, bx, by)
+    changed = ((np.abs(X) > bx).any(axis=1).sum(), (np.abs(y) > by).sum())
     upper = np.triu_indices(d)
-    noise = {"xx": [], "xy": [], "yy": []}
+    noise = {"xx": [], "xy": [], "yy": [], "counts": []}
     for _ in range(300):
         r = release_suff_stats(X, y, epsilon=eps, x_bound=bx, y_bound=by, rng=None if secure else rng)
         np.testing.assert_array_equal(r.xx, r.xx.T)
         noise["xx"].append((r.xx - xx)[upper])
         noise["xy"].append(r.xy - xy)
         noise["yy"].append([r.yy - yy])
-    info = r.releases[0]
-    expected = (d * (d + 1) * bx**2 / (0.6 * eps), 2 * d * bx * by / (0.35 * eps), by**2 / (0.05 * eps))
-    np.testing.assert_allclose(info.noise_scales, expected, rtol=1e-8)
+        info = r.releases[0]
+        noise["counts"].append(np.subtract((info.clipped_rows, info.clipped_responses), changed))
+    stats_eps = (1 - ss.CLIP_SHARE) * eps  # the clipping counts take ss.CLIP_SHARE of ε, with ℓ1 sensitivity 2
+    expected = (
+        d * (d + 1) * bx**2 / (0.6 * stats_eps),
+        2 * d * bx * by / (0.35 * stats_eps),
+        by**2 / (0.05 * stats_eps),
+        2 / (ss.CLIP_SHARE * eps),
+    )
+    np.testing.assert_allclose([*info.noise_scales, info.clip_noise], expected, rtol=1e-8)
+    assert math.fsum(info.epsilon_parts) + info.clip_share * eps == pytest.approx(eps)
     assert info.private is secure
     for key, scale in zip(noise, expected, strict=True):
         sample = np.concatenate(noise[key])[:20000]
@@ -145,7 +155,8 @@ def test_release_metadata_and_immutability():
     info = r.releases[0]
     assert (info.epsilon, info.split, info.x_bound, info.y_bound, info.n) == (2.0, (0.5, 0.3, 0.2), 1.0, 1.5, 50)
     assert info.neighbours == "replace-one"
-    np.testing.assert_allclose(info.epsilon_parts, (1.0, 0.6, 0.4))
+    np.testing.assert_allclose(info.epsilon_parts, np.multiply((1.0, 0.6, 0.4), 1 - ss.CLIP_SHARE))
+    assert info.clip_share == ss.CLIP_SHARE and info.clipped_rows is not None
     np.testing.assert_allclose(info.epsilon_certified, info.epsilon_parts, rtol=1e-12)
     assert not hasattr(r, "X") and not any(isinstance(v, np.ndarray) and v.shape[0] == 50 for v in vars(r).values())
     with pytest.raises(ValueError):

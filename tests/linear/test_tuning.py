@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from pm_private.linear.suffstats import release_suff_stats
-from pm_private.linear.tuning import TuneResult, _solve, _spearman, tune_release
+from pm_private.linear.tuning import TuneResult, _solve, _spearman, tune_bounds, tune_release
 
 OMEGAS = np.arange(1, 21) / 10
 # Few draws keep the tests fast; stage 2 only matters where a test says so.
@@ -206,3 +206,34 @@ def test_invalid_inputs_raise(kwargs):
     args = dict(n=100, d=2, epsilon=1.0, x_scale=1.0, y_scale=1.0) | kwargs
     with pytest.raises(ValueError):
         tune_release(**args)
+
+
+BOUNDS_FAST = dict(n_datasets=2, n_noise=2, max_extend=1)
+
+
+def test_tune_bounds_never_clips_more_than_the_stated_share_of_responses():
+    # Small data at small ε used to choose ωy ≈ 0.84 (45 % of responses clipped); now ωy ≥ Φ⁻¹(0.975).
+    for goal in ("prediction", "coefficients"):
+        res = tune_bounds(190, 8, 0.5, 1.0, 1.0, goal=goal, **BOUNDS_FAST)
+        assert res.omega_y >= 1.959 and res.y_bound == pytest.approx(res.omega_y)
+    loose = tune_bounds(190, 8, 0.5, 1.0, 1.0, max_y_clip=0.6, **BOUNDS_FAST)
+    assert loose.omega_y < 1.959  # the constraint, not the score, held ωy up
+    public_y = np.random.default_rng(0).standard_t(2, size=40) * 3  # heavy tails: the sample's quantile binds
+    res = tune_bounds(190, 8, 0.5, 1.0, 1.5, public_y=public_y, **BOUNDS_FAST)
+    assert np.mean(np.abs(public_y) > res.y_bound) <= 0.05
+    assert res.y_bound >= 1.959 * 1.5
+
+
+def test_tune_bounds_goals_score_what_they_say():
+    pred = tune_bounds(2000, 4, 2.0, 1.0, 1.0, **BOUNDS_FAST)
+    coef = tune_bounds(2000, 4, 2.0, 1.0, 1.0, goal="coefficients", **BOUNDS_FAST)
+    assert 0 < pred.score < 0.5  # an R² on aux data whose noiseless R² is 0.5
+    assert 0.5 < coef.score < 1  # 1 − relative squared error of β̂: small at n = 2000, ε = 2
+    for bad, match in (
+        (dict(goal="r2"), "goal"),
+        (dict(max_y_clip=0.0), "max_y_clip"),
+        (dict(public_y=[np.nan]), "public_y"),
+        (dict(clip_share=0.9), "clip_share"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            tune_bounds(200, 3, 1.0, 1.0, 1.0, **bad)

@@ -2,9 +2,20 @@
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from pm_private import Preprocessing, release_suff_stats_gaussian
-from studies.real_data_regression import METHODS, goal_check, load, public_covariance, table
+from studies.real_data_regression import (
+    COLUMNS,
+    METHODS,
+    goal_check,
+    honkela_precision,
+    inference_table,
+    load,
+    ols_scores,
+    public_covariance,
+    table,
+)
 
 
 def _results():
@@ -52,3 +63,38 @@ def test_public_covariance_uses_the_release_transform():
     np.testing.assert_allclose(cov, cov.T)
     assert np.linalg.eigvalsh(cov).min() > 0
     assert np.trace(cov) <= bound**2 + 1e-9  # second moments of rows projected onto the ball
+
+
+def test_star98_is_a_regression_of_the_share_above_the_median():
+    X, y, names = load("star98")
+    assert X.shape == (303, 20) and len(names) == 20 and ((0 < y) & (y < 1)).all()
+
+
+def test_ols_intervals_cover_at_their_level_on_well_specified_data():
+    rng = np.random.default_rng(0)
+    covers = []
+    for _ in range(40):
+        X = rng.normal(size=(200, 3))
+        y = X @ [0.5, -1.0, 0.2] + rng.normal(size=200)
+        prep = Preprocessing.from_public(X[:30], y[:30])
+        truth = np.linalg.lstsq(prep.transform_x(X), prep.transform_y(y), rcond=None)[0]  # the full-data OLS
+        covers.append(ols_scores(prep.transform_x(X[:150]), prep.transform_y(y[:150]), prep, X[150:], y[150:], truth))
+    r2, _, coef_cover, y_cover = np.mean(covers, axis=0)
+    assert r2 > 0.4 and coef_cover > 0.9 and 0.85 < y_cover < 0.95  # the 150 rows are most of the full data
+
+
+def test_honkela_noise_precision_matches_the_residual_variance():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, size=(5000, 2))
+    y = X @ [1.0, -0.5] + 0.5 * rng.normal(size=5000)
+    stats = release_suff_stats_gaussian(X, y, epsilon=1e3, delta=1e-6, x_bound=2.0, y_bound=4.0, rng=0)
+    precision = honkela_precision(stats, np.tile([1.0, -0.5], (200, 1)), rng)
+    assert np.mean(precision) == pytest.approx(4.0, rel=0.05)  # 1/0.5²
+
+
+def test_inference_table_averages_the_interval_columns():
+    rows = [("toy", 1.0, r, METHODS[0], 0.2, 0.5, 0.8 + 0.1 * r, 0.9, 0.01, 0.3, 0.05) for r in range(2)]
+    rows.append(("toy", 1.0, 0, "AdaSSP", 0.2, 0.5, *[np.nan] * 5))
+    got = inference_table(pd.DataFrame(rows, columns=COLUMNS))
+    assert list(got.index) == [("toy", 1.0, METHODS[0])]
+    assert got.loc[("toy", 1.0, METHODS[0]), "coef_cover"] == pytest.approx(0.85)
