@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._engine.dask import is_dask
-from ..privacy.accountant import PrivacyAccountant
+from ..privacy.accountant import PrivacyAccountant, check_accountant
 from ..privacy.noise import as_noise_source
 from ..privacy.primitives import (
     check_gaussian_epsilon,
@@ -747,7 +747,7 @@ def release_suff_stats(
     sens, eps_parts = check_release_arguments(
         d, epsilon=epsilon, x_bound=x_bound, y_bound=y_bound, split=split, clip_share=clip_share
     )
-    if accountant is not None:
+    if check_accountant(accountant) is not None:
         accountant.check(epsilon)  # refuse before the pass over the data
     # The pass over the data (which refuses NaN or infinite records) runs before the reservation.
     if partitioned:  # partitions are checked, clipped and reduced where they live; noise is drawn here, once
