@@ -97,7 +97,7 @@ def run_cell(fitter, rng, n, d, eps, reps, misspecified=False, mechanism="laplac
             clipped.append(((np.abs(X) > bx).mean(), (np.abs(y) > by).mean()))
         if np.isinf(eps) and clipped_design:  # the projection must travel with the statistics
             stats = release_suff_stats_gaussian(
-                X, y, epsilon=1e4, delta=1e-5, x_bound=bx * np.sqrt(d), y_bound=by, rng=rng
+                X, y, epsilon=500.0, delta=1e-5, x_bound=bx * np.sqrt(d), y_bound=by, rng=rng
             )
         elif np.isinf(eps):
             stats = suff_stats(np.clip(X, -bx, bx), np.clip(y, -by, by)) if misspecified else suff_stats(X, y)
@@ -155,7 +155,7 @@ def main(argv=None):
         "--clipped",
         action="store_true",
         help="only the clipped design: data from the prior, bounds that project about a third of the rows "
-        "(Gaussian release; ε = ∞ is a release at ε = 10⁴)",
+        "(Gaussian release; ε = ∞ is a release at ε = 500)",
     )
     parser.add_argument(
         "--clipping", choices=["ignore", "model"], default="ignore", help="the noise-aware model's clipping argument"

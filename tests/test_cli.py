@@ -192,7 +192,20 @@ def test_fit_writes_posterior_and_summary(data, capsys):
 def test_dry_run_reads_no_row_and_touches_no_ledger(data, capsys):
     # Rows that no release could read: the dry run only needs the header and public arguments.
     (data / "broken.csv").write_text("a,b,c,y\nnot,a,number,!\n")
-    argv = [*SUFF, "--ledger", "l.db", "--total-epsilon", "2", "--epsilon", "1", "--out", "r.json", "--dry-run"]
+    argv = [
+        *SUFF,
+        "--ledger",
+        "l.db",
+        "--total-epsilon",
+        "2",
+        "--epsilon",
+        "1",
+        "--out",
+        "r.json",
+        "--dry-run",
+        "--clip-share",
+        "0",
+    ]
     argv[2] = "broken.csv"
     assert main(argv) == 0
     shown = capsys.readouterr().out
@@ -407,7 +420,7 @@ def test_weibull_sizes_are_refused_from_memory_before_any_work(data, capsys, cha
 def test_suff_stats_shares_below_the_smallest_epsilon_are_refused_before_any_work(data, capsys):
     PrivacyAccountant.open("l.db", epsilon=1.0)
     argv = [*SUFF, "--ledger", "l.db", "--epsilon", "1e-6"]
-    _usage_error([*argv, "--out", "r.json"], capsys, "split gives a statistic an ε below")
+    _usage_error([*argv, "--clip-share", "0", "--out", "r.json"], capsys, "split gives a statistic an ε below")
     assert PrivacyAccountant.open("l.db").history == ()
     assert not (data / "r.json").exists()
 

@@ -33,6 +33,7 @@ when they are large.
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from dataclasses import dataclass
 
@@ -549,11 +550,10 @@ def clip_report(stats, *, warn: bool = True) -> tuple[ClipReport, ...]:
 
 def _check_clip_share(clip_share, epsilon: float) -> float:
     """``clip_share`` is 0 or in [0.001, 0.5], and leaves both parts of ε ≥ the smallest ε."""
-    try:
-        value = float(clip_share)
-    except (TypeError, ValueError):
-        raise ValueError(f"clip_share must be a number, got {clip_share!r}") from None
-    if isinstance(clip_share, bool) or not (value == 0.0 or 0.001 <= value <= 0.5):
+    if isinstance(clip_share, bool) or not isinstance(clip_share, numbers.Real):
+        raise ValueError(f"clip_share must be a number, got {clip_share!r:.40}")
+    value = float(clip_share)
+    if not (value == 0.0 or 0.001 <= value <= 0.5):
         raise ValueError(f"clip_share must be 0 or in [0.001, 0.5], got {clip_share!r}")
     if value > 0 and value * epsilon < MIN_EPSILON:
         raise ValueError(f"clip_share {value!r} of epsilon {epsilon!r} is below the smallest ε {MIN_EPSILON!r}")

@@ -150,6 +150,8 @@ def _valid_anyway(entry, path, value) -> bool:
         return isinstance(value, bool)
     if field.name == "preprocessing":  # None or {} (no preprocessing); its own fields are checked by it
         return (value is None or value == {}) and not below
+    if value is None:  # an optional field (e.g. the clipped counts of a release without them)
+        return type(None) in typing.get_args(hint) and not below
     if not number or hint is int:
         return False
     if not below and (hint is np.ndarray or typing.get_origin(hint) is tuple):

@@ -214,6 +214,8 @@ def values_of(kind: str, valid) -> list:
             return [v for v in NOT_A_NUMBER if v is not None] + NOT_POSITIVE + EXTREME
         case "fraction":  # in [0, 1]
             return NOT_A_NUMBER + [NAN, INF, -INF, -1, -1e-9, -5e-324, 1.0 + 1e-9, 1.5, 2, 1e308, -1e308]
+        case "clip share":  # 0 (no counts) or in [0.001, 0.5]
+            return NOT_A_NUMBER + [NAN, INF, -INF, -1, -5e-324, 1e-4, 0.0009, 0.51, 1, 1.0, 1.5, 1e308]
         case "open fraction":  # in (0, 1)
             return NOT_A_NUMBER + [NAN, INF, -INF, 0, 0.0, -1, -5e-324, 1, 1.0, 1.5, 1e308]
         case "count":  # a positive integer of modest size
@@ -529,6 +531,7 @@ MECHANISMS = {
             accountant="object",
             rng="rng",
             preprocessing="object",
+            clip_share="clip share",
         ),
     ),
     "release_suff_stats_gaussian": Mechanism(
@@ -544,6 +547,7 @@ MECHANISMS = {
             accountant="object",
             rng="rng",
             preprocessing="object",
+            clip_share="clip share",
         ),
     ),
     "adassp": Mechanism(

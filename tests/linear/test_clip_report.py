@@ -29,9 +29,9 @@ def true_counts(kind):
 
 @pytest.mark.parametrize("kind", ["laplace", "gaussian"])
 def test_counts_estimate_the_clipped_rows_and_responses(kind):
-    info = release(kind, epsilon=3e3).releases[0]  # noise s.d. ≪ 1 count
+    info = release(kind, epsilon=500.0).releases[0]  # noise s.d. ≪ 1 count
     assert (info.clipped_rows, info.clipped_responses) == pytest.approx(true_counts(kind), abs=1.0)
-    (report,) = clip_report(release(kind, epsilon=3e3), warn=False)
+    (report,) = clip_report(release(kind, epsilon=500.0), warn=False)
     rows, responses = true_counts(kind)
     assert report.n == 400 and report.rows == pytest.approx(rows / 400, abs=3e-3)
     assert report.responses == pytest.approx(responses / 400, abs=3e-3)
@@ -58,11 +58,11 @@ def test_share_zero_releases_no_counts_and_the_statistics_keep_all_the_budget(ki
 
 
 def test_report_warns_when_clipping_is_large_and_not_otherwise():
-    heavy = release("gaussian", epsilon=3e3)  # |y| > 1.5 for about a third of the responses
+    heavy = release("gaussian", epsilon=500.0)  # |y| > 1.5 for about a third of the responses
     with pytest.warns(UserWarning, match="of the responses"):
         (report,) = clip_report(heavy)
     assert report.large and "of the rows' covariates" in str(report)
-    light = release_suff_stats_gaussian(X, Y, epsilon=3e3, delta=1e-6, x_bound=10.0, y_bound=10.0, rng=1)
+    light = release_suff_stats_gaussian(X, Y, epsilon=500.0, delta=1e-6, x_bound=10.0, y_bound=10.0, rng=1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         (report,) = clip_report(light)

@@ -67,7 +67,9 @@ def test_ten_gaussian_releases_at_1_1e6_fit_a_budget_of_3_5_1e5_and_the_first_on
                 X, y, epsilon=1.0, delta=1e-6, x_bound=1, y_bound=1, accountant=acct, rng=generator
             )
         assert generator.bit_generator.state == state and len(acct.ledger) == 13  # refused before noise
-        assert event.kind == "gaussian" and event.scale == gaussian_scale(6, 2 * np.sqrt(2.0), 1.0, 1e-6)
+        # the statistics of d = 2 and the two clipped counts (5 % of the squared sensitivity)
+        assert event.kind == "gaussian"
+        assert event.scale == gaussian_scale(8, 2 * np.sqrt(2.0) / np.sqrt(0.95), 1.0, 1e-6)
         assert 4.2 < event.scale / event.sensitivity < 4.6
 
 
@@ -81,11 +83,13 @@ def test_history_recomposes_from_the_stored_parameters(tmp_path):
     acct.close()
     history = PrivacyAccountant.open(path).ledger
     laplace, gaussian, other = (entry.noise for entry in history)
-    assert [e.kind for e in laplace] == ["laplace"] * 3
+    # three statistics and the clipped counts (5 % of ε by default)
+    assert [e.kind for e in laplace] == ["laplace"] * 4
     assert math.fsum(e.ratio for e in laplace) == pytest.approx(1.0)  # the ε split of the release
     (event,) = gaussian
+    size = 6 + 2  # the statistics of d = 2 and the two counts, noised together
     assert event == gaussian_noise_event(
-        6, event.sensitivity - (6 + 2) * 2.0 ** (math.floor(math.log2(event.scale)) - 40), 1.0, 1e-6
+        size, event.sensitivity - (size + 2) * 2.0 ** (math.floor(math.log2(event.scale)) - 40), 1.0, 1e-6
     )
     assert other == ()
     # the rest is added by basic composition: ε(tight) ≥ 0.5 + the noisy part's ε at δ − 1e-7

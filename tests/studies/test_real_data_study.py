@@ -87,7 +87,7 @@ def test_honkela_noise_precision_matches_the_residual_variance():
     rng = np.random.default_rng(1)
     X = rng.uniform(-1, 1, size=(5000, 2))
     y = X @ [1.0, -0.5] + 0.5 * rng.normal(size=5000)
-    stats = release_suff_stats_gaussian(X, y, epsilon=1e3, delta=1e-6, x_bound=2.0, y_bound=4.0, rng=0)
+    stats = release_suff_stats_gaussian(X, y, epsilon=500.0, delta=1e-6, x_bound=2.0, y_bound=4.0, rng=0)
     precision = honkela_precision(stats, np.tile([1.0, -0.5], (200, 1)), rng)
     assert np.mean(precision) == pytest.approx(4.0, rel=0.05)  # 1/0.5²
 
