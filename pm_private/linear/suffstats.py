@@ -29,7 +29,7 @@ import numpy as np
 from .._engine.dask import is_dask
 from ..privacy.accountant import PrivacyAccountant
 from ..privacy.noise import as_noise_source
-from ..privacy.primitives import gaussian_mechanism, laplace_mechanism, project_rows
+from ..privacy.primitives import gaussian_mechanism, laplace_mechanism, project_rows, symmetric_entry_weights
 from ..privacy.release import Release, constant, output, public, release_guard
 from ..privacy.validation import as_matrix, as_vector, check_delta, check_epsilon, check_positive, first_bad_row
 from .accumulate import CHUNK_VALUES, NonFiniteRow, accumulate, first_non_finite_row
@@ -574,8 +574,7 @@ def frobenius_weights(d: int) -> np.ndarray:
     numpy.ndarray
         The (d+1)(d+2)/2 weights.
     """
-    a, b = stat_pairs(d)
-    return np.where(a != b, np.sqrt(2.0), 1.0)
+    return symmetric_entry_weights(*stat_pairs(d))
 
 
 def gaussian_sensitivity(x_bound: float, y_bound: float) -> float:
