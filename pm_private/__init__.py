@@ -66,6 +66,8 @@ _NAMES = {
     "DataPerturbationRelease": ".logistic.data_perturbation",
     "LogisticStatsRelease": ".glm.stats",
     "release_logistic_stats": ".glm.stats",
+    "logistic_model": ".glm.model",
+    "predict_logistic": ".glm.model",
     "data_perturbation_sgd": ".logistic.data_perturbation",
 }
 

@@ -9,6 +9,11 @@ _NAMES = {
     "logistic_sensitivity": ".stats",
     "logistic_stats": ".stats",
     "release_logistic_stats": ".stats",
+    "logistic_model": ".model",
+    "set_logistic_stats": ".model",
+    "predict_logistic": ".model",
+    "stat_moments": ".moments",
+    "probit_mixture": ".moments",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)
