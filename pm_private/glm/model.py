@@ -104,8 +104,11 @@ def logistic_model(
     Notes
     -----
     Cost per gradient O(k³), k = 2d + 1 + d(d+1)/2, independent of n; building the model limits
-    BLAS to one thread in the process while it lives (small dense algebra).  Sample it with
-    ``pm.sample(target_accept=0.9)``.
+    BLAS to one thread in the process while it lives (small dense algebra).  Sample it with a
+    dense mass matrix, ``pm.sample(init="jitter+adapt_full", target_accept=0.9)``: the statistics
+    tie β to the covariate covariance; at d = 2, n = 5000 a fit with the default diagonal
+    adaptation took tens of times longer than with the dense one (about 11 leapfrog steps per
+    draw).
 
     Examples
     --------
