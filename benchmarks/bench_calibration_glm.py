@@ -7,7 +7,7 @@ For every cell ε × n × d, ``--reps`` data sets are drawn from the model's own
     xᵢ ~ N(μ, Σx), P(yᵢ = 1 | xᵢ) = σ(xᵢᵀβ + b),
 
 released by :func:`pm_private.release_logistic_stats` ((ε, 10⁻⁵)-DP, rows projected onto the ball
-of radius Bx = 3√d; the fraction of projected rows is printed) or, for ε = ∞, as exact statistics.
+of radius Bx = 3√d, ``--bound-factor`` changes the 3; the fraction of projected rows is printed) or, for ε = ∞, as exact statistics.
 Both models use exactly these priors (:func:`pm_private.glm.logistic_model`):
 
 * noise-aware: the release noise marginalised (``noise_aware=True``);
@@ -114,9 +114,9 @@ class Fitter:
         return idata.posterior["beta"].values[0]
 
 
-def run_cell(fitter, rng, n, d, eps, reps):
+def run_cell(fitter, rng, n, d, eps, reps, bound_factor=3.0):
     truths, draws, projected = [], {True: [], False: []}, []
-    bound = 3.0 * np.sqrt(d)
+    bound = bound_factor * np.sqrt(d)
     for _ in range(reps):
         X, y, beta = draw_dataset(rng, n, d)
         projected.append(np.mean(np.linalg.norm(X, axis=1) > bound))
@@ -144,6 +144,7 @@ def main(argv=None):
     parser.add_argument("--ns", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.3, 1.0, 3.0, np.inf])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--bound-factor", type=float, default=3.0, help="row-norm bound Bx = factor·√d")
     args = parser.parse_args(argv)
     threadpool_limits(1, user_api="blas")
     if args.quick:
@@ -164,7 +165,7 @@ def main(argv=None):
         fitter = Fitter(model, draws=args.draws, tune=args.tune, seed=args.seed)
         for n in args.ns:
             for eps in args.epsilons:
-                aware, naive, projected = run_cell(fitter, rng, n, d, eps, args.reps)
+                aware, naive, projected = run_cell(fitter, rng, n, d, eps, args.reps, args.bound_factor)
                 cells = [f"{c[q][0]:.2f} ({c[q][1]:.2f})" for c in (aware, naive) for q in LEVELS]
                 widths = [f"{c[q][2]:6.3f}" for c in (aware, naive) for q in LEVELS]
                 print(
