@@ -32,6 +32,7 @@ Measured 2026-11-25 on a loaded 2-core machine (``--tune 200 --draws 200``; cove
     5  10000    1    10 | 0.58 (0.10)  0.98 (0.02)         | 0.02 (0.02)  0.18 (0.06)
 
     2   1000    ∞    12 | 0.50 (0.11)  0.92 (0.06)  --tune 800 --draws 400 (the defaults), --seed 3
+    2   1000  0.3    12 | 0.42 (0.10)  0.92 (0.06)         | 0.08 (0.06)  0.25 (0.10)  defaults, --seed 4
 
 With 200 tuning steps the ε = ∞ cells (exact statistics, the narrowest posteriors) under-covered
 in two runs, projection not the cause; with 800 (the dense mass matrix adapted longer) they cover.
