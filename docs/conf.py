@@ -139,6 +139,7 @@ SUBPACKAGES = {
     "privacy": "General differential-privacy building blocks",
     "linear": "Private linear regression from sufficient statistics",
     "logistic": "Private logistic regression",
+    "glm": "Noise-aware private logistic regression",
     "sampling": "Sampling private posteriors",
     "survival": "Survival analysis",
     "datasets": "Data sets",

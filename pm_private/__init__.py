@@ -21,6 +21,9 @@ Subpackages
 :mod:`~pm_private.logistic`
     DP elastic-net logistic regression and private penalty selection (Yu et al. 2014), the
     data-perturbation baseline (Kang et al. 2020).
+:mod:`~pm_private.glm`
+    Noise-aware private logistic regression on released degree-2 statistics (Kulkarni et al.
+    2021; Huggins, Adams & Broderick 2017).
 :mod:`~pm_private.datasets`
     Loaders and generators of example data.
 
@@ -61,6 +64,10 @@ _NAMES = {
     "PenaltySelectionRelease": ".logistic.penalty_selection",
     "select_penalty": ".logistic.penalty_selection",
     "DataPerturbationRelease": ".logistic.data_perturbation",
+    "LogisticStatsRelease": ".glm.stats",
+    "release_logistic_stats": ".glm.stats",
+    "logistic_model": ".glm.model",
+    "predict_logistic": ".glm.model",
     "data_perturbation_sgd": ".logistic.data_perturbation",
 }
 

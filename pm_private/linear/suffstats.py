@@ -50,6 +50,7 @@ from ..privacy.primitives import (
     laplace_mechanism,
     laplace_noise_event,
     project_rows,
+    symmetric_entry_weights,
 )
 from ..privacy.release import Release, constant, output, public, release_guard
 from ..privacy.validation import (
@@ -846,8 +847,7 @@ def frobenius_weights(d: int) -> np.ndarray:
     numpy.ndarray
         The (d+1)(d+2)/2 weights.
     """
-    a, b = stat_pairs(d)
-    return np.where(a != b, np.sqrt(2.0), 1.0)
+    return symmetric_entry_weights(*stat_pairs(d))
 
 
 def gaussian_sensitivity(x_bound: float, y_bound: float) -> float:

@@ -24,6 +24,7 @@ _NAMES = {
     "gaussian_noise_multiplier": ".primitives",
     "laplace_mechanism": ".primitives",
     "project_rows": ".primitives",
+    "symmetric_entry_weights": ".primitives",
     "ConvergenceError": ".release",
     "Release": ".release",
     "field_kinds": ".release",

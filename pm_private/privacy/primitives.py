@@ -52,6 +52,7 @@ __all__ = [
     "laplace_mechanism",
     "laplace_noise_event",
     "project_rows",
+    "symmetric_entry_weights",
 ]
 
 #: Mechanism name of :func:`laplace_mechanism` results.
@@ -504,6 +505,34 @@ def laplace_noise_event(sensitivity: float, epsilon: float) -> NoiseEvent:
         A Laplace event with scale Δ/ε and sensitivity Δ.
     """
     return NoiseEvent(LAPLACE, sensitivity / epsilon, sensitivity)
+
+
+def symmetric_entry_weights(a, b) -> np.ndarray:
+    """Weights w of distinct entries (a, b) of a symmetric matrix: 1 on the diagonal (a = b), √2 off it.
+
+    For a vector listing the distinct entries of a symmetric M (each pair once), ‖w ⊙ vec‖₂ is the
+    Frobenius norm of M restricted to those entries, so the Gaussian mechanism on w ⊙ vec with the
+    Frobenius sensitivity of M releases the off-diagonal entries with noise of s.d. σ/√2 at the
+    cost of iid noise on the unweighted entries (Σ_{a≤b} M_ab² ≤ ‖M‖_F²).  The sufficient-statistics
+    releases of linear and logistic regression weight their entries so.
+
+    Parameters
+    ----------
+    a, b : array_like of int
+        Row and column indices of the listed entries.
+
+    Returns
+    -------
+    numpy.ndarray
+        The weights, one per entry.
+
+    Examples
+    --------
+    >>> from pm_private.privacy import symmetric_entry_weights
+    >>> symmetric_entry_weights([0, 0, 1], [0, 1, 1]).round(4).tolist()
+    [1.0, 1.4142, 1.0]
+    """
+    return np.where(np.asarray(a) != np.asarray(b), np.sqrt(2.0), 1.0)
 
 
 # --------------------------------------------------------------------------------------------

@@ -64,6 +64,7 @@ PACKAGES = [
     "pm_private.privacy",
     "pm_private.linear",
     "pm_private.logistic",
+    "pm_private.glm",
     "pm_private.sampling",
     "pm_private.survival",
     "pm_private.datasets",
@@ -295,6 +296,12 @@ TEMPLATES = {
         "pm_private.linear:release_suff_stats_gaussian",
         dict(X=X, y=YREAL, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, clip_share=0.05, rng=0),
         dict(X=A, y=A, epsilon=S, delta=S, x_bound=S, y_bound=S, clip_share=S),
+        accountant=True,
+    ),
+    "release_logistic_stats": Template(
+        "pm_private.glm:release_logistic_stats",
+        dict(X=X, y=Y01, epsilon=1.0, delta=1e-5, x_bound=1.0, rng=0),
+        dict(X=A, y=A, epsilon=S, delta=S, x_bound=S),
         accountant=True,
     ),
     "adassp": Template(

@@ -18,6 +18,7 @@ PACKAGES = [
     "pm_private.privacy",
     "pm_private.linear",
     "pm_private.logistic",
+    "pm_private.glm",
     "pm_private.sampling",
     "pm_private.survival",
     "pm_private.datasets",
@@ -55,7 +56,7 @@ FLOORS = [
     ("pm_private._engine",),
     ("pm_private.privacy",),
     ("pm_private.datasets",),
-    ("pm_private.linear", "pm_private.logistic", "pm_private.sampling", "pm_private.survival"),
+    ("pm_private.linear", "pm_private.logistic", "pm_private.glm", "pm_private.sampling", "pm_private.survival"),
 ]
 
 

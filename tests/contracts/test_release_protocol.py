@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import pm_private
+from pm_private.glm.stats import release_logistic_stats
 from pm_private.linear.adaptive_ssp import adassp
 from pm_private.linear.suffstats import SuffStats, release_suff_stats, release_suff_stats_gaussian
 from pm_private.logistic.data_perturbation import data_perturbation_sgd
@@ -61,6 +62,9 @@ MECHANISMS = {
     ),
     "suff_stats_gaussian": lambda k, a: release_suff_stats_gaussian(
         (_X, _X2)[k], (_Y, _Y2)[k], epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=1.0, accountant=a, rng=1
+    ),
+    "logistic_stats": lambda k, a: release_logistic_stats(
+        (_X, _X2)[k], (_LABELS, _LABELS2)[k], epsilon=1.0, delta=1e-6, x_bound=1.0, accountant=a, rng=1
     ),
     "adassp": lambda k, a: adassp(
         (_X, _X2)[k], (_Y, _Y2)[k], epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=1.0, accountant=a, rng=1

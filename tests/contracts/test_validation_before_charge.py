@@ -45,6 +45,7 @@ PACKAGES = [
     "pm_private",
     "pm_private.privacy",
     "pm_private.linear",
+    "pm_private.glm",
     "pm_private.logistic",
     "pm_private.sampling",
     "pm_private.survival",
@@ -564,6 +565,11 @@ MECHANISMS = {
             accountant="object",
             rng="rng",
         ),
+    ),
+    "release_logistic_stats": Mechanism(
+        "pm_private.glm:release_logistic_stats",
+        dict(X=X, y=LABELS, epsilon=1.0, delta=1e-5, x_bound=1.0, rng=0),
+        dict(X="matrix", y="labels", epsilon="epsilon", delta="delta", x_bound="bound", accountant="object", rng="rng"),
     ),
     "DPElasticNetLogisticRegression": Mechanism(
         "pm_private.logistic:DPElasticNetLogisticRegression",

@@ -1,0 +1,19 @@
+"""Noise-aware private logistic regression: released degree-2 statistics (Kulkarni et al. 2021;
+Huggins, Adams & Broderick 2017) and a PyMC model of them with the release noise marginalised."""
+
+from .._engine.lazy import attach
+
+_NAMES = {
+    "LogisticStats": ".stats",
+    "LogisticStatsRelease": ".stats",
+    "logistic_sensitivity": ".stats",
+    "logistic_stats": ".stats",
+    "release_logistic_stats": ".stats",
+    "logistic_model": ".model",
+    "set_logistic_stats": ".model",
+    "predict_logistic": ".model",
+    "stat_moments": ".moments",
+    "probit_mixture": ".moments",
+}
+
+__getattr__, __dir__, __all__ = attach(__name__, _NAMES)

@@ -1,0 +1,444 @@
+"""Summary statistics of logistic regression and their private release (Kulkarni et al. 2021;
+Huggins, Adams & Broderick 2017).
+
+For rows xᵢ ∈ ℝᵈ and labels yᵢ ∈ {−1, 1} the statistics are the degree-≤ 2 sums
+
+    Σx = Σᵢ xᵢ,  Σy = Σᵢ yᵢ,  Sxx = Σᵢ xᵢxᵢᵀ,  Syx = Σᵢ yᵢxᵢ,
+
+i.e. the entries of Σᵢ uᵢuᵢᵀ with uᵢ = (1, xᵢ, yᵢ) ∈ ℝᵈ⁺² other than its two constant entries
+(Σ 1 = Σ yᵢ² = n, public).  The quadratic (PASS-GLM) approximation of the logistic log-likelihood
+depends on the data only through Sxx and Syx of the augmented rows (1, xᵢ); a model of the
+statistics with an intercept and a covariate mean needs Σx and Σy as well.
+:func:`release_logistic_stats` releases them with one Gaussian mechanism, weighted so that the
+released vector's norm is the Frobenius norm of the matrix, as the Gaussian sufficient-statistics
+release of linear regression does.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..privacy.accountant import PrivacyAccountant
+from ..privacy.noise import as_noise_source
+from ..privacy.primitives import (
+    check_gaussian_epsilon,
+    check_noise_scale,
+    gaussian_mechanism,
+    gaussian_noise_event,
+    project_rows,
+    symmetric_entry_weights,
+)
+from ..privacy.release import Release, constant, output, public, release_guard
+from ..privacy.validation import (
+    as_matrix,
+    as_vector,
+    check_bound,
+    check_delta,
+    check_epsilon,
+    check_finite_rows,
+    check_positive,
+)
+
+__all__ = [
+    "LOGISTIC_MECHANISM",
+    "LogisticStats",
+    "LogisticStatsRelease",
+    "logistic_sensitivity",
+    "logistic_stats",
+    "release_logistic_stats",
+    "signed_labels",
+    "stat_pairs",
+]
+
+#: Mechanism name of :func:`release_logistic_stats` (result and ledger entry).
+LOGISTIC_MECHANISM = (
+    "Gaussian degree-2 statistics of logistic regression, norm-bounded rows, Frobenius-weighted "
+    "(Kulkarni et al. 2021; Huggins, Adams & Broderick 2017)"
+)
+
+
+def stat_pairs(d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs (a, b) into u = (1, x, y) ∈ ℝᵈ⁺² of the released statistics, in release order:
+    Σx (0, j+1), Σy (0, d+1), the upper triangle of Sxx (i+1, j+1), i ≤ j, then Syx (j+1, d+1).
+
+    Parameters
+    ----------
+    d : int
+        The number of covariates.
+
+    Returns
+    -------
+    a, b : numpy.ndarray
+        Row and column indices into uuᵀ, each of length 2d + 1 + d(d+1)/2.
+    """
+    upper = np.triu_indices(d)
+    a = np.concatenate([np.zeros(d + 1, dtype=int), upper[0] + 1, np.arange(1, d + 1)])
+    b = np.concatenate([np.arange(1, d + 2), upper[1] + 1, np.full(d, d + 1)])
+    return a, b
+
+
+def signed_labels(y, n: int) -> np.ndarray:
+    """Labels as ±1: {0, 1} is mapped to {−1, 1}; {−1, 1} is kept.
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        Binary labels, all in {0, 1} or all in {−1, 1}.
+    n : int
+        The number of records.
+
+    Returns
+    -------
+    numpy.ndarray
+        The labels in {−1, 1}.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` holds a value other than 0, 1 and −1, or both 0 and −1.
+    """
+    y = as_vector(y, n)
+    zero_one = (y == 0) | (y == 1)
+    signed = (y == -1) | (y == 1)
+    if zero_one.all():
+        return 2.0 * y - 1.0
+    if signed.all():
+        return y.copy()
+    raise ValueError("y must hold binary labels, all in {0, 1} or all in {-1, 1}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class LogisticStats:
+    """Exact (not private) statistics of logistic regression: for public data, and the ε = ∞ case.
+
+    Parameters
+    ----------
+    x_sum : array_like
+        Σx, length d.
+    y_sum : float
+        Σy (labels ±1).
+    xx : array_like
+        Sxx = Σ xxᵀ, d × d.
+    yx : array_like
+        Syx = Σ y·x, length d.
+    n : int
+        The number of records.
+    x_bound : float, optional
+        The radius rows were projected onto (None: not projected).
+    """
+
+    x_sum: np.ndarray = output()
+    y_sum: float = output()
+    xx: np.ndarray = output()
+    yx: np.ndarray = output()
+    n: int = public()
+    x_bound: float | None = public(default=None)
+
+    def __post_init__(self):
+        _freeze(self)
+
+    @property
+    def d(self) -> int:
+        """The number of covariates."""
+        return self.x_sum.shape[0]
+
+    def noise_variance(self) -> np.ndarray:
+        """Variance of the noise on each statistic in release order (:func:`stat_pairs`): zero.
+
+        Returns
+        -------
+        numpy.ndarray
+            Zeros, one per statistic.
+        """
+        return np.zeros(stat_pairs(self.d)[0].size)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LogisticStatsRelease(Release, kind="logistic_stats"):
+    """One (ε, δ)-DP Gaussian release of the statistics of logistic regression, and what it assumed.
+
+    The noisy statistics are the output fields; ``noise_scale`` is the standard deviation σ of the
+    Gaussian noise on the Frobenius-weighted vector, so σ on the diagonal of Sxx and σ/√2 on every
+    other statistic (:meth:`noise_variance`).
+
+    Parameters
+    ----------
+    epsilon : float
+        The ε OpenDP certifies at ``delta``.
+    delta : float, default 0.0
+        The δ of the release.
+    neighbours : str
+        The neighbour relation of the guarantee (a constant of the mechanism).
+    mechanism : str
+        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
+    private : bool
+        True when the noise came from secure OS randomness (``rng=None``); False for a seeded
+        ``rng``, whose output carries no privacy guarantee.
+    x_sum : numpy.ndarray
+        Noisy Σx, length d.
+    y_sum : float
+        Noisy Σy.
+    xx : numpy.ndarray
+        Noisy Sxx, d × d, symmetric.
+    yx : numpy.ndarray
+        Noisy Syx, length d.
+    n : int
+        The number of records (public).
+    x_bound : float
+        The public bound Bx on the ℓ2 norm of a covariate row.
+    sensitivity : float
+        The ℓ2 sensitivity √2·(Bx² + 2) of the weighted vector (:func:`logistic_sensitivity`).
+    noise_scale : float
+        The noise standard deviation σ on the weighted entries.
+    """
+
+    x_sum: np.ndarray = output()
+    y_sum: float = output()
+    xx: np.ndarray = output()
+    yx: np.ndarray = output()
+    n: int = public()
+    x_bound: float = public()
+    sensitivity: float = public()
+    noise_scale: float = public()
+    mechanism: str = constant(default=LOGISTIC_MECHANISM)
+
+    def __post_init__(self):
+        _freeze(self)
+
+    @property
+    def d(self) -> int:
+        """The number of covariates."""
+        return self.x_sum.shape[0]
+
+    def noise_variance(self) -> np.ndarray:
+        """Variance σ²/w² of the Gaussian noise on each statistic in release order
+        (:func:`stat_pairs`): σ² on the diagonal of Sxx, σ²/2 on the others.
+
+        Returns
+        -------
+        numpy.ndarray
+            One variance per statistic.
+        """
+        return self.noise_scale**2 / symmetric_entry_weights(*stat_pairs(self.d)) ** 2
+
+
+def _freeze(stats) -> None:
+    """Checked, read-only float arrays for the fields of a statistics record."""
+    x_sum = np.array(stats.x_sum, dtype=np.float64)
+    xx = np.array(stats.xx, dtype=np.float64)
+    yx = np.array(stats.yx, dtype=np.float64)
+    d = x_sum.shape[0] if x_sum.ndim == 1 else -1
+    if xx.shape != (d, d) or yx.shape != (d,):
+        raise ValueError(f"xx must be d×d and x_sum, yx length d, got {xx.shape}, {x_sum.shape}, {yx.shape}")
+    for name, value in (("x_sum", x_sum), ("xx", xx), ("yx", yx)):
+        value.flags.writeable = False
+        object.__setattr__(stats, name, value)
+    object.__setattr__(stats, "y_sum", float(stats.y_sum))
+    object.__setattr__(stats, "n", int(stats.n))
+
+
+def logistic_sensitivity(x_bound: float) -> float:
+    """ℓ2 sensitivity √2·(Bx² + 2) of the released vector under replace-one, for ‖x‖₂ ≤ Bx, y = ±1.
+
+    Proof.  The released vector is w ⊙ (entries (a, b) of Σ uuᵀ, u = (1, x, y), listed by
+    :func:`stat_pairs`), with w = 1 on the diagonal and √2 off it.  Replacing the record u by
+    u′ = (1, x′, y′) changes Σ uuᵀ by M = uuᵀ − u′u′ᵀ, whose two constant entries (1·1 and y²) are 0,
+    so the change of the released vector has norm ‖M‖_F, and
+
+        ‖M‖_F² = ‖u‖⁴ + ‖u′‖⁴ − 2(uᵀu′)² ≤ ‖u‖⁴ + ‖u′‖⁴ ≤ 2(Bx² + 2)²,
+
+    since ‖u‖² = 2 + ‖x‖² ≤ Bx² + 2.  The bound is attained (for d ≥ 2) by x ⊥ x′ on the sphere
+    ‖x‖ = ‖x′‖ = Bx with y′ = −y, where uᵀu′ = 1 + xᵀx′ + yy′ = 0.
+
+    Parameters
+    ----------
+    x_bound : float
+        The bound Bx > 0 on ‖x‖₂.
+
+    Returns
+    -------
+    float
+        The ℓ2 sensitivity.
+
+    Raises
+    ------
+    ValueError
+        If ``x_bound`` is not in [10⁻⁵⁰, 10⁵⁰], or the sensitivity overflows.
+    """
+    x_bound = check_bound("x_bound", x_bound)
+    with np.errstate(over="ignore"):
+        value = math.sqrt(2.0) * (x_bound * x_bound + 2.0)
+    if not math.isfinite(value):
+        raise ValueError("x_bound gives a sensitivity that overflows; choose a bound nearer 1")
+    return value
+
+
+def _prepared(X, y, x_bound):
+    """(projected X, labels ±1) after the checks of the release (nothing is spent before them)."""
+    X = as_matrix(X)
+    labels = signed_labels(y, X.shape[0])
+    check_finite_rows(X)
+    return (X if x_bound is None else project_rows(X, x_bound)), labels
+
+
+def _sums(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+    return X.sum(axis=0), float(y.sum()), X.T @ X, X.T @ y
+
+
+def logistic_stats(X, y, *, x_bound: float | None = None) -> LogisticStats:
+    """Exact statistics (Σx, Σy, Sxx, Syx, n) of public data: no noise, no budget.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Public covariates.
+    y : array_like, shape (n,)
+        Public binary labels, in {0, 1} or in {−1, 1}.
+    x_bound : float, optional
+        Project rows onto ‖x‖₂ ≤ ``x_bound`` first (None: no projection).
+
+    Returns
+    -------
+    LogisticStats
+        The exact statistics.
+
+    Raises
+    ------
+    ValueError
+        For input that is not numeric, mismatched shapes, labels that are not binary, a NaN or
+        infinite value, or an invalid ``x_bound``.
+
+    Examples
+    --------
+    >>> from pm_private.glm import logistic_stats
+    >>> stats = logistic_stats([[1.0, 0.0], [0.0, 2.0]], [1, 0])
+    >>> stats.y_sum, stats.yx.tolist()
+    (0.0, [1.0, -2.0])
+    """
+    if x_bound is not None:
+        x_bound = check_positive("x_bound", x_bound)
+    X, labels = _prepared(X, y, x_bound)
+    x_sum, y_sum, xx, yx = _sums(X, labels)
+    if not (np.isfinite(xx).all() and np.isfinite(x_sum).all()):
+        raise ValueError("X is too large: its products overflow (rescale it)")
+    return LogisticStats(x_sum=x_sum, y_sum=y_sum, xx=xx, yx=yx, n=X.shape[0], x_bound=x_bound)
+
+
+def release_logistic_stats(
+    X,
+    y,
+    *,
+    epsilon: float,
+    delta: float,
+    x_bound: float,
+    accountant: PrivacyAccountant | None = None,
+    rng=None,
+) -> LogisticStatsRelease:
+    """(ε, δ)-DP release of the degree-2 statistics of logistic regression by one Gaussian mechanism.
+
+    Labels in {0, 1} are mapped to {−1, 1}; each row is projected onto the ℓ2 ball,
+    xᵢ ← xᵢ·min(1, Bx/‖xᵢ‖).  With uᵢ = (1, xᵢ, yᵢ) the 2d + 1 + d(d+1)/2 non-constant distinct
+    entries of Σ uᵢuᵢᵀ, namely Σx, Σy, the upper triangle of Sxx = Σ xxᵀ and Syx = Σ y·x
+    (:func:`stat_pairs`), are released as
+
+        r = s + ξ / w,   ξ ~ N(0, σ² I),
+
+    with w = 1 on the diagonal of Sxx and √2 elsewhere, i.e. the Gaussian mechanism on w ⊙ s, whose
+    norm is the Frobenius norm of the matrix, with σ calibrated to its ℓ2 sensitivity
+    Δ = √2·(Bx² + 2) (:func:`logistic_sensitivity`, which proves it).  These are the statistics of
+    the noise-aware model :func:`pm_private.glm.logistic_model` and of the quadratic
+    approximation of the logistic likelihood (Huggins, Adams & Broderick 2017); Kulkarni et al.
+    (2021) release such sums with the Gaussian mechanism for noise-aware GLM inference.
+
+    Parameters
+    ----------
+    X : array-like, shape (n, d)
+        Private covariates (numpy or pandas).
+    y : array-like, shape (n,)
+        Private binary labels, all in {0, 1} or all in {−1, 1}.
+    epsilon : float
+        ε > 0.
+    delta : float
+        δ in (0, 1); choose it well below 1/n.
+    x_bound : float
+        Public bound Bx > 0 on the ℓ2 norm of a covariate row (rows beyond are projected onto the
+        ball); about √d for standardised covariates.  Never choose it from the private data.
+    accountant : PrivacyAccountant, optional
+        Charged (ε, δ) before noise is drawn; refuses with BudgetExceededError if over budget.
+    rng : None, int or numpy.random.Generator
+        None for the secure OS generator (private); a seed only for tests.
+
+    Returns
+    -------
+    LogisticStatsRelease
+        The noisy ``x_sum``, ``y_sum``, ``xx`` (symmetric), ``yx``, the public ``n``, ``x_bound``,
+        ``sensitivity`` and ``noise_scale``.
+
+    Raises
+    ------
+    ValueError
+        Before anything is spent: invalid ε, δ or ``x_bound``, input that is not numeric,
+        mismatched shapes, labels that are not binary, or a NaN or infinite value.
+    BudgetExceededError
+        If ``accountant`` cannot afford (ε, δ) (nothing is released).
+
+    Notes
+    -----
+    Privacy: (ε, δ)-DP under replace-one neighbours (n is public).  Public inputs: ``x_bound``,
+    ``delta``, n and d.  Exact: the (ε, δ) is certified by OpenDP's privacy map through
+    zero-concentrated DP (:func:`pm_private.privacy.gaussian_mechanism`) for the returned
+    statistics.  Floating-point safe for the secure default ``rng=None`` (OpenDP's exact discrete
+    Gaussian, Canonne, Kamath & Steinke 2020); a seeded ``rng`` gives reproducible continuous
+    noise of the same σ and a result marked ``private=False``.  References: Kulkarni et al. 2021;
+    Huggins, Adams & Broderick 2017; Bun & Steinke 2016.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pm_private import PrivacyAccountant, release_logistic_stats
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(500, 2))
+    >>> y = rng.uniform(size=500) < 1 / (1 + np.exp(-X @ [1.0, -0.5]))
+    >>> accountant = PrivacyAccountant(2.0, 1e-6)
+    >>> release = release_logistic_stats(X, y, epsilon=1.0, delta=1e-7, x_bound=3.0, accountant=accountant, rng=0)
+    >>> release.xx.shape, release.n, release.private
+    ((2, 2), 500, False)
+    >>> round(release.sensitivity, 4)
+    15.5563
+    """
+    epsilon = check_gaussian_epsilon(check_epsilon(epsilon))
+    delta = check_delta(delta)
+    sensitivity = logistic_sensitivity(x_bound)
+    check_noise_scale(sensitivity, epsilon)
+    x_bound = float(x_bound)
+    X, labels = _prepared(X, y, x_bound)
+    n, d = X.shape
+    source = as_noise_source(rng)
+    a, b = stat_pairs(d)
+    weights = symmetric_entry_weights(a, b)
+    noise = (gaussian_noise_event(weights.size, sensitivity, epsilon, delta),)
+    with release_guard(accountant, LOGISTIC_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=noise):
+        x_sum, y_sum, xx, yx = _sums(X, labels)
+        upper = np.triu_indices(d)
+        exact = np.concatenate([x_sum, [y_sum], xx[upper], yx])
+        part = gaussian_mechanism(weights * exact, sensitivity=sensitivity, epsilon=epsilon, delta=delta, source=source)
+        values = part.values / weights
+        noisy_xx = np.zeros((d, d))
+        noisy_xx[upper] = values[d + 1 : d + 1 + upper[0].size]
+        noisy_xx = noisy_xx + np.triu(noisy_xx, 1).T
+        return LogisticStatsRelease(
+            x_sum=values[:d],
+            y_sum=values[d],
+            xx=noisy_xx,
+            yx=values[-d:],
+            n=n,
+            x_bound=x_bound,
+            sensitivity=sensitivity,
+            noise_scale=part.scale,
+            epsilon=part.epsilon,
+            delta=delta,
+            private=source.secure,
+        )
