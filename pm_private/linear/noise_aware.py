@@ -67,7 +67,7 @@ onto its public bounds.  By default (``clipping="ignore"``) the model treats the
 unprojected Gaussian rows, which is right only while the bounds rarely bite; when they do, β is
 biased: the row-norm projection shrinks large covariate rows but not their responses, which
 inflates β, and clipping the responses shrinks it.  ``clipping="model"`` replaces the moments of
-z by those of the projected rows under the data model (:func:`projected_second_moment`, by
+z by those of the projected rows under the data model (``projected_second_moment``, by
 quasi-Monte Carlo over fixed points), so that β and Σx are the population's; it costs O(M·d²) per
 gradient with M = ``PROJECTION_DRAWS`` = 4096 (at d = 10 about 2.5 ms against 0.16 ms unclipped,
 on one core) and assumes Gaussian covariates, so for covariates of another shape the correction
@@ -488,7 +488,7 @@ CLIPPING = ("model", "ignore")
 
 
 def projection_draws(d: int, size: int = PROJECTION_DRAWS) -> np.ndarray:
-    """Fixed standard normal points w ∈ ℝ^(size × (d+1)) for :func:`projected_second_moment`.
+    """Fixed standard normal points w ∈ ℝ^(size × (d+1)) for ``projected_second_moment``.
 
     Scrambled Sobol points (seed 0, a data-independent constant) mapped through the normal
     quantile function, made antithetic (w and −w) and whitened so that wᵀw/size = I exactly: the
@@ -695,7 +695,7 @@ def NoisySuffStatRegression(
         ``"ignore"``: the released statistics are modelled as those of rows z ~ N(0, C), as if
         the release's clipping never bit.  ``"model"``: as those of the rows the release
         actually summed, projected onto its public bounds: the mean of S is n·C̃ and its CLT
-        covariance 2n·C̃(·)C̃ with C̃ = :func:`projected_second_moment` (the second moment of
+        covariance 2n·C̃(·)C̃ with C̃ = ``projected_second_moment`` (the second moment of
         projected rows under the data model, by quasi-Monte Carlo with fixed points), so
         that ``beta`` and Σx are the population's, not the clipped rows'.  The fourth moments
         are those of a Gaussian with second moment C̃ (projected rows have lighter tails, so

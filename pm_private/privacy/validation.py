@@ -229,7 +229,7 @@ def check_fraction(name: str, value, *, closed: bool = True) -> float:
 
 
 def check_epsilon(epsilon) -> float:
-    """ε must be a number in [:data:`MIN_EPSILON`, :data:`MAX_EPSILON`] (10⁻⁶ to 2⁵³), so that noise scales Δ/ε stay finite and > 0.
+    """ε must be a number in [:data:`MIN_EPSILON`, ``MAX_EPSILON``] (10⁻⁶ to 2⁵³), so that noise scales Δ/ε stay finite and > 0.
 
     Parameters
     ----------
