@@ -291,14 +291,13 @@ def _preprocessing_context(args, preprocessing) -> dict:
 
 def _suff_stats_noise(args, d: int) -> list[str]:
     """The noise of a suff-stats release: a function of the public arguments and d only."""
-    from .linear.suffstats import gaussian_sensitivity, sensitivities
+    from .linear.suffstats import gaussian_release_vector, sensitivities
 
     p = args.clip_share
     if args.mechanism == "gaussian":
         from .privacy.primitives import gaussian_scale
 
-        sensitivity = gaussian_sensitivity(args.x_bound, args.y_bound) / math.sqrt(1.0 - p)
-        size = (d + 1) * (d + 2) // 2 + (2 if p > 0 else 0)
+        size, sensitivity, _ = gaussian_release_vector(d, args.x_bound, args.y_bound, p)
         sigma = gaussian_scale(size, sensitivity, args.epsilon, args.delta)
         lines = [
             f"Gaussian mechanism, (ε, δ) = ({args.epsilon:g}, {args.delta:g}), replace-one neighbours",
@@ -338,13 +337,14 @@ def _release_suff_stats(parser, args) -> None:
     if not features:
         parser.error("no feature column: give --features")
     _check_columns(parser, args, available, [*features, args.target])
-    from .linear.suffstats import check_release_arguments, gaussian_sensitivity
+    from .linear.suffstats import check_release_arguments, gaussian_release_vector
     from .privacy.primitives import check_gaussian_epsilon, check_noise_scale
 
     try:
         if args.mechanism == "gaussian":
             check_gaussian_epsilon(args.epsilon)
-            check_noise_scale(gaussian_sensitivity(args.x_bound, args.y_bound), args.epsilon)
+            _, sensitivity, _ = gaussian_release_vector(len(features), args.x_bound, args.y_bound, args.clip_share)
+            check_noise_scale(sensitivity, args.epsilon)
         else:
             check_release_arguments(
                 len(features),

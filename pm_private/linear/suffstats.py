@@ -882,6 +882,38 @@ def gaussian_sensitivity(x_bound: float, y_bound: float) -> float:
     return finite_sensitivities((value,), "x_bound and y_bound")[0]
 
 
+def gaussian_release_vector(d: int, x_bound: float, y_bound: float, clip_share: float) -> tuple[int, float, float]:
+    """The vector :func:`release_suff_stats_gaussian` noises: its length, ℓ2 sensitivity and count weight.
+
+    The (d+1)(d+2)/2 Frobenius-weighted statistics (sensitivity Δ = :func:`gaussian_sensitivity`)
+    and, with ``clip_share`` p > 0, the two clipping counts weighted by a = Δ·√(p/(2(1 − p))), so
+    that they take the share p of the squared sensitivity: the whole vector has ℓ2 sensitivity
+    Δ/√(1 − p).  Public: depends only on its arguments.
+
+    Parameters
+    ----------
+    d : int
+        The number of covariates.
+    x_bound, y_bound : float
+        The public bounds Bx (row norm) and By.
+    clip_share : float
+        The share p of the counts (0: no counts).
+
+    Returns
+    -------
+    size : int
+        The number of values noised together.
+    sensitivity : float
+        Their ℓ2 sensitivity.
+    count_weight : float
+        The weight a of the counts (0 without them).
+    """
+    sensitivity = gaussian_sensitivity(x_bound, y_bound)
+    size = (d + 1) * (d + 2) // 2 + (2 if clip_share > 0 else 0)
+    weight = sensitivity * math.sqrt(clip_share / (2.0 * (1.0 - clip_share)))
+    return size, sensitivity / math.sqrt(1.0 - clip_share), weight
+
+
 def _projected_sums(X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float):
     """Sxx, Sxy, Syy of finite rows projected onto ‖x‖₂ ≤ x_bound, responses clipped to ±y_bound,
     in cache-sized chunks (peak extra memory: one chunk), and (rows the projection changed,
@@ -1027,14 +1059,10 @@ def release_suff_stats_gaussian(
         raise NonFiniteRow("X", bad)
     if not np.isfinite(y).all():  # only after a preprocessing that overflows
         raise NonFiniteRow("y", first_bad_row(y))
-    sensitivity = gaussian_sensitivity(x_bound, y_bound)
     check_gaussian_epsilon(epsilon)
-    count_weight = sensitivity * math.sqrt(clip_share / (2.0 * (1.0 - clip_share)))
-    total_sensitivity = sensitivity / math.sqrt(1.0 - clip_share)
+    size, total_sensitivity, count_weight = gaussian_release_vector(d, x_bound, y_bound, clip_share)
     check_noise_scale(total_sensitivity, epsilon)
     source = as_noise_source(rng)
-    # the values of xx (upper triangle), xy and yy, and the two counts when released, noised together
-    size = d * (d + 1) // 2 + d + 1 + (2 if clip_share > 0 else 0)
     noise = (gaussian_noise_event(size, total_sensitivity, epsilon, delta),)
     with release_guard(accountant, GAUSSIAN_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=noise):
         xx, xy, yy, changed = _projected_sums(X, y, x_bound, y_bound)

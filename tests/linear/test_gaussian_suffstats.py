@@ -237,3 +237,18 @@ def test_projected_sums_are_the_same_in_chunks(monkeypatch):
     for a, b in zip(whole, chunked, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12)
     np.testing.assert_allclose(whole[0], project_rows(X, 1.5).T @ project_rows(X, 1.5), rtol=1e-12)
+
+
+def test_release_vector_is_what_the_release_noises():
+    from pm_private.linear.suffstats import gaussian_release_vector
+
+    X, y = np.ones((20, 3)) * 0.3, np.ones(20) * 0.5
+    for share in (0.0, 0.05):
+        stats = release_suff_stats_gaussian(
+            X, y, epsilon=1.0, delta=1e-5, x_bound=2.0, y_bound=1.0, clip_share=share, rng=0
+        )
+        size, sensitivity, weight = gaussian_release_vector(3, 2.0, 1.0, share)
+        assert size == 10 + (2 if share else 0)
+        assert stats.releases[0].sensitivity == pytest.approx(sensitivity, rel=1e-15)
+        # the counts take the share of the squared sensitivity: Δ² + 2a² = Δ²/(1 − p)
+        assert (sensitivity**2) * (1 - share) + 2 * weight**2 == pytest.approx(sensitivity**2, rel=1e-12)
