@@ -140,7 +140,7 @@ def main(argv=None):
     parser.add_argument("--reps-high", type=int, default=6, help="replicates for every other d")
     parser.add_argument(
         "--x-cov",
-        choices=["default", "wishart", "release"],
+        choices=["default", "wishart", "release", "integrated"],
         default="default",
         help="covariate model of the noise-aware fit (default: Wishart at d ≤ 10, plug-in above)",
     )

@@ -625,7 +625,8 @@ def _stack_arrays(stats, method: str = "dense") -> tuple[dict[str, np.ndarray], 
         raise ValueError(
             f"stats: the noise-aware likelihood of releases whose noise is not isotropic in the Frobenius "
             f"geometry (Laplace releases) costs O(d⁶) per gradient and is limited to d ≤ {DENSE_MAX_D}, got "
-            f"d = {d}; release with release_suff_stats_gaussian, whose likelihood costs O(d³)"
+            f"d = {d}; use regression_model(..., x_cov='integrated') (O(d³)) or release with "
+            "release_suff_stats_gaussian, whose likelihood costs O(d³)"
         )
     arrays = {key: np.stack([p[key] for p in parts]) for key in parts[0]}
     if isinstance(stats, SuffStats):

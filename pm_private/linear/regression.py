@@ -26,6 +26,7 @@ import pytensor.tensor as pt
 from pytensor.tensor.linalg import solve_triangular
 
 from ..privacy.validation import check_count
+from .integrated import IntegratedCovariateRegression, integrated_arrays, set_integrated_stats
 from .noise_aware import (
     NoisySuffStatRegression,
     covariate_cholesky,
@@ -201,7 +202,12 @@ def set_stats(name: str, stats, model: pm.Model | None = None) -> None:
     :func:`pm_private.linear.noise_aware.NoisySuffStatRegression` likelihoods.
     """
     model = pm.modelcontext(model)
-    if f"{name}_private_n" in model.named_vars:
+    if f"{name}_integrated_prior" in model.named_vars:
+        x_scale, x_dof = (float(v) for v in model[f"{name}_integrated_prior"].get_value())
+        prior = {"x_scale": x_scale, "x_dof": x_dof, "x_cov": _release_x_cov(stats)}
+        set_integrated_stats(name, stats, model=model, **prior)
+        pm.set_data({"x_cov_integrated_chol": _integrated_x_chol(stats, **prior)}, model=model)
+    elif f"{name}_private_n" in model.named_vars:
         set_noisy_stats(name, stats, model)
         if "x_cov_release_chol" in model.named_vars:
             pm.set_data({"x_cov_release_chol": _release_x_chol(stats)}, model=model)
@@ -326,6 +332,19 @@ def _release_x_chol(stats) -> np.ndarray:
     return np.stack([np.linalg.cholesky(release_x_cov(s)) for s in stats])
 
 
+def _release_x_cov(stats) -> np.ndarray:
+    """:func:`release_x_cov` of each statistics (a leading batch axis for a sequence)."""
+    if isinstance(stats, SuffStats):
+        return release_x_cov(stats)
+    return np.stack([release_x_cov(s) for s in stats])
+
+
+def _integrated_x_chol(stats, **prior) -> np.ndarray:
+    """chol(Ŝ/n) of the integrated likelihood's Gram matrices (the whitening of ``beta``)."""
+    arrays = integrated_arrays(stats, **prior)
+    return np.linalg.cholesky(arrays["gram"] / np.asarray(arrays["n"])[..., None, None])
+
+
 def _whitened_beta(x_chol, prior_precision, batch_dims):
     """β ~ N(0, I/λ₀), sampled as γ = Lxᵀβ ~ N(0, LxᵀLx/λ₀) (``beta_whitened``, the coefficients of
     the whitened covariates u = Lx⁻¹x, since xᵀβ = uᵀγ) with β = Lx⁻ᵀγ deterministic.
@@ -428,17 +447,20 @@ def regression_model(
         noise_aware = any(not s.is_exact for s in batch)
     x_chol = None
     if noise_aware:
-        likelihood = likelihood_method(stats, likelihood)
         if x_cov is None:
             covariates = "wishart"
         elif isinstance(x_cov, str):
-            if x_cov not in ("wishart", "release"):
-                raise ValueError(f"x_cov must be an array, 'wishart', 'release' or None, got {x_cov!r}")
+            if x_cov not in ("wishart", "release", "integrated"):
+                raise ValueError(f"x_cov must be an array, 'wishart', 'release', 'integrated' or None, got {x_cov!r}")
             covariates = x_cov
         else:
             covariates = "public"
             x_chol = _check_x_cov(x_cov, d)
-        if covariates == "wishart":
+        if covariates != "integrated":
+            likelihood = likelihood_method(stats, likelihood)
+        elif clipping != "ignore":
+            raise ValueError("clipping='model' needs a covariate model: x_cov='wishart', 'release' or an array")
+        if covariates in ("wishart", "integrated"):
             x_scale = float(np.median([_default_x_scale(s) for s in batch]) if x_scale is None else x_scale)
             x_dof = float(d + 2 if x_dof is None else x_dof)
     coords = {"feature": names}
@@ -454,20 +476,28 @@ def regression_model(
                 x_chol = pm.Data("x_cov_chol", x_chol)
             elif covariates == "release":
                 x_chol = pm.Data("x_cov_release_chol", _release_x_chol(stats))
+            elif covariates == "integrated":
+                integrated = {"x_scale": x_scale, "x_dof": x_dof, "x_cov": _release_x_cov(stats)}
+                x_chol = pm.Data("x_cov_integrated_chol", _integrated_x_chol(stats, **integrated))
             else:
                 x_chol = covariate_cholesky(
                     "x_cov", d, scale=x_scale, dof=x_dof, dims=batch_dims, batch_shape=(len(stats),) if batched else ()
                 )
             beta = _whitened_beta(x_chol, prior_precision, batch_dims)
-            NoisySuffStatRegression(
-                "likelihood",
-                stats,
-                beta=beta,
-                noise_precision=noise_precision,
-                x_chol=x_chol,
-                method=likelihood,
-                clipping=clipping,
-            )
+            if covariates == "integrated":
+                IntegratedCovariateRegression(
+                    "likelihood", stats, beta=beta, noise_precision=noise_precision, **integrated
+                )
+            else:
+                NoisySuffStatRegression(
+                    "likelihood",
+                    stats,
+                    beta=beta,
+                    noise_precision=noise_precision,
+                    x_chol=x_chol,
+                    method=likelihood,
+                    clipping=clipping,
+                )
         else:
             sigma = scale[..., None] if batched else scale
             beta = pm.Normal("beta", mu=0.0, sigma=sigma, dims=(*batch_dims, "feature"))

@@ -1,0 +1,247 @@
+"""Noise-aware regression with the covariate model integrated out: O(d³), d + 2 parameters.
+
+The noise-aware model of :mod:`pm_private.linear.noise_aware` needs the covariates' covariance
+Σx; with a Wishart prior that is d(d+1)/2 more latent parameters (2,080 at d = 64), which NUTS
+explores slowly.  This module conditions on the released Sxx instead.
+
+Factorisation.  Given the true Gram matrix Sxx = XᵀX of the private rows, the regression model
+y = Xβ + e, e ~ N(0, σ²I), fixes the distribution of the rest of the statistics whatever Σx is:
+
+    Sxy = Sxx·β + u,   Syy = βᵀSxx·β + 2βᵀu + eᵀe,   u = Xᵀe ~ N(0, σ²·Sxx),  eᵀe ~ σ²χ²ₙ,
+
+and the released Sxx (true Sxx plus noise) does not depend on (β, σ).  So the posterior of (β, σ)
+given the whole release R is proportional to the prior times
+
+    p(Rxy, Ryy | Rxx, β, σ) = ∫ p(Rxy, Ryy | Sxx, β, σ) · p(Sxx | Rxx) dSxx
+
+exactly; Σx enters only through p(Sxx | Rxx), which does not depend on (β, σ) and is computed once
+per release.  It is approximated by a normal on the symmetric d×d matrices:
+
+* prior: Sxx ≈ N(n·s²I, 𝒫), the Wishart prior of :func:`pm_private.linear.noise_aware.covariate_cholesky`
+  (Σx ~ W(ν, (s²/ν)·I), whose covariance in the Frobenius geometry is (2s⁴/ν)·Id) composed with
+  the central limit theorem for Sxx | Σx (covariance A ↦ 2n·ΣxAΣx, with Σx at the plug-in
+  Σ̂ = :func:`pm_private.linear.regression.release_x_cov`): with Σ̂ = Q diag(μ) Qᵀ, 𝒫 is diagonal in
+  the basis {qₖqₗᵀ} with eigenvalues pₖₗ = 2nμₖμₗ + 2n²s⁴/ν;
+* likelihood: the released Sxx is Sxx + W, W ~ N(0, τ²·Id) (τ² the release's noise variance of a
+  diagonal entry; exact for Gaussian releases, an upper bound for Laplace ones, whose
+  off-diagonal noise is relatively smaller);
+
+so in the basis of Q the entries of Sxx are independent with posterior means and variances
+
+    Ŝₖₗ = (τ²·n s²·δₖₗ + pₖₗ·R̃ₖₗ) / (pₖₗ + τ²),   vₖₗ = cₖₗ·pₖₗτ² / (pₖₗ + τ²),   R̃ = QᵀRxxQ,
+
+(cₖₗ = 1 on the diagonal, ½ off it: the variance of an entry, not of a Frobenius coordinate).
+Since Sxy and Syy are linear in Sxx and u's covariance is linear in it, their mean and covariance
+under that normal are exact; with δ = Sxx − Ŝ, b = Qᵀβ, V = (vₖₗ), and noise variances τ_xy, τ_yy
+of the released Sxy and Syy,
+
+    E = (Ŝβ, βᵀŜβ + nσ²),
+    Cov(Rxy) = σ²Ŝ + Q[diag(V b²) + V ⊙ bbᵀ − diag(vₖₖbₖ²)]Qᵀ + diag(τ_xy),
+    Cov(Rxy, Ryy) = 2σ²Ŝβ + Q[b ⊙ (2V b² − vₖₖbₖ²)],
+    Var(Ryy) = 4σ²βᵀŜβ + 2nσ⁴ + 2(b²)ᵀV b² − Σₖ vₖₖbₖ⁴ + τ_yy,
+
+and (Rxy, Ryy) is modelled as that (d+1)-variate normal (the central limit theorem, as in the
+full model).  Exact public rows add their Gram matrix to Ŝ with no uncertainty.  Every gradient
+costs two d×d matrix products and one (d+1)×(d+1) Cholesky factorisation, O(d³), and the model
+has d + 2 latent parameters whatever d is.
+
+What it gives up against the full model: the covariate covariance is not a parameter (its
+uncertainty enters through v, with the sampling part's Kronecker factor fixed at Σ̂), the
+information that (Rxy, Ryy) carry about Σx is not used, and the normal approximation of
+p(Sxx | Rxx) replaces the Wishart prior's skewness.  Calibration is checked by simulation in the
+project's calibration benchmark.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+from pytensor.tensor.linalg import cholesky, solve_triangular
+
+from .._engine.threads import hold_one_blas_thread_while
+from .noise_aware import _blas_gate, _register_numba, noise_aware_arrays
+from .suffstats import SuffStats, frobenius_weights, stat_pairs
+
+__all__ = [
+    "IntegratedCovariateRegression",
+    "gram_posterior",
+    "integrated_arrays",
+    "integrated_moments",
+    "integrated_stats_logp",
+    "set_integrated_stats",
+]
+
+#: Relative eigenvalue floor of Ŝ (its eigenvalues are raised to this × its largest).
+GRAM_FLOOR = 1e-9
+
+
+def gram_posterior(stats: SuffStats, *, x_scale: float, x_dof: float, x_cov: np.ndarray) -> dict[str, np.ndarray]:
+    """The normal approximation of p(Sxx | released Sxx) and the released (Sxy, Syy), as the
+    arrays :func:`integrated_stats_logp` needs (see the module notes).
+
+    Post-processing of the release (no privacy cost).
+
+    Parameters
+    ----------
+    stats : SuffStats
+        A private release, possibly plus exact public statistics; or exact statistics.
+    x_scale, x_dof : float
+        s and ν of the Wishart prior Σx ~ W(ν, (s²/ν)·I).
+    x_cov : numpy.ndarray (d, d)
+        The plug-in Σ̂ whose eigenvectors and eigenvalues set the sampling covariance of Sxx.
+
+    Returns
+    -------
+    dict
+        ``basis`` Q (d, d), ``entry_var`` V (d, d), ``gram`` Ŝ (d, d, private plus exact rows),
+        ``released`` (d + 1,) the released Sxy and Syy (private plus exact), ``noise_var`` (d + 1,)
+        their noise variances, ``n`` the number of rows (private plus exact).
+    """
+    d = stats.d
+    m = d * (d + 1) // 2
+    arrays = noise_aware_arrays(stats)
+    exact = arrays["exact"]
+    n = float(arrays["private_n"])
+    released = arrays["private"][m:] + np.append(exact[:d, d], exact[d, d])
+    mu, basis = np.linalg.eigh(x_cov)
+    if stats.is_exact:
+        gram_private = np.zeros((d, d))
+        entry_var = np.zeros((d, d))
+        noise_var = np.zeros(d + 1)
+    else:
+        a, b = stat_pairs(d)
+        rxx = np.zeros((d, d))
+        rxx[a[:m], b[:m]] = rxx[b[:m], a[:m]] = arrays["private"][:m]
+        tau2 = float(np.max(arrays["noise_var"][:m] * frobenius_weights(d)[:m] ** 2))
+        prior_var = 2.0 * n * np.outer(mu, mu) + 2.0 * n**2 * x_scale**4 / x_dof
+        rotated = basis.T @ rxx @ basis
+        shrunk = (tau2 * n * x_scale**2 * np.eye(d) + prior_var * rotated) / (prior_var + tau2)
+        gram_private = basis @ shrunk @ basis.T
+        weight = np.where(np.eye(d, dtype=bool), 1.0, 0.5)
+        entry_var = weight * prior_var * tau2 / (prior_var + tau2)
+        noise_var = np.asarray(arrays["noise_var"][m:], dtype=np.float64)
+    gram = gram_private + exact[:d, :d]
+    gram = (gram + gram.T) / 2
+    values, vectors = np.linalg.eigh(gram)
+    if not values[-1] > 0:
+        raise ValueError("stats: the covariates' Gram matrix has no positive eigenvalue; nothing to fit")
+    gram = (vectors * np.maximum(values, GRAM_FLOOR * values[-1])) @ vectors.T
+    return {
+        "basis": basis,
+        "entry_var": entry_var,
+        "gram": (gram + gram.T) / 2,
+        "released": released,
+        "noise_var": noise_var,
+        "n": np.float64(n + float(arrays["exact_n"])),
+    }
+
+
+def _diag_embed(vector):
+    return vector[..., :, None] * pt.eye(vector.shape[-1])
+
+
+def _matvec(matrix, vector):
+    return (matrix @ vector[..., :, None])[..., 0]
+
+
+def integrated_moments(beta, noise_precision, basis, entry_var, gram, noise_var, n):
+    """Mean E and covariance Cov of the released (Sxy, Syy) given the released Sxx (module notes),
+    batched over leading axes.
+
+    Parameters
+    ----------
+    beta : tensor (..., d)
+    noise_precision : tensor (...)
+        λ = 1/σ².
+    basis, entry_var, gram : tensor (..., d, d)
+        Q, V and Ŝ of :func:`gram_posterior`.
+    noise_var : tensor (..., d + 1)
+        Noise variances of the released (Sxy, Syy).
+    n : tensor (...)
+        Number of rows.
+
+    Returns
+    -------
+    mean : tensor (..., d + 1)
+    cov : tensor (..., d + 1, d + 1)
+    """
+    beta = pt.as_tensor(beta)
+    s2 = 1.0 / pt.as_tensor(noise_precision)
+    rotated = _matvec(pt.swapaxes(basis, -1, -2), beta)  # b = Qᵀβ
+    squared = rotated**2
+    var_diag = pt.diagonal(entry_var, axis1=-2, axis2=-1)
+    v_b2 = _matvec(entry_var, squared)
+    middle = entry_var * rotated[..., :, None] * rotated[..., None, :] + _diag_embed(v_b2 - var_diag * squared)
+    gram_beta = _matvec(gram, beta)
+    quad = (beta * gram_beta).sum(axis=-1)
+    cov_xy = s2[..., None, None] * gram + basis @ middle @ pt.swapaxes(basis, -1, -2) + _diag_embed(noise_var[..., :-1])
+    cross = 2.0 * s2[..., None] * gram_beta + _matvec(basis, rotated * (2.0 * v_b2 - var_diag * squared))
+    var_yy = (
+        4.0 * s2 * quad
+        + 2.0 * n * s2**2
+        + 2.0 * (squared * v_b2).sum(axis=-1)
+        - (var_diag * squared**2).sum(axis=-1)
+        + noise_var[..., -1]
+    )
+    top = pt.concatenate([cov_xy, cross[..., :, None]], axis=-1)
+    bottom = pt.concatenate([cross, var_yy[..., None]], axis=-1)[..., None, :]
+    mean = pt.concatenate([gram_beta, (quad + n * s2)[..., None]], axis=-1)
+    return mean, pt.concatenate([top, bottom], axis=-2)
+
+
+def integrated_stats_logp(beta, noise_precision, basis, entry_var, gram, released, noise_var, n):
+    """log N((Rxy, Ryy) | E, Cov) with E, Cov from :func:`integrated_moments`, batched over leading
+    axes; ``released`` (..., d + 1) holds the released Sxy and Syy.  O(d³) per evaluation."""
+    mean, cov = integrated_moments(beta, noise_precision, basis, entry_var, gram, noise_var, n)
+    chol = cholesky(cov)
+    z = solve_triangular(chol, (released - mean)[..., :, None], lower=True)[..., 0]
+    log_det = pt.log(pt.diagonal(chol, axis1=-2, axis2=-1)).sum(axis=-1)
+    return -0.5 * (z**2).sum(axis=-1) - log_det - 0.5 * pt.cast(mean.shape[-1], "float64") * np.log(2 * np.pi)
+
+
+def integrated_arrays(stats, *, x_scale, x_dof, x_cov) -> dict[str, np.ndarray]:
+    """:func:`gram_posterior` of each statistics, stacked on a leading axis for a sequence."""
+    batch = [stats] if isinstance(stats, SuffStats) else list(stats)
+    covs = [x_cov] if isinstance(stats, SuffStats) else list(x_cov)
+    parts = [gram_posterior(s, x_scale=x_scale, x_dof=x_dof, x_cov=c) for s, c in zip(batch, covs, strict=True)]
+    arrays = {key: np.stack([p[key] for p in parts]) for key in parts[0]}
+    if isinstance(stats, SuffStats):
+        arrays = {key: value[0] for key, value in arrays.items()}
+    return arrays
+
+
+def IntegratedCovariateRegression(name: str, stats, *, beta, noise_precision, x_scale, x_dof, x_cov):
+    """Add the noise-aware log-likelihood of released statistics with the covariate model integrated
+    out (module notes) to the current model, as a ``pm.Potential``.
+
+    Parameters
+    ----------
+    name : str
+        Name of the potential; the arrays of :func:`gram_posterior` are stored as ``pm.Data``
+        ``{name}_integrated_{key}`` so that :func:`set_integrated_stats` swaps them.
+    stats : SuffStats or sequence of SuffStats
+        A sequence gives B independent regressions (batch axis first).
+    beta : tensor (d,) or (B, d)
+    noise_precision : tensor () or (B,)
+    x_scale, x_dof : float
+        The Wishart prior of Σx.
+    x_cov : array (d, d) or (B, d, d)
+        The plug-in covariance of each release (:func:`pm_private.linear.regression.release_x_cov`).
+    """
+    data = {
+        key: pm.Data(f"{name}_integrated_{key}", value)
+        for key, value in integrated_arrays(stats, x_scale=x_scale, x_dof=x_dof, x_cov=x_cov).items()
+    }
+    pm.Data(f"{name}_integrated_prior", np.array([x_scale, x_dof], dtype=np.float64))
+    _register_numba()
+    hold_one_blas_thread_while(pm.modelcontext(None))
+    logp = integrated_stats_logp(_blas_gate(beta), noise_precision, **data)
+    return pm.Potential(name, logp.sum())
+
+
+def set_integrated_stats(name: str, stats, *, x_scale, x_dof, x_cov, model: pm.Model | None = None) -> None:
+    """Replace the statistics of :func:`IntegratedCovariateRegression` ``name`` (same d and batch)."""
+    model = pm.modelcontext(model)
+    arrays = integrated_arrays(stats, x_scale=x_scale, x_dof=x_dof, x_cov=x_cov)
+    pm.set_data({f"{name}_integrated_{key}": value for key, value in arrays.items()}, model=model)

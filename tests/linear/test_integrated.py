@@ -1,0 +1,126 @@
+"""The noise-aware likelihood with the covariate model integrated out (conditioning on the released Sxx)."""
+
+import numpy as np
+import pytensor
+import pytest
+from scipy import stats as sps
+
+from pm_private import release_suff_stats, release_suff_stats_gaussian, suff_stats
+from pm_private.linear.integrated import gram_posterior, integrated_moments, integrated_stats_logp
+from pm_private.linear.regression import regression_model, release_x_cov, set_stats
+from pm_private.sampling.refit_nuts import RefittableNUTS
+
+
+def _moments_fn():
+    beta, lam = pytensor.tensor.dvector("beta"), pytensor.tensor.dscalar("lam")
+    q, v, g = (pytensor.tensor.dmatrix(name) for name in ("q", "v", "g"))
+    tau, n = pytensor.tensor.dvector("tau"), pytensor.tensor.dscalar("n")
+    mean, cov = integrated_moments(beta, lam, q, v, g, tau, n)
+    return pytensor.function([beta, lam, q, v, g, tau, n], [mean, cov])
+
+
+def test_moments_match_simulation_of_the_conditional_model():
+    """E and Cov are those of (Sxx·β + u + w, βᵀSxxβ + 2βᵀu + eᵀe + w) with Sxx = Ŝ + QδQᵀ, δ's
+    entries independent with variances V in the basis Q, u = Xᵀe, e ~ N(0, σ²I)."""
+    rng = np.random.default_rng(0)
+    d, n, sigma2, draws = 3, 40, 0.7, 40_000
+    q, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    a = rng.standard_normal((n, d))
+    gram = a.T @ a
+    v = rng.uniform(0.5, 2.0, (d, d))
+    v = (v + v.T) / 2
+    tau = rng.uniform(0.5, 1.5, d + 1)
+    beta = rng.standard_normal(d)
+    mean, cov = _moments_fn()(beta, 1 / sigma2, q, v, gram, tau, float(n))
+
+    upper = np.triu_indices(d)
+    delta = np.zeros((draws, d, d))
+    delta[:, upper[0], upper[1]] = rng.standard_normal((draws, upper[0].size)) * np.sqrt(v[upper])
+    delta = delta + np.triu(delta, 1).transpose(0, 2, 1)
+    sxx = gram + q @ delta @ q.T
+    # u = Aᵀe with AᵀA = Ŝ: covariance σ²·Ŝ = E[σ²·Sxx], the same second moments as σ²·Sxx given Sxx
+    e = rng.standard_normal((draws, n)) * np.sqrt(sigma2)
+    u = e @ a
+    ee = (e**2).sum(axis=1)
+    sxy = np.einsum("sij,j->si", sxx, beta) + u + rng.standard_normal((draws, d)) * np.sqrt(tau[:d])
+    syy = np.einsum("i,sij,j->s", beta, sxx, beta) + 2 * u @ beta + ee + rng.standard_normal(draws) * np.sqrt(tau[d])
+    sample = np.column_stack([sxy, syy])
+    se = np.sqrt(np.diag(cov) / draws)
+    assert np.all(np.abs(sample.mean(axis=0) - mean) < 5 * se)
+    np.testing.assert_allclose(np.cov(sample.T), cov, rtol=0.03, atol=0.03 * np.abs(cov).max())
+
+
+def test_exact_statistics_have_no_gram_uncertainty():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((200, 3))
+    stats = suff_stats(X, X @ [1.0, 0.0, -1.0] + rng.standard_normal(200))
+    post = gram_posterior(stats, x_scale=1.0, x_dof=5.0, x_cov=release_x_cov(stats))
+    np.testing.assert_allclose(post["gram"], X.T @ X)
+    assert np.all(post["entry_var"] == 0)
+    assert post["n"] == 200
+
+
+def test_gaussian_release_gram_posterior_shrinks_towards_the_prior_by_the_noise():
+    """With huge noise Ŝ falls back to the prior mean n·s²·I and V to the prior's variance; with
+    tiny noise Ŝ is the released Sxx and V ≈ the noise variance."""
+    rng = np.random.default_rng(2)
+    X = np.clip(rng.standard_normal((500, 2)), -2, 2)
+    y = np.clip(X @ [0.5, -0.5] + rng.standard_normal(500), -4, 4)
+    for eps, expect_prior in ((1e-3, True), (500.0, False)):
+        rel = release_suff_stats_gaussian(X, y, epsilon=eps, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=3)
+        post = gram_posterior(rel, x_scale=1.0, x_dof=4.0, x_cov=np.eye(2))
+        if expect_prior:
+            np.testing.assert_allclose(post["gram"], 500 * np.eye(2), atol=10.0)
+        else:
+            np.testing.assert_allclose(post["gram"], rel.xx, rtol=1e-3, atol=0.5)
+
+
+def test_regression_model_integrated_recovers_beta_and_refits():
+    """A near-exact release (ε = 500, n = 20,000): the posterior covers β; ``set_stats`` swaps in a
+    release with the opposite β and the compiled sampler follows it."""
+    rng = np.random.default_rng(4)
+    d, n = 4, 20_000
+    beta = np.array([0.8, -0.5, 0.3, 0.0])
+    X = rng.standard_normal((n, d)) * 0.5
+    releases = [
+        release_suff_stats_gaussian(
+            X, X @ b + 0.5 * rng.standard_normal(n), epsilon=500.0, delta=1e-5, x_bound=4.0, y_bound=5.0, rng=5
+        )
+        for b in (beta, -beta)
+    ]
+    model = regression_model(releases[0], x_cov="integrated")
+    assert {v.name for v in model.free_RVs} == {"prior_precision", "noise_precision", "beta_whitened"}
+    fitter = RefittableNUTS(model, draws=300, tune=300, random_seed=6)
+    for release, truth in zip(releases, (beta, -beta), strict=True):
+        set_stats("likelihood", release, model)
+        post = fitter.fit().posterior["beta"].values[0]
+        lo, hi = np.quantile(post, [0.005, 0.995], axis=0)
+        assert np.all((lo < truth) & (truth < hi)), (lo, hi)
+
+
+def test_integrated_logp_is_a_normal_density_of_the_released_vector():
+    """integrated_stats_logp equals scipy's multivariate normal log-density at the moments."""
+    rng = np.random.default_rng(9)
+    d = 3
+    q, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    a = rng.standard_normal((30, d))
+    v = np.full((d, d), 0.3)
+    tau = np.full(d + 1, 0.2)
+    beta, lam = rng.standard_normal(d), 2.0
+    released = rng.standard_normal(d + 1) * 5
+    mean, cov = _moments_fn()(beta, lam, q, v, a.T @ a, tau, 30.0)
+    logp = integrated_stats_logp(beta, lam, q, v, a.T @ a, released, tau, 30.0).eval()
+    assert logp == pytest.approx(sps.multivariate_normal(mean, cov).logpdf(released), rel=1e-10)
+
+
+def test_laplace_release_beyond_the_dense_limit_fits_with_integrated_covariates():
+    rng = np.random.default_rng(10)
+    d = 30
+    X = rng.uniform(-1, 1, (2000, d))
+    y = X @ rng.normal(0, 0.3, d) + 0.3 * rng.standard_normal(2000)
+    release = release_suff_stats(X, y, epsilon=5.0, x_bound=1.0, y_bound=3.0, rng=11)
+    with pytest.raises(ValueError, match="d ≤"):
+        regression_model(release, x_cov="wishart")
+    model = regression_model(release, x_cov="integrated")
+    assert model["likelihood_integrated_gram"].get_value().shape == (d, d)
+    assert np.isfinite(model.compile_logp()(model.initial_point()))
