@@ -8,17 +8,17 @@ released with :func:`pm_private.release_suff_stats_gaussian` (ε = 1, δ = 10⁻
 process's, compilation included):
 
 * ``grad``: one evaluation of the log-density and its gradient of the model
-  ``regression_model(release, x_cov=...)`` (spectral likelihood; the Wishart Σx prior at d ≤ 10,
-  the plug-in Σx of ``x_cov="release"`` above, whose latent dimension stays d + 2; the default
-  Wishart prior is calibrated but adds d(d+1)/2 latent parameters), median of ``--repeats``
-  timed runs of a batch of calls, after compilation;
+  ``regression_model(release, x_cov=--x-cov)`` (default ``"integrated"``: the covariate model
+  integrated out, d + 2 latent parameters; ``"wishart"`` adds the d(d+1)/2 parameters of Σx and
+  uses the spectral likelihood), median of ``--repeats`` timed runs of a batch of calls, after
+  compilation;
 * ``lik``: the same for the likelihood term alone, ``frobenius_stats_logp`` (new) against
   ``noisy_stats_logp`` (old, dense, only up to ``--dense-max-d``), with respect to L_C;
 * ``old``: the full model as it was built before the spectral likelihood (dense likelihood,
   Wishart Σx prior), up to ``--old-model-max-d``;
 * ``fit``: NUTS after compilation (the step is compiled once, then ``pm.sample`` reuses it), two
-  chains one after the other.  At d ≤ 20 the fit is the full 1000 tuning + 1000 kept draws per
-  chain; above, a shorter run (``--short-fit`` iterations per chain, one chain) whose time is
+  chains one after the other.  At d ≤ ``--full-fit-max-d`` the fit is the full 1000 tuning + 1000
+  kept draws per chain; above, a shorter run (``--short-fit`` iterations per chain, one chain) whose time is
   extrapolated linearly to 2 × 2000 iterations (marked ``*``; short tuning adapts the step size
   less well, so the extrapolation errs on the slow side).
 
@@ -145,7 +145,7 @@ def run_one(d: int, args) -> dict:
     release = _release(d, args.n, seed=d)
     row = {"d": d, "k": (d + 1) * (d + 2) // 2}
     start = time.perf_counter()
-    model = regression_model(release, x_cov="wishart" if d <= 10 else "release")
+    model = regression_model(release, x_cov=args.x_cov)
     row["latent"] = int(sum(np.size(value) for value in model.initial_point().values()))
     row["grad_ms"] = 1e3 * _model_gradient(model, args.repeats)
     row["compile_s"] = time.perf_counter() - start
@@ -155,7 +155,7 @@ def run_one(d: int, args) -> dict:
         old_model = regression_model(release, likelihood="dense", x_cov="wishart")
         row["old_grad_ms"] = 1e3 * _model_gradient(old_model, args.repeats)
     if d in args.fit_ds:
-        iterations = None if d <= 20 else args.short_fit
+        iterations = None if d <= args.full_fit_max_d else args.short_fit
         row["fit_s"], row["fit_extrapolated"] = _fit_time(model, iterations, 2 if iterations is None else 1)
         if d <= args.old_fit_max_d:
             row["old_fit_s"], _ = _fit_time(old_model, None, 2)
@@ -178,6 +178,8 @@ def main(argv=None):
     parser.add_argument("--old-fit-max-d", type=int, default=10, help="largest d of the old model's NUTS fit")
     parser.add_argument("--fit-ds", type=int, nargs="*", default=[5, 10, 20, 50, 64, 100, 200])
     parser.add_argument("--short-fit", type=int, default=100, help="tuning = kept iterations of a short fit")
+    parser.add_argument("--full-fit-max-d", type=int, default=100, help="largest d of a full NUTS fit")
+    parser.add_argument("--x-cov", choices=["integrated", "wishart", "release"], default="integrated")
     parser.add_argument("--busy", type=int, default=0, help="busy-loop processes kept running meanwhile")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -199,7 +201,7 @@ def main(argv=None):
         for process in busy:
             process.kill()
             process.wait()
-    print(f"\nGaussian release, n = {args.n}, busy-loop processes: {args.busy}")
+    print(f"\nGaussian release, n = {args.n}, x_cov = {args.x_cov!r}, busy-loop processes: {args.busy}")
     header = (
         "| d | k | latent | model grad (ms) | old model grad (ms) | ratio | likelihood grad (ms) | dense (ms) | ratio "
         "| NUTS fit (s) | old fit (s) | peak MB | load |"
