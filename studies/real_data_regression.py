@@ -172,10 +172,20 @@ def public_covariance(stats, X_public) -> np.ndarray:
 
 
 def run(
-    names, epsilons, releases, draws=300, seed=0, public_cov=False, verbose=False, target_accept=0.95
+    names,
+    epsilons,
+    releases,
+    draws=300,
+    seed=0,
+    public_cov=False,
+    verbose=False,
+    target_accept=0.95,
+    x_cov=None,
+    clipping="ignore",
 ) -> pd.DataFrame:
     """Scores (:data:`COLUMNS`) of every method on every release (``verbose``: a line per release,
-    NUTS times and tuned bounds; PyMC's log is silenced, divergences are reported in the table)."""
+    NUTS times and tuned bounds; PyMC's log is silenced, divergences are reported in the table).
+    ``x_cov`` and ``clipping`` are passed to the noise-aware models' :func:`pm_private.regression_model`."""
     # The models' dense algebra is tiny ((d+1)(d+2)/2 ≤ 66 rows): a multi-threaded BLAS only adds
     # synchronisation (7x slower per gradient on a loaded 2-core machine).
     pymc_log = logging.getLogger("pymc")
@@ -185,12 +195,12 @@ def run(
         with threadpool_limits(1, user_api="blas"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             report = print if verbose else lambda *a, **k: None
-            return _run(names, epsilons, releases, draws, seed, public_cov, report, target_accept)
+            return _run(names, epsilons, releases, draws, seed, public_cov, report, target_accept, x_cov, clipping)
     finally:
         pymc_log.setLevel(level)
 
 
-def _run(names, epsilons, releases, draws, seed, public_cov, report, target_accept):
+def _run(names, epsilons, releases, draws, seed, public_cov, report, target_accept, x_cov_model, clipping):
     import pymc as pm
 
     rows = []
@@ -233,9 +243,9 @@ def _run(names, epsilons, releases, draws, seed, public_cov, report, target_acce
                 )
                 clipped = {id(s): clip_report(s, warn=False)[0] for s in (laplace, gaussian)}
                 for method, stats in zip(BAYES[:2], (gaussian, laplace), strict=True):
-                    x_cov = public_covariance(stats, X[public]) if public_cov else None
+                    x_cov = public_covariance(stats, X[public]) if public_cov else x_cov_model
                     if method not in fitters:
-                        model = regression_model(stats, noise_aware=True, x_cov=x_cov)
+                        model = regression_model(stats, noise_aware=True, x_cov=x_cov, clipping=clipping)
                         fitters[method] = RefittableNUTS(
                             model,
                             draws=draws,
@@ -245,7 +255,7 @@ def _run(names, epsilons, releases, draws, seed, public_cov, report, target_acce
                             compute_convergence_checks=False,  # divergences are reported in the table
                         )
                     set_stats("likelihood", stats, fitters[method].model)
-                    if x_cov is not None:
+                    if public_cov:
                         pm.set_data({"x_cov_chol": np.linalg.cholesky(x_cov)}, model=fitters[method].model)
                     idata = fitters[method].fit()
                     beta = beta_draws(idata)
@@ -333,6 +343,14 @@ def main(argv=None):
     parser.add_argument("--target-accept", type=float, default=0.95, help="NUTS target acceptance rate")
     parser.add_argument("--out", help="optional CSV of all scores")
     parser.add_argument(
+        "--x-cov",
+        choices=["wishart", "integrated"],
+        help="covariate model of the noise-aware fits (default: regression_model's)",
+    )
+    parser.add_argument(
+        "--clipping", choices=["ignore", "model"], default="ignore", help="regression_model's clipping argument"
+    )
+    parser.add_argument(
         "--public-cov",
         action="store_true",
         help="noise-aware models with the covariate covariance fixed at the public rows' second moments "
@@ -352,6 +370,8 @@ def main(argv=None):
         args.public_cov,
         verbose=True,
         target_accept=args.target_accept,
+        x_cov=args.x_cov,
+        clipping=args.clipping,
     )
     print(
         f"\nHeld-out R² (mean ± s.e.) / Spearman over {args.releases} releases ({time.perf_counter() - start:.0f} s):"

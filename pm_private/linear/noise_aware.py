@@ -43,8 +43,11 @@ Two forms of the same density:
   conservative but would change the model, so the dense form is kept and limited to
   d ≤ ``DENSE_MAX_D`` = 25 (k = 351): one gradient takes 4 ms at d = 20 on one BLAS thread
   and grows as k³ (about 14 ms at d = 25, 0.8 s at d = 50), so that a NUTS fit takes a quarter
-  of an hour at d = 25 and hours beyond.  Release with the Gaussian mechanism beyond that (its
-  noise is also far smaller at d ≥ 5).
+  of an hour at d = 25 and hours beyond.  Beyond that, Laplace releases are fitted by the
+  O(d³) likelihood of :mod:`pm_private.linear.integrated` (``regression_model(...,
+  x_cov="integrated")``), which conditions on the released Sxx and bounds its Laplace noise by
+  an isotropic one (conservative: wider intervals); or release with the Gaussian mechanism,
+  whose noise is also far smaller at d ≥ 5.
 
 Exact (public) statistics S_pub of n_pub further rows enter through the exact Gaussian log-likelihood of those rows,
 −(n_pub/2)·log|2πC| − ½·tr(C⁻¹S_pub), which depends on the rows only through S_pub.  With no

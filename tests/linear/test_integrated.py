@@ -124,3 +124,28 @@ def test_laplace_release_beyond_the_dense_limit_fits_with_integrated_covariates(
     model = regression_model(release, x_cov="integrated")
     assert model["likelihood_integrated_gram"].get_value().shape == (d, d)
     assert np.isfinite(model.compile_logp()(model.initial_point()))
+
+
+def test_integrated_model_holds_one_blas_thread_while_alive(monkeypatch):
+    import gc
+
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from pm_private._engine import threads
+
+    def blas_threads():
+        return {i["filepath"]: i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    gc.collect()
+    monkeypatch.setattr(threads, "_held", None)
+    monkeypatch.setattr(threads, "_holders_alive", 0)
+    rng = np.random.default_rng(12)
+    X = rng.standard_normal((300, 3))
+    release = release_suff_stats_gaussian(X, X[:, 0], epsilon=1.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=0)
+    with threadpool_limits(2, user_api="blas"):
+        before = blas_threads()
+        model = regression_model(release, x_cov="integrated")
+        assert set(blas_threads().values()) == {1}
+        del model
+        gc.collect()
+        assert blas_threads() == before
