@@ -192,7 +192,20 @@ def integrated_moments(beta, noise_precision, basis, entry_var, gram, noise_var,
 
 def integrated_stats_logp(beta, noise_precision, basis, entry_var, gram, released, noise_var, n):
     """log N((Rxy, Ryy) | E, Cov) with E, Cov from :func:`integrated_moments`, batched over leading
-    axes; ``released`` (..., d + 1) holds the released Sxy and Syy.  O(d³) per evaluation."""
+    axes.  O(d³) per evaluation.
+
+    Parameters
+    ----------
+    beta, noise_precision, basis, entry_var, gram, noise_var, n
+        As for :func:`integrated_moments`.
+    released : tensor (..., d + 1)
+        The released Sxy and Syy.
+
+    Returns
+    -------
+    tensor (...)
+        The log-density.
+    """
     mean, cov = integrated_moments(beta, noise_precision, basis, entry_var, gram, noise_var, n)
     chol = cholesky(cov)
     z = solve_triangular(chol, (released - mean)[..., :, None], lower=True)[..., 0]
@@ -201,7 +214,21 @@ def integrated_stats_logp(beta, noise_precision, basis, entry_var, gram, release
 
 
 def integrated_arrays(stats, *, x_scale, x_dof, x_cov) -> dict[str, np.ndarray]:
-    """:func:`gram_posterior` of each statistics, stacked on a leading axis for a sequence."""
+    """:func:`gram_posterior` of each statistics, stacked on a leading axis for a sequence.
+
+    Parameters
+    ----------
+    stats : SuffStats or sequence of SuffStats
+    x_scale, x_dof : float
+        The Wishart prior of Σx.
+    x_cov : array (d, d) or (B, d, d)
+        The plug-in covariance of each statistics.
+
+    Returns
+    -------
+    dict
+        The arrays of :func:`gram_posterior`, with a leading axis B for a sequence.
+    """
     batch = [stats] if isinstance(stats, SuffStats) else list(stats)
     covs = [x_cov] if isinstance(stats, SuffStats) else list(x_cov)
     parts = [gram_posterior(s, x_scale=x_scale, x_dof=x_dof, x_cov=c) for s, c in zip(batch, covs, strict=True)]
@@ -228,6 +255,10 @@ def IntegratedCovariateRegression(name: str, stats, *, beta, noise_precision, x_
         The Wishart prior of Σx.
     x_cov : array (d, d) or (B, d, d)
         The plug-in covariance of each release (:func:`pm_private.linear.regression.release_x_cov`).
+
+    Returns
+    -------
+    The ``pm.Potential`` (cost O(B·d³), independent of n).
     """
     data = {
         key: pm.Data(f"{name}_integrated_{key}", value)
@@ -241,7 +272,26 @@ def IntegratedCovariateRegression(name: str, stats, *, beta, noise_precision, x_
 
 
 def set_integrated_stats(name: str, stats, *, x_scale, x_dof, x_cov, model: pm.Model | None = None) -> None:
-    """Replace the statistics of :func:`IntegratedCovariateRegression` ``name`` (same d and batch)."""
+    """Replace the statistics of :func:`IntegratedCovariateRegression` ``name`` (same d and batch),
+    without recompiling.
+
+    Parameters
+    ----------
+    name : str
+        The likelihood's name.
+    stats : SuffStats or sequence of SuffStats
+        The new statistics.
+    x_scale, x_dof : float
+        The Wishart prior of Σx the model was built with.
+    x_cov : array (d, d) or (B, d, d)
+        The plug-in covariance of each new release.
+    model : pm.Model, optional
+        The model (default: the current context).
+
+    Returns
+    -------
+    None
+    """
     model = pm.modelcontext(model)
     arrays = integrated_arrays(stats, x_scale=x_scale, x_dof=x_dof, x_cov=x_cov)
     pm.set_data({f"{name}_integrated_{key}": value for key, value in arrays.items()}, model=model)

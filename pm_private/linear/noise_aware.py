@@ -461,6 +461,15 @@ def exact_stats_logp(chol_c, exact, exact_n, d: int):
     return -0.5 * exact_n * (d1 * np.log(2 * np.pi) + log_det) - 0.5 * trace
 
 
+def check_wishart_prior(d: int, scale: float, dof: float) -> None:
+    """ValueError naming the argument unless ``x_dof`` ν > d − 1 and ``x_scale`` s is finite and > 0
+    (the Wishart prior Σx ~ W(ν, (s²/ν)·I) of :func:`covariate_cholesky`)."""
+    if not dof > d - 1:
+        raise ValueError(f"x_dof must be > d − 1 = {d - 1}, got {dof!r}")
+    if not (np.isfinite(scale) and scale > 0):
+        raise ValueError(f"x_scale must be finite and > 0, got {scale!r}")
+
+
 def covariate_cholesky(name: str, d: int, *, scale: float, dof: float, dims=(), batch_shape=()):
     """Wishart prior Σx ~ W(ν, (scale²/ν)·I) (prior mean scale²·I) for the covariate covariance,
     as its Cholesky factor Lx = (scale/√ν)·T by the Bartlett decomposition:
@@ -468,10 +477,7 @@ def covariate_cholesky(name: str, d: int, *, scale: float, dof: float, dims=(), 
 
     Creates ``{name}_chi2`` (dims ``(*dims, "feature")``) and ``{name}_offdiag``; returns Lx.
     """
-    if not dof > d - 1:
-        raise ValueError(f"x_dof must be > d − 1 = {d - 1}, got {dof!r}")
-    if not (np.isfinite(scale) and scale > 0):
-        raise ValueError(f"x_scale must be finite and > 0, got {scale!r}")
+    check_wishart_prior(d, scale, dof)
     chi2 = pm.Gamma(f"{name}_chi2", alpha=(dof - np.arange(d)) / 2.0, beta=0.5, dims=(*dims, "feature"))
     lower = np.tril_indices(d, -1)
     t = pt.zeros((*batch_shape, d, d))

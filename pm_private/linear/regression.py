@@ -29,6 +29,7 @@ from ..privacy.validation import check_count
 from .integrated import IntegratedCovariateRegression, integrated_arrays, set_integrated_stats
 from .noise_aware import (
     NoisySuffStatRegression,
+    check_wishart_prior,
     covariate_cholesky,
     likelihood_method,
     noise_aware_arrays,
@@ -409,9 +410,10 @@ def regression_model(
         bounded by an isotropic one, which errs on the wide side), so it reaches d in the
         hundreds; in simulations from the model at d = 20 (Gaussian release, n ∈ {1000, 10000},
         ε ∈ {0.3, 1, 3, ∞}) its 90 % intervals covered 0.84–0.93 of the coefficients;
-      - None (default): ``"wishart"``.
+      - None (default): ``"integrated"``, or ``"wishart"`` where ``clipping="model"`` or an
+        explicit ``likelihood`` needs a covariate model.
 
-      ``likelihood`` picks the likelihood (:func:`pm_private.linear.noise_aware.NoisySuffStatRegression`'s
+      With a covariate model, ``likelihood`` picks the likelihood (:func:`pm_private.linear.noise_aware.NoisySuffStatRegression`'s
       ``method``): ``"auto"`` uses the O(d³) spectral form for Gaussian releases
       (:func:`pm_private.linear.noise_aware.frobenius_stats_logp`) and the dense O(d⁶) one otherwise
       (Laplace releases, d ≤ 25); both give the same log-density.
@@ -456,7 +458,7 @@ def regression_model(
     x_chol = None
     if noise_aware:
         if x_cov is None:
-            covariates = "wishart"
+            covariates = "integrated" if clipping == "ignore" and likelihood == "auto" else "wishart"
         elif isinstance(x_cov, str):
             if x_cov not in ("wishart", "release", "integrated"):
                 raise ValueError(f"x_cov must be an array, 'wishart', 'release', 'integrated' or None, got {x_cov!r}")
@@ -466,11 +468,15 @@ def regression_model(
             x_chol = _check_x_cov(x_cov, d)
         if covariates != "integrated":
             likelihood = likelihood_method(stats, likelihood)
-        elif clipping != "ignore":
-            raise ValueError("clipping='model' needs a covariate model: x_cov='wishart', 'release' or an array")
+        elif clipping != "ignore" or likelihood != "auto":
+            raise ValueError(
+                "x_cov='integrated' has its own likelihood: clipping='model' and likelihood='spectral' or "
+                "'dense' need a covariate model (x_cov='wishart', 'release' or an array)"
+            )
         if covariates in ("wishart", "integrated"):
             x_scale = float(np.median([_default_x_scale(s) for s in batch]) if x_scale is None else x_scale)
             x_dof = float(d + 2 if x_dof is None else x_dof)
+            check_wishart_prior(d, x_scale, x_dof)
     coords = {"feature": names}
     if batched:
         coords["fit"] = np.arange(len(stats))

@@ -108,8 +108,9 @@ def test_default_is_noise_aware_only_for_private_releases():
     noisy = release_suff_stats(X, y, epsilon=1.0, x_bound=2.0, y_bound=3.0, rng=0)
     free = lambda m: {v.name for v in m.free_RVs}  # noqa: E731
     assert free(regression_model(exact)) == {"beta", "noise_precision", "prior_precision"}
-    aware = regression_model(noisy)
-    assert {"beta_whitened", "noise_precision", "x_cov_chi2", "x_cov_offdiag"} <= free(aware)
+    aware = regression_model(noisy)  # the covariate model integrated out: no covariate parameters
+    assert free(aware) == {"beta_whitened", "noise_precision", "prior_precision"}
+    assert {"x_cov_chi2", "x_cov_offdiag"} <= free(regression_model(noisy, x_cov="wishart"))
     assert aware.named_vars_to_dims["beta"] == ("feature",)
     assert free(regression_model(noisy, noise_aware=False)) == {"beta", "noise_precision", "prior_precision"}
     # A public covariance removes the covariate prior; β is the deterministic Lx⁻ᵀγ of γ = Lxᵀβ.

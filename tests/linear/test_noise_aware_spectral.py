@@ -243,7 +243,7 @@ def test_release_x_cov_plug_in():
     mu = np.trace(cov) / 12
     np.testing.assert_allclose(cov, mu * np.eye(12), atol=1e-9 * mu)
     assert np.linalg.eigvalsh(cov)[0] > 0
-    # x_cov="release" uses this plug-in (the default is the Wishart prior); set_stats recomputes it.
+    # x_cov="release" uses this plug-in; set_stats recomputes it.
     model = regression_model(precise, x_cov="release")
     assert d_free(model) == {"beta_whitened", "noise_precision", "prior_precision"}
     np.testing.assert_allclose(
@@ -251,7 +251,7 @@ def test_release_x_cov_plug_in():
     )
     set_stats("likelihood", noisy, model)
     np.testing.assert_allclose(model["x_cov_release_chol"].get_value(), np.linalg.cholesky(cov), rtol=1e-12)
-    assert "x_cov_chi2" in d_free(regression_model(precise))
+    assert "x_cov_chi2" in d_free(regression_model(precise, x_cov="wishart"))
 
 
 def d_free(model):
