@@ -128,7 +128,12 @@ def test_default_is_noise_aware_only_for_private_releases():
     assert batched["beta"].type.shape[-1] == 2 or batched.dim_lengths["fit"].eval() == 2
     other = release_suff_stats(X, y, epsilon=2.0, x_bound=2.0, y_bound=3.0, rng=1)
     set_stats("likelihood", [other, noisy], batched)
-    np.testing.assert_allclose(batched["likelihood_noise_var"].get_value()[0], noise_aware_arrays(other)["noise_var"])
+    np.testing.assert_allclose(
+        batched["likelihood_integrated_noise_var"].get_value()[0], noise_aware_arrays(other)["noise_var"][3:]
+    )
+    dense = regression_model([noisy, noisy], x_cov="wishart")
+    set_stats("likelihood", [other, noisy], dense)
+    np.testing.assert_allclose(dense["likelihood_noise_var"].get_value()[0], noise_aware_arrays(other)["noise_var"])
 
 
 @pytest.mark.slow
