@@ -238,15 +238,22 @@ def integrated_arrays(stats, *, x_scale, x_dof, x_cov) -> dict[str, np.ndarray]:
     return arrays
 
 
-def IntegratedCovariateRegression(name: str, stats, *, beta, noise_precision, x_scale, x_dof, x_cov):
-    """Add the noise-aware log-likelihood of released statistics with the covariate model integrated
-    out (module notes) to the current model, as a ``pm.Potential``.
+def IntegratedCovariateRegression(name: str, stats, *, beta, noise_precision, x_scale, x_dof, x_cov, dims=None):
+    """Add the released (Sxy, Syy) to the current model as an observed variable whose likelihood has
+    the covariate model integrated out (module notes).
+
+    The observed variable ``name`` is the normal N(E, Cov) of :func:`integrated_moments` at the
+    released (Sxy, Syy) of private plus exact rows (a ``pm.MvNormal``), so its log-density is
+    :func:`integrated_stats_logp` and ``pm.sample_prior_predictive`` and
+    ``pm.sample_posterior_predictive`` draw replicated (Sxy, Syy) given the released Sxx: a check
+    of the model of the response statistics and of their noise.
 
     Parameters
     ----------
     name : str
-        Name of the potential; the arrays of :func:`gram_posterior` are stored as ``pm.Data``
-        ``{name}_integrated_{key}`` so that :func:`set_integrated_stats` swaps them.
+        Name of the observed variable; the arrays of :func:`gram_posterior` are stored as
+        ``pm.Data`` ``{name}_integrated_{key}`` (the observed vector is
+        ``{name}_integrated_released``) so that :func:`set_integrated_stats` swaps them.
     stats : SuffStats or sequence of SuffStats
         A sequence gives B independent regressions (batch axis first).
     beta : tensor (d,) or (B, d)
@@ -255,10 +262,12 @@ def IntegratedCovariateRegression(name: str, stats, *, beta, noise_precision, x_
         The Wishart prior of Σx.
     x_cov : array (d, d) or (B, d, d)
         The plug-in covariance of each release (:func:`pm_private.linear.regression.release_x_cov`).
+    dims : tuple of str, optional
+        Dims of the observed variable (batch dims, then the d + 1 statistics').
 
     Returns
     -------
-    The ``pm.Potential`` (cost O(B·d³), independent of n).
+    The observed variable (cost of its log-density O(B·d³), independent of n).
     """
     data = {
         key: pm.Data(f"{name}_integrated_{key}", value)
@@ -267,8 +276,9 @@ def IntegratedCovariateRegression(name: str, stats, *, beta, noise_precision, x_
     pm.Data(f"{name}_integrated_prior", np.array([x_scale, x_dof], dtype=np.float64))
     _register_numba()
     hold_one_blas_thread_while(pm.modelcontext(None))
-    logp = integrated_stats_logp(_blas_gate(beta), noise_precision, **data)
-    return pm.Potential(name, logp.sum())
+    released = data.pop("released")
+    mean, cov = integrated_moments(_blas_gate(beta), noise_precision, **data)
+    return pm.MvNormal(name, mu=mean, cov=cov, observed=released, dims=dims)
 
 
 def set_integrated_stats(name: str, stats, *, x_scale, x_dof, x_cov, model: pm.Model | None = None) -> None:
