@@ -396,6 +396,10 @@ def regression_model(
     * ``noise_aware=False``: Honkela et al.'s (2018) model exactly, :func:`SuffStatRegression`
       with the noisy statistics projected by :func:`project_psd` and treated as exact.
 
+    ``feature_names`` are the coordinates of the ``feature`` dim; by default the column names the
+    releases recorded when they were given a data frame (:attr:`SuffStats.feature_names`, the
+    same for every statistics of a sequence), else x0, x1, ….
+
     Variables ``beta`` (dims ``feature``), ``noise_precision``, ``prior_precision``; the
     noise-aware model samples β through its whitened form ``beta_whitened`` = Lxᵀβ (same prior,
     better geometry for NUTS; ``beta`` is then a deterministic of it).  The public
@@ -421,9 +425,12 @@ def regression_model(
             raise ValueError("no statistics given: pass a SuffStats or a non-empty sequence of them")
     batch = stats if batched else [stats]
     d = batch[0].d
-    names = list(feature_names) if feature_names is not None else [f"x{j}" for j in range(d)]
-    if len(names) != d:
-        raise ValueError(f"feature_names has {len(names)} names for d = {d} features")
+    if feature_names is None:
+        recorded = {s.feature_names for s in batch}
+        feature_names = recorded.pop() if len(recorded) == 1 else None
+    names = [f"x{j}" for j in range(d)] if feature_names is None else [str(v) for v in feature_names]
+    if len(names) != d or len(set(names)) != d:
+        raise ValueError(f"feature_names must be {d} distinct names, one per feature, got {len(names)}")
     if noise_aware is None:
         noise_aware = any(not s.is_exact for s in batch)
     x_chol = None
