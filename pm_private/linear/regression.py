@@ -33,7 +33,7 @@ from .noise_aware import (
     noise_aware_arrays,
     set_noisy_stats,
 )
-from .suffstats import SuffStats, frobenius_weights
+from .suffstats import SuffStats, frobenius_weights, stat_pairs
 
 __all__ = [
     "SuffStatRegression",
@@ -42,6 +42,7 @@ __all__ = [
     "regression_model",
     "release_x_cov",
     "set_stats",
+    "statistic_labels",
     "suff_stat_logp",
 ]
 
@@ -326,6 +327,33 @@ def _release_x_chol(stats) -> np.ndarray:
     return np.stack([np.linalg.cholesky(release_x_cov(s)) for s in stats])
 
 
+def statistic_labels(feature_names) -> list[str]:
+    """Labels of the released statistics in release order (:func:`pm_private.linear.suffstats.stat_pairs`):
+    ``xx[a,b]`` for the upper triangle of Sxx, ``xy[a]`` for Sxy and ``yy``, with the feature names.
+
+    Parameters
+    ----------
+    feature_names : sequence of str
+        The d feature names.
+
+    Returns
+    -------
+    list of str
+        The (d+1)(d+2)/2 labels, the coordinates of the ``statistic`` dim of :func:`regression_model`.
+    """
+    names = [str(name) for name in feature_names]
+    d = len(names)
+    labels = []
+    for a, b in zip(*stat_pairs(d), strict=True):
+        if b < d:
+            labels.append(f"xx[{names[a]},{names[b]}]")
+        elif a < d:
+            labels.append(f"xy[{names[a]}]")
+        else:
+            labels.append("yy")
+    return labels
+
+
 def _whitened_beta(x_chol, prior_precision, batch_dims):
     """β ~ N(0, I/λ₀), sampled as γ = Lxᵀβ ~ N(0, LxᵀLx/λ₀) (``beta_whitened``, the coefficients of
     the whitened covariates u = Lx⁻¹x, since xᵀβ = uᵀγ) with β = Lx⁻ᵀγ deterministic.
@@ -400,6 +428,21 @@ def regression_model(
     releases recorded when they were given a data frame (:attr:`SuffStats.feature_names`, the
     same for every statistics of a sequence), else x0, x1, ….
 
+    The released statistics.  In the noise-aware model ``likelihood`` is an observed variable
+    (dims ``statistic``, labelled by :func:`statistic_labels`): the released statistics of the
+    private rows, with the noise-aware log-density and a random method that simulates a release
+    from the model (see :func:`pm_private.linear.noise_aware.NoisySuffStatRegression`), so
+    ``pm.sample_prior_predictive`` and ``pm.sample_posterior_predictive`` draw replicated
+    releases: a check of the noise model against the one release (e.g. ``az.plot_ppc_dist``).
+    New rows are predicted with :func:`pm_private.linear.predict` (posterior mean and interval of
+    x̃ᵀβ) and :func:`pm_private.linear.posterior_predictive` (draws of new responses, through
+    ``pm.Data("X_new")``); both apply the release's public preprocessing and clipping.
+    Leave-one-out over records (``az.loo``) is not available: the model sees the n records only
+    through one release, a single observation, so there is no pointwise log-likelihood per record
+    (ArviZ reports one observation and warns that the pointwise value is the sum); compare fits by
+    predicting public held-out rows instead.  With ``noise_aware=False`` the likelihood is a
+    ``pm.Potential`` (Honkela et al.'s statistics treated as exact), which has no predictive draws.
+
     Variables ``beta`` (dims ``feature``), ``noise_precision``, ``prior_precision``; the
     noise-aware model samples β through its whitened form ``beta_whitened`` = Lxᵀβ (same prior,
     better geometry for NUTS; ``beta`` is then a deterministic of it).  The public
@@ -449,6 +492,8 @@ def regression_model(
             x_scale = float(np.median([_default_x_scale(s) for s in batch]) if x_scale is None else x_scale)
             x_dof = float(d + 2 if x_dof is None else x_dof)
     coords = {"feature": names}
+    if noise_aware:
+        coords["statistic"] = statistic_labels(names)
     if batched:
         coords["fit"] = np.arange(len(stats))
     batch_dims = ("fit",) if batched else ()
@@ -474,6 +519,7 @@ def regression_model(
                 x_chol=x_chol,
                 method=likelihood,
                 clipping=clipping,
+                dims=(*batch_dims, "statistic"),
             )
         else:
             sigma = scale[..., None] if batched else scale

@@ -684,7 +684,7 @@ def release_suff_stats(
     epsilon : float
         Total privacy budget of the release, > 0.
     x_bound, y_bound : float
-        Public clipping bounds Bx, By > 0 (choose them with :func:`pm_private.tune_release`,
+        Public clipping bounds Bx, By > 0 (choose them with :func:`pm_private.tune_bounds`,
         never from the private data).
     split : (p₁, p₂, p₃)
         Budget shares of Sxx, Sxy, Syy within the statistics' (1 − ``clip_share``)·ε; positive,
