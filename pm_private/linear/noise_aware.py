@@ -776,12 +776,12 @@ def NoisySuffStatRegression(
 
 def _released_stats_logp(value, chol_private, chol_c, private_n, noise, private_on, exact, exact_n, *, d, spectral):
     """Log-density of the observed variable of :func:`NoisySuffStatRegression` (batched)."""
-    if spectral:
+    if spectral:  # the symmetric matrix of the released vector, by a constant 0/1 map (no scatter op)
         a, b = stat_pairs(d)
+        scatter = np.zeros((a.size, (d + 1) ** 2))
+        scatter[np.arange(a.size), a * (d + 1) + b] = scatter[np.arange(a.size), b * (d + 1) + a] = 1.0
         batch = tuple(value.shape[i] for i in range(value.ndim - 1))
-        matrix = pt.zeros((*batch, d + 1, d + 1))
-        matrix = pt.set_subtensor(matrix[..., a, b], value)
-        matrix = pt.set_subtensor(matrix[..., b, a], value)
+        matrix = pt.dot(value, scatter).reshape((*batch, d + 1, d + 1))
         private = frobenius_stats_logp(chol_private, matrix, private_n, noise[..., -1])
     else:
         private = noisy_stats_logp(chol_private, value, private_n, noise, d)
