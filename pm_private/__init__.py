@@ -45,7 +45,6 @@ _NAMES = {
     "release_suff_stats_gaussian": ".linear.suffstats",
     "suff_stats": ".linear.suffstats",
     "TuneResult": ".linear.tuning",
-    "tune_release": ".linear.tuning",
     "tune_bounds": ".linear.tuning",
     "SuffStatRegression": ".linear.regression",
     "regression_model": ".linear.regression",

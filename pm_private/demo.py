@@ -9,7 +9,8 @@ lines' standard deviations.  Methods:
 
 * ``non-private LR``: Honkela et al.'s (2018) Bayesian model on exact statistics of public + private lines;
 * ``robust private LR``: clipped, Laplace-perturbed private statistics (split and bounds from
-  :func:`pm_private.tune_release`, i.e. on synthetic data only) plus exact public statistics;
+  the paper's tuning procedure, ``pm_private.linear.tuning._tune_release``, i.e. on synthetic
+  data only) plus exact public statistics;
 * ``private LR (no projection)``: the same release with bounds at the public range of the data
   (Bx = 1 from the unit-norm rows, By = max |y| over the public lines), split (0.6, 0.35, 0.05);
 * ``noise-aware private LR``: the model of Bernstein & Sheldon (2019) (``regression_model``'s
@@ -44,7 +45,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import release_suff_stats, release_suff_stats_gaussian, suff_stats, tune_release
+from . import release_suff_stats, release_suff_stats_gaussian, suff_stats
 from ._argtypes import epsilon as epsilon_type
 from ._argtypes import existing_file, nonnegative_int, output_folder, positive_int
 from ._engine.threads import single_threaded_blas
@@ -52,6 +53,7 @@ from .datasets import load_gdsc, make_gdsc_like
 from .linear.adaptive_ssp import adassp
 from .linear.prediction import spearman
 from .linear.preprocessing import preprocess
+from .linear.tuning import _tune_release
 
 METHODS = ("non-private LR", "robust private LR", "private LR (no projection)", "noise-aware private LR", "AdaSSP")
 ADASSP_DELTA = 1e-5
@@ -205,7 +207,7 @@ def run_experiment(
                 if method == "robust private LR":
                     key = (method, n_private, epsilon)
                     if key not in tuned_cache:
-                        tuned_cache[key] = tune_release(n_private, genes, epsilon, *public_scales, rng=seed)
+                        tuned_cache[key] = _tune_release(n_private, genes, epsilon, *public_scales, rng=seed)
                     tuned = tuned_cache[key]
                 stats = [_statistics(method, splits[k], n_private, epsilon, tuned, noise_rng) for k in keys]
                 if aware not in fitters:

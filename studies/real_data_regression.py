@@ -24,7 +24,7 @@ a simulation, not a release).  Methods, all predicting test rows on the original
   prediction;
 * ``Honkela 2018``: Honkela et al.'s (2018) model, ``regression_model(..., noise_aware=False)``,
   on the **same** Laplace release (so the two rows differ only in the likelihood), sampled
-  exactly by :func:`pm_private.linear.gibbs_regression`, the same prediction.  (The paper's own tuning, :func:`pm_private.tune_release`, picks the smallest bound
+  exactly by :func:`pm_private.linear.gibbs_regression`, the same prediction.  (The paper's own tuning, ``pm_private.linear.tuning._tune_release``, picks the smallest bound
   on its grid, ω = 0.1, for diabetes at every ε; it is left out for run time: on randhie's
   16 000 private rows it takes many minutes per ε.)
 * ``AdaSSP``: Wang (2018), (ε, 10⁻⁵)-DP, on the publicly standardised rows with

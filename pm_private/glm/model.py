@@ -79,7 +79,8 @@ def logistic_model(
     intercept : bool, default True
         Whether the model has an intercept (``intercept``); without, b = 0.
     feature_names : sequence of str, optional
-        Coordinates of the ``feature`` dim (default x0, x1, …).
+        Coordinates of the ``feature`` dim (default: the column names the release recorded from
+        a data frame, ``stats.features``, else x0, x1, …).
     beta_sigma, intercept_sigma : float, default 2.5
         Prior standard deviations of the coefficients and of the intercept.
     x_mean_sigma, x_sd_sigma : float, default 1.0
@@ -136,9 +137,11 @@ def logistic_model(
         )
     }
     d = stats.d
+    if feature_names is None:
+        feature_names = getattr(stats, "features", None)
     names = [f"x{j}" for j in range(d)] if feature_names is None else [str(v) for v in feature_names]
-    if len(names) != d:
-        raise ValueError(f"feature_names has {len(names)} names for d = {d} features")
+    if len(names) != d or len(set(names)) != d:
+        raise ValueError(f"feature_names must be {d} distinct names, one per feature, got {len(names)}")
     x_bound = np.inf if stats.x_bound is None else stats.x_bound
     with pm.Model(coords={"feature": names}) as model:
         data = {key: pm.Data(key, value) for key, value in arrays.items()}

@@ -38,8 +38,10 @@ from ..privacy.validation import (
     check_bound,
     check_delta,
     check_epsilon,
+    check_feature_names,
     check_finite_rows,
     check_positive,
+    column_names,
 )
 
 __all__ = [
@@ -193,6 +195,9 @@ class LogisticStatsRelease(Release, kind="logistic_stats"):
         The ℓ2 sensitivity √2·(Bx² + 2) of the weighted vector (:func:`logistic_sensitivity`).
     noise_scale : float
         The noise standard deviation σ on the weighted entries.
+    features : tuple of str, optional
+        The column names of ``X`` when it was a data frame (its public schema; None otherwise),
+        the default ``feature`` coordinates of :func:`pm_private.glm.logistic_model`.
     """
 
     x_sum: np.ndarray = output()
@@ -203,10 +208,12 @@ class LogisticStatsRelease(Release, kind="logistic_stats"):
     x_bound: float = public()
     sensitivity: float = public()
     noise_scale: float = public()
+    features: tuple[str, ...] | None = public(default=None)
     mechanism: str = constant(default=LOGISTIC_MECHANISM)
 
     def __post_init__(self):
         _freeze(self)
+        check_feature_names(self, self.d)
 
     @property
     def d(self) -> int:
@@ -375,7 +382,7 @@ def release_logistic_stats(
     -------
     LogisticStatsRelease
         The noisy ``x_sum``, ``y_sum``, ``xx`` (symmetric), ``yx``, the public ``n``, ``x_bound``,
-        ``sensitivity`` and ``noise_scale``.
+        ``sensitivity`` and ``noise_scale``, and ``features``, the column names of a data frame ``X``.
 
     Raises
     ------
@@ -414,6 +421,7 @@ def release_logistic_stats(
     sensitivity = logistic_sensitivity(x_bound)
     check_noise_scale(sensitivity, epsilon)
     x_bound = float(x_bound)
+    features = column_names(X)
     X, labels = _prepared(X, y, x_bound)
     n, d = X.shape
     source = as_noise_source(rng)
@@ -438,6 +446,7 @@ def release_logistic_stats(
             x_bound=x_bound,
             sensitivity=sensitivity,
             noise_scale=part.scale,
+            features=features,
             epsilon=part.epsilon,
             delta=delta,
             private=source.secure,

@@ -80,6 +80,8 @@ covariates (lighter tails) make V over-dispersed for Sxx, which errs on the wide
 
 from __future__ import annotations
 
+from functools import partial
+
 import numba
 import numpy as np
 import pymc as pm
@@ -88,6 +90,7 @@ from pytensor.gradient import DisconnectedType, grad_not_implemented
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 from pytensor.tensor.linalg import solve_triangular
+from pytensor.tensor.type_other import NoneTypeT
 
 from .._engine.threads import hold_one_blas_thread, hold_one_blas_thread_while, single_threaded_blas
 from .suffstats import SuffStats, frobenius_weights, stat_pairs, stat_vector
@@ -584,7 +587,7 @@ METHODS = ("auto", "spectral", "dense")
 
 
 def _frobenius_arrays(arrays: dict[str, np.ndarray], d: int) -> dict[str, np.ndarray] | None:
-    """The arrays of ``frobenius_stats_logp`` (released matrix, n, σ²), or None when the noise
+    """The arrays of ``frobenius_stats_logp`` (released vector, n, σ²), or None when the noise
     is not isotropic in the Frobenius geometry.  Without a private part the term is switched off
     and σ² = 1 is a placeholder."""
     if arrays["private_on"]:
@@ -593,11 +596,8 @@ def _frobenius_arrays(arrays: dict[str, np.ndarray], d: int) -> dict[str, np.nda
             return None
     else:
         noise_var = 1.0
-    a, b = stat_pairs(d)
-    matrix = np.zeros((d + 1, d + 1))
-    matrix[a, b] = matrix[b, a] = arrays["private"]
     return {
-        "private_matrix": matrix,
+        "private": arrays["private"],
         "private_n": arrays["private_n"],
         "frobenius_noise_var": np.float64(noise_var),
         "private_on": arrays["private_on"],
@@ -673,19 +673,45 @@ def _projection_arrays(stats) -> tuple[dict[str, np.ndarray], str]:
 
 
 def NoisySuffStatRegression(
-    name: str, stats, *, beta, noise_precision, x_chol, method: str = "auto", clipping: str = "ignore"
+    name: str,
+    stats,
+    *,
+    beta,
+    noise_precision,
+    x_chol,
+    method: str = "auto",
+    clipping: str = "ignore",
+    dims=None,
 ):
-    """Add the noise-aware log-likelihood of released statistics to the current model
-    (Bernstein & Sheldon 2019; the marginal Gaussian form of the module notes).
+    """Add the released statistics to the current model as an observed variable with the noise-aware
+    likelihood (Bernstein & Sheldon 2019; the marginal Gaussian form of the module notes).
+
+    The observed variable ``name`` holds the released statistics of the private rows, the
+    (d+1)(d+2)/2 entries upper(Sxx), Sxy, Syy in release order
+    (:func:`pm_private.linear.suffstats.stat_pairs`; the exact public part subtracted).  Its
+    log-density is
+
+        log N(r | n·m(C), n·V(C) + diag(v)) + log p(public rows | C),
+
+    the noise-aware density of the module notes plus the exact Gaussian log-likelihood of the
+    public rows (``exact_stats_logp``, zero without them), and its random method draws released
+    statistics from the same model: the central-limit normal of the true statistics,
+    n·C + √n·L_C H L_Cᵀ with H a symmetric matrix of independent N(0, 2) diagonal and N(0, 1)
+    off-diagonal entries (so that Cov(S_ab, S_ce) = n·(C_ac·C_be + C_ae·C_bc)), plus Gaussian noise of
+    the release's per-entry variances v (for a Laplace release, the Gaussian of the same variance
+    the likelihood assumes).  ``pm.sample_prior_predictive`` and ``pm.sample_posterior_predictive``
+    therefore give prior and posterior predictive checks of the statistics, i.e. of the noise
+    model; the public rows are conditioned on, not simulated.  There is one observation (the
+    release): leave-one-out over records cannot be computed from it.
 
     Parameters
     ----------
     name : str
-        Name of the ``pm.Potential``; the statistics are stored as ``pm.Data`` named
-        ``{name}_private_n``, ``{name}_private_on``, ``{name}_exact``, ``{name}_exact_n`` and, for
-        the spectral likelihood, ``{name}_private_matrix`` and ``{name}_frobenius_noise_var``
-        (σ²), for the dense one ``{name}_private`` and ``{name}_noise_var``, so that
-        :func:`set_noisy_stats` can swap them.
+        Name of the observed variable; the statistics are stored as ``pm.Data`` named
+        ``{name}_private`` (the observed vector), ``{name}_private_n``, ``{name}_private_on``,
+        ``{name}_exact``, ``{name}_exact_n`` and ``{name}_frobenius_noise_var`` (σ², spectral
+        likelihood) or ``{name}_noise_var`` (dense), so that :func:`set_noisy_stats` can swap them
+        without recompiling.
     stats : SuffStats or sequence of SuffStats
         Private releases, possibly plus exact public statistics (``public + release``: the
         public part enters exactly).  Noise variances are read from the release metadata.
@@ -711,11 +737,15 @@ def NoisySuffStatRegression(
         are those of a Gaussian with second moment C̃ (projected rows have lighter tails, so
         this errs on the wide side).  Costs O(M·d²) more per gradient, M =
         ``PROJECTION_DRAWS``.  Needs every fit's releases to share their bounds; the exact
-        public part stays unprojected.
+        public part stays unprojected.  The random method draws from the same moments.
+    dims : tuple of str, optional
+        Dims of the observed variable (batch dims, then the statistics'), e.g.
+        ``("fit", "statistic")``; None: none.
 
     Returns
     -------
-    The ``pm.Potential`` (cost O(B·d³) spectral, O(B·d⁶) dense, independent of n).
+    The observed variable (cost of its log-density O(B·d³) spectral, O(B·d⁶) dense,
+    independent of n; of one random draw O(B·d³)).
     """
     if clipping not in CLIPPING:
         raise ValueError(f"clipping must be one of {CLIPPING}, got {clipping!r}")
@@ -732,14 +762,60 @@ def NoisySuffStatRegression(
     if clipping == "model":
         moment = projected_second_moment(chol_c, projection_draws(d), data["x_bound"], data["y_bound"], x_clip)
         chol_private = pt.linalg.cholesky(moment)
-    if method == "spectral":
-        private = frobenius_stats_logp(
-            chol_private, data["private_matrix"], data["private_n"], data["frobenius_noise_var"]
-        )
+    spectral = method == "spectral"
+    if spectral:  # per-entry variances σ²/w² (the last entry, Syy, has weight 1: σ² is recovered there)
+        noise = data["frobenius_noise_var"][..., None] / frobenius_weights(d) ** 2
     else:
-        private = noisy_stats_logp(chol_private, data["private"], data["private_n"], data["noise_var"], d)
-    logp = data["private_on"] * private + exact_stats_logp(chol_c, data["exact"], data["exact_n"], d)
-    return pm.Potential(name, logp.sum())
+        noise = data["noise_var"]
+    return pm.CustomDist(
+        name,
+        chol_private,
+        chol_c,
+        data["private_n"],
+        noise,
+        data["private_on"],
+        data["exact"],
+        data["exact_n"],
+        logp=partial(_released_stats_logp, d=d, spectral=spectral),
+        dist=partial(_released_stats_dist, d=d),
+        signature="(p,p),(p,p),(),(k),(),(p,p),()->(k)",
+        observed=data["private"],
+        dims=dims,
+    )
+
+
+def _released_stats_logp(value, chol_private, chol_c, private_n, noise, private_on, exact, exact_n, *, d, spectral):
+    """Log-density of the observed variable of :func:`NoisySuffStatRegression` (batched)."""
+    if spectral:  # the symmetric matrix of the released vector, by a constant 0/1 map (no scatter op)
+        a, b = stat_pairs(d)
+        scatter = np.zeros((a.size, (d + 1) ** 2))
+        scatter[np.arange(a.size), a * (d + 1) + b] = scatter[np.arange(a.size), b * (d + 1) + a] = 1.0
+        batch = tuple(value.shape[i] for i in range(value.ndim - 1))
+        matrix = pt.dot(value, scatter).reshape((*batch, d + 1, d + 1))
+        private = frobenius_stats_logp(chol_private, matrix, private_n, noise[..., -1])
+    else:
+        private = noisy_stats_logp(chol_private, value, private_n, noise, d)
+    return private_on * private + exact_stats_logp(chol_c, exact, exact_n, d)
+
+
+def _released_stats_dist(chol_private, chol_c, private_n, noise, private_on, exact, exact_n, size, *, d):
+    """The generative graph of the observed variable of :func:`NoisySuffStatRegression`: released
+    statistics S + w with S = n·C + √n·L_C H L_Cᵀ (H symmetric, N(0, 2) diagonal and N(0, 1) off
+    it) and w ~ N(0, diag(v)), in release order."""
+    if isinstance(size.type, NoneTypeT):
+        batch = pt.broadcast_shape(chol_private[..., 0, 0], private_n, noise[..., 0])
+    else:
+        batch = tuple(size[i] for i in range(size.type.shape[0]))
+    d1, k = d + 1, (d + 1) * (d + 2) // 2
+    chol = pt.broadcast_to(chol_private, (*batch, d1, d1))
+    n = pt.broadcast_to(private_n, batch)[..., None, None]
+    h = pm.Normal.dist(pt.zeros_like(chol), 1.0)
+    h = (h + pt.swapaxes(h, -1, -2)) / np.sqrt(2.0)
+    upper = pt.swapaxes(chol, -1, -2)
+    stats = n * (chol @ upper) + pt.sqrt(n) * (chol @ h @ upper)
+    a, b = stat_pairs(d)
+    noise_sd = pt.sqrt(pt.broadcast_to(noise, (*batch, k)))
+    return stats[..., a, b] + noise_sd * pm.Normal.dist(pt.zeros_like(noise_sd), 1.0)
 
 
 def set_noisy_stats(name: str, stats, model: pm.Model | None = None) -> None:

@@ -165,8 +165,8 @@ def predict(posterior, X, *, var_name: str = "beta", interval: float = 0.9, stat
 def posterior_predictive(model, idata, X, *, random_seed=None, var_name: str = "y_new"):
     """Posterior-predictive draws of new responses at covariates ``X`` (original scales).
 
-    ``pm.sample_posterior_predictive`` on a model with only a ``pm.Potential`` likelihood returns
-    nothing; this helper clones ``model`` (a non-batched
+    ``pm.sample_posterior_predictive`` on the model itself draws replicated releases of the
+    statistics (its observed variable), not responses; this helper clones ``model`` (a non-batched
     :func:`pm_private.linear.regression.regression_model`; the original is not changed), adds
     ``pm.Data("X_new", x̃)`` with x̃ the public transform of ``X`` (:func:`predict`) and
 

@@ -35,7 +35,7 @@ from .noise_aware import (
     noise_aware_arrays,
     set_noisy_stats,
 )
-from .suffstats import SuffStats, frobenius_weights
+from .suffstats import SuffStats, frobenius_weights, stat_pairs
 
 __all__ = [
     "SuffStatRegression",
@@ -44,6 +44,7 @@ __all__ = [
     "regression_model",
     "release_x_cov",
     "set_stats",
+    "statistic_labels",
     "suff_stat_logp",
 ]
 
@@ -346,6 +347,33 @@ def _integrated_x_chol(stats, **prior) -> np.ndarray:
     return np.linalg.cholesky(arrays["gram"] / np.asarray(arrays["n"])[..., None, None])
 
 
+def statistic_labels(feature_names) -> list[str]:
+    """Labels of the released statistics in release order (:func:`pm_private.linear.suffstats.stat_pairs`):
+    ``xx[a,b]`` for the upper triangle of Sxx, ``xy[a]`` for Sxy and ``yy``, with the feature names.
+
+    Parameters
+    ----------
+    feature_names : sequence of str
+        The d feature names.
+
+    Returns
+    -------
+    list of str
+        The (d+1)(d+2)/2 labels, the coordinates of the ``statistic`` dim of :func:`regression_model`.
+    """
+    names = [str(name) for name in feature_names]
+    d = len(names)
+    labels = []
+    for a, b in zip(*stat_pairs(d), strict=True):
+        if b < d:
+            labels.append(f"xx[{names[a]},{names[b]}]")
+        elif a < d:
+            labels.append(f"xy[{names[a]}]")
+        else:
+            labels.append("yy")
+    return labels
+
+
 def _whitened_beta(x_chol, prior_precision, batch_dims):
     """β ~ N(0, I/λ₀), sampled as γ = Lxᵀβ ~ N(0, LxᵀLx/λ₀) (``beta_whitened``, the coefficients of
     the whitened covariates u = Lx⁻¹x, since xᵀβ = uᵀγ) with β = Lx⁻ᵀγ deterministic.
@@ -425,6 +453,27 @@ def regression_model(
     * ``noise_aware=False``: Honkela et al.'s (2018) model exactly, :func:`SuffStatRegression`
       with the noisy statistics projected by :func:`project_psd` and treated as exact.
 
+    ``feature_names`` are the coordinates of the ``feature`` dim; by default the column names the
+    releases recorded when they were given a data frame (:attr:`SuffStats.feature_names`, the
+    same for every statistics of a sequence), else x0, x1, ….
+
+    The released statistics.  In the noise-aware model ``likelihood`` is an observed variable
+    (dims ``statistic``, labelled by :func:`statistic_labels`): the released statistics of the
+    private rows, with the noise-aware log-density and a random method that simulates a release
+    from the model (see :func:`pm_private.linear.noise_aware.NoisySuffStatRegression`; with the
+    default ``x_cov="integrated"`` the released Sxy and Syy of all rows given the released Sxx,
+    :func:`pm_private.linear.integrated.IntegratedCovariateRegression`), so
+    ``pm.sample_prior_predictive`` and ``pm.sample_posterior_predictive`` draw replicated
+    releases: a check of the noise model against the one release (e.g. ``az.plot_ppc_dist``).
+    New rows are predicted with :func:`pm_private.linear.predict` (posterior mean and interval of
+    x̃ᵀβ) and :func:`pm_private.linear.posterior_predictive` (draws of new responses, through
+    ``pm.Data("X_new")``); both apply the release's public preprocessing and clipping.
+    Leave-one-out over records (``az.loo``) is not available: the model sees the n records only
+    through one release, a single observation, so there is no pointwise log-likelihood per record
+    (ArviZ reports one observation and warns that the pointwise value is the sum); compare fits by
+    predicting public held-out rows instead.  With ``noise_aware=False`` the likelihood is a
+    ``pm.Potential`` (Honkela et al.'s statistics treated as exact), which has no predictive draws.
+
     Variables ``beta`` (dims ``feature``), ``noise_precision``, ``prior_precision``; the
     noise-aware model samples β through its whitened form ``beta_whitened`` = Lxᵀβ (same prior,
     better geometry for NUTS; ``beta`` is then a deterministic of it).  The public
@@ -450,9 +499,12 @@ def regression_model(
             raise ValueError("no statistics given: pass a SuffStats or a non-empty sequence of them")
     batch = stats if batched else [stats]
     d = batch[0].d
-    names = list(feature_names) if feature_names is not None else [f"x{j}" for j in range(d)]
-    if len(names) != d:
-        raise ValueError(f"feature_names has {len(names)} names for d = {d} features")
+    if feature_names is None:
+        recorded = {s.feature_names for s in batch}
+        feature_names = recorded.pop() if len(recorded) == 1 else None
+    names = [f"x{j}" for j in range(d)] if feature_names is None else [str(v) for v in feature_names]
+    if len(names) != d or len(set(names)) != d:
+        raise ValueError(f"feature_names must be {d} distinct names, one per feature, got {len(names)}")
     if noise_aware is None:
         noise_aware = any(not s.is_exact for s in batch)
     x_chol = None
@@ -478,6 +530,9 @@ def regression_model(
             x_dof = float(d + 2 if x_dof is None else x_dof)
             check_wishart_prior(d, x_scale, x_dof)
     coords = {"feature": names}
+    if noise_aware:
+        labels = statistic_labels(names)  # the integrated likelihood observes Sxy and Syy only
+        coords["statistic"] = labels[-(d + 1) :] if covariates == "integrated" else labels
     if batched:
         coords["fit"] = np.arange(len(stats))
     batch_dims = ("fit",) if batched else ()
@@ -498,9 +553,10 @@ def regression_model(
                     "x_cov", d, scale=x_scale, dof=x_dof, dims=batch_dims, batch_shape=(len(stats),) if batched else ()
                 )
             beta = _whitened_beta(x_chol, prior_precision, batch_dims)
+            dims = (*batch_dims, "statistic")
             if covariates == "integrated":
                 IntegratedCovariateRegression(
-                    "likelihood", stats, beta=beta, noise_precision=noise_precision, **integrated
+                    "likelihood", stats, beta=beta, noise_precision=noise_precision, dims=dims, **integrated
                 )
             else:
                 NoisySuffStatRegression(
@@ -511,6 +567,7 @@ def regression_model(
                     x_chol=x_chol,
                     method=likelihood,
                     clipping=clipping,
+                    dims=dims,
                 )
         else:
             sigma = scale[..., None] if batched else scale

@@ -62,6 +62,8 @@ from ..privacy.validation import (
     check_count,
     check_delta,
     check_epsilon,
+    check_feature_names,
+    column_names,
     first_bad_row,
 )
 from .accumulate import CHUNK_VALUES, NonFiniteRow, accumulate, first_non_finite_row
@@ -143,6 +145,9 @@ class SuffStatsRelease(Release, kind="suff_stats_laplace"):
         The number of records (public).
     preprocessing : Preprocessing, optional
         The public map applied to (X, y) before clipping (None: none).
+    features : tuple of str, optional
+        The column names of ``X`` when it was a data frame (its public schema; None otherwise),
+        the default ``feature`` coordinates of :func:`pm_private.linear.regression_model`.
     clip_share : float, default 0.0
         The share of ε spent on the clipping counts (0: no counts released).
     clip_noise : float, optional
@@ -162,6 +167,7 @@ class SuffStatsRelease(Release, kind="suff_stats_laplace"):
     n: int = public()
     mechanism: str = constant(default=MECHANISM)
     preprocessing: Preprocessing | None = public(default=None)
+    features: tuple[str, ...] | None = public(default=None)
     clip_share: float = public(default=0.0)
     clip_noise: float | None = public(default=None)
     clipped_rows: float | None = output(default=None)
@@ -228,6 +234,9 @@ class GaussianSuffStatsRelease(Release, kind="suff_stats_gaussian"):
         The number of records (public).
     preprocessing : Preprocessing, optional
         The public map applied to (X, y) before the projection (None: none).
+    features : tuple of str, optional
+        The column names of ``X`` when it was a data frame (its public schema; None otherwise),
+        the default ``feature`` coordinates of :func:`pm_private.linear.regression_model`.
     clip_share : float, default 0.0
         The share of the mechanism's squared sensitivity given to the clipping counts (0: none).
     clip_noise : float, optional
@@ -244,6 +253,7 @@ class GaussianSuffStatsRelease(Release, kind="suff_stats_gaussian"):
     n: int = public()
     mechanism: str = constant(default=GAUSSIAN_MECHANISM)
     preprocessing: Preprocessing | None = public(default=None)
+    features: tuple[str, ...] | None = public(default=None)
     clip_share: float = public(default=0.0)
     clip_noise: float | None = public(default=None)
     clipped_rows: float | None = output(default=None)
@@ -331,6 +341,8 @@ class SuffStats:
         object.__setattr__(self, "n", check_count("n", self.n))
         if self.exact_part is not None and (self.exact_part.releases or self.exact_part.d != d):
             raise ValueError("exact_part must be exact statistics of the same d")
+        for release in self.releases:
+            check_feature_names(release, d)
 
     @property
     def public(self) -> SuffStats | None:
@@ -341,6 +353,13 @@ class SuffStats:
     def d(self) -> int:
         """Number of features."""
         return self.xy.shape[0]
+
+    @property
+    def feature_names(self) -> tuple[str, ...] | None:
+        """The column names the private releases recorded (``features``, from data frames), when
+        every release that recorded names recorded the same ones; None otherwise."""
+        names = {r.features for r in self.releases if r.features is not None}
+        return names.pop() if len(names) == 1 else None
 
     @property
     def is_exact(self) -> bool:
@@ -665,7 +684,7 @@ def release_suff_stats(
     epsilon : float
         Total privacy budget of the release, > 0.
     x_bound, y_bound : float
-        Public clipping bounds Bx, By > 0 (choose them with :func:`pm_private.tune_release`,
+        Public clipping bounds Bx, By > 0 (choose them with :func:`pm_private.tune_bounds`,
         never from the private data).
     split : (p₁, p₂, p₃)
         Budget shares of Sxx, Sxy, Syy within the statistics' (1 − ``clip_share``)·ε; positive,
@@ -729,6 +748,7 @@ def release_suff_stats(
     if preprocessing is not None and not isinstance(preprocessing, Preprocessing):
         raise ValueError(f"preprocessing must be a Preprocessing, got {type(preprocessing).__name__}")
     source = as_noise_source(rng)
+    features = column_names(X)
     partitioned = is_dask(X) or is_dask(y)
     if partitioned:
         if preprocessing is not None:
@@ -785,6 +805,7 @@ def release_suff_stats(
             n=n,
             private=source.secure,
             preprocessing=preprocessing,
+            features=features,
             **counts,
         )
         return SuffStats(xx, parts[1].values, parts[2].values[0], n, (info,))
@@ -1048,6 +1069,7 @@ def release_suff_stats_gaussian(
         raise ValueError(
             "release_suff_stats_gaussian takes in-memory arrays; for Dask collections use release_suff_stats"
         )
+    features = column_names(X)
     X = as_matrix(X)
     n, d = X.shape
     y = as_vector(y, n)
@@ -1098,6 +1120,7 @@ def release_suff_stats_gaussian(
             n=n,
             private=source.secure,
             preprocessing=preprocessing,
+            features=features,
             **counts,
         )
         return SuffStats(noisy_xx, values[upper[0].size : -1], values[-1], n, (info,))

@@ -9,8 +9,12 @@ model itself (their Eq. 10, precisions fixed to the prior means λ = λ₀ = 1):
 
 so the auxiliary data's scales are known analytically: σx_aux = 1 and σy_aux = √(d + 1)
 (Var yᵢ = E‖β‖² + 1).  A candidate ω clips the auxiliary data at ω·σ_aux and, once chosen, is
-transferred to the real data as B = ω·(public scale).  :func:`tune_release` implements that
-procedure; it never sees the private data, so it spends **no** privacy budget.
+transferred to the real data as B = ω·(public scale).  ``_tune_release`` implements that
+procedure for the reproduction of the paper's robust private LR (``pm-private demo``); it
+never sees the private data, so it spends **no** privacy budget.  It is not part of the public
+API: its Spearman score rewards clipping as hard as its grid allows (see below), which leaves the
+noise-aware model little signal (on scikit-learn's diabetes data at ε = 2 it chose ω = 0.1).
+:func:`tune_bounds` tunes the bounds for the noise-aware model's predictions or coefficients.
 
 Notes on what the procedure finds (measured with this implementation)
 ---------------------------------------------------------------------
@@ -41,7 +45,7 @@ from scipy.special import ndtri
 from ..privacy.validation import as_float_array, check_count, check_epsilon, check_fraction, check_positive
 from .suffstats import CLIP_SHARE, _check_clip_share, sensitivities
 
-__all__ = ["TuneResult", "tune_bounds", "tune_release"]
+__all__ = ["TuneResult", "tune_bounds"]
 
 # Predictions are ranked in blocks of about this many values (rows × n): keeps the argsort,
 # the gather and the prediction matrix in cache-friendly, bounded memory whatever n is.
@@ -54,7 +58,7 @@ _MAX_COEF = 1e150
 
 @dataclass(frozen=True)
 class TuneResult:
-    """Outcome of :func:`tune_release`: pass ``split``, ``x_bound`` and ``y_bound`` to
+    """Outcome of :func:`tune_bounds`: pass ``split``, ``x_bound`` and ``y_bound`` to
     :func:`pm_private.release_suff_stats`.
 
     ``split`` lies on the tuning grid and sums to 1 (to within 1e-12); ``x_bound`` =
@@ -287,7 +291,7 @@ def _mean_scores(generator, n, d, epsilon, p1, p2, omegas, n_datasets, n_noise, 
     return mean.transpose(1, 0, 2), se.transpose(1, 0, 2)
 
 
-def tune_release(
+def _tune_release(
     n: int,
     d: int,
     epsilon: float,
@@ -303,7 +307,9 @@ def tune_release(
     n_noise_final: int | None = None,
     rng=0,
 ) -> TuneResult:
-    """Budget split and clip bounds for :func:`release_suff_stats`, tuned on synthetic data.
+    """Budget split and clip bounds for :func:`release_suff_stats`, tuned on synthetic data by
+    Honkela et al.'s (2018) procedure (internal: the paper's robust private LR in
+    ``pm-private demo``; the public choice is :func:`tune_bounds`).
 
     Honkela et al. (2018), Methods §4.3 and §4.5.  **No private data is
     touched and no privacy budget is spent**: everything below runs on auxiliary data simulated
@@ -569,7 +575,7 @@ def tune_bounds(
     (1 − ``max_y_clip``) quantile of its |y|, so at most that share of the public responses is
     clipped.
 
-    Unlike :func:`tune_release`'s Spearman score (Honkela et al. 2018), R² depends on the scale
+    Unlike the Spearman score of Honkela et al.'s own procedure (Honkela et al. 2018), R² depends on the scale
     of the predictions, so shrinking the data until the prior dominates does not score well, and
     the bound is not left on the edge of the grid: when the best ωx or ωy is the largest or
     smallest value, the grid is extended in that direction (up to ``max_extend`` times) and

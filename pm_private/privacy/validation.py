@@ -31,6 +31,8 @@ __all__ = [
     "check_fraction",
     "as_matrix",
     "as_vector",
+    "column_names",
+    "check_feature_names",
     "check_finite_rows",
 ]
 
@@ -352,6 +354,45 @@ def as_matrix(X, name: str = "X") -> np.ndarray:
     if array.shape[0] == 0 or array.shape[1] == 0:
         raise ValueError(f"{name} must have at least one row and one column, got shape {array.shape}")
     return array
+
+
+def column_names(X) -> tuple[str, ...] | None:
+    """The column names of a data frame, the public schema a release carries into model coordinates.
+
+    Parameters
+    ----------
+    X : object
+        Covariates as given to a release: a pandas or Dask data frame, or any array.
+
+    Returns
+    -------
+    tuple of str or None
+        The names when ``X`` has columns (``X.columns``) that are distinct strings; None for an
+        array, or for columns that are not all distinct strings (pandas' default integer labels
+        among them).
+    """
+    columns = getattr(X, "columns", None)
+    if columns is None or isinstance(X, np.ndarray):
+        return None
+    names = tuple(columns)
+    if not names or not all(isinstance(name, str) for name in names) or len(set(names)) != len(names):
+        return None
+    return names
+
+
+def check_feature_names(release, d: int) -> None:
+    """ValueError unless the ``features`` a release recorded (if any) are d distinct names.
+
+    Parameters
+    ----------
+    release : Release
+        A release with a ``features`` field (tuple of str or None).
+    d : int
+        The number of covariates of its statistics.
+    """
+    names = release.features
+    if names is not None and (len(names) != d or len(set(names)) != d):
+        raise ValueError(f"field 'features' must hold d = {d} distinct column names, got {len(names)}")
 
 
 def as_vector(y, n: int, name: str = "y") -> np.ndarray:

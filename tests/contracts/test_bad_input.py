@@ -8,7 +8,8 @@ import numpy as np
 import pymc as pm
 import pytest
 
-from pm_private.linear import adassp, release_suff_stats, suff_stats, tune_release
+from pm_private.linear import adassp, release_suff_stats, suff_stats
+from pm_private.linear.tuning import _tune_release
 from pm_private.logistic import DPElasticNetLogisticRegression, data_perturbation_sgd, select_penalty
 from pm_private.privacy.accountant import PrivacyAccountant
 from pm_private.sampling.sanitized import logistic_loss, sanitized_loss
@@ -107,10 +108,10 @@ CASES = {
     ),
     "n not an integer": (lambda a: simulate_weibull(np.inf, shape=1.0, scale=1.0), "n"),
     "split grid step underflows (was OverflowError; 1e-300 ran for ever)": (
-        lambda a: tune_release(40, 3, 1.0, 1.0, 1.0, split_grid_step=5e-324),
+        lambda a: _tune_release(40, 3, 1.0, 1.0, 1.0, split_grid_step=5e-324),
         "split_grid_step",
     ),
-    "tune_release ω grid overflows": (lambda a: tune_release(40, 3, 1.0, 1.0, 1.0, omegas=[0.5, 1e308]), "omegas"),
+    "tune_release ω grid overflows": (lambda a: _tune_release(40, 3, 1.0, 1.0, 1.0, omegas=[0.5, 1e308]), "omegas"),
     "weibull gamma subnormal (was ZeroDivisionError after the reservation)": (
         lambda a: weibull_private(TIME, EVENT, epsilon=1.0, horizon=1.0, gamma=5e-324, accountant=a),
         "gamma",

@@ -310,22 +310,6 @@ TEMPLATES = {
         dict(X=A, y=A, epsilon=S, delta=S, x_bound=S, y_bound=S, rho=S),
         accountant=True,
     ),
-    "tune_release": Template(
-        "pm_private.linear:tune_release",
-        dict(
-            n=N,
-            d=D,
-            epsilon=1.0,
-            x_scale=1.0,
-            y_scale=1.0,
-            omegas=[0.5, 1.0],
-            split_grid_step=0.25,
-            n_datasets=2,
-            n_noise=2,
-        ),
-        dict(n=INT, d=INT, epsilon=S, x_scale=S, y_scale=S, omegas=A, split_grid_step=S, n_datasets=INT, n_noise=INT),
-        work={"n_datasets", "n_noise"},
-    ),
     "weibull_private": Template(
         "pm_private.survival:weibull_private",
         dict(time=TIME, event=EVENT, epsilon=1.0, horizon=1.0, K=10, gamma=10.0, omega=6.0, rng=0),

@@ -19,6 +19,7 @@ import typing
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from pm_private.cli import main
@@ -42,6 +43,8 @@ RNG = np.random.default_rng(1)
 N, D = 40, 2
 X = RNG.uniform(-1, 1, (N, D)) / 2
 Y = RNG.uniform(-1, 1, N)
+#: The covariates as a data frame: its column names are recorded in the release (field ``features``).
+FRAME = pd.DataFrame(X, columns=["a", "b"])
 LABELS = np.arange(N) % 2
 TIME = RNG.uniform(0.05, 0.95, N)
 EVENT = (np.arange(N) % 3 != 0).astype(int)
@@ -57,7 +60,7 @@ def _releases() -> dict:
             "laplace": laplace_mechanism([0.5, 1.0], sensitivity=1.0, epsilon=1.0, source=source),
             "gaussian": gaussian_mechanism([0.5, 1.0], sensitivity=1.0, epsilon=1.0, delta=1e-5, source=source),
             SUFF_STATS: release_suff_stats(X, Y, epsilon=1.0, x_bound=1.0, y_bound=1.0, rng=0)
-            + release_suff_stats_gaussian(X, Y, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, rng=0),
+            + release_suff_stats_gaussian(FRAME, Y, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, rng=0),
             "adassp": adassp(X, Y, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, rng=0),
             "elastic_net": DPElasticNetLogisticRegression(epsilon=1.0, too_weak="add_ridge", rng=0)
             .fit(X, LABELS)
@@ -79,7 +82,7 @@ def _releases() -> dict:
             ),
             "discrete_time": output_perturbation(X, TIME, EVENT, epsilon=1.0, regularization=0.1, q=5, e=2, rng=0),
             "weibull": weibull_private(TIME, EVENT, epsilon=1.0, horizon=1.0, K=10, rng=0),
-            "logistic_stats": release_logistic_stats(X, LABELS, epsilon=1.0, delta=1e-5, x_bound=1.0, rng=0),
+            "logistic_stats": release_logistic_stats(FRAME, LABELS, epsilon=1.0, delta=1e-5, x_bound=1.0, rng=0),
         }
 
 
@@ -146,7 +149,7 @@ def _valid_anyway(entry, path, value) -> bool:
             variable = typing.get_args(hint)[1:] == (Ellipsis,) and len(_at(entry, path[:-1])) > 1
             return (hint is np.ndarray and field.metadata.get("kind") == OUTPUT) or variable
         return field.default is not dataclasses.MISSING or field.default_factory is not dataclasses.MISSING
-    if hint is str:
+    if hint is str or (below and field.name == "features"):  # a string, or one column name
         return isinstance(value, str)
     if hint is bool:
         return isinstance(value, bool)

@@ -1,4 +1,5 @@
-"""Tests of pm_private.linear.tuning.tune_release (paper 004 §4.3: split and clip bounds on aux data)."""
+"""Tests of the bound tuning on aux data: Honkela et al.'s (2018, §4.3) procedure (``_tune_release``,
+internal, for the demo's reproduction of the paper) and ``tune_bounds``."""
 
 import dataclasses
 import math
@@ -8,7 +9,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from pm_private.linear.suffstats import release_suff_stats
-from pm_private.linear.tuning import TuneResult, _solve, _spearman, tune_bounds, tune_release
+from pm_private.linear.tuning import TuneResult, _solve, _spearman, _tune_release, tune_bounds
 
 OMEGAS = np.arange(1, 21) / 10
 # Few draws keep the tests fast; stage 2 only matters where a test says so.
@@ -21,7 +22,7 @@ def _on_grid(share, step=0.05):
 
 
 def test_result_fields_are_valid():
-    res = tune_release(200, 3, 1.0, 2.5, 7.0, **FAST)
+    res = _tune_release(200, 3, 1.0, 2.5, 7.0, **FAST)
     assert isinstance(res, TuneResult)
     assert len(res.split) == 3 and all(isinstance(p, float) for p in res.split)
     assert all(_on_grid(p) and 0.05 - 1e-12 <= p <= 0.90 + 1e-12 for p in res.split)
@@ -48,7 +49,7 @@ def test_result_fields_are_valid():
 
 
 def test_custom_grids():
-    res = tune_release(100, 2, 1.0, 1.0, 1.0, omegas=[1.5, 0.5, 1.0], split_grid_step=0.1, max_share=0.8, **FAST)
+    res = _tune_release(100, 2, 1.0, 1.0, 1.0, omegas=[1.5, 0.5, 1.0], split_grid_step=0.1, max_share=0.8, **FAST)
     assert all(_on_grid(p, 0.1) and 0.1 - 1e-12 <= p <= 0.8 + 1e-12 for p in res.split)
     assert abs(sum(res.split) - 1) < 1e-12
     assert res.omega_x in (0.5, 1.0, 1.5) and res.omega_y in (0.5, 1.0, 1.5)
@@ -57,14 +58,14 @@ def test_custom_grids():
 
 
 def test_reproducible_with_same_rng():
-    a = tune_release(150, 3, 1.0, 1.0, 1.0, rng=7, **FAST)
-    b = tune_release(150, 3, 1.0, 1.0, 1.0, rng=7, **FAST)
-    c = tune_release(150, 3, 1.0, 1.0, 1.0, rng=8, **FAST)
+    a = _tune_release(150, 3, 1.0, 1.0, 1.0, rng=7, **FAST)
+    b = _tune_release(150, 3, 1.0, 1.0, 1.0, rng=7, **FAST)
+    c = _tune_release(150, 3, 1.0, 1.0, 1.0, rng=8, **FAST)
     assert a == b
     np.testing.assert_array_equal(a.score_grid, b.score_grid)
     assert not np.array_equal(a.score_grid, c.score_grid)
     # A Generator is accepted as well.
-    d = tune_release(150, 3, 1.0, 1.0, 1.0, rng=np.random.default_rng(7), **FAST)
+    d = _tune_release(150, 3, 1.0, 1.0, 1.0, rng=np.random.default_rng(7), **FAST)
     np.testing.assert_array_equal(a.score_grid, d.score_grid)
 
 
@@ -80,7 +81,7 @@ def test_split_favours_sxx_and_starves_syy(n, d, epsilon, seed):
     with a per-draw spread of about 0.3 and the split is not identifiable from 25 draws (see
     the module notes), so that regime is not asserted here.
     """
-    res = tune_release(n, d, epsilon, 1.0, 1.0, rng=seed, n_datasets_final=1, n_noise_final=1)
+    res = _tune_release(n, d, epsilon, 1.0, 1.0, rng=seed, n_datasets_final=1, n_noise_final=1)
     p1, p2, p3 = res.split
     assert p3 == 0.05
     assert p1 >= p2
@@ -96,7 +97,7 @@ def test_clipping_helps_for_small_n_and_epsilon():
     n, d, epsilon = 200, 3, 0.5
     sx, sy = 3.0, 5.0
     x_scale, y_scale = sx, sy * math.sqrt(d + 1)
-    res = tune_release(n, d, epsilon, x_scale, y_scale, n_datasets=3, n_noise=3, rng=0)
+    res = _tune_release(n, d, epsilon, x_scale, y_scale, n_datasets=3, n_noise=3, rng=0)
     assert res.omega_x < 2.0
     gen = np.random.default_rng(12345)
     tuned, loose = [], []
@@ -118,7 +119,7 @@ def test_clipping_helps_for_small_n_and_epsilon():
 
 def test_no_noise_limit_matches_non_private_regression():
     """With ε huge the simulated release is exact: the score is the non-private one (≈ 0.8 here)."""
-    res = tune_release(200, 3, 1e9, 1.0, 1.0, n_datasets=2, n_noise=1, n_datasets_final=20, n_noise_final=1)
+    res = _tune_release(200, 3, 1e9, 1.0, 1.0, n_datasets=2, n_noise=1, n_datasets_final=20, n_noise_final=1)
     gen = np.random.default_rng(3)
     plain = []
     for _ in range(200):
@@ -131,8 +132,8 @@ def test_no_noise_limit_matches_non_private_regression():
 
 
 def test_tuning_with_noise_scores_below_noise_free():
-    a = tune_release(200, 3, 0.2, 1.0, 1.0, **FAST)
-    b = tune_release(200, 3, 1e9, 1.0, 1.0, **FAST)
+    a = _tune_release(200, 3, 0.2, 1.0, 1.0, **FAST)
+    b = _tune_release(200, 3, 1e9, 1.0, 1.0, **FAST)
     assert a.score < b.score - 0.1
 
 
@@ -205,7 +206,7 @@ def test_singular_systems_do_not_crash():
 def test_invalid_inputs_raise(kwargs):
     args = dict(n=100, d=2, epsilon=1.0, x_scale=1.0, y_scale=1.0) | kwargs
     with pytest.raises(ValueError):
-        tune_release(**args)
+        _tune_release(**args)
 
 
 BOUNDS_FAST = dict(n_datasets=2, n_noise=2, max_extend=1)
