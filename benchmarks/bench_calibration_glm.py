@@ -168,7 +168,9 @@ class Fitter:
         self.seed += 1
         self.times.append(time.perf_counter() - start)
         self.divergent += int(idata.sample_stats["diverging"].sum())
-        return idata.posterior["beta"].values[0]
+        posterior = idata.posterior
+        self.last_intercept = posterior["intercept"].values[0] if "intercept" in posterior else 0.0
+        return posterior["beta"].values[0]
 
 
 def run_cell(fitter, family, rng, n, d, eps, reps, bound_factor=3.0):
