@@ -1,4 +1,4 @@
-"""Closed-form moments of the logistic-regression statistics under a Gaussian covariate model.
+"""Moments of the logistic- and Poisson-regression statistics under a Gaussian covariate model.
 
 Model of one record: x ~ N(μ, Σ), P(y = 1 | x) = σ(a), a = xᵀβ + b, y ∈ {−1, 1}, so that
 E[y | x] = g(a) = 2σ(a) − 1.  The statistics of :func:`pm_private.glm.release_logistic_stats` are
@@ -27,6 +27,16 @@ built on them is smooth for NUTS, and its cost does not depend on n.  The moment
 moments of the model whose link is the probit mixture: the covariance is a true covariance
 (positive semi-definite), and it differs from the logistic model's by at most a constant times
 5.3·10⁻⁶ in the link.
+
+Poisson regression with counts clipped to a bound B, y | x ~ Poisson(eᵃ), ỹ = min(y, B): the same
+Stein formulas hold for any link, with Aᵣ = E[g⁽ʳ⁾(a)] for g(a) = E[ỹ | a], and the terms with
+y² = 1 above become E[h], E[h′], E[h″] for h(a) = E[ỹ² | a] (:func:`linear_predictor_moments`).
+g, h and their derivatives are finite sums of Poisson probabilities pⱼ(a) with constant
+coefficients (:func:`clipped_count_coefficients`), so their expectations over a ~ N(m, s²) are the
+same sums of Poisson–lognormal probabilities πⱼ = E[pⱼ(a)], computed by adaptive Gauss–Hermite
+quadrature (:func:`poisson_lognormal`), whose derivatives are again such sums: smooth in
+(β, b, μ, Σ), cost O(B), independent of n.  Without clipping the moments would be closed form
+(E[eᵃ] = e^{m + s²/2}); the clipping keeps the release's sensitivity finite.
 """
 
 from __future__ import annotations
