@@ -30,11 +30,11 @@ moments of the model whose link is the probit mixture: the covariance is a true 
 
 Poisson regression with counts clipped to a bound B, y | x ~ Poisson(eᵃ), ỹ = min(y, B): the same
 Stein formulas hold for any link, with Aᵣ = E[g⁽ʳ⁾(a)] for g(a) = E[ỹ | a], and the terms with
-y² = 1 above become E[h], E[h′], E[h″] for h(a) = E[ỹ² | a] (:func:`linear_predictor_moments`).
+y² = 1 above become E[h], E[h′], E[h″] for h(a) = E[ỹ² | a] (``linear_predictor_moments``).
 g, h and their derivatives are finite sums of Poisson probabilities pⱼ(a) with constant
-coefficients (:func:`clipped_count_coefficients`), so their expectations over a ~ N(m, s²) are the
+coefficients (``clipped_count_coefficients``), so their expectations over a ~ N(m, s²) are the
 same sums of Poisson–lognormal probabilities πⱼ = E[pⱼ(a)], computed by adaptive Gauss–Hermite
-quadrature (:func:`poisson_lognormal`), whose derivatives are again such sums: smooth in
+quadrature (``poisson_lognormal``), whose derivatives are again such sums: smooth in
 (β, b, μ, Σ), cost O(B), independent of n.  Without clipping the moments would be closed form
 (E[eᵃ] = e^{m + s²/2}); the clipping keeps the release's sensitivity finite.
 """
@@ -317,7 +317,7 @@ def _poisson_lognormal_kernel(m, s, size, nodes, weights):
 
 
 class PoissonLognormal(Op):
-    """(m, s) ↦ (π₀, …, π_{size−1}) of :func:`poisson_lognormal_values`, differentiable.
+    """(m, s) ↦ (π₀, …, π_{size−1}) of ``poisson_lognormal_values``, differentiable.
 
     The derivatives are sums of the probabilities themselves: with pⱼ′ = j·pⱼ − (j + 1)·pⱼ₊₁, i.e.
     p′ = Dp, ∂πⱼ/∂m = (Dπ)ⱼ and, by Stein's lemma, ∂πⱼ/∂s = E[pⱼ′(a)·u] = s·(D²π)ⱼ; the gradient
@@ -389,10 +389,10 @@ def poisson_stat_moments(beta, intercept, mu, cov, d: int, y_bound: int):
     with x ~ N(μ, Σ) and y | x ~ Poisson(exp(xᵀβ + b)).
 
     The conditional moments gₖ(a) = E[ỹᵏ | a] and their derivatives are sums of Poisson
-    probabilities with constant coefficients (:func:`clipped_count_coefficients`), so their
+    probabilities with constant coefficients (``clipped_count_coefficients``), so their
     expectations over a ~ N(m, s²), m = βᵀμ + b, s² = βᵀΣβ, are the same sums of the
-    Poisson–lognormal probabilities (:func:`poisson_lognormal`); the moments of t follow by Stein's
-    lemma (:func:`linear_predictor_moments`).  Smooth in all arguments; the cost is O(B) for the
+    Poisson–lognormal probabilities (``poisson_lognormal``); the moments of t follow by Stein's
+    lemma (``linear_predictor_moments``).  Smooth in all arguments; the cost is O(B) for the
     probabilities and does not depend on n.
 
     Parameters

@@ -117,7 +117,7 @@ class PoissonStatsRelease(Release, kind="poisson_stats"):
     """One (ε, δ)-DP Gaussian release of the statistics of Poisson regression, and what it assumed.
 
     ``noise_scale`` is the standard deviation σ of the Gaussian noise on the weighted vector
-    (:func:`poisson_entry_weights`): σ on the diagonal of Sxx, σ/√2 on Σx and on the other entries
+    (``poisson_entry_weights``): σ on the diagonal of Sxx, σ/√2 on Σx and on the other entries
     of Sxx, σγ/√2 on Σỹ and Syx, γ = B/Bx (:meth:`noise_variance`).
 
     Parameters
@@ -175,7 +175,7 @@ class PoissonStatsRelease(Release, kind="poisson_stats"):
 
     def noise_variance(self) -> np.ndarray:
         """Variance σ²/w² of the Gaussian noise on each statistic in release order
-        (:func:`pm_private.glm.stats.stat_pairs`, weights :func:`poisson_entry_weights`).
+        (:func:`pm_private.glm.stats.stat_pairs`, weights ``poisson_entry_weights``).
 
         Returns
         -------
@@ -215,7 +215,7 @@ def poisson_sensitivity(x_bound: float) -> float:
     """ℓ2 sensitivity of the weighted Poisson statistics under replace-one, for ‖x‖₂ ≤ Bx and
     counts clipped to [0, B]: Δ = Bx·√(8(1 + Bx²)) for Bx² ≥ 1/3, Bx·√(2(5 + Bx²)) below.
 
-    Proof.  Write P = Bx², û = (1, x, t) with t = ỹ/γ ∈ [0, Bx] (:func:`poisson_entry_weights`).  The
+    Proof.  Write P = Bx², û = (1, x, t) with t = ỹ/γ ∈ [0, Bx] (``poisson_entry_weights``).  The
     weighted vector lists the entries of Σ ûûᵀ other than the constant (0, 0) and the unreleased
     (d+1, d+1), each off-diagonal entry with weight √2, so replacing (x, t) by (x′, t′) moves it by
 
@@ -336,7 +336,7 @@ def release_poisson_stats(
 
         r = s + ξ / w,   ξ ~ N(0, σ² I),
 
-    with the weights w of :func:`poisson_entry_weights` (√2 off the diagonal of Σ ûûᵀ,
+    with the weights w of ``poisson_entry_weights`` (√2 off the diagonal of Σ ûûᵀ,
     û = (1, x, ỹ·Bx/B)), i.e. the Gaussian mechanism on w ⊙ s with σ calibrated to its ℓ2
     sensitivity Δ = Bx·√(8(1 + Bx²)) (Bx² ≥ 1/3; :func:`poisson_sensitivity`, which proves it).
     These are the statistics of the noise-aware model :func:`pm_private.glm.poisson_model`;
