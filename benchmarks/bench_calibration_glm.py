@@ -26,7 +26,16 @@ interval; its Monte Carlo standard error is the spread of the per-replicate frac
 
 ``--family poisson``: the same design with y | x ~ Poisson(exp(xᵀβ + b)), β ~ N(0, 0.5² I),
 b ~ N(0, 1) (the priors of the fitted :func:`pm_private.glm.poisson_model`), counts clipped to
-``--y-bound`` (default 20) by :func:`pm_private.release_poisson_stats`.
+``--y-bound`` (default 20) by :func:`pm_private.release_poisson_stats`.  Measured 2026-11-25 on a
+loaded 2-core machine (load about 10; ``--family poisson --ds 2 --ns 1000 --epsilons 1 inf --reps 10
+--tune 500 --draws 300``, 1849 s; fits 13.7 s median, 369 s max, no divergences):
+
+    d      n    ε  reps | noise-aware 50 %  90 %        widths        | naive 50 %   90 %
+    2   1000    1    10 | 0.75 (0.08)  1.00 (0.00)  0.495 1.233      | 0.05 (0.05)  0.25 (0.11)  0.144 0.371
+    2   1000    ∞    10 | 0.55 (0.12)  0.95 (0.05)  0.153 0.371      | (same model)
+
+At ε = 1 the noise-aware intervals over-cover (10 replicates; 1.7 % of rows projected); the
+naive ones cover a quarter of the coefficients at the 90 % level.
 
 Measured 2026-11-25 on a loaded 2-core machine (``--tune 200 --draws 200``; coverage (MC s.e.)):
 
