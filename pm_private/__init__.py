@@ -22,8 +22,8 @@ Subpackages
     DP elastic-net logistic regression and private penalty selection (Yu et al. 2014), the
     data-perturbation baseline (Kang et al. 2020).
 :mod:`~pm_private.glm`
-    Noise-aware private logistic regression on released degree-2 statistics (Kulkarni et al.
-    2021; Huggins, Adams & Broderick 2017).
+    Noise-aware private logistic and Poisson regression on released degree-2 statistics
+    (Kulkarni et al. 2021; Huggins, Adams & Broderick 2017).
 :mod:`~pm_private.datasets`
     Loaders and generators of example data.
 
@@ -67,6 +67,10 @@ _NAMES = {
     "release_logistic_stats": ".glm.stats",
     "logistic_model": ".glm.model",
     "predict_logistic": ".glm.model",
+    "PoissonStatsRelease": ".glm.poisson",
+    "release_poisson_stats": ".glm.poisson",
+    "poisson_model": ".glm.model",
+    "predict_poisson": ".glm.model",
     "data_perturbation_sgd": ".logistic.data_perturbation",
 }
 

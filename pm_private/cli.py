@@ -6,10 +6,14 @@ itself, fitting a model on a release file, and the drug-sensitivity demo.
   2017; Wang 2018), after a public centre and scale (``--standardize-from`` a public file, or
   declared constants) that the release carries;
 * ``pm-private release weibull DATA`` — ε-DP Weibull (p, λ) by LSP + TLL (Nguyên & Hui 2017b);
+* ``pm-private release logistic-stats DATA`` and ``… poisson-stats DATA`` — (ε, δ)-DP degree-2
+  statistics of logistic or Poisson regression by the Gaussian mechanism (Kulkarni et al. 2021),
+  after a public centre and scale of the features that the release file carries;
 * ``pm-private ledger LEDGER`` — show a ledger (basic and tight totals, the cost of a next
   release), export it as CSV or JSON, or upgrade a format-1 ledger once;
 * ``pm-private fit RELEASE`` — noise-aware Bayesian linear regression on released statistics
-  (Bernstein & Sheldon 2019; Honkela et al. 2018): posterior as netCDF, whose attributes record
+  (Bernstein & Sheldon 2019; Honkela et al. 2018), or logistic or Poisson regression on released
+  GLM statistics (Kulkarni et al. 2021): posterior as netCDF, whose attributes record
   the release's ε, δ, mechanism, the release file's SHA-256 and the library version, and a
   summary CSV;
 * ``pm-private demo`` — the private drug-sensitivity experiment on built-in data.
@@ -477,6 +481,113 @@ def _release_weibull(parser, args) -> None:
     )
 
 
+_GLM_KINDS = {"logistic-stats": "logistic_stats", "poisson-stats": "poisson_stats"}
+
+
+def _glm_noise(args, d: int) -> list[str]:
+    """The noise of a GLM statistics release: a function of the public arguments and d only."""
+    from .glm.poisson import poisson_entry_weights, poisson_sensitivity
+    from .glm.stats import logistic_sensitivity, stat_pairs
+    from .privacy.primitives import gaussian_scale
+
+    size = stat_pairs(d)[0].size
+    poisson = args.kind == "poisson-stats"
+    sensitivity = poisson_sensitivity(args.x_bound) if poisson else logistic_sensitivity(args.x_bound)
+    sigma = gaussian_scale(size, sensitivity, args.epsilon, args.delta)
+    lines = [
+        f"Gaussian mechanism, (ε, δ) = ({args.epsilon:g}, {args.delta:g}), replace-one neighbours; "
+        f"{size} statistics (d = {d})",
+        f"ℓ2 sensitivity {sensitivity:.6g}; noise s.d. σ = {sigma:.6g} on the diagonal of Sxx, "
+        f"σ/√2 = {sigma / math.sqrt(2):.6g} on Σx and the other entries of Sxx",
+    ]
+    if poisson:
+        weight = poisson_entry_weights(d, args.x_bound, args.y_bound)[d]
+        lines.append(f"counts clipped to {args.y_bound}; noise s.d. {sigma / weight:.6g} on Σy and Σ y·x")
+    else:
+        lines.append(f"labels as ±1; noise s.d. σ/√2 = {sigma / math.sqrt(2):.6g} on Σy and Σ y·x")
+    return lines
+
+
+def _glm_preprocessing(parser, args, features: list[str]):
+    """The public centre and scale of the features (the labels or counts are not transformed), or None."""
+    if args.standardize_from is None and args.x_center is None and args.x_scale is None:
+        return None
+    # the linear release's preprocessing with the response left as it is
+    features_only = argparse.Namespace(**{**vars(args), "y_center": 0.0, "y_scale": 1.0})
+    return _public_preprocessing(parser, features_only, features)
+
+
+def _release_glm_stats(parser, args) -> None:
+    from .glm.poisson import MAX_Y_BOUND, poisson_sensitivity
+    from .glm.stats import logistic_sensitivity
+    from .privacy.primitives import check_gaussian_epsilon, check_noise_scale
+    from .privacy.validation import check_count
+
+    poisson = args.kind == "poisson-stats"
+    try:
+        check_gaussian_epsilon(args.epsilon)
+        sensitivity = poisson_sensitivity(args.x_bound) if poisson else logistic_sensitivity(args.x_bound)
+        check_noise_scale(sensitivity, args.epsilon)
+        if poisson:
+            check_count("--y-bound", args.y_bound, 1, MAX_Y_BOUND)
+    except ValueError as error:
+        parser.error(str(error))
+    available = _table_columns(parser, args)
+    features = args.features or [c for c in available if c != args.target]
+    if not features:
+        parser.error("no feature column: give --features")
+    _check_columns(parser, args, available, [*features, args.target])
+    preprocessing = _glm_preprocessing(parser, args, features)
+    context = _glm_context(args, preprocessing, len(features))
+    if args.dry_run:
+        lines = _glm_noise(args, len(features))
+        if preprocessing is not None:
+            lines.append("public preprocessing: " + context["constants"])
+        _dry_run(args, lines)
+        return
+    accountant = _open_ledger(parser, args)
+    frame = _read(args.data, [*features, args.target])
+    X = _numeric(parser, frame, features)
+    y = _numeric(parser, frame, [args.target])[:, 0]
+    if preprocessing is not None:
+        X = preprocessing.transform_x(X)
+    from .glm.poisson import release_poisson_stats
+    from .glm.stats import release_logistic_stats
+
+    def release():
+        common = dict(epsilon=args.epsilon, delta=args.delta, x_bound=args.x_bound, accountant=accountant)
+        if poisson:
+            return release_poisson_stats(X, y, y_bound=args.y_bound, **common)
+        return release_logistic_stats(X, y, **common)
+
+    _write_release(parser, args, accountant, release, features=features, target=args.target, preprocessing=context)
+
+
+def _glm_context(args, preprocessing, d: int) -> dict:
+    """What was done to the rows before the release, with the public constants (for predictions)."""
+    context = {
+        "rows": "all rows of the file (none dropped; n is public)",
+        "features": "as read; rows projected by the mechanism onto the x bound",
+        "target": "labels as ±1" if args.kind == "logistic-stats" else "counts clipped by the mechanism to the y bound",
+    }
+    if preprocessing is not None:
+        source = []
+        if args.standardize_from is not None:
+            source.append(f"means and standard deviations of the public file {args.standardize_from.name}")
+        flags = [f"--{k.replace('_', '-')}" for k in ("x_center", "x_scale") if getattr(args, k) is not None]
+        if flags:
+            source.append(f"declared constants ({', '.join(flags)})")
+        import numpy as np
+
+        context.update(
+            features="(x − x_center)/x_scale with the public constants below, then rows projected onto the x bound",
+            constants=" and ".join(source),
+            x_center=np.broadcast_to(preprocessing.x_center if preprocessing.x_center is not None else 0.0, (d,)),
+            x_scale=np.broadcast_to(preprocessing.x_scale if preprocessing.x_scale is not None else 1.0, (d,)),
+        )
+    return context
+
+
 # ------------------------------------------------------------------------------ ledger
 
 
@@ -608,7 +719,7 @@ def _choose_entry(parser, args, entries: list[dict]) -> int:
     the file holds when it holds none (or several and no ``--index``)."""
     from .release_file import SUFF_STATS
 
-    candidates = [i for i, e in enumerate(entries) if e["kind"] == SUFF_STATS]
+    candidates = [i for i, e in enumerate(entries) if e["kind"] in (SUFF_STATS, *_GLM_KINDS.values())]
     if not candidates:
         held = "; ".join(
             f"{i}: {e['kind']} ({e.get('mechanism', '?')}), outputs {', '.join(e.get('outputs', {})) or 'none'}"
@@ -617,18 +728,20 @@ def _choose_entry(parser, args, entries: list[dict]) -> int:
         parser.error(
             f"{str(args.release)!r} holds no release that 'pm-private fit' can fit: it fits Bayesian linear "
             f"regression on sufficient statistics (kind {SUFF_STATS!r}, written by 'pm-private release "
-            f"suff-stats'). The file holds [{held or 'nothing'}]; such a release is itself the private "
+            "suff-stats') and noise-aware logistic or Poisson regression on their statistics (kinds "
+            "'logistic_stats', 'poisson_stats', written by 'pm-private release logistic-stats' or "
+            f"'poisson-stats'). The file holds [{held or 'nothing'}]; such a release is itself the private "
             "estimate: read its outputs with pm_private.release_file.read_release_file"
         )
     if args.index is None:
         if len(candidates) != 1:
             parser.error(
-                f"{str(args.release)!r} holds {len(candidates)} sufficient-statistics releases (at {candidates}); "
+                f"{str(args.release)!r} holds {len(candidates)} releases that can be fitted (at {candidates}); "
                 "choose one with --index"
             )
         return candidates[0]
     if args.index not in candidates:
-        parser.error(f"--index {args.index}: no sufficient-statistics release at that position (found {candidates})")
+        parser.error(f"--index {args.index}: no release that can be fitted at that position (found {candidates})")
     return args.index
 
 
@@ -728,7 +841,11 @@ def _fit(parser, args) -> None:
 
     bar = not args.no_progress and sys.stdout.isatty()
     lines = None if args.no_progress or bar else _ProgressLines(args.chains * (args.draws + args.tune))
-    with regression_model(entry["release"], feature_names=entry.get("features")):
+    glm = entry["kind"] in _GLM_KINDS.values()
+    model, variables, extra = (
+        _glm_fit_model(entry) if glm else (regression_model, ["beta", "noise_precision", "prior_precision"], {})
+    )
+    with model(entry["release"], feature_names=entry.get("features")):
         idata = pm.sample(
             draws=args.draws,
             tune=args.tune,
@@ -740,16 +857,43 @@ def _fit(parser, args) -> None:
             progressbar=bar,
             callback=lines,
             compile_kwargs={"mode": "CVM" if args.backend == "c" else "NUMBA"},
+            **extra,
         )
     idata.attrs.update(_provenance(args, entry, index))
+    if glm:
+        idata.attrs.update(_glm_provenance(entry))
     idata.to_netcdf(posterior, engine="h5netcdf")
-    table = az.summary(idata, var_names=["beta", "noise_precision", "prior_precision"])
+    table = az.summary(idata, var_names=variables)
     table.to_csv(summary)
     print(table.to_string())
     divergent = int(idata["sample_stats"]["diverging"].sum())
     print(f"\ndivergent draws: {divergent} of {args.chains * args.draws}")
-    _print_clip_report(entry["release"])
+    if not glm:
+        _print_clip_report(entry["release"])
     print(f"\nwrote {posterior} and {summary}")
+
+
+def _glm_fit_model(entry: dict):
+    """(model builder, summary variables, sampler options) of a GLM statistics release."""
+    from .glm.model import logistic_model, poisson_model
+
+    model = logistic_model if entry["kind"] == _GLM_KINDS["logistic-stats"] else poisson_model
+    # a dense mass matrix: the statistics tie β to the covariate covariance
+    return model, ["beta", "intercept"], {"init": "jitter+adapt_full"}
+
+
+def _glm_provenance(entry: dict) -> dict:
+    """The model and the release's public preprocessing (for predictions on new rows)."""
+    family = "logistic" if entry["kind"] == _GLM_KINDS["logistic-stats"] else "Poisson"
+    attrs = {
+        "model": f"noise-aware Bayesian {family} regression on released degree-2 statistics "
+        "(Kulkarni et al. 2021; Bernstein & Sheldon 2019)"
+    }
+    preprocessing = entry.get("preprocessing") or {}
+    for key in ("x_center", "x_scale"):
+        if key in preprocessing:
+            attrs[key] = json.dumps(preprocessing[key])
+    return attrs
 
 
 # ------------------------------------------------------------------------------ parser
@@ -839,6 +983,53 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
     public.add_argument("--y-center", type=types.finite_float, metavar="C")
     public.add_argument("--y-scale", type=types.positive_float, metavar="S")
     suff.set_defaults(run=_release_suff_stats, command_parser=suff)
+    for name, family in (("logistic-stats", "logistic"), ("poisson-stats", "Poisson")):
+        glm = kinds.add_parser(
+            name,
+            help=f"(ε, δ)-DP degree-2 statistics of {family} regression for the noise-aware model "
+            "(Kulkarni et al. 2021)",
+            description=f"Gaussian release of Σx, Σy, Sxx, Σ y·x of {family} regression "
+            "(Kulkarni et al. 2021; Huggins, Adams & Broderick 2017), rows projected onto the x bound"
+            + (", counts clipped to the y bound" if family == "Poisson" else ", labels 0/1 or ±1")
+            + ", replace-one neighbours.  Fit it with 'pm-private fit'.",
+        )
+        _release_arguments(glm)
+        glm.add_argument(
+            "--target", required=True, help="label column (0/1 or ±1)" if family == "logistic" else "count column"
+        )
+        glm.add_argument("--features", nargs="+", help="feature columns (default: every other column)")
+        glm.add_argument(
+            "--delta", type=types.open_unit_interval, required=True, help="δ of the release, spent from the ledger"
+        )
+        glm.add_argument(
+            "--x-bound", type=types.bound, required=True, help="public bound on the ℓ2 norm of a (preprocessed) row"
+        )
+        if family == "Poisson":
+            glm.add_argument(
+                "--y-bound",
+                type=types.positive_int,
+                required=True,
+                help="public count bound (an integer ≤ 1000): larger counts are clipped to it",
+            )
+        public = glm.add_argument_group(
+            "public preprocessing",
+            "x ↦ (x − x_center)/x_scale before the projection; the constants must be public and are written "
+            "to the release file.  A flag overrides the value from --standardize-from.",
+        )
+        public.add_argument(
+            "--standardize-from",
+            type=types.existing_file,
+            metavar="PUBLIC_FILE",
+            help="CSV/Parquet file of public rows with the same columns: centres are their means, scales their "
+            "standard deviations",
+        )
+        public.add_argument(
+            "--x-center", type=types.finite_float, nargs="+", metavar="C", help="one value, or one per feature"
+        )
+        public.add_argument(
+            "--x-scale", type=types.positive_float, nargs="+", metavar="S", help="one value, or one per feature"
+        )
+        glm.set_defaults(run=_release_glm_stats, command_parser=glm)
     weibull = kinds.add_parser(
         "weibull",
         help="ε-DP Weibull shape and scale by LSP + TLL (Nguyên & Hui 2017b)",
@@ -875,13 +1066,15 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
 
     fit = commands.add_parser(
         "fit",
-        help="Bayesian linear regression (Honkela et al. 2018) on a release file's statistics",
+        help="Bayesian linear (Honkela et al. 2018), logistic or Poisson regression on a release file's statistics",
         description="NUTS on the noise-aware regression model of released sufficient statistics (Bernstein & Sheldon 2019; "
         "the release's noise scales enter the likelihood); no budget is spent.  The posterior file's attributes record "
         "the release's ε, δ, mechanism, the release file's SHA-256 and the library version.",
     )
     fit.add_argument(
-        "release", type=types.existing_file, help="release file written by 'pm-private release suff-stats'"
+        "release",
+        type=types.existing_file,
+        help="release file written by 'pm-private release suff-stats', 'logistic-stats' or 'poisson-stats'",
     )
     fit.add_argument("--index", type=types.nonnegative_int, help="which release of the file (default: the only one)")
     fit.add_argument("--posterior", type=types.output_file, help="netCDF file (default RELEASE.posterior.nc)")

@@ -1,5 +1,6 @@
-"""Noise-aware private logistic regression: released degree-2 statistics (Kulkarni et al. 2021;
-Huggins, Adams & Broderick 2017) and a PyMC model of them with the release noise marginalised."""
+"""Noise-aware private logistic and Poisson regression: released degree-2 statistics (Kulkarni et
+al. 2021; Huggins, Adams & Broderick 2017) and PyMC models of them with the release noise
+marginalised."""
 
 from .._engine.lazy import attach
 
@@ -12,7 +13,16 @@ _NAMES = {
     "logistic_model": ".model",
     "set_logistic_stats": ".model",
     "predict_logistic": ".model",
+    "PoissonStats": ".poisson",
+    "PoissonStatsRelease": ".poisson",
+    "poisson_sensitivity": ".poisson",
+    "poisson_stats": ".poisson",
+    "release_poisson_stats": ".poisson",
+    "poisson_model": ".model",
+    "set_poisson_stats": ".model",
+    "predict_poisson": ".model",
     "stat_moments": ".moments",
+    "poisson_stat_moments": ".moments",
     "probit_mixture": ".moments",
 }
 

@@ -1,17 +1,19 @@
-"""Noise-aware Bayesian logistic regression on released statistics, and its predictions.
+"""Noise-aware Bayesian logistic and Poisson regression on released statistics, and their predictions.
 
-A release (:func:`pm_private.glm.release_logistic_stats`) publishes r = s + ξ/w with s = Σᵢ t(xᵢ, yᵢ)
-the true statistics of the n private records, t(x, y) = (x, y, upper(xxᵀ), y·x), and Gaussian noise
-of known variance (σ² on the diagonal of Sxx, σ²/2 elsewhere).  As for linear regression
-(Bernstein & Sheldon 2019) the true statistics are latent and marginalised with their central-limit
-normal under a model of the covariates, and the Gaussian noise adds to its covariance exactly:
+A release (:func:`pm_private.glm.release_logistic_stats`, :func:`pm_private.glm.release_poisson_stats`)
+publishes r = s + ξ/w with s = Σᵢ t(xᵢ, yᵢ) the true statistics of the n private records,
+t(x, y) = (x, y, upper(xxᵀ), y·x) (for counts, y clipped to the public bound), and Gaussian noise
+of known variance.  As for linear regression (Bernstein & Sheldon 2019) the true statistics are
+latent and marginalised with their central-limit normal under a model of the covariates, and the
+Gaussian noise adds to its covariance exactly:
 
     r ~ N(n·m(θ), n·V(θ) + diag(v)),   θ = (β, b, μ, Σx),
 
 where m and V are the mean and covariance of t(x, y) for one record with x ~ N(μ, Σx) and
-P(y = 1 | x) = σ(xᵀβ + b) (closed forms, :mod:`pm_private.glm.moments`).  Kulkarni et al. (2021)
-model such releases so for noise-aware GLM inference.  The cost of a gradient is that of a k × k
-Cholesky factorisation, k = 2d + 1 + d(d+1)/2 (76 at d = 10), whatever n is.
+P(y = 1 | x) = σ(xᵀβ + b), or y | x ~ Poisson(exp(xᵀβ + b)) (:mod:`pm_private.glm.moments`).
+Kulkarni et al. (2021) model such releases so for noise-aware GLM inference.  The cost of a
+gradient is that of a k × k Cholesky factorisation, k = 2d + 1 + d(d+1)/2 (76 at d = 10), whatever
+n is.
 
 Known limits.  The projection of rows onto the Bx ball is not modelled (choose Bx so that few rows
 are projected); the covariates are modelled as Gaussian, and non-Gaussian covariates change the
@@ -30,20 +32,70 @@ from scipy.special import expit
 from .._engine.threads import hold_one_blas_thread_while
 from ..privacy.primitives import project_rows
 from ..privacy.validation import as_matrix, check_bool, check_fraction, check_positive
-from .moments import stat_moments
-from .stats import LogisticStats, LogisticStatsRelease
+from .moments import poisson_stat_moments, stat_moments
+from .poisson import PoissonStats, PoissonStatsRelease
+from .stats import LogisticStats, LogisticStatsRelease, stats_vector
 
-__all__ = ["logistic_model", "predict_logistic", "set_logistic_stats"]
+__all__ = [
+    "logistic_model",
+    "poisson_model",
+    "predict_logistic",
+    "predict_poisson",
+    "set_logistic_stats",
+    "set_poisson_stats",
+]
 
 
-def _arrays(stats, noise_aware: bool) -> dict[str, np.ndarray]:
+def _arrays(stats, kinds: tuple, noise_aware: bool) -> dict[str, np.ndarray]:
     """The released vector (release order), its noise variances and n, as the model's data."""
-    if not isinstance(stats, (LogisticStats, LogisticStatsRelease)):
-        raise ValueError(f"stats must be a LogisticStatsRelease or LogisticStats, got {type(stats).__name__}")
-    upper = np.triu_indices(stats.d)
-    vector = np.concatenate([stats.x_sum, [stats.y_sum], stats.xx[upper], stats.yx])
+    if not isinstance(stats, kinds):
+        raise ValueError(f"stats must be a {' or '.join(k.__name__ for k in kinds)}, got {type(stats).__name__}")
+    vector = stats_vector(stats.x_sum, stats.y_sum, stats.xx, stats.yx)
     noise_var = stats.noise_variance() if noise_aware else np.zeros(vector.size)
     return {"stats_vector": vector, "stats_noise_var": noise_var, "stats_n": np.float64(stats.n)}
+
+
+_LOGISTIC = (LogisticStatsRelease, LogisticStats)
+_POISSON = (PoissonStatsRelease, PoissonStats)
+
+
+def _glm_model(stats, arrays, moments, *, intercept, feature_names, priors, extra_data) -> pm.Model:
+    """The noise-aware model of released statistics shared by the GLMs: priors, covariate model,
+    and the normal likelihood r ~ N(n·m(θ), n·V(θ) + diag(v)) with the moments of ``moments``."""
+    priors = {name: check_positive(name, value) for name, value in priors.items()}
+    d = stats.d
+    if feature_names is None:
+        feature_names = getattr(stats, "features", None)
+    names = [f"x{j}" for j in range(d)] if feature_names is None else [str(v) for v in feature_names]
+    if len(names) != d or len(set(names)) != d:
+        raise ValueError(f"feature_names must be {d} distinct names, one per feature, got {len(names)}")
+    x_bound = np.inf if stats.x_bound is None else stats.x_bound
+    with pm.Model(coords={"feature": names}) as model:
+        data = {key: pm.Data(key, value) for key, value in arrays.items()}
+        pm.Data("x_bound", np.float64(x_bound))
+        for key, value in extra_data.items():
+            pm.Data(key, value)
+        beta = pm.Normal("beta", 0.0, priors["beta_sigma"], dims="feature")
+        b = pm.Normal("intercept", 0.0, priors["intercept_sigma"]) if intercept else pt.constant(0.0)
+        mu = pm.Normal("x_mean", 0.0, priors["x_mean_sigma"], dims="feature")
+        if d == 1:
+            sd = pm.HalfNormal("x_cov", priors["x_sd_sigma"], shape=1)
+            x_chol = sd[:, None]
+        else:
+            x_chol, _, _ = pm.LKJCholeskyCov(
+                "x_cov",
+                n=d,
+                eta=priors["x_eta"],
+                sd_dist=pm.HalfNormal.dist(priors["x_sd_sigma"], shape=d),
+                compute_corr=True,
+            )
+        mean, cov = moments(beta, b, mu, x_chol @ x_chol.T, d)
+        n = data["stats_n"]
+        total = n * cov + pt.diag(data["stats_noise_var"])
+        logp = pm.logp(pm.MvNormal.dist(mu=n * mean, cov=total), data["stats_vector"])
+        pm.Potential("likelihood", logp)
+    hold_one_blas_thread_while(model)
+    return model
 
 
 def logistic_model(
@@ -125,48 +177,17 @@ def logistic_model(
     """
     noise_aware = check_bool("noise_aware", noise_aware)
     intercept = check_bool("intercept", intercept)
-    arrays = _arrays(stats, noise_aware)
-    priors = {
-        name: check_positive(name, value)
-        for name, value in (
-            ("beta_sigma", beta_sigma),
-            ("intercept_sigma", intercept_sigma),
-            ("x_mean_sigma", x_mean_sigma),
-            ("x_sd_sigma", x_sd_sigma),
-            ("x_eta", x_eta),
-        )
-    }
-    d = stats.d
-    if feature_names is None:
-        feature_names = getattr(stats, "features", None)
-    names = [f"x{j}" for j in range(d)] if feature_names is None else [str(v) for v in feature_names]
-    if len(names) != d or len(set(names)) != d:
-        raise ValueError(f"feature_names must be {d} distinct names, one per feature, got {len(names)}")
-    x_bound = np.inf if stats.x_bound is None else stats.x_bound
-    with pm.Model(coords={"feature": names}) as model:
-        data = {key: pm.Data(key, value) for key, value in arrays.items()}
-        pm.Data("x_bound", np.float64(x_bound))
-        beta = pm.Normal("beta", 0.0, priors["beta_sigma"], dims="feature")
-        b = pm.Normal("intercept", 0.0, priors["intercept_sigma"]) if intercept else pt.constant(0.0)
-        mu = pm.Normal("x_mean", 0.0, priors["x_mean_sigma"], dims="feature")
-        if d == 1:
-            sd = pm.HalfNormal("x_cov", priors["x_sd_sigma"], shape=1)
-            x_chol = sd[:, None]
-        else:
-            x_chol, _, _ = pm.LKJCholeskyCov(
-                "x_cov",
-                n=d,
-                eta=priors["x_eta"],
-                sd_dist=pm.HalfNormal.dist(priors["x_sd_sigma"], shape=d),
-                compute_corr=True,
-            )
-        mean, cov = stat_moments(beta, b, mu, x_chol @ x_chol.T, d)
-        n = data["stats_n"]
-        total = n * cov + pt.diag(data["stats_noise_var"])
-        logp = pm.logp(pm.MvNormal.dist(mu=n * mean, cov=total), data["stats_vector"])
-        pm.Potential("likelihood", logp)
-    hold_one_blas_thread_while(model)
-    return model
+    arrays = _arrays(stats, _LOGISTIC, noise_aware)
+    priors = dict(
+        beta_sigma=beta_sigma,
+        intercept_sigma=intercept_sigma,
+        x_mean_sigma=x_mean_sigma,
+        x_sd_sigma=x_sd_sigma,
+        x_eta=x_eta,
+    )
+    return _glm_model(
+        stats, arrays, stat_moments, intercept=intercept, feature_names=feature_names, priors=priors, extra_data={}
+    )
 
 
 def set_logistic_stats(stats, model: pm.Model | None = None, *, noise_aware: bool = True) -> None:
@@ -186,10 +207,17 @@ def set_logistic_stats(stats, model: pm.Model | None = None, *, noise_aware: boo
     ValueError
         If ``stats`` is not a statistics record or its d differs from the model's.
     """
+    _set_stats(stats, model, _LOGISTIC, noise_aware)
+
+
+def _set_stats(stats, model, kinds, noise_aware, **extra) -> None:
     model = pm.modelcontext(model)
-    arrays = _arrays(stats, check_bool("noise_aware", noise_aware))
+    arrays = _arrays(stats, kinds, check_bool("noise_aware", noise_aware))
     if arrays["stats_vector"].shape != model["stats_vector"].get_value().shape:
         raise ValueError("stats: the number of features differs from the model's")
+    for key, value in extra.items():
+        if model[key].get_value() != value:
+            raise ValueError(f"stats: {key} is {value}, the model's {model[key].get_value()} (build a new model)")
     pm.set_data({**arrays, "x_bound": np.float64(np.inf if stats.x_bound is None else stats.x_bound)}, model=model)
 
 
@@ -235,11 +263,17 @@ def predict_logistic(posterior, X, *, x_bound: float | None = None, interval: fl
         (0, 1), or ``posterior`` holds no ``beta``.
     """
     interval = check_fraction("interval", interval, closed=False)
+    p = expit(_linear_predictor(posterior, X, x_bound, "logistic_model"))
+    return _interval_table(p, interval)
+
+
+def _linear_predictor(posterior, X, x_bound, builder: str) -> np.ndarray:
+    """xᵀβ⁽ˢ⁾ + b⁽ˢ⁾ of the (projected) rows for every posterior draw s: shape (m, S)."""
     if x_bound is None and isinstance(posterior, xr.DataTree) and "constant_data" in posterior.children:
         x_bound = float(posterior["constant_data"]["x_bound"].values)
     draws = _posterior_dataset(posterior)
     if "beta" not in draws:
-        raise ValueError("posterior holds no 'beta': pass the result of sampling a logistic_model")
+        raise ValueError(f"posterior holds no 'beta': pass the result of sampling a {builder}")
     beta = draws["beta"].stack(sample=("chain", "draw")).transpose("sample", ...).values
     if "intercept" in draws:
         b = draws["intercept"].stack(sample=("chain", "draw")).values
@@ -250,6 +284,174 @@ def predict_logistic(posterior, X, *, x_bound: float | None = None, interval: fl
         raise ValueError(f"X has {X.shape[1]} columns, the model {beta.shape[1]} features")
     if x_bound is not None and np.isfinite(x_bound):
         X = project_rows(X, check_positive("x_bound", x_bound))
-    p = expit(X @ beta.T + b)  # (m, S)
-    lower, upper = np.quantile(p, [(1 - interval) / 2, (1 + interval) / 2], axis=1)
-    return pd.DataFrame({"mean": p.mean(axis=1), "lower": lower, "upper": upper})
+    return X @ beta.T + b
+
+
+def _interval_table(values: np.ndarray, interval: float) -> pd.DataFrame:
+    lower, upper = np.quantile(values, [(1 - interval) / 2, (1 + interval) / 2], axis=1)
+    return pd.DataFrame({"mean": values.mean(axis=1), "lower": lower, "upper": upper})
+
+
+# ------------------------------------------------------------------------------ Poisson
+
+
+def poisson_model(
+    stats,
+    *,
+    noise_aware: bool = True,
+    intercept: bool = True,
+    feature_names=None,
+    beta_sigma: float = 1.0,
+    intercept_sigma: float = 2.5,
+    x_mean_sigma: float = 1.0,
+    x_sd_sigma: float = 1.0,
+    x_eta: float = 2.0,
+) -> pm.Model:
+    """Bayesian Poisson regression on released statistics, with the release noise marginalised.
+
+    Model of a record: x ~ N(μ, Σx), y | x ~ Poisson(exp(xᵀβ + b)), of which the release saw the
+    clipped count ỹ = min(y, B).  Priors: β ~ N(0, ``beta_sigma``² I) (dims ``feature``), intercept
+    b ~ N(0, ``intercept_sigma``²); μ ~ N(0, ``x_mean_sigma``² I) (``x_mean``) and Σx from
+    ``pm.LKJCholeskyCov`` (``x_cov``: correlations LKJ(``x_eta``), standard deviations
+    HalfNormal(``x_sd_sigma``)).  Likelihood ``likelihood`` (a ``pm.Potential``): the released
+    vector r ~ N(n·m(θ), n·V(θ) + diag(v)), the central-limit normal of the true statistics
+    (Bernstein & Sheldon 2019; Kulkarni et al. 2021) with the moments of the clipped counts
+    (:func:`pm_private.glm.moments.poisson_stat_moments`) and the release's noise variances v.
+
+    Parameters
+    ----------
+    stats : PoissonStatsRelease or PoissonStats
+        A release of :func:`pm_private.glm.release_poisson_stats`, or exact statistics
+        (:func:`pm_private.glm.poisson_stats`; no noise).
+    noise_aware : bool, default True
+        False: treat the released statistics as exact (v = 0), the naive model, which is
+        over-confident when the noise is not small against the sampling variability.
+    intercept : bool, default True
+        Whether the model has an intercept (``intercept``); without, b = 0.
+    feature_names : sequence of str, optional
+        Coordinates of the ``feature`` dim (default x0, x1, …).
+    beta_sigma : float, default 1.0
+        Prior standard deviation of the coefficients (log rate ratios per unit of a covariate).
+    intercept_sigma : float, default 2.5
+        Prior standard deviation of the intercept (the log rate at x = 0).
+    x_mean_sigma, x_sd_sigma : float, default 1.0
+        Prior scales of the covariate mean and standard deviations (covariates on the scale of
+        standardised data).
+    x_eta : float, default 2.0
+        LKJ shape of the covariate correlations (1: uniform).
+
+    Returns
+    -------
+    pymc.Model
+        With ``beta``, ``intercept`` (when ``intercept``), ``x_mean``, ``x_cov`` and the data
+        ``stats_vector``, ``stats_noise_var``, ``stats_n`` (swap them with
+        :func:`set_poisson_stats`), ``x_bound`` (for :func:`predict_poisson`) and ``y_bound``.
+
+    Raises
+    ------
+    ValueError
+        If ``stats`` is not a Poisson statistics record, a prior scale is not finite and > 0, or
+        the number of feature names is not d.
+
+    Notes
+    -----
+    Cost per gradient O(k³ + B), k = 2d + 1 + d(d+1)/2, independent of n.  Sample it with a dense
+    mass matrix, ``pm.sample(init="jitter+adapt_full", target_accept=0.9)``, as
+    :func:`logistic_model`.  Known limits: the projection of rows onto the Bx ball is not
+    modelled, the covariates are modelled as Gaussian, and there is no exposure offset.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pm_private import poisson_model, release_poisson_stats
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 2))
+    >>> y = rng.poisson(np.exp(X @ [0.5, -0.3] + 0.5))
+    >>> release = release_poisson_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=4.0, y_bound=10, rng=0)
+    >>> model = poisson_model(release)
+    >>> sorted(model.named_vars)[:3]
+    ['beta', 'intercept', 'likelihood']
+    """
+    noise_aware = check_bool("noise_aware", noise_aware)
+    intercept = check_bool("intercept", intercept)
+    arrays = _arrays(stats, _POISSON, noise_aware)
+    priors = dict(
+        beta_sigma=beta_sigma,
+        intercept_sigma=intercept_sigma,
+        x_mean_sigma=x_mean_sigma,
+        x_sd_sigma=x_sd_sigma,
+        x_eta=x_eta,
+    )
+    y_bound = stats.y_bound
+
+    def moments(beta, b, mu, cov, d):
+        return poisson_stat_moments(beta, b, mu, cov, d, y_bound)
+
+    return _glm_model(
+        stats,
+        arrays,
+        moments,
+        intercept=intercept,
+        feature_names=feature_names,
+        priors=priors,
+        extra_data={"y_bound": np.int64(y_bound)},
+    )
+
+
+def set_poisson_stats(stats, model: pm.Model | None = None, *, noise_aware: bool = True) -> None:
+    """Replace the statistics of a :func:`poisson_model` (same d and count bound), e.g. to refit
+    without recompiling.
+
+    Parameters
+    ----------
+    stats : PoissonStatsRelease or PoissonStats
+        The new statistics.
+    model : pymc.Model, optional
+        The model (default: the model of the current context).
+    noise_aware : bool, default True
+        As in :func:`poisson_model`.
+
+    Raises
+    ------
+    ValueError
+        If ``stats`` is not a Poisson statistics record, or its d or count bound differs from the
+        model's.
+    """
+    _set_stats(stats, model, _POISSON, noise_aware, y_bound=getattr(stats, "y_bound", None))
+
+
+def predict_poisson(posterior, X, *, x_bound: float | None = None, interval: float = 0.9) -> pd.DataFrame:
+    """Posterior predictive rates E[y | x] = exp(xᵀβ + b) of new rows under a fitted :func:`poisson_model`.
+
+    Each row is projected onto the ball ‖x‖₂ ≤ Bx the release used (public; read from the
+    sampled DataTree's ``constant_data``, or given), then λ⁽ˢ⁾ = exp(xᵀβ⁽ˢ⁾ + b⁽ˢ⁾) for every posterior
+    draw s.  The rate is that of the unclipped count (the clipping only served the release).
+
+    Parameters
+    ----------
+    posterior : xarray.DataTree or xarray.Dataset
+        The result of ``pm.sample`` on the model (or its ``posterior`` group, then give ``x_bound``
+        if the rows should be projected).
+    X : array_like, shape (m, d)
+        New covariate rows (public).
+    x_bound : float, optional
+        The projection radius (default: the model's, when the DataTree carries it; else none).
+    interval : float, default 0.9
+        Mass of the central credible interval of the rate.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``mean`` (the posterior predictive mean count), ``lower`` and ``upper`` (the central
+        interval of λ), one row per new row.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not numeric or has the wrong number of columns, ``interval`` is not in
+        (0, 1), or ``posterior`` holds no ``beta``.
+    """
+    interval = check_fraction("interval", interval, closed=False)
+    with np.errstate(over="ignore"):
+        rate = np.exp(_linear_predictor(posterior, X, x_bound, "poisson_model"))
+    return _interval_table(rate, interval)

@@ -53,6 +53,8 @@ __all__ = [
     "release_logistic_stats",
     "signed_labels",
     "stat_pairs",
+    "stats_vector",
+    "unpack_stats",
 ]
 
 #: Mechanism name of :func:`release_logistic_stats` (result and ledger entry).
@@ -230,6 +232,51 @@ class LogisticStatsRelease(Release, kind="logistic_stats"):
             One variance per statistic.
         """
         return self.noise_scale**2 / symmetric_entry_weights(*stat_pairs(self.d)) ** 2
+
+
+def stats_vector(x_sum, y_sum, xx, yx) -> np.ndarray:
+    """The statistics (Σx, Σy, Sxx, Syx) as one vector in release order (:func:`stat_pairs`).
+
+    Parameters
+    ----------
+    x_sum : array_like
+        Σx, length d.
+    y_sum : float
+        Σy.
+    xx : array_like
+        Sxx, d × d (its upper triangle is listed).
+    yx : array_like
+        Syx, length d.
+
+    Returns
+    -------
+    numpy.ndarray
+        The 2d + 1 + d(d+1)/2 statistics.
+    """
+    xx = np.asarray(xx)
+    return np.concatenate([x_sum, [y_sum], xx[np.triu_indices(xx.shape[0])], yx])
+
+
+def unpack_stats(values: np.ndarray, d: int) -> dict:
+    """The fields ``x_sum``, ``y_sum``, ``xx`` (symmetric) and ``yx`` of a vector in release order
+    (the inverse of :func:`stats_vector`).
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        The 2d + 1 + d(d+1)/2 statistics.
+    d : int
+        The number of covariates.
+
+    Returns
+    -------
+    dict
+        The four fields.
+    """
+    upper = np.triu_indices(d)
+    xx = np.zeros((d, d))
+    xx[upper] = values[d + 1 : d + 1 + upper[0].size]
+    return {"x_sum": values[:d], "y_sum": values[d], "xx": xx + np.triu(xx, 1).T, "yx": values[-d:]}
 
 
 def _freeze(stats) -> None:
@@ -429,19 +476,10 @@ def release_logistic_stats(
     weights = symmetric_entry_weights(a, b)
     noise = (gaussian_noise_event(weights.size, sensitivity, epsilon, delta),)
     with release_guard(accountant, LOGISTIC_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=noise):
-        x_sum, y_sum, xx, yx = _sums(X, labels)
-        upper = np.triu_indices(d)
-        exact = np.concatenate([x_sum, [y_sum], xx[upper], yx])
+        exact = stats_vector(*_sums(X, labels))
         part = gaussian_mechanism(weights * exact, sensitivity=sensitivity, epsilon=epsilon, delta=delta, source=source)
-        values = part.values / weights
-        noisy_xx = np.zeros((d, d))
-        noisy_xx[upper] = values[d + 1 : d + 1 + upper[0].size]
-        noisy_xx = noisy_xx + np.triu(noisy_xx, 1).T
         return LogisticStatsRelease(
-            x_sum=values[:d],
-            y_sum=values[d],
-            xx=noisy_xx,
-            yx=values[-d:],
+            **unpack_stats(part.values / weights, d),
             n=n,
             x_bound=x_bound,
             sensitivity=sensitivity,

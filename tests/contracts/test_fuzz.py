@@ -304,6 +304,12 @@ TEMPLATES = {
         dict(X=A, y=A, epsilon=S, delta=S, x_bound=S),
         accountant=True,
     ),
+    "release_poisson_stats": Template(
+        "pm_private.glm:release_poisson_stats",
+        dict(X=X, y=Y01, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=3, rng=0),
+        dict(X=A, y=A, epsilon=S, delta=S, x_bound=S, y_bound=S),
+        accountant=True,
+    ),
     "adassp": Template(
         "pm_private.linear:adassp",
         dict(X=X, y=YREAL, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, rho=0.05, rng=0),

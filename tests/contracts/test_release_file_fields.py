@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 
 from pm_private.cli import main
-from pm_private.glm import release_logistic_stats
+from pm_private.glm import release_logistic_stats, release_poisson_stats
 from pm_private.linear import adassp, release_suff_stats, release_suff_stats_gaussian
 from pm_private.logistic import DPElasticNetLogisticRegression
 from pm_private.logistic.data_perturbation import MECHANISM as SGD_MECHANISM
@@ -83,6 +83,9 @@ def _releases() -> dict:
             "discrete_time": output_perturbation(X, TIME, EVENT, epsilon=1.0, regularization=0.1, q=5, e=2, rng=0),
             "weibull": weibull_private(TIME, EVENT, epsilon=1.0, horizon=1.0, K=10, rng=0),
             "logistic_stats": release_logistic_stats(FRAME, LABELS, epsilon=1.0, delta=1e-5, x_bound=1.0, rng=0),
+            "poisson_stats": release_poisson_stats(
+                FRAME, np.arange(N) % 4, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=3, rng=0
+            ),
         }
 
 

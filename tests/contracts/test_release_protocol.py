@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import pm_private
+from pm_private.glm.poisson import release_poisson_stats
 from pm_private.glm.stats import release_logistic_stats
 from pm_private.linear.adaptive_ssp import adassp
 from pm_private.linear.suffstats import SuffStats, release_suff_stats, release_suff_stats_gaussian
@@ -41,6 +42,10 @@ _LABELS = (_X[:, 0] + 0.3 * _rng.standard_normal(60) > 0).astype(int)
 _X2, _Y2, _LABELS2 = _X.copy(), _Y.copy(), _LABELS.copy()
 # y = 2 lies beyond the response bounds of 1 used below, so the neighbour also moves the clipping counts.
 _X2[0], _Y2[0], _LABELS2[0] = [1.0, 1.0, 1.0], 2.0, 1 - _LABELS[0]
+# a count beyond the count bound of 3 used below
+_COUNTS = np.random.default_rng(7).poisson(1.5, 60)
+_COUNTS2 = _COUNTS.copy()
+_COUNTS2[0] = 9
 
 _UNIT = _X / np.sqrt(3)  # rows in the unit ball (discrete-time mechanisms)
 _UNIT2 = _X2 / np.sqrt(3)
@@ -65,6 +70,9 @@ MECHANISMS = {
     ),
     "logistic_stats": lambda k, a: release_logistic_stats(
         (_X, _X2)[k], (_LABELS, _LABELS2)[k], epsilon=1.0, delta=1e-6, x_bound=1.0, accountant=a, rng=1
+    ),
+    "poisson_stats": lambda k, a: release_poisson_stats(
+        (_X, _X2)[k], (_COUNTS, _COUNTS2)[k], epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=3, accountant=a, rng=1
     ),
     "adassp": lambda k, a: adassp(
         (_X, _X2)[k], (_Y, _Y2)[k], epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=1.0, accountant=a, rng=1

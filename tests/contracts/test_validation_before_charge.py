@@ -78,6 +78,7 @@ N, D = 30, 2
 X = RNG.uniform(-1, 1, size=(N, D)) / math.sqrt(D)
 LABELS = np.arange(N) % 2
 YPM = 2.0 * LABELS - 1.0
+COUNT_DATA = np.arange(N) % 5
 Y = RNG.uniform(-1, 1, size=N)
 TIME = RNG.uniform(0.05, 0.95, size=N)
 EVENT = (np.arange(N) % 3 != 0).astype(int)
@@ -310,6 +311,8 @@ def values_of(kind: str, valid) -> list:
             return values + [np.full(valid.shape, -INF), np.full(valid.shape, INF)]
         case "labels":  # strings are labels too
             return [v for v in _vector(valid, [0.5, 2.0, -3.0]) if getattr(v, "dtype", np.dtype(float)).kind != "U"]
+        case "counts":  # non-negative integers
+            return _vector(valid, [0.5, -1.0, -3.0, 1e-9])
         case "times":
             return _vector(valid, [-0.5, -1e-300, 5.0])
         case "events":
@@ -570,6 +573,20 @@ MECHANISMS = {
         "pm_private.glm:release_logistic_stats",
         dict(X=X, y=LABELS, epsilon=1.0, delta=1e-5, x_bound=1.0, rng=0),
         dict(X="matrix", y="labels", epsilon="epsilon", delta="delta", x_bound="bound", accountant="object", rng="rng"),
+    ),
+    "release_poisson_stats": Mechanism(
+        "pm_private.glm:release_poisson_stats",
+        dict(X=X, y=COUNT_DATA, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=3, rng=0),
+        dict(
+            X="matrix",
+            y="counts",
+            epsilon="epsilon",
+            delta="delta",
+            x_bound="bound",
+            y_bound="count",
+            accountant="object",
+            rng="rng",
+        ),
     ),
     "DPElasticNetLogisticRegression": Mechanism(
         "pm_private.logistic:DPElasticNetLogisticRegression",

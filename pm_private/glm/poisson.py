@@ -1,0 +1,439 @@
+"""Summary statistics of Poisson regression and their private release (Kulkarni et al. 2021;
+Huggins, Adams & Broderick 2017).
+
+For rows xᵢ ∈ ℝᵈ and counts yᵢ ∈ {0, 1, 2, …} clipped to a public bound B, ỹᵢ = min(yᵢ, B), the
+statistics are the degree-≤ 2 sums
+
+    Σx = Σᵢ xᵢ,  Σỹ = Σᵢ ỹᵢ,  Sxx = Σᵢ xᵢxᵢᵀ,  Syx = Σᵢ ỹᵢxᵢ,
+
+in the order of :func:`pm_private.glm.stats.stat_pairs` (uᵢ = (1, xᵢ, ỹᵢ)), as for logistic
+regression.  The Poisson log-likelihood Σᵢ yᵢ(xᵢᵀβ + b) − exp(xᵢᵀβ + b) depends on the counts
+only through Σy and Σ y·x; its exponential term is a function of the covariates, which the
+noise-aware model describes by a Gaussian with its own prior, informed by Σx and Sxx.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..privacy.accountant import PrivacyAccountant
+from ..privacy.noise import as_noise_source
+from ..privacy.primitives import (
+    check_gaussian_epsilon,
+    check_noise_scale,
+    gaussian_mechanism,
+    gaussian_noise_event,
+    project_rows,
+    symmetric_entry_weights,
+)
+from ..privacy.release import Release, constant, output, public, release_guard
+from ..privacy.validation import (
+    as_matrix,
+    as_vector,
+    check_bound,
+    check_count,
+    check_delta,
+    check_epsilon,
+    check_feature_names,
+    check_finite_rows,
+    check_positive,
+    column_names,
+)
+from .stats import _freeze, _sums, stat_pairs, stats_vector, unpack_stats
+
+__all__ = [
+    "MAX_Y_BOUND",
+    "POISSON_MECHANISM",
+    "PoissonStats",
+    "PoissonStatsRelease",
+    "poisson_entry_weights",
+    "poisson_sensitivity",
+    "poisson_stats",
+    "release_poisson_stats",
+]
+
+#: Mechanism name of :func:`release_poisson_stats` (result and ledger entry).
+POISSON_MECHANISM = (
+    "Gaussian degree-2 statistics of Poisson regression, norm-bounded rows, clipped counts "
+    "(Kulkarni et al. 2021; Huggins, Adams & Broderick 2017)"
+)
+#: The largest count bound B (the model's moments cost O(B) per gradient).
+MAX_Y_BOUND = 1000
+
+
+@dataclass(frozen=True, kw_only=True)
+class PoissonStats:
+    """Exact (not private) statistics of Poisson regression: for public data, and the ε = ∞ case.
+
+    Parameters
+    ----------
+    x_sum : array_like
+        Σx, length d.
+    y_sum : float
+        Σỹ, ỹ = min(y, B).
+    xx : array_like
+        Sxx = Σ xxᵀ, d × d.
+    yx : array_like
+        Syx = Σ ỹ·x, length d.
+    n : int
+        The number of records.
+    y_bound : int
+        The count bound B the counts were clipped to.
+    x_bound : float, optional
+        The radius rows were projected onto (None: not projected).
+    """
+
+    x_sum: np.ndarray = output()
+    y_sum: float = output()
+    xx: np.ndarray = output()
+    yx: np.ndarray = output()
+    n: int = public()
+    y_bound: int = public()
+    x_bound: float | None = public(default=None)
+
+    def __post_init__(self):
+        _freeze(self)
+        object.__setattr__(self, "y_bound", int(self.y_bound))
+
+    @property
+    def d(self) -> int:
+        """The number of covariates."""
+        return self.x_sum.shape[0]
+
+    def noise_variance(self) -> np.ndarray:
+        """Variance of the noise on each statistic in release order: zero.
+
+        Returns
+        -------
+        numpy.ndarray
+            Zeros, one per statistic.
+        """
+        return np.zeros(stat_pairs(self.d)[0].size)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PoissonStatsRelease(Release, kind="poisson_stats"):
+    """One (ε, δ)-DP Gaussian release of the statistics of Poisson regression, and what it assumed.
+
+    ``noise_scale`` is the standard deviation σ of the Gaussian noise on the weighted vector
+    (``poisson_entry_weights``): σ on the diagonal of Sxx, σ/√2 on Σx and on the other entries
+    of Sxx, σγ/√2 on Σỹ and Syx, γ = B/Bx (:meth:`noise_variance`).
+
+    Parameters
+    ----------
+    epsilon : float
+        The ε OpenDP certifies at ``delta``.
+    delta : float, default 0.0
+        The δ of the release.
+    neighbours : str
+        The neighbour relation of the guarantee (a constant of the mechanism).
+    mechanism : str
+        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
+    private : bool
+        True when the noise came from secure OS randomness (``rng=None``); False for a seeded
+        ``rng``, whose output carries no privacy guarantee.
+    x_sum : numpy.ndarray
+        Noisy Σx, length d.
+    y_sum : float
+        Noisy Σỹ.
+    xx : numpy.ndarray
+        Noisy Sxx, d × d, symmetric.
+    yx : numpy.ndarray
+        Noisy Syx, length d.
+    n : int
+        The number of records (public).
+    x_bound : float
+        The public bound Bx on the ℓ2 norm of a covariate row.
+    y_bound : int
+        The public bound B the counts were clipped to.
+    sensitivity : float
+        The ℓ2 sensitivity of the weighted vector (:func:`poisson_sensitivity`).
+    noise_scale : float
+        The noise standard deviation σ on the weighted entries.
+    features : tuple of str, optional
+        The column names of ``X`` when it was a data frame (its public schema; None otherwise),
+        the default ``feature`` coordinates of :func:`pm_private.glm.poisson_model`.
+    """
+
+    x_sum: np.ndarray = output()
+    y_sum: float = output()
+    xx: np.ndarray = output()
+    yx: np.ndarray = output()
+    n: int = public()
+    x_bound: float = public()
+    y_bound: int = public()
+    sensitivity: float = public()
+    noise_scale: float = public()
+    features: tuple[str, ...] | None = public(default=None)
+    mechanism: str = constant(default=POISSON_MECHANISM)
+
+    def __post_init__(self):
+        _freeze(self)
+        object.__setattr__(self, "y_bound", int(self.y_bound))
+        check_feature_names(self, self.d)
+
+    @property
+    def d(self) -> int:
+        """The number of covariates."""
+        return self.x_sum.shape[0]
+
+    def noise_variance(self) -> np.ndarray:
+        """Variance σ²/w² of the Gaussian noise on each statistic in release order
+        (:func:`pm_private.glm.stats.stat_pairs`, weights ``poisson_entry_weights``).
+
+        Returns
+        -------
+        numpy.ndarray
+            One variance per statistic.
+        """
+        return self.noise_scale**2 / poisson_entry_weights(self.d, self.x_bound, self.y_bound) ** 2
+
+
+def poisson_entry_weights(d: int, x_bound: float, y_bound: int) -> np.ndarray:
+    """Weights w of the released statistics (release order): those of the Frobenius norm (1 on the
+    diagonal of Sxx, √2 elsewhere), divided by γ = B/Bx on the two count statistics Σỹ and Syx.
+
+    The weighted vector lists the entries of Σ ûûᵀ, û = (1, x, ỹ/γ), whose scaled count lies in
+    [0, Bx] like the norm of the row: the sensitivity is then the same for every B, and the noise
+    on the count statistics is proportional to B.
+
+    Parameters
+    ----------
+    d : int
+        The number of covariates.
+    x_bound : float
+        The row-norm bound Bx.
+    y_bound : int
+        The count bound B.
+
+    Returns
+    -------
+    numpy.ndarray
+        One weight per statistic.
+    """
+    a, b = stat_pairs(d)
+    return symmetric_entry_weights(a, b) / np.where(b == d + 1, y_bound / x_bound, 1.0)
+
+
+def poisson_sensitivity(x_bound: float) -> float:
+    """ℓ2 sensitivity of the weighted Poisson statistics under replace-one, for ‖x‖₂ ≤ Bx and
+    counts clipped to [0, B]: Δ = Bx·√(8(1 + Bx²)) for Bx² ≥ 1/3, Bx·√(2(5 + Bx²)) below.
+
+    Proof.  Write P = Bx², û = (1, x, t) with t = ỹ/γ ∈ [0, Bx] (``poisson_entry_weights``).  The
+    weighted vector lists the entries of Σ ûûᵀ other than the constant (0, 0) and the unreleased
+    (d+1, d+1), each off-diagonal entry with weight √2, so replacing (x, t) by (x′, t′) moves it by
+
+        ‖Δ‖² = 2‖x − x′‖² + 2(t − t′)² + ‖xxᵀ − x′x′ᵀ‖²_F + 2‖tx − t′x′‖²
+             = 2(p + p′) + p² + p′² + 2t²p + 2t′²p′ + 2(t − t′)² − 4c(1 + tt′) − 2c²,
+
+    with p = ‖x‖², p′ = ‖x′‖², c = xᵀx′, |c| ≤ √(pp′).  For fixed c this grows with p and p′, and
+    the range of c widens with them: p = p′ = P.  It is concave in c with its vertex at
+    c = −(1 + tt′): where 1 + tt′ ≤ P the vertex is feasible and ‖Δ‖² ≤ G₁ = 2(1 + P + t²)(1 + P + t′²);
+    elsewhere c = −P and ‖Δ‖² ≤ G₂ = 8P + 2P(t + t′)² + 2(t − t′)².  Over the square [0, Bx]²:
+    G₁ grows in t and t′, so its largest value on {1 + tt′ ≤ P} lies on the hyperbola tt′ = P − 1,
+    where it grows with t² + (P − 1)²/t², largest at t = Bx: 2(4P³ + P + 1)/P.  G₂ is convex, so on
+    {1 + tt′ ≥ P} its largest value is at an extreme point of that set's hull: the corner
+    t = t′ = Bx, 8P(1 + P); the hyperbola (where G₂ = G₁); and, for P < 1, the corners (Bx, 0) and
+    (0, 0), 2P(5 + P) and 8P.  Since 8P(1 + P) − 2(4P³ + P + 1)/P = (8P² − 2P − 2)/P > 0 for P ≥ 1,
+    Δ² = max(8P(1 + P), 2P(5 + P)), the first for P ≥ 1/3.  Both are attained: x′ = −x with
+    ‖x‖ = Bx and both counts at B (t = t′ = Bx), or, for P < 1/3, one count at B and one at 0.
+
+    Parameters
+    ----------
+    x_bound : float
+        The bound Bx > 0 on ‖x‖₂.
+
+    Returns
+    -------
+    float
+        The ℓ2 sensitivity.
+
+    Raises
+    ------
+    ValueError
+        If ``x_bound`` is not in [10⁻⁵⁰, 10⁵⁰], or the sensitivity overflows.
+    """
+    x_bound = check_bound("x_bound", x_bound)
+    p = x_bound * x_bound
+    with np.errstate(over="ignore"):
+        value = x_bound * math.sqrt(max(8.0 * (1.0 + p), 2.0 * (5.0 + p)))
+    if not math.isfinite(value):
+        raise ValueError("x_bound gives a sensitivity that overflows; choose a bound nearer 1")
+    return value
+
+
+def _counts(y, n: int) -> np.ndarray:
+    """Counts as floats, after checking they are non-negative integers."""
+    y = as_vector(y, n)
+    if not ((y >= 0) & (y == np.floor(y))).all():
+        raise ValueError("y must hold counts: non-negative integers")
+    return y
+
+
+def _prepared(X, y, x_bound, y_bound):
+    """(projected X, clipped counts) after the checks of the release (nothing is spent before them)."""
+    X = as_matrix(X)
+    counts = _counts(y, X.shape[0])
+    check_finite_rows(X)
+    return (X if x_bound is None else project_rows(X, x_bound)), np.minimum(counts, y_bound)
+
+
+def poisson_stats(X, y, *, y_bound: int, x_bound: float | None = None) -> PoissonStats:
+    """Exact statistics (Σx, Σỹ, Sxx, Syx, n) of public data, counts clipped to ``y_bound``: no noise,
+    no budget.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Public covariates.
+    y : array_like, shape (n,)
+        Public counts (non-negative integers).
+    y_bound : int
+        The count bound B ≥ 1: ỹ = min(y, B).
+    x_bound : float, optional
+        Project rows onto ‖x‖₂ ≤ ``x_bound`` first (None: no projection).
+
+    Returns
+    -------
+    PoissonStats
+        The exact statistics.
+
+    Raises
+    ------
+    ValueError
+        For input that is not numeric, mismatched shapes, counts that are not non-negative
+        integers, a NaN or infinite value, or an invalid bound.
+
+    Examples
+    --------
+    >>> from pm_private.glm import poisson_stats
+    >>> stats = poisson_stats([[1.0, 0.0], [0.0, 2.0]], [3, 9], y_bound=5)
+    >>> stats.y_sum, stats.yx.tolist()
+    (8.0, [3.0, 10.0])
+    """
+    y_bound = check_count("y_bound", y_bound, 1, MAX_Y_BOUND)
+    if x_bound is not None:
+        x_bound = check_positive("x_bound", x_bound)
+    X, counts = _prepared(X, y, x_bound, y_bound)
+    x_sum, y_sum, xx, yx = _sums(X, counts)
+    if not (np.isfinite(xx).all() and np.isfinite(x_sum).all() and np.isfinite(yx).all()):
+        raise ValueError("X is too large: its products overflow (rescale it)")
+    return PoissonStats(x_sum=x_sum, y_sum=y_sum, xx=xx, yx=yx, n=X.shape[0], y_bound=y_bound, x_bound=x_bound)
+
+
+def release_poisson_stats(
+    X,
+    y,
+    *,
+    epsilon: float,
+    delta: float,
+    x_bound: float,
+    y_bound: int,
+    accountant: PrivacyAccountant | None = None,
+    rng=None,
+) -> PoissonStatsRelease:
+    """(ε, δ)-DP release of the degree-2 statistics of Poisson regression by one Gaussian mechanism.
+
+    Each row is projected onto the ℓ2 ball, xᵢ ← xᵢ·min(1, Bx/‖xᵢ‖), and each count clipped,
+    ỹᵢ = min(yᵢ, B).  The 2d + 1 + d(d+1)/2 statistics s = (Σx, Σỹ, upper(Sxx), Syx)
+    (:func:`pm_private.glm.stats.stat_pairs`) are released as
+
+        r = s + ξ / w,   ξ ~ N(0, σ² I),
+
+    with the weights w of ``poisson_entry_weights`` (√2 off the diagonal of Σ ûûᵀ,
+    û = (1, x, ỹ·Bx/B)), i.e. the Gaussian mechanism on w ⊙ s with σ calibrated to its ℓ2
+    sensitivity Δ = Bx·√(8(1 + Bx²)) (Bx² ≥ 1/3; :func:`poisson_sensitivity`, which proves it).
+    These are the statistics of the noise-aware model :func:`pm_private.glm.poisson_model`;
+    Kulkarni et al. (2021) release such sums with the Gaussian mechanism for noise-aware GLM
+    inference, and Huggins, Adams & Broderick (2017) approximate GLM likelihoods by them.
+
+    Parameters
+    ----------
+    X : array-like, shape (n, d)
+        Private covariates (numpy or pandas).
+    y : array-like, shape (n,)
+        Private counts, non-negative integers.
+    epsilon : float
+        ε > 0.
+    delta : float
+        δ in (0, 1); choose it well below 1/n.
+    x_bound : float
+        Public bound Bx > 0 on the ℓ2 norm of a covariate row (rows beyond are projected onto the
+        ball); about √d for standardised covariates.  Never choose it from the private data.
+    y_bound : int
+        Public count bound B in [1, 1000]; larger counts are clipped to it.  The noise on the count
+        statistics grows with B, and the model describes the clipping exactly.
+    accountant : PrivacyAccountant, optional
+        Charged (ε, δ) before noise is drawn; refuses with BudgetExceededError if over budget.
+    rng : None, int or numpy.random.Generator
+        None for the secure OS generator (private); a seed only for tests.
+
+    Returns
+    -------
+    PoissonStatsRelease
+        The noisy ``x_sum``, ``y_sum``, ``xx`` (symmetric), ``yx``, the public ``n``, ``x_bound``,
+        ``y_bound``, ``sensitivity`` and ``noise_scale``.
+
+    Raises
+    ------
+    ValueError
+        Before anything is spent: invalid ε, δ, ``x_bound`` or ``y_bound``, input that is not
+        numeric, mismatched shapes, counts that are not non-negative integers, or a NaN or
+        infinite value.
+    BudgetExceededError
+        If ``accountant`` cannot afford (ε, δ) (nothing is released).
+
+    Notes
+    -----
+    Privacy: (ε, δ)-DP under replace-one neighbours (n is public).  Public inputs: ``x_bound``,
+    ``y_bound``, ``delta``, n and d.  Exact: the (ε, δ) is certified by OpenDP's privacy map
+    through zero-concentrated DP (:func:`pm_private.privacy.gaussian_mechanism`) for the returned
+    statistics.  Floating-point safe for the secure default ``rng=None`` (OpenDP's exact discrete
+    Gaussian, Canonne, Kamath & Steinke 2020); a seeded ``rng`` gives reproducible continuous
+    noise of the same σ and a result marked ``private=False``.  References: Kulkarni et al. 2021;
+    Huggins, Adams & Broderick 2017; Bun & Steinke 2016.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pm_private import PrivacyAccountant, release_poisson_stats
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(500, 2))
+    >>> y = rng.poisson(np.exp(X @ [0.5, -0.3] + 0.5))
+    >>> accountant = PrivacyAccountant(2.0, 1e-6)
+    >>> release = release_poisson_stats(X, y, epsilon=1.0, delta=1e-7, x_bound=3.0, y_bound=10, accountant=accountant, rng=0)
+    >>> release.xx.shape, release.n, release.private
+    ((2, 2), 500, False)
+    >>> round(release.sensitivity, 4)
+    26.8328
+    """
+    epsilon = check_gaussian_epsilon(check_epsilon(epsilon))
+    delta = check_delta(delta)
+    sensitivity = poisson_sensitivity(x_bound)
+    check_noise_scale(sensitivity, epsilon)
+    x_bound = float(x_bound)
+    y_bound = check_count("y_bound", y_bound, 1, MAX_Y_BOUND)
+    features = column_names(X)
+    X, counts = _prepared(X, y, x_bound, y_bound)
+    n, d = X.shape
+    source = as_noise_source(rng)
+    weights = poisson_entry_weights(d, x_bound, y_bound)
+    noise = (gaussian_noise_event(weights.size, sensitivity, epsilon, delta),)
+    with release_guard(accountant, POISSON_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=noise):
+        exact = stats_vector(*_sums(X, counts))
+        part = gaussian_mechanism(weights * exact, sensitivity=sensitivity, epsilon=epsilon, delta=delta, source=source)
+        return PoissonStatsRelease(
+            **unpack_stats(part.values / weights, d),
+            n=n,
+            x_bound=x_bound,
+            y_bound=y_bound,
+            sensitivity=sensitivity,
+            noise_scale=part.scale,
+            features=features,
+            epsilon=part.epsilon,
+            delta=delta,
+            private=source.secure,
+        )

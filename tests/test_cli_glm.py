@@ -1,0 +1,115 @@
+"""The pm-private command line for GLM statistics: release logistic-stats and poisson-stats against a
+ledger (public preprocessing, dry run, refusals before any spend) and fit of their release files."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pm_private import PrivacyAccountant
+from pm_private.cli import main
+from pm_private.glm.poisson import POISSON_MECHANISM, PoissonStatsRelease
+from pm_private.glm.stats import LogisticStatsRelease
+from pm_private.release_file import read_release_file
+
+
+@pytest.fixture
+def data(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 2)) * [2.0, 0.5] + [1.0, -3.0]
+    counts = rng.poisson(np.exp(0.3 * (X[:, 0] - 1.0) / 2.0 + 0.5))
+    labels = (rng.uniform(size=400) < 0.5).astype(int)
+    frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "count": counts, "label": labels})
+    frame.to_csv("d.csv", index=False)
+    frame.iloc[:40].to_csv("public.csv", index=False)
+    return tmp_path
+
+
+POISSON = ["release", "poisson-stats", "d.csv", "--target", "count", "--features", "a", "b"]
+POISSON += ["--x-bound", "3", "--y-bound", "10", "--delta", "1e-6"]
+LOGISTIC = ["release", "logistic-stats", "d.csv", "--target", "label", "--features", "a", "b"]
+LOGISTIC += ["--x-bound", "3", "--delta", "1e-6"]
+
+
+def _usage_error(argv, capsys, message):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_poisson_release_with_public_preprocessing_and_a_note(data, capsys):
+    argv = [*POISSON, "--ledger", "l.db", "--total-epsilon", "2", "--total-delta", "1e-4", "--epsilon", "1"]
+    assert main([*argv, "--out", "r.json", "--standardize-from", "public.csv", "--note", "for the study"]) == 0
+    (entry,) = read_release_file("r.json")
+    release = entry["release"]
+    assert isinstance(release, PoissonStatsRelease) and release.n == 400 and release.y_bound == 10
+    assert entry["features"] == ["a", "b"] and entry["target"] == "count"
+    public = pd.read_csv("public.csv")[["a", "b"]]
+    assert np.allclose(entry["preprocessing"]["x_center"], public.mean())
+    assert np.allclose(entry["preprocessing"]["x_scale"], public.std(ddof=0))
+    (ledger_entry,) = PrivacyAccountant.open("l.db").history
+    assert ledger_entry.mechanism == POISSON_MECHANISM and ledger_entry.note == "for the study"
+    assert ledger_entry.noise and ledger_entry.noise[0].kind == "gaussian"
+    assert "released poisson-stats" in capsys.readouterr().out
+
+
+def test_logistic_release_and_refusals_before_any_spend(data, capsys):
+    PrivacyAccountant.open("l.db", epsilon=5.0, delta=1e-4)
+    base = ["--ledger", "l.db", "--epsilon", "1", "--out", "r.json"]
+    _usage_error([*LOGISTIC[:4], "count", *LOGISTIC[5:], *base], capsys, "binary labels")
+    _usage_error([*POISSON[:4], "a", "--features", "b", *POISSON[8:], *base], capsys, "counts")
+    _usage_error([*POISSON[:-4], "--y-bound", "1001", "--delta", "1e-6", *base], capsys, "--y-bound")
+    _usage_error([*LOGISTIC, *base[:-2], "--out", "r.json", "--epsilon", "800"], capsys, "epsilon")
+    _usage_error([*LOGISTIC, *base, "--x-center", "1", "2", "3"], capsys, "--x-center")
+    assert PrivacyAccountant.open("l.db").history == () and not (data / "r.json").exists()
+    assert main([*LOGISTIC, *base, "--x-center", "1", "-3", "--x-scale", "2", "0.5"]) == 0
+    (entry,) = read_release_file("r.json")
+    assert isinstance(entry["release"], LogisticStatsRelease)
+    assert entry["preprocessing"]["x_center"] == [1.0, -3.0] and entry["preprocessing"]["x_scale"] == [2.0, 0.5]
+
+
+@pytest.mark.parametrize(
+    ("option", "values"),
+    [("--y-bound", ["0", "-1", "2.5", "x"]), ("--x-bound", ["0", "-1", "nan", "inf"]), ("--delta", ["0", "1", "x"])],
+)
+def test_invalid_options_exit_2_naming_them(data, capsys, option, values):
+    PrivacyAccountant.open("l.db", epsilon=1.0, delta=1e-4)
+    for value in values:
+        argv = [*POISSON, "--ledger", "l.db", "--epsilon", "0.5", "--out", "r.json", option, value]
+        _usage_error(argv, capsys, option)
+    assert PrivacyAccountant.open("l.db").history == ()
+
+
+def test_dry_run_reads_no_row_and_touches_no_ledger(data, capsys):
+    (data / "broken.csv").write_text("a,b,count\nnot,a,number\n")
+    argv = [*POISSON, "--ledger", "new.db", "--total-epsilon", "1", "--epsilon", "1", "--out", "r.json"]
+    argv[2] = "broken.csv"
+    assert main([*argv, "--dry-run"]) == 0
+    shown = capsys.readouterr().out
+    assert "ℓ2 sensitivity 26.8328" in shown and "counts clipped to 10" in shown
+    assert not (data / "new.db").exists() and not (data / "r.json").exists()
+
+
+def test_fit_names_the_glm_releases_when_a_file_has_none(data, capsys):
+    weibull = ["release", "weibull", "d.csv", "--time", "a", "--event", "label", "--horizon", "10"]
+    pd.DataFrame({"a": np.linspace(0.1, 9, 50), "label": np.arange(50) % 2}).to_csv("d.csv", index=False)
+    main([*weibull, "--ledger", "l.db", "--total-epsilon", "1", "--epsilon", "0.5", "--out", "w.json"])
+    _usage_error(["fit", "w.json"], capsys, "'pm-private release logistic-stats'")
+
+
+@pytest.mark.slow
+def test_fit_of_a_poisson_release_writes_the_posterior_with_its_preprocessing(data, capsys):
+    import xarray as xr
+
+    argv = [*POISSON, "--ledger", "l.db", "--total-epsilon", "500", "--total-delta", "1e-4", "--epsilon", "500"]
+    main([*argv, "--out", "r.json", "--standardize-from", "public.csv"])
+    fit = ["fit", "r.json", "--draws", "30", "--tune", "30", "--chains", "1", "--backend", "c", "--no-progress"]
+    assert main(fit) == 0
+    posterior = xr.open_datatree(data / "r.posterior.nc", engine="h5netcdf")
+    assert posterior["posterior"]["beta"].shape == (1, 30, 2)
+    assert posterior.attrs["release_kind"] == "poisson_stats" and "Poisson" in posterior.attrs["model"]
+    assert len(json.loads(posterior.attrs["x_center"])) == 2
+    assert "intercept" in pd.read_csv(data / "r.summary.csv", index_col=0).index
