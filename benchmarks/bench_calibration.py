@@ -11,11 +11,11 @@ By = 4·√(2(d + 1)), wide enough that clipping almost never bites: the clipped
 printed), or with ``--mechanism gaussian`` by :func:`pm_private.release_suff_stats_gaussian`
 ((ε, 10⁻⁵)-DP, rows bounded in norm by Bx·√d, responses by By), or, for ε = ∞, as exact
 statistics.  Both models use exactly these priors, so a
-calibrated method covers β with its central q-interval a fraction q of the time.  Above d = 10 the
-noise-aware model's covariate covariance is the plug-in of
-:func:`pm_private.linear.regression.release_x_cov` (its default there) instead of the Wishart prior
-that generated Σx, so those cells also test that plug-in (``--x-cov wishart`` fits the Wishart
-prior at every d instead).
+calibrated method covers β with its central q-interval a fraction q of the time.  The noise-aware
+model's covariate model is :func:`pm_private.linear.regression.regression_model`'s default (the
+covariate covariance integrated out, ``x_cov="integrated"``, whose Wishart prior is the one that
+generated Σx); ``--x-cov wishart`` keeps Σx as a parameter under that prior, ``--x-cov release``
+fixes it at the release's plug-in.
 
 * noise-aware: :func:`pm_private.linear.regression.regression_model` (default, Bernstein & Sheldon
   2019), NUTS (1 chain, ``--tune`` + ``--draws``), compiled once per d and reused for every
@@ -33,7 +33,7 @@ interval; its Monte Carlo standard error is the spread of the per-replicate frac
     python -m benchmarks.bench_calibration            # default sizes (reps 20 / 10 / 6 for d = 2 / 5 / 10)
     python -m benchmarks.bench_calibration --quick    # a smoke run (3 replicates, n = 500, ε ∈ {1, ∞})
     python -m benchmarks.bench_calibration --mechanism gaussian --ds 20 64 --ns 1000 10000 \
-        --no-misspecified --reps-high 6                # at scale (spectral likelihood, plug-in Σx)
+        --no-misspecified --reps-high 8                # at scale (the integrated covariate model)
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def main(argv=None):
         "--x-cov",
         choices=["default", "wishart", "release", "integrated"],
         default="default",
-        help="covariate model of the noise-aware fit (default: Wishart at d ≤ 10, plug-in above)",
+        help="covariate model of the noise-aware fit (default: regression_model's, the integrated one)",
     )
     parser.add_argument("--tune", type=int, default=400)
     parser.add_argument("--draws", type=int, default=400)
