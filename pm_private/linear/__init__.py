@@ -38,6 +38,7 @@ _NAMES = {
     "set_noisy_stats": ".noise_aware",
     "Preprocessing": ".preprocessing",
     "rank_by_prediction": ".prediction",
+    "r_squared": ".prediction",
     "spearman": ".prediction",
     "AdaSSPRelease": ".adaptive_ssp",
     "adassp": ".adaptive_ssp",
