@@ -18,7 +18,7 @@ lines' standard deviations.  Methods:
   ‖x‖ ≤ 1, the same By), whose noise-aware likelihood costs O(d³) (``--genes 64`` works); the
   covariate covariance has a Wishart prior up to 20 genes and is integrated out above
   (``x_cov="integrated"``: the likelihood conditions on the released Sxx, d + 2 latent
-  parameters, so 64 genes fit as fast as 10);
+  parameters whatever d is);
 * ``AdaSSP``: Wang (2018) on the private lines, (ε, δ = 1e-5)-DP, ‖x‖ ≤ 1, same By; a point estimate.
 
 ``robust private LR`` keeps Honkela et al.'s (2018) model and prediction exactly

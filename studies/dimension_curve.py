@@ -173,17 +173,22 @@ def main(argv=None) -> pd.DataFrame:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    results = run(
-        args.genes,
-        epsilons=args.epsilons,
-        n_private=args.private,
-        drugs=args.drugs,
-        repeats=args.repeats,
-        advi_steps=args.advi_steps,
-        seed=args.seed,
-    )
+    frames = []
+    for d in args.genes:  # the long results are rewritten after each d: a cut run keeps what it did
+        frames.append(
+            run(
+                [d],
+                epsilons=args.epsilons,
+                n_private=args.private,
+                drugs=args.drugs,
+                repeats=args.repeats,
+                advi_steps=args.advi_steps,
+                seed=args.seed,
+            )
+        )
+        results = pd.concat(frames, ignore_index=True)
+        results.to_csv(args.out / RESULTS_FILE, index=False)
     summary = summarise(results)
-    results.to_csv(args.out / RESULTS_FILE, index=False)
     summary.to_csv(args.out / SUMMARY_FILE, index=False)
     plot(summary, args.out / PLOT_FILE)
     print(
