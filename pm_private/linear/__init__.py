@@ -44,6 +44,7 @@ _NAMES = {
     "set_integrated_stats": ".integrated",
     "Preprocessing": ".preprocessing",
     "rank_by_prediction": ".prediction",
+    "r_squared": ".prediction",
     "spearman": ".prediction",
     "AdaSSPRelease": ".adaptive_ssp",
     "adassp": ".adaptive_ssp",

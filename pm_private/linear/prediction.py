@@ -17,7 +17,15 @@ from scipy import stats
 
 from ..privacy.primitives import project_rows
 
-__all__ = ["beta_draws", "posterior_predictive", "predict", "prediction_transform", "rank_by_prediction", "spearman"]
+__all__ = [
+    "beta_draws",
+    "posterior_predictive",
+    "predict",
+    "prediction_transform",
+    "r_squared",
+    "rank_by_prediction",
+    "spearman",
+]
 
 _TRANSFORM_KEYS = ("x_center", "x_scale", "x_clip", "x_norm_clip", "y_center", "y_scale")
 
@@ -224,6 +232,39 @@ def posterior_predictive(model, idata, X, *, random_seed=None, var_name: str = "
         return pm.sample_posterior_predictive(
             idata, var_names=[var_name], predictions=True, random_seed=random_seed, progressbar=False
         )
+
+
+def r_squared(y_true, y_pred) -> float:
+    """Held-out coefficient of determination R² = 1 − Σᵢ(yᵢ − ŷᵢ)² / Σᵢ(yᵢ − ȳ)².
+
+    Unlike a rank correlation it penalises predictions on the wrong scale (e.g. coefficients
+    shrunk towards zero by privacy noise): 1 for perfect predictions, 0 for predicting the test
+    mean ȳ, negative for worse (Draper & Smith 1998).
+
+    Parameters
+    ----------
+    y_true : array_like, shape (n,)
+        Observed responses, not all equal.
+    y_pred : array_like, shape (n,)
+        Predicted responses.
+
+    Returns
+    -------
+    float
+        R², at most 1.
+
+    Raises
+    ------
+    ValueError
+        If the two are not 1-D arrays of equal length, or the observed responses are all equal.
+    """
+    y_true, y_pred = np.asarray(y_true, float), np.asarray(y_pred, float)
+    if y_true.shape != y_pred.shape or y_true.ndim != 1:
+        raise ValueError(f"need two 1-D arrays of equal length, got {y_true.shape} and {y_pred.shape}")
+    spread = np.sum((y_true - y_true.mean()) ** 2)
+    if not spread > 0:
+        raise ValueError("the observed responses are all equal: R² is undefined")
+    return float(1.0 - np.sum((y_true - y_pred) ** 2) / spread)
 
 
 def spearman(y_true, y_pred) -> float:

@@ -149,3 +149,27 @@ def test_integrated_model_holds_one_blas_thread_while_alive(monkeypatch):
         del model
         gc.collect()
         assert blas_threads() == before
+
+
+def test_whitening_of_beta_stays_conditioned_where_the_noise_leaves_the_gram_singular():
+    """Nearly collinear covariates and a noisy release: Ŝ keeps a floored, almost-zero eigenvalue,
+    but the whitening of β (batched, and after ``set_stats``) has eigenvalues ≥ 10⁻³ × their mean."""
+    rng = np.random.default_rng(7)
+    d, n = 6, 300
+    z = rng.standard_normal((n, 2))
+    X = np.clip(z @ rng.standard_normal((2, d)) + 0.01 * rng.standard_normal((n, d)), -1, 1) / np.sqrt(d)
+    releases = [
+        release_suff_stats_gaussian(
+            X, X[:, 0] + 0.3 * rng.standard_normal(n), epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=2.0, rng=r
+        )
+        for r in range(4)
+    ]
+    prior = dict(x_scale=1 / np.sqrt(d), x_dof=d + 2.0)
+    grams = [gram_posterior(r, x_cov=release_x_cov(r), **prior)["gram"] for r in releases]
+    assert min(np.linalg.eigvalsh(g)[0] / np.linalg.eigvalsh(g).mean() for g in grams) < 1e-6
+    model = regression_model(releases[:2], x_cov="integrated", **prior)
+    for batch in (releases[:2], releases[2:]):
+        set_stats("likelihood", batch, model)
+        chol = model["x_cov_integrated_chol"].get_value()
+        values = np.linalg.eigvalsh(chol @ np.swapaxes(chol, -1, -2))
+        assert np.all(values[:, 0] >= 0.999e-3 * values.mean(axis=1)), values
