@@ -66,7 +66,7 @@ from scipy import stats as scipy_stats
 from threadpoolctl import threadpool_limits
 
 from pm_private import Preprocessing, adassp, release_suff_stats, release_suff_stats_gaussian, tune_bounds
-from pm_private.linear.prediction import _apply, beta_draws, prediction_transform, spearman
+from pm_private.linear.prediction import _apply, beta_draws, prediction_transform, r_squared, spearman
 from pm_private.linear.regression import gibbs_regression, project_psd, regression_model, set_stats
 from pm_private.linear.suffstats import clip_report
 from pm_private.sampling.refit_nuts import RefittableNUTS
@@ -119,10 +119,6 @@ def load(name: str):
     raise ValueError(f"unknown data set {name!r}")
 
 
-def r2(y, pred) -> float:
-    return float(1.0 - np.sum((y - pred) ** 2) / np.sum((y - y.mean()) ** 2))
-
-
 def cover(value, lower, upper) -> float:
     """Share of ``value`` inside [lower, upper] (elementwise)."""
     return float(np.mean((lower <= value) & (value <= upper)))
@@ -137,7 +133,7 @@ def bayes_scores(prep, stats, beta, precision, X_test, y_test, beta_full, rng) -
     mean = prep.inverse_y(Z @ beta.mean(axis=0))
     draws = Z @ beta.T + rng.standard_normal((len(Z), len(beta))) / np.sqrt(precision)
     y_lo, y_hi = prep.inverse_y(np.quantile(draws, [half, 1 - half], axis=1))
-    return r2(y_test, mean), spearman(y_test, mean), cover(beta_full, lo, hi), cover(y_test, y_lo, y_hi)
+    return r_squared(y_test, mean), spearman(y_test, mean), cover(beta_full, lo, hi), cover(y_test, y_lo, y_hi)
 
 
 def honkela_precision(stats, beta, rng, a=2.0, b=2.0) -> np.ndarray:
@@ -160,7 +156,12 @@ def ols_scores(Xs, ys, prep, X_test, y_test, beta_full) -> tuple:
     half_y = t * np.sqrt(sigma2 * (1 + np.einsum("ij,jk,ik->i", Z, gram_inv, Z)))
     pred = prep.inverse_y(mean)
     covered = cover(y_test, prep.inverse_y(mean - half_y), prep.inverse_y(mean + half_y))
-    return r2(y_test, pred), spearman(y_test, pred), cover(beta_full, coef - half_coef, coef + half_coef), covered
+    return (
+        r_squared(y_test, pred),
+        spearman(y_test, pred),
+        cover(beta_full, coef - half_coef, coef + half_coef),
+        covered,
+    )
 
 
 def public_covariance(stats, X_public) -> np.ndarray:
@@ -271,7 +272,7 @@ def _run(names, epsilons, releases, draws, seed, public_cov, report, target_acce
                 rows.append((name, eps, rep, BAYES[2], *scores, np.nan, clip.rows, clip.responses))
                 fit = adassp(Xs, ys, epsilon=eps, delta=DELTA, x_bound=np.sqrt(d), y_bound=2.0, rng=rng)
                 pred = prep.inverse_y(fit.predict(prep.transform_x(X_test)))
-                rows.append((name, eps, rep, "AdaSSP", r2(y_test, pred), spearman(y_test, pred), *nan, *nan[:2]))
+                rows.append((name, eps, rep, "AdaSSP", r_squared(y_test, pred), spearman(y_test, pred), *nan, *nan[:2]))
             done = pd.DataFrame(rows[-1 - 4 * len(epsilons) :], columns=COLUMNS)
             report(
                 f"{name} release {rep}: "
