@@ -192,10 +192,10 @@ def test_regression_model_picks_the_spectral_likelihood():
     X, y = _data(300, 3, 2)
     gauss = release_suff_stats_gaussian(X, y, epsilon=1.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=0)
     lap = release_suff_stats(X, y, epsilon=1.0, x_bound=3.0, y_bound=4.0, rng=0)
-    spectral = regression_model(gauss)
+    spectral = regression_model(gauss, x_cov="wishart")
     assert "likelihood_frobenius_noise_var" in spectral.named_vars
     assert "likelihood_noise_var" not in spectral.named_vars
-    dense = regression_model(lap)
+    dense = regression_model(lap, x_cov="wishart")
     assert "likelihood_noise_var" in dense.named_vars
     assert "likelihood_frobenius_noise_var" not in dense.named_vars
     # Both likelihoods of the same Gaussian release give the same log-density.
@@ -214,7 +214,7 @@ def test_regression_model_picks_the_spectral_likelihood():
     with pytest.raises(ValueError, match="isotropic"):
         set_stats("likelihood", lap, spectral)
     # Batched: one spectral model for two releases.
-    batched = regression_model([gauss, other])
+    batched = regression_model([gauss, other], x_cov="wishart")
     np.testing.assert_allclose(
         batched["likelihood_frobenius_noise_var"].get_value(),
         [gauss.releases[0].noise_scale ** 2, other.releases[0].noise_scale ** 2],
@@ -226,9 +226,9 @@ def test_laplace_releases_beyond_the_dense_limit_are_refused():
     X, y = _data(400, d, 3)
     lap = release_suff_stats(X, y, epsilon=1.0, x_bound=3.0, y_bound=4.0, rng=0)
     with pytest.raises(ValueError, match=r"stats: .* d ≤ 25"):
-        regression_model(lap)
+        regression_model(lap, x_cov="wishart")
     gauss = release_suff_stats_gaussian(X, y, epsilon=1.0, delta=1e-5, x_bound=9.0, y_bound=4.0, rng=0)
-    assert "likelihood_frobenius_noise_var" in regression_model(gauss).named_vars
+    assert "likelihood_frobenius_noise_var" in regression_model(gauss, x_cov="wishart").named_vars
 
 
 def test_release_x_cov_plug_in():
@@ -288,7 +288,7 @@ def test_model_holds_one_blas_thread_while_alive(monkeypatch):
     seen = _recording_kernel(monkeypatch)
     with threadpool_limits(2, user_api="blas"):
         before = _blas_threads()
-        model = regression_model(gauss)
+        model = regression_model(gauss, x_cov="wishart")
         assert set(_blas_threads().values()) == {1}
         fn = model.logp_dlogp_function(ravel_inputs=True, mode="FAST_COMPILE")
         fn.set_extra_values({})
@@ -315,7 +315,7 @@ def test_nuts_fit_runs_blas_on_one_thread(monkeypatch):
     gauss = release_suff_stats_gaussian(X, y, epsilon=2.0, delta=1e-5, x_bound=4.0, y_bound=6.0, rng=0)
     seen = _recording_kernel(monkeypatch)
     with threadpool_limits(2, user_api="blas"):
-        with regression_model(gauss):
+        with regression_model(gauss, x_cov="wishart"):
             idata = pm.sample(
                 draws=30,
                 tune=30,
