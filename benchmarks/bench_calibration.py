@@ -25,7 +25,12 @@ fixes it at the release's plug-in.
   Gibbs sampler, vectorised over replicates).
 
 A misspecified case follows: covariates uniform on [−1.5, 1.5] (not Gaussian, bounded) clipped
-at Bx = 1 (a third of the entries clipped), responses clipped at By = 2·sd(y).
+at Bx = 1 (a third of the entries clipped), responses clipped at By = 2·sd(y).  In the designs
+whose bounds bite (misspecified, ``--clipped``) ε = ∞ is a release at ε = 500, so that the
+bounding travels with the statistics.  ``--scale-response`` / ``--no-scale-response`` choose
+whether the releases scale whole rows, responses included (the Gaussian release's default), or
+bound the covariates alone (entrywise clipping for Laplace, the Laplace default; projection for
+Gaussian).
 
 Coverage is the fraction of (replicate, coefficient) pairs whose true βⱼ lies in the central
 interval; its Monte Carlo standard error is the spread of the per-replicate fractions / √reps.
@@ -87,7 +92,23 @@ def coverage(draws, truth):
     return result
 
 
-def run_cell(fitter, rng, n, d, eps, reps, misspecified=False, mechanism="laplace", clipped_design=False):
+def release(X, y, bx, by, eps, mechanism, scale_response, rng):
+    """The statistics of one cell's data set: the mechanism's release at ε (ε = ∞: a release at
+    ε = 500, so that the bounding travels with the statistics, with noise far below the sampling
+    error).  ``scale_response`` None keeps the release's default."""
+    options = {} if scale_response is None else {"scale_response": scale_response}
+    eps = 500.0 if np.isinf(eps) else eps
+    d = X.shape[1]
+    if mechanism == "gaussian":
+        return release_suff_stats_gaussian(
+            X, y, epsilon=eps, delta=1e-5, x_bound=bx * np.sqrt(d), y_bound=by, rng=rng, **options
+        )
+    return release_suff_stats(X, y, epsilon=eps, x_bound=bx, y_bound=by, rng=rng, **options)
+
+
+def run_cell(
+    fitter, rng, n, d, eps, reps, misspecified=False, mechanism="laplace", clipped_design=False, scale_response=None
+):
     truths, na_draws, stats_list, clipped = [], [], [], []
     for _ in range(reps):
         X, y, beta, bx, by = draw_dataset(rng, n, d, misspecified=misspecified, clipped=clipped_design)
@@ -95,18 +116,10 @@ def run_cell(fitter, rng, n, d, eps, reps, misspecified=False, mechanism="laplac
             clipped.append(((np.linalg.norm(X, axis=1) > bx * np.sqrt(d)).mean(), (np.abs(y) > by).mean()))
         else:
             clipped.append(((np.abs(X) > bx).mean(), (np.abs(y) > by).mean()))
-        if np.isinf(eps) and clipped_design:  # the projection must travel with the statistics
-            stats = release_suff_stats_gaussian(
-                X, y, epsilon=500.0, delta=1e-5, x_bound=bx * np.sqrt(d), y_bound=by, rng=rng
-            )
-        elif np.isinf(eps):
-            stats = suff_stats(np.clip(X, -bx, bx), np.clip(y, -by, by)) if misspecified else suff_stats(X, y)
-        elif mechanism == "gaussian":
-            stats = release_suff_stats_gaussian(
-                X, y, epsilon=eps, delta=1e-5, x_bound=bx * np.sqrt(d), y_bound=by, rng=rng
-            )
+        if np.isinf(eps) and not (misspecified or clipped_design):
+            stats = suff_stats(X, y)
         else:
-            stats = release_suff_stats(X, y, epsilon=eps, x_bound=bx, y_bound=by, rng=rng)
+            stats = release(X, y, bx, by, eps, mechanism, scale_response, rng)
         truths.append(beta)
         stats_list.append(stats)
         set_stats("likelihood", stats, fitter.model)
@@ -160,6 +173,13 @@ def main(argv=None):
     parser.add_argument(
         "--clipping", choices=["ignore", "model"], default="ignore", help="the noise-aware model's clipping argument"
     )
+    parser.add_argument(
+        "--scale-response",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="releases scale whole rows, responses included (default: each release's own default, on for "
+        "gaussian, off for laplace)",
+    )
     parser.add_argument("--only-misspecified", action="store_true")
     parser.add_argument("--missp-reps", type=int, default=10, help="replicates of the misspecified case")
     parser.add_argument("--seed", type=int, default=0)
@@ -188,12 +208,7 @@ def main(argv=None):
         for d in args.ds if not missp else [d for d in args.ds if d == 5] or args.ds[:1]:
             reps = args.missp_reps if missp else reps_for[d]
             X, y, _, bx, by = draw_dataset(np.random.default_rng(99), max(50, 2 * d), d)
-            if args.mechanism == "gaussian" and not missp:  # the spectral likelihood of Gaussian releases
-                stats = release_suff_stats_gaussian(
-                    X, y, epsilon=1.0, delta=1e-5, x_bound=bx * np.sqrt(d), y_bound=by, rng=0
-                )
-            else:
-                stats = release_suff_stats(X, y, epsilon=1.0, x_bound=bx, y_bound=by, rng=0)
+            stats = release(X, y, bx, by, 1.0, args.mechanism, args.scale_response, 0)
             x_cov = None if args.x_cov == "default" else args.x_cov
             model = regression_model(
                 stats, noise_aware=True, x_cov=x_cov, x_scale=1.0, x_dof=d + 2, clipping=args.clipping, **PRIOR
@@ -211,6 +226,7 @@ def main(argv=None):
                         misspecified=missp,
                         mechanism=args.mechanism,
                         clipped_design=case == "clip",
+                        scale_response=args.scale_response,
                     )
                     cells = [f"{c[q][0]:.2f} ({c[q][1]:.2f})" for c in (na, hk) for q in LEVELS]
                     widths = [f"{c[q][2]:6.3f}" for c in (na, hk) for q in LEVELS]

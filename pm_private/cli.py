@@ -307,6 +307,8 @@ def _suff_stats_noise(args, d: int) -> list[str]:
             f"Gaussian mechanism, (ε, δ) = ({args.epsilon:g}, {args.delta:g}), replace-one neighbours",
             f"ℓ2 sensitivity {sensitivity:.6g}; noise s.d. σ = {sigma:.6g} on each diagonal entry, "
             f"σ/√2 = {sigma / math.sqrt(2):.6g} off it",
+            "rows with ‖x‖ > x bound are scaled onto it"
+            + (" with their responses" if args.scale_response is not False else " (features only)"),
         ]
         if p > 0:
             lines.append(f"clipped-row and clipped-response counts: {p:.0%} of the privacy cost, in the same mechanism")
@@ -321,6 +323,11 @@ def _suff_stats_noise(args, d: int) -> list[str]:
         lines.append(
             f"clipped-row and clipped-response counts: ε {p * args.epsilon:.6g}, Laplace scale {2 / (p * args.epsilon):.6g}"
         )
+    lines.append(
+        "rows with a |feature| > x bound are scaled into the bound with their responses"
+        if args.scale_response
+        else "each feature is clipped to ±x bound"
+    )
     return lines
 
 
@@ -386,6 +393,7 @@ def _release_suff_stats(parser, args) -> None:
                 accountant=accountant,
                 preprocessing=preprocessing,
                 clip_share=args.clip_share,
+                scale_response=args.scale_response is not False,
             )
     else:
 
@@ -400,6 +408,7 @@ def _release_suff_stats(parser, args) -> None:
                 accountant=accountant,
                 preprocessing=preprocessing,
                 clip_share=args.clip_share,
+                scale_response=args.scale_response is True,
             )
 
     stats = _write_release(
@@ -954,6 +963,16 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
         default=_DEFAULT_SPLIT,
         metavar=("P_XX", "P_XY", "P_YY"),
         help="laplace: budget shares of Sxx, Sxy, Syy, summing to 1 (default 0.6 0.35 0.05)",
+    )
+    suff.add_argument(
+        "--scale-response",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="scale a row whose features exceed --x-bound (ℓ2 norm for gaussian, largest |value| for laplace) "
+        "as a whole, response included, before clipping the response: fitted coefficients stay the "
+        "population's.  Default on for gaussian; off for laplace, which clips each value as Honkela et al. "
+        "(2018) do (--no-scale-response projects the gaussian features alone, as Wang 2018 does; both bias "
+        "the coefficients when the bound bites)",
     )
     suff.add_argument(
         "--clip-share",

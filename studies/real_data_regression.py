@@ -14,10 +14,12 @@ private rows enters them; the private rows are released with ε ∈ {0.5, 1, 2, 
 a simulation, not a release).  Methods, all predicting test rows on the original scale:
 
 * ``noise-aware Gaussian``: :func:`pm_private.release_suff_stats_gaussian`, (ε, 10⁻⁵)-DP like
-  AdaSSP and with AdaSSP's bounds (‖x‖ ≤ √d, |y| ≤ 2 on the public scale), the preprocessing
-  attached; the default (noise-aware, Bernstein & Sheldon 2019)
+  AdaSSP and with AdaSSP's bounds (‖x‖ ≤ √d, |y| ≤ 2 on the public scale; rows beyond the ball
+  scaled onto it with their responses, or with ``--no-scale-response`` projected covariates
+  alone), the preprocessing attached; the default (noise-aware, Bernstein & Sheldon 2019)
   :func:`pm_private.regression_model`, NUTS, prediction by :func:`pm_private.predict` (posterior
-  mean; it applies the release's transform and projection);
+  mean; it applies the release's transform, and its projection where it projected covariates
+  alone);
 * ``noise-aware Laplace``: pure ε-DP :func:`pm_private.release_suff_stats` with
   :func:`pm_private.tune_bounds` (entrywise bounds and split tuned for coefficients, at most 5 % of
   the responses clipped, on the aux model and on the public rows; no budget), the same model and
@@ -69,6 +71,7 @@ from pm_private import Preprocessing, adassp, release_suff_stats, release_suff_s
 from pm_private.linear.prediction import _apply, beta_draws, prediction_transform, r_squared, spearman
 from pm_private.linear.regression import gibbs_regression, project_psd, regression_model, set_stats
 from pm_private.linear.suffstats import clip_report
+from pm_private.privacy.primitives import row_scale_factors
 from pm_private.sampling.refit_nuts import RefittableNUTS
 
 METHODS = ("noise-aware Gaussian", "noise-aware Laplace", "Honkela 2018", "AdaSSP", "OLS")
@@ -168,6 +171,9 @@ def public_covariance(stats, X_public) -> np.ndarray:
     """Second moments of the public rows after the release's own public transform (centre, scale,
     clip or projection), shrunk halfway to the matching multiple of I."""
     Z = _apply(prediction_transform(stats), X_public)
+    release = stats.releases[0]
+    if release.x_clip.endswith("scaled"):  # the released covariates were scaled into the bound (new rows are not)
+        Z = Z * row_scale_factors(Z, release.x_bound, np.inf if release.x_clip == "entry-scaled" else 2)[:, None]
     moments = Z.T @ Z / len(Z)
     return 0.5 * moments + 0.5 * np.trace(moments) / len(moments) * np.eye(len(moments))
 
@@ -183,10 +189,12 @@ def run(
     target_accept=0.95,
     x_cov=None,
     clipping="ignore",
+    scale_response=True,
 ) -> pd.DataFrame:
     """Scores (:data:`COLUMNS`) of every method on every release (``verbose``: a line per release,
     NUTS times and tuned bounds; PyMC's log is silenced, divergences are reported in the table).
-    ``x_cov`` and ``clipping`` are passed to the noise-aware models' :func:`pm_private.regression_model`."""
+    ``x_cov`` and ``clipping`` are passed to the noise-aware models' :func:`pm_private.regression_model`,
+    ``scale_response`` to the Gaussian release."""
     # The models' dense algebra is tiny ((d+1)(d+2)/2 ≤ 66 rows): a multi-threaded BLAS only adds
     # synchronisation (7x slower per gradient on a loaded 2-core machine).
     pymc_log = logging.getLogger("pymc")
@@ -196,12 +204,26 @@ def run(
         with threadpool_limits(1, user_api="blas"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             report = print if verbose else lambda *a, **k: None
-            return _run(names, epsilons, releases, draws, seed, public_cov, report, target_accept, x_cov, clipping)
+            return _run(
+                names,
+                epsilons,
+                releases,
+                draws,
+                seed,
+                public_cov,
+                report,
+                target_accept,
+                x_cov,
+                clipping,
+                scale_response,
+            )
     finally:
         pymc_log.setLevel(level)
 
 
-def _run(names, epsilons, releases, draws, seed, public_cov, report, target_accept, x_cov_model, clipping):
+def _run(
+    names, epsilons, releases, draws, seed, public_cov, report, target_accept, x_cov_model, clipping, scale_response
+):
     import pymc as pm
 
     rows = []
@@ -240,7 +262,15 @@ def _run(names, epsilons, releases, draws, seed, public_cov, report, target_acce
                     rng=rng,
                 )
                 gaussian = release_suff_stats_gaussian(
-                    Xp, yp, epsilon=eps, delta=DELTA, x_bound=np.sqrt(d), y_bound=2.0, preprocessing=prep, rng=rng
+                    Xp,
+                    yp,
+                    epsilon=eps,
+                    delta=DELTA,
+                    x_bound=np.sqrt(d),
+                    y_bound=2.0,
+                    preprocessing=prep,
+                    rng=rng,
+                    scale_response=scale_response,
                 )
                 clipped = {id(s): clip_report(s, warn=False)[0] for s in (laplace, gaussian)}
                 for method, stats in zip(BAYES[:2], (gaussian, laplace), strict=True):
@@ -352,6 +382,12 @@ def main(argv=None):
         "--clipping", choices=["ignore", "model"], default="ignore", help="regression_model's clipping argument"
     )
     parser.add_argument(
+        "--no-scale-response",
+        dest="scale_response",
+        action="store_false",
+        help="the Gaussian release projects the covariates alone (Wang 2018) instead of scaling whole rows",
+    )
+    parser.add_argument(
         "--public-cov",
         action="store_true",
         help="noise-aware models with the covariate covariance fixed at the public rows' second moments "
@@ -373,6 +409,7 @@ def main(argv=None):
         target_accept=args.target_accept,
         x_cov=args.x_cov,
         clipping=args.clipping,
+        scale_response=args.scale_response,
     )
     print(
         f"\nHeld-out R² (mean ± s.e.) / Spearman over {args.releases} releases ({time.perf_counter() - start:.0f} s):"

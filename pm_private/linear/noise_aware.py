@@ -528,12 +528,20 @@ def projection_draws(d: int, size: int = PROJECTION_DRAWS) -> np.ndarray:
     return np.linalg.solve(chol, points.T).T
 
 
+#: How a release bounds covariate rows (a release's ``x_clip``): entrywise clipping (Laplace), projection
+#: of the covariates onto the ℓ2 ball (Gaussian), or scaling of the whole row, responses included, onto
+#: that ball (Gaussian) or into the cube |xⱼ| ≤ Bx (Laplace).
+X_CLIPS = ("entry", "row", "row-scaled", "entry-scaled")
+
+
 def projected_second_moment(chol_c, draws, x_bound, y_bound, x_clip: str):
     """Second moment C̃ = E[z̃z̃ᵀ] of rows projected as a release projects them, under z ~ N(0, C).
 
     z = (x, y) with C = L_C L_Cᵀ is mapped to z̃ = (π(x), clip(y, −By, By)) with
-    π(x) = x·min(1, Bx/‖x‖₂) (``x_clip="row"``, the Gaussian release) or the entrywise
-    clip(x, −Bx, Bx) (``x_clip="entry"``, the Laplace release), and
+    π(x) = x·min(1, Bx/‖x‖₂) (``x_clip="row"``, the Gaussian release that projects covariates
+    alone) or the entrywise clip(x, −Bx, Bx) (``x_clip="entry"``, the Laplace release), or to
+    z̃ = (cx, clip(cy, −By, By)) with c = min(1, Bx/‖x‖₂) (``x_clip="row-scaled"``) or
+    c = min(1, Bx/maxⱼ|xⱼ|) (``x_clip="entry-scaled"``), the releases that scale whole rows, and
 
         C̃ ≈ (1/M) Σₘ z̃(L_C wₘ) z̃(L_C wₘ)ᵀ
 
@@ -549,26 +557,30 @@ def projected_second_moment(chol_c, draws, x_bound, y_bound, x_clip: str):
         The points of :func:`projection_draws`.
     x_bound, y_bound : tensor (...)
         The release's public bounds Bx and By.
-    x_clip : {"row", "entry"}
-        How the release clipped covariates (the release type's ``x_clip``).
+    x_clip : {"entry", "row", "row-scaled", "entry-scaled"}
+        How the release clipped covariates (the release's ``x_clip``).
 
     Returns
     -------
     tensor (..., d+1, d+1)
         C̃.
     """
-    if x_clip not in ("row", "entry"):
-        raise ValueError(f"x_clip must be 'row' or 'entry', got {x_clip!r}")
+    if x_clip not in X_CLIPS:
+        raise ValueError(f"x_clip must be one of {X_CLIPS}, got {x_clip!r}")
     chol_c = pt.as_tensor(chol_c)
     draws = pt.as_tensor(np.asarray(draws, dtype=np.float64))
     x_bound = pt.as_tensor(x_bound, dtype="float64")[..., None]
     y_bound = pt.as_tensor(y_bound, dtype="float64")[..., None]
     z = draws @ pt.swapaxes(chol_c, -1, -2)  # (..., M, d+1)
     x, y = z[..., :-1], z[..., -1]
-    if x_clip == "row":
-        x = x * pt.minimum(1.0, x_bound / pt.sqrt((x * x).sum(axis=-1)))[..., None]
-    else:
+    if x_clip == "entry":
         x = pt.clip(x, -x_bound[..., None], x_bound[..., None])
+    else:
+        size = pt.abs(x).max(axis=-1) if x_clip == "entry-scaled" else pt.sqrt((x * x).sum(axis=-1))
+        factor = pt.minimum(1.0, x_bound / size)
+        x = x * factor[..., None]
+        if x_clip != "row":
+            y = y * factor
     y = pt.clip(y, -y_bound, y_bound)
     projected = pt.concatenate([x, y[..., None]], axis=-1)
     return pt.swapaxes(projected, -1, -2) @ projected / draws.shape[0]
@@ -753,7 +765,7 @@ def NoisySuffStatRegression(
     d = arrays["exact"].shape[-1] - 1
     if clipping == "model":
         bounds, x_clip = _projection_arrays(stats)
-        arrays.update(bounds, row_projection=np.float64(x_clip == "row"))
+        arrays.update(bounds, x_clip_code=np.float64(X_CLIPS.index(x_clip)))
     data = {key: pm.Data(f"{name}_{key}", value) for key, value in arrays.items()}
     _register_numba()
     hold_one_blas_thread_while(pm.modelcontext(None))
@@ -826,7 +838,7 @@ def set_noisy_stats(name: str, stats, model: pm.Model | None = None) -> None:
     arrays, _ = _stack_arrays(stats, method)
     if f"{name}_x_bound" in model.named_vars:
         bounds, x_clip = _projection_arrays(stats)
-        if float(model[f"{name}_row_projection"].get_value()) != (x_clip == "row"):
+        if float(model[f"{name}_x_clip_code"].get_value()) != X_CLIPS.index(x_clip):
             raise ValueError(f"stats clip covariates by {x_clip!r}, unlike the statistics the model was built for")
         arrays.update(bounds)
     pm.set_data({f"{name}_{key}": value for key, value in arrays.items()}, model=model)

@@ -4,8 +4,11 @@ and Spearman evaluation (Honkela et al. 2018, Eq. 8: ŷ = (1/m) Σₖ xᵀβ⁽�
 One prediction rule holds for every predictor of pm_private: a new row is mapped exactly as the
 rows the predictor was fitted on were, by the release's public preprocessing and then its
 clipping (entrywise for :func:`pm_private.release_suff_stats`, projection onto the ℓ2 ball for
-:func:`pm_private.release_suff_stats_gaussian`, ``AdaSSPRelease.predict`` and the logistic
-releases).  A non-private fit on unclipped rows therefore takes new rows unclipped.
+``release_suff_stats_gaussian(..., scale_response=False)``, ``AdaSSPRelease.predict`` and the
+logistic releases).  A non-private fit on unclipped rows therefore takes new rows unclipped, and
+so does a fit to a release that scaled whole rows with their responses (the Gaussian release's
+default): those rows keep the regression y = xᵀβ + e of the population, so xᵀβ predicts a new
+row as it is.
 """
 
 from __future__ import annotations
@@ -69,8 +72,8 @@ def beta_draws(posterior, var_name: str = "beta") -> np.ndarray:
 
 def prediction_transform(source) -> dict[str, np.ndarray] | None:
     """The public transform of new covariates used by a fit: x ↦ clip((x − x_center)/x_scale,
-    ±x_clip), projected onto the ℓ2 ball of radius x_norm_clip (rows of a Gaussian release;
-    infinite otherwise), and back to the response scale ŷ = y_center + y_scale·xᵀβ.
+    ±x_clip), projected onto the ℓ2 ball of radius x_norm_clip (rows of a Gaussian release that
+    projected covariates alone; infinite otherwise), and back to the response scale ŷ = y_center + y_scale·xᵀβ.
 
     ``source`` is a DataTree from sampling a :func:`pm_private.linear.regression.regression_model`
     (read from its ``constant_data``, where the model stores it), a ``pm.Model`` built by it, or
@@ -123,8 +126,9 @@ def predict(posterior, X, *, var_name: str = "beta", interval: float = 0.9, stat
     the release travel with the fit: when ``posterior`` is the DataTree of a
     :func:`pm_private.linear.regression.regression_model` (or ``stats`` is given), each row is
     mapped exactly as the released rows were, x̃ = clip((x − x_center)/x_scale, ±Bx) (or, for a
-    :func:`pm_private.release_suff_stats_gaussian` release, projected onto the ball ‖x̃‖ ≤ Bx), and the
-    prediction is y_center + y_scale·x̃ᵀβ⁽ᵏ⁾.  Draws given as a plain array are used as they are.
+    Gaussian release that projected covariates alone, projected onto the ball ‖x̃‖ ≤ Bx; rows
+    scaled with their responses keep the population's regression, so new rows are not bounded),
+    and the prediction is y_center + y_scale·x̃ᵀβ⁽ᵏ⁾.  Draws given as a plain array are used as they are.
 
     Returns a DataFrame (index = X's index if it has one) with columns ``mean``, ``lower``,
     ``upper``: the mean over draws and the (1 ± interval)/2 quantiles.  The interval is for the

@@ -269,7 +269,7 @@ def _default_x_scale(stats: SuffStats) -> float:
     public = stats.public
     if public is not None and public.n > 0 and np.trace(public.xx) > 0:
         return float(np.sqrt(np.trace(public.xx) / (public.n * stats.d)))
-    return max(r.x_bound / (1.0 if r.x_clip == "entry" else np.sqrt(stats.d)) for r in stats.releases) / 2.0
+    return max(r.x_bound / (1.0 if r.x_clip.startswith("entry") else np.sqrt(stats.d)) for r in stats.releases) / 2.0
 
 
 def release_x_cov(stats: SuffStats) -> np.ndarray:

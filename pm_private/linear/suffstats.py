@@ -49,7 +49,7 @@ from ..privacy.primitives import (
     gaussian_noise_event,
     laplace_mechanism,
     laplace_noise_event,
-    project_rows,
+    row_scale_factors,
     symmetric_entry_weights,
 )
 from ..privacy.release import Release, constant, output, public, release_guard
@@ -58,6 +58,7 @@ from ..privacy.validation import (
     as_float_array,
     as_matrix,
     as_vector,
+    check_bool,
     check_bound,
     check_count,
     check_delta,
@@ -155,6 +156,9 @@ class SuffStatsRelease(Release, kind="suff_stats_laplace"):
     clipped_rows, clipped_responses : float, optional
         The noisy counts of rows whose covariates clipping changed and of clipped responses
         (the DP output; None when no counts are released).
+    scale_response : bool, default False
+        True when each row was scaled as a whole into the cube |xⱼ| ≤ ``x_bound`` with its
+        response (see :func:`release_suff_stats`); False for entrywise clipping.
     """
 
     split: tuple[float, float, float] = public()
@@ -172,9 +176,14 @@ class SuffStatsRelease(Release, kind="suff_stats_laplace"):
     clip_noise: float | None = public(default=None)
     clipped_rows: float | None = output(default=None)
     clipped_responses: float | None = output(default=None)
+    scale_response: bool = public(default=False)
 
-    #: Covariates are clipped entrywise (|xⱼ| ≤ ``x_bound``); predictions clip new rows alike.
-    x_clip = "entry"
+    @property
+    def x_clip(self) -> str:
+        """How covariates were bounded: ``"entry"``, clipped entrywise (|xⱼ| ≤ ``x_bound``;
+        predictions clip new rows alike), or ``"entry-scaled"``, whole rows scaled into the cube
+        with their responses (predictions use new rows as they are)."""
+        return "entry-scaled" if self.scale_response else "entry"
 
     def noise_variance(self, d: int) -> np.ndarray:
         """Variance 2bₖ² of the Laplace noise on each released entry (upper Sxx, Sxy, Syy).
@@ -244,6 +253,11 @@ class GaussianSuffStatsRelease(Release, kind="suff_stats_gaussian"):
     clipped_rows, clipped_responses : float, optional
         The noisy counts of rows the norm projection changed and of clipped responses (the DP
         output; None when no counts are released).
+    scale_response : bool, default False
+        True when each response was scaled with its covariate row before it was clipped,
+        yᵢ ← clip(cᵢyᵢ, −By, By) with cᵢ = min(1, Bx/‖xᵢ‖), so that the scaled rows keep the
+        regression of y on x (see :func:`release_suff_stats_gaussian`); False when only the
+        covariates were projected (files written before this option read as False).
     """
 
     x_bound: float = public()
@@ -258,9 +272,14 @@ class GaussianSuffStatsRelease(Release, kind="suff_stats_gaussian"):
     clip_noise: float | None = public(default=None)
     clipped_rows: float | None = output(default=None)
     clipped_responses: float | None = output(default=None)
+    scale_response: bool = public(default=False)
 
-    #: Covariate rows are projected onto the ℓ2 ball ‖x‖ ≤ ``x_bound``; predictions project new rows alike.
-    x_clip = "row"
+    @property
+    def x_clip(self) -> str:
+        """How covariate rows were bounded: ``"row"``, projected onto the ℓ2 ball ‖x‖ ≤ ``x_bound``
+        (predictions project new rows alike), or ``"row-scaled"``, scaled onto it together with
+        their responses (the regression of y on x is kept: predictions use new rows as they are)."""
+        return "row-scaled" if self.scale_response else "row"
 
     def noise_variance(self, d: int) -> np.ndarray:
         """Variance σ²/wₖ² of the Gaussian noise on each released entry (upper Sxx, Sxy, Syy):
@@ -484,21 +503,27 @@ class ClipReport:
         Estimated fraction of the responses clipped to ±By.
     sd : float
         Standard deviation of the privacy noise on each fraction.
+    rows_scaled : bool, default False
+        True when the release scaled whole rows (responses with their covariates), which keeps
+        the regression of y on x: then only clipped responses bias the coefficients.
     """
 
     n: int
     rows: float
     responses: float
     sd: float
+    rows_scaled: bool = False
 
     @property
     def large(self) -> bool:
-        """True when either estimated fraction exceeds ``CLIP_WARNING`` (10 %)."""
-        return max(self.rows, self.responses) > CLIP_WARNING
+        """True when an estimated fraction that biases the coefficients exceeds ``CLIP_WARNING``
+        (10 %): clipped responses, and changed rows unless whole rows were scaled."""
+        return max(0.0 if self.rows_scaled else self.rows, self.responses) > CLIP_WARNING
 
     def __str__(self) -> str:
+        change = "scaled about" if self.rows_scaled else "changed about"
         return (
-            f"clipping changed about {self.rows:.1%} of the rows' covariates and {self.responses:.1%} of the "
+            f"clipping {change} {self.rows:.1%} of the rows' covariates and clipped {self.responses:.1%} of the "
             f"responses (n = {self.n}; privacy noise s.d. {self.sd:.1%} each)"
         )
 
@@ -510,8 +535,11 @@ def clip_report(stats, *, warn: bool = True) -> tuple[ClipReport, ...]:
     responses clipped), the estimate is clip(c/n, 0, 1), with noise s.d. s/n where s is the
     noise s.d. of a count (√2·b for Laplace noise of scale b).  When clipping changed a large
     share of the rows, the statistics describe the clipped rows, not the population: the
-    coefficients of a model fitted to them are biased (for norm projection, typically away from
-    zero), and their intervals are too narrow at large n.
+    coefficients of a model fitted to them are biased (away from zero where covariates alone
+    were projected, towards zero where responses were clipped), and their intervals are too
+    narrow at large n.  A release that scaled whole rows
+    (:func:`release_suff_stats_gaussian`'s default) keeps the regression of y on x, so only its
+    clipped responses bias the coefficients.
 
     Parameters
     ----------
@@ -556,6 +584,7 @@ def clip_report(stats, *, warn: bool = True) -> tuple[ClipReport, ...]:
             rows=min(1.0, max(0.0, release.clipped_rows / n)),
             responses=min(1.0, max(0.0, release.clipped_responses / n)),
             sd=count_sd / n,
+            rows_scaled=release.x_clip == "row-scaled",
         )
         if warn and report.large:
             warnings.warn(
@@ -663,11 +692,13 @@ def release_suff_stats(
     rng=None,
     preprocessing: Preprocessing | None = None,
     clip_share: float = CLIP_SHARE,
+    scale_response: bool = False,
 ) -> SuffStats:
     """ε-DP release of clipped sufficient statistics (Honkela et al. 2018, Eqs. 5–7).
 
-    Covariates and responses are clipped entrywise to the public bounds, and the upper triangle
-    of Sxx, Sxy and Syy each get Laplace noise calibrated to their ℓ1 sensitivity with the
+    Covariates and responses are clipped entrywise to the public bounds (with
+    ``scale_response=True`` each row is instead scaled as a whole into the cube, see below), and
+    the upper triangle of Sxx, Sxy and Syy each get Laplace noise calibrated to their ℓ1 sensitivity with the
     budget (1 − ``clip_share``)·ε·split (see Notes); the counts of rows and responses that the
     clipping changed get Laplace noise of scale 2/(``clip_share``·ε) (:func:`clip_report`).
 
@@ -699,6 +730,13 @@ def release_suff_stats(
     clip_share : float, default 0.05
         Share of ε spent on the counts of rows and responses that the clipping changed; 0 or in
         [0.001, 0.5].  0 releases no counts and spends all of ε on the statistics.
+    scale_response : bool, default False
+        False: Honkela et al.'s (2018) entrywise clipping.  True: each row is scaled as a whole,
+        (xᵢ, yᵢ) ← cᵢ·(xᵢ, yᵢ) with cᵢ = min(1, Bx/maxⱼ|xᵢⱼ|), before its response is clipped:
+        the weight cᵢ depends on xᵢ alone, so the scaled rows keep the regression of y on x and a
+        model fitted to them estimates the population's β where entrywise clipping biases it
+        (see :func:`release_suff_stats_gaussian`).  Every entry still lies in [−Bx, Bx] and every
+        response in [−By, By], so the sensitivities are the same.  Public; recorded in the release.
 
     Returns
     -------
@@ -718,8 +756,8 @@ def release_suff_stats(
     Privacy: ε-DP (pure) under replace-one neighbours (n is public), by sequential composition
     of three Laplace mechanisms with (1 − ``clip_share``)·ε·split and one on the two clipping
     counts (ℓ1 sensitivity 2) with ``clip_share``·ε.  Public inputs: ``x_bound`` (Bx),
-    ``y_bound`` (By), ``split``, ``clip_share``, ``preprocessing``, n and d.  Exact: Bayesian inference on the released statistics
-    is post-processing.  Floating-point safe for the secure default ``rng=None`` (OpenDP's exact
+    ``y_bound`` (By), ``split``, ``clip_share``, ``scale_response``, ``preprocessing``, n and d.
+    Exact: Bayesian inference on the released statistics is post-processing.  Floating-point safe for the secure default ``rng=None`` (OpenDP's exact
     discrete Laplace on a 2^k grid, Canonne, Kamath & Steinke 2020; see
     :mod:`pm_private.privacy.noise`); a seeded ``rng`` gives reproducible noise and a result
     marked ``private=False``.  References: Honkela et al. 2018; Dwork et al. 2006.
@@ -745,6 +783,7 @@ def release_suff_stats(
     y_bound = check_bound("y_bound", y_bound)
     split = _check_split(split)
     clip_share = _check_clip_share(clip_share, epsilon)
+    scale_response = check_bool("scale_response", scale_response)
     if preprocessing is not None and not isinstance(preprocessing, Preprocessing):
         raise ValueError(f"preprocessing must be a Preprocessing, got {type(preprocessing).__name__}")
     source = as_noise_source(rng)
@@ -772,9 +811,9 @@ def release_suff_stats(
         accountant.check(epsilon)  # refuse before the pass over the data
     # The pass over the data (which refuses NaN or infinite records) runs before the reservation.
     if partitioned:  # partitions are checked, clipped and reduced where they live; noise is drawn here, once
-        xx, xy, yy, n, changed = partitioned_suff_stats(X, y, x_bound, y_bound)
+        xx, xy, yy, n, changed = partitioned_suff_stats(X, y, x_bound, y_bound, scale_response)
     else:
-        xx, xy, yy, changed = accumulate(X, y, x_bound, y_bound)
+        xx, xy, yy, changed = accumulate(X, y, x_bound, y_bound, scale_response=scale_response)
     noise = tuple(laplace_noise_event(s, e) for s, e in zip(sens, eps_parts, strict=True))
     if clip_share > 0:  # the two counts: ℓ1 sensitivity 2 (each moves by at most 1 under replace-one)
         noise += (laplace_noise_event(2.0, clip_share * epsilon),)
@@ -806,6 +845,7 @@ def release_suff_stats(
             private=source.secure,
             preprocessing=preprocessing,
             features=features,
+            scale_response=scale_response,
             **counts,
         )
         return SuffStats(xx, parts[1].values, parts[2].values[0], n, (info,))
@@ -935,23 +975,26 @@ def gaussian_release_vector(d: int, x_bound: float, y_bound: float, clip_share: 
     return size, sensitivity / math.sqrt(1.0 - clip_share), weight
 
 
-def _projected_sums(X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float):
-    """Sxx, Sxy, Syy of finite rows projected onto ‖x‖₂ ≤ x_bound, responses clipped to ±y_bound,
-    in cache-sized chunks (peak extra memory: one chunk), and (rows the projection changed,
-    responses clipped)."""
+def _projected_sums(X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float, scale_response: bool):
+    """Sxx, Sxy, Syy of finite rows scaled onto ‖x‖₂ ≤ x_bound by cᵢ = min(1, Bx/‖xᵢ‖) (with their
+    responses when ``scale_response``), responses then clipped to ±y_bound, in cache-sized chunks
+    (peak extra memory: one chunk), and (rows the scaling changed, responses clipped)."""
     d = X.shape[1]
     rows = max(1, CHUNK_VALUES // d)
-    responses = int(np.count_nonzero(np.abs(y) > y_bound))
-    y = np.clip(y, -y_bound, y_bound)
-    xx, xy = np.zeros((d, d)), np.zeros(d)
-    changed = 0
+    xx, xy, yy = np.zeros((d, d)), np.zeros(d), 0.0
+    changed = responses = 0
     for first in range(0, X.shape[0], rows):
         raw = X[first : first + rows]
-        chunk = project_rows(raw, x_bound)
+        factors = row_scale_factors(raw, x_bound)
+        chunk = raw * factors[:, None]
+        response = y[first : first + rows] * factors if scale_response else y[first : first + rows]
         changed += int(np.count_nonzero((chunk != raw).any(axis=1)))
+        responses += int(np.count_nonzero(np.abs(response) > y_bound))
+        response = np.clip(response, -y_bound, y_bound)
         xx += chunk.T @ chunk
-        xy += chunk.T @ y[first : first + rows]
-    return xx, xy, float(y @ y), (changed, responses)
+        xy += chunk.T @ response
+        yy += float(response @ response)
+    return xx, xy, yy, (changed, responses)
 
 
 def release_suff_stats_gaussian(
@@ -966,11 +1009,14 @@ def release_suff_stats_gaussian(
     rng=None,
     preprocessing: Preprocessing | None = None,
     clip_share: float = CLIP_SHARE,
+    scale_response: bool = True,
 ) -> SuffStats:
     """(ε, δ)-DP release of the sufficient statistics of norm-bounded rows, by one Gaussian mechanism.
 
-    Each covariate row is projected onto the ℓ2 ball, xᵢ ← xᵢ·min(1, Bx/‖xᵢ‖), each response
-    clipped, yᵢ ← clip(yᵢ, −By, By), and the (d+1)(d+2)/2 distinct entries of S = Σ zᵢzᵢᵀ,
+    Each row is scaled onto the ℓ2 ball of the covariates, (xᵢ, yᵢ) ← cᵢ·(xᵢ, yᵢ) with
+    cᵢ = min(1, Bx/‖xᵢ‖), each response then clipped, yᵢ ← clip(yᵢ, −By, By) (with
+    ``scale_response=False`` only xᵢ is scaled: the projection of Wang 2018), and the
+    (d+1)(d+2)/2 distinct entries of S = Σ zᵢzᵢᵀ,
     zᵢ = (xᵢ, yᵢ) (upper Sxx, Sxy, Syy), are released as
 
         r = upper(S) + ξ / w,   ξ ~ N(0, σ² I),
@@ -989,6 +1035,18 @@ def release_suff_stats_gaussian(
     p = ``clip_share``: their ℓ2 sensitivity a√2 takes the share p of the total squared
     sensitivity Δ²/(1 − p), so σ grows by 1/√(1 − p) (2.6 % at p = 0.05) and a count's noise
     s.d. is σ/a.
+
+    Why the response is scaled with its row.  If yᵢ = xᵢᵀβ + eᵢ, the scaled rows satisfy
+    cᵢyᵢ = (cᵢxᵢ)ᵀβ + cᵢeᵢ with a weight cᵢ that depends on xᵢ alone, so the released statistics
+    are those of a weighted regression with the same β (weights that depend only on the
+    covariates, as in the GM-estimators of Mallows 1975): a model fitted to them estimates the
+    population's β however many rows the bound touches, and the noise-aware model needs no model
+    of the clipping.  Projecting xᵢ alone instead regresses yᵢ on cᵢxᵢ, whose slope is β/cᵢ on a
+    projected row: β is biased away from zero when the bound bites (by 3–19 % on real data sets
+    where a third of the rows were projected).  The residual variance the model sees is
+    σ²·Σcᵢ²/n ≤ σ², and the covariance of Σcᵢ²xᵢeᵢ is σ²Σcᵢ⁴xᵢxᵢᵀ ⪯ σ²Sxx, which the model bounds
+    by σ²Sxx.  Clipped responses still bias β towards zero: choose By so that few are clipped
+    (:func:`pm_private.linear.tune_bounds` does).
 
     Parameters
     ----------
@@ -1015,6 +1073,9 @@ def release_suff_stats_gaussian(
     clip_share : float, default 0.05
         Share p of the mechanism's squared sensitivity (of its zero-concentrated DP cost ρ)
         given to the two clipping counts; 0 or in [0.001, 0.5].  0 releases no counts.
+    scale_response : bool, default True
+        Scale each response with its covariate row before clipping it (keeps β the population's
+        coefficient); False projects the covariates alone.  Public; recorded in the release.
 
     Returns
     -------
@@ -1033,8 +1094,10 @@ def release_suff_stats_gaussian(
     Notes
     -----
     Privacy: (ε, δ)-DP under replace-one neighbours (n is public), for the statistics and the
-    clipping counts together (one mechanism).  Public inputs: ``x_bound``, ``y_bound``,
-    ``delta``, ``clip_share``, ``preprocessing``, n and d.  Exact: the (ε, δ) is certified by
+    clipping counts together (one mechanism): every scaled and clipped row has ‖xᵢ‖ ≤ Bx and
+    |yᵢ| ≤ By whether or not its response was scaled, so Δ is the same.  Public inputs:
+    ``x_bound``, ``y_bound``, ``delta``, ``clip_share``, ``scale_response``, ``preprocessing``,
+    n and d.  Exact: the (ε, δ) is certified by
     OpenDP's privacy map through zero-concentrated DP
     (:func:`pm_private.privacy.primitives.gaussian_mechanism`) for the returned statistics.
     Floating-point safe for the secure default ``rng=None`` (OpenDP's exact discrete Gaussian,
@@ -1063,6 +1126,7 @@ def release_suff_stats_gaussian(
     x_bound = check_bound("x_bound", x_bound)
     y_bound = check_bound("y_bound", y_bound)
     clip_share = _check_clip_share(clip_share, epsilon)
+    scale_response = check_bool("scale_response", scale_response)
     if preprocessing is not None and not isinstance(preprocessing, Preprocessing):
         raise ValueError(f"preprocessing must be a Preprocessing, got {type(preprocessing).__name__}")
     if is_dask(X) or is_dask(y):
@@ -1087,7 +1151,7 @@ def release_suff_stats_gaussian(
     source = as_noise_source(rng)
     noise = (gaussian_noise_event(size, total_sensitivity, epsilon, delta),)
     with release_guard(accountant, GAUSSIAN_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=noise):
-        xx, xy, yy, changed = _projected_sums(X, y, x_bound, y_bound)
+        xx, xy, yy, changed = _projected_sums(X, y, x_bound, y_bound, scale_response)
         upper = np.triu_indices(d)
         weights = frobenius_weights(d)
         m = weights.size
@@ -1121,6 +1185,7 @@ def release_suff_stats_gaussian(
             private=source.secure,
             preprocessing=preprocessing,
             features=features,
+            scale_response=scale_response,
             **counts,
         )
         return SuffStats(noisy_xx, values[upper[0].size : -1], values[-1], n, (info,))

@@ -536,6 +536,7 @@ MECHANISMS = {
             rng="rng",
             preprocessing="object",
             clip_share="clip share",
+            scale_response="bool",
         ),
     ),
     "release_suff_stats_gaussian": Mechanism(
@@ -552,6 +553,7 @@ MECHANISMS = {
             rng="rng",
             preprocessing="object",
             clip_share="clip share",
+            scale_response="bool",
         ),
     ),
     "adassp": Mechanism(

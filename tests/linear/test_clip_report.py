@@ -23,8 +23,10 @@ def release(kind, **kwargs):
 
 
 def true_counts(kind):
-    rows = (np.abs(X) > 1.0).any(axis=1) if kind == "laplace" else np.linalg.norm(X, axis=1) > 2.0
-    return rows.sum(), (np.abs(Y) > 1.5).sum()
+    if kind == "laplace":
+        return (np.abs(X) > 1.0).any(axis=1).sum(), (np.abs(Y) > 1.5).sum()
+    factors = np.minimum(1.0, 2.0 / np.linalg.norm(X, axis=1))  # the response is scaled with its row
+    return (factors < 1).sum(), (np.abs(factors * Y) > 1.5).sum()
 
 
 @pytest.mark.parametrize("kind", ["laplace", "gaussian"])
@@ -62,6 +64,16 @@ def test_report_warns_when_clipping_is_large_and_not_otherwise():
     with pytest.warns(UserWarning, match="of the responses"):
         (report,) = clip_report(heavy)
     assert report.large and "of the rows' covariates" in str(report)
+    # Scaled rows keep the regression of y on x: many scaled rows alone are no cause for a warning.
+    scaled = release_suff_stats_gaussian(X, Y, epsilon=500.0, delta=1e-6, x_bound=1.0, y_bound=10.0, rng=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (report,) = clip_report(scaled)
+    assert report.rows > 0.5 and not report.large and "scaled about" in str(report)
+    projected = release_suff_stats_gaussian(
+        X, Y, epsilon=500.0, delta=1e-6, x_bound=1.0, y_bound=10.0, rng=1, scale_response=False
+    )
+    assert clip_report(projected, warn=False)[0].large
     light = release_suff_stats_gaussian(X, Y, epsilon=500.0, delta=1e-6, x_bound=10.0, y_bound=10.0, rng=1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

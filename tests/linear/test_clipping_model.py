@@ -3,9 +3,9 @@
 What is checked:
 
 - ``projection_draws`` are whitened (wᵀw/M = I exactly) and antithetic;
-- ``projected_second_moment`` equals the second moment of projected rows (row-norm projection
-  and entrywise clipping, responses clipped) estimated by brute-force Monte Carlo, and equals C
-  itself when the bounds never bite;
+- ``projected_second_moment`` equals the second moment of projected rows (row-norm projection of
+  the covariates or of the whole row, and entrywise clipping; responses clipped) estimated by
+  brute-force Monte Carlo, and equals C itself when the bounds never bite;
 - with bounds that never bite the model's log-density equals the unclipped model's, and with
   bounds that bite it differs;
 - on data whose rows are heavily projected, the posterior mean of β with the clipping modelled
@@ -44,20 +44,22 @@ def test_projection_draws_are_whitened_and_antithetic():
         projection_draws(3, 5)
 
 
-@pytest.mark.parametrize("x_clip", ["row", "entry"])
+@pytest.mark.parametrize("x_clip", ["row", "row-scaled", "entry"])
 def test_projected_second_moment_matches_brute_force(x_clip):
     d = 3
     C = _covariance(d, 1)
     L = np.linalg.cholesky(C)
-    x_bound = 0.9 * np.sqrt(np.trace(C[:d, :d])) if x_clip == "row" else 0.7
+    x_bound = 0.7 if x_clip == "entry" else 0.9 * np.sqrt(np.trace(C[:d, :d]))
     y_bound = 1.2 * np.sqrt(C[d, d])
     chol = pt.dmatrix("chol")
     f = pytensor.function([chol], projected_second_moment(chol, projection_draws(d), x_bound, y_bound, x_clip))
     rng = np.random.default_rng(0)
     z = rng.standard_normal((400_000, d + 1)) @ L.T
     x, y = z[:, :d], z[:, d]
-    if x_clip == "row":
-        x = x * np.minimum(1.0, x_bound / np.linalg.norm(x, axis=1))[:, None]
+    if x_clip != "entry":
+        factor = np.minimum(1.0, x_bound / np.linalg.norm(x, axis=1))
+        x = x * factor[:, None]
+        y = y * factor if x_clip == "row-scaled" else y
     else:
         x = np.clip(x, -x_bound, x_bound)
     zt = np.column_stack([x, np.clip(y, -y_bound, y_bound)])
@@ -69,13 +71,13 @@ def test_projected_second_moment_matches_brute_force(x_clip):
     np.testing.assert_allclose(f_wide(L), C, rtol=1e-10, atol=1e-12)
 
 
-def _release(n, d, x_bound, y_bound, seed, epsilon=1.0):
+def _release(n, d, x_bound, y_bound, seed, epsilon=1.0, scale_response=False):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d))
     beta = np.linspace(1.0, -1.0, d)
     y = X @ beta + 0.5 * rng.standard_normal(n)
     return release_suff_stats_gaussian(
-        X, y, epsilon=epsilon, delta=1e-5, x_bound=x_bound, y_bound=y_bound, rng=seed
+        X, y, epsilon=epsilon, delta=1e-5, x_bound=x_bound, y_bound=y_bound, rng=seed, scale_response=scale_response
     ), beta
 
 

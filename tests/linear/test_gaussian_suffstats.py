@@ -24,20 +24,29 @@ from pm_private.privacy.primitives import (
     gaussian_noise_multiplier,
     gaussian_scale,
     project_rows,
+    row_scale_factors,
 )
 
 P_MIN = 1e-4
 
 
-def statistics(X, y, bx, by):
+def scaled_rows(X, y, bx, scale_response=True):
+    """Rows as the release maps them before clipping responses: (cx, cy) with c = min(1, Bx/‖x‖),
+    or (cx, y) when only the covariates are projected."""
+    X, y = np.asarray(X, float), np.asarray(y, float)
+    factors = row_scale_factors(X, bx)
+    return X * factors[:, None], y * factors if scale_response else y
+
+
+def statistics(X, y, bx, by, scale_response=True):
     """The (d+1)(d+2)/2 statistics before noise (upper Sxx, Sxy, Syy), as the release computes them."""
-    xx, xy, yy, _ = ss.accumulate(project_rows(np.asarray(X, float), bx), np.asarray(y, float), None, by)
+    xx, xy, yy, _ = ss.accumulate(*scaled_rows(X, y, bx, scale_response), None, by)
     return ss.stat_vector(xx, xy, yy)
 
 
-def released_vector(X, y, bx, by):
+def released_vector(X, y, bx, by, scale_response=True):
     """The vector the Gaussian mechanism perturbs: the statistics weighted by frobenius_weights."""
-    return ss.frobenius_weights(X.shape[1]) * statistics(X, y, bx, by)
+    return ss.frobenius_weights(X.shape[1]) * statistics(X, y, bx, by, scale_response)
 
 
 @pytest.mark.parametrize("d", [1, 2, 4])
@@ -64,17 +73,21 @@ def test_frobenius_weights_give_the_frobenius_norm(d):
     ),
     bx=st.floats(0.1, 5),
     by=st.floats(0.1, 5),
+    scale_response=st.booleans(),
 )
-def test_sensitivity_random_neighbours(data, bx, by):
+def test_sensitivity_random_neighbours(data, bx, by, scale_response):
     X, y, new_x, new_y = data
     X2, y2 = X.copy(), y.copy()
     X2[0], y2[0] = new_x, new_y
-    change = np.linalg.norm(released_vector(X, y, bx, by) - released_vector(X2, y2, bx, by))
+    change = np.linalg.norm(
+        released_vector(X, y, bx, by, scale_response) - released_vector(X2, y2, bx, by, scale_response)
+    )
     assert change <= ss.gaussian_sensitivity(bx, by) * (1 + 1e-9)
 
 
+@pytest.mark.parametrize("scale_response", [True, False])
 @pytest.mark.parametrize("d", [1, 2, 5])
-def test_sensitivity_adversarial_neighbours_attain_the_bound(d):
+def test_sensitivity_adversarial_neighbours_attain_the_bound(d, scale_response):
     """Orthogonal rows z, z′ of maximal norm attain √2·(Bx² + By²); no other pair from a grid exceeds it."""
     bx, by = 1.7, 0.6
     rng = np.random.default_rng(d)
@@ -89,14 +102,15 @@ def test_sensitivity_adversarial_neighbours_attain_the_bound(d):
     for a, ya, b, yb in cases + [(rng.normal(size=d) * 50, rng.normal() * 50, rng.normal(size=d), 0.0)] * 20:
         X, X2 = np.vstack([a, rest_X]), np.vstack([b, rest_X])
         y, y2 = np.r_[ya, rest_y], np.r_[yb, rest_y]
-        worst = max(worst, np.linalg.norm(released_vector(X, y, bx, by) - released_vector(X2, y2, bx, by)))
+        change = released_vector(X, y, bx, by, scale_response) - released_vector(X2, y2, bx, by, scale_response)
+        worst = max(worst, np.linalg.norm(change))
     bound = ss.gaussian_sensitivity(bx, by)
     assert worst <= bound * (1 + 1e-9)
     if d > 1:  # attained: orthogonal x and x′ on the sphere (and y = 0)
         assert worst >= np.sqrt(2) * bx**2 * (1 - 1e-9)
     # The unweighted triangle has the same sensitivity, so the weights cost nothing.
     unweighted = max(
-        np.linalg.norm(statistics(X, y, bx, by) - statistics(X2, y2, bx, by))
+        np.linalg.norm(statistics(X, y, bx, by, scale_response) - statistics(X2, y2, bx, by, scale_response))
         for X, y, X2, y2 in [
             (np.vstack([a, rest_X]), np.r_[ya, rest_y], np.vstack([b, rest_X]), np.r_[yb, rest_y])
             for a, ya, b, yb in cases
@@ -120,7 +134,7 @@ def test_noise_is_gaussian_with_the_declared_scale(secure):
     d, bx, by, eps, delta = 6, 2.0, 1.5, 0.7, 1e-6
     X, y = rng.normal(size=(300, d)), rng.normal(size=300) * 2
     exact = statistics(X, y, bx, by)
-    changed = ((np.linalg.norm(X, axis=1) > bx).sum(), (np.abs(y) > by).sum())
+    changed = ((np.linalg.norm(X, axis=1) > bx).sum(), (np.abs(scaled_rows(X, y, bx)[1]) > by).sum())
     weights = ss.frobenius_weights(d)
     noise, count_noise = [], []
     for _ in range(200):
@@ -219,24 +233,40 @@ def test_noise_aware_model_and_prediction_read_the_release():
     # Exact public rows add exactly; the private part is the release minus them.
     both = suff_stats(X[:5], y[:5]) + r
     np.testing.assert_allclose(noise_aware_arrays(both)["noise_var"], arrays["noise_var"])
-    # Predictions map new rows as the released rows were mapped: standardise, then project onto the ball.
+    # Predictions map new rows as the released rows were mapped: standardise, then (where the release
+    # projected covariates alone) project onto the ball; scaled rows keep y = xᵀβ + e, so new rows stay.
     draws = np.array([[1.0, 2.0, -1.0], [0.0, 1.0, 1.0]])
     X_new = np.array([[3.0, 3.0, 3.0], [30.0, -7.0, 3.0]])
-    mapped = project_rows((X_new - 3.0) / 2.0, 1.5)
-    assert np.linalg.norm(mapped[1]) == pytest.approx(1.5)
+    standardised = (X_new - 3.0) / 2.0
     got = predict(draws, X_new, stats=r)["mean"].to_numpy()
+    np.testing.assert_allclose(got, 0.6 + 1.2 * (standardised @ draws.T).mean(axis=1))
+    projected = release_suff_stats_gaussian(
+        X, y, epsilon=1.0, delta=1e-6, x_bound=1.5, y_bound=3.0, preprocessing=prep, rng=0, scale_response=False
+    )
+    mapped = project_rows(standardised, 1.5)
+    assert np.linalg.norm(mapped[1]) == pytest.approx(1.5)
+    got = predict(draws, X_new, stats=projected)["mean"].to_numpy()
     np.testing.assert_allclose(got, 0.6 + 1.2 * (mapped @ draws.T).mean(axis=1))
 
 
-def test_projected_sums_are_the_same_in_chunks(monkeypatch):
+@pytest.mark.parametrize("scale_response", [True, False])
+def test_projected_sums_are_the_same_in_chunks(monkeypatch, scale_response):
     rng = np.random.default_rng(4)
     X, y = rng.standard_t(2, size=(101, 4)), rng.standard_t(2, size=101)
-    whole = ss._projected_sums(X, y, 1.5, 2.0)
+    whole = ss._projected_sums(X, y, 1.5, 2.0, scale_response)
     monkeypatch.setattr(ss, "CHUNK_VALUES", 12)  # 3 rows per chunk
-    chunked = ss._projected_sums(X, y, 1.5, 2.0)
+    chunked = ss._projected_sums(X, y, 1.5, 2.0, scale_response)
     for a, b in zip(whole, chunked, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12)
     np.testing.assert_allclose(whole[0], project_rows(X, 1.5).T @ project_rows(X, 1.5), rtol=1e-12)
+    xt, yt = scaled_rows(X, y, 1.5, scale_response)
+    yt = np.clip(yt, -2.0, 2.0)
+    np.testing.assert_allclose(whole[1], xt.T @ yt, rtol=1e-12)
+    np.testing.assert_allclose(whole[2], yt @ yt, rtol=1e-12)
+    assert whole[3] == (
+        (np.linalg.norm(X, axis=1) > 1.5).sum(),
+        (np.abs(scaled_rows(X, y, 1.5, scale_response)[1]) > 2.0).sum(),
+    )
 
 
 def test_release_vector_is_what_the_release_noises():
