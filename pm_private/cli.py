@@ -432,7 +432,8 @@ def _print_clip_report(stats) -> None:
         if report.large:
             print(
                 "warning: much of the data was clipped, so the statistics describe the clipped rows and "
-                "fitted coefficients are biased; choose wider bounds (on public data) if you can"
+                "fitted coefficients are biased (towards zero where responses were clipped); choose wider "
+                "bounds (on public data) if you can"
             )
 
 

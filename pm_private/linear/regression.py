@@ -457,10 +457,13 @@ def regression_model(
       (:func:`pm_private.linear.noise_aware.frobenius_stats_logp`) and the dense O(d⁶) one otherwise
       (Laplace releases, d ≤ 25); both give the same log-density.
       ``clipping`` (:func:`pm_private.linear.noise_aware.NoisySuffStatRegression`'s): ``"ignore"``
-      (default) models the released statistics as those of unprojected rows; ``"model"`` as
-      those of the rows the release projected onto its public bounds, so that ``beta`` is the
-      population's coefficient when the bounds bite (costs about 15× more per gradient at d = 10;
-      see :mod:`pm_private.linear.noise_aware`).
+      (default) models the released statistics as those of unbounded rows, which is right for a
+      release that scaled whole rows with their responses (the Gaussian release's default: the
+      scaled rows keep the regression of y on x) as long as few responses were clipped;
+      ``"model"`` models them as those of the rows the release bounded (clipped responses,
+      entrywise clipping or covariates projected alone included), so that ``beta`` is the
+      population's coefficient when the bounds bite, under Gaussian covariates (costs about 15×
+      more per gradient at d = 10; see :mod:`pm_private.linear.noise_aware`).
     * ``noise_aware=False``: Honkela et al.'s (2018) model exactly, :func:`SuffStatRegression`
       with the noisy statistics projected by :func:`project_psd` and treated as exact.
 
