@@ -17,7 +17,8 @@ process's, compilation included):
 * ``old``: the full model as it was built before the spectral likelihood (dense likelihood,
   Wishart Σx prior), up to ``--old-model-max-d``;
 * ``fit``: NUTS after compilation (the step is compiled once, then ``pm.sample`` reuses it), two
-  chains one after the other.  At d ≤ ``--full-fit-max-d`` the fit is the full 1000 tuning + 1000
+  chains one after the other (``--parallel``: at once, in two worker processes, as ``pm.sample``
+  runs them by default).  At d ≤ ``--full-fit-max-d`` the fit is the full 1000 tuning + 1000
   kept draws per chain; above, a shorter run (``--short-fit`` iterations per chain, one chain) whose time is
   extrapolated linearly to 2 × 2000 iterations (marked ``*``; short tuning adapts the step size
   less well, so the extrapolation errs on the slow side).
@@ -114,19 +115,23 @@ def _likelihood_gradients(release, d: int, dense: bool, repeats: int) -> tuple[f
     return t_new, _median_time(f_old, chol_value, repeats=repeats)
 
 
-def _fit_time(model, iterations: int | None, chains: int) -> tuple[float, bool]:
-    """Seconds of a NUTS fit after compilation, and whether it was extrapolated to 2 × 2000."""
+def _fit_time(model, iterations: int | None, chains: int, parallel: bool = False) -> tuple[float, bool]:
+    """Seconds of a NUTS fit after compilation, and whether it was extrapolated to 2 × 2000.
+    ``parallel``: the chains run at once in worker processes (``pm.sample``'s default on 2 cores)."""
     import pymc as pm
 
     full = iterations is None
     tune = draws = 1000 if full else iterations
     with model:
         step = pm.NUTS(target_accept=0.9)
-        kw = dict(step=step, chains=1, cores=1, progressbar=False, compute_convergence_checks=False)
-        pm.sample(draws=5, tune=5, random_seed=0, **kw)  # compiles nothing new; warms the caches
+        kw = dict(step=step, progressbar=False, compute_convergence_checks=False)
+        pm.sample(draws=5, tune=5, random_seed=0, chains=1, cores=1, **kw)  # compiles nothing new; warms the caches
         start = time.perf_counter()
-        for chain in range(chains):
-            pm.sample(draws=draws, tune=tune, random_seed=chain + 1, **kw)
+        if parallel:
+            pm.sample(draws=draws, tune=tune, random_seed=1, chains=chains, cores=chains, **kw)
+        else:
+            for chain in range(chains):
+                pm.sample(draws=draws, tune=tune, random_seed=chain + 1, chains=1, cores=1, **kw)
         elapsed = time.perf_counter() - start
     if full:
         return elapsed, False
@@ -156,7 +161,9 @@ def run_one(d: int, args) -> dict:
         row["old_grad_ms"] = 1e3 * _model_gradient(old_model, args.repeats)
     if d in args.fit_ds:
         iterations = None if d <= args.full_fit_max_d else args.short_fit
-        row["fit_s"], row["fit_extrapolated"] = _fit_time(model, iterations, 2 if iterations is None else 1)
+        row["fit_s"], row["fit_extrapolated"] = _fit_time(
+            model, iterations, 2 if iterations is None else 1, parallel=args.parallel and iterations is None
+        )
         if d <= args.old_fit_max_d:
             row["old_fit_s"], _ = _fit_time(old_model, None, 2)
     row["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -181,6 +188,9 @@ def main(argv=None):
     parser.add_argument("--full-fit-max-d", type=int, default=100, help="largest d of a full NUTS fit")
     parser.add_argument("--x-cov", choices=["integrated", "wishart", "release"], default="integrated")
     parser.add_argument("--busy", type=int, default=0, help="busy-loop processes kept running meanwhile")
+    parser.add_argument(
+        "--parallel", action="store_true", help="full fits run their two chains at once (pm.sample's default)"
+    )
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one is not None:
