@@ -18,8 +18,7 @@ a simulation, not a release).  Methods, all predicting test rows on the original
   scaled onto it with their responses, or with ``--no-scale-response`` projected covariates
   alone), the preprocessing attached; the default (noise-aware, Bernstein & Sheldon 2019)
   :func:`pm_private.regression_model`, NUTS, prediction by :func:`pm_private.predict` (posterior
-  mean; it applies the release's transform, and its projection where it projected covariates
-  alone);
+  mean; it applies the release's transform and projection);
 * ``noise-aware Laplace``: pure ε-DP :func:`pm_private.release_suff_stats` with
   :func:`pm_private.tune_bounds` (entrywise bounds and split tuned for coefficients, at most 5 % of
   the responses clipped, on the aux model and on the public rows; no budget), the same model and
@@ -71,7 +70,6 @@ from pm_private import Preprocessing, adassp, release_suff_stats, release_suff_s
 from pm_private.linear.prediction import _apply, beta_draws, prediction_transform, r_squared, spearman
 from pm_private.linear.regression import gibbs_regression, project_psd, regression_model, set_stats
 from pm_private.linear.suffstats import clip_report
-from pm_private.privacy.primitives import row_scale_factors
 from pm_private.sampling.refit_nuts import RefittableNUTS
 
 METHODS = ("noise-aware Gaussian", "noise-aware Laplace", "Honkela 2018", "AdaSSP", "OLS")
@@ -171,9 +169,6 @@ def public_covariance(stats, X_public) -> np.ndarray:
     """Second moments of the public rows after the release's own public transform (centre, scale,
     clip or projection), shrunk halfway to the matching multiple of I."""
     Z = _apply(prediction_transform(stats), X_public)
-    release = stats.releases[0]
-    if release.x_clip.endswith("scaled"):  # the released covariates were scaled into the bound (new rows are not)
-        Z = Z * row_scale_factors(Z, release.x_bound, np.inf if release.x_clip == "entry-scaled" else 2)[:, None]
     moments = Z.T @ Z / len(Z)
     return 0.5 * moments + 0.5 * np.trace(moments) / len(moments) * np.eye(len(moments))
 

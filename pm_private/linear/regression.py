@@ -229,12 +229,14 @@ def _prediction_constants(stats: SuffStats) -> dict[str, np.ndarray]:
     center = np.zeros(d) if prep is None or prep.x_center is None else np.broadcast_to(prep.x_center, (d,))
     scale = np.ones(d) if prep is None or prep.x_scale is None else np.broadcast_to(prep.x_scale, (d,))
     clip = max((r.x_bound for r in stats.releases if r.x_clip == "entry"), default=np.inf)
-    norm_clip = max((r.x_bound for r in stats.releases if r.x_clip == "row"), default=np.inf)
+    norm_clip = max((r.x_bound for r in stats.releases if r.x_clip in ("row", "row-scaled")), default=np.inf)
+    cube_scale = max((r.x_bound for r in stats.releases if r.x_clip == "entry-scaled"), default=np.inf)
     return {
         "x_center": np.array(center, dtype=float),
         "x_scale": np.array(scale, dtype=float),
         "x_clip": np.float64(clip),
         "x_norm_clip": np.float64(norm_clip),
+        "x_cube_scale": np.float64(cube_scale),
         "y_center": np.float64(0.0 if prep is None else prep.y_center),
         "y_scale": np.float64(1.0 if prep is None else prep.y_scale),
     }

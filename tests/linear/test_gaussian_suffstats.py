@@ -233,20 +233,18 @@ def test_noise_aware_model_and_prediction_read_the_release():
     # Exact public rows add exactly; the private part is the release minus them.
     both = suff_stats(X[:5], y[:5]) + r
     np.testing.assert_allclose(noise_aware_arrays(both)["noise_var"], arrays["noise_var"])
-    # Predictions map new rows as the released rows were mapped: standardise, then (where the release
-    # projected covariates alone) project onto the ball; scaled rows keep y = xᵀβ + e, so new rows stay.
+    # Predictions map new rows' covariates as the released rows' were: standardise, then project onto
+    # the ball, whether or not the release scaled the responses with their rows.
     draws = np.array([[1.0, 2.0, -1.0], [0.0, 1.0, 1.0]])
     X_new = np.array([[3.0, 3.0, 3.0], [30.0, -7.0, 3.0]])
-    standardised = (X_new - 3.0) / 2.0
-    got = predict(draws, X_new, stats=r)["mean"].to_numpy()
-    np.testing.assert_allclose(got, 0.6 + 1.2 * (standardised @ draws.T).mean(axis=1))
+    mapped = project_rows((X_new - 3.0) / 2.0, 1.5)
+    assert np.linalg.norm(mapped[1]) == pytest.approx(1.5)
     projected = release_suff_stats_gaussian(
         X, y, epsilon=1.0, delta=1e-6, x_bound=1.5, y_bound=3.0, preprocessing=prep, rng=0, scale_response=False
     )
-    mapped = project_rows(standardised, 1.5)
-    assert np.linalg.norm(mapped[1]) == pytest.approx(1.5)
-    got = predict(draws, X_new, stats=projected)["mean"].to_numpy()
-    np.testing.assert_allclose(got, 0.6 + 1.2 * (mapped @ draws.T).mean(axis=1))
+    for released in (r, projected):
+        got = predict(draws, X_new, stats=released)["mean"].to_numpy()
+        np.testing.assert_allclose(got, 0.6 + 1.2 * (mapped @ draws.T).mean(axis=1))
 
 
 @pytest.mark.parametrize("scale_response", [True, False])

@@ -233,6 +233,7 @@ def test_graph_does_not_depend_on_n():
             "preprocessing_x_scale": (d,),
             "preprocessing_x_clip": (),
             "preprocessing_x_norm_clip": (),
+            "preprocessing_x_cube_scale": (),
             "preprocessing_y_center": (),
             "preprocessing_y_scale": (),
         }

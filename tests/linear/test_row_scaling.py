@@ -10,13 +10,13 @@ What is checked (the claim of :func:`pm_private.release_suff_stats_gaussian`):
   (files without it read as covariates projected alone), and refused when not a bool before any
   budget is spent;
 - the Laplace release scales rows into the cube on request, and its sensitivities still hold
-  (adversarial and random neighbours).
+  (adversarial and random neighbours); predictions scale new rows into the cube alike.
 """
 
 import numpy as np
 import pytest
 
-from pm_private import PrivacyAccountant, release_suff_stats, release_suff_stats_gaussian
+from pm_private import PrivacyAccountant, predict, release_suff_stats, release_suff_stats_gaussian
 from pm_private.linear.accumulate import accumulate
 from pm_private.linear.suffstats import sensitivities
 from pm_private.release_file import release_from_dict, release_to_dict
@@ -120,3 +120,16 @@ def test_the_laplace_sensitivities_hold_for_scaled_rows():
     assert np.all(worst <= np.asarray(sens) * (1 + 1e-9))
     # A corner of the cube against the origin moves Sxx's triangle by d(d+1)/2·Bx² (half the bound).
     assert worst[0] >= d * (d + 1) / 2 * bx**2 * (1 - 1e-9)
+
+
+def test_predictions_scale_new_rows_into_the_cube_of_a_scaled_laplace_release():
+    rng = np.random.default_rng(8)
+    X, y = rng.uniform(-2, 2, (200, 2)), rng.normal(size=200)
+    draws = np.array([[1.0, -1.0], [0.5, 0.5]])
+    X_new = np.array([[0.5, 0.25], [4.0, -1.0]])
+    scaled = release_suff_stats(X, y, epsilon=1.0, x_bound=1.0, y_bound=2.0, rng=0, scale_response=True)
+    expected = X_new * np.minimum(1.0, 1.0 / np.abs(X_new).max(axis=1))[:, None]  # (4, −1) → (1, −0.25)
+    np.testing.assert_allclose(predict(draws, X_new, stats=scaled)["mean"], (expected @ draws.T).mean(axis=1))
+    clipped = release_suff_stats(X, y, epsilon=1.0, x_bound=1.0, y_bound=2.0, rng=0)
+    expected = np.clip(X_new, -1.0, 1.0)
+    np.testing.assert_allclose(predict(draws, X_new, stats=clipped)["mean"], (expected @ draws.T).mean(axis=1))
