@@ -18,7 +18,8 @@ What is checked:
   ``x_cov="release"`` uses it (the default stays the Wishart prior) and ``set_stats`` recomputes it;
 - building a noise-aware model holds BLAS at one thread until the model is collected, the
   likelihood's linear algebra runs on one thread during evaluations and a NUTS fit, and a
-  process that unpickles the model's graph takes the limit.
+  process that unpickles the model's graph takes the limit;
+- both Ops have a Numba cache key, so a model graph holding them is compiled once per machine.
 """
 
 import gc
@@ -143,6 +144,20 @@ def test_numba_backend_equals_python_perform():
         [one_chol, one_stats], frobenius_stats_logp(one_chol, one_stats, 100.0, 2.0), mode="NUMBA"
     )
     np.testing.assert_allclose(unbatched(args[0][0], args[1][0]), values[0][0][0], rtol=1e-12)
+
+
+def test_numba_functions_of_the_likelihood_and_the_gate_are_cacheable():
+    """PyTensor caches a compiled graph only if every Op in it has a Numba cache key; without
+    one every process recompiled the model's log-density and gradient."""
+    from pytensor.link.numba.dispatch.basic import numba_funcify_and_cache_key
+
+    chol, stats = pt.tensor3("chol"), pt.tensor3("stats")
+    n, s2 = pt.dvector("n"), pt.dvector("s2")
+    logp = noise_aware.FrobeniusStatsLogp()(chol, stats, n, s2)[0]
+    gated = noise_aware._blas_gate(logp)
+    for node in (logp.owner, gated.owner):
+        _, key = numba_funcify_and_cache_key(node.op, node=node)
+        assert key is not None, f"{node.op} has no Numba cache key"
 
 
 def _logp_and_grad(chol, stats, n, s2):
