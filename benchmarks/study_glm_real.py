@@ -36,10 +36,12 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import time
 import warnings
 
 import numpy as np
+import pandas as pd
 from scipy import stats as sps
 from scipy.special import expit
 from sklearn.linear_model import LogisticRegression, PoissonRegressor
@@ -59,6 +61,7 @@ from pm_private.logistic import DPElasticNetLogisticRegression
 from pm_private.privacy.primitives import project_rows
 
 DELTA = 1e-6
+METRICS = ["log loss", "AUC", "accuracy", "deviance", "log pred.", "coef cover", "fit s", "divergent"]
 
 
 def load(name: str, d: int):
@@ -110,6 +113,81 @@ def count_scores(rates_draws, y) -> dict:
     return {"deviance": deviance, "log pred.": np.mean(np.log(np.maximum(predictive, 1e-300)))}
 
 
+def summary(scores: pd.DataFrame) -> pd.DataFrame:
+    """Mean (s.e.) per data set, ε and method; the elastic net at its best penalty by mean AUC."""
+    keep = []
+    for (_, _), cell in scores.groupby(["data", "epsilon"], sort=False):
+        net = cell[cell["method"].str.startswith("elastic net")]
+        if len(net):
+            best = net.groupby("method")["AUC"].mean().idxmax()
+            cell = cell[~cell["method"].str.startswith("elastic net") | (cell["method"] == best)]
+        keep.append(cell)
+    kept = pd.concat(keep)
+    metrics = [c for c in METRICS if c in kept and kept[c].notna().any()]
+    grouped = kept.groupby(["data", "epsilon", "method"], sort=False)[metrics]
+    mean, se = grouped.mean(), grouped.std(ddof=1) / np.sqrt(grouped.count())
+    table = mean.copy().astype(object)
+    for c in metrics:
+        table[c] = [
+            "" if np.isnan(m) else (f"{m:.3f}" if np.isnan(e) else f"{m:.3f} ({e:.3f})")
+            for m, e in zip(mean[c], se[c], strict=True)
+        ]
+    table.insert(0, "releases", grouped.size())
+    return table.reset_index()
+
+
+def goal(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per classification data set and ε: mean AUC of the noise-aware model against the best elastic net."""
+    rows = []
+    for (data, eps), cell in scores[scores["AUC"].notna()].groupby(["data", "epsilon"], sort=False):
+        net = cell[cell["method"].str.startswith("elastic net")]
+        best = net.groupby("method")["AUC"].mean().idxmax()
+        aware = cell.loc[cell["method"] == "noise-aware", ["release", "AUC"]].set_index("release")["AUC"]
+        other = net.loc[net["method"] == best, ["release", "AUC"]].set_index("release")["AUC"]
+        diff = (aware - other).dropna()
+        rows.append(
+            {
+                "data": data,
+                "epsilon": eps,
+                "noise-aware AUC": aware.mean(),
+                "elastic net": best,
+                "elastic net AUC": other.mean(),
+                "difference": diff.mean(),
+                "difference s.e.": diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else np.nan,
+                "min noise-aware AUC": aware.min(),
+                ">= elastic net": aware.mean() >= other.mean(),
+                ">= 0.5": aware.mean() >= 0.5,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def markdown(frame: pd.DataFrame) -> str:
+    """A pipe table (no extra dependency)."""
+    cells = [[f"{v:.3f}" if isinstance(v, float) else str(v) for v in row] for row in frame.itertuples(index=False)]
+    lines = ["| " + " | ".join(map(str, frame.columns)) + " |", "|" + "---|" * len(frame.columns)]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in cells])
+
+
+def write(folder: str, scores: pd.DataFrame, lines: list, releases: int) -> None:
+    """scores.csv (every release and method) and report.md (the tables and the log) in ``folder``."""
+    os.makedirs(folder, exist_ok=True)
+    scores.to_csv(os.path.join(folder, "scores.csv"), index=False)
+    report = [
+        f"# Noise-aware private GLMs on shipped data, {releases} releases per cell",
+        "",
+        "Mean over releases (s.e.); the elastic net at its best penalty by mean held-out AUC.",
+        "",
+        markdown(summary(scores)),
+    ]
+    if "AUC" in scores and scores["AUC"].notna().any():
+        report += ["", "Goal at ε ≥ 1: mean held-out AUC of the noise-aware model ≥ the elastic net's, ≥ 0.5.", ""]
+        report.append(markdown(goal(scores[scores["epsilon"] >= 1])))
+    report += ["", "```", *lines, "```", ""]
+    with open(os.path.join(folder, "report.md"), "w") as handle:
+        handle.write("\n".join(report))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", nargs="+", default=["breast_cancer", "fair", "randhie"])
@@ -122,11 +200,18 @@ def main(argv=None):
     parser.add_argument("--tune", type=int, default=500)
     parser.add_argument("--draws", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", help="folder for scores.csv (every release and method) and report.md")
     args = parser.parse_args(argv)
     threadpool_limits(1, user_api="blas")
     warnings.filterwarnings("ignore")
     logging.getLogger("pymc").setLevel(logging.ERROR)
     start = time.perf_counter()
+    records, lines = [], []
+
+    def say(text):
+        print(text, flush=True)
+        lines.append(text)
+
     for name in args.data:
         rng = np.random.default_rng(args.seed)
         X, y, kind = load(name, args.d)
@@ -140,15 +225,14 @@ def main(argv=None):
             exact = PoissonRegressor(alpha=0.0, max_iter=10000).fit(project_rows(Xp, bound), yp)
             reference = exact.coef_
             baseline = count_scores(exact.predict(Xt)[:, None], yt)
-        print(f"\n{name}: n = {len(yp)} private, {len(yt)} test rows, d = {Xp.shape[1]}, Bx = {bound:.2f}")
-        print("  non-private: " + ", ".join(f"{k} {v:.3f}" for k, v in baseline.items()))
+        say(f"\n{name}: n = {len(yp)} private, {len(yt)} test rows, d = {Xp.shape[1]}, Bx = {bound:.2f}")
+        say("  non-private: " + ", ".join(f"{k} {v:.3f}" for k, v in baseline.items()))
+        for eps in args.epsilons:
+            records.append({"data": name, "epsilon": eps, "release": 0, "method": "non-private", **baseline})
         fitter = None
         l1_bound = bound * np.sqrt(Xp.shape[1])  # the ℓ1 ball holding the ℓ2 ball of radius Bx
         for eps in args.epsilons:
-            rows = {"noise-aware": [], "naive": []}
-            covered = {"noise-aware": [], "naive": []}
-            net = {lam: [] for lam in args.lams} if binary else {}
-            for _ in range(args.releases):
+            for release_index in range(args.releases):
                 if binary:
                     release = release_logistic_stats(Xp, yp, epsilon=eps, delta=DELTA, x_bound=bound, rng=rng)
                 else:
@@ -160,35 +244,56 @@ def main(argv=None):
                     fitter = Fitter(model, draws=args.draws, tune=args.tune, seed=args.seed)
                 for label, aware in (("noise-aware", True), ("naive", False)):
                     (set_logistic_stats if binary else set_poisson_stats)(release, fitter.model, noise_aware=aware)
+                    divergent = fitter.divergent
                     beta = fitter.fit()
-                    intercept = fitter.last_intercept
-                    eta = Xt @ beta.T + intercept
-                    rows[label].append(
-                        classification_scores(expit(eta).mean(axis=1), yt) if binary else count_scores(np.exp(eta), yt)
-                    )
+                    eta = Xt @ beta.T + fitter.last_intercept
                     lo, hi = np.quantile(beta, [0.05, 0.95], axis=0)
-                    covered[label].append(np.mean((lo <= reference) & (reference <= hi)))
-                for lam in net:
-                    model = DPElasticNetLogisticRegression(
-                        epsilon=eps, lam=lam, norm_bound=l1_bound, too_weak="add_ridge", rng=rng
-                    ).fit(Xp, yp)
-                    net[lam].append(classification_scores(model.predict_proba(Xt)[:, 1], yt))
-            if net:
-                best = max(net, key=lambda lam: np.mean([r["AUC"] for r in net[lam]]))
-                rows[f"elastic net λ={best:g}"] = net[best]
-            for label, scores in rows.items():
-                keys = scores[0].keys()
-                cells = ", ".join(
-                    f"{k} {np.mean([s[k] for s in scores]):.3f} ({np.std([s[k] for s in scores]) / np.sqrt(len(scores)):.3f})"
-                    for k in keys
+                    records.append(
+                        {
+                            "data": name,
+                            "epsilon": eps,
+                            "release": release_index,
+                            "method": label,
+                            **(
+                                classification_scores(expit(eta).mean(axis=1), yt)
+                                if binary
+                                else count_scores(np.exp(eta), yt)
+                            ),
+                            "coef cover": np.mean((lo <= reference) & (reference <= hi)),
+                            "fit s": fitter.times[-1],
+                            "divergent": (fitter.divergent - divergent) / args.draws,
+                        }
+                    )
+                if binary:
+                    for lam in args.lams:
+                        net = DPElasticNetLogisticRegression(
+                            epsilon=eps, lam=lam, norm_bound=l1_bound, too_weak="add_ridge", rng=rng
+                        ).fit(Xp, yp)
+                        scores = classification_scores(net.predict_proba(Xt)[:, 1], yt)
+                        records.append(
+                            {
+                                "data": name,
+                                "epsilon": eps,
+                                "release": release_index,
+                                "method": f"elastic net λ={lam:g}",
+                                **scores,
+                            }
+                        )
+            cell = summary(pd.DataFrame(records).query("data == @name and epsilon == @eps"))
+            for row in cell.itertuples(index=False):
+                say(
+                    f"  ε = {eps:g}, "
+                    + ", ".join(f"{k} {v}" for k, v in zip(cell.columns[2:], row[2:], strict=True) if v != "")
                 )
-                cover = (
-                    f"; 90 % intervals cover {np.mean(covered[label]):.2f} of the non-private β"
-                    if label in covered
-                    else ""
-                )
-                print(f"  ε = {eps:g}, {label}: {cells}{cover}", flush=True)
-    print(f"total {time.perf_counter() - start:.0f} s")
+            if args.out:  # after every cell, so that an interrupted run keeps what it measured
+                write(args.out, pd.DataFrame(records), lines, args.releases)
+        say(
+            f"  {name}: NUTS fit {np.median(fitter.times):.1f} s median, {max(fitter.times):.1f} s max "
+            f"(one chain, {args.tune} + {args.draws}); load average {os.getloadavg()[0]:.2f}"
+        )
+    say(f"total {time.perf_counter() - start:.0f} s, {args.releases} releases per cell")
+    if args.out:
+        write(args.out, pd.DataFrame(records), lines, args.releases)
 
 
 if __name__ == "__main__":
