@@ -13,6 +13,16 @@ time per leapfrog step should be flat in n.
 
     python -m benchmarks.bench_glm_fit_time                      # logistic, d = 10, n ∈ {1000, 100000}
     python -m benchmarks.bench_glm_fit_time --family poisson --ds 5 10
+
+Measured 2026-11-26 with the defaults on a shared 2-core machine at load 5.4 (the step built in
+6.4 s, the warm-up fit 39.8 s):
+
+      d        n |   fit s   leapfrog steps   ms/step   divergent
+     10     1000 |   106.2          237 636      0.45           0
+     10   100000 |    50.3          107 000      0.47           0
+
+The time per leapfrog step is flat in n; the fit time is not under 30 s: about 27–59 leapfrog
+steps per iteration over 4000 iterations.
 """
 
 from __future__ import annotations
