@@ -33,7 +33,15 @@ held-out AUC with the elastic net at ε ≥ 1, the log) after each cell.
 
     python -m benchmarks.study_glm_real --epsilons 1 --releases 2 --data breast_cancer
     python -m benchmarks.study_glm_real            # every data set, ε ∈ {0.5, 1, 2, 5}, 20 releases
+
+The stored results (``notebooks/results/glm_real_20_releases``): 6 releases, then 14 more on the
+same splits, pooled:
+
     python -m benchmarks.study_glm_real --releases 6 --tune 300 --draws 200 --out notebooks/results/glm_real_6_releases
+    python -m benchmarks.study_glm_real --releases 14 --release-seed 1 --tune 300 --draws 200 \\
+        --out notebooks/results/glm_real_20_releases/release_seed_1
+    python -m benchmarks.study_glm_real --out notebooks/results/glm_real_20_releases --merge \\
+        notebooks/results/glm_real_6_releases/scores.csv notebooks/results/glm_real_20_releases/release_seed_1/scores.csv
 """
 
 from __future__ import annotations
