@@ -48,6 +48,14 @@ Measured 2026-11-25 on a loaded 2-core machine (``--tune 200 --draws 200``; cove
     2   1000    ∞    12 | 0.50 (0.11)  0.92 (0.06)  --tune 800 --draws 400 (the defaults), --seed 3
     2   1000  0.3    12 | 0.42 (0.10)  0.92 (0.06)         | 0.08 (0.06)  0.25 (0.10)  defaults, --seed 4
 
+Measured 2026-11-26 on a shared 2-core machine at load 1.4–2.5 (``--ds 5 --ns 1000 --epsilons 1 3
+--reps 10``, the defaults otherwise, 325 s; fits 6.4 s median, 24.9 s max, 22 divergent draws
+of 16 000):
+
+    d      n    ε  reps | noise-aware 50 %  90 %        widths        | naive 50 %   90 %         widths
+    5   1000    1    10 | 0.42 (0.05)  0.90 (0.06)  1.012 2.527      | 0.24 (0.06)  0.34 (0.07)  0.468 1.154
+    5   1000    3    10 | 0.54 (0.06)  0.90 (0.04)  0.843 2.078      | 0.12 (0.05)  0.28 (0.09)  0.456 1.129
+
 With 200 tuning steps the ε = ∞ cells (exact statistics, the narrowest posteriors) under-covered
 in two runs, projection not the cause; with 800 (the dense mass matrix adapted longer) they cover.
 """

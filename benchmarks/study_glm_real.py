@@ -26,20 +26,34 @@ Per ε and release (``--releases`` per cell), on the private rows, with Bx = 3�
 
 Reported: held-out log loss, AUC and accuracy (counts: mean Poisson deviance and the mean
 log predictive probability of the counts), and the share of the non-private fit's coefficients
-inside the noise-aware and naive 90 % intervals.
+inside the noise-aware and naive 90 % intervals, the NUTS fit time (one chain, ``--tune`` +
+``--draws``, dense mass matrix) and the share of divergent draws.  ``--out FOLDER`` writes every
+release's scores (``scores.csv``) and ``report.md`` (the mean (s.e.) table, the comparison of
+held-out AUC with the elastic net at ε ≥ 1, the log) after each cell.
 
     python -m benchmarks.study_glm_real --epsilons 1 --releases 2 --data breast_cancer
     python -m benchmarks.study_glm_real            # every data set, ε ∈ {0.5, 1, 2, 5}, 20 releases
+
+The stored results (``notebooks/results/glm_real_20_releases``): 6 releases, then 14 more on the
+same splits, pooled:
+
+    python -m benchmarks.study_glm_real --releases 6 --tune 300 --draws 200 --out notebooks/results/glm_real_6_releases
+    python -m benchmarks.study_glm_real --releases 14 --release-seed 1 --tune 300 --draws 200 \\
+        --out notebooks/results/glm_real_20_releases/release_seed_1
+    python -m benchmarks.study_glm_real --out notebooks/results/glm_real_20_releases --merge \\
+        notebooks/results/glm_real_6_releases/scores.csv notebooks/results/glm_real_20_releases/release_seed_1/scores.csv
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import time
 import warnings
 
 import numpy as np
+import pandas as pd
 from scipy import stats as sps
 from scipy.special import expit
 from sklearn.linear_model import LogisticRegression, PoissonRegressor
@@ -59,6 +73,7 @@ from pm_private.logistic import DPElasticNetLogisticRegression
 from pm_private.privacy.primitives import project_rows
 
 DELTA = 1e-6
+METRICS = ["log loss", "AUC", "accuracy", "deviance", "log pred.", "coef cover", "fit s", "divergent"]
 
 
 def load(name: str, d: int):
@@ -110,6 +125,87 @@ def count_scores(rates_draws, y) -> dict:
     return {"deviance": deviance, "log pred.": np.mean(np.log(np.maximum(predictive, 1e-300)))}
 
 
+def summary(scores: pd.DataFrame) -> pd.DataFrame:
+    """Mean (s.e.) per data set, ε and method; the elastic net at its best penalty by mean AUC."""
+    keep = []
+    for (_, _), cell in scores.groupby(["data", "epsilon"], sort=False):
+        net = cell[cell["method"].str.startswith("elastic net")]
+        if len(net):
+            best = net.groupby("method")["AUC"].mean().idxmax()
+            cell = cell[~cell["method"].str.startswith("elastic net") | (cell["method"] == best)]
+        keep.append(cell)
+    kept = pd.concat(keep)
+    metrics = [c for c in METRICS if c in kept and kept[c].notna().any()]
+    grouped = kept.groupby(["data", "epsilon", "method"], sort=False)[metrics]
+    mean, se = grouped.mean(), grouped.std(ddof=1) / np.sqrt(grouped.count())
+    table = mean.copy().astype(object)
+    for c in metrics:
+        table[c] = [
+            "" if np.isnan(m) else (f"{m:.3f}" if np.isnan(e) else f"{m:.3f} ({e:.3f})")
+            for m, e in zip(mean[c], se[c], strict=True)
+        ]
+    table.insert(0, "releases", grouped.size())
+    return table.reset_index()
+
+
+def goal(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per classification data set and ε: mean AUC of the noise-aware model against the best elastic net."""
+    rows = []
+    for (data, eps), cell in scores[scores["AUC"].notna()].groupby(["data", "epsilon"], sort=False):
+        net = cell[cell["method"].str.startswith("elastic net")]
+        if net.empty or not (cell["method"] == "noise-aware").any():
+            continue  # a cell not run yet
+        best = net.groupby("method")["AUC"].mean().idxmax()
+        aware = cell.loc[cell["method"] == "noise-aware", ["release", "AUC"]].set_index("release")["AUC"]
+        other = net.loc[net["method"] == best, ["release", "AUC"]].set_index("release")["AUC"]
+        diff = (aware - other).dropna()
+        rows.append(
+            {
+                "data": data,
+                "epsilon": eps,
+                "noise-aware AUC": aware.mean(),
+                "elastic net": best,
+                "elastic net AUC": other.mean(),
+                "difference": diff.mean(),
+                "difference s.e.": diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else np.nan,
+                "min noise-aware AUC": aware.min(),
+                ">= elastic net": aware.mean() >= other.mean(),
+                ">= 0.5": aware.mean() >= 0.5,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def markdown(frame: pd.DataFrame) -> str:
+    """A pipe table (no extra dependency)."""
+    cells = [
+        [f"{v:g}" if key == "epsilon" else f"{v:.3f}" if isinstance(v, float) else str(v) for key, v in row.items()]
+        for row in frame.to_dict("records")
+    ]
+    lines = ["| " + " | ".join(map(str, frame.columns)) + " |", "|" + "---|" * len(frame.columns)]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in cells])
+
+
+def write(folder: str, scores: pd.DataFrame, lines: list, releases: int) -> None:
+    """scores.csv (every release and method) and report.md (the tables and the log) in ``folder``."""
+    os.makedirs(folder, exist_ok=True)
+    scores.to_csv(os.path.join(folder, "scores.csv"), index=False)
+    report = [
+        f"# Noise-aware private GLMs on shipped data, {releases} releases per cell",
+        "",
+        "Mean over releases (s.e.); the elastic net at its best penalty by mean held-out AUC.",
+        "",
+        markdown(summary(scores)),
+    ]
+    if "AUC" in scores and scores["AUC"].notna().any():
+        report += ["", "Goal at ε ≥ 1: mean held-out AUC of the noise-aware model ≥ the elastic net's, ≥ 0.5.", ""]
+        met = goal(scores[scores["epsilon"] >= 1])
+        report.append(markdown(met) if len(met) else "(no cell at ε ≥ 1 yet)")
+    report += ["", "```", *lines, "```", ""]
+    with open(os.path.join(folder, "report.md"), "w") as handle:
+        handle.write("\n".join(report))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", nargs="+", default=["breast_cancer", "fair", "randhie"])
@@ -122,15 +218,43 @@ def main(argv=None):
     parser.add_argument("--tune", type=int, default=500)
     parser.add_argument("--draws", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--release-seed", type=int, help="draw the releases from this seed (the split stays --seed's): more releases"
+    )
+    parser.add_argument("--out", help="folder for scores.csv (every release and method) and report.md")
+    parser.add_argument(
+        "--merge", nargs="+", metavar="CSV", help="only write --out's report of these runs' scores.csv, pooled"
+    )
     args = parser.parse_args(argv)
+    if args.merge:
+        parts = [pd.read_csv(path) for path in args.merge]
+        for index, part in enumerate(parts):  # release numbers unique across runs
+            part["release"] += 1000 * index
+        scores = pd.concat(parts, ignore_index=True)
+        private = scores["method"] != "non-private"
+        scores = pd.concat([scores[~private].drop_duplicates(["data", "epsilon"]), scores[private]])
+        counts = scores[scores["method"] == "noise-aware"].groupby(["data", "epsilon"]).size()
+        pooled = [f"pooled from {', '.join(args.merge)}"]
+        write(
+            args.out, scores.sort_values(["data", "epsilon"], kind="stable"), pooled, f"{counts.min()}–{counts.max()}"
+        )
+        return
     threadpool_limits(1, user_api="blas")
     warnings.filterwarnings("ignore")
     logging.getLogger("pymc").setLevel(logging.ERROR)
     start = time.perf_counter()
+    records, lines = [], []
+
+    def say(text):
+        print(text, flush=True)
+        lines.append(text)
+
     for name in args.data:
         rng = np.random.default_rng(args.seed)
         X, y, kind = load(name, args.d)
         (Xp, yp), (Xt, yt), bound = split(X, y, rng, args.public, args.d, pca=name == "breast_cancer")
+        if args.release_seed is not None:  # the same split, other releases
+            rng = np.random.default_rng([args.seed, args.release_seed])
         binary = kind == "binary"
         if binary:
             exact = LogisticRegression(C=1e6, max_iter=10000).fit(project_rows(Xp, bound), yp)
@@ -140,15 +264,13 @@ def main(argv=None):
             exact = PoissonRegressor(alpha=0.0, max_iter=10000).fit(project_rows(Xp, bound), yp)
             reference = exact.coef_
             baseline = count_scores(exact.predict(Xt)[:, None], yt)
-        print(f"\n{name}: n = {len(yp)} private, {len(yt)} test rows, d = {Xp.shape[1]}, Bx = {bound:.2f}")
-        print("  non-private: " + ", ".join(f"{k} {v:.3f}" for k, v in baseline.items()))
+        say(f"\n{name}: n = {len(yp)} private, {len(yt)} test rows, d = {Xp.shape[1]}, Bx = {bound:.2f}")
+        say("  non-private: " + ", ".join(f"{k} {v:.3f}" for k, v in baseline.items()))
         fitter = None
         l1_bound = bound * np.sqrt(Xp.shape[1])  # the ℓ1 ball holding the ℓ2 ball of radius Bx
         for eps in args.epsilons:
-            rows = {"noise-aware": [], "naive": []}
-            covered = {"noise-aware": [], "naive": []}
-            net = {lam: [] for lam in args.lams} if binary else {}
-            for _ in range(args.releases):
+            records.append({"data": name, "epsilon": eps, "release": 0, "method": "non-private", **baseline})
+            for release_index in range(args.releases):
                 if binary:
                     release = release_logistic_stats(Xp, yp, epsilon=eps, delta=DELTA, x_bound=bound, rng=rng)
                 else:
@@ -157,38 +279,60 @@ def main(argv=None):
                     )
                 if fitter is None:
                     model = logistic_model(release) if binary else poisson_model(release)
-                    fitter = Fitter(model, draws=args.draws, tune=args.tune, seed=args.seed)
+                    seed = args.seed if args.release_seed is None else 1_000_000 * args.release_seed
+                    fitter = Fitter(model, draws=args.draws, tune=args.tune, seed=seed)
                 for label, aware in (("noise-aware", True), ("naive", False)):
                     (set_logistic_stats if binary else set_poisson_stats)(release, fitter.model, noise_aware=aware)
+                    divergent = fitter.divergent
                     beta = fitter.fit()
-                    intercept = fitter.last_intercept
-                    eta = Xt @ beta.T + intercept
-                    rows[label].append(
-                        classification_scores(expit(eta).mean(axis=1), yt) if binary else count_scores(np.exp(eta), yt)
-                    )
+                    eta = Xt @ beta.T + fitter.last_intercept
                     lo, hi = np.quantile(beta, [0.05, 0.95], axis=0)
-                    covered[label].append(np.mean((lo <= reference) & (reference <= hi)))
-                for lam in net:
-                    model = DPElasticNetLogisticRegression(
-                        epsilon=eps, lam=lam, norm_bound=l1_bound, too_weak="add_ridge", rng=rng
-                    ).fit(Xp, yp)
-                    net[lam].append(classification_scores(model.predict_proba(Xt)[:, 1], yt))
-            if net:
-                best = max(net, key=lambda lam: np.mean([r["AUC"] for r in net[lam]]))
-                rows[f"elastic net λ={best:g}"] = net[best]
-            for label, scores in rows.items():
-                keys = scores[0].keys()
-                cells = ", ".join(
-                    f"{k} {np.mean([s[k] for s in scores]):.3f} ({np.std([s[k] for s in scores]) / np.sqrt(len(scores)):.3f})"
-                    for k in keys
+                    records.append(
+                        {
+                            "data": name,
+                            "epsilon": eps,
+                            "release": release_index,
+                            "method": label,
+                            **(
+                                classification_scores(expit(eta).mean(axis=1), yt)
+                                if binary
+                                else count_scores(np.exp(eta), yt)
+                            ),
+                            "coef cover": np.mean((lo <= reference) & (reference <= hi)),
+                            "fit s": fitter.times[-1],
+                            "divergent": (fitter.divergent - divergent) / args.draws,
+                        }
+                    )
+                if binary:
+                    for lam in args.lams:
+                        net = DPElasticNetLogisticRegression(
+                            epsilon=eps, lam=lam, norm_bound=l1_bound, too_weak="add_ridge", rng=rng
+                        ).fit(Xp, yp)
+                        scores = classification_scores(net.predict_proba(Xt)[:, 1], yt)
+                        records.append(
+                            {
+                                "data": name,
+                                "epsilon": eps,
+                                "release": release_index,
+                                "method": f"elastic net λ={lam:g}",
+                                **scores,
+                            }
+                        )
+            cell = summary(pd.DataFrame(records).query("data == @name and epsilon == @eps"))
+            for row in cell.itertuples(index=False):
+                say(
+                    f"  ε = {eps:g}, "
+                    + ", ".join(f"{k} {v}" for k, v in zip(cell.columns[2:], row[2:], strict=True) if v != "")
                 )
-                cover = (
-                    f"; 90 % intervals cover {np.mean(covered[label]):.2f} of the non-private β"
-                    if label in covered
-                    else ""
-                )
-                print(f"  ε = {eps:g}, {label}: {cells}{cover}", flush=True)
-    print(f"total {time.perf_counter() - start:.0f} s")
+            if args.out:  # after every cell, so that an interrupted run keeps what it measured
+                write(args.out, pd.DataFrame(records), lines, args.releases)
+        say(
+            f"  {name}: NUTS fit {np.median(fitter.times):.1f} s median, {max(fitter.times):.1f} s max "
+            f"(one chain, {args.tune} + {args.draws}); load average {os.getloadavg()[0]:.2f}"
+        )
+    say(f"total {time.perf_counter() - start:.0f} s, {args.releases} releases per cell")
+    if args.out:
+        write(args.out, pd.DataFrame(records), lines, args.releases)
 
 
 if __name__ == "__main__":
