@@ -1094,8 +1094,8 @@ def release_suff_stats_gaussian(
     Notes
     -----
     Privacy: (ε, δ)-DP under replace-one neighbours (n is public), for the statistics and the
-    clipping counts together (one mechanism): every scaled and clipped row has ‖xᵢ‖ ≤ Bx and
-    |yᵢ| ≤ By whether or not its response was scaled, so Δ is the same.  Public inputs:
+    clipping counts together (one mechanism): every scaled and clipped row has ‖xᵢ‖ ≤ Bx and a
+    response of absolute value ≤ By whether or not its response was scaled, so Δ is the same.  Public inputs:
     ``x_bound``, ``y_bound``, ``delta``, ``clip_share``, ``scale_response``, ``preprocessing``,
     n and d.  Exact: the (ε, δ) is certified by
     OpenDP's privacy map through zero-concentrated DP

@@ -792,7 +792,7 @@ def row_scale_factors(X, bound: float, norm: int = 2) -> np.ndarray:
 def project_rows(X, bound: float, norm: int = 2) -> np.ndarray:
     """Rows with ‖xᵢ‖_norm > bound scaled onto the ball of radius ``bound``; other rows unchanged.
 
-    xᵢ ← cᵢxᵢ with cᵢ = min(1, B/‖xᵢ‖) (:func:`row_scale_factors`; Euclidean projection onto the
+    xᵢ ← cᵢxᵢ with cᵢ = min(1, B/‖xᵢ‖) (``row_scale_factors``; Euclidean projection onto the
     ℓ2 ball for ``norm=2``; radial scaling for ``norm=1``).  This is what bounds a record's
     contribution in every mechanism whose sensitivity assumes ‖x‖ ≤ B.  A new array.
 
