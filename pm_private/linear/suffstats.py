@@ -182,7 +182,7 @@ class SuffStatsRelease(Release, kind="suff_stats_laplace"):
     def x_clip(self) -> str:
         """How covariates were bounded: ``"entry"``, clipped entrywise (|xⱼ| ≤ ``x_bound``;
         predictions clip new rows alike), or ``"entry-scaled"``, whole rows scaled into the cube
-        with their responses (predictions use new rows as they are)."""
+        with their responses (predictions scale new rows' covariates into the cube alike)."""
         return "entry-scaled" if self.scale_response else "entry"
 
     def noise_variance(self, d: int) -> np.ndarray:
@@ -278,7 +278,8 @@ class GaussianSuffStatsRelease(Release, kind="suff_stats_gaussian"):
     def x_clip(self) -> str:
         """How covariate rows were bounded: ``"row"``, projected onto the ℓ2 ball ‖x‖ ≤ ``x_bound``
         (predictions project new rows alike), or ``"row-scaled"``, scaled onto it together with
-        their responses (the regression of y on x is kept: predictions use new rows as they are)."""
+        their responses, which keeps the regression of y on x (predictions project new rows'
+        covariates alike)."""
         return "row-scaled" if self.scale_response else "row"
 
     def noise_variance(self, d: int) -> np.ndarray:
@@ -757,8 +758,8 @@ def release_suff_stats(
     of three Laplace mechanisms with (1 − ``clip_share``)·ε·split and one on the two clipping
     counts (ℓ1 sensitivity 2) with ``clip_share``·ε.  Public inputs: ``x_bound`` (Bx),
     ``y_bound`` (By), ``split``, ``clip_share``, ``scale_response``, ``preprocessing``, n and d.
-    Exact: Bayesian inference on the released statistics is post-processing.  Floating-point safe for the secure default ``rng=None`` (OpenDP's exact
-    discrete Laplace on a 2^k grid, Canonne, Kamath & Steinke 2020; see
+    Exact: Bayesian inference on the released statistics is post-processing.  Floating-point safe
+    for the secure default ``rng=None`` (OpenDP's exact discrete Laplace on a 2^k grid, Canonne, Kamath & Steinke 2020; see
     :mod:`pm_private.privacy.noise`); a seeded ``rng`` gives reproducible noise and a result
     marked ``private=False``.  References: Honkela et al. 2018; Dwork et al. 2006.
 
@@ -1095,11 +1096,11 @@ def release_suff_stats_gaussian(
     -----
     Privacy: (ε, δ)-DP under replace-one neighbours (n is public), for the statistics and the
     clipping counts together (one mechanism): every scaled and clipped row has ‖xᵢ‖ ≤ Bx and a
-    response of absolute value ≤ By whether or not its response was scaled, so Δ is the same.  Public inputs:
-    ``x_bound``, ``y_bound``, ``delta``, ``clip_share``, ``scale_response``, ``preprocessing``,
-    n and d.  Exact: the (ε, δ) is certified by
-    OpenDP's privacy map through zero-concentrated DP
-    (:func:`pm_private.privacy.primitives.gaussian_mechanism`) for the returned statistics.
+    response of absolute value ≤ By whether or not its response was scaled, so Δ is the same.
+    Public inputs: ``x_bound``, ``y_bound``, ``delta``, ``clip_share``, ``scale_response``,
+    ``preprocessing``, n and d.  Exact: the (ε, δ) is certified by OpenDP's privacy map through
+    zero-concentrated DP (:func:`pm_private.privacy.primitives.gaussian_mechanism`) for the
+    returned statistics.
     Floating-point safe for the secure default ``rng=None`` (OpenDP's exact discrete Gaussian,
     Canonne, Kamath & Steinke 2020); a seeded ``rng`` gives reproducible continuous noise of the
     same σ and a result marked ``private=False``.  References: Sheffet 2017; Wang 2018;

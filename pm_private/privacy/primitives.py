@@ -768,7 +768,7 @@ def row_scale_factors(X, bound: float, norm: int = 2) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``norm`` is not 1 or 2.
+        If ``norm`` is not 1, 2 or ``numpy.inf``.
     """
     if norm not in (1, 2, np.inf):
         raise ValueError(f"norm must be 1, 2 or inf, got {norm!r}")
