@@ -16,7 +16,8 @@ process's, compilation included):
   ``noisy_stats_logp`` (old, dense, only up to ``--dense-max-d``), with respect to L_C;
 * ``old``: the full model as it was built before the spectral likelihood (dense likelihood,
   Wishart Σx prior), up to ``--old-model-max-d``;
-* ``fit``: NUTS after compilation (the step is compiled once, then ``pm.sample`` reuses it), two
+* ``fit``: NUTS after compilation (the step is compiled once, then ``pm.sample`` reuses it; the median
+  of ``--fit-repeats`` fits up to d = ``--fit-repeats-max-d``, one fit above), two
   chains one after the other (``--parallel``: at once, in two worker processes, as ``pm.sample``
   runs them by default).  At d ≤ ``--full-fit-max-d`` the fit is the full 1000 tuning + 1000
   kept draws per chain; above, a shorter run (``--short-fit`` iterations per chain, one chain) whose time is
@@ -115,9 +116,12 @@ def _likelihood_gradients(release, d: int, dense: bool, repeats: int) -> tuple[f
     return t_new, _median_time(f_old, chol_value, repeats=repeats)
 
 
-def _fit_time(model, iterations: int | None, chains: int, parallel: bool = False) -> tuple[float, bool]:
-    """Seconds of a NUTS fit after compilation, and whether it was extrapolated to 2 × 2000.
-    ``parallel``: the chains run at once in worker processes (``pm.sample``'s default on 2 cores)."""
+def _fit_time(
+    model, iterations: int | None, chains: int, parallel: bool = False, repeats: int = 1
+) -> tuple[float, bool]:
+    """Seconds of a NUTS fit after compilation (median of ``repeats`` fits), and whether it was
+    extrapolated to 2 × 2000.  ``parallel``: the chains run at once in worker processes
+    (``pm.sample``'s default on 2 cores)."""
     import pymc as pm
 
     full = iterations is None
@@ -126,13 +130,17 @@ def _fit_time(model, iterations: int | None, chains: int, parallel: bool = False
         step = pm.NUTS(target_accept=0.9)
         kw = dict(step=step, progressbar=False, compute_convergence_checks=False)
         pm.sample(draws=5, tune=5, random_seed=0, chains=1, cores=1, **kw)  # compiles nothing new; warms the caches
-        start = time.perf_counter()
-        if parallel:
-            pm.sample(draws=draws, tune=tune, random_seed=1, chains=chains, cores=chains, **kw)
-        else:
-            for chain in range(chains):
-                pm.sample(draws=draws, tune=tune, random_seed=chain + 1, chains=1, cores=1, **kw)
-        elapsed = time.perf_counter() - start
+        times = []
+        for repeat in range(repeats):
+            seed = 1 + chains * repeat
+            start = time.perf_counter()
+            if parallel:
+                pm.sample(draws=draws, tune=tune, random_seed=seed, chains=chains, cores=chains, **kw)
+            else:
+                for chain in range(chains):
+                    pm.sample(draws=draws, tune=tune, random_seed=seed + chain, chains=1, cores=1, **kw)
+            times.append(time.perf_counter() - start)
+        elapsed = float(np.median(times))
     if full:
         return elapsed, False
     return elapsed * (2 * 2000) / (chains * (tune + draws)), True
@@ -161,11 +169,12 @@ def run_one(d: int, args) -> dict:
         row["old_grad_ms"] = 1e3 * _model_gradient(old_model, args.repeats)
     if d in args.fit_ds:
         iterations = None if d <= args.full_fit_max_d else args.short_fit
+        repeats = args.fit_repeats if d <= args.fit_repeats_max_d else 1
         row["fit_s"], row["fit_extrapolated"] = _fit_time(
-            model, iterations, 2 if iterations is None else 1, parallel=args.parallel and iterations is None
+            model, iterations, 2 if iterations is None else 1, args.parallel and iterations is None, repeats
         )
         if d <= args.old_fit_max_d:
-            row["old_fit_s"], _ = _fit_time(old_model, None, 2)
+            row["old_fit_s"], _ = _fit_time(old_model, None, 2, args.parallel, repeats)
     row["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     row["load"] = os.getloadavg()[0]
     return row
@@ -186,6 +195,8 @@ def main(argv=None):
     parser.add_argument("--fit-ds", type=int, nargs="*", default=[5, 10, 20, 50, 64, 100, 200])
     parser.add_argument("--short-fit", type=int, default=100, help="tuning = kept iterations of a short fit")
     parser.add_argument("--full-fit-max-d", type=int, default=100, help="largest d of a full NUTS fit")
+    parser.add_argument("--fit-repeats", type=int, default=5, help="fits per d, median reported (small d only)")
+    parser.add_argument("--fit-repeats-max-d", type=int, default=20, help="largest d fitted --fit-repeats times")
     parser.add_argument("--x-cov", choices=["integrated", "wishart", "release"], default="integrated")
     parser.add_argument("--busy", type=int, default=0, help="busy-loop processes kept running meanwhile")
     parser.add_argument(

@@ -301,7 +301,9 @@ def _suff_stats_noise(args, d: int) -> list[str]:
     if args.mechanism == "gaussian":
         from .privacy.primitives import gaussian_scale
 
-        size, sensitivity, _ = gaussian_release_vector(d, args.x_bound, args.y_bound, p)
+        size, sensitivity, _ = gaussian_release_vector(
+            d, args.x_bound, args.y_bound, p, scale_response=args.scale_response is not False
+        )
         sigma = gaussian_scale(size, sensitivity, args.epsilon, args.delta)
         lines = [
             f"Gaussian mechanism, (ε, δ) = ({args.epsilon:g}, {args.delta:g}), replace-one neighbours",
@@ -354,7 +356,13 @@ def _release_suff_stats(parser, args) -> None:
     try:
         if args.mechanism == "gaussian":
             check_gaussian_epsilon(args.epsilon)
-            _, sensitivity, _ = gaussian_release_vector(len(features), args.x_bound, args.y_bound, args.clip_share)
+            _, sensitivity, _ = gaussian_release_vector(
+                len(features),
+                args.x_bound,
+                args.y_bound,
+                args.clip_share,
+                scale_response=args.scale_response is not False,
+            )
             check_noise_scale(sensitivity, args.epsilon)
         else:
             check_release_arguments(

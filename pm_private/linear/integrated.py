@@ -96,13 +96,17 @@ def gram_posterior(stats: SuffStats, *, x_scale: float, x_dof: float, x_cov: np.
     dict
         ``basis`` Q (d, d), ``entry_var`` V (d, d), ``gram`` Ŝ (d, d, private plus exact rows),
         ``released`` (d + 1,) the released Sxy and Syy (private plus exact), ``noise_var`` (d + 1,)
-        their noise variances, ``n`` the number of rows (private plus exact).
+        their noise variances, ``n`` the number of rows (private plus exact), ``residual_n`` the
+        residuals' weight (Σcᵢ² of rows scaled with their responses, as released, plus the exact
+        rows; n without scaling, :func:`pm_private.linear.noise_aware.noise_aware_arrays`) and
+        ``residual_var`` the noise variance of that released weight.
     """
     d = stats.d
     m = d * (d + 1) // 2
     arrays = noise_aware_arrays(stats)
     exact = arrays["exact"]
     n = float(arrays["private_n"])
+    residual_n = float(arrays["private_residual_share"]) * n + float(arrays["exact_n"])
     released = arrays["private"][m:] + np.append(exact[:d, d], exact[d, d])
     mu, basis = np.linalg.eigh(x_cov)
     if stats.is_exact:
@@ -134,6 +138,8 @@ def gram_posterior(stats: SuffStats, *, x_scale: float, x_dof: float, x_cov: np.
         "released": released,
         "noise_var": noise_var,
         "n": np.float64(n + float(arrays["exact_n"])),
+        "residual_n": np.float64(residual_n),
+        "residual_var": np.float64(arrays["private_residual_var"]),
     }
 
 
@@ -145,9 +151,14 @@ def _matvec(matrix, vector):
     return (matrix @ vector[..., :, None])[..., 0]
 
 
-def integrated_moments(beta, noise_precision, basis, entry_var, gram, noise_var, n):
+def integrated_moments(beta, noise_precision, basis, entry_var, gram, noise_var, n, residual_var=0.0):
     """Mean E and covariance Cov of the released (Sxy, Syy) given the released Sxx (module notes),
     batched over leading axes.
+
+    The residual sum of squares eᵀe enters Syy with mean n·σ² and variance 2n·σ⁴, where n is the
+    residuals' weight (the number of rows, or Σcᵢ² for rows scaled with their responses); when n
+    is itself a noisy release of variance ``residual_var``, its error adds σ⁴·``residual_var``
+    to the variance of Syy.
 
     Parameters
     ----------
@@ -159,7 +170,9 @@ def integrated_moments(beta, noise_precision, basis, entry_var, gram, noise_var,
     noise_var : tensor (..., d + 1)
         Noise variances of the released (Sxy, Syy).
     n : tensor (...)
-        Number of rows.
+        The residuals' weight: the number of rows, or Σcᵢ² (``residual_n`` of :func:`gram_posterior`).
+    residual_var : tensor (...), default 0
+        Noise variance of a released ``n``.
 
     Returns
     -------
@@ -179,7 +192,7 @@ def integrated_moments(beta, noise_precision, basis, entry_var, gram, noise_var,
     cross = 2.0 * s2[..., None] * gram_beta + _matvec(basis, rotated * (2.0 * v_b2 - var_diag * squared))
     var_yy = (
         4.0 * s2 * quad
-        + 2.0 * n * s2**2
+        + (2.0 * n + residual_var) * s2**2
         + 2.0 * (squared * v_b2).sum(axis=-1)
         - (var_diag * squared**2).sum(axis=-1)
         + noise_var[..., -1]
@@ -190,13 +203,13 @@ def integrated_moments(beta, noise_precision, basis, entry_var, gram, noise_var,
     return mean, pt.concatenate([top, bottom], axis=-2)
 
 
-def integrated_stats_logp(beta, noise_precision, basis, entry_var, gram, released, noise_var, n):
+def integrated_stats_logp(beta, noise_precision, basis, entry_var, gram, released, noise_var, n, residual_var=0.0):
     """log N((Rxy, Ryy) | E, Cov) with E, Cov from :func:`integrated_moments`, batched over leading
     axes.  O(d³) per evaluation.
 
     Parameters
     ----------
-    beta, noise_precision, basis, entry_var, gram, noise_var, n
+    beta, noise_precision, basis, entry_var, gram, noise_var, n, residual_var
         As for :func:`integrated_moments`.
     released : tensor (..., d + 1)
         The released Sxy and Syy.
@@ -206,7 +219,7 @@ def integrated_stats_logp(beta, noise_precision, basis, entry_var, gram, release
     tensor (...)
         The log-density.
     """
-    mean, cov = integrated_moments(beta, noise_precision, basis, entry_var, gram, noise_var, n)
+    mean, cov = integrated_moments(beta, noise_precision, basis, entry_var, gram, noise_var, n, residual_var)
     chol = cholesky(cov)
     z = solve_triangular(chol, (released - mean)[..., :, None], lower=True)[..., 0]
     log_det = pt.log(pt.diagonal(chol, axis1=-2, axis2=-1)).sum(axis=-1)
@@ -235,6 +248,14 @@ def integrated_arrays(stats, *, x_scale, x_dof, x_cov) -> dict[str, np.ndarray]:
     arrays = {key: np.stack([p[key] for p in parts]) for key in parts[0]}
     if isinstance(stats, SuffStats):
         arrays = {key: value[0] for key, value in arrays.items()}
+    return arrays
+
+
+def _likelihood_arrays(stats, **prior) -> dict[str, np.ndarray]:
+    """The arrays of :func:`integrated_arrays` the likelihood reads (the rows' count n only shapes
+    the Gram posterior, already in them; the residuals' weight ``residual_n`` takes its place)."""
+    arrays = integrated_arrays(stats, **prior)
+    del arrays["n"]
     return arrays
 
 
@@ -271,13 +292,14 @@ def IntegratedCovariateRegression(name: str, stats, *, beta, noise_precision, x_
     """
     data = {
         key: pm.Data(f"{name}_integrated_{key}", value)
-        for key, value in integrated_arrays(stats, x_scale=x_scale, x_dof=x_dof, x_cov=x_cov).items()
+        for key, value in _likelihood_arrays(stats, x_scale=x_scale, x_dof=x_dof, x_cov=x_cov).items()
     }
     pm.Data(f"{name}_integrated_prior", np.array([x_scale, x_dof], dtype=np.float64))
     _register_numba()
     hold_one_blas_thread_while(pm.modelcontext(None))
     released = data.pop("released")
-    mean, cov = integrated_moments(_blas_gate(beta), noise_precision, **data)
+    residual_n = data.pop("residual_n")
+    mean, cov = integrated_moments(_blas_gate(beta), noise_precision, **data, n=residual_n)
     return pm.MvNormal(name, mu=mean, cov=cov, observed=released, dims=dims)
 
 
@@ -303,5 +325,5 @@ def set_integrated_stats(name: str, stats, *, x_scale, x_dof, x_cov, model: pm.M
     None
     """
     model = pm.modelcontext(model)
-    arrays = integrated_arrays(stats, x_scale=x_scale, x_dof=x_dof, x_cov=x_cov)
+    arrays = _likelihood_arrays(stats, x_scale=x_scale, x_dof=x_dof, x_cov=x_cov)
     pm.set_data({f"{name}_integrated_{key}": value for key, value in arrays.items()}, model=model)

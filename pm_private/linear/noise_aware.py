@@ -121,6 +121,12 @@ def noise_aware_arrays(stats: SuffStats) -> dict[str, np.ndarray]:
     releases, from each release's ``noise_variance``), ``exact`` ((d+1)×(d+1) augmented matrix
     of the exact rows) and ``exact_n``.  Without a private release the private part is empty:
     ``private_n`` = 0, ``noise_var`` = 1 and the private term is switched off.
+
+    Also ``private_residual_share`` w and ``private_residual_var``: a release that scaled rows
+    with their responses by cᵢ = min(1, Bx/‖xᵢ‖) holds residuals cᵢeᵢ, whose sum of squares has
+    mean σ²·Σcᵢ², so the private rows' residual variance is σ²·w with w = Σcᵢ²/n.  Σcᵢ² is the
+    release's noisy ``effective_rows``, kept in [1, n] (n for releases without it), summed over
+    releases; ``private_residual_var`` is the sum of its noise variances (0 without it).
     """
     if not isinstance(stats, SuffStats):
         raise ValueError(f"stats must be SuffStats, got {type(stats).__name__}")
@@ -134,6 +140,7 @@ def noise_aware_arrays(stats: SuffStats) -> dict[str, np.ndarray]:
         exact_aug[:d, d] = exact_aug[d, :d] = exact.xy
         exact_aug[d, d] = exact.yy
         exact_n = exact.n
+    residual_n = residual_var = 0.0
     if stats.is_exact:
         private = np.zeros(k)
         private_n, noise_var = 0, np.ones(k)
@@ -145,9 +152,18 @@ def noise_aware_arrays(stats: SuffStats) -> dict[str, np.ndarray]:
         if private_n != sum(r.n for r in stats.releases):
             raise ValueError("the row counts of the releases do not add up to the private part of stats")
         noise_var = sum(release.noise_variance(d) for release in stats.releases)
+        for release in stats.releases:
+            effective = getattr(release, "effective_rows", None)
+            if effective is None:
+                residual_n += release.n
+            else:
+                residual_n += min(max(effective, 1.0), release.n)
+                residual_var += release.clip_noise**2
     return {
         "private": private,
         "private_n": np.float64(private_n),
+        "private_residual_share": np.float64(residual_n / private_n if private_n else 1.0),
+        "private_residual_var": np.float64(residual_var),
         "noise_var": noise_var,
         "private_on": np.float64(not stats.is_exact),
         "exact": exact_aug,
@@ -621,6 +637,7 @@ def _frobenius_arrays(arrays: dict[str, np.ndarray], d: int) -> dict[str, np.nda
     return {
         "private": arrays["private"],
         "private_n": arrays["private_n"],
+        "private_residual_share": arrays["private_residual_share"],
         "frobenius_noise_var": np.float64(noise_var),
         "private_on": arrays["private_on"],
         "exact": arrays["exact"],
@@ -659,7 +676,8 @@ def _stack_arrays(stats, method: str = "dense") -> tuple[dict[str, np.ndarray], 
             f"d = {d}; use regression_model(..., x_cov='integrated') (O(d³)) or release with "
             "release_suff_stats_gaussian, whose likelihood costs O(d³)"
         )
-    arrays = {key: np.stack([p[key] for p in parts]) for key in parts[0]}
+    # The count noise of Σcᵢ² is left out here: this likelihood plugs in the share w.
+    arrays = {key: np.stack([p[key] for p in parts]) for key in parts[0] if key != "private_residual_var"}
     if isinstance(stats, SuffStats):
         arrays = {key: value[0] for key, value in arrays.items()}
     return arrays, method
@@ -716,7 +734,9 @@ def NoisySuffStatRegression(
         log N(r | n·m(C), n·V(C) + diag(v)) + log p(public rows | C),
 
     the noise-aware density of the module notes plus the exact Gaussian log-likelihood of the
-    public rows (``exact_stats_logp``, zero without them), and its random method draws released
+    public rows (``exact_stats_logp``, zero without them); with ``clipping="ignore"`` the private
+    rows' C has residual variance σ²·w, w = Σcᵢ²/n of a release that scaled rows with their
+    responses (1 otherwise; :func:`noise_aware_arrays`), and its random method draws released
     statistics from the same model: the central-limit normal of the true statistics,
     n·C + √n·L_C H L_Cᵀ with H a symmetric matrix of independent N(0, 2) diagonal and N(0, 1)
     off-diagonal entries (so that Cov(S_ab, S_ce) = n·(C_ac·C_be + C_ae·C_bc)), plus Gaussian noise of
@@ -730,7 +750,8 @@ def NoisySuffStatRegression(
     ----------
     name : str
         Name of the observed variable; the statistics are stored as ``pm.Data`` named
-        ``{name}_private`` (the observed vector), ``{name}_private_n``, ``{name}_private_on``,
+        ``{name}_private`` (the observed vector), ``{name}_private_n``,
+        ``{name}_private_residual_share`` (w of :func:`noise_aware_arrays`), ``{name}_private_on``,
         ``{name}_exact``, ``{name}_exact_n`` and ``{name}_frobenius_noise_var`` (σ², spectral
         likelihood) or ``{name}_noise_var`` (dense), so that :func:`set_noisy_stats` can swap them
         without recompiling.
@@ -780,7 +801,9 @@ def NoisySuffStatRegression(
     _register_numba()
     hold_one_blas_thread_while(pm.modelcontext(None))
     chol_c = _blas_gate(augmented_cholesky(beta, noise_precision, x_chol))
-    chol_private = chol_c
+    if clipping == "ignore":  # scaled rows' residuals cᵢeᵢ: variance σ²·w (the model of the clipping has its own)
+        residual_share = data["private_residual_share"]
+        chol_private = _blas_gate(augmented_cholesky(beta, noise_precision / residual_share, x_chol))
     if clipping == "model":
         moment = projected_second_moment(chol_c, projection_draws(d), data["x_bound"], data["y_bound"], x_clip)
         chol_private = pt.linalg.cholesky(moment)

@@ -215,7 +215,10 @@ class GaussianSuffStatsRelease(Release, kind="suff_stats_gaussian"):
     (rows with ‖xᵢ‖ > Bx) and ``clipped_responses`` (|yᵢ| > By) are released by the same
     mechanism, weighted by a = Δ·√(p/(2(1 − p))) so that they take the share p of its squared
     sensitivity (of ρ, its zero-concentrated DP cost); ``sensitivity`` is then Δ/√(1 − p) and
-    the noise on each count has s.d. σ/a (``clip_noise``).
+    the noise on each count has s.d. σ/a (``clip_noise``).  A release that scaled responses with
+    their rows also releases ``effective_rows`` = Σcᵢ² (cᵢ = min(1, Bx/‖xᵢ‖)), the weight of the
+    residuals in its statistics: the scaled rows' residual sum of squares has mean σ²·Σcᵢ², not
+    σ²·n, and the noise-aware models use it.
 
     Parameters
     ----------
@@ -253,6 +256,10 @@ class GaussianSuffStatsRelease(Release, kind="suff_stats_gaussian"):
     clipped_rows, clipped_responses : float, optional
         The noisy counts of rows the norm projection changed and of clipped responses (the DP
         output; None when no counts are released).
+    effective_rows : float, optional
+        The noisy sum Σcᵢ² of the rows' squared scale factors (the DP output, noise s.d.
+        ``clip_noise``), released with the counts when responses were scaled with their rows;
+        None otherwise (and in files written before it existed).
     scale_response : bool, default False
         True when each response was scaled with its covariate row before it was clipped,
         yᵢ ← clip(cᵢyᵢ, −By, By) with cᵢ = min(1, Bx/‖xᵢ‖), so that the scaled rows keep the
@@ -272,6 +279,7 @@ class GaussianSuffStatsRelease(Release, kind="suff_stats_gaussian"):
     clip_noise: float | None = public(default=None)
     clipped_rows: float | None = output(default=None)
     clipped_responses: float | None = output(default=None)
+    effective_rows: float | None = output(default=None)
     scale_response: bool = public(default=False)
 
     @property
@@ -611,13 +619,17 @@ def _check_clip_share(clip_share, epsilon: float) -> float:
 
 
 def _count_fields(clip_share: float, counts, noise) -> dict:
-    """The clipping-count fields of a release that releases them (``clip_share`` > 0)."""
-    return dict(
+    """The clipping-count fields of a release that releases them (``clip_share`` > 0): the
+    counts of changed rows and clipped responses, and Σcᵢ² when a third count is given."""
+    fields = dict(
         clip_share=clip_share,
         clip_noise=float(noise),
         clipped_rows=float(counts[0]),
         clipped_responses=float(counts[1]),
     )
+    if len(counts) > 2:
+        fields["effective_rows"] = float(counts[2])
+    return fields
 
 
 def _check_split(split) -> tuple[float, float, float]:
@@ -944,13 +956,17 @@ def gaussian_sensitivity(x_bound: float, y_bound: float) -> float:
     return finite_sensitivities((value,), "x_bound and y_bound")[0]
 
 
-def gaussian_release_vector(d: int, x_bound: float, y_bound: float, clip_share: float) -> tuple[int, float, float]:
+def gaussian_release_vector(
+    d: int, x_bound: float, y_bound: float, clip_share: float, *, scale_response: bool
+) -> tuple[int, float, float]:
     """The vector :func:`release_suff_stats_gaussian` noises: its length, ℓ2 sensitivity and count weight.
 
     The (d+1)(d+2)/2 Frobenius-weighted statistics (sensitivity Δ = :func:`gaussian_sensitivity`)
-    and, with ``clip_share`` p > 0, the two clipping counts weighted by a = Δ·√(p/(2(1 − p))), so
-    that they take the share p of the squared sensitivity: the whole vector has ℓ2 sensitivity
-    Δ/√(1 − p).  Public: depends only on its arguments.
+    and, with ``clip_share`` p > 0, the q counts (q = 2: rows scaled and responses clipped; q = 3
+    with ``scale_response``, which adds Σcᵢ², each row's contribution in [0, 1]) weighted by
+    a = Δ·√(p/(q(1 − p))), so that their ℓ2 sensitivity a√q takes the share p of the squared
+    sensitivity: the whole vector has ℓ2 sensitivity Δ/√(1 − p).  Public: depends only on its
+    arguments.
 
     Parameters
     ----------
@@ -960,6 +976,8 @@ def gaussian_release_vector(d: int, x_bound: float, y_bound: float, clip_share: 
         The public bounds Bx (row norm) and By.
     clip_share : float
         The share p of the counts (0: no counts).
+    scale_response : bool
+        Whether responses are scaled with their rows (then Σcᵢ² is released too).
 
     Returns
     -------
@@ -971,19 +989,22 @@ def gaussian_release_vector(d: int, x_bound: float, y_bound: float, clip_share: 
         The weight a of the counts (0 without them).
     """
     sensitivity = gaussian_sensitivity(x_bound, y_bound)
-    size = (d + 1) * (d + 2) // 2 + (2 if clip_share > 0 else 0)
-    weight = sensitivity * math.sqrt(clip_share / (2.0 * (1.0 - clip_share)))
+    counts = (3 if scale_response else 2) if clip_share > 0 else 0
+    size = (d + 1) * (d + 2) // 2 + counts
+    weight = sensitivity * math.sqrt(clip_share / (max(counts, 1) * (1.0 - clip_share)))
     return size, sensitivity / math.sqrt(1.0 - clip_share), weight
 
 
 def _projected_sums(X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float, scale_response: bool):
     """Sxx, Sxy, Syy of finite rows scaled onto ‖x‖₂ ≤ x_bound by cᵢ = min(1, Bx/‖xᵢ‖) (with their
     responses when ``scale_response``), responses then clipped to ±y_bound, in cache-sized chunks
-    (peak extra memory: one chunk), and (rows the scaling changed, responses clipped)."""
+    (peak extra memory: one chunk), and the counts (rows the scaling changed, responses clipped,
+    and with ``scale_response`` Σcᵢ²)."""
     d = X.shape[1]
     rows = max(1, CHUNK_VALUES // d)
     xx, xy, yy = np.zeros((d, d)), np.zeros(d), 0.0
     changed = responses = 0
+    weight = 0.0
     for first in range(0, X.shape[0], rows):
         raw = X[first : first + rows]
         factors = row_scale_factors(raw, x_bound)
@@ -991,11 +1012,12 @@ def _projected_sums(X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float
         response = y[first : first + rows] * factors if scale_response else y[first : first + rows]
         changed += int(np.count_nonzero((chunk != raw).any(axis=1)))
         responses += int(np.count_nonzero(np.abs(response) > y_bound))
+        weight += float(factors @ factors)
         response = np.clip(response, -y_bound, y_bound)
         xx += chunk.T @ chunk
         xy += chunk.T @ response
         yy += float(response @ response)
-    return xx, xy, yy, (changed, responses)
+    return xx, xy, yy, (changed, responses, weight) if scale_response else (changed, responses)
 
 
 def release_suff_stats_gaussian(
@@ -1031,11 +1053,12 @@ def release_suff_stats_gaussian(
     with Bx² + By² instead of d²Bx², far less at d ≥ 5, and it is Gaussian, so the noise-aware
     model (:func:`pm_private.linear.regression_model`) marginalises it exactly.
 
-    The same mechanism releases the counts c of rows the projection changed and of responses
-    clipped (:func:`clip_report`), appended to the vector with weight a = Δ·√(p/(2(1 − p))),
-    p = ``clip_share``: their ℓ2 sensitivity a√2 takes the share p of the total squared
-    sensitivity Δ²/(1 − p), so σ grows by 1/√(1 − p) (2.6 % at p = 0.05) and a count's noise
-    s.d. is σ/a.
+    The same mechanism releases the counts of rows the projection changed and of responses
+    clipped (:func:`clip_report`) and, when responses are scaled, Σcᵢ² (``effective_rows``), q = 3
+    (or 2) values each changed by at most 1 between neighbours, appended to the vector with
+    weight a = Δ·√(p/(q(1 − p))), p = ``clip_share``: their ℓ2 sensitivity a√q takes the share p
+    of the total squared sensitivity Δ²/(1 − p), so σ grows by 1/√(1 − p) (2.6 % at p = 0.05)
+    and a count's noise s.d. is σ/a.
 
     Why the response is scaled with its row.  If yᵢ = xᵢᵀβ + eᵢ, the scaled rows satisfy
     cᵢyᵢ = (cᵢxᵢ)ᵀβ + cᵢeᵢ with a weight cᵢ that depends on xᵢ alone, so the released statistics
@@ -1044,9 +1067,12 @@ def release_suff_stats_gaussian(
     population's β however many rows the bound touches, and the noise-aware model needs no model
     of the clipping.  Projecting xᵢ alone instead regresses yᵢ on cᵢxᵢ, whose slope is β/cᵢ on a
     projected row: β is biased away from zero when the bound bites (by 3–19 % on real data sets
-    where a third of the rows were projected).  The residual variance the model sees is
-    σ²·Σcᵢ²/n ≤ σ², and the covariance of Σcᵢ²xᵢeᵢ is σ²Σcᵢ⁴xᵢxᵢᵀ ⪯ σ²Sxx, which the model bounds
-    by σ²Sxx.  Clipped responses still bias β towards zero: choose By so that few are clipped
+    where a third of the rows were projected).  The residuals of scaled rows are cᵢeᵢ: their sum
+    of squares has mean σ²·Σcᵢ², which the released ``effective_rows`` lets the model use (with n
+    in its place σ² would come out too small by the factor Σcᵢ²/n, 0.80–0.86 on real data where a
+    third of the rows are scaled), and the covariance of Σcᵢ²xᵢeᵢ is σ²Σcᵢ⁴xᵢxᵢᵀ ⪯ σ²Sxx, which
+    the model bounds by σ²Sxx.  Clipped responses still bias β towards zero: choose By so that
+    few are clipped (:func:`pm_private.linear.tune_bounds` does).
     (:func:`pm_private.linear.tune_bounds` does).
 
     Parameters
@@ -1147,7 +1173,9 @@ def release_suff_stats_gaussian(
     if not np.isfinite(y).all():  # only after a preprocessing that overflows
         raise NonFiniteRow("y", first_bad_row(y))
     check_gaussian_epsilon(epsilon)
-    size, total_sensitivity, count_weight = gaussian_release_vector(d, x_bound, y_bound, clip_share)
+    size, total_sensitivity, count_weight = gaussian_release_vector(
+        d, x_bound, y_bound, clip_share, scale_response=scale_response
+    )
     check_noise_scale(total_sensitivity, epsilon)
     source = as_noise_source(rng)
     noise = (gaussian_noise_event(size, total_sensitivity, epsilon, delta),)

@@ -1,5 +1,7 @@
 """The (ε, δ)-DP Gaussian release of sufficient statistics, and the Gaussian mechanism under it."""
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -85,6 +87,45 @@ def test_sensitivity_random_neighbours(data, bx, by, scale_response):
     assert change <= ss.gaussian_sensitivity(bx, by) * (1 + 1e-9)
 
 
+def counts(X, y, bx, by, scale_response=True):
+    """The release's counts before noise: rows scaled, responses clipped (and Σcᵢ² when scaled)."""
+    return np.asarray(ss._projected_sums(np.asarray(X, float), np.asarray(y, float), bx, by, scale_response)[3])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    data=st.integers(1, 4).flatmap(
+        lambda d: st.integers(1, 5).flatmap(
+            lambda n: st.tuples(
+                arrays(np.float64, (n, d), elements=st.floats(-1e3, 1e3)),
+                arrays(np.float64, (n,), elements=st.floats(-1e3, 1e3)),
+                arrays(np.float64, (d,), elements=st.floats(-1e3, 1e3)),
+                st.floats(-1e3, 1e3),
+            )
+        )
+    ),
+    bx=st.floats(0.1, 5),
+    by=st.floats(0.1, 5),
+    scale_response=st.booleans(),
+)
+def test_counts_sensitivity_random_neighbours(data, bx, by, scale_response):
+    """Each count (Σcᵢ² included) changes by at most 1 between neighbours: ℓ2 sensitivity √q."""
+    X, y, new_x, new_y = data
+    X2, y2 = X.copy(), y.copy()
+    X2[0], y2[0] = new_x, new_y
+    before, after = counts(X, y, bx, by, scale_response), counts(X2, y2, bx, by, scale_response)
+    assert before.size == (3 if scale_response else 2)
+    assert np.all(np.abs(before - after) <= 1 + 1e-12)
+
+
+def test_counts_sensitivity_adversarial_neighbour_attains_sqrt3():
+    """A small row replaced by a huge one with a huge response changes all three counts by ≈ 1."""
+    X, y = np.array([[0.1, 0.1], [0.3, -0.2]]), np.array([0.1, 0.2])
+    X2, y2 = np.array([[1e8, 0.0], [0.3, -0.2]]), np.array([1e12, 0.2])
+    change = np.linalg.norm(counts(X, y, 1.5, 2.0) - counts(X2, y2, 1.5, 2.0))
+    assert np.sqrt(3) * (1 - 1e-9) <= change <= np.sqrt(3)
+
+
 @pytest.mark.parametrize("scale_response", [True, False])
 @pytest.mark.parametrize("d", [1, 2, 5])
 def test_sensitivity_adversarial_neighbours_attain_the_bound(d, scale_response):
@@ -134,7 +175,12 @@ def test_noise_is_gaussian_with_the_declared_scale(secure):
     d, bx, by, eps, delta = 6, 2.0, 1.5, 0.7, 1e-6
     X, y = rng.normal(size=(300, d)), rng.normal(size=300) * 2
     exact = statistics(X, y, bx, by)
-    changed = ((np.linalg.norm(X, axis=1) > bx).sum(), (np.abs(scaled_rows(X, y, bx)[1]) > by).sum())
+    factors = np.minimum(1.0, bx / np.linalg.norm(X, axis=1))
+    changed = (
+        (np.linalg.norm(X, axis=1) > bx).sum(),
+        (np.abs(scaled_rows(X, y, bx)[1]) > by).sum(),
+        factors @ factors,  # Σcᵢ², the residuals' weight
+    )
     weights = ss.frobenius_weights(d)
     noise, count_noise = [], []
     for _ in range(200):
@@ -144,13 +190,13 @@ def test_noise_is_gaussian_with_the_declared_scale(secure):
         np.testing.assert_array_equal(r.xx, r.xx.T)
         noise.append(weights * (ss.stat_vector(r.xx, r.xy, r.yy) - exact))
         info = r.releases[0]
-        count_noise.append(np.subtract((info.clipped_rows, info.clipped_responses), changed))
+        count_noise.append(np.subtract((info.clipped_rows, info.clipped_responses, info.effective_rows), changed))
     assert info.private is secure and info.delta == delta and info.epsilon <= eps
-    # The two clipping counts (ℓ2 sensitivity √2, weighted by a) take ss.CLIP_SHARE of the squared sensitivity.
+    # The three counts (ℓ2 sensitivity √3, weighted by a) take ss.CLIP_SHARE of the squared sensitivity.
     p = ss.CLIP_SHARE
     assert info.sensitivity == pytest.approx(np.sqrt(2) * (bx**2 + by**2) / np.sqrt(1 - p))
-    assert info.noise_scale == pytest.approx(gaussian_scale(exact.size + 2, info.sensitivity, eps, delta))
-    a = np.sqrt(2) * (bx**2 + by**2) * np.sqrt(p / (2 * (1 - p)))
+    assert info.noise_scale == pytest.approx(gaussian_scale(exact.size + 3, info.sensitivity, eps, delta))
+    a = np.sqrt(2) * (bx**2 + by**2) * np.sqrt(p / (3 * (1 - p)))
     assert info.clip_noise == pytest.approx(info.noise_scale / a)
     fit = stats.kstest(np.ravel(count_noise), stats.norm(scale=info.clip_noise).cdf)
     assert fit.pvalue > P_MIN
@@ -261,22 +307,34 @@ def test_projected_sums_are_the_same_in_chunks(monkeypatch, scale_response):
     yt = np.clip(yt, -2.0, 2.0)
     np.testing.assert_allclose(whole[1], xt.T @ yt, rtol=1e-12)
     np.testing.assert_allclose(whole[2], yt @ yt, rtol=1e-12)
-    assert whole[3] == (
+    factors = row_scale_factors(X, 1.5)
+    expected = (
         (np.linalg.norm(X, axis=1) > 1.5).sum(),
         (np.abs(scaled_rows(X, y, 1.5, scale_response)[1]) > 2.0).sum(),
     )
+    np.testing.assert_allclose(whole[3], expected + ((factors @ factors,) if scale_response else ()), rtol=1e-12)
 
 
 def test_release_vector_is_what_the_release_noises():
     from pm_private.linear.suffstats import gaussian_release_vector
 
     X, y = np.ones((20, 3)) * 0.3, np.ones(20) * 0.5
-    for share in (0.0, 0.05):
+    for share, scale_response in itertools.product((0.0, 0.05), (False, True)):
         stats = release_suff_stats_gaussian(
-            X, y, epsilon=1.0, delta=1e-5, x_bound=2.0, y_bound=1.0, clip_share=share, rng=0
+            X,
+            y,
+            epsilon=1.0,
+            delta=1e-5,
+            x_bound=2.0,
+            y_bound=1.0,
+            clip_share=share,
+            rng=0,
+            scale_response=scale_response,
         )
-        size, sensitivity, weight = gaussian_release_vector(3, 2.0, 1.0, share)
-        assert size == 10 + (2 if share else 0)
+        size, sensitivity, weight = gaussian_release_vector(3, 2.0, 1.0, share, scale_response=scale_response)
+        counts = (3 if scale_response else 2) if share else 0
+        assert size == 10 + counts
         assert stats.releases[0].sensitivity == pytest.approx(sensitivity, rel=1e-15)
-        # the counts take the share of the squared sensitivity: Δ² + 2a² = Δ²/(1 − p)
-        assert (sensitivity**2) * (1 - share) + 2 * weight**2 == pytest.approx(sensitivity**2, rel=1e-12)
+        assert (stats.releases[0].effective_rows is not None) == (counts == 3)
+        # the q counts take the share of the squared sensitivity: Δ² + q·a² = Δ²/(1 − p)
+        assert (sensitivity**2) * (1 - share) + counts * weight**2 == pytest.approx(sensitivity**2, rel=1e-12)

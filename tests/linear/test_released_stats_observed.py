@@ -44,7 +44,9 @@ def _reference_logp(model, stats, clipping):
     """The likelihood as a PyTensor expression of the model's β, λ and Lx, from the density functions."""
     arrays = noise_aware_arrays(stats)
     chol_c = augmented_cholesky(model["beta"], model["noise_precision"], model["x_cov_chol"])
-    chol_private = chol_c
+    # Rows scaled with their responses carry residuals cᵢeᵢ: residual variance σ²·Σcᵢ²/n.
+    share = arrays["private_residual_share"]
+    chol_private = augmented_cholesky(model["beta"], model["noise_precision"] / share, model["x_cov_chol"])
     if clipping == "model":
         release = stats.releases[0]
         moment = projected_second_moment(chol_c, projection_draws(D), release.x_bound, release.y_bound, release.x_clip)
@@ -94,14 +96,15 @@ def test_set_stats_swaps_the_observation_without_recompiling():
 
 def _model_moments(model, point, stats):
     """Mean n·C[a, b] and covariance n·(C_ac·C_bd + C_ad·C_bc) + diag(v) the likelihood assumes."""
-    chol = augmented_cholesky(point["beta"], point["noise_precision"], np.linalg.cholesky(X_COV)).eval()
+    arrays = noise_aware_arrays(stats)
+    share = 1.0 if "likelihood_x_bound" in model.named_vars else arrays["private_residual_share"]
+    chol = augmented_cholesky(point["beta"], point["noise_precision"] / share, np.linalg.cholesky(X_COV)).eval()
     second = chol @ chol.T
     if "likelihood_x_bound" in model.named_vars:
         release = stats.releases[0]
         second = projected_second_moment(
             chol, projection_draws(D), release.x_bound, release.y_bound, release.x_clip
         ).eval()
-    arrays = noise_aware_arrays(stats)
     a, b = stat_pairs(D)
     n = arrays["private_n"]
     cov = n * (second[np.ix_(a, a)] * second[np.ix_(b, b)] + second[np.ix_(a, b)] * second[np.ix_(b, a)])
