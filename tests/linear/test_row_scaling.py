@@ -5,7 +5,8 @@ What is checked (the claim of :func:`pm_private.release_suff_stats_gaussian`):
 
 - with a bound that scales about half the rows and almost no response clipped, least squares on
   the released statistics (large ε) recovers the population β to within its sampling error, where
-  projecting the covariates alone inflates it;
+  projecting the covariates alone inflates it, and with the released Σcᵢ² the noise-aware model's
+  σ² is the population's;
 - the option is public: it is recorded in the release, written to and read from release files
   (files without it read as covariates projected alone), and refused when not a bool before any
   budget is spent;
@@ -45,6 +46,34 @@ def test_scaled_rows_recover_the_population_beta_where_projected_covariates_infl
     np.testing.assert_allclose(scaled, BETA, atol=0.01)
     inflation = projected[:3] / BETA[:3]
     assert np.all(inflation > 1.05)
+
+
+def test_the_noise_variance_is_the_populations_where_rows_are_scaled():
+    """Scaled rows carry residuals cᵢeᵢ; with the released Σcᵢ² the model's σ² is the population's,
+    with n in its place it would be σ²·Σcᵢ²/n."""
+    import dataclasses
+
+    import pymc as pm
+
+    from pm_private.linear import SuffStats, regression_model
+
+    stats = release_suff_stats_gaussian(X, Y, epsilon=500.0, delta=1e-6, x_bound=X_BOUND, y_bound=Y_BOUND, rng=0)
+    info = stats.releases[0]
+    factors = np.minimum(1.0, X_BOUND / np.linalg.norm(X, axis=1))
+    assert info.effective_rows == pytest.approx(factors @ factors, abs=5 * info.clip_noise)
+    weight = info.effective_rows / N
+    assert weight < 0.9  # the scaling shrinks the residuals noticeably
+    without = SuffStats(stats.xx, stats.xy, stats.yy, N, (dataclasses.replace(info, effective_rows=None),))
+    sigma2 = {}
+    for key, released in (("with", stats), ("without", without)):
+        with regression_model(released):
+            mode = pm.find_MAP(
+                progressbar=False, jitter=False, return_inferencedata=False, compile_kwargs={"mode": "CVM"}
+            )
+            sigma2[key] = 1.0 / float(mode["noise_precision"])
+    # σ² = 0.25; its sampling error at n = 200,000 is about 0.3 %
+    assert sigma2["with"] == pytest.approx(0.25, rel=0.02)
+    assert sigma2["without"] == pytest.approx(0.25 * weight, rel=0.02)
 
 
 def test_the_choice_travels_with_the_release_and_its_file():
