@@ -313,7 +313,10 @@ def _suff_stats_noise(args, d: int) -> list[str]:
             + (" with their responses" if args.scale_response is not False else " (features only)"),
         ]
         if p > 0:
-            lines.append(f"clipped-row and clipped-response counts: {p:.0%} of the privacy cost, in the same mechanism")
+            counts = "clipped-row and clipped-response counts" + (
+                " and the rows' summed squared scale factors" if args.scale_response is not False else ""
+            )
+            lines.append(f"{counts}: {p:.0%} of the privacy cost, in the same mechanism")
         return lines
     lines = [f"Laplace mechanism, ε = {args.epsilon:g} (pure), replace-one neighbours; d = {d}"]
     for name, share, sensitivity in zip(

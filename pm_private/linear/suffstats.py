@@ -1099,7 +1099,8 @@ def release_suff_stats_gaussian(
         scale); stored in the release so that predictions apply it, and the projection, to new X.
     clip_share : float, default 0.05
         Share p of the mechanism's squared sensitivity (of its zero-concentrated DP cost ρ)
-        given to the two clipping counts; 0 or in [0.001, 0.5].  0 releases no counts.
+        given to the clipping counts (and Σcᵢ² with ``scale_response``); 0 or in [0.001, 0.5].
+        0 releases no counts.
     scale_response : bool, default True
         Scale each response with its covariate row before clipping it (keeps β the population's
         coefficient); False projects the covariates alone.  Public; recorded in the release.
