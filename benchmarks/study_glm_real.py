@@ -56,6 +56,12 @@ The stored results (``notebooks/results/glm_real_yeo_johnson_q95``):
     python -m benchmarks.study_glm_real --releases 20 --tune 300 --draws 200 \\
         --out notebooks/results/glm_real_yeo_johnson_q95
 
+With a wider prior on the coefficients, β ~ N(0, 10²) instead of the logistic model's default N(0, 2.5²)
+(breast cancer only; its non-private first coefficient is 10.7):
+
+    python -m benchmarks.study_glm_real --data breast_cancer --beta-sigma 10 --releases 20 --tune 300 \\
+        --draws 200 --out notebooks/results/glm_real_breast_cancer_beta_sigma_10
+
 Those of ``notebooks/results/glm_real_20_releases`` used the earlier preprocessing and bound
 (``--transform standardise --bound-factor 3``; the training rows of the elastic net were then
 clipped to its ℓ1 ball only): 6 releases, then 14 more on the same splits, pooled with ``--merge``.
@@ -274,6 +280,11 @@ def main(argv=None):
         "--bound-quantile", type=float, default=0.95, help="Bx: this quantile of the public rows' norms"
     )
     parser.add_argument("--bound-factor", type=float, help="Bx = factor·√d instead (the earlier rule: 3)")
+    parser.add_argument(
+        "--beta-sigma",
+        type=float,
+        help="prior standard deviation of the coefficients (default: the model's, 2.5 logistic, 1 Poisson)",
+    )
     parser.add_argument("--lams", type=float, nargs="+", default=[0.01, 0.1, 1.0])
     parser.add_argument("--tune", type=int, default=500)
     parser.add_argument("--draws", type=int, default=300)
@@ -353,7 +364,9 @@ def main(argv=None):
                         Xp, yp, epsilon=eps, delta=DELTA, x_bound=bound, y_bound=args.y_bound, rng=rng
                     )
                 if fitter is None:
-                    model = logistic_model(release) if binary else poisson_model(release)
+                    build = logistic_model if binary else poisson_model
+                    prior = {} if args.beta_sigma is None else {"beta_sigma": args.beta_sigma}
+                    model = build(release, **prior)
                     seed = args.seed if args.release_seed is None else 1_000_000 * args.release_seed
                     fitter = Fitter(model, draws=args.draws, tune=args.tune, seed=seed)
                 for label, aware in (("noise-aware", True), ("naive", False)):
