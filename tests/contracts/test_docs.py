@@ -74,6 +74,7 @@ def test_docs_build_without_warnings(built):
     ):
         assert mechanism in privacy
     assert (html / "examples" / "survival.html").exists()
+    assert (html / "examples" / "private_logistic_regression.html").exists()
 
     api_menu = (html / "api" / "pm_private.linear.html").read_text(encoding="utf-8")
     assert "pm_private._engine" not in api_menu and "pm_private._dask" not in api_menu  # private modules
