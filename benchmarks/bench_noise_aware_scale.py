@@ -202,9 +202,7 @@ def main(argv=None):
     parser.add_argument("--fit-ds", type=int, nargs="*", default=[5, 10, 20, 50, 64, 100, 200])
     parser.add_argument("--short-fit", type=int, default=100, help="tuning = kept iterations of a short fit")
     parser.add_argument("--full-fit-max-d", type=int, default=100, help="largest d of a full NUTS fit")
-    parser.add_argument(
-        "--target-accept", type=float, default=0.8, help="NUTS target acceptance (default PyMC's, 0.8)"
-    )
+    parser.add_argument("--target-accept", type=float, default=0.8, help="NUTS target acceptance (default PyMC's, 0.8)")
     parser.add_argument("--fit-repeats", type=int, default=5, help="fits per d, median reported (small d only)")
     parser.add_argument("--fit-repeats-max-d", type=int, default=20, help="largest d fitted --fit-repeats times")
     parser.add_argument("--x-cov", choices=["integrated", "wishart", "release"], default="integrated")
