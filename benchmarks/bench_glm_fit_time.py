@@ -62,6 +62,19 @@ def release(rng, family: str, n: int, d: int, epsilon: float):
     return release_logistic_stats(X, y, epsilon=epsilon, delta=DELTA, x_bound=bound, rng=rng)
 
 
+def build_step(model, sampler: str, previous=None):
+    """The NUTS step: ``laplace`` (:func:`pm_private.glm.laplace_nuts`, dense adaptation started at
+    the Laplace approximation; with ``previous``, its compiled functions reused and only the
+    starting metric recomputed) or ``identity`` (dense adaptation started at the identity)."""
+    with model:
+        if sampler == "identity":
+            size = sum(np.size(v) for v in model.initial_point().values())
+            return pm.NUTS(target_accept=0.9, potential=QuadPotentialFullAdapt(size, np.zeros(size)))
+        from pm_private.glm import laplace_nuts, laplace_restart
+
+        return laplace_nuts(target_accept=0.9) if previous is None else laplace_restart(previous)
+
+
 def fit(model, step, rng, chains: int, tune: int, draws: int):
     """One NUTS run with the compiled ``step``, tuning steps kept (their leapfrog steps are counted)."""
     with model:
@@ -88,31 +101,43 @@ def main(argv=None):
     parser.add_argument("--tune", type=int, default=1000)
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeats", type=int, default=1, help="timed fits per n (each its own release)")
+    parser.add_argument(
+        "--sampler",
+        choices=("laplace", "identity"),
+        default="laplace",
+        help="dense adaptation started at the Laplace approximation (laplace_nuts) or at the identity",
+    )
     args = parser.parse_args(argv)
+    times: dict = {}
     warnings.filterwarnings("ignore")
     logging.getLogger("pymc").setLevel(logging.ERROR)
     rng = np.random.default_rng(args.seed)
     build, swap = (
         (poisson_model, set_poisson_stats) if args.family == "poisson" else (logistic_model, set_logistic_stats)
     )
-    print(f"{args.family}, ε = {args.epsilon:g}, {args.chains} chains × ({args.tune} + {args.draws}), cores = 1")
+    print(
+        f"{args.family}, ε = {args.epsilon:g}, {args.chains} chains × ({args.tune} + {args.draws}), cores = 1,"
+        f" sampler {args.sampler}"
+    )
     print(f"{'d':>3}{'n':>8} | {'fit s':>7} {'leapfrog':>9} {'ms/step':>8} {'divergent':>9} | load")
     for d in args.ds:
         model = build(release(rng, args.family, args.ns[0], d, args.epsilon))
         start = time.perf_counter()
-        with model:
-            size = sum(np.size(v) for v in model.initial_point().values())
-            step = pm.NUTS(target_accept=0.9, potential=QuadPotentialFullAdapt(size, np.zeros(size)))
+        step = build_step(model, args.sampler)
         compiled = time.perf_counter() - start
 
         start = time.perf_counter()
         fit(model, step, rng, args.chains, 50, 10)  # warm-up: just-in-time compilation of the sampler's functions
         print(f"  d = {d}: step built in {compiled:.1f} s, warm-up fit {time.perf_counter() - start:.1f} s")
-        for n in args.ns:
+        for n in [n for n in args.ns for _ in range(args.repeats)]:
             swap(release(rng, args.family, n, d, args.epsilon), model)
             start = time.perf_counter()
+            if args.sampler == "laplace":
+                step = build_step(model, args.sampler, step)  # the Laplace start of this release
             idata = fit(model, step, rng, args.chains, args.tune, args.draws)
             seconds = time.perf_counter() - start
+            times.setdefault((d, n), []).append(seconds)
             stats = idata.sample_stats
             steps = int(stats["n_steps"].sum()) + int(idata.warmup_sample_stats["n_steps"].sum())
             per_step = 1e3 * seconds / steps
@@ -121,6 +146,11 @@ def main(argv=None):
                 f" | {os.getloadavg()[0]:.2f}",
                 flush=True,
             )
+
+    for (d, n), values in times.items():
+        print(
+            f"  d = {d}, n = {n}: median fit {np.median(values):.1f} s of {len(values)} ({min(values):.1f}-{max(values):.1f})"
+        )
 
 
 if __name__ == "__main__":
