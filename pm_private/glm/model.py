@@ -32,6 +32,7 @@ from scipy.special import expit
 from .._engine.threads import hold_one_blas_thread_while
 from ..privacy.primitives import project_rows
 from ..privacy.validation import as_matrix, check_bool, check_fraction, check_positive
+from .likelihood import normal_logp
 from .moments import poisson_stat_moments, stat_moments
 from .poisson import PoissonStats, PoissonStatsRelease
 from .stats import LogisticStats, LogisticStatsRelease, stats_vector
@@ -182,7 +183,7 @@ def _glm_model(stats, arrays, moments, *, intercept, feature_names, priors, extr
         mean, cov = moments(beta, b, mu, x_chol @ x_chol.T, d)
         n = data["stats_n"]
         total = n * cov + pt.diag(data["stats_noise_var"])
-        logp = pm.logp(pm.MvNormal.dist(mu=n * mean, cov=total), data["stats_vector"])
+        logp = normal_logp(data["stats_vector"], n * mean, total)
         pm.Potential("likelihood", logp)
     hold_one_blas_thread_while(model)
     return model
