@@ -75,8 +75,14 @@ def build_step(model, sampler: str, previous=None):
         return laplace_nuts(target_accept=0.9) if previous is None else laplace_restart(previous)
 
 
-def fit(model, step, rng, chains: int, tune: int, draws: int):
-    """One NUTS run with the compiled ``step``, tuning steps kept (their leapfrog steps are counted)."""
+def fit(model, step, rng, chains: int, tune: int, draws: int, sampler: str = "identity"):
+    """One NUTS run with the compiled ``step``, tuning steps kept (their leapfrog steps are counted);
+    ``laplace``: every chain starts at the Laplace mode (:func:`pm_private.glm.laplace_start`)."""
+    start = {}
+    if sampler == "laplace":
+        from pm_private.glm import laplace_start
+
+        start = {"initvals": laplace_start(step, model)}
     with model:
         return pm.sample(
             draws,
@@ -88,6 +94,7 @@ def fit(model, step, rng, chains: int, tune: int, draws: int):
             random_seed=int(rng.integers(2**30)),
             compute_convergence_checks=False,
             discard_tuned_samples=False,
+            **start,
         )
 
 
@@ -128,14 +135,15 @@ def main(argv=None):
         compiled = time.perf_counter() - start
 
         start = time.perf_counter()
-        fit(model, step, rng, args.chains, 50, 10)  # warm-up: just-in-time compilation of the sampler's functions
+        # warm-up: just-in-time compilation of the sampler's functions
+        fit(model, step, rng, args.chains, 50, 10, args.sampler)
         print(f"  d = {d}: step built in {compiled:.1f} s, warm-up fit {time.perf_counter() - start:.1f} s")
         for n in [n for n in args.ns for _ in range(args.repeats)]:
             swap(release(rng, args.family, n, d, args.epsilon), model)
             start = time.perf_counter()
             if args.sampler == "laplace":
                 step = build_step(model, args.sampler, step)  # the Laplace start of this release
-            idata = fit(model, step, rng, args.chains, args.tune, args.draws)
+            idata = fit(model, step, rng, args.chains, args.tune, args.draws, args.sampler)
             seconds = time.perf_counter() - start
             times.setdefault((d, n), []).append(seconds)
             stats = idata.sample_stats

@@ -27,6 +27,7 @@ _NAMES = {
     "laplace_nuts": ".sampling",
     "laplace_covariance": ".sampling",
     "laplace_restart": ".sampling",
+    "laplace_start": ".sampling",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)

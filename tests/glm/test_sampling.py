@@ -9,6 +9,7 @@ from pm_private.glm import (
     laplace_covariance,
     laplace_nuts,
     laplace_restart,
+    laplace_start,
     logistic_model,
     logistic_stats,
     set_logistic_stats,
@@ -78,5 +79,12 @@ def test_laplace_nuts_starts_the_dense_adaptation_at_the_mode():
     set_logistic_stats(logistic_stats(X, y2, x_bound=5.0), model)
     assert laplace_restart(step, model) is step
     assert np.allclose(step.potential._initial_mean[:2], [-0.5, 1.5], atol=0.2)
+    start = laplace_start(step, model)
+    assert set(start) == {rv.name for rv in model.free_RVs}
+    assert np.allclose(start["beta"], step.potential._initial_mean[:2])
+    assert np.all(start["x_sd"] > 0) and np.all((start["x_partial_corr"] > 0) & (start["x_partial_corr"] < 1))
+    with model:
+        idata = pm.sample(5, tune=5, step=step, chains=1, progressbar=False, random_seed=0, initvals=start)
+    assert np.all(np.isfinite(idata.posterior["beta"].values))
     with pytest.raises(ValueError, match="target_accept"), model:
         laplace_nuts(target_accept=1.0)
