@@ -185,10 +185,10 @@ class Fitter:
 
     def fit(self) -> np.ndarray:
         start = time.perf_counter()
-        start = {}
+        initial = {}
         if self.sampler == "laplace":
             laplace_restart(self.step, self.model)
-            start = {"initvals": laplace_start(self.step, self.model)}
+            initial = {"initvals": laplace_start(self.step, self.model)}
         with self.model:
             idata = pm.sample(
                 self.draws,
@@ -199,7 +199,7 @@ class Fitter:
                 progressbar=False,
                 random_seed=self.seed,
                 compute_convergence_checks=False,
-                **start,
+                **initial,
             )
         self.seed += 1
         self.times.append(time.perf_counter() - start)
