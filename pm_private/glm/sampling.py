@@ -106,8 +106,9 @@ def laplace_nuts(
 ) -> pm.NUTS:
     """A NUTS step whose dense mass matrix adaptation starts at the Laplace approximation.
 
-    Build it inside the model context (or pass ``model``) and hand it to ``pm.sample(step=...)``;
-    every chain (run one after the other or in processes) adapts its own copy during tuning.
+    Build it inside the model context (or pass ``model``) and hand it to ``pm.sample`` with the
+    chains started at the mode: ``pm.sample(step=step, initvals=laplace_start(step))``; every
+    chain (run one after the other or in processes) adapts its own copy during tuning.
 
     Parameters
     ----------
@@ -135,9 +136,11 @@ def laplace_nuts(
     Notes
     -----
     Costs one L-BFGS search and 2k gradient evaluations (k the number of unconstrained
-    parameters, 76 for a d = 10 GLM): well under a second after compilation.  Measured on noise-aware
-    logistic regression at d = 10 (one chain of 1000 + 1000): 35 000 leapfrog steps in tuning
-    instead of 62 000 when the adaptation starts at the identity.
+    parameters, 76 for a d = 10 GLM): well under a second after compilation.  Start the chains
+    at the mode with :func:`laplace_start`.  Measured on noise-aware logistic regression at
+    d = 10, n = 1000, ε = 1 (2 chains of 1000 + 1000, with the model's partial-correlation
+    parametrisation of Σx): 119 000–134 000 leapfrog steps per fit, against 213 000–443 000 for
+    the dense adaptation started at the identity with PyMC's packed-Cholesky parametrisation.
     """
     target_accept = check_fraction("target_accept", target_accept, closed=False)
     initial_weight = check_positive("initial_weight", initial_weight)
