@@ -14,15 +14,26 @@ time per leapfrog step should be flat in n.
     python -m benchmarks.bench_glm_fit_time                      # logistic, d = 10, n ∈ {1000, 100000}
     python -m benchmarks.bench_glm_fit_time --family poisson --ds 5 10
 
-Measured 2026-11-26 with the defaults on a shared 2-core machine at load 5.4 (the step built in
-6.4 s, the warm-up fit 39.8 s):
+Measured 2026-11-26 on a shared 2-core machine (1-min load average in the last column), d = 10,
+ε = 1; ``--sampler identity`` is the sampler of the earlier library (dense adaptation started at
+the identity and the model's initial point, Σx through ``pm.LKJCholeskyCov``, PyMC's ``MvNormal``
+likelihood), run on that code; ``laplace`` the current default (``laplace_nuts``, chains started at
+the mode by ``laplace_start``, partial-correlation parametrisation of Σx, the analytic normal
+log-density):
 
-      d        n |   fit s   leapfrog steps   ms/step   divergent
-     10     1000 |   106.2          237 636      0.45           0
-     10   100000 |    50.3          107 000      0.47           0
+    family    sampler   n        fits | median fit s (range)   leapfrog steps     ms/step   load
+    logistic  identity  1000     5    | 109.8 (92.3-190.9)      213 180-442 964    0.41-0.43 5.7-8.2
+    logistic  identity  1000     3    |  80.5 (65.2-199.5)      213 180-442 964    0.29-0.45 1.8-3.0
+    logistic  laplace   1000     5    |  28.1 (26.7-31.7)       119 044-134 058    0.22-0.24 1.2-2.0
+    logistic  laplace   100000   5    |  12.0 (11.4-13.0)        45 656-48 564     0.25-0.27 1.1
+    poisson   identity  1000     1    | 257.9                   450 453            0.57      4.5
+    poisson   laplace   1000     3    |  41.4 (37.6-41.5)       132 442-146 670    0.28-0.31 2.3-2.9
 
-The time per leapfrog step is flat in n; the fit time is not under 30 s: about 27–59 leapfrog
-steps per iteration over 4000 iterations.
+(``python -m benchmarks.bench_glm_fit_time --ns 1000 --repeats 5 --sampler identity`` on the earlier
+code; ``--ns 1000 100000 --repeats 5``; ``--family poisson --ns 1000 --repeats 3``.)  The time per
+leapfrog step is flat in n.  At n = 1000, ε = 1 the release barely identifies β at d = 10
+(posterior standard deviations close to the prior's), and NUTS still needs about 30 leapfrog steps
+per iteration (tree depth 5) after tuning; at n = 10⁵ about 11.
 """
 
 from __future__ import annotations
@@ -62,8 +73,27 @@ def release(rng, family: str, n: int, d: int, epsilon: float):
     return release_logistic_stats(X, y, epsilon=epsilon, delta=DELTA, x_bound=bound, rng=rng)
 
 
-def fit(model, step, rng, chains: int, tune: int, draws: int):
-    """One NUTS run with the compiled ``step``, tuning steps kept (their leapfrog steps are counted)."""
+def build_step(model, sampler: str, previous=None):
+    """The NUTS step: ``laplace`` (:func:`pm_private.glm.laplace_nuts`, dense adaptation started at
+    the Laplace approximation; with ``previous``, its compiled functions reused and only the
+    starting metric recomputed) or ``identity`` (dense adaptation started at the identity)."""
+    with model:
+        if sampler == "identity":
+            size = sum(np.size(v) for v in model.initial_point().values())
+            return pm.NUTS(target_accept=0.9, potential=QuadPotentialFullAdapt(size, np.zeros(size)))
+        from pm_private.glm import laplace_nuts, laplace_restart
+
+        return laplace_nuts(target_accept=0.9) if previous is None else laplace_restart(previous)
+
+
+def fit(model, step, rng, chains: int, tune: int, draws: int, sampler: str = "identity"):
+    """One NUTS run with the compiled ``step``, tuning steps kept (their leapfrog steps are counted);
+    ``laplace``: every chain starts at the Laplace mode (:func:`pm_private.glm.laplace_start`)."""
+    start = {}
+    if sampler == "laplace":
+        from pm_private.glm import laplace_start
+
+        start = {"initvals": laplace_start(step, model)}
     with model:
         return pm.sample(
             draws,
@@ -75,6 +105,7 @@ def fit(model, step, rng, chains: int, tune: int, draws: int):
             random_seed=int(rng.integers(2**30)),
             compute_convergence_checks=False,
             discard_tuned_samples=False,
+            **start,
         )
 
 
@@ -88,31 +119,44 @@ def main(argv=None):
     parser.add_argument("--tune", type=int, default=1000)
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeats", type=int, default=1, help="timed fits per n (each its own release)")
+    parser.add_argument(
+        "--sampler",
+        choices=("laplace", "identity"),
+        default="laplace",
+        help="dense adaptation started at the Laplace approximation (laplace_nuts) or at the identity",
+    )
     args = parser.parse_args(argv)
+    times: dict = {}
     warnings.filterwarnings("ignore")
     logging.getLogger("pymc").setLevel(logging.ERROR)
     rng = np.random.default_rng(args.seed)
     build, swap = (
         (poisson_model, set_poisson_stats) if args.family == "poisson" else (logistic_model, set_logistic_stats)
     )
-    print(f"{args.family}, ε = {args.epsilon:g}, {args.chains} chains × ({args.tune} + {args.draws}), cores = 1")
+    print(
+        f"{args.family}, ε = {args.epsilon:g}, {args.chains} chains × ({args.tune} + {args.draws}), cores = 1,"
+        f" sampler {args.sampler}"
+    )
     print(f"{'d':>3}{'n':>8} | {'fit s':>7} {'leapfrog':>9} {'ms/step':>8} {'divergent':>9} | load")
     for d in args.ds:
         model = build(release(rng, args.family, args.ns[0], d, args.epsilon))
         start = time.perf_counter()
-        with model:
-            size = sum(np.size(v) for v in model.initial_point().values())
-            step = pm.NUTS(target_accept=0.9, potential=QuadPotentialFullAdapt(size, np.zeros(size)))
+        step = build_step(model, args.sampler)
         compiled = time.perf_counter() - start
 
         start = time.perf_counter()
-        fit(model, step, rng, args.chains, 50, 10)  # warm-up: just-in-time compilation of the sampler's functions
+        # warm-up: just-in-time compilation of the sampler's functions
+        fit(model, step, rng, args.chains, 50, 10, args.sampler)
         print(f"  d = {d}: step built in {compiled:.1f} s, warm-up fit {time.perf_counter() - start:.1f} s")
-        for n in args.ns:
+        for n in [n for n in args.ns for _ in range(args.repeats)]:
             swap(release(rng, args.family, n, d, args.epsilon), model)
             start = time.perf_counter()
-            idata = fit(model, step, rng, args.chains, args.tune, args.draws)
+            if args.sampler == "laplace":
+                step = build_step(model, args.sampler, step)  # the Laplace start of this release
+            idata = fit(model, step, rng, args.chains, args.tune, args.draws, args.sampler)
             seconds = time.perf_counter() - start
+            times.setdefault((d, n), []).append(seconds)
             stats = idata.sample_stats
             steps = int(stats["n_steps"].sum()) + int(idata.warmup_sample_stats["n_steps"].sum())
             per_step = 1e3 * seconds / steps
@@ -121,6 +165,11 @@ def main(argv=None):
                 f" | {os.getloadavg()[0]:.2f}",
                 flush=True,
             )
+
+    for (d, n), values in times.items():
+        print(
+            f"  d = {d}, n = {n}: median fit {np.median(values):.1f} s of {len(values)} ({min(values):.1f}-{max(values):.1f})"
+        )
 
 
 if __name__ == "__main__":

@@ -860,6 +860,7 @@ def _fit(parser, args) -> None:
     import arviz as az
     import pymc as pm
 
+    from .glm.sampling import laplace_nuts, laplace_start
     from .linear.regression import regression_model
 
     bar = not args.no_progress and sys.stdout.isatty()
@@ -868,21 +869,29 @@ def _fit(parser, args) -> None:
     model, variables = (
         _glm_fit_model(entry) if glm else (regression_model, ["beta", "noise_precision", "prior_precision"])
     )
+    compile_kwargs = {"mode": "CVM" if args.backend == "c" else "NUMBA"}
     with model(entry["release"], feature_names=entry.get("features")):
+        # GLMs: NUTS started at the posterior mode, its dense mass matrix at the Laplace
+        # approximation there (far fewer leapfrog steps than a dense adaptation from the identity).
+        if glm:
+            step = laplace_nuts(target_accept=args.target_accept, compile_kwargs=compile_kwargs)
+            nuts = {"step": step, "initvals": laplace_start(step)}
+        else:
+            nuts = {"target_accept": args.target_accept}
         idata = pm.sample(
+            **nuts,
             draws=args.draws,
             tune=args.tune,
             chains=args.chains,
             cores=1,
             random_seed=args.seed,
-            target_accept=args.target_accept,
             # A dense mass matrix: the statistics tie the coefficients to the covariates' covariance.
             # On diabetes releases it took 2.5x fewer leapfrog steps than a diagonal one, with more ESS.
             init="jitter+adapt_full",
             nuts_sampler="pymc",
             progressbar=bar,
             callback=lines,
-            compile_kwargs={"mode": "CVM" if args.backend == "c" else "NUMBA"},
+            compile_kwargs=compile_kwargs,
         )
     idata.attrs.update(_provenance(args, entry, index))
     if glm:

@@ -24,6 +24,10 @@ _NAMES = {
     "stat_moments": ".moments",
     "poisson_stat_moments": ".moments",
     "probit_mixture": ".moments",
+    "laplace_nuts": ".sampling",
+    "laplace_covariance": ".sampling",
+    "laplace_restart": ".sampling",
+    "laplace_start": ".sampling",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)

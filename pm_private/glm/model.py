@@ -32,12 +32,16 @@ from scipy.special import expit
 from .._engine.threads import hold_one_blas_thread_while
 from ..privacy.primitives import project_rows
 from ..privacy.validation import as_matrix, check_bool, check_fraction, check_positive
+from .likelihood import normal_logp
 from .moments import poisson_stat_moments, stat_moments
 from .poisson import PoissonStats, PoissonStatsRelease
 from .stats import LogisticStats, LogisticStatsRelease, stats_vector
 
 __all__ = [
+    "covariate_cholesky",
+    "lkj_partial_shapes",
     "logistic_model",
+    "partial_correlation_cholesky",
     "poisson_model",
     "predict_logistic",
     "predict_poisson",
@@ -59,6 +63,103 @@ _LOGISTIC = (LogisticStatsRelease, LogisticStats)
 _POISSON = (PoissonStatsRelease, PoissonStats)
 
 
+def lkj_partial_shapes(d: int, eta: float) -> np.ndarray:
+    """Beta shapes bₖ of the partial correlations of an LKJ(η) correlation matrix, in the order of
+    ``numpy.tril_indices(d, -1)``.
+
+    The correlation matrix of the LKJ(η) distribution (Lewandowski, Kurowicka & Joe 2009) is, by
+    their vine construction, the one whose canonical partial correlations cᵢₖ (of variables i and k
+    given variables 0, …, k − 1, i > k) are independent with (cᵢₖ + 1)/2 ~ Beta(bₖ, bₖ),
+
+        bₖ = η + (d − 2 − k)/2,   k = 0, …, d − 2.
+
+    Parameters
+    ----------
+    d : int
+        The dimension.
+    eta : float
+        The LKJ shape η > 0.
+
+    Returns
+    -------
+    numpy.ndarray, shape (d(d − 1)/2,)
+        bₖ for each (i, k) of ``numpy.tril_indices(d, -1)``.
+    """
+    _, cols = np.tril_indices(d, -1)
+    return eta + (d - 2 - cols) / 2.0
+
+
+def partial_correlation_cholesky(partial, d: int):
+    """The Cholesky factor L of the correlation matrix with canonical partial correlations ``partial``.
+
+    With c the partial correlations placed strictly below the diagonal (order of
+    ``numpy.tril_indices(d, -1)``), the rows of L are (Lewandowski, Kurowicka & Joe 2009; the
+    Stan reference manual's transform of a correlation Cholesky factor)
+
+        Lᵢₖ = cᵢₖ · √(Π_{j<k} (1 − cᵢⱼ²)) for k < i,   Lᵢᵢ = √(Π_{j<i} (1 − cᵢⱼ²)),
+
+    so every row has unit norm and LLᵀ is a correlation matrix; computed from cumulative sums of
+    log(1 − cᵢⱼ²), differentiable in c.
+
+    Parameters
+    ----------
+    partial : tensor (d(d − 1)/2,)
+        Partial correlations in (−1, 1).
+    d : int
+        The dimension.
+
+    Returns
+    -------
+    tensor (d, d)
+        Lower-triangular L with positive diagonal.
+    """
+    rows, cols = np.tril_indices(d, -1)
+    strict = pt.zeros(d * d)[rows * d + cols].set(partial).reshape((d, d))
+    log_rest = pt.log1p(-(strict**2))
+    before = pt.cumsum(log_rest, axis=1) - log_rest  # Σ over j < k of log(1 − cᵢⱼ²)
+    return (strict + pt.eye(d)) * pt.exp(0.5 * before)
+
+
+def covariate_cholesky(d: int, sd_sigma: float, eta: float):
+    """The covariate model's Σx = diag(s)·R·diag(s) in the current model, returned as its Cholesky factor.
+
+    Prior: standard deviations s ~ HalfNormal(``sd_sigma``) (``x_sd``) and correlation matrix
+    R ~ LKJ(η), the distribution of ``pm.LKJCholeskyCov``, parametrised by R's canonical partial
+    correlations: (cᵢₖ + 1)/2 ~ Beta(bₖ, bₖ) independently (``x_partial_corr``, stored as
+    (c + 1)/2; :func:`lkj_partial_shapes`), R = LLᵀ with L of
+    :func:`partial_correlation_cholesky`.  NUTS samples log s and logit((c + 1)/2) = 2 atanh(c), in
+    which the prior factorises into independent one-dimensional densities; PyMC's packed
+    Cholesky parametrisation of the same prior couples the standard deviations with the
+    correlations.  Deterministics ``x_cov`` (Σx) and ``x_corr`` (R) are recorded.
+
+    Parameters
+    ----------
+    d : int
+        The number of covariates.
+    sd_sigma : float
+        Scale of the half-normal prior of the standard deviations.
+    eta : float
+        LKJ shape of the correlations (1: uniform).
+
+    Returns
+    -------
+    tensor (d, d)
+        diag(s)·L, lower triangular.
+    """
+    sd = pm.HalfNormal("x_sd", sd_sigma, shape=d)
+    if d == 1:
+        chol = sd[:, None]
+        pm.Deterministic("x_cov", chol @ chol.T)
+        return chol
+    shapes = lkj_partial_shapes(d, eta)
+    unit = pm.Beta("x_partial_corr", alpha=shapes, beta=shapes, shape=shapes.size)
+    corr_chol = partial_correlation_cholesky(2.0 * unit - 1.0, d)
+    pm.Deterministic("x_corr", corr_chol @ corr_chol.T)
+    chol = sd[:, None] * corr_chol
+    pm.Deterministic("x_cov", chol @ chol.T)
+    return chol
+
+
 def _glm_model(stats, arrays, moments, *, intercept, feature_names, priors, extra_data) -> pm.Model:
     """The noise-aware model of released statistics shared by the GLMs: priors, covariate model,
     and the normal likelihood r ~ N(n·m(θ), n·V(θ) + diag(v)) with the moments of ``moments``."""
@@ -78,21 +179,11 @@ def _glm_model(stats, arrays, moments, *, intercept, feature_names, priors, extr
         beta = pm.Normal("beta", 0.0, priors["beta_sigma"], dims="feature")
         b = pm.Normal("intercept", 0.0, priors["intercept_sigma"]) if intercept else pt.constant(0.0)
         mu = pm.Normal("x_mean", 0.0, priors["x_mean_sigma"], dims="feature")
-        if d == 1:
-            sd = pm.HalfNormal("x_cov", priors["x_sd_sigma"], shape=1)
-            x_chol = sd[:, None]
-        else:
-            x_chol, _, _ = pm.LKJCholeskyCov(
-                "x_cov",
-                n=d,
-                eta=priors["x_eta"],
-                sd_dist=pm.HalfNormal.dist(priors["x_sd_sigma"], shape=d),
-                compute_corr=True,
-            )
+        x_chol = covariate_cholesky(d, priors["x_sd_sigma"], priors["x_eta"])
         mean, cov = moments(beta, b, mu, x_chol @ x_chol.T, d)
         n = data["stats_n"]
         total = n * cov + pt.diag(data["stats_noise_var"])
-        logp = pm.logp(pm.MvNormal.dist(mu=n * mean, cov=total), data["stats_vector"])
+        logp = normal_logp(data["stats_vector"], n * mean, total)
         pm.Potential("likelihood", logp)
     hold_one_blas_thread_while(model)
     return model
@@ -114,8 +205,9 @@ def logistic_model(
 
     Priors: β ~ N(0, ``beta_sigma``² I) (dims ``feature``), intercept b ~ N(0, ``intercept_sigma``²);
     covariate model x ~ N(μ, Σx) with μ ~ N(0, ``x_mean_sigma``² I) (``x_mean``) and Σx from
-    ``pm.LKJCholeskyCov`` (``x_cov``: correlations LKJ(``x_eta``), standard deviations
-    HalfNormal(``x_sd_sigma``)).  Likelihood ``likelihood`` (a ``pm.Potential``): the released
+    :func:`covariate_cholesky` (standard deviations HalfNormal(``x_sd_sigma``), ``x_sd``;
+    correlations LKJ(``x_eta``) through their partial correlations, ``x_partial_corr``; Σx
+    recorded as ``x_cov``).  Likelihood ``likelihood`` (a ``pm.Potential``): the released
     vector r ~ N(n·m(θ), n·V(θ) + diag(v)), the central-limit normal of the true statistics
     (Bernstein & Sheldon 2019; Kulkarni et al. 2021) with the moments of
     :func:`pm_private.glm.moments.stat_moments` and the release's noise variances v.
@@ -144,7 +236,8 @@ def logistic_model(
     Returns
     -------
     pymc.Model
-        With ``beta``, ``intercept`` (when ``intercept``), ``x_mean``, ``x_cov`` and the data
+        With ``beta``, ``intercept`` (when ``intercept``), ``x_mean``, ``x_sd``, ``x_partial_corr``
+        (when d > 1), the deterministics ``x_cov`` and ``x_corr`` (when d > 1), and the data
         ``stats_vector``, ``stats_noise_var``, ``stats_n`` (swap them with
         :func:`set_logistic_stats`) and ``x_bound`` (for :func:`predict_logistic`).
 
@@ -157,11 +250,15 @@ def logistic_model(
     Notes
     -----
     Cost per gradient O(k³), k = 2d + 1 + d(d+1)/2, independent of n; building the model limits
-    BLAS to one thread in the process while it lives (small dense algebra).  Sample it with a
-    dense mass matrix, ``pm.sample(init="jitter+adapt_full", target_accept=0.9)``: the statistics
-    tie β to the covariate covariance; at d = 2, n = 5000 a fit with the default diagonal
-    adaptation took tens of times longer than with the dense one (about 11 leapfrog steps per
-    draw).
+    BLAS to one thread in the process while it lives (small dense algebra).  Sample it with
+    NUTS started at the posterior mode, its dense mass matrix at the Laplace approximation there
+    (:func:`pm_private.glm.laplace_nuts`): inside the model, ``step = laplace_nuts()`` and
+    ``pm.sample(step=step, initvals=laplace_start(step))``.  The statistics tie β to the
+    covariate covariance, and the posterior's scales span orders of magnitude: at d = 2,
+    n = 5000 a fit with the default diagonal adaptation took tens of times longer than with a
+    dense one; at d = 10, n = 1000 this start and the partial-correlation parametrisation of Σx
+    halve the leapfrog steps of a fit again (about 28 s for 2 chains of 1000 + 1000 on a
+    lightly loaded 2-core machine).
 
     Examples
     --------
@@ -312,8 +409,9 @@ def poisson_model(
     Model of a record: x ~ N(μ, Σx), y | x ~ Poisson(exp(xᵀβ + b)), of which the release saw the
     clipped count ỹ = min(y, B).  Priors: β ~ N(0, ``beta_sigma``² I) (dims ``feature``), intercept
     b ~ N(0, ``intercept_sigma``²); μ ~ N(0, ``x_mean_sigma``² I) (``x_mean``) and Σx from
-    ``pm.LKJCholeskyCov`` (``x_cov``: correlations LKJ(``x_eta``), standard deviations
-    HalfNormal(``x_sd_sigma``)).  Likelihood ``likelihood`` (a ``pm.Potential``): the released
+    :func:`covariate_cholesky` (standard deviations HalfNormal(``x_sd_sigma``), ``x_sd``;
+    correlations LKJ(``x_eta``) through their partial correlations, ``x_partial_corr``; Σx
+    recorded as ``x_cov``).  Likelihood ``likelihood`` (a ``pm.Potential``): the released
     vector r ~ N(n·m(θ), n·V(θ) + diag(v)), the central-limit normal of the true statistics
     (Bernstein & Sheldon 2019; Kulkarni et al. 2021) with the moments of the clipped counts
     (:func:`pm_private.glm.moments.poisson_stat_moments`) and the release's noise variances v.
@@ -343,7 +441,8 @@ def poisson_model(
     Returns
     -------
     pymc.Model
-        With ``beta``, ``intercept`` (when ``intercept``), ``x_mean``, ``x_cov`` and the data
+        With ``beta``, ``intercept`` (when ``intercept``), ``x_mean``, ``x_sd``, ``x_partial_corr``
+        (when d > 1), the deterministics ``x_cov`` and ``x_corr`` (when d > 1), and the data
         ``stats_vector``, ``stats_noise_var``, ``stats_n`` (swap them with
         :func:`set_poisson_stats`), ``x_bound`` (for :func:`predict_poisson`) and ``y_bound``.
 
@@ -355,10 +454,11 @@ def poisson_model(
 
     Notes
     -----
-    Cost per gradient O(k³ + B), k = 2d + 1 + d(d+1)/2, independent of n.  Sample it with a dense
-    mass matrix, ``pm.sample(init="jitter+adapt_full", target_accept=0.9)``, as
-    :func:`logistic_model`.  Known limits: the projection of rows onto the Bx ball is not
-    modelled, the covariates are modelled as Gaussian, and there is no exposure offset.
+    Cost per gradient O(k³ + B), k = 2d + 1 + d(d+1)/2, independent of n.  Sample it as
+    :func:`logistic_model` (:func:`pm_private.glm.laplace_nuts`, chains started at
+    :func:`pm_private.glm.laplace_start`).  Known limits: the projection of rows onto the Bx
+    ball is not modelled, the covariates are modelled as Gaussian, and there is no exposure
+    offset.
 
     Examples
     --------

@@ -194,24 +194,34 @@ def linear_predictor_moments(first, second, mu, cov, v, d: int):
     )
     ehx = h0 * mu + h1 * v
     ehxx = h0 * m2 + h1 * (pt.outer(mu, v) + pt.outer(v, mu)) + h2 * pt.outer(v, v)
+    # Upper-triangle entries by one-dimensional gathers from the flattened arrays (constant
+    # indices): cheaper, with their gradients, than gathers with several index arrays.
     i, j = np.triu_indices(d)
+    upper = i * d + j
+    flat_cov, flat_m2 = cov.reshape((d * d,)), m2.reshape((d * d,))
     # Gaussian moments: Cov(xₐ, xᵢxⱼ) and Cov(xᵢxⱼ, xₖxₗ) (Isserlis, with a mean)
-    c13 = cov[:, i] * mu[j][None, :] + cov[:, j] * mu[i][None, :]
+    a = np.arange(d)[:, None]
+    c13 = flat_cov[a * d + i[None, :]] * mu[j][None, :] + flat_cov[a * d + j[None, :]] * mu[i][None, :]
     mi, mj = mu[i], mu[j]
+
+    def pairs(p, q):
+        return flat_cov[p[:, None] * d + q[None, :]]
+
     c33 = (
-        cov[i[:, None], i[None, :]] * cov[j[:, None], j[None, :]]
-        + cov[i[:, None], j[None, :]] * cov[j[:, None], i[None, :]]
-        + mi[:, None] * mi[None, :] * cov[j[:, None], j[None, :]]
-        + mi[:, None] * mj[None, :] * cov[j[:, None], i[None, :]]
-        + mj[:, None] * mi[None, :] * cov[i[:, None], j[None, :]]
-        + mj[:, None] * mj[None, :] * cov[i[:, None], i[None, :]]
+        pairs(i, i) * pairs(j, j)
+        + pairs(i, j) * pairs(j, i)
+        + mi[:, None] * mi[None, :] * pairs(j, j)
+        + mi[:, None] * mj[None, :] * pairs(j, i)
+        + mj[:, None] * mi[None, :] * pairs(i, j)
+        + mj[:, None] * mj[None, :] * pairs(i, i)
     )
+    m2_upper = flat_m2[upper]
     c12 = exg - a0 * mu
     c14 = egxx - pt.outer(mu, exg)
     c22 = h0 - a0**2
-    c23 = egxx[i, j] - a0 * m2[i, j]
+    c23 = egxx.reshape((d * d,))[upper] - a0 * m2_upper
     c24 = ehx - a0 * exg
-    c34 = egxxx[i, j, :] - pt.outer(m2[i, j], exg)
+    c34 = egxxx.reshape((d * d, d))[upper] - pt.outer(m2_upper, exg)
     c44 = ehxx - pt.outer(exg, exg)
     rows = [
         pt.concatenate([cov, c12[:, None], c13, c14], axis=1),
@@ -219,7 +229,7 @@ def linear_predictor_moments(first, second, mu, cov, v, d: int):
         pt.concatenate([c13.T, c23[:, None], c33, c34], axis=1),
         pt.concatenate([c14.T, c24[:, None], c34.T, c44], axis=1),
     ]
-    mean = pt.concatenate([mu, pt.shape_padleft(a0, 1), m2[i, j], exg])
+    mean = pt.concatenate([mu, pt.shape_padleft(a0, 1), m2_upper, exg])
     return mean, pt.concatenate(rows, axis=0)
 
 
