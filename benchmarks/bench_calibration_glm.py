@@ -201,6 +201,31 @@ def coverage(draws, truth):
     return result
 
 
+#: Where the dense mass-matrix adaptation starts: the Laplace approximation, or the identity.
+SAMPLERS = ("laplace", "identity")
+
+
+def add_sampler_argument(parser) -> None:
+    """The ``--sampler`` option of the GLM benchmarks."""
+    parser.add_argument(
+        "--sampler",
+        choices=SAMPLERS,
+        default="laplace",
+        help="dense adaptation started at the Laplace approximation (laplace_nuts) or at the identity",
+    )
+
+
+def build_step(model, sampler: str, previous=None):
+    """The NUTS step: ``laplace`` (:func:`pm_private.glm.laplace_nuts`, dense adaptation started at
+    the Laplace approximation; with ``previous``, its compiled functions reused and only the
+    starting metric recomputed) or ``identity`` (dense adaptation started at the identity)."""
+    with model:
+        if sampler == "identity":
+            size = sum(np.size(v) for v in model.initial_point().values())
+            return pm.NUTS(target_accept=0.9, potential=QuadPotentialFullAdapt(size, np.zeros(size)))
+        return laplace_nuts(target_accept=0.9) if previous is None else laplace_restart(previous)
+
+
 class Fitter:
     """One NUTS chain per fit with a dense adapted mass matrix; the step is compiled once.
 
@@ -210,12 +235,7 @@ class Fitter:
 
     def __init__(self, model, *, draws: int, tune: int, seed: int, sampler: str = "laplace"):
         self.model, self.draws, self.tune, self.seed, self.sampler = model, draws, tune, seed, sampler
-        with model:
-            if sampler == "laplace":
-                self.step = laplace_nuts(target_accept=0.9)
-            else:
-                size = sum(np.size(v) for v in model.initial_point().values())
-                self.step = pm.NUTS(target_accept=0.9, potential=QuadPotentialFullAdapt(size, np.zeros(size)))
+        self.step = build_step(model, sampler)
         self.times: list[float] = []
         self.steps: list[int] = []
         self.divergent = 0
@@ -277,12 +297,7 @@ def main(argv=None):
     parser.add_argument("--bound-factor", type=float, default=3.0, help="row-norm bound Bx = factor·√d")
     parser.add_argument("--family", choices=("logistic", "poisson"), default="logistic")
     parser.add_argument("--y-bound", type=int, default=20, help="count bound of the Poisson release")
-    parser.add_argument(
-        "--sampler",
-        choices=("laplace", "identity"),
-        default="laplace",
-        help="dense adaptation started at the Laplace approximation (laplace_nuts) or at the identity",
-    )
+    add_sampler_argument(parser)
     args = parser.parse_args(argv)
     threadpool_limits(1, user_api="blas")
     if args.quick:

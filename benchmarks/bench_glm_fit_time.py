@@ -46,9 +46,9 @@ import warnings
 
 import numpy as np
 import pymc as pm
-from pymc.step_methods.hmc.quadpotential import QuadPotentialFullAdapt
 from scipy.special import expit
 
+from benchmarks.bench_calibration_glm import add_sampler_argument, build_step
 from pm_private.glm import (
     logistic_model,
     poisson_model,
@@ -71,19 +71,6 @@ def release(rng, family: str, n: int, d: int, epsilon: float):
         return release_poisson_stats(X, y, epsilon=epsilon, delta=DELTA, x_bound=bound, y_bound=20, rng=rng)
     y = (rng.uniform(size=n) < expit(X @ beta + 0.3)).astype(int)
     return release_logistic_stats(X, y, epsilon=epsilon, delta=DELTA, x_bound=bound, rng=rng)
-
-
-def build_step(model, sampler: str, previous=None):
-    """The NUTS step: ``laplace`` (:func:`pm_private.glm.laplace_nuts`, dense adaptation started at
-    the Laplace approximation; with ``previous``, its compiled functions reused and only the
-    starting metric recomputed) or ``identity`` (dense adaptation started at the identity)."""
-    with model:
-        if sampler == "identity":
-            size = sum(np.size(v) for v in model.initial_point().values())
-            return pm.NUTS(target_accept=0.9, potential=QuadPotentialFullAdapt(size, np.zeros(size)))
-        from pm_private.glm import laplace_nuts, laplace_restart
-
-        return laplace_nuts(target_accept=0.9) if previous is None else laplace_restart(previous)
 
 
 def fit(model, step, rng, chains: int, tune: int, draws: int, sampler: str = "identity"):
@@ -120,12 +107,7 @@ def main(argv=None):
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=1, help="timed fits per n (each its own release)")
-    parser.add_argument(
-        "--sampler",
-        choices=("laplace", "identity"),
-        default="laplace",
-        help="dense adaptation started at the Laplace approximation (laplace_nuts) or at the identity",
-    )
+    add_sampler_argument(parser)
     args = parser.parse_args(argv)
     times: dict = {}
     warnings.filterwarnings("ignore")
