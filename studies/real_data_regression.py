@@ -5,7 +5,10 @@ Data (no download): scikit-learn's ``load_diabetes`` (n = 442, d = 10, raw units
 on a 0–6 scale), statsmodels' RAND Health Insurance Experiment ``randhie`` (n = 20190, d = 9,
 response log(1 + number of outpatient visits); little signal: OLS R² ≈ 0.08) and statsmodels'
 California schools ``star98`` (n = 303, d = 20, response: the share of pupils above the national
-median in maths, NABOVE/(NABOVE + NBELOW)).
+median in maths, NABOVE/(NABOVE + NBELOW)), statsmodels' ``fair`` (n = 6366, d = 8, response: the
+rating of the marriage, 1–5, on the other columns with log(1 + affairs)) and scikit-survival's
+Mayo Clinic ``flchain`` (n = 6524 with creatinine recorded, d = 6, response: log free light chain
+λ on age, sex, log κ, log creatinine, MGUS and the sample year).
 
 For each data set and repeat, the rows are split at random into 20 % test rows, 30 public rows
 and the private rest.  The **public** rows give the preprocessing constants only (column means
@@ -14,9 +17,12 @@ private rows enters them; the private rows are released with ε ∈ {0.5, 1, 2, 
 a simulation, not a release).  Methods, all predicting test rows on the original scale:
 
 * ``noise-aware Gaussian``: :func:`pm_private.release_suff_stats_gaussian`, (ε, 10⁻⁵)-DP like
-  AdaSSP and with AdaSSP's bounds (‖x‖ ≤ √d, |y| ≤ 2 on the public scale; rows beyond the ball
-  scaled onto it with their responses, or with ``--no-scale-response`` projected covariates
-  alone), the preprocessing attached; the default (noise-aware, Bernstein & Sheldon 2019)
+  AdaSSP and with the same bounds as AdaSSP: those of :func:`pm_private.gaussian_bounds` for the
+  private n and ε (‖x‖ ≤ m√d, |y| ≤ 2m on the public scale, m ≥ 1 growing with n and ε, at most
+  5 % of the public responses clipped), or with ``--fixed-bounds`` m = 1, the bounds √d and 2
+  used before; rows beyond the ball scaled onto it with their responses, or with
+  ``--no-scale-response`` projected covariates alone; the preprocessing attached; the default
+  (noise-aware, Bernstein & Sheldon 2019)
   :func:`pm_private.regression_model`, NUTS, prediction by :func:`pm_private.predict` (posterior
   mean; it applies the release's transform and projection);
 * ``noise-aware Laplace``: pure ε-DP :func:`pm_private.release_suff_stats` with
@@ -28,8 +34,8 @@ a simulation, not a release).  Methods, all predicting test rows on the original
   exactly by :func:`pm_private.linear.gibbs_regression`, the same prediction.  (The paper's own tuning, ``pm_private.linear.tuning._tune_release``, picks the smallest bound
   on its grid, ω = 0.1, for diabetes at every ε; it is left out for run time: on randhie's
   16 000 private rows it takes many minutes per ε.)
-* ``AdaSSP``: Wang (2018), (ε, 10⁻⁵)-DP, on the publicly standardised rows with
-  ‖x‖ ≤ √d and |y| ≤ 2 (two public standard deviations);
+* ``AdaSSP``: Wang (2018), (ε, 10⁻⁵)-DP, on the publicly standardised rows with the bounds of
+  the noise-aware Gaussian release;
 * ``OLS``: non-private least squares on the standardised private rows.
 
 One prediction rule for every method (the library's): a new row is mapped exactly as the rows
@@ -66,7 +72,14 @@ import pandas as pd
 from scipy import stats as scipy_stats
 from threadpoolctl import threadpool_limits
 
-from pm_private import Preprocessing, adassp, release_suff_stats, release_suff_stats_gaussian, tune_bounds
+from pm_private import (
+    Preprocessing,
+    adassp,
+    gaussian_bounds,
+    release_suff_stats,
+    release_suff_stats_gaussian,
+    tune_bounds,
+)
 from pm_private.linear.prediction import _apply, beta_draws, prediction_transform, r_squared, spearman
 from pm_private.linear.regression import gibbs_regression, project_psd, regression_model, set_stats
 from pm_private.linear.suffstats import clip_report
@@ -117,6 +130,27 @@ def load(name: str):
         data = star98.load_pandas()
         counts = data.endog.to_numpy(float)
         return data.exog.to_numpy(float), counts[:, 0] / counts.sum(axis=1), list(data.exog.columns)
+    if name == "fair":
+        from statsmodels.datasets import fair
+
+        frame = fair.load_pandas().data.copy()
+        y = frame.pop("rate_marriage").to_numpy(float)
+        frame["affairs"] = np.log1p(frame["affairs"])
+        return frame.to_numpy(float), y, list(frame.columns)
+    if name == "flchain":
+        from sksurv.datasets import load_flchain
+
+        frame, _ = load_flchain()
+        frame = frame.dropna(subset=["creatinine"])
+        columns = {
+            "age": frame["age"].to_numpy(float),
+            "male": (frame["sex"] == "M").to_numpy(float),
+            "log_kappa": np.log(frame["kappa"].to_numpy(float)),
+            "log_creatinine": np.log(frame["creatinine"].to_numpy(float)),
+            "mgus": (frame["mgus"] == "yes").to_numpy(float),
+            "sample_year": frame["sample.yr"].astype(float).to_numpy(),
+        }
+        return np.column_stack(list(columns.values())), np.log(frame["lambda"].to_numpy(float)), list(columns)
     raise ValueError(f"unknown data set {name!r}")
 
 
@@ -185,11 +219,13 @@ def run(
     x_cov=None,
     clipping="ignore",
     scale_response=True,
+    fixed_bounds=False,
 ) -> pd.DataFrame:
     """Scores (:data:`COLUMNS`) of every method on every release (``verbose``: a line per release,
     NUTS times and tuned bounds; PyMC's log is silenced, divergences are reported in the table).
     ``x_cov`` and ``clipping`` are passed to the noise-aware models' :func:`pm_private.regression_model`,
-    ``scale_response`` to the Gaussian release."""
+    ``scale_response`` to the Gaussian release; ``fixed_bounds`` gives it and AdaSSP the bounds √d and 2
+    instead of those of :func:`pm_private.gaussian_bounds`."""
     # The models' dense algebra is tiny ((d+1)(d+2)/2 ≤ 66 rows): a multi-threaded BLAS only adds
     # synchronisation (7x slower per gradient on a loaded 2-core machine).
     pymc_log = logging.getLogger("pymc")
@@ -211,13 +247,25 @@ def run(
                 x_cov,
                 clipping,
                 scale_response,
+                fixed_bounds,
             )
     finally:
         pymc_log.setLevel(level)
 
 
 def _run(
-    names, epsilons, releases, draws, seed, public_cov, report, target_accept, x_cov_model, clipping, scale_response
+    names,
+    epsilons,
+    releases,
+    draws,
+    seed,
+    public_cov,
+    report,
+    target_accept,
+    x_cov_model,
+    clipping,
+    scale_response,
+    fixed_bounds,
 ):
     import pymc as pm
 
@@ -246,6 +294,11 @@ def _run(
                         len(private), d, eps, 1.0, 1.0, goal="coefficients", public_y=public_y, rng=seed
                     )
                 tune = tuned[eps]
+                if fixed_bounds:
+                    x_bound, y_bound = np.sqrt(d), 2.0
+                else:
+                    bounds = gaussian_bounds(len(private), d, eps, DELTA, public_y=prep.transform_y(y[public]))
+                    x_bound, y_bound = bounds.x_bound, bounds.y_bound
                 laplace = release_suff_stats(
                     Xp,
                     yp,
@@ -261,8 +314,8 @@ def _run(
                     yp,
                     epsilon=eps,
                     delta=DELTA,
-                    x_bound=np.sqrt(d),
-                    y_bound=2.0,
+                    x_bound=x_bound,
+                    y_bound=y_bound,
                     preprocessing=prep,
                     rng=rng,
                     scale_response=scale_response,
@@ -295,7 +348,7 @@ def _run(
                 scores = bayes_scores(prep, laplace, beta, precision, X_test, y_test, beta_full, rng)
                 clip = clipped[id(laplace)]
                 rows.append((name, eps, rep, BAYES[2], *scores, np.nan, clip.rows, clip.responses))
-                fit = adassp(Xs, ys, epsilon=eps, delta=DELTA, x_bound=np.sqrt(d), y_bound=2.0, rng=rng)
+                fit = adassp(Xs, ys, epsilon=eps, delta=DELTA, x_bound=x_bound, y_bound=y_bound, rng=rng)
                 pred = prep.inverse_y(fit.predict(prep.transform_x(X_test)))
                 rows.append((name, eps, rep, "AdaSSP", r_squared(y_test, pred), spearman(y_test, pred), *nan, *nan[:2]))
             done = pd.DataFrame(rows[-1 - 4 * len(epsilons) :], columns=COLUMNS)
@@ -361,7 +414,7 @@ def goal_check(results: pd.DataFrame, method: str = METHODS[0]) -> pd.DataFrame:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="3 releases, ε ∈ {1, 5}")
-    parser.add_argument("--data", nargs="+", default=["diabetes", "anes96", "randhie", "star98"])
+    parser.add_argument("--data", nargs="+", default=["diabetes", "anes96", "randhie", "star98", "fair", "flchain"])
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.5, 1.0, 2.0, 5.0])
     parser.add_argument("--releases", type=int, default=20)
     parser.add_argument("--draws", type=int, default=300, help="NUTS tuning and kept draws per fit")
@@ -381,6 +434,12 @@ def main(argv=None):
         dest="scale_response",
         action="store_false",
         help="the Gaussian release projects the covariates alone (Wang 2018) instead of scaling whole rows",
+    )
+    parser.add_argument(
+        "--fixed-bounds",
+        action="store_true",
+        help="the Gaussian release and AdaSSP bound rows at √d and responses at 2 (public scale) "
+        "instead of using gaussian_bounds",
     )
     parser.add_argument(
         "--public-cov",
@@ -405,6 +464,7 @@ def main(argv=None):
         x_cov=args.x_cov,
         clipping=args.clipping,
         scale_response=args.scale_response,
+        fixed_bounds=args.fixed_bounds,
     )
     print(
         f"\nHeld-out R² (mean ± s.e.) / Spearman over {args.releases} releases ({time.perf_counter() - start:.0f} s):"

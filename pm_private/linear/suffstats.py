@@ -1071,9 +1071,10 @@ def release_suff_stats_gaussian(
     of squares has mean σ²·Σcᵢ², which the released ``effective_rows`` lets the model use (with n
     in its place σ² would come out too small by the factor Σcᵢ²/n, 0.80–0.86 on real data where a
     third of the rows are scaled), and the covariance of Σcᵢ²xᵢeᵢ is σ²Σcᵢ⁴xᵢxᵢᵀ ⪯ σ²Sxx, which
-    the model bounds by σ²Sxx.  Clipped responses still bias β towards zero: choose By so that
-    few are clipped (:func:`pm_private.linear.tune_bounds` does).
-    (:func:`pm_private.linear.tune_bounds` does).
+    the model bounds by σ²Sxx.  Clipped responses still bias β towards zero, and scaled rows
+    estimate a weighted fit that differs from the population's least-squares fit when the truth
+    is not exactly linear; both biases grow with n relative to the posterior's width, so bounds
+    for inference grow with n: :func:`pm_private.linear.gaussian_bounds` chooses them.
 
     Parameters
     ----------
@@ -1087,7 +1088,8 @@ def release_suff_stats_gaussian(
         δ in (0, 1); choose it well below 1/n.
     x_bound : float
         Public bound Bx > 0 on the ℓ2 norm of a (preprocessed) covariate row; √d is about the
-        typical norm of standardised rows.
+        typical norm of standardised rows (:func:`pm_private.linear.gaussian_bounds` chooses
+        Bx and By for n and ε).
     y_bound : float
         Public bound By > 0 on |y|.
     accountant : PrivacyAccountant, optional

@@ -1,5 +1,5 @@
 """Tests of the bound tuning on aux data: Honkela et al.'s (2018, §4.3) procedure (``_tune_release``,
-internal, for the demo's reproduction of the paper) and ``tune_bounds``."""
+internal, for the demo's reproduction of the paper), ``tune_bounds`` and ``gaussian_bounds``."""
 
 import dataclasses
 import math
@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from pm_private.linear.suffstats import release_suff_stats
-from pm_private.linear.tuning import TuneResult, _solve, _spearman, _tune_release, tune_bounds
+from pm_private.linear.suffstats import gaussian_release_vector, release_suff_stats
+from pm_private.linear.tuning import TuneResult, _solve, _spearman, _tune_release, gaussian_bounds, tune_bounds
+from pm_private.privacy.primitives import gaussian_scale
 
 OMEGAS = np.arange(1, 21) / 10
 # Few draws keep the tests fast; stage 2 only matters where a test says so.
@@ -238,3 +239,62 @@ def test_tune_bounds_goals_score_what_they_say():
     ):
         with pytest.raises(ValueError, match=match):
             tune_bounds(200, 3, 1.0, 1.0, 1.0, **bad)
+
+
+def test_gaussian_bounds_are_adassps_at_small_n():
+    # 300 rows at ε = 1: the noise already exceeds the sampling spread at √d and 2, so m = 1.
+    res = gaussian_bounds(300, 10, 1.0, 1e-5, x_scale=2.0, y_scale=3.0)
+    assert res.multiplier == 1.0
+    assert res.x_bound == pytest.approx(2.0 * math.sqrt(10)) and res.y_bound == pytest.approx(6.0)
+    assert res.noise_sd > res.sampling_sd == pytest.approx(math.sqrt(300))
+
+
+@pytest.mark.parametrize(("n", "d", "epsilon"), [(16_000, 9, 1.0), (5_000, 6, 2.0), (100_000, 30, 0.5)])
+def test_gaussian_bounds_match_the_noise_to_the_sampling_spread(n, d, epsilon):
+    res = gaussian_bounds(n, d, epsilon, 1e-5)
+    assert res.multiplier > 1.0
+    assert res.x_bound == pytest.approx(res.multiplier * math.sqrt(d))
+    assert res.y_bound == pytest.approx(2.0 * res.multiplier)
+    # Recomputed independently: the release's σ at these bounds, on an Sxy entry (σ/√2), is √n.
+    size, sensitivity, _ = gaussian_release_vector(d, res.x_bound, res.y_bound, 0.05, scale_response=True)
+    assert gaussian_scale(size, sensitivity, epsilon, 1e-5) / math.sqrt(2) == pytest.approx(math.sqrt(n), rel=1e-6)
+    assert res.noise_sd == pytest.approx(res.sampling_sd, rel=1e-6)
+
+
+def test_gaussian_bounds_grow_with_n_and_epsilon():
+    by_n = [gaussian_bounds(n, 5, 1.0, 1e-5).multiplier for n in (100, 1_000, 10_000, 100_000, 1_000_000)]
+    by_eps = [gaussian_bounds(10_000, 5, e, 1e-5).multiplier for e in (0.1, 0.5, 1.0, 4.0, 16.0)]
+    assert by_n == sorted(by_n) and by_n[-1] > by_n[0]
+    assert by_eps == sorted(by_eps) and by_eps[-1] > by_eps[0]
+    # Where m > 1 it grows like (n ε²)^(1/4).
+    assert by_n[-1] / by_n[-2] == pytest.approx(10**0.25, rel=1e-6)
+
+
+def test_gaussian_bounds_clip_few_public_responses():
+    public_y = np.r_[np.zeros(18), 3.0, -4.0]  # two of 20 beyond ±2
+    res = gaussian_bounds(300, 4, 1.0, 1e-5, public_y=public_y, max_y_clip=0.05)
+    assert res.y_bound == pytest.approx(3.0)  # clips 1 of 20 = 5 %
+    assert np.mean(np.abs(public_y) > res.y_bound) <= 0.05
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        (dict(n=1), "n"),
+        (dict(d=0), "d"),
+        (dict(epsilon=0.0), "epsilon"),
+        (dict(epsilon=1e3), "epsilon"),
+        (dict(delta=1.0), "delta"),
+        (dict(x_scale=-1.0), "x_scale"),
+        (dict(x_scale=1e308, d=4), "x_scale"),
+        (dict(y_scale=float("nan")), "y_scale"),
+        (dict(max_y_clip=0.0), "max_y_clip"),
+        (dict(public_y=[1.0, float("inf")]), "public_y"),
+        (dict(clip_share=0.9), "clip_share"),
+        (dict(scale_response="yes"), "scale_response"),
+    ],
+)
+def test_gaussian_bounds_refuse_bad_arguments_by_name(kwargs, name):
+    arguments = dict(n=500, d=3, epsilon=1.0, delta=1e-5) | kwargs
+    with pytest.raises(ValueError, match=name):
+        gaussian_bounds(**arguments)
