@@ -526,6 +526,16 @@ def _aux_scores(generator, n, d, epsilon, p1, p2, omegas_x, omegas_y, n_datasets
     return mean, se
 
 
+def _check_public_y(public_y):
+    """None, or ``public_y`` as a flat float array: non-empty and finite, or ValueError naming it."""
+    if public_y is None:
+        return None
+    public_y = as_float_array(public_y, "public_y").ravel()
+    if public_y.size == 0 or not np.isfinite(public_y).all():
+        raise ValueError("public_y must be a non-empty array of finite numbers")
+    return public_y
+
+
 def _min_omega_y(max_y_clip: float, public_y, y_scale: float) -> float:
     """Smallest ωy that clips at most ``max_y_clip`` of the aux responses (N(0, σ²): ωy ≥ Φ⁻¹(1 − s/2))
     and of the public responses ``public_y`` (By = ωy·y_scale ≥ their (1 − s) quantile of |y|)."""
@@ -658,10 +668,7 @@ def tune_bounds(
     if goal not in GOALS:
         raise ValueError(f"goal must be one of {GOALS}, got {goal!r}")
     max_y_clip = check_fraction("max_y_clip", max_y_clip, closed=False)
-    if public_y is not None:
-        public_y = as_float_array(public_y, "public_y").ravel()
-        if public_y.size == 0 or not np.isfinite(public_y).all():
-            raise ValueError("public_y must be a non-empty array of finite numbers")
+    public_y = _check_public_y(public_y)
     clip_share = _check_clip_share(clip_share, epsilon)
     min_omega = check_positive("min_omega", min_omega)
     grid = np.array(_check_omegas(omegas))
@@ -842,10 +849,7 @@ def gaussian_bounds(
     max_y_clip = check_fraction("max_y_clip", max_y_clip, closed=False)
     clip_share = _check_clip_share(clip_share, epsilon)
     scale_response = check_bool("scale_response", scale_response)
-    if public_y is not None:
-        public_y = as_float_array(public_y, "public_y").ravel()
-        if public_y.size == 0 or not np.isfinite(public_y).all():
-            raise ValueError("public_y must be a non-empty array of finite numbers")
+    public_y = _check_public_y(public_y)
     # The standardised problem (scales 1): σ is linear in the sensitivity, which is quadratic in m.
     size, sensitivity, _ = gaussian_release_vector(d, math.sqrt(d), 2.0, clip_share, scale_response=scale_response)
     base_sd = gaussian_scale(size, sensitivity, epsilon, delta) / math.sqrt(2.0)
