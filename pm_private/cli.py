@@ -336,6 +336,36 @@ def _suff_stats_noise(args, d: int) -> list[str]:
     return lines
 
 
+def _suff_stats_bounds(parser, args, d: int, preprocessing):
+    """Fill in ``--x-bound`` and ``--y-bound`` of a Gaussian release given neither, from n (the row
+    count of DATA, public), d, ε and δ by :func:`pm_private.linear.gaussian_bounds`, on the scale of
+    the public standardisation; (n, multiplier) when chosen, else None.  Refuses half-given bounds,
+    Laplace releases without bounds and chosen bounds without a public standardisation."""
+    given = (args.x_bound is not None, args.y_bound is not None)
+    if all(given):
+        return None
+    if any(given):
+        parser.error("give both --x-bound and --y-bound, or neither (gaussian: chosen from n, ε and δ)")
+    if args.mechanism != "gaussian":
+        parser.error("--mechanism laplace needs --x-bound and --y-bound")
+    if preprocessing is None:
+        parser.error(
+            "bounds are chosen on a standardised scale: give --standardize-from (or the --x-scale and --y-scale "
+            "constants), or give --x-bound and --y-bound"
+        )
+    from .linear.tuning import gaussian_bounds
+
+    n = len(_read(args.data, [args.target]))
+    try:
+        chosen = gaussian_bounds(
+            n, d, args.epsilon, args.delta, clip_share=args.clip_share, scale_response=args.scale_response is not False
+        )
+    except ValueError as error:
+        parser.error(str(error))
+    args.x_bound, args.y_bound = chosen.x_bound, chosen.y_bound
+    return n, chosen.multiplier
+
+
 def _release_suff_stats(parser, args) -> None:
     if abs(math.fsum(args.split) - 1) > 1e-9:
         parser.error(f"--split must sum to 1, got {' '.join(map(str, args.split))}")
@@ -353,6 +383,8 @@ def _release_suff_stats(parser, args) -> None:
     if not features:
         parser.error("no feature column: give --features")
     _check_columns(parser, args, available, [*features, args.target])
+    preprocessing = _public_preprocessing(parser, args, features)
+    chosen_bounds = _suff_stats_bounds(parser, args, len(features), preprocessing)
     from .linear.suffstats import check_release_arguments, gaussian_release_vector
     from .privacy.primitives import check_gaussian_epsilon, check_noise_scale
 
@@ -378,9 +410,13 @@ def _release_suff_stats(parser, args) -> None:
             )
     except ValueError as error:
         parser.error(str(error))
-    preprocessing = _public_preprocessing(parser, args, features)
     if args.dry_run:
         lines = _suff_stats_noise(args, len(features))
+        if chosen_bounds is not None:
+            lines.append(
+                f"bounds chosen by gaussian_bounds for n = {chosen_bounds[0]}: x bound {args.x_bound:.6g}, "
+                f"y bound {args.y_bound:.6g} (multiplier {chosen_bounds[1]:.4g} of √d and 2)"
+            )
         if preprocessing is not None:
             lines.append("public preprocessing: " + _preprocessing_context(args, preprocessing)["constants"])
         _dry_run(args, lines)
@@ -974,11 +1010,12 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
     suff.add_argument(
         "--x-bound",
         type=types.bound,
-        required=True,
-        help="public bound on the (preprocessed) features: on each |value| (laplace) or on each row's ℓ2 norm (gaussian)",
+        help="public bound on the (preprocessed) features: on each |value| (laplace) or on each row's ℓ2 norm "
+        "(gaussian); required for laplace; for gaussian with public standardisation, leave both bounds out to "
+        "have them chosen from n, ε and δ (pm_private.gaussian_bounds: looser as n and ε grow)",
     )
     suff.add_argument(
-        "--y-bound", type=types.bound, required=True, help="public bound on the (preprocessed) |response|"
+        "--y-bound", type=types.bound, help="public bound on the (preprocessed) |response| (see --x-bound)"
     )
     suff.add_argument(
         "--split",

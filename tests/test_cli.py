@@ -248,6 +248,36 @@ def test_release_note_and_public_preprocessing_are_recorded(data, capsys):
     assert PrivacyAccountant.open("l.db").spent == (2.0, 1e-6)
 
 
+def test_gaussian_bounds_are_chosen_when_both_are_left_out(data, capsys):
+    from pm_private import gaussian_bounds
+
+    pd.DataFrame({"a": [0.0, 1.0], "b": [1.0, 0.0], "c": [-1.0, 1.0], "y": [0.0, 1.0]}).to_csv("pub.csv", index=False)
+    argv = [*SUFF[:7], "b", "c", "--ledger", "l.db", "--total-epsilon", "3", "--total-delta", "1e-5"]
+    argv += ["--epsilon", "2", "--mechanism", "gaussian", "--delta", "1e-6", "--standardize-from", "pub.csv"]
+    expected = gaussian_bounds(300, 3, 2.0, 1e-6)
+    assert main([*argv, "--out", "r.json", "--dry-run"]) == 0
+    assert f"bounds chosen by gaussian_bounds for n = 300: x bound {expected.x_bound:.6g}" in capsys.readouterr().out
+    assert main([*argv, "--out", "r.json"]) == 0
+    (entry,) = read_release_file("r.json")
+    release = entry["release"].releases[0]
+    assert (release.x_bound, release.y_bound) == (expected.x_bound, expected.y_bound)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (["--y-bound", "2"], "give both --x-bound and --y-bound, or neither"),
+        ([], "--mechanism laplace needs --x-bound and --y-bound"),
+        (["--mechanism", "gaussian", "--delta", "1e-6"], "bounds are chosen on a standardised scale"),
+    ],
+)
+def test_bounds_left_out_are_refused_where_they_cannot_be_chosen(data, capsys, change, message):
+    PrivacyAccountant.open("l.db", epsilon=1.0)
+    argv = [*SUFF[:9], "--ledger", "l.db", "--epsilon", "0.5", "--out", "r.json", *change]
+    _usage_error(argv, capsys, message)
+    assert PrivacyAccountant.open("l.db").history == () and not (data / "r.json").exists()
+
+
 @pytest.mark.parametrize(
     "change, message",
     [
