@@ -212,12 +212,16 @@ def _budget_text(args) -> str:
     return f"ε = {args.epsilon:g}" + (f", δ = {delta:g}" if delta else "")
 
 
-def _dry_run(args, lines: list[str]) -> None:
-    """Print what a release would spend and add, having read no data row and opened no ledger."""
+def _dry_run(args, lines: list[str], *, counted_rows: bool = False) -> None:
+    """Print what a release would spend and add, having read no data value (only the public row
+    count where ``counted_rows``) and opened no ledger."""
     print(f"dry run: release {args.kind} of {args.data.name} would spend {_budget_text(args)} from {args.ledger}")
     for line in lines:
         print(f"  {line}")
-    print("nothing was read from the data rows, the ledger was not opened and no file was written")
+    read = (
+        "only the number of data rows was read (n is public)" if counted_rows else "nothing was read from the data rows"
+    )
+    print(f"{read}, the ledger was not opened and no file was written")
 
 
 def _per_feature(parser, option: str, values, features: list[str]):
@@ -348,17 +352,35 @@ def _suff_stats_bounds(parser, args, d: int, preprocessing):
         parser.error("give both --x-bound and --y-bound, or neither (gaussian: chosen from n, ε and δ)")
     if args.mechanism != "gaussian":
         parser.error("--mechanism laplace needs --x-bound and --y-bound")
-    if preprocessing is None:
+    constants = (args.x_center, args.x_scale, args.y_center, args.y_scale)
+    if args.standardize_from is None and any(value is None for value in constants):
         parser.error(
-            "bounds are chosen on a standardised scale: give --standardize-from (or the --x-scale and --y-scale "
-            "constants), or give --x-bound and --y-bound"
+            "bounds are chosen on a standardised scale: give --standardize-from (or all of --x-center, --x-scale, "
+            "--y-center and --y-scale), or give --x-bound and --y-bound"
         )
     from .linear.tuning import gaussian_bounds
+    from .privacy.primitives import check_gaussian_epsilon
 
+    try:
+        check_gaussian_epsilon(args.epsilon)
+    except ValueError as error:
+        parser.error(str(error))
     n = len(_read(args.data, [args.target]))
+    if n < 2:
+        parser.error(f"{args.data.name} has {n} data row(s); a release needs at least 2")
+    public_y = None
+    if args.standardize_from is not None:  # at most max_y_clip of the public responses clipped
+        public = _numeric(parser, _read(args.standardize_from, [args.target]), [args.target])[:, 0]
+        public_y = preprocessing.transform_y(public)
     try:
         chosen = gaussian_bounds(
-            n, d, args.epsilon, args.delta, clip_share=args.clip_share, scale_response=args.scale_response is not False
+            n,
+            d,
+            args.epsilon,
+            args.delta,
+            public_y=public_y,
+            clip_share=args.clip_share,
+            scale_response=args.scale_response is not False,
         )
     except ValueError as error:
         parser.error(str(error))
@@ -419,10 +441,12 @@ def _release_suff_stats(parser, args) -> None:
             )
         if preprocessing is not None:
             lines.append("public preprocessing: " + _preprocessing_context(args, preprocessing)["constants"])
-        _dry_run(args, lines)
+        _dry_run(args, lines, counted_rows=chosen_bounds is not None)
         return
     accountant = _open_ledger(parser, args)
     frame = _read(args.data, [*features, args.target])
+    if chosen_bounds is not None and len(frame) != chosen_bounds[0]:
+        parser.error(f"{args.data.name} changed while it was read: the bounds were chosen for {chosen_bounds[0]} rows")
     X = _numeric(parser, frame, features)
     y = _numeric(parser, frame, [args.target])[:, 0]
     from .linear.suffstats import release_suff_stats, release_suff_stats_gaussian

@@ -297,7 +297,9 @@ def _run(
                 if fixed_bounds:
                     x_bound, y_bound = np.sqrt(d), 2.0
                 else:
-                    bounds = gaussian_bounds(len(private), d, eps, DELTA, public_y=prep.transform_y(y[public]))
+                    bounds = gaussian_bounds(
+                        len(private), d, eps, DELTA, public_y=prep.transform_y(y[public]), scale_response=scale_response
+                    )
                     x_bound, y_bound = bounds.x_bound, bounds.y_bound
                 laplace = release_suff_stats(
                     Xp,

@@ -248,15 +248,23 @@ def test_release_note_and_public_preprocessing_are_recorded(data, capsys):
     assert PrivacyAccountant.open("l.db").spent == (2.0, 1e-6)
 
 
-def test_gaussian_bounds_are_chosen_when_both_are_left_out(data, capsys):
+@pytest.mark.parametrize("options", [[], ["--no-scale-response", "--clip-share", "0"]])
+def test_gaussian_bounds_are_chosen_when_both_are_left_out(data, capsys, options):
     from pm_private import gaussian_bounds
 
-    pd.DataFrame({"a": [0.0, 1.0], "b": [1.0, 0.0], "c": [-1.0, 1.0], "y": [0.0, 1.0]}).to_csv("pub.csv", index=False)
-    argv = [*SUFF[:7], "b", "c", "--ledger", "l.db", "--total-epsilon", "3", "--total-delta", "1e-5"]
-    argv += ["--epsilon", "2", "--mechanism", "gaussian", "--delta", "1e-6", "--standardize-from", "pub.csv"]
-    expected = gaussian_bounds(300, 3, 2.0, 1e-6)
+    # Public responses within ±2m: the chosen bounds are the rule's, m clearly above 1 at ε = 8.
+    pd.DataFrame({"a": [0.0, 1.0, 2.0], "b": [1.0, 0.0, 1.0], "c": [-1.0, 1.0, 0.0], "y": [0.0, 1.0, 2.0]}).to_csv(
+        "pub.csv", index=False
+    )
+    argv = [*SUFF[:9], "--ledger", "l.db", "--total-epsilon", "10", "--total-delta", "1e-5", "--epsilon", "8"]
+    argv += ["--mechanism", "gaussian", "--delta", "1e-6", "--standardize-from", "pub.csv", *options]
+    scale_response = not options
+    expected = gaussian_bounds(300, 3, 8.0, 1e-6, clip_share=0.0 if options else 0.05, scale_response=scale_response)
+    assert expected.multiplier > 1.2
     assert main([*argv, "--out", "r.json", "--dry-run"]) == 0
-    assert f"bounds chosen by gaussian_bounds for n = 300: x bound {expected.x_bound:.6g}" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert f"bounds chosen by gaussian_bounds for n = 300: x bound {expected.x_bound:.6g}" in shown
+    assert "only the number of data rows was read" in shown and not (data / "l.db").exists()
     assert main([*argv, "--out", "r.json"]) == 0
     (entry,) = read_release_file("r.json")
     release = entry["release"].releases[0]
@@ -269,6 +277,7 @@ def test_gaussian_bounds_are_chosen_when_both_are_left_out(data, capsys):
         (["--y-bound", "2"], "give both --x-bound and --y-bound, or neither"),
         ([], "--mechanism laplace needs --x-bound and --y-bound"),
         (["--mechanism", "gaussian", "--delta", "1e-6"], "bounds are chosen on a standardised scale"),
+        (["--mechanism", "gaussian", "--delta", "1e-6", "--y-center", "0"], "bounds are chosen on a standardised"),
     ],
 )
 def test_bounds_left_out_are_refused_where_they_cannot_be_chosen(data, capsys, change, message):

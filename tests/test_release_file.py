@@ -75,6 +75,16 @@ def test_gaussian_release_and_its_preprocessing_round_trip(releases):
         release_from_dict(entry)
 
 
+def test_releases_without_clipping_counts_round_trip(releases):
+    X, y, _, _ = releases
+    for stats in (
+        release_suff_stats(X, y, epsilon=1.0, x_bound=1.0, y_bound=1.0, clip_share=0.0),
+        release_suff_stats_gaussian(X, y, epsilon=1.0, delta=1e-6, x_bound=2.0, y_bound=1.0, clip_share=0.0),
+    ):
+        back = release_from_dict(json.loads(json.dumps(release_to_dict(stats))))
+        assert back.releases == stats.releases and back.releases[0].clip_share == 0.0
+
+
 def test_no_record_and_nothing_unnoised_is_written(releases):
     X, y, stats, _ = releases
     buffer = io.StringIO()

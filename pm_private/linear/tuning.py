@@ -739,17 +739,17 @@ def tune_bounds(
 @dataclass(frozen=True)
 class GaussianBounds:
     """Outcome of :func:`gaussian_bounds`: pass ``x_bound`` and ``y_bound`` to
-    :func:`pm_private.release_suff_stats_gaussian`.
+    :func:`pm_private.release_suff_stats_gaussian` with the public
+    :class:`pm_private.Preprocessing` that standardises the data.
 
     Parameters
     ----------
     x_bound, y_bound : float
-        The row-norm bound Bx and the response bound By.
+        The row-norm bound Bx and the response bound By, on the standardised scale.
     multiplier : float
-        m ≥ 1: the bounds are m times the base bounds √d·x_scale and 2·y_scale (or more, for
-        ``public_y``).
+        m ≥ 1: Bx = m√d and By = 2m (By larger where public responses required it).
     noise_sd : float
-        The noise s.d. of the released Sxy entries at these bounds (σ/√2 on the weighted scale).
+        The release's noise s.d. on an Sxy entry (σ/√2) at these bounds.
     sampling_sd : float
         √n: the sampling s.d. of an Sxy entry of n standardised rows, the noise's target.
     """
@@ -761,65 +761,72 @@ class GaussianBounds:
     sampling_sd: float
 
 
+#: Largest n and d :func:`gaussian_bounds` takes (n stays exact in a float; d keeps the
+#: released vector's length within OpenDP's 32-bit sizes).
+_MAX_ROWS, _MAX_FEATURES = 2**53, 10_000
+# m is shrunk by this relative margin so that the noise stays at or below √n although σ is
+# proportional to the sensitivity only up to the grid rounding and the bisection's tolerance.
+_MARGIN = 1e-7
+
+
 def gaussian_bounds(
     n: int,
     d: int,
     epsilon: float,
     delta: float,
     *,
-    x_scale: float = 1.0,
-    y_scale: float = 1.0,
     public_y=None,
     max_y_clip: float = 0.05,
     clip_share: float = CLIP_SHARE,
     scale_response: bool = True,
 ) -> GaussianBounds:
-    """Row-norm and response bounds of a Gaussian release for coefficient inference: as loose as
-    the privacy noise allows without exceeding the statistics' own sampling spread; no private
-    data is touched and no budget is spent.
+    """Row-norm and response bounds of a Gaussian release of standardised data for coefficient
+    inference: as loose as they can be while the privacy noise stays within the statistics' own
+    sampling spread; no private data is touched and no budget is spent.
 
     Why loose bounds.  A release scales rows beyond Bx onto the ball (with their responses) and
     clips responses beyond By (:func:`pm_private.release_suff_stats_gaussian`).  The noise-aware
     model accounts for the noise exactly, but not for the bounding: scaled rows estimate a
     weighted least-squares fit, which differs from the population's when the truth is not exactly
-    linear, and clipped responses pull β towards zero.  That bias is a fixed fraction of the
+    linear, and clipped responses pull β towards zero.  That bias is a fixed share of the
     statistics, O(n), while their sampling spread is O(√n), so at large n it dominates the
     posterior's width unless the bounds grow: on real data sets with 5,000–16,000 rows, the
-    bounds √d and 2 that suit 300 rows put the weighted fit 1.6–2 OLS standard errors away from
-    the full-data OLS coefficients.  Looser bounds cost noise, σ ∝ Bx² + By², which the model
-    does see: it widens the intervals instead of biasing them.
+    bounds √d and 2 that suit 300 rows put the weighted fit about 1.6–2 OLS standard errors away
+    from the full-data OLS coefficients.  Looser bounds cost noise, σ ∝ Bx² + By², which the
+    model does see: it widens the intervals instead of biasing them.
 
-    The rule.  For standardised data (public scales ``x_scale`` and ``y_scale``), with base bounds
-    B⁰x = √d·x_scale (the typical norm of a standardised row) and B⁰y = 2·y_scale, choose
-    Bx = m·B⁰x, By = m·B⁰y with the largest m ≥ 1 for which the noise s.d. of a released
-    Sxy entry, σ(m)/√2, is at most √n, the sampling s.d. of Σᵢ xᵢⱼyᵢ for standardised
-    variables:
+    The rule.  The data are standardised by public constants (a :class:`pm_private.Preprocessing`
+    fitted on public rows), so a row's norm is about √d and a response about 1.  With the base
+    bounds √d and 2, Bx = m√d and By = 2m, where m is the largest value ≥ 1 for which the noise
+    s.d. of a released Sxy entry, σ(m)/√2, is at most √n, the sampling s.d. of Σᵢ xᵢⱼyᵢ for
+    standardised variables:
 
         m = max(1, √(√(2n)/σ(1))),
 
-    since σ is proportional to the sensitivity √2(Bx² + By²)/√(1 − p) (Gaussian mechanism,
-    :func:`pm_private.privacy.primitives.gaussian_scale`, for the release's exact vector).  At
-    small n or ε, m = 1 (the bounds of Wang 2018's AdaSSP on standardised rows); the bounds grow
-    like (nε²)^(1/4).  Then, as in :func:`tune_bounds`, By is raised if needed so that at most
-    ``max_y_clip`` of the public responses ``public_y`` are clipped.  This is a rule, not an
-    optimum: it keeps the interval width within about √2 of what the sampling alone would give
-    while scaling a share of rows that falls with n.
+    since σ is proportional to the sensitivity √2(Bx² + By²)/√(1 − p) = m²·√2(d + 4)/√(1 − p)
+    (the Gaussian mechanism for the release's exact vector,
+    :func:`pm_private.privacy.primitives.gaussian_scale`).  At small n or ε, m = 1: the bounds of
+    Wang's (2018) AdaSSP on standardised rows.  Beyond, m grows with n and ε (like (nε²)^(1/4)
+    while σ is about proportional to 1/ε).  Then, as in :func:`tune_bounds`, By is raised where
+    needed so that at most ``max_y_clip`` of the public responses ``public_y`` are clipped; the
+    public responses take precedence, so the noise may then exceed √n (``noise_sd`` says by how
+    much).  This is a rule, not an optimum: it keeps the intervals within about √2 of the width
+    the sampling alone would give while scaling a share of the rows that falls as n grows.
 
     Parameters
     ----------
     n, d : int
         Size of the private data (public) and number of features.
     epsilon, delta : float
-        The budget of the release (ε > 0, δ in (0, 1)).
-    x_scale, y_scale : float, default 1
-        Public scales of a covariate and of the response (1 after a public
-        :class:`pm_private.Preprocessing`).
+        The budget of the release (0 < ε ≤ 700, δ in (0, 1)).
     public_y : array_like, optional
-        Public responses on the release's scale; By clips at most ``max_y_clip`` of them.
+        Public responses on the standardised scale; By clips at most ``max_y_clip`` of them.
     max_y_clip : float, default 0.05
         Largest share of the public responses By may clip, in (0, 1).
-    clip_share, scale_response
-        As in :func:`pm_private.release_suff_stats_gaussian` (they set the released vector).
+    clip_share : float, default 0.05
+        As in :func:`pm_private.release_suff_stats_gaussian` (it sets the released vector).
+    scale_response : bool, default True
+        As in :func:`pm_private.release_suff_stats_gaussian` (it sets the released vector).
 
     Returns
     -------
@@ -829,7 +836,8 @@ def gaussian_bounds(
     Raises
     ------
     ValueError
-        For invalid n, d, ε, δ, scales, ``public_y``, ``max_y_clip`` or ``clip_share``.
+        For invalid n, d, ε, δ, ``public_y``, ``max_y_clip``, ``clip_share`` or
+        ``scale_response``.
 
     Examples
     --------
@@ -840,34 +848,26 @@ def gaussian_bounds(
     >>> round(large.multiplier, 2), round(large.x_bound, 2), round(large.y_bound, 2)
     (2.1, 6.3, 4.2)
     """
-    n = check_count("n", n, minimum=2)
-    d = check_count("d", d)
+    n = check_count("n", n, minimum=2, maximum=_MAX_ROWS)
+    d = check_count("d", d, maximum=_MAX_FEATURES)
     epsilon = check_gaussian_epsilon(check_epsilon(epsilon))
     delta = check_delta(delta)
-    x_scale = check_positive("x_scale", x_scale)
-    y_scale = check_positive("y_scale", y_scale)
     max_y_clip = check_fraction("max_y_clip", max_y_clip, closed=False)
     clip_share = _check_clip_share(clip_share, epsilon)
     scale_response = check_bool("scale_response", scale_response)
     public_y = _check_public_y(public_y)
-    # The standardised problem (scales 1): σ is linear in the sensitivity, which is quadratic in m.
-    size, sensitivity, _ = gaussian_release_vector(d, math.sqrt(d), 2.0, clip_share, scale_response=scale_response)
-    base_sd = gaussian_scale(size, sensitivity, epsilon, delta) / math.sqrt(2.0)
+
+    def noise_sd(x_bound: float, y_bound: float) -> float:
+        size, sensitivity, _ = gaussian_release_vector(d, x_bound, y_bound, clip_share, scale_response=scale_response)
+        return gaussian_scale(size, sensitivity, epsilon, delta) / math.sqrt(2.0)
+
     sampling_sd = math.sqrt(n)
-    multiplier = max(1.0, math.sqrt(sampling_sd / base_sd))
-    omega_y = 2.0 * multiplier
+    multiplier = max(1.0, math.sqrt(sampling_sd / noise_sd(math.sqrt(d), 2.0)) * (1.0 - _MARGIN))
+    x_bound, y_bound = multiplier * math.sqrt(d), 2.0 * multiplier
     if public_y is not None:
-        omega_y = max(omega_y, _min_omega_y(max_y_clip, public_y, y_scale))
-    x_bound, y_bound = multiplier * math.sqrt(d), omega_y
-    size, sensitivity, _ = gaussian_release_vector(d, x_bound, y_bound, clip_share, scale_response=scale_response)
-    with np.errstate(over="ignore"):
-        x_bound, y_bound = x_bound * x_scale, y_bound * y_scale
-    if not (math.isfinite(x_bound) and math.isfinite(y_bound)):
-        raise ValueError("x_scale and y_scale give bounds that overflow; give the scales of standardised data")
-    return GaussianBounds(
-        x_bound=x_bound,
-        y_bound=y_bound,
-        multiplier=multiplier,
-        noise_sd=gaussian_scale(size, sensitivity, epsilon, delta) / math.sqrt(2.0),
-        sampling_sd=sampling_sd,
-    )
+        y_bound = max(y_bound, float(_min_omega_y(max_y_clip, public_y, 1.0)))
+    try:
+        final_sd = noise_sd(x_bound, y_bound)
+    except ValueError as error:  # only public responses far off the standardised scale get here
+        raise ValueError(f"public_y gives a response bound whose noise overflows ({error})") from None
+    return GaussianBounds(x_bound, y_bound, multiplier, final_sd, sampling_sd)

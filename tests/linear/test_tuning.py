@@ -243,22 +243,29 @@ def test_tune_bounds_goals_score_what_they_say():
 
 def test_gaussian_bounds_are_adassps_at_small_n():
     # 300 rows at ε = 1: the noise already exceeds the sampling spread at √d and 2, so m = 1.
-    res = gaussian_bounds(300, 10, 1.0, 1e-5, x_scale=2.0, y_scale=3.0)
+    res = gaussian_bounds(300, 10, 1.0, 1e-5)
     assert res.multiplier == 1.0
-    assert res.x_bound == pytest.approx(2.0 * math.sqrt(10)) and res.y_bound == pytest.approx(6.0)
+    assert res.x_bound == pytest.approx(math.sqrt(10)) and res.y_bound == pytest.approx(2.0)
     assert res.noise_sd > res.sampling_sd == pytest.approx(math.sqrt(300))
 
 
-@pytest.mark.parametrize(("n", "d", "epsilon"), [(16_000, 9, 1.0), (5_000, 6, 2.0), (100_000, 30, 0.5)])
-def test_gaussian_bounds_match_the_noise_to_the_sampling_spread(n, d, epsilon):
-    res = gaussian_bounds(n, d, epsilon, 1e-5)
+@pytest.mark.parametrize(
+    ("n", "d", "epsilon", "clip_share", "scale_response"),
+    [(16_000, 9, 1.0, 0.05, True), (5_000, 6, 2.0, 0.0, True), (100_000, 30, 0.5, 0.2, False)],
+)
+def test_gaussian_bounds_match_the_noise_to_the_sampling_spread(n, d, epsilon, clip_share, scale_response):
+    res = gaussian_bounds(n, d, epsilon, 1e-5, clip_share=clip_share, scale_response=scale_response)
     assert res.multiplier > 1.0
     assert res.x_bound == pytest.approx(res.multiplier * math.sqrt(d))
     assert res.y_bound == pytest.approx(2.0 * res.multiplier)
-    # Recomputed independently: the release's σ at these bounds, on an Sxy entry (σ/√2), is √n.
-    size, sensitivity, _ = gaussian_release_vector(d, res.x_bound, res.y_bound, 0.05, scale_response=True)
-    assert gaussian_scale(size, sensitivity, epsilon, 1e-5) / math.sqrt(2) == pytest.approx(math.sqrt(n), rel=1e-6)
-    assert res.noise_sd == pytest.approx(res.sampling_sd, rel=1e-6)
+    # Recomputed independently: the release's σ at these bounds, on an Sxy entry (σ/√2), is √n
+    # (at most, and within the rule's relative margin).
+    size, sensitivity, _ = gaussian_release_vector(
+        d, res.x_bound, res.y_bound, clip_share, scale_response=scale_response
+    )
+    noise = gaussian_scale(size, sensitivity, epsilon, 1e-5) / math.sqrt(2)
+    assert noise == pytest.approx(res.noise_sd) and noise <= math.sqrt(n)
+    assert noise == pytest.approx(math.sqrt(n), rel=1e-6)
 
 
 def test_gaussian_bounds_grow_with_n_and_epsilon():
@@ -266,35 +273,38 @@ def test_gaussian_bounds_grow_with_n_and_epsilon():
     by_eps = [gaussian_bounds(10_000, 5, e, 1e-5).multiplier for e in (0.1, 0.5, 1.0, 4.0, 16.0)]
     assert by_n == sorted(by_n) and by_n[-1] > by_n[0]
     assert by_eps == sorted(by_eps) and by_eps[-1] > by_eps[0]
-    # Where m > 1 it grows like (n ε²)^(1/4).
+    # Where m > 1 it grows like n^(1/4).
     assert by_n[-1] / by_n[-2] == pytest.approx(10**0.25, rel=1e-6)
 
 
-def test_gaussian_bounds_clip_few_public_responses():
-    public_y = np.r_[np.zeros(18), 3.0, -4.0]  # two of 20 beyond ±2
-    res = gaussian_bounds(300, 4, 1.0, 1e-5, public_y=public_y, max_y_clip=0.05)
-    assert res.y_bound == pytest.approx(3.0)  # clips 1 of 20 = 5 %
-    assert np.mean(np.abs(public_y) > res.y_bound) <= 0.05
+@pytest.mark.parametrize("n", [300, 50_000])
+def test_gaussian_bounds_clip_few_public_responses(n):
+    public_y = np.r_[np.zeros(18), 9.0, -12.0]  # two of 20 far beyond ±2m
+    res = gaussian_bounds(n, 4, 1.0, 1e-5, public_y=public_y, max_y_clip=0.05)
+    assert res.y_bound == 9.0 and isinstance(res.y_bound, float)  # clips 1 of 20 = 5 %
+    assert res.x_bound == pytest.approx(res.multiplier * 2.0)
+    # The public responses take precedence: the noise at By = 9 is above the balance, and reported.
+    assert res.noise_sd > gaussian_bounds(n, 4, 1.0, 1e-5).noise_sd
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "name"),
+    ("kwargs", "message"),
     [
-        (dict(n=1), "n"),
-        (dict(d=0), "d"),
-        (dict(epsilon=0.0), "epsilon"),
-        (dict(epsilon=1e3), "epsilon"),
-        (dict(delta=1.0), "delta"),
-        (dict(x_scale=-1.0), "x_scale"),
-        (dict(x_scale=1e308, d=4), "x_scale"),
-        (dict(y_scale=float("nan")), "y_scale"),
-        (dict(max_y_clip=0.0), "max_y_clip"),
-        (dict(public_y=[1.0, float("inf")]), "public_y"),
-        (dict(clip_share=0.9), "clip_share"),
-        (dict(scale_response="yes"), "scale_response"),
+        (dict(n=1), "^n must"),
+        (dict(n=10**400), "^n must"),
+        (dict(d=0), "^d must"),
+        (dict(d=100_000), "^d must"),
+        (dict(epsilon=0.0), "^epsilon"),
+        (dict(epsilon=1e3), "^epsilon"),
+        (dict(delta=1.0), "^delta"),
+        (dict(max_y_clip=0.0), "^max_y_clip"),
+        (dict(public_y=[1.0, float("inf")]), "^public_y"),
+        (dict(public_y=[1e300]), "^public_y"),
+        (dict(clip_share=0.9), "^clip_share"),
+        (dict(scale_response="yes"), "^scale_response"),
     ],
 )
-def test_gaussian_bounds_refuse_bad_arguments_by_name(kwargs, name):
+def test_gaussian_bounds_refuse_bad_arguments_by_name(kwargs, message):
     arguments = dict(n=500, d=3, epsilon=1.0, delta=1e-5) | kwargs
-    with pytest.raises(ValueError, match=name):
+    with pytest.raises(ValueError, match=message):
         gaussian_bounds(**arguments)
