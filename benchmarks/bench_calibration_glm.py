@@ -29,75 +29,51 @@ interval; its Monte Carlo standard error is the spread of the per-replicate frac
 
 ``--family poisson``: the same design with y | x ~ Poisson(exp(xᵀβ + b)), β ~ N(0, 0.5² I),
 b ~ N(0, 1) (the priors of the fitted :func:`pm_private.glm.poisson_model`), counts clipped to
-``--y-bound`` (default 20) by :func:`pm_private.release_poisson_stats`.  Measured 2026-11-25 on a
-loaded 2-core machine (load about 10; ``--family poisson --ds 2 --ns 1000 --epsilons 1 inf --reps 10
---tune 500 --draws 300``, 1849 s; fits 13.7 s median, 369 s max, no divergences):
+``--y-bound`` (default 20) by :func:`pm_private.release_poisson_stats`.
 
-    d      n    ε  reps | noise-aware 50 %  90 %        widths        | naive 50 %   90 %
-    2   1000    1    10 | 0.75 (0.08)  1.00 (0.00)  0.495 1.233      | 0.05 (0.05)  0.25 (0.11)  0.144 0.371
-    2   1000    ∞    10 | 0.55 (0.12)  0.95 (0.05)  0.153 0.371      | (same model)
+Measured 2026-11-26 on a shared 2-core machine (load 2–4, the defaults: one chain of 800 + 400 per
+fit, the Laplace-started sampler).  Each cell: 50 % / 90 % coverage of the noise-aware intervals
+(Monte Carlo s.e. of the 90 % figure), then the naive model's 90 % coverage (at ε = ∞ the two
+models are the same).  Logistic: ``--ds 2 --reps 20 --seed 21``; ``--ds 5 --reps 12 --seed 22``;
+d = 10, n = 1000: ``--ds 10 --ns 1000 --reps 5`` with ``--seed 13`` and ``--seed 26`` pooled
+(10 replicates); d = 10, n = 10000: ``--ds 10 --ns 10000 --reps 5 --seed 15``:
 
-At ε = 1 the noise-aware intervals over-cover (10 replicates; 1.7 % of rows projected); the
-naive ones cover a quarter of the coefficients at the 90 % level.
+    d      n | ε = 0.3                  ε = 1                    ε = 3                    ε = ∞
+    2   1000 | 0.38/0.88 (.06)  nv 0.10 | 0.55/0.85 (.05)  nv 0.23 | 0.68/0.90 (.05)  nv 0.53 | 0.53/0.85 (.05)
+    2  10000 | 0.42/0.85 (.05)  nv 0.25 | 0.42/0.82 (.07)  nv 0.38 | 0.40/0.88 (.05)  nv 0.70 | 0.47/0.88 (.06)
+    5   1000 | 0.45/0.92 (.03)  nv 0.35 | 0.45/0.82 (.06)  nv 0.33 | 0.43/0.83 (.05)  nv 0.27 | 0.73/0.98 (.02)
+    5  10000 | 0.47/0.80 (.06)  nv 0.17 | 0.27/0.87 (.07)  nv 0.25 | 0.60/0.90 (.04)  nv 0.50 | 0.60/0.90 (.04)
+   10   1000 | 0.46/0.82 (.03)  nv 0.27 | 0.42/0.86 (.03)  nv 0.41 | 0.51/0.85 (.04)  nv 0.51 | 0.53/0.90 (.04)
+   10  10000 | 0.36/0.90 (.04)  nv 0.16 | 0.56/0.92 (.04)  nv 0.32 | 0.44/0.84 (.07)  nv 0.24 | 0.48/0.86 (.09)
 
-Measured 2026-11-25 on a loaded 2-core machine (``--tune 200 --draws 200``; coverage (MC s.e.)):
+Over the 24 cells the noise-aware 90 % intervals cover 0.87 on average (17 cells in
+[0.85, 0.95]; six at 0.80–0.84, one over-covering at 0.98) and the 50 % intervals 0.48 (16 cells
+in [0.42, 0.58]); the naive model's 90 % intervals cover 0.10–0.70 at finite ε.  Fits took 2.0 s
+(d = 2), 3.1 s (d = 5), 7.7 s (d = 10, n = 1000) and 15.2 s (d = 10, n = 10000) at the median,
+with tails to 17, 72, 46 and 364 s; divergent draws were 0.1–0.7 % of the draws except at
+d = 10, n = 10000 (4.7 %).  The d = 5, n = 1000, ε = ∞ cell over-covers (0.98, 50 % 0.73, with
+exact statistics); an earlier run of 6 replicates gave 0.97 / 0.57.  Projected rows are not the
+cause of the ε = ∞ cells' misses: 0.2–1.7 % of rows were projected, and an earlier 10-replicate
+run of d = 2, n = 10000, ε = ∞ under-covered (0.75) only by chance (0.88 with 20 replicates).
 
-    d      n    ε  reps | noise-aware 50 %     90 %        | naive 50 %     90 %
-    2   1000    1    20 | 0.50 (0.08)  0.93 (0.04)         | 0.20 (0.06)  0.33 (0.07)
-    2   1000    ∞    20 | 0.33 (0.09)  0.82 (0.07)         | (same model)
-    2   1000    ∞    20 | 0.33 (0.07)  0.82 (0.07)  Bx = 6√d, 0.01 % of rows projected, --seed 2
-    5  10000    1    10 | 0.58 (0.10)  0.98 (0.02)         | 0.02 (0.02)  0.18 (0.06)
+Poisson (counts clipped to 20): ``--family poisson --ds 2 --reps 10 --seed 23``; ``--ds 5 --reps 5
+--seed 17`` (d = 5, n = 10000, ε = ∞ pooled with ``--ns 10000 --epsilons inf --reps 10 --seed 24``:
+15 replicates); ``--ds 10 --ns 1000 10000 --epsilons 1 inf --reps 4 --seed 25``:
 
-    2   1000    ∞    12 | 0.50 (0.11)  0.92 (0.06)  --tune 800 --draws 400 (the defaults), --seed 3
-    2   1000  0.3    12 | 0.42 (0.10)  0.92 (0.06)         | 0.08 (0.06)  0.25 (0.10)  defaults, --seed 4
+    d      n | ε = 0.3                  ε = 1                    ε = 3                    ε = ∞
+    2   1000 | 0.45/0.80 (.11)  nv 0.10 | 0.55/0.95 (.05)  nv 0.05 | 0.30/0.90 (.07)  nv 0.30 | 0.50/0.85 (.11)
+    2  10000 | 0.45/0.95 (.05)  nv 0.00 | 0.55/0.90 (.07)  nv 0.30 | 0.50/0.85 (.11)  nv 0.30 | 0.35/0.90 (.07)
+    5   1000 | 0.44/0.84 (.07)  nv 0.28 | 0.48/0.88 (.05)  nv 0.16 | 0.48/0.88 (.05)  nv 0.28 | 0.48/0.96 (.04)
+    5  10000 | 0.48/0.96 (.04)  nv 0.20 | 0.64/0.96 (.04)  nv 0.24 | 0.40/0.96 (.04)  nv 0.20 | 0.51/0.88 (.04)
+   10   1000 |                          | 0.53/0.88 (.08)  nv 0.15 |                          | 0.60/0.95 (.05)
+   10  10000 |                          | 0.53/0.78 (.13)  nv 0.20 |                          | 0.47/0.85 (.05)
 
-Measured 2026-11-26 on a shared 2-core machine at load 1.4–2.5 (``--ds 5 --ns 1000 --epsilons 1 3
---reps 10``, the defaults otherwise, 325 s; fits 6.4 s median, 24.9 s max, 22 divergent draws
-of 16 000):
-
-    d      n    ε  reps | noise-aware 50 %  90 %        widths        | naive 50 %   90 %         widths
-    5   1000    1    10 | 0.42 (0.05)  0.90 (0.06)  1.012 2.527      | 0.24 (0.06)  0.34 (0.07)  0.468 1.154
-    5   1000    3    10 | 0.54 (0.06)  0.90 (0.04)  0.843 2.078      | 0.12 (0.05)  0.28 (0.09)  0.456 1.129
-
-With 200 tuning steps the ε = ∞ cells (exact statistics, the narrowest posteriors) under-covered
-in two runs, projection not the cause; with 800 (the dense mass matrix adapted longer) they cover.
-
-Measured 2026-11-26 on a shared 2-core machine (load 1–8) with the Laplace-started sampler and the
-partial-correlation parametrisation of Σx (the defaults otherwise: one chain of 800 + 400;
-``--ds 2 5 --reps 10 --seed 11`` stopped after d = 2, ``--ds 5 --reps 6 --seed 12`` stopped after
-its first n = 10000 cell, ``--ds 10 --reps 5 --seed 13`` stopped after the cells shown; the
-d = 2 and d = 5 cells ran an earlier Laplace start (the chain from the model's initial point, the
-Hessian from differences of a reused gradient buffer; both fixed since), which changes the cost,
-not the target):
-
-    d      n    ε  reps | noise-aware 50 %  90 %        widths        | naive 50 %   90 %         widths
-    2   1000  0.3    10 | 0.50 (0.13)  0.85 (0.11)  1.022 2.521      | 0.15 (0.08)  0.15 (0.08)  0.400 0.984
-    2   1000    1    10 | 0.60 (0.12)  0.90 (0.07)  0.724 1.781      | 0.25 (0.08)  0.40 (0.10)  0.237 0.568
-    2   1000    3    10 | 0.30 (0.11)  0.90 (0.07)  0.451 1.120      | 0.10 (0.07)  0.40 (0.10)  0.211 0.530
-    2   1000    ∞    10 | 0.50 (0.13)  0.90 (0.07)  0.343 0.862      | (same model)
-    2  10000  0.3    10 | 0.60 (0.12)  1.00 (0.00)  0.539 1.339      | 0.05 (0.05)  0.20 (0.11)  0.104 0.248
-    2  10000    1    10 | 0.45 (0.14)  0.90 (0.07)  0.410 0.983      | 0.30 (0.13)  0.55 (0.16)  0.156 0.382
-    2  10000    3    10 | 0.45 (0.09)  1.00 (0.00)  0.263 0.659      | 0.30 (0.11)  0.65 (0.13)  0.105 0.249
-    2  10000    ∞    10 | 0.40 (0.15)  0.75 (0.11)  0.092 0.223      | (same model)   2.9 % of rows projected
-    2  10000    ∞    10 | 0.40 (0.12)  0.95 (0.05)  0.136 0.335      | (same model)   Bx = 6√d, none projected
-    5   1000  0.3     6 | 0.57 (0.10)  0.83 (0.10)  1.199 2.960      | 0.10 (0.04)  0.27 (0.07)  0.496 1.183
-    5   1000    1     6 | 0.47 (0.08)  0.90 (0.04)  1.052 2.587      | 0.27 (0.07)  0.37 (0.08)  0.515 1.271
-    5   1000    3     6 | 0.47 (0.07)  0.83 (0.10)  1.035 2.540      | 0.13 (0.07)  0.30 (0.07)  0.592 1.434
-    5   1000    ∞     6 | 0.57 (0.12)  0.97 (0.03)  0.339 0.821      | (same model)
-    5  10000  0.3     6 | 0.60 (0.05)  0.90 (0.07)  0.813 2.011      | 0.07 (0.04)  0.27 (0.10)  0.281 0.675
-   10   1000  0.3     5 | 0.50 (0.10)  0.82 (0.05)  1.314 3.194      | 0.10 (0.04)  0.26 (0.09)  0.349 0.845
-   10   1000    1     5 | 0.38 (0.10)  0.88 (0.05)  1.158 2.821      | 0.18 (0.05)  0.50 (0.04)  0.590 1.445
-   10   1000    3     5 | 0.52 (0.07)  0.84 (0.05)  1.042 2.543      | 0.26 (0.05)  0.56 (0.07)  0.636 1.558
-   10   1000    ∞     5 | 0.66 (0.11)  0.90 (0.06)  0.431 1.046      | (same model)
-
-Averaged over these 17 cells the noise-aware intervals cover 0.89 (90 %) and 0.50 (50 %);
-single cells stray by one to two Monte Carlo standard errors, which with 5–10 replicates are
-0.03–0.15.  The naive model's 90 % intervals cover 0.15–0.65 at finite ε.  The d = 2, n = 10000,
-ε = ∞ cell (0.75) is the one where the unmodelled projection of rows onto the Bx ball matters: the
-exact statistics make the posterior narrow enough for the projected rows' bias to show; with
-Bx = 6√d (``--bound-factor 6``, other data sets) it covers 0.95.  At d = 10, n = 1000 the 90 % coverage is 0.82–0.84 at ε = 0.3 and 3 (s.e. 0.05),
-just under 0.85, with five replicates; the d = 10, n = 10000 cells and d = 5, n = 10000 at
-ε ∈ {1, 3, ∞} were not rerun.
+Over the 20 measured Poisson cells the 90 % intervals cover 0.89 on average (0.78–0.96; 13 cells
+in [0.85, 0.95]) and the 50 % intervals 0.48; the naive model's 90 % intervals cover 0.00–0.30.
+Fits took 2.2 s (d = 2), 6.5 s (d = 5) and 9.9 s (d = 10) at the median, with tails to 171, 351
+and 392 s.  With 4–10 replicates the Monte
+Carlo s.e. is 0.04–0.11, too coarse to certify a cell to within 0.05; d = 10 at ε ∈ {0.3, 3} was
+not run (a d = 10 Poisson fit takes about 40 s).
 """
 
 from __future__ import annotations
