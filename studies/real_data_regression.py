@@ -63,6 +63,7 @@ Scores, mean over releases (± s.e. for R²):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import time
 import warnings
@@ -207,6 +208,24 @@ def public_covariance(stats, X_public) -> np.ndarray:
     return 0.5 * moments + 0.5 * np.trace(moments) / len(moments) * np.eye(len(moments))
 
 
+@contextlib.contextmanager
+def _quiet_sampling():
+    """PyMC's log silenced (divergences are reported in the tables), warnings ignored and BLAS
+    held at one thread: the models' dense algebra is tiny ((d+1)(d+2)/2 ≤ 66 rows), so a
+    multi-threaded BLAS only adds synchronisation (7x slower per gradient on a loaded 2-core
+    machine)."""
+    pymc_log = logging.getLogger("pymc")
+    level = pymc_log.level
+    pymc_log.setLevel(logging.ERROR)
+    try:
+        with threadpool_limits(1, user_api="blas"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        pymc_log.setLevel(level)
+
+
+@_quiet_sampling()
 def run(
     names,
     epsilons,
@@ -226,47 +245,7 @@ def run(
     ``x_cov`` and ``clipping`` are passed to the noise-aware models' :func:`pm_private.regression_model`,
     ``scale_response`` to the Gaussian release; ``fixed_bounds`` gives it and AdaSSP the bounds √d and 2
     instead of those of :func:`pm_private.gaussian_bounds`."""
-    # The models' dense algebra is tiny ((d+1)(d+2)/2 ≤ 66 rows): a multi-threaded BLAS only adds
-    # synchronisation (7x slower per gradient on a loaded 2-core machine).
-    pymc_log = logging.getLogger("pymc")
-    level = pymc_log.level
-    pymc_log.setLevel(logging.ERROR)
-    try:
-        with threadpool_limits(1, user_api="blas"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            report = print if verbose else lambda *a, **k: None
-            return _run(
-                names,
-                epsilons,
-                releases,
-                draws,
-                seed,
-                public_cov,
-                report,
-                target_accept,
-                x_cov,
-                clipping,
-                scale_response,
-                fixed_bounds,
-            )
-    finally:
-        pymc_log.setLevel(level)
-
-
-def _run(
-    names,
-    epsilons,
-    releases,
-    draws,
-    seed,
-    public_cov,
-    report,
-    target_accept,
-    x_cov_model,
-    clipping,
-    scale_response,
-    fixed_bounds,
-):
+    report = print if verbose else lambda *a, **k: None
     import pymc as pm
 
     rows = []
@@ -324,9 +303,9 @@ def _run(
                 )
                 clipped = {id(s): clip_report(s, warn=False)[0] for s in (laplace, gaussian)}
                 for method, stats in zip(BAYES[:2], (gaussian, laplace), strict=True):
-                    x_cov = public_covariance(stats, X[public]) if public_cov else x_cov_model
+                    covariates = public_covariance(stats, X[public]) if public_cov else x_cov
                     if method not in fitters:
-                        model = regression_model(stats, noise_aware=True, x_cov=x_cov, clipping=clipping)
+                        model = regression_model(stats, noise_aware=True, x_cov=covariates, clipping=clipping)
                         fitters[method] = RefittableNUTS(
                             model,
                             draws=draws,
@@ -337,7 +316,7 @@ def _run(
                         )
                     set_stats("likelihood", stats, fitters[method].model)
                     if public_cov:
-                        pm.set_data({"x_cov_chol": np.linalg.cholesky(x_cov)}, model=fitters[method].model)
+                        pm.set_data({"x_cov_chol": np.linalg.cholesky(covariates)}, model=fitters[method].model)
                     idata = fitters[method].fit()
                     beta = beta_draws(idata)
                     precision = idata["posterior"]["noise_precision"].values.ravel()
