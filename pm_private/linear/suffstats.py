@@ -213,11 +213,12 @@ class GaussianSuffStatsRelease(Release, kind="suff_stats_gaussian"):
     Sxx, Sxy); ``epsilon`` is what OpenDP certifies at ``delta``.  ``preprocessing`` as for
     :class:`SuffStatsRelease`.  With ``clip_share`` p > 0 the clipping counts ``clipped_rows``
     (rows with ‖xᵢ‖ > Bx) and ``clipped_responses`` (|yᵢ| > By) are released by the same
-    mechanism, weighted by a = Δ·√(p/(2(1 − p))) so that they take the share p of its squared
-    sensitivity (of ρ, its zero-concentrated DP cost); ``sensitivity`` is then Δ/√(1 − p) and
-    the noise on each count has s.d. σ/a (``clip_noise``).  A release that scaled responses with
-    their rows also releases ``effective_rows`` = Σcᵢ² (cᵢ = min(1, Bx/‖xᵢ‖)), the weight of the
-    residuals in its statistics: the scaled rows' residual sum of squares has mean σ²·Σcᵢ², not
+    mechanism, weighted by a = Δ·√(p/(q(1 − p))) (q = 2 counts, or 3 with ``effective_rows``
+    below) so that they take the share p of its squared sensitivity (of ρ, its
+    zero-concentrated DP cost); ``sensitivity`` is then Δ/√(1 − p) and the noise on each count
+    has s.d. σ/a (``clip_noise``).  A release that scaled responses with their rows also
+    releases ``effective_rows`` = Σcᵢ² (cᵢ = min(1, Bx/‖xᵢ‖)), the weight of the residuals in its
+    statistics: the scaled rows' residual sum of squares has mean σ²·Σcᵢ², not
     σ²·n, and the noise-aware models use it.
 
     Parameters
