@@ -15,14 +15,9 @@ from pm_private.privacy.noise import (
 )
 from pm_private.privacy.primitives import laplace_mechanism
 
-# The seeded source has a fixed seed (each test's outcome is deterministic).  The secure source
-# cannot be seeded: its tests use a threshold at which a correct sampler fails once in 10⁹ runs,
-# with samples (20000) large enough that the same test rejects a 25 % scale error.
-P_SEEDED, P_SECURE = 1e-4, 1e-9
-
-
-def p_min(source):
-    return P_SECURE if source.secure else P_SEEDED
+# The seeded source has a fixed seed; the secure one cannot be seeded, so its tests use the
+# suite's secure threshold (the p_min fixture) with samples (20000) large enough that the same
+# test rejects a 25 % scale error.
 
 
 @pytest.fixture(params=["seeded", "secure"])
@@ -41,43 +36,43 @@ def test_source_modes():
     np.testing.assert_array_equal(a, b)
 
 
-def test_uniform(source):
+def test_uniform(source, p_min):
     u = source.uniform(20000)
     assert 0 < u.min() and u.max() < 1
-    assert stats.kstest(u, "uniform").pvalue > p_min(source)
+    assert stats.kstest(u, "uniform").pvalue > p_min(source.secure)
 
 
-def test_exponential_laplace_normal(source):
-    assert stats.kstest(source.exponential(20000), "expon").pvalue > p_min(source)
-    assert stats.kstest(source.laplace(2.5, 20000), stats.laplace(scale=2.5).cdf).pvalue > p_min(source)
-    assert stats.kstest(source.normal((100, 201)).ravel(), "norm").pvalue > p_min(source)
+def test_exponential_laplace_normal(source, p_min):
+    assert stats.kstest(source.exponential(20000), "expon").pvalue > p_min(source.secure)
+    assert stats.kstest(source.laplace(2.5, 20000), stats.laplace(scale=2.5).cdf).pvalue > p_min(source.secure)
+    assert stats.kstest(source.normal((100, 201)).ravel(), "norm").pvalue > p_min(source.secure)
 
 
-def test_gamma(source):
+def test_gamma(source, p_min):
     draws = source.gamma(7, 0.5, (20000,))
-    assert stats.kstest(draws, stats.gamma(7, scale=0.5).cdf).pvalue > p_min(source)
+    assert stats.kstest(draws, stats.gamma(7, scale=0.5).cdf).pvalue > p_min(source.secure)
     with pytest.raises(ValueError):
         source.gamma(2.5, 1.0)
 
 
-def test_laplace_vector_is_iid_laplace(source):
+def test_laplace_vector_is_iid_laplace(source, p_min):
     draws = np.stack([laplace_vector(5, 2.0, source) for _ in range(20000)])
     for j in range(5):
-        assert stats.kstest(draws[:, j], stats.laplace(scale=2.0).cdf).pvalue > p_min(source) / 5
+        assert stats.kstest(draws[:, j], stats.laplace(scale=2.0).cdf).pvalue > p_min(source.secure) / 5
 
 
 @pytest.mark.parametrize("dim", [1, 3, 20])
-def test_l2_gamma_vector_radius_and_direction(source, dim):
+def test_l2_gamma_vector_radius_and_direction(source, dim, p_min):
     scale, n = 0.7, 20000
     draws = l2_gamma_vector(dim, scale, source, size=n)
     radius = np.linalg.norm(draws, axis=1)
-    assert stats.kstest(radius, stats.gamma(dim, scale=scale).cdf).pvalue > p_min(source)
+    assert stats.kstest(radius, stats.gamma(dim, scale=scale).cdf).pvalue > p_min(source.secure)
     # the test has teeth: the same n rejects a radius scale 25 % off at the secure threshold
-    assert stats.kstest(radius, stats.gamma(dim, scale=1.25 * scale).cdf).pvalue < P_SECURE
+    assert stats.kstest(radius, stats.gamma(dim, scale=1.25 * scale).cdf).pvalue < p_min(True)
     if dim > 1:
         # uniform direction: the first coordinate of u has (u₁² ~ Beta(1/2, (dim−1)/2))
         u1 = draws[:, 0] / radius
-        assert stats.kstest(u1**2, stats.beta(0.5, (dim - 1) / 2).cdf).pvalue > p_min(source)
+        assert stats.kstest(u1**2, stats.beta(0.5, (dim - 1) / 2).cdf).pvalue > p_min(source.secure)
         assert abs(np.mean(np.sign(u1))) < 0.05
 
 
@@ -89,12 +84,12 @@ def test_one_l2_gamma_vector_is_a_row_of_many():
 
 
 @pytest.mark.parametrize("scale", [0.3, 12.47])
-def test_add_gaussian_noise_is_gaussian_of_the_stated_scale(source, scale):
+def test_add_gaussian_noise_is_gaussian_of_the_stated_scale(source, scale, p_min):
     n = 20000
     values = np.linspace(-1e3, 1e3, n)
     noise = add_gaussian_noise(values, scale, source) - values
-    assert stats.kstest(noise / scale, "norm").pvalue > p_min(source)
-    assert stats.kstest(noise / (1.25 * scale), "norm").pvalue < P_SECURE  # teeth
+    assert stats.kstest(noise / scale, "norm").pvalue > p_min(source.secure)
+    assert stats.kstest(noise / (1.25 * scale), "norm").pvalue < p_min(True)  # teeth
     if source.secure:  # OpenDP's discrete Gaussian: the outputs lie on the grid 2^k
         grid = 2.0 ** (np.floor(np.log2(scale)) - GRID_BITS_BELOW_SCALE)
         outputs = (values + noise) / grid
@@ -123,14 +118,14 @@ def test_secure_generator_is_fresh_and_spawns():
     assert not np.array_equal(a.normal(size=4), b.normal(size=4))
 
 
-def test_laplace_mechanism_noise_and_certified_epsilon(source):
+def test_laplace_mechanism_noise_and_certified_epsilon(source, p_min):
     values = np.linspace(-50, 50, 20000)
     release = laplace_mechanism(values, sensitivity=3.0, epsilon=2.0, source=source)
     assert release.private == source.secure
     assert release.epsilon == pytest.approx(2.0, rel=1e-12) and release.epsilon <= 2.0 * (1 + 1e-15)
     assert release.scale == pytest.approx(1.5, rel=1e-8) and release.scale >= 1.5
     noise = release.values - values
-    assert stats.kstest(noise, stats.laplace(scale=1.5).cdf).pvalue > p_min(source)
+    assert stats.kstest(noise, stats.laplace(scale=1.5).cdf).pvalue > p_min(source.secure)
     with pytest.raises(ValueError, match="epsilon"):
         laplace_mechanism(values, sensitivity=1.0, epsilon=0.0, source=source)
     with pytest.raises(ValueError, match="sensitivity"):

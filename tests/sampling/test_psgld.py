@@ -183,8 +183,9 @@ def test_pm_minibatch_gradient_refreshes_every_call_and_is_unbiased():
         step = PSGLD(compile_kwargs=CVM)
     draws = np.array([step._fn(q)[1] for _ in range(4000)])
     assert np.unique(draws[:, 0]).size > 100  # a new minibatch on every call
+    # the minibatches are not seeded: 6.1 standard errors fail a correct gradient once in 10⁹ runs
     se = draws.std(axis=0) / np.sqrt(len(draws))
-    assert np.all(np.abs(draws.mean(axis=0) - exact) < 4 * se)
+    assert np.all(np.abs(draws.mean(axis=0) - exact) < 6.1 * se)
 
 
 # ---------------------------------------------------------------- stationary moments
