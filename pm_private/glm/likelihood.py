@@ -26,8 +26,10 @@ import pytensor.tensor as pt
 from pytensor.gradient import DisconnectedType, grad_not_implemented
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
-from pytensor.link.numba.dispatch.basic import numba_njit, register_funcify_default_op_cache_key
+from pytensor.link.numba.dispatch.basic import numba_njit
 from scipy.linalg import lapack
+
+from .._engine.numba_cache import register_numba_funcify
 
 __all__ = ["NormalLogp", "normal_logp"]
 
@@ -110,7 +112,7 @@ def _numba_potri():
     return potri
 
 
-@register_funcify_default_op_cache_key(NormalLogp)
+@register_numba_funcify(NormalLogp)
 def _numba_funcify_normal_logp(op, node=None, **kwargs):
     """Numba implementation for PyTensor's default backend (no object-mode fallback), the same
     computation as ``_normal_logp_numpy``.  A row-major symmetric matrix is its own column-major

@@ -46,9 +46,12 @@ import math
 import numba
 import numpy as np
 import pytensor.tensor as pt
+from pytensor.gradient import DisconnectedType, grad_not_implemented
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
-from pytensor.link.numba.dispatch.basic import numba_njit, register_funcify_default_op_cache_key
+from pytensor.link.numba.dispatch.basic import numba_njit
+
+from .._engine.numba_cache import register_numba_funcify
 
 __all__ = [
     "PROBIT_MIXTURE_SCALES",
@@ -326,12 +329,28 @@ def _poisson_lognormal_kernel(m, s, size, nodes, weights):
     return out
 
 
+@numba.njit(cache=True)
+def _poisson_lognormal_and_derivatives(m, s, size, nodes, weights):
+    """(π, ∂π/∂m, ∂π/∂s) for j < size from one quadrature of size + 2 probabilities."""
+    p = _poisson_lognormal_kernel(m, s, size + 2, nodes, weights)
+    d1 = np.empty(size + 1)  # (Dπ)ⱼ = j·πⱼ − (j + 1)·πⱼ₊₁
+    for j in range(size + 1):
+        d1[j] = j * p[j] - (j + 1.0) * p[j + 1]
+    d_s = np.empty(size)  # s·(D²π)ⱼ
+    for j in range(size):
+        d_s[j] = s * (j * d1[j] - (j + 1.0) * d1[j + 1])
+    return p[:size].copy(), d1[:size].copy(), d_s
+
+
 class PoissonLognormal(Op):
-    """(m, s) ↦ (π₀, …, π_{size−1}) of ``poisson_lognormal_values``, differentiable.
+    """(m, s) ↦ (π, ∂π/∂m, ∂π/∂s) for the probabilities πⱼ, j < size, of
+    ``poisson_lognormal_values``; the derivatives are used only by the gradient of π.
 
     The derivatives are sums of the probabilities themselves: with pⱼ′ = j·pⱼ − (j + 1)·pⱼ₊₁, i.e.
-    p′ = Dp, ∂πⱼ/∂m = (Dπ)ⱼ and, by Stein's lemma, ∂πⱼ/∂s = E[pⱼ′(a)·u] = s·(D²π)ⱼ; the gradient
-    is built from the same Op with two more probabilities.
+    p′ = Dp, ∂πⱼ/∂m = (Dπ)ⱼ and, by Stein's lemma, ∂πⱼ/∂s = E[pⱼ′(a)·u] = s·(D²π)ⱼ.  One
+    quadrature of size + 2 probabilities gives all three, so a gradient evaluation integrates
+    once.  Second derivatives are not implemented (nor are they for the normal log-density the
+    GLMs evaluate, :class:`pm_private.glm.likelihood.NormalLogp`).
     """
 
     __props__ = ("size",)
@@ -341,26 +360,26 @@ class PoissonLognormal(Op):
 
     def make_node(self, m, s):
         m, s = pt.as_tensor(m).astype("float64"), pt.as_tensor(s).astype("float64")
-        return Apply(self, [m, s], [pt.dvector()])
+        return Apply(self, [m, s], [pt.dvector(), pt.dvector(), pt.dvector()])
 
     def perform(self, node, inputs, outputs):
         m, s = (float(v) for v in inputs)
-        outputs[0][0] = poisson_lognormal_values(m, s, self.size)
+        for storage, value in zip(
+            outputs, _poisson_lognormal_and_derivatives(m, s, self.size, _NODES, _WEIGHTS), strict=True
+        ):
+            storage[0] = value
 
     def infer_shape(self, node, shapes):
-        return [(self.size,)]
+        return [(self.size,)] * 3
 
     def pullback(self, inputs, outputs, cotangents):
-        m, s = inputs
-        (g,) = cotangents
-        longer = PoissonLognormal(self.size + 2)(m, s)
-        j = np.arange(self.size + 1, dtype=np.float64)
-        d1 = j * longer[:-1] - (j + 1.0) * longer[1:]  # Dπ, j ≤ size
-        d2 = j[:-1] * d1[:-1] - j[1:] * d1[1:]  # D²π, j < size
-        return [pt.dot(g, d1[:-1]), s * pt.dot(g, d2)]
+        if any(not isinstance(c.type, DisconnectedType) for c in cotangents[1:]):
+            return [grad_not_implemented(self, i, v, "second derivatives") for i, v in enumerate(inputs)]
+        g = cotangents[0]
+        return [pt.dot(g, outputs[1]), pt.dot(g, outputs[2])]
 
 
-@register_funcify_default_op_cache_key(PoissonLognormal)
+@register_numba_funcify(PoissonLognormal)
 def _numba_funcify_poisson_lognormal(op, node=None, **kwargs):
     """Numba implementation for PyTensor's default backend (no object-mode fallback)."""
     size = op.size
@@ -368,14 +387,14 @@ def _numba_funcify_poisson_lognormal(op, node=None, **kwargs):
 
     @numba_njit
     def poisson_lognormal_op(m, s):
-        return _poisson_lognormal_kernel(m.item(), s.item(), size, nodes, weights)
+        return _poisson_lognormal_and_derivatives(m.item(), s.item(), size, nodes, weights)
 
     return poisson_lognormal_op
 
 
 def poisson_lognormal(m, s, size: int):
     """The Poisson–lognormal probabilities πⱼ = E[pⱼ(m + s·u)], u ~ N(0, 1), j < ``size``, as a
-    differentiable tensor (:class:`PoissonLognormal`).
+    tensor with first derivatives (:class:`PoissonLognormal`).
 
     Parameters
     ----------
@@ -391,7 +410,7 @@ def poisson_lognormal(m, s, size: int):
     tensor (size,)
         π₀, …, π_{size−1}.
     """
-    return PoissonLognormal(size)(m, s)
+    return PoissonLognormal(size)(m, s)[0]
 
 
 def poisson_stat_moments(beta, intercept, mu, cov, d: int, y_bound: int):

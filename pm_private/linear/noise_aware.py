@@ -80,8 +80,6 @@ covariates (lighter tails) make V over-dispersed for Sxx, which errs on the wide
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 from functools import partial
 
 import numba
@@ -94,6 +92,7 @@ from pytensor.graph.op import Op
 from pytensor.tensor.linalg import solve_triangular
 from pytensor.tensor.type_other import NoneTypeT
 
+from .._engine.numba_cache import register_numba_funcify
 from .._engine.threads import hold_one_blas_thread, hold_one_blas_thread_while, single_threaded_blas
 from .suffstats import SuffStats, frobenius_weights, stat_pairs, stat_vector
 
@@ -374,16 +373,17 @@ def _register_numba() -> None:
 
     Both carry a cache key, so PyTensor caches the compiled function of a whole model graph that
     contains them: without one, every process recompiled the model's log-density and gradient
-    (6–15 s on two cores) however often it had been compiled before.  The likelihood's key
-    includes a digest of its kernel's source, so editing the kernel invalidates the cache.
+    (6–15 s on two cores) however often it had been compiled before.  The key includes a digest
+    of this module's source (:func:`~pm_private._engine.numba_cache.register_numba_funcify`), so
+    editing a kernel invalidates the cache.
     """
     global _numba_registered
     if _numba_registered:
         return
     _numba_registered = True
-    from pytensor.link.numba.dispatch.basic import numba_njit, register_funcify_default_op_cache_key
+    from pytensor.link.numba.dispatch.basic import numba_njit
 
-    @register_funcify_default_op_cache_key(_BlasGate)
+    @register_numba_funcify(_BlasGate)
     def _funcify_gate(op, node, **kwargs):
         @numba_njit
         def gate(x):
@@ -391,9 +391,7 @@ def _register_numba() -> None:
 
         return gate
 
-    kernel_version = int.from_bytes(hashlib.sha256(inspect.getsource(_frobenius_kernel.py_func).encode()).digest()[:8])
-
-    @register_funcify_default_op_cache_key(FrobeniusStatsLogp)
+    @register_numba_funcify(FrobeniusStatsLogp)
     def _funcify_logp(op, node, **kwargs):
         kernel = _frobenius_kernel
 
@@ -422,7 +420,7 @@ def _register_numba() -> None:
                 grad_var.reshape(n.shape),
             )
 
-        return frobenius_logp, kernel_version
+        return frobenius_logp
 
 
 def frobenius_stats_logp(chol_c, stats, private_n, noise_var):

@@ -15,12 +15,10 @@ import pytensor.tensor as pt
 from pytensor.gradient import DisconnectedType
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
-from pytensor.link.numba.dispatch.basic import (
-    numba_njit,
-    register_funcify_default_op_cache_key,
-)
+from pytensor.link.numba.dispatch.basic import numba_njit
 from pytensor.raise_op import CheckAndRaise
 
+from ..._engine.numba_cache import register_numba_funcify
 from ...privacy.validation import as_float_array
 from .data import check_link
 
@@ -282,7 +280,7 @@ class _LogitHazardLossGrad(Op):
         return [shapes[0], shapes[1]]
 
 
-@register_funcify_default_op_cache_key(_LogitHazardLoss)
+@register_numba_funcify(_LogitHazardLoss)
 def _numba_funcify_logit_loss(op, node=None, **kwargs):
     """Numba implementation for PyTensor's default backend (no object-mode fallback)."""
 
@@ -293,7 +291,7 @@ def _numba_funcify_logit_loss(op, node=None, **kwargs):
     return logit_hazard_loss
 
 
-@register_funcify_default_op_cache_key(_LogitHazardLossGrad)
+@register_numba_funcify(_LogitHazardLossGrad)
 def _numba_funcify_logit_loss_grad(op, node=None, **kwargs):
     @numba_njit
     def logit_hazard_loss_grad(gamma, eta, interval, event, weight):
