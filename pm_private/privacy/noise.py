@@ -70,15 +70,15 @@ class NoiseSource:
     def uniform(self, size) -> np.ndarray:
         """Uniform variates on the open interval (0, 1) with 53-bit resolution.
 
-            Parameters
-            ----------
+        Parameters
+        ----------
         size : int or tuple of int
             The shape of the returned array.
 
-            Returns
-            -------
-            numpy.ndarray
-                float64 variates of shape ``size``.
+        Returns
+        -------
+        numpy.ndarray
+            float64 variates of shape ``size``.
         """
         count = int(np.prod(size, dtype=np.int64))
         note_noise_drawn()
@@ -92,47 +92,47 @@ class NoiseSource:
     def exponential(self, size) -> np.ndarray:
         """Standard exponential variates, −log U.
 
-            Parameters
-            ----------
+        Parameters
+        ----------
         size : int or tuple of int
             The shape of the returned array.
 
-            Returns
-            -------
-            numpy.ndarray
-                float64 variates of shape ``size``.
+        Returns
+        -------
+        numpy.ndarray
+            float64 variates of shape ``size``.
         """
         return -np.log(self.uniform(size))
 
     def laplace(self, scale: float, size) -> np.ndarray:
         """Laplace(0, scale) variates as the difference of two exponentials.
 
-            Parameters
-            ----------
-            scale : float
-                The Laplace scale b (density ∝ exp(−|x|/b)).
+        Parameters
+        ----------
+        scale : float
+            The Laplace scale b (density ∝ exp(−|x|/b)).
         size : int or tuple of int
             The shape of the returned array.
 
-            Returns
-            -------
-            numpy.ndarray
-                float64 variates of shape ``size``.
+        Returns
+        -------
+        numpy.ndarray
+            float64 variates of shape ``size``.
         """
         return scale * (self.exponential(size) - self.exponential(size))
 
     def normal(self, size) -> np.ndarray:
         """Standard normal variates by the Box–Muller transform.
 
-            Parameters
-            ----------
+        Parameters
+        ----------
         size : int or tuple of int
             The shape of the returned array.
 
-            Returns
-            -------
-            numpy.ndarray
-                float64 variates of shape ``size``.
+        Returns
+        -------
+        numpy.ndarray
+            float64 variates of shape ``size``.
         """
         count = int(np.prod(size, dtype=np.int64))
         half = (count + 1) // 2
