@@ -1,5 +1,6 @@
 """Compiled graphs cached on disk are keyed by the source of pm_private's Numba kernels."""
 
+import math
 import sys
 from pathlib import Path
 
@@ -57,3 +58,5 @@ def test_source_version_follows_the_source():
     # a Numba dispatcher stands for its Python function
     assert source_version(_poisson_lognormal_kernel) == source_version(_poisson_lognormal_kernel.py_func)
     assert 0 <= source_version(one) < 2**64
+    # no source (a built-in module): its name and pm_private's installed version stand for it
+    assert source_version(math) != source_version(sys)

@@ -22,6 +22,8 @@ def source_version(*objects) -> int:
     ----------
     *objects
         Anything ``inspect.getsource`` reads; a Numba dispatcher stands for its Python function.
+        An object without source (a bytecode-only install, a built-in) stands for its name and
+        the installed version of pm_private.
 
     Returns
     -------
@@ -31,8 +33,22 @@ def source_version(*objects) -> int:
     """
     digest = hashlib.sha256()
     for obj in objects:
-        digest.update(inspect.getsource(getattr(obj, "py_func", obj)).encode())
+        obj = getattr(obj, "py_func", obj)
+        try:
+            source = inspect.getsource(obj)
+        except (OSError, TypeError):
+            source = f"{getattr(obj, '__name__', repr(obj))} {_installed_version()}"
+        digest.update(source.encode())
     return int.from_bytes(digest.digest()[:8], "little")
+
+
+def _installed_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pm_private")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def register_numba_funcify(op_type):
