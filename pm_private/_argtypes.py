@@ -8,7 +8,7 @@ import math
 import os
 from pathlib import Path
 
-from .privacy.validation import BOUND_RANGE, MAX_EPSILON, MIN_EPSILON
+from .privacy.validation import BOUND_RANGE, MAX_EPSILON, MIN_EPSILON, check_delta
 
 
 def _number(text: str, kind=float):
@@ -62,6 +62,15 @@ def open_unit_interval(text: str) -> float:
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"must be in (0, 1), got {text!r}")
     return value
+
+
+def delta(text: str) -> float:
+    """δ of a release: what the library's ``check_delta`` accepts, a normal number in (0, 1)."""
+    value = _number(text)
+    try:
+        return check_delta(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("delta ")) from None
 
 
 def positive_int(text: str) -> int:

@@ -137,16 +137,27 @@ def _open_ledger(parser, args):
     from .privacy.accountant import PrivacyAccountant
     from .privacy.budget import BudgetExceededError
 
-    if not args.ledger.exists() and args.total_epsilon is None:
-        parser.error(
-            f"--ledger {str(args.ledger)!r} does not exist; creating it needs --total-epsilon (and --total-delta)"
-        )
+    delta = getattr(args, "delta", None) or 0.0
+    if not args.ledger.exists():
+        if args.total_epsilon is None:
+            parser.error(
+                f"--ledger {str(args.ledger)!r} does not exist; creating it needs --total-epsilon (and --total-delta)"
+            )
+        # a ledger's totals are fixed when it is created: refuse a release it could never hold
+        # before the file exists, so that the corrected command can create it
+        total_delta = args.total_delta or 0.0
+        if args.epsilon > args.total_epsilon or delta > total_delta:
+            parser.error(
+                f"--ledger {str(args.ledger)!r} does not exist, and the totals it would be created with "
+                f"(--total-epsilon {args.total_epsilon:g}, --total-delta {total_delta:g}) are below this "
+                f"release's (--epsilon {args.epsilon:g}, --delta {delta:g}); nothing was created"
+            )
     try:
         accountant = PrivacyAccountant.open(args.ledger, epsilon=args.total_epsilon, delta=args.total_delta)
     except (ValueError, OSError) as error:
         parser.error(f"--ledger: {error}")
     try:
-        accountant.check(args.epsilon, getattr(args, "delta", None) or 0.0)
+        accountant.check(args.epsilon, delta)
     except BudgetExceededError as error:
         raise _Refused(f"{_budget_text(args)}: {error}") from None
     return accountant
@@ -1030,7 +1041,7 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
         help="laplace: pure ε-DP, entrywise bounds (Honkela et al. 2018); gaussian: (ε, δ)-DP, row-norm bound, "
         "far less noise at d ≥ 5 (Sheffet 2017; Wang 2018)",
     )
-    suff.add_argument("--delta", type=types.open_unit_interval, help="δ of a gaussian release, spent from the ledger")
+    suff.add_argument("--delta", type=types.delta, help="δ of a gaussian release, spent from the ledger")
     suff.add_argument(
         "--x-bound",
         type=types.bound,
@@ -1102,9 +1113,7 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
             "--target", required=True, help="label column (0/1 or ±1)" if family == "logistic" else "count column"
         )
         glm.add_argument("--features", nargs="+", help="feature columns (default: every other column)")
-        glm.add_argument(
-            "--delta", type=types.open_unit_interval, required=True, help="δ of the release, spent from the ledger"
-        )
+        glm.add_argument("--delta", type=types.delta, required=True, help="δ of the release, spent from the ledger")
         glm.add_argument(
             "--x-bound", type=types.bound, required=True, help="public bound on the ℓ2 norm of a (preprocessed) row"
         )

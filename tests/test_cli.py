@@ -388,6 +388,7 @@ INVALID_BY_TYPE = {
     "epsilon": ["0", "-1", "nan", "inf", "abc", "", "1e-7", "1e-320", "1e16", "1e308"],
     "unit_interval": ["-0.1", "1", "1.5", "nan", "inf", "abc", ""],
     "open_unit_interval": ["0", "1", "-0.1", "nan", "abc", ""],
+    "delta": ["0", "1", "-0.1", "nan", "abc", "", "1e-320", "5e-324"],
     "positive_int": ["0", "-1", "1.5", "abc", "", "nan", "1e3"],
     "nonnegative_int": ["-1", "1.5", "abc", "", "nan"],
 }

@@ -83,6 +83,24 @@ def test_invalid_options_exit_2_naming_them(data, capsys, option, values):
     assert PrivacyAccountant.open("l.db").history == ()
 
 
+def test_a_new_ledger_too_small_for_the_release_is_not_created(data, capsys):
+    """Its totals are fixed at creation: a ledger created with δ = 0 could never hold this release."""
+    argv = [*LOGISTIC, "--ledger", "new.db", "--total-epsilon", "5", "--epsilon", "1", "--out", "r.json"]
+    _usage_error(argv, capsys, "nothing was created")
+    _usage_error(
+        [*argv[:-2], "--out", "r.json", "--total-delta", "1e-5", "--epsilon", "6"], capsys, "nothing was created"
+    )
+    assert not (data / "new.db").exists() and not (data / "r.json").exists()
+    assert main([*argv, "--total-delta", "1e-5"]) == 0  # the corrected command creates it
+    assert PrivacyAccountant.open("new.db").spent == pytest.approx((1.0, 1e-6))
+
+
+def test_a_subnormal_delta_is_refused_while_parsing(data, capsys):
+    argv = [*LOGISTIC, "--ledger", "new.db", "--total-epsilon", "5", "--total-delta", "1e-5", "--out", "r.json"]
+    _usage_error([*argv, "--epsilon", "1", "--delta", "1e-320"], capsys, "--delta")
+    assert not (data / "new.db").exists()
+
+
 def test_dry_run_reads_no_row_and_touches_no_ledger(data, capsys):
     (data / "broken.csv").write_text("a,b,count\nnot,a,number\n")
     argv = [*POISSON, "--ledger", "new.db", "--total-epsilon", "1", "--epsilon", "1", "--out", "r.json"]

@@ -356,8 +356,9 @@ def predict_logistic(posterior, X, *, x_bound: float | None = None, interval: fl
     Raises
     ------
     ValueError
-        If ``X`` is not numeric or has the wrong number of columns, ``interval`` is not in
-        (0, 1), or ``posterior`` holds no ``beta``.
+        If ``X`` is not numeric, not finite or has the wrong number of columns, ``x_bound`` is
+        given but not finite and > 0, ``interval`` is not in (0, 1), or ``posterior`` holds no
+        ``beta``.
     """
     interval = check_fraction("interval", interval, closed=False)
     p = expit(_linear_predictor(posterior, X, x_bound, "logistic_model"))
@@ -366,8 +367,10 @@ def predict_logistic(posterior, X, *, x_bound: float | None = None, interval: fl
 
 def _linear_predictor(posterior, X, x_bound, builder: str) -> np.ndarray:
     """xᵀβ⁽ˢ⁾ + b⁽ˢ⁾ of the (projected) rows for every posterior draw s: shape (m, S)."""
-    if x_bound is None and isinstance(posterior, xr.DataTree) and "constant_data" in posterior.children:
-        x_bound = float(posterior["constant_data"]["x_bound"].values)
+    if x_bound is not None:
+        x_bound = check_positive("x_bound", x_bound)
+    elif isinstance(posterior, xr.DataTree) and "constant_data" in posterior.children:
+        x_bound = float(posterior["constant_data"]["x_bound"].values)  # ∞: exact statistics, no projection
     draws = _posterior_dataset(posterior)
     if "beta" not in draws:
         raise ValueError(f"posterior holds no 'beta': pass the result of sampling a {builder}")
@@ -379,8 +382,10 @@ def _linear_predictor(posterior, X, x_bound, builder: str) -> np.ndarray:
     X = as_matrix(X)
     if X.shape[1] != beta.shape[1]:
         raise ValueError(f"X has {X.shape[1]} columns, the model {beta.shape[1]} features")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X holds missing or non-finite values")
     if x_bound is not None and np.isfinite(x_bound):
-        X = project_rows(X, check_positive("x_bound", x_bound))
+        X = project_rows(X, x_bound)
     return X @ beta.T + b
 
 
@@ -427,7 +432,8 @@ def poisson_model(
     intercept : bool, default True
         Whether the model has an intercept (``intercept``); without, b = 0.
     feature_names : sequence of str, optional
-        Coordinates of the ``feature`` dim (default x0, x1, …).
+        Coordinates of the ``feature`` dim (default: the column names the release recorded from
+        a data frame, ``stats.features``, else x0, x1, …).
     beta_sigma : float, default 1.0
         Prior standard deviation of the coefficients (log rate ratios per unit of a covariate).
     intercept_sigma : float, default 2.5
@@ -548,8 +554,9 @@ def predict_poisson(posterior, X, *, x_bound: float | None = None, interval: flo
     Raises
     ------
     ValueError
-        If ``X`` is not numeric or has the wrong number of columns, ``interval`` is not in
-        (0, 1), or ``posterior`` holds no ``beta``.
+        If ``X`` is not numeric, not finite or has the wrong number of columns, ``x_bound`` is
+        given but not finite and > 0, ``interval`` is not in (0, 1), or ``posterior`` holds no
+        ``beta``.
     """
     interval = check_fraction("interval", interval, closed=False)
     with np.errstate(over="ignore"):

@@ -78,3 +78,8 @@ def test_predict_averages_the_probabilities_of_the_draws_after_projection():
         predict_logistic(_posterior(beta, intercept, 2.0), np.ones((2, 3)))
     with pytest.raises(ValueError, match="interval"):
         predict_logistic(_posterior(beta, intercept, 2.0), rows, interval=1.0)
+    for bad in (np.nan, np.inf, 0.0, -1.0):  # a given radius must be one: NaN used to skip the projection
+        with pytest.raises(ValueError, match="x_bound"):
+            predict_logistic(_posterior(beta, intercept, 2.0), rows, x_bound=bad)
+    with pytest.raises(ValueError, match="non-finite"):
+        predict_logistic(_posterior(beta, intercept, 2.0), np.array([[np.nan, 0.0]]))
