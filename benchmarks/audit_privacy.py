@@ -46,7 +46,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from pm_private.linear.suffstats import release_suff_stats, sensitivities, suff_stats
+from pm_private.linear.release import release_linear_stats_laplace, sensitivities
+from pm_private.linear.stats import linear_stats
 from pm_private.logistic.elastic_net import DPElasticNetLogisticRegression, convex_min, design_bounds
 from pm_private.logistic.penalty_selection import select_penalty
 from pm_private.privacy.noise import as_noise_source
@@ -155,7 +156,7 @@ def _suff_stats_audit(epsilon: float = 1.0) -> Audit:
     X[0], y[0] = 1.0, 1.0
     pair = [(X, y), (np.vstack([[0.0], X[1:]]), np.r_[0.0, y[1:]])]
     split = (0.60, 0.35, 0.05)
-    exact = [suff_stats(*data) for data in pair]
+    exact = [linear_stats(*data) for data in pair]
     means = [np.array([s.xx[0, 0], s.xy[0], s.yy]) for s in exact]
     scales = np.array(sensitivities(1, 1.0, 1.0)) / (np.array(split) * epsilon)
 
@@ -163,7 +164,7 @@ def _suff_stats_audit(epsilon: float = 1.0) -> Audit:
         out = np.empty(n)
         for i in range(n):
             # Statistics only, at the paper's scales: this pair clips nothing, so the counts could not differ.
-            r = release_suff_stats(
+            r = release_linear_stats_laplace(
                 *pair[k], epsilon=epsilon, x_bound=1.0, y_bound=1.0, split=split, clip_share=0.0, rng=source
             )
             o = np.array([r.xx[0, 0], r.xy[0], r.yy])
@@ -329,7 +330,7 @@ def _penalty_selection_audit(epsilon: float = 8.0, delta: float = 1e-6) -> Audit
 
 
 AUDITS = {
-    "suff_stats": _suff_stats_audit,
+    "linear_stats": _suff_stats_audit,
     "weibull": _weibull_audit,
     "discrete_output": _discrete_output_audit,
     "discrete_objective": _discrete_objective_audit,

@@ -6,20 +6,20 @@ For every cell ε × n × d, ``--reps`` data sets are drawn from the model's own
     λ₀ ~ Gamma(10, 10), β ~ N(0, I/λ₀), λ ~ Gamma(10, 10), Σx ~ Wishart(d + 2, I/(d + 2)),
     xᵢ ~ N(0, Σx), yᵢ = xᵢᵀβ + N(0, 1/λ),
 
-released with :func:`pm_private.release_suff_stats` (split (0.6, 0.35, 0.05), Bx = 4,
+released with :func:`pm_private.release_linear_stats_laplace` (split (0.6, 0.35, 0.05), Bx = 4,
 By = 4·√(2(d + 1)), wide enough that clipping almost never bites: the clipped fraction is
-printed), or with ``--mechanism gaussian`` by :func:`pm_private.release_suff_stats_gaussian`
+printed), or with ``--mechanism gaussian`` by :func:`pm_private.release_linear_stats`
 ((ε, 10⁻⁵)-DP, rows bounded in norm by Bx·√d, responses by By), or, for ε = ∞, as exact
 statistics.  Both models use exactly these priors, so a
 calibrated method covers β with its central q-interval a fraction q of the time.  The noise-aware
-model's covariate model is :func:`pm_private.linear.regression.regression_model`'s default (the
+model's covariate model is :func:`pm_private.linear.model.linear_model`'s default (the
 covariate covariance integrated out, ``x_cov="integrated"``, whose Wishart prior is the one that
 generated Σx); ``--x-cov wishart`` keeps Σx as a parameter under that prior, ``--x-cov release``
 fixes it at the release's plug-in.
 
-* noise-aware: :func:`pm_private.linear.regression.regression_model` (default, Bernstein & Sheldon
+* noise-aware: :func:`pm_private.linear.model.linear_model` (default, Bernstein & Sheldon
   2019), NUTS (1 chain, ``--tune`` + ``--draws``), compiled once per d and reused for every
-  replicate through ``set_stats`` (:class:`pm_private.sampling.RefittableNUTS`);
+  replicate through ``set_linear_stats`` (:class:`pm_private.sampling.RefittableNUTS`);
 * Honkela et al. (2018): the same function with ``noise_aware=False``, whose posterior is
   sampled exactly by :func:`pm_private.linear.gibbs_regression` (its conditionally conjugate
   Gibbs sampler, vectorised over replicates).
@@ -51,8 +51,8 @@ import warnings
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from pm_private import release_suff_stats, release_suff_stats_gaussian, suff_stats
-from pm_private.linear.regression import gibbs_regression, project_psd, regression_model, set_stats
+from pm_private import linear_stats, release_linear_stats, release_linear_stats_laplace
+from pm_private.linear.model import gibbs_regression, linear_model, project_psd, set_linear_stats
 from pm_private.sampling.refit_nuts import RefittableNUTS
 
 PRIOR = dict(a=10.0, b=10.0, a0=10.0, b0=10.0)
@@ -100,10 +100,10 @@ def release(X, y, bx, by, eps, mechanism, scale_response, rng):
     eps = 500.0 if np.isinf(eps) else eps
     d = X.shape[1]
     if mechanism == "gaussian":
-        return release_suff_stats_gaussian(
+        return release_linear_stats(
             X, y, epsilon=eps, delta=1e-5, x_bound=bx * np.sqrt(d), y_bound=by, rng=rng, **options
         )
-    return release_suff_stats(X, y, epsilon=eps, x_bound=bx, y_bound=by, rng=rng, **options)
+    return release_linear_stats_laplace(X, y, epsilon=eps, x_bound=bx, y_bound=by, rng=rng, **options)
 
 
 def run_cell(
@@ -117,12 +117,12 @@ def run_cell(
         else:
             clipped.append(((np.abs(X) > bx).mean(), (np.abs(y) > by).mean()))
         if np.isinf(eps) and not (misspecified or clipped_design):
-            stats = suff_stats(X, y)
+            stats = linear_stats(X, y)
         else:
             stats = release(X, y, bx, by, eps, mechanism, scale_response, rng)
         truths.append(beta)
         stats_list.append(stats)
-        set_stats("likelihood", stats, fitter.model)
+        set_linear_stats("likelihood", stats, fitter.model)
         na_draws.append(fitter.fit().posterior["beta"].values[0])  # (draws, d)
     truths = np.array(truths)
     na = coverage(np.stack(na_draws, axis=1), truths)
@@ -155,7 +155,7 @@ def main(argv=None):
         "--x-cov",
         choices=["default", "wishart", "release", "integrated"],
         default="default",
-        help="covariate model of the noise-aware fit (default: regression_model's, the integrated one)",
+        help="covariate model of the noise-aware fit (default: linear_model's, the integrated one)",
     )
     parser.add_argument("--tune", type=int, default=400)
     parser.add_argument("--draws", type=int, default=400)
@@ -210,7 +210,7 @@ def main(argv=None):
             X, y, _, bx, by = draw_dataset(np.random.default_rng(99), max(50, 2 * d), d)
             stats = release(X, y, bx, by, 1.0, args.mechanism, args.scale_response, 0)
             x_cov = None if args.x_cov == "default" else args.x_cov
-            model = regression_model(
+            model = linear_model(
                 stats, noise_aware=True, x_cov=x_cov, x_scale=1.0, x_dof=d + 2, clipping=args.clipping, **PRIOR
             )
             fitter = RefittableNUTS(model, draws=args.draws, tune=args.tune, random_seed=args.seed)

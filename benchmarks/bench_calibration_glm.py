@@ -8,7 +8,7 @@ For every cell ε × n × d, ``--reps`` data sets are drawn from the model's own
 
 released by :func:`pm_private.release_logistic_stats` ((ε, 10⁻⁵)-DP, rows projected onto the ball
 of radius Bx = 3√d, ``--bound-factor`` changes the 3; the fraction of projected rows is printed) or, for ε = ∞, as exact statistics.
-Both models use exactly these priors (:func:`pm_private.glm.logistic_model`):
+Both models use exactly these priors (:func:`pm_private.logistic_model`):
 
 * noise-aware: the release noise marginalised (``noise_aware=True``);
 * naive: the released statistics treated as exact (``noise_aware=False``), what a user who plugs
@@ -17,7 +17,7 @@ Both models use exactly these priors (:func:`pm_private.glm.logistic_model`):
 Both are the same compiled model (only the noise variances differ), sampled by one NUTS chain
 with a dense mass matrix adapted during tuning, built once per d and reused for every replicate;
 by default the chain starts at the mode and its adaptation at the Laplace approximation of each
-fit's posterior (:func:`pm_private.glm.laplace_nuts`, :func:`pm_private.glm.laplace_start`;
+fit's posterior (:func:`pm_private.laplace_nuts`, :func:`pm_private.laplace_start`;
 ``--sampler identity``: at the model's initial point and the identity, as before).
 Coverage is the fraction of (replicate, coefficient) pairs whose true βⱼ lies in the central
 interval; its Monte Carlo standard error is the spread of the per-replicate fractions / √reps.
@@ -28,7 +28,7 @@ interval; its Monte Carlo standard error is the spread of the per-replicate frac
     python -m benchmarks.bench_calibration_glm --family poisson --quick
 
 ``--family poisson``: the same design with y | x ~ Poisson(exp(xᵀβ + b)), β ~ N(0, 0.5² I),
-b ~ N(0, 1) (the priors of the fitted :func:`pm_private.glm.poisson_model`), counts clipped to
+b ~ N(0, 1) (the priors of the fitted :func:`pm_private.poisson_model`), counts clipped to
 ``--y-bound`` (default 20) by :func:`pm_private.release_poisson_stats`.
 
 Measured 2026-11-26 on a shared 2-core machine (load 2–4, the defaults: one chain of 800 + 400 per
@@ -91,19 +91,9 @@ from pymc.step_methods.hmc.quadpotential import QuadPotentialFullAdapt
 from scipy.special import expit
 from threadpoolctl import threadpool_limits
 
-from pm_private.glm import (
-    laplace_nuts,
-    laplace_restart,
-    laplace_start,
-    logistic_model,
-    logistic_stats,
-    poisson_model,
-    poisson_stats,
-    release_logistic_stats,
-    release_poisson_stats,
-    set_logistic_stats,
-    set_poisson_stats,
-)
+from pm_private.logistic import logistic_model, logistic_stats, release_logistic_stats, set_logistic_stats
+from pm_private.poisson import poisson_model, poisson_stats, release_poisson_stats, set_poisson_stats
+from pm_private.released import laplace_nuts, laplace_restart, laplace_start
 
 PRIOR = dict(beta_sigma=1.0, intercept_sigma=1.0, x_mean_sigma=0.5, x_sd_sigma=1.0, x_eta=2.0)
 POISSON_PRIOR = {**PRIOR, "beta_sigma": 0.5}
@@ -194,7 +184,7 @@ def add_sampler_argument(parser) -> None:
 
 
 def build_step(model, sampler: str, previous=None):
-    """The NUTS step: ``laplace`` (:func:`pm_private.glm.laplace_nuts`, dense adaptation started at
+    """The NUTS step: ``laplace`` (:func:`pm_private.laplace_nuts`, dense adaptation started at
     the Laplace approximation; with ``previous``, its compiled functions reused and only the
     starting metric recomputed) or ``identity`` (dense adaptation started at the identity)."""
     with model:
@@ -208,7 +198,7 @@ class Fitter:
     """One NUTS chain per fit with a dense adapted mass matrix; the step is compiled once.
 
     ``laplace``: the adaptation starts at the Laplace approximation of each fit's posterior
-    (:func:`pm_private.glm.laplace_nuts`, refreshed by :func:`pm_private.glm.laplace_restart`);
+    (:func:`pm_private.laplace_nuts`, refreshed by :func:`pm_private.laplace_restart`);
     ``identity``: at the identity."""
 
     def __init__(self, model, *, draws: int, tune: int, seed: int, sampler: str = "laplace"):

@@ -1,9 +1,9 @@
 """Divergent NUTS draws of the default noise-aware model on small real data, by target_accept.
 
 The real-data study's protocol on a random subset of ``--rows`` private rows of a shipped data
-set (30 public rows give the standardisation; :func:`pm_private.release_suff_stats_gaussian` with
+set (30 public rows give the standardisation; :func:`pm_private.release_linear_stats` with
 ‖x‖ ≤ √d, |y| ≤ 2, (ε, 10⁻⁵)-DP, seeded noise), the default
-:func:`pm_private.regression_model` (Wishart covariate prior) sampled by
+:func:`pm_private.linear_model` (Wishart covariate prior) sampled by
 :class:`pm_private.sampling.RefittableNUTS`, one chain per release; prints the share of divergent
 draws per target acceptance rate (the goal: below 1 %).
 
@@ -20,8 +20,8 @@ import warnings
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from pm_private import release_suff_stats_gaussian
-from pm_private.linear.regression import regression_model, set_stats
+from pm_private import release_linear_stats
+from pm_private.linear.model import linear_model, set_linear_stats
 from pm_private.sampling.refit_nuts import RefittableNUTS
 from studies.real_data_regression import N_PUBLIC, load, public_preprocessing
 
@@ -37,7 +37,7 @@ def releases(name: str, rows: int, count: int, epsilon: float, seed: int):
         public, private = order[:N_PUBLIC], order[N_PUBLIC : N_PUBLIC + rows]
         prep = public_preprocessing(X[public], y[public])
         out.append(
-            release_suff_stats_gaussian(
+            release_linear_stats(
                 X[private],
                 y[private],
                 epsilon=epsilon,
@@ -69,7 +69,7 @@ def main(argv=None):
         warnings.simplefilter("ignore")
         for target in args.targets:
             fitter = RefittableNUTS(
-                regression_model(stats[0]),
+                linear_model(stats[0]),
                 draws=args.draws,
                 tune=args.draws,
                 target_accept=target,
@@ -78,7 +78,7 @@ def main(argv=None):
             )
             start = time.perf_counter()
             for s in stats:
-                set_stats("likelihood", s, fitter.model)
+                set_linear_stats("likelihood", s, fitter.model)
                 fitter.fit()
             shares = np.array(fitter.divergences) / args.draws
             print(

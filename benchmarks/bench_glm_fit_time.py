@@ -54,14 +54,8 @@ import pymc as pm
 from scipy.special import expit
 
 from benchmarks.bench_calibration_glm import add_sampler_argument, build_step
-from pm_private.glm import (
-    logistic_model,
-    poisson_model,
-    release_logistic_stats,
-    release_poisson_stats,
-    set_logistic_stats,
-    set_poisson_stats,
-)
+from pm_private.logistic import logistic_model, release_logistic_stats, set_logistic_stats
+from pm_private.poisson import poisson_model, release_poisson_stats, set_poisson_stats
 
 DELTA = 1e-6
 
@@ -80,10 +74,10 @@ def release(rng, family: str, n: int, d: int, epsilon: float):
 
 def fit(model, step, rng, chains: int, tune: int, draws: int, sampler: str = "identity"):
     """One NUTS run with the compiled ``step``, tuning steps kept (their leapfrog steps are counted);
-    ``laplace``: every chain starts at the Laplace mode (:func:`pm_private.glm.laplace_start`)."""
+    ``laplace``: every chain starts at the Laplace mode (:func:`pm_private.laplace_start`)."""
     start = {}
     if sampler == "laplace":
-        from pm_private.glm import laplace_start
+        from pm_private.released import laplace_start
 
         start = {"initvals": laplace_start(step, model)}
     with model:

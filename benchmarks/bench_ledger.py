@@ -6,7 +6,7 @@ time per release.  Two workloads:
 
 * ``charge`` — the reservation protocol alone (reserve, an empty body, commit): the pure
   bookkeeping cost;
-* ``suff_stats`` — :func:`pm_private.release_suff_stats` on n × d data with the secure
+* ``linear_stats`` — :func:`pm_private.release_linear_stats_laplace` on n × d data with the secure
   OpenDP noise (Honkela et al. 2018): the cost a data holder sees;
 * ``tight`` — the reservation protocol for releases that state Gaussian noise (σ/Δ = 60) and
   charge 2/releases each, so that from the middle of the run on the basic total exceeds the
@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pm_private import PrivacyAccountant, release_suff_stats
+from pm_private import PrivacyAccountant, release_linear_stats_laplace
 from pm_private.privacy import budget
 from pm_private.privacy.accountant import NoiseEvent, charge
 
@@ -46,7 +46,7 @@ def _charge_only(acct, epsilon, data):
 
 def _suff_stats(acct, epsilon, data):
     X, y = data
-    release_suff_stats(X, y, epsilon=epsilon, x_bound=1.0, y_bound=1.0, accountant=acct)
+    release_linear_stats_laplace(X, y, epsilon=epsilon, x_bound=1.0, y_bound=1.0, accountant=acct)
 
 
 _GAUSSIAN = (NoiseEvent("gaussian", 60.0, 1.0),)
@@ -57,7 +57,7 @@ def _tight(acct, epsilon, data):
         pass
 
 
-WORKLOADS = {"charge": _charge_only, "suff_stats": _suff_stats, "tight": _tight}
+WORKLOADS = {"charge": _charge_only, "linear_stats": _suff_stats, "tight": _tight}
 
 
 def time_per_release(workload, make_accountant, releases, runs, data) -> float:
@@ -96,8 +96,8 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--releases", type=int, default=100, help="releases per run (default 100)")
     parser.add_argument("--runs", type=int, default=7, help="runs; the median is reported (default 7, at least 5)")
-    parser.add_argument("--n", type=int, default=1000, help="records for suff_stats (default 1000)")
-    parser.add_argument("--d", type=int, default=10, help="features for suff_stats (default 10)")
+    parser.add_argument("--n", type=int, default=1000, help="records for linear_stats (default 1000)")
+    parser.add_argument("--d", type=int, default=10, help="features for linear_stats (default 10)")
     parser.add_argument("--dir", type=Path, help="folder for the ledger files (default: a temporary one)")
     args = parser.parse_args(argv)
     if args.runs < 5 or args.releases < 1 or args.n < 1 or args.d < 1:
@@ -114,7 +114,7 @@ def main(argv=None) -> None:
                 Path(folder) / f"nosync{run}.ledger", 1.0, 1e-5, durable=False
             ),
         }
-        print(f"median of {args.runs} runs × {args.releases} releases; suff_stats on n = {args.n}, d = {args.d}")
+        print(f"median of {args.runs} runs × {args.releases} releases; linear_stats on n = {args.n}, d = {args.d}")
         print(f"plain write + fsync in {folder}: {1e3 * fsync_latency(Path(folder)):.3f} ms (median)")
         print(f"{'workload':<11} {'accountant':<20} {'ms/release':>11} {'ratio to memory':>16} {'overhead ms':>12}")
         for name, workload in WORKLOADS.items():

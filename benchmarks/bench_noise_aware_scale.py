@@ -3,12 +3,12 @@ the dense O(d⁶) one (Bernstein & Sheldon 2019's model, marginalised as in
 :mod:`pm_private.linear.noise_aware`).
 
 For every d a data set (n = ``--n`` rows, standard normal covariates, y = xᵀβ + N(0, 1)) is
-released with :func:`pm_private.release_suff_stats_gaussian` (ε = 1, δ = 10⁻⁵, rows of norm
+released with :func:`pm_private.release_linear_stats` (ε = 1, δ = 10⁻⁵, rows of norm
 ≤ 1.5·√d, |y| ≤ 4·sd(y)), and each d runs in a fresh process (its peak resident memory is the
 process's, compilation included):
 
 * ``grad``: one evaluation of the log-density and its gradient of the model
-  ``regression_model(release, x_cov=--x-cov)`` (default ``"integrated"``: the covariate model
+  ``linear_model(release, x_cov=--x-cov)`` (default ``"integrated"``: the covariate model
   integrated out, d + 2 latent parameters; ``"wishart"`` adds the d(d+1)/2 parameters of Σx and
   uses the spectral likelihood), median of ``--repeats`` timed runs of a batch of calls, after
   compilation;
@@ -70,13 +70,13 @@ def _median_time(fn, *args, repeats: int, min_batch_s: float = 0.05) -> float:
 
 
 def _release(d: int, n: int, seed: int):
-    from pm_private import release_suff_stats_gaussian
+    from pm_private import release_linear_stats
 
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d))
     beta = rng.standard_normal(d) / np.sqrt(d)
     y = X @ beta + rng.standard_normal(n)
-    return release_suff_stats_gaussian(
+    return release_linear_stats(
         X, y, epsilon=1.0, delta=1e-5, x_bound=1.5 * np.sqrt(d), y_bound=4.0 * y.std(), rng=seed
     )
 
@@ -93,9 +93,9 @@ def _likelihood_gradients(release, d: int, dense: bool, repeats: int) -> tuple[f
     import pytensor
     import pytensor.tensor as pt
 
+    from pm_private.linear.model import release_x_cov
     from pm_private.linear.noise_aware import frobenius_stats_logp, noise_aware_arrays, noisy_stats_logp
-    from pm_private.linear.regression import release_x_cov
-    from pm_private.linear.suffstats import frobenius_weights, stat_pairs
+    from pm_private.linear.stats import frobenius_weights, stat_pairs
 
     arrays = noise_aware_arrays(release)
     s2 = float(arrays["noise_var"][-1])
@@ -155,19 +155,19 @@ def run_one(d: int, args) -> dict:
 
     logging.getLogger("pymc").setLevel(logging.ERROR)
     warnings.filterwarnings("ignore")
-    from pm_private.linear.regression import regression_model
+    from pm_private.linear.model import linear_model
 
     release = _release(d, args.n, seed=d)
     row = {"d": d, "k": (d + 1) * (d + 2) // 2}
     start = time.perf_counter()
-    model = regression_model(release, x_cov=args.x_cov)
+    model = linear_model(release, x_cov=args.x_cov)
     row["latent"] = int(sum(np.size(value) for value in model.initial_point().values()))
     row["grad_ms"] = 1e3 * _model_gradient(model, args.repeats)
     row["compile_s"] = time.perf_counter() - start
     lik_new, lik_old = _likelihood_gradients(release, d, d <= args.dense_max_d, args.repeats)
     row["lik_ms"], row["lik_old_ms"] = 1e3 * lik_new, None if lik_old is None else 1e3 * lik_old
     if d <= args.old_model_max_d:
-        old_model = regression_model(release, likelihood="dense", x_cov="wishart")
+        old_model = linear_model(release, likelihood="dense", x_cov="wishart")
         row["old_grad_ms"] = 1e3 * _model_gradient(old_model, args.repeats)
     if d in args.fit_ds:
         iterations = None if d <= args.full_fit_max_d else args.short_fit

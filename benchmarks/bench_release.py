@@ -1,7 +1,7 @@
-"""Cost of suff_stats and release_suff_stats against the plain BLAS product on the same array.
+"""Cost of linear_stats and release_linear_stats_laplace against the plain BLAS product on the same array.
 
 Baseline: ``X.T @ X`` (numpy, BLAS syrk on all cores, same array, same run).  Goals at
-n = 2,000,000, d = 64: release ≤ 1.3×, exact ``suff_stats`` ≤ 1.1× (Honkela et al. 2018's
+n = 2,000,000, d = 64: release ≤ 1.3×, exact ``linear_stats`` ≤ 1.1× (Honkela et al. 2018's
 statistics in one clipped pass).  The three are timed in turn in every repeat, so a load spike
 from other processes hits them alike; the table gives the median time of each, the median
 of the per-repeat ratios, and the best (minimum) times and their ratio, the least disturbed
@@ -15,7 +15,7 @@ extra memory of the release (tracemalloc).
 On machines that set OPENBLAS_CORETYPE (and OPENBLAS_L2_SIZE) to work around old OpenBLAS
 builds, ``env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE`` before the command measures the
 kernel numpy would pick by itself (the table's header names it); the goals are judged that way.
-On a quiet 2-core machine (SkylakeX kernel) the release took 1.18× and ``suff_stats`` 0.83×;
+On a quiet 2-core machine (SkylakeX kernel) the release took 1.18× and ``linear_stats`` 0.83×;
 with OPENBLAS_CORETYPE=Haswell forced, 1.34× and 0.84× (the forced kernel speeds up the one large
 product more than the chunked ones).
 """
@@ -28,7 +28,7 @@ import tracemalloc
 import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from pm_private import release_suff_stats, suff_stats
+from pm_private import linear_stats, release_linear_stats_laplace
 
 
 def main():
@@ -49,8 +49,10 @@ def main():
     runs = {
         "X.T @ X (baseline)": lambda: X.T @ X,
         "X.T @ X, BLAS on 1 thread": product_one_thread,
-        "suff_stats (exact)": lambda: suff_stats(X, y),
-        "release_suff_stats (secure noise)": lambda: release_suff_stats(X, y, epsilon=1.0, x_bound=2.0, y_bound=2.0),
+        "linear_stats (exact)": lambda: linear_stats(X, y),
+        "release_linear_stats_laplace (secure noise)": lambda: release_linear_stats_laplace(
+            X, y, epsilon=1.0, x_bound=2.0, y_bound=2.0
+        ),
     }
     for fn in runs.values():  # warm-up: OpenDP's first call, thread start-up
         fn()
@@ -65,7 +67,7 @@ def main():
     baseline = np.array(times["X.T @ X (baseline)"])
 
     tracemalloc.start()
-    release_suff_stats(X, y, epsilon=1.0, x_bound=2.0, y_bound=2.0)
+    release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=2.0, y_bound=2.0)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
 

@@ -2,7 +2,7 @@
 
 For n = 10⁶ … 5·10⁷ rows of d = 16 features and a response, written once as Parquet files of
 ``--file-rows`` rows (incrementally with pyarrow, never the full array in memory), each run
-times ``release_suff_stats`` (clipped, secure noise) and ``suff_stats`` (exact) in a fresh
+times ``release_linear_stats_laplace`` (clipped, secure noise) and ``linear_stats`` (exact) in a fresh
 process and samples the peak resident memory of that process and all its children:
 
 * ``numpy``: the files loaded into one in-memory array first (load not timed; only up to
@@ -67,7 +67,7 @@ def write_files(directory: Path, count: int, rows: int) -> None:
 
 def run_one(mode: str, files: list[str]) -> dict:
     """One measurement in this process (called in a fresh subprocess by :func:`main`)."""
-    from pm_private import release_suff_stats, suff_stats
+    from pm_private import linear_stats, release_linear_stats_laplace
 
     cluster = client = None
     if mode == "numpy":
@@ -87,7 +87,7 @@ def run_one(mode: str, files: list[str]) -> dict:
     else:
         import dask
 
-        from pm_private.linear import read_parquet_columns
+        from pm_private._engine.parquet import read_parquet_columns
 
         X, y = read_parquet_columns(files, features=FEATURES, target="y")
         if mode == "threads":
@@ -97,13 +97,13 @@ def run_one(mode: str, files: list[str]) -> dict:
 
             cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
             client = Client(cluster)
-        suff_stats(*read_parquet_columns(files[:1], features=FEATURES, target="y"))  # warm-up: imports on the workers
-    release_suff_stats(np.ones((2, D)), np.ones(2), epsilon=1.0, **BOUNDS)  # warm-up: OpenDP's first call
+        linear_stats(*read_parquet_columns(files[:1], features=FEATURES, target="y"))  # warm-up: imports on the workers
+    release_linear_stats_laplace(np.ones((2, D)), np.ones(2), epsilon=1.0, **BOUNDS)  # warm-up: OpenDP's first call
     start = time.perf_counter()
-    release = release_suff_stats(X, y, epsilon=1.0, **BOUNDS)
+    release = release_linear_stats_laplace(X, y, epsilon=1.0, **BOUNDS)
     release_s = time.perf_counter() - start
     start = time.perf_counter()
-    exact = suff_stats(X, y)
+    exact = linear_stats(X, y)
     exact_s = time.perf_counter() - start
     if client is not None:
         client.close()

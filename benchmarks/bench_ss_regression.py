@@ -2,7 +2,7 @@
 
 Models (β ~ N(0, 1/λ₀ I), λ, λ₀ ~ Gamma(2, 2), d features):
 
-- suff-stat: ``regression_model(suff_stats(X, y))`` at n = 1,000 and n = 1,000,000;
+- suff-stat: ``linear_model(linear_stats(X, y))`` at n = 1,000 and n = 1,000,000;
 - row-wise: ``pm.Normal("y", mu=X @ beta, sigma=1/sqrt(λ), observed=y)`` at n = 100,000.
 
 Both are fitted with :class:`pm_private.sampling.advi.RefittableADVI` (mean-field ADVI, Adam with the same
@@ -36,8 +36,8 @@ import numpy as np  # noqa: E402
 import pymc as pm  # noqa: E402
 import pytensor.tensor as pt  # noqa: E402
 
-from pm_private import suff_stats  # noqa: E402
-from pm_private.linear.regression import regression_model, set_stats  # noqa: E402
+from pm_private import linear_stats  # noqa: E402
+from pm_private.linear.model import linear_model, set_linear_stats  # noqa: E402
 from pm_private.sampling.advi import RefittableADVI  # noqa: E402
 
 warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
@@ -95,14 +95,14 @@ def main():
     args = parser.parse_args()
 
     # Statistics are computed before any timing: release / accumulation cost is not measured here.
-    stats = {n: suff_stats(*make_data(n, args.d, args.seed + i)) for i, n in enumerate((args.n_small, args.n_large))}
+    stats = {n: linear_stats(*make_data(n, args.d, args.seed + i)) for i, n in enumerate((args.n_small, args.n_large))}
     X_row, y_row = make_data(args.n_rowwise, args.d, args.seed + 2)
 
     rows = []
-    # Suff-stat model: compiled once, refitted on both data sets (same shapes, set_stats only).
-    ss_advi, ss_compile = compile_advi(regression_model(stats[args.n_small]), args)
+    # Suff-stat model: compiled once, refitted on both data sets (same shapes, set_linear_stats only).
+    ss_advi, ss_compile = compile_advi(linear_model(stats[args.n_small]), args)
     for n in (args.n_small, args.n_large):
-        set_stats("likelihood", stats[n], model=ss_advi.model)
+        set_linear_stats("likelihood", stats[n], model=ss_advi.model)
         rows.append(("suff-stat", n, time_fits(ss_advi, args.iterations, args.repeats)))
 
     row_advi, row_compile = compile_advi(rowwise_model(X_row, y_row), args)
@@ -110,7 +110,7 @@ def main():
     row_beta = row_advi.mean("beta")
 
     # Sanity check that both fit the same model: suff-stat ADVI on the row-wise model's data.
-    set_stats("likelihood", suff_stats(X_row, y_row), model=ss_advi.model)
+    set_linear_stats("likelihood", linear_stats(X_row, y_row), model=ss_advi.model)
     ss_advi.fit(args.iterations)
     beta_gap = np.abs(ss_advi.mean("beta") - row_beta).max()
 

@@ -85,15 +85,13 @@ from sklearn.preprocessing import PowerTransformer
 from threadpoolctl import threadpool_limits
 
 from benchmarks.bench_calibration_glm import Fitter
-from pm_private.glm import (
+from pm_private.logistic import (
+    DPElasticNetLogisticRegression,
     logistic_model,
-    poisson_model,
     release_logistic_stats,
-    release_poisson_stats,
     set_logistic_stats,
-    set_poisson_stats,
 )
-from pm_private.logistic import DPElasticNetLogisticRegression
+from pm_private.poisson import poisson_model, release_poisson_stats, set_poisson_stats
 from pm_private.privacy.primitives import project_rows
 
 DELTA = 1e-6

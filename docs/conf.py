@@ -84,7 +84,7 @@ numpydoc_validation_exclude = {
     # pm_private/linear/regression.py (and those modules' pages) are being rewritten elsewhere.
     r"^pm_private\.linear\.(noise_aware|regression)$",
     r"^pm_private\.linear\.(\w+\.)?(NoisySuffStatRegression|covariate_cholesky|noise_aware_arrays|set_noisy_stats)(\.|$)",
-    r"^pm_private\.linear\.(\w+\.)?(SuffStatRegression|gibbs_regression|project_psd|regression_model|set_stats"
+    r"^pm_private\.linear\.(\w+\.)?(SuffStatRegression|gibbs_regression|project_psd|linear_model|set_linear_stats"
     r"|suff_stat_logp|frobenius_noise_variance|release_x_cov)(\.|$)",
 }
 
@@ -273,7 +273,7 @@ def _docstring_bars(app, what, name, obj, options, lines) -> None:
 
 
 def _resolve_short_reference(app, env, node, contnode):
-    """Resolve ``:func:`pm_private.release_suff_stats``` and friends to the documented object.
+    """Resolve ``:func:`pm_private.release_linear_stats_laplace``` and friends to the documented object.
 
     Docstrings name objects as users import them: from the top level, from the defining module
     (``pm_private.privacy.noise.l2_gamma_vector``) or unqualified.  Each public object is

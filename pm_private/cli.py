@@ -1,7 +1,7 @@
 """Command line ``pm-private``: the data holder's releases against a ledger file, the ledger
 itself, fitting a model on a release file, and the drug-sensitivity demo.
 
-* ``pm-private release suff-stats DATA`` — sufficient statistics for linear regression, ε-DP by
+* ``pm-private release linear-stats DATA`` — sufficient statistics for linear regression, ε-DP by
   the Laplace mechanism (Honkela et al. 2018) or (ε, δ)-DP by the Gaussian mechanism (Sheffet
   2017; Wang 2018), after a public centre and scale (``--standardize-from`` a public file, or
   declared constants) that the release carries;
@@ -249,7 +249,7 @@ def _public_preprocessing(parser, args, features: list[str]):
     (a flag overrides the file's value), or None when none is given."""
     import numpy as np
 
-    from .linear.preprocessing import Preprocessing
+    from .released.preprocessing import Preprocessing
 
     constants = {
         "x_center": _per_feature(parser, "--x-center", args.x_center, features),
@@ -309,8 +309,8 @@ def _preprocessing_context(args, preprocessing) -> dict:
 
 
 def _suff_stats_noise(args, d: int) -> list[str]:
-    """The noise of a suff-stats release: a function of the public arguments and d only."""
-    from .linear.suffstats import gaussian_release_vector, sensitivities
+    """The noise of a linear-stats release: a function of the public arguments and d only."""
+    from .linear.release import gaussian_release_vector, sensitivities
 
     p = args.clip_share
     if args.mechanism == "gaussian":
@@ -369,7 +369,7 @@ def _suff_stats_bounds(parser, args, d: int, preprocessing):
             "bounds are chosen on a standardised scale: give --standardize-from (or all of --x-center, --x-scale, "
             "--y-center and --y-scale), or give --x-bound and --y-bound"
         )
-    from .linear.tuning import gaussian_bounds
+    from .linear.bounds import gaussian_bounds
     from .privacy.primitives import check_gaussian_epsilon
 
     try:
@@ -418,7 +418,7 @@ def _release_suff_stats(parser, args) -> None:
     _check_columns(parser, args, available, [*features, args.target])
     preprocessing = _public_preprocessing(parser, args, features)
     chosen_bounds = _suff_stats_bounds(parser, args, len(features), preprocessing)
-    from .linear.suffstats import check_release_arguments, gaussian_release_vector
+    from .linear.release import check_release_arguments, gaussian_release_vector
     from .privacy.primitives import check_gaussian_epsilon, check_noise_scale
 
     try:
@@ -460,12 +460,12 @@ def _release_suff_stats(parser, args) -> None:
         parser.error(f"{args.data.name} changed while it was read: the bounds were chosen for {chosen_bounds[0]} rows")
     X = _numeric(parser, frame, features)
     y = _numeric(parser, frame, [args.target])[:, 0]
-    from .linear.suffstats import release_suff_stats, release_suff_stats_gaussian
+    from .linear.release import release_linear_stats, release_linear_stats_laplace
 
     if args.mechanism == "gaussian":
 
         def release():
-            return release_suff_stats_gaussian(
+            return release_linear_stats(
                 X,
                 y,
                 epsilon=args.epsilon,
@@ -480,7 +480,7 @@ def _release_suff_stats(parser, args) -> None:
     else:
 
         def release():
-            return release_suff_stats(
+            return release_linear_stats_laplace(
                 X,
                 y,
                 epsilon=args.epsilon,
@@ -507,7 +507,7 @@ def _release_suff_stats(parser, args) -> None:
 
 def _print_clip_report(stats) -> None:
     """The release's own estimate of how much its clipping changed, with a warning when it is large."""
-    from .linear.suffstats import clip_report
+    from .linear.clipping import clip_report
 
     for report in clip_report(stats, warn=False):
         print(f"estimated from the release: {report}")
@@ -578,9 +578,10 @@ _GLM_KINDS = {"logistic-stats": "logistic_stats", "poisson-stats": "poisson_stat
 
 def _glm_noise(args, d: int) -> list[str]:
     """The noise of a GLM statistics release: a function of the public arguments and d only."""
-    from .glm.poisson import poisson_entry_weights, poisson_sensitivity
-    from .glm.stats import logistic_sensitivity, stat_pairs
+    from .logistic.release import logistic_sensitivity
+    from .poisson.release import poisson_entry_weights, poisson_sensitivity
     from .privacy.primitives import gaussian_scale
+    from .released.degree2 import stat_pairs
 
     size = stat_pairs(d)[0].size
     poisson = args.kind == "poisson-stats"
@@ -610,8 +611,8 @@ def _glm_preprocessing(parser, args, features: list[str]):
 
 
 def _release_glm_stats(parser, args) -> None:
-    from .glm.poisson import MAX_Y_BOUND, poisson_sensitivity
-    from .glm.stats import logistic_sensitivity
+    from .logistic.release import logistic_sensitivity
+    from .poisson.release import MAX_Y_BOUND, poisson_sensitivity
     from .privacy.primitives import check_gaussian_epsilon, check_noise_scale
     from .privacy.validation import check_count
 
@@ -643,8 +644,8 @@ def _release_glm_stats(parser, args) -> None:
     y = _numeric(parser, frame, [args.target])[:, 0]
     if preprocessing is not None:
         X = preprocessing.transform_x(X)
-    from .glm.poisson import release_poisson_stats
-    from .glm.stats import release_logistic_stats
+    from .logistic.release import release_logistic_stats
+    from .poisson.release import release_poisson_stats
 
     def release():
         common = dict(epsilon=args.epsilon, delta=args.delta, x_bound=args.x_bound, accountant=accountant)
@@ -820,7 +821,7 @@ def _choose_entry(parser, args, entries: list[dict]) -> int:
         parser.error(
             f"{str(args.release)!r} holds no release that 'pm-private fit' can fit: it fits Bayesian linear "
             f"regression on sufficient statistics (kind {SUFF_STATS!r}, written by 'pm-private release "
-            "suff-stats') and noise-aware logistic or Poisson regression on their statistics (kinds "
+            "linear-stats') and noise-aware logistic or Poisson regression on their statistics (kinds "
             "'logistic_stats', 'poisson_stats', written by 'pm-private release logistic-stats' or "
             f"'poisson-stats'). The file holds [{held or 'nothing'}]; such a release is itself the private "
             "estimate: read its outputs with pm_private.release_file.read_release_file"
@@ -931,15 +932,13 @@ def _fit(parser, args) -> None:
     import arviz as az
     import pymc as pm
 
-    from .glm.sampling import laplace_nuts, laplace_start
-    from .linear.regression import regression_model
+    from .linear.model import linear_model
+    from .released.sampling import laplace_nuts, laplace_start
 
     bar = not args.no_progress and sys.stdout.isatty()
     lines = None if args.no_progress or bar else _ProgressLines(args.chains * (args.draws + args.tune))
     glm = entry["kind"] in _GLM_KINDS.values()
-    model, variables = (
-        _glm_fit_model(entry) if glm else (regression_model, ["beta", "noise_precision", "prior_precision"])
-    )
+    model, variables = _glm_fit_model(entry) if glm else (linear_model, ["beta", "noise_precision", "prior_precision"])
     compile_kwargs = {"mode": "CVM" if args.backend == "c" else "NUMBA"}
     with model(entry["release"], feature_names=entry.get("features")):
         # GLMs: NUTS started at the posterior mode, its dense mass matrix at the Laplace
@@ -980,7 +979,8 @@ def _fit(parser, args) -> None:
 
 def _glm_fit_model(entry: dict):
     """(model builder, summary variables) of a GLM statistics release."""
-    from .glm.model import logistic_model, poisson_model
+    from .logistic.model import logistic_model
+    from .poisson.model import poisson_model
 
     model = logistic_model if entry["kind"] == _GLM_KINDS["logistic-stats"] else poisson_model
     return model, ["beta", "intercept"]
@@ -1027,7 +1027,7 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
     release = commands.add_parser("release", help="release private statistics of a CSV/Parquet file against a ledger")
     kinds = release.add_subparsers(dest="kind", required=True)
     suff = kinds.add_parser(
-        "suff-stats",
+        "linear-stats",
         help="ε-DP sufficient statistics for linear regression (Honkela et al. 2018)",
         description="Clipped, Laplace-perturbed Sxx, Sxy, Syy (Honkela et al. 2018), replace-one neighbours.",
     )
@@ -1187,7 +1187,7 @@ def build_parser(demo: bool = True) -> argparse.ArgumentParser:
     fit.add_argument(
         "release",
         type=types.existing_file,
-        help="release file written by 'pm-private release suff-stats', 'logistic-stats' or 'poisson-stats'",
+        help="release file written by 'pm-private release linear-stats', 'logistic-stats' or 'poisson-stats'",
     )
     fit.add_argument("--index", type=types.nonnegative_int, help="which release of the file (default: the only one)")
     fit.add_argument("--posterior", type=types.output_file, help="netCDF file (default RELEASE.posterior.nc)")

@@ -9,11 +9,11 @@ lines' standard deviations.  Methods:
 
 * ``non-private LR``: Honkela et al.'s (2018) Bayesian model on exact statistics of public + private lines;
 * ``robust private LR``: clipped, Laplace-perturbed private statistics (split and bounds from
-  the paper's tuning procedure, ``pm_private.linear.tuning._tune_release``, i.e. on synthetic
+  the paper's tuning procedure, ``pm_private.linear.bounds._tune_release``, i.e. on synthetic
   data only) plus exact public statistics;
 * ``private LR (no projection)``: the same release with bounds at the public range of the data
   (Bx = 1 from the unit-norm rows, By = max |y| over the public lines), split (0.6, 0.35, 0.05);
-* ``noise-aware private LR``: the model of Bernstein & Sheldon (2019) (``regression_model``'s
+* ``noise-aware private LR``: the model of Bernstein & Sheldon (2019) (``linear_model``'s
   default for private releases: the release noise is part of the likelihood) on public + private
   statistics, the private ones released by the Gaussian mechanism like AdaSSP's ((ε, δ = 1e-5),
   ‖x‖ ≤ 1, the same By), whose noise-aware likelihood costs O(d³) (``--genes 64`` works); the
@@ -47,15 +47,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import release_suff_stats, release_suff_stats_gaussian, suff_stats
+from . import linear_stats, release_linear_stats, release_linear_stats_laplace
 from ._argtypes import epsilon as epsilon_type
 from ._argtypes import existing_file, nonnegative_int, output_folder, positive_int
 from ._engine.threads import single_threaded_blas
 from .datasets import load_gdsc, make_gdsc_like
 from .linear.adaptive_ssp import adassp
-from .linear.prediction import r_squared, spearman
-from .linear.preprocessing import preprocess
-from .linear.tuning import _tune_release
+from .linear.bounds import _tune_release
+from .linear.predict import r_squared, spearman
+from .released.preprocessing import preprocess
 
 METHODS = ("non-private LR", "robust private LR", "private LR (no projection)", "noise-aware private LR", "AdaSSP")
 ADASSP_DELTA = 1e-5
@@ -103,14 +103,14 @@ def drug_splits(data, drugs, *, genes: int, repeats: int, n_test: int, n_public:
 def _statistics(method, split: Split, n_private, epsilon, tuned, rng):
     """Statistics the Bayesian model is fitted to, for one split and setting."""
     X, y = split.X_pool[:n_private], split.y_pool[:n_private]
-    public = suff_stats(split.X_public, split.y_public)
+    public = linear_stats(split.X_public, split.y_public)
     if method == "non-private LR":
-        return public + suff_stats(X, y)
+        return public + linear_stats(X, y)
     if method == "noise-aware private LR":
         # The Gaussian release, like AdaSSP's ((ε, δ)-DP, rows of norm ≤ 1 after the row
         # normalisation, |y| ≤ the public maximum): its noise-aware likelihood costs O(d³), so
         # --genes 64 stays tractable.
-        release = release_suff_stats_gaussian(
+        release = release_linear_stats(
             X, y, epsilon=epsilon, delta=ADASSP_DELTA, x_bound=1.0, y_bound=np.abs(split.y_public).max(), rng=rng
         )
         return public + release
@@ -118,7 +118,7 @@ def _statistics(method, split: Split, n_private, epsilon, tuned, rng):
         bounds = dict(x_bound=tuned.x_bound, y_bound=tuned.y_bound, split=tuned.split)
     else:
         bounds = dict(x_bound=1.0, y_bound=np.abs(split.y_public).max())
-    return public + release_suff_stats(X, y, epsilon=epsilon, rng=rng, **bounds)
+    return public + release_linear_stats_laplace(X, y, epsilon=epsilon, rng=rng, **bounds)
 
 
 def design_problem(data, *, n_drugs: int, genes: int, needed: int) -> str | None:
@@ -161,7 +161,7 @@ def run_experiment(
     # The C backend warns that it found no BLAS to link; these graphs are d×d with d ≈ 10.
     warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
 
-    from .linear.regression import regression_model, set_stats
+    from .linear.model import linear_model, set_linear_stats
     from .sampling.advi import RefittableADVI
 
     unknown = sorted(set(methods) - set(METHODS))
@@ -221,12 +221,10 @@ def run_experiment(
                     # Above 20 genes the Wishart prior's d(d+1)/2 latent covariances make batched
                     # ADVI slow; the covariate model is integrated out instead (d + 2 parameters).
                     x_cov = ("wishart" if genes <= X_COV_WISHART_MAX_GENES else "integrated") if aware else None
-                    model = regression_model(
-                        stats, noise_aware=aware, feature_names=list(data.genes[:genes]), x_cov=x_cov
-                    )
+                    model = linear_model(stats, noise_aware=aware, feature_names=list(data.genes[:genes]), x_cov=x_cov)
                     fitters[aware] = RefittableADVI(model, random_seed=seed)
                 else:
-                    set_stats("likelihood", stats, fitters[aware].model)
+                    set_linear_stats("likelihood", stats, fitters[aware].model)
                 fitters[aware].fit(advi_steps)
                 beta = fitters[aware].expectation("beta") if aware else fitters[aware].mean("beta")
                 for (drug, repeat), b in zip(keys, beta, strict=True):
@@ -270,7 +268,7 @@ def calibration_study(
     import arviz as az
     import pymc as pm
 
-    from .linear.regression import regression_model, set_stats
+    from .linear.model import linear_model, set_linear_stats
 
     rng = np.random.default_rng(seed)
     hits = {True: [], False: []}
@@ -284,14 +282,16 @@ def calibration_study(
             T = rng.standard_normal((d + 2, d)) / np.sqrt(d + 2)
             X = rng.standard_normal((n, d)) @ np.linalg.cholesky(T.T @ T).T
             y = X @ beta + rng.standard_normal(n) / np.sqrt(lam)
-            stats = release_suff_stats(X, y, epsilon=epsilon, x_bound=4.0, y_bound=4 * np.sqrt(2 * (d + 1)), rng=rng)
+            stats = release_linear_stats_laplace(
+                X, y, epsilon=epsilon, x_bound=4.0, y_bound=4 * np.sqrt(2 * (d + 1)), rng=rng
+            )
             for aware in (True, False):
                 if aware not in fitters:
-                    model = regression_model(stats, noise_aware=aware, x_scale=1.0, **CALIBRATION_PRIOR)
+                    model = linear_model(stats, noise_aware=aware, x_scale=1.0, **CALIBRATION_PRIOR)
                     with model:
                         fitters[aware] = (model, pm.NUTS(compile_kwargs={"mode": "CVM"}))
                 model, step = fitters[aware]
-                set_stats("likelihood", stats, model)
+                set_linear_stats("likelihood", stats, model)
                 with model:
                     idata = pm.sample(
                         draws,

@@ -11,8 +11,8 @@ Each entry describes one private release, in one of two shapes:
   "delta", "neighbours", "private", "outputs": {...}, "parameters": {...}}``, where ``outputs``
   holds the fields the release type declares as the DP output and ``parameters`` its public
   fields (bounds, grids, noise scales, horizon, …);
-* private sufficient statistics (a :class:`~pm_private.linear.SuffStats` that holds private
-  releases, possibly added to exact public statistics): ``{"kind": "suff_stats", "mechanism",
+* private sufficient statistics (a :class:`~pm_private.linear.LinearStats` that holds private
+  releases, possibly added to exact public statistics): ``{"kind": "linear_stats", "mechanism",
   "epsilon", "delta", "neighbours", "private", "statistics": {Sxx, Sxy, Syy, n},
   "releases": [<the record of each release, with its own "kind">]}`` (Honkela et al. 2018).
 
@@ -41,9 +41,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .linear.preprocessing import Preprocessing
-from .linear.suffstats import SuffStats
+from .linear.stats import LinearStats
 from .privacy.release import OUTPUT, PUBLIC, Release, check_fields, field_kinds, registered_release_types, release_type
+from .released.preprocessing import Preprocessing
 
 __all__ = [
     "FORMAT",
@@ -59,7 +59,7 @@ FORMAT = "pm_private-release"
 VERSION = 2
 
 #: The entry kind of private sufficient statistics (a bundle of releases, not one release type).
-SUFF_STATS = "suff_stats"
+SUFF_STATS = "linear_stats"
 #: Modules that define no release type and are slow to import (the command line, the demo).
 _NO_RELEASES = ("pm_private.cli", "pm_private.demo")
 _COMMON = ("mechanism", "epsilon", "delta", "neighbours", "private")
@@ -127,7 +127,7 @@ def all_release_types() -> dict[str, type[Release]]:
 
 
 def _record(release: Release) -> dict:
-    """A release's fields with its kind: the record of one release inside a suff_stats entry."""
+    """A release's fields with its kind: the record of one release inside a linear_stats entry."""
     return {"kind": release.kind, **_fields(release)}
 
 
@@ -149,7 +149,7 @@ def release_to_dict(release, **context) -> dict:
 
     Parameters
     ----------
-    release : SuffStats or Release
+    release : LinearStats or Release
         A private release: statistics with at least one private release in ``releases``, or
         the result of any mechanism.
     **context
@@ -163,7 +163,7 @@ def release_to_dict(release, **context) -> dict:
     unknown = set(context) - set(_CONTEXT_KEYS)
     if unknown:
         raise TypeError(f"unknown context {sorted(unknown)}; allowed: {', '.join(_CONTEXT_KEYS)}")
-    if isinstance(release, SuffStats):
+    if isinstance(release, LinearStats):
         if release.is_exact:
             raise ValueError("exact statistics are not a private release: nothing to write")
         infos = [_record(info) for info in release.releases]
@@ -189,7 +189,7 @@ def release_to_dict(release, **context) -> dict:
         entry["outputs"] = {k: v for k, v in values.items() if kinds[k] == OUTPUT}
         entry["parameters"] = {k: v for k, v in values.items() if kinds[k] == PUBLIC}
     else:
-        raise TypeError(f"release must be SuffStats or a Release, got {type(release).__name__}")
+        raise TypeError(f"release must be LinearStats or a Release, got {type(release).__name__}")
     entry.update({k: _jsonable(v) for k, v in context.items()})
     return entry
 
@@ -199,7 +199,7 @@ def release_from_dict(entry: dict):
 
     Returns
     -------
-    SuffStats or Release
+    LinearStats or Release
     """
     if not isinstance(entry, dict):
         raise ValueError(f"an entry must be an object, got {type(entry).__name__}")
@@ -221,7 +221,7 @@ def release_from_dict(entry: dict):
             if _holds_bool(stats[key]):
                 raise ValueError(f"field 'statistics' holds a boolean in {key!r}, not a number")
         try:
-            result = SuffStats(stats["xx"], stats["xy"], stats["yy"], stats["n"], tuple(releases))
+            result = LinearStats(stats["xx"], stats["xy"], stats["yy"], stats["n"], tuple(releases))
         except (TypeError, ValueError) as error:
             raise ValueError(f"field 'statistics': {error}") from None
         _check_totals(entry, releases)
@@ -245,7 +245,7 @@ def _part(entry: dict, key: str, kind: type):
 
 
 def _check_totals(entry: dict, releases) -> None:
-    """The totals of a suff_stats entry must be those of its releases (an edited total is refused)."""
+    """The totals of a linear_stats entry must be those of its releases (an edited total is refused)."""
     epsilon = math.fsum(r.epsilon for r in releases)
     delta = math.fsum(r.delta for r in releases)
     for key, total in (("epsilon", epsilon), ("delta", delta)):

@@ -16,22 +16,22 @@ and standard deviations of x and y, a :class:`pm_private.Preprocessing`), so not
 private rows enters them; the private rows are released with ε ∈ {0.5, 1, 2, 5} (seeded noise:
 a simulation, not a release).  Methods, all predicting test rows on the original scale:
 
-* ``noise-aware Gaussian``: :func:`pm_private.release_suff_stats_gaussian`, (ε, 10⁻⁵)-DP like
+* ``noise-aware Gaussian``: :func:`pm_private.release_linear_stats`, (ε, 10⁻⁵)-DP like
   AdaSSP and with the same bounds as AdaSSP: those of :func:`pm_private.gaussian_bounds` for the
   private n and ε (‖x‖ ≤ m√d, |y| ≤ 2m on the public scale, m ≥ 1 growing with n and ε, at most
   5 % of the public responses clipped), or with ``--fixed-bounds`` m = 1, the bounds √d and 2
   used before; rows beyond the ball scaled onto it with their responses, or with
   ``--no-scale-response`` projected covariates alone; the preprocessing attached; the default
   (noise-aware, Bernstein & Sheldon 2019)
-  :func:`pm_private.regression_model`, NUTS, prediction by :func:`pm_private.predict` (posterior
+  :func:`pm_private.linear_model`, NUTS, prediction by :func:`pm_private.predict_linear` (posterior
   mean; it applies the release's transform and projection);
-* ``noise-aware Laplace``: pure ε-DP :func:`pm_private.release_suff_stats` with
+* ``noise-aware Laplace``: pure ε-DP :func:`pm_private.release_linear_stats_laplace` with
   :func:`pm_private.tune_bounds` (entrywise bounds and split tuned for coefficients, at most 5 % of
   the responses clipped, on the aux model and on the public rows; no budget), the same model and
   prediction;
-* ``Honkela 2018``: Honkela et al.'s (2018) model, ``regression_model(..., noise_aware=False)``,
+* ``Honkela 2018``: Honkela et al.'s (2018) model, ``linear_model(..., noise_aware=False)``,
   on the **same** Laplace release (so the two rows differ only in the likelihood), sampled
-  exactly by :func:`pm_private.linear.gibbs_regression`, the same prediction.  (The paper's own tuning, ``pm_private.linear.tuning._tune_release``, picks the smallest bound
+  exactly by :func:`pm_private.linear.gibbs_regression`, the same prediction.  (The paper's own tuning, ``pm_private.linear.bounds._tune_release``, picks the smallest bound
   on its grid, ω = 0.1, for diabetes at every ε; it is left out for run time: on randhie's
   16 000 private rows it takes many minutes per ε.)
 * ``AdaSSP``: Wang (2018), (ε, 10⁻⁵)-DP, on the publicly standardised rows with the bounds of
@@ -40,7 +40,7 @@ a simulation, not a release).  Methods, all predicting test rows on the original
 
 One prediction rule for every method (the library's): a new row is mapped exactly as the rows
 the predictor was fitted on, i.e. the public standardisation and then the release's clipping or
-projection (:func:`pm_private.predict` reads them from the release; ``AdaSSPRelease.predict``
+projection (:func:`pm_private.predict_linear` reads them from the release; ``AdaSSPRelease.predict``
 projects onto its ball); OLS, fitted on unclipped rows, takes new rows unclipped.
 
 Scores, mean over releases (± s.e. for R²):
@@ -77,13 +77,13 @@ from pm_private import (
     Preprocessing,
     adassp,
     gaussian_bounds,
-    release_suff_stats,
-    release_suff_stats_gaussian,
+    release_linear_stats,
+    release_linear_stats_laplace,
     tune_bounds,
 )
-from pm_private.linear.prediction import _apply, beta_draws, prediction_transform, r_squared, spearman
-from pm_private.linear.regression import gibbs_regression, project_psd, regression_model, set_stats
-from pm_private.linear.suffstats import clip_report
+from pm_private.linear.clipping import clip_report
+from pm_private.linear.model import gibbs_regression, linear_model, project_psd, set_linear_stats
+from pm_private.linear.predict import _apply, beta_draws, prediction_transform, r_squared, spearman
 from pm_private.sampling.refit_nuts import RefittableNUTS
 
 METHODS = ("noise-aware Gaussian", "noise-aware Laplace", "Honkela 2018", "AdaSSP", "OLS")
@@ -242,7 +242,7 @@ def run(
 ) -> pd.DataFrame:
     """Scores (:data:`COLUMNS`) of every method on every release (``verbose``: a line per release,
     NUTS times and tuned bounds; PyMC's log is silenced, divergences are reported in the table).
-    ``x_cov`` and ``clipping`` are passed to the noise-aware models' :func:`pm_private.regression_model`,
+    ``x_cov`` and ``clipping`` are passed to the noise-aware models' :func:`pm_private.linear_model`,
     ``scale_response`` to the Gaussian release; ``fixed_bounds`` gives it and AdaSSP the bounds √d and 2
     instead of those of :func:`pm_private.gaussian_bounds`."""
     report = print if verbose else lambda *a, **k: None
@@ -280,7 +280,7 @@ def run(
                         len(private), d, eps, DELTA, public_y=prep.transform_y(y[public]), scale_response=scale_response
                     )
                     x_bound, y_bound = bounds.x_bound, bounds.y_bound
-                laplace = release_suff_stats(
+                laplace = release_linear_stats_laplace(
                     Xp,
                     yp,
                     epsilon=eps,
@@ -290,7 +290,7 @@ def run(
                     preprocessing=prep,
                     rng=rng,
                 )
-                gaussian = release_suff_stats_gaussian(
+                gaussian = release_linear_stats(
                     Xp,
                     yp,
                     epsilon=eps,
@@ -305,7 +305,7 @@ def run(
                 for method, stats in zip(BAYES[:2], (gaussian, laplace), strict=True):
                     covariates = public_covariance(stats, X[public]) if public_cov else x_cov
                     if method not in fitters:
-                        model = regression_model(stats, noise_aware=True, x_cov=covariates, clipping=clipping)
+                        model = linear_model(stats, noise_aware=True, x_cov=covariates, clipping=clipping)
                         fitters[method] = RefittableNUTS(
                             model,
                             draws=draws,
@@ -314,7 +314,7 @@ def run(
                             target_accept=target_accept,
                             compute_convergence_checks=False,  # divergences are reported in the table
                         )
-                    set_stats("likelihood", stats, fitters[method].model)
+                    set_linear_stats("likelihood", stats, fitters[method].model)
                     if public_cov:
                         pm.set_data({"x_cov_chol": np.linalg.cholesky(covariates)}, model=fitters[method].model)
                     idata = fitters[method].fit()
@@ -405,10 +405,10 @@ def main(argv=None):
     parser.add_argument(
         "--x-cov",
         choices=["wishart", "integrated"],
-        help="covariate model of the noise-aware fits (default: regression_model's)",
+        help="covariate model of the noise-aware fits (default: linear_model's)",
     )
     parser.add_argument(
-        "--clipping", choices=["ignore", "model"], default="ignore", help="regression_model's clipping argument"
+        "--clipping", choices=["ignore", "model"], default="ignore", help="linear_model's clipping argument"
     )
     parser.add_argument(
         "--no-scale-response",

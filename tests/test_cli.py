@@ -14,7 +14,7 @@ import pytest
 
 from pm_private import PrivacyAccountant
 from pm_private.cli import main
-from pm_private.linear.suffstats import MECHANISM as SUFF_STATS_MECHANISM
+from pm_private.linear.release import MECHANISM as SUFF_STATS_MECHANISM
 from pm_private.release_file import read_release_file
 from pm_private.survival.weibull.mechanisms import LSP_TLL
 
@@ -35,7 +35,7 @@ def data(tmp_path, monkeypatch):
 
 SUFF = [
     "release",
-    "suff-stats",
+    "linear-stats",
     "d.csv",
     "--target",
     "y",
@@ -140,13 +140,13 @@ def test_release_errors_found_in_the_files(data, capsys):
     _usage_error([*WEIBULL, *common, "--horizon", "4"], capsys, "must lie in [0, --horizon 4]")
     (data / "x.txt").write_text("a,b\n1,2\n")
     _usage_error(
-        ["release", "suff-stats", "x.txt", "--target", "b", "--x-bound", "1", "--y-bound", "1", *common],
+        ["release", "linear-stats", "x.txt", "--target", "b", "--x-bound", "1", "--y-bound", "1", *common],
         capsys,
         "must be a .csv, .parquet or .pq file",
     )
     pd.DataFrame({"a": [1.0, np.nan], "y": [0.0, 1.0]}).to_csv("nan.csv", index=False)
     _usage_error(
-        ["release", "suff-stats", "nan.csv", "--target", "y", "--x-bound", "1", "--y-bound", "1", *common],
+        ["release", "linear-stats", "nan.csv", "--target", "y", "--x-bound", "1", "--y-bound", "1", *common],
         capsys,
         "column 'a' has missing or non-finite values",
     )
@@ -243,7 +243,7 @@ def test_release_note_and_public_preprocessing_are_recorded(data, capsys):
     argv += ["--delta", "1e-6", "--x-center", "0", "--x-scale", "1", "2", "4"]
     assert main(argv) == 0
     (gaussian,) = read_release_file("g.json")
-    assert gaussian["delta"] == 1e-6 and gaussian["releases"][0]["kind"] == "suff_stats_gaussian"
+    assert gaussian["delta"] == 1e-6 and gaussian["releases"][0]["kind"] == "linear_stats_gaussian"
     np.testing.assert_allclose(gaussian["release"].releases[0].preprocessing.x_scale, [1.0, 2.0, 4.0])
     assert PrivacyAccountant.open("l.db").spent == (2.0, 1e-6)
 
@@ -319,7 +319,7 @@ def test_steward_to_analyst_on_a_shipped_data_set(tmp_path, monkeypatch, capsys)
     frame = load_diabetes(scaled=False, as_frame=True).frame
     frame.iloc[:40].to_csv("public.csv", index=False)
     frame.iloc[40:].to_csv("private.csv", index=False)
-    release = ["release", "suff-stats", "private.csv", "--target", "target", "--mechanism", "gaussian"]
+    release = ["release", "linear-stats", "private.csv", "--target", "target", "--mechanism", "gaussian"]
     release += ["--x-bound", "3.2", "--y-bound", "2", "--standardize-from", "public.csv"]
     release += [
         "--ledger",
@@ -344,7 +344,7 @@ def test_steward_to_analyst_on_a_shipped_data_set(tmp_path, monkeypatch, capsys)
     posterior = xr.open_datatree("r.posterior.nc", engine="h5netcdf")
     attrs = posterior.attrs
     assert attrs["epsilon"] == pytest.approx(1.0) and attrs["epsilon"] <= 1.0  # what OpenDP certifies
-    assert (attrs["delta"], attrs["release_kind"]) == (1e-5, "suff_stats")
+    assert (attrs["delta"], attrs["release_kind"]) == (1e-5, "linear_stats")
     assert "Gaussian" in attrs["mechanism"] and attrs["neighbours"] == "replace-one"
     assert attrs["release_file_sha256"] == hashlib.sha256((tmp_path / "r.json").read_bytes()).hexdigest()
     assert attrs["pm_private_version"] == version("pm_private")
@@ -407,12 +407,12 @@ def _subparsers():
 
     commands = next(a for a in build_parser(demo=False)._actions if a.dest == "command").choices
     kinds = next(a for a in commands["release"]._actions if a.dest == "kind").choices
-    return {"suff-stats": kinds["suff-stats"], "weibull": kinds["weibull"], "fit": commands["fit"]}
+    return {"linear-stats": kinds["linear-stats"], "weibull": kinds["weibull"], "fit": commands["fit"]}
 
 
 def test_every_typed_option_is_swept():
     swept = {(key, option) for key, parser in _subparsers().items() for option, _, _ in _typed_options(parser)}
-    assert {("suff-stats", "--x-bound"), ("weibull", "--omega"), ("weibull", "--K"), ("fit", "--draws")} <= swept
+    assert {("linear-stats", "--x-bound"), ("weibull", "--omega"), ("weibull", "--K"), ("fit", "--draws")} <= swept
     assert len(swept) >= 18
 
 
@@ -422,7 +422,7 @@ def test_every_numeric_option_refuses_invalid_values_with_exit_2(data, capsys):
     PrivacyAccountant.open("l.db", epsilon=1.0)
     main([*SUFF, "--ledger", "s.db", "--total-epsilon", "1", "--epsilon", "0.5", "--out", "s.json"])
     valid = {
-        "suff-stats": [*SUFF, "--ledger", "l.db", "--epsilon", "0.5", "--out", "r.json"],
+        "linear-stats": [*SUFF, "--ledger", "l.db", "--epsilon", "0.5", "--out", "r.json"],
         "weibull": [*WEIBULL, "--ledger", "l.db", "--epsilon", "0.5", "--out", "r.json"],
         "fit": ["fit", "s.json", "--no-progress"],
     }

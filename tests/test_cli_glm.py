@@ -9,8 +9,8 @@ import pytest
 
 from pm_private import PrivacyAccountant
 from pm_private.cli import main
-from pm_private.glm.poisson import POISSON_MECHANISM, PoissonStatsRelease
-from pm_private.glm.stats import LogisticStatsRelease
+from pm_private.logistic.release import LogisticStatsRelease
+from pm_private.poisson.release import POISSON_MECHANISM, PoissonStatsRelease
 from pm_private.release_file import read_release_file
 
 

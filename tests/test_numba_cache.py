@@ -9,9 +9,9 @@ from pytensor.link.numba.dispatch.basic import default_hash_key_from_props, numb
 
 import pm_private
 from pm_private._engine.numba_cache import source_version
-from pm_private.glm.likelihood import NormalLogp
-from pm_private.glm.moments import PoissonLognormal, _poisson_lognormal_kernel
 from pm_private.linear import noise_aware
+from pm_private.poisson.moments import PoissonLognormal, _poisson_lognormal_kernel
+from pm_private.released.likelihood import NormalLogp
 from pm_private.survival.discrete import ops as hazard_ops
 
 noise_aware._register_numba()  # registered on first use

@@ -82,7 +82,7 @@ discrete Gaussian OpenDP certifies each release ρ-zero-concentrated DP with ρ 
 OpenDP's conversion of that ρ to (ε, δ) is looser than the analytic bound (7–11 % above ε/3 at
 δ/3 for ε ∈ [0.1, 10]), and the analytic bound itself is proven for the continuous Gaussian,
 which a discrete Gaussian on a grid 2⁴⁰ times finer than σ matches to within that grid.  Use
-:func:`pm_private.linear.release_suff_stats_gaussian` for a release whose (ε, δ) OpenDP
+:func:`pm_private.linear.release_linear_stats` for a release whose (ε, δ) OpenDP
 certifies for the discrete noise itself.  A seeded ``rng`` draws Box–Muller noise of the same
 σ (floating point) and marks the result ``private=False``.
 
@@ -109,7 +109,7 @@ from ..privacy.validation import (
     check_epsilon,
     raise_non_finite,
 )
-from .suffstats import finite_sensitivities
+from .release import finite_sensitivities
 
 __all__ = [
     "MECHANISM",
@@ -285,7 +285,7 @@ class AdaSSPRelease(Release, kind="adassp"):
     def predict(self, X) -> np.ndarray:
         """x̃ᵀθ̂ for new rows, each mapped as the released rows were: projected onto the public
         ball ‖x̃‖ ≤ B_X (rows inside it are unchanged).  The library's one rule for predictors:
-        :func:`pm_private.linear.predict` and the logistic estimators map new rows the same way.
+        :func:`pm_private.linear.predict_linear` and the logistic estimators map new rows the same way.
 
         Parameters
         ----------

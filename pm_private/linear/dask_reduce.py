@@ -1,7 +1,7 @@
 """Sufficient statistics of linear regression (Honkela et al. 2018) on Dask collections.
 
 Each partition is checked for NaN/inf, clipped and reduced to (n, Sxx, Sxy, Syy) by the kernel of
-:func:`pm_private.linear.suff_stats` on its worker; the sums are added in a tree and only the
+:func:`pm_private.linear.linear_stats` on its worker; the sums are added in a tree and only the
 total reaches the client, where the release function draws its noise once and charges its
 accountant.  Nothing here draws noise or touches an accountant.
 """
@@ -91,7 +91,7 @@ def partitioned_suff_stats(X, y, x_bound: float | None, y_bound: float | None, s
 
     Each partition is checked for NaN/inf, clipped to [−Bx, Bx] (or, with ``scale_response``,
     scaled as whole rows, see :func:`pm_private.linear.accumulate.accumulate`) and [−By, By] and reduced by
-    the kernel of :func:`pm_private.linear.suff_stats` on its worker; the (d×d, d, 1) sums are
+    the kernel of :func:`pm_private.linear.linear_stats` on its worker; the (d×d, d, 1) sums are
     added in a tree and returned to the client.  Raises ValueError naming the first bad
     partition and row.  No noise is drawn here.
     """

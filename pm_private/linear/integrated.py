@@ -20,7 +20,7 @@ per release.  It is approximated by a normal on the symmetric d×d matrices:
 * prior: Sxx ≈ N(n·s²I, 𝒫), the Wishart prior of :func:`pm_private.linear.noise_aware.covariate_cholesky`
   (Σx ~ W(ν, (s²/ν)·I), whose covariance in the Frobenius geometry is (2s⁴/ν)·Id) composed with
   the central limit theorem for Sxx | Σx (covariance A ↦ 2n·ΣxAΣx, with Σx at the plug-in
-  Σ̂ = :func:`pm_private.linear.regression.release_x_cov`): with Σ̂ = Q diag(μ) Qᵀ, 𝒫 is diagonal in
+  Σ̂ = :func:`pm_private.linear.model.release_x_cov`): with Σ̂ = Q diag(μ) Qᵀ, 𝒫 is diagonal in
   the basis {qₖqₗᵀ} with eigenvalues pₖₗ = 2nμₖμₗ + 2n²s⁴/ν;
 * likelihood: the released Sxx is Sxx + W, W ~ N(0, τ²·Id) (τ² the release's noise variance of a
   diagonal entry; exact for Gaussian releases, an upper bound for Laplace ones, whose
@@ -61,7 +61,7 @@ from pytensor.tensor.linalg import cholesky, solve_triangular
 
 from .._engine.threads import hold_one_blas_thread_while
 from .noise_aware import _blas_gate, _register_numba, noise_aware_arrays
-from .suffstats import SuffStats, frobenius_weights, stat_pairs
+from .stats import LinearStats, frobenius_weights, stat_pairs
 
 __all__ = [
     "IntegratedCovariateRegression",
@@ -76,7 +76,7 @@ __all__ = [
 GRAM_FLOOR = 1e-9
 
 
-def gram_posterior(stats: SuffStats, *, x_scale: float, x_dof: float, x_cov: np.ndarray) -> dict[str, np.ndarray]:
+def gram_posterior(stats: LinearStats, *, x_scale: float, x_dof: float, x_cov: np.ndarray) -> dict[str, np.ndarray]:
     """The normal approximation of p(Sxx | released Sxx) and the released (Sxy, Syy), as the
     arrays :func:`integrated_stats_logp` needs (see the module notes).
 
@@ -84,7 +84,7 @@ def gram_posterior(stats: SuffStats, *, x_scale: float, x_dof: float, x_cov: np.
 
     Parameters
     ----------
-    stats : SuffStats
+    stats : LinearStats
         A private release, possibly plus exact public statistics; or exact statistics.
     x_scale, x_dof : float
         s and ν of the Wishart prior Σx ~ W(ν, (s²/ν)·I).
@@ -231,7 +231,7 @@ def integrated_arrays(stats, *, x_scale, x_dof, x_cov) -> dict[str, np.ndarray]:
 
     Parameters
     ----------
-    stats : SuffStats or sequence of SuffStats
+    stats : LinearStats or sequence of LinearStats
     x_scale, x_dof : float
         The Wishart prior of Σx.
     x_cov : array (d, d) or (B, d, d)
@@ -242,11 +242,11 @@ def integrated_arrays(stats, *, x_scale, x_dof, x_cov) -> dict[str, np.ndarray]:
     dict
         The arrays of :func:`gram_posterior`, with a leading axis B for a sequence.
     """
-    batch = [stats] if isinstance(stats, SuffStats) else list(stats)
-    covs = [x_cov] if isinstance(stats, SuffStats) else list(x_cov)
+    batch = [stats] if isinstance(stats, LinearStats) else list(stats)
+    covs = [x_cov] if isinstance(stats, LinearStats) else list(x_cov)
     parts = [gram_posterior(s, x_scale=x_scale, x_dof=x_dof, x_cov=c) for s, c in zip(batch, covs, strict=True)]
     arrays = {key: np.stack([p[key] for p in parts]) for key in parts[0]}
-    if isinstance(stats, SuffStats):
+    if isinstance(stats, LinearStats):
         arrays = {key: value[0] for key, value in arrays.items()}
     return arrays
 
@@ -275,14 +275,14 @@ def IntegratedCovariateRegression(name: str, stats, *, beta, noise_precision, x_
         Name of the observed variable; the arrays of :func:`gram_posterior` are stored as
         ``pm.Data`` ``{name}_integrated_{key}`` (the observed vector is
         ``{name}_integrated_released``) so that :func:`set_integrated_stats` swaps them.
-    stats : SuffStats or sequence of SuffStats
+    stats : LinearStats or sequence of LinearStats
         A sequence gives B independent regressions (batch axis first).
     beta : tensor (d,) or (B, d)
     noise_precision : tensor () or (B,)
     x_scale, x_dof : float
         The Wishart prior of Σx.
     x_cov : array (d, d) or (B, d, d)
-        The plug-in covariance of each release (:func:`pm_private.linear.regression.release_x_cov`).
+        The plug-in covariance of each release (:func:`pm_private.linear.model.release_x_cov`).
     dims : tuple of str, optional
         Dims of the observed variable (batch dims, then the d + 1 statistics').
 
@@ -311,7 +311,7 @@ def set_integrated_stats(name: str, stats, *, x_scale, x_dof, x_cov, model: pm.M
     ----------
     name : str
         The likelihood's name.
-    stats : SuffStats or sequence of SuffStats
+    stats : LinearStats or sequence of LinearStats
         The new statistics.
     x_scale, x_dof : float
         The Wishart prior of Σx the model was built with.

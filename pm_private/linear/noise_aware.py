@@ -1,6 +1,6 @@
 """Noise-aware likelihood of privately released sufficient statistics (Bernstein & Sheldon 2019).
 
-A release (:func:`pm_private.release_suff_stats` or :func:`pm_private.release_suff_stats_gaussian`)
+A release (:func:`pm_private.release_linear_stats_laplace` or :func:`pm_private.release_linear_stats`)
 publishes r = s + w, where
 s = Σᵢ t(xᵢ, yᵢ) are the true statistics of the n private rows, t(x, y) = upper triangle of
 zzᵀ with z = (x, y) ∈ ℝᵈ⁺¹ (the d(d+1)/2 entries of xxᵀ, the d entries of xy, and y²), and
@@ -30,21 +30,21 @@ Two forms of the same density:
 
 * spectral, O(d³) (``frobenius_stats_logp``), for noise isotropic in the Frobenius geometry
   of the symmetric (d+1)×(d+1) matrices, i.e. v = σ² on the diagonal statistics and σ²/2 off
-  it: the Gaussian release (:func:`pm_private.release_suff_stats_gaussian`) and sums of such
+  it: the Gaussian release (:func:`pm_private.release_linear_stats`) and sums of such
   releases.  The CLT covariance of S is the operator A ↦ 2n·CAC and the noise's is σ²·Id; both
   are diagonal in the eigenbasis {uᵢuⱼᵀ} of C = UΛUᵀ, with eigenvalues 2nλᵢλⱼ + σ², so one
   eigendecomposition of C gives the density and a closed-form gradient (no divided
   differences of eigenvalues, so it is exact at repeated eigenvalues).  At d = 64 one gradient
   of the likelihood takes about 1 ms on one core of a loaded machine, at d = 500 about 0.17 s.
 * dense, O(k³) = O(d⁶) (``noisy_stats_logp``), for any per-entry variances: the Laplace
-  release (:func:`pm_private.release_suff_stats`), whose three blocks (Sxx, Sxy, Syy) have
+  release (:func:`pm_private.release_linear_stats_laplace`), whose three blocks (Sxx, Sxy, Syy) have
   different scales, so the noise is not isotropic and the two covariances share no
   eigenbasis.  No exact fast path is known for it; an isotropic bound on the noise would be
   conservative but would change the model, so the dense form is kept and limited to
   d ≤ ``DENSE_MAX_D`` = 25 (k = 351): one gradient takes 4 ms at d = 20 on one BLAS thread
   and grows as k³ (about 14 ms at d = 25, 0.8 s at d = 50), so that a NUTS fit takes a quarter
   of an hour at d = 25 and hours beyond.  Beyond that, Laplace releases are fitted by the
-  O(d³) likelihood of :mod:`pm_private.linear.integrated` (``regression_model(...,
+  O(d³) likelihood of :mod:`pm_private.linear.integrated` (``linear_model(...,
   x_cov="integrated")``), which conditions on the released Sxx and bounds its Laplace noise by
   an isotropic one (conservative: wider intervals); or release with the Gaussian mechanism,
   whose noise is also far smaller at d ≥ 5.
@@ -54,7 +54,7 @@ Exact (public) statistics S_pub of n_pub further rows enter through the exact Ga
 noise the model is the Gaussian model of (x, y) with s approximated by its CLT normal.
 
 BLAS threads.  Building a model with :func:`NoisySuffStatRegression` (which
-:func:`pm_private.linear.regression_model` does) limits BLAS to one thread in the process until
+:func:`pm_private.linear.linear_model` does) limits BLAS to one thread in the process until
 the last such model is garbage-collected, and a process that unpickles such a model (a
 sampler's worker) takes the same limit: the gradients are small dense linear algebra, which
 OpenBLAS's default threads slow down 30–200× on a loaded machine.
@@ -94,12 +94,11 @@ from pytensor.tensor.type_other import NoneTypeT
 
 from .._engine.numba_cache import register_numba_funcify
 from .._engine.threads import hold_one_blas_thread, hold_one_blas_thread_while, single_threaded_blas
-from .suffstats import SuffStats, frobenius_weights, stat_pairs, stat_vector
+from .stats import LinearStats, frobenius_weights, stat_pairs, stat_vector
 
 __all__ = [
     "NoisySuffStatRegression",
     "augmented_cholesky",
-    "covariate_cholesky",
     "noise_aware_arrays",
     "noisy_stats_logp",
     "frobenius_noise_variance",
@@ -112,7 +111,7 @@ __all__ = [
 ]
 
 
-def noise_aware_arrays(stats: SuffStats) -> dict[str, np.ndarray]:
+def noise_aware_arrays(stats: LinearStats) -> dict[str, np.ndarray]:
     """Split ``stats`` into its private and exact parts, as the arrays the likelihood needs.
 
     Returns ``private`` (released vector of the private rows, exact part subtracted), ``private_n``
@@ -127,8 +126,8 @@ def noise_aware_arrays(stats: SuffStats) -> dict[str, np.ndarray]:
     release's noisy ``effective_rows``, kept in [1, n] (n for releases without it), summed over
     releases; ``private_residual_var`` is the sum of its noise variances (0 without it).
     """
-    if not isinstance(stats, SuffStats):
-        raise ValueError(f"stats must be SuffStats, got {type(stats).__name__}")
+    if not isinstance(stats, LinearStats):
+        raise ValueError(f"stats must be LinearStats, got {type(stats).__name__}")
     d = stats.d
     k = (d + 1) * (d + 2) // 2
     exact = stats.public
@@ -256,9 +255,9 @@ _blas_gate = _BlasGate()
 def frobenius_noise_variance(noise_var, d: int) -> float | None:
     """σ² when per-entry noise variances are isotropic in the Frobenius geometry, else None.
 
-    A Gaussian sufficient-statistics release (:func:`pm_private.release_suff_stats_gaussian`)
+    A Gaussian sufficient-statistics release (:func:`pm_private.release_linear_stats`)
     adds noise of variance σ² to the diagonal statistics and σ²/2 to the off-diagonal ones
-    (:func:`pm_private.linear.suffstats.frobenius_weights` w), i.e. N(0, σ²·Id) on the symmetric
+    (:func:`pm_private.linear.release.frobenius_weights` w), i.e. N(0, σ²·Id) on the symmetric
     (d+1)×(d+1) matrices with the Frobenius inner product; sums of such releases keep the form.
     Returns σ² = w²·v when that is the same for every entry (relative 1e-10), else None.
     """
@@ -488,33 +487,6 @@ def exact_stats_logp(chol_c, exact, exact_n, d: int):
     return -0.5 * exact_n * (d1 * np.log(2 * np.pi) + log_det) - 0.5 * trace
 
 
-def check_wishart_prior(d: int, scale: float, dof: float) -> None:
-    """ValueError naming the argument unless ``x_dof`` ν > d − 1 and ``x_scale`` s is finite and > 0
-    (the Wishart prior Σx ~ W(ν, (s²/ν)·I) of :func:`covariate_cholesky`)."""
-    if not dof > d - 1:
-        raise ValueError(f"x_dof must be > d − 1 = {d - 1}, got {dof!r}")
-    if not (np.isfinite(scale) and scale > 0):
-        raise ValueError(f"x_scale must be finite and > 0, got {scale!r}")
-
-
-def covariate_cholesky(name: str, d: int, *, scale: float, dof: float, dims=(), batch_shape=()):
-    """Wishart prior Σx ~ W(ν, (scale²/ν)·I) (prior mean scale²·I) for the covariate covariance,
-    as its Cholesky factor Lx = (scale/√ν)·T by the Bartlett decomposition:
-    T lower triangular, T_jj² ~ χ²(ν − j) (j = 0…d−1), T_jk ~ N(0, 1) below the diagonal.
-
-    Creates ``{name}_chi2`` (dims ``(*dims, "feature")``) and ``{name}_offdiag``; returns Lx.
-    """
-    check_wishart_prior(d, scale, dof)
-    chi2 = pm.Gamma(f"{name}_chi2", alpha=(dof - np.arange(d)) / 2.0, beta=0.5, dims=(*dims, "feature"))
-    lower = np.tril_indices(d, -1)
-    t = pt.zeros((*batch_shape, d, d))
-    t = pt.set_subtensor(t[..., np.arange(d), np.arange(d)], pt.sqrt(chi2))
-    if lower[0].size:
-        offdiag = pm.Normal(f"{name}_offdiag", 0.0, 1.0, shape=(*batch_shape, lower[0].size))
-        t = pt.set_subtensor(t[..., lower[0], lower[1]], offdiag)
-    return (scale / np.sqrt(dof)) * t
-
-
 #: Number of fixed draws of :func:`projection_draws` (a power of two: the scrambled Sobol points
 #: are then balanced).
 PROJECTION_DRAWS = 4096
@@ -649,7 +621,7 @@ def _stack_arrays(stats, method: str = "dense") -> tuple[dict[str, np.ndarray], 
     isotropic in the Frobenius geometry)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    batch = [stats] if isinstance(stats, SuffStats) else list(stats)
+    batch = [stats] if isinstance(stats, LinearStats) else list(stats)
     if not batch:
         raise ValueError("no statistics given")
     if len({s.d for s in batch}) != 1:
@@ -663,7 +635,7 @@ def _stack_arrays(stats, method: str = "dense") -> tuple[dict[str, np.ndarray], 
         elif method == "spectral":
             raise ValueError(
                 "method='spectral' needs releases whose noise is isotropic in the Frobenius geometry "
-                "(Gaussian releases, release_suff_stats_gaussian); these stats contain others"
+                "(Gaussian releases, release_linear_stats); these stats contain others"
             )
         else:
             method = "dense"
@@ -671,12 +643,12 @@ def _stack_arrays(stats, method: str = "dense") -> tuple[dict[str, np.ndarray], 
         raise ValueError(
             f"stats: the noise-aware likelihood of releases whose noise is not isotropic in the Frobenius "
             f"geometry (Laplace releases) costs O(d⁶) per gradient and is limited to d ≤ {DENSE_MAX_D}, got "
-            f"d = {d}; use regression_model(..., x_cov='integrated') (O(d³)) or release with "
-            "release_suff_stats_gaussian, whose likelihood costs O(d³)"
+            f"d = {d}; use linear_model(..., x_cov='integrated') (O(d³)) or release with "
+            "release_linear_stats, whose likelihood costs O(d³)"
         )
     # The count noise of Σcᵢ² is left out here: this likelihood plugs in the share w.
     arrays = {key: np.stack([p[key] for p in parts]) for key in parts[0] if key != "private_residual_var"}
-    if isinstance(stats, SuffStats):
+    if isinstance(stats, LinearStats):
         arrays = {key: value[0] for key, value in arrays.items()}
     return arrays, method
 
@@ -690,7 +662,7 @@ def likelihood_method(stats, method: str = "auto") -> str:
 def _projection_arrays(stats) -> tuple[dict[str, np.ndarray], str]:
     """The public bounds (Bx, By) of the releases in ``stats`` (a leading batch axis for a
     sequence) and how they clip covariates; ValueError unless every release of a fit shares them."""
-    batch = [stats] if isinstance(stats, SuffStats) else list(stats)
+    batch = [stats] if isinstance(stats, LinearStats) else list(stats)
     bounds, clips = [], set()
     for s in batch:
         own = {(r.x_bound, r.y_bound, r.x_clip) for r in s.releases}
@@ -705,7 +677,7 @@ def _projection_arrays(stats) -> tuple[dict[str, np.ndarray], str]:
     if len(clips) != 1:
         raise ValueError("clipping='model' needs every fit's releases to clip covariates the same way")
     values = np.asarray(bounds, dtype=np.float64)
-    if isinstance(stats, SuffStats):
+    if isinstance(stats, LinearStats):
         values = values[0]
     return {"x_bound": values[..., 0], "y_bound": values[..., 1]}, clips.pop()
 
@@ -726,7 +698,7 @@ def NoisySuffStatRegression(
 
     The observed variable ``name`` holds the released statistics of the private rows, the
     (d+1)(d+2)/2 entries upper(Sxx), Sxy, Syy in release order
-    (:func:`pm_private.linear.suffstats.stat_pairs`; the exact public part subtracted).  Its
+    (:func:`pm_private.linear.release.stat_pairs`; the exact public part subtracted).  Its
     log-density is
 
         log N(r | n·m(C), n·V(C) + diag(v)) + log p(public rows | C),
@@ -753,7 +725,7 @@ def NoisySuffStatRegression(
         ``{name}_exact``, ``{name}_exact_n`` and ``{name}_frobenius_noise_var`` (σ², spectral
         likelihood) or ``{name}_noise_var`` (dense), so that :func:`set_noisy_stats` can swap them
         without recompiling.
-    stats : SuffStats or sequence of SuffStats
+    stats : LinearStats or sequence of LinearStats
         Private releases, possibly plus exact public statistics (``public + release``: the
         public part enters exactly).  Noise variances are read from the release metadata.
         A sequence gives B independent regressions (batch axis first).

@@ -639,7 +639,7 @@ def clip_to_release(X: np.ndarray, release) -> np.ndarray:
     """New rows mapped as a logistic release's training rows were: scaled onto its public ball.
 
     The one prediction rule of the logistic releases (as for the linear models'
-    :func:`pm_private.linear.predict`): a row with ‖x‖ > κ is scaled to norm κ, in the norm the
+    :func:`pm_private.linear.predict_linear`): a row with ‖x‖ > κ is scaled to norm κ, in the norm the
     mechanism clipped in (ℓ1 for objective perturbation with B₁ noise, ℓ2 for B₂ and for the
     data-perturbation baseline); other rows are unchanged.
     """

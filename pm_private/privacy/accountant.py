@@ -288,7 +288,7 @@ class PrivacyAccountant:
     Examples
     --------
     >>> acct = PrivacyAccountant(epsilon=1.0)
-    >>> stats = release_suff_stats(X, y, epsilon=0.5, x_bound=1, y_bound=1,
+    >>> stats = release_linear_stats_laplace(X, y, epsilon=0.5, x_bound=1, y_bound=1,
     ...                            accountant=acct)             # doctest: +SKIP
     >>> acct.spent, acct.remaining                              # doctest: +SKIP
     ((0.5, 0.0), (0.5, 0.0))

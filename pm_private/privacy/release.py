@@ -308,7 +308,7 @@ def release_type(kind: str) -> type[Release]:
     Parameters
     ----------
     kind : str
-        The identifier a release type declares, e.g. ``"suff_stats_gaussian"``.
+        The identifier a release type declares, e.g. ``"linear_stats_gaussian"``.
 
     Returns
     -------

@@ -8,8 +8,8 @@ import numpy as np
 import pymc as pm
 import pytest
 
-from pm_private.linear import adassp, release_suff_stats, suff_stats
-from pm_private.linear.tuning import _tune_release
+from pm_private.linear import adassp, linear_stats, release_linear_stats_laplace
+from pm_private.linear.bounds import _tune_release
 from pm_private.logistic import DPElasticNetLogisticRegression, data_perturbation_sgd, select_penalty
 from pm_private.privacy.accountant import PrivacyAccountant
 from pm_private.sampling.sanitized import logistic_loss, sanitized_loss
@@ -41,11 +41,11 @@ def _sanitized(accountant, **kwargs):
 
 CASES = {
     "x_bound overflows": (
-        lambda a: release_suff_stats(X, Y, epsilon=1.0, x_bound=1e308, y_bound=1.0, accountant=a),
+        lambda a: release_linear_stats_laplace(X, Y, epsilon=1.0, x_bound=1e308, y_bound=1.0, accountant=a),
         "x_bound",
     ),
     "y_bound underflows": (
-        lambda a: release_suff_stats(X, Y, epsilon=1.0, x_bound=1.0, y_bound=5e-324, accountant=a),
+        lambda a: release_linear_stats_laplace(X, Y, epsilon=1.0, x_bound=1.0, y_bound=5e-324, accountant=a),
         "y_bound",
     ),
     "adassp x_bound overflows": (
@@ -97,7 +97,7 @@ CASES = {
     "floor is None": (lambda a: scale_times(TIME, horizon=1.0, floor=None), "floor"),
     "bound is a string": (lambda a: scale_covariates(X, bound="abc"), "bound"),
     "bound underflows": (lambda a: scale_covariates(X, bound=5e-324), "bound"),
-    "records overflow": (lambda a: suff_stats(np.full((3, 2), 1e308), np.ones(3)), "X and y"),
+    "records overflow": (lambda a: linear_stats(np.full((3, 2), 1e308), np.ones(3)), "X and y"),
     "q is NaN": (lambda a: interval_basis(np.nan, 3), "q"),
     "q is huge": (lambda a: interval_basis(1e308, 3), "q"),
     "alpha missing": (lambda a: simulate_discrete_time(10, alpha=None, beta=[0.5], q=5), "alpha"),

@@ -55,14 +55,14 @@ def test_docs_build_without_warnings(built):
     import pm_private.linear
 
     pages = {p.name for p in (html / "api" / "generated").glob("*.html")}
-    assert "pm_private.linear.release_suff_stats.html" in pages
+    assert "pm_private.linear.release_linear_stats_laplace.html" in pages
     documented = {p.split(".")[2] for p in pages if p.startswith("pm_private.linear.")}
     assert set(pm_private.linear.__all__) <= documented
     # A public name that is also a module's name must still document the function.
     assert '<dl class="py function">' in (html / "api" / "generated" / "pm_private.linear.adassp.html").read_text()
     privacy = (html / "privacy.html").read_text(encoding="utf-8")
     for mechanism in (
-        "release_suff_stats",
+        "release_linear_stats_laplace",
         "adassp",
         "weibull_private",
         "output_perturbation",

@@ -11,10 +11,10 @@ import importlib
 import pytest
 
 MECHANISMS = {
-    "pm_private.linear.suffstats": ["release_suff_stats", "release_suff_stats_gaussian", "clip_report"],
+    "pm_private.linear.release": ["release_linear_stats_laplace", "release_linear_stats", "clip_report"],
     "pm_private.linear.adaptive_ssp": ["adassp"],
-    "pm_private.glm.stats": ["release_logistic_stats"],
-    "pm_private.glm.poisson": ["release_poisson_stats"],
+    "pm_private.stats": ["release_logistic_stats"],
+    "pm_private.poisson": ["release_poisson_stats"],
     "pm_private.survival.weibull.mechanisms": ["weibull_private", "weibull_laplace", "weibull_sample_aggregate"],
     "pm_private.survival.discrete.mechanisms": ["output_perturbation", "objective_perturbation"],
     "pm_private.privacy.primitives": ["laplace_mechanism", "gaussian_mechanism", "exponential_mechanism"],

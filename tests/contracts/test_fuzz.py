@@ -286,14 +286,14 @@ TEMPLATES = {
         dict(values=[0.5, -1.0], sensitivity=1.0, epsilon=1.0, delta=1e-5, source=as_noise_source(0)),
         dict(values=A, sensitivity=S, epsilon=S, delta=S),
     ),
-    "release_suff_stats": Template(
-        "pm_private.linear:release_suff_stats",
+    "release_linear_stats_laplace": Template(
+        "pm_private.linear:release_linear_stats_laplace",
         dict(X=X, y=YREAL, epsilon=1.0, x_bound=1.0, y_bound=1.0, split=(0.6, 0.35, 0.05), clip_share=0.05, rng=0),
         dict(X=A, y=A, epsilon=S, x_bound=S, y_bound=S, split=A, clip_share=S),
         accountant=True,
     ),
-    "release_suff_stats_gaussian": Template(
-        "pm_private.linear:release_suff_stats_gaussian",
+    "release_linear_stats": Template(
+        "pm_private.linear:release_linear_stats",
         dict(X=X, y=YREAL, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, clip_share=0.05, rng=0),
         dict(X=A, y=A, epsilon=S, delta=S, x_bound=S, y_bound=S, clip_share=S),
         accountant=True,
@@ -443,7 +443,7 @@ TEMPLATES = {
         aliases={"t_scaled": ("scaled times", "t_scaled", "time")},
     ),
     "scale_covariates": Template("pm_private.survival:scale_covariates", dict(X=X, bound=2.0), dict(X=A, bound=S)),
-    "suff_stats": Template("pm_private.linear:suff_stats", dict(X=X, y=YREAL), dict(X=A, y=A)),
+    "linear_stats": Template("pm_private.linear:linear_stats", dict(X=X, y=YREAL), dict(X=A, y=A)),
     "weibull_mle": Template(
         "pm_private.survival:weibull_mle",
         dict(time=TIME, event=EVENT),

@@ -32,7 +32,7 @@ def test_first_two_commands_are_setup_and_tests():
 def test_quick_start_block_is_found():
     section = README.split("## Quick start", 1)[1]
     code = _blocks("python", section)[0]
-    assert "release_suff_stats_gaussian" in code and "pm.sample" in code
+    assert "release_linear_stats" in code and "pm.sample" in code
 
 
 #: The quick start's release call ends with this argument; the seeded run adds ``rng`` after it.

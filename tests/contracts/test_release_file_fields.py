@@ -23,11 +23,11 @@ import pandas as pd
 import pytest
 
 from pm_private.cli import main
-from pm_private.glm import release_logistic_stats, release_poisson_stats
-from pm_private.linear import adassp, release_suff_stats, release_suff_stats_gaussian
-from pm_private.logistic import DPElasticNetLogisticRegression
+from pm_private.linear import adassp, release_linear_stats, release_linear_stats_laplace
+from pm_private.logistic import DPElasticNetLogisticRegression, release_logistic_stats
 from pm_private.logistic.data_perturbation import MECHANISM as SGD_MECHANISM
 from pm_private.logistic.data_perturbation import DataPerturbationRelease
+from pm_private.poisson import release_poisson_stats
 from pm_private.privacy import as_noise_source, gaussian_mechanism, laplace_mechanism
 from pm_private.privacy.release import OUTPUT, PUBLIC, RANGES
 from pm_private.release_file import (
@@ -59,8 +59,8 @@ def _releases() -> dict:
         return {
             "laplace": laplace_mechanism([0.5, 1.0], sensitivity=1.0, epsilon=1.0, source=source),
             "gaussian": gaussian_mechanism([0.5, 1.0], sensitivity=1.0, epsilon=1.0, delta=1e-5, source=source),
-            SUFF_STATS: release_suff_stats(X, Y, epsilon=1.0, x_bound=1.0, y_bound=1.0, rng=0)
-            + release_suff_stats_gaussian(FRAME, Y, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, rng=0),
+            SUFF_STATS: release_linear_stats_laplace(X, Y, epsilon=1.0, x_bound=1.0, y_bound=1.0, rng=0)
+            + release_linear_stats(FRAME, Y, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, rng=0),
             "adassp": adassp(X, Y, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, rng=0),
             "elastic_net": DPElasticNetLogisticRegression(epsilon=1.0, too_weak="add_ridge", rng=0)
             .fit(X, LABELS)

@@ -8,13 +8,14 @@ import numpy as np
 import pytest
 
 import pm_private
-from pm_private.glm.poisson import release_poisson_stats
-from pm_private.glm.stats import release_logistic_stats
 from pm_private.linear.adaptive_ssp import adassp
-from pm_private.linear.suffstats import SuffStats, release_suff_stats, release_suff_stats_gaussian
+from pm_private.linear.release import release_linear_stats, release_linear_stats_laplace
+from pm_private.linear.stats import LinearStats
 from pm_private.logistic.data_perturbation import data_perturbation_sgd
 from pm_private.logistic.elastic_net import DPElasticNetLogisticRegression
 from pm_private.logistic.penalty_selection import select_penalty
+from pm_private.logistic.release import release_logistic_stats
+from pm_private.poisson.release import release_poisson_stats
 from pm_private.privacy.accountant import PrivacyAccountant
 from pm_private.privacy.noise import as_noise_source
 from pm_private.privacy.primitives import gaussian_mechanism, laplace_mechanism
@@ -62,10 +63,10 @@ def _elastic_net(X, y, accountant):
 
 # name -> (release on neighbour 0 or 1 with an accountant, result used for the ledger check)
 MECHANISMS = {
-    "suff_stats": lambda k, a: release_suff_stats(
+    "linear_stats_laplace": lambda k, a: release_linear_stats_laplace(
         (_X, _X2)[k], (_Y, _Y2)[k], epsilon=1.0, x_bound=1.0, y_bound=1.0, accountant=a, rng=1
     ),
-    "suff_stats_gaussian": lambda k, a: release_suff_stats_gaussian(
+    "linear_stats_gaussian": lambda k, a: release_linear_stats(
         (_X, _X2)[k], (_Y, _Y2)[k], epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=1.0, accountant=a, rng=1
     ),
     "logistic_stats": lambda k, a: release_logistic_stats(
@@ -135,8 +136,8 @@ MECHANISMS = {
 
 
 def _releases(result):
-    """The Release objects inside a mechanism's result (SuffStats carries its release records)."""
-    return list(result.releases) if isinstance(result, SuffStats) else [result]
+    """The Release objects inside a mechanism's result (LinearStats carries its release records)."""
+    return list(result.releases) if isinstance(result, LinearStats) else [result]
 
 
 @pytest.fixture(scope="module")
@@ -201,7 +202,7 @@ def test_every_release_kind_round_trips_through_a_release_file(neighbour_release
     results = [first for first, _, _ in neighbour_releases.values()] + _primitive_releases()
     seen = set()
     for result in results:
-        if result.__class__.__name__ != "SuffStats" and result.kind in NOT_IN_FILES:
+        if result.__class__.__name__ != "LinearStats" and result.kind in NOT_IN_FILES:
             with pytest.raises(TypeError, match="cannot write"):
                 release_to_dict(result)
             continue
@@ -226,7 +227,7 @@ def test_privacy_page_has_a_row_for_every_release_kind():
 
 
 def test_suff_stats_container_declares_its_fields_too():
-    assert set(field_kinds(SuffStats).values()) <= {OUTPUT, PUBLIC}
+    assert set(field_kinds(LinearStats).values()) <= {OUTPUT, PUBLIC}
 
 
 def test_every_release_type_is_exercised_on_neighbours(neighbour_releases):
@@ -239,7 +240,7 @@ def test_every_release_type_is_exercised_on_neighbours(neighbour_releases):
 @pytest.mark.parametrize("name", sorted(MECHANISMS))
 def test_non_output_fields_are_identical_on_neighbouring_data(neighbour_releases, name):
     first, second, _ = neighbour_releases[name]
-    if isinstance(first, SuffStats):
+    if isinstance(first, LinearStats):
         assert first.n == second.n
     for a, b in zip(_releases(first), _releases(second), strict=True):
         differ = [

@@ -45,7 +45,7 @@ PACKAGES = [
     "pm_private",
     "pm_private.privacy",
     "pm_private.linear",
-    "pm_private.glm",
+    "pm_private.poisson",
     "pm_private.logistic",
     "pm_private.sampling",
     "pm_private.survival",
@@ -522,8 +522,8 @@ MECHANISMS = {
             size="optional count",
         ),
     ),
-    "release_suff_stats": Mechanism(
-        "pm_private.linear:release_suff_stats",
+    "release_linear_stats_laplace": Mechanism(
+        "pm_private.linear:release_linear_stats_laplace",
         dict(X=X, y=Y, epsilon=1.0, x_bound=1.0, y_bound=1.0, split=(0.6, 0.35, 0.05), rng=0, preprocessing=None),
         dict(
             X="matrix",
@@ -539,8 +539,8 @@ MECHANISMS = {
             scale_response="bool",
         ),
     ),
-    "release_suff_stats_gaussian": Mechanism(
-        "pm_private.linear:release_suff_stats_gaussian",
+    "release_linear_stats": Mechanism(
+        "pm_private.linear:release_linear_stats",
         dict(X=X, y=Y, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, rng=0, preprocessing=None),
         dict(
             X="matrix",

@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import kurtosis, spearmanr
 
 from pm_private.datasets import DrugSensitivityData, load_gdsc, make_gdsc_like
-from pm_private.linear.preprocessing import preprocess
+from pm_private.released.preprocessing import preprocess
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,9 @@ import warnings
 import numpy as np
 import pytest
 
-import pm_private.linear.suffstats as ss
+import pm_private.linear.release as ss
 from pm_private import PrivacyAccountant
-from pm_private.linear import clip_report, release_suff_stats, release_suff_stats_gaussian, suff_stats
+from pm_private.linear import clip_report, linear_stats, release_linear_stats, release_linear_stats_laplace
 from pm_private.release_file import release_from_dict, release_to_dict
 
 RNG = np.random.default_rng(7)
@@ -18,8 +18,8 @@ Y = X @ [1.0, -0.5, 0.2] + RNG.normal(size=400)
 def release(kind, **kwargs):
     """A seeded release of (X, Y): ``kind`` is "laplace" or "gaussian"."""
     if kind == "laplace":
-        return release_suff_stats(X, Y, x_bound=1.0, y_bound=1.5, rng=1, **{"epsilon": 1.0, **kwargs})
-    return release_suff_stats_gaussian(X, Y, delta=1e-6, x_bound=2.0, y_bound=1.5, rng=1, **{"epsilon": 1.0, **kwargs})
+        return release_linear_stats_laplace(X, Y, x_bound=1.0, y_bound=1.5, rng=1, **{"epsilon": 1.0, **kwargs})
+    return release_linear_stats(X, Y, delta=1e-6, x_bound=2.0, y_bound=1.5, rng=1, **{"epsilon": 1.0, **kwargs})
 
 
 def true_counts(kind):
@@ -65,16 +65,16 @@ def test_report_warns_when_clipping_is_large_and_not_otherwise():
         (report,) = clip_report(heavy)
     assert report.large and "of the rows' covariates" in str(report)
     # Scaled rows keep the regression of y on x: many scaled rows alone are no cause for a warning.
-    scaled = release_suff_stats_gaussian(X, Y, epsilon=500.0, delta=1e-6, x_bound=1.0, y_bound=10.0, rng=1)
+    scaled = release_linear_stats(X, Y, epsilon=500.0, delta=1e-6, x_bound=1.0, y_bound=10.0, rng=1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         (report,) = clip_report(scaled)
     assert report.rows > 0.5 and not report.large and "scaled about" in str(report)
-    projected = release_suff_stats_gaussian(
+    projected = release_linear_stats(
         X, Y, epsilon=500.0, delta=1e-6, x_bound=1.0, y_bound=10.0, rng=1, scale_response=False
     )
     assert clip_report(projected, warn=False)[0].large
-    light = release_suff_stats_gaussian(X, Y, epsilon=500.0, delta=1e-6, x_bound=10.0, y_bound=10.0, rng=1)
+    light = release_linear_stats(X, Y, epsilon=500.0, delta=1e-6, x_bound=10.0, y_bound=10.0, rng=1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         (report,) = clip_report(light)
@@ -82,9 +82,9 @@ def test_report_warns_when_clipping_is_large_and_not_otherwise():
 
 
 def test_report_covers_every_release_of_a_sum_and_none_of_exact_statistics():
-    total = suff_stats(X, Y) + release("laplace") + release("gaussian")
+    total = linear_stats(X, Y) + release("laplace") + release("gaussian")
     assert len(clip_report(total, warn=False)) == 2
-    assert clip_report(suff_stats(X, Y)) == ()
+    assert clip_report(linear_stats(X, Y)) == ()
     with pytest.raises(ValueError, match="stats"):
         clip_report(np.zeros(3))
 

@@ -19,9 +19,9 @@ import pytensor
 import pytensor.tensor as pt
 import pytest
 
-from pm_private import release_suff_stats, release_suff_stats_gaussian
+from pm_private import release_linear_stats, release_linear_stats_laplace
+from pm_private.linear.model import linear_model
 from pm_private.linear.noise_aware import projected_second_moment, projection_draws
-from pm_private.linear.regression import regression_model
 
 
 def _covariance(d, seed):
@@ -76,7 +76,7 @@ def _release(n, d, x_bound, y_bound, seed, epsilon=1.0, scale_response=False):
     X = rng.standard_normal((n, d))
     beta = np.linspace(1.0, -1.0, d)
     y = X @ beta + 0.5 * rng.standard_normal(n)
-    return release_suff_stats_gaussian(
+    return release_linear_stats(
         X, y, epsilon=epsilon, delta=1e-5, x_bound=x_bound, y_bound=y_bound, rng=seed, scale_response=scale_response
     ), beta
 
@@ -88,10 +88,10 @@ def _logp(model):
 
 def test_model_equals_unclipped_model_when_bounds_never_bite():
     stats, _ = _release(500, 2, 1e3, 1e3, seed=0)
-    same = [_logp(regression_model(stats, x_cov=np.eye(2), clipping=c)) for c in ("ignore", "model")]
+    same = [_logp(linear_model(stats, x_cov=np.eye(2), clipping=c)) for c in ("ignore", "model")]
     np.testing.assert_allclose(same[0], same[1], rtol=1e-9)
     stats, _ = _release(500, 2, 1.0, 1.0, seed=0)
-    bite = [_logp(regression_model(stats, x_cov=np.eye(2), clipping=c)) for c in ("ignore", "model")]
+    bite = [_logp(linear_model(stats, x_cov=np.eye(2), clipping=c)) for c in ("ignore", "model")]
     assert abs(bite[0] - bite[1]) > 1.0
 
 
@@ -102,7 +102,7 @@ def test_modelled_clipping_recovers_the_population_beta():
     stats, beta = _release(20_000, 2, 1.2, 1.0, seed=3, epsilon=50.0)
     errors = {}
     for clipping in ("ignore", "model"):
-        with regression_model(stats, clipping=clipping):
+        with linear_model(stats, clipping=clipping):
             idata = pm.sample(300, tune=300, chains=1, random_seed=1, progressbar=False, target_accept=0.9)
         errors[clipping] = np.abs(idata.posterior["beta"].mean(("chain", "draw")).values - beta).max()
     assert errors["ignore"] > 0.1
@@ -112,9 +112,9 @@ def test_modelled_clipping_recovers_the_population_beta():
 def test_clipping_argument_is_checked():
     stats, _ = _release(200, 2, 2.0, 2.0, seed=0)
     with pytest.raises(ValueError, match="clipping"):
-        regression_model(stats, clipping="yes")
-    other = release_suff_stats(np.ones((50, 2)), np.ones(50), epsilon=1.0, x_bound=1.0, y_bound=1.0, rng=0)
+        linear_model(stats, clipping="yes")
+    other = release_linear_stats_laplace(np.ones((50, 2)), np.ones(50), epsilon=1.0, x_bound=1.0, y_bound=1.0, rng=0)
     with pytest.raises(ValueError, match="clipping='model'"):
-        regression_model(stats + other, clipping="model", likelihood="dense")
+        linear_model(stats + other, clipping="model", likelihood="dense")
     with pytest.raises(ValueError, match="x_clip"):
         projected_second_moment(np.eye(3), projection_draws(2), 1.0, 1.0, "norm")

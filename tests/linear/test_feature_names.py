@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pm_private.glm import logistic_model, release_logistic_stats
-from pm_private.linear import regression_model, release_suff_stats, release_suff_stats_gaussian, suff_stats
+from pm_private.linear import linear_model, linear_stats, release_linear_stats, release_linear_stats_laplace
+from pm_private.logistic import logistic_model, release_logistic_stats
 from pm_private.privacy.validation import column_names
 from pm_private.release_file import read_release_file, release_to_dict, write_release_file
 
@@ -22,7 +22,7 @@ LABELS = (Y > 0).astype(int)
 
 
 def _gaussian(X, **kwargs):
-    return release_suff_stats_gaussian(X, Y, epsilon=1.0, delta=1e-5, x_bound=2.0, y_bound=2.0, rng=0, **kwargs)
+    return release_linear_stats(X, Y, epsilon=1.0, delta=1e-5, x_bound=2.0, y_bound=2.0, rng=0, **kwargs)
 
 
 def test_column_names_only_for_frames_with_distinct_string_columns():
@@ -35,31 +35,31 @@ def test_column_names_only_for_frames_with_distinct_string_columns():
 @pytest.mark.parametrize("release", ["laplace", "gaussian"])
 def test_release_records_the_columns_and_the_model_uses_them(release):
     if release == "laplace":
-        stats = release_suff_stats(FRAME, Y, epsilon=1.0, x_bound=1.0, y_bound=2.0, rng=0)
+        stats = release_linear_stats_laplace(FRAME, Y, epsilon=1.0, x_bound=1.0, y_bound=2.0, rng=0)
     else:
         stats = _gaussian(FRAME)
     assert stats.releases[0].features == ("age", "bmi", "bp")
     assert stats.feature_names == ("age", "bmi", "bp")
-    model = regression_model(stats, x_cov="release")
+    model = linear_model(stats, x_cov="release")
     assert list(model.coords["feature"]) == ["age", "bmi", "bp"]
-    explicit = regression_model(stats, x_cov="release", feature_names=["a", "b", "c"])
+    explicit = linear_model(stats, x_cov="release", feature_names=["a", "b", "c"])
     assert list(explicit.coords["feature"]) == ["a", "b", "c"]
 
 
 def test_arrays_sums_and_batches():
     plain = _gaussian(FRAME.to_numpy())
     assert plain.releases[0].features is None
-    assert list(regression_model(plain, x_cov="release").coords["feature"]) == ["x0", "x1", "x2"]
+    assert list(linear_model(plain, x_cov="release").coords["feature"]) == ["x0", "x1", "x2"]
     named = _gaussian(FRAME)
     # public rows and a release without names keep the named release's names
-    combined = suff_stats(FRAME.to_numpy()[:10], Y[:10]) + named + plain
+    combined = linear_stats(FRAME.to_numpy()[:10], Y[:10]) + named + plain
     assert combined.feature_names == ("age", "bmi", "bp")
     renamed = _gaussian(FRAME.rename(columns={"bp": "pressure"}))
     assert (named + renamed).feature_names is None  # disagreeing names: none is chosen
-    assert list(regression_model([named, named], x_cov="release").coords["feature"]) == ["age", "bmi", "bp"]
-    assert list(regression_model([named, renamed], x_cov="release").coords["feature"]) == ["x0", "x1", "x2"]
+    assert list(linear_model([named, named], x_cov="release").coords["feature"]) == ["age", "bmi", "bp"]
+    assert list(linear_model([named, renamed], x_cov="release").coords["feature"]) == ["x0", "x1", "x2"]
     with pytest.raises(ValueError, match="3 distinct names"):
-        regression_model(named, x_cov="release", feature_names=["a", "a", "b"])
+        linear_model(named, x_cov="release", feature_names=["a", "a", "b"])
 
 
 def test_release_file_round_trip_and_files_without_names(tmp_path):
@@ -75,7 +75,7 @@ def test_release_file_round_trip_and_files_without_names(tmp_path):
         path.write_text(json.dumps(content), encoding="utf-8")
         (entry,) = read_release_file(path)
         expected = ["age", "bmi", "bp"] if number == 0 else ["x0", "x1", "x2"]
-        assert list(regression_model(entry["release"], x_cov="release").coords["feature"]) == expected
+        assert list(linear_model(entry["release"], x_cov="release").coords["feature"]) == expected
 
 
 def test_logistic_release_carries_the_columns():

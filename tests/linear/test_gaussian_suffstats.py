@@ -9,14 +9,14 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy import stats
 
-import pm_private.linear.suffstats as ss
+import pm_private.linear.release as ss
 from pm_private import (
     BudgetExceededError,
     Preprocessing,
     PrivacyAccountant,
-    predict,
-    release_suff_stats_gaussian,
-    suff_stats,
+    linear_stats,
+    predict_linear,
+    release_linear_stats,
 )
 from pm_private.linear.noise_aware import noise_aware_arrays
 from pm_private.privacy.noise import as_noise_source
@@ -161,9 +161,7 @@ def test_noise_is_gaussian_with_the_declared_scale(secure, d, releases, p_min):
     weights = ss.frobenius_weights(d)
     noise, count_noise = [], []
     for _ in range(releases):
-        r = release_suff_stats_gaussian(
-            X, y, epsilon=eps, delta=delta, x_bound=bx, y_bound=by, rng=None if secure else rng
-        )
+        r = release_linear_stats(X, y, epsilon=eps, delta=delta, x_bound=bx, y_bound=by, rng=None if secure else rng)
         np.testing.assert_array_equal(r.xx, r.xx.T)
         noise.append(weights * (ss.stat_vector(r.xx, r.xy, r.yy) - exact))
         info = r.releases[0]
@@ -200,21 +198,19 @@ def test_accountant_is_charged_epsilon_and_delta():
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(50, 3)), rng.normal(size=50)
     acct = PrivacyAccountant(epsilon=1.0, delta=1e-5)
-    release_suff_stats_gaussian(X, y, epsilon=0.6, delta=6e-6, x_bound=2.0, y_bound=2.0, accountant=acct)
+    release_linear_stats(X, y, epsilon=0.6, delta=6e-6, x_bound=2.0, y_bound=2.0, accountant=acct)
     assert acct.spent == pytest.approx((0.6, 6e-6))
     assert acct.ledger[0].mechanism == ss.GAUSSIAN_MECHANISM
     # over the basic total (1.2 > 1) but within the tight one: the Gaussian noise is composed by PLD
-    release_suff_stats_gaussian(X, y, epsilon=0.6, delta=1e-6, x_bound=2.0, y_bound=2.0, accountant=acct)
+    release_linear_stats(X, y, epsilon=0.6, delta=1e-6, x_bound=2.0, y_bound=2.0, accountant=acct)
     assert acct.spent[0] == pytest.approx(1.2) and acct.tight_epsilon() < 1.0
     while acct.cost(0.6, 1e-6, noise=acct.ledger[-1].noise)[1] <= 1.0:
-        release_suff_stats_gaussian(X, y, epsilon=0.6, delta=1e-6, x_bound=2.0, y_bound=2.0, accountant=acct)
+        release_linear_stats(X, y, epsilon=0.6, delta=1e-6, x_bound=2.0, y_bound=2.0, accountant=acct)
     releases = len(acct.ledger)
     generator = np.random.default_rng(5)
     state = generator.bit_generator.state
     with pytest.raises(BudgetExceededError):
-        release_suff_stats_gaussian(
-            X, y, epsilon=0.6, delta=1e-6, x_bound=2.0, y_bound=2.0, accountant=acct, rng=generator
-        )
+        release_linear_stats(X, y, epsilon=0.6, delta=1e-6, x_bound=2.0, y_bound=2.0, accountant=acct, rng=generator)
     assert generator.bit_generator.state == state and len(acct.ledger) == releases
 
 
@@ -237,7 +233,7 @@ def test_bad_input_raises_and_spends_nothing(override, message):
     args.update(override)
     acct = PrivacyAccountant(epsilon=1.0, delta=1e-5)
     with pytest.raises(ValueError, match=message):
-        release_suff_stats_gaussian(args.pop("X"), args.pop("y"), accountant=acct, **args)
+        release_linear_stats(args.pop("X"), args.pop("y"), accountant=acct, **args)
     assert acct.ledger == ()
 
 
@@ -246,7 +242,7 @@ def test_noise_aware_model_and_prediction_read_the_release():
     X = rng.normal(3.0, 2.0, size=(400, 3))
     y = X @ [0.5, -0.2, 0.1] + rng.normal(size=400)
     prep = Preprocessing(x_center=3.0, x_scale=2.0, y_center=0.6, y_scale=1.2)
-    r = release_suff_stats_gaussian(X, y, epsilon=1.0, delta=1e-6, x_bound=1.5, y_bound=3.0, preprocessing=prep, rng=0)
+    r = release_linear_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=1.5, y_bound=3.0, preprocessing=prep, rng=0)
     info = r.releases[0]
     arrays = noise_aware_arrays(r)
     off_diagonal = [1, 2, 4, 6, 7, 8]  # upper Sxx (00 01 02 11 12 22), Sxy (3 entries), Syy
@@ -254,7 +250,7 @@ def test_noise_aware_model_and_prediction_read_the_release():
     expected[off_diagonal] /= 2
     np.testing.assert_allclose(arrays["noise_var"], expected)
     # Exact public rows add exactly; the private part is the release minus them.
-    both = suff_stats(X[:5], y[:5]) + r
+    both = linear_stats(X[:5], y[:5]) + r
     np.testing.assert_allclose(noise_aware_arrays(both)["noise_var"], arrays["noise_var"])
     # Predictions map new rows' covariates as the released rows' were: standardise, then project onto
     # the ball, whether or not the release scaled the responses with their rows.
@@ -262,11 +258,11 @@ def test_noise_aware_model_and_prediction_read_the_release():
     X_new = np.array([[3.0, 3.0, 3.0], [30.0, -7.0, 3.0]])
     mapped = project_rows((X_new - 3.0) / 2.0, 1.5)
     assert np.linalg.norm(mapped[1]) == pytest.approx(1.5)
-    projected = release_suff_stats_gaussian(
+    projected = release_linear_stats(
         X, y, epsilon=1.0, delta=1e-6, x_bound=1.5, y_bound=3.0, preprocessing=prep, rng=0, scale_response=False
     )
     for released in (r, projected):
-        got = predict(draws, X_new, stats=released)["mean"].to_numpy()
+        got = predict_linear(draws, X_new, stats=released)["mean"].to_numpy()
         np.testing.assert_allclose(got, 0.6 + 1.2 * (mapped @ draws.T).mean(axis=1))
 
 
@@ -293,11 +289,11 @@ def test_projected_sums_are_the_same_in_chunks(monkeypatch, scale_response):
 
 
 def test_release_vector_is_what_the_release_noises():
-    from pm_private.linear.suffstats import gaussian_release_vector
+    from pm_private.linear.release import gaussian_release_vector
 
     X, y = np.ones((20, 3)) * 0.3, np.ones(20) * 0.5
     for share, scale_response in itertools.product((0.0, 0.05), (False, True)):
-        stats = release_suff_stats_gaussian(
+        stats = release_linear_stats(
             X,
             y,
             epsilon=1.0,

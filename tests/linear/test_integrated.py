@@ -5,9 +5,9 @@ import pytensor
 import pytest
 from scipy import stats as sps
 
-from pm_private import release_suff_stats, release_suff_stats_gaussian, suff_stats
+from pm_private import linear_stats, release_linear_stats, release_linear_stats_laplace
 from pm_private.linear.integrated import gram_posterior, integrated_moments, integrated_stats_logp
-from pm_private.linear.regression import regression_model, release_x_cov, set_stats
+from pm_private.linear.model import linear_model, release_x_cov, set_linear_stats
 from pm_private.sampling.refit_nuts import RefittableNUTS
 
 
@@ -53,7 +53,7 @@ def test_moments_match_simulation_of_the_conditional_model():
 def test_exact_statistics_have_no_gram_uncertainty():
     rng = np.random.default_rng(1)
     X = rng.standard_normal((200, 3))
-    stats = suff_stats(X, X @ [1.0, 0.0, -1.0] + rng.standard_normal(200))
+    stats = linear_stats(X, X @ [1.0, 0.0, -1.0] + rng.standard_normal(200))
     post = gram_posterior(stats, x_scale=1.0, x_dof=5.0, x_cov=release_x_cov(stats))
     np.testing.assert_allclose(post["gram"], X.T @ X)
     assert np.all(post["entry_var"] == 0)
@@ -67,7 +67,7 @@ def test_gaussian_release_gram_posterior_shrinks_towards_the_prior_by_the_noise(
     X = np.clip(rng.standard_normal((500, 2)), -2, 2)
     y = np.clip(X @ [0.5, -0.5] + rng.standard_normal(500), -4, 4)
     for eps, expect_prior in ((1e-3, True), (500.0, False)):
-        rel = release_suff_stats_gaussian(X, y, epsilon=eps, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=3)
+        rel = release_linear_stats(X, y, epsilon=eps, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=3)
         post = gram_posterior(rel, x_scale=1.0, x_dof=4.0, x_cov=np.eye(2))
         if expect_prior:
             np.testing.assert_allclose(post["gram"], 500 * np.eye(2), atol=10.0)
@@ -76,23 +76,23 @@ def test_gaussian_release_gram_posterior_shrinks_towards_the_prior_by_the_noise(
 
 
 def test_regression_model_integrated_recovers_beta_and_refits():
-    """A near-exact release (ε = 500, n = 20,000): the posterior covers β; ``set_stats`` swaps in a
+    """A near-exact release (ε = 500, n = 20,000): the posterior covers β; ``set_linear_stats`` swaps in a
     release with the opposite β and the compiled sampler follows it."""
     rng = np.random.default_rng(4)
     d, n = 4, 20_000
     beta = np.array([0.8, -0.5, 0.3, 0.0])
     X = rng.standard_normal((n, d)) * 0.5
     releases = [
-        release_suff_stats_gaussian(
+        release_linear_stats(
             X, X @ b + 0.5 * rng.standard_normal(n), epsilon=500.0, delta=1e-5, x_bound=4.0, y_bound=5.0, rng=5
         )
         for b in (beta, -beta)
     ]
-    model = regression_model(releases[0], x_cov="integrated")
+    model = linear_model(releases[0], x_cov="integrated")
     assert {v.name for v in model.free_RVs} == {"prior_precision", "noise_precision", "beta_whitened"}
     fitter = RefittableNUTS(model, draws=300, tune=300, random_seed=6)
     for release, truth in zip(releases, (beta, -beta), strict=True):
-        set_stats("likelihood", release, model)
+        set_linear_stats("likelihood", release, model)
         post = fitter.fit().posterior["beta"].values[0]
         lo, hi = np.quantile(post, [0.005, 0.995], axis=0)
         assert np.all((lo < truth) & (truth < hi)), (lo, hi)
@@ -118,10 +118,10 @@ def test_laplace_release_beyond_the_dense_limit_fits_with_integrated_covariates(
     d = 30
     X = rng.uniform(-1, 1, (2000, d))
     y = X @ rng.normal(0, 0.3, d) + 0.3 * rng.standard_normal(2000)
-    release = release_suff_stats(X, y, epsilon=5.0, x_bound=1.0, y_bound=3.0, rng=11)
+    release = release_linear_stats_laplace(X, y, epsilon=5.0, x_bound=1.0, y_bound=3.0, rng=11)
     with pytest.raises(ValueError, match="d ≤"):
-        regression_model(release, x_cov="wishart")
-    model = regression_model(release, x_cov="integrated")
+        linear_model(release, x_cov="wishart")
+    model = linear_model(release, x_cov="integrated")
     assert model["likelihood_integrated_gram"].get_value().shape == (d, d)
     assert np.isfinite(model.compile_logp()(model.initial_point()))
 
@@ -141,10 +141,10 @@ def test_integrated_model_holds_one_blas_thread_while_alive(monkeypatch):
     monkeypatch.setattr(threads, "_holders_alive", 0)
     rng = np.random.default_rng(12)
     X = rng.standard_normal((300, 3))
-    release = release_suff_stats_gaussian(X, X[:, 0], epsilon=1.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=0)
+    release = release_linear_stats(X, X[:, 0], epsilon=1.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=0)
     with threadpool_limits(2, user_api="blas"):
         before = blas_threads()
-        model = regression_model(release, x_cov="integrated")
+        model = linear_model(release, x_cov="integrated")
         assert set(blas_threads().values()) == {1}
         del model
         gc.collect()
@@ -153,13 +153,13 @@ def test_integrated_model_holds_one_blas_thread_while_alive(monkeypatch):
 
 def test_whitening_of_beta_stays_conditioned_where_the_noise_leaves_the_gram_singular():
     """Nearly collinear covariates and a noisy release: Ŝ keeps a floored, almost-zero eigenvalue,
-    but the whitening of β (batched, and after ``set_stats``) has eigenvalues ≥ 10⁻³ × their mean."""
+    but the whitening of β (batched, and after ``set_linear_stats``) has eigenvalues ≥ 10⁻³ × their mean."""
     rng = np.random.default_rng(7)
     d, n = 6, 300
     z = rng.standard_normal((n, 2))
     X = np.clip(z @ rng.standard_normal((2, d)) + 0.01 * rng.standard_normal((n, d)), -1, 1) / np.sqrt(d)
     releases = [
-        release_suff_stats_gaussian(
+        release_linear_stats(
             X, X[:, 0] + 0.3 * rng.standard_normal(n), epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=2.0, rng=r
         )
         for r in range(4)
@@ -167,9 +167,9 @@ def test_whitening_of_beta_stays_conditioned_where_the_noise_leaves_the_gram_sin
     prior = dict(x_scale=1 / np.sqrt(d), x_dof=d + 2.0)
     grams = [gram_posterior(r, x_cov=release_x_cov(r), **prior)["gram"] for r in releases]
     assert min(np.linalg.eigvalsh(g)[0] / np.linalg.eigvalsh(g).mean() for g in grams) < 1e-6
-    model = regression_model(releases[:2], x_cov="integrated", **prior)
+    model = linear_model(releases[:2], x_cov="integrated", **prior)
     for batch in (releases[:2], releases[2:]):
-        set_stats("likelihood", batch, model)
+        set_linear_stats("likelihood", batch, model)
         chol = model["x_cov_integrated_chol"].get_value()
         values = np.linalg.eigvalsh(chol @ np.swapaxes(chol, -1, -2))
         assert np.all(values[:, 0] >= 0.999e-3 * values.mean(axis=1)), values

@@ -7,7 +7,7 @@ What is checked:
   read from the release metadata (2b² per entry, summed over releases);
 - the CLT moments (Isserlis) match a Monte Carlo estimate; the PyTensor log-density equals
   SciPy's multivariate normal; the exact part equals the row-wise Gaussian log-likelihood;
-- ``regression_model`` is noise-aware by default exactly when a release is present, and
+- ``linear_model`` is noise-aware by default exactly when a release is present, and
   ``noise_aware=False`` is Honkela et al.'s (2018) likelihood;
 - as ε → ∞ the noise-aware posterior of β recovers the exact-statistics posterior (NUTS);
 - a small simulation-based calibration check: intervals of the noise-aware model cover the
@@ -22,10 +22,17 @@ import pytensor
 import pytest
 from scipy import stats as st
 
-from pm_private import Preprocessing, posterior_predictive, predict, release_suff_stats, suff_stats, tune_bounds
+from pm_private import (
+    Preprocessing,
+    linear_stats,
+    posterior_predictive,
+    predict_linear,
+    release_linear_stats_laplace,
+    tune_bounds,
+)
+from pm_private.linear.model import linear_model, set_linear_stats
 from pm_private.linear.noise_aware import augmented_cholesky, exact_stats_logp, noise_aware_arrays, noisy_stats_logp
-from pm_private.linear.regression import regression_model, set_stats
-from pm_private.linear.suffstats import stat_pairs
+from pm_private.linear.stats import stat_pairs
 
 C_BACKEND = {"mode": "CVM"}
 
@@ -47,9 +54,9 @@ def _cov_moments(C):
 
 def test_arrays_split_exact_and_private_parts():
     X, y, _ = _data(300, 3, seed=1)
-    public = suff_stats(X[:50], y[:50])
-    r1 = release_suff_stats(X[50:200], y[50:200], epsilon=1.0, x_bound=2.0, y_bound=3.0, rng=0)
-    r2 = release_suff_stats(X[200:], y[200:], epsilon=2.0, x_bound=1.0, y_bound=3.0, rng=1)
+    public = linear_stats(X[:50], y[:50])
+    r1 = release_linear_stats_laplace(X[50:200], y[50:200], epsilon=1.0, x_bound=2.0, y_bound=3.0, rng=0)
+    r2 = release_linear_stats_laplace(X[200:], y[200:], epsilon=2.0, x_bound=1.0, y_bound=3.0, rng=1)
     total = public + r1 + r2
     assert total.public.n == 50 and total.public.is_exact
     np.testing.assert_allclose(total.public.xx, public.xx)
@@ -104,47 +111,47 @@ def test_logp_matches_scipy_and_rowwise():
 
 def test_default_is_noise_aware_only_for_private_releases():
     X, y, _ = _data(200, 2, seed=5)
-    exact = suff_stats(X, y)
-    noisy = release_suff_stats(X, y, epsilon=1.0, x_bound=2.0, y_bound=3.0, rng=0)
+    exact = linear_stats(X, y)
+    noisy = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=2.0, y_bound=3.0, rng=0)
     free = lambda m: {v.name for v in m.free_RVs}  # noqa: E731
-    assert free(regression_model(exact)) == {"beta", "noise_precision", "prior_precision"}
-    aware = regression_model(noisy)  # the covariate model integrated out: no covariate parameters
+    assert free(linear_model(exact)) == {"beta", "noise_precision", "prior_precision"}
+    aware = linear_model(noisy)  # the covariate model integrated out: no covariate parameters
     assert free(aware) == {"beta_whitened", "noise_precision", "prior_precision"}
-    assert {"x_cov_chi2", "x_cov_offdiag"} <= free(regression_model(noisy, x_cov="wishart"))
+    assert {"x_cov_chi2", "x_cov_offdiag"} <= free(linear_model(noisy, x_cov="wishart"))
     assert aware.named_vars_to_dims["beta"] == ("feature",)
-    assert free(regression_model(noisy, noise_aware=False)) == {"beta", "noise_precision", "prior_precision"}
+    assert free(linear_model(noisy, noise_aware=False)) == {"beta", "noise_precision", "prior_precision"}
     # A public covariance removes the covariate prior; β is the deterministic Lx⁻ᵀγ of γ = Lxᵀβ.
     cov = np.array([[2.0, 0.6], [0.6, 1.0]])
-    public_cov = regression_model(noisy, x_cov=cov)
+    public_cov = linear_model(noisy, x_cov=cov)
     assert free(public_cov) == {"beta_whitened", "noise_precision", "prior_precision"}
     beta = pytensor.function([public_cov["beta_whitened"]], public_cov["beta"])(np.array([0.3, -0.7]))
     np.testing.assert_allclose(np.linalg.cholesky(cov).T @ beta, [0.3, -0.7])
     with pytest.raises(ValueError, match="x_cov"):
-        regression_model(noisy, x_cov=-np.eye(2))
+        linear_model(noisy, x_cov=-np.eye(2))
     with pytest.raises(ValueError, match="x_dof"):
-        regression_model(noisy, x_dof=0.5)
-    # Batched noise-aware models build and set_stats swaps the statistics.
-    batched = regression_model([noisy, noisy])
+        linear_model(noisy, x_dof=0.5)
+    # Batched noise-aware models build and set_linear_stats swaps the statistics.
+    batched = linear_model([noisy, noisy])
     assert batched["beta"].type.shape[-1] == 2 or batched.dim_lengths["fit"].eval() == 2
-    other = release_suff_stats(X, y, epsilon=2.0, x_bound=2.0, y_bound=3.0, rng=1)
-    set_stats("likelihood", [other, noisy], batched)
+    other = release_linear_stats_laplace(X, y, epsilon=2.0, x_bound=2.0, y_bound=3.0, rng=1)
+    set_linear_stats("likelihood", [other, noisy], batched)
     np.testing.assert_allclose(
         batched["likelihood_integrated_noise_var"].get_value()[0], noise_aware_arrays(other)["noise_var"][3:]
     )
-    dense = regression_model([noisy, noisy], x_cov="wishart")
-    set_stats("likelihood", [other, noisy], dense)
+    dense = linear_model([noisy, noisy], x_cov="wishart")
+    set_linear_stats("likelihood", [other, noisy], dense)
     np.testing.assert_allclose(dense["likelihood_noise_var"].get_value()[0], noise_aware_arrays(other)["noise_var"])
 
 
 @pytest.mark.slow
 def test_recovers_exact_posterior_as_epsilon_grows():
     X, y, _ = _data(3000, 2, seed=6)
-    exact = suff_stats(X, y)
-    nearly = release_suff_stats(X, y, epsilon=1e7, x_bound=6.0, y_bound=10.0, rng=2)
+    exact = linear_stats(X, y)
+    nearly = release_linear_stats_laplace(X, y, epsilon=1e7, x_bound=6.0, y_bound=10.0, rng=2)
     kw = dict(draws=400, tune=400, chains=2, cores=1, random_seed=3, progressbar=False, compile_kwargs=C_BACKEND)
-    with regression_model(exact):
+    with linear_model(exact):
         ref = pm.sample(**kw).posterior["beta"]
-    with regression_model(nearly):
+    with linear_model(nearly):
         aware = pm.sample(**kw).posterior["beta"]
     sd = ref.std(("chain", "draw")).values
     np.testing.assert_allclose(
@@ -169,17 +176,17 @@ def test_small_calibration_check():
         T = rng.standard_normal((d + 2, d)) / np.sqrt(d + 2)
         X = rng.standard_normal((n, d)) @ np.linalg.cholesky(T.T @ T).T
         y = X @ beta + rng.standard_normal(n) / np.sqrt(lam)
-        stats = release_suff_stats(X, y, epsilon=1.0, x_bound=4.0, y_bound=4 * np.sqrt(2 * (d + 1)), rng=rng)
+        stats = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=4.0, y_bound=4 * np.sqrt(2 * (d + 1)), rng=rng)
         if model is None:
             prior = dict(a=10.0, b=10.0, a0=10.0, b0=10.0)
-            model = regression_model(stats, x_scale=1.0, **prior)
-            naive_model = regression_model(stats, noise_aware=False, **prior)
+            model = linear_model(stats, x_scale=1.0, **prior)
+            naive_model = linear_model(stats, noise_aware=False, **prior)
             with model:
                 step = pm.NUTS(compile_kwargs=C_BACKEND)
             with naive_model:
                 naive_step = pm.NUTS(compile_kwargs=C_BACKEND)
         for m, s, hits in ((model, step, aware_hits), (naive_model, naive_step, naive_hits)):
-            set_stats("likelihood", stats, m)
+            set_linear_stats("likelihood", stats, m)
             with m:
                 draws = (
                     pm.sample(
@@ -204,27 +211,29 @@ def test_preprocessing_travels_and_predict_uses_it():
     X, y, _ = _data(500, 2, seed=8)
     raw_X, raw_y = 10 + 3 * X, 100 + 5 * y
     prep = Preprocessing(x_center=10.0, x_scale=[3.0, 3.0], y_center=100.0, y_scale=5.0)
-    stats = release_suff_stats(raw_X, raw_y, epsilon=1.0, x_bound=2.0, y_bound=3.0, rng=0, preprocessing=prep)
+    stats = release_linear_stats_laplace(raw_X, raw_y, epsilon=1.0, x_bound=2.0, y_bound=3.0, rng=0, preprocessing=prep)
     assert stats.releases[0].preprocessing is prep
     draws = np.array([[1.0, -1.0], [3.0, 1.0]])
     X_new = np.array([[13.0, 10.0], [40.0, 4.0]])  # standardised (1, 0) and (10 → clipped 2, −2)
-    got = predict(draws, X_new, stats=stats)
+    got = predict_linear(draws, X_new, stats=stats)
     x_std = np.array([[1.0, 0.0], [2.0, -2.0]])
     np.testing.assert_allclose(got["mean"], 100 + 5 * (x_std @ draws.T).mean(axis=1))
     # Without a transform the draws are used as they are.
-    np.testing.assert_allclose(predict(draws, x_std)["mean"], (x_std @ draws.T).mean(axis=1))
+    np.testing.assert_allclose(predict_linear(draws, x_std)["mean"], (x_std @ draws.T).mean(axis=1))
     with pytest.raises(ValueError, match="x_scale"):
         Preprocessing(x_scale=0.0)
     with pytest.raises(ValueError, match="preprocessing"):
-        release_suff_stats(raw_X, raw_y, epsilon=1.0, x_bound=2.0, y_bound=3.0, rng=0, preprocessing={"x": 1})
+        release_linear_stats_laplace(raw_X, raw_y, epsilon=1.0, x_bound=2.0, y_bound=3.0, rng=0, preprocessing={"x": 1})
 
 
 @pytest.mark.slow
 def test_posterior_predictive_for_new_X():
     X, y, beta = _data(2000, 2, seed=9)
     prep = Preprocessing(x_center=1.0, y_center=2.0)
-    stats = release_suff_stats(X + 1.0, y + 2.0, epsilon=5.0, x_bound=4.0, y_bound=6.0, rng=0, preprocessing=prep)
-    model = regression_model(stats, x_cov=np.eye(2))
+    stats = release_linear_stats_laplace(
+        X + 1.0, y + 2.0, epsilon=5.0, x_bound=4.0, y_bound=6.0, rng=0, preprocessing=prep
+    )
+    model = linear_model(stats, x_cov=np.eye(2))
     with model:
         idata = pm.sample(300, tune=300, chains=1, random_seed=1, progressbar=False, compile_kwargs=C_BACKEND)
     X_new = np.array([[1.0, 1.0], [2.0, 0.0], [0.0, 3.0]])
@@ -234,7 +243,7 @@ def test_posterior_predictive_for_new_X():
     assert draws.dims == ("chain", "draw", "row")  # the dimension the docstring promises
     expected = 2.0 + (X_new - 1.0) @ beta
     np.testing.assert_allclose(draws.mean(("chain", "draw")).values, expected, atol=0.25)
-    np.testing.assert_allclose(predict(idata, X_new)["mean"], expected, atol=0.25)
+    np.testing.assert_allclose(predict_linear(idata, X_new)["mean"], expected, atol=0.25)
     assert "y_new" not in model.named_vars  # the user's model is not changed
 
 

@@ -10,12 +10,12 @@ What is checked:
 - the gradient matches central finite differences, also at C = I;
 - ``frobenius_noise_variance`` recognises Gaussian releases (and sums of them) and refuses
   Laplace ones;
-- ``regression_model`` picks the spectral likelihood for Gaussian releases and the dense one
-  for Laplace releases, refuses Laplace releases beyond the dense limit, and ``set_stats``
+- ``linear_model`` picks the spectral likelihood for Gaussian releases and the dense one
+  for Laplace releases, refuses Laplace releases beyond the dense limit, and ``set_linear_stats``
   swaps statistics in both;
 - the plug-in covariate covariance ``release_x_cov`` is Sxx/n for exact or nearly exact
   statistics and a multiple of the identity when the noise hides the covariates' spread;
-  ``x_cov="release"`` uses it (the default stays the Wishart prior) and ``set_stats`` recomputes it;
+  ``x_cov="release"`` uses it (the default stays the Wishart prior) and ``set_linear_stats`` recomputes it;
 - building a noise-aware model holds BLAS at one thread until the model is collected, the
   likelihood's linear algebra runs on one thread during evaluations and a NUTS fit, and a
   process that unpickles the model's graph takes the limit;
@@ -34,8 +34,9 @@ import pytensor.tensor as pt
 import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from pm_private import release_suff_stats, release_suff_stats_gaussian, suff_stats
+from pm_private import linear_stats, release_linear_stats, release_linear_stats_laplace
 from pm_private.linear import noise_aware
+from pm_private.linear.model import linear_model, release_x_cov, set_linear_stats
 from pm_private.linear.noise_aware import (
     DENSE_MAX_D,
     frobenius_noise_variance,
@@ -43,8 +44,7 @@ from pm_private.linear.noise_aware import (
     noise_aware_arrays,
     noisy_stats_logp,
 )
-from pm_private.linear.regression import regression_model, release_x_cov, set_stats
-from pm_private.linear.suffstats import frobenius_weights, stat_pairs
+from pm_private.linear.stats import frobenius_weights, stat_pairs
 
 RTOL = 1e-8
 _FUNCTIONS = {}
@@ -193,9 +193,9 @@ def _data(n, d, seed):
 
 def test_frobenius_noise_variance_recognises_gaussian_releases():
     X, y = _data(200, 3, 1)
-    g1 = release_suff_stats_gaussian(X[:100], y[:100], epsilon=1.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=0)
-    g2 = release_suff_stats_gaussian(X[100:], y[100:], epsilon=2.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=1)
-    lap = release_suff_stats(X, y, epsilon=1.0, x_bound=3.0, y_bound=4.0, rng=0)
+    g1 = release_linear_stats(X[:100], y[:100], epsilon=1.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=0)
+    g2 = release_linear_stats(X[100:], y[100:], epsilon=2.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=1)
+    lap = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=3.0, y_bound=4.0, rng=0)
     expected = g1.releases[0].noise_scale ** 2 + g2.releases[0].noise_scale ** 2
     got = frobenius_noise_variance(noise_aware_arrays(g1 + g2)["noise_var"], 3)
     assert got == pytest.approx(expected, rel=1e-12)
@@ -205,31 +205,31 @@ def test_frobenius_noise_variance_recognises_gaussian_releases():
 
 def test_regression_model_picks_the_spectral_likelihood():
     X, y = _data(300, 3, 2)
-    gauss = release_suff_stats_gaussian(X, y, epsilon=1.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=0)
-    lap = release_suff_stats(X, y, epsilon=1.0, x_bound=3.0, y_bound=4.0, rng=0)
-    spectral = regression_model(gauss, x_cov="wishart")
+    gauss = release_linear_stats(X, y, epsilon=1.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=0)
+    lap = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=3.0, y_bound=4.0, rng=0)
+    spectral = linear_model(gauss, x_cov="wishart")
     assert "likelihood_frobenius_noise_var" in spectral.named_vars
     assert "likelihood_noise_var" not in spectral.named_vars
-    dense = regression_model(lap, x_cov="wishart")
+    dense = linear_model(lap, x_cov="wishart")
     assert "likelihood_noise_var" in dense.named_vars
     assert "likelihood_frobenius_noise_var" not in dense.named_vars
     # Both likelihoods of the same Gaussian release give the same log-density.
-    forced = regression_model(gauss, likelihood="dense")
+    forced = linear_model(gauss, likelihood="dense")
     point = spectral.initial_point()
     logps = [m.compile_logp(mode="FAST_COMPILE")(point) for m in (spectral, forced)]
     np.testing.assert_allclose(logps[0], logps[1], rtol=1e-10)
     with pytest.raises(ValueError, match="isotropic"):
-        regression_model(lap, likelihood="spectral")
+        linear_model(lap, likelihood="spectral")
     with pytest.raises(ValueError, match="likelihood|method"):
-        regression_model(gauss, likelihood="fast")
-    # set_stats swaps Gaussian statistics; a Laplace release cannot enter the spectral model.
-    other = release_suff_stats_gaussian(X, y, epsilon=3.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=5)
-    set_stats("likelihood", other, spectral)
+        linear_model(gauss, likelihood="fast")
+    # set_linear_stats swaps Gaussian statistics; a Laplace release cannot enter the spectral model.
+    other = release_linear_stats(X, y, epsilon=3.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=5)
+    set_linear_stats("likelihood", other, spectral)
     assert spectral["likelihood_frobenius_noise_var"].get_value() == pytest.approx(other.releases[0].noise_scale ** 2)
     with pytest.raises(ValueError, match="isotropic"):
-        set_stats("likelihood", lap, spectral)
+        set_linear_stats("likelihood", lap, spectral)
     # Batched: one spectral model for two releases.
-    batched = regression_model([gauss, other], x_cov="wishart")
+    batched = linear_model([gauss, other], x_cov="wishart")
     np.testing.assert_allclose(
         batched["likelihood_frobenius_noise_var"].get_value(),
         [gauss.releases[0].noise_scale ** 2, other.releases[0].noise_scale ** 2],
@@ -239,34 +239,34 @@ def test_regression_model_picks_the_spectral_likelihood():
 def test_laplace_releases_beyond_the_dense_limit_are_refused():
     d = DENSE_MAX_D + 1
     X, y = _data(400, d, 3)
-    lap = release_suff_stats(X, y, epsilon=1.0, x_bound=3.0, y_bound=4.0, rng=0)
+    lap = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=3.0, y_bound=4.0, rng=0)
     with pytest.raises(ValueError, match=r"stats: .* d ≤ 25"):
-        regression_model(lap, x_cov="wishart")
-    gauss = release_suff_stats_gaussian(X, y, epsilon=1.0, delta=1e-5, x_bound=9.0, y_bound=4.0, rng=0)
-    assert "likelihood_frobenius_noise_var" in regression_model(gauss, x_cov="wishart").named_vars
+        linear_model(lap, x_cov="wishart")
+    gauss = release_linear_stats(X, y, epsilon=1.0, delta=1e-5, x_bound=9.0, y_bound=4.0, rng=0)
+    assert "likelihood_frobenius_noise_var" in linear_model(gauss, x_cov="wishart").named_vars
 
 
 def test_release_x_cov_plug_in():
     X, y = _data(5000, 12, 6)
-    exact = suff_stats(X, y)
+    exact = linear_stats(X, y)
     np.testing.assert_allclose(release_x_cov(exact), exact.xx / exact.n)
-    precise = release_suff_stats_gaussian(X, y, epsilon=500.0, delta=1e-5, x_bound=12.0, y_bound=8.0, rng=0)
+    precise = release_linear_stats(X, y, epsilon=500.0, delta=1e-5, x_bound=12.0, y_bound=8.0, rng=0)
     np.testing.assert_allclose(release_x_cov(precise), exact.xx / exact.n, atol=1e-2)
     # Noise far above the covariates' spread: Sxx/n shrinks to a multiple of the identity.
-    noisy = release_suff_stats_gaussian(X[:200], y[:200], epsilon=0.5, delta=1e-5, x_bound=12.0, y_bound=8.0, rng=1)
+    noisy = release_linear_stats(X[:200], y[:200], epsilon=0.5, delta=1e-5, x_bound=12.0, y_bound=8.0, rng=1)
     cov = release_x_cov(noisy)
     mu = np.trace(cov) / 12
     np.testing.assert_allclose(cov, mu * np.eye(12), atol=1e-9 * mu)
     assert np.linalg.eigvalsh(cov)[0] > 0
-    # x_cov="release" uses this plug-in; set_stats recomputes it.
-    model = regression_model(precise, x_cov="release")
+    # x_cov="release" uses this plug-in; set_linear_stats recomputes it.
+    model = linear_model(precise, x_cov="release")
     assert d_free(model) == {"beta_whitened", "noise_precision", "prior_precision"}
     np.testing.assert_allclose(
         model["x_cov_release_chol"].get_value(), np.linalg.cholesky(release_x_cov(precise)), rtol=1e-12
     )
-    set_stats("likelihood", noisy, model)
+    set_linear_stats("likelihood", noisy, model)
     np.testing.assert_allclose(model["x_cov_release_chol"].get_value(), np.linalg.cholesky(cov), rtol=1e-12)
-    assert "x_cov_chi2" in d_free(regression_model(precise, x_cov="wishart"))
+    assert "x_cov_chi2" in d_free(linear_model(precise, x_cov="wishart"))
 
 
 def d_free(model):
@@ -299,11 +299,11 @@ def test_model_holds_one_blas_thread_while_alive(monkeypatch):
     monkeypatch.setattr(threads, "_held", None)
     monkeypatch.setattr(threads, "_holders_alive", 0)
     X, y = _data(300, 4, 4)
-    gauss = release_suff_stats_gaussian(X, y, epsilon=1.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=0)
+    gauss = release_linear_stats(X, y, epsilon=1.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=0)
     seen = _recording_kernel(monkeypatch)
     with threadpool_limits(2, user_api="blas"):
         before = _blas_threads()
-        model = regression_model(gauss, x_cov="wishart")
+        model = linear_model(gauss, x_cov="wishart")
         assert set(_blas_threads().values()) == {1}
         fn = model.logp_dlogp_function(ravel_inputs=True, mode="FAST_COMPILE")
         fn.set_extra_values({})
@@ -327,10 +327,10 @@ def test_model_holds_one_blas_thread_while_alive(monkeypatch):
 @pytest.mark.slow
 def test_nuts_fit_runs_blas_on_one_thread(monkeypatch):
     X, y = _data(500, 5, 5)
-    gauss = release_suff_stats_gaussian(X, y, epsilon=2.0, delta=1e-5, x_bound=4.0, y_bound=6.0, rng=0)
+    gauss = release_linear_stats(X, y, epsilon=2.0, delta=1e-5, x_bound=4.0, y_bound=6.0, rng=0)
     seen = _recording_kernel(monkeypatch)
     with threadpool_limits(2, user_api="blas"):
-        with regression_model(gauss, x_cov="wishart"):
+        with linear_model(gauss, x_cov="wishart"):
             idata = pm.sample(
                 draws=30,
                 tune=30,

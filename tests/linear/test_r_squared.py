@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pm_private.linear.prediction import r_squared
+from pm_private.linear.predict import r_squared
 
 
 def test_r_squared_values_and_refusals():

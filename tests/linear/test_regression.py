@@ -1,4 +1,4 @@
-"""Tests of pm_private.linear.regression (paper 004's Bayesian linear regression on sufficient statistics).
+"""Tests of pm_private.linear.model (paper 004's Bayesian linear regression on sufficient statistics).
 
 What is checked:
 
@@ -10,7 +10,7 @@ What is checked:
   unbounded;
 - ADVI (``pm.fit`` and :class:`RefittableADVI`) and NUTS run on indefinite noisy statistics;
 - ADVI agrees with NUTS and with the closed-form conditional posterior mean on exact statistics;
-  refitting after :func:`set_stats` gives the new answer;
+  refitting after :func:`set_linear_stats` gives the new answer;
 - the ``pm.sample`` DataTree works with ArviZ 1.x (dims, coords, summary, ess, trace plot);
 - bad input raises ValueError.
 
@@ -36,14 +36,8 @@ from pytensor.graph.traversal import graph_inputs  # noqa: E402
 from pytensor.tensor.sharedvar import TensorSharedVariable  # noqa: E402
 from scipy import stats as st  # noqa: E402
 
-from pm_private import SuffStats, release_suff_stats, suff_stats  # noqa: E402
-from pm_private.linear.regression import (  # noqa: E402
-    PSD_FLOOR,
-    gibbs_regression,
-    project_psd,
-    regression_model,
-    set_stats,
-)
+from pm_private import LinearStats, linear_stats, release_linear_stats_laplace  # noqa: E402
+from pm_private.linear.model import PSD_FLOOR, gibbs_regression, linear_model, project_psd, set_linear_stats
 from pm_private.sampling.advi import RefittableADVI  # noqa: E402
 
 # PyTensor's C backend.  Note: in PyTensor 3.3 ``mode="FAST_RUN"`` resolves to the *Numba* linker
@@ -104,7 +98,7 @@ def _closed_form_mean(stats, lam, lam0):
 @pytest.fixture(scope="module")
 def exact():
     X, y, beta = _data(N, D, seed=1)
-    return suff_stats(X, y)
+    return linear_stats(X, y)
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +106,7 @@ def noisy():
     """Indefinite noisy statistics: ε = 0.1 with Bx = 1 makes the Sxx noise (scale 500) larger
     than Sxx's diagonal (≈ 0.6·n = 300).  Seeded noise: a test release, not private."""
     X, y, _ = _data(N, D, seed=2)
-    stats = release_suff_stats(X, y, epsilon=0.1, x_bound=1.0, y_bound=2.0, rng=12345)
+    stats = release_linear_stats_laplace(X, y, epsilon=0.1, x_bound=1.0, y_bound=2.0, rng=12345)
     assert not stats.is_exact and stats.releases[0].private is False
     assert np.linalg.eigvalsh(stats.xx).min() < 0  # the case project_psd exists for
     assert (np.linalg.eigvalsh(_augmented(stats)) < 0).sum() == 3
@@ -127,7 +121,7 @@ def noisy_mild():
     posterior is a thin slab (sd ≈ 1 along the floored directions, ≈ 0.003 across), so about
     60% of its draws hit the maximum tree depth.  This case keeps the test at about 2 s."""
     X, y, _ = _data(N, D, seed=2)
-    stats = release_suff_stats(X, y, epsilon=0.3, x_bound=1.0, y_bound=2.0, rng=1)
+    stats = release_linear_stats_laplace(X, y, epsilon=0.3, x_bound=1.0, y_bound=2.0, rng=1)
     assert np.linalg.eigvalsh(stats.xx).min() < 0
     assert (np.linalg.eigvalsh(_augmented(stats)) < 0).sum() == 1
     return stats
@@ -135,7 +129,7 @@ def noisy_mild():
 
 @pytest.fixture(scope="module")
 def nuts_exact(exact):
-    with regression_model(exact, feature_names=FEATURES):
+    with linear_model(exact, feature_names=FEATURES):
         return pm.sample(
             draws=300, tune=300, chains=2, cores=1, compile_kwargs=C_BACKEND, random_seed=11, progressbar=False
         )
@@ -145,12 +139,12 @@ def nuts_exact(exact):
 def advi(exact):
     """A compiled ADVI step on a model of its own (about 1 s from the compile cache).  Built per
     test so that each test sees the same Monte Carlo stream whatever ran before it."""
-    return RefittableADVI(regression_model(exact, feature_names=FEATURES), random_seed=21)
+    return RefittableADVI(linear_model(exact, feature_names=FEATURES), random_seed=21)
 
 
 def _advi_beta(advi, stats, n_iter=5000, draws=2000, seed=0):
     """Refit ``advi`` on ``stats``; (mean, sd) of β from ``draws`` draws and the mean λ, λ₀."""
-    set_stats("likelihood", stats, model=advi.model)
+    set_linear_stats("likelihood", stats, model=advi.model)
     approx = advi.fit(n_iter)
     post = approx.sample(draws, random_seed=seed).posterior
     beta = post["beta"]
@@ -170,7 +164,7 @@ def _advi_beta(advi, stats, n_iter=5000, draws=2000, seed=0):
 @pytest.mark.slow
 def test_likelihood_equals_rowwise_normal():
     X, y, _ = _data(40, 3, seed=3)
-    model = regression_model(suff_stats(X, y))
+    model = linear_model(linear_stats(X, y))
     logp = _potential_fn(model)
     rng = np.random.default_rng(4)
     for _ in range(6):
@@ -189,7 +183,7 @@ def test_likelihood_equals_rowwise_normal():
 def test_batched_likelihood_is_sum_of_both():
     X1, y1, _ = _data(30, 3, seed=5)
     X2, y2, _ = _data(70, 3, seed=6)
-    model = regression_model([suff_stats(X1, y1), suff_stats(X2, y2)])
+    model = linear_model([linear_stats(X1, y1), linear_stats(X2, y2)])
     assert model.initial_point()["beta"].shape == (2, 3)
     logp = _potential_fn(model)
     rng = np.random.default_rng(7)
@@ -219,8 +213,8 @@ def test_graph_does_not_depend_on_n():
     d = 3
     X_small, y_small, _ = _data(10, d, seed=8)
     X_big, y_big, _ = _data(1_000_000, d, seed=9)
-    small = regression_model(suff_stats(X_small, y_small))
-    big = regression_model(suff_stats(X_big, y_big))
+    small = linear_model(linear_stats(X_small, y_small))
+    big = linear_model(linear_stats(X_big, y_big))
 
     for model, n in ((small, 10), (big, 1_000_000)):
         shapes = {v.name: v.get_value(borrow=True).shape for v in model.data_vars}
@@ -263,7 +257,7 @@ def test_project_psd_leaves_exact_statistics_alone(exact):
     assert project_psd(exact) is exact
     # A noisy release that is already well conditioned changes by rounding only.
     X, y, _ = _data(5000, 3, seed=10)
-    mild = release_suff_stats(X, y, epsilon=50.0, x_bound=4.0, y_bound=8.0, rng=1)
+    mild = release_linear_stats_laplace(X, y, epsilon=50.0, x_bound=4.0, y_bound=8.0, rng=1)
     assert np.linalg.eigvalsh(_augmented(mild)).min() > 1e-3 * np.linalg.eigvalsh(_augmented(mild)).max()
     projected = project_psd(mild)
     np.testing.assert_allclose(_augmented(projected), _augmented(mild), rtol=1e-10, atol=1e-9 * mild.yy)
@@ -277,7 +271,7 @@ def test_project_psd_on_indefinite_statistics(noisy):
     floor = PSD_FLOOR * top
 
     projected = project_psd(noisy)
-    assert isinstance(projected, SuffStats)
+    assert isinstance(projected, LinearStats)
     assert projected.releases == noisy.releases and projected.n == noisy.n and projected.d == noisy.d
     P = _augmented(projected)
     np.testing.assert_array_equal(projected.xx, projected.xx.T)
@@ -319,7 +313,7 @@ def test_project_psd_on_indefinite_statistics(noisy):
 def test_without_projection_likelihood_is_unbounded(noisy):
     """Why project: with the raw indefinite statistics the potential grows without bound in λ
     along the negative direction; with the projected ones it has a finite maximum."""
-    model = regression_model(noisy, noise_aware=False)
+    model = linear_model(noisy, noise_aware=False)
     logp = _potential_fn(model)
     v = np.linalg.eigh(_augmented(noisy))[1][:, 0]
     beta_bad = -v[:-1] / v[-1]
@@ -338,7 +332,7 @@ def test_without_projection_likelihood_is_unbounded(noisy):
 
 @pytest.mark.slow
 def test_advi_on_indefinite_statistics(noisy, advi):
-    model = regression_model(noisy, noise_aware=False)
+    model = linear_model(noisy, noise_aware=False)
     with model:
         approx = pm.fit(
             n=5000,
@@ -353,14 +347,14 @@ def test_advi_on_indefinite_statistics(noisy, advi):
     for name in ("beta", "noise_precision", "prior_precision"):
         assert np.isfinite(post[name].values).all()
     assert (post["noise_precision"].values > 0).all()
-    # RefittableADVI after set_stats on the same indefinite statistics: finite as well.
+    # RefittableADVI after set_linear_stats on the same indefinite statistics: finite as well.
     mean, sd, lam, lam0 = _advi_beta(advi, noisy, n_iter=3000, draws=500)
     assert np.isfinite([*mean, *sd, lam, lam0]).all() and (sd > 0).all()
 
 
 @pytest.mark.slow
 def test_nuts_on_indefinite_statistics(noisy_mild):
-    with regression_model(noisy_mild, noise_aware=False):
+    with linear_model(noisy_mild, noise_aware=False):
         idata = pm.sample(
             draws=300, tune=300, chains=2, cores=1, compile_kwargs=C_BACKEND, random_seed=41, progressbar=False
         )
@@ -408,7 +402,7 @@ def test_advi_matches_nuts_and_closed_form(exact, nuts_exact, advi):
 @pytest.mark.slow
 def test_refit_after_set_stats_gives_new_answer(exact, advi):
     X, y, _ = _data(N, D, seed=50, beta=[-2.0, 1.0, 0.0, 0.5, 3.0])
-    other = suff_stats(X, y)
+    other = linear_stats(X, y)
     closed_old, sd_old = _closed_form_mean(exact, 2.0, 1.0)
     closed_new, sd_new = _closed_form_mean(other, 2.0, 1.0)
     assert (np.abs(closed_new - closed_old) / sd_old).min() > 10  # the two answers are far apart
@@ -425,7 +419,7 @@ def test_refit_after_set_stats_gives_new_answer(exact, advi):
 @pytest.mark.slow
 def test_repeated_fits_on_same_data_agree(exact, nuts_exact, advi):
     nuts_sd = nuts_exact.posterior["beta"].std(("chain", "draw")).values
-    set_stats("likelihood", exact, model=advi.model)
+    set_linear_stats("likelihood", exact, model=advi.model)
     means = []
     for _ in range(4):
         advi.fit(5000)
@@ -440,7 +434,7 @@ def test_repeated_fits_on_same_data_agree(exact, nuts_exact, advi):
 @pytest.mark.slow
 def test_advi_expectation_of_the_noise_aware_beta(noisy_mild):
     """β of the noise-aware model is a deterministic (Lx⁻ᵀγ); its ADVI mean comes from draws."""
-    advi = RefittableADVI(regression_model(noisy_mild), random_seed=5)
+    advi = RefittableADVI(linear_model(noisy_mild), random_seed=5)
     advi.fit(3000)
     first = advi.expectation("beta", draws=2000)
     assert first.shape == (D,) and np.isfinite(first).all()
@@ -492,20 +486,20 @@ def test_arviz_summary_ess_and_trace_plot(nuts_exact, tmp_path):
 
 def test_feature_names_of_wrong_length(exact):
     with pytest.raises(ValueError, match="feature_names"):
-        regression_model(exact, feature_names=FEATURES[:-1])
+        linear_model(exact, feature_names=FEATURES[:-1])
     with pytest.raises(ValueError, match="feature_names"):
-        regression_model([exact, exact], feature_names=[*FEATURES, "extra"])
+        linear_model([exact, exact], feature_names=[*FEATURES, "extra"])
 
 
 def test_batch_with_different_d(exact):
     X, y, _ = _data(50, D - 1, seed=60)
     with pytest.raises(ValueError, match="share d"):
-        regression_model([exact, suff_stats(X, y)])
+        linear_model([exact, linear_stats(X, y)])
 
 
 def test_empty_batch():
     with pytest.raises(ValueError, match="no statistics"):
-        regression_model([])
+        linear_model([])
 
 
 # ---------------------------------------------------------------------------------------------

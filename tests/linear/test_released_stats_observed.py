@@ -2,7 +2,7 @@
 
 - its log-density is the noise-aware likelihood plus the public rows' exact likelihood, built here
   from the module's density functions (spectral, dense, clipping modelled, batched), to 1e-10;
-- ``set_stats`` swaps the observed statistics without recompiling;
+- ``set_linear_stats`` swaps the observed statistics without recompiling;
 - its random draws have the mean n·C and covariance n·V(C) + diag(v) its log-density assumes
   (whitened by the model's own covariance: mean 0 and identity covariance);
 - prior and posterior predictive draws of the statistics, ArviZ's predictive plot, and one
@@ -19,7 +19,13 @@ import pymc as pm
 import pytensor.tensor as pt
 import pytest
 
-from pm_private.linear import regression_model, release_suff_stats, release_suff_stats_gaussian, set_stats, suff_stats
+from pm_private.linear import (
+    linear_model,
+    linear_stats,
+    release_linear_stats,
+    release_linear_stats_laplace,
+    set_linear_stats,
+)
 from pm_private.linear.noise_aware import (
     augmented_cholesky,
     exact_stats_logp,
@@ -28,15 +34,15 @@ from pm_private.linear.noise_aware import (
     projected_second_moment,
     projection_draws,
 )
-from pm_private.linear.suffstats import stat_pairs
+from pm_private.linear.stats import stat_pairs
 
 C_BACKEND = {"mode": "CVM"}
 D = 2
 RNG = np.random.default_rng(5)
 X = RNG.uniform(-1, 1, (400, D))
 Y = X @ [0.6, -0.4] + 0.3 * RNG.normal(size=400)
-GAUSS = release_suff_stats_gaussian(X, Y, epsilon=1.0, delta=1e-5, x_bound=1.5, y_bound=1.5, rng=0)
-LAPLACE = release_suff_stats(X, Y, epsilon=2.0, x_bound=1.0, y_bound=1.5, rng=1)
+GAUSS = release_linear_stats(X, Y, epsilon=1.0, delta=1e-5, x_bound=1.5, y_bound=1.5, rng=0)
+LAPLACE = release_linear_stats_laplace(X, Y, epsilon=2.0, x_bound=1.0, y_bound=1.5, rng=1)
 X_COV = np.array([[0.35, 0.05], [0.05, 0.3]])
 
 
@@ -60,13 +66,13 @@ def _reference_logp(model, stats, clipping):
     [
         (GAUSS, {}),
         (LAPLACE, {}),
-        (suff_stats(X[:40], Y[:40]) + GAUSS, {}),
+        (linear_stats(X[:40], Y[:40]) + GAUSS, {}),
         (GAUSS, {"clipping": "model"}),
     ],
     ids=["spectral", "dense", "public-rows", "clipping"],
 )
 def test_logp_is_the_noise_aware_likelihood(stats, kwargs):
-    model = regression_model(stats, x_cov=X_COV, **kwargs)
+    model = linear_model(stats, x_cov=X_COV, **kwargs)
     assert model.observed_RVs == [model["likelihood"]] and model.potentials == []
     assert model.named_vars_to_dims["likelihood"] == ("statistic",)
     total = model.compile_logp(**C_BACKEND)
@@ -82,14 +88,14 @@ def test_logp_is_the_noise_aware_likelihood(stats, kwargs):
 
 
 def test_set_stats_swaps_the_observation_without_recompiling():
-    other = release_suff_stats_gaussian(X[:300], Y[:300], epsilon=0.5, delta=1e-5, x_bound=1.5, y_bound=1.5, rng=2)
-    model = regression_model(GAUSS, x_cov="release")
+    other = release_linear_stats(X[:300], Y[:300], epsilon=0.5, delta=1e-5, x_bound=1.5, y_bound=1.5, rng=2)
+    model = linear_model(GAUSS, x_cov="release")
     logp = model.compile_logp(**C_BACKEND)
     point = model.initial_point()
     before = logp(point)
-    set_stats("likelihood", other, model)
+    set_linear_stats("likelihood", other, model)
     assert model["likelihood_private"].get_value()[-1] == pytest.approx(other.yy)
-    fresh = regression_model(other, x_cov="release")
+    fresh = linear_model(other, x_cov="release")
     np.testing.assert_allclose(logp(point), fresh.compile_logp(**C_BACKEND)(point), rtol=1e-12)
     assert logp(point) != before
 
@@ -113,7 +119,7 @@ def _model_moments(model, point, stats):
 
 @pytest.mark.parametrize(("stats", "kwargs"), [(GAUSS, {}), (LAPLACE, {"clipping": "model"})], ids=["gauss", "laplace"])
 def test_random_draws_have_the_moments_of_the_likelihood(stats, kwargs):
-    model = regression_model(stats, x_cov=X_COV, **kwargs)
+    model = linear_model(stats, x_cov=X_COV, **kwargs)
     point = {"beta_whitened": np.array([0.4, -0.2]), "noise_precision": np.float64(8.0), "prior_precision": 1.0}
     fixed = pm.do(model, point)
     draws = pm.draw(fixed["likelihood"], draws=6000, random_seed=3)
@@ -128,9 +134,9 @@ def test_random_draws_have_the_moments_of_the_likelihood(stats, kwargs):
 
 
 def test_prior_and_posterior_predictive_of_the_statistics():
-    batched = regression_model([GAUSS, GAUSS], x_cov="release")
+    batched = linear_model([GAUSS, GAUSS], x_cov="release")
     assert batched.named_vars_to_dims["likelihood"] == ("fit", "statistic")
-    model = regression_model(GAUSS, x_cov="release")
+    model = linear_model(GAUSS, x_cov="release")
     with model:
         trace = pm.sample_prior_predictive(draws=30, random_seed=1, compile_kwargs=C_BACKEND)
     predictive = trace.prior_predictive["likelihood"]

@@ -1,7 +1,7 @@
 """Rows scaled as a whole keep the population's regression (the Gaussian release's default, an
 option of the Laplace release).
 
-What is checked (the claim of :func:`pm_private.release_suff_stats_gaussian`):
+What is checked (the claim of :func:`pm_private.release_linear_stats`):
 
 - with a bound that scales about half the rows and almost no response clipped, least squares on
   the released statistics (large ε) recovers the population β to within its sampling error, where
@@ -17,9 +17,9 @@ What is checked (the claim of :func:`pm_private.release_suff_stats_gaussian`):
 import numpy as np
 import pytest
 
-from pm_private import PrivacyAccountant, predict, release_suff_stats, release_suff_stats_gaussian
+from pm_private import PrivacyAccountant, predict_linear, release_linear_stats, release_linear_stats_laplace
 from pm_private.linear.accumulate import accumulate
-from pm_private.linear.suffstats import sensitivities
+from pm_private.linear.release import sensitivities
 from pm_private.release_file import release_from_dict, release_to_dict
 
 N, D = 200_000, 4
@@ -32,7 +32,7 @@ Y_BOUND = 4.0 * Y.std()
 
 
 def _least_squares(scale_response):
-    stats = release_suff_stats_gaussian(
+    stats = release_linear_stats(
         X, Y, epsilon=500.0, delta=1e-6, x_bound=X_BOUND, y_bound=Y_BOUND, rng=0, scale_response=scale_response
     )
     return np.linalg.solve(stats.xx, stats.xy), stats.releases[0]
@@ -55,18 +55,18 @@ def test_the_noise_variance_is_the_populations_where_rows_are_scaled():
 
     import pymc as pm
 
-    from pm_private.linear import SuffStats, regression_model
+    from pm_private.linear import LinearStats, linear_model
 
-    stats = release_suff_stats_gaussian(X, Y, epsilon=500.0, delta=1e-6, x_bound=X_BOUND, y_bound=Y_BOUND, rng=0)
+    stats = release_linear_stats(X, Y, epsilon=500.0, delta=1e-6, x_bound=X_BOUND, y_bound=Y_BOUND, rng=0)
     info = stats.releases[0]
     factors = np.minimum(1.0, X_BOUND / np.linalg.norm(X, axis=1))
     assert info.effective_rows == pytest.approx(factors @ factors, abs=5 * info.clip_noise)
     weight = info.effective_rows / N
     assert weight < 0.9  # the scaling shrinks the residuals noticeably
-    without = SuffStats(stats.xx, stats.xy, stats.yy, N, (dataclasses.replace(info, effective_rows=None),))
+    without = LinearStats(stats.xx, stats.xy, stats.yy, N, (dataclasses.replace(info, effective_rows=None),))
     sigma2 = {}
     for key, released in (("with", stats), ("without", without)):
-        with regression_model(released):
+        with linear_model(released):
             mode = pm.find_MAP(
                 progressbar=False, jitter=False, return_inferencedata=False, compile_kwargs={"mode": "CVM"}
             )
@@ -79,7 +79,7 @@ def test_the_noise_variance_is_the_populations_where_rows_are_scaled():
 def test_the_choice_travels_with_the_release_and_its_file():
     small = dict(epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=1.0, rng=0)
     for flag in (True, False):
-        stats = release_suff_stats_gaussian(X[:100], Y[:100], scale_response=flag, **small)
+        stats = release_linear_stats(X[:100], Y[:100], scale_response=flag, **small)
         info = stats.releases[0]
         assert info.scale_response is flag and info.x_clip == ("row-scaled" if flag else "row")
         entry = release_to_dict(stats)
@@ -94,7 +94,7 @@ def test_the_choice_travels_with_the_release_and_its_file():
 def test_a_flag_that_is_not_a_bool_is_refused_before_any_charge(bad):
     accountant = PrivacyAccountant(2.0, 1e-5)
     with pytest.raises(ValueError, match="scale_response"):
-        release_suff_stats_gaussian(
+        release_linear_stats(
             X[:100],
             Y[:100],
             epsilon=1.0,
@@ -111,9 +111,9 @@ def test_the_laplace_release_scales_rows_into_the_cube_on_request():
     rng = np.random.default_rng(5)
     X, y = rng.uniform(-1.5, 1.5, (300, 3)), rng.normal(size=300)
     kwargs = dict(epsilon=500.0, x_bound=1.0, y_bound=1.5, rng=0, clip_share=0.0)
-    entrywise = release_suff_stats(X, y, **kwargs).releases[0]
+    entrywise = release_linear_stats_laplace(X, y, **kwargs).releases[0]
     assert entrywise.x_clip == "entry" and not entrywise.scale_response  # Honkela et al.'s clipping by default
-    stats = release_suff_stats(X, y, scale_response=True, **kwargs)
+    stats = release_linear_stats_laplace(X, y, scale_response=True, **kwargs)
     assert stats.releases[0].x_clip == "entry-scaled"
     factors = np.minimum(1.0, 1.0 / np.abs(X).max(axis=1))
     xt, yt = X * factors[:, None], np.clip(y * factors, -1.5, 1.5)
@@ -156,9 +156,9 @@ def test_predictions_scale_new_rows_into_the_cube_of_a_scaled_laplace_release():
     X, y = rng.uniform(-2, 2, (200, 2)), rng.normal(size=200)
     draws = np.array([[1.0, -1.0], [0.5, 0.5]])
     X_new = np.array([[0.5, 0.25], [4.0, -1.0]])
-    scaled = release_suff_stats(X, y, epsilon=1.0, x_bound=1.0, y_bound=2.0, rng=0, scale_response=True)
+    scaled = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=1.0, y_bound=2.0, rng=0, scale_response=True)
     expected = X_new * np.minimum(1.0, 1.0 / np.abs(X_new).max(axis=1))[:, None]  # (4, −1) → (1, −0.25)
-    np.testing.assert_allclose(predict(draws, X_new, stats=scaled)["mean"], (expected @ draws.T).mean(axis=1))
-    clipped = release_suff_stats(X, y, epsilon=1.0, x_bound=1.0, y_bound=2.0, rng=0)
+    np.testing.assert_allclose(predict_linear(draws, X_new, stats=scaled)["mean"], (expected @ draws.T).mean(axis=1))
+    clipped = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=1.0, y_bound=2.0, rng=0)
     expected = np.clip(X_new, -1.0, 1.0)
-    np.testing.assert_allclose(predict(draws, X_new, stats=clipped)["mean"], (expected @ draws.T).mean(axis=1))
+    np.testing.assert_allclose(predict_linear(draws, X_new, stats=clipped)["mean"], (expected @ draws.T).mean(axis=1))

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from pm_private.linear.suffstats import gaussian_release_vector, release_suff_stats
-from pm_private.linear.tuning import TuneResult, _solve, _spearman, _tune_release, gaussian_bounds, tune_bounds
+from pm_private.linear.bounds import TuneResult, _solve, _spearman, _tune_release, gaussian_bounds, tune_bounds
+from pm_private.linear.release import gaussian_release_vector, release_linear_stats_laplace
 from pm_private.privacy.primitives import gaussian_scale
 
 OMEGAS = np.arange(1, 21) / 10
@@ -43,7 +43,7 @@ def test_result_fields_are_valid():
         res.x_bound = 1.0
     # The result plugs into the release as is (its split passes the release's own check).
     X = np.random.default_rng(1).standard_normal((50, 3))
-    stats = release_suff_stats(
+    stats = release_linear_stats_laplace(
         X, X.sum(axis=1), epsilon=1.0, x_bound=res.x_bound, y_bound=res.y_bound, split=res.split, rng=0
     )
     assert stats.releases[0].split == res.split
@@ -91,7 +91,7 @@ def test_split_favours_sxx_and_starves_syy(n, d, epsilon, seed):
 def test_clipping_helps_for_small_n_and_epsilon():
     """Paper Fig. 4: at small n and ε the tuned bounds clip (ωx < 2) and beat ω = (2, 2).
 
-    The check runs the real release (release_suff_stats, seeded) on fresh data that are the
+    The check runs the real release (release_linear_stats_laplace, seeded) on fresh data that are the
     model's data rescaled (x by 3, y by 5), with the public scales passed to the tuner, and
     scores on held-out rows; both settings share data and noise seeds.
     """
@@ -108,7 +108,7 @@ def test_clipping_helps_for_small_n_and_epsilon():
         y = X @ beta + gen.standard_normal(n + 200)
         X, y = sx * X, sy * y
         for bounds, out in (((res.x_bound, res.y_bound), tuned), ((2 * x_scale, 2 * y_scale), loose)):
-            stats = release_suff_stats(
+            stats = release_linear_stats_laplace(
                 X[:n], y[:n], epsilon=epsilon, x_bound=bounds[0], y_bound=bounds[1], split=res.split, rng=rep
             )
             beta_hat = np.linalg.solve(stats.xx + np.eye(d), stats.xy)

@@ -7,7 +7,7 @@ import dp_accounting
 import numpy as np
 import pytest
 
-from pm_private import BudgetExceededError, PrivacyAccountant, release_suff_stats, release_suff_stats_gaussian
+from pm_private import BudgetExceededError, PrivacyAccountant, release_linear_stats, release_linear_stats_laplace
 from pm_private.privacy.accountant import NoiseEvent
 from pm_private.privacy.budget import tight_epsilon
 from pm_private.privacy.primitives import gaussian_delta, gaussian_noise_event, gaussian_scale, laplace_noise_event
@@ -52,20 +52,18 @@ def test_ten_gaussian_releases_at_1_1e6_fit_a_budget_of_3_5_1e5_and_the_first_on
     file = PrivacyAccountant.open(tmp_path / "l.ledger", 3.5, 1e-5, durable=False)
     for acct in (PrivacyAccountant(3.5, 1e-5), file):
         for _ in range(10):
-            release_suff_stats_gaussian(X, y, epsilon=1.0, delta=1e-6, x_bound=1, y_bound=1, accountant=acct, rng=1)
+            release_linear_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=1, y_bound=1, accountant=acct, rng=1)
         assert acct.spent == pytest.approx((10.0, 1e-5))  # basic composition: far over ε = 3.5
         assert 2.5 < acct.tight_epsilon() < 3.5
         # more fit while the composed ε at δ = 1e-5 stays within 3.5 (δ is not summed under PLD)
         (event,) = acct.ledger[0].noise
         while acct.cost(1.0, 1e-6, noise=(event,))[1] <= 3.5:
-            release_suff_stats_gaussian(X, y, epsilon=1.0, delta=1e-6, x_bound=1, y_bound=1, accountant=acct, rng=1)
+            release_linear_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=1, y_bound=1, accountant=acct, rng=1)
         assert len(acct.ledger) == 13
         generator = np.random.default_rng(5)
         state = generator.bit_generator.state
         with pytest.raises(BudgetExceededError, match="tight composition"):
-            release_suff_stats_gaussian(
-                X, y, epsilon=1.0, delta=1e-6, x_bound=1, y_bound=1, accountant=acct, rng=generator
-            )
+            release_linear_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=1, y_bound=1, accountant=acct, rng=generator)
         assert generator.bit_generator.state == state and len(acct.ledger) == 13  # refused before noise
         # the statistics of d = 2 and the three counts (5 % of the squared sensitivity)
         assert event.kind == "gaussian"
@@ -77,8 +75,8 @@ def test_history_recomposes_from_the_stored_parameters(tmp_path):
     path = tmp_path / "l.ledger"
     acct = PrivacyAccountant.open(path, 20.0, 1e-5, durable=False)
     X, y = np.ones((20, 2)) * 0.5, np.ones(20) * 0.5
-    release_suff_stats(X, y, epsilon=1.0, x_bound=1, y_bound=1, accountant=acct, rng=0)
-    release_suff_stats_gaussian(X, y, epsilon=1.0, delta=1e-6, x_bound=1, y_bound=1, accountant=acct, rng=0)
+    release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=1, y_bound=1, accountant=acct, rng=0)
+    release_linear_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=1, y_bound=1, accountant=acct, rng=0)
     acct.record("no noise stated", 0.5, 1e-7)
     acct.close()
     history = PrivacyAccountant.open(path).ledger

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pm_private import Preprocessing, release_suff_stats_gaussian
+from pm_private import Preprocessing, release_linear_stats
 from studies.real_data_regression import (
     COLUMNS,
     METHODS,
@@ -56,7 +56,7 @@ def test_public_covariance_uses_the_release_transform():
     X, y, _ = load("diabetes")
     prep = Preprocessing.from_public(X[:30], y[:30])
     bound = 0.5 * np.sqrt(X.shape[1])  # a projection that bites
-    stats = release_suff_stats_gaussian(
+    stats = release_linear_stats(
         X[30:], y[30:], epsilon=1.0, delta=1e-5, x_bound=bound, y_bound=2.0, preprocessing=prep, rng=0
     )
     cov = public_covariance(stats, X[:30])
@@ -87,7 +87,7 @@ def test_honkela_noise_precision_matches_the_residual_variance():
     rng = np.random.default_rng(1)
     X = rng.uniform(-1, 1, size=(5000, 2))
     y = X @ [1.0, -0.5] + 0.5 * rng.normal(size=5000)
-    stats = release_suff_stats_gaussian(X, y, epsilon=500.0, delta=1e-6, x_bound=2.0, y_bound=4.0, rng=0)
+    stats = release_linear_stats(X, y, epsilon=500.0, delta=1e-6, x_bound=2.0, y_bound=4.0, rng=0)
     precision = honkela_precision(stats, np.tile([1.0, -0.5], (200, 1)), rng)
     assert np.mean(precision) == pytest.approx(4.0, rel=0.05)  # 1/0.5²
 

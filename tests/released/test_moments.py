@@ -6,7 +6,7 @@ import pytensor.tensor as pt
 import pytest
 from scipy.special import expit
 
-from pm_private.glm.moments import probit_mixture, stat_moments
+from pm_private.logistic.moments import logistic_stat_moments, probit_mixture
 
 
 def test_probit_mixture_is_within_its_stated_error_of_the_sigmoid():
@@ -17,7 +17,9 @@ def test_probit_mixture_is_within_its_stated_error_of_the_sigmoid():
 def _moments(d):
     beta, mu, cov = pt.vector("beta"), pt.vector("mu"), pt.matrix("cov")
     intercept = pt.scalar("intercept")
-    return pytensor.function([beta, intercept, mu, cov], stat_moments(beta, intercept, mu, cov, d), mode="FAST_COMPILE")
+    return pytensor.function(
+        [beta, intercept, mu, cov], logistic_stat_moments(beta, intercept, mu, cov, d), mode="FAST_COMPILE"
+    )
 
 
 @pytest.mark.parametrize("d", [1, 3])

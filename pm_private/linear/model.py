@@ -26,24 +26,18 @@ import pytensor.tensor as pt
 from pytensor.tensor.linalg import solve_triangular
 
 from ..privacy.validation import check_count
+from ..released.covariates import check_wishart_prior, wishart_cholesky
 from .integrated import IntegratedCovariateRegression, integrated_arrays, set_integrated_stats
-from .noise_aware import (
-    NoisySuffStatRegression,
-    check_wishart_prior,
-    covariate_cholesky,
-    likelihood_method,
-    noise_aware_arrays,
-    set_noisy_stats,
-)
-from .suffstats import SuffStats, frobenius_weights, stat_pairs
+from .noise_aware import NoisySuffStatRegression, likelihood_method, noise_aware_arrays, set_noisy_stats
+from .stats import LinearStats, frobenius_weights, stat_pairs
 
 __all__ = [
     "SuffStatRegression",
     "gibbs_regression",
     "project_psd",
-    "regression_model",
+    "linear_model",
     "release_x_cov",
-    "set_stats",
+    "set_linear_stats",
     "statistic_labels",
     "suff_stat_logp",
 ]
@@ -52,7 +46,7 @@ __all__ = [
 PSD_FLOOR = 1e-6
 
 
-def project_psd(stats: SuffStats, *, floor: float = PSD_FLOOR) -> SuffStats:
+def project_psd(stats: LinearStats, *, floor: float = PSD_FLOOR) -> LinearStats:
     """Project noisy statistics so that the augmented matrix [[Sxx, Sxy], [Sxyᵀ, Syy]] has
     eigenvalues ≥ ``floor`` × its largest eigenvalue (exact statistics are returned as they are).
 
@@ -72,7 +66,7 @@ def project_psd(stats: SuffStats, *, floor: float = PSD_FLOOR) -> SuffStats:
     values = np.maximum(values, floor * top)
     projected = (vectors * values) @ vectors.T
     projected = (projected + projected.T) / 2
-    return SuffStats(projected[:d, :d], projected[:d, d], projected[d, d], stats.n, stats.releases, stats.exact_part)
+    return LinearStats(projected[:d, :d], projected[:d, d], projected[d, d], stats.n, stats.releases, stats.exact_part)
 
 
 def gibbs_regression(
@@ -88,13 +82,13 @@ def gibbs_regression(
     * λ₀ | β ~ Gamma(a₀ + d/2, b₀ + ‖β‖²/2).
 
     Noisy statistics are first projected by :func:`project_psd` (as the PyMC model does), so
-    this samples the same posterior as NUTS on ``regression_model(stats, noise_aware=False)``,
+    this samples the same posterior as NUTS on ``linear_model(stats, noise_aware=False)``,
     without compilation and without NUTS's trouble when the projected Sxx is nearly singular.
     Post-processing of the release: no budget.
 
     Parameters
     ----------
-    stats : SuffStats or sequence of SuffStats
+    stats : LinearStats or sequence of LinearStats
         A sequence is sampled as independent chains in one vectorised sweep.
     draws, tune : int
         Kept draws and discarded initial sweeps (the chain starts at β = 0).
@@ -106,9 +100,9 @@ def gibbs_regression(
     Returns
     -------
     numpy.ndarray
-        (draws, d) for one SuffStats, (draws, B, d) for a sequence of B.
+        (draws, d) for one LinearStats, (draws, B, d) for a sequence of B.
     """
-    single = isinstance(stats, SuffStats)
+    single = isinstance(stats, LinearStats)
     batch = [project_psd(s) for s in ([stats] if single else list(stats))]
     if not batch:
         raise ValueError("no statistics given")
@@ -148,8 +142,8 @@ def suff_stat_logp(beta, noise_precision, xx, xy, yy, n):
 
 
 def _stack(stats) -> dict[str, np.ndarray]:
-    """Projected statistics as arrays; a sequence of SuffStats is stacked on a leading axis."""
-    batch = [stats] if isinstance(stats, SuffStats) else list(stats)
+    """Projected statistics as arrays; a sequence of LinearStats is stacked on a leading axis."""
+    batch = [stats] if isinstance(stats, LinearStats) else list(stats)
     if not batch:
         raise ValueError("no statistics given")
     if len({s.d for s in batch}) != 1:
@@ -161,7 +155,7 @@ def _stack(stats) -> dict[str, np.ndarray]:
         "yy": np.array([s.yy for s in batch]),
         "n": np.array([float(s.n) for s in batch]),
     }
-    if isinstance(stats, SuffStats):
+    if isinstance(stats, LinearStats):
         arrays = {key: value[0] for key, value in arrays.items()}
     return arrays
 
@@ -174,9 +168,9 @@ def SuffStatRegression(name: str, stats, *, beta, noise_precision):
     name : str
         Name of the ``pm.Potential`` holding the log-likelihood; the statistics are stored as
         ``pm.Data`` named ``{name}_xx``, ``{name}_xy``, ``{name}_yy``, ``{name}_n`` so that
-        :func:`set_stats` can swap them without recompiling.
-    stats : SuffStats or sequence of SuffStats
-        Exact (:func:`pm_private.suff_stats`), private (:func:`pm_private.release_suff_stats`)
+        :func:`set_linear_stats` can swap them without recompiling.
+    stats : LinearStats or sequence of LinearStats
+        Exact (:func:`pm_private.linear_stats`), private (:func:`pm_private.release_linear_stats_laplace`)
         or summed statistics.  Noisy ones are projected with :func:`project_psd`.  A sequence
         gives B independent regressions (batch axis first): beta must then be (B, d) and
         noise_precision (B,).
@@ -197,7 +191,7 @@ def SuffStatRegression(name: str, stats, *, beta, noise_precision):
     return pm.Potential(name, logp.sum())
 
 
-def set_stats(name: str, stats, model: pm.Model | None = None) -> None:
+def set_linear_stats(name: str, stats, model: pm.Model | None = None) -> None:
     """Replace the statistics of likelihood ``name`` (same shapes) in ``model``, without recompiling.
 
     Works for both :func:`SuffStatRegression` and
@@ -218,7 +212,7 @@ def set_stats(name: str, stats, model: pm.Model | None = None) -> None:
     pm.set_data(_prediction_arrays(stats), model=model)
 
 
-def _prediction_constants(stats: SuffStats) -> dict[str, np.ndarray]:
+def _prediction_constants(stats: LinearStats) -> dict[str, np.ndarray]:
     """Public transform of new covariates and responses implied by the releases in ``stats``."""
     d = stats.d
     preps = [r.preprocessing for r in stats.releases]
@@ -254,15 +248,15 @@ def _same_preprocessing(a, b) -> bool:
 
 
 def _prediction_arrays(stats) -> dict[str, np.ndarray]:
-    batch = [stats] if isinstance(stats, SuffStats) else list(stats)
+    batch = [stats] if isinstance(stats, LinearStats) else list(stats)
     parts = [_prediction_constants(s) for s in batch]
     arrays = {key: np.stack([p[key] for p in parts]) for key in parts[0]}
-    if isinstance(stats, SuffStats):
+    if isinstance(stats, LinearStats):
         arrays = {key: value[0] for key, value in arrays.items()}
     return {f"preprocessing_{key}": value for key, value in arrays.items()}
 
 
-def _default_x_scale(stats: SuffStats) -> float:
+def _default_x_scale(stats: LinearStats) -> float:
     """Prior scale of the covariates: 1 on a publicly standardised scale, else the RMS of the
     exact (public) rows, else half the clip bound of the releases (per entry: a row-norm bound / √d)."""
     preps = [r.preprocessing for r in stats.releases]
@@ -274,14 +268,14 @@ def _default_x_scale(stats: SuffStats) -> float:
     return max(r.x_bound / (1.0 if r.x_clip.startswith("entry") else np.sqrt(stats.d)) for r in stats.releases) / 2.0
 
 
-def release_x_cov(stats: SuffStats) -> np.ndarray:
+def release_x_cov(stats: LinearStats) -> np.ndarray:
     """Plug-in covariate covariance from the statistics themselves: Sxx/n shrunk towards a multiple
     of the identity by as much as the release noise demands.
 
     Post-processing of the release (no privacy cost).  With M = Sxx/n, μ = tr(M)/d and ν the
     expected squared Frobenius norm of the release noise on M (σ²·d(d+1)/(2n²) for noise of
     variance σ² on the diagonal and σ²/2 off it, in the Frobenius geometry of
-    :func:`pm_private.linear.suffstats.frobenius_weights`), the shrinkage of Ledoit & Wolf (2004)
+    :func:`pm_private.linear.release.frobenius_weights`), the shrinkage of Ledoit & Wolf (2004)
     with the noise's share known,
 
         Σ̂x = (1 − α)·M + α·μI,  α = min(1, ν / ‖M − μI‖²_F),
@@ -289,7 +283,7 @@ def release_x_cov(stats: SuffStats) -> np.ndarray:
     keeps M where the covariates' spread dominates the noise and falls back to μI where the noise
     hides it; eigenvalues are then raised to 10⁻³·μ.  Where the noise hides even the trace
     (tr(M)/d not above twice its noise standard deviation σ/(n√d)), μ is the covariates' prior
-    scale squared (the ``x_scale`` default of :func:`regression_model`).  Exact statistics give
+    scale squared (the ``x_scale`` default of :func:`linear_model`).  Exact statistics give
     Sxx/n (eigenvalues raised to 10⁻⁶ × the largest).
 
     Returns
@@ -331,14 +325,14 @@ def _check_x_cov(x_cov, d: int) -> np.ndarray:
 
 def _release_x_chol(stats) -> np.ndarray:
     """chol(:func:`release_x_cov`) of each statistics (a leading batch axis for a sequence)."""
-    if isinstance(stats, SuffStats):
+    if isinstance(stats, LinearStats):
         return np.linalg.cholesky(release_x_cov(stats))
     return np.stack([np.linalg.cholesky(release_x_cov(s)) for s in stats])
 
 
 def _release_x_cov(stats) -> np.ndarray:
     """:func:`release_x_cov` of each statistics (a leading batch axis for a sequence)."""
-    if isinstance(stats, SuffStats):
+    if isinstance(stats, LinearStats):
         return release_x_cov(stats)
     return np.stack([release_x_cov(s) for s in stats])
 
@@ -359,7 +353,7 @@ def _integrated_x_chol(stats, **prior) -> np.ndarray:
 
 
 def statistic_labels(feature_names) -> list[str]:
-    """Labels of the released statistics in release order (:func:`pm_private.linear.suffstats.stat_pairs`):
+    """Labels of the released statistics in release order (:func:`pm_private.linear.release.stat_pairs`):
     ``xx[a,b]`` for the upper triangle of Sxx, ``xy[a]`` for Sxy and ``yy``, with the feature names.
 
     Parameters
@@ -370,7 +364,7 @@ def statistic_labels(feature_names) -> list[str]:
     Returns
     -------
     list of str
-        The (d+1)(d+2)/2 labels, the coordinates of the ``statistic`` dim of :func:`regression_model`.
+        The (d+1)(d+2)/2 labels, the coordinates of the ``statistic`` dim of :func:`linear_model`.
     """
     names = [str(name) for name in feature_names]
     d = len(names)
@@ -403,7 +397,7 @@ def _whitened_beta(x_chol, prior_precision, batch_dims):
     return pm.Deterministic("beta", beta, dims=dims)
 
 
-def regression_model(
+def linear_model(
     stats,
     *,
     noise_aware: bool | None = None,
@@ -437,7 +431,7 @@ def regression_model(
         ``x_cov_offdiag`` (d(d+1)/2 latent parameters);
       - ``"release"``: the plug-in :func:`release_x_cov` of each release's own Sxx (post-processing,
         no privacy cost), stored as ``pm.Data("x_cov_release_chol")`` and recomputed by
-        :func:`set_stats`.  Fast (d + 2 latent parameters instead of d(d+1)/2 more: 2,080 at
+        :func:`set_linear_stats`.  Fast (d + 2 latent parameters instead of d(d+1)/2 more: 2,080 at
         d = 64) but over-confident, because the uncertainty of Σx is ignored: in simulations from
         the model at d = 20, n = 1000, ε = 1 (Gaussian release) its 90 % intervals covered 0.70
         of the coefficients (s.e. 0.05), the Wishart prior's 0.94 (0.02);
@@ -470,7 +464,7 @@ def regression_model(
       with the noisy statistics projected by :func:`project_psd` and treated as exact.
 
     ``feature_names`` are the coordinates of the ``feature`` dim; by default the column names the
-    releases recorded when they were given a data frame (:attr:`SuffStats.feature_names`, the
+    releases recorded when they were given a data frame (:attr:`LinearStats.feature_names`, the
     same for every statistics of a sequence), else x0, x1, ….
 
     The released statistics.  In the noise-aware model ``likelihood`` is an observed variable
@@ -481,7 +475,7 @@ def regression_model(
     :func:`pm_private.linear.integrated.IntegratedCovariateRegression`), so
     ``pm.sample_prior_predictive`` and ``pm.sample_posterior_predictive`` draw replicated
     releases: a check of the noise model against the one release (e.g. ``az.plot_ppc_dist``).
-    New rows are predicted with :func:`pm_private.linear.predict` (posterior mean and interval of
+    New rows are predicted with :func:`pm_private.linear.predict_linear` (posterior mean and interval of
     x̃ᵀβ) and :func:`pm_private.linear.posterior_predictive` (draws of new responses, through
     ``pm.Data("X_new")``); both apply the release's public preprocessing and clipping.
     Leave-one-out over records (``az.loo``) is not available: the model sees the n records only
@@ -494,7 +488,7 @@ def regression_model(
     noise-aware model samples β through its whitened form ``beta_whitened`` = Lxᵀβ (same prior,
     better geometry for NUTS; ``beta`` is then a deterministic of it).  The public
     prediction transform is stored as ``pm.Data`` ``preprocessing_*`` (it appears in the
-    ``constant_data`` of the sampled DataTree, where :func:`pm_private.linear.predict`
+    ``constant_data`` of the sampled DataTree, where :func:`pm_private.linear.predict_linear`
     reads it).  A sequence of statistics gives independent copies along a leading dim ``fit``
     (one ADVI run fits them all, as mean-field ADVI on a product of independent models is
     independent ADVI runs).
@@ -508,11 +502,11 @@ def regression_model(
     Honkela et al.'s model is conditionally conjugate: :func:`gibbs_regression` samples it
     exactly without compilation.
     """
-    batched = not isinstance(stats, SuffStats)
+    batched = not isinstance(stats, LinearStats)
     if batched:
         stats = list(stats)
         if not stats:
-            raise ValueError("no statistics given: pass a SuffStats or a non-empty sequence of them")
+            raise ValueError("no statistics given: pass a LinearStats or a non-empty sequence of them")
     batch = stats if batched else [stats]
     d = batch[0].d
     if feature_names is None:
@@ -565,7 +559,7 @@ def regression_model(
                 integrated = {"x_scale": x_scale, "x_dof": x_dof, "x_cov": _release_x_cov(stats)}
                 x_chol = pm.Data("x_cov_integrated_chol", _integrated_x_chol(stats, **integrated))
             else:
-                x_chol = covariate_cholesky(
+                x_chol = wishart_cholesky(
                     "x_cov", d, scale=x_scale, dof=x_dof, dims=batch_dims, batch_shape=(len(stats),) if batched else ()
                 )
             beta = _whitened_beta(x_chol, prior_precision, batch_dims)

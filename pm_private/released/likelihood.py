@@ -105,7 +105,7 @@ def _numba_potri():
         fn = _call_cached_ptr(
             get_ptr_func=get_potri_pointer,
             func_type_ref=potri_type,
-            unique_func_name_lit="pm_private.glm.likelihood.dpotri",
+            unique_func_name_lit="pm_private.likelihood.dpotri",
         )
         fn(uplo, n, a, lda, info)
 

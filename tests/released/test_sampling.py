@@ -5,16 +5,9 @@ import pymc as pm
 import pytest
 from scipy import stats as sps
 
-from pm_private.glm import (
-    laplace_covariance,
-    laplace_nuts,
-    laplace_restart,
-    laplace_start,
-    logistic_model,
-    logistic_stats,
-    set_logistic_stats,
-)
-from pm_private.glm.model import covariate_cholesky, lkj_partial_shapes, partial_correlation_cholesky
+from pm_private.logistic import logistic_model, logistic_stats, set_logistic_stats
+from pm_private.released import laplace_covariance, laplace_nuts, laplace_restart, laplace_start
+from pm_private.released.covariates import lkj_cholesky, lkj_partial_shapes, partial_correlation_cholesky
 
 
 def test_partial_correlation_cholesky_is_a_correlation_factor():
@@ -34,7 +27,7 @@ def test_covariate_prior_is_lkj_times_half_normal():
     d, eta = 4, 1.5
     assert np.allclose(lkj_partial_shapes(d, eta), eta + (d - 2 - np.tril_indices(d, -1)[1]) / 2)
     with pm.Model() as model:
-        covariate_cholesky(d, 2.0, eta)
+        lkj_cholesky(d, 2.0, eta)
     corr, cov = pm.draw([model["x_corr"], model["x_cov"]], draws=3000, random_seed=3)
     shape = eta - 1 + d / 2
     for i, j in [(1, 0), (2, 1), (3, 2), (3, 1)]:

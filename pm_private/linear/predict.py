@@ -3,10 +3,10 @@ and Spearman evaluation (Honkela et al. 2018, Eq. 8: ŷ = (1/m) Σₖ xᵀβ⁽�
 
 One prediction rule holds for every predictor of pm_private: the covariates of a new row are
 mapped exactly as those of the rows the predictor was fitted on were, by the release's public
-preprocessing and then its bound (entrywise clipping for :func:`pm_private.release_suff_stats`,
-projection onto the ℓ2 ball for :func:`pm_private.release_suff_stats_gaussian`,
+preprocessing and then its bound (entrywise clipping for :func:`pm_private.release_linear_stats_laplace`,
+projection onto the ℓ2 ball for :func:`pm_private.release_linear_stats`,
 ``AdaSSPRelease.predict`` and the logistic releases; scaling into the cube for
-``release_suff_stats(..., scale_response=True)``).  A non-private fit on unclipped rows
+``release_linear_stats_laplace(..., scale_response=True)``).  A non-private fit on unclipped rows
 therefore takes new rows unclipped.  Where a release scaled whole rows with their responses,
 β is the population's coefficient and xᵀβ the population's regression function; the prediction
 c·xᵀβ for a row beyond the bound (c < 1) shrinks it towards zero, which predicts held-out
@@ -27,7 +27,7 @@ from ..privacy.primitives import project_rows, row_scale_factors
 __all__ = [
     "beta_draws",
     "posterior_predictive",
-    "predict",
+    "predict_linear",
     "prediction_transform",
     "r_squared",
     "rank_by_prediction",
@@ -82,14 +82,14 @@ def prediction_transform(source) -> dict[str, np.ndarray] | None:
     infinite otherwise), scaled into the cube of half-width x_cube_scale (rows of a Laplace release
     that scaled whole rows; infinite otherwise), and back to the response scale ŷ = y_center + y_scale·xᵀβ.
 
-    ``source`` is a DataTree from sampling a :func:`pm_private.linear.regression.regression_model`
+    ``source`` is a DataTree from sampling a :func:`pm_private.linear.model.linear_model`
     (read from its ``constant_data``, where the model stores it), a ``pm.Model`` built by it, or
-    a SuffStats (from its releases' ``preprocessing`` and ``x_bound``).  Returns None when the
+    a LinearStats (from its releases' ``preprocessing`` and ``x_bound``).  Returns None when the
     source carries no transform (e.g. draws given as an array).
 
     Parameters
     ----------
-    source : xarray.DataTree, pymc.Model or SuffStats
+    source : xarray.DataTree, pymc.Model or LinearStats
         Where the transform is read from.
 
     Returns
@@ -99,10 +99,10 @@ def prediction_transform(source) -> dict[str, np.ndarray] | None:
         ``y_scale``, or
         None when ``source`` carries no transform.
     """
-    from .regression import _prediction_constants
-    from .suffstats import SuffStats
+    from .model import _prediction_constants
+    from .stats import LinearStats
 
-    if isinstance(source, SuffStats):
+    if isinstance(source, LinearStats):
         return _prediction_constants(source)
     if isinstance(source, xr.DataTree):
         if "constant_data" not in source.children:
@@ -142,15 +142,15 @@ def _apply(transform, X: np.ndarray) -> np.ndarray:
     return X
 
 
-def predict(posterior, X, *, var_name: str = "beta", interval: float = 0.9, stats=None) -> pd.DataFrame:
+def predict_linear(posterior, X, *, var_name: str = "beta", interval: float = 0.9, stats=None) -> pd.DataFrame:
     """Posterior-predictive mean of the regression function for each row of ``X``, with an
     equal-tailed interval, on the original scales (Honkela et al. 2018, Eq. 8).
 
     ``X`` is on the original covariate scale.  The public preprocessing and the clip bound of
     the release travel with the fit: when ``posterior`` is the DataTree of a
-    :func:`pm_private.linear.regression.regression_model` (or ``stats`` is given), each row is
+    :func:`pm_private.linear.model.linear_model` (or ``stats`` is given), each row is
     mapped exactly as the released rows' covariates were, x̃ = clip((x − x_center)/x_scale, ±Bx)
-    (or, for a :func:`pm_private.release_suff_stats_gaussian` release, projected onto the ball
+    (or, for a :func:`pm_private.release_linear_stats` release, projected onto the ball
     ‖x̃‖ ≤ Bx; for a Laplace release that scaled whole rows, scaled into the cube), and the
     prediction is y_center + y_scale·x̃ᵀβ⁽ᵏ⁾.  Draws given as a plain array are used as they are.
 
@@ -168,7 +168,7 @@ def predict(posterior, X, *, var_name: str = "beta", interval: float = 0.9, stat
         The name of the coefficient variable.
     interval : float, default 0.9
         The probability of the equal-tailed interval, in (0, 1).
-    stats : SuffStats, optional
+    stats : LinearStats, optional
         The statistics the model was fitted to, to read the transform from when ``posterior``
         does not carry it.
 
@@ -203,8 +203,8 @@ def posterior_predictive(model, idata, X, *, random_seed=None, var_name: str = "
 
     ``pm.sample_posterior_predictive`` on the model itself draws replicated releases of the
     statistics (its observed variable), not responses; this helper clones ``model`` (a non-batched
-    :func:`pm_private.linear.regression.regression_model`; the original is not changed), adds
-    ``pm.Data("X_new", x̃)`` with x̃ the public transform of ``X`` (:func:`predict`) and
+    :func:`pm_private.linear.model.linear_model`; the original is not changed), adds
+    ``pm.Data("X_new", x̃)`` with x̃ the public transform of ``X`` (:func:`predict_linear`) and
 
         y_new ~ N(y_center + y_scale·x̃ᵀβ, y_scale²/λ),
 
@@ -214,7 +214,7 @@ def posterior_predictive(model, idata, X, *, random_seed=None, var_name: str = "
     Parameters
     ----------
     model : pymc.Model
-        A non-batched model built by :func:`pm_private.linear.regression.regression_model`.
+        A non-batched model built by :func:`pm_private.linear.model.linear_model`.
     idata : xarray.DataTree
         Posterior draws of ``model``.
     X : array_like, shape (n, d)
@@ -233,7 +233,7 @@ def posterior_predictive(model, idata, X, *, random_seed=None, var_name: str = "
     Raises
     ------
     ValueError
-        If ``model`` was not built by ``regression_model`` or is batched, or ``X`` has the wrong
+        If ``model`` was not built by ``linear_model`` or is batched, or ``X`` has the wrong
         shape.
     """
     import pymc as pm
@@ -241,7 +241,7 @@ def posterior_predictive(model, idata, X, *, random_seed=None, var_name: str = "
 
     transform = prediction_transform(model)
     if transform is None:
-        raise ValueError("model was not built by regression_model (it has no preprocessing_* data)")
+        raise ValueError("model was not built by linear_model (it has no preprocessing_* data)")
     beta = model["beta"]
     d = int(model.dim_lengths["feature"].eval())
     index = X.index if isinstance(X, pd.DataFrame) else None
@@ -326,12 +326,12 @@ def rank_by_prediction(predictions, *, ascending: bool = True) -> pd.Series:
 
     For drug responses measured as log IC50, a lower value means more sensitive, so the default
     ``ascending=True`` ranks the most sensitive cell line (or drug) first.  ``predictions`` is a
-    Series or the DataFrame from :func:`predict` (its ``mean`` column is used).
+    Series or the DataFrame from :func:`predict_linear` (its ``mean`` column is used).
 
     Parameters
     ----------
     predictions : pandas.Series or pandas.DataFrame
-        Predicted responses, or the output of :func:`predict`.
+        Predicted responses, or the output of :func:`predict_linear`.
     ascending : bool, default True
         Rank the lowest prediction first.
 

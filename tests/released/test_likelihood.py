@@ -6,7 +6,7 @@ import pytensor.tensor as pt
 import pytest
 from scipy import stats as sps
 
-from pm_private.glm.likelihood import normal_logp
+from pm_private.released.likelihood import normal_logp
 
 RNG = np.random.default_rng(0)
 K = 6

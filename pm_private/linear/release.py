@@ -2,8 +2,8 @@
 
 For rows xᵢ ∈ ℝᵈ and responses yᵢ the statistics are Sxx = Σ xᵢxᵢᵀ, Sxy = Σ xᵢyᵢ,
 Syy = Σ yᵢ² and n; the Gaussian linear-regression likelihood depends on the data only
-through them.  :func:`release_suff_stats` releases them with ε-DP (and
-:func:`release_suff_stats_gaussian` with (ε, δ)-DP, see its docstring):
+through them.  :func:`release_linear_stats_laplace` releases them with ε-DP (and
+:func:`release_linear_stats` with (ε, δ)-DP, see its docstring):
 
 1. projection (clipping): xᵢⱼ ← clip(xᵢⱼ, −Bx, Bx), yᵢ ← clip(yᵢ, −By, By);
 2. Laplace noise with budget split p₁ + p₂ + p₃ = 1 (sequential composition gives ε):
@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,60 +49,51 @@ from ..privacy.primitives import (
     laplace_mechanism,
     laplace_noise_event,
     row_scale_factors,
-    symmetric_entry_weights,
 )
 from ..privacy.release import Release, constant, output, public, release_guard
 from ..privacy.validation import (
     MIN_EPSILON,
-    as_float_array,
     as_matrix,
     as_vector,
     check_bool,
     check_bound,
-    check_count,
     check_delta,
     check_epsilon,
-    check_feature_names,
     column_names,
     first_bad_row,
 )
+from ..released.preprocessing import Preprocessing
 from .accumulate import CHUNK_VALUES, NonFiniteRow, accumulate, first_non_finite_row
-from .preprocessing import Preprocessing
+from .stats import LinearStats, frobenius_weights, stat_vector
 
 __all__ = [
     "CLIP_SHARE",
-    "CLIP_WARNING",
-    "ClipReport",
     "GAUSSIAN_MECHANISM",
+    "LinearStatsRelease",
     "MECHANISM",
-    "GaussianSuffStatsRelease",
-    "SuffStatsRelease",
-    "SuffStats",
-    "clip_report",
-    "frobenius_weights",
-    "gaussian_sensitivity",
-    "release_suff_stats",
-    "release_suff_stats_gaussian",
+    "LinearStatsLaplaceRelease",
     "check_release_arguments",
+    "finite_sensitivities",
+    "gaussian_release_vector",
+    "gaussian_sensitivity",
+    "release_linear_stats_laplace",
+    "release_linear_stats",
     "sensitivities",
-    "stat_pairs",
-    "stat_vector",
-    "suff_stats",
 ]
 
 
-#: Mechanism name of :func:`release_suff_stats` (result and ledger entry).
-MECHANISM = "Laplace sufficient statistics (Honkela et al. 2018)"
-#: Mechanism name of :func:`release_suff_stats_gaussian` (result and ledger entry).
-GAUSSIAN_MECHANISM = "Gaussian sufficient statistics of norm-bounded rows, Frobenius-weighted (Sheffet 2017; Wang 2018)"
 #: Default share of a release's privacy budget spent on the two clipping counts.
 CLIP_SHARE = 0.05
-#: :func:`clip_report` warns when an estimated fraction of clipped rows or responses exceeds this.
-CLIP_WARNING = 0.10
+#: Mechanism name of :func:`release_linear_stats_laplace` (result and ledger entry).
+MECHANISM = "Laplace sufficient statistics (Honkela et al. 2018)"
+
+
+#: Mechanism name of :func:`release_linear_stats` (result and ledger entry).
+GAUSSIAN_MECHANISM = "Gaussian sufficient statistics of norm-bounded rows, Frobenius-weighted (Sheffet 2017; Wang 2018)"
 
 
 @dataclass(frozen=True, kw_only=True)
-class SuffStatsRelease(Release, kind="suff_stats_laplace"):
+class LinearStatsLaplaceRelease(Release, kind="linear_stats_laplace"):
     """What one private release of sufficient statistics assumed and added.
 
     ``epsilon`` is the total; ``epsilon_parts`` the per-statistic ε (pₖε) and
@@ -112,7 +102,7 @@ class SuffStatsRelease(Release, kind="suff_stats_laplace"):
     relative 2e-9 with secure noise to cover OpenDP's rounding to its grid.  ``private`` is False when a seeded generator
     drew the noise: such a result is for testing only.  ``preprocessing`` is the public map
     applied to (X, y) before clipping (None: none), so that predictions apply it again.  The noisy
-    statistics themselves are in the :class:`SuffStats` that carries this record.  The statistics
+    statistics themselves are in the :class:`LinearStats` that carries this record.  The statistics
     take (1 − ``clip_share``)·ε, split by ``split``; the clipping counts ``clipped_rows`` (rows
     with an entry |xᵢⱼ| > Bx) and ``clipped_responses`` (|yᵢ| > By) take ``clip_share``·ε, with
     Laplace noise of scale 2/(``clip_share``·ε) (``clip_noise``).
@@ -148,7 +138,7 @@ class SuffStatsRelease(Release, kind="suff_stats_laplace"):
         The public map applied to (X, y) before clipping (None: none).
     features : tuple of str, optional
         The column names of ``X`` when it was a data frame (its public schema; None otherwise),
-        the default ``feature`` coordinates of :func:`pm_private.linear.regression_model`.
+        the default ``feature`` coordinates of :func:`pm_private.linear.linear_model`.
     clip_share : float, default 0.0
         The share of ε spent on the clipping counts (0: no counts released).
     clip_noise : float, optional
@@ -158,7 +148,7 @@ class SuffStatsRelease(Release, kind="suff_stats_laplace"):
         (the DP output; None when no counts are released).
     scale_response : bool, default False
         True when each row was scaled as a whole into the cube |xⱼ| ≤ ``x_bound`` with its
-        response (see :func:`release_suff_stats`); False for entrywise clipping.
+        response (see :func:`release_linear_stats_laplace`); False for entrywise clipping.
     """
 
     split: tuple[float, float, float] = public()
@@ -202,7 +192,7 @@ class SuffStatsRelease(Release, kind="suff_stats_laplace"):
 
 
 @dataclass(frozen=True, kw_only=True)
-class GaussianSuffStatsRelease(Release, kind="suff_stats_gaussian"):
+class LinearStatsRelease(Release, kind="linear_stats_gaussian"):
     """What one (ε, δ)-DP Gaussian release of sufficient statistics assumed and added.
 
     ``x_bound`` bounds the ℓ2 norm of each (preprocessed) covariate row, ``y_bound`` |y|;
@@ -211,7 +201,7 @@ class GaussianSuffStatsRelease(Release, kind="suff_stats_gaussian"):
     ``noise_scale`` the standard deviation σ of the Gaussian noise on each of its entries, so
     σ on the diagonal statistics (diagonal of Sxx, Syy) and σ/√2 on the others (off-diagonal
     Sxx, Sxy); ``epsilon`` is what OpenDP certifies at ``delta``.  ``preprocessing`` as for
-    :class:`SuffStatsRelease`.  With ``clip_share`` p > 0 the clipping counts ``clipped_rows``
+    :class:`LinearStatsLaplaceRelease`.  With ``clip_share`` p > 0 the clipping counts ``clipped_rows``
     (rows with ‖xᵢ‖ > Bx) and ``clipped_responses`` (|yᵢ| > By) are released by the same
     mechanism, weighted by a = Δ·√(p/(q(1 − p))) (q = 2 counts, or 3 with ``effective_rows``
     below) so that they take the share p of its squared sensitivity (of ρ, its
@@ -249,7 +239,7 @@ class GaussianSuffStatsRelease(Release, kind="suff_stats_gaussian"):
         The public map applied to (X, y) before the projection (None: none).
     features : tuple of str, optional
         The column names of ``X`` when it was a data frame (its public schema; None otherwise),
-        the default ``feature`` coordinates of :func:`pm_private.linear.regression_model`.
+        the default ``feature`` coordinates of :func:`pm_private.linear.linear_model`.
     clip_share : float, default 0.0
         The share of the mechanism's squared sensitivity given to the clipping counts (0: none).
     clip_noise : float, optional
@@ -264,7 +254,7 @@ class GaussianSuffStatsRelease(Release, kind="suff_stats_gaussian"):
     scale_response : bool, default False
         True when each response was scaled with its covariate row before it was clipped,
         yᵢ ← clip(cᵢyᵢ, −By, By) with cᵢ = min(1, Bx/‖xᵢ‖), so that the scaled rows keep the
-        regression of y on x (see :func:`release_suff_stats_gaussian`); False when only the
+        regression of y on x (see :func:`release_linear_stats`); False when only the
         covariates were projected (files written before this option read as False).
     """
 
@@ -308,118 +298,6 @@ class GaussianSuffStatsRelease(Release, kind="suff_stats_gaussian"):
         return self.noise_scale**2 / frobenius_weights(d) ** 2
 
 
-@dataclass(frozen=True, eq=False)
-class SuffStats:
-    """Sufficient statistics (Sxx, Sxy, Syy, n), exact or noisy, immutable.
-
-    Statistics of disjoint sets of records add: ``public_stats + private_release`` combines
-    non-private and private rows as Honkela et al. (2018) does.  ``releases`` lists the private releases
-    the statistics contain (empty when exact); their noise scales are what a noise-aware model
-    needs.  ``exact_part`` holds the exact (public) statistics contained in a sum with private
-    releases (None when there are none, or when the statistics are all exact), so that a
-    noise-aware model can use them exactly.  No raw rows are kept.
-
-    Parameters
-    ----------
-    xx : array_like
-        Sxx = Σ xᵢxᵢᵀ, d × d.
-    xy : array_like
-        Sxy = Σ xᵢyᵢ, length d.
-    yy : float
-        Syy = Σ yᵢ².
-    n : int
-        The number of records.
-    releases : tuple of SuffStatsRelease or GaussianSuffStatsRelease, default ()
-        The private releases the statistics contain (empty when exact).
-    exact_part : SuffStats, optional
-        The exact statistics contained in a sum with private releases.
-
-    Raises
-    ------
-    ValueError
-        If ``xx`` is not d × d for ``xy`` of length d, a statistic is not finite, or ``n`` is
-        not an integer ≥ 1.
-    """
-
-    xx: np.ndarray = output()
-    xy: np.ndarray = output()
-    yy: float = output()
-    n: int = public()
-    releases: tuple[SuffStatsRelease | GaussianSuffStatsRelease, ...] = public(default=())
-    exact_part: SuffStats | None = public(default=None, repr=False)
-
-    def __post_init__(self):
-        xx = as_float_array(self.xx, "xx").copy()
-        xy = as_float_array(self.xy, "xy").copy()
-        d = xy.shape[0] if xy.ndim == 1 else -1
-        if xx.shape != (d, d) or d < 1:
-            raise ValueError(f"xx must be d×d and xy length d ≥ 1, got {xx.shape} and {xy.shape}")
-        yy = as_float_array(self.yy, "yy")
-        if yy.ndim != 0:
-            raise ValueError(f"yy must be one number, got shape {yy.shape}")
-        for name, value in (("xx", xx), ("xy", xy), ("yy", yy)):
-            if not np.isfinite(value).all():
-                raise ValueError(f"{name} must be finite (NaN or infinite entries given)")
-        if not isinstance(self.releases, tuple):
-            raise ValueError(f"releases must be a tuple of releases, got {type(self.releases).__name__}")
-        xx.flags.writeable = False
-        xy.flags.writeable = False
-        object.__setattr__(self, "xx", xx)
-        object.__setattr__(self, "xy", xy)
-        object.__setattr__(self, "yy", float(yy))
-        object.__setattr__(self, "n", check_count("n", self.n))
-        if self.exact_part is not None and (self.exact_part.releases or self.exact_part.d != d):
-            raise ValueError("exact_part must be exact statistics of the same d")
-        for release in self.releases:
-            check_feature_names(release, d)
-
-    @property
-    def public(self) -> SuffStats | None:
-        """The exact statistics contained in these (all of them when exact; None if there are none)."""
-        return self if self.is_exact else self.exact_part
-
-    @property
-    def d(self) -> int:
-        """Number of features."""
-        return self.xy.shape[0]
-
-    @property
-    def feature_names(self) -> tuple[str, ...] | None:
-        """The column names the private releases recorded (``features``, from data frames), when
-        every release that recorded names recorded the same ones; None otherwise."""
-        names = {r.features for r in self.releases if r.features is not None}
-        return names.pop() if len(names) == 1 else None
-
-    @property
-    def is_exact(self) -> bool:
-        """True when no noise was added (statistics of public data)."""
-        return not self.releases
-
-    def __add__(self, other: SuffStats) -> SuffStats:
-        if not isinstance(other, SuffStats):
-            return NotImplemented
-        if other.d != self.d:
-            raise ValueError(f"cannot add statistics with d = {self.d} and d = {other.d}")
-        exact = [part for part in (self.public, other.public) if part is not None]
-        releases = self.releases + other.releases
-        if releases and exact:
-            exact_part = exact[0] if len(exact) == 1 else exact[0] + exact[1]
-        else:
-            exact_part = None
-        return SuffStats(
-            self.xx + other.xx,
-            self.xy + other.xy,
-            self.yy + other.yy,
-            self.n + other.n,
-            releases,
-            exact_part,
-        )
-
-    def __repr__(self) -> str:
-        kind = "exact" if self.is_exact else f"{len(self.releases)} private release(s)"
-        return f"SuffStats(n={self.n}, d={self.d}, {kind})"
-
-
 def sensitivities(d: int, x_bound: float, y_bound: float) -> tuple[float, float, float]:
     """ℓ1 sensitivities (Sxx upper triangle, Sxy, Syy) under replace-one: (d(d+1)Bx², 2dBxBy, By²).
 
@@ -456,183 +334,6 @@ def finite_sensitivities(values, names: str) -> tuple:
     return tuple(values)
 
 
-def suff_stats(X, y) -> SuffStats:
-    """Exact statistics (Sxx, Sxy, Syy, n) of public data: no clipping, no noise, no budget.
-
-    Sxx = Σ xᵢxᵢᵀ, Sxy = Σ xᵢyᵢ, Syy = Σ yᵢ² (Honkela et al. 2018) in one pass over the rows.
-    Accepts numpy arrays and pandas objects, or Dask collections (``dask.array``,
-    ``dask.dataframe``; see :func:`pm_private.linear.read_parquet_columns`), whose partitions
-    are reduced where they live and summed in a tree.
-
-    Parameters
-    ----------
-    X : array_like or dask collection, shape (n, d)
-        Public covariates.
-    y : array_like or dask collection, shape (n,)
-        Public responses.
-
-    Returns
-    -------
-    SuffStats
-        The exact statistics (no releases).
-
-    Raises
-    ------
-    ValueError
-        For a NaN or infinite value (naming the first bad row, and its partition for Dask input),
-        mismatched shapes, or products that overflow.
-    """
-    if is_dask(X) or is_dask(y):
-        from .dask_reduce import partitioned_suff_stats
-
-        return SuffStats(*partitioned_suff_stats(X, y, None, None)[:4])
-    X = as_matrix(X)
-    y = as_vector(y, X.shape[0])
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused just below
-        xx, xy, yy, _ = accumulate(X, y, None, None)
-    if not (np.isfinite(xx).all() and np.isfinite(xy).all() and math.isfinite(yy)):
-        raise ValueError("X and y are too large: their products overflow (rescale them)")
-    return SuffStats(xx, xy, yy, X.shape[0])
-
-
-@dataclass(frozen=True)
-class ClipReport:
-    """How much one release's clipping changed the data, estimated from its private counts.
-
-    Post-processing of the release (no budget): the noisy counts divided by n and kept in
-    [0, 1].  Printed, it reads as one sentence.
-
-    Parameters
-    ----------
-    n : int
-        The number of records of the release.
-    rows : float
-        Estimated fraction of the rows whose covariates the clipping changed (entrywise clipping,
-        or projection onto the ℓ2 ball).
-    responses : float
-        Estimated fraction of the responses clipped to ±By.
-    sd : float
-        Standard deviation of the privacy noise on each fraction.
-    rows_scaled : bool, default False
-        True when the release scaled whole rows (responses with their covariates), which keeps
-        the regression of y on x: then only clipped responses bias the coefficients.
-    """
-
-    n: int
-    rows: float
-    responses: float
-    sd: float
-    rows_scaled: bool = False
-
-    @property
-    def large(self) -> bool:
-        """True when an estimated fraction that biases the coefficients exceeds ``CLIP_WARNING``
-        (10 %): clipped responses, and changed rows unless whole rows were scaled."""
-        return max(0.0 if self.rows_scaled else self.rows, self.responses) > CLIP_WARNING
-
-    def __str__(self) -> str:
-        change = "scaled about" if self.rows_scaled else "changed about"
-        return (
-            f"clipping {change} {self.rows:.1%} of the rows' covariates and clipped {self.responses:.1%} of the "
-            f"responses (n = {self.n}; privacy noise s.d. {self.sd:.1%} each)"
-        )
-
-
-def clip_report(stats, *, warn: bool = True) -> tuple[ClipReport, ...]:
-    """Estimated fractions of clipped rows and responses of each private release in ``stats``.
-
-    For a release that carries clipping counts c (rows whose covariates the clipping changed,
-    responses clipped), the estimate is clip(c/n, 0, 1), with noise s.d. s/n where s is the
-    noise s.d. of a count (√2·b for Laplace noise of scale b).  When clipping changed a large
-    share of the rows, the statistics describe the clipped rows, not the population: the
-    coefficients of a model fitted to them are biased (away from zero where covariates alone
-    were projected, towards zero where responses were clipped), and their intervals are too
-    narrow at large n.  A release that scaled whole rows
-    (:func:`release_suff_stats_gaussian`'s default) keeps the regression of y on x, so only its
-    clipped responses bias the coefficients.
-
-    Parameters
-    ----------
-    stats : SuffStats
-        Released statistics (possibly summed with others); exact statistics give no report.
-    warn : bool, default True
-        Warn (``UserWarning``) for each release whose estimated fraction of clipped rows or
-        responses exceeds ``CLIP_WARNING`` (10 %).
-
-    Returns
-    -------
-    tuple of ClipReport
-        One report per release that carries clipping counts, in release order (empty when none
-        does: exact statistics, or releases made with ``clip_share=0``).
-
-    Notes
-    -----
-    Privacy: post-processing of the released counts; spends no budget and reads no record.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from pm_private.linear import clip_report, release_suff_stats_gaussian
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(20_000, 2))
-    >>> y = X @ [1.0, -0.5] + rng.normal(size=20_000)
-    >>> stats = release_suff_stats_gaussian(X, y, epsilon=1.0, delta=1e-7, x_bound=3.0, y_bound=2.0, rng=0)
-    >>> (report,) = clip_report(stats, warn=False)
-    >>> report.large  # a third of the responses exceed |y| = 2
-    True
-    """
-    if not isinstance(stats, SuffStats):
-        raise ValueError(f"stats must be SuffStats, got {type(stats).__name__}")
-    reports = []
-    for release in stats.releases:
-        if release.clipped_rows is None:
-            continue
-        count_sd = release.clip_noise * (math.sqrt(2.0) if isinstance(release, SuffStatsRelease) else 1.0)
-        n = release.n
-        report = ClipReport(
-            n=n,
-            rows=min(1.0, max(0.0, release.clipped_rows / n)),
-            responses=min(1.0, max(0.0, release.clipped_responses / n)),
-            sd=count_sd / n,
-            rows_scaled=release.x_clip == "row-scaled",
-        )
-        if warn and report.large:
-            warnings.warn(
-                f"{report}: the statistics describe the clipped data, so fitted coefficients are biased "
-                "and their intervals too narrow; widen the bounds or use a model of the clipping",
-                UserWarning,
-                stacklevel=2,
-            )
-        reports.append(report)
-    return tuple(reports)
-
-
-def _check_clip_share(clip_share, epsilon: float) -> float:
-    """``clip_share`` is 0 or in [0.001, 0.5], and leaves both parts of ε ≥ the smallest ε."""
-    if isinstance(clip_share, bool) or not isinstance(clip_share, numbers.Real):
-        raise ValueError(f"clip_share must be a number, got {clip_share!r:.40}")
-    value = float(clip_share)
-    if not (value == 0.0 or 0.001 <= value <= 0.5):
-        raise ValueError(f"clip_share must be 0 or in [0.001, 0.5], got {clip_share!r}")
-    if value > 0 and value * epsilon < MIN_EPSILON:
-        raise ValueError(f"clip_share {value!r} of epsilon {epsilon!r} is below the smallest ε {MIN_EPSILON!r}")
-    return value
-
-
-def _count_fields(clip_share: float, counts, noise) -> dict:
-    """The clipping-count fields of a release that releases them (``clip_share`` > 0): the
-    counts of changed rows and clipped responses, and Σcᵢ² when a third count is given."""
-    fields = dict(
-        clip_share=clip_share,
-        clip_noise=float(noise),
-        clipped_rows=float(counts[0]),
-        clipped_responses=float(counts[1]),
-    )
-    if len(counts) > 2:
-        fields["effective_rows"] = float(counts[2])
-    return fields
-
-
 def _check_split(split) -> tuple[float, float, float]:
     try:
         parts = tuple(float(p) for p in split)
@@ -646,10 +347,10 @@ def _check_split(split) -> tuple[float, float, float]:
 
 
 def check_release_arguments(d: int, *, epsilon, x_bound, y_bound, split=(0.60, 0.35, 0.05), clip_share=0.05) -> tuple:
-    """The public arguments of :func:`release_suff_stats` for d features, checked before any work.
+    """The public arguments of :func:`release_linear_stats_laplace` for d features, checked before any work.
 
     The command line calls it once it knows the number of feature columns, before reading any
-    record; :func:`release_suff_stats` calls it before its pass over the data.
+    record; :func:`release_linear_stats_laplace` calls it before its pass over the data.
 
     Parameters
     ----------
@@ -694,7 +395,7 @@ def check_release_arguments(d: int, *, epsilon, x_bound, y_bound, split=(0.60, 0
     return sens, eps_parts
 
 
-def release_suff_stats(
+def release_linear_stats_laplace(
     X,
     y,
     *,
@@ -707,7 +408,7 @@ def release_suff_stats(
     preprocessing: Preprocessing | None = None,
     clip_share: float = CLIP_SHARE,
     scale_response: bool = False,
-) -> SuffStats:
+) -> LinearStats:
     """ε-DP release of clipped sufficient statistics (Honkela et al. 2018, Eqs. 5–7).
 
     Covariates and responses are clipped entrywise to the public bounds (with
@@ -749,12 +450,12 @@ def release_suff_stats(
         (xᵢ, yᵢ) ← cᵢ·(xᵢ, yᵢ) with cᵢ = min(1, Bx/maxⱼ|xᵢⱼ|), before its response is clipped:
         the weight cᵢ depends on xᵢ alone, so the scaled rows keep the regression of y on x and a
         model fitted to them estimates the population's β where entrywise clipping biases it
-        (see :func:`release_suff_stats_gaussian`).  Every entry still lies in [−Bx, Bx] and every
+        (see :func:`release_linear_stats`).  Every entry still lies in [−Bx, Bx] and every
         response in [−By, By], so the sensitivities are the same.  Public; recorded in the release.
 
     Returns
     -------
-    SuffStats
+    LinearStats
         ``xx`` (d×d, symmetric), ``xy`` (d), ``yy``, ``n`` and ``releases[0]`` with the metadata.
 
     Raises
@@ -779,14 +480,14 @@ def release_suff_stats(
     Examples
     --------
     >>> import numpy as np
-    >>> from pm_private import PrivacyAccountant, release_suff_stats
+    >>> from pm_private import PrivacyAccountant, release_linear_stats_laplace
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, size=(200, 2))
     >>> y = X @ [1.0, -0.5] + 0.1 * rng.normal(size=200)
     >>> accountant = PrivacyAccountant(2.0, 1e-6)
-    >>> stats = release_suff_stats(X, y, epsilon=1.0, x_bound=1.0, y_bound=2.0, accountant=accountant, rng=0)
+    >>> stats = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=1.0, y_bound=2.0, accountant=accountant, rng=0)
     >>> stats
-    SuffStats(n=200, d=2, 1 private release(s))
+    LinearStats(n=200, d=2, 1 private release(s))
     >>> stats.releases[0].private  # seeded: reproducible, not private
     False
     >>> accountant.spent
@@ -846,7 +547,7 @@ def release_suff_stats(
         xx = np.zeros((d, d))
         xx[upper] = parts[0].values
         xx = xx + np.triu(xx, 1).T
-        info = SuffStatsRelease(
+        info = LinearStatsLaplaceRelease(
             epsilon=epsilon,
             split=split,
             x_bound=x_bound,
@@ -862,67 +563,7 @@ def release_suff_stats(
             scale_response=scale_response,
             **counts,
         )
-        return SuffStats(xx, parts[1].values, parts[2].values[0], n, (info,))
-
-
-def stat_pairs(d: int) -> tuple[np.ndarray, np.ndarray]:
-    """Index pairs (a, b) into z = (x, y) of the released statistics, in release order:
-    the upper triangle of Sxx (``np.triu_indices(d)``), then Sxy (j, d), then Syy (d, d).
-
-    Parameters
-    ----------
-    d : int
-        The number of covariates.
-
-    Returns
-    -------
-    a, b : numpy.ndarray
-        The row and column indices into zzᵀ, each of length (d+1)(d+2)/2.
-    """
-    upper = np.triu_indices(d)
-    a = np.concatenate([upper[0], np.arange(d), [d]])
-    b = np.concatenate([upper[1], np.full(d, d), [d]])
-    return a, b
-
-
-def stat_vector(xx, xy, yy) -> np.ndarray:
-    """The (d+1)(d+2)/2 statistics as one vector in release order (:func:`stat_pairs`):
-    upper Sxx, Sxy, Syy.
-
-    Parameters
-    ----------
-    xx : array_like
-        Sxx, d × d.
-    xy : numpy.ndarray
-        Sxy, length d.
-    yy : float
-        Syy.
-
-    Returns
-    -------
-    numpy.ndarray
-        The statistics as one vector.
-    """
-    d = xy.shape[0]
-    return np.concatenate([np.asarray(xx)[np.triu_indices(d)], xy, [yy]])
-
-
-def frobenius_weights(d: int) -> np.ndarray:
-    """Weights w of the (d+1)(d+2)/2 distinct entries of zzᵀ, z = (x, y) ∈ ℝᵈ⁺¹, in release order
-    (:func:`stat_pairs`): 1 on the diagonal (Sxx diagonal, Syy), √2 off it (Sxx off-diagonal, Sxy),
-    so that ‖w ⊙ upper(M)‖₂ = ‖M‖_F for every symmetric M.
-
-    Parameters
-    ----------
-    d : int
-        The number of covariates.
-
-    Returns
-    -------
-    numpy.ndarray
-        The (d+1)(d+2)/2 weights.
-    """
-    return symmetric_entry_weights(*stat_pairs(d))
+        return LinearStats(xx, parts[1].values, parts[2].values[0], n, (info,))
 
 
 def gaussian_sensitivity(x_bound: float, y_bound: float) -> float:
@@ -960,7 +601,7 @@ def gaussian_sensitivity(x_bound: float, y_bound: float) -> float:
 def gaussian_release_vector(
     d: int, x_bound: float, y_bound: float, clip_share: float, *, scale_response: bool
 ) -> tuple[int, float, float]:
-    """The vector :func:`release_suff_stats_gaussian` noises: its length, ℓ2 sensitivity and count weight.
+    """The vector :func:`release_linear_stats` noises: its length, ℓ2 sensitivity and count weight.
 
     The (d+1)(d+2)/2 Frobenius-weighted statistics (sensitivity Δ = :func:`gaussian_sensitivity`)
     and, with ``clip_share`` p > 0, the q counts (q = 2: rows scaled and responses clipped; q = 3
@@ -1021,7 +662,7 @@ def _projected_sums(X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float
     return xx, xy, yy, (changed, responses, weight) if scale_response else (changed, responses)
 
 
-def release_suff_stats_gaussian(
+def release_linear_stats(
     X,
     y,
     *,
@@ -1034,7 +675,7 @@ def release_suff_stats_gaussian(
     preprocessing: Preprocessing | None = None,
     clip_share: float = CLIP_SHARE,
     scale_response: bool = True,
-) -> SuffStats:
+) -> LinearStats:
     """(ε, δ)-DP release of the sufficient statistics of norm-bounded rows, by one Gaussian mechanism.
 
     Each row is scaled onto the ℓ2 ball of the covariates, (xᵢ, yᵢ) ← cᵢ·(xᵢ, yᵢ) with
@@ -1050,9 +691,9 @@ def release_suff_stats_gaussian(
     Δ = √2·(Bx² + By²) (:func:`gaussian_sensitivity`): sufficient statistics perturbation with the
     Gaussian mechanism (Sheffet 2017; the row-norm bound of Wang 2018).  The off-diagonal
     statistics, Sxy among them, get noise of s.d. σ/√2 at the sensitivity of iid noise on the
-    unweighted triangle.  Against :func:`release_suff_stats` (Laplace, entrywise bounds) the noise grows
+    unweighted triangle.  Against :func:`release_linear_stats_laplace` (Laplace, entrywise bounds) the noise grows
     with Bx² + By² instead of d²Bx², far less at d ≥ 5, and it is Gaussian, so the noise-aware
-    model (:func:`pm_private.linear.regression_model`) marginalises it exactly.
+    model (:func:`pm_private.linear.linear_model`) marginalises it exactly.
 
     The same mechanism releases the counts of rows the projection changed and of responses
     clipped (:func:`clip_report`) and, when responses are scaled, Σcᵢ² (``effective_rows``), q = 3
@@ -1080,7 +721,7 @@ def release_suff_stats_gaussian(
     Parameters
     ----------
     X : array-like, shape (n, d)
-        Private covariates (numpy or pandas; not Dask: use :func:`release_suff_stats` there).
+        Private covariates (numpy or pandas; not Dask: use :func:`release_linear_stats_laplace` there).
     y : array-like, shape (n,)
         Private responses.
     epsilon : float
@@ -1110,9 +751,9 @@ def release_suff_stats_gaussian(
 
     Returns
     -------
-    SuffStats
+    LinearStats
         Noisy ``xx`` (symmetric), ``xy``, ``yy``, ``n`` and ``releases[0]``, a
-        :class:`GaussianSuffStatsRelease`.
+        :class:`LinearStatsRelease`.
 
     Raises
     ------
@@ -1139,12 +780,12 @@ def release_suff_stats_gaussian(
     Examples
     --------
     >>> import numpy as np
-    >>> from pm_private import PrivacyAccountant, release_suff_stats_gaussian
+    >>> from pm_private import PrivacyAccountant, release_linear_stats
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, size=(200, 2))
     >>> y = X @ [1.0, -0.5] + 0.1 * rng.normal(size=200)
     >>> accountant = PrivacyAccountant(2.0, 1e-6)
-    >>> stats = release_suff_stats_gaussian(
+    >>> stats = release_linear_stats(
     ...     X, y, epsilon=0.5, delta=1e-7, x_bound=1.5, y_bound=2.0, accountant=accountant, rng=0
     ... )
     >>> stats.xx.shape, stats.n
@@ -1162,7 +803,7 @@ def release_suff_stats_gaussian(
         raise ValueError(f"preprocessing must be a Preprocessing, got {type(preprocessing).__name__}")
     if is_dask(X) or is_dask(y):
         raise ValueError(
-            "release_suff_stats_gaussian takes in-memory arrays; for Dask collections use release_suff_stats"
+            "release_linear_stats takes in-memory arrays; for Dask collections use release_linear_stats_laplace"
         )
     features = column_names(X)
     X = as_matrix(X)
@@ -1207,7 +848,7 @@ def release_suff_stats_gaussian(
         noisy_xx = np.zeros((d, d))
         noisy_xx[upper] = values[: upper[0].size]
         noisy_xx = noisy_xx + np.triu(noisy_xx, 1).T
-        info = GaussianSuffStatsRelease(
+        info = LinearStatsRelease(
             epsilon=part.epsilon,
             delta=delta,
             x_bound=x_bound,
@@ -1221,4 +862,30 @@ def release_suff_stats_gaussian(
             scale_response=scale_response,
             **counts,
         )
-        return SuffStats(noisy_xx, values[upper[0].size : -1], values[-1], n, (info,))
+        return LinearStats(noisy_xx, values[upper[0].size : -1], values[-1], n, (info,))
+
+
+def _check_clip_share(clip_share, epsilon: float) -> float:
+    """``clip_share`` is 0 or in [0.001, 0.5], and leaves both parts of ε ≥ the smallest ε."""
+    if isinstance(clip_share, bool) or not isinstance(clip_share, numbers.Real):
+        raise ValueError(f"clip_share must be a number, got {clip_share!r:.40}")
+    value = float(clip_share)
+    if not (value == 0.0 or 0.001 <= value <= 0.5):
+        raise ValueError(f"clip_share must be 0 or in [0.001, 0.5], got {clip_share!r}")
+    if value > 0 and value * epsilon < MIN_EPSILON:
+        raise ValueError(f"clip_share {value!r} of epsilon {epsilon!r} is below the smallest ε {MIN_EPSILON!r}")
+    return value
+
+
+def _count_fields(clip_share: float, counts, noise) -> dict:
+    """The clipping-count fields of a release that releases them (``clip_share`` > 0): the
+    counts of changed rows and clipped responses, and Σcᵢ² when a third count is given."""
+    fields = dict(
+        clip_share=clip_share,
+        clip_noise=float(noise),
+        clipped_rows=float(counts[0]),
+        clipped_responses=float(counts[1]),
+    )
+    if len(counts) > 2:
+        fields["effective_rows"] = float(counts[2])
+    return fields

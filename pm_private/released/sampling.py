@@ -1,6 +1,6 @@
 """NUTS for the noise-aware GLMs with a dense mass matrix started at the Laplace approximation.
 
-The posterior of :func:`pm_private.glm.logistic_model` and :func:`pm_private.glm.poisson_model`
+The posterior of :func:`pm_private.logistic_model` and :func:`pm_private.poisson_model`
 couples the coefficients with the covariate model, and its scales span orders of magnitude (at
 d = 10 and n = 10⁵ the curvatures at the mode range over 5·10² to 8·10⁴).  NUTS with a dense mass
 matrix adapted from the identity spends its first tuning windows with tiny steps and deep

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 from pm_private import BudgetExceededError, PrivacyAccountant, release_logistic_stats
-from pm_private.glm.stats import logistic_sensitivity, logistic_stats, signed_labels, stat_pairs
+from pm_private.logistic.release import logistic_sensitivity, logistic_stats, signed_labels
 from pm_private.privacy.primitives import project_rows, symmetric_entry_weights
+from pm_private.released.degree2 import stat_pairs
 
 
 def _weighted(X, y, bx):

@@ -10,11 +10,11 @@ from scipy import integrate
 from scipy import stats as sps
 
 from pm_private import BudgetExceededError, PrivacyAccountant, poisson_model, predict_poisson, release_poisson_stats
-from pm_private.glm import poisson_stats, set_poisson_stats
-from pm_private.glm.moments import poisson_lognormal, poisson_lognormal_values, poisson_stat_moments
-from pm_private.glm.poisson import poisson_entry_weights, poisson_sensitivity
-from pm_private.glm.stats import stats_vector
+from pm_private.poisson import poisson_stats, set_poisson_stats
+from pm_private.poisson.moments import poisson_lognormal, poisson_lognormal_values, poisson_stat_moments
+from pm_private.poisson.release import poisson_entry_weights, poisson_sensitivity
 from pm_private.privacy.primitives import project_rows
+from pm_private.released.degree2 import stats_vector
 
 
 def _weighted(X, y, bx, B):

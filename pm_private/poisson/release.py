@@ -6,7 +6,7 @@ statistics are the degree-≤ 2 sums
 
     Σx = Σᵢ xᵢ,  Σỹ = Σᵢ ỹᵢ,  Sxx = Σᵢ xᵢxᵢᵀ,  Syx = Σᵢ ỹᵢxᵢ,
 
-in the order of :func:`pm_private.glm.stats.stat_pairs` (uᵢ = (1, xᵢ, ỹᵢ)), as for logistic
+in the order of :func:`pm_private.stats.stat_pairs` (uᵢ = (1, xᵢ, ỹᵢ)), as for logistic
 regression.  The Poisson log-likelihood Σᵢ yᵢ(xᵢᵀβ + b) − exp(xᵢᵀβ + b) depends on the counts
 only through Σy and Σ y·x; its exponential term is a function of the covariates, which the
 noise-aware model describes by a Gaussian with its own prior, informed by Σx and Sxx.
@@ -42,7 +42,7 @@ from ..privacy.validation import (
     check_positive,
     column_names,
 )
-from .stats import _freeze, _sums, stat_pairs, stats_vector, unpack_stats
+from ..released.degree2 import _freeze, _sums, stat_pairs, stats_vector, unpack_stats
 
 __all__ = [
     "MAX_Y_BOUND",
@@ -155,7 +155,7 @@ class PoissonStatsRelease(Release, kind="poisson_stats"):
         The noise standard deviation σ on the weighted entries.
     features : tuple of str, optional
         The column names of ``X`` when it was a data frame (its public schema; None otherwise),
-        the default ``feature`` coordinates of :func:`pm_private.glm.poisson_model`.
+        the default ``feature`` coordinates of :func:`pm_private.poisson_model`.
     """
 
     x_sum: np.ndarray = output()
@@ -182,7 +182,7 @@ class PoissonStatsRelease(Release, kind="poisson_stats"):
 
     def noise_variance(self) -> np.ndarray:
         """Variance σ²/w² of the Gaussian noise on each statistic in release order
-        (:func:`pm_private.glm.stats.stat_pairs`, weights ``poisson_entry_weights``).
+        (:func:`pm_private.stats.stat_pairs`, weights ``poisson_entry_weights``).
 
         Returns
         -------
@@ -339,14 +339,14 @@ def release_poisson_stats(
 
     Each row is projected onto the ℓ2 ball, xᵢ ← xᵢ·min(1, Bx/‖xᵢ‖), and each count clipped,
     ỹᵢ = min(yᵢ, B).  The 2d + 1 + d(d+1)/2 statistics s = (Σx, Σỹ, upper(Sxx), Syx)
-    (:func:`pm_private.glm.stats.stat_pairs`) are released as
+    (:func:`pm_private.stats.stat_pairs`) are released as
 
         r = s + ξ / w,   ξ ~ N(0, σ² I),
 
     with the weights w of ``poisson_entry_weights`` (√2 off the diagonal of Σ ûûᵀ,
     û = (1, x, ỹ·Bx/B)), i.e. the Gaussian mechanism on w ⊙ s with σ calibrated to its ℓ2
     sensitivity Δ = Bx·√(8(1 + Bx²)) (Bx² ≥ 1/3; :func:`poisson_sensitivity`, which proves it).
-    These are the statistics of the noise-aware model :func:`pm_private.glm.poisson_model`;
+    These are the statistics of the noise-aware model :func:`pm_private.poisson_model`;
     Kulkarni et al. (2021) release such sums with the Gaussian mechanism for noise-aware GLM
     inference, and Huggins, Adams & Broderick (2017) approximate GLM likelihoods by them.
 

@@ -52,7 +52,7 @@ from ..privacy.validation import (
     check_fraction,
     check_positive,
 )
-from .suffstats import CLIP_SHARE, _check_clip_share, gaussian_release_vector, sensitivities
+from .release import CLIP_SHARE, _check_clip_share, gaussian_release_vector, sensitivities
 
 __all__ = ["GaussianBounds", "TuneResult", "gaussian_bounds", "tune_bounds"]
 
@@ -68,7 +68,7 @@ _MAX_COEF = 1e150
 @dataclass(frozen=True)
 class TuneResult:
     """Outcome of :func:`tune_bounds`: pass ``split``, ``x_bound`` and ``y_bound`` to
-    :func:`pm_private.release_suff_stats`.
+    :func:`pm_private.release_linear_stats_laplace`.
 
     ``split`` lies on the tuning grid and sums to 1 (to within 1e-12); ``x_bound`` =
     ``omega_x``·x_scale and ``y_bound`` = ``omega_y``·y_scale; ``score`` is the mean Spearman
@@ -316,7 +316,7 @@ def _tune_release(
     n_noise_final: int | None = None,
     rng=0,
 ) -> TuneResult:
-    """Budget split and clip bounds for :func:`release_suff_stats`, tuned on synthetic data by
+    """Budget split and clip bounds for :func:`release_linear_stats_laplace`, tuned on synthetic data by
     Honkela et al.'s (2018) procedure (internal: the paper's robust private LR in
     ``pm-private demo``; the public choice is :func:`tune_bounds`).
 
@@ -330,7 +330,7 @@ def _tune_release(
     the same size n as the real data, with analytic scales σx_aux = 1, σy_aux = √(d + 1).
     For a split (p₁, p₂, p₃) and a pair (ωx, ωy) one simulated release clips the aux data at
     Bx = ωx·σx_aux, By = ωy·σy_aux and adds Laplace noise with exactly the scales of
-    :func:`pm_private.linear.suffstats.sensitivities` / (pₖε): symmetric P on Sxx (upper triangle iid
+    :func:`pm_private.linear.release.sensitivities` / (pₖε): symmetric P on Sxx (upper triangle iid
     Laplace(d(d+1)Bx²/(p₁ε)), mirrored) and Q on Sxy (iid Laplace(2dBxBy/(p₂ε))).  The estimate
     is the posterior mean with the precisions fixed at λ = λ₀ = 1 (paper Eqs. 3–4),
 
@@ -581,7 +581,7 @@ def tune_bounds(
     marginalising the noise).  It **optimises** the mean over aux sets × noise draws of
 
     * ``goal="prediction"``: the held-out R² = 1 − E(y − clip(x)ᵀβ̂)²/Var y, with covariates
-      clipped at the same bound, as :func:`pm_private.linear.predict` does, against unclipped
+      clipped at the same bound, as :func:`pm_private.linear.predict_linear` does, against unclipped
       responses; a bound that is too small loses signal (bias), one too large inflates the
       noise (∝ Bx²);
     * ``goal="coefficients"``: 1 − ‖β̂ − β‖²/‖β‖², the relative error of the coefficients
@@ -626,7 +626,7 @@ def tune_bounds(
         the bound is on |y|); none is clipped beyond the ``max_y_clip`` share.
     clip_share : float, default 0.05
         The share of ε the release spends on its clipping counts (as in
-        :func:`pm_private.release_suff_stats`); the statistics' noise is simulated for the rest.
+        :func:`pm_private.release_linear_stats_laplace`); the statistics' noise is simulated for the rest.
     omegas : 1-D array
         Initial grid of multipliers (default 2^(−1 … 2) in quarter-octave steps).
     min_omega : float
@@ -739,7 +739,7 @@ def tune_bounds(
 @dataclass(frozen=True)
 class GaussianBounds:
     """Outcome of :func:`gaussian_bounds`: pass ``x_bound`` and ``y_bound`` to
-    :func:`pm_private.release_suff_stats_gaussian` with the public
+    :func:`pm_private.release_linear_stats` with the public
     :class:`pm_private.Preprocessing` that standardises the data.
 
     Parameters
@@ -785,7 +785,7 @@ def gaussian_bounds(
     sampling spread; no private data is touched and no budget is spent.
 
     Why loose bounds.  A release scales rows beyond Bx onto the ball (with their responses) and
-    clips responses beyond By (:func:`pm_private.release_suff_stats_gaussian`).  The noise-aware
+    clips responses beyond By (:func:`pm_private.release_linear_stats`).  The noise-aware
     model accounts for the noise exactly, but not for the bounding: scaled rows estimate a
     weighted least-squares fit, which differs from the population's when the truth is not exactly
     linear, and clipped responses pull β towards zero.  That bias is a fixed share of the
@@ -824,9 +824,9 @@ def gaussian_bounds(
     max_y_clip : float, default 0.05
         Largest share of the public responses By may clip, in (0, 1).
     clip_share : float, default 0.05
-        As in :func:`pm_private.release_suff_stats_gaussian` (it sets the released vector).
+        As in :func:`pm_private.release_linear_stats` (it sets the released vector).
     scale_response : bool, default True
-        As in :func:`pm_private.release_suff_stats_gaussian` (it sets the released vector).
+        As in :func:`pm_private.release_linear_stats` (it sets the released vector).
 
     Returns
     -------

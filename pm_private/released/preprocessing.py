@@ -73,7 +73,7 @@ class Preprocessing:
     y ↦ (y − y_center)/y_scale.
 
     Every constant must be public (fixed in advance, or computed from non-private rows): the
-    release applies the map before clipping, and :func:`pm_private.linear.predict`
+    release applies the map before clipping, and :func:`pm_private.linear.predict_linear`
     applies the same map (and the release's clip bound) to new covariates and maps predictions
     back with ŷ = y_center + y_scale·xᵀβ, so coefficients fitted on the released scale are never
     multiplied by raw covariates.

@@ -43,6 +43,7 @@ from ..privacy.validation import (
     check_positive,
     column_names,
 )
+from ..released.degree2 import _freeze, _sums, stat_pairs, stats_vector, unpack_stats
 
 __all__ = [
     "LOGISTIC_MECHANISM",
@@ -52,36 +53,14 @@ __all__ = [
     "logistic_stats",
     "release_logistic_stats",
     "signed_labels",
-    "stat_pairs",
-    "stats_vector",
-    "unpack_stats",
 ]
+
 
 #: Mechanism name of :func:`release_logistic_stats` (result and ledger entry).
 LOGISTIC_MECHANISM = (
     "Gaussian degree-2 statistics of logistic regression, norm-bounded rows, Frobenius-weighted "
     "(Kulkarni et al. 2021; Huggins, Adams & Broderick 2017)"
 )
-
-
-def stat_pairs(d: int) -> tuple[np.ndarray, np.ndarray]:
-    """Index pairs (a, b) into u = (1, x, y) ∈ ℝᵈ⁺² of the released statistics, in release order:
-    Σx (0, j+1), Σy (0, d+1), the upper triangle of Sxx (i+1, j+1), i ≤ j, then Syx (j+1, d+1).
-
-    Parameters
-    ----------
-    d : int
-        The number of covariates.
-
-    Returns
-    -------
-    a, b : numpy.ndarray
-        Row and column indices into uuᵀ, each of length 2d + 1 + d(d+1)/2.
-    """
-    upper = np.triu_indices(d)
-    a = np.concatenate([np.zeros(d + 1, dtype=int), upper[0] + 1, np.arange(1, d + 1)])
-    b = np.concatenate([np.arange(1, d + 2), upper[1] + 1, np.full(d, d + 1)])
-    return a, b
 
 
 def signed_labels(y, n: int) -> np.ndarray:
@@ -199,7 +178,7 @@ class LogisticStatsRelease(Release, kind="logistic_stats"):
         The noise standard deviation σ on the weighted entries.
     features : tuple of str, optional
         The column names of ``X`` when it was a data frame (its public schema; None otherwise),
-        the default ``feature`` coordinates of :func:`pm_private.glm.logistic_model`.
+        the default ``feature`` coordinates of :func:`pm_private.logistic_model`.
     """
 
     x_sum: np.ndarray = output()
@@ -232,66 +211,6 @@ class LogisticStatsRelease(Release, kind="logistic_stats"):
             One variance per statistic.
         """
         return self.noise_scale**2 / symmetric_entry_weights(*stat_pairs(self.d)) ** 2
-
-
-def stats_vector(x_sum, y_sum, xx, yx) -> np.ndarray:
-    """The statistics (Σx, Σy, Sxx, Syx) as one vector in release order (:func:`stat_pairs`).
-
-    Parameters
-    ----------
-    x_sum : array_like
-        Σx, length d.
-    y_sum : float
-        Σy.
-    xx : array_like
-        Sxx, d × d (its upper triangle is listed).
-    yx : array_like
-        Syx, length d.
-
-    Returns
-    -------
-    numpy.ndarray
-        The 2d + 1 + d(d+1)/2 statistics.
-    """
-    xx = np.asarray(xx)
-    return np.concatenate([x_sum, [y_sum], xx[np.triu_indices(xx.shape[0])], yx])
-
-
-def unpack_stats(values: np.ndarray, d: int) -> dict:
-    """The fields ``x_sum``, ``y_sum``, ``xx`` (symmetric) and ``yx`` of a vector in release order
-    (the inverse of :func:`stats_vector`).
-
-    Parameters
-    ----------
-    values : numpy.ndarray
-        The 2d + 1 + d(d+1)/2 statistics.
-    d : int
-        The number of covariates.
-
-    Returns
-    -------
-    dict
-        The four fields.
-    """
-    upper = np.triu_indices(d)
-    xx = np.zeros((d, d))
-    xx[upper] = values[d + 1 : d + 1 + upper[0].size]
-    return {"x_sum": values[:d], "y_sum": values[d], "xx": xx + np.triu(xx, 1).T, "yx": values[-d:]}
-
-
-def _freeze(stats) -> None:
-    """Checked, read-only float arrays for the fields of a statistics record."""
-    x_sum = np.array(stats.x_sum, dtype=np.float64)
-    xx = np.array(stats.xx, dtype=np.float64)
-    yx = np.array(stats.yx, dtype=np.float64)
-    d = x_sum.shape[0] if x_sum.ndim == 1 else -1
-    if xx.shape != (d, d) or yx.shape != (d,):
-        raise ValueError(f"xx must be d×d and x_sum, yx length d, got {xx.shape}, {x_sum.shape}, {yx.shape}")
-    for name, value in (("x_sum", x_sum), ("xx", xx), ("yx", yx)):
-        value.flags.writeable = False
-        object.__setattr__(stats, name, value)
-    object.__setattr__(stats, "y_sum", float(stats.y_sum))
-    object.__setattr__(stats, "n", int(stats.n))
 
 
 def logistic_sensitivity(x_bound: float) -> float:
@@ -336,10 +255,6 @@ def _prepared(X, y, x_bound):
     labels = signed_labels(y, X.shape[0])
     check_finite_rows(X)
     return (X if x_bound is None else project_rows(X, x_bound)), labels
-
-
-def _sums(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
-    return X.sum(axis=0), float(y.sum()), X.T @ X, X.T @ y
 
 
 def logistic_stats(X, y, *, x_bound: float | None = None) -> LogisticStats:
@@ -403,7 +318,7 @@ def release_logistic_stats(
     with w = 1 on the diagonal of Sxx and √2 elsewhere, i.e. the Gaussian mechanism on w ⊙ s, whose
     norm is the Frobenius norm of the matrix, with σ calibrated to its ℓ2 sensitivity
     Δ = √2·(Bx² + 2) (:func:`logistic_sensitivity`, which proves it).  These are the statistics of
-    the noise-aware model :func:`pm_private.glm.logistic_model` and of the quadratic
+    the noise-aware model :func:`pm_private.logistic_model` and of the quadratic
     approximation of the logistic likelihood (Huggins, Adams & Broderick 2017); Kulkarni et al.
     (2021) release such sums with the Gaussian mechanism for noise-aware GLM inference.
 

@@ -1,0 +1,244 @@
+"""Sufficient statistics of linear regression (Sxx, Sxy, Syy, n), exact or released, and their layout.
+
+For rows xᵢ ∈ ℝᵈ and responses yᵢ the Gaussian linear-regression likelihood depends on the data
+only through Sxx = Σ xᵢxᵢᵀ, Sxy = Σ xᵢyᵢ, Syy = Σ yᵢ² and n (Honkela et al. 2018, §Methods).
+:class:`LinearStats` holds them, exact or noisy; statistics of disjoint sets of records add.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .._engine.dask import is_dask
+from ..privacy.primitives import (
+    symmetric_entry_weights,
+)
+from ..privacy.release import output, public
+from ..privacy.validation import (
+    as_float_array,
+    as_matrix,
+    as_vector,
+    check_count,
+    check_feature_names,
+)
+from .accumulate import accumulate
+
+if TYPE_CHECKING:
+    from .release import LinearStatsLaplaceRelease, LinearStatsRelease
+
+__all__ = ["LinearStats", "frobenius_weights", "stat_pairs", "stat_vector", "linear_stats"]
+
+
+@dataclass(frozen=True, eq=False)
+class LinearStats:
+    """Sufficient statistics (Sxx, Sxy, Syy, n), exact or noisy, immutable.
+
+    Statistics of disjoint sets of records add: ``public_stats + private_release`` combines
+    non-private and private rows as Honkela et al. (2018) does.  ``releases`` lists the private releases
+    the statistics contain (empty when exact); their noise scales are what a noise-aware model
+    needs.  ``exact_part`` holds the exact (public) statistics contained in a sum with private
+    releases (None when there are none, or when the statistics are all exact), so that a
+    noise-aware model can use them exactly.  No raw rows are kept.
+
+    Parameters
+    ----------
+    xx : array_like
+        Sxx = Σ xᵢxᵢᵀ, d × d.
+    xy : array_like
+        Sxy = Σ xᵢyᵢ, length d.
+    yy : float
+        Syy = Σ yᵢ².
+    n : int
+        The number of records.
+    releases : tuple of LinearStatsLaplaceRelease or LinearStatsRelease, default ()
+        The private releases the statistics contain (empty when exact).
+    exact_part : LinearStats, optional
+        The exact statistics contained in a sum with private releases.
+
+    Raises
+    ------
+    ValueError
+        If ``xx`` is not d × d for ``xy`` of length d, a statistic is not finite, or ``n`` is
+        not an integer ≥ 1.
+    """
+
+    xx: np.ndarray = output()
+    xy: np.ndarray = output()
+    yy: float = output()
+    n: int = public()
+    releases: tuple[LinearStatsLaplaceRelease | LinearStatsRelease, ...] = public(default=())
+    exact_part: LinearStats | None = public(default=None, repr=False)
+
+    def __post_init__(self):
+        xx = as_float_array(self.xx, "xx").copy()
+        xy = as_float_array(self.xy, "xy").copy()
+        d = xy.shape[0] if xy.ndim == 1 else -1
+        if xx.shape != (d, d) or d < 1:
+            raise ValueError(f"xx must be d×d and xy length d ≥ 1, got {xx.shape} and {xy.shape}")
+        yy = as_float_array(self.yy, "yy")
+        if yy.ndim != 0:
+            raise ValueError(f"yy must be one number, got shape {yy.shape}")
+        for name, value in (("xx", xx), ("xy", xy), ("yy", yy)):
+            if not np.isfinite(value).all():
+                raise ValueError(f"{name} must be finite (NaN or infinite entries given)")
+        if not isinstance(self.releases, tuple):
+            raise ValueError(f"releases must be a tuple of releases, got {type(self.releases).__name__}")
+        xx.flags.writeable = False
+        xy.flags.writeable = False
+        object.__setattr__(self, "xx", xx)
+        object.__setattr__(self, "xy", xy)
+        object.__setattr__(self, "yy", float(yy))
+        object.__setattr__(self, "n", check_count("n", self.n))
+        if self.exact_part is not None and (self.exact_part.releases or self.exact_part.d != d):
+            raise ValueError("exact_part must be exact statistics of the same d")
+        for release in self.releases:
+            check_feature_names(release, d)
+
+    @property
+    def public(self) -> LinearStats | None:
+        """The exact statistics contained in these (all of them when exact; None if there are none)."""
+        return self if self.is_exact else self.exact_part
+
+    @property
+    def d(self) -> int:
+        """Number of features."""
+        return self.xy.shape[0]
+
+    @property
+    def feature_names(self) -> tuple[str, ...] | None:
+        """The column names the private releases recorded (``features``, from data frames), when
+        every release that recorded names recorded the same ones; None otherwise."""
+        names = {r.features for r in self.releases if r.features is not None}
+        return names.pop() if len(names) == 1 else None
+
+    @property
+    def is_exact(self) -> bool:
+        """True when no noise was added (statistics of public data)."""
+        return not self.releases
+
+    def __add__(self, other: LinearStats) -> LinearStats:
+        if not isinstance(other, LinearStats):
+            return NotImplemented
+        if other.d != self.d:
+            raise ValueError(f"cannot add statistics with d = {self.d} and d = {other.d}")
+        exact = [part for part in (self.public, other.public) if part is not None]
+        releases = self.releases + other.releases
+        if releases and exact:
+            exact_part = exact[0] if len(exact) == 1 else exact[0] + exact[1]
+        else:
+            exact_part = None
+        return LinearStats(
+            self.xx + other.xx,
+            self.xy + other.xy,
+            self.yy + other.yy,
+            self.n + other.n,
+            releases,
+            exact_part,
+        )
+
+    def __repr__(self) -> str:
+        kind = "exact" if self.is_exact else f"{len(self.releases)} private release(s)"
+        return f"LinearStats(n={self.n}, d={self.d}, {kind})"
+
+
+def linear_stats(X, y) -> LinearStats:
+    """Exact statistics (Sxx, Sxy, Syy, n) of public data: no clipping, no noise, no budget.
+
+    Sxx = Σ xᵢxᵢᵀ, Sxy = Σ xᵢyᵢ, Syy = Σ yᵢ² (Honkela et al. 2018) in one pass over the rows.
+    Accepts numpy arrays and pandas objects, or Dask collections (``dask.array``,
+    ``dask.dataframe``; see :func:`pm_private.linear.read_parquet_columns`), whose partitions
+    are reduced where they live and summed in a tree.
+
+    Parameters
+    ----------
+    X : array_like or dask collection, shape (n, d)
+        Public covariates.
+    y : array_like or dask collection, shape (n,)
+        Public responses.
+
+    Returns
+    -------
+    LinearStats
+        The exact statistics (no releases).
+
+    Raises
+    ------
+    ValueError
+        For a NaN or infinite value (naming the first bad row, and its partition for Dask input),
+        mismatched shapes, or products that overflow.
+    """
+    if is_dask(X) or is_dask(y):
+        from .dask_reduce import partitioned_suff_stats
+
+        return LinearStats(*partitioned_suff_stats(X, y, None, None)[:4])
+    X = as_matrix(X)
+    y = as_vector(y, X.shape[0])
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused just below
+        xx, xy, yy, _ = accumulate(X, y, None, None)
+    if not (np.isfinite(xx).all() and np.isfinite(xy).all() and math.isfinite(yy)):
+        raise ValueError("X and y are too large: their products overflow (rescale them)")
+    return LinearStats(xx, xy, yy, X.shape[0])
+
+
+def stat_pairs(d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs (a, b) into z = (x, y) of the released statistics, in release order:
+    the upper triangle of Sxx (``np.triu_indices(d)``), then Sxy (j, d), then Syy (d, d).
+
+    Parameters
+    ----------
+    d : int
+        The number of covariates.
+
+    Returns
+    -------
+    a, b : numpy.ndarray
+        The row and column indices into zzᵀ, each of length (d+1)(d+2)/2.
+    """
+    upper = np.triu_indices(d)
+    a = np.concatenate([upper[0], np.arange(d), [d]])
+    b = np.concatenate([upper[1], np.full(d, d), [d]])
+    return a, b
+
+
+def stat_vector(xx, xy, yy) -> np.ndarray:
+    """The (d+1)(d+2)/2 statistics as one vector in release order (:func:`stat_pairs`):
+    upper Sxx, Sxy, Syy.
+
+    Parameters
+    ----------
+    xx : array_like
+        Sxx, d × d.
+    xy : numpy.ndarray
+        Sxy, length d.
+    yy : float
+        Syy.
+
+    Returns
+    -------
+    numpy.ndarray
+        The statistics as one vector.
+    """
+    d = xy.shape[0]
+    return np.concatenate([np.asarray(xx)[np.triu_indices(d)], xy, [yy]])
+
+
+def frobenius_weights(d: int) -> np.ndarray:
+    """Weights w of the (d+1)(d+2)/2 distinct entries of zzᵀ, z = (x, y) ∈ ℝᵈ⁺¹, in release order
+    (:func:`stat_pairs`): 1 on the diagonal (Sxx diagonal, Syy), √2 off it (Sxx off-diagonal, Sxy),
+    so that ‖w ⊙ upper(M)‖₂ = ‖M‖_F for every symmetric M.
+
+    Parameters
+    ----------
+    d : int
+        The number of covariates.
+
+    Returns
+    -------
+    numpy.ndarray
+        The (d+1)(d+2)/2 weights.
+    """
+    return symmetric_entry_weights(*stat_pairs(d))

@@ -1,0 +1,48 @@
+"""Predictions of a fitted :func:`pm_private.logistic.logistic_model`."""
+
+from __future__ import annotations
+
+import pandas as pd
+from scipy.special import expit
+
+from ..privacy.validation import check_fraction
+from ..released.glm import _interval_table, _linear_predictor
+
+__all__ = ["predict_logistic"]
+
+
+def predict_logistic(posterior, X, *, x_bound: float | None = None, interval: float = 0.9) -> pd.DataFrame:
+    """Posterior predictive probabilities P(y = 1 | x) of new rows under a fitted :func:`logistic_model`.
+
+    Each row is projected onto the ball ‖x‖₂ ≤ Bx the release used (public; read from the
+    sampled DataTree's ``constant_data``, or given), then p⁽ˢ⁾ = σ(xᵀβ⁽ˢ⁾ + b⁽ˢ⁾) for every
+    posterior draw s.
+
+    Parameters
+    ----------
+    posterior : xarray.DataTree or xarray.Dataset
+        The result of ``pm.sample`` on the model (or its ``posterior`` group, then give ``x_bound``
+        if the rows should be projected).
+    X : array_like, shape (m, d)
+        New covariate rows (public).
+    x_bound : float, optional
+        The projection radius (default: the model's, when the DataTree carries it; else none).
+    interval : float, default 0.9
+        Mass of the central credible interval of the probability.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``mean`` (the posterior predictive probability of y = 1), ``lower`` and ``upper`` (the
+        central interval of p), one row per new row.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not numeric, not finite or has the wrong number of columns, ``x_bound`` is
+        given but not finite and > 0, ``interval`` is not in (0, 1), or ``posterior`` holds no
+        ``beta``.
+    """
+    interval = check_fraction("interval", interval, closed=False)
+    p = expit(_linear_predictor(posterior, X, x_bound, "logistic_model"))
+    return _interval_table(p, interval)

@@ -1,0 +1,49 @@
+"""Predictions of a fitted :func:`pm_private.poisson.poisson_model`."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..privacy.validation import check_fraction
+from ..released.glm import _interval_table, _linear_predictor
+
+__all__ = ["predict_poisson"]
+
+
+def predict_poisson(posterior, X, *, x_bound: float | None = None, interval: float = 0.9) -> pd.DataFrame:
+    """Posterior predictive rates E[y | x] = exp(xᵀβ + b) of new rows under a fitted :func:`poisson_model`.
+
+    Each row is projected onto the ball ‖x‖₂ ≤ Bx the release used (public; read from the
+    sampled DataTree's ``constant_data``, or given), then λ⁽ˢ⁾ = exp(xᵀβ⁽ˢ⁾ + b⁽ˢ⁾) for every posterior
+    draw s.  The rate is that of the unclipped count (the clipping only served the release).
+
+    Parameters
+    ----------
+    posterior : xarray.DataTree or xarray.Dataset
+        The result of ``pm.sample`` on the model (or its ``posterior`` group, then give ``x_bound``
+        if the rows should be projected).
+    X : array_like, shape (m, d)
+        New covariate rows (public).
+    x_bound : float, optional
+        The projection radius (default: the model's, when the DataTree carries it; else none).
+    interval : float, default 0.9
+        Mass of the central credible interval of the rate.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``mean`` (the posterior predictive mean count), ``lower`` and ``upper`` (the central
+        interval of λ), one row per new row.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not numeric, not finite or has the wrong number of columns, ``x_bound`` is
+        given but not finite and > 0, ``interval`` is not in (0, 1), or ``posterior`` holds no
+        ``beta``.
+    """
+    interval = check_fraction("interval", interval, closed=False)
+    with np.errstate(over="ignore"):
+        rate = np.exp(_linear_predictor(posterior, X, x_bound, "poisson_model"))
+    return _interval_table(rate, interval)

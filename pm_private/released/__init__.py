@@ -1,0 +1,19 @@
+"""Machinery shared by the released-statistics families (linear, logistic, Poisson): the degree-2
+statistic layout, public preprocessing, covariate models, the Gaussian likelihood Op, the
+noise-aware GLM template and Laplace-started NUTS."""
+
+from .._engine.lazy import attach
+
+_NAMES = {
+    "Preprocessing": ".preprocessing",
+    "preprocess": ".preprocessing",
+    "lkj_cholesky": ".covariates",
+    "wishart_cholesky": ".covariates",
+    "laplace_nuts": ".sampling",
+    "laplace_covariance": ".sampling",
+    "laplace_restart": ".sampling",
+    "laplace_start": ".sampling",
+    "normal_logp": ".likelihood",
+}
+
+__getattr__, __dir__, __all__ = attach(__name__, _NAMES)

@@ -1,0 +1,147 @@
+"""Covariate models of the noise-aware regressions: the law of x that the released second
+moments are explained by.
+
+* :func:`lkj_cholesky` — Σx = diag(s)·R·diag(s), s half-normal and R ~ LKJ(η) through its
+  canonical partial correlations (Lewandowski, Kurowicka & Joe 2009): the logistic and Poisson
+  models' covariate model, with a mean μ;
+* :func:`wishart_cholesky` — Σx ~ Wishart(ν, (s²/ν)·I) by the Bartlett decomposition: the linear
+  model's covariate model (Bernstein & Sheldon 2019).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+
+__all__ = [
+    "check_wishart_prior",
+    "wishart_cholesky",
+    "lkj_cholesky",
+    "lkj_partial_shapes",
+    "partial_correlation_cholesky",
+]
+
+
+def lkj_partial_shapes(d: int, eta: float) -> np.ndarray:
+    """Beta shapes bₖ of the partial correlations of an LKJ(η) correlation matrix, in the order of
+    ``numpy.tril_indices(d, -1)``.
+
+    The correlation matrix of the LKJ(η) distribution (Lewandowski, Kurowicka & Joe 2009) is, by
+    their vine construction, the one whose canonical partial correlations cᵢₖ (of variables i and k
+    given variables 0, …, k − 1, i > k) are independent with (cᵢₖ + 1)/2 ~ Beta(bₖ, bₖ),
+
+        bₖ = η + (d − 2 − k)/2,   k = 0, …, d − 2.
+
+    Parameters
+    ----------
+    d : int
+        The dimension.
+    eta : float
+        The LKJ shape η > 0.
+
+    Returns
+    -------
+    numpy.ndarray, shape (d(d − 1)/2,)
+        bₖ for each (i, k) of ``numpy.tril_indices(d, -1)``.
+    """
+    _, cols = np.tril_indices(d, -1)
+    return eta + (d - 2 - cols) / 2.0
+
+
+def partial_correlation_cholesky(partial, d: int):
+    """The Cholesky factor L of the correlation matrix with canonical partial correlations ``partial``.
+
+    With c the partial correlations placed strictly below the diagonal (order of
+    ``numpy.tril_indices(d, -1)``), the rows of L are (Lewandowski, Kurowicka & Joe 2009; the
+    Stan reference manual's transform of a correlation Cholesky factor)
+
+        Lᵢₖ = cᵢₖ · √(Π_{j<k} (1 − cᵢⱼ²)) for k < i,   Lᵢᵢ = √(Π_{j<i} (1 − cᵢⱼ²)),
+
+    so every row has unit norm and LLᵀ is a correlation matrix; computed from cumulative sums of
+    log(1 − cᵢⱼ²), differentiable in c.
+
+    Parameters
+    ----------
+    partial : tensor (d(d − 1)/2,)
+        Partial correlations in (−1, 1).
+    d : int
+        The dimension.
+
+    Returns
+    -------
+    tensor (d, d)
+        Lower-triangular L with positive diagonal.
+    """
+    rows, cols = np.tril_indices(d, -1)
+    strict = pt.zeros(d * d)[rows * d + cols].set(partial).reshape((d, d))
+    log_rest = pt.log1p(-(strict**2))
+    before = pt.cumsum(log_rest, axis=1) - log_rest  # Σ over j < k of log(1 − cᵢⱼ²)
+    return (strict + pt.eye(d)) * pt.exp(0.5 * before)
+
+
+def lkj_cholesky(d: int, sd_sigma: float, eta: float):
+    """The covariate model's Σx = diag(s)·R·diag(s) in the current model, returned as its Cholesky factor.
+
+    Prior: standard deviations s ~ HalfNormal(``sd_sigma``) (``x_sd``) and correlation matrix
+    R ~ LKJ(η), the distribution of ``pm.LKJCholeskyCov``, parametrised by R's canonical partial
+    correlations: (cᵢₖ + 1)/2 ~ Beta(bₖ, bₖ) independently (``x_partial_corr``, stored as
+    (c + 1)/2; :func:`lkj_partial_shapes`), R = LLᵀ with L of
+    :func:`partial_correlation_cholesky`.  NUTS samples log s and logit((c + 1)/2) = 2 atanh(c), in
+    which the prior factorises into independent one-dimensional densities; PyMC's packed
+    Cholesky parametrisation of the same prior couples the standard deviations with the
+    correlations.  Deterministics ``x_cov`` (Σx) and ``x_corr`` (R) are recorded.
+
+    Parameters
+    ----------
+    d : int
+        The number of covariates.
+    sd_sigma : float
+        Scale of the half-normal prior of the standard deviations.
+    eta : float
+        LKJ shape of the correlations (1: uniform).
+
+    Returns
+    -------
+    tensor (d, d)
+        diag(s)·L, lower triangular.
+    """
+    sd = pm.HalfNormal("x_sd", sd_sigma, shape=d)
+    if d == 1:
+        chol = sd[:, None]
+        pm.Deterministic("x_cov", chol @ chol.T)
+        return chol
+    shapes = lkj_partial_shapes(d, eta)
+    unit = pm.Beta("x_partial_corr", alpha=shapes, beta=shapes, shape=shapes.size)
+    corr_chol = partial_correlation_cholesky(2.0 * unit - 1.0, d)
+    pm.Deterministic("x_corr", corr_chol @ corr_chol.T)
+    chol = sd[:, None] * corr_chol
+    pm.Deterministic("x_cov", chol @ chol.T)
+    return chol
+
+
+def check_wishart_prior(d: int, scale: float, dof: float) -> None:
+    """ValueError naming the argument unless ``x_dof`` ν > d − 1 and ``x_scale`` s is finite and > 0
+    (the Wishart prior Σx ~ W(ν, (s²/ν)·I) of :func:`wishart_cholesky`)."""
+    if not dof > d - 1:
+        raise ValueError(f"x_dof must be > d − 1 = {d - 1}, got {dof!r}")
+    if not (np.isfinite(scale) and scale > 0):
+        raise ValueError(f"x_scale must be finite and > 0, got {scale!r}")
+
+
+def wishart_cholesky(name: str, d: int, *, scale: float, dof: float, dims=(), batch_shape=()):
+    """Wishart prior Σx ~ W(ν, (scale²/ν)·I) (prior mean scale²·I) for the covariate covariance,
+    as its Cholesky factor Lx = (scale/√ν)·T by the Bartlett decomposition:
+    T lower triangular, T_jj² ~ χ²(ν − j) (j = 0…d−1), T_jk ~ N(0, 1) below the diagonal.
+
+    Creates ``{name}_chi2`` (dims ``(*dims, "feature")``) and ``{name}_offdiag``; returns Lx.
+    """
+    check_wishart_prior(d, scale, dof)
+    chi2 = pm.Gamma(f"{name}_chi2", alpha=(dof - np.arange(d)) / 2.0, beta=0.5, dims=(*dims, "feature"))
+    lower = np.tril_indices(d, -1)
+    t = pt.zeros((*batch_shape, d, d))
+    t = pt.set_subtensor(t[..., np.arange(d), np.arange(d)], pt.sqrt(chi2))
+    if lower[0].size:
+        offdiag = pm.Normal(f"{name}_offdiag", 0.0, 1.0, shape=(*batch_shape, lower[0].size))
+        t = pt.set_subtensor(t[..., lower[0], lower[1]], offdiag)
+    return (scale / np.sqrt(dof)) * t

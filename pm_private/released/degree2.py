@@ -1,0 +1,98 @@
+"""The degree-2 statistic layout shared by the logistic and Poisson releases.
+
+For rows xᵢ ∈ ℝᵈ and responses yᵢ the statistics are the entries of Σᵢ uᵢuᵢᵀ with
+uᵢ = (1, xᵢ, yᵢ) ∈ ℝᵈ⁺² other than its constant entries: Σx, Σy, the upper triangle of
+Sxx = Σ xxᵀ and Syx = Σ y·x, in the order of :func:`stat_pairs`.  A Gaussian release of them
+weights the off-diagonal entries by √2 so that the released vector's norm is the Frobenius norm
+of the matrix (Kulkarni et al. 2021; Huggins, Adams & Broderick 2017).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["stat_pairs", "stats_vector", "unpack_stats"]
+
+
+def stat_pairs(d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs (a, b) into u = (1, x, y) ∈ ℝᵈ⁺² of the released statistics, in release order:
+    Σx (0, j+1), Σy (0, d+1), the upper triangle of Sxx (i+1, j+1), i ≤ j, then Syx (j+1, d+1).
+
+    Parameters
+    ----------
+    d : int
+        The number of covariates.
+
+    Returns
+    -------
+    a, b : numpy.ndarray
+        Row and column indices into uuᵀ, each of length 2d + 1 + d(d+1)/2.
+    """
+    upper = np.triu_indices(d)
+    a = np.concatenate([np.zeros(d + 1, dtype=int), upper[0] + 1, np.arange(1, d + 1)])
+    b = np.concatenate([np.arange(1, d + 2), upper[1] + 1, np.full(d, d + 1)])
+    return a, b
+
+
+def stats_vector(x_sum, y_sum, xx, yx) -> np.ndarray:
+    """The statistics (Σx, Σy, Sxx, Syx) as one vector in release order (:func:`stat_pairs`).
+
+    Parameters
+    ----------
+    x_sum : array_like
+        Σx, length d.
+    y_sum : float
+        Σy.
+    xx : array_like
+        Sxx, d × d (its upper triangle is listed).
+    yx : array_like
+        Syx, length d.
+
+    Returns
+    -------
+    numpy.ndarray
+        The 2d + 1 + d(d+1)/2 statistics.
+    """
+    xx = np.asarray(xx)
+    return np.concatenate([x_sum, [y_sum], xx[np.triu_indices(xx.shape[0])], yx])
+
+
+def unpack_stats(values: np.ndarray, d: int) -> dict:
+    """The fields ``x_sum``, ``y_sum``, ``xx`` (symmetric) and ``yx`` of a vector in release order
+    (the inverse of :func:`stats_vector`).
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        The 2d + 1 + d(d+1)/2 statistics.
+    d : int
+        The number of covariates.
+
+    Returns
+    -------
+    dict
+        The four fields.
+    """
+    upper = np.triu_indices(d)
+    xx = np.zeros((d, d))
+    xx[upper] = values[d + 1 : d + 1 + upper[0].size]
+    return {"x_sum": values[:d], "y_sum": values[d], "xx": xx + np.triu(xx, 1).T, "yx": values[-d:]}
+
+
+def _freeze(stats) -> None:
+    """Checked, read-only float arrays for the fields of a statistics record."""
+    x_sum = np.array(stats.x_sum, dtype=np.float64)
+    xx = np.array(stats.xx, dtype=np.float64)
+    yx = np.array(stats.yx, dtype=np.float64)
+    d = x_sum.shape[0] if x_sum.ndim == 1 else -1
+    if xx.shape != (d, d) or yx.shape != (d,):
+        raise ValueError(f"xx must be d×d and x_sum, yx length d, got {xx.shape}, {x_sum.shape}, {yx.shape}")
+    for name, value in (("x_sum", x_sum), ("xx", xx), ("yx", yx)):
+        value.flags.writeable = False
+        object.__setattr__(stats, name, value)
+    object.__setattr__(stats, "y_sum", float(stats.y_sum))
+    object.__setattr__(stats, "n", int(stats.n))
+
+
+def _sums(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+    return X.sum(axis=0), float(y.sum()), X.T @ X, X.T @ y
