@@ -55,7 +55,7 @@ from pm_private import linear_stats, release_linear_stats, release_linear_stats_
 from pm_private.linear.model import gibbs_regression, linear_model, project_psd, set_linear_stats
 from pm_private.sampling.refit_nuts import RefittableNUTS
 
-PRIOR = dict(a=10.0, b=10.0, a0=10.0, b0=10.0)
+PRIOR = dict(noise_precision_alpha=10.0, noise_precision_beta=10.0, prior_precision_alpha=10.0, prior_precision_beta=10.0)
 LEVELS = (0.5, 0.9)
 
 
@@ -63,9 +63,9 @@ def draw_dataset(rng, n, d, *, misspecified=False, clipped=False):
     """(X, y, β, x_bound, y_bound) from the benchmark prior (or the misspecified design; or, with
     ``clipped``, the prior's design with bounds that bite: per-entry Bx = 0.9·√(tr Σx / d), so
     that about a third of the rows are projected in a Gaussian release, and By = 2·sd(y))."""
-    lam0 = rng.gamma(PRIOR["a0"], 1 / PRIOR["b0"])
+    lam0 = rng.gamma(PRIOR["prior_precision_alpha"], 1 / PRIOR["prior_precision_beta"])
     beta = rng.standard_normal(d) / np.sqrt(lam0)
-    lam = rng.gamma(PRIOR["a"], 1 / PRIOR["b"])
+    lam = rng.gamma(PRIOR["noise_precision_alpha"], 1 / PRIOR["noise_precision_beta"])
     if misspecified:
         X = rng.uniform(-1.5, 1.5, (n, d))
         y = X @ beta + rng.standard_normal(n) / np.sqrt(lam)

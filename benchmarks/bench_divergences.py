@@ -20,10 +20,10 @@ import warnings
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from models.linear_real_data import N_PUBLIC, load, public_preprocessing
 from pm_private import release_linear_stats
 from pm_private.linear.model import linear_model, set_linear_stats
 from pm_private.sampling.refit_nuts import RefittableNUTS
-from studies.real_data_regression import N_PUBLIC, load, public_preprocessing
 
 
 def releases(name: str, rows: int, count: int, epsilon: float, seed: int):

@@ -1,6 +1,6 @@
 """Accuracy of the moments of the logistic and Poisson statistics against brute-force Monte Carlo.
 
-:func:`pm_private.moments.logistic_stat_moments` gives the mean m and covariance V of
+:func:`pm_private.logistic.moments.logistic_stat_moments` gives the mean m and covariance V of
 t(x, y) = (x, y, upper(xxᵀ), y·x) for x ~ N(μ, Σ), P(y = 1 | x) = σ(xᵀβ + b) in closed form
 (a four-probit mixture for σ, Stein's lemma).  Here they are compared with Monte Carlo on N records
 drawn with the logistic link itself, for random (β, b, μ, Σ) at several predictor scales
@@ -13,7 +13,7 @@ standard error of the full-sample estimate).  An error at the floor means no det
     python -m benchmarks.bench_glm_moments --n 200000 --ds 2
     python -m benchmarks.bench_glm_moments --family poisson --y-bound 20
 
-``--family poisson``: :func:`pm_private.moments.poisson_stat_moments`, the moments of
+``--family poisson``: :func:`pm_private.poisson.moments.poisson_stat_moments`, the moments of
 t = (x, ỹ, upper(xxᵀ), ỹ·x), ỹ = min(y, B), y | x ~ Poisson(exp(xᵀβ + b)), by Poisson–lognormal
 probabilities (adaptive Gauss–Hermite quadrature) and Stein's lemma, against Monte Carlo on
 records drawn with the clipped Poisson counts.  Measured 2026-11-25 (``--family poisson

@@ -61,8 +61,8 @@ def discrete_time_problem(rng):
     """Discrete-time hazard loss, logit link (Nguyên & Hui 2017a, Eq. 3), on FL (q = 200, e = 3)."""
     from functools import partial
 
+    from models.discrete_time_survival import load_fl_discrete
     from pm_private.survival import record_grad_numpy, record_loss, record_loss_numpy
-    from studies.discrete_time_survival import load_fl_discrete
 
     data = load_fl_discrete(200, 3)[0]
     assert data.n == N

@@ -35,8 +35,8 @@ import pytensor.tensor as pt  # noqa: E402
 from pytensor.graph.basic import Constant  # noqa: E402
 from pytensor.graph.traversal import graph_inputs  # noqa: E402
 
+from models.discrete_time_survival import load_fl_discrete  # noqa: E402
 from pm_private.survival import discrete_time_model, expand_person_period  # noqa: E402
-from studies.discrete_time_survival import load_fl_discrete  # noqa: E402
 
 warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
 

@@ -18,12 +18,16 @@ Subpackages
     (Nguyên & Hui 2017b: Weibull; Nguyên & Hui 2017a: discrete time).
 :mod:`~pm_private.sampling`
     The sanitized-loss exponential mechanism, pSGLD (Li et al. 2016), refittable ADVI.
+:mod:`~pm_private.released`
+    Machinery shared by the released-statistics families: the degree-2 statistic layout, public
+    preprocessing, covariate models, the Gaussian likelihood Op, Laplace-started NUTS.
 :mod:`~pm_private.logistic`
-    DP elastic-net logistic regression and private penalty selection (Yu et al. 2014), the
-    data-perturbation baseline (Kang et al. 2020).
-:mod:`~pm_private.glm`
-    Noise-aware private logistic and Poisson regression on released degree-2 statistics
-    (Kulkarni et al. 2021; Huggins, Adams & Broderick 2017).
+    Private logistic regression: released degree-2 statistics with the noise-aware model (Kulkarni
+    et al. 2021; Huggins, Adams & Broderick 2017), DP elastic net with private penalty selection
+    (Yu et al. 2014), the data-perturbation baseline (Kang et al. 2020).
+:mod:`~pm_private.poisson`
+    Private Poisson regression: released degree-2 statistics of clipped counts with the
+    noise-aware model (Kulkarni et al. 2021).
 :mod:`~pm_private.datasets`
     Loaders and generators of example data.
 

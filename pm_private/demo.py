@@ -32,7 +32,7 @@ held-out R² = 1 − Σ(y − ŷ)²/Σ(y − ȳ)².  Noise in this experiment is
 reproducible: its outputs are marked not private and the experiment is a simulation of the
 mechanism, not a release.
 
-Run ``pm-private demo --help`` (or ``python -m studies.drug_sensitivity --help`` from the repository).
+Run ``pm-private demo --help`` (or ``python -m models.linear_drug_sensitivity --help`` from the repository).
 """
 
 from __future__ import annotations
@@ -48,9 +48,9 @@ import numpy as np
 import pandas as pd
 
 from . import linear_stats, release_linear_stats, release_linear_stats_laplace
-from ._argtypes import epsilon as epsilon_type
-from ._argtypes import existing_file, nonnegative_int, output_folder, positive_int
 from ._engine.threads import single_threaded_blas
+from .cli.argtypes import epsilon as epsilon_type
+from .cli.argtypes import existing_file, nonnegative_int, output_folder, positive_int
 from .datasets import load_gdsc, make_gdsc_like
 from .linear.adaptive_ssp import adassp
 from .linear.bounds import _tune_release
@@ -240,7 +240,9 @@ def _scores(split: Split, prediction) -> tuple[float, float]:
     return spearman(split.y_test, prediction), r_squared(split.y_test, prediction)
 
 
-CALIBRATION_PRIOR = dict(a=10.0, b=10.0, a0=10.0, b0=10.0)
+CALIBRATION_PRIOR = dict(
+    noise_precision_alpha=10.0, noise_precision_beta=10.0, prior_precision_alpha=10.0, prior_precision_beta=10.0
+)
 
 
 @single_threaded_blas()

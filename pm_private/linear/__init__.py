@@ -5,6 +5,7 @@ baseline (Wang 2018)."""
 from .._engine.lazy import attach
 
 _NAMES = {
+    "linear_noise_plan": ".release",
     "LinearStatsLaplaceRelease": ".release",
     "LinearStats": ".stats",
     "linear_stats": ".stats",

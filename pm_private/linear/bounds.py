@@ -9,27 +9,17 @@ model itself (their Eq. 10, precisions fixed to the prior means λ = λ₀ = 1):
 
 so the auxiliary data's scales are known analytically: σx_aux = 1 and σy_aux = √(d + 1)
 (Var yᵢ = E‖β‖² + 1).  A candidate ω clips the auxiliary data at ω·σ_aux and, once chosen, is
-transferred to the real data as B = ω·(public scale).  ``_tune_release`` implements that
+transferred to the real data as B = ω·(public scale), which assumes data standardised like the
+auxiliary model (x_scale ≈ 1), as in the paper.  ``_tune_release`` implements that
 procedure for the reproduction of the paper's robust private LR (``pm-private demo``); it
 never sees the private data, so it spends **no** privacy budget.  It is not part of the public
-API: its Spearman score rewards clipping as hard as its grid allows (see below), which leaves the
-noise-aware model little signal (on scikit-learn's diabetes data at ε = 2 it chose ω = 0.1).
+API: where the privacy noise dominates, its Spearman score rewards clipping as hard as its grid
+allows (clipping hard scales Sxx down until the prior term I outweighs the noisy Sxx + P, and β̂
+tends to the noisy clipped Sxy, a sign-correlation estimator whose ranking is robust), which
+leaves the noise-aware model little signal.  The split it picks is identifiable only where the
+mean Spearman clearly exceeds its Monte Carlo error (``TuneResult.score_se``).  What the
+procedure found in measurements is on the documentation's model-selection page.
 :func:`tune_bounds` tunes the bounds for the noise-aware model's predictions or coefficients.
-
-Notes on what the procedure finds (measured with this implementation)
----------------------------------------------------------------------
-* Where the privacy noise dominates, the best ω is often the smallest on the grid (0.1):
-  clipping hard scales Sxx down until the prior term I outweighs the noisy Sxx + P, and β̂
-  tends to the (noisy) clipped Sxy, a sign-correlation estimator whose ranking is robust.  The
-  effect relies on the prior precision λ₀ = 1 relative to Sxx, so the transfer B = ω·scale is
-  exact in spirit only for data standardised like the aux model (x_scale ≈ 1), as in the paper.
-* The split is identifiable only where the mean Spearman clearly exceeds the Monte Carlo error.
-  At n = 500, d = 10, ε = 1 the mean Spearman is about 0.1 with a per-draw spread of about 0.3
-  (the spread comes from β and the noise draw, not from ranking n points), and the scores of
-  splits with p₁ between 0.45 and 0.7 differ by ~0.01–0.04: with the paper's 5 × 5 draws (or
-  even 10 × 10) the chosen split varies with ``rng``.  In better-conditioned regimes (n = 300,
-  d = 4, ε = 1; n = 500, d = 10, ε = 4) it is stable, with p₃ = 0.05 and p₁ > p₂ as in the
-  paper's Fig. 5.  ``TuneResult.score_se`` shows the Monte Carlo error of the stage-2 score.
 """
 
 from __future__ import annotations
@@ -360,10 +350,9 @@ def _tune_release(
     standard Laplace draws (scaled by its own noise scale), so comparisons between candidates
     are not swamped by independent noise.  A noisy Sxx + I may be indefinite or nearly
     singular; the systems are solved by LU and a singular one (or non-finite predictions)
-    scores −1.  Speed (about 1 s for n = 500, d = 10 and 4 s for n = 800, d = 64 on two cores):
-    one batched LU per (aux set, ωx, noise draw, distinct p₁) with every ωy and the unit noise
-    as right-hand sides, p₂ entering only as a scalar multiple (β̂ is linear in b_xy), and
-    ranks from an integer-key sort of blocks of predictions run on a few threads.
+    scores −1.  Speed: one batched LU per (aux set, ωx, noise draw, distinct p₁) with every ωy
+    and the unit noise as right-hand sides, p₂ entering only as a scalar multiple (β̂ is linear
+    in b_xy), and ranks from an integer-key sort of blocks of predictions run on a few threads.
 
     Parameters
     ----------

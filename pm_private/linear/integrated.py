@@ -17,7 +17,7 @@ given the whole release R is proportional to the prior times
 exactly; Σx enters only through p(Sxx | Rxx), which does not depend on (β, σ) and is computed once
 per release.  It is approximated by a normal on the symmetric d×d matrices:
 
-* prior: Sxx ≈ N(n·s²I, 𝒫), the Wishart prior of :func:`pm_private.linear.noise_aware.covariate_cholesky`
+* prior: Sxx ≈ N(n·s²I, 𝒫), the Wishart prior of ``pm_private.released.covariates.wishart_cholesky``
   (Σx ~ W(ν, (s²/ν)·I), whose covariance in the Frobenius geometry is (2s⁴/ν)·Id) composed with
   the central limit theorem for Sxx | Σx (covariance A ↦ 2n·ΣxAΣx, with Σx at the plug-in
   Σ̂ = :func:`pm_private.linear.model.release_x_cov`): with Σ̂ = Q diag(μ) Qᵀ, 𝒫 is diagonal in

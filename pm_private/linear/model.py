@@ -27,8 +27,10 @@ from pytensor.tensor.linalg import solve_triangular
 
 from ..privacy.validation import check_count
 from ..released.covariates import check_wishart_prior, wishart_cholesky
+from ..released.family import check_stats, record_fit
 from .integrated import IntegratedCovariateRegression, integrated_arrays, set_integrated_stats
 from .noise_aware import NoisySuffStatRegression, likelihood_method, noise_aware_arrays, set_noisy_stats
+from .release import LINEAR
 from .stats import LinearStats, frobenius_weights, stat_pairs
 
 __all__ = [
@@ -50,7 +52,27 @@ def project_psd(stats: LinearStats, *, floor: float = PSD_FLOOR) -> LinearStats:
     """Project noisy statistics so that the augmented matrix [[Sxx, Sxy], [Sxyᵀ, Syy]] has
     eigenvalues ≥ ``floor`` × its largest eigenvalue (exact statistics are returned as they are).
 
-    Post-processing only: the result carries the same ``releases`` metadata and privacy.
+    The nearest such matrix in Frobenius norm: eigenvalues below the floor are raised to it,
+    eigenvectors kept.  Post-processing only: the result carries the same ``releases`` metadata
+    and privacy.
+
+    Parameters
+    ----------
+    stats : LinearStats
+        The statistics to project.
+    floor : float, default PSD_FLOOR (1e-6)
+        Relative eigenvalue floor: the eigenvalues of the result are at least ``floor`` times the
+        largest.
+
+    Returns
+    -------
+    LinearStats
+        ``stats`` itself when exact, else the projected statistics (same n, releases and exact part).
+
+    Raises
+    ------
+    ValueError
+        If the noisy augmented matrix has no positive eigenvalue.
     """
     if stats.is_exact:
         return stats
@@ -70,7 +92,15 @@ def project_psd(stats: LinearStats, *, floor: float = PSD_FLOOR) -> LinearStats:
 
 
 def gibbs_regression(
-    stats, *, draws: int = 1000, tune: int = 300, a=2.0, b=2.0, a0=2.0, b0=2.0, rng=None
+    stats,
+    *,
+    draws: int = 1000,
+    tune: int = 300,
+    noise_precision_alpha: float = 2.0,
+    noise_precision_beta: float = 2.0,
+    prior_precision_alpha: float = 2.0,
+    prior_precision_beta: float = 2.0,
+    rng=None,
 ) -> np.ndarray:
     """Exact posterior draws of β in Honkela et al.'s (2018) model (``noise_aware=False``) by Gibbs sampling.
 
@@ -92,8 +122,10 @@ def gibbs_regression(
         A sequence is sampled as independent chains in one vectorised sweep.
     draws, tune : int
         Kept draws and discarded initial sweeps (the chain starts at β = 0).
-    a, b, a0, b0 : float
-        Prior parameters (Honkela et al. 2018 use 2).
+    noise_precision_alpha, noise_precision_beta : float, default 2.0
+        Shape a and rate b of the Gamma prior of the noise precision λ (Honkela et al. 2018 use 2).
+    prior_precision_alpha, prior_precision_beta : float, default 2.0
+        Shape a₀ and rate b₀ of the Gamma prior of the prior precision λ₀.
     rng : None, int or numpy.random.Generator
         Randomness of the sampler (not a privacy parameter).
 
@@ -102,6 +134,8 @@ def gibbs_regression(
     numpy.ndarray
         (draws, d) for one LinearStats, (draws, B, d) for a sequence of B.
     """
+    a, b = noise_precision_alpha, noise_precision_beta
+    a0, b0 = prior_precision_alpha, prior_precision_beta
     single = isinstance(stats, LinearStats)
     batch = [project_psd(s) for s in ([stats] if single else list(stats))]
     if not batch:
@@ -133,8 +167,27 @@ def gibbs_regression(
 def suff_stat_logp(beta, noise_precision, xx, xy, yy, n):
     """(n/2)·log(λ/2π) − (λ/2)·(βᵀSxxβ − 2βᵀSxy + Syy) as a PyTensor expression.
 
-    Batched over leading axes: beta (..., d), noise_precision (...), xx (..., d, d), xy (..., d),
-    yy (...), n (...); the result has the batch shape.
+    Batched over leading axes: the result has the batch shape of the arguments.
+
+    Parameters
+    ----------
+    beta : tensor_like, shape (..., d)
+        Regression coefficients β.
+    noise_precision : tensor_like, shape (...)
+        Noise precision λ = 1/σ².
+    xx : tensor_like, shape (..., d, d)
+        Sxx.
+    xy : tensor_like, shape (..., d)
+        Sxy.
+    yy : tensor_like, shape (...)
+        Syy.
+    n : tensor_like, shape (...)
+        Number of rows.
+
+    Returns
+    -------
+    pytensor.tensor.TensorVariable
+        The Gaussian linear-regression log-likelihood of the rows summarised by the statistics.
     """
     quad = (beta[..., :, None] * xx * beta[..., None, :]).sum(axis=(-2, -1))
     rss = quad - 2.0 * (beta * xy).sum(axis=-1) + yy
@@ -181,8 +234,9 @@ def SuffStatRegression(name: str, stats, *, beta, noise_precision):
 
     Returns
     -------
-    The ``pm.Potential``.  Its log-density equals the row-wise Normal likelihood when the
-    statistics are exact; its cost is O(B·d²) whatever n is.
+    pytensor.tensor.TensorVariable
+        The ``pm.Potential``.  Its log-density equals the row-wise Normal likelihood when the
+        statistics are exact; its cost is O(B·d²) whatever n is.
     """
     data = {key: pm.Data(f"{name}_{key}", value) for key, value in _stack(stats).items()}
     logp = suff_stat_logp(
@@ -194,8 +248,26 @@ def SuffStatRegression(name: str, stats, *, beta, noise_precision):
 def set_linear_stats(name: str, stats, model: pm.Model | None = None) -> None:
     """Replace the statistics of likelihood ``name`` (same shapes) in ``model``, without recompiling.
 
-    Works for both :func:`SuffStatRegression` and
-    :func:`pm_private.linear.noise_aware.NoisySuffStatRegression` likelihoods.
+    Works for every likelihood :func:`linear_model` builds (:func:`SuffStatRegression`,
+    :func:`pm_private.linear.noise_aware.NoisySuffStatRegression` and
+    :func:`pm_private.linear.integrated.IntegratedCovariateRegression`); the plug-in or integrated
+    covariate factor and the public prediction transform (``preprocessing_*``) are recomputed from
+    the new statistics.
+
+    Parameters
+    ----------
+    name : str
+        Name of the likelihood (``"likelihood"`` in :func:`linear_model`).
+    stats : LinearStats or sequence of LinearStats
+        The new statistics, with the d (and, for a sequence, the length) the model was built for.
+    model : pymc.Model, optional
+        The model (default: the model of the current context).
+
+    Raises
+    ------
+    ValueError
+        If the new statistics do not fit the likelihood (another d or batch, releases whose noise
+        or clipping the likelihood cannot take).
     """
     model = pm.modelcontext(model)
     if f"{name}_integrated_prior" in model.named_vars:
@@ -286,10 +358,20 @@ def release_x_cov(stats: LinearStats) -> np.ndarray:
     scale squared (the ``x_scale`` default of :func:`linear_model`).  Exact statistics give
     Sxx/n (eigenvalues raised to 10⁻⁶ × the largest).
 
+    Parameters
+    ----------
+    stats : LinearStats
+        Exact or released statistics.
+
     Returns
     -------
     numpy.ndarray (d, d)
         Symmetric positive definite Σ̂x.
+
+    Raises
+    ------
+    ValueError
+        If exact statistics have Sxx = 0 (covariates without spread).
     """
     d = stats.d
     cov = np.asarray(stats.xx) / stats.n
@@ -385,8 +467,8 @@ def _whitened_beta(x_chol, prior_precision, batch_dims):
 
     The same prior and posterior; the noise-aware likelihood depends on (Lx, β) only through
     (Lx, γ), so with correlated covariates the posterior of (Lx, γ) is far better conditioned than
-    that of (Lx, β), where β and Lx trade off along the likelihood's ridge (on scikit-learn's
-    diabetes data, exact statistics, d = 10: 289 of 300 NUTS draws divergent with β, none with γ).
+    that of (Lx, β), where β and Lx trade off along the likelihood's ridge (NUTS diverges far
+    less; measured on the documentation's model-selection page).
     """
     gram = pt.swapaxes(x_chol, -1, -2) @ x_chol
     cov = gram / pt.as_tensor(prior_precision)[..., None, None]
@@ -397,15 +479,23 @@ def _whitened_beta(x_chol, prior_precision, batch_dims):
     return pm.Deterministic("beta", beta, dims=dims)
 
 
+def _release_kinds(batch) -> str:
+    """The release kinds in the statistics (``+``-joined, ``exact`` for exact statistics)."""
+    kinds = sorted({release.kind for stats in batch for release in stats.releases})
+    if any(stats.public is not None for stats in batch):
+        kinds.append("exact")
+    return "+".join(kinds)
+
+
 def linear_model(
     stats,
     *,
     noise_aware: bool | None = None,
     feature_names=None,
-    a: float = 2.0,
-    b: float = 2.0,
-    a0: float = 2.0,
-    b0: float = 2.0,
+    noise_precision_alpha: float = 2.0,
+    noise_precision_beta: float = 2.0,
+    prior_precision_alpha: float = 2.0,
+    prior_precision_beta: float = 2.0,
     x_cov=None,
     x_scale: float | None = None,
     x_dof: float | None = None,
@@ -414,100 +504,170 @@ def linear_model(
 ) -> pm.Model:
     """Bayesian linear regression on sufficient statistics, noise-aware for private releases.
 
-    Priors (Honkela et al. 2018): β ~ N(0, 1/λ₀ I), λ ~ Gamma(a, b), λ₀ ~ Gamma(a₀, b₀)
-    (shape-rate; the paper uses a = b = a₀ = b₀ = 2).  Likelihood named ``likelihood``:
+    The model of Honkela et al. (2018), shape-rate Gamma priors:
 
-    * ``noise_aware=True`` (the default whenever ``stats`` contains a private release):
-      :func:`pm_private.linear.noise_aware.NoisySuffStatRegression`, the model of Bernstein &
-      Sheldon (2019) with the true statistics marginalised and the release noise (scales from the
-      release metadata) added; public rows in ``public + release`` enter exactly.  It needs a
-      model of the covariates, x ~ N(0, Σx), chosen by ``x_cov``:
+        β ~ N(0, I/λ₀),   λ ~ Gamma(a, b),   λ₀ ~ Gamma(a₀, b₀),   yᵢ | xᵢ ~ N(xᵢᵀβ, 1/λ),
 
-      - an array: a public Σx, stored as ``pm.Data("x_cov_chol", chol(Σx))`` so it can be
-        swapped with ``pm.set_data``;
-      - ``"wishart"``: Σx ~ Wishart(ν, (s²/ν)·I) with s = ``x_scale`` (default 1 when the
-        release's public preprocessing standardises x, else the RMS of the public rows, else half
-        the clip bound) and ν = ``x_dof`` (default d + 2); variables ``x_cov_chi2`` and
-        ``x_cov_offdiag`` (d(d+1)/2 latent parameters);
-      - ``"release"``: the plug-in :func:`release_x_cov` of each release's own Sxx (post-processing,
-        no privacy cost), stored as ``pm.Data("x_cov_release_chol")`` and recomputed by
-        :func:`set_linear_stats`.  Fast (d + 2 latent parameters instead of d(d+1)/2 more: 2,080 at
-        d = 64) but over-confident, because the uncertainty of Σx is ignored: in simulations from
-        the model at d = 20, n = 1000, ε = 1 (Gaussian release) its 90 % intervals covered 0.70
-        of the coefficients (s.e. 0.05), the Wishart prior's 0.94 (0.02);
-      - ``"integrated"``: no covariate parameters at all: the likelihood conditions on the
-        released Sxx and integrates Σx out through a normal approximation of the true Sxx given
-        the released one under the same Wishart prior (``x_scale``, ``x_dof``)
-        (:mod:`pm_private.linear.integrated`).  d + 2 latent parameters and O(d³) per gradient
-        for Gaussian and Laplace releases alike (for Laplace releases the noise on Sxx is
-        bounded by an isotropic one, which errs on the wide side), so it reaches d in the
-        hundreds.  In simulations from the model its 90 % intervals covered 0.82–1.00 of the
-        coefficients at d ∈ {2, 5, 10} (Laplace release, n ∈ {500, 5000}, 8–12 data sets per
-        cell) and 0.84–0.94 at d ∈ {20, 64} (Gaussian release, n ∈ {1000, 10000},
-        ε ∈ {0.3, 1, 3, ∞}), where the release's plug-in covered 0.70 at d = 20;
-      - None (default): ``"integrated"``, or ``"wishart"`` where ``clipping="model"`` or an
-        explicit ``likelihood`` needs a covariate model.
+    observed only through the statistics (Sxx, Sxy, Syy, n) of ``stats``.  With
+    ``noise_aware=False`` the likelihood is the exact sufficient-statistic likelihood (Honkela et al.
+    2018, Eq. 4.1; :func:`SuffStatRegression`) of the statistics, noisy ones first projected by
+    :func:`project_psd` and then treated as exact.  With ``noise_aware=True`` the covariates are
+    modelled as x ~ N(0, Σx) and the release noise is marginalised (Bernstein & Sheldon 2019):
 
-      With a covariate model, ``likelihood`` picks the likelihood (:func:`pm_private.linear.noise_aware.NoisySuffStatRegression`'s
-      ``method``): ``"auto"`` uses the O(d³) spectral form for Gaussian releases
-      (:func:`pm_private.linear.noise_aware.frobenius_stats_logp`) and the dense O(d⁶) one otherwise
-      (Laplace releases, d ≤ 25); both give the same log-density.
-      ``clipping`` (:func:`pm_private.linear.noise_aware.NoisySuffStatRegression`'s): ``"ignore"``
-      (default) models the released statistics as those of unbounded rows, which is right for a
-      release that scaled whole rows with their responses (the Gaussian release's default: the
-      scaled rows keep the regression of y on x) as long as few responses were clipped;
-      ``"model"`` models them as those of the rows the release bounded (clipped responses,
-      entrywise clipping or covariates projected alone included), so that ``beta`` is the
-      population's coefficient when the bounds bite, under Gaussian covariates (costs about 15×
-      more per gradient at d = 10; see :mod:`pm_private.linear.noise_aware`).
-    * ``noise_aware=False``: Honkela et al.'s (2018) model exactly, :func:`SuffStatRegression`
-      with the noisy statistics projected by :func:`project_psd` and treated as exact.
+        r ≈ N(n·m(C), n·V(C) + diag(v)),   C = Cov(x, y),
 
-    ``feature_names`` are the coordinates of the ``feature`` dim; by default the column names the
-    releases recorded when they were given a data frame (:attr:`LinearStats.feature_names`, the
-    same for every statistics of a sequence), else x0, x1, ….
+    the central-limit normal of the true statistics plus the release noise of known variances v
+    (:func:`pm_private.linear.noise_aware.NoisySuffStatRegression`); public rows in
+    ``public + release`` enter exactly.
 
-    The released statistics.  In the noise-aware model ``likelihood`` is an observed variable
-    (dims ``statistic``, labelled by :func:`statistic_labels`): the released statistics of the
-    private rows, with the noise-aware log-density and a random method that simulates a release
-    from the model (see :func:`pm_private.linear.noise_aware.NoisySuffStatRegression`; with the
-    default ``x_cov="integrated"`` the released Sxy and Syy of all rows given the released Sxx,
-    :func:`pm_private.linear.integrated.IntegratedCovariateRegression`), so
-    ``pm.sample_prior_predictive`` and ``pm.sample_posterior_predictive`` draw replicated
-    releases: a check of the noise model against the one release (e.g. ``az.plot_ppc_dist``).
-    New rows are predicted with :func:`pm_private.linear.predict_linear` (posterior mean and interval of
-    x̃ᵀβ) and :func:`pm_private.linear.posterior_predictive` (draws of new responses, through
-    ``pm.Data("X_new")``); both apply the release's public preprocessing and clipping.
-    Leave-one-out over records (``az.loo``) is not available: the model sees the n records only
-    through one release, a single observation, so there is no pointwise log-likelihood per record
-    (ArviZ reports one observation and warns that the pointwise value is the sum); compare fits by
-    predicting public held-out rows instead.  With ``noise_aware=False`` the likelihood is a
-    ``pm.Potential`` (Honkela et al.'s statistics treated as exact), which has no predictive draws.
+    Parameters
+    ----------
+    stats : LinearStats or sequence of LinearStats
+        Exact (:func:`pm_private.linear_stats`), private (:func:`pm_private.release_linear_stats`,
+        :func:`pm_private.release_linear_stats_laplace`) or summed statistics.  A non-empty sequence
+        of statistics sharing d gives independent fits along a leading dim ``fit``.
+    noise_aware : bool or None, default None
+        Model the release noise (True) or treat the statistics as exact (False).  None: True
+        whenever ``stats`` contains a private release.
+    feature_names : sequence of str, optional
+        The d distinct coordinates of the ``feature`` dim.  Default: the column names the releases
+        recorded from a data frame (:attr:`LinearStats.feature_names`, the same for every statistics
+        of a sequence), else ``x0``, ``x1``, ….
+    noise_precision_alpha : float, default 2.0
+        Shape a of the Gamma prior of the noise precision λ = 1/σ² (``noise_precision``; Honkela et
+        al. 2018 use 2 for all four prior parameters).
+    noise_precision_beta : float, default 2.0
+        Rate b of the Gamma prior of λ.
+    prior_precision_alpha : float, default 2.0
+        Shape a₀ of the Gamma prior of the prior precision λ₀ of β (``prior_precision``).
+    prior_precision_beta : float, default 2.0
+        Rate b₀ of the Gamma prior of λ₀.
+    x_cov : array_like of shape (d, d), {"integrated", "wishart", "release"} or None, default None
+        The covariate model of the noise-aware likelihood (unused with ``noise_aware=False``):
 
-    Variables ``beta`` (dims ``feature``), ``noise_precision``, ``prior_precision``; the
-    noise-aware model samples β through its whitened form ``beta_whitened`` = Lxᵀβ (same prior,
-    better geometry for NUTS; ``beta`` is then a deterministic of it).  The public
-    prediction transform is stored as ``pm.Data`` ``preprocessing_*`` (it appears in the
-    ``constant_data`` of the sampled DataTree, where :func:`pm_private.linear.predict_linear`
-    reads it).  A sequence of statistics gives independent copies along a leading dim ``fit``
-    (one ADVI run fits them all, as mean-field ADVI on a product of independent models is
-    independent ADVI runs).
+        - an array: a public Σx (finite, symmetric, positive definite), stored as
+          ``pm.Data("x_cov_chol", chol(Σx))`` so that ``pm.set_data`` can swap it;
+        - ``"integrated"``: no covariate parameters; the likelihood conditions on the released Sxx and
+          integrates Σx out, under the Wishart prior below, through a normal approximation
+          (:mod:`pm_private.linear.integrated`).  d + 2 latent parameters and O(d³) per gradient for
+          Gaussian and Laplace releases alike (for Laplace releases the noise on Sxx is bounded by an
+          isotropic one, which errs on the wide side);
+        - ``"wishart"``: Σx ~ Wishart(ν, (s²/ν)·I) with s = ``x_scale`` and ν = ``x_dof``, sampled
+          through the latent variables ``x_cov_chi2`` and ``x_cov_offdiag`` (d(d+1)/2 more
+          parameters);
+        - ``"release"``: the plug-in :func:`release_x_cov` of each release's own Sxx
+          (post-processing), stored as ``pm.Data("x_cov_release_chol")`` and recomputed by
+          :func:`set_linear_stats`.  Fast, but it ignores the uncertainty of Σx, so its intervals are
+          too narrow;
+        - None: ``"integrated"``, or ``"wishart"`` where ``clipping="model"`` or a ``likelihood``
+          other than ``"auto"`` needs a covariate model.
+    x_scale : float, optional
+        Scale s > 0 of the Wishart prior of Σx (``"wishart"`` and ``"integrated"``).  Default: 1 when
+        the releases' public preprocessing standardises x, else the RMS of the public rows, else half
+        the releases' clip bound per entry.
+    x_dof : float, optional
+        Degrees of freedom ν > d − 1 of the Wishart prior; default d + 2.
+    likelihood : {"auto", "spectral", "dense"}, default "auto"
+        The form of the noise-aware likelihood with a covariate model
+        (:func:`pm_private.linear.noise_aware.NoisySuffStatRegression`'s ``method``): ``"auto"``
+        takes the O(d³) spectral form (:func:`pm_private.linear.noise_aware.frobenius_stats_logp`)
+        for Gaussian releases and the dense O(d⁶) one otherwise (Laplace releases, d ≤ 25); both
+        give the same log-density.
+    clipping : {"ignore", "model"}, default "ignore"
+        ``"ignore"`` models the released statistics as those of unbounded rows, which is right for a
+        release that scaled whole rows with their responses (the Gaussian release's default) as long
+        as few responses were clipped.  ``"model"`` models them as those of the rows the release
+        bounded, so that ``beta`` is the population's coefficient when the bounds bite, under
+        Gaussian covariates (more costly per gradient; see :mod:`pm_private.linear.noise_aware`).
 
-    Sampling.  Building a noise-aware model limits BLAS to one thread in the process until the
-    model is garbage-collected (see :mod:`pm_private.linear.noise_aware`): its gradients are small
-    dense linear algebra, which OpenBLAS's default threads slow down 30–200× on a loaded machine.
-    Run it with ``pm.sample(target_accept=0.95)``: on small real data sets (150–200 private rows)
-    0.9 left 0–1.7 % of the draws divergent and 0.95 0–1 %, 0.99 none; at the default 0.8 more
-    diverge when the noise dominates Sxx.  The cost does not depend on n.
-    Honkela et al.'s model is conditionally conjugate: :func:`gibbs_regression` samples it
-    exactly without compilation.
+    Returns
+    -------
+    pymc.Model
+        With coords ``feature``, ``statistic`` (noise-aware model) and ``fit`` (a sequence of
+        statistics), and:
+
+        - ``beta`` (dims ``feature``), ``noise_precision`` λ and ``prior_precision`` λ₀.  The
+          noise-aware model samples β through ``beta_whitened`` = Lxᵀβ, Lx = chol(Σx) (the same
+          prior, better geometry for NUTS), and ``beta`` is a deterministic of it;
+        - the covariate model: the variables ``x_cov_chi2`` and ``x_cov_offdiag`` (``"wishart"``) or
+          the data ``x_cov_chol``, ``x_cov_release_chol`` or ``x_cov_integrated_chol``;
+        - ``likelihood``: in the noise-aware model an observed variable holding the released
+          statistics (dims ``statistic``, labelled by :func:`statistic_labels`; only Sxy and Syy
+          with ``x_cov="integrated"``), whose random method simulates a release from the model; with
+          ``noise_aware=False`` a ``pm.Potential``.  Its statistics are stored as ``pm.Data`` named
+          ``likelihood_*``;
+        - the public prediction transform of the releases as ``pm.Data`` ``preprocessing_*``, and
+          ``fit_record`` (dim ``fit_field``: the model's family and release kind), both read by
+          :func:`pm_private.linear.predict_linear`.
+
+    Raises
+    ------
+    ValueError
+        If ``stats`` (or an item of a sequence) is not a LinearStats (statistics of another
+        family are refused naming their model builder), is an empty sequence, or its statistics
+        differ in d or in preprocessing;
+        ``feature_names`` are not d distinct names; ``x_cov`` is neither a known name nor a finite
+        symmetric positive definite d × d matrix; ``x_cov="integrated"`` is combined with
+        ``clipping="model"`` or an explicit ``likelihood``; ``likelihood`` or ``clipping`` is
+        unknown; ``"spectral"`` is asked of a Laplace release or the dense likelihood of d > 25; the
+        Wishart prior is invalid; or noisy statistics have no positive eigenvalue.
+
+    See Also
+    --------
+    gibbs_regression : Exact Gibbs sampler of the model with ``noise_aware=False``.
+    set_linear_stats : Swap the statistics of a built model without recompiling.
+    pm_private.linear.predict_linear : Posterior mean and interval of x̃ᵀβ at new covariates.
+
+    Notes
+    -----
+    Privacy: the model is post-processing of the release.  Building, sampling and predicting read
+    only the released statistics and their public metadata, and spend no budget.
+
+    Contract: the public names are the variables, dims and ``preprocessing_*`` data listed under
+    Returns; swap the statistics with :func:`set_linear_stats` (same shapes), not through the
+    ``likelihood_*`` data, whose layout may change.  The cost of a gradient does not depend on n.
+
+    Sampling: run NUTS with a higher target acceptance than PyMC's default,
+    ``pm.sample(target_accept=0.95)``, as divergences appear when the release noise dominates Sxx;
+    a sequence of statistics can be fitted at once by ADVI (mean-field ADVI on a product of
+    independent models is independent ADVI runs).  Building a noise-aware model limits BLAS to one
+    thread in the process until the model is garbage-collected
+    (:mod:`pm_private.linear.noise_aware`).  The model with ``noise_aware=False`` is conditionally
+    conjugate: :func:`gibbs_regression` samples it exactly, without compilation.
+
+    Checks and predictions: ``pm.sample_prior_predictive`` and ``pm.sample_posterior_predictive``
+    draw replicated releases, a check of the noise model against the one release.  New rows are
+    predicted with :func:`pm_private.linear.predict_linear` and
+    :func:`pm_private.linear.posterior_predictive` (through ``pm.Data("X_new")``), which apply the
+    release's public preprocessing and clipping.  Leave-one-out over records (``az.loo``) is not
+    available: the model sees the records only through one release, a single observation; compare
+    fits by predicting public held-out rows.  The documentation's model-selection page compares the
+    covariate models (with their measured interval coverage) and the sampler settings.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pm_private import linear_model, release_linear_stats
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(200, 2))
+    >>> y = X @ [1.0, -0.5] + 0.1 * rng.normal(size=200)
+    >>> stats = release_linear_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=1.5, y_bound=2.0, rng=0)
+    >>> model = linear_model(stats)
+    >>> [rv.name for rv in model.free_RVs]
+    ['prior_precision', 'noise_precision', 'beta_whitened']
+    >>> model.coords["statistic"]
+    ('xy[x0]', 'xy[x1]', 'yy')
     """
+    if hasattr(type(stats), "family"):
+        check_stats(stats, LINEAR)  # a statistics record of another family: refused naming its builder
     batched = not isinstance(stats, LinearStats)
     if batched:
         stats = list(stats)
         if not stats:
             raise ValueError("no statistics given: pass a LinearStats or a non-empty sequence of them")
     batch = stats if batched else [stats]
+    for item in batch:
+        check_stats(item, LINEAR)
     d = batch[0].d
     if feature_names is None:
         recorded = {s.feature_names for s in batch}
@@ -547,8 +707,13 @@ def linear_model(
         coords["fit"] = np.arange(len(stats))
     batch_dims = ("fit",) if batched else ()
     with pm.Model(coords=coords) as model:
-        prior_precision = pm.Gamma("prior_precision", alpha=a0, beta=b0, dims=batch_dims)
-        noise_precision = pm.Gamma("noise_precision", alpha=a, beta=b, dims=batch_dims)
+        record_fit(LINEAR, _release_kinds(batch))
+        prior_precision = pm.Gamma(
+            "prior_precision", alpha=prior_precision_alpha, beta=prior_precision_beta, dims=batch_dims
+        )
+        noise_precision = pm.Gamma(
+            "noise_precision", alpha=noise_precision_alpha, beta=noise_precision_beta, dims=batch_dims
+        )
         scale = 1.0 / pt.sqrt(prior_precision)
         if noise_aware:
             if covariates == "public":

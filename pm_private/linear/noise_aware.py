@@ -34,20 +34,17 @@ Two forms of the same density:
   releases.  The CLT covariance of S is the operator A ↦ 2n·CAC and the noise's is σ²·Id; both
   are diagonal in the eigenbasis {uᵢuⱼᵀ} of C = UΛUᵀ, with eigenvalues 2nλᵢλⱼ + σ², so one
   eigendecomposition of C gives the density and a closed-form gradient (no divided
-  differences of eigenvalues, so it is exact at repeated eigenvalues).  At d = 64 one gradient
-  of the likelihood takes about 1 ms on one core of a loaded machine, at d = 500 about 0.17 s.
+  differences of eigenvalues, so it is exact at repeated eigenvalues).
 * dense, O(k³) = O(d⁶) (``noisy_stats_logp``), for any per-entry variances: the Laplace
   release (:func:`pm_private.release_linear_stats_laplace`), whose three blocks (Sxx, Sxy, Syy) have
   different scales, so the noise is not isotropic and the two covariances share no
   eigenbasis.  No exact fast path is known for it; an isotropic bound on the noise would be
   conservative but would change the model, so the dense form is kept and limited to
-  d ≤ ``DENSE_MAX_D`` = 25 (k = 351): one gradient takes 4 ms at d = 20 on one BLAS thread
-  and grows as k³ (about 14 ms at d = 25, 0.8 s at d = 50), so that a NUTS fit takes a quarter
-  of an hour at d = 25 and hours beyond.  Beyond that, Laplace releases are fitted by the
-  O(d³) likelihood of :mod:`pm_private.linear.integrated` (``linear_model(...,
-  x_cov="integrated")``), which conditions on the released Sxx and bounds its Laplace noise by
-  an isotropic one (conservative: wider intervals); or release with the Gaussian mechanism,
-  whose noise is also far smaller at d ≥ 5.
+  d ≤ ``DENSE_MAX_D`` = 25 (k = 351), as its cost grows as k³.  Beyond that, Laplace
+  releases are fitted by the O(d³) likelihood of :mod:`pm_private.linear.integrated`
+  (``linear_model(..., x_cov="integrated")``), which conditions on the released Sxx and
+  bounds its Laplace noise by an isotropic one (conservative: wider intervals); or release
+  with the Gaussian mechanism, whose noise is also far smaller at d ≥ 5.
 
 Exact (public) statistics S_pub of n_pub further rows enter through the exact Gaussian log-likelihood of those rows,
 −(n_pub/2)·log|2πC| − ½·tr(C⁻¹S_pub), which depends on the rows only through S_pub.  With no
@@ -57,7 +54,7 @@ BLAS threads.  Building a model with :func:`NoisySuffStatRegression` (which
 :func:`pm_private.linear.linear_model` does) limits BLAS to one thread in the process until
 the last such model is garbage-collected, and a process that unpickles such a model (a
 sampler's worker) takes the same limit: the gradients are small dense linear algebra, which
-OpenBLAS's default threads slow down 30–200× on a loaded machine.
+OpenBLAS's default threads slow down on a loaded machine.
 
 Why this and not Ju et al. (2022): their data-augmentation MCMC keeps the n private records
 latent and is exact for any record-additive statistic, but every sweep costs O(n) (it updates
@@ -72,10 +69,11 @@ biased: the row-norm projection shrinks large covariate rows but not their respo
 inflates β, and clipping the responses shrinks it.  ``clipping="model"`` replaces the moments of
 z by those of the projected rows under the data model (``projected_second_moment``, by
 quasi-Monte Carlo over fixed points), so that β and Σx are the population's; it costs O(M·d²) per
-gradient with M = ``PROJECTION_DRAWS`` = 4096 (at d = 10 about 2.5 ms against 0.16 ms unclipped,
-on one core) and assumes Gaussian covariates, so for covariates of another shape the correction
-is itself approximate.  Non-Gaussian covariates also change the fourth moments V: bounded
-covariates (lighter tails) make V over-dispersed for Sxx, which errs on the wide side.
+gradient with M = ``PROJECTION_DRAWS`` = 4096 and assumes Gaussian covariates, so for
+covariates of another shape the correction is itself approximate.  Non-Gaussian covariates also
+change the fourth moments V: bounded covariates (lighter tails) make V over-dispersed for Sxx,
+which errs on the wide side.  The measured costs of both forms are on the documentation's
+model-selection page.
 """
 
 from __future__ import annotations
@@ -114,17 +112,32 @@ __all__ = [
 def noise_aware_arrays(stats: LinearStats) -> dict[str, np.ndarray]:
     """Split ``stats`` into its private and exact parts, as the arrays the likelihood needs.
 
-    Returns ``private`` (released vector of the private rows, exact part subtracted), ``private_n``
-    (their count), ``noise_var`` (per-entry variance 2b² of the Laplace noise, summed over
-    releases, from each release's ``noise_variance``), ``exact`` ((d+1)×(d+1) augmented matrix
-    of the exact rows) and ``exact_n``.  Without a private release the private part is empty:
-    ``private_n`` = 0, ``noise_var`` = 1 and the private term is switched off.
+    Without a private release the private part is empty: ``private_n`` = 0, ``noise_var`` = 1 and
+    the private term is switched off.  A release that scaled rows with their responses by
+    cᵢ = min(1, Bx/‖xᵢ‖) holds residuals cᵢeᵢ, whose sum of squares has mean σ²·Σcᵢ², so the private
+    rows' residual variance is σ²·w with w = Σcᵢ²/n.  Σcᵢ² is the release's noisy
+    ``effective_rows``, kept in [1, n] (n for releases without it), summed over releases.
 
-    Also ``private_residual_share`` w and ``private_residual_var``: a release that scaled rows
-    with their responses by cᵢ = min(1, Bx/‖xᵢ‖) holds residuals cᵢeᵢ, whose sum of squares has
-    mean σ²·Σcᵢ², so the private rows' residual variance is σ²·w with w = Σcᵢ²/n.  Σcᵢ² is the
-    release's noisy ``effective_rows``, kept in [1, n] (n for releases without it), summed over
-    releases; ``private_residual_var`` is the sum of its noise variances (0 without it).
+    Parameters
+    ----------
+    stats : LinearStats
+        Exact statistics, private releases, or a sum of both.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``private`` (released vector of the private rows, exact part subtracted), ``private_n``
+        (their count), ``private_residual_share`` (w), ``private_residual_var`` (the summed noise
+        variance of Σcᵢ², 0 without it), ``noise_var`` (per-entry noise variance summed over
+        releases, from each release's ``noise_variance``: 2b² for Laplace noise), ``private_on``
+        (1 with a private release, else 0), ``exact`` ((d+1)×(d+1) augmented matrix of the exact
+        rows) and ``exact_n``.
+
+    Raises
+    ------
+    ValueError
+        If ``stats`` is not a LinearStats, or the row counts of its releases do not add up to its
+        private part.
     """
     if not isinstance(stats, LinearStats):
         raise ValueError(f"stats must be LinearStats, got {type(stats).__name__}")
@@ -259,7 +272,19 @@ def frobenius_noise_variance(noise_var, d: int) -> float | None:
     adds noise of variance σ² to the diagonal statistics and σ²/2 to the off-diagonal ones
     (:func:`pm_private.linear.release.frobenius_weights` w), i.e. N(0, σ²·Id) on the symmetric
     (d+1)×(d+1) matrices with the Frobenius inner product; sums of such releases keep the form.
-    Returns σ² = w²·v when that is the same for every entry (relative 1e-10), else None.
+
+    Parameters
+    ----------
+    noise_var : array_like, shape ((d+1)(d+2)/2,)
+        Per-entry noise variances v of the released statistics, in release order.
+    d : int
+        Number of covariates.
+
+    Returns
+    -------
+    float or None
+        σ² = w²·v when that is the same for every entry (relative 1e-10) and finite and > 0, else
+        None.
     """
     scaled = np.asarray(noise_var, dtype=np.float64) * frobenius_weights(d) ** 2
     value = float(scaled[-1])
@@ -372,7 +397,7 @@ def _register_numba() -> None:
 
     Both carry a cache key, so PyTensor caches the compiled function of a whole model graph that
     contains them: without one, every process recompiled the model's log-density and gradient
-    (6–15 s on two cores) however often it had been compiled before.  The key includes a digest
+    however often it had been compiled before.  The key includes a digest
     of this module's source (:func:`~pm_private._engine.numba_cache.register_numba_funcify`), so
     editing a kernel invalidates the cache.
     """
@@ -730,10 +755,12 @@ def NoisySuffStatRegression(
         public part enters exactly).  Noise variances are read from the release metadata.
         A sequence gives B independent regressions (batch axis first).
     beta : tensor (d,) or (B, d)
+        Regression coefficients (any PyMC variable or expression).
     noise_precision : tensor () or (B,)
         λ = 1/σ².
     x_chol : tensor (d, d) or (B, d, d)
-        Cholesky factor of the covariate covariance Σx (a prior from :func:`covariate_cholesky`,
+        Cholesky factor of the covariate covariance Σx (a prior from
+        ``pm_private.released.covariates.wishart_cholesky``,
         or a constant from public data).
     method : {"auto", "spectral", "dense"}
         ``"spectral"``: ``frobenius_stats_logp``, O(d³), for releases whose noise is isotropic
@@ -757,8 +784,9 @@ def NoisySuffStatRegression(
 
     Returns
     -------
-    The observed variable (cost of its log-density O(B·d³) spectral, O(B·d⁶) dense,
-    independent of n; of one random draw O(B·d³)).
+    pytensor.tensor.TensorVariable
+        The observed variable (cost of its log-density O(B·d³) spectral, O(B·d⁶) dense,
+        independent of n; of one random draw O(B·d³)).
     """
     if clipping not in CLIPPING:
         raise ValueError(f"clipping must be one of {CLIPPING}, got {clipping!r}")
@@ -834,8 +862,24 @@ def _released_stats_dist(chol_private, chol_c, private_n, noise, private_on, exa
 
 
 def set_noisy_stats(name: str, stats, model: pm.Model | None = None) -> None:
-    """Replace the statistics of :func:`NoisySuffStatRegression` ``name`` (same d and batch, and
-    for the spectral likelihood noise isotropic in the Frobenius geometry)."""
+    """Replace the statistics of :func:`NoisySuffStatRegression` ``name``, without recompiling.
+
+    Parameters
+    ----------
+    name : str
+        Name of the likelihood.
+    stats : LinearStats or sequence of LinearStats
+        The new statistics: the same d and batch as the model's and, for the spectral likelihood,
+        noise isotropic in the Frobenius geometry (Gaussian releases).
+    model : pymc.Model, optional
+        The model (default: the model of the current context).
+
+    Raises
+    ------
+    ValueError
+        If the new statistics do not fit the likelihood, or (``clipping="model"``) clip covariates
+        unlike those the model was built for.
+    """
     model = pm.modelcontext(model)
     method = "spectral" if f"{name}_frobenius_noise_var" in model.named_vars else "dense"
     arrays, _ = _stack_arrays(stats, method)

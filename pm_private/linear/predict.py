@@ -23,6 +23,9 @@ import xarray as xr
 from scipy import stats
 
 from ..privacy.primitives import project_rows, row_scale_factors
+from ..privacy.validation import align_columns
+from ..released.family import check_posterior, feature_coords
+from .release import LINEAR
 
 __all__ = [
     "beta_draws",
@@ -142,6 +145,17 @@ def _apply(transform, X: np.ndarray) -> np.ndarray:
     return X
 
 
+def _feature_names(posterior, var_name: str, stats) -> list[str] | None:
+    """The feature names a fit recorded: the ``feature`` labels of its draws, or the release's."""
+    if stats is not None and stats.feature_names is not None:
+        return list(stats.feature_names)
+    if isinstance(posterior, xr.DataTree):
+        posterior = posterior["posterior"].dataset
+    if isinstance(posterior, xr.Dataset):
+        posterior = posterior[var_name] if var_name in posterior else None
+    return feature_coords(posterior) if isinstance(posterior, xr.DataArray) else None
+
+
 def predict_linear(posterior, X, *, var_name: str = "beta", interval: float = 0.9, stats=None) -> pd.DataFrame:
     """Posterior-predictive mean of the regression function for each row of ``X``, with an
     equal-tailed interval, on the original scales (Honkela et al. 2018, Eq. 8).
@@ -184,10 +198,13 @@ def predict_linear(posterior, X, *, var_name: str = "beta", interval: float = 0.
     """
     if not 0 < interval < 1:
         raise ValueError(f"interval must be in (0, 1), got {interval!r}")
+    check_posterior(posterior, LINEAR)
     draws = beta_draws(posterior, var_name)
+    if not np.isfinite(draws).all():
+        raise ValueError(f"posterior: its {var_name} draws hold NaN or infinite values")
     transform = prediction_transform(stats if stats is not None else posterior)
     index = X.index if isinstance(X, pd.DataFrame) else None
-    X = np.asarray(X, dtype=np.float64)
+    X = align_columns(X, _feature_names(posterior, var_name, stats))
     if X.ndim != 2 or X.shape[1] != draws.shape[1]:
         raise ValueError(f"X must be (n, {draws.shape[1]}), got shape {X.shape}")
     values = _apply(transform, X) @ draws.T
@@ -239,6 +256,7 @@ def posterior_predictive(model, idata, X, *, random_seed=None, var_name: str = "
     import pymc as pm
     from pymc.model.fgraph import clone_model
 
+    check_posterior(idata, LINEAR)
     transform = prediction_transform(model)
     if transform is None:
         raise ValueError("model was not built by linear_model (it has no preprocessing_* data)")

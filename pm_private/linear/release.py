@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -45,9 +46,7 @@ from ..privacy.primitives import (
     check_gaussian_epsilon,
     check_noise_scale,
     gaussian_mechanism,
-    gaussian_noise_event,
     laplace_mechanism,
-    laplace_noise_event,
     row_scale_factors,
 )
 from ..privacy.release import Release, constant, output, public, release_guard
@@ -57,16 +56,20 @@ from ..privacy.validation import (
     as_vector,
     check_bool,
     check_bound,
+    check_count,
     check_delta,
     check_epsilon,
     column_names,
     first_bad_row,
 )
+from ..released.family import Family
+from ..released.noise_plan import NoisePlan, gaussian_query, laplace_query, laplace_sd
 from ..released.preprocessing import Preprocessing
 from .accumulate import CHUNK_VALUES, NonFiniteRow, accumulate, first_non_finite_row
 from .stats import LinearStats, frobenius_weights, stat_vector
 
 __all__ = [
+    "LINEAR",
     "CLIP_SHARE",
     "GAUSSIAN_MECHANISM",
     "LinearStatsRelease",
@@ -76,6 +79,7 @@ __all__ = [
     "finite_sensitivities",
     "gaussian_release_vector",
     "gaussian_sensitivity",
+    "linear_noise_plan",
     "release_linear_stats_laplace",
     "release_linear_stats",
     "sensitivities",
@@ -90,6 +94,16 @@ MECHANISM = "Laplace sufficient statistics (Honkela et al. 2018)"
 
 #: Mechanism name of :func:`release_linear_stats` (result and ledger entry).
 GAUSSIAN_MECHANISM = "Gaussian sufficient statistics of norm-bounded rows, Frobenius-weighted (Sheffet 2017; Wang 2018)"
+
+
+#: The linear family: its release, model builder, predictor and prediction transform.
+LINEAR = Family(
+    name="linear",
+    release="release_linear_stats",
+    builder="linear_model",
+    predictor="predict_linear",
+    transform="identity",
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -150,6 +164,8 @@ class LinearStatsLaplaceRelease(Release, kind="linear_stats_laplace"):
         True when each row was scaled as a whole into the cube |xⱼ| ≤ ``x_bound`` with its
         response (see :func:`release_linear_stats_laplace`); False for entrywise clipping.
     """
+
+    family: ClassVar[str] = "linear"
 
     split: tuple[float, float, float] = public()
     x_bound: float = public()
@@ -257,6 +273,8 @@ class LinearStatsRelease(Release, kind="linear_stats_gaussian"):
         regression of y on x (see :func:`release_linear_stats`); False when only the
         covariates were projected (files written before this option read as False).
     """
+
+    family: ClassVar[str] = "linear"
 
     x_bound: float = public()
     y_bound: float = public()
@@ -519,9 +537,19 @@ def release_linear_stats_laplace(
             X = preprocessing.transform_x(X)
             y = preprocessing.transform_y(y)
 
-    sens, eps_parts = check_release_arguments(
-        d, epsilon=epsilon, x_bound=x_bound, y_bound=y_bound, split=split, clip_share=clip_share
+    plan = linear_noise_plan(
+        d,
+        epsilon=epsilon,
+        x_bound=x_bound,
+        y_bound=y_bound,
+        mechanism="laplace",
+        split=split,
+        clip_share=clip_share,
+        scale_response=scale_response,
     )
+    stats_queries, count_queries = plan.queries[:3], plan.queries[3:]
+    sens = tuple(q.sensitivity for q in stats_queries)
+    eps_parts = tuple(q.epsilon for q in stats_queries)
     if check_accountant(accountant) is not None:
         accountant.check(epsilon)  # refuse before the pass over the data
     # The pass over the data (which refuses NaN or infinite records) runs before the reservation.
@@ -529,19 +557,16 @@ def release_linear_stats_laplace(
         xx, xy, yy, n, changed = partitioned_suff_stats(X, y, x_bound, y_bound, scale_response)
     else:
         xx, xy, yy, changed = accumulate(X, y, x_bound, y_bound, scale_response=scale_response)
-    noise = tuple(laplace_noise_event(s, e) for s, e in zip(sens, eps_parts, strict=True))
-    if clip_share > 0:  # the two counts: ℓ1 sensitivity 2 (each moves by at most 1 under replace-one)
-        noise += (laplace_noise_event(2.0, clip_share * epsilon),)
-    with release_guard(accountant, MECHANISM, epsilon, label=f"n={n}, d={d}", noise=noise):
+    with release_guard(accountant, MECHANISM, epsilon, label=f"n={n}, d={d}", noise=plan.noise_events()):
         upper = np.triu_indices(d)
         parts = [
             laplace_mechanism(stat, sensitivity=s, epsilon=e, source=source)
             for stat, s, e in zip((xx[upper], xy, [yy]), sens, eps_parts, strict=True)
         ]
         counts = {}
-        if clip_share > 0:  # the two counts move by at most 1 each under replace-one: ℓ1 sensitivity 2
+        for query in count_queries:  # the two counts move by at most 1 each under replace-one: ℓ1 sensitivity 2
             noisy = laplace_mechanism(
-                np.asarray(changed, float), sensitivity=2.0, epsilon=clip_share * epsilon, source=source
+                np.asarray(changed, float), sensitivity=query.sensitivity, epsilon=query.epsilon, source=source
             )
             counts = _count_fields(clip_share, noisy.values, noisy.scale)
         xx = np.zeros((d, d))
@@ -635,6 +660,149 @@ def gaussian_release_vector(
     size = (d + 1) * (d + 2) // 2 + counts
     weight = sensitivity * math.sqrt(clip_share / (max(counts, 1) * (1.0 - clip_share)))
     return size, sensitivity / math.sqrt(1.0 - clip_share), weight
+
+
+#: The statistic groups of the plans of :func:`linear_noise_plan`.
+_LAPLACE_COUNTS = "clipped-row and clipped-response counts"
+_GAUSSIAN_DIAGONAL = "the diagonal of Sxx and Syy"
+_GAUSSIAN_OFF_DIAGONAL = "the other entries of Sxx and Sxy"
+
+
+def _gaussian_counts(scale_response: bool) -> str:
+    """The name of the group of counts a Gaussian release adds (with Σcᵢ² when it scales responses)."""
+    return _LAPLACE_COUNTS + (" and the rows' summed squared scale factors" if scale_response else "")
+
+
+def linear_noise_plan(
+    d: int,
+    *,
+    epsilon: float,
+    delta: float | None = None,
+    x_bound: float,
+    y_bound: float,
+    mechanism: str = "gaussian",
+    split=None,
+    clip_share: float = CLIP_SHARE,
+    scale_response: bool | None = None,
+) -> NoisePlan:
+    """The noise a release of linear-regression statistics of d covariates adds, before any data is read.
+
+    ``mechanism="gaussian"`` plans :func:`release_linear_stats`: one Gaussian query on the
+    Frobenius-weighted vector of ``gaussian_release_vector`` (with the clipping counts), its
+    ℓ2 sensitivity and σ, and the noise s.d. σ/w of each group of statistics (σ on the diagonal of
+    Sxx and on Syy, σ/√2 on the other entries of Sxx and on Sxy, σ/a on each count).
+    ``mechanism="laplace"`` plans :func:`release_linear_stats_laplace`: the Laplace queries on
+    Sxx (upper triangle), Sxy and Syy with their ℓ1 sensitivities (:func:`sensitivities`) at
+    pₖ(1 − ``clip_share``)ε, and on the two clipping counts (ℓ1 sensitivity 2) at
+    ``clip_share``·ε.  Both releases take their sensitivities, ε split and noise scales from this
+    plan.  Public: it depends only on its arguments.
+
+    Parameters
+    ----------
+    d : int
+        The number of covariates, ≥ 1.
+    epsilon : float
+        The ε of the release.
+    delta : float, optional
+        The δ of a Gaussian release (required there); None (or 0) for the Laplace release.
+    x_bound, y_bound : float
+        The public bounds Bx (row norm for gaussian, each entry for laplace) and By.
+    mechanism : {"gaussian", "laplace"}, default "gaussian"
+        The release planned: :func:`release_linear_stats` or :func:`release_linear_stats_laplace`.
+    split : tuple of float, optional
+        Laplace only: the budget shares of Sxx, Sxy, Syy (default (0.60, 0.35, 0.05)).
+    clip_share : float, default 0.05
+        The share of the release given to the clipping counts (0: none).
+    scale_response : bool, optional
+        Whether responses are scaled with their rows (the Gaussian release then adds Σcᵢ² to the
+        counts); None: the release's default (True for gaussian, False for laplace).
+
+    Returns
+    -------
+    NoisePlan
+        The queries, their sensitivities, ε and scales, and the noise s.d. per statistic group.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument, as the release would before spending anything: an invalid ε, δ,
+        bound, split, share or mechanism, or a noise scale that overflows or underflows.
+
+    Examples
+    --------
+    >>> from pm_private.linear.release import linear_noise_plan
+    >>> plan = linear_noise_plan(3, epsilon=1.0, x_bound=1.0, y_bound=2.0, mechanism="laplace", clip_share=0.0)
+    >>> dict(plan.sensitivity)
+    {'Sxx': 12.0, 'Sxy': 12.0, 'Syy': 4.0}
+    >>> [round(b, 4) for b in plan.noise_scale.values()]
+    [20.0, 34.2857, 80.0]
+    >>> gaussian = linear_noise_plan(3, epsilon=1.0, delta=1e-6, x_bound=1.5, y_bound=2.0)
+    >>> round(gaussian.sensitivity["weighted vector"], 5), round(gaussian.noise_sd["the diagonal of Sxx and Syy"], 3)
+    (9.06845, 41.088)
+    """
+    if mechanism not in ("gaussian", "laplace"):
+        raise ValueError(f"mechanism must be 'gaussian' or 'laplace', got {mechanism!r:.40}")
+    d = check_count("d", d)
+    if mechanism == "laplace":
+        if delta is not None and delta != 0:
+            raise ValueError("delta applies to the Gaussian mechanism only (the Laplace release is pure ε-DP)")
+        scale_response = check_bool("scale_response", False if scale_response is None else scale_response)
+        sens, eps_parts = check_release_arguments(
+            d,
+            epsilon=epsilon,
+            x_bound=x_bound,
+            y_bound=y_bound,
+            split=(0.60, 0.35, 0.05) if split is None else split,
+            clip_share=clip_share,
+        )
+        epsilon, clip_share = check_epsilon(epsilon), float(clip_share)
+        sizes = (d * (d + 1) // 2, d, 1)
+        queries = [
+            laplace_query(name, size, s, e)
+            for name, size, s, e in zip(("Sxx", "Sxy", "Syy"), sizes, sens, eps_parts, strict=True)
+        ]
+        if clip_share > 0:  # each count moves by at most 1 under replace-one: ℓ1 sensitivity 2
+            queries.append(laplace_query(_LAPLACE_COUNTS, 2, 2.0, clip_share * epsilon))
+        return NoisePlan(
+            mechanism="laplace",
+            epsilon=epsilon,
+            queries=tuple(queries),
+            noise_sd={q.name: laplace_sd(q.scale) for q in queries},
+            d=d,
+        )
+    if split is not None:
+        raise ValueError("split applies to the Laplace mechanism only (the Gaussian release adds one noise)")
+    if delta is None:
+        raise ValueError("the Gaussian mechanism needs delta (the δ of the release, in (0, 1))")
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    x_bound = check_bound("x_bound", x_bound)
+    y_bound = check_bound("y_bound", y_bound)
+    clip_share = _check_clip_share(clip_share, epsilon)
+    scale_response = check_bool("scale_response", True if scale_response is None else scale_response)
+    check_gaussian_epsilon(epsilon)
+    size, sensitivity, count_weight = gaussian_release_vector(
+        d, x_bound, y_bound, clip_share, scale_response=scale_response
+    )
+    check_noise_scale(sensitivity, epsilon)
+    query = gaussian_query("weighted vector", size, sensitivity, epsilon, delta)
+    sigma = query.scale
+    weights = {_GAUSSIAN_DIAGONAL: 1.0, _GAUSSIAN_OFF_DIAGONAL: math.sqrt(2.0)}
+    notes = ()
+    if clip_share > 0:
+        counts = _gaussian_counts(scale_response)
+        weights[counts] = count_weight
+        notes = (f"{counts}: {clip_share:.0%} of the privacy cost, in the same mechanism",)
+    return NoisePlan(
+        mechanism="gaussian",
+        epsilon=epsilon,
+        delta=delta,
+        queries=(query,),
+        noise_sd={group: sigma / w for group, w in weights.items()},
+        weights=weights,
+        d=d,
+        notes=notes,
+    )
 
 
 def _projected_sums(X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float, scale_response: bool):
@@ -817,13 +985,21 @@ def release_linear_stats(
         raise NonFiniteRow("X", bad)
     if not np.isfinite(y).all():  # only after a preprocessing that overflows
         raise NonFiniteRow("y", first_bad_row(y))
-    check_gaussian_epsilon(epsilon)
-    size, total_sensitivity, count_weight = gaussian_release_vector(
-        d, x_bound, y_bound, clip_share, scale_response=scale_response
+    plan = linear_noise_plan(
+        d,
+        epsilon=epsilon,
+        delta=delta,
+        x_bound=x_bound,
+        y_bound=y_bound,
+        mechanism="gaussian",
+        clip_share=clip_share,
+        scale_response=scale_response,
     )
-    check_noise_scale(total_sensitivity, epsilon)
+    (query,) = plan.queries
+    total_sensitivity = query.sensitivity
+    count_weight = plan.weights.get(_gaussian_counts(scale_response), 0.0)
     source = as_noise_source(rng)
-    noise = (gaussian_noise_event(size, total_sensitivity, epsilon, delta),)
+    noise = plan.noise_events()
     with release_guard(accountant, GAUSSIAN_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=noise):
         xx, xy, yy, changed = _projected_sums(X, y, x_bound, y_bound, scale_response)
         upper = np.triu_indices(d)

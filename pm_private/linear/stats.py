@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import ClassVar
 
 import numpy as np
 
@@ -17,7 +17,7 @@ from .._engine.dask import is_dask
 from ..privacy.primitives import (
     symmetric_entry_weights,
 )
-from ..privacy.release import output, public
+from ..privacy.release import Release, output, public
 from ..privacy.validation import (
     as_float_array,
     as_matrix,
@@ -26,9 +26,6 @@ from ..privacy.validation import (
     check_feature_names,
 )
 from .accumulate import accumulate
-
-if TYPE_CHECKING:
-    from .release import LinearStatsLaplaceRelease, LinearStatsRelease
 
 __all__ = ["LinearStats", "frobenius_weights", "stat_pairs", "stat_vector", "linear_stats"]
 
@@ -66,11 +63,13 @@ class LinearStats:
         not an integer ≥ 1.
     """
 
+    family: ClassVar[str] = "linear"
+
     xx: np.ndarray = output()
     xy: np.ndarray = output()
     yy: float = output()
     n: int = public()
-    releases: tuple[LinearStatsLaplaceRelease | LinearStatsRelease, ...] = public(default=())
+    releases: tuple[Release, ...] = public(default=())
     exact_part: LinearStats | None = public(default=None, repr=False)
 
     def __post_init__(self):
@@ -150,7 +149,7 @@ def linear_stats(X, y) -> LinearStats:
 
     Sxx = Σ xᵢxᵢᵀ, Sxy = Σ xᵢyᵢ, Syy = Σ yᵢ² (Honkela et al. 2018) in one pass over the rows.
     Accepts numpy arrays and pandas objects, or Dask collections (``dask.array``,
-    ``dask.dataframe``; see :func:`pm_private.linear.read_parquet_columns`), whose partitions
+    ``dask.dataframe``, e.g. Parquet columns read lazily), whose partitions
     are reduced where they live and summed in a tree.
 
     Parameters

@@ -5,14 +5,11 @@ from __future__ import annotations
 import pymc as pm
 
 from ..privacy.validation import check_bool
-from ..released.glm import _arrays, _glm_model, _set_stats
+from ..released.glm import glm_arrays, glm_model, set_glm_stats
 from .moments import logistic_stat_moments
-from .release import LogisticStats, LogisticStatsRelease
+from .release import LOGISTIC
 
 __all__ = ["logistic_model", "set_logistic_stats"]
-
-
-_LOGISTIC = (LogisticStatsRelease, LogisticStats)
 
 
 def logistic_model(
@@ -29,14 +26,21 @@ def logistic_model(
 ) -> pm.Model:
     """Bayesian logistic regression on released statistics, with the release noise marginalised.
 
-    Priors: β ~ N(0, ``beta_sigma``² I) (dims ``feature``), intercept b ~ N(0, ``intercept_sigma``²);
-    covariate model x ~ N(μ, Σx) with μ ~ N(0, ``x_mean_sigma``² I) (``x_mean``) and Σx from
-    :func:`pm_private.released.covariates.lkj_cholesky` (standard deviations HalfNormal(``x_sd_sigma``), ``x_sd``;
-    correlations LKJ(``x_eta``) through their partial correlations, ``x_partial_corr``; Σx
-    recorded as ``x_cov``).  Likelihood ``likelihood`` (a ``pm.Potential``): the released
-    vector r ~ N(n·m(θ), n·V(θ) + diag(v)), the central-limit normal of the true statistics
-    (Bernstein & Sheldon 2019; Kulkarni et al. 2021) with the moments of
-    :func:`pm_private.moments.logistic_stat_moments` and the release's noise variances v.
+    The model of Kulkarni et al. (2021), with the latent true statistics marginalised as in
+    Bernstein & Sheldon (2019).  A record is
+
+        x ~ N(μ, Σx),   y | x ~ Bernoulli(σ(xᵀβ + b)),
+
+    with priors β ~ N(0, ``beta_sigma``² I), b ~ N(0, ``intercept_sigma``²),
+    μ ~ N(0, ``x_mean_sigma``² I) and Σx from ``pm_private.released.covariates.lkj_cholesky``
+    (standard deviations HalfNormal(``x_sd_sigma``), correlations LKJ(``x_eta``) through their
+    partial correlations).  The release r of the statistics t(x, y) = (x, y, upper(xxᵀ), y·x)
+    summed over the n records is modelled by the central-limit normal of the true statistics plus
+    the release's Gaussian noise of variances v:
+
+        r ~ N(n·m(θ), n·V(θ) + diag(v)),   θ = (β, b, μ, Σx),
+
+    with the moments m, V of :func:`pm_private.logistic.moments.logistic_stat_moments`.
 
     Parameters
     ----------
@@ -49,42 +53,60 @@ def logistic_model(
     intercept : bool, default True
         Whether the model has an intercept (``intercept``); without, b = 0.
     feature_names : sequence of str, optional
-        Coordinates of the ``feature`` dim (default: the column names the release recorded from
-        a data frame, ``stats.features``, else x0, x1, …).
-    beta_sigma, intercept_sigma : float, default 2.5
-        Prior standard deviations of the coefficients and of the intercept.
-    x_mean_sigma, x_sd_sigma : float, default 1.0
-        Prior scales of the covariate mean and standard deviations (covariates on the scale of
-        standardised data).
+        The d distinct coordinates of the ``feature`` dim (default: the column names the release
+        recorded from a data frame, ``stats.features``, else x0, x1, …).
+    beta_sigma : float, default 2.5
+        Prior standard deviation of the coefficients β (log odds ratios per unit of a covariate).
+    intercept_sigma : float, default 2.5
+        Prior standard deviation of the intercept b.
+    x_mean_sigma : float, default 1.0
+        Prior standard deviation of the covariate mean μ (covariates on the scale of standardised
+        data).
+    x_sd_sigma : float, default 1.0
+        Scale of the HalfNormal prior of the covariate standard deviations.
     x_eta : float, default 2.0
         LKJ shape of the covariate correlations (1: uniform).
 
     Returns
     -------
     pymc.Model
-        With ``beta``, ``intercept`` (when ``intercept``), ``x_mean``, ``x_sd``, ``x_partial_corr``
-        (when d > 1), the deterministics ``x_cov`` and ``x_corr`` (when d > 1), and the data
-        ``stats_vector``, ``stats_noise_var``, ``stats_n`` (swap them with
-        :func:`set_logistic_stats`) and ``x_bound`` (for :func:`predict_logistic`).
+        With coords ``feature`` and ``statistic`` (the labels of the released vector), the
+        variables ``beta`` (dims ``feature``), ``intercept`` (when ``intercept``), ``x_mean``,
+        ``x_sd``, ``x_partial_corr`` (when d > 1), the deterministics ``x_cov`` and ``x_corr`` (when
+        d > 1), the observed ``likelihood`` (dims ``statistic``: the released vector, whose random
+        method draws replicated releases), and the data ``stats_vector``, ``stats_noise_var``,
+        ``stats_n`` (swap them with :func:`set_logistic_stats`), ``x_bound`` (for
+        :func:`predict_logistic`) and ``fit_record`` (the family and release kind, checked by the
+        predictors).
 
     Raises
     ------
     ValueError
-        If ``stats`` is not a statistics record, a prior scale is not finite and > 0, or the
-        number of feature names is not d.
+        If ``stats`` is not a logistic statistics record, a prior scale is not finite and > 0, or
+        ``feature_names`` are not d distinct names.
+
+    See Also
+    --------
+    set_logistic_stats : Swap the statistics of a built model without recompiling.
+    predict_logistic : Predicted probabilities at new covariates from the posterior.
 
     Notes
     -----
-    Cost per gradient O(k³), k = 2d + 1 + d(d+1)/2, independent of n; building the model limits
-    BLAS to one thread in the process while it lives (small dense algebra).  Sample it with
-    NUTS started at the posterior mode, its dense mass matrix at the Laplace approximation there
-    (:func:`pm_private.laplace_nuts`): inside the model, ``step = laplace_nuts()`` and
-    ``pm.sample(step=step, initvals=laplace_start(step))``.  The statistics tie β to the
-    covariate covariance, and the posterior's scales span orders of magnitude: at d = 2,
-    n = 5000 a fit with the default diagonal adaptation took tens of times longer than with a
-    dense one; at d = 10, n = 1000 this start and the partial-correlation parametrisation of Σx
-    halve the leapfrog steps of a fit again (about 28 s for 2 chains of 1000 + 1000 on a
-    lightly loaded 2-core machine).
+    Privacy: the model is post-processing of the release; building and sampling it spend no
+    budget.
+
+    Contract: the variable, data and dim names listed under Returns are public; the cost of a
+    gradient is that of a k × k Cholesky factorisation, k = 2d + 1 + d(d+1)/2, independent of n.
+    Building the model limits BLAS to one thread in the process while it lives (small dense
+    algebra).  Known limits: the projection of rows onto the ``x_bound`` ball is not modelled and
+    the covariates are modelled as Gaussian.
+
+    Sampling: the statistics tie β to the covariate covariance, and the posterior's scales span
+    orders of magnitude, so sample with NUTS started at the posterior mode and its dense mass
+    matrix at the Laplace approximation there (``laplace_nuts`` and ``laplace_start`` of
+    ``pm_private.released``): inside the model, ``step = laplace_nuts()`` and
+    ``pm.sample(step=step, initvals=laplace_start(step))``.  Its measured advantage over PyMC's
+    default adaptation is on the documentation's model-selection page.
 
     Examples
     --------
@@ -95,12 +117,12 @@ def logistic_model(
     >>> y = rng.uniform(size=2000) < 1 / (1 + np.exp(-(X @ [1.0, -0.5] + 0.3)))
     >>> release = release_logistic_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=4.0, rng=0)
     >>> model = logistic_model(release)
-    >>> sorted(model.named_vars)[:3]
-    ['beta', 'intercept', 'likelihood']
+    >>> [rv.name for rv in model.free_RVs]
+    ['beta', 'intercept', 'x_mean', 'x_sd', 'x_partial_corr']
     """
     noise_aware = check_bool("noise_aware", noise_aware)
     intercept = check_bool("intercept", intercept)
-    arrays = _arrays(stats, _LOGISTIC, noise_aware)
+    arrays = glm_arrays(stats, LOGISTIC, noise_aware)
     priors = dict(
         beta_sigma=beta_sigma,
         intercept_sigma=intercept_sigma,
@@ -108,10 +130,11 @@ def logistic_model(
         x_sd_sigma=x_sd_sigma,
         x_eta=x_eta,
     )
-    return _glm_model(
+    return glm_model(
         stats,
         arrays,
         logistic_stat_moments,
+        family=LOGISTIC,
         intercept=intercept,
         feature_names=feature_names,
         priors=priors,
@@ -136,4 +159,4 @@ def set_logistic_stats(stats, model: pm.Model | None = None, *, noise_aware: boo
     ValueError
         If ``stats`` is not a statistics record or its d differs from the model's.
     """
-    _set_stats(stats, model, _LOGISTIC, noise_aware)
+    set_glm_stats(stats, model, LOGISTIC, noise_aware)

@@ -1,6 +1,6 @@
 """Moments of the logistic-regression statistics under a Gaussian covariate model, with the
 logistic sigmoid replaced by a mixture of probits (Monahan & Stefanski 1992); the Stein-lemma
-forms are in :mod:`pm_private.released.moments`."""
+forms are in ``pm_private.released.moments``."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def logistic_stat_moments(beta, intercept, mu, cov, d: int):
     Returns
     -------
     mean : tensor (k,)
-        E[t], k = 2d + 1 + d(d+1)/2, in the release order of :func:`pm_private.stats.stat_pairs`.
+        E[t], k = 2d + 1 + d(d+1)/2, in the release order of :func:`pm_private.released.degree2.stat_pairs`.
     covariance : tensor (k, k)
         Cov[t].
     """

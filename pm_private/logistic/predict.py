@@ -6,7 +6,8 @@ import pandas as pd
 from scipy.special import expit
 
 from ..privacy.validation import check_fraction
-from ..released.glm import _interval_table, _linear_predictor
+from ..released.glm import interval_table, linear_predictor_draws
+from .release import LOGISTIC
 
 __all__ = ["predict_logistic"]
 
@@ -44,5 +45,5 @@ def predict_logistic(posterior, X, *, x_bound: float | None = None, interval: fl
         ``beta``.
     """
     interval = check_fraction("interval", interval, closed=False)
-    p = expit(_linear_predictor(posterior, X, x_bound, "logistic_model"))
-    return _interval_table(p, interval)
+    p = expit(linear_predictor_draws(posterior, X, x_bound, LOGISTIC))
+    return interval_table(p, interval)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -27,7 +28,6 @@ from ..privacy.primitives import (
     check_gaussian_epsilon,
     check_noise_scale,
     gaussian_mechanism,
-    gaussian_noise_event,
     project_rows,
     symmetric_entry_weights,
 )
@@ -36,6 +36,7 @@ from ..privacy.validation import (
     as_matrix,
     as_vector,
     check_bound,
+    check_count,
     check_delta,
     check_epsilon,
     check_feature_names,
@@ -43,12 +44,17 @@ from ..privacy.validation import (
     check_positive,
     column_names,
 )
-from ..released.degree2 import _freeze, _sums, stat_pairs, stats_vector, unpack_stats
+from ..released.degree2 import degree2_sums, freeze_stats, stat_pairs, stats_vector, unpack_stats
+from ..released.family import Family
+from ..released.noise_plan import NoisePlan, gaussian_query
+from ..released.preprocessing import Preprocessing, check_glm_preprocessing
 
 __all__ = [
+    "LOGISTIC",
     "LOGISTIC_MECHANISM",
     "LogisticStats",
     "LogisticStatsRelease",
+    "logistic_noise_plan",
     "logistic_sensitivity",
     "logistic_stats",
     "release_logistic_stats",
@@ -93,6 +99,16 @@ def signed_labels(y, n: int) -> np.ndarray:
     raise ValueError("y must hold binary labels, all in {0, 1} or all in {-1, 1}")
 
 
+#: The logistic family: its release, model builder, predictor and prediction transform.
+LOGISTIC = Family(
+    name="logistic",
+    release="release_logistic_stats",
+    builder="logistic_model",
+    predictor="predict_logistic",
+    transform="logit",
+)
+
+
 @dataclass(frozen=True, kw_only=True)
 class LogisticStats:
     """Exact (not private) statistics of logistic regression: for public data, and the ε = ∞ case.
@@ -113,6 +129,8 @@ class LogisticStats:
         The radius rows were projected onto (None: not projected).
     """
 
+    family: ClassVar[str] = "logistic"
+
     x_sum: np.ndarray = output()
     y_sum: float = output()
     xx: np.ndarray = output()
@@ -121,7 +139,7 @@ class LogisticStats:
     x_bound: float | None = public(default=None)
 
     def __post_init__(self):
-        _freeze(self)
+        freeze_stats(self)
 
     @property
     def d(self) -> int:
@@ -179,7 +197,11 @@ class LogisticStatsRelease(Release, kind="logistic_stats"):
     features : tuple of str, optional
         The column names of ``X`` when it was a data frame (its public schema; None otherwise),
         the default ``feature`` coordinates of :func:`pm_private.logistic_model`.
+    preprocessing : Preprocessing, optional
+        The public map applied to the rows before the projection (None: none).
     """
+
+    family: ClassVar[str] = "logistic"
 
     x_sum: np.ndarray = output()
     y_sum: float = output()
@@ -190,10 +212,11 @@ class LogisticStatsRelease(Release, kind="logistic_stats"):
     sensitivity: float = public()
     noise_scale: float = public()
     features: tuple[str, ...] | None = public(default=None)
+    preprocessing: Preprocessing | None = public(default=None)
     mechanism: str = constant(default=LOGISTIC_MECHANISM)
 
     def __post_init__(self):
-        _freeze(self)
+        freeze_stats(self)
         check_feature_names(self, self.d)
 
     @property
@@ -249,6 +272,77 @@ def logistic_sensitivity(x_bound: float) -> float:
     return value
 
 
+def _checked(epsilon, delta, x_bound) -> tuple[float, float, float, float]:
+    """(ε, δ, Bx, Δ) checked as :func:`release_logistic_stats` checks them before reading the data."""
+    epsilon = check_gaussian_epsilon(check_epsilon(epsilon))
+    delta = check_delta(delta)
+    sensitivity = logistic_sensitivity(x_bound)
+    check_noise_scale(sensitivity, epsilon)
+    return epsilon, delta, float(x_bound), sensitivity
+
+
+#: The statistic groups of :func:`logistic_noise_plan`.
+_DIAGONAL = "the diagonal of Sxx"
+_OFF_DIAGONAL = "Σx and the other entries of Sxx"
+_LABELS = "Σy and Σ y·x (labels as ±1)"
+
+
+def logistic_noise_plan(d: int, *, epsilon: float, delta: float, x_bound: float) -> NoisePlan:
+    """The noise :func:`release_logistic_stats` adds to the statistics of d covariates, before any data is read.
+
+    One Gaussian query on the Frobenius-weighted vector of the 2d + 1 + d(d+1)/2 statistics
+    (:func:`pm_private.released.degree2.stat_pairs`), ℓ2 sensitivity √2·(Bx² + 2)
+    (:func:`logistic_sensitivity`) and σ by OpenDP's privacy map; the noise s.d. is σ on the
+    diagonal of Sxx and σ/√2 on every other statistic.  The release takes its sensitivity, σ and
+    ledger noise from this plan.  Public: it depends only on its arguments.
+
+    Parameters
+    ----------
+    d : int
+        The number of covariates, ≥ 1.
+    epsilon : float
+        ε > 0 (at most 700).
+    delta : float
+        δ in (0, 1).
+    x_bound : float
+        The public bound Bx on the ℓ2 norm of a covariate row.
+
+    Returns
+    -------
+    NoisePlan
+        The query (``"weighted vector"``), its sensitivity and σ, and the noise s.d. per
+        statistic group.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument, as the release would before spending anything: an invalid ε, δ, d or
+        ``x_bound``, or a noise scale that overflows.
+
+    Examples
+    --------
+    >>> from pm_private.logistic.release import logistic_noise_plan
+    >>> plan = logistic_noise_plan(2, epsilon=1.0, delta=1e-6, x_bound=3.0)
+    >>> round(plan.sensitivity["weighted vector"], 4), plan.queries[0].size
+    (15.5563, 8)
+    >>> round(plan.noise_sd["the diagonal of Sxx"], 4)
+    70.4839
+    """
+    epsilon, delta, x_bound, sensitivity = _checked(epsilon, delta, x_bound)
+    d = check_count("d", d)
+    query = gaussian_query("weighted vector", stat_pairs(d)[0].size, sensitivity, epsilon, delta)
+    weights = {_DIAGONAL: 1.0, _OFF_DIAGONAL: math.sqrt(2.0), _LABELS: math.sqrt(2.0)}
+    return NoisePlan(
+        mechanism="gaussian",
+        epsilon=epsilon,
+        delta=delta,
+        queries=(query,),
+        noise_sd={group: query.scale / w for group, w in weights.items()},
+        weights=weights,
+        d=d,
+    )
+
+
 def _prepared(X, y, x_bound):
     """(projected X, labels ±1) after the checks of the release (nothing is spent before them)."""
     X = as_matrix(X)
@@ -282,7 +376,7 @@ def logistic_stats(X, y, *, x_bound: float | None = None) -> LogisticStats:
 
     Examples
     --------
-    >>> from pm_private.glm import logistic_stats
+    >>> from pm_private.logistic import logistic_stats
     >>> stats = logistic_stats([[1.0, 0.0], [0.0, 2.0]], [1, 0])
     >>> stats.y_sum, stats.yx.tolist()
     (0.0, [1.0, -2.0])
@@ -290,7 +384,7 @@ def logistic_stats(X, y, *, x_bound: float | None = None) -> LogisticStats:
     if x_bound is not None:
         x_bound = check_positive("x_bound", x_bound)
     X, labels = _prepared(X, y, x_bound)
-    x_sum, y_sum, xx, yx = _sums(X, labels)
+    x_sum, y_sum, xx, yx = degree2_sums(X, labels)
     if not (np.isfinite(xx).all() and np.isfinite(x_sum).all()):
         raise ValueError("X is too large: its products overflow (rescale it)")
     return LogisticStats(x_sum=x_sum, y_sum=y_sum, xx=xx, yx=yx, n=X.shape[0], x_bound=x_bound)
@@ -303,6 +397,7 @@ def release_logistic_stats(
     epsilon: float,
     delta: float,
     x_bound: float,
+    preprocessing: Preprocessing | None = None,
     accountant: PrivacyAccountant | None = None,
     rng=None,
 ) -> LogisticStatsRelease:
@@ -335,6 +430,11 @@ def release_logistic_stats(
     x_bound : float
         Public bound Bx > 0 on the ℓ2 norm of a covariate row (rows beyond are projected onto the
         ball); about √d for standardised covariates.  Never choose it from the private data.
+    preprocessing : Preprocessing, optional
+        Public map x ↦ (x − x_center)/x_scale applied to the rows before the projection (its
+        constants fixed in advance or computed from public rows, e.g.
+        :meth:`pm_private.Preprocessing.from_public`); it travels with the release, and the
+        predictor applies it to new rows.  The response is not rescaled (y_center 0, y_scale 1).
     accountant : PrivacyAccountant, optional
         Charged (ε, δ) before noise is drawn; refuses with BudgetExceededError if over budget.
     rng : None, int or numpy.random.Generator
@@ -378,20 +478,20 @@ def release_logistic_stats(
     >>> round(release.sensitivity, 4)
     15.5563
     """
-    epsilon = check_gaussian_epsilon(check_epsilon(epsilon))
-    delta = check_delta(delta)
-    sensitivity = logistic_sensitivity(x_bound)
-    check_noise_scale(sensitivity, epsilon)
-    x_bound = float(x_bound)
+    epsilon, delta, x_bound, _ = _checked(epsilon, delta, x_bound)
     features = column_names(X)
+    check_glm_preprocessing(preprocessing)
+    if preprocessing is not None:
+        X = preprocessing.transform_x(as_matrix(X))
     X, labels = _prepared(X, y, x_bound)
     n, d = X.shape
     source = as_noise_source(rng)
-    a, b = stat_pairs(d)
-    weights = symmetric_entry_weights(a, b)
-    noise = (gaussian_noise_event(weights.size, sensitivity, epsilon, delta),)
+    plan = logistic_noise_plan(d, epsilon=epsilon, delta=delta, x_bound=x_bound)
+    sensitivity = plan.queries[0].sensitivity
+    weights = symmetric_entry_weights(*stat_pairs(d))
+    noise = plan.noise_events()
     with release_guard(accountant, LOGISTIC_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=noise):
-        exact = stats_vector(*_sums(X, labels))
+        exact = stats_vector(*degree2_sums(X, labels))
         part = gaussian_mechanism(weights * exact, sensitivity=sensitivity, epsilon=epsilon, delta=delta, source=source)
         return LogisticStatsRelease(
             **unpack_stats(part.values / weights, d),
@@ -400,6 +500,7 @@ def release_logistic_stats(
             sensitivity=sensitivity,
             noise_scale=part.scale,
             features=features,
+            preprocessing=preprocessing,
             epsilon=part.epsilon,
             delta=delta,
             private=source.secure,

@@ -6,14 +6,11 @@ import numpy as np
 import pymc as pm
 
 from ..privacy.validation import check_bool
-from ..released.glm import _arrays, _glm_model, _set_stats
+from ..released.glm import glm_arrays, glm_model, set_glm_stats
 from .moments import poisson_stat_moments
-from .release import PoissonStats, PoissonStatsRelease
+from .release import POISSON
 
 __all__ = ["poisson_model", "set_poisson_stats"]
-
-
-_POISSON = (PoissonStatsRelease, PoissonStats)
 
 
 def poisson_model(
@@ -30,15 +27,22 @@ def poisson_model(
 ) -> pm.Model:
     """Bayesian Poisson regression on released statistics, with the release noise marginalised.
 
-    Model of a record: x ~ N(μ, Σx), y | x ~ Poisson(exp(xᵀβ + b)), of which the release saw the
-    clipped count ỹ = min(y, B).  Priors: β ~ N(0, ``beta_sigma``² I) (dims ``feature``), intercept
-    b ~ N(0, ``intercept_sigma``²); μ ~ N(0, ``x_mean_sigma``² I) (``x_mean``) and Σx from
-    :func:`pm_private.released.covariates.lkj_cholesky` (standard deviations HalfNormal(``x_sd_sigma``), ``x_sd``;
-    correlations LKJ(``x_eta``) through their partial correlations, ``x_partial_corr``; Σx
-    recorded as ``x_cov``).  Likelihood ``likelihood`` (a ``pm.Potential``): the released
-    vector r ~ N(n·m(θ), n·V(θ) + diag(v)), the central-limit normal of the true statistics
-    (Bernstein & Sheldon 2019; Kulkarni et al. 2021) with the moments of the clipped counts
-    (:func:`pm_private.moments.poisson_stat_moments`) and the release's noise variances v.
+    The model of Kulkarni et al. (2021) for counts, with the latent true statistics marginalised as
+    in Bernstein & Sheldon (2019).  A record is
+
+        x ~ N(μ, Σx),   y | x ~ Poisson(exp(xᵀβ + b)),
+
+    of which the release saw the clipped count ỹ = min(y, B), with priors β ~ N(0, ``beta_sigma``² I),
+    b ~ N(0, ``intercept_sigma``²), μ ~ N(0, ``x_mean_sigma``² I) and Σx from
+    ``pm_private.released.covariates.lkj_cholesky`` (standard deviations HalfNormal(``x_sd_sigma``),
+    correlations LKJ(``x_eta``) through their partial correlations).  The release r of the
+    statistics t(x, ỹ) = (x, ỹ, upper(xxᵀ), ỹ·x) summed over the n records is modelled by the
+    central-limit normal of the true statistics plus the release's Gaussian noise of variances v:
+
+        r ~ N(n·m(θ), n·V(θ) + diag(v)),   θ = (β, b, μ, Σx),
+
+    with the moments m, V of the clipped counts
+    (:func:`pm_private.poisson.moments.poisson_stat_moments`).
 
     Parameters
     ----------
@@ -51,39 +55,57 @@ def poisson_model(
     intercept : bool, default True
         Whether the model has an intercept (``intercept``); without, b = 0.
     feature_names : sequence of str, optional
-        Coordinates of the ``feature`` dim (default: the column names the release recorded from
-        a data frame, ``stats.features``, else x0, x1, …).
+        The d distinct coordinates of the ``feature`` dim (default: the column names the release
+        recorded from a data frame, ``stats.features``, else x0, x1, …).
     beta_sigma : float, default 1.0
         Prior standard deviation of the coefficients (log rate ratios per unit of a covariate).
     intercept_sigma : float, default 2.5
         Prior standard deviation of the intercept (the log rate at x = 0).
-    x_mean_sigma, x_sd_sigma : float, default 1.0
-        Prior scales of the covariate mean and standard deviations (covariates on the scale of
-        standardised data).
+    x_mean_sigma : float, default 1.0
+        Prior standard deviation of the covariate mean μ (covariates on the scale of standardised
+        data).
+    x_sd_sigma : float, default 1.0
+        Scale of the HalfNormal prior of the covariate standard deviations.
     x_eta : float, default 2.0
         LKJ shape of the covariate correlations (1: uniform).
 
     Returns
     -------
     pymc.Model
-        With ``beta``, ``intercept`` (when ``intercept``), ``x_mean``, ``x_sd``, ``x_partial_corr``
-        (when d > 1), the deterministics ``x_cov`` and ``x_corr`` (when d > 1), and the data
-        ``stats_vector``, ``stats_noise_var``, ``stats_n`` (swap them with
-        :func:`set_poisson_stats`), ``x_bound`` (for :func:`predict_poisson`) and ``y_bound``.
+        With coords ``feature`` and ``statistic``, the variables ``beta`` (dims ``feature``),
+        ``intercept`` (when ``intercept``), ``x_mean``, ``x_sd``, ``x_partial_corr`` (when d > 1),
+        the deterministics ``x_cov`` and ``x_corr`` (when d > 1), the observed ``likelihood`` (dims
+        ``statistic``: the released vector, whose random method draws replicated releases), and the
+        data ``stats_vector``, ``stats_noise_var``, ``stats_n`` (swap them with
+        :func:`set_poisson_stats`), ``x_bound`` (for :func:`predict_poisson`), ``y_bound`` (B) and
+        ``fit_record`` (the family and release kind, checked by the predictors).
 
     Raises
     ------
     ValueError
         If ``stats`` is not a Poisson statistics record, a prior scale is not finite and > 0, or
-        the number of feature names is not d.
+        ``feature_names`` are not d distinct names.
+
+    See Also
+    --------
+    set_poisson_stats : Swap the statistics of a built model without recompiling.
+    predict_poisson : Predicted rates at new covariates from the posterior.
 
     Notes
     -----
-    Cost per gradient O(k³ + B), k = 2d + 1 + d(d+1)/2, independent of n.  Sample it as
-    :func:`logistic_model` (:func:`pm_private.laplace_nuts`, chains started at
-    :func:`pm_private.laplace_start`).  Known limits: the projection of rows onto the Bx
-    ball is not modelled, the covariates are modelled as Gaussian, and there is no exposure
-    offset.
+    Privacy: the model is post-processing of the release; building and sampling it spend no
+    budget.
+
+    Contract: the variable, data and dim names listed under Returns are public; the cost of a
+    gradient is O(k³ + B), k = 2d + 1 + d(d+1)/2, independent of n.  Building the model limits BLAS
+    to one thread in the process while it lives.  Known limits: the projection of rows onto the
+    ``x_bound`` ball is not modelled, the covariates are modelled as Gaussian, and there is no
+    exposure offset.
+
+    Sampling: as :func:`logistic_model`, with NUTS started at the posterior mode and its dense mass
+    matrix at the Laplace approximation there (``laplace_nuts`` and ``laplace_start`` of
+    ``pm_private.released``): inside the model, ``step = laplace_nuts()`` and
+    ``pm.sample(step=step, initvals=laplace_start(step))``.
 
     Examples
     --------
@@ -94,12 +116,12 @@ def poisson_model(
     >>> y = rng.poisson(np.exp(X @ [0.5, -0.3] + 0.5))
     >>> release = release_poisson_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=4.0, y_bound=10, rng=0)
     >>> model = poisson_model(release)
-    >>> sorted(model.named_vars)[:3]
-    ['beta', 'intercept', 'likelihood']
+    >>> [rv.name for rv in model.free_RVs]
+    ['beta', 'intercept', 'x_mean', 'x_sd', 'x_partial_corr']
     """
     noise_aware = check_bool("noise_aware", noise_aware)
     intercept = check_bool("intercept", intercept)
-    arrays = _arrays(stats, _POISSON, noise_aware)
+    arrays = glm_arrays(stats, POISSON, noise_aware)
     priors = dict(
         beta_sigma=beta_sigma,
         intercept_sigma=intercept_sigma,
@@ -112,10 +134,11 @@ def poisson_model(
     def moments(beta, b, mu, cov, d):
         return poisson_stat_moments(beta, b, mu, cov, d, y_bound)
 
-    return _glm_model(
+    return glm_model(
         stats,
         arrays,
         moments,
+        family=POISSON,
         intercept=intercept,
         feature_names=feature_names,
         priors=priors,
@@ -142,4 +165,4 @@ def set_poisson_stats(stats, model: pm.Model | None = None, *, noise_aware: bool
         If ``stats`` is not a Poisson statistics record, or its d or count bound differs from the
         model's.
     """
-    _set_stats(stats, model, _POISSON, noise_aware, y_bound=getattr(stats, "y_bound", None))
+    set_glm_stats(stats, model, POISSON, noise_aware, y_bound=getattr(stats, "y_bound", None))

@@ -1,6 +1,6 @@
 """Moments of the clipped-count Poisson-regression statistics under a Gaussian covariate model:
 Poisson–lognormal probabilities by adaptive Gauss–Hermite quadrature; the Stein-lemma forms are
-in :mod:`pm_private.released.moments`."""
+in ``pm_private.released.moments``."""
 
 from __future__ import annotations
 
@@ -145,7 +145,7 @@ class PoissonLognormal(Op):
     p′ = Dp, ∂πⱼ/∂m = (Dπ)ⱼ and, by Stein's lemma, ∂πⱼ/∂s = E[pⱼ′(a)·u] = s·(D²π)ⱼ.  One
     quadrature of size + 2 probabilities gives all three, so a gradient evaluation integrates
     once.  Second derivatives are not implemented (nor are they for the normal log-density the
-    GLMs evaluate, :class:`pm_private.likelihood.NormalLogp`).
+    GLMs evaluate, :class:`pm_private.released.likelihood.NormalLogp`).
     """
 
     __props__ = ("size",)
@@ -237,7 +237,7 @@ def poisson_stat_moments(beta, intercept, mu, cov, d: int, y_bound: int):
     Returns
     -------
     mean : tensor (k,)
-        E[t], k = 2d + 1 + d(d+1)/2, in the release order of :func:`pm_private.stats.stat_pairs`.
+        E[t], k = 2d + 1 + d(d+1)/2, in the release order of :func:`pm_private.released.degree2.stat_pairs`.
     covariance : tensor (k, k)
         Cov[t].
     """

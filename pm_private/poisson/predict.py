@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 
 from ..privacy.validation import check_fraction
-from ..released.glm import _interval_table, _linear_predictor
+from ..released.glm import interval_table, linear_predictor_draws
+from .release import POISSON
 
 __all__ = ["predict_poisson"]
 
@@ -45,5 +46,7 @@ def predict_poisson(posterior, X, *, x_bound: float | None = None, interval: flo
     """
     interval = check_fraction("interval", interval, closed=False)
     with np.errstate(over="ignore"):
-        rate = np.exp(_linear_predictor(posterior, X, x_bound, "poisson_model"))
-    return _interval_table(rate, interval)
+        rate = np.exp(linear_predictor_draws(posterior, X, x_bound, POISSON))
+    if not np.isfinite(rate).all():
+        raise ValueError("posterior: its draws give rates that overflow for these rows (coefficients too large)")
+    return interval_table(rate, interval)

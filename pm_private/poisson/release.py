@@ -6,7 +6,7 @@ statistics are the degree-≤ 2 sums
 
     Σx = Σᵢ xᵢ,  Σỹ = Σᵢ ỹᵢ,  Sxx = Σᵢ xᵢxᵢᵀ,  Syx = Σᵢ ỹᵢxᵢ,
 
-in the order of :func:`pm_private.stats.stat_pairs` (uᵢ = (1, xᵢ, ỹᵢ)), as for logistic
+in the order of :func:`pm_private.released.degree2.stat_pairs` (uᵢ = (1, xᵢ, ỹᵢ)), as for logistic
 regression.  The Poisson log-likelihood Σᵢ yᵢ(xᵢᵀβ + b) − exp(xᵢᵀβ + b) depends on the counts
 only through Σy and Σ y·x; its exponential term is a function of the covariates, which the
 noise-aware model describes by a Gaussian with its own prior, informed by Σx and Sxx.
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -25,7 +26,6 @@ from ..privacy.primitives import (
     check_gaussian_epsilon,
     check_noise_scale,
     gaussian_mechanism,
-    gaussian_noise_event,
     project_rows,
     symmetric_entry_weights,
 )
@@ -42,14 +42,19 @@ from ..privacy.validation import (
     check_positive,
     column_names,
 )
-from ..released.degree2 import _freeze, _sums, stat_pairs, stats_vector, unpack_stats
+from ..released.degree2 import degree2_sums, freeze_stats, stat_pairs, stats_vector, unpack_stats
+from ..released.family import Family
+from ..released.noise_plan import NoisePlan, gaussian_query
+from ..released.preprocessing import Preprocessing, check_glm_preprocessing
 
 __all__ = [
+    "POISSON",
     "MAX_Y_BOUND",
     "POISSON_MECHANISM",
     "PoissonStats",
     "PoissonStatsRelease",
     "poisson_entry_weights",
+    "poisson_noise_plan",
     "poisson_sensitivity",
     "poisson_stats",
     "release_poisson_stats",
@@ -62,6 +67,16 @@ POISSON_MECHANISM = (
 )
 #: The largest count bound B (the model's moments cost O(B) per gradient).
 MAX_Y_BOUND = 1000
+
+
+#: The poisson family: its release, model builder, predictor and prediction transform.
+POISSON = Family(
+    name="poisson",
+    release="release_poisson_stats",
+    builder="poisson_model",
+    predictor="predict_poisson",
+    transform="log",
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,6 +101,8 @@ class PoissonStats:
         The radius rows were projected onto (None: not projected).
     """
 
+    family: ClassVar[str] = "poisson"
+
     x_sum: np.ndarray = output()
     y_sum: float = output()
     xx: np.ndarray = output()
@@ -95,7 +112,7 @@ class PoissonStats:
     x_bound: float | None = public(default=None)
 
     def __post_init__(self):
-        _freeze(self)
+        freeze_stats(self)
         object.__setattr__(self, "y_bound", int(self.y_bound))
 
     @property
@@ -156,7 +173,11 @@ class PoissonStatsRelease(Release, kind="poisson_stats"):
     features : tuple of str, optional
         The column names of ``X`` when it was a data frame (its public schema; None otherwise),
         the default ``feature`` coordinates of :func:`pm_private.poisson_model`.
+    preprocessing : Preprocessing, optional
+        The public map applied to the rows before the projection (None: none).
     """
+
+    family: ClassVar[str] = "poisson"
 
     x_sum: np.ndarray = output()
     y_sum: float = output()
@@ -168,10 +189,11 @@ class PoissonStatsRelease(Release, kind="poisson_stats"):
     sensitivity: float = public()
     noise_scale: float = public()
     features: tuple[str, ...] | None = public(default=None)
+    preprocessing: Preprocessing | None = public(default=None)
     mechanism: str = constant(default=POISSON_MECHANISM)
 
     def __post_init__(self):
-        _freeze(self)
+        freeze_stats(self)
         object.__setattr__(self, "y_bound", int(self.y_bound))
         check_feature_names(self, self.d)
 
@@ -182,7 +204,7 @@ class PoissonStatsRelease(Release, kind="poisson_stats"):
 
     def noise_variance(self) -> np.ndarray:
         """Variance σ²/w² of the Gaussian noise on each statistic in release order
-        (:func:`pm_private.stats.stat_pairs`, weights ``poisson_entry_weights``).
+        (:func:`pm_private.released.degree2.stat_pairs`, weights ``poisson_entry_weights``).
 
         Returns
         -------
@@ -265,6 +287,79 @@ def poisson_sensitivity(x_bound: float) -> float:
     return value
 
 
+def _checked(epsilon, delta, x_bound, y_bound) -> tuple[float, float, float, int, float]:
+    """(ε, δ, Bx, B, Δ) checked as :func:`release_poisson_stats` checks them before reading the data."""
+    epsilon = check_gaussian_epsilon(check_epsilon(epsilon))
+    delta = check_delta(delta)
+    sensitivity = poisson_sensitivity(x_bound)
+    check_noise_scale(sensitivity, epsilon)
+    x_bound = float(x_bound)
+    y_bound = check_count("y_bound", y_bound, 1, MAX_Y_BOUND)
+    return epsilon, delta, x_bound, y_bound, sensitivity
+
+
+def poisson_noise_plan(d: int, *, epsilon: float, delta: float, x_bound: float, y_bound: int) -> NoisePlan:
+    """The noise :func:`release_poisson_stats` adds to the statistics of d covariates, before any data is read.
+
+    One Gaussian query on the weighted vector of the 2d + 1 + d(d+1)/2 statistics
+    (``poisson_entry_weights``), ℓ2 sensitivity :func:`poisson_sensitivity` and σ by OpenDP's
+    privacy map; the noise s.d. is σ on the diagonal of Sxx, σ/√2 on Σx and the other entries of
+    Sxx and σγ/√2 (γ = B/Bx) on Σỹ and Syx.  The release takes its sensitivity, σ and ledger noise
+    from this plan.  Public: it depends only on its arguments.
+
+    Parameters
+    ----------
+    d : int
+        The number of covariates, ≥ 1.
+    epsilon : float
+        ε > 0 (at most 700).
+    delta : float
+        δ in (0, 1).
+    x_bound : float
+        The public bound Bx on the ℓ2 norm of a covariate row.
+    y_bound : int
+        The public count bound B in [1, 1000].
+
+    Returns
+    -------
+    NoisePlan
+        The query (``"weighted vector"``), its sensitivity and σ, and the noise s.d. per
+        statistic group.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument, as the release would before spending anything: an invalid ε, δ, d,
+        ``x_bound`` or ``y_bound``, or a noise scale that overflows.
+
+    Examples
+    --------
+    >>> from pm_private.poisson.release import poisson_noise_plan
+    >>> plan = poisson_noise_plan(2, epsilon=1.0, delta=1e-6, x_bound=3.0, y_bound=10)
+    >>> round(plan.sensitivity["weighted vector"], 4), plan.queries[0].size
+    (26.8328, 8)
+    >>> round(plan.noise_sd["Σy and Σ y·x (counts clipped to 10)"], 3)
+    286.558
+    """
+    epsilon, delta, x_bound, y_bound, sensitivity = _checked(epsilon, delta, x_bound, y_bound)
+    d = check_count("d", d)
+    query = gaussian_query("weighted vector", stat_pairs(d)[0].size, sensitivity, epsilon, delta)
+    weights = {
+        "the diagonal of Sxx": 1.0,
+        "Σx and the other entries of Sxx": math.sqrt(2.0),
+        f"Σy and Σ y·x (counts clipped to {y_bound})": float(poisson_entry_weights(d, x_bound, y_bound)[d]),
+    }
+    return NoisePlan(
+        mechanism="gaussian",
+        epsilon=epsilon,
+        delta=delta,
+        queries=(query,),
+        noise_sd={group: query.scale / w for group, w in weights.items()},
+        weights=weights,
+        d=d,
+    )
+
+
 def _counts(y, n: int) -> np.ndarray:
     """Counts as floats, after checking they are non-negative integers."""
     y = as_vector(y, n)
@@ -309,7 +404,7 @@ def poisson_stats(X, y, *, y_bound: int, x_bound: float | None = None) -> Poisso
 
     Examples
     --------
-    >>> from pm_private.glm import poisson_stats
+    >>> from pm_private.poisson import poisson_stats
     >>> stats = poisson_stats([[1.0, 0.0], [0.0, 2.0]], [3, 9], y_bound=5)
     >>> stats.y_sum, stats.yx.tolist()
     (8.0, [3.0, 10.0])
@@ -318,7 +413,7 @@ def poisson_stats(X, y, *, y_bound: int, x_bound: float | None = None) -> Poisso
     if x_bound is not None:
         x_bound = check_positive("x_bound", x_bound)
     X, counts = _prepared(X, y, x_bound, y_bound)
-    x_sum, y_sum, xx, yx = _sums(X, counts)
+    x_sum, y_sum, xx, yx = degree2_sums(X, counts)
     if not (np.isfinite(xx).all() and np.isfinite(x_sum).all() and np.isfinite(yx).all()):
         raise ValueError("X is too large: its products overflow (rescale it)")
     return PoissonStats(x_sum=x_sum, y_sum=y_sum, xx=xx, yx=yx, n=X.shape[0], y_bound=y_bound, x_bound=x_bound)
@@ -332,6 +427,7 @@ def release_poisson_stats(
     delta: float,
     x_bound: float,
     y_bound: int,
+    preprocessing: Preprocessing | None = None,
     accountant: PrivacyAccountant | None = None,
     rng=None,
 ) -> PoissonStatsRelease:
@@ -339,7 +435,7 @@ def release_poisson_stats(
 
     Each row is projected onto the ℓ2 ball, xᵢ ← xᵢ·min(1, Bx/‖xᵢ‖), and each count clipped,
     ỹᵢ = min(yᵢ, B).  The 2d + 1 + d(d+1)/2 statistics s = (Σx, Σỹ, upper(Sxx), Syx)
-    (:func:`pm_private.stats.stat_pairs`) are released as
+    (:func:`pm_private.released.degree2.stat_pairs`) are released as
 
         r = s + ξ / w,   ξ ~ N(0, σ² I),
 
@@ -366,6 +462,11 @@ def release_poisson_stats(
     y_bound : int
         Public count bound B in [1, 1000]; larger counts are clipped to it.  The noise on the count
         statistics grows with B, and the model describes the clipping exactly.
+    preprocessing : Preprocessing, optional
+        Public map x ↦ (x − x_center)/x_scale applied to the rows before the projection (its
+        constants fixed in advance or computed from public rows, e.g.
+        :meth:`pm_private.Preprocessing.from_public`); it travels with the release, and the
+        predictor applies it to new rows.  The response is not rescaled (y_center 0, y_scale 1).
     accountant : PrivacyAccountant, optional
         Charged (ε, δ) before noise is drawn; refuses with BudgetExceededError if over budget.
     rng : None, int or numpy.random.Generator
@@ -410,20 +511,20 @@ def release_poisson_stats(
     >>> round(release.sensitivity, 4)
     26.8328
     """
-    epsilon = check_gaussian_epsilon(check_epsilon(epsilon))
-    delta = check_delta(delta)
-    sensitivity = poisson_sensitivity(x_bound)
-    check_noise_scale(sensitivity, epsilon)
-    x_bound = float(x_bound)
-    y_bound = check_count("y_bound", y_bound, 1, MAX_Y_BOUND)
+    epsilon, delta, x_bound, y_bound, _ = _checked(epsilon, delta, x_bound, y_bound)
     features = column_names(X)
+    check_glm_preprocessing(preprocessing)
+    if preprocessing is not None:
+        X = preprocessing.transform_x(as_matrix(X))
     X, counts = _prepared(X, y, x_bound, y_bound)
     n, d = X.shape
     source = as_noise_source(rng)
+    plan = poisson_noise_plan(d, epsilon=epsilon, delta=delta, x_bound=x_bound, y_bound=y_bound)
+    sensitivity = plan.queries[0].sensitivity
     weights = poisson_entry_weights(d, x_bound, y_bound)
-    noise = (gaussian_noise_event(weights.size, sensitivity, epsilon, delta),)
+    noise = plan.noise_events()
     with release_guard(accountant, POISSON_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=noise):
-        exact = stats_vector(*_sums(X, counts))
+        exact = stats_vector(*degree2_sums(X, counts))
         part = gaussian_mechanism(weights * exact, sensitivity=sensitivity, epsilon=epsilon, delta=delta, source=source)
         return PoissonStatsRelease(
             **unpack_stats(part.values / weights, d),
@@ -433,6 +534,7 @@ def release_poisson_stats(
             sensitivity=sensitivity,
             noise_scale=part.scale,
             features=features,
+            preprocessing=preprocessing,
             epsilon=part.epsilon,
             delta=delta,
             private=source.secure,

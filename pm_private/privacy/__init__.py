@@ -9,7 +9,6 @@ _NAMES = {
     "LedgerEntry": ".budget",
     "PrivacyAccountant": ".accountant",
     "Reservation": ".accountant",
-    "charge": ".accountant",
     "check_accountant": ".accountant",
     "ledger_note": ".accountant",
     "note_noise_drawn": ".accountant",

@@ -10,8 +10,8 @@ totals would exceed the budget (see :mod:`pm_private.privacy.budget`).
 
 Reservation protocol
 --------------------
-Every release function of pm_private takes ``accountant=`` and goes through :func:`~pm_private.privacy.charge`, a
-context manager that
+Every release function of pm_private takes ``accountant=`` and goes through
+:func:`~pm_private.privacy.release_guard` (a no-op without an accountant), a context manager that
 
 1. **reserves** (ε, δ) in one atomic step: the budget check and the ledger entry (status
    ``"reserved"``) are one transaction, so concurrent releases can never overspend, and a
@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import contextvars
 import os
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 
 from .budget import (
@@ -74,7 +74,6 @@ __all__ = [
     "NoiseEvent",
     "PrivacyAccountant",
     "Reservation",
-    "charge",
     "check_accountant",
     "ledger_note",
     "note_noise_drawn",
@@ -144,7 +143,7 @@ class Reservation:
 
     Obtained from :meth:`PrivacyAccountant.reserve` (then settle it with :meth:`commit` or
     :meth:`release`) or, preferably, as the value of ``with accountant.charge(...)`` /
-    ``with charge(accountant, ...)``, which settles it on exit.
+    ``with release_guard(accountant, ...)``, which settles it on exit.
 
     Parameters
     ----------
@@ -670,51 +669,3 @@ def check_accountant(accountant) -> PrivacyAccountant | None:
     if accountant is not None and not isinstance(accountant, PrivacyAccountant):
         raise TypeError(f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}")
     return accountant
-
-
-def charge(
-    accountant: PrivacyAccountant | None,
-    mechanism: str,
-    epsilon: float,
-    delta: float = 0.0,
-    *,
-    neighbours: str = REPLACE_ONE,
-    label: str = "",
-    noise: tuple[NoiseEvent, ...] = (),
-):
-    """:meth:`PrivacyAccountant.charge`, or a no-op context when ``accountant`` is None.
-
-    The one path by which every pm_private mechanism spends: see the module docstring.
-
-    Parameters
-    ----------
-    accountant : PrivacyAccountant or None
-        The accountant to charge; None charges nothing.
-    mechanism : str
-        The mechanism's name, written to the ledger entry.
-    epsilon : float
-        The ε to charge, > 0.
-    delta : float, default 0.0
-        The δ to charge, ≥ 0.
-    neighbours : str, default REPLACE_ONE
-        The neighbour relation of the release's guarantee.
-    label : str, default ""
-        A free-text label for the ledger entry.
-    noise : tuple of NoiseEvent, default ()
-        The release's noise draws, stored for tight composition (empty: basic composition).
-
-    Returns
-    -------
-    contextmanager
-        A context manager whose value is the :class:`Reservation` (None without an accountant).
-
-    Raises
-    ------
-    TypeError
-        If ``accountant`` is neither None nor a :class:`PrivacyAccountant`.
-    BudgetExceededError
-        On entering the ``with`` block, if (ε, δ) does not fit in the remaining budget.
-    """
-    if check_accountant(accountant) is None:
-        return nullcontext()
-    return accountant.charge(mechanism, epsilon, delta, neighbours=neighbours, label=label, noise=noise)

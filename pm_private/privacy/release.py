@@ -60,13 +60,13 @@ import math
 import types
 import typing
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 
-from .accountant import PrivacyAccountant, charge
+from .accountant import PrivacyAccountant, Reservation, check_accountant
 from .budget import REPLACE_ONE, NoiseEvent
 
 __all__ = [
@@ -348,12 +348,15 @@ def release_guard(
     neighbours: str = REPLACE_ONE,
     label: str = "",
     noise: tuple[NoiseEvent, ...] = (),
-) -> Iterator[None]:
+) -> Iterator[Reservation | None]:
     """Charge one release: refused before the body if over budget, recorded when the body returns.
 
-    As :func:`pm_private.privacy.charge`, except that a :class:`ConvergenceError`
-    raised by the body (a data-dependent failure after noise was drawn) is recorded as spent
-    before it propagates.  Any other exception spends nothing.
+    The one door by which every pm_private mechanism spends (see
+    :mod:`pm_private.privacy.accountant`): ``with release_guard(accountant, ...) as reservation:``
+    is :meth:`PrivacyAccountant.charge` (reserve on entry; commit when the body returns or raises
+    after noise was drawn; release when it raises before any noise), or nothing at all when
+    ``accountant`` is None, except that a :class:`ConvergenceError` raised by the body (a
+    data-dependent failure after noise was drawn) is always recorded as spent before it propagates.
 
     Parameters
     ----------
@@ -373,18 +376,25 @@ def release_guard(
 
     Yields
     ------
-    None
-        The body runs inside the reservation.
+    Reservation or None
+        The reservation the body runs inside (None without an accountant).
 
     Raises
     ------
+    TypeError
+        On entering the ``with`` block, if ``accountant`` is neither None nor a
+        :class:`PrivacyAccountant`.
     BudgetExceededError
         Before the body, when (ε, δ) does not fit in the remaining budget.
     """
+    if check_accountant(accountant) is None:
+        guard = nullcontext()
+    else:
+        guard = accountant.charge(mechanism, epsilon, delta, neighbours=neighbours, label=label, noise=noise)
     failure = None
-    with charge(accountant, mechanism, epsilon, delta, neighbours=neighbours, label=label, noise=noise):
+    with guard as reservation:
         try:
-            yield
+            yield reservation
         except ConvergenceError as error:
             failure = error
     if failure is not None:

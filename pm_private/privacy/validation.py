@@ -16,6 +16,7 @@ import sys
 import numpy as np
 
 __all__ = [
+    "align_columns",
     "MIN_EPSILON",
     "MAX_EPSILON",
     "as_float_array",
@@ -378,6 +379,44 @@ def column_names(X) -> tuple[str, ...] | None:
     if not names or not all(isinstance(name, str) for name in names) or len(set(names)) != len(names):
         return None
     return names
+
+
+def align_columns(X, names) -> np.ndarray:
+    """New public rows in the column order a fit recorded: a data frame is reordered by column name
+    (as scikit-learn does); an array is taken in the fit's order.
+
+    Parameters
+    ----------
+    X : array_like or pandas.DataFrame, shape (m, d)
+        New rows.
+    names : sequence of str or None
+        The feature names the fit recorded (None: no names, X is taken as it is).
+
+    Returns
+    -------
+    numpy.ndarray
+        The rows as floats, columns in the order of ``names``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is a data frame whose columns are not the recorded names (naming the missing and
+        the unknown ones), or its number of columns is not the number of names.
+    """
+    columns = column_names(X)
+    if names is not None and columns is not None:
+        names = [str(v) for v in names]
+        missing = [v for v in names if v not in columns]
+        unknown = [v for v in columns if v not in names]
+        if missing or unknown:
+            raise ValueError(
+                f"X: the fit's features are {names}; the data frame lacks {missing} and has unknown columns {unknown}"
+            )
+        X = X[names]
+    X = as_matrix(X)
+    if names is not None and X.shape[1] != len(names):
+        raise ValueError(f"X has {X.shape[1]} columns, the fit {len(names)} features")
+    return X
 
 
 def check_feature_names(release, d: int) -> None:

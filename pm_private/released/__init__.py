@@ -5,6 +5,16 @@ noise-aware GLM template and Laplace-started NUTS."""
 from .._engine.lazy import attach
 
 _NAMES = {
+    "partial_correlation_cholesky": ".covariates",
+    "lkj_partial_shapes": ".covariates",
+    "describe_family": ".family",
+    "record_fit": ".family",
+    "check_posterior": ".family",
+    "check_stats": ".family",
+    "NoiseQuery": ".noise_plan",
+    "recorded_fit": ".family",
+    "Family": ".family",
+    "NoisePlan": ".noise_plan",
     "Preprocessing": ".preprocessing",
     "preprocess": ".preprocessing",
     "lkj_cholesky": ".covariates",

@@ -130,11 +130,35 @@ def check_wishart_prior(d: int, scale: float, dof: float) -> None:
 
 
 def wishart_cholesky(name: str, d: int, *, scale: float, dof: float, dims=(), batch_shape=()):
-    """Wishart prior Σx ~ W(ν, (scale²/ν)·I) (prior mean scale²·I) for the covariate covariance,
-    as its Cholesky factor Lx = (scale/√ν)·T by the Bartlett decomposition:
-    T lower triangular, T_jj² ~ χ²(ν − j) (j = 0…d−1), T_jk ~ N(0, 1) below the diagonal.
+    """Wishart prior Σx ~ W(ν, (s²/ν)·I) (prior mean s²·I) for the covariate covariance, as its
+    Cholesky factor Lx = (s/√ν)·T by the Bartlett decomposition (Bartlett 1933): T lower
+    triangular, T_jj² ~ χ²(ν − j) (j = 0…d−1), T_jk ~ N(0, 1) below the diagonal.
 
-    Creates ``{name}_chi2`` (dims ``(*dims, "feature")``) and ``{name}_offdiag``; returns Lx.
+    Parameters
+    ----------
+    name : str
+        Prefix of the model variables ``{name}_chi2`` (dims ``(*dims, "feature")``) and
+        ``{name}_offdiag``.
+    d : int
+        The number of covariates.
+    scale : float
+        The prior scale s > 0 of the covariates.
+    dof : float
+        The degrees of freedom ν > d − 1.
+    dims : tuple of str, default ()
+        Leading batch dims of the model variables.
+    batch_shape : tuple of int, default ()
+        Their lengths.
+
+    Returns
+    -------
+    pytensor.tensor.TensorVariable
+        Lx, of shape ``(*batch_shape, d, d)``.
+
+    Raises
+    ------
+    ValueError
+        If ``dof`` ≤ d − 1 or ``scale`` is not finite and > 0.
     """
     check_wishart_prior(d, scale, dof)
     chi2 = pm.Gamma(f"{name}_chi2", alpha=(dof - np.arange(d)) / 2.0, beta=0.5, dims=(*dims, "feature"))

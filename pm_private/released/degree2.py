@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["stat_pairs", "stats_vector", "unpack_stats"]
+__all__ = ["degree2_sums", "freeze_stats", "stat_labels", "stat_pairs", "stats_vector", "unpack_stats"]
 
 
 def stat_pairs(d: int) -> tuple[np.ndarray, np.ndarray]:
@@ -79,7 +79,7 @@ def unpack_stats(values: np.ndarray, d: int) -> dict:
     return {"x_sum": values[:d], "y_sum": values[d], "xx": xx + np.triu(xx, 1).T, "yx": values[-d:]}
 
 
-def _freeze(stats) -> None:
+def freeze_stats(stats) -> None:
     """Checked, read-only float arrays for the fields of a statistics record."""
     x_sum = np.array(stats.x_sum, dtype=np.float64)
     xx = np.array(stats.xx, dtype=np.float64)
@@ -94,5 +94,30 @@ def _freeze(stats) -> None:
     object.__setattr__(stats, "n", int(stats.n))
 
 
-def _sums(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+def degree2_sums(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
     return X.sum(axis=0), float(y.sum()), X.T @ X, X.T @ y
+
+
+def stat_labels(names) -> list[str]:
+    """Labels of the statistics in release order (:func:`stat_pairs`): ``Σx0``, …, ``Σy``,
+    ``x0·x0``, ``x0·x1``, …, ``y·x0``, … for covariates named ``names``.
+
+    Parameters
+    ----------
+    names : sequence of str
+        The d covariate names.
+
+    Returns
+    -------
+    list of str
+        2d + 1 + d(d+1)/2 labels.
+    """
+    names = [str(v) for v in names]
+    d = len(names)
+    upper = np.triu_indices(d)
+    return (
+        [f"Σ{v}" for v in names]
+        + ["Σy"]
+        + [f"{names[i]}·{names[j]}" for i, j in zip(*upper, strict=True)]
+        + [f"y·{v}" for v in names]
+    )

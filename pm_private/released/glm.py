@@ -25,24 +25,24 @@ import xarray as xr
 
 from .._engine.threads import hold_one_blas_thread_while
 from ..privacy.primitives import project_rows
-from ..privacy.validation import as_matrix, check_bool, check_positive
+from ..privacy.validation import align_columns, check_bool, check_positive
 from .covariates import lkj_cholesky
-from .degree2 import stats_vector
-from .normal_logp import normal_logp
+from .degree2 import stat_labels, stats_vector
+from .family import Family, check_posterior, check_stats, feature_coords, record_fit
+from .likelihood import normal_logp
 
-__all__ = []
+__all__ = ["glm_arrays", "glm_model", "interval_table", "linear_predictor_draws", "set_glm_stats"]
 
 
-def _arrays(stats, kinds: tuple, noise_aware: bool) -> dict[str, np.ndarray]:
+def glm_arrays(stats, family: Family, noise_aware: bool) -> dict[str, np.ndarray]:
     """The released vector (release order), its noise variances and n, as the model's data."""
-    if not isinstance(stats, kinds):
-        raise ValueError(f"stats must be a {' or '.join(k.__name__ for k in kinds)}, got {type(stats).__name__}")
+    check_stats(stats, family)
     vector = stats_vector(stats.x_sum, stats.y_sum, stats.xx, stats.yx)
     noise_var = stats.noise_variance() if noise_aware else np.zeros(vector.size)
     return {"stats_vector": vector, "stats_noise_var": noise_var, "stats_n": np.float64(stats.n)}
 
 
-def _glm_model(stats, arrays, moments, *, intercept, feature_names, priors, extra_data) -> pm.Model:
+def glm_model(stats, arrays, moments, *, family, intercept, feature_names, priors, extra_data) -> pm.Model:
     """The noise-aware model of released statistics shared by the GLMs: priors, covariate model,
     and the normal likelihood r ~ N(n·m(θ), n·V(θ) + diag(v)) with the moments of ``moments``."""
     priors = {name: check_positive(name, value) for name, value in priors.items()}
@@ -53,9 +53,12 @@ def _glm_model(stats, arrays, moments, *, intercept, feature_names, priors, extr
     if len(names) != d or len(set(names)) != d:
         raise ValueError(f"feature_names must be {d} distinct names, one per feature, got {len(names)}")
     x_bound = np.inf if stats.x_bound is None else stats.x_bound
-    with pm.Model(coords={"feature": names}) as model:
+    with pm.Model(coords={"feature": names, "statistic": stat_labels(names)}) as model:
+        record_fit(family, getattr(stats, "kind", "exact"))
         data = {key: pm.Data(key, value) for key, value in arrays.items()}
         pm.Data("x_bound", np.float64(x_bound))
+        for key, value in _preprocessing_arrays(stats).items():
+            pm.Data(key, value)
         for key, value in extra_data.items():
             pm.Data(key, value)
         beta = pm.Normal("beta", 0.0, priors["beta_sigma"], dims="feature")
@@ -65,21 +68,58 @@ def _glm_model(stats, arrays, moments, *, intercept, feature_names, priors, extr
         mean, cov = moments(beta, b, mu, x_chol @ x_chol.T, d)
         n = data["stats_n"]
         total = n * cov + pt.diag(data["stats_noise_var"])
-        logp = normal_logp(data["stats_vector"], n * mean, total)
-        pm.Potential("likelihood", logp)
+        pm.CustomDist(
+            "likelihood",
+            n * mean,
+            total,
+            logp=lambda value, mean, cov: normal_logp(value, mean, cov),
+            dist=_normal_dist,
+            signature="(k),(k,k)->(k)",
+            observed=data["stats_vector"],
+            dims="statistic",
+        )
     hold_one_blas_thread_while(model)
     return model
 
 
-def _set_stats(stats, model, kinds, noise_aware, **extra) -> None:
+def _preprocessing_arrays(stats) -> dict[str, np.ndarray]:
+    """The release's public map of new rows, (x − x_center)/x_scale, as length-d arrays (0 and 1 without one)."""
+    prep = getattr(stats, "preprocessing", None)
+    center = 0.0 if prep is None or prep.x_center is None else prep.x_center
+    scale = 1.0 if prep is None or prep.x_scale is None else prep.x_scale
+    d = stats.d
+    return {
+        "preprocessing_x_center": np.array(np.broadcast_to(center, (d,)), dtype=np.float64),
+        "preprocessing_x_scale": np.array(np.broadcast_to(scale, (d,)), dtype=np.float64),
+    }
+
+
+def _normal_dist(mean, cov, size):
+    """N(mean, cov), whose draws are replicated releases (prior and posterior predictive checks);
+    its log-density is :func:`pm_private.released.likelihood.normal_logp`'s."""
+    return pm.MvNormal.dist(mean, cov, size=size)
+
+
+def set_glm_stats(stats, model, family, noise_aware, **extra) -> None:
     model = pm.modelcontext(model)
-    arrays = _arrays(stats, kinds, check_bool("noise_aware", noise_aware))
+    arrays = glm_arrays(stats, family, check_bool("noise_aware", noise_aware))
     if arrays["stats_vector"].shape != model["stats_vector"].get_value().shape:
         raise ValueError("stats: the number of features differs from the model's")
     for key, value in extra.items():
         if model[key].get_value() != value:
             raise ValueError(f"stats: {key} is {value}, the model's {model[key].get_value()} (build a new model)")
-    pm.set_data({**arrays, "x_bound": np.float64(np.inf if stats.x_bound is None else stats.x_bound)}, model=model)
+    x_bound = np.float64(np.inf if stats.x_bound is None else stats.x_bound)
+    pm.set_data({**arrays, **_preprocessing_arrays(stats), "x_bound": x_bound}, model=model)
+
+
+def _preprocessed(posterior, X: np.ndarray) -> np.ndarray:
+    """New rows through the release's public preprocessing (x − x_center)/x_scale, when the fit recorded one."""
+    if not (isinstance(posterior, xr.DataTree) and "constant_data" in posterior.children):
+        return X
+    data = posterior["constant_data"].dataset
+    if "preprocessing_x_center" not in data:
+        return X
+    return (X - data["preprocessing_x_center"].values) / data["preprocessing_x_scale"].values
 
 
 def _posterior_dataset(posterior) -> xr.Dataset:
@@ -92,8 +132,10 @@ def _posterior_dataset(posterior) -> xr.Dataset:
     )
 
 
-def _linear_predictor(posterior, X, x_bound, builder: str) -> np.ndarray:
+def linear_predictor_draws(posterior, X, x_bound, family: Family) -> np.ndarray:
     """xᵀβ⁽ˢ⁾ + b⁽ˢ⁾ of the (projected) rows for every posterior draw s: shape (m, S)."""
+    check_posterior(posterior, family)
+    builder = family.builder
     if x_bound is not None:
         x_bound = check_positive("x_bound", x_bound)
     elif isinstance(posterior, xr.DataTree) and "constant_data" in posterior.children:
@@ -106,16 +148,19 @@ def _linear_predictor(posterior, X, x_bound, builder: str) -> np.ndarray:
         b = draws["intercept"].stack(sample=("chain", "draw")).values
     else:
         b = np.zeros(beta.shape[0])
-    X = as_matrix(X)
+    if not (np.isfinite(beta).all() and np.isfinite(b).all()):
+        raise ValueError("posterior: its beta or intercept draws hold NaN or infinite values")
+    X = align_columns(X, feature_coords(draws["beta"]))
     if X.shape[1] != beta.shape[1]:
         raise ValueError(f"X has {X.shape[1]} columns, the model {beta.shape[1]} features")
     if not np.all(np.isfinite(X)):
         raise ValueError("X holds missing or non-finite values")
+    X = _preprocessed(posterior, X)
     if x_bound is not None and np.isfinite(x_bound):
         X = project_rows(X, x_bound)
     return X @ beta.T + b
 
 
-def _interval_table(values: np.ndarray, interval: float) -> pd.DataFrame:
+def interval_table(values: np.ndarray, interval: float) -> pd.DataFrame:
     lower, upper = np.quantile(values, [(1 - interval) / 2, (1 + interval) / 2], axis=1)
     return pd.DataFrame({"mean": values.mean(axis=1), "lower": lower, "upper": upper})

@@ -9,9 +9,9 @@ Cholesky-based graph costs several k³ triangular solves; the gradient has the c
     ∂/∂μ = α,   ∂/∂C = ½ (ααᵀ − C⁻¹),   α = C⁻¹(r − μ),
 
 so one Cholesky factorisation C = LLᵀ (LAPACK's dpotrf; log det C = 2 Σ log Lᵢᵢ) and the
-inverse from it (dpotri), k³ flops in all, give the value and both gradients.  :class:`NormalLogp`
-computes them together in one compiled kernel (against PyMC's ``MvNormal`` graph and its
-gradient: about 25 % less time per gradient of the d = 10 logistic model); a covariance that is
+inverse from it (dpotri), k³ flops in all, give the value and both gradients.  ``NormalLogp``
+computes them together in one compiled kernel, faster than PyMC's ``MvNormal`` graph and its
+gradient (measured on the documentation's model-selection page); a covariance that is
 not positive definite, or a non-finite input, gives −∞ (and zero gradients), as the generic
 graph's failed factorisation does.
 """
@@ -166,7 +166,7 @@ _normal_logp = NormalLogp()
 
 def normal_logp(value, mean, cov):
     """log N(value | mean, cov) as a differentiable tensor with the analytic gradient of the module
-    notes (:class:`NormalLogp`).
+    notes (``NormalLogp``).
 
     Parameters
     ----------

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["Preprocessing", "preprocess"]
+__all__ = ["check_glm_preprocessing", "Preprocessing", "preprocess"]
 
 
 def preprocess(X, *, center=None) -> np.ndarray:
@@ -230,3 +230,25 @@ class Preprocessing:
             The values on the original response scale.
         """
         return self.y_center + self.y_scale * np.asarray(values, dtype=np.float64)
+
+
+def check_glm_preprocessing(preprocessing) -> None:
+    """ValueError unless ``preprocessing`` is None or a :class:`Preprocessing` of the covariates
+    only (a logistic or Poisson release does not rescale its labels or counts).
+
+    Parameters
+    ----------
+    preprocessing : Preprocessing or None
+        What a release was given.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument.
+    """
+    if preprocessing is None:
+        return
+    if not isinstance(preprocessing, Preprocessing):
+        raise ValueError(f"preprocessing must be a Preprocessing, got {type(preprocessing).__name__}")
+    if preprocessing.y_center != 0.0 or preprocessing.y_scale != 1.0:
+        raise ValueError("preprocessing: labels and counts are not rescaled; give y_center=0 and y_scale=1")

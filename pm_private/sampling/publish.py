@@ -30,9 +30,10 @@ import threading
 
 import xarray as xr
 
-from ..privacy.accountant import PrivacyAccountant, charge, check_accountant
+from ..privacy.accountant import PrivacyAccountant, check_accountant
 from ..privacy.budget import REPLACE_ONE
 from ..privacy.noise import secure_generator
+from ..privacy.release import release_guard
 from ..privacy.validation import check_bool
 from .sanitized import LABEL, MECHANISM
 
@@ -246,7 +247,7 @@ def publishable(
                 "accountant=, the accountant they were charged to"
             )
         if cost > 0 and accountant is not None:
-            with charge(accountant, MECHANISM, cost, neighbours=REPLACE_ONE, label=LABEL) as reservation:
+            with release_guard(accountant, MECHANISM, cost, neighbours=REPLACE_ONE, label=LABEL) as reservation:
                 reservation.commit(note=f"{m} draws published")
         for budget in budgets:
             budget.prepaid = max(0, budget.prepaid - m)

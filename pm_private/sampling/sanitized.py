@@ -63,8 +63,9 @@ import pytensor
 import pytensor.tensor as pt
 from pytensor.raise_op import Assert
 
-from ..privacy.accountant import PrivacyAccountant, charge
+from ..privacy.accountant import PrivacyAccountant
 from ..privacy.budget import REPLACE_ONE
+from ..privacy.release import release_guard
 from ..privacy.validation import check_bound, check_epsilon
 
 __all__ = [
@@ -515,7 +516,7 @@ def sanitized_loss(
     scale = pytensor.shared(np.float64(1.0), name=f"{name}_record_scale")
     utility = sanitized_utility(loss, params, shared, v=v, sigma=sigma, scale=scale)
 
-    with charge(accountant, MECHANISM, epsilon, neighbours=REPLACE_ONE, label=LABEL):
+    with release_guard(accountant, MECHANISM, epsilon, neighbours=REPLACE_ONE, label=LABEL):
         with model:
             potential = pm.Potential(name, epsilon / (2.0 * v) * utility)
         potential.tag.minibatch_records = MinibatchRecords(shared, scale, n)

@@ -34,6 +34,7 @@ import pandas as pd
 import xarray as xr
 
 from ..privacy.validation import as_float_array, check_fraction, check_positive
+from ..released.family import describe_family, recorded_fit
 from .data import interval_ends
 from .discrete.data import check_link
 from .discrete.fit import _survive_terms
@@ -44,8 +45,18 @@ __all__ = ["survival_summary", "survival_draws", "survival_function", "plot_surv
 INTERVAL_KINDS = ("eti", "hdi")
 
 
+#: The families whose posteriors the survival functions read.
+SURVIVAL_FAMILIES = ("weibull", "discrete_time")
+
+
 def _posterior(idata) -> xr.Dataset:
     """The posterior group of a DataTree (``pm.sample``'s result) or a posterior Dataset itself."""
+    record = recorded_fit(idata)
+    if record is not None and record["family"] not in SURVIVAL_FAMILIES:
+        raise ValueError(
+            "idata: the survival functions need a posterior of weibull_model or discrete_time_model, got one of "
+            + describe_family(record["family"])
+        )
     if isinstance(idata, xr.DataTree):
         if "posterior" not in idata.children:
             raise ValueError("idata has no posterior group; pass the result of pm.sample")
@@ -114,7 +125,7 @@ def survival_summary(idata, var_names=None, *, prob: float = 0.95, kind: str = "
     >>> import numpy as np, xarray as xr
     >>> from pm_private.survival import survival_summary
     >>> draws = np.random.default_rng(0).normal([0.5, -0.2], 0.1, size=(2, 500, 2))
-    >>> posterior = xr.Dataset({"beta": (("chain", "draw", "covariate"), draws)}, coords={"covariate": ["fin", "age"]})
+    >>> posterior = xr.Dataset({"beta": (("chain", "draw", "feature"), draws)}, coords={"feature": ["fin", "age"]})
     >>> table = survival_summary(posterior)
     >>> table.index.tolist()
     ['beta[fin]', 'beta[age]']
@@ -151,7 +162,7 @@ def survival_summary(idata, var_names=None, *, prob: float = 0.95, kind: str = "
             "ess_tail": diagnostics["ess_tail"],
         }
     ).astype(np.float64)
-    table.index.name = "covariate"
+    table.index.name = "feature"
     table.attrs.update(prob=prob, kind=kind)
     return table
 

@@ -9,19 +9,13 @@ import doctest
 import importlib
 
 import pytest
+from cards import CARDS
 
-MECHANISMS = {
-    "pm_private.linear.release": ["release_linear_stats_laplace", "release_linear_stats", "clip_report"],
-    "pm_private.linear.adaptive_ssp": ["adassp"],
-    "pm_private.stats": ["release_logistic_stats"],
-    "pm_private.poisson": ["release_poisson_stats"],
-    "pm_private.survival.weibull.mechanisms": ["weibull_private", "weibull_laplace", "weibull_sample_aggregate"],
-    "pm_private.survival.discrete.mechanisms": ["output_perturbation", "objective_perturbation"],
-    "pm_private.privacy.primitives": ["laplace_mechanism", "gaussian_mechanism", "exponential_mechanism"],
-    "pm_private.sampling.sanitized": ["sanitized_loss"],
-}
-
-ENTRY_POINTS = [(module, name) for module, names in MECHANISMS.items() for name in names]
+#: (defining module, name) of each mechanism whose card asks for an example, and of the other
+#: entry points with one.
+ENTRY_POINTS = [(card.resolve().__module__, card.name) for card in CARDS if card.example] + [
+    ("pm_private.linear.clipping", "clip_report"),
+]
 
 
 def _function(module: str, name: str):

@@ -2,9 +2,10 @@
 
 Every call runs in a forked child process (a segmentation fault or a hang kills only the child)
 with a per-call time limit and an address-space limit.  Release functions and the functions that
-take records are called through *templates*: a valid call, of which hypothesis replaces one
-argument by an adversarial value (NaN, ±inf, 1e308, 1e-320, 0, negative, empty, wrong shape,
-strings, booleans, None, huge sizes).  The contract checked for a template call:
+take records are called through *templates* (a mechanism's comes from its card in
+tests/contracts/cards.py): a valid call, of which hypothesis replaces one argument by an
+adversarial value (NaN, ±inf, 1e308, 1e-320, 0, negative, empty, wrong shape, strings,
+booleans, None, huge sizes).  The contract checked for a template call:
 
 * the child neither crashes nor runs past the limit;
 * a returned result holds no NaN or infinite number (a non-finite release is never silent);
@@ -43,13 +44,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from cards import CARD, CARDS, DATA, D, MechanismCard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pm_private
 from pm_private.privacy.accountant import PrivacyAccountant
 from pm_private.privacy.budget import BudgetExceededError
-from pm_private.privacy.noise import as_noise_source
 from pm_private.privacy.release import Release
 from pm_private.privacy.validation import check_epsilon
 from pm_private.release_file import all_release_types
@@ -64,7 +65,8 @@ PACKAGES = [
     "pm_private.privacy",
     "pm_private.linear",
     "pm_private.logistic",
-    "pm_private.glm",
+    "pm_private.poisson",
+    "pm_private.released",
     "pm_private.sampling",
     "pm_private.survival",
     "pm_private.datasets",
@@ -199,14 +201,7 @@ def run_isolated(call: Callable[[PrivacyAccountant], Any], limit_s: float = CALL
 # Templates: valid calls of the release and record-taking functions
 # --------------------------------------------------------------------------------------------
 
-RNG = np.random.default_rng(0)
-N, D = 40, 3
-X = RNG.uniform(-1, 1, size=(N, D)) / math.sqrt(D)
-Y01 = (RNG.random(N) < 0.5).astype(int)
-YPM = 2.0 * Y01 - 1.0
-YREAL = RNG.uniform(-1, 1, size=N)
-TIME = RNG.uniform(0.05, 0.95, size=N)
-EVENT = (RNG.random(N) < 0.6).astype(int)
+X, TIME, EVENT = DATA["X"], DATA["time"], DATA["event"]
 INTERVAL = np.minimum((TIME * 5).astype(int), 4)
 
 
@@ -220,16 +215,6 @@ def _in_model(build):
             return build(**kwargs)
 
     return call
-
-
-def _sanitized(**kwargs):
-    import pymc as pm
-
-    from pm_private.sampling.sanitized import logistic_loss, sanitized_loss
-
-    f = pm.Flat("f", shape=D)
-    term = sanitized_loss(kwargs.pop("name"), logistic_loss, f, kwargs.pop("data"), **kwargs)
-    return term.v, term.sigma, term.epsilon
 
 
 def _hazard(**kwargs):
@@ -248,12 +233,6 @@ def _weibull_model(**kwargs):
     from pm_private.survival import weibull_model
 
     weibull_model(**kwargs)
-
-
-def _elastic_net_fit(X, y, **params):
-    from pm_private.logistic import DPElasticNetLogisticRegression
-
-    return DPElasticNetLogisticRegression(**params).fit(X, y)
 
 
 @dataclass
@@ -275,122 +254,39 @@ class Template:
 
 
 A, S, INT, STR = "array", "scalar", "int", "str"
-TEMPLATES = {
-    "laplace_mechanism": Template(
-        "pm_private.privacy:laplace_mechanism",
-        dict(values=[0.5, -1.0], sensitivity=1.0, epsilon=1.0, source=as_noise_source(0)),
-        dict(values=A, sensitivity=S, epsilon=S),
-    ),
-    "gaussian_mechanism": Template(
-        "pm_private.privacy:gaussian_mechanism",
-        dict(values=[0.5, -1.0], sensitivity=1.0, epsilon=1.0, delta=1e-5, source=as_noise_source(0)),
-        dict(values=A, sensitivity=S, epsilon=S, delta=S),
-    ),
-    "release_linear_stats_laplace": Template(
-        "pm_private.linear:release_linear_stats_laplace",
-        dict(X=X, y=YREAL, epsilon=1.0, x_bound=1.0, y_bound=1.0, split=(0.6, 0.35, 0.05), clip_share=0.05, rng=0),
-        dict(X=A, y=A, epsilon=S, x_bound=S, y_bound=S, split=A, clip_share=S),
-        accountant=True,
-    ),
-    "release_linear_stats": Template(
-        "pm_private.linear:release_linear_stats",
-        dict(X=X, y=YREAL, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, clip_share=0.05, rng=0),
-        dict(X=A, y=A, epsilon=S, delta=S, x_bound=S, y_bound=S, clip_share=S),
-        accountant=True,
-    ),
-    "release_logistic_stats": Template(
-        "pm_private.glm:release_logistic_stats",
-        dict(X=X, y=Y01, epsilon=1.0, delta=1e-5, x_bound=1.0, rng=0),
-        dict(X=A, y=A, epsilon=S, delta=S, x_bound=S),
-        accountant=True,
-    ),
-    "release_poisson_stats": Template(
-        "pm_private.glm:release_poisson_stats",
-        dict(X=X, y=Y01, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=3, rng=0),
-        dict(X=A, y=A, epsilon=S, delta=S, x_bound=S, y_bound=S),
-        accountant=True,
-    ),
-    "adassp": Template(
-        "pm_private.linear:adassp",
-        dict(X=X, y=YREAL, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, rho=0.05, rng=0),
-        dict(X=A, y=A, epsilon=S, delta=S, x_bound=S, y_bound=S, rho=S),
-        accountant=True,
-    ),
-    "weibull_private": Template(
-        "pm_private.survival:weibull_private",
-        dict(time=TIME, event=EVENT, epsilon=1.0, horizon=1.0, K=10, gamma=10.0, omega=6.0, rng=0),
-        dict(time=A, event=A, epsilon=S, horizon=S, K=INT, gamma=S, omega=S),
-        aliases={"time": ("time", "times")},
-        accountant=True,
-    ),
-    "weibull_laplace": Template(
-        "pm_private.survival:weibull_laplace",
-        dict(time=TIME, event=EVENT, epsilon=1.0, horizon=1.0, gamma=10.0, omega=6.0, rng=0),
-        dict(time=A, event=A, epsilon=S, horizon=S, gamma=S, omega=S),
-        aliases={"time": ("time", "times")},
-        accountant=True,
-    ),
-    "weibull_sample_aggregate": Template(
-        "pm_private.survival:weibull_sample_aggregate",
-        dict(time=TIME, event=EVENT, epsilon=1.0, horizon=1.0, subset_size=10, rng=0),
-        dict(time=A, event=A, epsilon=S, horizon=S, subset_size=INT),
-        aliases={"time": ("time", "times")},
-        accountant=True,
-    ),
-    "output_perturbation": Template(
-        "pm_private.survival:output_perturbation",
-        dict(X=X, time=TIME, event=EVENT, epsilon=1.0, regularization=0.1, q=5, e=2, rng=0),
-        dict(X=A, time=A, event=A, epsilon=S, regularization=S, q=INT, e=INT),
-        aliases={"time": ("time", "times")},
-        accountant=True,
-    ),
-    "objective_perturbation": Template(
-        "pm_private.survival:objective_perturbation",
-        dict(X=X, time=TIME, event=EVENT, epsilon=1.0, regularization=0.1, q=5, e=2, rng=0),
-        dict(X=A, time=A, event=A, epsilon=S, regularization=S, q=INT, e=INT),
-        aliases={"time": ("time", "times")},
-        accountant=True,
-    ),
-    "DPElasticNetLogisticRegression.fit": Template(
-        _elastic_net_fit,
-        dict(X=X, y=Y01, epsilon=1.0, lam=0.5, alpha=0.5, norm_bound=1.0, noise="laplace", too_weak="add_ridge", rng=0),
-        dict(X=A, y=A, epsilon=S, lam=S, alpha=S, norm_bound=S, noise=STR, too_weak=STR),
-        aliases={"y": ("y", "labels")},
-        accountant=True,
-    ),
-    "select_penalty": Template(
-        "pm_private.logistic:select_penalty",
-        dict(X=X, y=Y01, lams=[0.5, 1.0], alpha=0.5, epsilon=1.0, delta=1e-5, norm_bound=1.0, rng=0),
-        dict(X=A, y=A, lams=A, alpha=S, epsilon=S, delta=S, norm_bound=S),
-        aliases={"y": ("y", "labels"), "lams": ("lams", "lam")},
-        accountant=True,
-    ),
-    "data_perturbation_sgd": Template(
-        "pm_private.logistic:data_perturbation_sgd",
-        dict(
-            X=X,
-            y=Y01,
-            epsilon=1e4,
-            delta=1e-5,
-            norm_bound=1.0,
-            batch_size=10,
-            epochs=1,
-            learning_rate=0.5,
-            l2=1e-3,
-            rng=0,
-        ),
-        dict(X=A, y=A, epsilon=S, delta=S, norm_bound=S, batch_size=INT, epochs=INT, learning_rate=S, l2=S),
-        work={"epochs"},
-        aliases={"y": ("y", "labels"), "learning_rate": ("learning_rate",), "l2": ("l2",)},
-        accountant=True,
-    ),
-    "sanitized_loss": Template(
-        _in_model(_sanitized),
-        dict(name="U", data=(X, YPM), epsilon=1.0, v=None, sigma=None),
-        dict(data=A, epsilon=S, v=S, sigma=S),
-        aliases={"data": ("data", "loss")},  # 3-d records make the loss return a matrix
-        accountant=True,
-    ),
+#: The fuzz's kind of each kind of argument of a card; arguments of the other kinds (objects,
+#: flags, seeds, names, callables) are not fuzzed.
+FUZZED = {
+    **dict.fromkeys(("matrix", "records", "reals", "labels", "counts", "times", "events"), A),
+    **dict.fromkeys(("query", "log weights", "split", "penalties"), A),
+    **dict.fromkeys(("epsilon", "delta", "sensitivity", "positive", "bound", "optional positive"), S),
+    **dict.fromkeys(("fraction", "open fraction", "clip share"), S),
+    **dict.fromkeys(("count", "optional count", "work"), INT),
+    "choice": STR,
+}
+
+
+def _template(card: MechanismCard) -> Template:
+    """A card's valid call, with the arguments of its valid call whose kind the fuzz corrupts."""
+    valid = card.valid
+    return Template(
+        card.invoke,
+        valid,
+        {name: FUZZED[kind] for name, kind in card.kinds.items() if kind in FUZZED and name in valid},
+        aliases={
+            name: card.names.get(name, (name,)) + card.fuzz_names.get(name, ())
+            for name in set(card.names) | set(card.fuzz_names)
+        },
+        accountant=card.takes_accountant,
+        work={name for name, kind in card.kinds.items() if kind == "work"},
+    )
+
+
+def _key(card: MechanismCard) -> str:
+    return f"{card.name}.fit" if isinstance(card.resolve(), type) else card.name  # an estimator: its fit is fuzzed
+
+
+TEMPLATES = {_key(card): _template(card) for card in CARDS} | {
     "DiscreteTimeHazard": Template(
         _in_model(_hazard),
         dict(X=X, interval=INTERVAL, event=EVENT),
@@ -443,7 +339,7 @@ TEMPLATES = {
         aliases={"t_scaled": ("scaled times", "t_scaled", "time")},
     ),
     "scale_covariates": Template("pm_private.survival:scale_covariates", dict(X=X, bound=2.0), dict(X=A, bound=S)),
-    "linear_stats": Template("pm_private.linear:linear_stats", dict(X=X, y=YREAL), dict(X=A, y=A)),
+    "linear_stats": Template("pm_private.linear:linear_stats", dict(X=X, y=DATA["y"]), dict(X=A, y=A)),
     "weibull_mle": Template(
         "pm_private.survival:weibull_mle",
         dict(time=TIME, event=EVENT),
@@ -581,11 +477,13 @@ def _warm():
     """Import and compile in the parent once, so that children only run the call."""
     for template in TEMPLATES.values():
         template.resolve()
+    for card in CARDS:
+        card.resolve()
     import pymc  # noqa: F401
 
-    from pm_private.logistic.data_perturbation import calibrate_noise_multiplier
-
-    calibrate_noise_multiplier(epsilon=1e4, delta=1e-5, n=N, batch_size=10, steps=4)  # cached for the children
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        CARD["data_perturbation_sgd"].run(PrivacyAccountant(1e6, 0.5))  # the noise calibration is cached
 
 
 @pytest.mark.parametrize("key", list(TEMPLATES))
@@ -598,9 +496,9 @@ def test_valid_template_call_succeeds(key):
 def test_every_release_kind_is_fuzzed():
     """Driven by the registry of release types: a new mechanism without a template here fails."""
     kinds = set()
-    for template in TEMPLATES.values():
-        if template.accountant or str(template.fn).endswith("_mechanism"):
-            kinds.update(run_isolated(_call(template, template.args)).get("release_kinds", ()))
+    for card in CARDS:
+        template = TEMPLATES[_key(card)]
+        kinds.update(run_isolated(_call(template, template.args)).get("release_kinds", ()))
     missing = set(all_release_types()) - kinds
     assert not missing, f"release kinds that no fuzz template produces: {sorted(missing)}"
 

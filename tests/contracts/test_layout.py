@@ -138,7 +138,7 @@ def test_the_graph_sees_lazy_imports():
     assert _place("pm_private.cli") == (len(FLOORS), "pm_private")
 
 
-#: Installed by the extras only (io, dask, studies, test, docs): the base install has none of them.
+#: Installed by the extras only (io, dask, models, test, docs): the base install has none of them.
 EXTRAS_ONLY = ["statsmodels", "lifelines", "dask", "distributed", "pyarrow", "h5netcdf", "h5py", "pytest", "hypothesis"]
 
 

@@ -1,6 +1,7 @@
 """Every field of every kind of release file is validated on read: an edited file is refused, naming the field.
 
-Driven by the registry of release types: one file per kind (each written kind must be covered),
+Driven by the registry of release types: one file per kind, from the mechanisms' cards
+(tests/contracts/cards.py; each written kind must be covered),
 then every field of the file, at any depth, is replaced in turn by bad values (negative, zero,
 NaN, Infinity, a string, null, a list, an object, a bool) or removed.  Reading the edited file
 must either fail with a ValueError that names the field, or — only where the new value is valid
@@ -21,15 +22,10 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from cards import CARDS, DATA, D, release_of
 
 from pm_private.cli import main
-from pm_private.linear import adassp, release_linear_stats, release_linear_stats_laplace
-from pm_private.logistic import DPElasticNetLogisticRegression, release_logistic_stats
-from pm_private.logistic.data_perturbation import MECHANISM as SGD_MECHANISM
-from pm_private.logistic.data_perturbation import DataPerturbationRelease
-from pm_private.poisson import release_poisson_stats
-from pm_private.privacy import as_noise_source, gaussian_mechanism, laplace_mechanism
-from pm_private.privacy.release import OUTPUT, PUBLIC, RANGES
+from pm_private.privacy.release import OUTPUT, PUBLIC, RANGES, field_kinds
 from pm_private.release_file import (
     SUFF_STATS,
     all_release_types,
@@ -37,63 +33,49 @@ from pm_private.release_file import (
     release_to_dict,
     write_release_file,
 )
-from pm_private.survival import output_perturbation, weibull_private
 
-RNG = np.random.default_rng(1)
-N, D = 40, 2
-X = RNG.uniform(-1, 1, (N, D)) / 2
-Y = RNG.uniform(-1, 1, N)
-#: The covariates as a data frame: its column names are recorded in the release (field ``features``).
-FRAME = pd.DataFrame(X, columns=["a", "b"])
-LABELS = np.arange(N) % 2
-TIME = RNG.uniform(0.05, 0.95, N)
-EVENT = (np.arange(N) % 3 != 0).astype(int)
+#: The covariates as a data frame, for the mechanisms that record its column names (field ``features``).
+COLUMNS = [f"x{j}" for j in range(D)]
+FRAME = pd.DataFrame(DATA["X"], columns=COLUMNS)
 #: Release kinds that cannot be written to a release file (their output is a fitted estimator).
-NOT_WRITABLE = {"penalty_selection"}
+NOT_WRITABLE = {card.release_kind for card in CARDS if card.not_in_files}
+WRITTEN = [card for card in CARDS if card.release_kind and card.release_kind not in NOT_WRITABLE]
+
+
+def _entry_kind(release_kind: str) -> str:
+    """The kind of the file entry: the linear_stats_* releases travel in one linear_stats entry."""
+    return SUFF_STATS if release_kind.startswith(f"{SUFF_STATS}_") else release_kind
+
+
+#: One entry per kind, written from the first card that releases it (the linear statistics added up).
+ENTRY_KINDS = list(dict.fromkeys(_entry_kind(card.release_kind) for card in WRITTEN))
+
+
+def _release(card):
+    if card.stand_in is not None:
+        return card.stand_in()
+    frame = "features" in field_kinds(all_release_types()[card.release_kind])
+    return release_of(card.run(**({"X": FRAME} if frame else {})))
 
 
 def _releases() -> dict:
+    out = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        source = as_noise_source(0)
-        return {
-            "laplace": laplace_mechanism([0.5, 1.0], sensitivity=1.0, epsilon=1.0, source=source),
-            "gaussian": gaussian_mechanism([0.5, 1.0], sensitivity=1.0, epsilon=1.0, delta=1e-5, source=source),
-            SUFF_STATS: release_linear_stats_laplace(X, Y, epsilon=1.0, x_bound=1.0, y_bound=1.0, rng=0)
-            + release_linear_stats(FRAME, Y, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, rng=0),
-            "adassp": adassp(X, Y, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, rng=0),
-            "elastic_net": DPElasticNetLogisticRegression(epsilon=1.0, too_weak="add_ridge", rng=0)
-            .fit(X, LABELS)
-            .privacy_,
-            # built directly: calibrating the SGD's noise takes tens of seconds, and only the file matters here
-            "data_perturbation": DataPerturbationRelease(
-                coef=np.array([0.5, -0.25]),
-                intercept=0.1,
-                norm_bound=1.0,
-                noise_multiplier=1.5,
-                noise_std=3.0,
-                sensitivity=2.0,
-                steps=4,
-                batch_size=10,
-                epsilon=1.0,
-                delta=1e-5,
-                mechanism=SGD_MECHANISM,
-                private=False,
-            ),
-            "discrete_time": output_perturbation(X, TIME, EVENT, epsilon=1.0, regularization=0.1, q=5, e=2, rng=0),
-            "weibull": weibull_private(TIME, EVENT, epsilon=1.0, horizon=1.0, K=10, rng=0),
-            "logistic_stats": release_logistic_stats(FRAME, LABELS, epsilon=1.0, delta=1e-5, x_bound=1.0, rng=0),
-            "poisson_stats": release_poisson_stats(
-                FRAME, np.arange(N) % 4, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=3, rng=0
-            ),
-        }
+        for card in WRITTEN:
+            key = _entry_kind(card.release_kind)
+            if key == SUFF_STATS:
+                out[key] = out[key] + _release(card) if key in out else _release(card)
+            elif key not in out:
+                out[key] = _release(card)
+    return out
 
 
 @pytest.fixture(scope="module")
 def entries() -> dict:
     out = {}
     for key, release in _releases().items():
-        context = dict(features=["a", "b"], target="y") if key == SUFF_STATS else {}
+        context = dict(features=COLUMNS, target="y") if key == SUFF_STATS else {}
         out[key] = json.loads(json.dumps(release_to_dict(release, **context)))
     return out
 
@@ -205,7 +187,7 @@ def test_unedited_files_are_read(entries, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "key", ["laplace", "gaussian", SUFF_STATS, "adassp", "elastic_net", "data_perturbation", "discrete_time", "weibull"]
+    "key", [kind for kind in ENTRY_KINDS if not any(c.file_edits_unswept for c in WRITTEN if c.release_kind == kind)]
 )
 def test_every_edited_field_is_refused_naming_it(entries, key, tmp_path):
     entry = entries[key]

@@ -6,133 +6,31 @@ import pickle
 
 import numpy as np
 import pytest
+from cards import CARDS, DATA, N, release_of
 
 import pm_private
-from pm_private.linear.adaptive_ssp import adassp
-from pm_private.linear.release import release_linear_stats, release_linear_stats_laplace
 from pm_private.linear.stats import LinearStats
-from pm_private.logistic.data_perturbation import data_perturbation_sgd
 from pm_private.logistic.elastic_net import DPElasticNetLogisticRegression
-from pm_private.logistic.penalty_selection import select_penalty
-from pm_private.logistic.release import release_logistic_stats
-from pm_private.poisson.release import release_poisson_stats
 from pm_private.privacy.accountant import PrivacyAccountant
-from pm_private.privacy.noise import as_noise_source
-from pm_private.privacy.primitives import gaussian_mechanism, laplace_mechanism
 from pm_private.privacy.release import CONSTANT, OUTPUT, PUBLIC, ConvergenceError, Release, field_kinds, release_type
 from pm_private.release_file import all_release_types, release_from_dict, release_to_dict
 from pm_private.survival.discrete.mechanisms import objective_perturbation, output_perturbation
-from pm_private.survival.weibull.mechanisms import (
-    WeibullLSP,
-    weibull_laplace,
-    weibull_private,
-    weibull_sample_aggregate,
-)
+from pm_private.survival.weibull.mechanisms import WeibullLSP, weibull_private
 
 RELEASE_TYPES = set(all_release_types().values())  # the registry: every mechanism, found by importing the package
+_X, _LABELS, _TIME, _EVENT = DATA["X"], DATA["labels"], DATA["time"], DATA["event"]  # rows in the unit ball
 
 
 # ---------------------------------------------------------------------------------------------
-# Neighbouring data sets: one record replaced by a worst case at the corner of the public box.
+# The cards' calls on neighbouring data sets (cards.NEIGHBOUR: one record replaced by a worst
+# case at the corner of the public box), and the primitives' releases (no accountant).
 # ---------------------------------------------------------------------------------------------
 
-_rng = np.random.default_rng(0)
-_X = _rng.uniform(-1, 1, (60, 3))
-_Y = _X @ [0.5, -1.0, 0.3] + 0.1 * _rng.standard_normal(60)
-_LABELS = (_X[:, 0] + 0.3 * _rng.standard_normal(60) > 0).astype(int)
-_X2, _Y2, _LABELS2 = _X.copy(), _Y.copy(), _LABELS.copy()
-# y = 2 lies beyond the response bounds of 1 used below, so the neighbour also moves the clipping counts.
-_X2[0], _Y2[0], _LABELS2[0] = [1.0, 1.0, 1.0], 2.0, 1 - _LABELS[0]
-# a count beyond the count bound of 3 used below
-_COUNTS = np.random.default_rng(7).poisson(1.5, 60)
-_COUNTS2 = _COUNTS.copy()
-_COUNTS2[0] = 9
-
-_UNIT = _X / np.sqrt(3)  # rows in the unit ball (discrete-time mechanisms)
-_UNIT2 = _X2 / np.sqrt(3)
-_TIME = _rng.uniform(0.05, 1.0, 60)
-_EVENT = (_rng.uniform(size=60) < 0.7).astype(int)
-_TIME2, _EVENT2 = _TIME.copy(), _EVENT.copy()
-_TIME2[0], _EVENT2[0] = 1.0, 1 - _EVENT[0]
-
-
-def _elastic_net(X, y, accountant):
-    model = DPElasticNetLogisticRegression(epsilon=1.0, lam=0.5, norm_bound=1.0, accountant=accountant, rng=3)
-    return model.fit(X, y).privacy_
-
-
-# name -> (release on neighbour 0 or 1 with an accountant, result used for the ledger check)
-MECHANISMS = {
-    "linear_stats_laplace": lambda k, a: release_linear_stats_laplace(
-        (_X, _X2)[k], (_Y, _Y2)[k], epsilon=1.0, x_bound=1.0, y_bound=1.0, accountant=a, rng=1
-    ),
-    "linear_stats_gaussian": lambda k, a: release_linear_stats(
-        (_X, _X2)[k], (_Y, _Y2)[k], epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=1.0, accountant=a, rng=1
-    ),
-    "logistic_stats": lambda k, a: release_logistic_stats(
-        (_X, _X2)[k], (_LABELS, _LABELS2)[k], epsilon=1.0, delta=1e-6, x_bound=1.0, accountant=a, rng=1
-    ),
-    "poisson_stats": lambda k, a: release_poisson_stats(
-        (_X, _X2)[k], (_COUNTS, _COUNTS2)[k], epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=3, accountant=a, rng=1
-    ),
-    "adassp": lambda k, a: adassp(
-        (_X, _X2)[k], (_Y, _Y2)[k], epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=1.0, accountant=a, rng=1
-    ),
-    "elastic_net": lambda k, a: _elastic_net((_X, _X2)[k], (_LABELS, _LABELS2)[k], a),
-    "penalty_selection": lambda k, a: select_penalty(
-        (_X, _X2)[k],
-        (_LABELS, _LABELS2)[k],
-        lams=[0.3, 1.0],
-        alpha=0.5,
-        epsilon=2.0,
-        delta=1e-6,
-        norm_bound=1.0,
-        accountant=a,
-        rng=2,
-    ),
-    "data_perturbation": lambda k, a: data_perturbation_sgd(
-        (_X, _X2)[k],
-        (_LABELS, _LABELS2)[k],
-        epsilon=1.0,
-        delta=1e-5,
-        norm_bound=1.0,
-        epochs=1,
-        batch_size=20,
-        accountant=a,
-        rng=4,
-    ),
-    "weibull_private": lambda k, a: weibull_private(
-        (_TIME, _TIME2)[k], (_EVENT, _EVENT2)[k], epsilon=1.0, horizon=1.0, K=10, accountant=a, rng=5
-    ),
-    "weibull_laplace": lambda k, a: weibull_laplace(
-        (_TIME, _TIME2)[k], (_EVENT, _EVENT2)[k], epsilon=1.0, horizon=1.0, accountant=a, rng=5
-    ),
-    "weibull_sample_aggregate": lambda k, a: weibull_sample_aggregate(
-        (_TIME, _TIME2)[k], (_EVENT, _EVENT2)[k], epsilon=1.0, horizon=1.0, subset_size=20, accountant=a, rng=5
-    ),
-    "discrete_output": lambda k, a: output_perturbation(
-        (_UNIT, _UNIT2)[k],
-        (_TIME, _TIME2)[k],
-        (_EVENT, _EVENT2)[k],
-        epsilon=1.0,
-        regularization=0.1,
-        q=6,
-        e=3,
-        accountant=a,
-        rng=6,
-    ),
-    "discrete_objective": lambda k, a: objective_perturbation(
-        (_UNIT, _UNIT2)[k],
-        (_TIME, _TIME2)[k],
-        (_EVENT, _EVENT2)[k],
-        epsilon=1.0,
-        regularization=0.1,
-        q=6,
-        e=3,
-        accountant=a,
-        rng=6,
-    ),
-}
+_CHARGED = [card for card in CARDS if card.release_kind and card.takes_accountant]
+_SHARED = {card.release_kind for card in _CHARGED if sum(c.release_kind == card.release_kind for c in _CHARGED) > 1}
+#: name (the release kind, or the mechanism's where several share a kind) -> its card
+MECHANISMS = {card.name if card.release_kind in _SHARED else card.release_kind: card for card in _CHARGED}
+PRIMITIVES = [card for card in CARDS if card.release_kind and not card.takes_accountant]
 
 
 def _releases(result):
@@ -142,10 +40,12 @@ def _releases(result):
 
 @pytest.fixture(scope="module")
 def neighbour_releases():
+    """name -> (the release on neighbour 0 with an accountant, on neighbour 1, the accountant)."""
     out = {}
-    for name, run in MECHANISMS.items():
-        accountant = PrivacyAccountant(epsilon=10.0, delta=1e-3)
-        out[name] = (run(0, accountant), run(1, None), accountant)
+    for name, card in MECHANISMS.items():
+        accountant = PrivacyAccountant(epsilon=1e5, delta=1e-3)  # ε up to 1e4 (the SGD's valid call)
+        first = release_of(card.run(accountant, neighbour=0))
+        out[name] = (first, release_of(card.run(None, neighbour=1)), accountant)
     return out
 
 
@@ -188,14 +88,11 @@ def test_every_release_type_has_a_stable_kind_in_the_registry():
 
 
 def _primitive_releases():
-    return [
-        laplace_mechanism([0.0, 1.0], sensitivity=1.0, epsilon=1.0, source=as_noise_source(0)),
-        gaussian_mechanism([0.0], sensitivity=1.0, epsilon=1.0, delta=1e-6, source=as_noise_source(0)),
-    ]
+    return [card.run() for card in PRIMITIVES]
 
 
 #: Release types that a release file cannot hold, and why.
-NOT_IN_FILES = {"penalty_selection": "it holds the fitted estimator of the selected penalty (a Python object)"}
+NOT_IN_FILES = {card.release_kind: card.not_in_files for card in CARDS if card.not_in_files}
 
 
 def test_every_release_kind_round_trips_through_a_release_file(neighbour_releases):
@@ -232,8 +129,7 @@ def test_suff_stats_container_declares_its_fields_too():
 
 def test_every_release_type_is_exercised_on_neighbours(neighbour_releases):
     seen = {type(r) for first, _, _ in neighbour_releases.values() for r in _releases(first)}
-    seen.add(type(laplace_mechanism([0.0], sensitivity=1.0, epsilon=1.0, source=as_noise_source(0))))
-    seen.add(type(gaussian_mechanism([0.0], sensitivity=1.0, epsilon=1.0, delta=1e-6, source=as_noise_source(0))))
+    seen |= {type(release) for release in _primitive_releases()}
     assert RELEASE_TYPES <= seen, f"release types without a neighbour test: {RELEASE_TYPES - seen}"
 
 
@@ -295,7 +191,7 @@ def test_discrete_time_non_convergence_spends_the_budget(monkeypatch):
     accountant = PrivacyAccountant(epsilon=1.0)
     for mechanism in (output_perturbation, objective_perturbation):
         with pytest.raises(ConvergenceError, match="ε was spent"):
-            mechanism(_UNIT, _TIME, _EVENT, epsilon=0.5, regularization=0.1, q=6, e=3, accountant=accountant, rng=1)
+            mechanism(_X, _TIME, _EVENT, epsilon=0.5, regularization=0.1, q=6, e=3, accountant=accountant, rng=1)
     assert accountant.spent[0] == pytest.approx(1.0)
 
 
@@ -311,7 +207,7 @@ def test_weibull_lsp_builds_once_and_charges_every_draw():
     with pytest.raises(pm_private.BudgetExceededError):
         lsp.release(epsilon=0.4, accountant=accountant)
     assert accountant.spent[0] == pytest.approx(0.8)
-    assert repr(lsp) == "WeibullLSP(n=60, horizon=1, K=10, γ=10, ω=6)"
+    assert repr(lsp) == f"WeibullLSP(n={N}, horizon=1, K=10, γ=10, ω=6)"
     with pytest.raises(TypeError, match="private records"):
         pickle.dumps(lsp)
     with pytest.raises(ValueError, match="K must"):

@@ -1,7 +1,7 @@
 """Shipped text cites papers by author and year only.
 
 What a user gets (the package's source, hence its docstrings, error messages, CLI help and
-mechanism names; the README; the notebooks; the experiment and benchmark scripts; the
+mechanism names; the README; the notebooks; the model and benchmark scripts; the
 documentation sources) must not point to material that does not ship: internal paper numbers,
 the internal specification, issue numbers or test files.  Citations must be unambiguous
 (Nguyên & Hui wrote two 2017 papers: 2017a, 2017b) and not doubled up.
@@ -19,7 +19,7 @@ SHIPPED = [
     "README.md",
     "pyproject.toml",
     "notebooks/*.ipynb",
-    "studies/*.py",
+    "models/*.py",
     "benchmarks/*.py",
     "docs/*.md",
     "docs/*.py",
@@ -56,7 +56,7 @@ def _hits(text: str) -> list[str]:
 def test_shipped_files_are_found():
     names = {p.relative_to(ROOT).as_posix() for p in _shipped_files()}
     assert {"README.md", "pm_private/__init__.py", "docs/conf.py", "docs/privacy.md"} <= names
-    assert any(n.startswith("notebooks/") for n in names) and any(n.startswith("studies/") for n in names)
+    assert any(n.startswith("notebooks/") for n in names) and any(n.startswith("models/") for n in names)
 
 
 @pytest.mark.parametrize(
@@ -101,7 +101,7 @@ def test_no_internal_references_in_shipped_text():
 
 def test_python_files_named_in_shipped_text_exist():
     """A module renamed or split leaves no reference to its old file name behind."""
-    sources = ("pm_private/**/*.py", "studies/*.py", "benchmarks/*.py", "tests/**/*.py", "docs/*.py")
+    sources = ("pm_private/**/*.py", "models/*.py", "benchmarks/*.py", "tests/**/*.py", "docs/*.py")
     existing = {p.name for pattern in sources for p in ROOT.glob(pattern)}
     missing = []
     for path in _shipped_files():

@@ -2,8 +2,8 @@
 
 The mechanisms are found, not listed: every public callable of pm_private that takes an
 ``accountant`` (it charges a budget) or a ``source`` (it draws noise) is a mechanism, and must
-have an entry in :data:`MECHANISMS` below: a valid call on tiny data and, for **each** parameter
-of its signature, the kind of value it takes.  Each kind has at least 20 values that are invalid
+have a card in ``CARDS`` (tests/contracts/cards.py): a valid call on tiny data and, for **each**
+parameter of its signature, the kind of value it takes.  Each kind has at least 20 values that are invalid
 for every argument of that kind (wrong type, strings, None where not allowed, NaN, ±inf, 0,
 negative, huge, tiny, bool where a number is meant, wrong-shape arrays).  Each invalid value
 replaces its argument in the valid call, and the call must
@@ -29,15 +29,13 @@ import signal
 import sys
 import warnings
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
+from cards import CARD, CARDS, DATA, MechanismCard
 
 from pm_private.privacy.accountant import PrivacyAccountant
 from pm_private.privacy.budget import BudgetExceededError
-from pm_private.privacy.noise import as_noise_source
 from pm_private.privacy.release import Release
 from pm_private.release_file import all_release_types
 
@@ -54,7 +52,6 @@ PACKAGES = [
 #: Accounting machinery that takes an accountant but releases nothing itself, and the noise
 #: samplers that mechanisms call inside their guard (they release nothing on their own).
 INFRASTRUCTURE = {
-    "charge",
     "check_accountant",
     "release_guard",
     "Reservation",
@@ -68,20 +65,6 @@ INFRASTRUCTURE = {
 }
 CALL_LIMIT_S = 20.0
 COUNTS: Counter = Counter({"spends": 0, "reservations": 0, "noise draws": 0})
-
-# --------------------------------------------------------------------------------------------
-# Tiny data
-# --------------------------------------------------------------------------------------------
-
-RNG = np.random.default_rng(0)
-N, D = 30, 2
-X = RNG.uniform(-1, 1, size=(N, D)) / math.sqrt(D)
-LABELS = np.arange(N) % 2
-YPM = 2.0 * LABELS - 1.0
-COUNT_DATA = np.arange(N) % 5
-Y = RNG.uniform(-1, 1, size=N)
-TIME = RNG.uniform(0.05, 0.95, size=N)
-EVENT = (np.arange(N) % 3 != 0).astype(int)
 
 # --------------------------------------------------------------------------------------------
 # Invalid values by kind of argument (each value is invalid for every argument of its kind)
@@ -417,7 +400,7 @@ def values_of(kind: str, valid) -> list:
                 Ellipsis,
             ]
         case "callable":
-            return [None, "abc", 1, 1.0, NAN, True, [], (), {}, object(), b"x", 1j, np.array([1.0]), X] + [
+            return [None, "abc", 1, 1.0, NAN, True, [], (), {}, object(), b"x", 1j, np.array([1.0]), DATA["X"]] + [
                 "logistic_loss",
                 [len],
                 (len,),
@@ -428,348 +411,8 @@ def values_of(kind: str, valid) -> list:
     raise KeyError(kind)
 
 
-# --------------------------------------------------------------------------------------------
-# The mechanisms: a valid call each, and the kind of every parameter
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Mechanism:
-    """``call(**valid)`` succeeds; ``kinds[name]`` says which invalid values to sweep for ``name``."""
-
-    target: str  # "module:qualified name" of the public callable
-    valid: dict
-    kinds: dict
-    names: dict = field(default_factory=dict)  # argument -> words any of which its errors may use
-    call: Callable | None = None  # when the public callable is not called directly (estimators, models)
-
-    def resolve(self):
-        module, name = self.target.split(":")
-        obj = importlib.import_module(module)
-        for part in name.split("."):
-            obj = getattr(obj, part)
-        return obj
-
-    def parameters(self) -> set[str]:
-        obj = self.resolve()
-        params = set(inspect.signature(obj).parameters)
-        if isinstance(obj, type):
-            params |= set(inspect.signature(obj.fit).parameters) - {"self"}
-        return params
-
-    def run(self, accountant, **kwargs):
-        args = self.valid | kwargs
-        if "accountant" in self.parameters():
-            args.setdefault("accountant", accountant)
-        return (self.call or self.resolve())(**args)
-
-
-def _estimator(target: str):
-    def call(X, y, **params):
-        module, name = target.split(":")
-        return getattr(importlib.import_module(module), name)(**params).fit(X, y)
-
-    return call
-
-
-def _in_model(target: str):
-    def call(**kwargs):
-        import pymc as pm
-
-        module, name = target.split(":")
-        with pm.Model():
-            f = pm.Flat("f", shape=D)
-            kwargs.setdefault("params", f)
-            return getattr(importlib.import_module(module), name)(**kwargs)
-
-    return call
-
-
-def _logistic_loss():
-    from pm_private.sampling.sanitized import logistic_loss
-
-    return logistic_loss
-
-
-SURVIVAL = dict(time="times", event="events")
-MECHANISMS = {
-    "laplace_mechanism": Mechanism(
-        "pm_private.privacy.primitives:laplace_mechanism",
-        dict(values=np.array([0.5, -1.0]), sensitivity=1.0, epsilon=1.0, source=as_noise_source(0)),
-        dict(values="query", sensitivity="sensitivity", epsilon="epsilon", source="object"),
-    ),
-    "gaussian_mechanism": Mechanism(
-        "pm_private.privacy.primitives:gaussian_mechanism",
-        dict(values=np.array([0.5, -1.0]), sensitivity=1.0, epsilon=1.0, delta=1e-5, source=as_noise_source(0)),
-        dict(values="query", sensitivity="sensitivity", epsilon="epsilon", delta="delta", source="object"),
-    ),
-    "exponential_mechanism": Mechanism(
-        "pm_private.privacy.primitives:exponential_mechanism",
-        dict(
-            scores=np.array([0.0, 1.0, 2.0]),
-            epsilon=1.0,
-            sensitivity=1.0,
-            source=as_noise_source(0),
-            log_base=np.zeros(3),
-            size=None,
-        ),
-        dict(
-            scores="query",
-            epsilon="epsilon",
-            sensitivity="sensitivity",
-            source="object",
-            log_base="log weights",
-            size="optional count",
-        ),
-    ),
-    "release_linear_stats_laplace": Mechanism(
-        "pm_private.linear:release_linear_stats_laplace",
-        dict(X=X, y=Y, epsilon=1.0, x_bound=1.0, y_bound=1.0, split=(0.6, 0.35, 0.05), rng=0, preprocessing=None),
-        dict(
-            X="matrix",
-            y="reals",
-            epsilon="epsilon",
-            x_bound="bound",
-            y_bound="bound",
-            split="split",
-            accountant="object",
-            rng="rng",
-            preprocessing="object",
-            clip_share="clip share",
-            scale_response="bool",
-        ),
-    ),
-    "release_linear_stats": Mechanism(
-        "pm_private.linear:release_linear_stats",
-        dict(X=X, y=Y, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, rng=0, preprocessing=None),
-        dict(
-            X="matrix",
-            y="reals",
-            epsilon="epsilon",
-            delta="delta",
-            x_bound="bound",
-            y_bound="bound",
-            accountant="object",
-            rng="rng",
-            preprocessing="object",
-            clip_share="clip share",
-            scale_response="bool",
-        ),
-    ),
-    "adassp": Mechanism(
-        "pm_private.linear:adassp",
-        dict(X=X, y=Y, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, rho=0.05, rng=0),
-        dict(
-            X="matrix",
-            y="reals",
-            epsilon="epsilon",
-            delta="delta",
-            x_bound="bound",
-            y_bound="bound",
-            rho="open fraction",
-            accountant="object",
-            rng="rng",
-        ),
-    ),
-    "release_logistic_stats": Mechanism(
-        "pm_private.glm:release_logistic_stats",
-        dict(X=X, y=LABELS, epsilon=1.0, delta=1e-5, x_bound=1.0, rng=0),
-        dict(X="matrix", y="labels", epsilon="epsilon", delta="delta", x_bound="bound", accountant="object", rng="rng"),
-    ),
-    "release_poisson_stats": Mechanism(
-        "pm_private.glm:release_poisson_stats",
-        dict(X=X, y=COUNT_DATA, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=3, rng=0),
-        dict(
-            X="matrix",
-            y="counts",
-            epsilon="epsilon",
-            delta="delta",
-            x_bound="bound",
-            y_bound="count",
-            accountant="object",
-            rng="rng",
-        ),
-    ),
-    "DPElasticNetLogisticRegression": Mechanism(
-        "pm_private.logistic:DPElasticNetLogisticRegression",
-        dict(
-            X=X,
-            y=LABELS,
-            epsilon=1.0,
-            lam=0.5,
-            alpha=0.5,
-            norm_bound=1.0,
-            noise="laplace",
-            fit_intercept=True,
-            too_weak="add_ridge",
-            tol=1e-10,
-            max_iter=1000,
-            rng=0,
-            classes=None,
-        ),
-        dict(
-            X="matrix",
-            y="labels",
-            epsilon="epsilon",
-            lam="positive",
-            alpha="fraction",
-            norm_bound="bound",
-            noise="choice",
-            fit_intercept="bool",
-            too_weak="choice",
-            tol="positive",
-            max_iter="work",
-            accountant="object",
-            rng="rng",
-            classes="classes",
-        ),
-        names=dict(y=("y", "label", "target", "classes"), classes=("classes", "label")),
-        call=_estimator("pm_private.logistic:DPElasticNetLogisticRegression"),
-    ),
-    "select_penalty": Mechanism(
-        "pm_private.logistic:select_penalty",
-        dict(
-            X=X,
-            y=LABELS,
-            lams=[0.5, 1.0],
-            alpha=0.5,
-            epsilon=1.0,
-            delta=1e-5,
-            norm_bound=1.0,
-            selection_share=0.5,
-            validation_fraction=0.3,
-            noise="laplace",
-            fit_intercept=True,
-            tol=1e-10,
-            max_iter=1000,
-            rng=0,
-        ),
-        dict(
-            X="matrix",
-            y="labels",
-            lams="penalties",
-            alpha="fraction",
-            epsilon="epsilon",
-            delta="delta",
-            norm_bound="bound",
-            selection_share="open fraction",
-            validation_fraction="open fraction",
-            noise="choice",
-            fit_intercept="bool",
-            tol="positive",
-            max_iter="work",
-            accountant="object",
-            rng="rng",
-        ),
-        names=dict(y=("y", "label", "target"), lams=("lams", "lam")),
-    ),
-    "data_perturbation_sgd": Mechanism(
-        "pm_private.logistic:data_perturbation_sgd",
-        dict(
-            X=X,
-            y=LABELS,
-            epsilon=1e4,
-            delta=1e-5,
-            norm_bound=1.0,
-            batch_size=10,
-            epochs=1,
-            learning_rate=0.5,
-            l2=1e-3,
-            fit_intercept=True,
-            influence_threshold=None,
-            rng=0,
-        ),
-        dict(
-            X="matrix",
-            y="labels",
-            epsilon="epsilon",
-            delta="delta",
-            norm_bound="bound",
-            batch_size="count",
-            epochs="work",
-            learning_rate="positive",
-            l2="positive",
-            fit_intercept="bool",
-            influence_threshold="optional positive",
-            accountant="object",
-            rng="rng",
-        ),
-        names=dict(y=("y", "label")),
-    ),
-    "sanitized_loss": Mechanism(
-        "pm_private.sampling.sanitized:sanitized_loss",
-        dict(name="U", loss=None, data=(X, YPM), epsilon=1.0, v=None, sigma=None, model=None),
-        dict(
-            name="name",
-            loss="callable",
-            params="params",
-            data="records",
-            epsilon="epsilon",
-            v="optional positive",
-            sigma="optional positive",
-            accountant="object",
-            model="object",
-        ),
-        call=_in_model("pm_private.sampling.sanitized:sanitized_loss"),
-    ),
-    "weibull_private": Mechanism(
-        "pm_private.survival:weibull_private",
-        dict(time=TIME, event=EVENT, epsilon=1.0, horizon=1.0, K=10, gamma=10.0, omega=6.0, rng=0),
-        SURVIVAL
-        | dict(
-            epsilon="epsilon", horizon="bound", K="count", gamma="bound", omega="bound", accountant="object", rng="rng"
-        ),
-    ),
-    "weibull_laplace": Mechanism(
-        "pm_private.survival:weibull_laplace",
-        dict(time=TIME, event=EVENT, epsilon=1.0, horizon=1.0, gamma=10.0, omega=6.0, rng=0),
-        SURVIVAL
-        | dict(epsilon="epsilon", horizon="bound", gamma="bound", omega="bound", accountant="object", rng="rng"),
-    ),
-    "weibull_sample_aggregate": Mechanism(
-        "pm_private.survival:weibull_sample_aggregate",
-        dict(time=TIME, event=EVENT, epsilon=1.0, horizon=1.0, subset_size=10, gamma=10.0, omega=6.0, rng=0),
-        SURVIVAL
-        | dict(
-            epsilon="epsilon",
-            horizon="bound",
-            subset_size="count",
-            gamma="bound",
-            omega="bound",
-            accountant="object",
-            rng="rng",
-        ),
-    ),
-    "output_perturbation": Mechanism(
-        "pm_private.survival:output_perturbation",
-        dict(X=X, time=TIME, event=EVENT, epsilon=1.0, regularization=0.1, q=5, e=2, rng=0),
-        SURVIVAL
-        | dict(
-            X="matrix",
-            epsilon="epsilon",
-            regularization="bound",
-            q="count",
-            e="count",
-            accountant="object",
-            rng="rng",
-        ),
-    ),
-    "objective_perturbation": Mechanism(
-        "pm_private.survival:objective_perturbation",
-        dict(X=X, time=TIME, event=EVENT, epsilon=1.0, regularization=0.1, q=5, e=2, rng=0),
-        SURVIVAL
-        | dict(
-            X="matrix",
-            epsilon="epsilon",
-            regularization="bound",
-            q="count",
-            e="count",
-            accountant="object",
-            rng="rng",
-        ),
-    ),
-}
-MECHANISMS["sanitized_loss"].valid["loss"] = _logistic_loss()
+#: The mechanisms, from their cards: a valid call each, and the kind of every parameter.
+MECHANISMS = CARD
 
 # --------------------------------------------------------------------------------------------
 # Discovery, noise counting, one checked call
@@ -826,7 +469,7 @@ def _alarm(signum, frame):
     raise _Hang
 
 
-def outcome(mechanism: Mechanism, name: str, value, draws: Counter) -> list[str]:
+def outcome(mechanism: MechanismCard, name: str, value, draws: Counter) -> list[str]:
     """Problems of one invalid call (empty: refused cleanly before any reservation or noise)."""
     accountant = PrivacyAccountant(1.7e308, 0.5)  # a huge ε reaches the mechanism's own checks
     before = draws["draws"]
@@ -876,7 +519,7 @@ def _cases() -> list[tuple[str, str]]:
 
 def test_every_mechanism_has_an_entry():
     """Driven by the public API: a new mechanism (it takes an accountant or a noise source) needs an entry."""
-    listed = {m.target.split(":")[1].split(".")[0] for m in MECHANISMS.values()}
+    listed = {card.name for card in CARDS}
     assert discovered_mechanisms() <= listed, sorted(discovered_mechanisms() - listed)
 
 
@@ -900,18 +543,20 @@ def valid_calls(noise_draws) -> dict:
     return out
 
 
+def _release_kinds(result) -> set[str]:
+    items = (result, getattr(result, "privacy_", None), *getattr(result, "releases", ()))
+    return {item.kind for item in items if isinstance(item, Release)}
+
+
 @pytest.mark.parametrize("key", list(MECHANISMS))
 def test_the_valid_call_succeeds(key, valid_calls):
-    _, draws, spent = valid_calls[key]
+    result, draws, spent = valid_calls[key]
     assert draws > 0 or spent > 0  # the sweep's calls would reach the charge or the noise
+    assert _release_kinds(result) == {MECHANISMS[key].release_kind} - {None}, key  # the card says what it releases
 
 
 def test_every_release_kind_comes_from_a_swept_mechanism(valid_calls):
-    kinds = set()
-    for result, _, _ in valid_calls.values():
-        for item in (result, getattr(result, "privacy_", None), *getattr(result, "releases", ())):
-            if isinstance(item, Release):
-                kinds.add(item.kind)
+    kinds = set().union(*(_release_kinds(result) for result, _, _ in valid_calls.values()))
     assert not set(all_release_types()) - kinds, sorted(set(all_release_types()) - kinds)
 
 

@@ -6,8 +6,8 @@ import pytest
 import statsmodels.api as sm
 from scipy import stats
 
+from models import logistic_elastic_net_gwas as experiment
 from pm_private.datasets.gwas import PAPER_ODDS, _haplotypes, chi2_screen, interaction_design, simulate_gwas
-from studies import gwas_elastic_net as experiment
 
 
 def test_simulated_study_shape_values_and_seed():

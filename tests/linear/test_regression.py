@@ -230,6 +230,7 @@ def test_graph_does_not_depend_on_n():
             "preprocessing_x_cube_scale": (),
             "preprocessing_y_center": (),
             "preprocessing_y_scale": (),
+            "fit_record": (3,),
         }
         assert float(model["likelihood_n"].get_value()) == n
         # No constant or shared input of the logp graph is larger than d×d.

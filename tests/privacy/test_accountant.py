@@ -1,7 +1,7 @@
 import pytest
 
 from pm_private import REPLACE_ONE, BudgetExceededError, PrivacyAccountant
-from pm_private.privacy.accountant import charge
+from pm_private.privacy.release import release_guard
 
 
 def test_ledger_spent_and_remaining():
@@ -50,9 +50,9 @@ def test_charge_records_on_success_only():
     assert ran == [] and len(acct.ledger) == 1
 
 
-def test_charge_without_accountant_is_a_no_op():
-    with charge(None, "m", 1.0):
-        pass
+def test_release_guard_without_accountant_is_a_no_op():
+    with release_guard(None, "m", 1.0) as reservation:
+        assert reservation is None
 
 
 @pytest.mark.parametrize("eps, delta", [(0, 0), (-1, 0), (float("nan"), 0), (float("inf"), 0), (1, -0.1), (1, 1.0)])

@@ -17,9 +17,10 @@ import numpy as np
 import pytest
 
 from pm_private import BudgetExceededError, PrivacyAccountant, release_linear_stats_laplace
-from pm_private.privacy.accountant import charge, check_accountant
+from pm_private.privacy.accountant import check_accountant
 from pm_private.privacy.noise import NoiseSource
 from pm_private.privacy.primitives import laplace_mechanism
+from pm_private.privacy.release import release_guard
 from pm_private.privacy.validation import MIN_EPSILON, check_delta, check_epsilon, check_positive
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _release(acct, epsilon, drawn=None):
     """A minimal mechanism: Laplace noise on one value, through the reservation protocol."""
-    with charge(acct, "test", epsilon):
+    with release_guard(acct, "test", epsilon):
         value = laplace_mechanism([0.0], sensitivity=1.0, epsilon=epsilon, source=NoiseSource()).values
         if drawn is not None:
             drawn.append(1)
@@ -303,9 +304,9 @@ def test_pickled_in_memory_accountant_cannot_spend_but_a_file_one_can(tmp_path):
 WORKER = """
 import os, sys
 from pm_private import PrivacyAccountant
-from pm_private.privacy.accountant import charge
 from pm_private.privacy.noise import NoiseSource
 from pm_private.privacy.primitives import laplace_mechanism
+from pm_private.privacy.release import release_guard
 
 path, log = sys.argv[1], os.open(sys.argv[2], os.O_WRONLY | os.O_APPEND | os.O_CREAT)
 
@@ -319,7 +320,7 @@ acct = PrivacyAccountant.open(path, durable=sys.argv[3] == "durable")
 os.write(log, b"ready\\n")
 while True:
     try:
-        with charge(acct, "loop", 0.01):
+        with release_guard(acct, "loop", 0.01):
             laplace_mechanism([0.0, 1.0], sensitivity=1.0, epsilon=0.01, source=LoggedSource(__import__("numpy").random.default_rng()))
     except Exception as error:
         os.write(log, f"stop {type(error).__name__}\\n".encode())

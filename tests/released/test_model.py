@@ -26,13 +26,13 @@ def test_model_variables_and_data():
 
 
 def test_likelihood_is_the_normal_of_the_moments_plus_noise():
-    """The potential at a point equals log N(r | n·m, n·V + diag(v)) evaluated independently (d = 1,
+    """The likelihood at a point equals log N(r | n·m, n·V + diag(v)) evaluated independently (d = 1,
     whose covariate scale is a half-normal standard deviation)."""
     release = release_logistic_stats(X[:, :1], Y, epsilon=1.0, delta=1e-6, x_bound=3.0, rng=1)
     model = logistic_model(release)
     point = {"beta": np.array([0.8]), "intercept": np.array(0.1), "x_mean": np.array([0.05])}
     point["x_sd_log__"] = np.log([1.3])
-    (likelihood,) = model.replace_rvs_by_values([model["likelihood"]])
+    (likelihood,) = model.logp(vars=[model["likelihood"]], sum=False)
     value = model.compile_fn(likelihood, point_fn=True, mode="FAST_COMPILE")(point)
     mean, cov = (m.eval() for m in logistic_stat_moments([0.8], 0.1, [0.05], [[1.3**2]], 1))
     r = np.array([release.x_sum[0], release.y_sum, release.xx[0, 0], release.yx[0]])

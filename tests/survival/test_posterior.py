@@ -32,7 +32,7 @@ WEEKS = np.arange(0, 53, dtype=float)
 
 def _posterior(**variables) -> xr.Dataset:
     """A posterior Dataset from arrays (chain, draw, …); a trailing axis gets the dim of its key."""
-    dims = {"beta": "covariate", "alpha": "knot"}
+    dims = {"beta": "feature", "alpha": "knot"}
     data = {}
     for name, (values, *coords) in variables.items():
         values = np.asarray(values, dtype=float)
@@ -60,7 +60,7 @@ def test_weibull_draws_follow_the_formula_with_and_without_covariates():
     np.testing.assert_allclose(draws.values, np.exp(-(((t / horizon) / lam[..., None]) ** p[..., None])), rtol=1e-12)
     assert draws.dims == ("chain", "draw", "time") and draws["time"].values.tolist() == t.tolist()
     # the order of the posterior's dims does not matter
-    transposed = _posterior(p=(p,), intercept=(b0,), beta=(beta, ["a", "b"])).transpose("covariate", "draw", "chain")
+    transposed = _posterior(p=(p,), intercept=(b0,), beta=(beta, ["a", "b"])).transpose("feature", "draw", "chain")
     np.testing.assert_array_equal(survival_draws(transposed, t, x=x, horizon=horizon).values, draws.values)
     # a mapping is read by the coordinate labels, in any order
     by_name = survival_draws(
@@ -286,7 +286,7 @@ def test_weibull_model_variables_are_read(rossi):
     post = idata["posterior"]
     x = pd.Series({"prio": 2.0, "fin": 1.0})
     draws = survival_draws(idata, [26.0], x=x, horizon=52).values[..., 0]
-    lam = np.exp(post["intercept"] + post["beta"].sel(covariate="fin") + 2.0 * post["beta"].sel(covariate="prio"))
+    lam = np.exp(post["intercept"] + post["beta"].sel(feature="fin") + 2.0 * post["beta"].sel(feature="prio"))
     np.testing.assert_allclose(draws, np.exp(-((0.5 / lam.values) ** post["p"].values)))
     assert survival_summary(idata, ["beta"]).index.tolist() == ["beta[fin]", "beta[prio]"]
 

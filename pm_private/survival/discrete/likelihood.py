@@ -8,8 +8,18 @@ import numpy as np
 import pytensor.tensor as pt
 from pytensor.tensor.type_other import NoneTypeT
 
+from ...released.family import Family, record_fit
 from .data import DiscreteTimeData, check_link
 from .ops import hazard_record_loss
+
+#: The discrete-time hazard family (fitted to records): its builder and its survival curves.
+DISCRETE_TIME = Family(
+    name="discrete_time",
+    release=None,
+    builder="discrete_time_model",
+    predictor="survival_function",
+    transform="discrete-time hazard",
+)
 
 __all__ = ["DiscreteTimeHazard", "discrete_time_model"]
 
@@ -173,35 +183,71 @@ def discrete_time_model(
     beta_sigma: float = 10.0,
     feature_names=None,
 ):
-    """PyMC model α ~ N(0, alpha_sigma²)ᵉ, β ~ N(0, beta_sigma²)ᵈ, γ = Aα, η = Xβ with the
-    :class:`DiscreteTimeHazard` ``likelihood`` observed on ``pm.Data("survival", [interval, event])``.
+    """Bayesian discrete-time hazard regression of interval-censored survival records.
 
-    Dims ``knot``, ``feature``, ``record``, ``outcome``; the covariates are ``pm.Data("X")``, so
-    ``pm.set_data({"X": X_new, "survival": np.zeros((m, 2), np.int32)}, coords={"record": range(m)})``
-    followed by ``pm.sample_posterior_predictive`` predicts (interval, event) for new records.
+    The discrete-time hazard model of Nguyên & Hui (2017a, Eq. 3): with the public spline basis A
+    (q intervals × e knots) of ``data``,
+
+        α ~ N(0, alpha_sigma² I),   β ~ N(0, beta_sigma² I),   γ = Aα,   ηᵢ = xᵢᵀβ,
+
+    and the hazard of record i in interval s is g⁻¹(γ_s + ηᵢ) for the link g.  Record i is observed
+    as (kᵢ, δᵢ): the interval in which it had the event (δᵢ = 1) or was censored (δᵢ = 0).
 
     Parameters
     ----------
     data : DiscreteTimeData
-        The records and the basis.
+        The records (X, interval, event) and the basis A.
     link : {"logit", "cloglog", "probit"}, default "logit"
-        The link of the hazard.
+        The link g of the hazard.
     alpha_sigma : float, default 10.0
         The prior standard deviation of the spline coefficients α.
     beta_sigma : float, default 10.0
         The prior standard deviation of the coefficients β.
     feature_names : sequence of str, optional
-        Names of the covariates (default ``x0``, ``x1``, …).
+        The d names of the covariates, coordinates of the ``feature`` dim (default ``x0``, ``x1``,
+        …).
 
     Returns
     -------
     pymc.Model
-        The model.
+        With coords ``knot``, ``feature``, ``record`` and ``outcome`` (``interval``, ``event``), the
+        variables ``alpha`` (dims ``knot``) and ``beta`` (dims ``feature``), the likelihood
+        ``likelihood`` (:class:`DiscreteTimeHazard`, dims ``(record, outcome)``), and the data ``X``,
+        ``survival`` (integer rows [kᵢ, δᵢ]) and ``fit_record`` (dim ``fit_field``: the model's
+        family, checked by the predictors).
 
     Raises
     ------
     ValueError
         If ``feature_names`` does not have d names, or the link is unknown.
+
+    Notes
+    -----
+    Privacy: the model conditions on the records themselves, so its posterior is not
+    differentially private; the private fits are :func:`pm_private.survival.output_perturbation`
+    and :func:`pm_private.survival.objective_perturbation`.
+
+    Contract: the names listed under Returns are public.  One value of the log-likelihood per
+    record (``pm.compute_log_likelihood``, ``az.loo``); the logit link uses the compiled Op of
+    :func:`hazard_record_loss` (memory O(n + q)).  Sample it with ``pm.sample()`` (NUTS).  For
+    predictions at m new covariate rows, call
+    ``pm.set_data({"X": X_new, "survival": np.zeros((m, 2), np.int32)}, coords={"record": range(m)})``
+    and then ``pm.sample_posterior_predictive``, which draws (interval, event) for the new records.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pm_private.survival import DiscreteTimeData, discrete_time_model
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(100, 2))
+    >>> time = rng.uniform(size=100)
+    >>> event = (rng.uniform(size=100) < 0.7).astype(int)
+    >>> data = DiscreteTimeData.from_times(X, time, event, q=10, e=3)
+    >>> model = discrete_time_model(data)
+    >>> [rv.name for rv in model.free_RVs]
+    ['alpha', 'beta']
+    >>> model.coords["feature"], len(model.coords["knot"])
+    (('x0', 'x1'), 3)
     """
     import pymc as pm
 
@@ -215,6 +261,7 @@ def discrete_time_model(
         "outcome": ["interval", "event"],
     }
     with pm.Model(coords=coords) as model:
+        record_fit(DISCRETE_TIME, "records")
         X = pm.Data("X", data.X, dims=("record", "feature"))
         observed = pm.Data(
             "survival", np.column_stack([data.interval, data.event]).astype(np.int32), dims=("record", "outcome")

@@ -22,7 +22,13 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from ...privacy.validation import as_matrix
+from ...released.family import Family, record_fit
 from ..data import check_survival
+
+#: The Weibull family (fitted to records): its builder and its survival curves.
+WEIBULL = Family(
+    name="weibull", release=None, builder="weibull_model", predictor="survival_function", transform="weibull"
+)
 
 __all__ = ["WeibullSurvival", "weibull_logp", "weibull_model"]
 
@@ -173,19 +179,20 @@ def weibull_model(
     X=None,
     *,
     censoring=np.inf,
-    log_p_sd: float = 1.0,
-    coef_sd: float = 2.0,
-    intercept_sd: float = 5.0,
+    log_p_sigma: float = 1.0,
+    beta_sigma: float = 2.0,
+    intercept_sigma: float = 5.0,
 ):
-    """AFT Weibull model: ln p ~ N(0, log_p_sd), β₀ ~ N(0, intercept_sd), β ~ N(0, coef_sd),
-    ln λᵢ = β₀ + xᵢᵀβ; the likelihood is :class:`WeibullSurvival` named ``"t"`` (shape α = p,
-    scale λᵢ), observed ``pm.Data("survival", [t, d])`` with dims (record, outcome).
+    """Bayesian accelerated-failure-time Weibull regression of right-censored survival times.
 
-    Variables: ``p`` (deterministic e^(ln p)), ``log_p``, ``intercept``, ``beta`` (if X given),
-    ``lam`` (only without covariates).  ``censoring`` is the public censoring time of predictive
-    draws (e.g. the study horizon; default none).  For predictions at new covariates call
-    ``pm.set_data({"X": X_new, "survival": np.zeros((m, 2))}, coords={"record": range(m)})``.
-    Choose the time unit so that β₀ is O(1).
+    The censored Weibull likelihood of Nguyên & Hui (2017b, §III) with covariates on the scale
+    (accelerated failure time):
+
+        ln p ~ N(0, log_p_sigma²),   β₀ ~ N(0, intercept_sigma²),   β ~ N(0, beta_sigma² I),
+        ln λᵢ = β₀ + xᵢᵀβ,   Tᵢ ~ Weibull(shape p, scale λᵢ),
+
+    observed as (tᵢ, dᵢ): the time and 1 for an event, 0 for right-censoring at tᵢ.  A covariate
+    multiplies survival times by exp(xᵀβ) (lifelines' ``WeibullAFTFitter`` parametrisation).
 
     Parameters
     ----------
@@ -194,25 +201,58 @@ def weibull_model(
     event : array_like, shape (n,)
         1 for an observed event, 0 for right-censoring.
     X : array_like or pandas.DataFrame, shape (n, d), optional
-        Covariates (none: a common scale ``lam``).
+        Finite covariates; a data frame's column names become the ``feature`` coordinates (else
+        ``x0``, ``x1``, …).  None (default): no covariates, one common scale ``lam``.
     censoring : float or array_like, default +inf
-        The public censoring time of predictive draws.
-    log_p_sd : float, default 1.0
+        The public censoring time(s) of predictive draws, e.g. the study horizon (the likelihood
+        does not depend on it).
+    log_p_sigma : float, default 1.0
         The prior standard deviation of ln p.
-    coef_sd : float, default 2.0
+    beta_sigma : float, default 2.0
         The prior standard deviation of the coefficients β.
-    intercept_sd : float, default 5.0
+    intercept_sigma : float, default 5.0
         The prior standard deviation of the intercept β₀.
 
     Returns
     -------
     pymc.Model
-        The model.
+        With coords ``record``, ``outcome`` (``time``, ``event``) and ``feature`` (with ``X``), the
+        variables ``log_p``, ``p`` (deterministic e^(ln p)), ``intercept`` β₀, ``beta`` (dims
+        ``feature``, with ``X``) or ``lam`` (deterministic e^β₀, without ``X``), the likelihood
+        ``t`` (:class:`WeibullSurvival`, shape α = p, scale λᵢ, dims ``(record, outcome)``), and
+        the data ``survival`` (rows [tᵢ, dᵢ]), ``X`` (with covariates) and ``fit_record`` (dim
+        ``fit_field``: the model's family, checked by the predictors).
 
     Raises
     ------
     ValueError
-        For invalid times or events, or covariates of the wrong length or not finite.
+        For invalid times or events, or covariates that are not finite or not n rows.
+
+    Notes
+    -----
+    Privacy: the model conditions on the records themselves, so its posterior is not
+    differentially private; the private Weibull fits are :func:`pm_private.survival.weibull_private`
+    and its baselines.
+
+    Contract: the names listed under Returns are public.  One value of the log-likelihood per
+    record (``pm.compute_log_likelihood``, ``az.loo``).  Sample it with ``pm.sample()`` (NUTS).
+    Choose the time unit so that β₀ is O(1).  For predictions at m new covariate rows, call
+    ``pm.set_data({"X": X_new, "survival": np.zeros((m, 2))}, coords={"record": range(m)})`` and
+    then ``pm.sample_posterior_predictive``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pm_private.survival import weibull_model
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(100, 2))
+    >>> t = rng.weibull(1.5, size=100) * np.exp(0.5 * X[:, 0])
+    >>> event = (t < 2.0).astype(int)
+    >>> model = weibull_model(np.minimum(t, 2.0), event, X, censoring=2.0)
+    >>> [rv.name for rv in model.free_RVs]
+    ['log_p', 'intercept', 'beta']
+    >>> model.coords["feature"]
+    ('x0', 'x1')
     """
     time, event = check_survival(time, event)
     coords = {"record": np.arange(time.size), "outcome": ["time", "event"]}
@@ -222,16 +262,17 @@ def weibull_model(
         columns = columns or [f"x{j}" for j in range(X.shape[1])]
         if X.shape[0] != time.size or not np.isfinite(X).all():
             raise ValueError(f"X must be finite with {time.size} rows, got shape {X.shape}")
-        coords["covariate"] = columns
+        coords["feature"] = columns
     with pm.Model(coords=coords) as model:
+        record_fit(WEIBULL, "records")
         observed = pm.Data("survival", np.column_stack([time, event.astype(np.float64)]), dims=("record", "outcome"))
-        log_p = pm.Normal("log_p", 0.0, log_p_sd)
+        log_p = pm.Normal("log_p", 0.0, log_p_sigma)
         p = pm.Deterministic("p", pt.exp(log_p))
-        intercept = pm.Normal("intercept", 0.0, intercept_sd)
+        intercept = pm.Normal("intercept", 0.0, intercept_sigma)
         if X is None:
             lam = pm.Deterministic("lam", pt.exp(intercept))
         else:
-            beta = pm.Normal("beta", 0.0, coef_sd, dims="covariate")
-            lam = pt.exp(intercept + pm.Data("X", X, dims=("record", "covariate")) @ beta)
+            beta = pm.Normal("beta", 0.0, beta_sigma, dims="feature")
+            lam = pt.exp(intercept + pm.Data("X", X, dims=("record", "feature")) @ beta)
         WeibullSurvival("t", p, lam, censoring=censoring, observed=observed, dims=("record", "outcome"))
     return model

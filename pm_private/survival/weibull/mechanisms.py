@@ -77,6 +77,7 @@ from ...privacy.noise import NoiseSource, as_noise_source
 from ...privacy.primitives import exponential_mechanism, laplace_mechanism
 from ...privacy.release import Release, output, public, release_guard
 from ...privacy.validation import check_bound, check_count, check_epsilon, check_memory
+from ...released.noise_plan import NoisePlan, exponential_query, laplace_query, laplace_sd
 from ..data import check_survival, scale_times
 from .fit import mle_rows
 
@@ -89,6 +90,7 @@ __all__ = [
     "check_weibull_arguments",
     "ladder_bytes",
     "lsp_ladder",
+    "weibull_noise_plan",
     "weibull_private",
     "weibull_laplace",
     "weibull_sample_aggregate",
@@ -384,6 +386,61 @@ def _tll(t, d, p: float, epsilon_scale: float, *, omega: float, gamma: float, so
     return min(math.exp(min(math.log(tau / delta) / p, math.log(gamma))), gamma), events, powers
 
 
+#: The queries of :func:`weibull_noise_plan`.
+_LSP = "LSP level of the shape p"
+_TLL_EVENTS = "TLL Σdᵢ"
+_TLL_POWERS = "TLL Σtᵢ^p"
+
+
+def weibull_noise_plan(*, epsilon: float) -> NoisePlan:
+    """The budget split and noise of :func:`weibull_private` (LSP + TLL), before any data is read.
+
+    LSP draws the shape's ladder level by the exponential mechanism with ε/2 (utility sensitivity
+    1); TLL releases Σdᵢ and Σtᵢ^p (each of sensitivity 1, tᵢ ∈ [e^−ω, 1]) with Laplace noise at
+    ε/4 each, scale 4/ε.  Neither depends on n, the horizon, K, γ or ω.  :class:`WeibullLSP` takes
+    its ε split from this plan.  Public: it depends only on ε.
+
+    Parameters
+    ----------
+    epsilon : float
+        The total ε of one draw.
+
+    Returns
+    -------
+    NoisePlan
+        The three queries (``"LSP level of the shape p"``, ``"TLL Σdᵢ"``, ``"TLL Σtᵢ^p"``) and the
+        noise s.d. √2·4/ε of the two TLL sums.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is invalid.
+
+    Examples
+    --------
+    >>> from pm_private.survival.weibull.mechanisms import weibull_noise_plan
+    >>> plan = weibull_noise_plan(epsilon=1.0)
+    >>> dict(plan.epsilon_parts)
+    {'LSP level of the shape p': 0.5, 'TLL Σdᵢ': 0.25, 'TLL Σtᵢ^p': 0.25}
+    >>> dict(plan.noise_scale)
+    {'TLL Σdᵢ': 4.0, 'TLL Σtᵢ^p': 4.0}
+    """
+    epsilon = check_epsilon(epsilon)
+    shape, scale = epsilon / 2, epsilon / 2
+    queries = (
+        exponential_query(_LSP, 1.0, shape),
+        laplace_query(_TLL_EVENTS, 1, 1.0, scale / 2),
+        laplace_query(_TLL_POWERS, 1, 1.0, scale / 2),
+    )
+    return NoisePlan(
+        mechanism="exponential + laplace",
+        epsilon=epsilon,
+        queries=queries,
+        noise_sd={q.name: laplace_sd(q.scale) for q in queries[1:]},
+        title=f"LSP (ε/2 = {shape:g}) + TLL (ε/2 = {scale:g}), pure ε-DP, replace-one neighbours",
+    )
+
+
 class WeibullLSP:
     """LSP + TLL (Nguyên & Hui 2017b, Alg. 1–3) prepared on one private data set: the ladder is
     built once, and every :meth:`release` is a fresh ε-DP draw of (p, λ), validated and charged.
@@ -452,18 +509,21 @@ class WeibullLSP:
         """
         epsilon = check_epsilon(epsilon)
         _check_range(self.horizon, self.gamma, self.omega, epsilon)
+        plan = weibull_noise_plan(epsilon=epsilon)
+        epsilon_shape = plan.epsilon_parts[_LSP]
+        epsilon_scale = plan.epsilon_parts[_TLL_EVENTS] + plan.epsilon_parts[_TLL_POWERS]  # _tll halves it
         source = as_noise_source(rng)
         with release_guard(accountant, LSP_TLL, epsilon, label=f"LSP ε/2 + TLL ε/2, n={self.n}, K={self.K}"):
             lower, upper = self._ladder
-            p = float(_draw_lsp(lower, upper, epsilon / 2, source)[1][0])
+            p = float(_draw_lsp(lower, upper, epsilon_shape, source)[1][0])
             lam, events, powers = _tll(
-                self._t, self._d, p, epsilon / 2, omega=self.omega, gamma=self.gamma, source=source
+                self._t, self._d, p, epsilon_scale, omega=self.omega, gamma=self.gamma, source=source
             )
             return WeibullRelease(
                 shape=p,
                 scale=lam * self.horizon,
                 epsilon=epsilon,
-                epsilon_shape=epsilon / 2,
+                epsilon_shape=epsilon_shape,
                 epsilon_scale=events.epsilon + powers.epsilon,
                 mechanism=LSP_TLL,
                 horizon=self.horizon,

@@ -273,10 +273,10 @@ def test_bad_parameters_spend_nothing(records, kwargs, mechanism):
 
 @pytest.mark.slow
 def test_fl_experiment_script_runs(tmp_path, capsys):
-    """studies.private_discrete_time end to end on 300 FL records: tables, plots, the caveat."""
+    """models.discrete_time_private end to end on 300 FL records: tables, plots, the caveat."""
     import pandas as pd
 
-    from studies.private_discrete_time import EPSILONS, LAMBDAS, main
+    from models.discrete_time_private import EPSILONS, LAMBDAS, main
 
     main(["--n", "300", "--repeats", "2", "--out", str(tmp_path)])
     by_lambda = pd.read_csv(tmp_path / "mre_lambda.csv", index_col=0)

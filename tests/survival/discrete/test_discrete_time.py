@@ -285,10 +285,10 @@ def test_fit_refuses_baselines_without_an_mle(sim):
 
 @pytest.mark.slow
 def test_fl_model_script_runs(tmp_path):
-    """studies.discrete_time_survival end to end on 400 FL records with short chains."""
+    """models.discrete_time_survival end to end on 400 FL records with short chains."""
     import pandas as pd
 
-    from studies.discrete_time_survival import main
+    from models.discrete_time_survival import main
 
     main(["--n", "400", "--draws", "100", "--tune", "100", "--advi-steps", "200", "--out", str(tmp_path)])
     table = pd.read_csv(tmp_path / "coefficients.csv", index_col=0)

@@ -1,5 +1,5 @@
 """Private drug-sensitivity prediction (Honkela et al. 2018) on GDSC-shaped built-in data: the
-experiment that ``pm-private demo`` runs, from the repository (``python -m studies.drug_sensitivity``).
+experiment that ``pm-private demo`` runs, from the repository (``python -m models.linear_drug_sensitivity``).
 The experiment itself lives in :mod:`pm_private.demo`."""
 
 from pm_private.compile_cache import use_compile_cache

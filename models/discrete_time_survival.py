@@ -21,7 +21,7 @@ Outputs in ``--out`` (default ``results/discrete_time_survival``): ``coefficient
 ``summary.csv`` (ArviZ), ``report.txt``, ``baseline.png``.
 
     PYTENSOR_FLAGS=base_compiledir=$HOME/.cache/pm_private/pytensor \\
-        .venv/bin/python -m studies.discrete_time_survival [--quick]
+        .venv/bin/python -m models.discrete_time_survival [--quick]
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""The --quick path of studies.private_sampling (Nguyên & Hui 2017a, §6.3) end to end on a small subsample."""
+"""The --quick path of models.discrete_time_psgld (Nguyên & Hui 2017a, §6.3) end to end on a small subsample."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from studies.private_sampling import main
+from models.discrete_time_psgld import main
 
 
 @pytest.mark.slow

@@ -25,7 +25,7 @@ smallest allowed λ (α = 0.5, λ ≥ 1e-3), and the data-perturbation SGD basel
 (:mod:`pm_private.logistic.data_perturbation`, δ = 1e-5, ℓ2 bound √d).  Test accuracy on a 30 % hold-out.
 
 All noise here comes from seeded generators: the study simulates the mechanisms, its outputs are
-not private releases.  Run ``python -m studies.gwas_elastic_net --help``.
+not private releases.  Run ``python -m models.logistic_elastic_net_gwas --help``.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ Noise comes from a seeded generator so the study is reproducible: this is a simu
 mechanisms, not a release.  The synthetic set has fixed public parameters (p = 1, λ = 2.5
 horizons, uniform censoring on [0.3, 1] horizons), not parameters estimated from FL.
 
-Run ``python -m studies.private_weibull --help``; ``--quick`` uses 40 repeats.
+Run ``python -m models.weibull_private --help``; ``--quick`` uses 40 repeats.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from studies.dimension_curve import METHODS, parse_args, summarise, table
+from models.linear_dimension_curve import METHODS, parse_args, summarise, table
 
 
 def _results():

@@ -17,9 +17,9 @@ drug and repeat) at one private size for d ∈ {5, 10, 20, 40, 64} genes and ε 
 Scores on the test lines: Spearman's rank correlation and held-out R² = 1 − Σ(y − ŷ)²/Σ(y − ȳ)²,
 mean ± standard error over drugs × repeats.  Noise is seeded: a simulation, not a release.
 
-    python -m studies.dimension_curve                  # 3 drugs × 10 repeats, 800 private lines
-    python -m studies.dimension_curve --quick          # 5 and 10 genes, 1 drug × 2 repeats
-    python -m studies.dimension_curve --out results/   # where the CSVs and the plot go
+    python -m models.linear_dimension_curve                  # 3 drugs × 10 repeats, 800 private lines
+    python -m models.linear_dimension_curve --quick          # 5 and 10 genes, 1 drug × 2 repeats
+    python -m models.linear_dimension_curve --out results/   # where the CSVs and the plot go
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pm_private._argtypes import epsilon as epsilon_type
-from pm_private._argtypes import nonnegative_int, output_folder, positive_int
+from pm_private.cli.argtypes import epsilon as epsilon_type
+from pm_private.cli.argtypes import nonnegative_int, output_folder, positive_int
 from pm_private.demo import quiet_sampler, run_experiment
 
 METHODS = ("noise-aware private LR", "robust private LR", "AdaSSP", "non-private LR")

@@ -1,6 +1,6 @@
 """pSGLD on the sanitized-loss posterior next to Ext-Out-Pert and Ext-Obj-Pert on FL (Nguyên & Hui 2017a, §6.3, Fig. 5).
 
-Data as :func:`studies.discrete_time_survival.load_fl_discrete` (FL, unit-ball covariates from
+Data as :func:`models.discrete_time_survival.load_fl_discrete` (FL, unit-ball covariates from
 public ranges, public horizon, q = 200, e = 3, logit link).  For each ε ∈ {0.1, …, 6.4}:
 
 * **pSGLD** (Nguyên & Hui 2017a, Alg. 3–4): ``chains`` chains on exp(ε·U(f; D)/(2v)),
@@ -21,7 +21,7 @@ public ranges, public horizon, q = 200, e = 3, logit link).  For each ε ∈ {0.
   the relative error, the smallest bulk ESS (Vehtari et al. 2021, ArviZ), and the MRE of the first
   and the second half of each chain's kept draws (split-half check).
 * **Ext-Out-Pert, Ext-Obj-Pert** (Alg. 1–2): MRE over ``repeats`` releases, each at the Λ with
-  the smallest MRE at ε = 6.4 (:mod:`studies.private_discrete_time`, Nguyên & Hui (2017a) Table 2).
+  the smallest MRE at ε = 6.4 (:mod:`models.discrete_time_private`, Nguyên & Hui (2017a) Table 2).
 
 f* is the non-private MLE (Λ = 0).  The paper runs 250 epochs (≈ 2·10⁶ updates per ε and chain;
 pSGLD does about 10⁴ updates per second on one core here, so ≈ 3.5 min per chain and ε);
@@ -44,7 +44,7 @@ Outputs in ``--out`` (default ``results/private_sampling``): ``mre_epsilon.csv``
 ``mre_epsilon.png``.
 
     PYTENSOR_FLAGS=base_compiledir=$HOME/.cache/pm_private/pytensor \\
-        .venv/bin/python -m studies.private_sampling [--quick | --full] [--epochs 250] [--chains 4]
+        .venv/bin/python -m models.discrete_time_psgld [--quick | --full] [--epochs 250] [--chains 4]
 """
 
 from __future__ import annotations
@@ -64,6 +64,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pymc as pm  # noqa: E402
 
+from models.discrete_time_private import EPSILONS, LAMBDAS, METHODS, NOT_PRIVATE_NOTE, mre  # noqa: E402
+from models.discrete_time_survival import load_fl_discrete  # noqa: E402
 from pm_private.sampling.psgld import PSGLD  # noqa: E402
 from pm_private.sampling.sanitized import sanitized_loss  # noqa: E402
 from pm_private.survival import (  # noqa: E402
@@ -71,8 +73,6 @@ from pm_private.survival import (  # noqa: E402
     fit_discrete_time,
     record_loss,
 )
-from studies.discrete_time_survival import load_fl_discrete  # noqa: E402
-from studies.private_discrete_time import EPSILONS, LAMBDAS, METHODS, NOT_PRIVATE_NOTE, mre  # noqa: E402
 
 #: pSGLD settings of Nguyên & Hui (2017a) §6.2 (k, λ, μ) and its burn-in in updates.
 PSGLD_SETTINGS = {"batch_size": 200, "lam": 1e-5, "mu": 0.99}

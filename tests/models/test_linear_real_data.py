@@ -4,8 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pm_private import Preprocessing, release_linear_stats
-from studies.real_data_regression import (
+from models.linear_real_data import (
     COLUMNS,
     METHODS,
     goal_check,
@@ -16,6 +15,7 @@ from studies.real_data_regression import (
     public_covariance,
     table,
 )
+from pm_private import Preprocessing, release_linear_stats
 
 
 def _results():

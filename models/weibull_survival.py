@@ -8,7 +8,7 @@ prepare them.  The 3 records with follow-up 0 are set to 1 day (ln t must be fin
 
 Outputs (``results/`` by default): ArviZ summaries (``az.summary``: mean, sd, 89% ETI, ESS,
 R-hat) for NUTS and ADVI as CSV, the trace plot (``az.plot_trace_dist``), and a printed check
-that NUTS converged (R-hat < 1.01, bulk ESS > 400).  Run ``python -m studies.weibull_survival --help``.
+that NUTS converged (R-hat < 1.01, bulk ESS > 400).  Run ``python -m models.weibull_survival --help``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Private discrete-time regression on FL: Ext-Out-Pert and Ext-Obj-Pert (Nguyên & Hui 2017a, §6.3).
 
-Data as in :mod:`studies.discrete_time_survival` (FL, unit-ball covariates from public ranges,
+Data as in :mod:`models.discrete_time_survival` (FL, unit-ball covariates from public ranges,
 public horizon, q = 200, e = 3, logit link).  Accuracy is the mean relative error
 
     MRE = (1/R) Σᵢ ‖fᵢ − f*‖ / ‖f*‖,
@@ -21,7 +21,7 @@ mechanisms, not a release.
 Outputs in ``--out`` (default ``results/private_discrete_time``): ``mre_lambda.csv``,
 ``mre_epsilon.csv``, ``report.txt``, ``mre_lambda.png``, ``mre_epsilon.png``.
 
-    .venv/bin/python -m studies.private_discrete_time [--quick] [--repeats 10]
+    .venv/bin/python -m models.discrete_time_private [--quick] [--repeats 10]
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from models.discrete_time_survival import load_fl_discrete
 from pm_private.survival import fit_discrete_time, objective_perturbation, output_perturbation
-from studies.discrete_time_survival import load_fl_discrete
 
 LAMBDAS = (1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 EPSILONS = (0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4)

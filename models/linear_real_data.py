@@ -56,8 +56,8 @@ Scores, mean over releases (± s.e. for R²):
 * ``clipped rows`` / ``clipped y``: the release's own private estimate of the share of rows and
   responses its clipping changed (:func:`pm_private.linear.clip_report`).
 
-    python -m studies.real_data_regression            # 20 releases per cell
-    python -m studies.real_data_regression --quick    # 3 releases, ε ∈ {1, 5}
+    python -m models.linear_real_data            # 20 releases per cell
+    python -m models.linear_real_data --quick    # 3 releases, ε ∈ {1, 5}
 """
 
 from __future__ import annotations

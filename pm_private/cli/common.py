@@ -1,0 +1,298 @@
+"""What the subcommands of ``pm-private`` share: the arguments of every release, reading the
+data table, the ledger check before any data is read, writing a release file atomically, the dry
+run's report and the public preprocessing of features and response."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from . import argtypes as types
+
+_TABLE_SUFFIXES = {".csv": "CSV", ".parquet": "Parquet", ".pq": "Parquet"}
+
+
+def load(path: str):
+    """The object named by an import path ``"package.module:name"`` (imported only when needed:
+    the model builders import PyMC, which ``pm-private --help`` should not wait for)."""
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+class Refused(Exception):
+    """The release cannot go ahead (budget); reported with exit code 1."""
+
+
+def release_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of every release: DATA, the ledger and its totals, ε, ``--out``, ``--note``
+    and ``--dry-run``."""
+    parser.add_argument("data", type=types.existing_file, help="CSV or Parquet file of the private records")
+    parser.add_argument("--ledger", type=types.ledger_path, required=True, help="ledger file (created if missing)")
+    parser.add_argument(
+        "--total-epsilon", type=types.positive_float, help="total ε of a new ledger (required to create one)"
+    )
+    parser.add_argument("--total-delta", type=types.unit_interval, help="total δ of a new ledger (default 0)")
+    parser.add_argument("--epsilon", type=types.epsilon, required=True, help="ε of this release, spent from the ledger")
+    parser.add_argument(
+        "--out", type=types.new_file, required=True, help="release file to write (JSON; must not exist)"
+    )
+    parser.add_argument(
+        "--note",
+        default="",
+        help="public note stored with the ledger entry (who asked for the release and why); never a private value",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the noise scales and the budget the release would spend, then stop: no data row is read, "
+        "the ledger is not opened and nothing is written",
+    )
+
+
+def _columns(path: Path) -> list[str]:
+    import pandas as pd
+
+    if _TABLE_SUFFIXES[path.suffix.lower()] == "Parquet":
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(path).names)
+    return list(pd.read_csv(path, nrows=0).columns)
+
+
+def read(path: Path, columns: list[str]):
+    """The given columns of a CSV or Parquet file, as a data frame."""
+    import pandas as pd
+
+    if _TABLE_SUFFIXES[path.suffix.lower()] == "Parquet":
+        return pd.read_parquet(path, columns=columns)
+    return pd.read_csv(path, usecols=columns)
+
+
+def table_columns(parser, args) -> list[str]:
+    """The columns of DATA, after checking its format (nothing else is read)."""
+    suffix = args.data.suffix.lower()
+    if suffix not in _TABLE_SUFFIXES:
+        parser.error(f"DATA must be a .csv, .parquet or .pq file, got {args.data.name!r}")
+    if _TABLE_SUFFIXES[suffix] == "Parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            parser.error("reading Parquet needs pyarrow: pip install 'pm_private[io]'")
+    try:
+        return _columns(args.data)
+    except Exception as error:  # unreadable header: pandas and pyarrow raise their own types
+        parser.error(f"cannot read the columns of {str(args.data)!r}: {error}")
+
+
+def check_columns(parser, args, available: list[str], needed: list[str]) -> None:
+    """A usage error unless DATA has each needed column, and each is needed once."""
+    missing = [c for c in needed if c not in available]
+    if missing:
+        parser.error(
+            f"{str(args.data)!r} has no column {', '.join(map(repr, missing))} (columns: {', '.join(available)})"
+        )
+    if len(set(needed)) != len(needed):
+        parser.error(f"a column is used twice: {', '.join(needed)}")
+
+
+def open_ledger(parser, args):
+    """The ledger of the release, opened (or created with ``--total-epsilon``) and checked to hold
+    its ε and δ: a usage error for a bad ledger, :class:`Refused` when the budget is short."""
+    from ..privacy.accountant import PrivacyAccountant
+    from ..privacy.budget import BudgetExceededError
+
+    delta = getattr(args, "delta", None) or 0.0
+    if not args.ledger.exists():
+        if args.total_epsilon is None:
+            parser.error(
+                f"--ledger {str(args.ledger)!r} does not exist; creating it needs --total-epsilon (and --total-delta)"
+            )
+        # a ledger's totals are fixed when it is created: refuse a release it could never hold
+        # before the file exists, so that the corrected command can create it
+        total_delta = args.total_delta or 0.0
+        if args.epsilon > args.total_epsilon or delta > total_delta:
+            parser.error(
+                f"--ledger {str(args.ledger)!r} does not exist, and the totals it would be created with "
+                f"(--total-epsilon {args.total_epsilon:g}, --total-delta {total_delta:g}) are below this "
+                f"release's (--epsilon {args.epsilon:g}, --delta {delta:g}); nothing was created"
+            )
+    try:
+        accountant = PrivacyAccountant.open(args.ledger, epsilon=args.total_epsilon, delta=args.total_delta)
+    except (ValueError, OSError) as error:
+        parser.error(f"--ledger: {error}")
+    try:
+        accountant.check(args.epsilon, delta)
+    except BudgetExceededError as error:
+        raise Refused(f"{_budget_text(args)}: {error}") from None
+    return accountant
+
+
+def numeric(parser, frame, columns: list[str]):
+    """The columns as a float array; a usage error for a column that is not numeric or not finite."""
+    import numpy as np
+    import pandas as pd
+
+    for column in columns:
+        series = frame[column]
+        if not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)):
+            parser.error(f"column {column!r} is not numeric (dtype {series.dtype})")
+        if not np.isfinite(series.to_numpy(dtype=np.float64)).all():
+            parser.error(f"column {column!r} has missing or non-finite values; pm-private drops no rows (n is public)")
+    return frame[columns].to_numpy(dtype=np.float64)
+
+
+def write_release(parser, args, accountant, release, **context):
+    """Release (the ledger entry carries ``--note``), then write the release file atomically: a
+    failed release leaves no file, and the file never exists half written (it is written under a
+    hidden name in the same folder, made before the release so that an unwritable folder spends
+    nothing, then linked into place).  Returns the release."""
+    from ..privacy.accountant import ledger_note
+    from ..privacy.budget import BudgetExceededError
+    from ..release_file import release_to_dict, write_release_file
+
+    try:
+        descriptor, partial = tempfile.mkstemp(dir=args.out.parent, prefix=f".{args.out.name}.", suffix=".partial")
+    except OSError as error:
+        parser.error(f"--out: cannot write into {str(args.out.parent)!r}: {error.strerror}")
+    partial = Path(partial)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        try:
+            with ledger_note(args.note):
+                result = release()
+            write_release_file(handle, [release_to_dict(result, **context)])
+        except BaseException as error:
+            handle.close()
+            partial.unlink()
+            if isinstance(error, BudgetExceededError):  # another process spent since the check
+                raise Refused(f"{_budget_text(args)}: {error}") from None
+            if isinstance(error, ValueError):  # a public argument refused before any charge
+                parser.error(str(error))
+            raise
+    try:
+        os.link(partial, args.out)  # fails if --out appeared meanwhile: never overwritten
+    except FileExistsError:
+        kept = args.out.with_name(f"{args.out.stem}.{os.getpid()}{args.out.suffix}")
+        os.replace(partial, kept)
+        sys.stderr.write(f"pm-private: {args.out} appeared during the release; the release was written to {kept}\n")
+        args.out = kept
+    else:
+        partial.unlink()
+    eps, delta = accountant.spent
+    print(f"released {args.kind} of {args.data.name} with {_budget_text(args)}; wrote {args.out}")
+    print(f"ledger {args.ledger}: spent ε {eps:g} of {accountant.epsilon:g}, δ {delta:g} of {accountant.delta:g}")
+    return result
+
+
+def _budget_text(args) -> str:
+    delta = getattr(args, "delta", None)
+    return f"ε = {args.epsilon:g}" + (f", δ = {delta:g}" if delta else "")
+
+
+def dry_run(args, lines: list[str], *, counted_rows: bool = False) -> None:
+    """Print what a release would spend and add, having read no data value (only the public row
+    count where ``counted_rows``) and opened no ledger."""
+    print(f"dry run: release {args.kind} of {args.data.name} would spend {_budget_text(args)} from {args.ledger}")
+    for line in lines:
+        print(f"  {line}")
+    read = (
+        "only the number of data rows was read (n is public)" if counted_rows else "nothing was read from the data rows"
+    )
+    print(f"{read}, the ledger was not opened and no file was written")
+
+
+def _per_feature(parser, option: str, values, features: list[str]):
+    """One public constant per feature from ``values`` (one value for all, or one per feature)."""
+    if values is None:
+        return None
+    if len(values) not in (1, len(features)):
+        parser.error(f"{option} takes 1 value or one per feature ({len(features)}), got {len(values)}")
+    return values[0] if len(values) == 1 else list(values)
+
+
+def public_preprocessing(parser, args, features: list[str], *, response: bool = True):
+    """The release's public centre and scale, from ``--standardize-from`` and the constant flags
+    (a flag overrides the file's value), or None when none is given; ``response=False`` leaves
+    the response as it is (labels and counts of the GLM releases)."""
+    import numpy as np
+
+    from ..released.preprocessing import Preprocessing
+
+    constants = {
+        "x_center": _per_feature(parser, "--x-center", args.x_center, features),
+        "x_scale": _per_feature(parser, "--x-scale", args.x_scale, features),
+        "y_center": args.y_center if response else None,
+        "y_scale": args.y_scale if response else None,
+    }
+    derived = {}
+    if args.standardize_from is not None:
+        source = argparse.Namespace(data=args.standardize_from)
+        available = table_columns(parser, source)
+        columns = [*features, args.target]
+        missing = [c for c in columns if c not in available]
+        if missing:
+            parser.error(
+                f"--standardize-from {str(args.standardize_from)!r} has no column {', '.join(map(repr, missing))}"
+            )
+        values = numeric(parser, read(args.standardize_from, columns), columns)
+        if len(values) < 2:
+            parser.error(f"--standardize-from {str(args.standardize_from)!r} needs at least 2 rows")
+        mean, sd = values.mean(axis=0), values.std(axis=0)
+        sd = np.where(sd > 0, sd, 1.0)  # a constant public column is centred, not scaled
+        derived = {"x_center": mean[:-1], "x_scale": sd[:-1]}
+        if response:
+            derived.update(y_center=mean[-1], y_scale=sd[-1])
+    chosen = {k: v for k, v in {**derived, **{k: v for k, v in constants.items() if v is not None}}.items()}
+    if not chosen:
+        return None
+    try:
+        return Preprocessing(**chosen)
+    except ValueError as error:
+        parser.error(f"public preprocessing: {error}")
+
+
+def print_clip_report(stats) -> None:
+    """The release's own estimate of how much its clipping changed, with a warning when it is large."""
+    from ..linear.clipping import clip_report
+
+    for report in clip_report(stats, warn=False):
+        print(f"estimated from the release: {report}")
+        if report.large:
+            print(
+                "warning: much of the data was clipped, so the statistics describe the clipped rows and "
+                "fitted coefficients are biased (towards zero where responses were clipped); choose wider "
+                "bounds (on public data) if you can"
+            )
+
+
+def public_feature_arguments(group) -> None:
+    """The public centre and scale of the features: ``--standardize-from``, ``--x-center`` and
+    ``--x-scale`` (added to ``group``, an argument group of a release's parser)."""
+    group.add_argument(
+        "--standardize-from",
+        type=types.existing_file,
+        metavar="PUBLIC_FILE",
+        help="CSV/Parquet file of public rows with the same columns: centres are their means, scales their "
+        "standard deviations",
+    )
+    group.add_argument(
+        "--x-center", type=types.finite_float, nargs="+", metavar="C", help="one value, or one per feature"
+    )
+    group.add_argument(
+        "--x-scale", type=types.positive_float, nargs="+", metavar="S", help="one value, or one per feature"
+    )
+
+
+def preprocessing_source(args, keys: tuple[str, ...]) -> str:
+    """Where the public constants of a release came from: the public file and the flags among
+    ``keys`` (argument names such as ``x_center``) that were given."""
+    source = []
+    if args.standardize_from is not None:
+        source.append(f"means and standard deviations of the public file {args.standardize_from.name}")
+    flags = [f"--{k.replace('_', '-')}" for k in keys if getattr(args, k) is not None]
+    if flags:
+        source.append(f"declared constants ({', '.join(flags)})")
+    return " and ".join(source)

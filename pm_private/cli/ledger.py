@@ -1,0 +1,177 @@
+"""``pm-private ledger LEDGER``: show a ledger (basic and tight totals, the cost of a next
+release), export it as CSV or JSON, or upgrade a format-1 ledger once."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+
+from . import argtypes as types
+
+FIELDS = (
+    "id",
+    "time",
+    "status",
+    "mechanism",
+    "epsilon",
+    "delta",
+    "neighbours",
+    "label",
+    "note",
+    "process",
+    "noise",
+)
+
+
+def add_parser(subparsers) -> None:
+    """Add the ``ledger`` subcommand to ``pm-private``.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The subcommands of ``pm-private``; the new parser's ``run`` default shows, exports or
+        upgrades the ledger.
+    """
+    parser = subparsers.add_parser(
+        "ledger", help="show a ledger file (basic and tight totals, a dry run of the next release); export it"
+    )
+    parser.add_argument("ledger", type=types.existing_file, help="ledger file")
+    parser.add_argument("--csv", metavar="FILE", help="write the entries as CSV ('-': standard output)")
+    parser.add_argument("--json", metavar="FILE", help="write the ledger as JSON ('-': standard output)")
+    parser.add_argument(
+        "--next",
+        choices=("gaussian", "laplace", "other"),
+        help="dry run: the basic and tight totals after one more release of this kind (nothing is spent)",
+    )
+    parser.add_argument("--epsilon", type=types.epsilon, help="ε of the --next release")
+    parser.add_argument("--delta", type=types.unit_interval, help="δ of the --next release (gaussian, other)")
+    parser.add_argument(
+        "--upgrade",
+        action="store_true",
+        help="convert a format-1 ledger (no integrity digests) to the current format once; the original is kept",
+    )
+    parser.set_defaults(run=_run, command_parser=parser)
+
+
+def _ledger_value(entry, name):
+    if name == "time":
+        return entry.time.date().isoformat()  # kept to the day
+    if name == "noise":
+        return json.dumps([[e.kind, e.scale, e.sensitivity] for e in entry.noise])
+    return getattr(entry, name)
+
+
+def _ledger_rows(accountant) -> list[dict]:
+    return [{name: _ledger_value(e, name) for name in FIELDS} for e in accountant.history]
+
+
+def _next_noise(kind: str, epsilon: float, delta: float | None):
+    from ..privacy.primitives import gaussian_noise_event, laplace_noise_event
+
+    if kind == "gaussian":
+        return (gaussian_noise_event(1, 1.0, epsilon, delta),)
+    if kind == "laplace":
+        return (laplace_noise_event(1.0, epsilon),)
+    return ()
+
+
+def _export(target: str, text: str) -> None:
+    if target == "-":
+        sys.stdout.write(text)
+    else:
+        Path(target).write_text(text, encoding="utf-8")
+
+
+def _run(parser, args) -> None:
+    from ..privacy.accountant import PrivacyAccountant
+
+    for option in ("csv", "json"):
+        target = getattr(args, option)
+        if target not in (None, "-"):
+            try:
+                types.output_file(target)
+            except argparse.ArgumentTypeError as error:
+                parser.error(f"--{option}: {error}")
+    if args.next is None and (args.epsilon is not None or args.delta is not None):
+        parser.error("--epsilon and --delta describe the release of --next; give --next")
+    if args.next is not None and args.epsilon is None:
+        parser.error("--next needs --epsilon (and --delta for gaussian)")
+    if args.next == "gaussian" and not args.delta:
+        parser.error("--next gaussian needs --delta > 0")
+    if args.next == "laplace" and args.delta:
+        parser.error("--next laplace is pure ε-DP: give no --delta")
+    if args.upgrade:
+        from ..privacy.ledger import upgrade_ledger
+
+        try:
+            backup = upgrade_ledger(args.ledger)
+        except (ValueError, OSError) as error:
+            parser.error(str(error))
+        print(f"ledger {args.ledger} upgraded to the current format; the original is kept as {backup}")
+    try:
+        accountant = PrivacyAccountant.open(args.ledger)
+    except (ValueError, OSError) as error:
+        parser.error(str(error))
+    rows = _ledger_rows(accountant)
+    eps, delta = accountant.spent
+    tight = accountant.tight_epsilon()
+    cost = None
+    if args.next is not None:
+        delta_next = args.delta or 0.0
+        try:
+            noise = _next_noise(args.next, args.epsilon, delta_next)
+        except ValueError as error:
+            parser.error(f"--next: {error}")
+        cost = accountant.cost(args.epsilon, delta_next, noise=noise)
+        fits = (
+            cost[0] <= accountant.epsilon * (1 + 1e-9) and delta + delta_next <= accountant.delta * (1 + 1e-9)
+        ) or cost[1] <= accountant.epsilon * (1 + 1e-9)
+    if args.csv:
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=FIELDS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        _export(args.csv, buffer.getvalue())
+    if args.json:
+        document = {
+            "ledger": str(args.ledger),
+            "total": {"epsilon": accountant.epsilon, "delta": accountant.delta},
+            "spent": {"epsilon": eps, "delta": delta},
+            "remaining": dict(zip(("epsilon", "delta"), accountant.remaining, strict=True)),
+            "tight": {"epsilon": tight, "delta": accountant.delta},
+            "entries": rows,
+        }
+        if cost is not None:
+            document["next"] = {
+                "kind": args.next,
+                "epsilon": args.epsilon,
+                "delta": args.delta or 0.0,
+                "basic_epsilon_after": cost[0],
+                "tight_epsilon_after": cost[1],
+                "fits": fits,
+            }
+        _export(args.json, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    if args.csv == "-" or args.json == "-":
+        return
+    print(f"ledger {args.ledger}")
+    print(f"total   ε {accountant.epsilon:g}, δ {accountant.delta:g}")
+    print(f"spent   ε {eps:g}, δ {delta:g} (basic composition, reservations included)")
+    print(f"tight   ε {tight:.6g} at δ {accountant.delta:g} (Gaussian and Laplace noise composed by PLD)")
+    print(f"remains ε {accountant.remaining[0]:g}, δ {accountant.remaining[1]:g} (basic)")
+    if cost is not None:
+        print(
+            f"next    {args.next} release at ε {args.epsilon:g}, δ {args.delta or 0.0:g}: basic ε {cost[0]:.6g}, "
+            f"tight ε {cost[1]:.6g} at δ {accountant.delta:g} -> {'fits' if fits else 'refused'} (dry run, nothing spent)"
+        )
+    if rows:
+        print(f"\n{'id':>4}  {'day (UTC)':<19}  {'status':<8}  {'ε':>9}  {'δ':>9}  mechanism, label")
+    for row in rows:
+        note = f" [{row['note']}]" if row["note"] else ""
+        print(
+            f"{row['id']:>4}  {row['time']:<19}  {row['status']:<8}  {row['epsilon']:>9.4g}  {row['delta']:>9.3g}  "
+            f"{row['mechanism']}, {row['label']}{note}"
+        )

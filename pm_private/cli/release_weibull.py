@@ -1,0 +1,86 @@
+"""``pm-private release weibull DATA``: ε-DP Weibull shape and scale (p, λ) of censored survival
+times by LSP + TLL (Nguyên & Hui 2017b)."""
+
+from __future__ import annotations
+
+from . import argtypes as types
+from .common import check_columns, dry_run, numeric, open_ledger, read, release_arguments, table_columns, write_release
+
+
+def add_parser(subparsers) -> None:
+    """Add the ``weibull`` release to the kinds of ``pm-private release``.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The release kinds (the subparsers of ``pm-private release``); the new parser's ``run``
+        default makes the release.
+    """
+    parser = subparsers.add_parser(
+        "weibull",
+        help="ε-DP Weibull shape and scale by LSP + TLL (Nguyên & Hui 2017b)",
+        description="Weibull (p, λ) of censored survival times by LSP (ε/2) and TLL (ε/2) (Nguyên & Hui 2017b).",
+    )
+    release_arguments(parser)
+    parser.add_argument("--time", required=True, help="survival-time column (≥ 0, ≤ horizon)")
+    parser.add_argument("--event", required=True, help="event column: 1 = event, 0 = censored")
+    parser.add_argument("--horizon", type=types.bound, required=True, help="public upper bound on the times")
+    parser.add_argument("--K", type=types.positive_int, default=500, help="ladder rungs (default 500)")
+    parser.add_argument("--gamma", type=types.bound, default=10.0, help="range γ of p and λ/horizon (default 10)")
+    parser.add_argument("--omega", type=types.bound, default=6.0, help="times floored at e^-ω·horizon (default 6)")
+    parser.set_defaults(run=_run, command_parser=parser)
+
+
+def _run(parser, args) -> None:
+    from ..survival.weibull.mechanisms import check_weibull_arguments, weibull_noise_plan
+
+    try:
+        check_weibull_arguments(
+            epsilon=args.epsilon, horizon=args.horizon, gamma=args.gamma, omega=args.omega, K=args.K
+        )
+        plan = weibull_noise_plan(epsilon=args.epsilon)
+    except ValueError as error:
+        parser.error(str(error))
+    check_columns(parser, args, table_columns(parser, args), [args.time, args.event])
+    if args.dry_run:
+        dry_run(
+            args,
+            [
+                *plan.lines(),
+                f"horizon {args.horizon:g}, K = {args.K}, γ = {args.gamma:g}, ω = {args.omega:g} "
+                "(the ladder of LSP's levels also depends on the data rows)",
+            ],
+        )
+        return
+    accountant = open_ledger(parser, args)
+    frame = read(args.data, [args.time, args.event])
+    values = numeric(parser, frame, [args.time, args.event])
+    time, event = values[:, 0], values[:, 1]
+    if (time < 0).any() or (time > args.horizon).any():
+        parser.error(f"column {args.time!r} must lie in [0, --horizon {args.horizon:g}] (the horizon is public)")
+    if not ((event == 0) | (event == 1)).all():
+        parser.error(f"column {args.event!r} must be 0 (censored) or 1 (event)")
+    try:  # the ladder's memory with the public n
+        check_weibull_arguments(horizon=args.horizon, gamma=args.gamma, omega=args.omega, K=args.K, n=time.size)
+    except ValueError as error:
+        parser.error(str(error))
+    from ..survival.weibull.mechanisms import weibull_private
+
+    write_release(
+        parser,
+        args,
+        accountant,
+        lambda: weibull_private(
+            time,
+            event,
+            epsilon=args.epsilon,
+            horizon=args.horizon,
+            K=args.K,
+            gamma=args.gamma,
+            omega=args.omega,
+            accountant=accountant,
+        ),
+        time=args.time,
+        event=args.event,
+        preprocessing={"rows": "all rows of the file (none dropped; n is public)"},
+    )

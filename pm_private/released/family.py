@@ -1,0 +1,222 @@
+"""Model families: which family a statistics record or a fitted posterior belongs to, so that no
+builder or predictor answers for another family's data.
+
+Every model family of pm_private (linear, logistic, Poisson, the survival models) declares one
+:class:`Family`: its name, its release function, its model builder, its predictor and the
+transform its predictor applies to the linear predictor xᵀβ (+ b).  Statistics records carry
+their family as a class attribute ``family``; a model builder records the family, the release
+kind and the transform in the model as the labelled constant ``fit_record`` (dim
+``fit_field``, labels ``family=…``, ``release=…``, ``transform=…``), which ``pm.sample`` copies
+into the ``constant_data`` group of the posterior it returns, whatever the sampler.  Builders
+(:func:`check_stats`) and predictors (:func:`check_posterior`) refuse another family's input with
+a message that names both families and the function to use instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "FIT_RECORD",
+    "Family",
+    "check_posterior",
+    "check_stats",
+    "describe_family",
+    "feature_coords",
+    "record_fit",
+    "recorded_fit",
+    "registered_families",
+]
+
+#: Name of the labelled constant in which a model records its family, and of its dim.
+FIT_RECORD, FIT_FIELD = "fit_record", "fit_field"
+_FIELDS = ("family", "release", "transform")
+_REGISTRY: dict[str, Family] = {}
+
+
+@dataclass(frozen=True)
+class Family:
+    """The vocabulary of one model family.
+
+    Parameters
+    ----------
+    name : str
+        The family's name, e.g. ``"logistic"``.
+    release : str
+        The function that releases its statistics, e.g. ``"release_logistic_stats"`` (None for
+        families fitted to records).
+    builder : str
+        The model builder, e.g. ``"logistic_model"``.
+    predictor : str
+        The predictor of new rows, e.g. ``"predict_logistic"``.
+    transform : str
+        What the predictor applies to the linear predictor: ``"identity"``, ``"logit"`` (the
+        inverse is the logistic sigmoid), ``"log"`` (the inverse is exp), or a survival function.
+    """
+
+    name: str
+    release: str | None
+    builder: str
+    predictor: str
+    transform: str
+
+    def __post_init__(self):
+        if _REGISTRY.get(self.name, self) != self:
+            raise TypeError(f"family {self.name!r} is already declared as {_REGISTRY[self.name]}")
+        _REGISTRY[self.name] = self
+
+
+def registered_families() -> dict[str, Family]:
+    """The families declared so far (their modules imported), by name.
+
+    Returns
+    -------
+    dict of str to Family
+        A copy of the registry.
+    """
+    return dict(_REGISTRY)
+
+
+def describe_family(name: str) -> str:
+    """``the logistic family (logistic_model; predict with predict_logistic)``, or ``the <name>
+    family`` when that family's module has not been imported.
+
+    Parameters
+    ----------
+    name : str
+        A family name.
+
+    Returns
+    -------
+    str
+        The description.
+    """
+    family = _REGISTRY.get(name)
+    if family is None:
+        return f"the {name} family"
+    return f"the {name} family ({family.builder}; predict with {family.predictor})"
+
+
+def check_stats(stats, family: Family) -> None:
+    """ValueError unless ``stats`` is a statistics record of ``family``.
+
+    Parameters
+    ----------
+    stats : object
+        What a model builder was given.
+    family : Family
+        The builder's family.
+
+    Raises
+    ------
+    ValueError
+        Naming the builder, the statistics it needs, and the family (and its builder) that
+        ``stats`` belongs to.
+    """
+    other = getattr(type(stats), "family", None)
+    if other == family.name:
+        return
+    needs = f"{family.builder} needs {family.name} statistics" + (f" (from {family.release})" if family.release else "")
+    if other is None:
+        raise ValueError(f"stats: {needs}, got {type(stats).__name__}")
+    builder = _REGISTRY[other].builder if other in _REGISTRY else f"the {other} model"
+    raise ValueError(f"stats: {needs}, got a {type(stats).__name__} of the {other} family: build it with {builder}")
+
+
+def record_fit(family: Family, release: str) -> None:
+    """Record the family, the release kind and the prediction transform in the current model.
+
+    Adds the dim ``fit_field`` with labels ``family=<name>``, ``release=<kind>``,
+    ``transform=<transform>`` and the constant ``pm.Data("fit_record", zeros)`` on it, so that
+    the posterior's ``constant_data`` carries the record.
+
+    Parameters
+    ----------
+    family : Family
+        The model's family.
+    release : str
+        The kind of the release the model was built on (``"exact"`` for exact statistics; kinds
+        joined by ``+`` for a sum of releases).
+    """
+    import pymc as pm
+
+    model = pm.modelcontext(None)
+    labels = [f"family={family.name}", f"release={release}", f"transform={family.transform}"]
+    model.add_coord(FIT_FIELD, labels)
+    pm.Data(FIT_RECORD, np.zeros(len(labels)), dims=FIT_FIELD)
+
+
+def recorded_fit(posterior) -> dict[str, str] | None:
+    """The fit record of a sampled posterior or a model: ``{"family", "release", "transform"}``.
+
+    Parameters
+    ----------
+    posterior : xarray.DataTree, pymc.Model or other
+        The DataTree of ``pm.sample`` (its ``constant_data``), or the model.
+
+    Returns
+    -------
+    dict of str to str or None
+        The record, or None where ``posterior`` carries none (a bare ``posterior`` Dataset, an
+        array of draws, a DataTree without ``constant_data``).
+    """
+    import xarray as xr
+
+    labels = None
+    if isinstance(posterior, xr.DataTree):
+        if "constant_data" in posterior.children and FIT_FIELD in posterior["constant_data"].dataset.coords:
+            labels = posterior["constant_data"].dataset.coords[FIT_FIELD].values
+    elif FIT_RECORD in getattr(posterior, "named_vars", {}):
+        labels = posterior.coords[FIT_FIELD]
+    if labels is None:
+        return None
+    record = dict(str(label).split("=", 1) for label in labels)
+    return {key: record.get(key, "") for key in _FIELDS}
+
+
+def feature_coords(beta) -> list[str] | None:
+    """The ``feature`` labels of posterior draws of β, when they carry names (not the defaults x0, x1, …).
+
+    Parameters
+    ----------
+    beta : xarray.DataArray
+        Draws of the coefficients.
+
+    Returns
+    -------
+    list of str or None
+        The names, or None for unnamed features.
+    """
+    if "feature" not in beta.coords:
+        return None
+    names = [str(v) for v in beta.coords["feature"].values]
+    return None if names == [f"x{j}" for j in range(len(names))] else names
+
+
+def check_posterior(posterior, family: Family) -> None:
+    """ValueError if ``posterior`` records a family other than ``family``.
+
+    A posterior that records no family (a bare Dataset, an array of draws) passes: there is
+    nothing to check, and the predictor then checks the variables it needs.
+
+    Parameters
+    ----------
+    posterior : object
+        What a predictor was given.
+    family : Family
+        The predictor's family.
+
+    Raises
+    ------
+    ValueError
+        Naming the predictor, the model it needs and the family (with its builder and predictor)
+        that ``posterior`` was fitted with.
+    """
+    record = recorded_fit(posterior)
+    if record is None or record["family"] == family.name:
+        return
+    raise ValueError(
+        f"posterior: {family.predictor} needs a posterior of {family.builder}, got one of {describe_family(record['family'])}"
+    )
