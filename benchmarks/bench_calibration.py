@@ -55,7 +55,9 @@ from pm_private import linear_stats, release_linear_stats, release_linear_stats_
 from pm_private.linear.model import gibbs_regression, linear_model, project_psd, set_linear_stats
 from pm_private.sampling.refit_nuts import RefittableNUTS
 
-PRIOR = dict(noise_precision_alpha=10.0, noise_precision_beta=10.0, prior_precision_alpha=10.0, prior_precision_beta=10.0)
+PRIOR = dict(
+    noise_precision_alpha=10.0, noise_precision_beta=10.0, prior_precision_alpha=10.0, prior_precision_beta=10.0
+)
 LEVELS = (0.5, 0.9)
 
 

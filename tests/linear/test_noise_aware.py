@@ -178,7 +178,12 @@ def test_small_calibration_check():
         y = X @ beta + rng.standard_normal(n) / np.sqrt(lam)
         stats = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=4.0, y_bound=4 * np.sqrt(2 * (d + 1)), rng=rng)
         if model is None:
-            prior = dict(noise_precision_alpha=10.0, noise_precision_beta=10.0, prior_precision_alpha=10.0, prior_precision_beta=10.0)
+            prior = dict(
+                noise_precision_alpha=10.0,
+                noise_precision_beta=10.0,
+                prior_precision_alpha=10.0,
+                prior_precision_beta=10.0,
+            )
             model = linear_model(stats, x_scale=1.0, **prior)
             naive_model = linear_model(stats, noise_aware=False, **prior)
             with model:
