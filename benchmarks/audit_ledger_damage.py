@@ -12,13 +12,15 @@ that first drops the ledger's triggers.  Goal: 0 CHANGED.
 """
 
 import argparse
+import os
 import sqlite3
 import tempfile
 from collections import Counter
 from pathlib import Path
 
 from pm_private import PrivacyAccountant
-from pm_private.privacy.accountant import DamagedLedgerError, NoiseEvent
+from pm_private.privacy.accountant import DamagedLedgerError
+from pm_private.privacy.primitives import gaussian_noise_event
 
 _SQL_EDITS = {
     "delete an entry": ("DELETE FROM entries WHERE id = 3",),
@@ -42,10 +44,11 @@ def main(argv=None) -> None:
     parser.add_argument("--flip-step", type=int, default=1, help="flip every n-th byte (default 1: all)")
     args = parser.parse_args(argv)
     folder = Path(tempfile.mkdtemp())
+    os.environ["PM_PRIVATE_STATE_DIR"] = str(folder / "witnesses")  # the ledgers' witnesses: not the user's
     good = folder / "good.ledger"
     acct = PrivacyAccountant.open(good, 10.0, 1e-5, durable=False)
     for i in range(8):
-        acct.record(f"m{i}", 0.5, 1e-7, label=f"release {i}", noise=(NoiseEvent("gaussian", 4.0, 1.0),))
+        acct.record(f"m{i}", 0.5, 1e-7, label=f"release {i}", noise=(gaussian_noise_event(1, 1.0, 0.5, 1e-7),))
     try:
         with acct.charge("fails before noise", 0.5):
             raise ValueError

@@ -8,8 +8,8 @@ time per release.  Two workloads:
   bookkeeping cost;
 * ``linear_stats`` — :func:`pm_private.release_linear_stats_laplace` on n × d data with the secure
   OpenDP noise (Honkela et al. 2018): the cost a data holder sees;
-* ``tight`` — the reservation protocol for releases that state Gaussian noise (σ/Δ = 60) and
-  charge 2/releases each, so that from the middle of the run on the basic total exceeds the
+* ``tight`` — the reservation protocol for releases that state the Gaussian noise of
+  (2/releases, 10⁻⁹) each, so that from the middle of the run on the basic total exceeds the
   budget (ε = 1, δ = 10⁻⁵) and every reservation composes the history through privacy-loss
   distributions (caches cleared before each run).
 
@@ -36,11 +36,12 @@ import numpy as np
 
 from pm_private import PrivacyAccountant, release_linear_stats_laplace
 from pm_private.privacy import budget
-from pm_private.privacy.accountant import NoiseEvent, charge
+from pm_private.privacy.primitives import gaussian_noise_event
+from pm_private.privacy.release import release_guard
 
 
 def _charge_only(acct, epsilon, data):
-    with charge(acct, "bench", epsilon):
+    with release_guard(acct, "bench", epsilon):
         pass
 
 
@@ -49,11 +50,13 @@ def _suff_stats(acct, epsilon, data):
     release_linear_stats_laplace(X, y, epsilon=epsilon, x_bound=1.0, y_bound=1.0, accountant=acct)
 
 
-_GAUSSIAN = (NoiseEvent("gaussian", 60.0, 1.0),)
+#: δ of each release of the ``tight`` workload.
+_TIGHT_DELTA = 1e-9
 
 
 def _tight(acct, epsilon, data):
-    with charge(acct, "bench", 4 * epsilon, noise=_GAUSSIAN):
+    noise = (gaussian_noise_event(1, 1.0, 4 * epsilon, _TIGHT_DELTA),)  # the noise that (4ε, δ) calls for
+    with release_guard(acct, "bench", 4 * epsilon, _TIGHT_DELTA, noise=noise):
         pass
 
 

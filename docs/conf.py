@@ -128,16 +128,26 @@ def _local_mathjax() -> str | None:
 if (_mathjax := _local_mathjax()) is not None:
     mathjax_path = _mathjax
 
-SUBPACKAGES = {
-    "privacy": "General differential-privacy building blocks",
-    "linear": "Private linear regression from sufficient statistics",
-    "logistic": "Private logistic regression",
-    "poisson": "Private Poisson regression",
-    "released": "Shared machinery of the released-statistics families",
-    "sampling": "Sampling private posteriors",
-    "survival": "Survival analysis",
-    "datasets": "Data sets",
-}
+
+def _subpackages() -> dict[str, str]:
+    """Every public subpackage of pm_private (those with lazy names) and its page title: the part
+    of its docstring's first sentence before the colon, so that a new family folder gets a page
+    without a list to edit."""
+    import pkgutil
+
+    import pm_private
+
+    found = {}
+    for info in pkgutil.iter_modules(pm_private.__path__):
+        if info.ispkg and not info.name.startswith("_"):
+            module = importlib.import_module(f"pm_private.{info.name}")
+            if hasattr(module, "_NAMES"):
+                summary = " ".join((module.__doc__ or info.name).split())
+                found[info.name] = summary.split(":")[0].split(". ")[0].rstrip(".")
+    return found
+
+
+SUBPACKAGES = _subpackages()
 
 
 def _public_names(package: str) -> list[str]:

@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pm_private.cli.argtypes import epsilon as epsilon_type
-from pm_private.cli.argtypes import nonnegative_int, output_folder, positive_int
 from pm_private.demo import quiet_sampler, run_experiment
+from pm_private.privacy.argtypes import epsilon as epsilon_type
+from pm_private.privacy.argtypes import nonnegative_int, output_folder, positive_int
 
 METHODS = ("noise-aware private LR", "robust private LR", "AdaSSP", "non-private LR")
 GENES = (5, 10, 20, 40, 64)

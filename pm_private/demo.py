@@ -49,12 +49,12 @@ import pandas as pd
 
 from . import linear_stats, release_linear_stats, release_linear_stats_laplace
 from ._engine.threads import single_threaded_blas
-from .cli.argtypes import epsilon as epsilon_type
-from .cli.argtypes import existing_file, nonnegative_int, output_folder, positive_int
 from .datasets import load_gdsc, make_gdsc_like
 from .linear.adaptive_ssp import adassp
 from .linear.bounds import _tune_release
 from .linear.predict import r_squared, spearman
+from .privacy.argtypes import epsilon as epsilon_type
+from .privacy.argtypes import existing_file, nonnegative_int, output_folder, positive_int
 from .released.preprocessing import preprocess
 
 METHODS = ("non-private LR", "robust private LR", "private LR (no projection)", "noise-aware private LR", "AdaSSP")

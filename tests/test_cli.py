@@ -223,6 +223,32 @@ def test_dry_run_reads_no_row_and_touches_no_ledger(data, capsys):
     assert "LSP (ε/2 = 0.5)" in capsys.readouterr().out and not (data / "l.db").exists()
 
 
+def test_the_private_file_or_its_rows_are_refused_as_public_preprocessing(data, capsys):
+    """Audit: --standardize-from DATA wrote DATA's exact column means and sds into the release file."""
+    import os
+
+    common = ["--ledger", "l.db", "--total-epsilon", "3", "--total-delta", "1e-5", "--epsilon", "1", "--out", "r.json"]
+    os.link("d.csv", "hard.csv")
+    os.symlink(data / "d.csv", "soft.csv")
+    (data / "copy.csv").write_bytes((data / "d.csv").read_bytes())
+    for source in ("d.csv", str(data / "d.csv"), "hard.csv", "soft.csv", "copy.csv"):
+        for dry in ([], ["--dry-run"]):
+            with pytest.raises(SystemExit) as exit_:
+                main([*SUFF, *common, "--standardize-from", source, *dry])
+            assert exit_.value.code == 2 and "is the private DATA file" in capsys.readouterr().err
+    frame = pd.read_csv("d.csv")
+    shared = frame.iloc[[0, 9]].copy()
+    shared["name"] = "other"  # an unused column differs: the rows still overlap over the columns used
+    pd.concat([shared, pd.DataFrame({"a": [0.0], "b": [1.0], "c": [2.0], "y": [1.5], "name": ["p"]})]).to_csv(
+        "pub.csv", index=False
+    )
+    with pytest.raises(SystemExit) as exit_:
+        main([*SUFF, *common, "--standardize-from", "pub.csv"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "'pub.csv' shares 2 of its 3 rows" in err and "d.csv" in err
+    assert not (data / "l.db").exists() and not (data / "r.json").exists()
+
+
 def test_release_note_and_public_preprocessing_are_recorded(data, capsys):
     pd.DataFrame({"a": [0.0, 2.0], "b": [1.0, 1.0], "c": [-1.0, 3.0], "y": [0.0, 4.0]}).to_csv("pub.csv", index=False)
     common = ["--ledger", "l.db", "--total-epsilon", "3", "--total-delta", "1e-5", "--epsilon", "1"]

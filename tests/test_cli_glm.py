@@ -18,12 +18,12 @@ from pm_private.release_file import read_release_file
 def data(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(400, 2)) * [2.0, 0.5] + [1.0, -3.0]
+    X = rng.normal(size=(440, 2)) * [2.0, 0.5] + [1.0, -3.0]
     counts = rng.poisson(np.exp(0.3 * (X[:, 0] - 1.0) / 2.0 + 0.5))
-    labels = (rng.uniform(size=400) < 0.5).astype(int)
+    labels = (rng.uniform(size=440) < 0.5).astype(int)
     frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "count": counts, "label": labels})
-    frame.to_csv("d.csv", index=False)
-    frame.iloc[:40].to_csv("public.csv", index=False)
+    frame.iloc[:400].to_csv("d.csv", index=False)
+    frame.iloc[400:].to_csv("public.csv", index=False)  # public rows: not rows of the private data
     return tmp_path
 
 
@@ -131,3 +131,30 @@ def test_fit_of_a_poisson_release_writes_the_posterior_with_its_preprocessing(da
     assert posterior.attrs["release_kind"] == "poisson_stats" and "Poisson" in posterior.attrs["model"]
     assert len(json.loads(posterior.attrs["x_center"])) == 2
     assert "intercept" in pd.read_csv(data / "r.summary.csv", index_col=0).index
+
+
+@pytest.mark.parametrize("kind", ["poisson", "logistic"])
+def test_the_private_file_is_refused_as_public_preprocessing(data, capsys, kind):
+    """Audit: --standardize-from DATA wrote DATA's exact column means and sds into the release file."""
+    import os
+
+    argv = [*(POISSON if kind == "poisson" else LOGISTIC)]
+    argv += ["--ledger", "l.db", "--total-epsilon", "2", "--total-delta", "1e-4", "--epsilon", "1", "--out", "r.json"]
+    (data / "copy.csv").write_bytes((data / "d.csv").read_bytes())  # the same bytes under another name
+    os.link("d.csv", "hard.csv")
+    os.symlink(data / "d.csv", "soft.csv")
+    for source in ("d.csv", "./d.csv", str(data / "d.csv"), "hard.csv", "soft.csv", "copy.csv"):
+        for dry in ([], ["--dry-run"]):  # the dry run refuses it too, reading no row
+            _usage_error([*argv, "--standardize-from", source, *dry], capsys, "is the private DATA file")
+    # a public file that shares rows with DATA: refused when the release reads DATA, naming the count only
+    frame = pd.read_csv("d.csv")
+    pd.concat([pd.read_csv("public.csv"), frame.iloc[[5, 17, 300]]]).to_csv("mixed.csv", index=False)
+    with pytest.raises(SystemExit) as exit_:
+        main([*argv, "--standardize-from", "mixed.csv"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "mixed.csv" in err and "d.csv" in err and "shares 3 of its 43 rows" in err
+    assert repr(float(frame["a"].iloc[5]))[:8] not in err  # no row is printed
+    assert not (data / "l.db").exists() and not (data / "r.json").exists()  # nothing opened, nothing spent
+    frame.to_csv("rewritten.csv", index=False, float_format="%.17g")  # other bytes, the same rows
+    _usage_error([*argv, "--standardize-from", "rewritten.csv"], capsys, "shares 400 of its 400 rows")
+    assert main([*argv, "--standardize-from", "public.csv"]) == 0

@@ -11,7 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import argtypes as types
+from ..privacy import argtypes as types
 
 _TABLE_SUFFIXES = {".csv": "CSV", ".parquet": "Parquet", ".pq": "Parquet"}
 
@@ -229,6 +229,7 @@ def public_preprocessing(parser, args, features: list[str], *, response: bool = 
     }
     derived = {}
     if args.standardize_from is not None:
+        refuse_private_as_public(parser, args)
         source = argparse.Namespace(data=args.standardize_from)
         available = table_columns(parser, source)
         columns = [*features, args.target]
@@ -238,6 +239,7 @@ def public_preprocessing(parser, args, features: list[str], *, response: bool = 
                 f"--standardize-from {str(args.standardize_from)!r} has no column {', '.join(map(repr, missing))}"
             )
         values = numeric(parser, read(args.standardize_from, columns), columns)
+        args.public_rows = values  # for refuse_shared_rows, once the release reads DATA
         if len(values) < 2:
             parser.error(f"--standardize-from {str(args.standardize_from)!r} needs at least 2 rows")
         mean, sd = values.mean(axis=0), values.std(axis=0)
@@ -252,6 +254,73 @@ def public_preprocessing(parser, args, features: list[str], *, response: bool = 
         return Preprocessing(**chosen)
     except ValueError as error:
         parser.error(f"public preprocessing: {error}")
+
+
+def _digest(path: Path) -> bytes:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.digest()
+
+
+def refuse_private_as_public(parser, args) -> None:
+    """A usage error when ``--standardize-from`` is DATA itself: the same file (by path, hard or
+    symbolic link: same device and inode) or the same bytes.  Reads no values (a dry run may call it).
+
+    Public constants are written to the release file without noise: from the private rows they
+    would publish the private columns' exact means and standard deviations.
+    """
+    public, private = Path(args.standardize_from), Path(args.data)
+    try:
+        same = os.path.samefile(public, private)  # st_dev and st_ino: resolved paths, hard and symbolic links
+        same = same or (os.path.getsize(public) == os.path.getsize(private) and _digest(public) == _digest(private))
+    except OSError as error:
+        parser.error(f"cannot compare --standardize-from {str(public)!r} with DATA {str(private)!r}: {error}")
+    if same:
+        parser.error(
+            f"--standardize-from {str(public)!r} is the private DATA file {str(private)!r} (the same file or the "
+            "same bytes): its means and standard deviations would be published without noise; give a file of "
+            "public rows"
+        )
+
+
+def refuse_shared_rows(parser, args, private_rows) -> None:
+    """A usage error when a row of the ``--standardize-from`` table (over the columns used, read as
+    DATA is read, each value to about 12 significant digits) is also a row of DATA; the count is
+    named, no row is printed.  Call it once DATA
+    is read, before the ledger is opened or anything is spent.
+
+    Parameters
+    ----------
+    private_rows : numpy.ndarray
+        DATA's rows over the same columns, in the same order, as the public table was read.
+    """
+    import hashlib
+
+    import numpy as np
+
+    public_rows = getattr(args, "public_rows", None)
+    if public_rows is None:
+        return
+
+    def hashes(rows):
+        # Each value to 40 bits of mantissa (about 12 significant digits) with its exponent, so that a
+        # copy written with other digits (a CSV re-saved) still matches; -0.0 and 0.0 alike.
+        mantissa, exponent = np.frexp(np.asarray(rows, dtype=np.float64))
+        keys = np.ascontiguousarray(np.stack([np.round(mantissa * 2.0**40).astype(np.int64), exponent], axis=-1))
+        return [hashlib.blake2b(row.tobytes(), digest_size=16).digest() for row in keys]
+
+    private = set(hashes(private_rows))
+    shared = sum(digest in private for digest in hashes(public_rows))
+    if shared:
+        parser.error(
+            f"--standardize-from {str(args.standardize_from)!r} shares {shared} of its {len(public_rows)} rows with "
+            f"the private DATA {str(args.data)!r} (over the columns used): public constants must come from rows "
+            "that are not in the private data; nothing was spent"
+        )
 
 
 def print_clip_report(stats) -> None:

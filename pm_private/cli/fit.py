@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..compile_cache import use_compile_cache
-from . import argtypes as types
+from ..privacy import argtypes as types
 from .common import load
 
 

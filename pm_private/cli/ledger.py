@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import argtypes as types
+from ..privacy import argtypes as types
 
 FIELDS = (
     "id",
@@ -39,7 +39,7 @@ def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "ledger", help="show a ledger file (basic and tight totals, a dry run of the next release); export it"
     )
-    parser.add_argument("ledger", type=types.existing_file, help="ledger file")
+    parser.add_argument("ledger", help="ledger file")
     parser.add_argument("--csv", metavar="FILE", help="write the entries as CSV ('-': standard output)")
     parser.add_argument("--json", metavar="FILE", help="write the ledger as JSON ('-': standard output)")
     parser.add_argument(
@@ -53,6 +53,12 @@ def add_parser(subparsers) -> None:
         "--upgrade",
         action="store_true",
         help="convert a format-1 ledger (no integrity digests) to the current format once; the original is kept",
+    )
+    parser.add_argument(
+        "--recover-from",
+        metavar="BACKUP",
+        help="put BACKUP, an earlier copy of LEDGER (refused as behind its witness, or damaged), back with one "
+        "more entry charging as spent what the ledger's witness recorded beyond it; the replaced file is kept",
     )
     parser.set_defaults(run=_run, command_parser=parser)
 
@@ -104,6 +110,24 @@ def _run(parser, args) -> None:
         parser.error("--next gaussian needs --delta > 0")
     if args.next == "laplace" and args.delta:
         parser.error("--next laplace is pure ε-DP: give no --delta")
+    if args.recover_from is not None:
+        from ..privacy.ledger import recover_ledger
+
+        try:
+            recovery = recover_ledger(args.ledger, args.recover_from)
+        except (ValueError, OSError) as error:
+            parser.error(str(error))
+        print(
+            f"ledger {args.ledger} recovered from {args.recover_from}: it held {recovery.backup_rows} records, its "
+            f"witness {recovery.witnessed_rows}; ε {recovery.carried[0]:g}, δ {recovery.carried[1]:g} carried "
+            f"forward as spent; head now record {recovery.rows} (digest {recovery.digest[:12]})"
+            + (f"; the replaced file is kept as {recovery.kept}" if recovery.kept else "")
+        )
+    else:
+        try:
+            types.existing_file(args.ledger)
+        except argparse.ArgumentTypeError as error:
+            parser.error(f"argument ledger: {error}")
     if args.upgrade:
         from ..privacy.ledger import upgrade_ledger
 
@@ -117,6 +141,7 @@ def _run(parser, args) -> None:
     except (ValueError, OSError) as error:
         parser.error(str(error))
     rows = _ledger_rows(accountant)
+    head = accountant._store.head()
     eps, delta = accountant.spent
     tight = accountant.tight_epsilon()
     cost = None
@@ -143,6 +168,7 @@ def _run(parser, args) -> None:
             "spent": {"epsilon": eps, "delta": delta},
             "remaining": dict(zip(("epsilon", "delta"), accountant.remaining, strict=True)),
             "tight": {"epsilon": tight, "delta": accountant.delta},
+            "head": {"records": head.rows, "digest": head.digest, "ledger": head.ledger},
             "entries": rows,
         }
         if cost is not None:
@@ -158,6 +184,7 @@ def _run(parser, args) -> None:
     if args.csv == "-" or args.json == "-":
         return
     print(f"ledger {args.ledger}")
+    print(f"head    record {head.rows}, digest {head.digest} (witnessed in {accountant._store.witness_file()})")
     print(f"total   ε {accountant.epsilon:g}, δ {accountant.delta:g}")
     print(f"spent   ε {eps:g}, δ {delta:g} (basic composition, reservations included)")
     print(f"tight   ε {tight:.6g} at δ {accountant.delta:g} (Gaussian and Laplace noise composed by PLD)")

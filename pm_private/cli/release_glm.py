@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import argtypes as types
+from ..privacy import argtypes as types
 from .common import (
     check_columns,
     dry_run,
@@ -20,6 +20,7 @@ from .common import (
     public_feature_arguments,
     public_preprocessing,
     read,
+    refuse_shared_rows,
     release_arguments,
     table_columns,
     write_release,
@@ -148,10 +149,11 @@ def _run(parser, args) -> None:
             lines.append("public preprocessing: " + context["constants"])
         dry_run(args, lines)
         return
-    accountant = open_ledger(parser, args)
     frame = read(args.data, [*features, args.target])
     X = numeric(parser, frame, features)
     y = numeric(parser, frame, [args.target])[:, 0]
+    refuse_shared_rows(parser, args, numeric(parser, frame, [*features, args.target]))
+    accountant = open_ledger(parser, args)
     bounds = {"y_bound": args.y_bound} if stats.counts else {}
 
     def release():

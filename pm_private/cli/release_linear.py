@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from . import argtypes as types
+from ..privacy import argtypes as types
 from .common import (
     check_columns,
     dry_run,
@@ -18,6 +18,7 @@ from .common import (
     public_feature_arguments,
     public_preprocessing,
     read,
+    refuse_shared_rows,
     release_arguments,
     table_columns,
     write_release,
@@ -227,12 +228,13 @@ def _run(parser, args) -> None:
             lines.append("public preprocessing: " + _preprocessing_context(args, preprocessing)["constants"])
         dry_run(args, lines, counted_rows=chosen_bounds is not None)
         return
-    accountant = open_ledger(parser, args)
     frame = read(args.data, [*features, args.target])
     if chosen_bounds is not None and len(frame) != chosen_bounds[0]:
         parser.error(f"{args.data.name} changed while it was read: the bounds were chosen for {chosen_bounds[0]} rows")
     X = numeric(parser, frame, features)
     y = numeric(parser, frame, [args.target])[:, 0]
+    refuse_shared_rows(parser, args, numeric(parser, frame, [*features, args.target]))
+    accountant = open_ledger(parser, args)
     from ..linear.release import release_linear_stats, release_linear_stats_laplace
 
     if args.mechanism == "gaussian":

@@ -3,7 +3,7 @@ times by LSP + TLL (Nguyên & Hui 2017b)."""
 
 from __future__ import annotations
 
-from . import argtypes as types
+from ..privacy import argtypes as types
 from .common import check_columns, dry_run, numeric, open_ledger, read, release_arguments, table_columns, write_release
 
 

@@ -6,15 +6,16 @@ this project's environment.  :func:`make_gdsc_like` generates a seeded *syntheti
 GDSC's shape; :func:`load_gdsc` reads the real GDSC files where a user has them.
 """
 
-from .flchain import FLCHAIN_DOMAIN, FLCHAIN_HORIZON_DAYS, SurvivalDataset, load_flchain
-from .gdsc import DrugSensitivityData, load_gdsc, make_gdsc_like
+from .._engine.lazy import attach
 
-__all__ = [
-    "DrugSensitivityData",
-    "load_gdsc",
-    "make_gdsc_like",
-    "FLCHAIN_DOMAIN",
-    "FLCHAIN_HORIZON_DAYS",
-    "SurvivalDataset",
-    "load_flchain",
-]
+_NAMES = {
+    "DrugSensitivityData": ".gdsc",
+    "load_gdsc": ".gdsc",
+    "make_gdsc_like": ".gdsc",
+    "FLCHAIN_DOMAIN": ".flchain",
+    "FLCHAIN_HORIZON_DAYS": ".flchain",
+    "SurvivalDataset": ".flchain",
+    "load_flchain": ".flchain",
+}
+
+__getattr__, __dir__, __all__ = attach(__name__, _NAMES)

@@ -107,6 +107,7 @@ from ..privacy.validation import (
     check_bound,
     check_delta,
     check_epsilon,
+    check_release_guarantee,
     raise_non_finite,
 )
 from .release import finite_sensitivities
@@ -272,6 +273,7 @@ class AdaSSPRelease(Release, kind="adassp"):
     mechanism: str = constant(default=MECHANISM)
 
     def __post_init__(self):
+        check_release_guarantee(self)
         for name in ("coef", "xx_noisy", "xy_noisy"):
             array = np.array(getattr(self, name), dtype=np.float64)
             array.flags.writeable = False

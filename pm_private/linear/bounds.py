@@ -516,10 +516,16 @@ def _aux_scores(generator, n, d, epsilon, p1, p2, omegas_x, omegas_y, n_datasets
 
 
 def _check_public_y(public_y):
-    """None, or ``public_y`` as a flat float array: non-empty and finite, or ValueError naming it."""
+    """None, or ``public_y`` as a 1-D float array: non-empty and finite, or ValueError naming it.
+
+    A 2-D array (a table of public rows, or responses as a column) is refused rather than
+    flattened: its entries are not one response per public record.
+    """
     if public_y is None:
         return None
-    public_y = as_float_array(public_y, "public_y").ravel()
+    public_y = as_float_array(public_y, "public_y")
+    if public_y.ndim != 1:
+        raise ValueError(f"public_y must be a 1-D array of public responses, got shape {public_y.shape}")
     if public_y.size == 0 or not np.isfinite(public_y).all():
         raise ValueError("public_y must be a non-empty array of finite numbers")
     return public_y
@@ -610,9 +616,10 @@ def tune_bounds(
         What to optimise: held-out R², or the relative error of the coefficients.
     max_y_clip : float, default 0.05
         Largest share of responses the bound may clip, in (0, 1).
-    public_y : array_like, optional
+    public_y : array_like, shape (m,), optional
         Public responses on the release's scale (after the same public preprocessing, so that
-        the bound is on |y|); none is clipped beyond the ``max_y_clip`` share.
+        the bound is on |y|); none is clipped beyond the ``max_y_clip`` share.  They must be
+        public: nothing here can tell them from the private responses.
     clip_share : float, default 0.05
         The share of ε the release spends on its clipping counts (as in
         :func:`pm_private.release_linear_stats_laplace`); the statistics' noise is simulated for the rest.
@@ -808,8 +815,9 @@ def gaussian_bounds(
         Size of the private data (public) and number of features.
     epsilon, delta : float
         The budget of the release (0 < ε ≤ 700, δ in (0, 1)).
-    public_y : array_like, optional
+    public_y : array_like, shape (m,), optional
         Public responses on the standardised scale; By clips at most ``max_y_clip`` of them.
+        They must be public: nothing here can tell them from the private responses.
     max_y_clip : float, default 0.05
         Largest share of the public responses By may clip, in (0, 1).
     clip_share : float, default 0.05

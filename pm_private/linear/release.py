@@ -59,6 +59,8 @@ from ..privacy.validation import (
     check_count,
     check_delta,
     check_epsilon,
+    check_release_field,
+    check_release_guarantee,
     column_names,
     first_bad_row,
 )
@@ -184,6 +186,12 @@ class LinearStatsLaplaceRelease(Release, kind="linear_stats_laplace"):
     clipped_responses: float | None = output(default=None)
     scale_response: bool = public(default=False)
 
+    def __post_init__(self):
+        check_release_guarantee(self, needs_delta=False)
+        for name in ("x_bound", "y_bound"):
+            check_release_field(name, check_bound, name, getattr(self, name))
+        check_release_field("n", check_count, "n", self.n)
+
     @property
     def x_clip(self) -> str:
         """How covariates were bounded: ``"entry"``, clipped entrywise (|xⱼ| ≤ ``x_bound``;
@@ -290,6 +298,12 @@ class LinearStatsRelease(Release, kind="linear_stats_gaussian"):
     clipped_responses: float | None = output(default=None)
     effective_rows: float | None = output(default=None)
     scale_response: bool = public(default=False)
+
+    def __post_init__(self):
+        check_release_guarantee(self, needs_delta=True)
+        for name in ("x_bound", "y_bound"):
+            check_release_field(name, check_bound, name, getattr(self, name))
+        check_release_field("n", check_count, "n", self.n)
 
     @property
     def x_clip(self) -> str:
@@ -505,11 +519,11 @@ def release_linear_stats_laplace(
     >>> accountant = PrivacyAccountant(2.0, 1e-6)
     >>> stats = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=1.0, y_bound=2.0, accountant=accountant, rng=0)
     >>> stats
-    LinearStats(n=200, d=2, 1 private release(s))
+    LinearStats(n=200, d=2, not private (seeded), 1 seeded release(s))
     >>> stats.releases[0].private  # seeded: reproducible, not private
     False
     >>> accountant.spent
-    (1.0, 0.0)
+    Budget(epsilon=1.0, delta=0.0)
     """
     epsilon = check_epsilon(epsilon)
     x_bound = check_bound("x_bound", x_bound)

@@ -140,8 +140,14 @@ class LinearStats:
         )
 
     def __repr__(self) -> str:
-        kind = "exact" if self.is_exact else f"{len(self.releases)} private release(s)"
-        return f"LinearStats(n={self.n}, d={self.d}, {kind})"
+        if self.is_exact:
+            return f"LinearStats(n={self.n}, d={self.d}, exact)"
+        private = sum(1 for r in self.releases if r.private)
+        seeded = len(self.releases) - private
+        counts = [f"{private} private release(s)"] if private else []
+        if seeded:  # seeded noise carries no guarantee: the statistics are not private
+            counts = ["not private (seeded)", *counts, f"{seeded} seeded release(s)"]
+        return f"LinearStats(n={self.n}, d={self.d}, {', '.join(counts)})"
 
 
 def linear_stats(X, y) -> LinearStats:

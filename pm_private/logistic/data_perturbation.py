@@ -57,6 +57,7 @@ from ..privacy.validation import (
     check_epsilon,
     check_finite_rows,
     check_positive,
+    check_release_guarantee,
 )
 from .elastic_net import clip_to_release, to_signed_labels
 from .proximal import solve_elastic_net_logistic
@@ -189,6 +190,9 @@ class DataPerturbationRelease(Release, kind="data_perturbation"):
     steps: int = public()
     batch_size: int = public()
     mechanism: str = constant(default=MECHANISM)
+
+    def __post_init__(self):
+        check_release_guarantee(self)
 
     def decision_function(self, X) -> np.ndarray:
         """θᵀx̃ + intercept, with x̃ the row scaled onto the public ball ‖x‖₂ ≤ ``norm_bound``.
@@ -362,7 +366,7 @@ def data_perturbation_sgd(
     ...     X, y, epsilon=4.0, delta=1e-5, norm_bound=3.0, accountant=accountant, rng=1
     ... )
     >>> bool(np.mean(release.predict(X) == y) > 0.7), accountant.spent
-    (True, (4.0, 1e-05))
+    (True, Budget(epsilon=4.0, delta=1e-05))
     """
     X = as_matrix(X)
     n, d = X.shape

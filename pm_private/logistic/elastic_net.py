@@ -71,6 +71,7 @@ from ..privacy.validation import (
     check_finite_rows,
     check_fraction,
     check_positive,
+    check_release_guarantee,
 )
 from .proximal import solve_elastic_net_logistic
 
@@ -283,6 +284,7 @@ class ElasticNetRelease(Release, kind="elastic_net"):
     mechanism: str = constant(default=MECHANISM)
 
     def __post_init__(self):
+        check_release_guarantee(self)
         coef = np.array(self.coef, dtype=np.float64)
         coef.flags.writeable = False
         object.__setattr__(self, "coef", coef)
@@ -409,7 +411,7 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
     >>> model.classes_, model.n_features_in_
     (array([0, 1]), 3)
     >>> bool(model.score(X, y) > 0.8), accountant.spent
-    (True, (1.0, 0.0))
+    (True, Budget(epsilon=1.0, delta=0.0))
     >>> model.privacy_.private  # seeded: reproducible, no guarantee
     False
     """

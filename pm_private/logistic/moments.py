@@ -12,7 +12,6 @@ from ..released.moments import linear_predictor_moments
 __all__ = [
     "PROBIT_MIXTURE_SCALES",
     "PROBIT_MIXTURE_WEIGHTS",
-    "PROBIT_MIXTURE_WEIGHTS",
     "probit_mixture",
     "logistic_stat_moments",
 ]

@@ -57,6 +57,7 @@ from ..privacy.validation import (
     check_epsilon,
     check_fraction,
     check_positive,
+    check_release_guarantee,
 )
 from .elastic_net import (
     DPElasticNetLogisticRegression,
@@ -221,6 +222,9 @@ class PenaltySelectionRelease(Release, kind="penalty_selection"):
     constants: StabilityConstants = public()
     mechanism: str = constant(default=MECHANISM)
 
+    def __post_init__(self):
+        check_release_guarantee(self)
+
 
 def _split(N: int, n_valid: int, source: NoiseSource) -> tuple[np.ndarray, np.ndarray]:
     order = np.argsort(source.uniform((N,)))
@@ -329,7 +333,7 @@ def select_penalty(
     >>> release.lam in (0.01, 0.1, 1.0), release.n_train, release.n_valid
     (True, 700, 300)
     >>> bool(release.model.score(X, y) > 0.7), accountant.spent
-    (True, (2.0, 1e-06))
+    (True, Budget(epsilon=2.0, delta=1e-06))
     """
     X_given, y_given = X, y
     X = as_matrix(X)

@@ -40,6 +40,7 @@ from ..privacy.validation import (
     check_feature_names,
     check_finite_rows,
     check_positive,
+    check_release_field,
     column_names,
 )
 from ..released.degree2 import degree2_sums, freeze_stats, stat_pairs, stats_vector, unpack_stats
@@ -194,6 +195,7 @@ class PoissonStatsRelease(Release, kind="poisson_stats"):
 
     def __post_init__(self):
         freeze_stats(self)
+        _check_release(self)
         object.__setattr__(self, "y_bound", int(self.y_bound))
         check_feature_names(self, self.d)
 
@@ -285,6 +287,24 @@ def poisson_sensitivity(x_bound: float) -> float:
     if not math.isfinite(value):
         raise ValueError("x_bound gives a sensitivity that overflows; choose a bound nearer 1")
     return value
+
+
+def _check_release(release) -> None:
+    """The public fields of a release checked by the checks :func:`release_poisson_stats` applies to
+    its arguments (:func:`_checked`), so that a release, built or read from a file, lies within the
+    mechanism's limits; ValueError naming the field."""
+    check_release_field("epsilon", lambda e: check_gaussian_epsilon(check_epsilon(e)), release.epsilon)
+    check_release_field("delta", check_delta, release.delta)
+    sensitivity = check_release_field("x_bound", poisson_sensitivity, release.x_bound)
+    check_release_field("y_bound", check_count, "y_bound", release.y_bound, 1, MAX_Y_BOUND)
+    check_release_field("n", check_count, "n", release.n)
+    check_release_field("noise_scale", check_positive, "noise_scale", release.noise_scale)
+    if not (
+        isinstance(release.sensitivity, (int, float)) and math.isclose(release.sensitivity, sensitivity, rel_tol=1e-9)
+    ):
+        raise ValueError(
+            f"field 'sensitivity' must be poisson_sensitivity(x_bound) = {sensitivity!r}, got {release.sensitivity!r:.40}"
+        )
 
 
 def _checked(epsilon, delta, x_bound, y_bound) -> tuple[float, float, float, int, float]:

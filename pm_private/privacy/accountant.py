@@ -53,9 +53,12 @@ from .budget import (
     REPLACE_ONE,
     RESERVED,
     SPENT,
+    Budget,
     BudgetExceededError,
+    Cost,
     LedgerEntry,
     NoiseEvent,
+    check_noise,
     check_total,
     noise_events,
     now,
@@ -68,7 +71,9 @@ from .validation import check_nonnegative, check_positive
 
 __all__ = [
     "REPLACE_ONE",
+    "Budget",
     "BudgetExceededError",
+    "Cost",
     "DamagedLedgerError",
     "LedgerEntry",
     "NoiseEvent",
@@ -85,6 +90,7 @@ __all__ = [
 
 _ACTIVE: contextvars.ContextVar[tuple[Reservation, ...]] = contextvars.ContextVar("pm_private_reservations", default=())
 _NOTE: contextvars.ContextVar[str] = contextvars.ContextVar("pm_private_ledger_note", default="")
+_WATCHES: contextvars.ContextVar[tuple[NoiseWatch, ...]] = contextvars.ContextVar("pm_private_watches", default=())
 
 
 @contextmanager
@@ -136,6 +142,40 @@ def note_noise_drawn() -> None:
     """
     for reservation in _ACTIVE.get():
         reservation._noise = True
+    for watch in _WATCHES.get():
+        watch.noise = True
+
+
+def note_seeded_draw() -> None:
+    """Mark the open :class:`NoiseWatch` blocks: the noise just drawn came from a seeded generator
+    (reproducible, not private).  Called by :class:`~pm_private.privacy.noise.NoiseSource`."""
+    for watch in _WATCHES.get():
+        watch.seeded = True
+
+
+class NoiseWatch:
+    """What a block drew: ``noise`` (any draw noted by :func:`note_noise_drawn`) and ``seeded``
+    (a draw from a seeded generator); :attr:`secure` when it drew private noise only.  Used as
+    ``with NoiseWatch() as watch:`` (in this thread or task)."""
+
+    __slots__ = ("noise", "seeded", "_token")
+
+    def __init__(self):
+        self.noise = self.seeded = False
+        self._token = None
+
+    @property
+    def secure(self) -> bool:
+        """True when the block drew noise, none of it seeded."""
+        return self.noise and not self.seeded
+
+    def __enter__(self) -> NoiseWatch:
+        self._token = _WATCHES.set(_WATCHES.get() + (self,))
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        _WATCHES.reset(self._token)
+        return False
 
 
 class Reservation:
@@ -290,7 +330,7 @@ class PrivacyAccountant:
     >>> stats = release_linear_stats_laplace(X, y, epsilon=0.5, x_bound=1, y_bound=1,
     ...                            accountant=acct)             # doctest: +SKIP
     >>> acct.spent, acct.remaining                              # doctest: +SKIP
-    ((0.5, 0.0), (0.5, 0.0))
+    (Budget(epsilon=0.5, delta=0.0), Budget(epsilon=0.5, delta=0.0))
     """
 
     def __init__(self, epsilon: float, delta: float = 0.0):
@@ -332,7 +372,10 @@ class PrivacyAccountant:
             stored one.
         DamagedLedgerError
             If the file is empty, truncated, corrupt, edited (its chained digests do not match),
-            not a ledger, or of the earlier format 1 (the message says how to upgrade it).
+            not a ledger, or of the earlier format 1 (the message says how to upgrade it); as
+            :class:`~pm_private.privacy.ledger.LedgerRollbackError` if it is behind its witness (an
+            earlier state of the ledger: see :func:`~pm_private.privacy.ledger.recover_ledger`), as
+            :class:`~pm_private.privacy.ledger.DamagedWitnessError` if its witness is damaged.
         PermissionError
             If the file or its folder cannot be written.
         FileNotFoundError
@@ -343,7 +386,11 @@ class PrivacyAccountant:
         Notes
         -----
         Every open checks the whole file (SQLite's integrity check and the chained digests of
-        every record, see :mod:`pm_private.privacy.ledger`); times are kept to the UTC day.
+        every record, see :mod:`pm_private.privacy.ledger`); times are kept to the UTC day.  The
+        head (records, last digest, basic spent) is witnessed outside the file, in
+        ``$PM_PRIVATE_STATE_DIR`` (default ``~/.local/state/pm_private/ledgers``), at creation and
+        after every append; a missing witness is re-created with a ``LedgerWitnessWarning``.  A
+        durable ledger is also flushed at each settlement, before its witness is written.
         """
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path must be a str or path, got {type(path).__name__}")
@@ -380,16 +427,17 @@ class PrivacyAccountant:
         return tuple(e for e in self._store.entries() if e.counted)
 
     @property
-    def spent(self) -> tuple[float, float]:
-        """(ε, δ) spent so far, reservations included."""
+    def spent(self) -> Budget:
+        """``Budget(epsilon, delta)`` spent so far, reservations included (a named tuple: it
+        unpacks and compares like ``(ε, δ)``)."""
         eps, delta = self._store.spent()
-        return float(eps), float(delta)
+        return Budget(float(eps), float(delta))
 
     @property
-    def remaining(self) -> tuple[float, float]:
-        """(ε, δ) still available, never negative."""
+    def remaining(self) -> Budget:
+        """``Budget(epsilon, delta)`` still available, never negative."""
         eps, delta = self.spent
-        return max(0.0, self.epsilon - eps), max(0.0, self.delta - delta)
+        return Budget(max(0.0, self.epsilon - eps), max(0.0, self.delta - delta))
 
     def tight_epsilon(self, delta: float | None = None) -> float:
         """ε of the releases so far at ``delta`` by the tighter of basic and PLD composition.
@@ -411,10 +459,11 @@ class PrivacyAccountant:
         delta = self.delta if delta is None else check_nonnegative("delta", delta)
         return tight_epsilon(self.ledger, delta)
 
-    def cost(self, epsilon: float, delta: float = 0.0, *, noise: tuple[NoiseEvent, ...] = ()) -> tuple[float, float]:
+    def cost(self, epsilon: float, delta: float = 0.0, *, noise: tuple[NoiseEvent, ...] = ()) -> Cost:
         """Dry run: the basic and tight ε the ledger would hold after one more release.
 
-        Nothing is reserved or recorded; the tight ε is stated at the budget's total δ.
+        Nothing is reserved or recorded; the tight ε is stated at the budget's total δ.  Stated
+        noise is checked as by :meth:`reserve`.
 
         Parameters
         ----------
@@ -423,14 +472,19 @@ class PrivacyAccountant:
         delta : float, default 0.0
             The δ it would charge, ≥ 0.
         noise : tuple of NoiseEvent, default ()
-            Its noise draws (empty: composed by basic composition).
+            Its noise draws (empty: composed by basic composition); they must give (ε, δ).
 
         Returns
         -------
-        tuple of float
-            (Σεᵢ by basic composition, ε by the tighter composition), the new release included;
-            the release fits when either is at most the total ε (with Σδᵢ within the total δ for
-            the first).
+        Cost
+            ``Cost(basic, tight)``: Σεᵢ by basic composition and ε by the tighter composition,
+            the new release included; the release fits when either is at most the total ε (with
+            Σδᵢ within the total δ for the first).
+
+        Raises
+        ------
+        ValueError
+            If ``epsilon`` or ``delta`` is not valid, or ``noise`` does not give (ε, δ).
         """
         entry = LedgerEntry(
             "dry run",
@@ -441,8 +495,9 @@ class PrivacyAccountant:
             now(),
             noise=noise_events(noise),
         )
+        check_noise(entry.mechanism, entry.epsilon, entry.delta, entry.noise)
         entries = [*self.ledger, entry]
-        return float(sum(e.epsilon for e in entries)), tight_epsilon(entries, self.delta)
+        return Cost(float(sum(e.epsilon for e in entries)), tight_epsilon(entries, self.delta))
 
     def check(self, epsilon: float, delta: float = 0.0) -> None:
         """Raise :class:`BudgetExceededError` if (ε, δ) does not fit in the remaining budget now.
@@ -501,6 +556,7 @@ class PrivacyAccountant:
         noise : tuple of NoiseEvent, default ()
             The release's noise draws (Gaussian σ or Laplace b, and sensitivity), stored with the
             entry for tight composition; empty: the entry is composed by basic composition.
+            Verified, not trusted: composed alone they must give (ε, δ) (see Raises).
 
         Returns
         -------
@@ -513,11 +569,15 @@ class PrivacyAccountant:
         BudgetExceededError
             If (ε, δ) does not fit in the remaining budget (nothing is recorded).
         ValueError
-            If ``epsilon`` or ``delta`` is not a valid budget value.
+            If ``epsilon`` or ``delta`` is not a valid budget value, or ``noise`` implies another
+            ε at ``delta`` than ``epsilon`` (Laplace: Σ Δ/b; otherwise the privacy-loss
+            distribution of the tight totals; relative tolerance 10⁻³ plus 10⁻⁶): nothing is
+            recorded.
         """
         epsilon = check_positive("epsilon", epsilon)
         delta = check_nonnegative("delta", delta)
         noise = noise_events(noise)
+        check_noise(str(mechanism), epsilon, delta, noise)
         entry = LedgerEntry(
             mechanism=str(mechanism),
             epsilon=epsilon,
@@ -568,6 +628,8 @@ class PrivacyAccountant:
         ------
         BudgetExceededError
             If (ε, δ) does not fit in the remaining budget (nothing is recorded).
+        ValueError
+            If ``noise`` does not give (ε, δ) (see :meth:`reserve`; nothing is recorded).
         """
         reservation = self.reserve(mechanism, epsilon, delta, neighbours=neighbours, label=label, noise=noise)
         reservation.commit()
@@ -614,8 +676,12 @@ class PrivacyAccountant:
         ------
         BudgetExceededError
             On entering the ``with`` block, if (ε, δ) does not fit in the remaining budget.
+        ValueError
+            If ``noise`` does not give (ε, δ) (see :meth:`reserve`; nothing is recorded).
         """
-        return _Charge(self, mechanism, epsilon, delta, neighbours, label, noise_events(noise))
+        noise = noise_events(noise)
+        check_noise(str(mechanism), check_positive("epsilon", epsilon), check_nonnegative("delta", delta), noise)
+        return _Charge(self, mechanism, epsilon, delta, neighbours, label, noise)
 
     def close(self) -> None:
         """Close the ledger file's connection (reopened on next use); no-op in memory."""

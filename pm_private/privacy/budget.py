@@ -38,10 +38,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 from .validation import check_nonnegative, check_positive
 
-__all__ = ["REPLACE_ONE", "BudgetExceededError", "LedgerEntry", "NoiseEvent"]
+__all__ = ["REPLACE_ONE", "Budget", "BudgetExceededError", "Cost", "LedgerEntry", "NoiseEvent", "implied_epsilon"]
 
 #: Bounded DP: neighbouring data sets have the same size n and differ in one record.
 REPLACE_ONE = "replace-one"
@@ -60,6 +61,32 @@ _PLD_INTERVAL = 1e-3
 
 class BudgetExceededError(RuntimeError):
     """A release would exceed the accountant's remaining budget; nothing was released."""
+
+
+class Budget(NamedTuple):
+    """An (ε, δ) pair: a total, an amount spent or an amount remaining.
+
+    A tuple: it unpacks (``eps, delta = acct.spent``) and compares like ``(ε, δ)``.
+
+    Examples
+    --------
+    >>> Budget(1.0, 1e-6)
+    Budget(epsilon=1.0, delta=1e-06)
+    """
+
+    epsilon: float
+    delta: float
+
+
+class Cost(NamedTuple):
+    """What the ledger would hold after one more release (:meth:`PrivacyAccountant.cost`).
+
+    ``basic``: Σεᵢ by basic composition; ``tight``: ε at the budget's total δ by the tighter of
+    basic and privacy-loss-distribution composition.  A tuple: ``basic, tight = acct.cost(...)``.
+    """
+
+    basic: float
+    tight: float
 
 
 @dataclass(frozen=True)
@@ -241,6 +268,129 @@ def _composed(events: Counter):
         del _RECENT[next(iter(_RECENT))]
     _RECENT[key] = composed
     return composed
+
+
+# --------------------------------------------------------------------------------------------
+# A stated noise description must give the declared guarantee
+#
+# The tight totals compose what an entry's noise events say, not its declared (ε, δ): a caller
+# could state far more noise than its ε implies (σ/Δ = 100 with ε = 5) and the tight totals would
+# then count almost nothing for it.  The accountant cannot see the noise actually drawn, but it
+# can refuse a description that is not the declared guarantee: composed alone, with the PLD code
+# of the tight totals, the events must give the declared ε at the declared δ.
+#
+# Tolerance: |implied − declared| ≤ 10⁻³·declared + 10⁻⁶.  Laplace events are exact (ε = Σ Δ/b:
+# only float rounding, ~10⁻¹⁶); the library's Gaussian descriptions are calibrated with this very
+# code to 10⁻⁵ relative (:func:`gaussian_multiplier`).  What the tolerance lets through is at most
+# 0.1 % of a release's ε per release (the tight totals can under-count a misdescribed release by no
+# more), far below any ε a budget distinguishes and below the PLD code's own pessimism of up to
+# ~10⁻³ relative for a Gaussian exactly calibrated elsewhere (Balle & Wang 2018) at ε ≳ 0.05.  The
+# 10⁻⁶ absolute term covers sums of tiny budget shares.
+NOISE_RTOL = 1e-3
+NOISE_ATOL = 1e-6
+
+
+@functools.lru_cache(maxsize=1024)
+def implied_epsilon(events: tuple[NoiseEvent, ...], delta: float) -> float:
+    """The ε that ``events`` give at ``delta`` when composed alone.
+
+    Laplace events only: Σ Δ/b (pure ε-DP, exact).  Otherwise the privacy-loss distributions of
+    the tight totals (cached per event), composed, at ``delta`` (inf when they never reach it,
+    e.g. Gaussian noise at δ = 0).
+
+    Parameters
+    ----------
+    events : tuple of NoiseEvent
+        A release's noise draws (not empty).
+    delta : float
+        The release's δ.
+
+    Returns
+    -------
+    float
+        The implied ε.
+    """
+    if all(e.kind == LAPLACE for e in events):
+        return math.fsum(e.ratio for e in events)
+    composed = None
+    for (kind, ratio), count in sorted(Counter((e.kind, e.ratio) for e in events).items()):
+        pld = _event_pld(kind, ratio, count)
+        composed = pld if composed is None else composed.compose(pld)
+    return float(composed.get_epsilon_for_delta(delta))
+
+
+def check_noise(mechanism: str, epsilon: float, delta: float, events: tuple[NoiseEvent, ...]) -> None:
+    """ValueError unless ``events`` (if any) give the declared (ε, δ) within the tolerance above."""
+    if not events:
+        return
+    implied = implied_epsilon(events, delta)
+    if not abs(implied - epsilon) <= NOISE_RTOL * epsilon + NOISE_ATOL:
+        raise ValueError(
+            f"the noise stated for {mechanism!r} implies ε = {implied:.6g} at δ = {delta:g}, not the declared "
+            f"ε = {epsilon:g}: a release's noise events must give its own (ε, δ) (within a relative "
+            f"{NOISE_RTOL:g}); nothing was recorded"
+        )
+
+
+def _exact_gaussian_delta(epsilon: float, multiplier: float) -> float:
+    """δ(ε) of N(0, σ²) vs N(Δ, σ²), σ/Δ = ``multiplier`` (Balle & Wang 2018, Thm 8)."""
+    from scipy.special import log_ndtr, ndtr
+
+    mu = 1.0 / multiplier
+    return float(ndtr(mu / 2 - epsilon / mu) - math.exp(epsilon + log_ndtr(-mu / 2 - epsilon / mu)))
+
+
+@functools.lru_cache(maxsize=256)
+def gaussian_multiplier(epsilon: float, delta: float) -> float:
+    """The noise multiplier σ/Δ whose ε at ``delta`` by the PLD code of the tight totals is
+    ``epsilon`` (to a relative 10⁻⁵).
+
+    Starts from the exact multiplier (Balle & Wang 2018), which the pessimistic PLD code puts at
+    most ~10⁻³ above ``epsilon`` for ε ≳ 0.05, then takes secant steps in log-log space (one
+    privacy-loss distribution each, usually one or two).
+
+    Parameters
+    ----------
+    epsilon : float
+        The target ε > 0.
+    delta : float
+        The δ in (0, 1).
+
+    Returns
+    -------
+    float
+        The multiplier (the closest one tried, should 30 steps not reach 10⁻⁵).
+    """
+    from dp_accounting.pld import privacy_loss_distribution as pld
+    from scipy.optimize import brentq
+
+    def log_eps(log_m: float) -> float:
+        curve = pld.from_gaussian_mechanism(math.exp(log_m), value_discretization_interval=_PLD_INTERVAL)
+        return math.log(float(curve.get_epsilon_for_delta(delta)))
+
+    target = math.log(epsilon)
+    try:
+        x = brentq(lambda t: _exact_gaussian_delta(epsilon, math.exp(t)) - delta, -12.0, 20.0, xtol=1e-10)
+    except (ValueError, OverflowError):  # no sign change in the bracket: start from ε ≈ Δ/σ
+        x = -target
+    points = [(x, log_eps(x))]
+    low = high = None  # log multipliers known to give too large / too small an ε
+    for _ in range(30):
+        x, y = points[-1]
+        if abs(y - target) <= 1e-5:
+            return math.exp(x)
+        if y > target:
+            low = x if low is None else max(low, x)
+        else:
+            high = x if high is None else min(high, x)
+        slope = -1.0  # ε ∝ 1/m for small ε; the secant of the last two points once there are two
+        if len(points) > 1 and points[-2][0] != x:
+            slope = min((y - points[-2][1]) / (x - points[-2][0]), -1e-3)  # ε falls as m grows
+        step = x + (target - y) / slope
+        if low is not None and high is not None and not low < step < high:
+            step = (low + high) / 2
+        points.append((step, log_eps(step)))
+    return math.exp(min(points, key=lambda point: abs(point[1] - target))[0])
 
 
 def tight_epsilon(entries: Iterable[LedgerEntry], delta: float) -> float:

@@ -31,7 +31,7 @@ import os
 
 import numpy as np
 
-from .accountant import note_noise_drawn
+from .accountant import note_noise_drawn, note_seeded_draw
 
 __all__ = [
     "NoiseSource",
@@ -85,6 +85,7 @@ class NoiseSource:
         if self._generator is None:
             words = np.frombuffer(os.urandom(8 * count), dtype=np.uint64)
         else:
+            note_seeded_draw()
             words = self._generator.integers(0, 2**64, size=count, dtype=np.uint64, endpoint=False)
         mantissa = (words >> np.uint64(11)).astype(np.float64)  # 53 random bits
         return ((mantissa + 0.5) * _TWO_POW_MINUS_53).reshape(size)

@@ -30,10 +30,18 @@ import numpy as np
 from scipy.special import log_ndtr, ndtr
 
 from .accountant import note_noise_drawn
-from .budget import GAUSSIAN, LAPLACE, NoiseEvent
+from .budget import GAUSSIAN, LAPLACE, NoiseEvent, gaussian_multiplier
 from .noise import NoiseSource
 from .release import Release, constant, output, public
-from .validation import as_float_array, check_count, check_delta, check_epsilon, check_memory, check_positive
+from .validation import (
+    as_float_array,
+    check_count,
+    check_delta,
+    check_epsilon,
+    check_memory,
+    check_positive,
+    check_release_guarantee,
+)
 
 __all__ = [
     "GAUSSIAN_MECHANISM",
@@ -97,6 +105,9 @@ class LaplaceRelease(Release, kind="laplace"):
     sensitivity: float = public()
     neighbours: str = constant(default=SENSITIVITY_BALL)
     mechanism: str = constant(default=LAPLACE_MECHANISM)
+
+    def __post_init__(self):
+        check_release_guarantee(self)
 
 
 # The secure Laplace mechanism rounds to a grid of 2^k with k this many binary orders below
@@ -313,6 +324,9 @@ class GaussianRelease(Release, kind="gaussian"):
     neighbours: str = constant(default=SENSITIVITY_BALL)
     mechanism: str = constant(default=GAUSSIAN_MECHANISM)
 
+    def __post_init__(self):
+        check_release_guarantee(self, needs_delta=True)
+
 
 def _opendp_gaussian(size: int, sensitivity: float, scale: float, delta: float):
     """OpenDP's discrete Gaussian on a 2^k grid (k 40 binary orders below σ), as an (ε, δ) measurement."""
@@ -461,10 +475,17 @@ def gaussian_mechanism(
 def gaussian_noise_event(size: int, sensitivity: float, epsilon: float, delta: float) -> NoiseEvent:
     """The noise of :func:`gaussian_mechanism` for the ledger's tight composition.
 
-    σ is :func:`gaussian_scale`; the sensitivity is Δ + (size + 2)·2^k for the 2^k grid of
-    OpenDP's discrete Gaussian (k = ⌊log₂ σ⌋ − 40): the rounding of ``size`` values, and one grid
+    The sensitivity is Δ' = Δ + (size + 2)·2^k for the 2^k grid of OpenDP's discrete Gaussian
+    (k = ⌊log₂ σ⌋ − 40, σ = :func:`gaussian_scale`): the rounding of ``size`` values, and one grid
     step by which the discrete Gaussian's privacy curve stays under the continuous Gaussian's
-    (Canonne, Kamath & Steinke 2020).  Public: depends only on its arguments.
+    (Canonne, Kamath & Steinke 2020).  The stated scale is σ' = m·Δ' ≤ σ, with m the noise
+    multiplier whose ε at δ by the ledger's PLD code is exactly ``epsilon``
+    (``pm_private.privacy.budget.gaussian_multiplier``): OpenDP's σ, calibrated through
+    zero-concentrated DP, is 6–9 % larger than the PLD needs, so stating σ itself would make the
+    event imply less than the ε charged, which the accountant refuses.  Stating less noise than
+    was drawn is a valid, pessimistic description (N(0, σ²) is N(0, σ'²) plus independent noise, a
+    post-processing), and its tight totals count exactly the (ε, δ) charged.  Public: depends only
+    on its arguments.
 
     Parameters
     ----------
@@ -480,11 +501,13 @@ def gaussian_noise_event(size: int, sensitivity: float, epsilon: float, delta: f
     Returns
     -------
     NoiseEvent
-        A Gaussian event with scale σ and the enlarged sensitivity.
+        A Gaussian event with scale σ' ≤ σ and the enlarged sensitivity Δ'.
     """
     scale = gaussian_scale(size, sensitivity, epsilon, delta)
     grid = 2.0 ** (math.floor(math.log2(scale)) - _GRID_BITS_BELOW_SCALE)
-    return NoiseEvent(GAUSSIAN, scale, sensitivity + (size + 2) * grid)
+    bound = sensitivity + (size + 2) * grid
+    multiplier = gaussian_multiplier(float(epsilon), float(delta))
+    return NoiseEvent(GAUSSIAN, min(scale, multiplier * bound), bound)
 
 
 def laplace_noise_event(sensitivity: float, epsilon: float) -> NoiseEvent:

@@ -57,16 +57,18 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import types
 import typing
+import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 
-from .accountant import PrivacyAccountant, Reservation, check_accountant
+from .accountant import NoiseWatch, PrivacyAccountant, Reservation, check_accountant
 from .budget import REPLACE_ONE, NoiseEvent
 
 __all__ = [
@@ -75,6 +77,7 @@ __all__ = [
     "CONSTANT",
     "RANGES",
     "ConvergenceError",
+    "NoAccountantWarning",
     "Release",
     "check_fields",
     "constant",
@@ -300,6 +303,16 @@ class Release:
             raise TypeError(f"kind {kind!r} of {cls.__name__} is already {_REGISTRY[kind].__name__}'s")
         cls.kind = kind
         _REGISTRY[kind] = cls
+        if "__repr__" not in cls.__dict__:  # kept by @dataclass, which adds its own repr only when absent
+            cls.__repr__ = Release.__repr__
+
+    def __repr__(self) -> str:
+        # Whether the release is private comes first: a seeded release carries no guarantee.
+        parts = ["private=True"] if self.private else ["not private (seeded)", "private=False"]
+        parts += [
+            f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self) if f.repr and f.name != "private"
+        ]
+        return f"{type(self).__name__}({', '.join(parts)})"
 
 
 def release_type(kind: str) -> type[Release]:
@@ -338,6 +351,37 @@ def registered_release_types() -> dict[str, type[Release]]:
     return dict(_REGISTRY)
 
 
+class NoAccountantWarning(UserWarning):
+    """A private release was made without an accountant: no ledger records its spend.
+
+    Warned once per process and mechanism, when the release drew secure (private) noise (a
+    seeded release, which is not private, is not warned about).  Pass ``accountant=`` to record
+    the spend, or filter the warning
+    (``warnings.simplefilter("ignore", NoAccountantWarning)``) where it is deliberate.
+    """
+
+
+#: (process id, mechanisms already warned about in it).
+_WARNED: tuple[int, set[str]] = (0, set())
+
+
+def _warn_no_accountant(mechanism: str) -> None:
+    global _WARNED
+    if _WARNED[0] != os.getpid():
+        _WARNED = (os.getpid(), set())
+    if mechanism in _WARNED[1]:
+        return
+    _WARNED[1].add(mechanism)
+    warnings.warn(
+        f"{mechanism}: a private release was made without an accountant, so no ledger records its "
+        "privacy spend and nothing stops further releases from exceeding a budget; pass "
+        "accountant=PrivacyAccountant(...) (or PrivacyAccountant.open(path, ...)) to record it "
+        "(warned once per mechanism and process)",
+        NoAccountantWarning,
+        stacklevel=5,
+    )
+
+
 @contextmanager
 def release_guard(
     accountant: PrivacyAccountant | None,
@@ -357,6 +401,11 @@ def release_guard(
     after noise was drawn; release when it raises before any noise), or nothing at all when
     ``accountant`` is None, except that a :class:`ConvergenceError` raised by the body (a
     data-dependent failure after noise was drawn) is always recorded as spent before it propagates.
+
+    Without an accountant, a body that draws secure (private) noise through a
+    :class:`~pm_private.privacy.noise.NoiseSource` or OpenDP warns :class:`NoAccountantWarning`,
+    once per process and mechanism: no ledger records that spend (seeded noise is not warned
+    about: it is not private).
 
     Parameters
     ----------
@@ -379,23 +428,34 @@ def release_guard(
     Reservation or None
         The reservation the body runs inside (None without an accountant).
 
+    Warns
+    -----
+    NoAccountantWarning
+        Without an accountant, when the body drew secure noise (once per process and mechanism).
+
     Raises
     ------
     TypeError
         On entering the ``with`` block, if ``accountant`` is neither None nor a
         :class:`PrivacyAccountant`.
+    ValueError
+        Before the body, when ``noise`` does not give (ε, δ) (see
+        :meth:`PrivacyAccountant.reserve`).
     BudgetExceededError
         Before the body, when (ε, δ) does not fit in the remaining budget.
     """
+    watch = None
     if check_accountant(accountant) is None:
-        guard = nullcontext()
+        guard = watch = NoiseWatch()
     else:
         guard = accountant.charge(mechanism, epsilon, delta, neighbours=neighbours, label=label, noise=noise)
     failure = None
     with guard as reservation:
         try:
-            yield reservation
+            yield None if watch is not None else reservation
         except ConvergenceError as error:
             failure = error
+    if watch is not None and watch.secure:
+        _warn_no_accountant(mechanism)
     if failure is not None:
         raise failure

@@ -35,6 +35,9 @@ __all__ = [
     "column_names",
     "check_feature_names",
     "check_finite_rows",
+    "check_release_field",
+    "check_release_guarantee",
+    "check_symmetric",
 ]
 
 
@@ -488,3 +491,64 @@ def check_finite_rows(X: np.ndarray, name: str = "X") -> None:
     """
     if not np.isfinite(X).all():
         raise_non_finite(X, 0, name)
+
+
+def check_release_field(name: str, check, *args, **kwargs):
+    """``check(*args, **kwargs)``, its ValueError re-raised naming the release field ``name``.
+
+    The hook by which a release type checks its public fields with the very checks its mechanism
+    applies to its arguments (one source of truth), e.g. ``check_release_field("y_bound",
+    check_count, "y_bound", self.y_bound, 1, MAX_Y_BOUND)`` in ``__post_init__``: a release
+    constructed (or read from a file) with a field out of the mechanism's limits is refused.
+
+    Returns
+    -------
+    object
+        What ``check`` returned.
+
+    Raises
+    ------
+    ValueError
+        ``field 'name': <the check's message>``.
+    """
+    try:
+        return check(*args, **kwargs)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"field {name!r}: {error}") from None
+
+
+def check_release_guarantee(release, *, needs_delta: bool = False) -> None:
+    """The guarantee of a release checked as its mechanism checks its arguments: ε by
+    :func:`check_epsilon`, δ by :func:`check_delta` (or 0 where ``needs_delta`` is False).
+
+    Raises
+    ------
+    ValueError
+        Naming the field ``'epsilon'`` or ``'delta'``.
+    """
+    check_release_field("epsilon", check_epsilon, release.epsilon)
+    if needs_delta or not (_number(release.delta) and release.delta == 0):
+        check_release_field("delta", check_delta, release.delta)
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def check_symmetric(name: str, matrix) -> np.ndarray:
+    """A finite square symmetric matrix (to the rounding of a sum of outer products), or ValueError naming ``name``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``matrix`` as a float64 array.
+    """
+    array = as_float_array(matrix, name)
+    if array.ndim != 2 or array.shape[0] != array.shape[1]:
+        raise ValueError(f"{name} must be a square matrix, got shape {array.shape}")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name} must be finite (NaN or infinite entries given)")
+    scale = float(np.abs(array).max(initial=0.0))
+    if not np.all(np.abs(array - array.T) <= 1e-9 * scale):
+        raise ValueError(f"{name} must be symmetric")
+    return array

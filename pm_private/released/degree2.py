@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..privacy.validation import as_float_array, check_symmetric
+
 __all__ = ["degree2_sums", "freeze_stats", "stat_labels", "stat_pairs", "stats_vector", "unpack_stats"]
 
 
@@ -80,13 +82,39 @@ def unpack_stats(values: np.ndarray, d: int) -> dict:
 
 
 def freeze_stats(stats) -> None:
-    """Checked, read-only float arrays for the fields of a statistics record."""
-    x_sum = np.array(stats.x_sum, dtype=np.float64)
-    xx = np.array(stats.xx, dtype=np.float64)
-    yx = np.array(stats.yx, dtype=np.float64)
-    d = x_sum.shape[0] if x_sum.ndim == 1 else -1
-    if xx.shape != (d, d) or yx.shape != (d,):
-        raise ValueError(f"xx must be d×d and x_sum, yx length d, got {xx.shape}, {x_sum.shape}, {yx.shape}")
+    """Checked, read-only float arrays for the fields of a statistics record.
+
+    x_sum and yx must have length d ≥ 1 and xx be d × d and symmetric, all finite; d is the size
+    most of the three agree on, so a ValueError names the field ('x_sum', 'xx', 'yx') that
+    disagrees (a release file with one field shortened is refused naming that field).
+    """
+    arrays = {}
+    for name in ("x_sum", "xx", "yx"):
+        try:
+            arrays[name] = np.array(as_float_array(getattr(stats, name), name), dtype=np.float64)
+        except ValueError:
+            raise ValueError(f"{name!r} must be an array of numbers (a ragged or non-numeric {name} given)") from None
+    x_sum, xx, yx = arrays["x_sum"], arrays["xx"], arrays["yx"]
+    sizes = {
+        "x_sum": x_sum.shape[0] if x_sum.ndim == 1 else None,
+        "xx": xx.shape[0] if xx.ndim == 2 and xx.shape[0] == xx.shape[1] else None,
+        "yx": yx.shape[0] if yx.ndim == 1 else None,
+    }
+    known = [size for size in sizes.values() if size is not None]
+    d = max(set(known), key=known.count) if known else None
+    for name, size in sizes.items():
+        if size is None or size != d or size < 1:
+            shape = "d × d" if name == "xx" else "length d"
+            raise ValueError(
+                f"{name!r} must be {shape} (d = {d}, from the other statistics), got shape {arrays[name].shape}"
+            )
+    for name, value in arrays.items():
+        if not np.isfinite(value).all():
+            raise ValueError(f"{name!r} must be finite (NaN or infinite entries given)")
+    try:
+        check_symmetric("xx", xx)
+    except ValueError as error:
+        raise ValueError(f"'xx': {error}") from None
     for name, value in (("x_sum", x_sum), ("xx", xx), ("yx", yx)):
         value.flags.writeable = False
         object.__setattr__(stats, name, value)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..privacy.validation import as_float_array
+
 __all__ = ["check_glm_preprocessing", "Preprocessing", "preprocess"]
 
 
@@ -92,7 +94,8 @@ class Preprocessing:
     Raises
     ------
     ValueError
-        If a constant is not finite, has more than one dimension, or a scale is not > 0.
+        If a constant is not finite, has more than one dimension or is an empty vector, a scale
+        is not > 0, or ``x_center`` and ``x_scale`` are vectors of different lengths.
     """
 
     x_center: np.ndarray | float | None = None
@@ -105,12 +108,21 @@ class Preprocessing:
             value = getattr(self, name)
             if value is not None:
                 value = np.array(value, dtype=np.float64)
-                if value.ndim > 1 or not np.isfinite(value).all():
-                    raise ValueError(f"{name} must be a finite scalar or 1-D vector, got {getattr(self, name)!r}")
+                if value.ndim > 1 or value.size == 0 or not np.isfinite(value).all():
+                    raise ValueError(
+                        f"{name} must be a finite scalar or non-empty 1-D vector, got {getattr(self, name)!r}"
+                    )
                 if name == "x_scale" and not (value > 0).all():
                     raise ValueError("x_scale must be > 0")
                 value.flags.writeable = False
                 object.__setattr__(self, name, value)
+        lengths = {
+            name: getattr(self, name).shape[0] for name in ("x_center", "x_scale") if _is_vector(getattr(self, name))
+        }
+        if len(set(lengths.values())) > 1:
+            raise ValueError(
+                f"x_center and x_scale must have the same length, got {lengths['x_center']} and {lengths['x_scale']}"
+            )
         for name in ("y_center", "y_scale"):
             value = float(getattr(self, name))
             if not np.isfinite(value) or (name == "y_scale" and value <= 0):
@@ -124,7 +136,10 @@ class Preprocessing:
         ``y``.
 
         The rows must be public (a published sample, rows whose owners consented, a pilot
-        study): the constants are released with every release that uses them.  A few dozen rows
+        study): the constants are released with every release that uses them, without noise.
+        Nothing here can check that: given the private rows themselves, their exact means and
+        standard deviations would be published (the command line's ``--standardize-from``
+        refuses its private input file and overlapping rows; see ``docs/privacy.md``).  A few dozen rows
         suffice; the estimate need not be good, only public, since the release's bounds are set
         on the scale it defines.
 
@@ -143,8 +158,8 @@ class Preprocessing:
         Raises
         ------
         ValueError
-            If the shapes disagree, fewer than two rows are given, a value is not finite, or
-            ``y`` has no spread.
+            Naming ``X`` or ``y``: not numeric, ``X`` not 2-D, ``y`` not 1-D, their row counts
+            differ, fewer than two rows are given, a value is not finite, or ``y`` has no spread.
 
         Examples
         --------
@@ -153,14 +168,19 @@ class Preprocessing:
         >>> prep.transform_x([[2.0, 6.0]])
         array([[0., 1.]])
         """
-        A = np.asarray(X, dtype=np.float64)
-        b = np.asarray(y, dtype=np.float64)
-        if A.ndim != 2 or b.shape != (A.shape[0],):
-            raise ValueError(f"X must be (m, d) and y (m,), got shapes {A.shape} and {b.shape}")
+        A = as_float_array(X, "X")
+        b = as_float_array(y, "y")
+        if A.ndim != 2 or A.shape[1] == 0:
+            raise ValueError(f"X must be a 2-D table of public rows (m, d) with d ≥ 1, got shape {A.shape}")
+        if b.ndim != 1:
+            raise ValueError(f"y must be a 1-D array of public responses (m,), got shape {b.shape}")
+        if b.shape[0] != A.shape[0]:
+            raise ValueError(f"X and y must have the same number of public rows, got {A.shape[0]} and {b.shape[0]}")
         if A.shape[0] < 2:
             raise ValueError(f"X: at least 2 public rows are needed, got {A.shape[0]}")
-        if not (np.isfinite(A).all() and np.isfinite(b).all()):
-            raise ValueError("X and y must be finite")
+        for name, value in (("X", A), ("y", b)):
+            if not np.isfinite(value).all():
+                raise ValueError(f"{name} must be finite (no NaN or inf)")
         sd = A.std(axis=0)
         if not b.std() > 0:
             raise ValueError("y has no spread in the public rows: its scale cannot be estimated")
@@ -230,6 +250,10 @@ class Preprocessing:
             The values on the original response scale.
         """
         return self.y_center + self.y_scale * np.asarray(values, dtype=np.float64)
+
+
+def _is_vector(value) -> bool:
+    return isinstance(value, np.ndarray) and value.ndim == 1
 
 
 def check_glm_preprocessing(preprocessing) -> None:

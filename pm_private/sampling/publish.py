@@ -20,14 +20,24 @@ fresh operating-system entropy, but it reduces the seeds of the initial points (
 seeds of external NUTS samplers) to 30 bits, and nothing in its output tells the two apart.
 :func:`secure_sample` samples from a generator seeded with 256 bits of the operating system's
 secure generator that are never stored (:func:`pm_private.privacy.noise.secure_generator`),
-and marks its result; :func:`publishable` refuses draws of a sanitized term that lack the mark
-unless told they are not private (``private=False``), which it then writes on the result.
+and seals its result: an HMAC-SHA256 over each posterior variable's name, dtype, shape and
+bytes, under a key drawn from ``os.urandom`` when this module is imported and never stored
+or exposed.  :func:`publishable` refuses draws of a sanitized term whose seal does not verify
+unless told they are not private (``private=False``), which it then writes on the result.  The
+seal cannot be forged by setting an attribute by hand, copying a seal onto other draws, or
+editing the draws; it holds only in the process that sampled (a saved and reloaded run is not
+recognised: publish in the sampling process).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
+import os
 import threading
 
+import numpy as np
 import xarray as xr
 
 from ..privacy.accountant import PrivacyAccountant, check_accountant
@@ -39,12 +49,48 @@ from .sanitized import LABEL, MECHANISM
 
 __all__ = ["publishable", "secure_sample"]
 
-#: Attribute of the ``posterior`` group by which :func:`secure_sample` marks its runs.
+#: Attribute of the ``posterior`` group by which :func:`secure_sample` marks its runs (for people:
+#: :func:`publishable` trusts only the seal, :data:`SEAL_ATTR`).
 RANDOM_SOURCE_ATTR = "pm_private_random_source"
 #: Its value: the chains were seeded from the operating system's secure generator.
 SECURE_SOURCE = "os.urandom"
+#: Attribute of the ``posterior`` group holding the seal of :func:`secure_sample` (JSON: variable -> HMAC).
+SEAL_ATTR = "pm_private_seal"
 
 _PUBLISHING = threading.Lock()
+#: The per-process key of the seals: drawn at import, never stored, written or returned.
+_SEAL_KEY = os.urandom(32)
+
+
+def _tag(name: str, values) -> str:
+    """HMAC-SHA256 of one variable's draws (name, dtype, shape and bytes) under the process's key."""
+    array = np.ascontiguousarray(values)
+    mac = hmac.new(_SEAL_KEY, digestmod=hashlib.sha256)
+    mac.update(json.dumps([str(name), array.dtype.str, list(array.shape)]).encode())
+    mac.update(array.tobytes())
+    return mac.hexdigest()
+
+
+def _seal(posterior) -> None:
+    """Seal the draws of every variable of a ``posterior`` group as drawn by :func:`secure_sample`."""
+    tags = {str(name): _tag(name, posterior[name].values) for name in posterior.data_vars}
+    posterior.attrs[RANDOM_SOURCE_ATTR] = SECURE_SOURCE
+    posterior.attrs[SEAL_ATTR] = json.dumps(tags, sort_keys=True)
+
+
+def _sealed(posterior, names) -> bool:
+    """True when every variable of ``names`` carries draws that :func:`secure_sample` sealed, unchanged."""
+    try:
+        tags = json.loads(posterior.attrs.get(SEAL_ATTR, "{}"))
+    except (TypeError, ValueError):
+        return False
+    if not isinstance(tags, dict) or not names:
+        return False
+    return all(
+        isinstance(tags.get(str(name)), str)
+        and hmac.compare_digest(tags[str(name)], _tag(name, posterior[name].values))
+        for name in names
+    )
 
 
 def secure_sample(*args, **kwargs) -> xr.DataTree:
@@ -55,8 +101,9 @@ def secure_sample(*args, **kwargs) -> xr.DataTree:
     ``os.urandom``, never stored), from which PyMC spawns one generator per chain for the
     initial points and the step methods' noise (NUTS momenta, :class:`~pm_private.sampling.PSGLD`
     minibatches and Langevin noise).  The ``posterior`` group is marked with the attribute
-    ``pm_private_random_source = "os.urandom"``, which :func:`publishable` requires of the draws
-    of a sanitized-loss term.  The draws stay approximate (MCMC) and their noise floating point;
+    ``pm_private_random_source = "os.urandom"`` and sealed (an HMAC of the draws under a key of
+    this process that is never exposed, see the module docstring), which :func:`publishable`
+    requires of the draws of a sanitized-loss term.  The draws stay approximate (MCMC) and their noise floating point;
     only the seed is secure.
 
     Parameters
@@ -99,7 +146,7 @@ def secure_sample(*args, **kwargs) -> xr.DataTree:
             "return_inferencedata must be True: the mark of the secure source is an attribute of the result"
         )
     idata = pm.sample(*args, random_seed=secure_generator(), **kwargs)
-    idata["posterior"].attrs[RANDOM_SOURCE_ATTR] = SECURE_SOURCE
+    _seal(idata["posterior"])
     return idata
 
 
@@ -130,8 +177,9 @@ def publishable(
       is returned; an over-budget publication raises and returns nothing.  Publishing the same
       draws again charges again.  A term built without an accountant is charged its m·ε to
       ``accountant`` when one is given, and nothing otherwise.
-    * **Secure source.**  The draws must come from :func:`secure_sample`; draws from
-      ``pm.sample`` (seeded or not) are refused unless ``private=False``.
+    * **Secure source.**  The draws must come from :func:`secure_sample`, unchanged, in this
+      process (its seal must verify); draws from ``pm.sample`` (seeded or not), draws marked
+      by hand or edited are refused unless ``private=False``.
     * **Marked.**  The ``posterior`` group's attributes state ``epsilon`` (m·Σε), ``draws`` (m),
       ``private``, ``mechanism``, ``label`` and ``neighbours``.
 
@@ -225,10 +273,11 @@ def publishable(
             f"the sanitized terms {detached} are copies (pickled from the process that built them); "
             "publish their draws in that process, with the model that holds the originals"
         )
-    secure = posterior.attrs.get(RANDOM_SOURCE_ATTR) == SECURE_SOURCE
+    secure = _sealed(posterior, names)
     if private and not secure:
         raise ValueError(
-            "these draws were not sampled by pm_private.sampling.secure_sample: a run of pm.sample "
+            "these draws were not sampled by pm_private.sampling.secure_sample in this process, or were "
+            "changed since (their seal does not verify): a run of pm.sample "
             "may have a known random_seed, and such a run can be replayed against candidate data "
             "sets, so its draws are not private; sample with secure_sample, or pass private=False "
             "to publish them marked not private"

@@ -465,7 +465,7 @@ def sanitized_loss(
     >>> round(term.v, 2), term.n, term.label  # v = 2·log n
     (9.21, 100, 'approximate (MCMC)')
     >>> accountant.spent
-    (1.0, 0.0)
+    Budget(epsilon=1.0, delta=0.0)
 
     Sampling it from the secure source (slow, so not run here) and publishing 100 draws, which
     charges the other 99·ε:

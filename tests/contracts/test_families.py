@@ -14,6 +14,7 @@ import pytest
 import xarray as xr
 
 import pm_private as pp
+import pm_private.survival
 from pm_private.released.family import check_posterior, recorded_fit, registered_families
 from pm_private.survival import survival_function
 
@@ -138,3 +139,94 @@ def test_a_posterior_without_a_record_is_checked_by_its_variables():
     assert len(pp.predict_logistic(draws, X.iloc[:2])) == 2
     with pytest.raises(ValueError, match="no 'beta'"):
         pp.predict_poisson(xr.Dataset({"gamma": (("chain", "draw"), np.zeros((1, 5)))}), X.iloc[:2])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", FAMILIES)
+def test_predictors_take_columns_by_name_and_refuse_unknown_ones(name, fitted):
+    posterior = fitted[name][3]
+    predictor = getattr(pp, f"predict_{name}")
+    rows = X.iloc[:4]
+    expected = predictor(posterior, rows).to_numpy()
+    np.testing.assert_array_equal(predictor(posterior, rows[["dose", "age"]]).to_numpy(), expected)
+    np.testing.assert_array_equal(predictor(posterior, rows.to_numpy()).to_numpy(), expected)  # arrays: the fit's order
+    with pytest.raises(ValueError, match=r"lacks \['dose'\].*unknown columns \['weight'\]"):
+        predictor(posterior, rows.rename(columns={"dose": "weight"}))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", FAMILIES)
+def test_predictors_refuse_a_posterior_with_non_finite_draws(name, fitted):
+    posterior = fitted[name][3].copy()
+    beta = posterior["posterior"]["beta"].copy()
+    beta[0, 0, 0] = np.nan
+    posterior["posterior"] = posterior["posterior"].to_dataset().assign(beta=beta)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        getattr(pp, f"predict_{name}")(posterior, X.iloc[:2])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["logistic", "poisson"])
+def test_a_glm_release_carries_its_public_preprocessing_to_the_predictor(name, fitted, tmp_path):
+    from pm_private.release_file import read_release_file, release_to_dict, write_release_file
+
+    prep = pp.Preprocessing(x_center=[1.0, -2.0], x_scale=[2.0, 0.5])
+    raw = X * [2.0, 0.5] + [1.0, -2.0]  # rows whose preprocessed values are X
+    y = RNG.uniform(size=len(X)) < 0.5 if name == "logistic" else RNG.poisson(1.0, size=len(X))
+    bounds = {"y_bound": 5} if name == "poisson" else {}
+    release = getattr(pp, f"release_{name}_stats")(
+        raw, y, epsilon=1.0, delta=1e-6, x_bound=3.0, preprocessing=prep, rng=1, **bounds
+    )
+    assert release.preprocessing is prep
+    plain = getattr(pp, f"release_{name}_stats")(X, y, epsilon=1.0, delta=1e-6, x_bound=3.0, rng=1, **bounds)
+    np.testing.assert_allclose(release.xx, plain.xx)  # the same noise on the same preprocessed rows
+    path = tmp_path / "release.json"
+    write_release_file(path, [release_to_dict(release)])
+    back = read_release_file(path)[0]["release"]
+    np.testing.assert_array_equal(back.preprocessing.x_center, prep.x_center)
+    model = getattr(pp, f"{name}_model")(back)
+    with model:
+        prior = pm.sample_prior_predictive(draws=20, random_seed=3)
+    posterior = xr.DataTree.from_dict(
+        {"posterior": prior["prior"].to_dataset(), "constant_data": prior["constant_data"].to_dataset()}
+    )
+    predictor = getattr(pp, f"predict_{name}")
+    bare = posterior["posterior"].to_dataset()  # no constant data: the rows are used as given
+    np.testing.assert_allclose(
+        predictor(posterior, raw.iloc[:3]).to_numpy(), predictor(bare, X.iloc[:3], x_bound=3.0).to_numpy()
+    )
+    with pytest.raises(ValueError, match="y_center"):
+        getattr(pp, f"release_{name}_stats")(
+            raw, y, epsilon=1.0, delta=1e-6, x_bound=3.0, preprocessing=pp.Preprocessing(y_center=1.0), **bounds
+        )
+
+
+def _all_families():
+    """Every declared family, after importing every module that declares one (release types and
+    the survival builders)."""
+    import importlib
+    import pkgutil
+
+    import pm_private as package
+
+    for info in pkgutil.walk_packages(package.__path__, "pm_private."):
+        if info.name.rsplit(".", 1)[-1] in ("release", "likelihood"):
+            importlib.import_module(info.name)
+    return registered_families()
+
+
+def test_every_family_with_a_release_is_held_to_the_vocabulary_here():
+    """A new family joins this contract (its entry in ``FAMILIES``), its names are top-level, and
+    ``pm-private fit`` can fit its release files."""
+    from pm_private.cli.fit import FAMILIES as FITTED
+
+    families = _all_families()
+    released = {name for name, family in families.items() if family.release is not None}
+    assert released == set(FAMILIES)
+    for name in released:
+        family = families[name]
+        for function in (family.release, family.builder, family.predictor):
+            assert function in pp._NAMES, function
+    for name in set(families) - released:  # fitted to records: the survival package's names
+        assert families[name].builder in pp.survival._NAMES
+    assert released <= {fitted.name.lower() for fitted in FITTED.values()}

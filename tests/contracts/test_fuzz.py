@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from cards import CARD, CARDS, DATA, D, MechanismCard
+from cards import CARD, CARDS, DATA, PACKAGES, D, MechanismCard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -60,17 +60,6 @@ EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "6"))
 STRICT = os.environ.get("FUZZ_STRICT", "1") != "0"
 CALL_LIMIT_S = float(os.environ.get("FUZZ_CALL_LIMIT_S", "60"))
 MEMORY_LIMIT = 3 * 2**30  # address space a child may add to the parent's
-PACKAGES = [
-    "pm_private",
-    "pm_private.privacy",
-    "pm_private.linear",
-    "pm_private.logistic",
-    "pm_private.poisson",
-    "pm_private.released",
-    "pm_private.sampling",
-    "pm_private.survival",
-    "pm_private.datasets",
-]
 OUTCOMES: Counter = Counter()
 PROBLEMS: list = []
 pytestmark = pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")

@@ -226,3 +226,73 @@ def test_fit_refuses_edited_noise_scales_with_exit_2(entries, tmp_path, capsys, 
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "noise_scales" in err and "Traceback" not in err
+
+
+def _nonsymmetric(entry: dict, key: str) -> list:
+    matrix = json.loads(json.dumps(entry["outputs"][key]))
+    matrix[0][-1] += 1.0
+    return matrix
+
+
+#: Edits within the declared types and ranges but beyond a mechanism's own limits: each is refused
+#: by the check the mechanism applies to its arguments, naming the field.
+OUT_OF_LIMITS = [
+    ("poisson_stats", ("parameters", "y_bound"), 10**9, "y_bound"),  # MAX_Y_BOUND = 1000
+    ("poisson_stats", ("parameters", "y_bound"), 1001, "y_bound"),
+    ("poisson_stats", ("delta",), 2.0, "delta"),
+    ("poisson_stats", ("delta",), 0.0, "delta"),  # a Gaussian release has δ > 0
+    ("poisson_stats", ("epsilon",), 1e3, "epsilon"),  # the exact Gaussian mechanism's ε ≤ 700
+    ("poisson_stats", ("parameters", "sensitivity"), 1.0, "sensitivity"),
+    ("poisson_stats", ("parameters", "x_bound"), 1e60, "x_bound"),
+    ("poisson_stats", ("outputs", "xx"), "nonsymmetric", "xx"),
+    ("logistic_stats", ("delta",), 2.0, "delta"),
+    ("logistic_stats", ("epsilon",), 1e3, "epsilon"),
+    ("logistic_stats", ("parameters", "sensitivity"), 1.0, "sensitivity"),
+    ("logistic_stats", ("parameters", "x_bound"), 1e-60, "x_bound"),
+    ("logistic_stats", ("outputs", "xx"), "nonsymmetric", "xx"),
+    (SUFF_STATS, ("releases", 0, "x_bound"), 1e60, "x_bound"),
+    (SUFF_STATS, ("releases", 0, "epsilon"), 1e-9, "epsilon"),
+]
+
+
+@pytest.mark.parametrize(("key", "path", "value", "name"), OUT_OF_LIMITS, ids=lambda v: str(v)[:20])
+def test_fields_beyond_a_mechanisms_limits_are_refused_naming_them(entries, tmp_path, key, path, value, name):
+    entry = json.loads(json.dumps(entries[key]))
+    if value == "nonsymmetric":
+        value = _nonsymmetric(entry, path[-1])
+    if key == SUFF_STATS and path[-1] == "epsilon":  # keep the entry's total consistent, to reach the record
+        entry["epsilon"] += value - entry["releases"][0]["epsilon"]
+    file = tmp_path / "edited.json"
+    file.write_text(_edit(entry, path, value), encoding="utf-8")
+    with pytest.raises(ValueError, match=f"'{name}'"):
+        read_release_file(file)
+
+
+def test_a_release_object_beyond_its_mechanisms_limits_cannot_be_built(entries):
+    release = read_release_file_entry(entries["poisson_stats"])
+    for changes, name in (
+        (dict(y_bound=10**9), "y_bound"),
+        (dict(delta=2.0), "delta"),
+        (dict(xx=release.xx + np.triu(np.ones_like(release.xx), 1)), "xx"),
+        (dict(x_sum=release.x_sum[:-1]), "x_sum"),
+        (dict(yx=release.yx[:-1]), "yx"),
+    ):
+        with pytest.raises(ValueError, match=f"'{name}'"):
+            dataclasses.replace(release, **changes)
+
+
+def read_release_file_entry(entry):
+    from pm_private.release_file import release_from_dict
+
+    return release_from_dict(json.loads(json.dumps(entry)))
+
+
+def test_fit_refuses_a_count_bound_beyond_the_limit_with_exit_2(entries, tmp_path, capsys):
+    """Audit: a count bound of 10⁹ was read, and poisson_model then tried to allocate 7.45 GiB."""
+    path = tmp_path / "edited.json"
+    path.write_text(_edit(entries["poisson_stats"], ("parameters", "y_bound"), 10**9), encoding="utf-8")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["fit", str(path), "--draws", "10", "--tune", "10", "--chains", "1", "--no-progress"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "y_bound" in err and "Traceback" not in err

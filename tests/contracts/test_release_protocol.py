@@ -212,3 +212,79 @@ def test_weibull_lsp_builds_once_and_charges_every_draw():
         pickle.dumps(lsp)
     with pytest.raises(ValueError, match="K must"):
         WeibullLSP(_TIME, _EVENT, horizon=1.0, K=2.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# A private release without an accountant warns; reprs say when a release is not private
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fresh_warnings(monkeypatch):
+    """No mechanism warned about yet in this process (the warning is once per process and mechanism)."""
+    import pm_private.privacy.release as release_module
+
+    monkeypatch.setattr(release_module, "_WARNED", (0, set()))
+
+
+def _laplace_stats(**kwargs):
+    from pm_private.linear import release_linear_stats_laplace
+
+    return release_linear_stats_laplace(DATA["X"], DATA["y"], epsilon=1.0, x_bound=1.0, y_bound=1.0, **kwargs)
+
+
+def test_a_private_release_without_an_accountant_warns_once_per_mechanism(fresh_warnings):
+    import warnings
+
+    from pm_private.privacy import laplace_mechanism
+    from pm_private.privacy.noise import as_noise_source
+    from pm_private.privacy.release import NoAccountantWarning
+
+    with pytest.warns(NoAccountantWarning) as caught:
+        _laplace_stats()
+    (warning,) = [w for w in caught if issubclass(w.category, NoAccountantWarning)]
+    message = str(warning.message)
+    assert "Laplace sufficient statistics" in message and "no ledger records" in message and "accountant=" in message
+    assert issubclass(NoAccountantWarning, UserWarning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoAccountantWarning)
+        _laplace_stats()  # once per process and mechanism
+        _laplace_stats(rng=0)  # seeded: not private, nothing to warn about
+        _laplace_stats(accountant=PrivacyAccountant(1.0))  # recorded
+        laplace_mechanism([1.0], sensitivity=1.0, epsilon=1.0, source=as_noise_source())  # charges nothing itself
+        with pytest.raises(NoAccountantWarning, match="Gaussian"):
+            CARDS[[c.name for c in CARDS].index("release_linear_stats")].run(None, rng=None)  # another mechanism
+
+
+def test_the_warning_can_be_filtered(fresh_warnings):
+    import warnings
+
+    from pm_private.privacy.release import NoAccountantWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", category=NoAccountantWarning)
+        _laplace_stats()
+    assert not [w for w in caught if issubclass(w.category, NoAccountantWarning)]
+
+
+def test_seeded_results_print_not_private(fresh_warnings):
+    import warnings
+
+    from pm_private.privacy import laplace_mechanism
+    from pm_private.privacy.noise import as_noise_source
+
+    seeded = _laplace_stats(rng=0, accountant=PrivacyAccountant(10.0))
+    assert repr(seeded) == f"LinearStats(n={N}, d={DATA['X'].shape[1]}, not private (seeded), 1 seeded release(s))"
+    (release,) = seeded.releases
+    assert repr(release).startswith("LinearStatsLaplaceRelease(not private (seeded), private=False, epsilon=1.0,")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a deliberate release without an accountant
+        private = _laplace_stats()
+    assert repr(private) == f"LinearStats(n={N}, d={DATA['X'].shape[1]}, 1 private release(s))"
+    assert repr(private.releases[0]).startswith("LinearStatsLaplaceRelease(private=True, epsilon=1.0,")
+    assert "not private" not in repr(private.releases[0])
+    both = private + seeded + seeded
+    assert repr(both).endswith("not private (seeded), 1 private release(s), 2 seeded release(s))")
+    primitive = laplace_mechanism([1.0], sensitivity=1.0, epsilon=1.0, source=as_noise_source(0))
+    assert repr(primitive).startswith("LaplaceRelease(not private (seeded), private=False,")

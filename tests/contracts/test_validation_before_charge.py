@@ -32,23 +32,13 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from cards import CARD, CARDS, DATA, MechanismCard
+from cards import CARD, CARDS, DATA, PACKAGES, MechanismCard
 
 from pm_private.privacy.accountant import PrivacyAccountant
 from pm_private.privacy.budget import BudgetExceededError
 from pm_private.privacy.release import Release
 from pm_private.release_file import all_release_types
 
-PACKAGES = [
-    "pm_private",
-    "pm_private.privacy",
-    "pm_private.linear",
-    "pm_private.poisson",
-    "pm_private.logistic",
-    "pm_private.sampling",
-    "pm_private.survival",
-    "pm_private.datasets",
-]
 #: Accounting machinery that takes an accountant but releases nothing itself, and the noise
 #: samplers that mechanisms call inside their guard (they release nothing on their own).
 INFRASTRUCTURE = {

@@ -115,6 +115,7 @@ def exact_clipped(X, y, bx, by):
 
 
 # Secure noise: a smaller d and more releases, ≥ 2000 draws of every statistic for the secure threshold.
+@pytest.mark.filterwarnings("ignore::pm_private.privacy.release.NoAccountantWarning")  # deliberate: no ledger
 @pytest.mark.parametrize(("secure", "d", "releases"), [(False, 30, 300), (True, 4, 2000)])
 def test_released_noise_has_the_declared_laplace_scales(secure, d, releases, p_min):
     rng = np.random.default_rng(1)

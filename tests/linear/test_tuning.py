@@ -235,6 +235,7 @@ def test_tune_bounds_goals_score_what_they_say():
         (dict(goal="r2"), "goal"),
         (dict(max_y_clip=0.0), "max_y_clip"),
         (dict(public_y=[np.nan]), "public_y"),
+        (dict(public_y=np.ones((40, 3))), "public_y must be a 1-D"),
         (dict(clip_share=0.9), "clip_share"),
     ):
         with pytest.raises(ValueError, match=match):
@@ -300,6 +301,10 @@ def test_gaussian_bounds_clip_few_public_responses(n):
         (dict(max_y_clip=0.0), "^max_y_clip"),
         (dict(public_y=[1.0, float("inf")]), "^public_y"),
         (dict(public_y=[1e300]), "^public_y"),
+        (dict(public_y=np.zeros((20, 2))), "^public_y must be a 1-D"),  # a table is not one response per row
+        (dict(public_y=np.zeros((20, 1))), "^public_y must be a 1-D"),
+        (dict(public_y=1.0), "^public_y must be a 1-D"),
+        (dict(public_y=["a", "b"]), "^public_y must be numeric"),
         (dict(clip_share=0.9), "^clip_share"),
         (dict(scale_response="yes"), "^scale_response"),
     ],
@@ -308,3 +313,33 @@ def test_gaussian_bounds_refuse_bad_arguments_by_name(kwargs, message):
     arguments = dict(n=500, d=3, epsilon=1.0, delta=1e-5) | kwargs
     with pytest.raises(ValueError, match=message):
         gaussian_bounds(**arguments)
+
+
+@pytest.mark.parametrize(
+    ("X", "y", "message"),
+    [
+        (np.zeros((5, 2, 1)), np.arange(5.0), "^X must be a 2-D"),
+        (np.zeros(5), np.arange(5.0), "^X must be a 2-D"),
+        (np.zeros((5, 0)), np.arange(5.0), "^X must be a 2-D"),
+        (np.ones((5, 2)), np.arange(10.0).reshape(5, 2), "^y must be a 1-D"),
+        (np.ones((5, 2)), np.arange(5.0)[:, None], "^y must be a 1-D"),
+        (np.ones((5, 2)), np.arange(4.0), "^X and y must have the same number"),
+        (np.array([["a", "b"], ["c", "d"]]), np.arange(2.0), "^X must be numeric"),
+        (np.ones((5, 2)), ["a"] * 5, "^y must be numeric"),
+        (np.full((5, 2), np.nan), np.arange(5.0), "^X must be finite"),
+    ],
+)
+def test_preprocessing_from_public_checks_the_shapes_of_its_public_sample(X, y, message):
+    from pm_private import Preprocessing
+
+    with pytest.raises(ValueError, match=message):
+        Preprocessing.from_public(X, y)
+
+
+def test_preprocessing_constants_agree_in_length():
+    from pm_private import Preprocessing
+
+    with pytest.raises(ValueError, match="same length"):
+        Preprocessing(x_center=[0.0, 1.0, 2.0], x_scale=[1.0, 1.0])
+    with pytest.raises(ValueError, match="non-empty"):
+        Preprocessing(x_center=[])

@@ -83,3 +83,36 @@ def test_ledger_note_is_stored_with_every_entry_settled_in_its_block(tmp_path):
         assert notes == ["asked by study 7", "asked by study 7; failed after noise was drawn (RuntimeError)", ""]
     with pytest.raises(TypeError, match="note must be a str"), ledger_note(7):
         pass
+
+
+def test_a_noise_description_inconsistent_with_the_declared_epsilon_is_refused():
+    # The audit: ε = 5 and ε = 3 declared with σ/Δ = 100 on a budget of 1 were recorded (8, 0).
+    from pm_private.privacy.budget import NoiseEvent
+
+    acct = PrivacyAccountant(1.0, 1e-5)
+    for epsilon in (5.0, 3.0):
+        with pytest.raises(ValueError, match=rf"'audit' implies ε = 0\.0\d+ .*declared ε = {epsilon:g}"):
+            acct.record("audit", epsilon, 1e-6, noise=(NoiseEvent("gaussian", 100.0, 1.0),))
+        with (
+            pytest.raises(ValueError, match="declared"),
+            acct.charge("audit", epsilon, 1e-6, noise=(NoiseEvent("gaussian", 100.0, 1.0),)),
+        ):
+            pytest.fail("the body ran")
+    assert acct.spent == (0.0, 0.0) and acct.history == ()
+
+
+def test_spent_remaining_and_cost_are_named_tuples():
+    from pm_private.privacy.budget import Budget, Cost
+
+    acct = PrivacyAccountant(epsilon=1.0, delta=1e-6)
+    acct.record("a", 0.25, 1e-7)
+    spent, remaining = acct.spent, acct.remaining
+    assert isinstance(spent, Budget) and isinstance(remaining, Budget)
+    assert (spent.epsilon, spent.delta) == (0.25, 1e-7) and spent == (0.25, 1e-7)
+    eps, delta = remaining  # still unpacks like (ε, δ)
+    assert (eps, delta) == pytest.approx((0.75, 9e-7)) and remaining == pytest.approx((0.75, 9e-7))
+    assert repr(Budget(1.0, 1e-6)) == "Budget(epsilon=1.0, delta=1e-06)"
+    assert repr(spent) == "Budget(epsilon=0.25, delta=1e-07)"
+    cost = acct.cost(0.5)
+    assert isinstance(cost, Cost) and cost == (0.75, 0.75) and (cost.basic, cost.tight) == (0.75, 0.75)
+    assert repr(cost) == "Cost(basic=0.75, tight=0.75)"

@@ -9,7 +9,7 @@ import pytest
 
 from pm_private import BudgetExceededError, PrivacyAccountant, release_linear_stats, release_linear_stats_laplace
 from pm_private.privacy.accountant import NoiseEvent
-from pm_private.privacy.budget import tight_epsilon
+from pm_private.privacy.budget import gaussian_multiplier, implied_epsilon, tight_epsilon
 from pm_private.privacy.primitives import gaussian_delta, gaussian_noise_event, gaussian_scale, laplace_noise_event
 
 
@@ -21,7 +21,8 @@ def _gaussian(c: float) -> NoiseEvent:
 def test_one_gaussian_event_matches_the_exact_curve_for_replace_one_sensitivity(c):
     # Balle & Wang (2018): N(0, σ²) vs N(Δ, σ²) with Δ the replace-one ℓ2 sensitivity.
     acct = PrivacyAccountant(100.0, 0.5)
-    acct.record("g", 50.0, 0.49, noise=(_gaussian(c),))  # a loose claim: the noise decides
+    # the declared ε must be the event's own at the declared δ (a looser claim is refused)
+    acct.record("g", implied_epsilon((_gaussian(c),), 1e-6), 1e-6, noise=(_gaussian(c),))
     for eps in (0.5, 1.0, 2.0):
         exact = gaussian_delta(c, eps)
         epsilon = acct.tight_epsilon(exact)
@@ -59,15 +60,17 @@ def test_ten_gaussian_releases_at_1_1e6_fit_a_budget_of_3_5_1e5_and_the_first_on
         (event,) = acct.ledger[0].noise
         while acct.cost(1.0, 1e-6, noise=(event,))[1] <= 3.5:
             release_linear_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=1, y_bound=1, accountant=acct, rng=1)
-        assert len(acct.ledger) == 13
+        assert len(acct.ledger) == 12
         generator = np.random.default_rng(5)
         state = generator.bit_generator.state
         with pytest.raises(BudgetExceededError, match="tight composition"):
             release_linear_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=1, y_bound=1, accountant=acct, rng=generator)
-        assert generator.bit_generator.state == state and len(acct.ledger) == 13  # refused before noise
-        # the statistics of d = 2 and the three counts (5 % of the squared sensitivity)
+        assert generator.bit_generator.state == state and len(acct.ledger) == 12  # refused before noise
+        # the statistics of d = 2 and the three counts (5 % of the squared sensitivity): stated
+        # with the multiplier whose PLD ε is the ε charged, below OpenDP's (zCDP-calibrated) σ
         assert event.kind == "gaussian"
-        assert event.scale == gaussian_scale(9, 2 * np.sqrt(2.0) / np.sqrt(0.95), 1.0, 1e-6)
+        assert event.scale < gaussian_scale(9, 2 * np.sqrt(2.0) / np.sqrt(0.95), 1.0, 1e-6)
+        assert event.scale == pytest.approx(gaussian_multiplier(1.0, 1e-6) * event.sensitivity, rel=1e-12)
         assert 4.2 < event.scale / event.sensitivity < 4.6
 
 

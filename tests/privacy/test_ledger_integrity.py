@@ -8,14 +8,15 @@ from pathlib import Path
 import pytest
 
 from pm_private import PrivacyAccountant
-from pm_private.privacy.accountant import DamagedLedgerError, NoiseEvent
+from pm_private.privacy.accountant import DamagedLedgerError
 from pm_private.privacy.ledger import upgrade_ledger
+from pm_private.privacy.primitives import gaussian_noise_event
 
 
 def _ledger(path: Path) -> Path:
     acct = PrivacyAccountant.open(path, epsilon=10.0, delta=1e-5, durable=False)
     for i in range(8):
-        acct.record(f"mechanism {i}", 0.5, 1e-7, label=f"release {i}", noise=(NoiseEvent("gaussian", 4.0, 1.0),))
+        acct.record(f"mechanism {i}", 0.5, 1e-7, label=f"release {i}", noise=(gaussian_noise_event(1, 1.0, 0.5, 1e-7),))
     with pytest.raises(ValueError), acct.charge("fails before noise", 0.5):
         raise ValueError("bad input")
     acct.reserve("left reserved", 0.25)
@@ -32,7 +33,8 @@ def _outcome(path: Path, expected) -> str:
     try:
         acct = PrivacyAccountant.open(path)
     except DamagedLedgerError as error:
-        assert str(path) in str(error) and ("Restore" in str(error) or "restore" in str(error))
+        # names the file and the recovery that keeps every spend (never "restore a backup")
+        assert str(path) in str(error) and "--recover-from" in str(error) and "estore" not in str(error)
         return "refused"
     state = _state(acct)
     acct.close()
@@ -227,7 +229,7 @@ def test_cli_ledger_shows_tight_totals_a_dry_run_and_refuses_damage(tmp_path, ca
     acct.close()
     assert main(["ledger", str(path), "--next", "gaussian", "--epsilon", "1", "--delta", "1e-6"]) == 0
     text = capsys.readouterr().out
-    assert "spent   ε 10" in text and "tight   ε 2.9" in text and "-> fits (dry run" in text
+    assert "spent   ε 10" in text and "tight   ε 3.1" in text and "-> fits (dry run" in text
     assert main(["ledger", str(path), "--next", "other", "--epsilon", "1", "--json", "-"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["tight"]["epsilon"] < 3.5 and document["next"]["fits"] is False

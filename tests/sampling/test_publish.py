@@ -8,7 +8,7 @@ import xarray as xr
 
 from pm_private import BudgetExceededError, PrivacyAccountant, publishable
 from pm_private.sampling import PSGLD, secure_sample
-from pm_private.sampling.publish import RANDOM_SOURCE_ATTR, SECURE_SOURCE
+from pm_private.sampling.publish import RANDOM_SOURCE_ATTR, SEAL_ATTR, SECURE_SOURCE, _seal
 from pm_private.sampling.sanitized import LABEL, MECHANISM, logistic_loss, sanitized_loss
 
 
@@ -31,11 +31,11 @@ def sampled():
 
 
 def draws_of(chains, draws, *, secure=True):
-    """A stand-in for a sampler's output: draws of f (chain, draw, 2), marked as secure_sample marks."""
+    """A stand-in for a sampler's output: draws of f (chain, draw, 2), sealed as secure_sample seals."""
     values = np.random.default_rng(0).normal(size=(chains, draws, 2))
     posterior = xr.Dataset({"f": (("chain", "draw", "f_dim_0"), values)})
     if secure:
-        posterior.attrs[RANDOM_SOURCE_ATTR] = SECURE_SOURCE
+        _seal(posterior)
     return xr.DataTree.from_dict(
         {"posterior": posterior, "sample_stats": xr.Dataset({"lp": (("chain", "draw"), values[..., 0])})}
     )
@@ -208,6 +208,33 @@ def test_two_terms_each_cost_their_epsilon_per_draw():
     assert accountant.spent[0] == pytest.approx(3.0)
 
 
+def test_the_secure_mark_cannot_be_forged():
+    """Audit: publishable trusted a plain attribute; set by hand on a seeded run, it published the
+    draws as private.  Only draws sealed by secure_sample in this process, unchanged, are private."""
+    model, _ = sanitized_model()
+    refused = "not sampled by pm_private.sampling.secure_sample"
+    forged = draws_of(1, 4, secure=False)
+    forged["posterior"].attrs[RANDOM_SOURCE_ATTR] = SECURE_SOURCE  # the old mark, set by hand
+    with pytest.raises(ValueError, match=refused):
+        publishable(forged, model=model)
+    sealed = draws_of(1, 4)
+    copied = draws_of(1, 4, secure=False)  # other draws with a genuine run's seal copied onto them
+    copied["posterior"]["f"] = copied["posterior"]["f"] + 1.0
+    copied["posterior"].attrs.update(sealed["posterior"].attrs)
+    with pytest.raises(ValueError, match=refused):
+        publishable(copied, model=model)
+    edited = draws_of(1, 4)
+    edited["posterior"]["f"] = edited["posterior"]["f"] * 1.0 + np.array([0.0, 1e-12])  # edited after sealing
+    with pytest.raises(ValueError, match=refused):
+        publishable(edited, model=model)
+    for seal in ("", "{}", '{"f": "00"}', "not json", '["f"]'):
+        bad = draws_of(1, 4)
+        bad["posterior"].attrs[SEAL_ATTR] = seal
+        with pytest.raises(ValueError, match=refused):
+            publishable(bad, model=model)
+    assert publishable(sealed, model=model)["posterior"].attrs["private"] is True
+
+
 def test_secure_sample_refuses_a_seed_and_external_samplers():
     with pm.Model():
         pm.Normal("a")
@@ -226,7 +253,7 @@ def test_secure_runs_are_marked_not_replayable_and_charged_end_to_end():
     kwargs = dict(draws=20, tune=20, chains=2, cores=1, progressbar=False, compute_convergence_checks=False)
     with model:
         runs = [secure_sample(step=PSGLD(batch_size=10), **kwargs) for _ in range(2)]
-    assert runs[0]["posterior"].attrs[RANDOM_SOURCE_ATTR] == SECURE_SOURCE
+    assert runs[0]["posterior"].attrs[RANDOM_SOURCE_ATTR] == SECURE_SOURCE and SEAL_ATTR in runs[0]["posterior"].attrs
     # two runs with the same settings draw different chains: nothing to replay
     assert not np.allclose(runs[0].posterior["f"].values, runs[1].posterior["f"].values)
     release = publishable(runs[0], model=model, accountant=accountant)

@@ -62,7 +62,7 @@ import numpy as np
 from ...privacy.accountant import PrivacyAccountant
 from ...privacy.noise import as_noise_source, l2_gamma_vector
 from ...privacy.release import ConvergenceError, Release, constant, output, public, release_guard
-from ...privacy.validation import check_bound, check_count, check_epsilon, check_memory
+from ...privacy.validation import check_bound, check_count, check_epsilon, check_memory, check_release_guarantee
 from .data import private_records
 from .fit import fit_discrete_time
 
@@ -146,6 +146,7 @@ class DiscreteTimeRelease(Release, kind="discrete_time"):
     covariate_bound: float = constant(default=1.0)
 
     def __post_init__(self):
+        check_release_guarantee(self)
         f = np.array(self.f, dtype=np.float64)
         f.flags.writeable = False
         object.__setattr__(self, "f", f)
@@ -364,7 +365,7 @@ def output_perturbation(
     >>> round(release.sensitivity, 4)  # t = L/(nΛ)
     1.6767
     >>> accountant.spent
-    (1.0, 0.0)
+    Budget(epsilon=1.0, delta=0.0)
     """
     data, epsilon, regularization = _check_inputs(X, time, event, epsilon, regularization, q, e)
     source = as_noise_source(rng)

@@ -76,7 +76,7 @@ from ...privacy.accountant import PrivacyAccountant
 from ...privacy.noise import NoiseSource, as_noise_source
 from ...privacy.primitives import exponential_mechanism, laplace_mechanism
 from ...privacy.release import Release, output, public, release_guard
-from ...privacy.validation import check_bound, check_count, check_epsilon, check_memory
+from ...privacy.validation import check_bound, check_count, check_epsilon, check_memory, check_release_guarantee
 from ...released.noise_plan import NoisePlan, exponential_query, laplace_query, laplace_sd
 from ..data import check_survival, scale_times
 from .fit import mle_rows
@@ -162,6 +162,9 @@ class WeibullRelease(Release, kind="weibull"):
     n: int = public()
     noise_scales: tuple[float, ...] = public()
     subsets: int = public(default=1)
+
+    def __post_init__(self):
+        check_release_guarantee(self)
 
 
 def _check_range(horizon: float, gamma: float, omega: float, epsilon: float | None = None) -> None:
@@ -623,7 +626,7 @@ def weibull_private(
     >>> release.epsilon_shape, release.epsilon_scale, release.private
     (0.5, 0.5, False)
     >>> accountant.spent
-    (1.0, 0.0)
+    Budget(epsilon=1.0, delta=0.0)
     """
     epsilon = check_epsilon(epsilon)
     mechanism = WeibullLSP(time, event, horizon=horizon, K=K, gamma=gamma, omega=omega)

@@ -8,7 +8,7 @@ import math
 import os
 from pathlib import Path
 
-from ..privacy.validation import BOUND_RANGE, MAX_EPSILON, MIN_EPSILON, check_delta
+from .validation import BOUND_RANGE, MAX_EPSILON, MIN_EPSILON, check_delta
 
 
 def _number(text: str, kind=float):
