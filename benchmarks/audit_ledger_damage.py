@@ -5,14 +5,18 @@ reservation is written and closed; then copies are damaged and opened with
 ``PrivacyAccountant.open``.  Each copy is *refused* (``DamagedLedgerError``), *same* (opened
 with exactly the original total and history: the damage hit unused bytes) or *CHANGED* (opened
 with a different budget or history: the failure this sweep exists to find).  Damage: truncation
-at every 1/20 of the size, a zeroed file, every byte flipped in turn, and edits by an SQL client
-that first drops the ledger's triggers.  Goal: 0 CHANGED.
+at every 1/20 of the size, a zeroed file, every byte flipped in turn, edits by an SQL client
+that first drops the ledger's triggers, and rollbacks to an earlier state of the ledger (an older
+copy put back, the newest rows cut with the previous digest copied into the header, a copy taken
+without its -wal file), which only the witness outside the file (``PM_PRIVATE_STATE_DIR``) can
+tell apart from a valid ledger.  Goal: 0 CHANGED.
 
     .venv/bin/python benchmarks/audit_ledger_damage.py [--flip-step 1]
 """
 
 import argparse
 import os
+import shutil
 import sqlite3
 import tempfile
 from collections import Counter
@@ -35,6 +39,26 @@ _SQL_EDITS = {
 }
 
 
+def _cut_tail(rows: int):
+    """SQL statements that cut the newest ``rows`` records and copy the digest of the record left
+    newest into the header, as one who knows the format would."""
+
+    def statements(connection):
+        last = connection.execute("SELECT rows FROM budget").fetchone()[0]
+        keep = last - rows
+        digest = connection.execute(
+            "SELECT digest FROM entries WHERE seq = ? UNION ALL SELECT digest FROM settlements WHERE seq = ?",
+            (keep, keep),
+        ).fetchone()[0]
+        return (
+            f"DELETE FROM settlements WHERE seq > {keep}",
+            f"DELETE FROM entries WHERE seq > {keep}",
+            f"UPDATE budget SET rows = {keep}, head = '{digest}'",
+        )
+
+    return statements
+
+
 def _state(acct):
     return acct.epsilon, acct.delta, acct.history
 
@@ -47,7 +71,12 @@ def main(argv=None) -> None:
     os.environ["PM_PRIVATE_STATE_DIR"] = str(folder / "witnesses")  # the ledgers' witnesses: not the user's
     good = folder / "good.ledger"
     acct = PrivacyAccountant.open(good, 10.0, 1e-5, durable=False)
+    olders = []  # earlier states of the same ledger, closed (every row in the main file)
     for i in range(8):
+        if i in (0, 4):
+            acct.close()
+            olders.append(good.read_bytes())
+            acct = PrivacyAccountant.open(good, durable=False)
         acct.record(f"m{i}", 0.5, 1e-7, label=f"release {i}", noise=(gaussian_noise_event(1, 1.0, 0.5, 1e-7),))
     try:
         with acct.charge("fails before noise", 0.5):
@@ -69,6 +98,8 @@ def main(argv=None) -> None:
             connection = sqlite3.connect(target)
             for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
                 connection.execute(f"DROP TRIGGER {name}")
+            if callable(statements):
+                statements = statements(connection)
             for statement in statements:
                 connection.execute(statement)
             connection.commit()
@@ -93,10 +124,36 @@ def main(argv=None) -> None:
     rows.append((f"one byte flipped ({size // args.flip_step} positions)", flips))
     for name, statements in _SQL_EDITS.items():
         rows.append((f"SQL client: {name}", Counter([outcome(data, statements)])))
+    rows.append(("rollback: an older copy put back", Counter(outcome(older) for older in olders)))
+    for cut in (1, 2, 4):
+        rows.append((f"rollback: {cut} newest rows cut, digest copied", Counter([outcome(data, _cut_tail(cut))])))
+    rows.append(("rollback: a copy without its -wal file", Counter([_without_wal(folder)])))
     print(f"ledger of {size} bytes; outcome counts (goal: 0 CHANGED)")
     print(f"{'damage':<46} {'refused':>8} {'same':>8} {'CHANGED':>8}")
     for name, counts in rows:
         print(f"{name:<46} {counts['refused']:>8} {counts['same']:>8} {counts['CHANGED']:>8}")
+
+
+def _without_wal(folder: Path) -> str:
+    """A ledger still open (its newest rows in the -wal file) copied without the -wal file.  A
+    ledger of its own: writing to a copy of the good one would move the good one's witness."""
+    live = folder / "live.ledger"
+    acct = PrivacyAccountant.open(live, 10.0, 1e-5)
+    for i in range(3):
+        acct.record(f"m{i}", 0.5, label=f"release {i}")
+    if not Path(f"{live}-wal").stat().st_size:
+        raise RuntimeError("the rows were checkpointed: nothing is left in the -wal file to leave out")
+    copy = folder / "copy.ledger"
+    shutil.copy(live, copy)
+    try:
+        opened = PrivacyAccountant.open(copy)
+    except DamagedLedgerError:
+        return "refused"
+    finally:
+        acct.close()
+    spent = opened.spent
+    opened.close()
+    return "same" if spent == PrivacyAccountant.open(live).spent else "CHANGED"
 
 
 if __name__ == "__main__":

@@ -105,8 +105,11 @@ from ..privacy.validation import (
     as_matrix,
     as_vector,
     check_bound,
+    check_count,
     check_delta,
     check_epsilon,
+    check_release_consistent,
+    check_release_field,
     check_release_guarantee,
     raise_non_finite,
 )
@@ -273,11 +276,12 @@ class AdaSSPRelease(Release, kind="adassp"):
     mechanism: str = constant(default=MECHANISM)
 
     def __post_init__(self):
-        check_release_guarantee(self)
+        check_release_guarantee(self, needs_delta=True)
         for name in ("coef", "xx_noisy", "xy_noisy"):
             array = np.array(getattr(self, name), dtype=np.float64)
             array.flags.writeable = False
             object.__setattr__(self, name, array)
+        _check_release(self)
 
     @property
     def d(self) -> int:
@@ -315,6 +319,37 @@ class AdaSSPRelease(Release, kind="adassp"):
             f"AdaSSPRelease(d={self.d}, n={self.n}, ε={self.epsilon:g}, δ={self.delta:g}, "
             f"ridge={self.ridge:.4g}, {mode})"
         )
+
+
+def _check_release(release: AdaSSPRelease) -> None:
+    """The public fields of a release checked by the checks :func:`adassp` applies to its
+    arguments, and the derived ones (sensitivities, multiplier, noise scales) against what those
+    imply; ValueError naming the field."""
+    shape = release.xx_noisy.shape
+    if len(shape) != 2 or shape[0] != shape[1] or shape[0] < 1:
+        raise ValueError(f"field 'xx_noisy' must be a d × d matrix, d ≥ 1, got shape {shape}")
+    d = shape[0]
+    for name in ("coef", "xy_noisy"):
+        if getattr(release, name).shape != (d,):
+            raise ValueError(
+                f"field {name!r} must be a vector of length d = {d}, got shape {getattr(release, name).shape}"
+            )
+    x_bound = check_release_field("x_bound", check_bound, "x_bound", release.x_bound)
+    y_bound = check_release_field("y_bound", check_bound, "y_bound", release.y_bound)
+    rho = check_release_field("rho", _check_rho, release.rho)
+    check_release_field("n", check_count, "n", release.n)
+    sens = check_release_field("x_bound", adassp_sensitivities, d, x_bound, y_bound)
+    multiplier = gaussian_noise_multiplier(release.epsilon / 3.0, release.delta / 3.0)
+    check_release_consistent("noise_multiplier", release.noise_multiplier, multiplier, "c('epsilon'/3, 'delta'/3)")
+    for i, (name, what) in enumerate(
+        (("λ_min", "'x_bound'²"), ("XᵀX", "√2·'x_bound'²"), ("Xᵀy", "2·'x_bound'·'y_bound'"))
+    ):
+        check_release_consistent("sensitivities", release.sensitivities[i], sens[i], f"{what} at [{i}] ({name})")
+        check_release_consistent(
+            "noise_scales", release.noise_scales[i], multiplier * sens[i], f"'noise_multiplier'·'sensitivities'[{i}]"
+        )
+    if not math.isfinite(math.log(2.0 * d * d / rho)):
+        raise ValueError(f"field 'rho' = {rho!r} is too small: log(2d²/rho) of the ridge overflows")
 
 
 def adassp(

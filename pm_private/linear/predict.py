@@ -205,6 +205,8 @@ def predict_linear(posterior, X, *, var_name: str = "beta", interval: float = 0.
     transform = prediction_transform(stats if stats is not None else posterior)
     index = X.index if isinstance(X, pd.DataFrame) else None
     X = align_columns(X, _feature_names(posterior, var_name, stats))
+    if not np.isfinite(X).all():
+        raise ValueError("X holds missing or non-finite values")
     if X.ndim != 2 or X.shape[1] != draws.shape[1]:
         raise ValueError(f"X must be (n, {draws.shape[1]}), got shape {X.shape}")
     values = _apply(transform, X) @ draws.T

@@ -44,6 +44,7 @@ from ..privacy.accountant import PrivacyAccountant, check_accountant
 from ..privacy.noise import as_noise_source
 from ..privacy.primitives import (
     check_gaussian_epsilon,
+    check_gaussian_scale_field,
     check_noise_scale,
     gaussian_mechanism,
     laplace_mechanism,
@@ -59,6 +60,7 @@ from ..privacy.validation import (
     check_count,
     check_delta,
     check_epsilon,
+    check_release_consistent,
     check_release_field,
     check_release_guarantee,
     column_names,
@@ -191,6 +193,7 @@ class LinearStatsLaplaceRelease(Release, kind="linear_stats_laplace"):
         for name in ("x_bound", "y_bound"):
             check_release_field(name, check_bound, name, getattr(self, name))
         check_release_field("n", check_count, "n", self.n)
+        _check_laplace_noise_fields(self)
 
     @property
     def x_clip(self) -> str:
@@ -304,6 +307,7 @@ class LinearStatsRelease(Release, kind="linear_stats_gaussian"):
         for name in ("x_bound", "y_bound"):
             check_release_field(name, check_bound, name, getattr(self, name))
         check_release_field("n", check_count, "n", self.n)
+        _check_gaussian_noise_fields(self)
 
     @property
     def x_clip(self) -> str:
@@ -1079,3 +1083,69 @@ def _count_fields(clip_share: float, counts, noise) -> dict:
     if len(counts) > 2:
         fields["effective_rows"] = float(counts[2])
     return fields
+
+
+def _check_count_noise(release, expected: float) -> None:
+    """``clip_share`` a valid share and ``clip_noise`` the noise scale of the counts it implies (None without counts)."""
+    share = check_release_field("clip_share", _check_clip_share, release.clip_share, release.epsilon)
+    if share == 0:
+        if release.clip_noise is not None:
+            raise ValueError("field 'clip_noise' must be None when 'clip_share' is 0 (no counts released)")
+        return
+    check_release_consistent(
+        "clip_noise", release.clip_noise, expected, "the counts' noise scale implied by 'clip_share'"
+    )
+
+
+def _check_laplace_noise_fields(release) -> None:
+    """The split, sensitivities, ε parts and noise scales of a Laplace release as
+    :func:`release_linear_stats_laplace` computes them from its public inputs (ValueError naming the field)."""
+    split = check_release_field("split", _check_split, release.split)
+    d = release.sensitivities[1] / (2.0 * release.x_bound * release.y_bound) if len(release.sensitivities) == 3 else 0
+    if not (d >= 1 and abs(d - round(d)) < 1e-6 * d):
+        raise ValueError(
+            "field 'sensitivities' must be (d(d+1)·'x_bound'², 2d·'x_bound'·'y_bound', 'y_bound'²) for an integer d ≥ 1"
+        )
+    expected = sensitivities(int(round(d)), release.x_bound, release.y_bound)
+    share = check_release_field("clip_share", _check_clip_share, release.clip_share, release.epsilon)
+    parts = tuple(p * (1.0 - share) * release.epsilon for p in split)
+    for name, values, implied, how in (
+        ("sensitivities", release.sensitivities, expected, "(d(d+1)·'x_bound'², 2d·'x_bound'·'y_bound', 'y_bound'²)"),
+        ("epsilon_parts", release.epsilon_parts, parts, "'split' × (1 − 'clip_share') × 'epsilon'"),
+        (
+            "noise_scales",
+            release.noise_scales,
+            tuple(s / e for s, e in zip(expected, parts, strict=True)),
+            "'sensitivities' / 'epsilon_parts'",
+        ),
+    ):
+        if len(values) != 3:
+            raise ValueError(f"field '{name}' must hold three numbers, got {values!r:.60}")
+        for value, want in zip(values, implied, strict=True):
+            # the secure sampler enlarges a Laplace scale by a relative ~2⁻⁴⁰ for its grid
+            check_release_consistent(name, value, want, how, rel_tol=1e-6)
+    certified = release.epsilon_certified
+    if len(certified) != 3 or not all(
+        isinstance(c, numbers.Real) and 0 < c <= p * (1 + 1e-6) for c, p in zip(certified, parts, strict=True)
+    ):
+        raise ValueError(
+            f"field 'epsilon_certified' must be three numbers in (0, 'epsilon_parts'], got {certified!r:.60}"
+        )
+    _check_count_noise(release, 2.0 / (share * release.epsilon) if share > 0 else 0.0)
+
+
+def _check_gaussian_noise_fields(release) -> None:
+    """The sensitivity, noise scale and count noise of a Gaussian release as
+    :func:`release_linear_stats` computes them from its public inputs (ValueError naming the field)."""
+    share = check_release_field("clip_share", _check_clip_share, release.clip_share, release.epsilon)
+    _, sensitivity, weight = gaussian_release_vector(
+        1, release.x_bound, release.y_bound, share, scale_response=bool(release.scale_response)
+    )
+    check_release_consistent(
+        "sensitivity",
+        release.sensitivity,
+        sensitivity,
+        "gaussian_sensitivity('x_bound', 'y_bound')/√(1 − 'clip_share')",
+    )
+    check_gaussian_scale_field("noise_scale", release.noise_scale, sensitivity, release.epsilon, release.delta)
+    _check_count_noise(release, release.noise_scale / weight if share > 0 else 0.0)

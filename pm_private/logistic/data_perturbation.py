@@ -57,6 +57,8 @@ from ..privacy.validation import (
     check_epsilon,
     check_finite_rows,
     check_positive,
+    check_release_consistent,
+    check_release_field,
     check_release_guarantee,
 )
 from .elastic_net import clip_to_release, to_signed_labels
@@ -192,7 +194,8 @@ class DataPerturbationRelease(Release, kind="data_perturbation"):
     mechanism: str = constant(default=MECHANISM)
 
     def __post_init__(self):
-        check_release_guarantee(self)
+        check_release_guarantee(self, needs_delta=True)
+        _check_release(self)
 
     def decision_function(self, X) -> np.ndarray:
         """θᵀx̃ + intercept, with x̃ the row scaled onto the public ball ‖x‖₂ ≤ ``norm_bound``.
@@ -272,6 +275,30 @@ def _influence(U: np.ndarray, l2: float) -> np.ndarray:
     grads = -p[:, None] * U
     hessian = (U * (p * (1 - p))[:, None]).T @ U / n + l2 * np.eye(U.shape[1])
     return np.linalg.norm(np.linalg.solve(hessian, grads.T), axis=0) / n
+
+
+def _check_release(release: DataPerturbationRelease) -> None:
+    """The public fields of a release checked by the checks :func:`data_perturbation_sgd` applies
+    to its arguments, the sensitivity against the norm bound (2κ, or 2√(κ² + 1) with an
+    intercept: not recorded) and the noise s.d. against multiplier × sensitivity; ValueError
+    naming the field.  The multiplier itself depends on n (not recorded) and is only checked > 0."""
+    bound = check_release_field("norm_bound", check_bound, "norm_bound", release.norm_bound)
+    if not math.isfinite(bound * bound + 1):
+        raise ValueError(f"field 'norm_bound' = {bound!r} is too large: the record radius overflows")
+    multiplier = check_release_field("noise_multiplier", check_positive, "noise_multiplier", release.noise_multiplier)
+    check_release_field("steps", check_count, "steps", release.steps)
+    check_release_field("batch_size", check_count, "batch_size", release.batch_size)
+    given = check_release_field("sensitivity", check_positive, "sensitivity", release.sensitivity)
+    radii = (2.0 * bound, 2.0 * math.sqrt(bound * bound + 1))
+    sensitivity = next((r for r in radii if math.isclose(given, r, rel_tol=1e-9)), None)
+    if sensitivity is None:
+        raise ValueError(
+            f"field 'sensitivity' must be 2·norm_bound = {radii[0]!r} or 2√(norm_bound² + 1) = {radii[1]!r}, "
+            f"got {release.sensitivity!r:.40}"
+        )
+    check_release_consistent(
+        "noise_std", release.noise_std, multiplier * sensitivity, "'noise_multiplier'·'sensitivity'"
+    )
 
 
 def data_perturbation_sgd(

@@ -70,7 +70,10 @@ from ..privacy.validation import (
     check_epsilon,
     check_finite_rows,
     check_fraction,
+    check_nonnegative,
     check_positive,
+    check_release_consistent,
+    check_release_field,
     check_release_guarantee,
 )
 from .proximal import solve_elastic_net_logistic
@@ -288,6 +291,47 @@ class ElasticNetRelease(Release, kind="elastic_net"):
         coef = np.array(self.coef, dtype=np.float64)
         coef.flags.writeable = False
         object.__setattr__(self, "coef", coef)
+        _check_release(self)
+
+
+def _check_release(release: ElasticNetRelease) -> None:
+    """The public fields of a release checked by the checks :meth:`DPElasticNetLogisticRegression.fit`
+    (and :func:`~pm_private.logistic.select_penalty`) apply to their arguments, φ, the Hessian
+    bound and ``convex_min`` against what κ, the noise kind, n and ε imply (with or without an
+    intercept: not recorded), and the guarantee's condition λ(1−α) + Δ ≥ ``convex_min``;
+    ValueError naming the field."""
+    norm = check_release_field("noise", check_noise, release.noise)
+    kappa = check_release_field("norm_bound", check_bound, "norm_bound", release.norm_bound)
+    lam = check_release_field("lam", check_bound, "lam", release.lam)
+    alpha = check_release_field("alpha", check_fraction, "alpha", release.alpha)
+    n = check_release_field("n", check_count, "n", release.n)
+    bounds = [check_release_field("norm_bound", design_bounds, kappa, norm, intercept) for intercept in (False, True)]
+    if not any(_close(release.phi, 2.0 * kappa_j) for kappa_j, _ in bounds):
+        raise ValueError(
+            f"field 'phi' must be 2κ_j (κ from 'norm_bound') = {2.0 * bounds[0][0]!r} or {2.0 * bounds[1][0]!r}, got {release.phi!r:.40}"
+        )
+    c = next((c for _, c in bounds if _close(release.hessian_bound, c)), None)
+    if c is None:
+        raise ValueError(
+            f"field 'hessian_bound' must be κ²/4 = {bounds[0][1]!r} or (κ² + 1)/4 = {bounds[1][1]!r}, "
+            f"got {release.hessian_bound!r:.40}"
+        )
+    required = convex_min(release.epsilon, n, c)
+    check_release_consistent("convex_min", release.convex_min, required, "'hessian_bound'/('n'(e^('epsilon'/4) − 1))")
+    extra = check_release_field("extra_ridge", check_nonnegative, "extra_ridge", release.extra_ridge)
+    if extra > required * (1.0 + 1e-9):  # Δ = max(0, convex_min − λ(1−α)), or c* − c_min of a grid
+        raise ValueError(f"field 'extra_ridge' = {extra!r} must be ≤ convex_min = {required!r}")
+    if lam * (1.0 - alpha) + extra < required * (1.0 - 1e-9):
+        raise ValueError(
+            f"field 'extra_ridge' = {extra!r} is too small: λ(1−α) + extra_ridge must be ≥ convex_min = {required!r} "
+            "for ε-DP"
+        )
+
+
+def _close(value, expected: float) -> bool:
+    return (
+        isinstance(value, (int, float)) and not isinstance(value, bool) and math.isclose(value, expected, rel_tol=1e-9)
+    )
 
 
 def check_penalty(lam, alpha) -> tuple[float, float]:

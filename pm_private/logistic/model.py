@@ -74,7 +74,7 @@ def logistic_model(
         variables ``beta`` (dims ``feature``), ``intercept`` (when ``intercept``), ``x_mean``,
         ``x_sd``, ``x_partial_corr`` (when d > 1), the deterministics ``x_cov`` and ``x_corr`` (when
         d > 1), the observed ``likelihood`` (dims ``statistic``: the released vector, whose random
-        method draws replicated releases), and the data ``stats_vector``, ``stats_noise_var``,
+        method draws replicated releases), and the data ``degree2_vector``, ``stats_noise_var``,
         ``stats_n`` (swap them with :func:`set_logistic_stats`), ``x_bound`` (for
         :func:`predict_logistic`) and ``fit_record`` (the family and release kind, checked by the
         predictors).

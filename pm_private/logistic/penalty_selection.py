@@ -57,6 +57,8 @@ from ..privacy.validation import (
     check_epsilon,
     check_fraction,
     check_positive,
+    check_release_consistent,
+    check_release_field,
     check_release_guarantee,
 )
 from .elastic_net import (
@@ -223,7 +225,58 @@ class PenaltySelectionRelease(Release, kind="penalty_selection"):
     mechanism: str = constant(default=MECHANISM)
 
     def __post_init__(self):
-        check_release_guarantee(self)
+        check_release_guarantee(self, needs_delta=True)
+        _check_release(self)
+
+
+def _check_release(release: PenaltySelectionRelease) -> None:
+    """The public fields of a release checked by the checks :func:`select_penalty` applies to its
+    arguments, the ε split, and the stability constants recomputed by :func:`stability_constants`
+    from the grid, the split sizes and the public settings of the fitted model; ValueError naming
+    the field."""
+    lams = tuple(check_release_field("lams", check_bound, "lams", lam) for lam in release.lams)
+    if not lams:
+        raise ValueError("field 'lams' must be a non-empty grid")
+    eps_train = check_release_field("epsilon_train", check_epsilon, release.epsilon_train)
+    eps_select = check_release_field("epsilon_select", check_epsilon, release.epsilon_select)
+    check_release_consistent("epsilon_select", eps_train + eps_select, release.epsilon, "epsilon − epsilon_train")
+    n_train = check_release_field("n_train", check_count, "n_train", release.n_train)
+    n_valid = check_release_field("n_valid", check_count, "n_valid", release.n_valid)
+    index = check_release_field("index", check_count, "index", release.index, 0, len(lams) - 1)
+    check_release_consistent("lam", release.lam, lams[index], "lams[index]")
+    model = release.model
+    chosen = getattr(model, "privacy_", None)
+    if not (isinstance(model, DPElasticNetLogisticRegression) and isinstance(chosen, ElasticNetRelease)):
+        raise ValueError("field 'model' must be a fitted DPElasticNetLogisticRegression")
+    check_release_consistent("epsilon_train", chosen.epsilon, eps_train, "the ε of the fitted model")
+    if chosen.n != n_train:
+        raise ValueError(f"field 'n_train' must be the n of the fitted model, {chosen.n!r}, got {n_train!r}")
+    alpha = check_release_field("model", check_fraction, "alpha", model.alpha)
+    fit_intercept = check_release_field("model", check_bool, "fit_intercept", model.fit_intercept)
+    expected = check_release_field(
+        "constants",
+        stability_constants,
+        lams=lams,
+        alpha=alpha,
+        epsilon_train=eps_train,
+        delta=release.delta,
+        norm_bound=chosen.norm_bound,
+        noise=chosen.noise,
+        fit_intercept=fit_intercept,
+        n_train=n_train,
+        n_valid=n_valid,
+        dim=chosen.coef.size + int(fit_intercept),
+    )
+    constants = release.constants
+    if not isinstance(constants, StabilityConstants):
+        raise ValueError(f"field 'constants' must be StabilityConstants, got {type(constants).__name__}")
+    for name in StabilityConstants.__dataclass_fields__:
+        check_release_consistent(
+            "constants",
+            getattr(constants, name),
+            getattr(expected, name),
+            f"{name} of stability_constants('lams', 'epsilon_train', 'delta', 'n_train', 'n_valid', 'model')",
+        )
 
 
 def _split(N: int, n_valid: int, source: NoiseSource) -> tuple[np.ndarray, np.ndarray]:

@@ -26,6 +26,7 @@ from ..privacy.accountant import PrivacyAccountant
 from ..privacy.noise import as_noise_source
 from ..privacy.primitives import (
     check_gaussian_epsilon,
+    check_gaussian_scale_field,
     check_noise_scale,
     gaussian_mechanism,
     project_rows,
@@ -45,7 +46,7 @@ from ..privacy.validation import (
     check_release_field,
     column_names,
 )
-from ..released.degree2 import degree2_sums, freeze_stats, stat_pairs, stats_vector, unpack_stats
+from ..released.degree2 import degree2_pairs, degree2_sums, degree2_vector, freeze_stats, unpack_degree2
 from ..released.family import Family
 from ..released.noise_plan import NoisePlan, gaussian_query
 from ..released.preprocessing import Preprocessing, check_glm_preprocessing
@@ -148,14 +149,14 @@ class LogisticStats:
         return self.x_sum.shape[0]
 
     def noise_variance(self) -> np.ndarray:
-        """Variance of the noise on each statistic in release order (:func:`stat_pairs`): zero.
+        """Variance of the noise on each statistic in release order (:func:`degree2_pairs`): zero.
 
         Returns
         -------
         numpy.ndarray
             Zeros, one per statistic.
         """
-        return np.zeros(stat_pairs(self.d)[0].size)
+        return np.zeros(degree2_pairs(self.d)[0].size)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -228,21 +229,21 @@ class LogisticStatsRelease(Release, kind="logistic_stats"):
 
     def noise_variance(self) -> np.ndarray:
         """Variance σ²/w² of the Gaussian noise on each statistic in release order
-        (:func:`stat_pairs`): σ² on the diagonal of Sxx, σ²/2 on the others.
+        (:func:`degree2_pairs`): σ² on the diagonal of Sxx, σ²/2 on the others.
 
         Returns
         -------
         numpy.ndarray
             One variance per statistic.
         """
-        return self.noise_scale**2 / symmetric_entry_weights(*stat_pairs(self.d)) ** 2
+        return self.noise_scale**2 / symmetric_entry_weights(*degree2_pairs(self.d)) ** 2
 
 
 def logistic_sensitivity(x_bound: float) -> float:
     """ℓ2 sensitivity √2·(Bx² + 2) of the released vector under replace-one, for ‖x‖₂ ≤ Bx, y = ±1.
 
     Proof.  The released vector is w ⊙ (entries (a, b) of Σ uuᵀ, u = (1, x, y), listed by
-    :func:`stat_pairs`), with w = 1 on the diagonal and √2 off it.  Replacing the record u by
+    :func:`degree2_pairs`), with w = 1 on the diagonal and √2 off it.  Replacing the record u by
     u′ = (1, x′, y′) changes Σ uuᵀ by M = uuᵀ − u′u′ᵀ, whose two constant entries (1·1 and y²) are 0,
     so the change of the released vector has norm ‖M‖_F, and
 
@@ -289,6 +290,7 @@ def _check_release(release) -> None:
         raise ValueError(
             f"field 'sensitivity' must be logistic_sensitivity(x_bound) = {sensitivity!r}, got {release.sensitivity!r:.40}"
         )
+    check_gaussian_scale_field("noise_scale", release.noise_scale, sensitivity, release.epsilon, release.delta)
 
 
 def _checked(epsilon, delta, x_bound) -> tuple[float, float, float, float]:
@@ -310,7 +312,7 @@ def logistic_noise_plan(d: int, *, epsilon: float, delta: float, x_bound: float)
     """The noise :func:`release_logistic_stats` adds to the statistics of d covariates, before any data is read.
 
     One Gaussian query on the Frobenius-weighted vector of the 2d + 1 + d(d+1)/2 statistics
-    (:func:`pm_private.released.degree2.stat_pairs`), ℓ2 sensitivity √2·(Bx² + 2)
+    (:func:`pm_private.released.degree2.degree2_pairs`), ℓ2 sensitivity √2·(Bx² + 2)
     (:func:`logistic_sensitivity`) and σ by OpenDP's privacy map; the noise s.d. is σ on the
     diagonal of Sxx and σ/√2 on every other statistic.  The release takes its sensitivity, σ and
     ledger noise from this plan.  Public: it depends only on its arguments.
@@ -349,7 +351,7 @@ def logistic_noise_plan(d: int, *, epsilon: float, delta: float, x_bound: float)
     """
     epsilon, delta, x_bound, sensitivity = _checked(epsilon, delta, x_bound)
     d = check_count("d", d)
-    query = gaussian_query("weighted vector", stat_pairs(d)[0].size, sensitivity, epsilon, delta)
+    query = gaussian_query("weighted vector", degree2_pairs(d)[0].size, sensitivity, epsilon, delta)
     weights = {_DIAGONAL: 1.0, _OFF_DIAGONAL: math.sqrt(2.0), _LABELS: math.sqrt(2.0)}
     return NoisePlan(
         mechanism="gaussian",
@@ -425,7 +427,7 @@ def release_logistic_stats(
     Labels in {0, 1} are mapped to {−1, 1}; each row is projected onto the ℓ2 ball,
     xᵢ ← xᵢ·min(1, Bx/‖xᵢ‖).  With uᵢ = (1, xᵢ, yᵢ) the 2d + 1 + d(d+1)/2 non-constant distinct
     entries of Σ uᵢuᵢᵀ, namely Σx, Σy, the upper triangle of Sxx = Σ xxᵀ and Syx = Σ y·x
-    (:func:`stat_pairs`), are released as
+    (:func:`degree2_pairs`), are released as
 
         r = s + ξ / w,   ξ ~ N(0, σ² I),
 
@@ -507,13 +509,13 @@ def release_logistic_stats(
     source = as_noise_source(rng)
     plan = logistic_noise_plan(d, epsilon=epsilon, delta=delta, x_bound=x_bound)
     sensitivity = plan.queries[0].sensitivity
-    weights = symmetric_entry_weights(*stat_pairs(d))
+    weights = symmetric_entry_weights(*degree2_pairs(d))
     noise = plan.noise_events()
     with release_guard(accountant, LOGISTIC_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=noise):
-        exact = stats_vector(*degree2_sums(X, labels))
+        exact = degree2_vector(*degree2_sums(X, labels))
         part = gaussian_mechanism(weights * exact, sensitivity=sensitivity, epsilon=epsilon, delta=delta, source=source)
         return LogisticStatsRelease(
-            **unpack_stats(part.values / weights, d),
+            **unpack_degree2(part.values / weights, d),
             n=n,
             x_bound=x_bound,
             sensitivity=sensitivity,

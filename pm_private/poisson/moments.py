@@ -237,7 +237,7 @@ def poisson_stat_moments(beta, intercept, mu, cov, d: int, y_bound: int):
     Returns
     -------
     mean : tensor (k,)
-        E[t], k = 2d + 1 + d(d+1)/2, in the release order of :func:`pm_private.released.degree2.stat_pairs`.
+        E[t], k = 2d + 1 + d(d+1)/2, in the release order of :func:`pm_private.released.degree2.degree2_pairs`.
     covariance : tensor (k, k)
         Cov[t].
     """

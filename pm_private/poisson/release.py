@@ -6,7 +6,7 @@ statistics are the degree-≤ 2 sums
 
     Σx = Σᵢ xᵢ,  Σỹ = Σᵢ ỹᵢ,  Sxx = Σᵢ xᵢxᵢᵀ,  Syx = Σᵢ ỹᵢxᵢ,
 
-in the order of :func:`pm_private.released.degree2.stat_pairs` (uᵢ = (1, xᵢ, ỹᵢ)), as for logistic
+in the order of :func:`pm_private.released.degree2.degree2_pairs` (uᵢ = (1, xᵢ, ỹᵢ)), as for logistic
 regression.  The Poisson log-likelihood Σᵢ yᵢ(xᵢᵀβ + b) − exp(xᵢᵀβ + b) depends on the counts
 only through Σy and Σ y·x; its exponential term is a function of the covariates, which the
 noise-aware model describes by a Gaussian with its own prior, informed by Σx and Sxx.
@@ -24,6 +24,7 @@ from ..privacy.accountant import PrivacyAccountant
 from ..privacy.noise import as_noise_source
 from ..privacy.primitives import (
     check_gaussian_epsilon,
+    check_gaussian_scale_field,
     check_noise_scale,
     gaussian_mechanism,
     project_rows,
@@ -43,7 +44,7 @@ from ..privacy.validation import (
     check_release_field,
     column_names,
 )
-from ..released.degree2 import degree2_sums, freeze_stats, stat_pairs, stats_vector, unpack_stats
+from ..released.degree2 import degree2_pairs, degree2_sums, degree2_vector, freeze_stats, unpack_degree2
 from ..released.family import Family
 from ..released.noise_plan import NoisePlan, gaussian_query
 from ..released.preprocessing import Preprocessing, check_glm_preprocessing
@@ -129,7 +130,7 @@ class PoissonStats:
         numpy.ndarray
             Zeros, one per statistic.
         """
-        return np.zeros(stat_pairs(self.d)[0].size)
+        return np.zeros(degree2_pairs(self.d)[0].size)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -206,7 +207,7 @@ class PoissonStatsRelease(Release, kind="poisson_stats"):
 
     def noise_variance(self) -> np.ndarray:
         """Variance σ²/w² of the Gaussian noise on each statistic in release order
-        (:func:`pm_private.released.degree2.stat_pairs`, weights ``poisson_entry_weights``).
+        (:func:`pm_private.released.degree2.degree2_pairs`, weights ``poisson_entry_weights``).
 
         Returns
         -------
@@ -238,7 +239,7 @@ def poisson_entry_weights(d: int, x_bound: float, y_bound: int) -> np.ndarray:
     numpy.ndarray
         One weight per statistic.
     """
-    a, b = stat_pairs(d)
+    a, b = degree2_pairs(d)
     return symmetric_entry_weights(a, b) / np.where(b == d + 1, y_bound / x_bound, 1.0)
 
 
@@ -305,6 +306,7 @@ def _check_release(release) -> None:
         raise ValueError(
             f"field 'sensitivity' must be poisson_sensitivity(x_bound) = {sensitivity!r}, got {release.sensitivity!r:.40}"
         )
+    check_gaussian_scale_field("noise_scale", release.noise_scale, sensitivity, release.epsilon, release.delta)
 
 
 def _checked(epsilon, delta, x_bound, y_bound) -> tuple[float, float, float, int, float]:
@@ -363,7 +365,7 @@ def poisson_noise_plan(d: int, *, epsilon: float, delta: float, x_bound: float, 
     """
     epsilon, delta, x_bound, y_bound, sensitivity = _checked(epsilon, delta, x_bound, y_bound)
     d = check_count("d", d)
-    query = gaussian_query("weighted vector", stat_pairs(d)[0].size, sensitivity, epsilon, delta)
+    query = gaussian_query("weighted vector", degree2_pairs(d)[0].size, sensitivity, epsilon, delta)
     weights = {
         "the diagonal of Sxx": 1.0,
         "Σx and the other entries of Sxx": math.sqrt(2.0),
@@ -455,7 +457,7 @@ def release_poisson_stats(
 
     Each row is projected onto the ℓ2 ball, xᵢ ← xᵢ·min(1, Bx/‖xᵢ‖), and each count clipped,
     ỹᵢ = min(yᵢ, B).  The 2d + 1 + d(d+1)/2 statistics s = (Σx, Σỹ, upper(Sxx), Syx)
-    (:func:`pm_private.released.degree2.stat_pairs`) are released as
+    (:func:`pm_private.released.degree2.degree2_pairs`) are released as
 
         r = s + ξ / w,   ξ ~ N(0, σ² I),
 
@@ -544,10 +546,10 @@ def release_poisson_stats(
     weights = poisson_entry_weights(d, x_bound, y_bound)
     noise = plan.noise_events()
     with release_guard(accountant, POISSON_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=noise):
-        exact = stats_vector(*degree2_sums(X, counts))
+        exact = degree2_vector(*degree2_sums(X, counts))
         part = gaussian_mechanism(weights * exact, sensitivity=sensitivity, epsilon=epsilon, delta=delta, source=source)
         return PoissonStatsRelease(
-            **unpack_stats(part.values / weights, d),
+            **unpack_degree2(part.values / weights, d),
             n=n,
             x_bound=x_bound,
             y_bound=y_bound,

@@ -40,10 +40,12 @@ from .validation import (
     check_epsilon,
     check_memory,
     check_positive,
+    check_release_field,
     check_release_guarantee,
 )
 
 __all__ = [
+    "check_gaussian_scale_field",
     "GAUSSIAN_MECHANISM",
     "GaussianRelease",
     "LAPLACE_MECHANISM",
@@ -108,6 +110,24 @@ class LaplaceRelease(Release, kind="laplace"):
 
     def __post_init__(self):
         check_release_guarantee(self)
+        _check_noise_fields(self)
+        # b = Δ/ε for a seeded source; (Δ + m·2^k)/ε with 2^k ≤ 2⁻⁴⁰·Δ/ε for the secure one.
+        size = np.size(self.values)
+        low = self.sensitivity / self.epsilon
+        if not (_is_number(self.scale) and low * (1 - 1e-9) <= self.scale <= low * (1 + size * 2.0**-39 + 1e-9)):
+            raise ValueError(f"field 'scale' must be 'sensitivity'/'epsilon' = {low!r}, got {self.scale!r:.40}")
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def _check_noise_fields(release) -> None:
+    """The sensitivity and noise scale of a primitive's release, checked as :func:`_check_query`
+    checks the arguments (ValueError naming the field)."""
+    check_release_field("sensitivity", check_positive, "sensitivity", release.sensitivity)
+    check_release_field("sensitivity", check_noise_scale, release.sensitivity, release.epsilon)
+    check_release_field("scale", check_positive, "scale", release.scale)
 
 
 # The secure Laplace mechanism rounds to a grid of 2^k with k this many binary orders below
@@ -326,6 +346,9 @@ class GaussianRelease(Release, kind="gaussian"):
 
     def __post_init__(self):
         check_release_guarantee(self, needs_delta=True)
+        check_release_field("epsilon", check_gaussian_epsilon, self.epsilon)
+        _check_noise_fields(self)
+        check_gaussian_scale_field("scale", self.scale, self.sensitivity, self.epsilon, self.delta)
 
 
 def _opendp_gaussian(size: int, sensitivity: float, scale: float, delta: float):
@@ -842,3 +865,33 @@ def project_rows(X, bound: float, norm: int = 2) -> np.ndarray:
         raise ValueError(f"norm must be 1 or 2, got {norm!r}")
     X = np.asarray(X, dtype=np.float64)
     return X * row_scale_factors(X, bound, norm)[:, None]
+
+
+def check_gaussian_scale_field(name: str, scale, sensitivity: float, epsilon: float, delta: float) -> None:
+    """ValueError naming the release field ``name`` unless the Gaussian noise s.d. it records is what
+    (ε, δ) at that sensitivity calls for: at least the analytic Gaussian's Δ·c(ε, δ) (Balle & Wang
+    2018; OpenDP's conversion through zCDP is looser by a few per cent) and below twice it.
+
+    Parameters
+    ----------
+    name : str
+        The release field (e.g. ``"noise_scale"``).
+    scale : float
+        Its value σ.
+    sensitivity : float
+        The ℓ2 sensitivity Δ the release records.
+    epsilon, delta : float
+        The (ε, δ) the release records.
+
+    Raises
+    ------
+    ValueError
+        ``field '<name>' must lie in [1, 2] × …``, or a noise that overflows.
+    """
+    low = sensitivity * gaussian_noise_multiplier(epsilon, delta)
+    if not (_is_number(scale) and low * (1 - 1e-9) <= scale <= 2.0 * low):
+        raise ValueError(
+            f"field '{name}' must lie in [1, 2] × 'sensitivity'·gaussian_noise_multiplier('epsilon', 'delta') "
+            f"= {low!r}, got {scale!r:.40}"
+        )
+    check_release_field(name, check_noise_scale, scale, 1.0)  # the noise must not overflow

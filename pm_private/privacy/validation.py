@@ -35,6 +35,7 @@ __all__ = [
     "column_names",
     "check_feature_names",
     "check_finite_rows",
+    "check_release_consistent",
     "check_release_field",
     "check_release_guarantee",
     "check_symmetric",
@@ -407,6 +408,12 @@ def align_columns(X, names) -> np.ndarray:
         the unknown ones), or its number of columns is not the number of names.
     """
     columns = column_names(X)
+    labels = getattr(X, "columns", None)
+    if names is not None and columns is None and labels is not None and not isinstance(X, np.ndarray):
+        labels = [str(v) for v in labels]
+        repeated = sorted({v for v in labels if labels.count(v) > 1})
+        if repeated:
+            raise ValueError(f"X: the data frame repeats the columns {repeated}; the fit's features are {list(names)}")
     if names is not None and columns is not None:
         names = [str(v) for v in names]
         missing = [v for v in names if v not in columns]
@@ -529,6 +536,35 @@ def check_release_guarantee(release, *, needs_delta: bool = False) -> None:
     check_release_field("epsilon", check_epsilon, release.epsilon)
     if needs_delta or not (_number(release.delta) and release.delta == 0):
         check_release_field("delta", check_delta, release.delta)
+
+
+def check_release_consistent(name: str, value, expected: float, how: str, *, rel_tol: float = 1e-9) -> None:
+    """A derived public field of a release equal to what its public inputs imply, to ``rel_tol``.
+
+    For fields a mechanism computes from its other public fields (a sensitivity from bounds, a
+    noise scale from a sensitivity and ε): an edited value is refused naming the field.
+
+    Parameters
+    ----------
+    name : str
+        The release field.
+    value : float
+        Its value.
+    expected : float
+        What the other fields imply.
+    how : str
+        How it is implied, for the message, quoting the fields it is implied by (e.g.
+        ``"2·'x_bound'·'y_bound'"``), so that an edit of one of those is refused naming it too.
+    rel_tol : float, default 1e-9
+        The relative tolerance.
+
+    Raises
+    ------
+    ValueError
+        ``field 'name' must be <how> = <expected>, got <value>``.
+    """
+    if not (_number(value) and math.isclose(float(value), float(expected), rel_tol=rel_tol)):
+        raise ValueError(f"field {name!r} must be {how} = {expected!r}, got {value!r:.40}")
 
 
 def _number(value) -> bool:

@@ -2,7 +2,7 @@
 
 For rows xᵢ ∈ ℝᵈ and responses yᵢ the statistics are the entries of Σᵢ uᵢuᵢᵀ with
 uᵢ = (1, xᵢ, yᵢ) ∈ ℝᵈ⁺² other than its constant entries: Σx, Σy, the upper triangle of
-Sxx = Σ xxᵀ and Syx = Σ y·x, in the order of :func:`stat_pairs`.  A Gaussian release of them
+Sxx = Σ xxᵀ and Syx = Σ y·x, in the order of :func:`degree2_pairs`.  A Gaussian release of them
 weights the off-diagonal entries by √2 so that the released vector's norm is the Frobenius norm
 of the matrix (Kulkarni et al. 2021; Huggins, Adams & Broderick 2017).
 """
@@ -13,10 +13,10 @@ import numpy as np
 
 from ..privacy.validation import as_float_array, check_symmetric
 
-__all__ = ["degree2_sums", "freeze_stats", "stat_labels", "stat_pairs", "stats_vector", "unpack_stats"]
+__all__ = ["degree2_sums", "freeze_stats", "stat_labels", "degree2_pairs", "degree2_vector", "unpack_degree2"]
 
 
-def stat_pairs(d: int) -> tuple[np.ndarray, np.ndarray]:
+def degree2_pairs(d: int) -> tuple[np.ndarray, np.ndarray]:
     """Index pairs (a, b) into u = (1, x, y) ∈ ℝᵈ⁺² of the released statistics, in release order:
     Σx (0, j+1), Σy (0, d+1), the upper triangle of Sxx (i+1, j+1), i ≤ j, then Syx (j+1, d+1).
 
@@ -36,8 +36,8 @@ def stat_pairs(d: int) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-def stats_vector(x_sum, y_sum, xx, yx) -> np.ndarray:
-    """The statistics (Σx, Σy, Sxx, Syx) as one vector in release order (:func:`stat_pairs`).
+def degree2_vector(x_sum, y_sum, xx, yx) -> np.ndarray:
+    """The statistics (Σx, Σy, Sxx, Syx) as one vector in release order (:func:`degree2_pairs`).
 
     Parameters
     ----------
@@ -59,9 +59,9 @@ def stats_vector(x_sum, y_sum, xx, yx) -> np.ndarray:
     return np.concatenate([x_sum, [y_sum], xx[np.triu_indices(xx.shape[0])], yx])
 
 
-def unpack_stats(values: np.ndarray, d: int) -> dict:
+def unpack_degree2(values: np.ndarray, d: int) -> dict:
     """The fields ``x_sum``, ``y_sum``, ``xx`` (symmetric) and ``yx`` of a vector in release order
-    (the inverse of :func:`stats_vector`).
+    (the inverse of :func:`degree2_vector`).
 
     Parameters
     ----------
@@ -127,7 +127,7 @@ def degree2_sums(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float, np.nd
 
 
 def stat_labels(names) -> list[str]:
-    """Labels of the statistics in release order (:func:`stat_pairs`): ``Σx0``, …, ``Σy``,
+    """Labels of the statistics in release order (:func:`degree2_pairs`): ``Σx0``, …, ``Σy``,
     ``x0·x0``, ``x0·x1``, …, ``y·x0``, … for covariates named ``names``.
 
     Parameters

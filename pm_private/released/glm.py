@@ -27,7 +27,7 @@ from .._engine.threads import hold_one_blas_thread_while
 from ..privacy.primitives import project_rows
 from ..privacy.validation import align_columns, check_bool, check_positive
 from .covariates import lkj_cholesky
-from .degree2 import stat_labels, stats_vector
+from .degree2 import degree2_vector, stat_labels
 from .family import Family, check_posterior, check_stats, feature_coords, record_fit
 from .likelihood import normal_logp
 
@@ -37,9 +37,9 @@ __all__ = ["glm_arrays", "glm_model", "interval_table", "linear_predictor_draws"
 def glm_arrays(stats, family: Family, noise_aware: bool) -> dict[str, np.ndarray]:
     """The released vector (release order), its noise variances and n, as the model's data."""
     check_stats(stats, family)
-    vector = stats_vector(stats.x_sum, stats.y_sum, stats.xx, stats.yx)
+    vector = degree2_vector(stats.x_sum, stats.y_sum, stats.xx, stats.yx)
     noise_var = stats.noise_variance() if noise_aware else np.zeros(vector.size)
-    return {"stats_vector": vector, "stats_noise_var": noise_var, "stats_n": np.float64(stats.n)}
+    return {"degree2_vector": vector, "stats_noise_var": noise_var, "stats_n": np.float64(stats.n)}
 
 
 def glm_model(stats, arrays, moments, *, family, intercept, feature_names, priors, extra_data) -> pm.Model:
@@ -75,7 +75,7 @@ def glm_model(stats, arrays, moments, *, family, intercept, feature_names, prior
             logp=lambda value, mean, cov: normal_logp(value, mean, cov),
             dist=_normal_dist,
             signature="(k),(k,k)->(k)",
-            observed=data["stats_vector"],
+            observed=data["degree2_vector"],
             dims="statistic",
         )
     hold_one_blas_thread_while(model)
@@ -103,7 +103,7 @@ def _normal_dist(mean, cov, size):
 def set_glm_stats(stats, model, family, noise_aware, **extra) -> None:
     model = pm.modelcontext(model)
     arrays = glm_arrays(stats, family, check_bool("noise_aware", noise_aware))
-    if arrays["stats_vector"].shape != model["stats_vector"].get_value().shape:
+    if arrays["degree2_vector"].shape != model["degree2_vector"].get_value().shape:
         raise ValueError("stats: the number of features differs from the model's")
     for key, value in extra.items():
         if model[key].get_value() != value:

@@ -25,7 +25,7 @@ import pytest
 from cards import CARDS, DATA, D, release_of
 
 from pm_private.cli import main
-from pm_private.privacy.release import OUTPUT, PUBLIC, RANGES, field_kinds
+from pm_private.privacy.release import OUTPUT, PUBLIC, RANGES, Release, field_kinds
 from pm_private.release_file import (
     SUFF_STATS,
     all_release_types,
@@ -252,6 +252,24 @@ OUT_OF_LIMITS = [
     ("logistic_stats", ("outputs", "xx"), "nonsymmetric", "xx"),
     (SUFF_STATS, ("releases", 0, "x_bound"), 1e60, "x_bound"),
     (SUFF_STATS, ("releases", 0, "epsilon"), 1e-9, "epsilon"),
+    ("laplace", ("parameters", "scale"), 1e3, "scale"),  # b = Δ/ε
+    ("gaussian", ("epsilon",), 1e3, "epsilon"),
+    ("gaussian", ("parameters", "scale"), 1e-3, "scale"),  # σ ≥ Δ·c(ε, δ)
+    ("adassp", ("parameters", "rho"), 1.5, "rho"),  # ρ ∈ (0, 1)
+    ("adassp", ("parameters", "y_bound"), 1e60, "y_bound"),
+    ("adassp", ("parameters", "noise_multiplier"), 1.0, "noise_multiplier"),
+    ("adassp", ("delta",), 0.0, "delta"),
+    ("elastic_net", ("parameters", "alpha"), 1.0, "extra_ridge"),  # the ridge no longer covers convex_min
+    ("elastic_net", ("parameters", "noise"), "l3", "noise"),
+    ("elastic_net", ("parameters", "convex_min"), 1e-3, "convex_min"),
+    ("data_perturbation", ("parameters", "noise_std"), 1.0, "noise_std"),
+    ("data_perturbation", ("parameters", "norm_bound"), 1e60, "norm_bound"),
+    ("weibull", ("parameters", "omega"), 1e3, "omega"),  # e^−ω underflows
+    ("weibull", ("parameters", "subsets"), 10**6, "subsets"),  # m ≤ n
+    ("weibull", ("parameters", "epsilon_shape"), 0.25, "epsilon_scale"),  # the parts must add up to ε
+    ("discrete_time", ("parameters", "e"), 1, "e"),  # e ≥ 2 knots
+    ("discrete_time", ("parameters", "regularization"), 1e60, "regularization"),
+    ("discrete_time", ("parameters", "sensitivity"), 1e3, "sensitivity"),
 ]
 
 
@@ -296,3 +314,90 @@ def test_fit_refuses_a_count_bound_beyond_the_limit_with_exit_2(entries, tmp_pat
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "y_bound" in err and "Traceback" not in err
+
+
+#: Public numbers a release accepts at 10³⁰⁰ (the mechanism sets no upper limit and nothing else is
+#: derived from them), by (kind, field).
+HUGE_ALLOWED = {
+    ("adassp", "n"): "n enters no recorded noise scale",
+    ("linear_stats_laplace", "n"): "n enters no recorded noise scale",
+    ("linear_stats_gaussian", "n"): "n enters no recorded noise scale",
+    ("logistic_stats", "n"): "n enters no recorded noise scale",
+    ("poisson_stats", "n"): "n enters no recorded noise scale",
+    ("data_perturbation", "steps"): "the multiplier's calibration needs n, which is not recorded",
+    ("data_perturbation", "batch_size"): "bounded by n, which is not recorded",
+    ("data_perturbation", "noise_multiplier"): "its calibration needs n, which is not recorded",
+    ("weibull", "n"): "n enters no recorded noise scale",
+}
+#: Edits of every public number of every card's release: below, at and far beyond the limits.
+EDITS = (-1.0, 0.0, 1e300)
+
+
+def _public_numbers(release):
+    """(field, index or None, hint) of each public number of ``release`` (the first item of a tuple)."""
+    hints = typing.get_type_hints(type(release))
+    for f in dataclasses.fields(release):
+        if f.metadata.get("kind") != PUBLIC:
+            continue
+        hint = hints[f.name]
+        inner = [a for a in typing.get_args(hint) if a is not type(None)]
+        if hint in (float, int):
+            yield f, None, hint
+        elif typing.get_origin(hint) is tuple and inner and inner[0] in (float, int):
+            yield f, 0, inner[0]
+        elif inner == [float] and getattr(release, f.name) is not None:  # float | None
+            yield f, None, float
+
+
+def _edited(release, field, index, value):
+    if index is None:
+        return {field.name: value}
+    items = list(getattr(release, field.name))
+    items[index] = value
+    return {field.name: tuple(items)}
+
+
+#: Kinds whose release types check only some public fields on construction (none today).
+UNCHECKED_FIELDS: dict[str, str] = {}
+
+
+@pytest.mark.parametrize(
+    "card",
+    [
+        pytest.param(c, marks=pytest.mark.xfail(reason=UNCHECKED_FIELDS[c.release_kind], strict=True))
+        if c.release_kind in UNCHECKED_FIELDS
+        else c
+        for c in CARDS
+        if c.release_kind
+    ],
+    ids=lambda c: c.name.split(":")[-1],
+)
+def test_every_public_number_of_every_release_is_checked_against_its_mechanism(card):
+    """Card-derived: each public number of each mechanism's release, edited to −1, 0 and 10³⁰⁰ on
+    the release object, is refused naming the field, unless its declared range holds the value
+    (0 for δ, an extra ridge, …: either outcome) or HUGE_ALLOWED says why 10³⁰⁰ stands."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        release = _release(card)
+    if not isinstance(release, Release):  # linear statistics: the sum of their releases
+        release = release.releases[0]
+    problems, edits = [], 0
+    for field, index, hint in _public_numbers(release):
+        for value in EDITS:
+            value = int(value) if hint is int else value
+            edits += 1
+            label = f"{card.release_kind}.{field.name}{'' if index is None else f'[{index}]'} = {value:g}"
+            try:
+                dataclasses.replace(release, **_edited(release, field, index, value))
+            except ValueError as error:
+                if f"'{field.name}'" not in str(error) and f"{field.name}[" not in str(error):
+                    problems.append(f"{label}: message does not name the field: {error}")
+                continue
+            except Exception as error:  # noqa: BLE001  anything else is a defect
+                problems.append(f"{label}: {type(error).__name__}: {error}")
+                continue
+            huge = value >= 1e300
+            if not _in_range(field, value) or (huge and (card.release_kind, field.name) not in HUGE_ALLOWED):
+                problems.append(f"{label}: accepted")
+    assert edits >= 3
+    assert not problems, "\n".join(problems[:40])

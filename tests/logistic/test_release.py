@@ -6,20 +6,20 @@ import pytest
 from pm_private import BudgetExceededError, PrivacyAccountant, release_logistic_stats
 from pm_private.logistic.release import logistic_sensitivity, logistic_stats, signed_labels
 from pm_private.privacy.primitives import project_rows, symmetric_entry_weights
-from pm_private.released.degree2 import stat_pairs
+from pm_private.released.degree2 import degree2_pairs
 
 
 def _weighted(X, y, bx):
     """The vector the Gaussian mechanism perturbs, from the records (labels ±1)."""
     X = project_rows(np.asarray(X, dtype=float), bx)
     u = np.column_stack([np.ones(len(X)), X, y])
-    a, b = stat_pairs(X.shape[1])
+    a, b = degree2_pairs(X.shape[1])
     return symmetric_entry_weights(a, b) * (u.T @ u)[a, b]
 
 
 def test_stat_pairs_cover_every_non_constant_entry_once():
     d = 4
-    a, b = stat_pairs(d)
+    a, b = degree2_pairs(d)
     pairs = set(zip(a.tolist(), b.tolist(), strict=True))
     every = {(i, j) for i in range(d + 2) for j in range(i, d + 2)} - {(0, 0), (d + 1, d + 1)}
     assert pairs == every and len(a) == len(pairs)
@@ -70,7 +70,7 @@ def test_release_is_the_statistics_plus_noise_of_the_stated_scale(monkeypatch):
     first = draws[0]
     assert first.sensitivity == pytest.approx(np.sqrt(2) * 6)
     assert np.allclose(first.xx, first.xx.T) and first.n == 300 and not first.private
-    a, b = stat_pairs(3)
+    a, b = degree2_pairs(3)
     upper = np.triu_indices(3)
 
     def vec(s):

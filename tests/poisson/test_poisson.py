@@ -14,14 +14,14 @@ from pm_private.poisson import poisson_stats, set_poisson_stats
 from pm_private.poisson.moments import poisson_lognormal, poisson_lognormal_values, poisson_stat_moments
 from pm_private.poisson.release import poisson_entry_weights, poisson_sensitivity
 from pm_private.privacy.primitives import project_rows
-from pm_private.released.degree2 import stats_vector
+from pm_private.released.degree2 import degree2_vector
 
 
 def _weighted(X, y, bx, B):
     """The vector the Gaussian mechanism perturbs, from the records."""
     X = project_rows(np.asarray(X, dtype=float), bx)
     s = poisson_stats(X, y, y_bound=B)
-    return poisson_entry_weights(X.shape[1], bx, B) * stats_vector(s.x_sum, s.y_sum, s.xx, s.yx)
+    return poisson_entry_weights(X.shape[1], bx, B) * degree2_vector(s.x_sum, s.y_sum, s.xx, s.yx)
 
 
 @pytest.mark.parametrize(("d", "bx", "B"), [(1, 0.4, 3), (2, 1.7, 10), (5, 3.0, 25)])
@@ -81,8 +81,8 @@ def test_release_is_the_statistics_plus_noise_of_the_stated_scale(monkeypatch):
     draws = [release_poisson_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=2.0, y_bound=5, rng=noise) for _ in range(60)]
     first = draws[0]
     assert first.sensitivity == pytest.approx(2.0 * np.sqrt(40.0)) and first.y_bound == 5 and not first.private
-    vectors = np.array([stats_vector(r.x_sum, r.y_sum, r.xx, r.yx) for r in draws])
-    standardised = (vectors - stats_vector(exact.x_sum, exact.y_sum, exact.xx, exact.yx)) / np.sqrt(
+    vectors = np.array([degree2_vector(r.x_sum, r.y_sum, r.xx, r.yx) for r in draws])
+    standardised = (vectors - degree2_vector(exact.x_sum, exact.y_sum, exact.xx, exact.yx)) / np.sqrt(
         first.noise_variance()
     )
     assert abs(standardised.mean()) < 4 / np.sqrt(standardised.size)

@@ -62,9 +62,18 @@ import numpy as np
 from ...privacy.accountant import PrivacyAccountant
 from ...privacy.noise import as_noise_source, l2_gamma_vector
 from ...privacy.release import ConvergenceError, Release, constant, output, public, release_guard
-from ...privacy.validation import check_bound, check_count, check_epsilon, check_memory, check_release_guarantee
+from ...privacy.validation import (
+    check_bound,
+    check_count,
+    check_epsilon,
+    check_memory,
+    check_release_consistent,
+    check_release_field,
+    check_release_guarantee,
+)
 from .data import private_records
 from .fit import fit_discrete_time
+from .spline import interval_basis
 
 __all__ = [
     "OUTPUT_PERTURBATION",
@@ -150,6 +159,7 @@ class DiscreteTimeRelease(Release, kind="discrete_time"):
         f = np.array(self.f, dtype=np.float64)
         f.flags.writeable = False
         object.__setattr__(self, "f", f)
+        _check_release(self)
 
     @property
     def alpha(self) -> np.ndarray:
@@ -264,6 +274,67 @@ def _check_noise_scale(*values) -> None:
     """Refuse, before any noise, public parameters whose noise scale or ridge is not finite."""
     if not all(np.isfinite(v) for v in values):
         raise ValueError("epsilon and regularization give a noise scale that overflows; raise them")
+
+
+def _check_release(release: DiscreteTimeRelease) -> None:
+    """The public fields of a release checked by the checks the mechanisms apply to their
+    arguments (:func:`_check_inputs`), and the sensitivity, ε′, noise scale and extra ridge
+    against what the mechanism named in ``mechanism`` derives from q, e, n, ε and Λ;
+    ValueError naming the field."""
+    regularization = check_release_field("regularization", check_bound, "regularization", release.regularization)
+    q = check_release_field("q", check_count, "q", release.q)
+    e = check_release_field("e", check_count, "e", release.e, 2)
+    try:
+        check_memory("q and e", 64.0 * q * (e + 2))
+    except ValueError as error:
+        raise ValueError(f"fields 'q' and 'e': {error}") from None
+    n = check_release_field("n", check_count, "n", release.n)
+    d = check_release_field("d", check_count, "d", release.d, 0)
+    if release.f.shape != (e + d,):
+        raise ValueError(f"field 'f' must hold 'e' + 'd' values, got shape {release.f.shape}")
+    if release.link != "logit":
+        raise ValueError(f"field 'link' must be 'logit', got {release.link!r:.40}")
+    if not (isinstance(release.covariate_bound, (int, float)) and release.covariate_bound == 1.0):
+        raise ValueError(
+            f"field 'covariate_bound' must be 1 (rows in the unit ball), got {release.covariate_bound!r:.40}"
+        )
+    noise_epsilon = check_release_field("noise_epsilon", check_epsilon, release.noise_epsilon)
+    if release.mechanism not in (OUTPUT_PERTURBATION, OBJECTIVE_PERTURBATION):
+        return
+    basis = interval_basis(q, e)
+    if release.mechanism == OUTPUT_PERTURBATION:
+        sensitivity, extra, expected_epsilon = output_sensitivity(basis, n, regularization), 0.0, release.epsilon
+    else:
+        sensitivity = gradient_sensitivity(basis)
+        extra, expected_epsilon = objective_regularization(basis, n, release.epsilon, regularization)
+    check_release_consistent(
+        "sensitivity", release.sensitivity, sensitivity, "the sensitivity of 'q', 'e', 'n' and 'regularization'"
+    )
+    check_release_consistent(
+        "noise_epsilon",
+        noise_epsilon,
+        expected_epsilon,
+        "the ε that 'epsilon', 'q', 'e', 'n' and 'regularization' leave for the noise",
+    )
+    if not (isinstance(release.extra_regularization, (int, float)) and release.extra_regularization >= 0):
+        raise ValueError(f"field 'extra_regularization' must be ≥ 0, got {release.extra_regularization!r:.40}")
+    if extra == 0.0 or release.extra_regularization == 0.0:
+        if release.extra_regularization != extra:
+            raise ValueError(
+                f"field 'extra_regularization' must be Δ of Alg. 2 for 'epsilon', 'q', 'e', 'n' and 'regularization' "
+                f"= {extra!r}, got {release.extra_regularization!r}"
+            )
+    else:
+        check_release_consistent(
+            "extra_regularization",
+            release.extra_regularization,
+            extra,
+            "Δ of Alg. 2 for 'epsilon', 'q', 'e', 'n' and 'regularization'",
+        )
+    check_release_consistent(
+        "noise_scale", release.noise_scale, sensitivity / noise_epsilon, "'sensitivity'/'noise_epsilon'"
+    )
+    check_release_field("noise_scale", _check_noise_scale, release.noise_scale, release.extra_regularization)
 
 
 def _check_inputs(X, time, event, epsilon, regularization, q, e):

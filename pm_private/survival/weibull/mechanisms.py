@@ -76,7 +76,16 @@ from ...privacy.accountant import PrivacyAccountant
 from ...privacy.noise import NoiseSource, as_noise_source
 from ...privacy.primitives import exponential_mechanism, laplace_mechanism
 from ...privacy.release import Release, output, public, release_guard
-from ...privacy.validation import check_bound, check_count, check_epsilon, check_memory, check_release_guarantee
+from ...privacy.validation import (
+    check_bound,
+    check_count,
+    check_epsilon,
+    check_memory,
+    check_positive,
+    check_release_consistent,
+    check_release_field,
+    check_release_guarantee,
+)
 from ...released.noise_plan import NoisePlan, exponential_query, laplace_query, laplace_sd
 from ..data import check_survival, scale_times
 from .fit import mle_rows
@@ -165,6 +174,47 @@ class WeibullRelease(Release, kind="weibull"):
 
     def __post_init__(self):
         check_release_guarantee(self)
+        _check_release(self)
+
+
+def _check_release(release: WeibullRelease) -> None:
+    """The public fields of a release checked by the checks the Weibull mechanisms apply to their
+    arguments (:func:`check_weibull_arguments`), and the ε split, the number of subsets and the
+    Laplace scales against what the mechanism named in ``mechanism`` derives from them;
+    ValueError naming the field."""
+    horizon = check_release_field("horizon", check_bound, "horizon", release.horizon)
+    gamma = check_release_field("gamma", check_bound, "gamma", release.gamma)
+    omega = check_release_field("omega", check_bound, "omega", release.omega)
+    check_release_field("omega", _check_range, 1.0, 1.0, omega)
+    check_release_field("gamma", _check_range, horizon, gamma, omega, release.epsilon)
+    n = check_release_field("n", check_count, "n", release.n)
+    subsets = check_release_field("subsets", check_count, "subsets", release.subsets, 1, n)
+    parts = []
+    for name in ("epsilon_shape", "epsilon_scale"):
+        parts.append(check_release_field(name, check_epsilon, getattr(release, name)))
+    check_release_consistent("epsilon_scale", parts[0] + parts[1], release.epsilon, "'epsilon' − 'epsilon_shape'")
+    scales = release.noise_scales
+    if len(scales) != 2:
+        raise ValueError(f"field 'noise_scales' must hold 2 Laplace scales, got {len(scales)}")
+    for scale in scales:
+        check_release_field("noise_scales", check_positive, "noise_scales", scale)
+    if release.mechanism == LSP_TLL:  # TLL: Laplace(1/(ε_scale/2)) on Σdᵢ and on Σtᵢ^p
+        expected = (2.0 / parts[1],) * 2
+    elif release.mechanism in (LAPLACE_MLE, SAMPLE_AGGREGATE):  # Laplace(γ/(m·ε/2)) on p and λ
+        expected = (gamma / subsets / parts[0], gamma / subsets / parts[1])
+    else:
+        return
+    if release.mechanism != SAMPLE_AGGREGATE and subsets != 1:
+        raise ValueError(f"field 'subsets' must be 1 for {release.mechanism}, got {subsets!r}")
+    for scale, value in zip(scales, expected, strict=True):
+        # the secure Laplace scale covers the noise grid: (Δ + 2^k)/ε, 2^k ≤ 2⁻⁴⁰·Δ/ε
+        check_release_consistent(
+            "noise_scales",
+            scale,
+            value,
+            "the Laplace scale of 'epsilon_shape', 'epsilon_scale', 'gamma' and 'subsets'",
+            rel_tol=1e-6,
+        )
 
 
 def _check_range(horizon: float, gamma: float, omega: float, epsilon: float | None = None) -> None:
