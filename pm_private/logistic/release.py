@@ -149,7 +149,7 @@ class LogisticStats:
         return self.x_sum.shape[0]
 
     def noise_variance(self) -> np.ndarray:
-        """Variance of the noise on each statistic in release order (:func:`degree2_pairs`): zero.
+        """Variance of the noise on each statistic in release order (:func:`~pm_private.released.degree2.degree2_pairs`): zero.
 
         Returns
         -------
@@ -229,7 +229,7 @@ class LogisticStatsRelease(Release, kind="logistic_stats"):
 
     def noise_variance(self) -> np.ndarray:
         """Variance σ²/w² of the Gaussian noise on each statistic in release order
-        (:func:`degree2_pairs`): σ² on the diagonal of Sxx, σ²/2 on the others.
+        (:func:`~pm_private.released.degree2.degree2_pairs`): σ² on the diagonal of Sxx, σ²/2 on the others.
 
         Returns
         -------
@@ -243,7 +243,7 @@ def logistic_sensitivity(x_bound: float) -> float:
     """ℓ2 sensitivity √2·(Bx² + 2) of the released vector under replace-one, for ‖x‖₂ ≤ Bx, y = ±1.
 
     Proof.  The released vector is w ⊙ (entries (a, b) of Σ uuᵀ, u = (1, x, y), listed by
-    :func:`degree2_pairs`), with w = 1 on the diagonal and √2 off it.  Replacing the record u by
+    :func:`~pm_private.released.degree2.degree2_pairs`), with w = 1 on the diagonal and √2 off it.  Replacing the record u by
     u′ = (1, x′, y′) changes Σ uuᵀ by M = uuᵀ − u′u′ᵀ, whose two constant entries (1·1 and y²) are 0,
     so the change of the released vector has norm ‖M‖_F, and
 
@@ -427,7 +427,7 @@ def release_logistic_stats(
     Labels in {0, 1} are mapped to {−1, 1}; each row is projected onto the ℓ2 ball,
     xᵢ ← xᵢ·min(1, Bx/‖xᵢ‖).  With uᵢ = (1, xᵢ, yᵢ) the 2d + 1 + d(d+1)/2 non-constant distinct
     entries of Σ uᵢuᵢᵀ, namely Σx, Σy, the upper triangle of Sxx = Σ xxᵀ and Syx = Σ y·x
-    (:func:`degree2_pairs`), are released as
+    (:func:`~pm_private.released.degree2.degree2_pairs`), are released as
 
         r = s + ξ / w,   ξ ~ N(0, σ² I),
 

@@ -4,6 +4,12 @@ Gaussian calibration, exponential mechanism, row projection), validation and the
 from .._engine.lazy import attach
 
 _NAMES = {
+    "recover_ledger": ".ledger",
+    "LedgerWitnessWarning": ".ledger",
+    "DamagedWitnessError": ".ledger",
+    "LedgerRollbackError": ".ledger",
+    "DamagedLedgerError": ".ledger",
+    "NoAccountantWarning": ".release",
     "REPLACE_ONE": ".budget",
     "BudgetExceededError": ".budget",
     "LedgerEntry": ".budget",

@@ -1,6 +1,6 @@
 """Where a budget's ledger lives: in memory (one process) or in an SQLite file (shared by threads and
-processes, crash-safe, damage detected).  Each store checks the budget (:func:`.budget.refusal`) and
-records the entry in one atomic step; the accountant (:mod:`.accountant`) is the only user of the
+processes, crash-safe, damage detected).  Each store checks the budget (``budget.refusal``) and
+records the entry in one atomic step; the accountant (``accountant``) is the only user of the
 store classes.
 
 Ledger file (format 3)
@@ -21,7 +21,7 @@ it is not a signature against someone who rewrites the file and its digests on p
 
 An earlier state of the file is as consistent as the current one, so the head (number of rows,
 last digest, basic (ε, δ) counted) is also *witnessed* outside the file after every committed
-append, in a small file per ledger identity in the user's state folder (:mod:`.witness`).  A file
+append, in a small file per ledger identity in the user's state folder (``pm_private.privacy.witness``).  A file
 behind its witness (fewer rows, or another digest at the witnessed row) is refused with
 :class:`LedgerRollbackError`; a file ahead of it (written elsewhere, witness lost) advances it.
 :func:`recover_ledger` (``pm-private ledger FILE --recover-from BACKUP``) puts an earlier copy
@@ -31,7 +31,7 @@ Format 2 (no ledger id) is read as before; its witness is keyed by its first dig
 path, so a format-2 copy opened under another name is not linked to its witness.
 
 Format 1 (earlier versions: no digests, times to the microsecond) is refused on open, with the
-command that upgrades it once: :func:`upgrade_ledger` (``pm-private ledger FILE --upgrade``).
+command that upgrades it once: ``upgrade_ledger`` (``pm-private ledger FILE --upgrade``).
 """
 
 from __future__ import annotations

@@ -403,7 +403,7 @@ def release_guard(
     data-dependent failure after noise was drawn) is always recorded as spent before it propagates.
 
     Without an accountant, a body that draws secure (private) noise through a
-    :class:`~pm_private.privacy.noise.NoiseSource` or OpenDP warns :class:`NoAccountantWarning`,
+    :class:`~pm_private.privacy.noise.NoiseSource` or OpenDP warns :class:`~pm_private.privacy.release.NoAccountantWarning`,
     once per process and mechanism: no ledger records that spend (seeded noise is not warned
     about: it is not private).
 

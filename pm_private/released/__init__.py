@@ -5,6 +5,7 @@ noise-aware GLM template and Laplace-started NUTS."""
 from .._engine.lazy import attach
 
 _NAMES = {
+    "degree2_pairs": ".degree2",
     "partial_correlation_cholesky": ".covariates",
     "lkj_partial_shapes": ".covariates",
     "describe_family": ".family",
