@@ -26,13 +26,11 @@ from ..privacy.accountant import PrivacyAccountant
 from ..privacy.noise import as_noise_source
 from ..privacy.primitives import (
     check_gaussian_epsilon,
-    check_gaussian_scale_field,
     check_noise_scale,
-    gaussian_mechanism,
     project_rows,
     symmetric_entry_weights,
 )
-from ..privacy.release import Release, constant, output, public, release_guard
+from ..privacy.release import Release, constant, output, public
 from ..privacy.validation import (
     as_matrix,
     as_vector,
@@ -43,10 +41,15 @@ from ..privacy.validation import (
     check_feature_names,
     check_finite_rows,
     check_positive,
-    check_release_field,
     column_names,
 )
-from ..released.degree2 import degree2_pairs, degree2_sums, degree2_vector, freeze_stats, unpack_degree2
+from ..released.degree2 import (
+    check_degree2_release,
+    degree2_pairs,
+    degree2_sums,
+    freeze_stats,
+    release_degree2,
+)
 from ..released.family import Family
 from ..released.noise_plan import NoisePlan, gaussian_query
 from ..released.preprocessing import Preprocessing, check_glm_preprocessing
@@ -276,21 +279,10 @@ def logistic_sensitivity(x_bound: float) -> float:
 
 
 def _check_release(release) -> None:
-    """The public fields of a release checked by the checks :func:`release_logistic_stats` applies to
-    its arguments (:func:`_checked`), so that a release, built or read from a file, lies within the
-    mechanism's limits; ValueError naming the field."""
-    check_release_field("epsilon", lambda e: check_gaussian_epsilon(check_epsilon(e)), release.epsilon)
-    check_release_field("delta", check_delta, release.delta)
-    sensitivity = check_release_field("x_bound", logistic_sensitivity, release.x_bound)
-    check_release_field("n", check_count, "n", release.n)
-    check_release_field("noise_scale", check_positive, "noise_scale", release.noise_scale)
-    if not (
-        isinstance(release.sensitivity, (int, float)) and math.isclose(release.sensitivity, sensitivity, rel_tol=1e-9)
-    ):
-        raise ValueError(
-            f"field 'sensitivity' must be logistic_sensitivity(x_bound) = {sensitivity!r}, got {release.sensitivity!r:.40}"
-        )
-    check_gaussian_scale_field("noise_scale", release.noise_scale, sensitivity, release.epsilon, release.delta)
+    """The public fields of a release checked by the checks :func:`release_logistic_stats` applies to its
+    arguments, so that a release, built or read from a file, lies within the mechanism's limits;
+    ValueError naming the field."""
+    check_degree2_release(release, logistic_sensitivity, "logistic_sensitivity")
 
 
 def _checked(epsilon, delta, x_bound) -> tuple[float, float, float, float]:
@@ -505,24 +497,20 @@ def release_logistic_stats(
     if preprocessing is not None:
         X = preprocessing.transform_x(as_matrix(X))
     X, labels = _prepared(X, y, x_bound)
-    n, d = X.shape
     source = as_noise_source(rng)
-    plan = logistic_noise_plan(d, epsilon=epsilon, delta=delta, x_bound=x_bound)
-    sensitivity = plan.queries[0].sensitivity
-    weights = symmetric_entry_weights(*degree2_pairs(d))
-    noise = plan.noise_events()
-    with release_guard(accountant, LOGISTIC_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=noise):
-        exact = degree2_vector(*degree2_sums(X, labels))
-        part = gaussian_mechanism(weights * exact, sensitivity=sensitivity, epsilon=epsilon, delta=delta, source=source)
-        return LogisticStatsRelease(
-            **unpack_degree2(part.values / weights, d),
-            n=n,
-            x_bound=x_bound,
-            sensitivity=sensitivity,
-            noise_scale=part.scale,
-            features=features,
-            preprocessing=preprocessing,
-            epsilon=part.epsilon,
-            delta=delta,
-            private=source.secure,
-        )
+    plan = logistic_noise_plan(X.shape[1], epsilon=epsilon, delta=delta, x_bound=x_bound)
+
+    def build(**fields):
+        return LogisticStatsRelease(**fields, x_bound=x_bound, features=features, preprocessing=preprocessing)
+
+    weights = symmetric_entry_weights(*degree2_pairs(X.shape[1]))
+    return release_degree2(
+        X,
+        labels,
+        weights=weights,
+        plan=plan,
+        mechanism=LOGISTIC_MECHANISM,
+        accountant=accountant,
+        source=source,
+        build=build,
+    )

@@ -24,13 +24,11 @@ from ..privacy.accountant import PrivacyAccountant
 from ..privacy.noise import as_noise_source
 from ..privacy.primitives import (
     check_gaussian_epsilon,
-    check_gaussian_scale_field,
     check_noise_scale,
-    gaussian_mechanism,
     project_rows,
     symmetric_entry_weights,
 )
-from ..privacy.release import Release, constant, output, public, release_guard
+from ..privacy.release import Release, constant, output, public
 from ..privacy.validation import (
     as_matrix,
     as_vector,
@@ -44,7 +42,13 @@ from ..privacy.validation import (
     check_release_field,
     column_names,
 )
-from ..released.degree2 import degree2_pairs, degree2_sums, degree2_vector, freeze_stats, unpack_degree2
+from ..released.degree2 import (
+    check_degree2_release,
+    degree2_pairs,
+    degree2_sums,
+    freeze_stats,
+    release_degree2,
+)
 from ..released.family import Family
 from ..released.noise_plan import NoisePlan, gaussian_query
 from ..released.preprocessing import Preprocessing, check_glm_preprocessing
@@ -291,22 +295,11 @@ def poisson_sensitivity(x_bound: float) -> float:
 
 
 def _check_release(release) -> None:
-    """The public fields of a release checked by the checks :func:`release_poisson_stats` applies to
-    its arguments (:func:`_checked`), so that a release, built or read from a file, lies within the
-    mechanism's limits; ValueError naming the field."""
-    check_release_field("epsilon", lambda e: check_gaussian_epsilon(check_epsilon(e)), release.epsilon)
-    check_release_field("delta", check_delta, release.delta)
-    sensitivity = check_release_field("x_bound", poisson_sensitivity, release.x_bound)
+    """The public fields of a release checked by the checks :func:`release_poisson_stats` applies to its
+    arguments, so that a release, built or read from a file, lies within the mechanism's limits;
+    ValueError naming the field."""
+    check_degree2_release(release, poisson_sensitivity, "poisson_sensitivity")
     check_release_field("y_bound", check_count, "y_bound", release.y_bound, 1, MAX_Y_BOUND)
-    check_release_field("n", check_count, "n", release.n)
-    check_release_field("noise_scale", check_positive, "noise_scale", release.noise_scale)
-    if not (
-        isinstance(release.sensitivity, (int, float)) and math.isclose(release.sensitivity, sensitivity, rel_tol=1e-9)
-    ):
-        raise ValueError(
-            f"field 'sensitivity' must be poisson_sensitivity(x_bound) = {sensitivity!r}, got {release.sensitivity!r:.40}"
-        )
-    check_gaussian_scale_field("noise_scale", release.noise_scale, sensitivity, release.epsilon, release.delta)
 
 
 def _checked(epsilon, delta, x_bound, y_bound) -> tuple[float, float, float, int, float]:
@@ -539,25 +532,22 @@ def release_poisson_stats(
     if preprocessing is not None:
         X = preprocessing.transform_x(as_matrix(X))
     X, counts = _prepared(X, y, x_bound, y_bound)
-    n, d = X.shape
     source = as_noise_source(rng)
-    plan = poisson_noise_plan(d, epsilon=epsilon, delta=delta, x_bound=x_bound, y_bound=y_bound)
-    sensitivity = plan.queries[0].sensitivity
-    weights = poisson_entry_weights(d, x_bound, y_bound)
-    noise = plan.noise_events()
-    with release_guard(accountant, POISSON_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=noise):
-        exact = degree2_vector(*degree2_sums(X, counts))
-        part = gaussian_mechanism(weights * exact, sensitivity=sensitivity, epsilon=epsilon, delta=delta, source=source)
+    plan = poisson_noise_plan(X.shape[1], epsilon=epsilon, delta=delta, x_bound=x_bound, y_bound=y_bound)
+
+    def build(**fields):
         return PoissonStatsRelease(
-            **unpack_degree2(part.values / weights, d),
-            n=n,
-            x_bound=x_bound,
-            y_bound=y_bound,
-            sensitivity=sensitivity,
-            noise_scale=part.scale,
-            features=features,
-            preprocessing=preprocessing,
-            epsilon=part.epsilon,
-            delta=delta,
-            private=source.secure,
+            **fields, x_bound=x_bound, y_bound=y_bound, features=features, preprocessing=preprocessing
         )
+
+    weights = poisson_entry_weights(X.shape[1], x_bound, y_bound)
+    return release_degree2(
+        X,
+        counts,
+        weights=weights,
+        plan=plan,
+        mechanism=POISSON_MECHANISM,
+        accountant=accountant,
+        source=source,
+        build=build,
+    )

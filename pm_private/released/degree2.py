@@ -11,9 +11,28 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..privacy.validation import as_float_array, check_symmetric
+from ..privacy.primitives import check_gaussian_epsilon, check_gaussian_scale_field, gaussian_mechanism
+from ..privacy.release import release_guard
+from ..privacy.validation import (
+    as_float_array,
+    check_count,
+    check_delta,
+    check_epsilon,
+    check_release_consistent,
+    check_release_field,
+    check_symmetric,
+)
 
-__all__ = ["degree2_sums", "freeze_stats", "stat_labels", "degree2_pairs", "degree2_vector", "unpack_degree2"]
+__all__ = [
+    "check_degree2_release",
+    "release_degree2",
+    "degree2_sums",
+    "freeze_stats",
+    "stat_labels",
+    "degree2_pairs",
+    "degree2_vector",
+    "unpack_degree2",
+]
 
 
 def degree2_pairs(d: int) -> tuple[np.ndarray, np.ndarray]:
@@ -149,3 +168,84 @@ def stat_labels(names) -> list[str]:
         + [f"{names[i]}·{names[j]}" for i, j in zip(*upper, strict=True)]
         + [f"y·{v}" for v in names]
     )
+
+
+def check_degree2_release(release, sensitivity_of, sensitivity_name: str) -> None:
+    """The public fields of a Gaussian degree-2 release (``epsilon``, ``delta``, ``x_bound``, ``n``,
+    ``sensitivity``, ``noise_scale``) checked by the checks its mechanism applies to its arguments,
+    so that a release, built or read from a file, lies within the mechanism's limits.
+
+    Parameters
+    ----------
+    release : Release
+        A logistic or Poisson statistics release.
+    sensitivity_of : callable
+        The mechanism's sensitivity of ``x_bound`` (which checks the bound).
+    sensitivity_name : str
+        Its name, for the message.
+
+    Raises
+    ------
+    ValueError
+        Naming the field.
+    """
+    check_release_field("epsilon", lambda e: check_gaussian_epsilon(check_epsilon(e)), release.epsilon)
+    check_release_field("delta", check_delta, release.delta)
+    sensitivity = check_release_field("x_bound", sensitivity_of, release.x_bound)
+    check_release_field("n", check_count, "n", release.n)
+    check_release_consistent("sensitivity", release.sensitivity, sensitivity, f"{sensitivity_name}('x_bound')")
+    check_gaussian_scale_field("noise_scale", release.noise_scale, sensitivity, release.epsilon, release.delta)
+
+
+def release_degree2(X, y, *, weights, plan, mechanism: str, accountant, source, build):
+    """The Gaussian release of the degree-2 statistics of prepared rows: the core that the logistic
+    and Poisson releases share, after their own checks and preparation.
+
+    Charges (ε, δ) through :func:`pm_private.privacy.release.release_guard` with the plan's noise
+    events, then releases r = s + ξ/w, ξ ~ N(0, σ²I), by the Gaussian mechanism on w ⊙ s
+    (s the statistics of :func:`degree2_pairs`, w ``weights``, σ for the plan's sensitivity).
+
+    Parameters
+    ----------
+    X : numpy.ndarray, shape (n, d)
+        The rows, already projected onto the public ball.
+    y : numpy.ndarray, shape (n,)
+        The responses, already mapped (labels ±1, clipped counts).
+    weights : numpy.ndarray
+        The weight of each statistic in the noised vector.
+    plan : NoisePlan
+        The release's noise plan (one Gaussian query).
+    mechanism : str
+        The mechanism's name, for the ledger.
+    accountant : PrivacyAccountant or None
+        Charged before any noise is drawn.
+    source : NoiseSource
+        The noise source (secure or seeded).
+    build : callable
+        Makes the release from the noisy ``x_sum``, ``y_sum``, ``xx``, ``yx`` and
+        ``sensitivity``, ``noise_scale``, ``epsilon`` (what OpenDP certifies), ``delta``, ``n``
+        and ``private``.
+
+    Returns
+    -------
+    Release
+        What ``build`` returns.
+    """
+    n, d = X.shape
+    query = plan.queries[0]
+    with release_guard(
+        accountant, mechanism, plan.epsilon, plan.delta, label=f"n={n}, d={d}", noise=plan.noise_events()
+    ):
+        exact = degree2_vector(*degree2_sums(X, y))
+        part = gaussian_mechanism(
+            weights * exact, sensitivity=query.sensitivity, epsilon=plan.epsilon, delta=plan.delta, source=source
+        )
+        return build(
+            **unpack_degree2(part.values / weights, d),
+            n=n,
+            sensitivity=query.sensitivity,
+            noise_scale=part.scale,
+            epsilon=part.epsilon,
+            delta=plan.delta,
+            private=source.secure,
+        )
