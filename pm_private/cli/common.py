@@ -290,8 +290,8 @@ def refuse_private_as_public(parser, args) -> None:
 def refuse_shared_rows(parser, args, private_rows) -> None:
     """A usage error when a row of the ``--standardize-from`` table (over the columns used, read as
     DATA is read, each value to about 12 significant digits) is also a row of DATA; the count is
-    named, no row is printed.  Call it once DATA
-    is read, before the ledger is opened or anything is spent.
+    named, no row is printed.  Call it once DATA is read, before the ledger is opened or anything
+    is spent.
 
     Parameters
     ----------
