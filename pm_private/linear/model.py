@@ -658,8 +658,11 @@ def linear_model(
     >>> model.coords["statistic"]
     ('xy[x0]', 'xy[x1]', 'yy')
     """
-    if hasattr(type(stats), "family"):
+    if not isinstance(stats, LinearStats) and hasattr(type(stats), "family"):
         check_stats(stats, LINEAR)  # a statistics record of another family: refused naming its builder
+        raise ValueError(
+            f"stats: linear_model takes LinearStats (what release_linear_stats returns), got a {type(stats).__name__}"
+        )
     batched = not isinstance(stats, LinearStats)
     if batched:
         stats = list(stats)

@@ -230,3 +230,10 @@ def test_every_family_with_a_release_is_held_to_the_vocabulary_here():
     for name in set(families) - released:  # fitted to records: the survival package's names
         assert families[name].builder in pp.survival._NAMES
     assert released <= {fitted.name.lower() for fitted in FITTED.values()}
+
+
+def test_a_bare_linear_release_is_refused_by_name():
+    """linear_model takes the LinearStats a release returns, not the Release record inside it."""
+    release = _linear().releases[0]
+    with pytest.raises(ValueError, match="linear_model takes LinearStats.*LinearStatsRelease"):
+        pp.linear_model(release)

@@ -150,20 +150,7 @@ def test_a_predictor_answers_for_the_columns_by_name_or_refuses_X(name, fitted):
             problem = problem and f"accepted: {problem}"
         if problem:
             problems.append(f"{label}: {problem}")
-    _fail_or_xfail(name, problems)
-
-
-#: Defects found by this harness in files it does not own, reported and left to their owners:
-#: (family, words of the variant's label) -> the defect.  Fixed ones are removed from here.
-KNOWN: dict[tuple[str, str], str] = {}
-
-
-def _fail_or_xfail(name, problems):
-    known = [p for p in problems if any(f == name and words in p for (f, words) in KNOWN)]
-    unknown = [p for p in problems if p not in known]
-    assert not unknown, "\n".join(unknown)
-    if known:
-        pytest.xfail(f"{len(known)} known defects: " + "; ".join(sorted({KNOWN[k] for k in KNOWN if k[0] == name})))
+    assert not problems, "\n".join(problems)
 
 
 def _posterior_variants(posterior):
@@ -195,7 +182,7 @@ def test_a_predictor_refuses_a_posterior_it_cannot_answer_for(name, fitted):
             except ValueError as error:
                 if "posterior" not in str(error) or other not in str(error):
                     problems.append(f"the posterior of {other}: the error names neither: {error}")
-    _fail_or_xfail(name, problems)
+    assert not problems, "\n".join(problems)
 
 
 # --------------------------------------------------------------------------------------------
