@@ -149,14 +149,15 @@ def epsilon_lower_bound(s0: np.ndarray, s1: np.ndarray, delta: float = 0.0, alph
 
 
 def _suff_stats_audit(epsilon: float = 1.0) -> Audit:
-    """d = 1, B_x = B_y = 1: the record (1, 1) replaced by (0, 0) moves Sxx, Sxy and Syy by 1 each."""
+    """d = 1 (no intercept column), B_x = B_y = 1: the record (1, 1) replaced by (0, 0) moves Sxx, Sxy and
+    Syy by 1 each."""
     rng = np.random.default_rng(1)
     X = rng.uniform(-1, 1, (10, 1))
     y = rng.uniform(-1, 1, 10)
     X[0], y[0] = 1.0, 1.0
     pair = [(X, y), (np.vstack([[0.0], X[1:]]), np.r_[0.0, y[1:]])]
     split = (0.60, 0.35, 0.05)
-    exact = [linear_stats(*data) for data in pair]
+    exact = [linear_stats(*data, intercept=False) for data in pair]
     means = [np.array([s.xx[0, 0], s.xy[0], s.yy]) for s in exact]
     scales = np.array(sensitivities(1, 1.0, 1.0)) / (np.array(split) * epsilon)
 
@@ -165,7 +166,14 @@ def _suff_stats_audit(epsilon: float = 1.0) -> Audit:
         for i in range(n):
             # Statistics only, at the paper's scales: this pair clips nothing, so the counts could not differ.
             r = release_linear_stats_laplace(
-                *pair[k], epsilon=epsilon, x_bound=1.0, y_bound=1.0, split=split, clip_share=0.0, rng=source
+                *pair[k],
+                epsilon=epsilon,
+                x_bound=1.0,
+                y_bound=1.0,
+                split=split,
+                clip_share=0.0,
+                rng=source,
+                intercept=False,
             )
             o = np.array([r.xx[0, 0], r.xy[0], r.yy])
             out[i] = np.sum((np.abs(o - means[1]) - np.abs(o - means[0])) / scales)

@@ -5,7 +5,9 @@ For each drug and Monte Carlo repeat, the cell lines with an observed response a
 100…800 are used.  Preprocessing (``pm_private.linear.preprocess``): genes are centred with the
 **public** lines' means and each row is scaled to unit L2 norm (so |xᵢⱼ| ≤ 1 is a public bound);
 responses are centred with the public lines' mean.  σx and σy for bound tuning are the public
-lines' standard deviations.  Methods:
+lines' standard deviations.  As in the paper the statistics have no intercept column (every
+release and ``linear_stats`` call passes ``intercept=False``): the public centring stands in for
+it.  Methods:
 
 * ``non-private LR``: Honkela et al.'s (2018) Bayesian model on exact statistics of public + private lines;
 * ``robust private LR``: clipped, Laplace-perturbed private statistics (split and bounds from
@@ -103,22 +105,29 @@ def drug_splits(data, drugs, *, genes: int, repeats: int, n_test: int, n_public:
 def _statistics(method, split: Split, n_private, epsilon, tuned, rng):
     """Statistics the Bayesian model is fitted to, for one split and setting."""
     X, y = split.X_pool[:n_private], split.y_pool[:n_private]
-    public = linear_stats(split.X_public, split.y_public)
+    public = linear_stats(split.X_public, split.y_public, intercept=False)
     if method == "non-private LR":
-        return public + linear_stats(X, y)
+        return public + linear_stats(X, y, intercept=False)
     if method == "noise-aware private LR":
         # The Gaussian release, like AdaSSP's ((ε, δ)-DP, rows of norm ≤ 1 after the row
         # normalisation, |y| ≤ the public maximum): its noise-aware likelihood costs O(d³), so
         # --genes 64 stays tractable.
         release = release_linear_stats(
-            X, y, epsilon=epsilon, delta=ADASSP_DELTA, x_bound=1.0, y_bound=np.abs(split.y_public).max(), rng=rng
+            X,
+            y,
+            epsilon=epsilon,
+            delta=ADASSP_DELTA,
+            x_bound=1.0,
+            y_bound=np.abs(split.y_public).max(),
+            rng=rng,
+            intercept=False,
         )
         return public + release
     if method == "robust private LR":
         bounds = dict(x_bound=tuned.x_bound, y_bound=tuned.y_bound, split=tuned.split)
     else:
         bounds = dict(x_bound=1.0, y_bound=np.abs(split.y_public).max())
-    return public + release_linear_stats_laplace(X, y, epsilon=epsilon, rng=rng, **bounds)
+    return public + release_linear_stats_laplace(X, y, epsilon=epsilon, rng=rng, **bounds, intercept=False)
 
 
 def design_problem(data, *, n_drugs: int, genes: int, needed: int) -> str | None:
@@ -285,7 +294,7 @@ def calibration_study(
             X = rng.standard_normal((n, d)) @ np.linalg.cholesky(T.T @ T).T
             y = X @ beta + rng.standard_normal(n) / np.sqrt(lam)
             stats = release_linear_stats_laplace(
-                X, y, epsilon=epsilon, x_bound=4.0, y_bound=4 * np.sqrt(2 * (d + 1)), rng=rng
+                X, y, epsilon=epsilon, x_bound=4.0, y_bound=4 * np.sqrt(2 * (d + 1)), rng=rng, intercept=False
             )
             for aware in (True, False):
                 if aware not in fitters:

@@ -317,6 +317,8 @@ def _check_context(entry: dict, release) -> None:
     if "features" in entry:
         features = entry["features"]
         d = getattr(release, "d", None)
+        if d is not None and getattr(release, "intercept", False):
+            d -= 1  # the column names of X: the constant column is the release's own
         if not (isinstance(features, list) and all(isinstance(f, str) for f in features)):
             raise ValueError("field 'features' must be a list of column names (strings)")
         if d is not None and len(features) != d:

@@ -22,7 +22,9 @@ from pm_private.survival.weibull.mechanisms import weibull_private
 def releases():
     rng = np.random.default_rng(3)
     X, y = rng.uniform(-1, 1, (200, 3)), rng.uniform(-1, 1, 200)
-    stats = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=1.0, y_bound=1.0, split=(0.5, 0.3, 0.2))
+    stats = release_linear_stats_laplace(
+        X, y, epsilon=1.0, x_bound=1.0, y_bound=1.0, split=(0.5, 0.3, 0.2), intercept=False
+    )
     t = rng.weibull(1.5, 300)
     weibull = weibull_private(np.minimum(t, 3.0), (t < 3.0).astype(int), epsilon=1.0, horizon=3.0, K=50)
     return X, y, stats, weibull
@@ -55,7 +57,9 @@ def test_round_trip_of_both_kinds(releases, tmp_path):
 def test_gaussian_release_and_its_preprocessing_round_trip(releases):
     X, y, _, _ = releases
     prep = Preprocessing(x_center=[0.1, 0.0, -0.1], x_scale=0.5, y_center=0.2, y_scale=2.0)
-    stats = release_linear_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=2.0, y_bound=1.0, preprocessing=prep)
+    stats = release_linear_stats(
+        X, y, epsilon=1.0, delta=1e-6, x_bound=2.0, y_bound=1.0, preprocessing=prep, intercept=False
+    )
     back = release_from_dict(json.loads(json.dumps(release_to_dict(stats))))
     (info,), (read,) = stats.releases, back.releases
     assert type(read) is type(info) and read.noise_scale == info.noise_scale and read.sensitivity == info.sensitivity
@@ -80,8 +84,8 @@ def test_gaussian_release_and_its_preprocessing_round_trip(releases):
 def test_releases_without_clipping_counts_round_trip(releases):
     X, y, _, _ = releases
     for stats in (
-        release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=1.0, y_bound=1.0, clip_share=0.0),
-        release_linear_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=2.0, y_bound=1.0, clip_share=0.0),
+        release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=1.0, y_bound=1.0, clip_share=0.0, intercept=False),
+        release_linear_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=2.0, y_bound=1.0, clip_share=0.0, intercept=False),
     ):
         back = release_from_dict(json.loads(json.dumps(release_to_dict(stats))))
         assert back.releases == stats.releases and back.releases[0].clip_share == 0.0
@@ -92,7 +96,7 @@ def test_no_record_and_nothing_unnoised_is_written(releases):
     buffer = io.StringIO()
     write_release_file(buffer, [release_to_dict(stats)])
     text = buffer.getvalue()
-    exact = linear_stats(np.clip(X, -1, 1), y)
+    exact = linear_stats(np.clip(X, -1, 1), y, intercept=False)
     for value in [*X.ravel()[:50], *y[:50], *exact.xx.ravel(), *exact.xy, exact.yy]:
         assert repr(float(value)) not in text
     assert json.loads(text)["format"] == FORMAT
@@ -101,7 +105,7 @@ def test_no_record_and_nothing_unnoised_is_written(releases):
 def test_refusals(releases, tmp_path):
     X, y, stats, _ = releases
     with pytest.raises(ValueError, match="exact statistics"):
-        release_to_dict(linear_stats(X, y))
+        release_to_dict(linear_stats(X, y, intercept=False))
     with pytest.raises(TypeError, match="LinearStats or a Release"):
         release_to_dict({"xx": 1})
     with pytest.raises(TypeError, match="unknown context"):

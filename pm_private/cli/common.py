@@ -323,6 +323,22 @@ def refuse_shared_rows(parser, args, private_rows) -> None:
         )
 
 
+def print_linear_report(stats) -> None:
+    """What a linear release says about itself: its signal-to-noise figures, with a warning outside the
+    range where the calibration benchmark validated the noise-aware intervals, and its clipping."""
+    from ..linear.integrated import release_signal_to_noise, signal_to_noise_warning
+
+    figures = release_signal_to_noise(stats)
+    print(
+        f"\nsignal to noise of the release: covariate statistics {figures['gram_snr']:.3g} "
+        f"(mean eigenvalue over the noise's spectral radius), Sxy {figures['xy_snr']:.3g}"
+    )
+    message = signal_to_noise_warning(figures)
+    if message is not None:
+        print(f"warning: {message}")
+    print_clip_report(stats)
+
+
 def print_clip_report(stats) -> None:
     """The release's own estimate of how much its clipping changed, with a warning when it is large."""
     from ..linear.clipping import clip_report

@@ -65,11 +65,11 @@ FAMILIES = {
         name="linear",
         command="linear-stats",
         model="pm_private.linear.model:linear_model",
-        variables=("beta", "noise_precision", "prior_precision"),
+        variables=("intercept", "beta", "noise_precision", "prior_precision"),
         laplace=False,
         description="noise-aware Bayesian linear regression on released sufficient statistics "
         "(Bernstein & Sheldon 2019; Honkela et al. 2018)",
-        report="pm_private.cli.common:print_clip_report",
+        report="pm_private.cli.common:print_linear_report",
     ),
     "logistic_stats": Family(
         name="logistic",
@@ -313,7 +313,7 @@ def _run(parser, args) -> None:
         )
     idata.attrs.update(_provenance(args, entry, index, family))
     idata.to_netcdf(posterior, engine="h5netcdf")
-    table = az.summary(idata, var_names=list(family.variables))
+    table = az.summary(idata, var_names=[name for name in family.variables if name in idata["posterior"]])
     table.to_csv(summary)
     print(table.to_string())
     divergent = int(idata["sample_stats"]["diverging"].sum())

@@ -81,6 +81,14 @@ def add_parser(subparsers) -> None:
         "the coefficients when the bound bites)",
     )
     parser.add_argument(
+        "--intercept",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="prepend a constant column so that the statistics hold n and the first moments and the fit has an "
+        "intercept (default); --no-intercept releases the statistics of the features alone (laplace: the "
+        "intercept needs --x-bound ≥ 1)",
+    )
+    parser.add_argument(
         "--clip-share",
         type=types.unit_interval,
         default=0.05,
@@ -130,6 +138,7 @@ def _noise_plan(args, d: int):
         split=None if gaussian else tuple(args.split),
         clip_share=args.clip_share,
         scale_response=args.scale_response is not False if gaussian else args.scale_response is True,
+        intercept=args.intercept,
     )
 
 
@@ -187,6 +196,7 @@ def _suff_stats_bounds(parser, args, d: int, preprocessing):
             public_y=public_y,
             clip_share=args.clip_share,
             scale_response=args.scale_response is not False,
+            intercept=args.intercept,
         )
     except ValueError as error:
         parser.error(str(error))
@@ -251,6 +261,7 @@ def _run(parser, args) -> None:
                 preprocessing=preprocessing,
                 clip_share=args.clip_share,
                 scale_response=args.scale_response is not False,
+                intercept=args.intercept,
             )
     else:
 
@@ -266,6 +277,7 @@ def _run(parser, args) -> None:
                 preprocessing=preprocessing,
                 clip_share=args.clip_share,
                 scale_response=args.scale_response is True,
+                intercept=args.intercept,
             )
 
     stats = write_release(

@@ -38,7 +38,7 @@ class NonFiniteRow(ValueError):
         self.name, self.row = name, row
 
 
-def _accumulate_rows(X, y, x_bound, y_bound, scale_response, start: int, stop: int):
+def _accumulate_rows(X, y, x_bound, y_bound, scale_response, start: int, stop: int, intercept: bool = False):
     """Sxx, Sxy, Syy of rows start…stop−1 and how many rows and responses clipping changed, chunk by
     chunk in cache: clip (or scale) into a reused buffer, count what changed, multiply.
 
@@ -46,7 +46,7 @@ def _accumulate_rows(X, y, x_bound, y_bound, scale_response, start: int, stop: i
     ±inf into ±Bx).  Without clipping no separate pass is made: a NaN or inf in row i makes
     Sxx_jj = Σ xᵢⱼ² non-finite, so only a non-finite result is searched for its first bad row.
     """
-    d = X.shape[1]
+    d = X.shape[1] + intercept
     rows = max(1, CHUNK_VALUES // d)
     xx = np.zeros((d, d))
     xy = np.zeros(d)
@@ -56,6 +56,8 @@ def _accumulate_rows(X, y, x_bound, y_bound, scale_response, start: int, stop: i
     for first in range(start, stop, rows):
         chunk = X[first : min(first + rows, stop)]
         response = y[first : first + len(chunk)]
+        if intercept:  # the constant column, inside every bound Bx ≥ 1: never clipped, never scales a row
+            chunk = np.column_stack([np.ones(len(chunk)), chunk])
         if x_bound is not None:
             if not np.isfinite(chunk).all():
                 raise NonFiniteRow("X", first + first_bad_row(chunk))
@@ -88,10 +90,12 @@ def accumulate(
     *,
     scale_response: bool = False,
     workers: int | None = None,
+    intercept: bool = False,
 ):
     """One pass over (X, y): check finiteness, clip, accumulate Sxx, Sxy, Syy, and count what the
     clipping changed: rows with an entry |xᵢⱼ| > ``x_bound`` and responses |yᵢ| > ``y_bound``
-    (0 for a bound that is None).  Returns ``(xx, xy, yy, (rows changed, responses changed))``.
+    (0 for a bound that is None).  With ``intercept`` a constant column of ones is prepended to
+    the covariates (the caller ensures ``x_bound`` ≥ 1, so that it is never clipped).  Returns ``(xx, xy, yy, (rows changed, responses changed))``.
 
     Covariates are clipped entrywise, xᵢⱼ ← clip(xᵢⱼ, −Bx, Bx), or, with ``scale_response``,
     each row is scaled as a whole, (xᵢ, yᵢ) ← cᵢ·(xᵢ, yᵢ) with cᵢ = min(1, Bx/maxⱼ|xᵢⱼ|), which
@@ -108,12 +112,12 @@ def accumulate(
     if workers is None:
         workers = max(1, min(os.cpu_count() or 1, n // (4 * rows)))
     if workers == 1:  # one kernel: BLAS may use every core (and threadpoolctl's cost is skipped)
-        return _accumulate_rows(X, y, x_bound, y_bound, scale_response, 0, n)
+        return _accumulate_rows(X, y, x_bound, y_bound, scale_response, 0, n, intercept)
     with single_threaded_blas():
         edges = [(n * k // workers) // rows * rows for k in range(workers)] + [n]
         with ThreadPoolExecutor(workers) as pool:
             futures = [
-                pool.submit(_accumulate_rows, X, y, x_bound, y_bound, scale_response, edges[k], edges[k + 1])
+                pool.submit(_accumulate_rows, X, y, x_bound, y_bound, scale_response, edges[k], edges[k + 1], intercept)
                 for k in range(workers)
             ]
             parts = [future.result() for future in futures]  # in order: the first bad block raises first

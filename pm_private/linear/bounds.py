@@ -775,6 +775,7 @@ def gaussian_bounds(
     max_y_clip: float = 0.05,
     clip_share: float = CLIP_SHARE,
     scale_response: bool = True,
+    intercept: bool = True,
 ) -> GaussianBounds:
     """Row-norm and response bounds of a Gaussian release of standardised data for coefficient
     inference: as loose as they can be while the privacy noise stays within the statistics' own
@@ -824,6 +825,9 @@ def gaussian_bounds(
         As in :func:`pm_private.release_linear_stats` (it sets the released vector).
     scale_response : bool, default True
         As in :func:`pm_private.release_linear_stats` (it sets the released vector).
+    intercept : bool, default True
+        As in :func:`pm_private.release_linear_stats` (the constant column adds 1 to Bx² + By² in
+        the sensitivity).
 
     Returns
     -------
@@ -852,10 +856,13 @@ def gaussian_bounds(
     max_y_clip = check_fraction("max_y_clip", max_y_clip, closed=False)
     clip_share = _check_clip_share(clip_share, epsilon)
     scale_response = check_bool("scale_response", scale_response)
+    intercept = check_bool("intercept", intercept)
     public_y = _check_public_y(public_y)
 
     def noise_sd(x_bound: float, y_bound: float) -> float:
-        size, sensitivity, _ = gaussian_release_vector(d, x_bound, y_bound, clip_share, scale_response=scale_response)
+        size, sensitivity, _ = gaussian_release_vector(
+            d, x_bound, y_bound, clip_share, scale_response=scale_response, intercept=intercept
+        )
         return gaussian_scale(size, sensitivity, epsilon, delta) / math.sqrt(2.0)
 
     sampling_sd = math.sqrt(n)

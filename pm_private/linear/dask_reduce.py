@@ -39,7 +39,7 @@ class _Sums(NamedTuple):
     changed: tuple[int, int] = (0, 0)
 
 
-def _partition_suff_stats(block, width, d, x_bound, y_bound, scale_response, partition) -> _Sums:
+def _partition_suff_stats(block, width, d, x_bound, y_bound, scale_response, partition, intercept) -> _Sums:
     """Check, clip and reduce one partition to (n, Sxx, Sxy, Syy), on its worker."""
     X, y = split_block(block, width, 2)
     X = np.asarray(X, dtype=np.float64)
@@ -56,7 +56,9 @@ def _partition_suff_stats(block, width, d, x_bound, y_bound, scale_response, par
         row = int(np.flatnonzero(bad_y)[0])
         return _Sums(n, None, None, 0.0, _Bad("y", partition, row, row))
     try:
-        xx, xy, yy, changed = accumulate(X, y, x_bound, y_bound, scale_response=scale_response, workers=1)
+        xx, xy, yy, changed = accumulate(
+            X, y, x_bound, y_bound, scale_response=scale_response, workers=1, intercept=intercept
+        )
     except NonFiniteRow as error:
         return _Sums(n, None, None, 0.0, _Bad("X", partition, error.row, error.row))
     return _Sums(n, xx, xy, yy, None, changed)
@@ -80,12 +82,14 @@ def _add_suff_stats(*parts: _Sums) -> _Sums:
     return total
 
 
-def _run_suff_stats(block, width, d, x_bound, y_bound, scale_response, partition) -> _Sums:
+def _run_suff_stats(block, width, d, x_bound, y_bound, scale_response, partition, intercept) -> _Sums:
     with single_threaded_blas():  # one BLAS thread per task (worker processes): one task per core
-        return _partition_suff_stats(block, width, d, x_bound, y_bound, scale_response, partition)
+        return _partition_suff_stats(block, width, d, x_bound, y_bound, scale_response, partition, intercept)
 
 
-def partitioned_suff_stats(X, y, x_bound: float | None, y_bound: float | None, scale_response: bool = False):
+def partitioned_suff_stats(
+    X, y, x_bound: float | None, y_bound: float | None, scale_response: bool = False, intercept: bool = False
+):
     """(Sxx, Sxy, Syy, n, changed) of Dask collections X (n, d) and y (n,), clipped when bounds
     are given; ``changed`` counts the rows and the responses that the clipping changed.
 
@@ -93,12 +97,13 @@ def partitioned_suff_stats(X, y, x_bound: float | None, y_bound: float | None, s
     scaled as whole rows, see :func:`pm_private.linear.accumulate.accumulate`) and [−By, By] and reduced by
     the kernel of :func:`pm_private.linear.linear_stats` on its worker; the (d×d, d, 1) sums are
     added in a tree and returned to the client.  Raises ValueError naming the first bad
-    partition and row.  No noise is drawn here.
+    partition and row.  With ``intercept`` a constant column of ones is prepended to every
+    partition's covariates.  No noise is drawn here.
     """
     d = column_count(X)
     blocks, width = aligned_blocks({"X": X, "y": y})
     parts = [
-        delayed(_run_suff_stats, pure=True)(block, width, d, x_bound, y_bound, scale_response, k)
+        delayed(_run_suff_stats, pure=True)(block, width, d, x_bound, y_bound, scale_response, k, intercept)
         for k, block in enumerate(blocks)
     ]
     with single_threaded_blas():  # for the local schedulers, whose threads are this process's

@@ -15,24 +15,43 @@ given the whole release R is proportional to the prior times
     p(Rxy, Ryy | Rxx, β, σ) = ∫ p(Rxy, Ryy | Sxx, β, σ) · p(Sxx | Rxx) dSxx
 
 exactly; Σx enters only through p(Sxx | Rxx), which does not depend on (β, σ) and is computed once
-per release.  It is approximated by a normal on the symmetric d×d matrices:
+per release.  It is approximated by a normal on the symmetric d×d matrices, centred on a positive
+definite Ŝ:
 
-* prior: Sxx ≈ N(n·s²I, 𝒫), the Wishart prior of ``pm_private.released.covariates.wishart_cholesky``
-  (Σx ~ W(ν, (s²/ν)·I), whose covariance in the Frobenius geometry is (2s⁴/ν)·Id) composed with
-  the central limit theorem for Sxx | Σx (covariance A ↦ 2n·ΣxAΣx, with Σx at the plug-in
-  Σ̂ = :func:`pm_private.linear.model.release_x_cov`): with Σ̂ = Q diag(μ) Qᵀ, 𝒫 is diagonal in
-  the basis {qₖqₗᵀ} with eigenvalues pₖₗ = 2nμₖμₗ + 2n²s⁴/ν;
+* prior: the Wishart prior Σx ~ W(ν, (s²/ν)·I) of ``pm_private.released.covariates.wishart_cholesky``
+  composed with Sxx | Σx ~ W(n, Σx) is approximated by Sxx ~ W(k, (n s²/k)·I), k = 1/(1/ν + 1/n),
+  the Wishart with the same mean n s²·I and entry covariance 2n²s⁴(1/ν + 1/n) (Frobenius
+  geometry); its log-density is (a₀/2)·log det Sxx − (k/(2n s²))·tr Sxx with a₀ = k − d − 1;
 * likelihood: the released Sxx is Sxx + W, W ~ N(0, τ²·Id) (τ² the release's noise variance of a
   diagonal entry; exact for Gaussian releases, an upper bound for Laplace ones, whose
   off-diagonal noise is relatively smaller);
+* the normal is the Laplace approximation of prior × likelihood, with the log-determinant's
+  exponent a₀ replaced by a = k − ρ·(d + 1)/2 (at least 1; below), ρ = p/(p + τ²) the data's
+  share of an entry's precision, p = 2n²s⁴/k the prior's variance of an entry (Frobenius).
+  Both terms are invariant under rotations, so with R = released Sxx = U diag(r) Uᵀ the centre
+  is Ŝ = U diag(x) Uᵀ with
 
-so in the basis of Q the entries of Sxx are independent with posterior means and variances
+      xₖ = ½·[(rₖ − cτ²) + √((rₖ − cτ²)² + 2aτ²)] > 0,   c = k/(2n s²),
 
-    Ŝₖₗ = (τ²·n s²·δₖₗ + pₖₗ·R̃ₖₗ) / (pₖₗ + τ²),   vₖₗ = cₖₗ·pₖₗτ² / (pₖₗ + τ²),   R̃ = QᵀRxxQ,
+  and the curvature in the basis {uₖuₗᵀ} is diagonal: the entries of UᵀSxxU are independent with
+  variances vₖₗ = cₖₗ / (a/(2xₖxₗ) + 1/τ²).
+
+Where the release noise is small (τ² ≪ xₖxₗ/a) Ŝ is the released Sxx and V the noise variance,
+as before; where it dominates, the log-determinant keeps Ŝ positive definite and shrinks the
+variance of the entries that touch a small eigenvalue (they cannot cross zero), which a normal
+centred on the released Sxx cannot do: such a normal has an indefinite mean there, and raising
+its eigenvalues afterwards biases E[Sxy] = Ŝβ and attenuates β.  The exponent:
+the mode of the Wishart prior has a = a₀ = k − d − 1 and its mean a = k; a Laplace approximation
+at the mode (a₀) is centred too low, and one with a = k too high, where data and prior weigh
+alike.  The exponent a = k − ρ·(d + 1)/2 goes from the prior's mean and variance (a = k) where
+the noise hides everything (ρ → 0) to half-way between mode and mean where the data dominate
+(where the exponent hardly matters: a/(2xₖxₗ) ≪ 1/τ²).  How close it comes to the exact
+p(Sxx | released Sxx) under the Wishart prior, and the calibration it gives, are measured on the
+documentation's model-selection page.
 
 (cₖₗ = 1 on the diagonal, ½ off it: the variance of an entry, not of a Frobenius coordinate).
 Since Sxy and Syy are linear in Sxx and u's covariance is linear in it, their mean and covariance
-under that normal are exact; with δ = Sxx − Ŝ, b = Qᵀβ, V = (vₖₗ), and noise variances τ_xy, τ_yy
+under that normal are exact; with δ = Sxx − Ŝ, Q = U, b = Qᵀβ, V = (vₖₗ), and noise variances τ_xy, τ_yy
 of the released Sxy and Syy,
 
     E = (Ŝβ, βᵀŜβ + nσ²),
@@ -46,13 +65,16 @@ costs two d×d matrix products and one (d+1)×(d+1) Cholesky factorisation, O(d�
 has d + 2 latent parameters whatever d is.
 
 What it gives up against the full model: the covariate covariance is not a parameter (its
-uncertainty enters through v, with the sampling part's Kronecker factor fixed at Σ̂), the
+uncertainty enters through V, with the sampling part folded into the Wishart's k), the
 information that (Rxy, Ryy) carry about Σx is not used, and the normal approximation of
-p(Sxx | Rxx) replaces the Wishart prior's skewness.  Calibration is checked by simulation in the
+p(Sxx | Rxx) replaces the Wishart posterior's skewness.  :func:`release_signal_to_noise` gives
+the figures that say which regime a release is in.  Calibration is checked by simulation in the
 project's calibration benchmark.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pymc as pm
@@ -69,11 +91,173 @@ __all__ = [
     "integrated_arrays",
     "integrated_moments",
     "integrated_stats_logp",
+    "NoiseDominatedWarning",
+    "VALIDATED_GRAM_SNR",
+    "release_signal_to_noise",
     "set_integrated_stats",
+    "signal_to_noise_warning",
 ]
+
+#: The smallest ``gram_snr`` (:func:`release_signal_to_noise`) at which the project's calibration
+#: benchmarks found the default noise-aware intervals calibrated; below it a fit warns.
+VALIDATED_GRAM_SNR = 0.3
+
+
+class NoiseDominatedWarning(UserWarning):
+    """A release whose noise dominates its covariate statistics (``gram_snr`` below
+    :data:`VALIDATED_GRAM_SNR`): its noise-aware intervals lie outside the validated range."""
+
 
 #: Relative eigenvalue floor of Ŝ (its eigenvalues are raised to this × its largest).
 GRAM_FLOOR = 1e-9
+
+#: Smallest exponent a of the log-determinant in the Laplace approximation of p(Sxx | Rxx).
+GRAM_SHAPE_FLOOR = 1.0
+
+
+def gram_shape(d: int, n: float, *, x_scale: float, x_dof: float, tau2: float) -> tuple[float, float]:
+    """(k, a): the degrees of freedom k = 1/(1/ν + 1/n) of the Wishart approximation of the prior of
+    Sxx, and the exponent a = max(k − ρ·(d + 1)/2, 1) of its log-determinant in the Laplace
+    approximation, ρ = p/(p + τ²) the data's share with p = 2n²s⁴/k the prior's variance of an
+    entry (module notes)."""
+    k = 1.0 / (1.0 / float(x_dof) + 1.0 / float(n))
+    prior_var = 2.0 * float(n) ** 2 * float(x_scale) ** 4 / k
+    share = prior_var / (prior_var + float(tau2)) if tau2 > 0 else 1.0
+    return k, max(k - share * (d + 1.0) / 2.0, GRAM_SHAPE_FLOOR)
+
+
+def gram_laplace(released_xx, tau2: float, *, n: float, x_scale: float, x_dof: float):
+    """The normal approximation of p(Sxx | released Sxx) of a private release (module notes).
+
+    Parameters
+    ----------
+    released_xx : numpy.ndarray (d, d)
+        The released Sxx of the private rows.
+    tau2 : float
+        Noise variance of a diagonal entry of it (off-diagonal entries: τ²/2).
+    n : float
+        The number of private rows.
+    x_scale, x_dof : float
+        s and ν of the Wishart prior Σx ~ W(ν, (s²/ν)·I).
+
+    Returns
+    -------
+    gram : numpy.ndarray (d, d)
+        Ŝ = U diag(x) Uᵀ, positive definite.
+    basis : numpy.ndarray (d, d)
+        U, the eigenvectors of the released Sxx.
+    entry_var : numpy.ndarray (d, d)
+        V, the variances of the entries of UᵀSxxU.
+    """
+    rxx = np.asarray(released_xx, dtype=np.float64)
+    d = rxx.shape[0]
+    k, a = gram_shape(d, n, x_scale=x_scale, x_dof=x_dof, tau2=tau2)
+    rate = k / (2.0 * n * x_scale**2)
+    values, basis = np.linalg.eigh((rxx + rxx.T) / 2)
+    shifted = values - rate * tau2
+    x = (shifted + np.sqrt(shifted**2 + 2.0 * a * tau2)) / 2.0
+    # the root of (r − x)/τ² − c + a/(2x) = 0, written to avoid cancellation when r − cτ² ≪ 0
+    small = shifted < 0
+    x[small] = a * tau2 / (np.sqrt(shifted[small] ** 2 + 2.0 * a * tau2) - shifted[small])
+    weight = np.where(np.eye(d, dtype=bool), 1.0, 0.5)
+    entry_var = weight / (a / (2.0 * np.outer(x, x)) + 1.0 / tau2)
+    return (basis * x) @ basis.T, basis, entry_var
+
+
+def release_signal_to_noise(stats: LinearStats) -> dict[str, float]:
+    """Signal-to-noise figures of a release's covariate statistics, from the released statistics and
+    the public noise scales only (post-processing, no privacy cost).
+
+    With R the released Sxx of the private rows (exact rows subtracted; without the constant
+    column of statistics that have an intercept) and τ the noise s.d. of one of its diagonal
+    entries (off-diagonal: τ/√2, the Gaussian release's; Laplace releases are bounded by it):
+
+    * ``gram_snr`` = (tr R / d) / (τ·√(2d)): the mean eigenvalue of R over the half-width of the
+      noise's spectrum (the semicircle radius of a symmetric noise matrix with these variances).
+      Below about 1 the noise spreads R's eigenvalues further than their mean, R is typically
+      indefinite, and the fit depends on the covariate model (the noise-dominated regime of
+      :mod:`pm_private.linear.integrated`); above about 3 the released Gram matrix is accurate;
+    * ``trace_snr`` = tr R / (τ·√d): the overall scale of the covariates against its noise;
+    * ``negative_eigenvalues``: the number of eigenvalues of R that are ≤ 0;
+    * ``xy_snr``: the RMS of the released Sxy (private rows) over the noise s.d. of an entry;
+    * ``gram_noise_sd`` τ and ``gram_scale`` tr R / d, the figures behind them.
+
+    Exact statistics have no noise: the ratios are infinite.
+
+    Parameters
+    ----------
+    stats : LinearStats
+        A private release, possibly plus exact public statistics; or exact statistics.
+
+    Returns
+    -------
+    dict of str to float
+    """
+    d = stats.d
+    m = d * (d + 1) // 2
+    arrays = noise_aware_arrays(stats)
+    if stats.is_exact:
+        inf = float("inf")
+        xx = np.asarray(stats.xx, dtype=np.float64)
+        return {
+            "gram_snr": inf,
+            "trace_snr": inf,
+            "negative_eigenvalues": 0,
+            "xy_snr": inf,
+            "gram_noise_sd": 0.0,
+            "gram_scale": float(np.trace(xx) / d),
+        }
+    a, b = stat_pairs(d)
+    rxx = np.zeros((d, d))
+    rxx[a[:m], b[:m]] = rxx[b[:m], a[:m]] = arrays["private"][:m]
+    tau = float(np.sqrt(np.max(arrays["noise_var"][:m] * frobenius_weights(d)[:m] ** 2)))
+    first = int(getattr(stats, "intercept", 0))  # a constant first column is not a covariate
+    rxx, xy = rxx[first:, first:], arrays["private"][m + first : m + d]
+    d -= first
+    scale = float(np.trace(rxx) / d)
+    xy_sd = np.sqrt(np.mean(arrays["noise_var"][m + first : m + d + first]))
+    return {
+        "gram_snr": scale / (tau * np.sqrt(2.0 * d)),
+        "trace_snr": scale * np.sqrt(d) / tau,
+        "negative_eigenvalues": int(np.sum(np.linalg.eigvalsh(rxx) <= 0)),
+        "xy_snr": float(np.sqrt(np.mean(xy**2)) / xy_sd),
+        "gram_noise_sd": tau,
+        "gram_scale": scale,
+    }
+
+
+def signal_to_noise_warning(figures: dict) -> str | None:
+    """The warning a summary prints for these :func:`release_signal_to_noise` figures, or None
+    inside the validated range (``gram_snr`` ≥ :data:`VALIDATED_GRAM_SNR`).
+
+    Parameters
+    ----------
+    figures : dict
+        What :func:`release_signal_to_noise` returned.
+
+    Returns
+    -------
+    str or None
+        The message, naming the figure, the validated range and what to do.
+    """
+    snr = figures["gram_snr"]
+    if not snr < VALIDATED_GRAM_SNR:
+        return None
+    return (
+        f"the release's noise dominates its covariate statistics (gram_snr = {snr:.2g}, below "
+        f"{VALIDATED_GRAM_SNR:g}, the smallest value at which the calibration benchmark found the "
+        "noise-aware intervals calibrated): the intervals lean on the covariate prior and may cover less "
+        "than their level; tighter public bounds, a larger ε or more rows raise it"
+    )
+
+
+def warn_if_noise_dominated(stats: LinearStats) -> None:
+    """Warn (:class:`NoiseDominatedWarning`) when ``stats`` holds a release outside the validated range."""
+    if stats.is_exact:
+        return
+    message = signal_to_noise_warning(release_signal_to_noise(stats))
+    if message is not None:
+        warnings.warn(message, NoiseDominatedWarning, stacklevel=3)
 
 
 def gram_posterior(stats: LinearStats, *, x_scale: float, x_dof: float, x_cov: np.ndarray) -> dict[str, np.ndarray]:
@@ -89,7 +273,9 @@ def gram_posterior(stats: LinearStats, *, x_scale: float, x_dof: float, x_cov: n
     x_scale, x_dof : float
         s and ν of the Wishart prior Σx ~ W(ν, (s²/ν)·I).
     x_cov : numpy.ndarray (d, d)
-        The plug-in Σ̂ whose eigenvectors and eigenvalues set the sampling covariance of Sxx.
+        A plug-in Σ̂ (:func:`pm_private.linear.model.release_x_cov`).  The approximation no longer
+        depends on it (its eigenvectors are only the basis returned for exact statistics, whose V
+        is 0); kept so that callers need not change.
 
     Returns
     -------
@@ -108,8 +294,8 @@ def gram_posterior(stats: LinearStats, *, x_scale: float, x_dof: float, x_cov: n
     n = float(arrays["private_n"])
     residual_n = float(arrays["private_residual_share"]) * n + float(arrays["exact_n"])
     released = arrays["private"][m:] + np.append(exact[:d, d], exact[d, d])
-    mu, basis = np.linalg.eigh(x_cov)
     if stats.is_exact:
+        basis = np.linalg.eigh(x_cov)[1]
         gram_private = np.zeros((d, d))
         entry_var = np.zeros((d, d))
         noise_var = np.zeros(d + 1)
@@ -118,12 +304,7 @@ def gram_posterior(stats: LinearStats, *, x_scale: float, x_dof: float, x_cov: n
         rxx = np.zeros((d, d))
         rxx[a[:m], b[:m]] = rxx[b[:m], a[:m]] = arrays["private"][:m]
         tau2 = float(np.max(arrays["noise_var"][:m] * frobenius_weights(d)[:m] ** 2))
-        prior_var = 2.0 * n * np.outer(mu, mu) + 2.0 * n**2 * x_scale**4 / x_dof
-        rotated = basis.T @ rxx @ basis
-        shrunk = (tau2 * n * x_scale**2 * np.eye(d) + prior_var * rotated) / (prior_var + tau2)
-        gram_private = basis @ shrunk @ basis.T
-        weight = np.where(np.eye(d, dtype=bool), 1.0, 0.5)
-        entry_var = weight * prior_var * tau2 / (prior_var + tau2)
+        gram_private, basis, entry_var = gram_laplace(rxx, tau2, n=n, x_scale=x_scale, x_dof=x_dof)
         noise_var = np.asarray(arrays["noise_var"][m:], dtype=np.float64)
     gram = gram_private + exact[:d, :d]
     gram = (gram + gram.T) / 2

@@ -25,10 +25,15 @@ import pymc as pm
 import pytensor.tensor as pt
 from pytensor.tensor.linalg import solve_triangular
 
-from ..privacy.validation import check_count
+from ..privacy.validation import check_count, check_positive
 from ..released.covariates import check_wishart_prior, wishart_cholesky
 from ..released.family import check_stats, record_fit
-from .integrated import IntegratedCovariateRegression, integrated_arrays, set_integrated_stats
+from .integrated import (
+    IntegratedCovariateRegression,
+    integrated_arrays,
+    set_integrated_stats,
+    warn_if_noise_dominated,
+)
 from .noise_aware import NoisySuffStatRegression, likelihood_method, noise_aware_arrays, set_noisy_stats
 from .release import LINEAR
 from .stats import LinearStats, frobenius_weights, stat_pairs
@@ -266,10 +271,19 @@ def set_linear_stats(name: str, stats, model: pm.Model | None = None) -> None:
     Raises
     ------
     ValueError
-        If the new statistics do not fit the likelihood (another d or batch, releases whose noise
-        or clipping the likelihood cannot take).
+        If the new statistics do not fit the likelihood (another d or batch, an intercept column
+        where the model had none or the reverse, releases whose noise or clipping the likelihood
+        cannot take).
     """
     model = pm.modelcontext(model)
+    if "preprocessing_intercept" in model.named_vars:
+        built = bool(np.any(model["preprocessing_intercept"].get_value()))
+        batch = [stats] if isinstance(stats, LinearStats) else list(stats)
+        if any(s.intercept != built for s in batch):
+            raise ValueError(
+                f"stats: the model was built {'with' if built else 'without'} an intercept column; "
+                "statistics must agree with it"
+            )
     if f"{name}_integrated_prior" in model.named_vars:
         x_scale, x_dof = (float(v) for v in model[f"{name}_integrated_prior"].get_value())
         prior = {"x_scale": x_scale, "x_dof": x_dof, "x_cov": _release_x_cov(stats)}
@@ -285,8 +299,9 @@ def set_linear_stats(name: str, stats, model: pm.Model | None = None) -> None:
 
 
 def _prediction_constants(stats: LinearStats) -> dict[str, np.ndarray]:
-    """Public transform of new covariates and responses implied by the releases in ``stats``."""
-    d = stats.d
+    """Public transform of new covariates and responses implied by the releases in ``stats``
+    (``intercept`` 1 when the design's first column is the constant, which new rows get too)."""
+    d = stats.d - stats.intercept
     preps = [r.preprocessing for r in stats.releases]
     prep = preps[0] if preps else None
     for other in preps[1:]:
@@ -305,6 +320,7 @@ def _prediction_constants(stats: LinearStats) -> dict[str, np.ndarray]:
         "x_cube_scale": np.float64(cube_scale),
         "y_center": np.float64(0.0 if prep is None else prep.y_center),
         "y_scale": np.float64(1.0 if prep is None else prep.y_scale),
+        "intercept": np.float64(stats.intercept),
     }
 
 
@@ -328,16 +344,36 @@ def _prediction_arrays(stats) -> dict[str, np.ndarray]:
     return {f"preprocessing_{key}": value for key, value in arrays.items()}
 
 
+def _default_intercept_sigma(batch) -> float:
+    """Prior s.d. of the intercept: the releases' public bound By (the mean response lies within
+    it), else 10·√(Syy/n) of exact (public) statistics."""
+    bounds = [r.y_bound for s in batch for r in s.releases if getattr(r, "y_bound", None) is not None]
+    if bounds:
+        return float(max(bounds))
+    return float(max(10.0 * np.sqrt(max(s.yy, 0.0) / s.n) for s in batch)) or 1.0
+
+
 def _default_x_scale(stats: LinearStats) -> float:
-    """Prior scale of the covariates: 1 on a publicly standardised scale, else the RMS of the
-    exact (public) rows, else half the clip bound of the releases (per entry: a row-norm bound / √d)."""
+    """Prior scale s of the design's columns (the Wishart prior's mean n·s²·I): 1 on a publicly
+    standardised scale; else the RMS of the exact (public) rows; else, where the released trace
+    stands out of its noise (tr R ≥ 3 noise s.d.), the RMS tr R/(n·d) it gives (post-processing);
+    else half the clip bound of the releases (per entry: a row-norm bound / √d)."""
     preps = [r.preprocessing for r in stats.releases]
     if preps and all(p is not None and p.standardises_x for p in preps):
         return 1.0
+    d = stats.d
     public = stats.public
     if public is not None and public.n > 0 and np.trace(public.xx) > 0:
-        return float(np.sqrt(np.trace(public.xx) / (public.n * stats.d)))
-    return max(r.x_bound / (1.0 if r.x_clip.startswith("entry") else np.sqrt(stats.d)) for r in stats.releases) / 2.0
+        return float(np.sqrt(np.trace(public.xx) / (public.n * d)))
+    private_n = stats.n - (public.n if public is not None else 0)
+    trace = float(np.trace(stats.xx) - (np.trace(public.xx) if public is not None else 0.0))
+    variances = sum(r.noise_variance(d) for r in stats.releases)
+    trace_sd = float(np.sqrt(np.sum(variances[np.flatnonzero(np.equal(*stat_pairs(d)))][:d])))
+    if trace > 3.0 * trace_sd:
+        return float(np.sqrt(trace / (private_n * d)))
+    covariates = d - stats.intercept
+    per_entry = [r.x_bound / (1.0 if r.x_clip.startswith("entry") else np.sqrt(covariates)) for r in stats.releases]
+    return max(per_entry) / 2.0
 
 
 def release_x_cov(stats: LinearStats) -> np.ndarray:
@@ -395,10 +431,18 @@ def release_x_cov(stats: LinearStats) -> np.ndarray:
     return (cov + cov.T) / 2
 
 
-def _check_x_cov(x_cov, d: int) -> np.ndarray:
+def _check_x_cov(x_cov, d: int, batch=()) -> np.ndarray:
+    """chol of a public Σx given for the d columns, or, for statistics with an intercept column,
+    for the d − 1 covariates: then of the rows' second moments [[1, μᵀ], [μ, Σx + μμᵀ]] with μ
+    the released first moments Σxᵢ/n (post-processing), averaged over ``batch``."""
     cov = np.asarray(x_cov, dtype=np.float64)
+    intercept = bool(batch) and batch[0].intercept
+    if intercept and cov.shape == (d - 1, d - 1) and np.isfinite(cov).all() and np.allclose(cov, cov.T):
+        mean = np.mean([s.xx[0, 1:] / s.n for s in batch], axis=0)
+        cov = np.block([[np.ones((1, 1)), mean[None, :]], [mean[:, None], cov + np.outer(mean, mean)]])
     if cov.shape != (d, d) or not np.isfinite(cov).all() or not np.allclose(cov, cov.T):
-        raise ValueError(f"x_cov must be a finite symmetric {d}×{d} matrix")
+        shape = f"{d - 1}×{d - 1} (the covariates) or {d}×{d}" if intercept else f"{d}×{d}"
+        raise ValueError(f"x_cov must be a finite symmetric {shape} matrix")
     try:
         return np.linalg.cholesky(cov)
     except np.linalg.LinAlgError:
@@ -461,22 +505,32 @@ def statistic_labels(feature_names) -> list[str]:
     return labels
 
 
-def _whitened_beta(x_chol, prior_precision, batch_dims):
-    """β ~ N(0, I/λ₀), sampled as γ = Lxᵀβ ~ N(0, LxᵀLx/λ₀) (``beta_whitened``, the coefficients of
-    the whitened covariates u = Lx⁻¹x, since xᵀβ = uᵀγ) with β = Lx⁻ᵀγ deterministic.
+def _whitened_beta(x_chol, prior_var, batch_dims):
+    """β ~ N(0, D) over the design's columns (``column``; D = diag(``prior_var``): s_α² for an
+    intercept, 1/λ₀ for the covariates), sampled as γ = Lxᵀβ ~ N(0, LxᵀDLx)
+    (``beta_whitened``, the coefficients of the whitened covariates u = Lx⁻¹x, since xᵀβ = uᵀγ)
+    with β = Lx⁻ᵀγ deterministic (:func:`_coefficients` names its parts).
 
     The same prior and posterior; the noise-aware likelihood depends on (Lx, β) only through
     (Lx, γ), so with correlated covariates the posterior of (Lx, γ) is far better conditioned than
     that of (Lx, β), where β and Lx trade off along the likelihood's ridge (NUTS diverges far
     less; measured on the documentation's model-selection page).
     """
-    gram = pt.swapaxes(x_chol, -1, -2) @ x_chol
-    cov = gram / pt.as_tensor(prior_precision)[..., None, None]
-    dims = (*batch_dims, "feature")
-    beta_whitened = pm.MvNormal("beta_whitened", mu=0.0, cov=cov, dims=dims)
+    cov = pt.swapaxes(x_chol, -1, -2) @ (prior_var[..., :, None] * x_chol)
+    beta_whitened = pm.MvNormal("beta_whitened", mu=0.0, cov=cov, dims=(*batch_dims, "column"))
     upper = pt.swapaxes(x_chol, -1, -2)
-    beta = solve_triangular(upper, beta_whitened[..., None], lower=False)[..., 0]
-    return pm.Deterministic("beta", beta, dims=dims)
+    return solve_triangular(upper, beta_whitened[..., None], lower=False)[..., 0]
+
+
+def _coefficients(design, intercept: bool, batch_dims):
+    """Name the design's coefficients as every family names them: ``intercept`` (its first
+    column, when that is the constant) and ``beta`` (dims ``feature``, the covariates)."""
+    if intercept:
+        pm.Deterministic("intercept", design[..., 0], dims=batch_dims)
+        pm.Deterministic("beta", design[..., 1:], dims=(*batch_dims, "feature"))
+    else:
+        pm.Deterministic("beta", design, dims=(*batch_dims, "feature"))
+    return design
 
 
 def _release_kinds(batch) -> str:
@@ -496,6 +550,7 @@ def linear_model(
     noise_precision_beta: float = 2.0,
     prior_precision_alpha: float = 2.0,
     prior_precision_beta: float = 2.0,
+    intercept_sigma: float | None = None,
     x_cov=None,
     x_scale: float | None = None,
     x_dof: float | None = None,
@@ -506,9 +561,10 @@ def linear_model(
 
     The model of Honkela et al. (2018), shape-rate Gamma priors:
 
-        β ~ N(0, I/λ₀),   λ ~ Gamma(a, b),   λ₀ ~ Gamma(a₀, b₀),   yᵢ | xᵢ ~ N(xᵢᵀβ, 1/λ),
+        β ~ N(0, I/λ₀),   λ ~ Gamma(a, b),   λ₀ ~ Gamma(a₀, b₀),   yᵢ | xᵢ ~ N(α + xᵢᵀβ, 1/λ),
 
-    observed only through the statistics (Sxx, Sxy, Syy, n) of ``stats``.  With
+    with α ~ N(0, s_α²) when the statistics have an intercept column (the releases' default;
+    α = 0 otherwise), observed only through the statistics (Sxx, Sxy, Syy, n) of ``stats``.  With
     ``noise_aware=False`` the likelihood is the exact sufficient-statistic likelihood (Honkela et al.
     2018, Eq. 4.1; :func:`SuffStatRegression`) of the statistics, noisy ones first projected by
     :func:`project_psd` and then treated as exact.  With ``noise_aware=True`` the covariates are
@@ -542,11 +598,17 @@ def linear_model(
         Shape a₀ of the Gamma prior of the prior precision λ₀ of β (``prior_precision``).
     prior_precision_beta : float, default 2.0
         Rate b₀ of the Gamma prior of λ₀.
+    intercept_sigma : float, optional
+        Prior standard deviation s_α of the intercept α (statistics with an intercept column).
+        Default: the releases' public response bound By (|y| ≤ By, so the mean response lies
+        within it), or for exact statistics 10·√(Syy/n).
     x_cov : array_like of shape (d, d), {"integrated", "wishart", "release"} or None, default None
         The covariate model of the noise-aware likelihood (unused with ``noise_aware=False``):
 
         - an array: a public Σx (finite, symmetric, positive definite), stored as
-          ``pm.Data("x_cov_chol", chol(Σx))`` so that ``pm.set_data`` can swap it;
+          ``pm.Data("x_cov_chol", chol(Σx))`` so that ``pm.set_data`` can swap it; for statistics
+          with an intercept column it may cover the d − 1 covariates, completed to the rows'
+          second moments with the released means;
         - ``"integrated"``: no covariate parameters; the likelihood conditions on the released Sxx and
           integrates Σx out, under the Wishart prior below, through a normal approximation
           (:mod:`pm_private.linear.integrated`).  d + 2 latent parameters and O(d³) per gradient for
@@ -583,12 +645,15 @@ def linear_model(
     Returns
     -------
     pymc.Model
-        With coords ``feature``, ``statistic`` (noise-aware model) and ``fit`` (a sequence of
-        statistics), and:
+        With coords ``feature`` (the covariates), ``column`` (the design's columns: ``intercept``
+        first when the statistics have the constant column, then the covariates), ``statistic``
+        (noise-aware model) and ``fit`` (a sequence of statistics), and:
 
-        - ``beta`` (dims ``feature``), ``noise_precision`` λ and ``prior_precision`` λ₀.  The
-          noise-aware model samples β through ``beta_whitened`` = Lxᵀβ, Lx = chol(Σx) (the same
-          prior, better geometry for NUTS), and ``beta`` is a deterministic of it;
+        - ``intercept`` (statistics with the constant column: the regression's intercept α),
+          ``beta`` (dims ``feature``), ``noise_precision`` λ and ``prior_precision`` λ₀.  The
+          noise-aware model samples the design's coefficients through ``beta_whitened`` = Lxᵀβ
+          (dims ``column``), Lx = chol(Σx) of the rows' second moments (the same prior, better
+          geometry for NUTS), and ``intercept`` and ``beta`` are deterministics of it;
         - the covariate model: the variables ``x_cov_chi2`` and ``x_cov_offdiag`` (``"wishart"``) or
           the data ``x_cov_chol``, ``x_cov_release_chol`` or ``x_cov_integrated_chol``;
         - ``likelihood``: in the noise-aware model an observed variable holding the released
@@ -611,6 +676,14 @@ def linear_model(
         ``clipping="model"`` or an explicit ``likelihood``; ``likelihood`` or ``clipping`` is
         unknown; ``"spectral"`` is asked of a Laplace release or the dense likelihood of d > 25; the
         Wishart prior is invalid; or noisy statistics have no positive eigenvalue.
+
+    Warns
+    -----
+    NoiseDominatedWarning
+        When a release's noise dominates its covariate statistics (its ``gram_snr``,
+        :func:`pm_private.linear.release_signal_to_noise`, is below the smallest value at which the
+        calibration benchmark found the intervals calibrated): the fit is outside the validated
+        range.
 
     See Also
     --------
@@ -672,14 +745,29 @@ def linear_model(
     for item in batch:
         check_stats(item, LINEAR)
     d = batch[0].d
+    intercept = batch[0].intercept
+    if any(s.intercept != intercept for s in batch):
+        raise ValueError("stats: some statistics have an intercept column and some do not; fit them separately")
     if feature_names is None:
         recorded = {s.feature_names for s in batch}
         feature_names = recorded.pop() if len(recorded) == 1 else None
-    names = [f"x{j}" for j in range(d)] if feature_names is None else [str(v) for v in feature_names]
+    if feature_names is None:
+        names = [f"x{j}" for j in range(d - intercept)]
+    else:
+        names = [str(v) for v in feature_names]
+    if intercept and len(names) == d - 1:  # the covariates' names: the constant column is named for them
+        names = ["intercept", *names]
     if len(names) != d or len(set(names)) != d:
         raise ValueError(f"feature_names must be {d} distinct names, one per feature, got {len(names)}")
     if noise_aware is None:
         noise_aware = any(not s.is_exact for s in batch)
+    if noise_aware:
+        for item in batch:
+            warn_if_noise_dominated(item)
+    if intercept:
+        intercept_sigma = check_positive(
+            "intercept_sigma", _default_intercept_sigma(batch) if intercept_sigma is None else intercept_sigma
+        )
     x_chol = None
     if noise_aware:
         if x_cov is None:
@@ -690,7 +778,7 @@ def linear_model(
             covariates = x_cov
         else:
             covariates = "public"
-            x_chol = _check_x_cov(x_cov, d)
+            x_chol = _check_x_cov(x_cov, d, batch)
         if covariates != "integrated":
             likelihood = likelihood_method(stats, likelihood)
         elif clipping != "ignore" or likelihood != "auto":
@@ -702,7 +790,7 @@ def linear_model(
             x_scale = float(np.median([_default_x_scale(s) for s in batch]) if x_scale is None else x_scale)
             x_dof = float(d + 2 if x_dof is None else x_dof)
             check_wishart_prior(d, x_scale, x_dof)
-    coords = {"feature": names}
+    coords = {"feature": names[1:] if intercept else names, "column": names}
     if noise_aware:
         labels = statistic_labels(names)  # the integrated likelihood observes Sxy and Syy only
         coords["statistic"] = labels[-(d + 1) :] if covariates == "integrated" else labels
@@ -718,6 +806,10 @@ def linear_model(
             "noise_precision", alpha=noise_precision_alpha, beta=noise_precision_beta, dims=batch_dims
         )
         scale = 1.0 / pt.sqrt(prior_precision)
+        prior_var = pt.repeat(pt.as_tensor(1.0 / prior_precision)[..., None], d - intercept, axis=-1)
+        if intercept:
+            intercept_var = pt.full_like(prior_var[..., :1], intercept_sigma**2)
+            prior_var = pt.concatenate([intercept_var, prior_var], axis=-1)
         if noise_aware:
             if covariates == "public":
                 x_chol = pm.Data("x_cov_chol", x_chol)
@@ -728,9 +820,15 @@ def linear_model(
                 x_chol = pm.Data("x_cov_integrated_chol", _integrated_x_chol(stats, **integrated))
             else:
                 x_chol = wishart_cholesky(
-                    "x_cov", d, scale=x_scale, dof=x_dof, dims=batch_dims, batch_shape=(len(stats),) if batched else ()
+                    "x_cov",
+                    d,
+                    scale=x_scale,
+                    dof=x_dof,
+                    dims=batch_dims,
+                    batch_shape=(len(stats),) if batched else (),
+                    dim="column",
                 )
-            beta = _whitened_beta(x_chol, prior_precision, batch_dims)
+            beta = _coefficients(_whitened_beta(x_chol, prior_var, batch_dims), intercept, batch_dims)
             dims = (*batch_dims, "statistic")
             if covariates == "integrated":
                 IntegratedCovariateRegression(
@@ -750,6 +848,9 @@ def linear_model(
         else:
             sigma = scale[..., None] if batched else scale
             beta = pm.Normal("beta", mu=0.0, sigma=sigma, dims=(*batch_dims, "feature"))
+            if intercept:
+                constant = pm.Normal("intercept", mu=0.0, sigma=intercept_sigma, dims=batch_dims)
+                beta = pt.concatenate([pt.as_tensor(constant)[..., None], beta], axis=-1)
             SuffStatRegression("likelihood", stats, beta=beta, noise_precision=noise_precision)
         for key, value in _prediction_arrays(stats).items():
             pm.Data(key, value)

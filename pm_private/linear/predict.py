@@ -37,9 +37,9 @@ __all__ = [
     "spearman",
 ]
 
-_TRANSFORM_KEYS = ("x_center", "x_scale", "x_clip", "x_norm_clip", "x_cube_scale", "y_center", "y_scale")
-#: Keys a fit stored before they existed read as these values (no bound).
-_TRANSFORM_DEFAULTS = {"x_cube_scale": np.inf}
+_TRANSFORM_KEYS = ("x_center", "x_scale", "x_clip", "x_norm_clip", "x_cube_scale", "y_center", "y_scale", "intercept")
+#: Keys a fit stored before they existed read as these values (no bound, no intercept column).
+_TRANSFORM_DEFAULTS = {"x_cube_scale": np.inf, "intercept": 0.0}
 
 
 def beta_draws(posterior, var_name: str = "beta") -> np.ndarray:
@@ -83,7 +83,8 @@ def prediction_transform(source) -> dict[str, np.ndarray] | None:
     """The public transform of new covariates used by a fit: x ↦ clip((x − x_center)/x_scale,
     ±x_clip), projected onto the ℓ2 ball of radius x_norm_clip (rows of a Gaussian release;
     infinite otherwise), scaled into the cube of half-width x_cube_scale (rows of a Laplace release
-    that scaled whole rows; infinite otherwise), and back to the response scale ŷ = y_center + y_scale·xᵀβ.
+    that scaled whole rows; infinite otherwise), preceded by the constant 1 when the fit has an
+    intercept column (``intercept``), and back to the response scale ŷ = y_center + y_scale·xᵀβ.
 
     ``source`` is a DataTree from sampling a :func:`pm_private.linear.model.linear_model`
     (read from its ``constant_data``, where the model stores it), a ``pm.Model`` built by it, or
@@ -99,7 +100,7 @@ def prediction_transform(source) -> dict[str, np.ndarray] | None:
     -------
     dict of str to numpy.ndarray or None
         ``x_center``, ``x_scale``, ``x_clip``, ``x_norm_clip``, ``x_cube_scale``, ``y_center``,
-        ``y_scale``, or
+        ``y_scale``, ``intercept``, or
         None when ``source`` carries no transform.
     """
     from .model import _prediction_constants
@@ -142,7 +143,24 @@ def _apply(transform, X: np.ndarray) -> np.ndarray:
         X = project_rows(X, float(transform["x_norm_clip"]))
     if np.isfinite(transform["x_cube_scale"]):
         X = X * row_scale_factors(X, float(transform["x_cube_scale"]), np.inf)[:, None]
+    if transform["intercept"]:  # the constant column, unscaled: the prediction is α + x̃ᵀβ
+        X = np.column_stack([np.ones(X.shape[0]), X])
     return X
+
+
+def _has_intercept_draws(posterior) -> bool:
+    if isinstance(posterior, xr.DataTree):
+        posterior = posterior["posterior"].dataset
+    return isinstance(posterior, xr.Dataset) and "intercept" in posterior
+
+
+def _design_draws(posterior, var_name: str) -> np.ndarray:
+    """Draws of the design's coefficients, (S, d): the intercept's first when the fit has one."""
+    draws = beta_draws(posterior, var_name)
+    if _has_intercept_draws(posterior):
+        dataset = posterior["posterior"].dataset if isinstance(posterior, xr.DataTree) else posterior
+        return np.column_stack([beta_draws(dataset["intercept"].expand_dims("feature", -1)), draws])
+    return draws
 
 
 def _feature_names(posterior, var_name: str, stats) -> list[str] | None:
@@ -166,7 +184,9 @@ def predict_linear(posterior, X, *, var_name: str = "beta", interval: float = 0.
     mapped exactly as the released rows' covariates were, x̃ = clip((x − x_center)/x_scale, ±Bx)
     (or, for a :func:`pm_private.release_linear_stats` release, projected onto the ball
     ‖x̃‖ ≤ Bx; for a Laplace release that scaled whole rows, scaled into the cube), and the
-    prediction is y_center + y_scale·x̃ᵀβ⁽ᵏ⁾.  Draws given as a plain array are used as they are.
+    prediction is y_center + y_scale·x̃ᵀβ⁽ᵏ⁾, x̃ preceded by the constant 1 when the fit has an
+    intercept (``X`` then holds the covariates only).  Draws given as a plain array are used as
+    they are.
 
     Returns a DataFrame (index = X's index if it has one) with columns ``mean``, ``lower``,
     ``upper``: the mean over draws and the (1 ± interval)/2 quantiles.  The interval is for the
@@ -199,17 +219,29 @@ def predict_linear(posterior, X, *, var_name: str = "beta", interval: float = 0.
     if not 0 < interval < 1:
         raise ValueError(f"interval must be in (0, 1), got {interval!r}")
     check_posterior(posterior, LINEAR)
-    draws = beta_draws(posterior, var_name)
+    draws = _design_draws(posterior, var_name)
     if not np.isfinite(draws).all():
         raise ValueError(f"posterior: its {var_name} draws hold NaN or infinite values")
     transform = prediction_transform(stats if stats is not None else posterior)
     index = X.index if isinstance(X, pd.DataFrame) else None
-    X = align_columns(X, _feature_names(posterior, var_name, stats))
+    names = _feature_names(posterior, var_name, stats)
+    if names is not None and names[0] == "intercept":
+        names = names[1:]
+    intercept = bool(transform["intercept"]) if transform is not None else draws.shape[1] == len(names or ()) + 1
+    if transform is not None and intercept and not _has_intercept_draws(posterior):
+        raise ValueError(
+            "posterior: the fit has an intercept, whose draws are a variable of their own: pass the "
+            "DataTree (or the Dataset) of the fit, not the coefficients alone"
+        )
+    X = align_columns(X, names)
     if not np.isfinite(X).all():
         raise ValueError("X holds missing or non-finite values")
-    if X.ndim != 2 or X.shape[1] != draws.shape[1]:
-        raise ValueError(f"X must be (n, {draws.shape[1]}), got shape {X.shape}")
-    values = _apply(transform, X) @ draws.T
+    if X.ndim != 2 or X.shape[1] != draws.shape[1] - intercept:
+        raise ValueError(f"X must be (n, {draws.shape[1] - intercept}), got shape {X.shape}")
+    X = _apply(transform, X)
+    if transform is None and intercept:
+        X = np.column_stack([np.ones(X.shape[0]), X])
+    values = X @ draws.T
     if transform is not None:
         values = transform["y_center"] + transform["y_scale"] * values
     tail = (1 - interval) / 2
@@ -273,8 +305,11 @@ def posterior_predictive(model, idata, X, *, random_seed=None, var_name: str = "
     clone = clone_model(model)
     with clone:
         clone.add_coord("row", np.arange(X.shape[0]) if index is None else index)
-        x_new = pm.Data("X_new", _apply(transform, X), dims=("row", "feature"))
-        mu = transform["y_center"] + transform["y_scale"] * (x_new @ clone["beta"])
+        x_new = pm.Data("X_new", _apply(transform, X), dims=("row", "column"))
+        coefficients = clone["beta"]
+        if transform["intercept"]:
+            coefficients = pm.math.concatenate([clone["intercept"][None], coefficients])
+        mu = transform["y_center"] + transform["y_scale"] * (x_new @ coefficients)
         sigma = transform["y_scale"] / pm.math.sqrt(clone["noise_precision"])
         pm.Normal(var_name, mu=mu, sigma=sigma, dims="row")
         return pm.sample_posterior_predictive(

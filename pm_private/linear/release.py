@@ -28,6 +28,17 @@ it clipped.  Each count moves by at most 1 when one record is replaced, so the p
 release's budget, so the accountant still sees one release of the caller's ε (and δ); a share
 of 0 releases no counts.  :func:`clip_report` turns them into estimated fractions and warns
 when they are large.
+
+The intercept
+-------------
+Both releases prepend, by default, a constant column of ones to the covariates before they are
+bounded (``intercept=True``): the statistics are then those of the design (1, xᵢ), holding n and
+the first moments Σxᵢ, Σyᵢ besides the second moments, and a regression on them has an
+intercept whatever public centring was applied.  The Gaussian release scales the constant with
+its row (cᵢ·(1, xᵢ, yᵢ)), so the scaled rows keep both the intercept and the slopes; its row
+then has ‖zᵢ‖² ≤ 1 + Bx² + By² and the sensitivity grows accordingly.  The Laplace release's
+entrywise bound must then be at least 1 (the constant is never clipped) and its sensitivities
+are those of d + 1 columns.
 """
 
 from __future__ import annotations
@@ -167,6 +178,10 @@ class LinearStatsLaplaceRelease(Release, kind="linear_stats_laplace"):
     scale_response : bool, default False
         True when each row was scaled as a whole into the cube |xⱼ| ≤ ``x_bound`` with its
         response (see :func:`release_linear_stats_laplace`); False for entrywise clipping.
+    intercept : bool, default False
+        True when a constant column of ones was prepended to the covariates (the statistics'
+        first column; its sensitivities count it among the d columns); False in files written
+        before the option existed.
     """
 
     family: ClassVar[str] = "linear"
@@ -187,6 +202,7 @@ class LinearStatsLaplaceRelease(Release, kind="linear_stats_laplace"):
     clipped_rows: float | None = output(default=None)
     clipped_responses: float | None = output(default=None)
     scale_response: bool = public(default=False)
+    intercept: bool = public(default=False)
 
     def __post_init__(self):
         check_release_guarantee(self, needs_delta=False)
@@ -283,6 +299,11 @@ class LinearStatsRelease(Release, kind="linear_stats_gaussian"):
         yᵢ ← clip(cᵢyᵢ, −By, By) with cᵢ = min(1, Bx/‖xᵢ‖), so that the scaled rows keep the
         regression of y on x (see :func:`release_linear_stats`); False when only the
         covariates were projected (files written before this option read as False).
+    intercept : bool, default False
+        True when a constant column of ones was prepended to the covariates (scaled with its
+        row), so that the released statistics hold n and the first moments and the sensitivity is
+        :func:`gaussian_sensitivity` with the intercept; False in files written before the option
+        existed.
     """
 
     family: ClassVar[str] = "linear"
@@ -301,6 +322,7 @@ class LinearStatsRelease(Release, kind="linear_stats_gaussian"):
     clipped_responses: float | None = output(default=None)
     effective_rows: float | None = output(default=None)
     scale_response: bool = public(default=False)
+    intercept: bool = public(default=False)
 
     def __post_init__(self):
         check_release_guarantee(self, needs_delta=True)
@@ -444,6 +466,7 @@ def release_linear_stats_laplace(
     preprocessing: Preprocessing | None = None,
     clip_share: float = CLIP_SHARE,
     scale_response: bool = False,
+    intercept: bool = True,
 ) -> LinearStats:
     """ε-DP release of clipped sufficient statistics (Honkela et al. 2018, Eqs. 5–7).
 
@@ -488,6 +511,12 @@ def release_linear_stats_laplace(
         model fitted to them estimates the population's β where entrywise clipping biases it
         (see :func:`release_linear_stats`).  Every entry still lies in [−Bx, Bx] and every
         response in [−By, By], so the sensitivities are the same.  Public; recorded in the release.
+    intercept : bool, default True
+        Prepend a constant column of ones (named ``intercept``) so that the statistics hold n and
+        the first moments Σxᵢ, Σyᵢ and a model of them has an intercept; the sensitivities are
+        those of d + 1 columns, and ``x_bound`` must be at least 1 (the constant is never
+        clipped).  False: Honkela et al.'s (2018) statistics of the covariates alone.  Public;
+        recorded in the release.
 
     Returns
     -------
@@ -523,7 +552,7 @@ def release_linear_stats_laplace(
     >>> accountant = PrivacyAccountant(2.0, 1e-6)
     >>> stats = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=1.0, y_bound=2.0, accountant=accountant, rng=0)
     >>> stats
-    LinearStats(n=200, d=2, not private (seeded), 1 seeded release(s))
+    LinearStats(n=200, d=3 (intercept first), not private (seeded), 1 seeded release(s))
     >>> stats.releases[0].private  # seeded: reproducible, not private
     False
     >>> accountant.spent
@@ -535,10 +564,12 @@ def release_linear_stats_laplace(
     split = _check_split(split)
     clip_share = _check_clip_share(clip_share, epsilon)
     scale_response = check_bool("scale_response", scale_response)
+    intercept = check_bool("intercept", intercept)
+    _check_laplace_intercept(x_bound, intercept)
     if preprocessing is not None and not isinstance(preprocessing, Preprocessing):
         raise ValueError(f"preprocessing must be a Preprocessing, got {type(preprocessing).__name__}")
     source = as_noise_source(rng)
-    features = column_names(X)
+    features = _with_intercept(column_names(X), intercept)
     partitioned = is_dask(X) or is_dask(y)
     if partitioned:
         if preprocessing is not None:
@@ -564,6 +595,7 @@ def release_linear_stats_laplace(
         split=split,
         clip_share=clip_share,
         scale_response=scale_response,
+        intercept=intercept,
     )
     stats_queries, count_queries = plan.queries[:3], plan.queries[3:]
     sens = tuple(q.sensitivity for q in stats_queries)
@@ -572,11 +604,12 @@ def release_linear_stats_laplace(
         accountant.check(epsilon)  # refuse before the pass over the data
     # The pass over the data (which refuses NaN or infinite records) runs before the reservation.
     if partitioned:  # partitions are checked, clipped and reduced where they live; noise is drawn here, once
-        xx, xy, yy, n, changed = partitioned_suff_stats(X, y, x_bound, y_bound, scale_response)
+        xx, xy, yy, n, changed = partitioned_suff_stats(X, y, x_bound, y_bound, scale_response, intercept)
     else:
-        xx, xy, yy, changed = accumulate(X, y, x_bound, y_bound, scale_response=scale_response)
+        xx, xy, yy, changed = accumulate(X, y, x_bound, y_bound, scale_response=scale_response, intercept=intercept)
+    columns = xy.shape[0]
     with release_guard(accountant, MECHANISM, epsilon, label=f"n={n}, d={d}", noise=plan.noise_events()):
-        upper = np.triu_indices(d)
+        upper = np.triu_indices(columns)
         parts = [
             laplace_mechanism(stat, sensitivity=s, epsilon=e, source=source)
             for stat, s, e in zip((xx[upper], xy, [yy]), sens, eps_parts, strict=True)
@@ -587,7 +620,7 @@ def release_linear_stats_laplace(
                 np.asarray(changed, float), sensitivity=query.sensitivity, epsilon=query.epsilon, source=source
             )
             counts = _count_fields(clip_share, noisy.values, noisy.scale)
-        xx = np.zeros((d, d))
+        xx = np.zeros((columns, columns))
         xx[upper] = parts[0].values
         xx = xx + np.triu(xx, 1).T
         info = LinearStatsLaplaceRelease(
@@ -604,17 +637,18 @@ def release_linear_stats_laplace(
             preprocessing=preprocessing,
             features=features,
             scale_response=scale_response,
+            intercept=intercept,
             **counts,
         )
-        return LinearStats(xx, parts[1].values, parts[2].values[0], n, (info,))
+        return LinearStats(xx, parts[1].values, parts[2].values[0], n, (info,), intercept=intercept)
 
 
-def gaussian_sensitivity(x_bound: float, y_bound: float) -> float:
+def gaussian_sensitivity(x_bound: float, y_bound: float, *, intercept: bool = False) -> float:
     """ℓ2 sensitivity √2·(Bx² + By²) of the weighted upper triangle w ⊙ upper(zzᵀ), z = (x, y)
     (:func:`frobenius_weights`: its norm is the Frobenius norm), under replace-one, for
-    ‖x‖₂ ≤ Bx and |y| ≤ By.
+    ‖x‖₂ ≤ Bx and |y| ≤ By; √2·(1 + Bx² + By²) with an intercept, z = c·(1, x, y), c ≤ 1.
 
-    With R² = Bx² + By² ≥ ‖z‖² and M = zzᵀ − z′z′ᵀ: ‖M‖_F² = ‖z‖⁴ + ‖z′‖⁴ − 2(zᵀz′)² ≤ 2R⁴,
+    With R² = Bx² + By² (+ 1 with the intercept) ≥ ‖z‖² and M = zzᵀ − z′z′ᵀ: ‖M‖_F² = ‖z‖⁴ + ‖z′‖⁴ − 2(zᵀz′)² ≤ 2R⁴,
     attained by orthogonal z, z′ on the sphere.  The unweighted upper triangle has the same
     sensitivity (Σ_{a≤b} M_ab² = ½(‖M‖_F² + Σ_a M_aa²) ≤ 2R⁴ too), so the weights halve the noise
     variance of the off-diagonal statistics (Sxy among them) for free.
@@ -625,6 +659,8 @@ def gaussian_sensitivity(x_bound: float, y_bound: float) -> float:
         The bound Bx on ‖x‖₂.
     y_bound : float
         The bound By on |y|.
+    intercept : bool, default False
+        Whether the rows carry the constant column (scaled with the row, so at most 1).
 
     Returns
     -------
@@ -637,12 +673,12 @@ def gaussian_sensitivity(x_bound: float, y_bound: float) -> float:
         If the sensitivity overflows or underflows to 0.
     """
     with np.errstate(over="ignore", under="ignore"):
-        value = math.sqrt(2.0) * (x_bound * x_bound + y_bound * y_bound)
+        value = math.sqrt(2.0) * (x_bound * x_bound + y_bound * y_bound + (1.0 if intercept else 0.0))
     return finite_sensitivities((value,), "x_bound and y_bound")[0]
 
 
 def gaussian_release_vector(
-    d: int, x_bound: float, y_bound: float, clip_share: float, *, scale_response: bool
+    d: int, x_bound: float, y_bound: float, clip_share: float, *, scale_response: bool, intercept: bool = False
 ) -> tuple[int, float, float]:
     """The vector :func:`release_linear_stats` noises: its length, ℓ2 sensitivity and count weight.
 
@@ -663,6 +699,8 @@ def gaussian_release_vector(
         The share p of the counts (0: no counts).
     scale_response : bool
         Whether responses are scaled with their rows (then Σcᵢ² is released too).
+    intercept : bool, default False
+        Whether a constant column is prepended (d + 1 columns, the larger sensitivity).
 
     Returns
     -------
@@ -673,9 +711,10 @@ def gaussian_release_vector(
     count_weight : float
         The weight a of the counts (0 without them).
     """
-    sensitivity = gaussian_sensitivity(x_bound, y_bound)
+    sensitivity = gaussian_sensitivity(x_bound, y_bound, intercept=intercept)
     counts = (3 if scale_response else 2) if clip_share > 0 else 0
-    size = (d + 1) * (d + 2) // 2 + counts
+    columns = d + bool(intercept)
+    size = (columns + 1) * (columns + 2) // 2 + counts
     weight = sensitivity * math.sqrt(clip_share / (max(counts, 1) * (1.0 - clip_share)))
     return size, sensitivity / math.sqrt(1.0 - clip_share), weight
 
@@ -702,6 +741,7 @@ def linear_noise_plan(
     split=None,
     clip_share: float = CLIP_SHARE,
     scale_response: bool | None = None,
+    intercept: bool = True,
 ) -> NoisePlan:
     """The noise a release of linear-regression statistics of d covariates adds, before any data is read.
 
@@ -734,6 +774,9 @@ def linear_noise_plan(
     scale_response : bool, optional
         Whether responses are scaled with their rows (the Gaussian release then adds Σcᵢ² to the
         counts); None: the release's default (True for gaussian, False for laplace).
+    intercept : bool, default True
+        Whether the release prepends the constant column (its statistics then cover d + 1
+        columns; the Laplace release needs ``x_bound`` ≥ 1).
 
     Returns
     -------
@@ -749,24 +792,28 @@ def linear_noise_plan(
     Examples
     --------
     >>> from pm_private.linear.release import linear_noise_plan
-    >>> plan = linear_noise_plan(3, epsilon=1.0, x_bound=1.0, y_bound=2.0, mechanism="laplace", clip_share=0.0)
+    >>> plan = linear_noise_plan(
+    ...     3, epsilon=1.0, x_bound=1.0, y_bound=2.0, mechanism="laplace", clip_share=0.0, intercept=False
+    ... )
     >>> dict(plan.sensitivity)
     {'Sxx': 12.0, 'Sxy': 12.0, 'Syy': 4.0}
     >>> [round(b, 4) for b in plan.noise_scale.values()]
     [20.0, 34.2857, 80.0]
-    >>> gaussian = linear_noise_plan(3, epsilon=1.0, delta=1e-6, x_bound=1.5, y_bound=2.0)
+    >>> gaussian = linear_noise_plan(3, epsilon=1.0, delta=1e-6, x_bound=1.5, y_bound=2.0, intercept=False)
     >>> round(gaussian.sensitivity["weighted vector"], 5), round(gaussian.noise_sd["the diagonal of Sxx and Syy"], 3)
     (9.06845, 41.088)
     """
     if mechanism not in ("gaussian", "laplace"):
         raise ValueError(f"mechanism must be 'gaussian' or 'laplace', got {mechanism!r:.40}")
     d = check_count("d", d)
+    intercept = check_bool("intercept", intercept)
     if mechanism == "laplace":
         if delta is not None and delta != 0:
             raise ValueError("delta applies to the Gaussian mechanism only (the Laplace release is pure ε-DP)")
         scale_response = check_bool("scale_response", False if scale_response is None else scale_response)
+        _check_laplace_intercept(x_bound, intercept)
         sens, eps_parts = check_release_arguments(
-            d,
+            d + intercept,
             epsilon=epsilon,
             x_bound=x_bound,
             y_bound=y_bound,
@@ -774,7 +821,8 @@ def linear_noise_plan(
             clip_share=clip_share,
         )
         epsilon, clip_share = check_epsilon(epsilon), float(clip_share)
-        sizes = (d * (d + 1) // 2, d, 1)
+        columns = d + intercept
+        sizes = (columns * (columns + 1) // 2, columns, 1)
         queries = [
             laplace_query(name, size, s, e)
             for name, size, s, e in zip(("Sxx", "Sxy", "Syy"), sizes, sens, eps_parts, strict=True)
@@ -800,7 +848,7 @@ def linear_noise_plan(
     scale_response = check_bool("scale_response", True if scale_response is None else scale_response)
     check_gaussian_epsilon(epsilon)
     size, sensitivity, count_weight = gaussian_release_vector(
-        d, x_bound, y_bound, clip_share, scale_response=scale_response
+        d, x_bound, y_bound, clip_share, scale_response=scale_response, intercept=intercept
     )
     check_noise_scale(sensitivity, epsilon)
     query = gaussian_query("weighted vector", size, sensitivity, epsilon, delta)
@@ -823,12 +871,15 @@ def linear_noise_plan(
     )
 
 
-def _projected_sums(X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float, scale_response: bool):
+def _projected_sums(
+    X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float, scale_response: bool, intercept: bool
+):
     """Sxx, Sxy, Syy of finite rows scaled onto ‖x‖₂ ≤ x_bound by cᵢ = min(1, Bx/‖xᵢ‖) (with their
     responses when ``scale_response``), responses then clipped to ±y_bound, in cache-sized chunks
     (peak extra memory: one chunk), and the counts (rows the scaling changed, responses clipped,
-    and with ``scale_response`` Σcᵢ²)."""
-    d = X.shape[1]
+    and with ``scale_response`` Σcᵢ²).  With ``intercept`` the rows are (cᵢ, cᵢxᵢ) (the constant
+    scaled with its row when ``scale_response``, else 1): the norm is that of xᵢ alone."""
+    d = X.shape[1] + intercept
     rows = max(1, CHUNK_VALUES // d)
     xx, xy, yy = np.zeros((d, d)), np.zeros(d), 0.0
     changed = responses = 0
@@ -841,6 +892,8 @@ def _projected_sums(X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float
         changed += int(np.count_nonzero((chunk != raw).any(axis=1)))
         responses += int(np.count_nonzero(np.abs(response) > y_bound))
         weight += float(factors @ factors)
+        if intercept:
+            chunk = np.column_stack([factors if scale_response else np.ones(len(chunk)), chunk])
         response = np.clip(response, -y_bound, y_bound)
         xx += chunk.T @ chunk
         xy += chunk.T @ response
@@ -861,6 +914,7 @@ def release_linear_stats(
     preprocessing: Preprocessing | None = None,
     clip_share: float = CLIP_SHARE,
     scale_response: bool = True,
+    intercept: bool = True,
 ) -> LinearStats:
     """(ε, δ)-DP release of the sufficient statistics of norm-bounded rows, by one Gaussian mechanism.
 
@@ -934,12 +988,16 @@ def release_linear_stats(
     scale_response : bool, default True
         Scale each response with its covariate row before clipping it (keeps β the population's
         coefficient); False projects the covariates alone.  Public; recorded in the release.
+    intercept : bool, default True
+        Prepend a constant column of ones (named ``intercept``, scaled with its row), so that the
+        statistics hold n and the first moments Σxᵢ, Σyᵢ and a model of them has an intercept;
+        Δ becomes √2·(1 + Bx² + By²).  Public; recorded in the release.
 
     Returns
     -------
     LinearStats
         Noisy ``xx`` (symmetric), ``xy``, ``yy``, ``n`` and ``releases[0]``, a
-        :class:`LinearStatsRelease`.
+        :class:`LinearStatsRelease`; d + 1 columns with the intercept.
 
     Raises
     ------
@@ -955,7 +1013,7 @@ def release_linear_stats(
     clipping counts together (one mechanism): every scaled and clipped row has ‖xᵢ‖ ≤ Bx and a
     response of absolute value ≤ By whether or not its response was scaled, so Δ is the same.
     Public inputs: ``x_bound``, ``y_bound``, ``delta``, ``clip_share``, ``scale_response``,
-    ``preprocessing``, n and d.  Exact: the (ε, δ) is certified by OpenDP's privacy map through
+    ``intercept``, ``preprocessing``, n and d.  Exact: the (ε, δ) is certified by OpenDP's privacy map through
     zero-concentrated DP (:func:`pm_private.privacy.primitives.gaussian_mechanism`) for the
     returned statistics.
     Floating-point safe for the secure default ``rng=None`` (OpenDP's exact discrete Gaussian,
@@ -974,8 +1032,8 @@ def release_linear_stats(
     >>> stats = release_linear_stats(
     ...     X, y, epsilon=0.5, delta=1e-7, x_bound=1.5, y_bound=2.0, accountant=accountant, rng=0
     ... )
-    >>> stats.xx.shape, stats.n
-    ((2, 2), 200)
+    >>> stats.xx.shape, stats.n, stats.intercept  # the intercept column and the two covariates
+    ((3, 3), 200, True)
     >>> round(accountant.spent[0], 6)
     0.5
     """
@@ -985,13 +1043,14 @@ def release_linear_stats(
     y_bound = check_bound("y_bound", y_bound)
     clip_share = _check_clip_share(clip_share, epsilon)
     scale_response = check_bool("scale_response", scale_response)
+    intercept = check_bool("intercept", intercept)
     if preprocessing is not None and not isinstance(preprocessing, Preprocessing):
         raise ValueError(f"preprocessing must be a Preprocessing, got {type(preprocessing).__name__}")
     if is_dask(X) or is_dask(y):
         raise ValueError(
             "release_linear_stats takes in-memory arrays; for Dask collections use release_linear_stats_laplace"
         )
-    features = column_names(X)
+    features = _with_intercept(column_names(X), intercept)
     X = as_matrix(X)
     n, d = X.shape
     y = as_vector(y, n)
@@ -1012,6 +1071,7 @@ def release_linear_stats(
         mechanism="gaussian",
         clip_share=clip_share,
         scale_response=scale_response,
+        intercept=intercept,
     )
     (query,) = plan.queries
     total_sensitivity = query.sensitivity
@@ -1019,9 +1079,10 @@ def release_linear_stats(
     source = as_noise_source(rng)
     noise = plan.noise_events()
     with release_guard(accountant, GAUSSIAN_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=noise):
-        xx, xy, yy, changed = _projected_sums(X, y, x_bound, y_bound, scale_response)
-        upper = np.triu_indices(d)
-        weights = frobenius_weights(d)
+        xx, xy, yy, changed = _projected_sums(X, y, x_bound, y_bound, scale_response, intercept)
+        columns = xy.shape[0]
+        upper = np.triu_indices(columns)
+        weights = frobenius_weights(columns)
         m = weights.size
         vector = weights * stat_vector(xx, xy, yy)
         if clip_share > 0:
@@ -1039,7 +1100,7 @@ def release_linear_stats(
             else {}
         )
         values = part.values[:m] / weights
-        noisy_xx = np.zeros((d, d))
+        noisy_xx = np.zeros((columns, columns))
         noisy_xx[upper] = values[: upper[0].size]
         noisy_xx = noisy_xx + np.triu(noisy_xx, 1).T
         info = LinearStatsRelease(
@@ -1054,9 +1115,28 @@ def release_linear_stats(
             preprocessing=preprocessing,
             features=features,
             scale_response=scale_response,
+            intercept=intercept,
             **counts,
         )
-        return LinearStats(noisy_xx, values[upper[0].size : -1], values[-1], n, (info,))
+        return LinearStats(noisy_xx, values[upper[0].size : -1], values[-1], n, (info,), intercept=intercept)
+
+
+def _check_laplace_intercept(x_bound: float, intercept: bool) -> None:
+    """The Laplace release's constant column must lie inside its entrywise bound (ValueError)."""
+    if intercept and x_bound < 1.0:
+        raise ValueError(
+            f"x_bound must be at least 1 with intercept=True (the constant column is bounded entrywise "
+            f"like the covariates), got {x_bound:g}; rescale the covariates or pass intercept=False"
+        )
+
+
+def _with_intercept(features: tuple[str, ...] | None, intercept: bool) -> tuple[str, ...] | None:
+    """The released columns' names: ``intercept`` first when the constant column is prepended."""
+    if not intercept or features is None:
+        return features
+    if "intercept" in features:
+        raise ValueError("X has a column named 'intercept': rename it, or pass intercept=False")
+    return ("intercept", *features)
 
 
 def _check_clip_share(clip_share, epsilon: float) -> float:
@@ -1101,6 +1181,8 @@ def _check_laplace_noise_fields(release) -> None:
     """The split, sensitivities, ε parts and noise scales of a Laplace release as
     :func:`release_linear_stats_laplace` computes them from its public inputs (ValueError naming the field)."""
     split = check_release_field("split", _check_split, release.split)
+    intercept = check_release_field("intercept", check_bool, "intercept", release.intercept)
+    check_release_field("intercept", _check_laplace_intercept, release.x_bound, intercept)
     d = release.sensitivities[1] / (2.0 * release.x_bound * release.y_bound) if len(release.sensitivities) == 3 else 0
     if not (d >= 1 and abs(d - round(d)) < 1e-6 * d):
         raise ValueError(
@@ -1138,14 +1220,15 @@ def _check_gaussian_noise_fields(release) -> None:
     """The sensitivity, noise scale and count noise of a Gaussian release as
     :func:`release_linear_stats` computes them from its public inputs (ValueError naming the field)."""
     share = check_release_field("clip_share", _check_clip_share, release.clip_share, release.epsilon)
+    intercept = check_release_field("intercept", check_bool, "intercept", release.intercept)
     _, sensitivity, weight = gaussian_release_vector(
-        1, release.x_bound, release.y_bound, share, scale_response=bool(release.scale_response)
+        1, release.x_bound, release.y_bound, share, scale_response=bool(release.scale_response), intercept=intercept
     )
     check_release_consistent(
         "sensitivity",
         release.sensitivity,
         sensitivity,
-        "gaussian_sensitivity('x_bound', 'y_bound')/√(1 − 'clip_share')",
+        "gaussian_sensitivity('x_bound', 'y_bound', intercept='intercept')/√(1 − 'clip_share')",
     )
     check_gaussian_scale_field("noise_scale", release.noise_scale, sensitivity, release.epsilon, release.delta)
     _check_count_noise(release, release.noise_scale / weight if share > 0 else 0.0)

@@ -3,6 +3,13 @@
 For rows xᵢ ∈ ℝᵈ and responses yᵢ the Gaussian linear-regression likelihood depends on the data
 only through Sxx = Σ xᵢxᵢᵀ, Sxy = Σ xᵢyᵢ, Syy = Σ yᵢ² and n (Honkela et al. 2018, §Methods).
 :class:`LinearStats` holds them, exact or noisy; statistics of disjoint sets of records add.
+
+The intercept.  A regression with an intercept, y = α + xᵀβ + e, is the regression without one
+on the rows (1, xᵢ): its statistics are those of the design with a constant first column, whose
+entries are n, the first moments Σxᵢ and Σyᵢ beside the second moments.  The releases and
+:func:`linear_stats` prepend that column by default (``intercept=True``), so the coefficients are
+those of the usual regression with an intercept whatever public centring was applied; the
+column is named ``intercept`` and counts in d.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from ..privacy.validation import (
     as_float_array,
     as_matrix,
     as_vector,
+    check_bool,
     check_count,
     check_feature_names,
 )
@@ -55,12 +63,16 @@ class LinearStats:
         The private releases the statistics contain (empty when exact).
     exact_part : LinearStats, optional
         The exact statistics contained in a sum with private releases.
+    intercept : bool, optional
+        True when the first column of the design is the constant 1 (the statistics then hold n,
+        Σxᵢ and Σyᵢ in its row), as the releases and :func:`linear_stats` build it by default.
+        Default: what the releases recorded (False for exact statistics).
 
     Raises
     ------
     ValueError
-        If ``xx`` is not d × d for ``xy`` of length d, a statistic is not finite, or ``n`` is
-        not an integer ≥ 1.
+        If ``xx`` is not d × d for ``xy`` of length d, a statistic is not finite, ``n`` is
+        not an integer ≥ 1, or ``intercept`` disagrees with a release the statistics contain.
     """
 
     family: ClassVar[str] = "linear"
@@ -71,6 +83,7 @@ class LinearStats:
     n: int = public()
     releases: tuple[Release, ...] = public(default=())
     exact_part: LinearStats | None = public(default=None, repr=False)
+    intercept: bool | None = public(default=None)
 
     def __post_init__(self):
         xx = as_float_array(self.xx, "xx").copy()
@@ -92,10 +105,25 @@ class LinearStats:
         object.__setattr__(self, "xy", xy)
         object.__setattr__(self, "yy", float(yy))
         object.__setattr__(self, "n", check_count("n", self.n))
-        if self.exact_part is not None and (self.exact_part.releases or self.exact_part.d != d):
-            raise ValueError("exact_part must be exact statistics of the same d")
+        recorded = {bool(getattr(release, "intercept", False)) for release in self.releases}
+        if self.intercept is None:
+            if len(recorded) > 1:
+                raise ValueError(
+                    "the releases disagree on 'intercept' (the constant column): some have it, some do not"
+                )
+            object.__setattr__(self, "intercept", recorded.pop() if recorded else False)
+        object.__setattr__(self, "intercept", check_bool("intercept", self.intercept))
+        if self.exact_part is not None and (
+            self.exact_part.releases or self.exact_part.d != d or self.exact_part.intercept != self.intercept
+        ):
+            raise ValueError("exact_part must be exact statistics of the same d and intercept")
         for release in self.releases:
             check_feature_names(release, d)
+            if bool(getattr(release, "intercept", False)) != self.intercept:
+                raise ValueError(
+                    f"intercept={self.intercept} disagrees with a release whose intercept is "
+                    f"{bool(getattr(release, 'intercept', False))}"
+                )
 
     @property
     def public(self) -> LinearStats | None:
@@ -124,6 +152,8 @@ class LinearStats:
             return NotImplemented
         if other.d != self.d:
             raise ValueError(f"cannot add statistics with d = {self.d} and d = {other.d}")
+        if other.intercept != self.intercept:
+            raise ValueError("cannot add statistics with an intercept column to statistics without one")
         exact = [part for part in (self.public, other.public) if part is not None]
         releases = self.releases + other.releases
         if releases and exact:
@@ -137,23 +167,26 @@ class LinearStats:
             self.n + other.n,
             releases,
             exact_part,
+            self.intercept,
         )
 
     def __repr__(self) -> str:
+        shape = f"n={self.n}, d={self.d}" + (" (intercept first)" if self.intercept else "")
         if self.is_exact:
-            return f"LinearStats(n={self.n}, d={self.d}, exact)"
+            return f"LinearStats({shape}, exact)"
         private = sum(1 for r in self.releases if r.private)
         seeded = len(self.releases) - private
         counts = [f"{private} private release(s)"] if private else []
         if seeded:  # seeded noise carries no guarantee: the statistics are not private
             counts = ["not private (seeded)", *counts, f"{seeded} seeded release(s)"]
-        return f"LinearStats(n={self.n}, d={self.d}, {', '.join(counts)})"
+        return f"LinearStats({shape}, {', '.join(counts)})"
 
 
-def linear_stats(X, y) -> LinearStats:
+def linear_stats(X, y, *, intercept: bool = True) -> LinearStats:
     """Exact statistics (Sxx, Sxy, Syy, n) of public data: no clipping, no noise, no budget.
 
-    Sxx = Σ xᵢxᵢᵀ, Sxy = Σ xᵢyᵢ, Syy = Σ yᵢ² (Honkela et al. 2018) in one pass over the rows.
+    Sxx = Σ xᵢxᵢᵀ, Sxy = Σ xᵢyᵢ, Syy = Σ yᵢ² (Honkela et al. 2018) in one pass over the rows,
+    of the design (1, xᵢ) with an intercept column (the default) or of xᵢ alone.
     Accepts numpy arrays and pandas objects, or Dask collections (``dask.array``,
     ``dask.dataframe``, e.g. Parquet columns read lazily), whose partitions
     are reduced where they live and summed in a tree.
@@ -164,11 +197,14 @@ def linear_stats(X, y) -> LinearStats:
         Public covariates.
     y : array_like or dask collection, shape (n,)
         Public responses.
+    intercept : bool, default True
+        Prepend a constant column of ones (named ``intercept``), as the releases do by default:
+        statistics to be added to a release must agree with it.
 
     Returns
     -------
     LinearStats
-        The exact statistics (no releases).
+        The exact statistics (no releases), d + 1 columns with the intercept.
 
     Raises
     ------
@@ -176,17 +212,18 @@ def linear_stats(X, y) -> LinearStats:
         For a NaN or infinite value (naming the first bad row, and its partition for Dask input),
         mismatched shapes, or products that overflow.
     """
+    intercept = check_bool("intercept", intercept)
     if is_dask(X) or is_dask(y):
         from .dask_reduce import partitioned_suff_stats
 
-        return LinearStats(*partitioned_suff_stats(X, y, None, None)[:4])
+        return LinearStats(*partitioned_suff_stats(X, y, None, None, intercept=intercept)[:4], intercept=intercept)
     X = as_matrix(X)
     y = as_vector(y, X.shape[0])
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused just below
-        xx, xy, yy, _ = accumulate(X, y, None, None)
+        xx, xy, yy, _ = accumulate(X, y, None, None, intercept=intercept)
     if not (np.isfinite(xx).all() and np.isfinite(xy).all() and math.isfinite(yy)):
         raise ValueError("X and y are too large: their products overflow (rescale them)")
-    return LinearStats(xx, xy, yy, X.shape[0])
+    return LinearStats(xx, xy, yy, X.shape[0], intercept=intercept)
 
 
 def stat_pairs(d: int) -> tuple[np.ndarray, np.ndarray]:

@@ -129,7 +129,7 @@ def check_wishart_prior(d: int, scale: float, dof: float) -> None:
         raise ValueError(f"x_scale must be finite and > 0, got {scale!r}")
 
 
-def wishart_cholesky(name: str, d: int, *, scale: float, dof: float, dims=(), batch_shape=()):
+def wishart_cholesky(name: str, d: int, *, scale: float, dof: float, dims=(), batch_shape=(), dim: str = "feature"):
     """Wishart prior Σx ~ W(ν, (s²/ν)·I) (prior mean s²·I) for the covariate covariance, as its
     Cholesky factor Lx = (s/√ν)·T by the Bartlett decomposition (Bartlett 1933): T lower
     triangular, T_jj² ~ χ²(ν − j) (j = 0…d−1), T_jk ~ N(0, 1) below the diagonal.
@@ -137,7 +137,7 @@ def wishart_cholesky(name: str, d: int, *, scale: float, dof: float, dims=(), ba
     Parameters
     ----------
     name : str
-        Prefix of the model variables ``{name}_chi2`` (dims ``(*dims, "feature")``) and
+        Prefix of the model variables ``{name}_chi2`` (dims ``(*dims, dim)``) and
         ``{name}_offdiag``.
     d : int
         The number of covariates.
@@ -149,6 +149,8 @@ def wishart_cholesky(name: str, d: int, *, scale: float, dof: float, dims=(), ba
         Leading batch dims of the model variables.
     batch_shape : tuple of int, default ()
         Their lengths.
+    dim : str, default "feature"
+        The model's dim of the d covariates (of the design's columns in a model with an intercept).
 
     Returns
     -------
@@ -161,7 +163,7 @@ def wishart_cholesky(name: str, d: int, *, scale: float, dof: float, dims=(), ba
         If ``dof`` ≤ d − 1 or ``scale`` is not finite and > 0.
     """
     check_wishart_prior(d, scale, dof)
-    chi2 = pm.Gamma(f"{name}_chi2", alpha=(dof - np.arange(d)) / 2.0, beta=0.5, dims=(*dims, "feature"))
+    chi2 = pm.Gamma(f"{name}_chi2", alpha=(dof - np.arange(d)) / 2.0, beta=0.5, dims=(*dims, dim))
     lower = np.tril_indices(d, -1)
     t = pt.zeros((*batch_shape, d, d))
     t = pt.set_subtensor(t[..., np.arange(d), np.arange(d)], pt.sqrt(chi2))

@@ -47,13 +47,13 @@ def as_dask(X, y):
 @pytest.mark.parametrize("scheduler", ["sync", "threads", "cluster"])
 def test_exact_statistics_equal_numpy_on_every_scheduler(data, scheduler, request):
     X, y = data
-    expected = linear_stats(X, y)
+    expected = linear_stats(X, y, intercept=False)
     if scheduler == "cluster":
         request.getfixturevalue("cluster")  # the active Client is dask's default scheduler
-        got = linear_stats(*as_dask(X, y))
+        got = linear_stats(*as_dask(X, y), intercept=False)
     else:
         with dask.config.set(scheduler=scheduler):
-            got = linear_stats(*as_dask(X, y))
+            got = linear_stats(*as_dask(X, y), intercept=False)
     np.testing.assert_allclose(got.xx, expected.xx, rtol=1e-12)
     np.testing.assert_allclose(got.xy, expected.xy, rtol=1e-12)
     assert got.yy == pytest.approx(expected.yy, rel=1e-12) and got.n == 1000 and got.is_exact
@@ -74,10 +74,10 @@ class CountingSource(NoiseSource):
 def test_release_draws_noise_once_on_the_client_and_matches_numpy(data, cluster):
     X, y = data
     in_memory, on_dask = CountingSource(1), CountingSource(1)
-    expected = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=1.5, y_bound=2.0, rng=in_memory)
+    expected = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=1.5, y_bound=2.0, rng=in_memory, intercept=False)
     acct = PrivacyAccountant(epsilon=1.0)
     got = release_linear_stats_laplace(
-        *as_dask(X, y), epsilon=1.0, x_bound=1.5, y_bound=2.0, rng=on_dask, accountant=acct
+        *as_dask(X, y), epsilon=1.0, x_bound=1.5, y_bound=2.0, rng=on_dask, accountant=acct, intercept=False
     )
     assert len(on_dask.threads) == len(in_memory.threads) == 4  # Sxx, Sxy, Syy, clipping counts: one draw each
     assert set(on_dask.threads) == {threading.get_ident()}  # never on a worker thread
@@ -92,7 +92,7 @@ def test_dataframe_columns_give_the_exact_statistics(data):
     X, y = data
     frame = dd.from_pandas(pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(target=y), npartitions=4)
     with dask.config.set(scheduler="threads"):
-        got = linear_stats(frame[["a", "b", "c", "d"]], frame["target"])
+        got = linear_stats(frame[["a", "b", "c", "d"]], frame["target"], intercept=False)
     np.testing.assert_allclose(got.xx, X.T @ X, rtol=1e-12)
     np.testing.assert_allclose(got.xy, X.T @ y, rtol=1e-12)
     assert got.n == 1000
@@ -106,7 +106,9 @@ def test_parquet_columns_give_the_clipped_statistics(data, tmp_path):
     Xd, yd = read_parquet_columns(tmp_path, features=["c", "a", "b", "d"], target="target")
     assert Xd.chunks == ((150, 150, 100, 150, 150, 100, 150, 50), (4,)) and yd.chunks[0] == Xd.chunks[0]
     with dask.config.set(scheduler="sync"):
-        got = release_linear_stats_laplace(Xd, yd, epsilon=1e12, x_bound=1.0, y_bound=1.5, rng=0)  # noise ≈ 0
+        got = release_linear_stats_laplace(
+            Xd, yd, epsilon=1e12, x_bound=1.0, y_bound=1.5, rng=0, intercept=False
+        )  # noise ≈ 0
     Xc, yc = np.clip(X[:, [2, 0, 1, 3]], -1, 1), np.clip(y, -1.5, 1.5)
     np.testing.assert_allclose(got.xx, Xc.T @ Xc, rtol=1e-9, atol=1e-8)
     np.testing.assert_allclose(got.xy, Xc.T @ yc, rtol=1e-9, atol=1e-8)
@@ -129,9 +131,11 @@ def test_first_bad_row_is_named_by_partition_and_nothing_is_spent(data, name, ro
         with pytest.raises(
             ValueError, match=rf"{name} contains NaN .*partition \d, row \d+ of the partition, row {row} overall"
         ):
-            release_linear_stats_laplace(*as_dask(X, y), epsilon=1.0, x_bound=1.0, y_bound=1.0, accountant=acct)
+            release_linear_stats_laplace(
+                *as_dask(X, y), epsilon=1.0, x_bound=1.0, y_bound=1.0, accountant=acct, intercept=False
+            )
         with pytest.raises(ValueError, match=rf"row {row} overall"):
-            linear_stats(*as_dask(X, y))
+            linear_stats(*as_dask(X, y), intercept=False)
     assert acct.ledger == ()
 
 
@@ -140,11 +144,11 @@ def test_refused_budget_and_mismatched_inputs_raise_before_the_pass(data):
     Xd, yd = as_dask(X, y)
     acct = PrivacyAccountant(epsilon=0.5)
     with pytest.raises(BudgetExceededError):
-        release_linear_stats_laplace(Xd, yd, epsilon=1.0, x_bound=1.0, y_bound=1.0, accountant=acct)
+        release_linear_stats_laplace(Xd, yd, epsilon=1.0, x_bound=1.0, y_bound=1.0, accountant=acct, intercept=False)
     with pytest.raises(TypeError, match="all be dask arrays"):
-        linear_stats(Xd, pd.Series(y))
+        linear_stats(Xd, pd.Series(y), intercept=False)
     with pytest.raises(ValueError, match="y must have as many rows as X, got 999 and 1000"):
-        linear_stats(Xd, da.from_array(y[:-1], chunks=200))
+        linear_stats(Xd, da.from_array(y[:-1], chunks=200), intercept=False)
 
 
 def test_discrete_time_fit_on_dask_equals_the_numpy_fit():
@@ -209,7 +213,7 @@ def test_library_works_without_dask():
     code = (
         "import sys; sys.modules['dask'] = None\n"
         "import numpy as np, pm_private\n"
-        "s = pm_private.linear_stats(np.eye(3), np.ones(3))\n"
+        "s = pm_private.linear_stats(np.eye(3), np.ones(3), intercept=False)\n"
         "assert s.n == 3 and 'dask' not in [m for m in sys.modules if sys.modules[m] is not None]\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=str(__import__("pathlib").Path(__file__).parents[2]))

@@ -275,13 +275,16 @@ def test_seeded_results_print_not_private(fresh_warnings):
     from pm_private.privacy.noise import as_noise_source
 
     seeded = _laplace_stats(rng=0, accountant=PrivacyAccountant(10.0))
-    assert repr(seeded) == f"LinearStats(n={N}, d={DATA['X'].shape[1]}, not private (seeded), 1 seeded release(s))"
+    assert (
+        repr(seeded)
+        == f"LinearStats(n={N}, d={DATA['X'].shape[1] + 1} (intercept first), not private (seeded), 1 seeded release(s))"
+    )
     (release,) = seeded.releases
     assert repr(release).startswith("LinearStatsLaplaceRelease(not private (seeded), private=False, epsilon=1.0,")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a deliberate release without an accountant
         private = _laplace_stats()
-    assert repr(private) == f"LinearStats(n={N}, d={DATA['X'].shape[1]}, 1 private release(s))"
+    assert repr(private) == f"LinearStats(n={N}, d={DATA['X'].shape[1] + 1} (intercept first), 1 private release(s))"
     assert repr(private.releases[0]).startswith("LinearStatsLaplaceRelease(private=True, epsilon=1.0,")
     assert "not private" not in repr(private.releases[0])
     both = private + seeded + seeded

@@ -77,7 +77,15 @@ def _release(n, d, x_bound, y_bound, seed, epsilon=1.0, scale_response=False):
     beta = np.linspace(1.0, -1.0, d)
     y = X @ beta + 0.5 * rng.standard_normal(n)
     return release_linear_stats(
-        X, y, epsilon=epsilon, delta=1e-5, x_bound=x_bound, y_bound=y_bound, rng=seed, scale_response=scale_response
+        X,
+        y,
+        epsilon=epsilon,
+        delta=1e-5,
+        x_bound=x_bound,
+        y_bound=y_bound,
+        rng=seed,
+        scale_response=scale_response,
+        intercept=False,
     ), beta
 
 
@@ -113,7 +121,9 @@ def test_clipping_argument_is_checked():
     stats, _ = _release(200, 2, 2.0, 2.0, seed=0)
     with pytest.raises(ValueError, match="clipping"):
         linear_model(stats, clipping="yes")
-    other = release_linear_stats_laplace(np.ones((50, 2)), np.ones(50), epsilon=1.0, x_bound=1.0, y_bound=1.0, rng=0)
+    other = release_linear_stats_laplace(
+        np.ones((50, 2)), np.ones(50), epsilon=1.0, x_bound=1.0, y_bound=1.0, rng=0, intercept=False
+    )
     with pytest.raises(ValueError, match="clipping='model'"):
         linear_model(stats + other, clipping="model", likelihood="dense")
     with pytest.raises(ValueError, match="x_clip"):

@@ -22,7 +22,9 @@ LABELS = (Y > 0).astype(int)
 
 
 def _gaussian(X, **kwargs):
-    return release_linear_stats(X, Y, epsilon=1.0, delta=1e-5, x_bound=2.0, y_bound=2.0, rng=0, **kwargs)
+    return release_linear_stats(
+        X, Y, epsilon=1.0, delta=1e-5, x_bound=2.0, y_bound=2.0, rng=0, **kwargs, intercept=False
+    )
 
 
 def test_column_names_only_for_frames_with_distinct_string_columns():
@@ -35,7 +37,7 @@ def test_column_names_only_for_frames_with_distinct_string_columns():
 @pytest.mark.parametrize("release", ["laplace", "gaussian"])
 def test_release_records_the_columns_and_the_model_uses_them(release):
     if release == "laplace":
-        stats = release_linear_stats_laplace(FRAME, Y, epsilon=1.0, x_bound=1.0, y_bound=2.0, rng=0)
+        stats = release_linear_stats_laplace(FRAME, Y, epsilon=1.0, x_bound=1.0, y_bound=2.0, rng=0, intercept=False)
     else:
         stats = _gaussian(FRAME)
     assert stats.releases[0].features == ("age", "bmi", "bp")
@@ -52,7 +54,7 @@ def test_arrays_sums_and_batches():
     assert list(linear_model(plain, x_cov="release").coords["feature"]) == ["x0", "x1", "x2"]
     named = _gaussian(FRAME)
     # public rows and a release without names keep the named release's names
-    combined = linear_stats(FRAME.to_numpy()[:10], Y[:10]) + named + plain
+    combined = linear_stats(FRAME.to_numpy()[:10], Y[:10], intercept=False) + named + plain
     assert combined.feature_names == ("age", "bmi", "bp")
     renamed = _gaussian(FRAME.rename(columns={"bp": "pressure"}))
     assert (named + renamed).feature_names is None  # disagreeing names: none is chosen

@@ -38,20 +38,28 @@ def scaled_rows(X, y, bx, scale_response=True):
     return X * factors[:, None], y * factors if scale_response else y
 
 
-def statistics(X, y, bx, by, scale_response=True):
-    """The (d+1)(d+2)/2 statistics before noise (upper Sxx, Sxy, Syy), as the release computes them."""
-    xx, xy, yy, _ = ss.accumulate(*scaled_rows(X, y, bx, scale_response), None, by)
+def statistics(X, y, bx, by, scale_response=True, intercept=False):
+    """The statistics before noise (upper Sxx, Sxy, Syy), as the release computes them, checked
+    against the scaled rows (with the constant column, scaled with its row, when ``intercept``)."""
+    X, y = np.asarray(X, float), np.asarray(y, float)
+    xx, xy, yy, _ = ss._projected_sums(X, y, bx, by, scale_response, intercept)
+    rows, response = scaled_rows(X, y, bx, scale_response)
+    if intercept:
+        rows = np.column_stack([row_scale_factors(X, bx) if scale_response else np.ones(len(y)), rows])
+    np.testing.assert_allclose(xx, rows.T @ rows, rtol=1e-10, atol=1e-9)
+    np.testing.assert_allclose(xy, rows.T @ np.clip(response, -by, by), rtol=1e-10, atol=1e-9)
     return ss.stat_vector(xx, xy, yy)
 
 
-def released_vector(X, y, bx, by, scale_response=True):
+def released_vector(X, y, bx, by, scale_response=True, intercept=False):
     """The vector the Gaussian mechanism perturbs: the statistics weighted by frobenius_weights."""
-    return ss.frobenius_weights(X.shape[1]) * statistics(X, y, bx, by, scale_response)
+    return ss.frobenius_weights(X.shape[1] + intercept) * statistics(X, y, bx, by, scale_response, intercept)
 
 
-def counts(X, y, bx, by, scale_response=True):
+def counts(X, y, bx, by, scale_response=True, intercept=False):
     """The release's counts before noise: rows scaled, responses clipped (and Σcᵢ² when scaled)."""
-    return np.asarray(ss._projected_sums(np.asarray(X, float), np.asarray(y, float), bx, by, scale_response)[3])
+    X, y = np.asarray(X, float), np.asarray(y, float)
+    return np.asarray(ss._projected_sums(X, y, bx, by, scale_response, intercept)[3])
 
 
 @pytest.mark.parametrize("d", [1, 2, 4])
@@ -79,19 +87,49 @@ def test_frobenius_weights_give_the_frobenius_norm(d):
     bx=st.floats(0.1, 5),
     by=st.floats(0.1, 5),
     scale_response=st.booleans(),
+    intercept=st.booleans(),
 )
-def test_sensitivity_random_neighbours(data, bx, by, scale_response):
+def test_sensitivity_random_neighbours(data, bx, by, scale_response, intercept):
     X, y, new_x, new_y = data
     X2, y2 = X.copy(), y.copy()
     X2[0], y2[0] = new_x, new_y
     change = np.linalg.norm(
-        released_vector(X, y, bx, by, scale_response) - released_vector(X2, y2, bx, by, scale_response)
+        released_vector(X, y, bx, by, scale_response, intercept)
+        - released_vector(X2, y2, bx, by, scale_response, intercept)
     )
-    assert change <= ss.gaussian_sensitivity(bx, by) * (1 + 1e-9)
+    assert change <= ss.gaussian_sensitivity(bx, by, intercept=intercept) * (1 + 1e-9)
     # Each count (Σcᵢ² included) changes by at most 1: ℓ2 sensitivity √q of the q counts.
-    before, after = counts(X, y, bx, by, scale_response), counts(X2, y2, bx, by, scale_response)
+    before, after = counts(X, y, bx, by, scale_response, intercept), counts(X2, y2, bx, by, scale_response, intercept)
     assert before.size == (3 if scale_response else 2)
     assert np.all(np.abs(before - after) <= 1 + 1e-12)
+
+
+@pytest.mark.parametrize("scale_response", [True, False])
+def test_intercept_sensitivity_is_attained_by_orthogonal_rows_on_the_bounds(scale_response):
+    """With the constant column a row is z = c·(1, x, y), ‖z‖² ≤ 1 + Bx² + By²; two rows on the
+    bounds with zᵀz′ = 1 + xᵀx′ + yy′ = 0 attain √2·(1 + Bx² + By²), and no random pair exceeds it."""
+    bx, by = 1.7, 0.6
+    cos = (by**2 - 1.0) / bx**2  # y = By, y′ = −By: 1 + Bx²·cos θ − By² = 0
+    x, x2 = bx * np.array([1.0, 0.0]), bx * np.array([cos, np.sqrt(1.0 - cos**2)]) * (1 - 1e-12)
+    rest_X, rest_y = np.random.default_rng(3).normal(size=(4, 2)), np.random.default_rng(4).normal(size=4)
+    bound = ss.gaussian_sensitivity(bx, by, intercept=True)
+    assert bound == pytest.approx(np.sqrt(2.0) * (1.0 + bx**2 + by**2))
+
+    def change(a, ya, b, yb):
+        X, X2 = np.vstack([a, rest_X]), np.vstack([b, rest_X])
+        y, y2 = np.r_[ya, rest_y], np.r_[yb, rest_y]
+        return np.linalg.norm(
+            released_vector(X, y, bx, by, scale_response, True) - released_vector(X2, y2, bx, by, scale_response, True)
+        )
+
+    assert change(x, by, x2, -by) == pytest.approx(bound, rel=1e-9)
+    rng = np.random.default_rng(5)
+    worst = max(
+        change(rng.normal(size=2) * 5, rng.normal() * 5, rng.normal(size=2) * 5, rng.normal() * 5) for _ in range(200)
+    )
+    assert worst <= bound * (1 + 1e-9)
+    # without the constant column the same pair moves the statistics by less than the smaller bound
+    assert ss.gaussian_sensitivity(bx, by) < bound
 
 
 def test_counts_sensitivity_adversarial_neighbour_attains_sqrt3():
@@ -161,7 +199,9 @@ def test_noise_is_gaussian_with_the_declared_scale(secure, d, releases, p_min):
     weights = ss.frobenius_weights(d)
     noise, count_noise = [], []
     for _ in range(releases):
-        r = release_linear_stats(X, y, epsilon=eps, delta=delta, x_bound=bx, y_bound=by, rng=None if secure else rng)
+        r = release_linear_stats(
+            X, y, epsilon=eps, delta=delta, x_bound=bx, y_bound=by, rng=None if secure else rng, intercept=False
+        )
         np.testing.assert_array_equal(r.xx, r.xx.T)
         noise.append(weights * (ss.stat_vector(r.xx, r.xy, r.yy) - exact))
         info = r.releases[0]
@@ -198,19 +238,21 @@ def test_accountant_is_charged_epsilon_and_delta():
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(50, 3)), rng.normal(size=50)
     acct = PrivacyAccountant(epsilon=1.0, delta=1e-5)
-    release_linear_stats(X, y, epsilon=0.6, delta=6e-6, x_bound=2.0, y_bound=2.0, accountant=acct)
+    release_linear_stats(X, y, epsilon=0.6, delta=6e-6, x_bound=2.0, y_bound=2.0, accountant=acct, intercept=False)
     assert acct.spent == pytest.approx((0.6, 6e-6))
     assert acct.ledger[0].mechanism == ss.GAUSSIAN_MECHANISM
     # over the basic total (1.2 > 1) but within the tight one: the Gaussian noise is composed by PLD
-    release_linear_stats(X, y, epsilon=0.6, delta=1e-6, x_bound=2.0, y_bound=2.0, accountant=acct)
+    release_linear_stats(X, y, epsilon=0.6, delta=1e-6, x_bound=2.0, y_bound=2.0, accountant=acct, intercept=False)
     assert acct.spent[0] == pytest.approx(1.2) and acct.tight_epsilon() < 1.0
     while acct.cost(0.6, 1e-6, noise=acct.ledger[-1].noise)[1] <= 1.0:
-        release_linear_stats(X, y, epsilon=0.6, delta=1e-6, x_bound=2.0, y_bound=2.0, accountant=acct)
+        release_linear_stats(X, y, epsilon=0.6, delta=1e-6, x_bound=2.0, y_bound=2.0, accountant=acct, intercept=False)
     releases = len(acct.ledger)
     generator = np.random.default_rng(5)
     state = generator.bit_generator.state
     with pytest.raises(BudgetExceededError):
-        release_linear_stats(X, y, epsilon=0.6, delta=1e-6, x_bound=2.0, y_bound=2.0, accountant=acct, rng=generator)
+        release_linear_stats(
+            X, y, epsilon=0.6, delta=1e-6, x_bound=2.0, y_bound=2.0, accountant=acct, rng=generator, intercept=False
+        )
     assert generator.bit_generator.state == state and len(acct.ledger) == releases
 
 
@@ -233,7 +275,7 @@ def test_bad_input_raises_and_spends_nothing(override, message):
     args.update(override)
     acct = PrivacyAccountant(epsilon=1.0, delta=1e-5)
     with pytest.raises(ValueError, match=message):
-        release_linear_stats(args.pop("X"), args.pop("y"), accountant=acct, **args)
+        release_linear_stats(args.pop("X"), args.pop("y"), accountant=acct, **args, intercept=False)
     assert acct.ledger == ()
 
 
@@ -242,7 +284,9 @@ def test_noise_aware_model_and_prediction_read_the_release():
     X = rng.normal(3.0, 2.0, size=(400, 3))
     y = X @ [0.5, -0.2, 0.1] + rng.normal(size=400)
     prep = Preprocessing(x_center=3.0, x_scale=2.0, y_center=0.6, y_scale=1.2)
-    r = release_linear_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=1.5, y_bound=3.0, preprocessing=prep, rng=0)
+    r = release_linear_stats(
+        X, y, epsilon=1.0, delta=1e-6, x_bound=1.5, y_bound=3.0, preprocessing=prep, rng=0, intercept=False
+    )
     info = r.releases[0]
     arrays = noise_aware_arrays(r)
     off_diagonal = [1, 2, 4, 6, 7, 8]  # upper Sxx (00 01 02 11 12 22), Sxy (3 entries), Syy
@@ -250,7 +294,7 @@ def test_noise_aware_model_and_prediction_read_the_release():
     expected[off_diagonal] /= 2
     np.testing.assert_allclose(arrays["noise_var"], expected)
     # Exact public rows add exactly; the private part is the release minus them.
-    both = linear_stats(X[:5], y[:5]) + r
+    both = linear_stats(X[:5], y[:5], intercept=False) + r
     np.testing.assert_allclose(noise_aware_arrays(both)["noise_var"], arrays["noise_var"])
     # Predictions map new rows' covariates as the released rows' were: standardise, then project onto
     # the ball, whether or not the release scaled the responses with their rows.
@@ -259,7 +303,16 @@ def test_noise_aware_model_and_prediction_read_the_release():
     mapped = project_rows((X_new - 3.0) / 2.0, 1.5)
     assert np.linalg.norm(mapped[1]) == pytest.approx(1.5)
     projected = release_linear_stats(
-        X, y, epsilon=1.0, delta=1e-6, x_bound=1.5, y_bound=3.0, preprocessing=prep, rng=0, scale_response=False
+        X,
+        y,
+        epsilon=1.0,
+        delta=1e-6,
+        x_bound=1.5,
+        y_bound=3.0,
+        preprocessing=prep,
+        rng=0,
+        scale_response=False,
+        intercept=False,
     )
     for released in (r, projected):
         got = predict_linear(draws, X_new, stats=released)["mean"].to_numpy()
@@ -270,9 +323,9 @@ def test_noise_aware_model_and_prediction_read_the_release():
 def test_projected_sums_are_the_same_in_chunks(monkeypatch, scale_response):
     rng = np.random.default_rng(4)
     X, y = rng.standard_t(2, size=(101, 4)), rng.standard_t(2, size=101)
-    whole = ss._projected_sums(X, y, 1.5, 2.0, scale_response)
+    whole = ss._projected_sums(X, y, 1.5, 2.0, scale_response, False)
     monkeypatch.setattr(ss, "CHUNK_VALUES", 12)  # 3 rows per chunk
-    chunked = ss._projected_sums(X, y, 1.5, 2.0, scale_response)
+    chunked = ss._projected_sums(X, y, 1.5, 2.0, scale_response, False)
     for a, b in zip(whole, chunked, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12)
     np.testing.assert_allclose(whole[0], project_rows(X, 1.5).T @ project_rows(X, 1.5), rtol=1e-12)
@@ -303,6 +356,7 @@ def test_release_vector_is_what_the_release_noises():
             clip_share=share,
             rng=0,
             scale_response=scale_response,
+            intercept=False,
         )
         size, sensitivity, weight = gaussian_release_vector(3, 2.0, 1.0, share, scale_response=scale_response)
         counts = (3 if scale_response else 2) if share else 0

@@ -6,7 +6,13 @@ import pytest
 from scipy import stats as sps
 
 from pm_private import linear_stats, release_linear_stats, release_linear_stats_laplace
-from pm_private.linear.integrated import gram_posterior, integrated_moments, integrated_stats_logp
+from pm_private.linear.integrated import (
+    gram_posterior,
+    gram_shape,
+    integrated_moments,
+    integrated_stats_logp,
+    release_signal_to_noise,
+)
 from pm_private.linear.model import linear_model, release_x_cov, set_linear_stats
 from pm_private.sampling.refit_nuts import RefittableNUTS
 
@@ -53,7 +59,7 @@ def test_moments_match_simulation_of_the_conditional_model():
 def test_exact_statistics_have_no_gram_uncertainty():
     rng = np.random.default_rng(1)
     X = rng.standard_normal((200, 3))
-    stats = linear_stats(X, X @ [1.0, 0.0, -1.0] + rng.standard_normal(200))
+    stats = linear_stats(X, X @ [1.0, 0.0, -1.0] + rng.standard_normal(200), intercept=False)
     post = gram_posterior(stats, x_scale=1.0, x_dof=5.0, x_cov=release_x_cov(stats))
     np.testing.assert_allclose(post["gram"], X.T @ X)
     assert np.all(post["entry_var"] == 0)
@@ -61,18 +67,43 @@ def test_exact_statistics_have_no_gram_uncertainty():
 
 
 def test_gaussian_release_gram_posterior_shrinks_towards_the_prior_by_the_noise():
-    """With huge noise Ŝ falls back to the prior mean n·s²·I and V to the prior's variance; with
-    tiny noise Ŝ is the released Sxx and V ≈ the noise variance."""
+    """With huge noise Ŝ falls back to the prior mean n·s²·I (the Laplace approximation's exponent
+    is the prior's, a = k); with tiny noise Ŝ is the released Sxx."""
     rng = np.random.default_rng(2)
     X = np.clip(rng.standard_normal((500, 2)), -2, 2)
     y = np.clip(X @ [0.5, -0.5] + rng.standard_normal(500), -4, 4)
     for eps, expect_prior in ((1e-3, True), (500.0, False)):
-        rel = release_linear_stats(X, y, epsilon=eps, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=3)
+        rel = release_linear_stats(X, y, epsilon=eps, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=3, intercept=False)
         post = gram_posterior(rel, x_scale=1.0, x_dof=4.0, x_cov=np.eye(2))
         if expect_prior:
             np.testing.assert_allclose(post["gram"], 500 * np.eye(2), atol=10.0)
         else:
             np.testing.assert_allclose(post["gram"], rel.xx, rtol=1e-3, atol=0.5)
+
+
+def test_noise_dominated_gram_posterior_is_positive_definite_and_stationary():
+    """Where the noise makes the released Sxx indefinite, Ŝ is positive definite, shares its
+    eigenvectors and solves (r − x)/τ² − c + a/(2x) = 0 per eigenvalue; the signal-to-noise figures
+    flag the regime and are infinite for exact statistics."""
+    rng = np.random.default_rng(13)
+    d, n = 8, 400
+    X = rng.standard_normal((n, d)) / np.sqrt(d)
+    y = X @ rng.standard_normal(d) + 0.5 * rng.standard_normal(n)
+    rel = release_linear_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=3.0, y_bound=3.0, rng=14, intercept=False)
+    assert np.linalg.eigvalsh(rel.xx)[0] < 0
+    s, nu = 0.5, d + 2.0
+    post = gram_posterior(rel, x_scale=s, x_dof=nu, x_cov=release_x_cov(rel))
+    r, u = np.linalg.eigh(rel.xx)
+    x = np.einsum("ik,ij,jk->k", u, post["gram"], u)
+    assert np.all(x > 0)
+    tau2 = rel.releases[0].noise_variance(d)[0]
+    k, a = gram_shape(d, n, x_scale=s, x_dof=nu, tau2=tau2)
+    np.testing.assert_allclose((r - x) / tau2 - k / (2 * n * s**2) + a / (2 * x), 0.0, atol=1e-9 * np.abs(a / x).max())
+    assert np.all(post["entry_var"] > 0) and np.all(post["entry_var"] <= tau2)
+    snr = release_signal_to_noise(rel)
+    assert snr["negative_eigenvalues"] >= 1 and snr["gram_snr"] < 1.0
+    assert snr["gram_noise_sd"] == pytest.approx(np.sqrt(tau2))
+    assert release_signal_to_noise(linear_stats(X, y, intercept=False))["gram_snr"] == np.inf
 
 
 def test_regression_model_integrated_recovers_beta_and_refits():
@@ -84,7 +115,14 @@ def test_regression_model_integrated_recovers_beta_and_refits():
     X = rng.standard_normal((n, d)) * 0.5
     releases = [
         release_linear_stats(
-            X, X @ b + 0.5 * rng.standard_normal(n), epsilon=500.0, delta=1e-5, x_bound=4.0, y_bound=5.0, rng=5
+            X,
+            X @ b + 0.5 * rng.standard_normal(n),
+            epsilon=500.0,
+            delta=1e-5,
+            x_bound=4.0,
+            y_bound=5.0,
+            rng=5,
+            intercept=False,
         )
         for b in (beta, -beta)
     ]
@@ -118,7 +156,7 @@ def test_laplace_release_beyond_the_dense_limit_fits_with_integrated_covariates(
     d = 30
     X = rng.uniform(-1, 1, (2000, d))
     y = X @ rng.normal(0, 0.3, d) + 0.3 * rng.standard_normal(2000)
-    release = release_linear_stats_laplace(X, y, epsilon=5.0, x_bound=1.0, y_bound=3.0, rng=11)
+    release = release_linear_stats_laplace(X, y, epsilon=5.0, x_bound=1.0, y_bound=3.0, rng=11, intercept=False)
     with pytest.raises(ValueError, match="d ≤"):
         linear_model(release, x_cov="wishart")
     model = linear_model(release, x_cov="integrated")
@@ -141,7 +179,9 @@ def test_integrated_model_holds_one_blas_thread_while_alive(monkeypatch):
     monkeypatch.setattr(threads, "_holders_alive", 0)
     rng = np.random.default_rng(12)
     X = rng.standard_normal((300, 3))
-    release = release_linear_stats(X, X[:, 0], epsilon=1.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=0)
+    release = release_linear_stats(
+        X, X[:, 0], epsilon=1.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=0, intercept=False
+    )
     with threadpool_limits(2, user_api="blas"):
         before = blas_threads()
         model = linear_model(release, x_cov="integrated")
@@ -152,21 +192,29 @@ def test_integrated_model_holds_one_blas_thread_while_alive(monkeypatch):
 
 
 def test_whitening_of_beta_stays_conditioned_where_the_noise_leaves_the_gram_singular():
-    """Nearly collinear covariates and a noisy release: Ŝ keeps a floored, almost-zero eigenvalue,
-    but the whitening of β (batched, and after ``set_linear_stats``) has eigenvalues ≥ 10⁻³ × their mean."""
+    """Nearly collinear covariates and a noisy release: the whitening of β (batched, and after
+    ``set_linear_stats``) has eigenvalues ≥ 10⁻³ × their mean (Ŝ itself, the Laplace centre of
+    the module notes, is positive definite; its smallest eigenvalue is far below the mean)."""
     rng = np.random.default_rng(7)
     d, n = 6, 300
     z = rng.standard_normal((n, 2))
     X = np.clip(z @ rng.standard_normal((2, d)) + 0.01 * rng.standard_normal((n, d)), -1, 1) / np.sqrt(d)
     releases = [
         release_linear_stats(
-            X, X[:, 0] + 0.3 * rng.standard_normal(n), epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=2.0, rng=r
+            X,
+            X[:, 0] + 0.3 * rng.standard_normal(n),
+            epsilon=1.0,
+            delta=1e-5,
+            x_bound=1.0,
+            y_bound=2.0,
+            rng=r,
+            intercept=False,
         )
         for r in range(4)
     ]
     prior = dict(x_scale=1 / np.sqrt(d), x_dof=d + 2.0)
     grams = [gram_posterior(r, x_cov=release_x_cov(r), **prior)["gram"] for r in releases]
-    assert min(np.linalg.eigvalsh(g)[0] / np.linalg.eigvalsh(g).mean() for g in grams) < 1e-6
+    assert all(np.linalg.eigvalsh(g)[0] > 0 for g in grams)
     model = linear_model(releases[:2], x_cov="integrated", **prior)
     for batch in (releases[:2], releases[2:]):
         set_linear_stats("likelihood", batch, model)

@@ -193,9 +193,13 @@ def _data(n, d, seed):
 
 def test_frobenius_noise_variance_recognises_gaussian_releases():
     X, y = _data(200, 3, 1)
-    g1 = release_linear_stats(X[:100], y[:100], epsilon=1.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=0)
-    g2 = release_linear_stats(X[100:], y[100:], epsilon=2.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=1)
-    lap = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=3.0, y_bound=4.0, rng=0)
+    g1 = release_linear_stats(
+        X[:100], y[:100], epsilon=1.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=0, intercept=False
+    )
+    g2 = release_linear_stats(
+        X[100:], y[100:], epsilon=2.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=1, intercept=False
+    )
+    lap = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=3.0, y_bound=4.0, rng=0, intercept=False)
     expected = g1.releases[0].noise_scale ** 2 + g2.releases[0].noise_scale ** 2
     got = frobenius_noise_variance(noise_aware_arrays(g1 + g2)["noise_var"], 3)
     assert got == pytest.approx(expected, rel=1e-12)
@@ -205,8 +209,8 @@ def test_frobenius_noise_variance_recognises_gaussian_releases():
 
 def test_regression_model_picks_the_spectral_likelihood():
     X, y = _data(300, 3, 2)
-    gauss = release_linear_stats(X, y, epsilon=1.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=0)
-    lap = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=3.0, y_bound=4.0, rng=0)
+    gauss = release_linear_stats(X, y, epsilon=1.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=0, intercept=False)
+    lap = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=3.0, y_bound=4.0, rng=0, intercept=False)
     spectral = linear_model(gauss, x_cov="wishart")
     assert "likelihood_frobenius_noise_var" in spectral.named_vars
     assert "likelihood_noise_var" not in spectral.named_vars
@@ -223,7 +227,7 @@ def test_regression_model_picks_the_spectral_likelihood():
     with pytest.raises(ValueError, match="likelihood|method"):
         linear_model(gauss, likelihood="fast")
     # set_linear_stats swaps Gaussian statistics; a Laplace release cannot enter the spectral model.
-    other = release_linear_stats(X, y, epsilon=3.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=5)
+    other = release_linear_stats(X, y, epsilon=3.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=5, intercept=False)
     set_linear_stats("likelihood", other, spectral)
     assert spectral["likelihood_frobenius_noise_var"].get_value() == pytest.approx(other.releases[0].noise_scale ** 2)
     with pytest.raises(ValueError, match="isotropic"):
@@ -239,21 +243,23 @@ def test_regression_model_picks_the_spectral_likelihood():
 def test_laplace_releases_beyond_the_dense_limit_are_refused():
     d = DENSE_MAX_D + 1
     X, y = _data(400, d, 3)
-    lap = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=3.0, y_bound=4.0, rng=0)
+    lap = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=3.0, y_bound=4.0, rng=0, intercept=False)
     with pytest.raises(ValueError, match=r"stats: .* d ≤ 25"):
         linear_model(lap, x_cov="wishart")
-    gauss = release_linear_stats(X, y, epsilon=1.0, delta=1e-5, x_bound=9.0, y_bound=4.0, rng=0)
+    gauss = release_linear_stats(X, y, epsilon=1.0, delta=1e-5, x_bound=9.0, y_bound=4.0, rng=0, intercept=False)
     assert "likelihood_frobenius_noise_var" in linear_model(gauss, x_cov="wishart").named_vars
 
 
 def test_release_x_cov_plug_in():
     X, y = _data(5000, 12, 6)
-    exact = linear_stats(X, y)
+    exact = linear_stats(X, y, intercept=False)
     np.testing.assert_allclose(release_x_cov(exact), exact.xx / exact.n)
-    precise = release_linear_stats(X, y, epsilon=500.0, delta=1e-5, x_bound=12.0, y_bound=8.0, rng=0)
+    precise = release_linear_stats(X, y, epsilon=500.0, delta=1e-5, x_bound=12.0, y_bound=8.0, rng=0, intercept=False)
     np.testing.assert_allclose(release_x_cov(precise), exact.xx / exact.n, atol=1e-2)
     # Noise far above the covariates' spread: Sxx/n shrinks to a multiple of the identity.
-    noisy = release_linear_stats(X[:200], y[:200], epsilon=0.5, delta=1e-5, x_bound=12.0, y_bound=8.0, rng=1)
+    noisy = release_linear_stats(
+        X[:200], y[:200], epsilon=0.5, delta=1e-5, x_bound=12.0, y_bound=8.0, rng=1, intercept=False
+    )
     cov = release_x_cov(noisy)
     mu = np.trace(cov) / 12
     np.testing.assert_allclose(cov, mu * np.eye(12), atol=1e-9 * mu)
@@ -299,7 +305,7 @@ def test_model_holds_one_blas_thread_while_alive(monkeypatch):
     monkeypatch.setattr(threads, "_held", None)
     monkeypatch.setattr(threads, "_holders_alive", 0)
     X, y = _data(300, 4, 4)
-    gauss = release_linear_stats(X, y, epsilon=1.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=0)
+    gauss = release_linear_stats(X, y, epsilon=1.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=0, intercept=False)
     seen = _recording_kernel(monkeypatch)
     with threadpool_limits(2, user_api="blas"):
         before = _blas_threads()
@@ -327,7 +333,7 @@ def test_model_holds_one_blas_thread_while_alive(monkeypatch):
 @pytest.mark.slow
 def test_nuts_fit_runs_blas_on_one_thread(monkeypatch):
     X, y = _data(500, 5, 5)
-    gauss = release_linear_stats(X, y, epsilon=2.0, delta=1e-5, x_bound=4.0, y_bound=6.0, rng=0)
+    gauss = release_linear_stats(X, y, epsilon=2.0, delta=1e-5, x_bound=4.0, y_bound=6.0, rng=0, intercept=False)
     seen = _recording_kernel(monkeypatch)
     with threadpool_limits(2, user_api="blas"):
         with linear_model(gauss, x_cov="wishart"):

@@ -98,7 +98,7 @@ def _closed_form_mean(stats, lam, lam0):
 @pytest.fixture(scope="module")
 def exact():
     X, y, beta = _data(N, D, seed=1)
-    return linear_stats(X, y)
+    return linear_stats(X, y, intercept=False)
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +106,7 @@ def noisy():
     """Indefinite noisy statistics: ε = 0.1 with Bx = 1 makes the Sxx noise (scale 500) larger
     than Sxx's diagonal (≈ 0.6·n = 300).  Seeded noise: a test release, not private."""
     X, y, _ = _data(N, D, seed=2)
-    stats = release_linear_stats_laplace(X, y, epsilon=0.1, x_bound=1.0, y_bound=2.0, rng=12345)
+    stats = release_linear_stats_laplace(X, y, epsilon=0.1, x_bound=1.0, y_bound=2.0, rng=12345, intercept=False)
     assert not stats.is_exact and stats.releases[0].private is False
     assert np.linalg.eigvalsh(stats.xx).min() < 0  # the case project_psd exists for
     assert (np.linalg.eigvalsh(_augmented(stats)) < 0).sum() == 3
@@ -121,7 +121,7 @@ def noisy_mild():
     posterior is a thin slab (sd ≈ 1 along the floored directions, ≈ 0.003 across), so about
     60% of its draws hit the maximum tree depth.  This case keeps the test at about 2 s."""
     X, y, _ = _data(N, D, seed=2)
-    stats = release_linear_stats_laplace(X, y, epsilon=0.3, x_bound=1.0, y_bound=2.0, rng=1)
+    stats = release_linear_stats_laplace(X, y, epsilon=0.3, x_bound=1.0, y_bound=2.0, rng=1, intercept=False)
     assert np.linalg.eigvalsh(stats.xx).min() < 0
     assert (np.linalg.eigvalsh(_augmented(stats)) < 0).sum() == 1
     return stats
@@ -164,7 +164,7 @@ def _advi_beta(advi, stats, n_iter=5000, draws=2000, seed=0):
 @pytest.mark.slow
 def test_likelihood_equals_rowwise_normal():
     X, y, _ = _data(40, 3, seed=3)
-    model = linear_model(linear_stats(X, y))
+    model = linear_model(linear_stats(X, y, intercept=False))
     logp = _potential_fn(model)
     rng = np.random.default_rng(4)
     for _ in range(6):
@@ -183,7 +183,7 @@ def test_likelihood_equals_rowwise_normal():
 def test_batched_likelihood_is_sum_of_both():
     X1, y1, _ = _data(30, 3, seed=5)
     X2, y2, _ = _data(70, 3, seed=6)
-    model = linear_model([linear_stats(X1, y1), linear_stats(X2, y2)])
+    model = linear_model([linear_stats(X1, y1, intercept=False), linear_stats(X2, y2, intercept=False)])
     assert model.initial_point()["beta"].shape == (2, 3)
     logp = _potential_fn(model)
     rng = np.random.default_rng(7)
@@ -213,8 +213,8 @@ def test_graph_does_not_depend_on_n():
     d = 3
     X_small, y_small, _ = _data(10, d, seed=8)
     X_big, y_big, _ = _data(1_000_000, d, seed=9)
-    small = linear_model(linear_stats(X_small, y_small))
-    big = linear_model(linear_stats(X_big, y_big))
+    small = linear_model(linear_stats(X_small, y_small, intercept=False))
+    big = linear_model(linear_stats(X_big, y_big, intercept=False))
 
     for model, n in ((small, 10), (big, 1_000_000)):
         shapes = {v.name: v.get_value(borrow=True).shape for v in model.data_vars}
@@ -230,6 +230,7 @@ def test_graph_does_not_depend_on_n():
             "preprocessing_x_cube_scale": (),
             "preprocessing_y_center": (),
             "preprocessing_y_scale": (),
+            "preprocessing_intercept": (),
             "fit_record": (3,),
         }
         assert float(model["likelihood_n"].get_value()) == n
@@ -258,7 +259,7 @@ def test_project_psd_leaves_exact_statistics_alone(exact):
     assert project_psd(exact) is exact
     # A noisy release that is already well conditioned changes by rounding only.
     X, y, _ = _data(5000, 3, seed=10)
-    mild = release_linear_stats_laplace(X, y, epsilon=50.0, x_bound=4.0, y_bound=8.0, rng=1)
+    mild = release_linear_stats_laplace(X, y, epsilon=50.0, x_bound=4.0, y_bound=8.0, rng=1, intercept=False)
     assert np.linalg.eigvalsh(_augmented(mild)).min() > 1e-3 * np.linalg.eigvalsh(_augmented(mild)).max()
     projected = project_psd(mild)
     np.testing.assert_allclose(_augmented(projected), _augmented(mild), rtol=1e-10, atol=1e-9 * mild.yy)
@@ -403,7 +404,7 @@ def test_advi_matches_nuts_and_closed_form(exact, nuts_exact, advi):
 @pytest.mark.slow
 def test_refit_after_set_stats_gives_new_answer(exact, advi):
     X, y, _ = _data(N, D, seed=50, beta=[-2.0, 1.0, 0.0, 0.5, 3.0])
-    other = linear_stats(X, y)
+    other = linear_stats(X, y, intercept=False)
     closed_old, sd_old = _closed_form_mean(exact, 2.0, 1.0)
     closed_new, sd_new = _closed_form_mean(other, 2.0, 1.0)
     assert (np.abs(closed_new - closed_old) / sd_old).min() > 10  # the two answers are far apart
@@ -495,7 +496,7 @@ def test_feature_names_of_wrong_length(exact):
 def test_batch_with_different_d(exact):
     X, y, _ = _data(50, D - 1, seed=60)
     with pytest.raises(ValueError, match="share d"):
-        linear_model([exact, linear_stats(X, y)])
+        linear_model([exact, linear_stats(X, y, intercept=False)])
 
 
 def test_empty_batch():

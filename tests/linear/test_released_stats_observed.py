@@ -41,8 +41,8 @@ D = 2
 RNG = np.random.default_rng(5)
 X = RNG.uniform(-1, 1, (400, D))
 Y = X @ [0.6, -0.4] + 0.3 * RNG.normal(size=400)
-GAUSS = release_linear_stats(X, Y, epsilon=1.0, delta=1e-5, x_bound=1.5, y_bound=1.5, rng=0)
-LAPLACE = release_linear_stats_laplace(X, Y, epsilon=2.0, x_bound=1.0, y_bound=1.5, rng=1)
+GAUSS = release_linear_stats(X, Y, epsilon=1.0, delta=1e-5, x_bound=1.5, y_bound=1.5, rng=0, intercept=False)
+LAPLACE = release_linear_stats_laplace(X, Y, epsilon=2.0, x_bound=1.0, y_bound=1.5, rng=1, intercept=False)
 X_COV = np.array([[0.35, 0.05], [0.05, 0.3]])
 
 
@@ -66,7 +66,7 @@ def _reference_logp(model, stats, clipping):
     [
         (GAUSS, {}),
         (LAPLACE, {}),
-        (linear_stats(X[:40], Y[:40]) + GAUSS, {}),
+        (linear_stats(X[:40], Y[:40], intercept=False) + GAUSS, {}),
         (GAUSS, {"clipping": "model"}),
     ],
     ids=["spectral", "dense", "public-rows", "clipping"],
@@ -88,7 +88,9 @@ def test_logp_is_the_noise_aware_likelihood(stats, kwargs):
 
 
 def test_set_stats_swaps_the_observation_without_recompiling():
-    other = release_linear_stats(X[:300], Y[:300], epsilon=0.5, delta=1e-5, x_bound=1.5, y_bound=1.5, rng=2)
+    other = release_linear_stats(
+        X[:300], Y[:300], epsilon=0.5, delta=1e-5, x_bound=1.5, y_bound=1.5, rng=2, intercept=False
+    )
     model = linear_model(GAUSS, x_cov="release")
     logp = model.compile_logp(**C_BACKEND)
     point = model.initial_point()

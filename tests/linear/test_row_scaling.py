@@ -33,7 +33,15 @@ Y_BOUND = 4.0 * Y.std()
 
 def _least_squares(scale_response):
     stats = release_linear_stats(
-        X, Y, epsilon=500.0, delta=1e-6, x_bound=X_BOUND, y_bound=Y_BOUND, rng=0, scale_response=scale_response
+        X,
+        Y,
+        epsilon=500.0,
+        delta=1e-6,
+        x_bound=X_BOUND,
+        y_bound=Y_BOUND,
+        rng=0,
+        scale_response=scale_response,
+        intercept=False,
     )
     return np.linalg.solve(stats.xx, stats.xy), stats.releases[0]
 
@@ -57,7 +65,9 @@ def test_the_noise_variance_is_the_populations_where_rows_are_scaled():
 
     from pm_private.linear import LinearStats, linear_model
 
-    stats = release_linear_stats(X, Y, epsilon=500.0, delta=1e-6, x_bound=X_BOUND, y_bound=Y_BOUND, rng=0)
+    stats = release_linear_stats(
+        X, Y, epsilon=500.0, delta=1e-6, x_bound=X_BOUND, y_bound=Y_BOUND, rng=0, intercept=False
+    )
     info = stats.releases[0]
     factors = np.minimum(1.0, X_BOUND / np.linalg.norm(X, axis=1))
     assert info.effective_rows == pytest.approx(factors @ factors, abs=5 * info.clip_noise)
@@ -79,7 +89,7 @@ def test_the_noise_variance_is_the_populations_where_rows_are_scaled():
 def test_the_choice_travels_with_the_release_and_its_file():
     small = dict(epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=1.0, rng=0)
     for flag in (True, False):
-        stats = release_linear_stats(X[:100], Y[:100], scale_response=flag, **small)
+        stats = release_linear_stats(X[:100], Y[:100], scale_response=flag, **small, intercept=False)
         info = stats.releases[0]
         assert info.scale_response is flag and info.x_clip == ("row-scaled" if flag else "row")
         entry = release_to_dict(stats)
@@ -103,6 +113,7 @@ def test_a_flag_that_is_not_a_bool_is_refused_before_any_charge(bad):
             y_bound=1.0,
             scale_response=bad,
             accountant=accountant,
+            intercept=False,
         )
     assert accountant.ledger == ()
 
@@ -111,9 +122,9 @@ def test_the_laplace_release_scales_rows_into_the_cube_on_request():
     rng = np.random.default_rng(5)
     X, y = rng.uniform(-1.5, 1.5, (300, 3)), rng.normal(size=300)
     kwargs = dict(epsilon=500.0, x_bound=1.0, y_bound=1.5, rng=0, clip_share=0.0)
-    entrywise = release_linear_stats_laplace(X, y, **kwargs).releases[0]
+    entrywise = release_linear_stats_laplace(X, y, **kwargs, intercept=False).releases[0]
     assert entrywise.x_clip == "entry" and not entrywise.scale_response  # Honkela et al.'s clipping by default
-    stats = release_linear_stats_laplace(X, y, scale_response=True, **kwargs)
+    stats = release_linear_stats_laplace(X, y, scale_response=True, **kwargs, intercept=False)
     assert stats.releases[0].x_clip == "entry-scaled"
     factors = np.minimum(1.0, 1.0 / np.abs(X).max(axis=1))
     xt, yt = X * factors[:, None], np.clip(y * factors, -1.5, 1.5)
@@ -156,9 +167,11 @@ def test_predictions_scale_new_rows_into_the_cube_of_a_scaled_laplace_release():
     X, y = rng.uniform(-2, 2, (200, 2)), rng.normal(size=200)
     draws = np.array([[1.0, -1.0], [0.5, 0.5]])
     X_new = np.array([[0.5, 0.25], [4.0, -1.0]])
-    scaled = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=1.0, y_bound=2.0, rng=0, scale_response=True)
+    scaled = release_linear_stats_laplace(
+        X, y, epsilon=1.0, x_bound=1.0, y_bound=2.0, rng=0, scale_response=True, intercept=False
+    )
     expected = X_new * np.minimum(1.0, 1.0 / np.abs(X_new).max(axis=1))[:, None]  # (4, −1) → (1, −0.25)
     np.testing.assert_allclose(predict_linear(draws, X_new, stats=scaled)["mean"], (expected @ draws.T).mean(axis=1))
-    clipped = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=1.0, y_bound=2.0, rng=0)
+    clipped = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=1.0, y_bound=2.0, rng=0, intercept=False)
     expected = np.clip(X_new, -1.0, 1.0)
     np.testing.assert_allclose(predict_linear(draws, X_new, stats=clipped)["mean"], (expected @ draws.T).mean(axis=1))

@@ -29,7 +29,7 @@ def test_exact_statistics_match_numpy_across_chunks(monkeypatch):
     monkeypatch.setattr(acc, "CHUNK_VALUES", 64)  # force many chunks, including a short last one
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(101, 5)), rng.normal(size=101)
-    s = linear_stats(pd.DataFrame(X), pd.Series(y))
+    s = linear_stats(pd.DataFrame(X), pd.Series(y), intercept=False)
     np.testing.assert_allclose(s.xx, X.T @ X, rtol=1e-12)
     np.testing.assert_allclose(s.xy, X.T @ y, rtol=1e-12)
     assert s.yy == pytest.approx(y @ y) and s.n == 101 and s.is_exact
@@ -40,13 +40,13 @@ def test_parallel_blocks_give_the_serial_statistics_and_thefirst_bad_row(monkeyp
     monkeypatch.setattr(acc.os, "cpu_count", lambda: 4)
     rng = np.random.default_rng(1)
     X, y = rng.normal(size=(1003, 5)), rng.normal(size=1003)
-    s = release_linear_stats_laplace(X, y, epsilon=1e12, x_bound=0.5, y_bound=1.0, rng=0)  # noise ≈ 0
+    s = release_linear_stats_laplace(X, y, epsilon=1e12, x_bound=0.5, y_bound=1.0, rng=0, intercept=False)  # noise ≈ 0
     Xc, yc = np.clip(X, -0.5, 0.5), np.clip(y, -1, 1)
     np.testing.assert_allclose(s.xx, Xc.T @ Xc, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(s.xy, Xc.T @ yc, rtol=1e-9, atol=1e-9)
     X[[700, 900], 2] = [np.inf, np.nan]  # two bad rows in the last blocks: the first one is named
     with pytest.raises(ValueError, match="row 700"):
-        linear_stats(X, y)
+        linear_stats(X, y, intercept=False)
 
 
 def test_clipping_is_elementwise_projection():
@@ -126,7 +126,9 @@ def test_released_noise_has_the_declared_laplace_scales(secure, d, releases, p_m
     upper = np.triu_indices(d)
     noise = {"xx": [], "xy": [], "yy": [], "counts": []}
     for _ in range(releases):
-        r = release_linear_stats_laplace(X, y, epsilon=eps, x_bound=bx, y_bound=by, rng=None if secure else rng)
+        r = release_linear_stats_laplace(
+            X, y, epsilon=eps, x_bound=bx, y_bound=by, rng=None if secure else rng, intercept=False
+        )
         np.testing.assert_array_equal(r.xx, r.xx.T)
         noise["xx"].append((r.xx - xx)[upper])
         noise["xy"].append(r.xy - xy)
@@ -151,7 +153,9 @@ def test_released_noise_has_the_declared_laplace_scales(secure, d, releases, p_m
 def test_release_metadata_and_immutability():
     rng = np.random.default_rng(2)
     X, y = rng.normal(size=(50, 3)), rng.normal(size=50)
-    r = release_linear_stats_laplace(X, y, epsilon=2.0, x_bound=1.0, y_bound=1.5, split=(0.5, 0.3, 0.2), rng=3)
+    r = release_linear_stats_laplace(
+        X, y, epsilon=2.0, x_bound=1.0, y_bound=1.5, split=(0.5, 0.3, 0.2), rng=3, intercept=False
+    )
     info = r.releases[0]
     assert (info.epsilon, info.split, info.x_bound, info.y_bound, info.n) == (2.0, (0.5, 0.3, 0.2), 1.0, 1.5, 50)
     assert info.neighbours == "replace-one"
@@ -169,13 +173,13 @@ def test_public_plus_private_statistics_add():
     rng = np.random.default_rng(3)
     Xp, yp = rng.normal(size=(30, 4)), rng.normal(size=30)
     Xq, yq = rng.normal(size=(80, 4)), rng.normal(size=80)
-    public = linear_stats(Xp, yp)
-    private = release_linear_stats_laplace(Xq, yq, epsilon=1.0, x_bound=1.0, y_bound=1.0, rng=4)
+    public = linear_stats(Xp, yp, intercept=False)
+    private = release_linear_stats_laplace(Xq, yq, epsilon=1.0, x_bound=1.0, y_bound=1.0, rng=4, intercept=False)
     both = public + private
     assert both.n == 110 and both.releases == private.releases
     np.testing.assert_allclose(both.xx, public.xx + private.xx)
     with pytest.raises(ValueError, match="d = 4"):
-        public + linear_stats(Xp[:, :2], yp)
+        public + linear_stats(Xp[:, :2], yp, intercept=False)
 
 
 BAD_INPUTS = [
@@ -201,21 +205,23 @@ def test_bad_input_raises_and_spends_nothing(override, message):
     args.update(override)
     acct = PrivacyAccountant(epsilon=1.0)
     with pytest.raises(ValueError, match=message):
-        release_linear_stats_laplace(args.pop("X"), args.pop("y"), accountant=acct, **args)
+        release_linear_stats_laplace(args.pop("X"), args.pop("y"), accountant=acct, **args, intercept=False)
     assert acct.ledger == ()
 
 
 def test_overspend_draws_no_noise_and_records_nothing():
     X, y = np.ones((5, 2)), np.ones(5)
     acct = PrivacyAccountant(epsilon=1.0)
-    release_linear_stats_laplace(X, y, epsilon=0.75, x_bound=1, y_bound=1, accountant=acct)
+    release_linear_stats_laplace(X, y, epsilon=0.75, x_bound=1, y_bound=1, accountant=acct, intercept=False)
     generator = np.random.default_rng(5)
     state = generator.bit_generator.state
     with pytest.raises(BudgetExceededError):
-        release_linear_stats_laplace(X, y, epsilon=0.5, x_bound=1, y_bound=1, accountant=acct, rng=generator)
+        release_linear_stats_laplace(
+            X, y, epsilon=0.5, x_bound=1, y_bound=1, accountant=acct, rng=generator, intercept=False
+        )
     assert generator.bit_generator.state == state  # no noise was drawn
     assert len(acct.ledger) == 1 and acct.spent[0] == 0.75
-    release_linear_stats_laplace(X, y, epsilon=0.25, x_bound=1, y_bound=1, accountant=acct)
+    release_linear_stats_laplace(X, y, epsilon=0.25, x_bound=1, y_bound=1, accountant=acct, intercept=False)
     assert acct.remaining[0] == pytest.approx(0.0)
 
 
@@ -224,7 +230,7 @@ def test_peak_memory_is_bounded_beyond_X():
     X = rng.normal(size=(100_000, 32))  # 25.6 MB
     y = rng.normal(size=100_000)
     tracemalloc.start()
-    release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=1.0, y_bound=1.0, rng=1)
+    release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=1.0, y_bound=1.0, rng=1, intercept=False)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     # one clip buffer (2 MiB), the finiteness mask of one chunk, a clipped copy of y (0.8 MB)
@@ -235,11 +241,11 @@ def test_exact_statistics_locate_a_bad_row_only_when_the_sums_are_not_finite(mon
     monkeypatch.setattr(acc, "CHUNK_VALUES", 64)
     X = np.full((50, 2), 1e200)  # finite values whose squares overflow: no bad row, but no inf result
     with pytest.raises(ValueError, match="too large: their products overflow"):
-        linear_stats(X, np.ones(50))
+        linear_stats(X, np.ones(50), intercept=False)
     X = np.ones((50, 2))
     X[37, 1] = -np.inf  # −inf² = +inf on the diagonal: the scan then names the row
     with pytest.raises(ValueError, match="first in row 37"):
-        linear_stats(X, np.ones(50))
+        linear_stats(X, np.ones(50), intercept=False)
 
 
 @pytest.mark.parametrize(

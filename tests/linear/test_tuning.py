@@ -44,7 +44,7 @@ def test_result_fields_are_valid():
     # The result plugs into the release as is (its split passes the release's own check).
     X = np.random.default_rng(1).standard_normal((50, 3))
     stats = release_linear_stats_laplace(
-        X, X.sum(axis=1), epsilon=1.0, x_bound=res.x_bound, y_bound=res.y_bound, split=res.split, rng=0
+        X, X.sum(axis=1), epsilon=1.0, x_bound=res.x_bound, y_bound=res.y_bound, split=res.split, rng=0, intercept=False
     )
     assert stats.releases[0].split == res.split
 
@@ -109,7 +109,14 @@ def test_clipping_helps_for_small_n_and_epsilon():
         X, y = sx * X, sy * y
         for bounds, out in (((res.x_bound, res.y_bound), tuned), ((2 * x_scale, 2 * y_scale), loose)):
             stats = release_linear_stats_laplace(
-                X[:n], y[:n], epsilon=epsilon, x_bound=bounds[0], y_bound=bounds[1], split=res.split, rng=rep
+                X[:n],
+                y[:n],
+                epsilon=epsilon,
+                x_bound=bounds[0],
+                y_bound=bounds[1],
+                split=res.split,
+                rng=rep,
+                intercept=False,
             )
             beta_hat = np.linalg.solve(stats.xx + np.eye(d), stats.xy)
             out.append(spearmanr(X[n:] @ beta_hat, y[n:])[0])

@@ -66,10 +66,10 @@ def test_ten_gaussian_releases_at_1_1e6_fit_a_budget_of_3_5_1e5_and_the_first_on
         with pytest.raises(BudgetExceededError, match="tight composition"):
             release_linear_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=1, y_bound=1, accountant=acct, rng=generator)
         assert generator.bit_generator.state == state and len(acct.ledger) == 12  # refused before noise
-        # the statistics of d = 2 and the three counts (5 % of the squared sensitivity): stated
+        # the statistics of d = 2 with the intercept column and the three counts (5 % of the squared sensitivity): stated
         # with the multiplier whose PLD ε is the ε charged, below OpenDP's (zCDP-calibrated) σ
         assert event.kind == "gaussian"
-        assert event.scale < gaussian_scale(9, 2 * np.sqrt(2.0) / np.sqrt(0.95), 1.0, 1e-6)
+        assert event.scale < gaussian_scale(13, 3 * np.sqrt(2.0) / np.sqrt(0.95), 1.0, 1e-6)
         assert event.scale == pytest.approx(gaussian_multiplier(1.0, 1e-6) * event.sensitivity, rel=1e-12)
         assert 4.2 < event.scale / event.sensitivity < 4.6
 
@@ -88,7 +88,7 @@ def test_history_recomposes_from_the_stored_parameters(tmp_path):
     assert [e.kind for e in laplace] == ["laplace"] * 4
     assert math.fsum(e.ratio for e in laplace) == pytest.approx(1.0)  # the ε split of the release
     (event,) = gaussian
-    size = 6 + 3  # the statistics of d = 2 and the three counts (rows scaled with their responses), noised together
+    size = 6 + 3  # the statistics of d = 2 with the intercept column and the three counts (rows scaled with their responses), noised together
     assert event == gaussian_noise_event(
         size, event.sensitivity - (size + 2) * 2.0 ** (math.floor(math.log2(event.scale)) - 40), 1.0, 1e-6
     )
