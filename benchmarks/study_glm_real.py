@@ -18,11 +18,15 @@ Public preprocessing and bound, from the public rows only and the same for every
   cancer components (skewness up to 1.1) the model fitted to the exact statistics put the
   intercept at 3.3 where the non-private fit has 0.9 (held-out log loss 0.24 against 0.12);
   after the power transforms (skewness within ±0.5) 2.9 against 2.6 (0.16 against 0.13);
-* the row-norm bound Bx: the ``--bound-quantile`` quantile (0.95) of the public rows' norms after
-  the map (``--bound-factor F``: F·√d instead, the earlier rule, with F = 3).  The noise of
-  both private releases grows with Bx (the Gaussian release's sensitivity √2·(Bx² + 2)); on
-  fair 3√d = 8.5 is twice the 95 % quantile of the norms (4.1), and the release's noise four
-  times larger than needed;
+* the row-norm bound Bx, per ε: the library's rule, :func:`pm_private.logistic_bounds`
+  (counts: :func:`pm_private.poisson_bounds`, with τ the root mean square of the public clipped
+  counts) for the private n, d and ε with the public rows after the map, which takes Bx = m√d as
+  loose as the noise on Σ y·x allows within its sampling spread and at least the 95 % quantile of
+  the public rows' norms; ``--bound-quantile Q``: the Q quantile of the public rows' norms
+  instead, for every ε (the stored results below: Q = 0.95); ``--bound-factor F``: F·√d, the
+  earlier rule, with F = 3.  The noise of both private releases grows with Bx (the Gaussian
+  release's sensitivity √2·(Bx² + 2)); on fair 3√d = 8.5 is twice the 95 % quantile of the norms
+  (4.1), and the release's noise four times larger than needed;
 * every method is trained on the private rows projected onto the Bx ball (the elastic net then
   clips them to its ℓ1 ball of radius √d·Bx, which holds them), and every method predicts the
   test rows projected onto the same ball.
@@ -53,14 +57,14 @@ held-out AUC with the elastic net at ε ≥ 1, the log) after each cell.
 
 The stored results (``notebooks/results/glm_real_yeo_johnson_q95``):
 
-    python -m benchmarks.study_glm_real --releases 20 --tune 300 --draws 200 \\
+    python -m benchmarks.study_glm_real --releases 20 --tune 300 --draws 200 --bound-quantile 0.95 \\
         --out notebooks/results/glm_real_yeo_johnson_q95
 
 With a wider prior on the coefficients, β ~ N(0, 10²) instead of the logistic model's default N(0, 2.5²)
 (breast cancer only; its non-private first coefficient is 10.7):
 
     python -m benchmarks.study_glm_real --data breast_cancer --beta-sigma 10 --releases 20 --tune 300 \\
-        --draws 200 --out notebooks/results/glm_real_breast_cancer_beta_sigma_10
+        --draws 200 --bound-quantile 0.95 --out notebooks/results/glm_real_breast_cancer_beta_sigma_10
 
 Those of ``notebooks/results/glm_real_20_releases`` used the earlier preprocessing and bound
 (``--transform standardise --bound-factor 3``; the training rows of the elastic net were then
@@ -87,11 +91,12 @@ from threadpoolctl import threadpool_limits
 from benchmarks.bench_calibration_glm import Fitter
 from pm_private.logistic import (
     DPElasticNetLogisticRegression,
+    logistic_bounds,
     logistic_model,
     release_logistic_stats,
     set_logistic_stats,
 )
-from pm_private.poisson import poisson_model, release_poisson_stats, set_poisson_stats
+from pm_private.poisson import poisson_bounds, poisson_model, release_poisson_stats, set_poisson_stats
 from pm_private.privacy.primitives import project_rows
 
 DELTA = 1e-6
@@ -123,18 +128,15 @@ def split(
     pca: bool,
     *,
     transform: str = "yeo-johnson",
-    bound_quantile=0.95,
-    bound_factor=None,
 ):
-    """Public preprocessing and bound from the public rows only.
+    """Public preprocessing from the public rows only.
 
-    The public rows fix (1) the covariate map: Yeo-Johnson power transforms with standardisation
+    The public rows fix the covariate map: Yeo-Johnson power transforms with standardisation
     (``transform="yeo-johnson"``, scikit-learn's ``PowerTransformer`` fitted on the public rows;
     the noise-aware model takes the covariates to be Gaussian, and skewed covariates bias its
     intercept) or only centring and scaling (``"standardise"``), then for breast cancer the
-    public principal components scaled to unit variance; (2) the row-norm bound Bx: the
-    ``bound_quantile`` quantile of the public rows' norms after the map (or ``bound_factor``·√d
-    when given).  Returns (private X, y), (test X projected onto the Bx ball, y), Bx.
+    public principal components scaled to unit variance.  Returns (private X, y), (test X, y),
+    (public X, y), every X after the map (no row projected).
     """
     order = rng.permutation(len(y))
     n_public, n_test = int(public * len(y)), int(0.3 * len(y))
@@ -159,11 +161,34 @@ def split(
     def transform_rows(rows):
         return columns(rows) @ axes
 
+    return tuple((transform_rows(X[rows]), y[rows]) for rows in (private, test, pub))
+
+
+def choose_bound(
+    public_rows,
+    public_y,
+    n: int,
+    epsilon: float,
+    *,
+    binary: bool,
+    y_bound: int = 20,
+    bound_quantile=None,
+    bound_factor=None,
+) -> float:
+    """The row-norm bound Bx from public figures only: ``bound_factor``·√d, else the
+    ``bound_quantile`` quantile of the public rows' norms, else the library's rule
+    (:func:`pm_private.logistic_bounds`; counts: :func:`pm_private.poisson_bounds` with τ the root
+    mean square of the public counts clipped to ``y_bound``) for n private rows at ε, raised to
+    project at most 5 % of the public rows."""
+    d = public_rows.shape[1]
     if bound_factor is not None:
-        bound = bound_factor * np.sqrt(axes.shape[1])
-    else:
-        bound = float(np.quantile(np.linalg.norm(transform_rows(X[pub]), axis=1), bound_quantile))
-    return (transform_rows(X[private]), y[private]), (project_rows(transform_rows(X[test]), bound), y[test]), bound
+        return float(bound_factor * np.sqrt(d))
+    if bound_quantile is not None:
+        return float(np.quantile(np.linalg.norm(public_rows, axis=1), bound_quantile))
+    if binary:
+        return logistic_bounds(n, d, epsilon, DELTA, public_X=public_rows).x_bound
+    tau = float(np.sqrt(np.mean(np.minimum(public_y, y_bound) ** 2)))
+    return poisson_bounds(n, d, epsilon, DELTA, y_bound=y_bound, response_sd=tau, public_X=public_rows).x_bound
 
 
 def classification_scores(p, y) -> dict:
@@ -275,7 +300,9 @@ def main(argv=None):
         help="public covariate map fitted on the public rows",
     )
     parser.add_argument(
-        "--bound-quantile", type=float, default=0.95, help="Bx: this quantile of the public rows' norms"
+        "--bound-quantile",
+        type=float,
+        help="Bx: this quantile of the public rows' norms at every ε (default: the library's rule, per ε)",
     )
     parser.add_argument("--bound-factor", type=float, help="Bx = factor·√d instead (the earlier rule: 3)")
     parser.add_argument(
@@ -321,38 +348,39 @@ def main(argv=None):
     for name in args.data:
         rng = np.random.default_rng(args.seed)
         X, y, kind = load(name, args.d)
-        (Xp, yp), (Xt, yt), bound = split(
-            X,
-            y,
-            rng,
-            args.public,
-            args.d,
-            pca=name == "breast_cancer",
-            transform=args.transform,
-            bound_quantile=args.bound_quantile,
-            bound_factor=args.bound_factor,
+        (X_private, yp), (X_test, yt), (X_public, y_public) = split(
+            X, y, rng, args.public, args.d, pca=name == "breast_cancer", transform=args.transform
         )
-        clipped = np.mean(np.linalg.norm(Xp, axis=1) > bound)
-        Xp = project_rows(Xp, bound)  # every method trains on the same bounded rows
         if args.release_seed is not None:  # the same split, other releases
             rng = np.random.default_rng([args.seed, args.release_seed])
         binary = kind == "binary"
-        if binary:
-            exact = LogisticRegression(C=1e6, max_iter=10000).fit(Xp, yp)
-            reference = exact.coef_[0]
-            baseline = classification_scores(exact.predict_proba(Xt)[:, 1], yt)
-        else:
-            exact = PoissonRegressor(alpha=0.0, max_iter=10000).fit(Xp, yp)
-            reference = exact.coef_
-            baseline = count_scores(exact.predict(Xt)[:, None], yt)
-        say(
-            f"\n{name}: n = {len(yp)} private, {len(yt)} test rows, d = {Xp.shape[1]}, {args.transform}, "
-            f"Bx = {bound:.2f} ({clipped:.1%} of the private rows projected)"
-        )
-        say("  non-private: " + ", ".join(f"{k} {v:.3f}" for k, v in baseline.items()))
+        say(f"\n{name}: n = {len(yp)} private, {len(yt)} test rows, d = {X_private.shape[1]}, {args.transform}")
         fitter = None
-        l1_bound = bound * np.sqrt(Xp.shape[1])  # the ℓ1 ball holding the ℓ2 ball of radius Bx
         for eps in args.epsilons:
+            bound = choose_bound(
+                X_public,
+                y_public,
+                len(yp),
+                eps,
+                binary=binary,
+                y_bound=args.y_bound,
+                bound_quantile=args.bound_quantile,
+                bound_factor=args.bound_factor,
+            )
+            clipped = np.mean(np.linalg.norm(X_private, axis=1) > bound)
+            Xp = project_rows(X_private, bound)  # every method trains on the same bounded rows
+            Xt = project_rows(X_test, bound)  # and predicts the test rows projected onto the same ball
+            if binary:
+                exact = LogisticRegression(C=1e6, max_iter=10000).fit(Xp, yp)
+                reference = exact.coef_[0]
+                baseline = classification_scores(exact.predict_proba(Xt)[:, 1], yt)
+            else:
+                exact = PoissonRegressor(alpha=0.0, max_iter=10000).fit(Xp, yp)
+                reference = exact.coef_
+                baseline = count_scores(exact.predict(Xt)[:, None], yt)
+            say(f"  ε = {eps:g}: Bx = {bound:.2f} ({clipped:.1%} of the private rows projected)")
+            say("    non-private: " + ", ".join(f"{k} {v:.3f}" for k, v in baseline.items()))
+            l1_bound = bound * np.sqrt(Xp.shape[1])  # the ℓ1 ball holding the ℓ2 ball of radius Bx
             records.append({"data": name, "epsilon": eps, "release": 0, "method": "non-private", **baseline})
             for release_index in range(args.releases):
                 if binary:

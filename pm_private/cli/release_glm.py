@@ -90,8 +90,13 @@ def add_parser(subparsers) -> None:
         )
         parser.add_argument("--features", nargs="+", help="feature columns (default: every other column)")
         parser.add_argument("--delta", type=types.delta, required=True, help="δ of the release, spent from the ledger")
+        rule = "poisson_bounds" if stats.counts else "logistic_bounds"
         parser.add_argument(
-            "--x-bound", type=types.bound, required=True, help="public bound on the ℓ2 norm of a (preprocessed) row"
+            "--x-bound",
+            type=types.bound,
+            required=True,
+            help="public bound on the ℓ2 norm of a (preprocessed) row; the library's rule for standardised "
+            f"covariates, from n, d, ε and δ (and public rows), is pm_private.{rule} in Python",
         )
         if stats.counts:
             parser.add_argument(

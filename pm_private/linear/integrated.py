@@ -105,7 +105,7 @@ VALIDATED_GRAM_SNR = 0.3
 
 class NoiseDominatedWarning(UserWarning):
     """A release whose noise dominates its covariate statistics (``gram_snr`` below
-    :data:`VALIDATED_GRAM_SNR`): its noise-aware intervals lie outside the validated range."""
+    ``VALIDATED_GRAM_SNR``): its noise-aware intervals lie outside the validated range."""
 
 
 #: Relative eigenvalue floor of Ŝ (its eigenvalues are raised to this × its largest).
@@ -228,7 +228,7 @@ def release_signal_to_noise(stats: LinearStats) -> dict[str, float]:
 
 def signal_to_noise_warning(figures: dict) -> str | None:
     """The warning a summary prints for these :func:`release_signal_to_noise` figures, or None
-    inside the validated range (``gram_snr`` ≥ :data:`VALIDATED_GRAM_SNR`).
+    inside the validated range (``gram_snr`` ≥ ``VALIDATED_GRAM_SNR``).
 
     Parameters
     ----------

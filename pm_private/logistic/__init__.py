@@ -6,6 +6,7 @@ baseline (Kang et al. 2020)."""
 from .._engine.lazy import attach
 
 _NAMES = {
+    "logistic_bounds": ".release",
     "logistic_noise_plan": ".release",
     "LogisticStats": ".release",
     "LogisticStatsRelease": ".release",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pymc as pm
+import pytensor.tensor as pt
 
 from ..privacy.validation import check_bool
 from ..released.glm import glm_arrays, glm_model, set_glm_stats
@@ -23,6 +24,7 @@ def logistic_model(
     x_mean_sigma: float = 1.0,
     x_sd_sigma: float = 1.0,
     x_eta: float = 2.0,
+    x_sample=None,
 ) -> pm.Model:
     """Bayesian logistic regression on released statistics, with the release noise marginalised.
 
@@ -34,7 +36,7 @@ def logistic_model(
     with priors β ~ N(0, ``beta_sigma``² I), b ~ N(0, ``intercept_sigma``²),
     μ ~ N(0, ``x_mean_sigma``² I) and Σx from ``pm_private.released.covariates.lkj_cholesky``
     (standard deviations HalfNormal(``x_sd_sigma``), correlations LKJ(``x_eta``) through their
-    partial correlations).  The release r of the statistics t(x, y) = (x, y, upper(xxᵀ), y·x)
+    partial correlations); with ``x_sample``, x follows the public rows' shape instead (below).  The release r of the statistics t(x, y) = (x, y, upper(xxᵀ), y·x)
     summed over the n records is modelled by the central-limit normal of the true statistics plus
     the release's Gaussian noise of variances v:
 
@@ -66,12 +68,23 @@ def logistic_model(
         Scale of the HalfNormal prior of the covariate standard deviations.
     x_eta : float, default 2.0
         LKJ shape of the covariate correlations (1: uniform).
+    x_sample : array_like, shape (m, d), optional
+        **Public** covariate rows (raw, as passed to the release: the release's preprocessing and
+        row projection are applied here), m ≥ d + 2.  The means of y and y·x are then computed
+        under the public rows' law moved affinely onto (μ, Σx) instead of the Gaussian law, with the
+        Monte Carlo variance of that estimate added (``pm_private.released.glm`` module notes).
+        Use it when covariates are binary, categorical or skewed: with the Gaussian law the
+        posterior is biased by a share of the statistics that does not shrink with n.  The rows
+        must be public (nothing here can check that) and like the private rows.  The intervals
+        are wider, and the posterior is skewed (sample it; its mode is no summary) and harder to
+        sample; the coverage it gives is measured on the documentation's model-selection page.
 
     Returns
     -------
     pymc.Model
         With coords ``feature`` and ``statistic`` (the labels of the released vector), the
         variables ``beta`` (dims ``feature``), ``intercept`` (when ``intercept``), ``x_mean``,
+        (with ``x_sample``, the data ``x_sample_whitened``),
         ``x_sd``, ``x_partial_corr`` (when d > 1), the deterministics ``x_cov`` and ``x_corr`` (when
         d > 1), the observed ``likelihood`` (dims ``statistic``: the released vector, whose random
         method draws replicated releases), and the data ``degree2_vector``, ``stats_noise_var``,
@@ -89,6 +102,7 @@ def logistic_model(
     --------
     set_logistic_stats : Swap the statistics of a built model without recompiling.
     predict_logistic : Predicted probabilities at new covariates from the posterior.
+    logistic_bounds : The library's rule for the release's row bound, with the public rows of ``x_sample``.
 
     Notes
     -----
@@ -98,8 +112,12 @@ def logistic_model(
     Contract: the variable, data and dim names listed under Returns are public; the cost of a
     gradient is that of a k × k Cholesky factorisation, k = 2d + 1 + d(d+1)/2, independent of n.
     Building the model limits BLAS to one thread in the process while it lives (small dense
-    algebra).  Known limits: the projection of rows onto the ``x_bound`` ball is not modelled and
-    the covariates are modelled as Gaussian.
+    algebra).  Known limits: the projection of rows onto the ``x_bound`` ball is not modelled (a
+    bound from :func:`logistic_bounds` keeps the projected share small and falling with n);
+    without ``x_sample`` the covariates are modelled as Gaussian, and on binary or skewed
+    covariates the intervals then miss the full-data coefficients more often as n grows (the
+    degree-2 statistics do not determine the fit there: module notes of
+    ``pm_private.released.glm``).
 
     Sampling: the statistics tie β to the covariate covariance, and the posterior's scales span
     orders of magnitude, so sample with NUTS started at the posterior mode and its dense mass
@@ -139,10 +157,17 @@ def logistic_model(
         feature_names=feature_names,
         priors=priors,
         extra_data={},
+        x_sample=x_sample,
+        link_mean=_logistic_link_mean,
     )
 
 
-def set_logistic_stats(stats, model: pm.Model | None = None, *, noise_aware: bool = True) -> None:
+def _logistic_link_mean(a):
+    """E[y | a] = 2σ(a) − 1 = tanh(a/2) for labels ±1."""
+    return pt.tanh(0.5 * a)
+
+
+def set_logistic_stats(stats, model: pm.Model | None = None, *, noise_aware: bool = True, x_sample=None) -> None:
     """Replace the statistics of a :func:`logistic_model` (same d), e.g. to refit without recompiling.
 
     Parameters
@@ -153,10 +178,14 @@ def set_logistic_stats(stats, model: pm.Model | None = None, *, noise_aware: boo
         The model (default: the model of the current context).
     noise_aware : bool, default True
         As in :func:`logistic_model`.
+    x_sample : array_like, shape (m, d), optional
+        New public covariate rows for a model built with ``x_sample`` (same m); None keeps the
+        model's.
 
     Raises
     ------
     ValueError
-        If ``stats`` is not a statistics record or its d differs from the model's.
+        If ``stats`` is not a statistics record or its d differs from the model's, or ``x_sample``
+        is given to a model built without one or has another number of rows.
     """
-    set_glm_stats(stats, model, LOGISTIC, noise_aware)
+    set_glm_stats(stats, model, LOGISTIC, noise_aware, x_sample=x_sample)

@@ -43,6 +43,7 @@ from ..privacy.validation import (
     check_positive,
     column_names,
 )
+from ..released.bounds import GLMBounds, glm_bound_rule
 from ..released.degree2 import (
     check_degree2_release,
     degree2_pairs,
@@ -59,6 +60,7 @@ __all__ = [
     "LOGISTIC_MECHANISM",
     "LogisticStats",
     "LogisticStatsRelease",
+    "logistic_bounds",
     "logistic_noise_plan",
     "logistic_sensitivity",
     "logistic_stats",
@@ -356,6 +358,94 @@ def logistic_noise_plan(d: int, *, epsilon: float, delta: float, x_bound: float)
     )
 
 
+def logistic_bounds(
+    n: int, d: int, epsilon: float, delta: float, *, public_X=None, max_projected: float = 0.05
+) -> GLMBounds:
+    """The row bound Bx of a logistic release of standardised covariates: as loose as it can be
+    while the privacy noise on Σ y·x stays within the statistics' own sampling spread; no private
+    data is touched and no budget is spent.
+
+    Why loose.  :func:`release_logistic_stats` projects rows beyond Bx onto the ball, which the
+    noise-aware model does not model: the projected rows' statistics describe another fit, a bias
+    that is a fixed share of the statistics, O(n), against their O(√n) sampling spread, so at
+    large n it dominates unless Bx grows.  A looser bound costs noise, which the model does see
+    (it widens the intervals instead of biasing them).  The rule is that of
+    :func:`pm_private.gaussian_bounds` for linear regression, applied to this release.
+
+    The rule.  The covariates are standardised by public constants (a
+    :class:`pm_private.Preprocessing` fitted on public rows), so a row's norm is about √d, and
+    Σᵢ yᵢxᵢⱼ has sampling s.d. √n (labels ±1).  With σ(Bx) the noise s.d. of a released Σ y·x
+    entry (:func:`logistic_noise_plan`; proportional to the sensitivity √2·(Bx² + 2)),
+    Bx = m√d with
+
+        m = max(1, the largest m with σ(m√d) ≤ √n),
+
+    i.e. m² ≈ max(1, (√n/σ₁ − 2)/d), σ₁ the noise per unit sensitivity: Bx grows like
+    (nε²)^(1/4).  At small n or ε, m = 1: Bx = √d, the bound of Wang's (2018) AdaSSP on
+    standardised rows.  With ``public_X``, Bx is then raised so that at most ``max_projected``
+    of the public rows are projected (the public rows take precedence, so the noise may then
+    exceed the sampling spread; ``noise_sd`` says by how much).  This is a rule, not an optimum:
+    the intervals stay within about √2 of the sampling-only width while the share of projected
+    rows falls as n grows.
+
+    Parameters
+    ----------
+    n : int
+        Number of private rows (public).
+    d : int
+        Number of covariates.
+    epsilon : float
+        ε of the release (0 < ε ≤ 700).
+    delta : float
+        δ of the release, in (0, 1).
+    public_X : array_like, shape (m, d), optional
+        Public covariate rows on the release's standardised scale.  They must be public: nothing
+        here can tell them from the private rows.
+    max_projected : float, default 0.05
+        Largest share of the public rows Bx may project, in (0, 1).
+
+    Returns
+    -------
+    GLMBounds
+        The bound, the multiplier m and the two standard deviations it balances.
+
+    Raises
+    ------
+    ValueError
+        For invalid n, d, ε, δ, ``public_X`` or ``max_projected``.
+
+    See Also
+    --------
+    pm_private.poisson.poisson_bounds : The same rule for the Poisson release.
+    pm_private.logistic.logistic_model : Its ``x_sample`` takes the public rows as the covariate law.
+
+    References
+    ----------
+    Wang, Y.-X. (2018). Revisiting differentially private linear regression: optimal and adaptive
+    prediction & estimation in unbounded domain. UAI.
+
+    Kulkarni, T., Jälkö, J., Koskela, A., Kaski, S. & Honkela, A. (2021). Differentially private
+    Bayesian inference for generalized linear models. ICML.
+
+    Examples
+    --------
+    >>> from pm_private import logistic_bounds
+    >>> logistic_bounds(1000, 10, 1.0, 1e-6).multiplier  # small n: Bx = √d
+    1.0
+    >>> bounds = logistic_bounds(50_000, 10, 1.0, 1e-6)
+    >>> round(bounds.multiplier, 2), round(bounds.x_bound, 2), round(bounds.noise_sd / bounds.sampling_sd, 3)
+    (2.18, 6.88, 1.0)
+    """
+    return glm_bound_rule(
+        n,
+        d,
+        lambda x_bound: logistic_noise_plan(d, epsilon=epsilon, delta=delta, x_bound=x_bound).noise_sd[_LABELS],
+        noise_shape=logistic_sensitivity,
+        public_X=public_X,
+        max_projected=max_projected,
+    )
+
+
 def _prepared(X, y, x_bound):
     """(projected X, labels ±1) after the checks of the release (nothing is spent before them)."""
     X = as_matrix(X)
@@ -442,7 +532,8 @@ def release_logistic_stats(
         δ in (0, 1); choose it well below 1/n.
     x_bound : float
         Public bound Bx > 0 on the ℓ2 norm of a covariate row (rows beyond are projected onto the
-        ball); about √d for standardised covariates.  Never choose it from the private data.
+        ball); for standardised covariates :func:`logistic_bounds` gives the library's rule (√d at
+        small n or ε, looser as n and ε grow).  Never choose it from the private data.
     preprocessing : Preprocessing, optional
         Public map x ↦ (x − x_center)/x_scale applied to the rows before the projection (its
         constants fixed in advance or computed from public rows, e.g.

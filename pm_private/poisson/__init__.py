@@ -5,6 +5,7 @@ marginalised, and its predictions."""
 from .._engine.lazy import attach
 
 _NAMES = {
+    "poisson_bounds": ".release",
     "poisson_noise_plan": ".release",
     "PoissonStats": ".release",
     "PoissonStatsRelease": ".release",

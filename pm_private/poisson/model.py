@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pymc as pm
+import pytensor.tensor as pt
+from scipy.special import gammaln
 
 from ..privacy.validation import check_bool
 from ..released.glm import glm_arrays, glm_model, set_glm_stats
@@ -24,6 +26,7 @@ def poisson_model(
     x_mean_sigma: float = 1.0,
     x_sd_sigma: float = 1.0,
     x_eta: float = 2.0,
+    x_sample=None,
 ) -> pm.Model:
     """Bayesian Poisson regression on released statistics, with the release noise marginalised.
 
@@ -68,6 +71,10 @@ def poisson_model(
         Scale of the HalfNormal prior of the covariate standard deviations.
     x_eta : float, default 2.0
         LKJ shape of the covariate correlations (1: uniform).
+    x_sample : array_like, shape (m, d), optional
+        **Public** covariate rows (raw), m ≥ d + 2: the means of ỹ and ỹ·x under the public rows'
+        law moved onto (μ, Σx) instead of the Gaussian law, with the Monte Carlo variance of that
+        estimate added; as in :func:`pm_private.logistic_model`.
 
     Returns
     -------
@@ -90,6 +97,7 @@ def poisson_model(
     --------
     set_poisson_stats : Swap the statistics of a built model without recompiling.
     predict_poisson : Predicted rates at new covariates from the posterior.
+    poisson_bounds : The library's rule for the release's row bound, with the public rows of ``x_sample``.
 
     Notes
     -----
@@ -99,8 +107,10 @@ def poisson_model(
     Contract: the variable, data and dim names listed under Returns are public; the cost of a
     gradient is O(k³ + B), k = 2d + 1 + d(d+1)/2, independent of n.  Building the model limits BLAS
     to one thread in the process while it lives.  Known limits: the projection of rows onto the
-    ``x_bound`` ball is not modelled, the covariates are modelled as Gaussian, and there is no
-    exposure offset.
+    ``x_bound`` ball is not modelled (a bound from :func:`poisson_bounds` keeps the projected share
+    small and falling with n), without ``x_sample`` the covariates are modelled as Gaussian
+    (biased on binary or skewed covariates at large n; module notes of ``pm_private.released.glm``),
+    and there is no exposure offset.
 
     Sampling: as :func:`logistic_model`, with NUTS started at the posterior mode and its dense mass
     matrix at the Laplace approximation there (``laplace_nuts`` and ``laplace_start`` of
@@ -143,10 +153,20 @@ def poisson_model(
         feature_names=feature_names,
         priors=priors,
         extra_data={"y_bound": np.int64(y_bound)},
+        x_sample=x_sample,
+        link_mean=lambda a: clipped_count_mean(a, y_bound),
     )
 
 
-def set_poisson_stats(stats, model: pm.Model | None = None, *, noise_aware: bool = True) -> None:
+def clipped_count_mean(a, y_bound: int):
+    """E[min(y, B) | a] = B − Σ_{j<B} (B − j)·pⱼ(a), y ~ Poisson(eᵃ), pⱼ the Poisson probabilities (tensor)."""
+    j = np.arange(y_bound, dtype=np.float64)
+    a = pt.minimum(a, 60.0)[..., None]
+    probabilities = pt.exp(j * a - pt.exp(a) - gammaln(j + 1.0))
+    return float(y_bound) - (probabilities * (y_bound - j)).sum(axis=-1)
+
+
+def set_poisson_stats(stats, model: pm.Model | None = None, *, noise_aware: bool = True, x_sample=None) -> None:
     """Replace the statistics of a :func:`poisson_model` (same d and count bound), e.g. to refit
     without recompiling.
 
@@ -158,6 +178,8 @@ def set_poisson_stats(stats, model: pm.Model | None = None, *, noise_aware: bool
         The model (default: the model of the current context).
     noise_aware : bool, default True
         As in :func:`poisson_model`.
+    x_sample : array_like, shape (m, d), optional
+        New public covariate rows for a model built with ``x_sample`` (same m); None keeps the model's.
 
     Raises
     ------
@@ -165,4 +187,4 @@ def set_poisson_stats(stats, model: pm.Model | None = None, *, noise_aware: bool
         If ``stats`` is not a Poisson statistics record, or its d or count bound differs from the
         model's.
     """
-    set_glm_stats(stats, model, POISSON, noise_aware, y_bound=getattr(stats, "y_bound", None))
+    set_glm_stats(stats, model, POISSON, noise_aware, x_sample=x_sample, y_bound=getattr(stats, "y_bound", None))

@@ -42,6 +42,7 @@ from ..privacy.validation import (
     check_release_field,
     column_names,
 )
+from ..released.bounds import GLMBounds, glm_bound_rule
 from ..released.degree2 import (
     check_degree2_release,
     degree2_pairs,
@@ -59,6 +60,7 @@ __all__ = [
     "POISSON_MECHANISM",
     "PoissonStats",
     "PoissonStatsRelease",
+    "poisson_bounds",
     "poisson_entry_weights",
     "poisson_noise_plan",
     "poisson_sensitivity",
@@ -375,6 +377,111 @@ def poisson_noise_plan(d: int, *, epsilon: float, delta: float, x_bound: float, 
     )
 
 
+def poisson_bounds(
+    n: int,
+    d: int,
+    epsilon: float,
+    delta: float,
+    *,
+    y_bound: int,
+    response_sd: float = 1.0,
+    public_X=None,
+    max_projected: float = 0.05,
+) -> GLMBounds:
+    """The row bound Bx of a Poisson release of standardised covariates: as loose as it can be
+    while the privacy noise on Σ y·x stays within the statistics' own sampling spread; no private
+    data is touched and no budget is spent.
+
+    Why loose.  :func:`release_poisson_stats` projects rows beyond Bx onto the ball, which the
+    noise-aware model does not model: a bias that is a fixed share of the statistics, O(n),
+    against their O(√n) sampling spread, so at large n it dominates unless Bx grows.  A looser
+    bound costs noise, which the model does see.  The rule is that of
+    :func:`pm_private.gaussian_bounds` for linear regression, applied to this release.
+
+    The rule.  The covariates are standardised by public constants (a
+    :class:`pm_private.Preprocessing` fitted on public rows), so a row's norm is about √d, and
+    Σᵢ ỹᵢxᵢⱼ has sampling s.d. about √n·τ, τ = ``response_sd`` (√E[ỹ²] of a clipped count, a
+    public guess).  With σ(Bx) the noise s.d. of a released Σ y·x entry
+    (:func:`poisson_noise_plan`: σγ/√2 with γ = B/Bx, so proportional to
+    :func:`poisson_sensitivity` over Bx), Bx = m√d with
+
+        m = max(1, the largest m with σ(m√d) ≤ √n·τ).
+
+    At small n or ε, m = 1: Bx = √d, the bound of Wang's (2018) AdaSSP on standardised rows.
+    With ``public_X``, Bx is then raised so that at most ``max_projected`` of the public rows are
+    projected (the public rows take precedence; ``noise_sd`` says by how much the noise then
+    exceeds the sampling spread).  This is a rule, not an optimum.
+
+    Parameters
+    ----------
+    n : int
+        Number of private rows (public).
+    d : int
+        Number of covariates.
+    epsilon : float
+        ε of the release (0 < ε ≤ 700).
+    delta : float
+        δ of the release, in (0, 1).
+    y_bound : int
+        The release's count bound B in [1, 1000].
+    response_sd : float, default 1.0
+        τ, the root mean square of a clipped count (√(μ + μ²) for Poisson counts of mean μ); a
+        public guess.
+    public_X : array_like, shape (m, d), optional
+        Public covariate rows on the release's standardised scale.  They must be public: nothing
+        here can tell them from the private rows.
+    max_projected : float, default 0.05
+        Largest share of the public rows Bx may project, in (0, 1).
+
+    Returns
+    -------
+    GLMBounds
+        The bound, the multiplier m and the two standard deviations it balances.
+
+    Raises
+    ------
+    ValueError
+        For invalid n, d, ε, δ, ``y_bound``, ``response_sd``, ``public_X`` or ``max_projected``.
+
+    See Also
+    --------
+    pm_private.logistic.logistic_bounds : The same rule for the logistic release.
+    pm_private.poisson.poisson_model : Its ``x_sample`` takes the public rows as the covariate law.
+
+    References
+    ----------
+    Wang, Y.-X. (2018). Revisiting differentially private linear regression: optimal and adaptive
+    prediction & estimation in unbounded domain. UAI.
+
+    Kulkarni, T., Jälkö, J., Koskela, A., Kaski, S. & Honkela, A. (2021). Differentially private
+    Bayesian inference for generalized linear models. ICML.
+
+    Examples
+    --------
+    >>> from pm_private import poisson_bounds
+    >>> poisson_bounds(1000, 5, 1.0, 1e-6, y_bound=10).multiplier  # small n: Bx = √d
+    1.0
+    >>> bounds = poisson_bounds(200_000, 5, 1.0, 1e-6, y_bound=10, response_sd=2.0)
+    >>> round(bounds.multiplier, 2), round(bounds.x_bound, 2), round(bounds.noise_sd / bounds.sampling_sd, 3)
+    (4.39, 9.82, 1.0)
+    """
+    y_bound = check_count("y_bound", y_bound, 1, MAX_Y_BOUND)
+
+    def noise_sd(x_bound: float) -> float:
+        plan = poisson_noise_plan(d, epsilon=epsilon, delta=delta, x_bound=x_bound, y_bound=y_bound)
+        return plan.noise_sd[f"Σy and Σ y·x (counts clipped to {y_bound})"]
+
+    return glm_bound_rule(
+        n,
+        d,
+        noise_sd,
+        noise_shape=lambda x_bound: poisson_sensitivity(x_bound) / x_bound,
+        public_X=public_X,
+        max_projected=max_projected,
+        response_sd=response_sd,
+    )
+
+
 def _counts(y, n: int) -> np.ndarray:
     """Counts as floats, after checking they are non-negative integers."""
     y = as_vector(y, n)
@@ -473,7 +580,8 @@ def release_poisson_stats(
         δ in (0, 1); choose it well below 1/n.
     x_bound : float
         Public bound Bx > 0 on the ℓ2 norm of a covariate row (rows beyond are projected onto the
-        ball); about √d for standardised covariates.  Never choose it from the private data.
+        ball); for standardised covariates :func:`poisson_bounds` gives the library's rule (√d at
+        small n or ε, looser as n and ε grow).  Never choose it from the private data.
     y_bound : int
         Public count bound B in [1, 1000]; larger counts are clipped to it.  The noise on the count
         statistics grows with B, and the model describes the clipping exactly.

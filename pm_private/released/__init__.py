@@ -6,6 +6,7 @@ from .._engine.lazy import attach
 
 _NAMES = {
     "degree2_pairs": ".degree2",
+    "GLMBounds": ".bounds",
     "partial_correlation_cholesky": ".covariates",
     "lkj_partial_shapes": ".covariates",
     "describe_family": ".family",

@@ -4,7 +4,8 @@ itself is an hour long)."""
 import numpy as np
 import pytest
 
-from benchmarks.study_glm_real import split
+from benchmarks.study_glm_real import DELTA, choose_bound, split
+from pm_private import logistic_bounds, poisson_bounds
 
 
 def _data(seed=0, n=400, d=6):
@@ -24,7 +25,7 @@ def test_split_uses_only_the_public_rows(transform, pca):
     changed[others] = changed[others] * 7.0 + 100.0  # every non-public row moves
     first = split(X, y, np.random.default_rng(3), 0.2, 3, pca, transform=transform)
     second = split(changed, y, np.random.default_rng(3), 0.2, 3, pca, transform=transform)
-    assert first[2] == second[2]  # the same bound Bx
+    np.testing.assert_array_equal(first[2][0], second[2][0])  # the same public rows, hence the same bound
     # the same map: the transformed rows of the changed data are those of the map applied to them
     reference = split(
         np.vstack([X[public], changed[others]]), y[np.r_[public, others]], _Identity(), 0.2, 3, pca, transform=transform
@@ -39,16 +40,21 @@ class _Identity:
         return np.arange(n)
 
 
-def test_split_bound_is_the_public_norm_quantile_and_test_rows_are_projected():
+def test_split_leaves_rows_unprojected_and_the_bound_comes_from_public_figures():
     X, y = _data(seed=1)
-    (Xp, yp), (Xt, yt), bound = split(X, y, _Identity(), 0.25, 3, False, bound_quantile=0.9)
-    public = split(X, y, _Identity(), 0.25, 3, False, bound_quantile=1.0)[2]
-    assert bound < public  # the 90 % quantile lies below the largest public norm
-    assert np.linalg.norm(Xt, axis=1).max() <= bound * (1 + 1e-12)
-    assert len(yp) + len(yt) + int(0.25 * len(y)) == len(y)
-    assert np.mean(np.linalg.norm(Xp, axis=1) > bound) > 0  # private rows are not projected by split
-    factor = split(X, y, _Identity(), 0.25, 3, False, bound_factor=3.0)[2]
+    (Xp, yp), (Xt, yt), (Xpub, ypub) = split(X, y, _Identity(), 0.25, 3, False)
+    assert len(yp) + len(yt) + len(ypub) == len(y) and len(ypub) == int(0.25 * len(y))
+    norms = np.linalg.norm(Xpub, axis=1)
+    quantile = choose_bound(Xpub, ypub, len(yp), 1.0, binary=True, bound_quantile=0.9)
+    assert quantile == pytest.approx(np.quantile(norms, 0.9)) and quantile < norms.max()
+    factor = choose_bound(Xpub, ypub, len(yp), 1.0, binary=True, bound_factor=3.0)
     assert factor == pytest.approx(3.0 * np.sqrt(X.shape[1]))
+    rule = choose_bound(Xpub, ypub, len(yp), 1.0, binary=True)
+    assert rule == logistic_bounds(len(yp), X.shape[1], 1.0, DELTA, public_X=Xpub).x_bound
+    assert np.mean(norms > rule) <= 0.05
+    counts = choose_bound(Xpub, ypub, len(yp), 1.0, binary=False, y_bound=5)
+    tau = np.sqrt(np.mean(np.minimum(ypub, 5) ** 2))
+    assert counts == poisson_bounds(len(yp), X.shape[1], 1.0, DELTA, y_bound=5, response_sd=tau, public_X=Xpub).x_bound
 
 
 def test_split_refuses_an_unknown_transform():
