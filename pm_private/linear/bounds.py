@@ -560,6 +560,7 @@ def tune_bounds(
     n_datasets: int = 8,
     n_noise: int = 8,
     max_extend: int = 4,
+    intercept: bool = True,
     rng=0,
 ) -> TuneResult:
     """Clip bounds and budget split for a noise-aware fit, tuned on synthetic data for prediction
@@ -633,6 +634,11 @@ def tune_bounds(
         Aux sets and noise draws per candidate (common random numbers across candidates).
     max_extend : int
         Most grid extensions at an edge.
+    intercept : bool, default True
+        Tune for a release with the intercept's constant column (as
+        :func:`pm_private.release_linear_stats_laplace` makes by default): the statistics have d + 1
+        columns and the x bound is at least 1 (ωx ≥ 1/``x_scale``), so that the constant is never
+        clipped.
     rng : seed or Generator
         Seed of the simulation (not a privacy parameter).
 
@@ -667,11 +673,14 @@ def tune_bounds(
     public_y = _check_public_y(public_y)
     clip_share = _check_clip_share(clip_share, epsilon)
     min_omega = check_positive("min_omega", min_omega)
-    grid = np.array(_check_omegas(omegas))
-    grid = grid[grid >= min_omega]
-    if grid.size == 0:
-        raise ValueError(f"omegas has no value ≥ min_omega = {min_omega!r}")
+    intercept = check_bool("intercept", intercept)
     y_floor = max(min_omega, _min_omega_y(max_y_clip, public_y, y_scale))
+    grid = np.array(_check_omegas(omegas))
+    if not (grid >= min_omega).any():
+        raise ValueError(f"omegas has no value ≥ min_omega = {min_omega!r}")
+    if intercept:  # the Laplace release's constant column must lie inside Bx = ωx·x_scale
+        min_omega = max(min_omega, 1.0 / x_scale)
+    grid = grid[grid >= min_omega] if (grid >= min_omega).any() else np.array([min_omega])
     grid_y = np.concatenate([[y_floor], grid[grid > y_floor]])
     step = check_positive("split_grid_step", split_grid_step)
     n_datasets = check_count("n_datasets", n_datasets)
@@ -693,7 +702,7 @@ def tune_bounds(
         scores, ses = _aux_scores(
             np.random.default_rng(seed),
             n,
-            d,
+            d + intercept,
             stats_epsilon,
             splits[:, 0],
             splits[:, 1],
@@ -798,9 +807,10 @@ def gaussian_bounds(
     s.d. of a released Sxy entry, σ(m)/√2, is at most √n, the sampling s.d. of Σᵢ xᵢⱼyᵢ for
     standardised variables:
 
-        m = max(1, √(√(2n)/σ(1))),
+        m = max(1, √((√(2n)/k − c)/(d + 4))),
 
-    since σ is proportional to the sensitivity √2(Bx² + By²)/√(1 − p) = m²·√2(d + 4)/√(1 − p)
+    since σ is proportional to the sensitivity √2(c + Bx² + By²)/√(1 − p) = √2(c + m²(d + 4))/√(1 − p),
+    σ = k·(c + m²(d + 4)), with c = 1 for the intercept's constant column and 0 without it
     (the Gaussian mechanism for the release's exact vector,
     :func:`pm_private.privacy.primitives.gaussian_scale`).  At small n or ε, m = 1: the bounds of
     Wang's (2018) AdaSSP on standardised rows.  Beyond, m grows with n and ε (like (nε²)^(1/4)
@@ -866,7 +876,11 @@ def gaussian_bounds(
         return gaussian_scale(size, sensitivity, epsilon, delta) / math.sqrt(2.0)
 
     sampling_sd = math.sqrt(n)
-    multiplier = max(1.0, math.sqrt(sampling_sd / noise_sd(math.sqrt(d), 2.0)) * (1.0 - _MARGIN))
+    # noise_sd(m√d, 2m) = k·(m²(d + 4) + c), c = 1 with the intercept's constant column, else 0
+    constant = 1.0 if intercept else 0.0
+    per_unit = noise_sd(math.sqrt(d), 2.0) / (d + 4.0 + constant)
+    squared = (sampling_sd / per_unit - constant) / (d + 4.0)
+    multiplier = max(1.0, math.sqrt(max(squared, 0.0)) * (1.0 - _MARGIN))
     x_bound, y_bound = multiplier * math.sqrt(d), 2.0 * multiplier
     if public_y is not None:
         y_bound = max(y_bound, float(_min_omega_y(max_y_clip, public_y, 1.0)))

@@ -93,7 +93,9 @@ def project_psd(stats: LinearStats, *, floor: float = PSD_FLOOR) -> LinearStats:
     values = np.maximum(values, floor * top)
     projected = (vectors * values) @ vectors.T
     projected = (projected + projected.T) / 2
-    return LinearStats(projected[:d, :d], projected[:d, d], projected[d, d], stats.n, stats.releases, stats.exact_part)
+    return LinearStats(
+        projected[:d, :d], projected[:d, d], projected[d, d], stats.n, stats.releases, stats.exact_part, stats.intercept
+    )
 
 
 def gibbs_regression(
@@ -105,16 +107,19 @@ def gibbs_regression(
     noise_precision_beta: float = 2.0,
     prior_precision_alpha: float = 2.0,
     prior_precision_beta: float = 2.0,
+    intercept_sigma: float | None = None,
     rng=None,
 ) -> np.ndarray:
     """Exact posterior draws of β in Honkela et al.'s (2018) model (``noise_aware=False``) by Gibbs sampling.
 
-    The model β ~ N(0, I/λ₀), λ ~ Gamma(a, b), λ₀ ~ Gamma(a₀, b₀) (shape-rate) with the
-    sufficient-statistic likelihood is conditionally conjugate:
+    The model β ~ N(0, I/λ₀), λ ~ Gamma(a, b), λ₀ ~ Gamma(a₀, b₀) (shape-rate), with α ~ N(0, s_α²)
+    on the constant column of statistics that have one, and the sufficient-statistic likelihood
+    is conditionally conjugate (θ = (α, β), D = diag(1/s_α², λ₀, …, λ₀) or λ₀I without the
+    intercept):
 
-    * β | λ, λ₀ ~ N(P⁻¹λSxy, P⁻¹), P = λSxx + λ₀I;
-    * λ | β ~ Gamma(a + n/2, b + RSS(β)/2), RSS(β) = βᵀSxxβ − 2βᵀSxy + Syy;
-    * λ₀ | β ~ Gamma(a₀ + d/2, b₀ + ‖β‖²/2).
+    * θ | λ, λ₀ ~ N(P⁻¹λSxy, P⁻¹), P = λSxx + D;
+    * λ | θ ~ Gamma(a + n/2, b + RSS(θ)/2), RSS(θ) = θᵀSxxθ − 2θᵀSxy + Syy;
+    * λ₀ | β ~ Gamma(a₀ + k/2, b₀ + ‖β‖²/2), k the number of covariates.
 
     Noisy statistics are first projected by :func:`project_psd` (as the PyMC model does), so
     this samples the same posterior as NUTS on ``linear_model(stats, noise_aware=False)``,
@@ -131,13 +136,16 @@ def gibbs_regression(
         Shape a and rate b of the Gamma prior of the noise precision λ (Honkela et al. 2018 use 2).
     prior_precision_alpha, prior_precision_beta : float, default 2.0
         Shape a₀ and rate b₀ of the Gamma prior of the prior precision λ₀.
+    intercept_sigma : float, optional
+        s_α, as in :func:`linear_model` (default: the releases' response bound).
     rng : None, int or numpy.random.Generator
         Randomness of the sampler (not a privacy parameter).
 
     Returns
     -------
     numpy.ndarray
-        (draws, d) for one LinearStats, (draws, B, d) for a sequence of B.
+        (draws, d) for one LinearStats, (draws, B, d) for a sequence of B: the design's
+        coefficients, the intercept first when the statistics have one.
     """
     a, b = noise_precision_alpha, noise_precision_beta
     a0, b0 = prior_precision_alpha, prior_precision_beta
@@ -152,14 +160,22 @@ def gibbs_regression(
     yy = np.array([s.yy for s in batch])
     n = np.array([s.n for s in batch], dtype=float)
     count, d = xy.shape
+    first = int(batch[0].intercept)
+    if any(s.intercept != batch[0].intercept for s in batch):
+        raise ValueError("stats: some statistics have an intercept column and some do not; sample them separately")
+    if first:
+        intercept_sigma = check_positive(
+            "intercept_sigma", _default_intercept_sigma(batch) if intercept_sigma is None else intercept_sigma
+        )
     beta = np.zeros((count, d))
     out = np.empty((draws, count, d))
-    eye = np.eye(d)
+    slopes = np.diag(np.r_[np.zeros(first), np.ones(d - first)])
+    constant = np.diag(np.r_[np.ones(first), np.zeros(d - first)]) / (intercept_sigma**2 if first else 1.0)
     for sweep in range(draws + tune):
         rss = np.einsum("ri,rij,rj->r", beta, xx, beta) - 2.0 * (beta * xy).sum(axis=1) + yy
         lam = rng.gamma(a + n / 2.0, 1.0 / (b + np.maximum(rss, 0.0) / 2.0))
-        lam0 = rng.gamma(a0 + d / 2.0, 1.0 / (b0 + (beta**2).sum(axis=1) / 2.0))
-        precision = lam[:, None, None] * xx + lam0[:, None, None] * eye
+        lam0 = rng.gamma(a0 + (d - first) / 2.0, 1.0 / (b0 + (beta[:, first:] ** 2).sum(axis=1) / 2.0))
+        precision = lam[:, None, None] * xx + lam0[:, None, None] * slopes + constant
         chol = np.linalg.cholesky(precision)
         mean = np.linalg.solve(precision, (lam[:, None] * xy)[..., None])[..., 0]
         noise = rng.standard_normal((count, d))
