@@ -98,9 +98,9 @@ __all__ = [
     "signal_to_noise_warning",
 ]
 
-#: The smallest ``gram_snr`` (:func:`release_signal_to_noise`) at which the project's calibration
-#: benchmarks found the default noise-aware intervals calibrated; below it a fit warns.
-VALIDATED_GRAM_SNR = 0.3
+#: The ``gram_snr`` (:func:`release_signal_to_noise`) below which the project's calibration
+#: benchmarks found the default noise-aware intervals off their level; below it a fit warns.
+VALIDATED_GRAM_SNR = 1.0
 
 
 class NoiseDominatedWarning(UserWarning):
@@ -245,9 +245,9 @@ def signal_to_noise_warning(figures: dict) -> str | None:
         return None
     return (
         f"the release's noise dominates its covariate statistics (gram_snr = {snr:.2g}, below "
-        f"{VALIDATED_GRAM_SNR:g}, the smallest value at which the calibration benchmark found the "
-        "noise-aware intervals calibrated): the intervals lean on the covariate prior and may cover less "
-        "than their level; tighter public bounds, a larger ε or more rows raise it"
+        f"{VALIDATED_GRAM_SNR:g}, where the calibration benchmark found the noise-aware intervals off "
+        "their level): the intervals lean on the priors and may cover more or less than their level; "
+        "tighter public bounds, a larger ε or more rows raise it"
     )
 
 

@@ -88,7 +88,9 @@ def test_history_recomposes_from_the_stored_parameters(tmp_path):
     assert [e.kind for e in laplace] == ["laplace"] * 4
     assert math.fsum(e.ratio for e in laplace) == pytest.approx(1.0)  # the ε split of the release
     (event,) = gaussian
-    size = 6 + 3  # the statistics of d = 2 with the intercept column and the three counts (rows scaled with their responses), noised together
+    # the 10 statistics of the intercept's constant and d = 2 columns and the three counts (rows
+    # scaled with their responses), noised together
+    size = 10 + 3
     assert event == gaussian_noise_event(
         size, event.sensitivity - (size + 2) * 2.0 ** (math.floor(math.log2(event.scale)) - 40), 1.0, 1e-6
     )
