@@ -1,6 +1,6 @@
 """Stress grid: calibration of each noise-aware family's default path where users meet it.
 
-Issue 36, item 4.  The calibration benchmarks (``bench_calibration``, ``bench_calibration_glm``)
+The calibration benchmarks (``bench_calibration``, ``bench_calibration_glm``)
 draw data from the fitted models' own priors, with bounds matched to the data.  Here the data
 are what an analyst brings: covariates with non-zero means and unequal scales, of several laws,
 a response with a non-zero intercept, centred and scaled by a small public sample (so the
