@@ -339,6 +339,22 @@ def print_linear_report(stats) -> None:
     print_clip_report(stats)
 
 
+def print_glm_report(stats) -> None:
+    """What a GLM release says about itself: its noise against the sampling spread of Σ y·x, and the
+    covariate law its model assumes."""
+    from ..released.glm import glm_signal_to_noise
+
+    figures = glm_signal_to_noise(stats)
+    print(
+        f"\nnoise of the release: s.d. {figures['yx_noise_sd']:.3g} on each Σ y·x against a sampling s.d. of "
+        f"{figures['sampling_sd']:.3g} (ratio {figures['yx_noise_to_sampling']:.2f}; the bound rule keeps it ≤ 1)"
+    )
+    print(
+        "note: the model takes the covariates to be Gaussian; on binary or skewed covariates its intervals "
+        "miss the coefficients more often as n grows (give public covariate rows as x_sample to the model)"
+    )
+
+
 def print_clip_report(stats) -> None:
     """The release's own estimate of how much its clipping changed, with a warning when it is large."""
     from ..linear.clipping import clip_report

@@ -80,6 +80,7 @@ FAMILIES = {
         description="noise-aware Bayesian logistic regression on released degree-2 statistics "
         "(Kulkarni et al. 2021; Bernstein & Sheldon 2019)",
         constants=("x_center", "x_scale"),
+        report="pm_private.cli.common:print_glm_report",
     ),
     "poisson_stats": Family(
         name="Poisson",
@@ -90,6 +91,7 @@ FAMILIES = {
         description="noise-aware Bayesian Poisson regression on released degree-2 statistics "
         "(Kulkarni et al. 2021; Bernstein & Sheldon 2019)",
         constants=("x_center", "x_scale"),
+        report="pm_private.cli.common:print_glm_report",
     ),
 }
 

@@ -59,6 +59,7 @@ from .likelihood import normal_logp
 
 __all__ = [
     "glm_arrays",
+    "glm_signal_to_noise",
     "glm_model",
     "jackknife_samples",
     "interval_table",
@@ -75,6 +76,32 @@ def glm_arrays(stats, family: Family, noise_aware: bool) -> dict[str, np.ndarray
     vector = degree2_vector(stats.x_sum, stats.y_sum, stats.xx, stats.yx)
     noise_var = stats.noise_variance() if noise_aware else np.zeros(vector.size)
     return {"degree2_vector": vector, "stats_noise_var": noise_var, "stats_n": np.float64(stats.n)}
+
+
+def glm_signal_to_noise(stats) -> dict[str, float]:
+    """The noise of a GLM release against the sampling spread of what it releases, from public
+    figures only (the noise variances and n; post-processing, no privacy cost).
+
+    ``yx_noise_to_sampling`` = (RMS noise s.d. of the released Σ y·xⱼ) / √n: the rule of
+    ``logistic_bounds`` and ``poisson_bounds`` keeps it at most 1 (√n is the sampling s.d. of
+    Σ y·xⱼ for standardised covariates and labels ±1).  Above 1 the release's noise, not the
+    sample, sets the intervals' width.  Exact statistics give 0.
+
+    Parameters
+    ----------
+    stats : LogisticStatsRelease, PoissonStatsRelease or exact statistics of those families
+        The statistics a GLM is fitted to.
+
+    Returns
+    -------
+    dict of str to float
+        ``yx_noise_sd``, ``sampling_sd`` (√n) and ``yx_noise_to_sampling``.
+    """
+    d = stats.d
+    variance = np.asarray(stats.noise_variance(), dtype=np.float64) if hasattr(stats, "noise_variance") else None
+    noise = float(np.sqrt(np.mean(variance[-d:]))) if variance is not None else 0.0
+    sampling = float(np.sqrt(stats.n))
+    return {"yx_noise_sd": noise, "sampling_sd": sampling, "yx_noise_to_sampling": noise / sampling}
 
 
 def glm_model(
