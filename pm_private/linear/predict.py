@@ -186,7 +186,8 @@ def predict_linear(posterior, X, *, var_name: str = "beta", interval: float = 0.
     ‖x̃‖ ≤ Bx; for a Laplace release that scaled whole rows, scaled into the cube), and the
     prediction is y_center + y_scale·x̃ᵀβ⁽ᵏ⁾, x̃ preceded by the constant 1 when the fit has an
     intercept (``X`` then holds the covariates only).  Draws given as a plain array are used as
-    they are.
+    they are: the ``beta`` draws alone carry no intercept, so for a fit with one pass its DataTree
+    or Dataset (with ``stats=`` a fit with an intercept refuses bare ``beta`` draws).
 
     Returns a DataFrame (index = X's index if it has one) with columns ``mean``, ``lower``,
     ``upper``: the mean over draws and the (1 ± interval)/2 quantiles.  The interval is for the
@@ -227,7 +228,10 @@ def predict_linear(posterior, X, *, var_name: str = "beta", interval: float = 0.
     names = _feature_names(posterior, var_name, stats)
     if names is not None and names[0] == "intercept":
         names = names[1:]
-    intercept = bool(transform["intercept"]) if transform is not None else draws.shape[1] == len(names or ()) + 1
+    if transform is not None:
+        intercept = bool(transform["intercept"])
+    else:  # bare draws: an intercept only where named draws hold one column more than the covariates
+        intercept = names is not None and draws.shape[1] == len(names) + 1
     if transform is not None and intercept and not _has_intercept_draws(posterior):
         raise ValueError(
             "posterior: the fit has an intercept, whose draws are a variable of their own: pass the "

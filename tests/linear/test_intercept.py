@@ -104,3 +104,9 @@ def test_a_noise_dominated_release_warns_with_its_signal_to_noise():
     with warnings.catch_warnings():
         warnings.simplefilter("error", NoiseDominatedWarning)
         linear_model(clear)
+
+
+def test_bare_draws_of_one_coefficient_are_used_as_they_are():
+    """A plain array of draws names no columns: no intercept is guessed, whatever its width."""
+    prediction = predict_linear(np.array([[1.0], [0.5]]), np.array([[2.0], [3.0]]))
+    np.testing.assert_allclose(prediction["mean"], [1.5, 2.25])
