@@ -251,13 +251,18 @@ def signal_to_noise_warning(figures: dict) -> str | None:
     )
 
 
-def warn_if_noise_dominated(stats: LinearStats) -> None:
-    """Warn (:class:`NoiseDominatedWarning`) when ``stats`` holds a release outside the validated range."""
-    if stats.is_exact:
+def warn_if_noise_dominated(batch) -> None:
+    """Warn once (:class:`NoiseDominatedWarning`) when statistics of ``batch`` (a sequence of
+    LinearStats) hold a release outside the validated range: the lowest ``gram_snr`` is named,
+    with how many of the batch are below the range."""
+    figures = [release_signal_to_noise(stats) for stats in batch if not stats.is_exact]
+    low = [f for f in figures if signal_to_noise_warning(f) is not None]
+    if not low:
         return
-    message = signal_to_noise_warning(release_signal_to_noise(stats))
-    if message is not None:
-        warnings.warn(message, NoiseDominatedWarning, stacklevel=3)
+    message = signal_to_noise_warning(min(low, key=lambda f: f["gram_snr"]))
+    if len(batch) > 1:
+        message = f"{len(low)} of {len(batch)} statistics: " + message
+    warnings.warn(message, NoiseDominatedWarning, stacklevel=3)
 
 
 def gram_posterior(stats: LinearStats, *, x_scale: float, x_dof: float, x_cov: np.ndarray) -> dict[str, np.ndarray]:

@@ -778,8 +778,7 @@ def linear_model(
     if noise_aware is None:
         noise_aware = any(not s.is_exact for s in batch)
     if noise_aware:
-        for item in batch:
-            warn_if_noise_dominated(item)
+        warn_if_noise_dominated(batch)
     if intercept:
         intercept_sigma = check_positive(
             "intercept_sigma", _default_intercept_sigma(batch) if intercept_sigma is None else intercept_sigma

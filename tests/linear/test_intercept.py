@@ -104,6 +104,9 @@ def test_a_noise_dominated_release_warns_with_its_signal_to_noise():
     with warnings.catch_warnings():
         warnings.simplefilter("error", NoiseDominatedWarning)
         linear_model(clear)
+    with pytest.warns(NoiseDominatedWarning, match="1 of 2 statistics") as record:  # a batch warns once
+        linear_model([noisy, clear])
+    assert sum(issubclass(w.category, NoiseDominatedWarning) for w in record) == 1
 
 
 def test_bare_draws_of_one_coefficient_are_used_as_they_are():
