@@ -211,7 +211,7 @@ def release_signal_to_noise(stats: LinearStats) -> dict[str, float]:
     rxx = np.zeros((d, d))
     rxx[a[:m], b[:m]] = rxx[b[:m], a[:m]] = arrays["private"][:m]
     tau = float(np.sqrt(np.max(arrays["noise_var"][:m] * frobenius_weights(d)[:m] ** 2)))
-    first = int(getattr(stats, "intercept", 0))  # a constant first column is not a covariate
+    first = int(stats.intercept)  # a constant first column is not a covariate
     rxx, xy = rxx[first:, first:], arrays["private"][m + first : m + d]
     d -= first
     scale = float(np.trace(rxx) / d)

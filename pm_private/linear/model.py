@@ -160,13 +160,8 @@ def gibbs_regression(
     yy = np.array([s.yy for s in batch])
     n = np.array([s.n for s in batch], dtype=float)
     count, d = xy.shape
-    first = int(batch[0].intercept)
-    if any(s.intercept != batch[0].intercept for s in batch):
-        raise ValueError("stats: some statistics have an intercept column and some do not; sample them separately")
-    if first:
-        intercept_sigma = check_positive(
-            "intercept_sigma", _default_intercept_sigma(batch) if intercept_sigma is None else intercept_sigma
-        )
+    intercept, intercept_sigma = _intercept_prior(batch, intercept_sigma)
+    first = int(intercept)
     beta = np.zeros((count, d))
     out = np.empty((draws, count, d))
     slopes = np.diag(np.r_[np.zeros(first), np.ones(d - first)])
@@ -358,6 +353,20 @@ def _prediction_arrays(stats) -> dict[str, np.ndarray]:
     if isinstance(stats, LinearStats):
         arrays = {key: value[0] for key, value in arrays.items()}
     return {f"preprocessing_{key}": value for key, value in arrays.items()}
+
+
+def _intercept_prior(batch, intercept_sigma) -> tuple[bool, float | None]:
+    """Whether the statistics of ``batch`` share the constant column (ValueError when some have it
+    and some do not), and then the intercept's prior s.d. s_α, checked (default
+    :func:`_default_intercept_sigma`); None without the column."""
+    intercept = batch[0].intercept
+    if any(s.intercept != intercept for s in batch):
+        raise ValueError("stats: some statistics have an intercept column and some do not; fit them separately")
+    if not intercept:
+        return False, None
+    return True, check_positive(
+        "intercept_sigma", _default_intercept_sigma(batch) if intercept_sigma is None else intercept_sigma
+    )
 
 
 def _default_intercept_sigma(batch) -> float:
@@ -761,9 +770,7 @@ def linear_model(
     for item in batch:
         check_stats(item, LINEAR)
     d = batch[0].d
-    intercept = batch[0].intercept
-    if any(s.intercept != intercept for s in batch):
-        raise ValueError("stats: some statistics have an intercept column and some do not; fit them separately")
+    intercept, intercept_sigma = _intercept_prior(batch, intercept_sigma)
     if feature_names is None:
         recorded = {s.feature_names for s in batch}
         feature_names = recorded.pop() if len(recorded) == 1 else None
@@ -779,10 +786,6 @@ def linear_model(
         noise_aware = any(not s.is_exact for s in batch)
     if noise_aware:
         warn_if_noise_dominated(batch)
-    if intercept:
-        intercept_sigma = check_positive(
-            "intercept_sigma", _default_intercept_sigma(batch) if intercept_sigma is None else intercept_sigma
-        )
     x_chol = None
     if noise_aware:
         if x_cov is None:
