@@ -536,8 +536,9 @@ def release_linear_stats_laplace(
     Privacy: ε-DP (pure) under replace-one neighbours (n is public), by sequential composition
     of three Laplace mechanisms with (1 − ``clip_share``)·ε·split and one on the two clipping
     counts (ℓ1 sensitivity 2) with ``clip_share``·ε.  Public inputs: ``x_bound`` (Bx),
-    ``y_bound`` (By), ``split``, ``clip_share``, ``scale_response``, ``preprocessing``, n and d.
-    Exact: Bayesian inference on the released statistics is post-processing.  Floating-point safe
+    ``y_bound`` (By), ``split``, ``clip_share``, ``scale_response``, ``intercept``,
+    ``preprocessing``, n and d (the constant column counts among the d + 1 columns of the
+    sensitivities).  Exact: Bayesian inference on the released statistics is post-processing.  Floating-point safe
     for the secure default ``rng=None`` (OpenDP's exact discrete Laplace on a 2^k grid, Canonne, Kamath & Steinke 2020; see
     :mod:`pm_private.privacy.noise`); a seeded ``rng`` gives reproducible noise and a result
     marked ``private=False``.  References: Honkela et al. 2018; Dwork et al. 2006.
