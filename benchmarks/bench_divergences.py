@@ -3,7 +3,7 @@
 The real-data study's protocol on a random subset of ``--rows`` private rows of a shipped data
 set (30 public rows give the standardisation; :func:`pm_private.release_linear_stats` with
 ‖x‖ ≤ √d, |y| ≤ 2, (ε, 10⁻⁵)-DP, seeded noise), the default
-:func:`pm_private.linear_model` (Wishart covariate prior) sampled by
+:func:`pm_private.linear_model` (its default covariate model) sampled by
 :class:`pm_private.sampling.RefittableNUTS`, one chain per release; prints the share of divergent
 draws per target acceptance rate (the goal: below 1 %).
 
@@ -20,8 +20,8 @@ import warnings
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from models.linear_real_data import N_PUBLIC, load, public_preprocessing
-from pm_private import release_linear_stats
+from models.linear_real_data import N_PUBLIC, load
+from pm_private import Preprocessing, release_linear_stats
 from pm_private.linear.model import linear_model, set_linear_stats
 from pm_private.sampling.refit_nuts import RefittableNUTS
 
@@ -35,7 +35,7 @@ def releases(name: str, rows: int, count: int, epsilon: float, seed: int):
     for _ in range(count):
         order = rng.permutation(len(y))
         public, private = order[:N_PUBLIC], order[N_PUBLIC : N_PUBLIC + rows]
-        prep = public_preprocessing(X[public], y[public])
+        prep = Preprocessing.from_public(X[public], y[public])
         out.append(
             release_linear_stats(
                 X[private],

@@ -68,7 +68,7 @@ grid is one factor at a time around a centre cell, plus worst-case corners.
 Commands (run with ``nice``; one BLAS thread):
 
     python -m benchmarks.bench_stress_grid --quick                     # smoke: 3 cells, 2 releases, 150 + 150
-    python -m benchmarks.bench_stress_grid --family linear --reps 10 --reps-d64 6
+    python -m benchmarks.bench_stress_grid --family linear --reps 10 --reps-d64 6 --no-alternative
     python -m benchmarks.bench_stress_grid --family logistic --reps 8
     python -m benchmarks.bench_stress_grid --family poisson --reps 8
     python -m benchmarks.bench_stress_grid --full --family linear      # the full factorial (days)
@@ -77,36 +77,36 @@ Commands (run with ``nice``; one BLAS thread):
 ``--out FILE`` also writes the table as markdown.  Goals: every default-path cell at
 0.85–0.95 (90 %) and 0.42–0.58 (50 %); ≥ 0.80 at 90 % where the covariates are not Gaussian.
 
-Measured 2026-11-27 on a tree copied at 17:44 UTC (the linear default then ``x_cov="integrated"``),
-a shared 2-core machine at load 6–10, NUTS 1 × (500 + 500); runs split across processes and seeds:
-linear ``--reps 10 --alt-cells centre eps0.3 --alt-reps 4`` (seed 0, every cell but d = 64),
-``--seed 2`` for the laws, β and corner cells (pooled: 20 releases), ``--seed 1 --cells d64
-d64-eps0.3`` (6 releases per d = 64 cell); logistic ``--reps 8`` with the alternative in the
-centre, law and binary cells (seed 0; seed 2 pooled for the laws, β and corners: 16 releases;
-``--seed 3 --cells d10-binary``).  Default path, 50 % / 90 % coverage of the true slopes (s.e.),
-median gram_snr for linear:
+Measured 2026-11-27.  Linear, with the default prior of the slopes' precision λ₀ ~ Gamma(2, 2/k)
+(k covariates), ``--reps 10 --reps-d64 6 --no-alternative`` (seed 0), 2-core machine at load 3–4
+(904 s wall); default path, 50 % / 90 % coverage of the true slopes (s.e.), median gram_snr:
 
     linear (d = 20 unless said)     cov50 / cov90          gram_snr
-    centre                          0.93 / 1.00            0.66    (wishart, 4 releases: 0.97 / 1.00)
-    ratio 1                         0.33 / 0.61 (.04)      4.9     56 % rows scaled, By = 1 clips y
-    ratio 10                        0.98 / 1.00            0.05
-    d = 3                           0.50 / 0.97 (.03)      8.8
-    d = 64 (6 releases)             0.99 / 1.00            0.12
-    n = 500                         0.95 / 1.00            0.05
-    n = 50000                       0.46 / 0.93 (.02)      6.8
-    ε = 0.3                         0.92 / 1.00            0.25    (wishart, 4 releases: 0.82 / 1.00)
-    ε = 3                           0.58 / 0.96 (.01)      1.9
-    projected / uniform             0.88 / 0.99, 0.88 / 1.00         0.7
-    lognormal / binary / mixed      0.84 / 0.99, 0.88 / 1.00, 0.89 / 0.99   0.7–0.8
-    β small / large                 0.93 / 1.00, 0.86 / 1.00         0.7
-    ratio 10, ε = 0.3               0.99 / 1.00            0.02
-    n = 50000, binary               0.49 / 0.91 (.01)      6.8
-    d = 64, ε = 0.3 (6 releases)    1.00 / 1.00            0.05
+    centre                          0.52 / 0.95 (.01)      0.66
+    ratio 1                         0.28 / 0.60 (.04)      4.9     56 % rows scaled, By = 1 clips y
+    ratio 10                        0.63 / 0.98 (.01)      0.05
+    d = 3                           0.53 / 1.00            8.8     (30 intervals)
+    d = 64 (6 releases)             0.54 / 0.93 (.01)      0.13
+    n = 500                         0.66 / 0.99 (.01)      0.07
+    n = 50000                       0.51 / 0.90 (.01)      7.0
+    ε = 0.3 / ε = 3                 0.62 / 0.96, 0.57 / 0.96           0.23, 1.9
+    projected / uniform             0.42 / 0.89, 0.58 / 0.95           0.7
+    lognormal / binary / mixed      0.49 / 0.94, 0.59 / 0.94, 0.48 / 0.91   0.7–0.8
+    β small / large                 0.81 / 1.00, 0.45 / 0.90           0.7
+    ratio 10, ε = 0.3               0.64 / 0.99            0.00
+    n = 50000, binary               0.49 / 0.89 (.02)      7.1
+    d = 64, ε = 0.3 (6 releases)    0.61 / 1.00            0.03
 
-The linear default is calibrated where gram_snr ≥ 2 (d = 3, n = 50000, ε = 3, n = 50000 binary)
-and over-covers wherever gram_snr < 1 (intervals of width ≈ 1 against slopes of s.d. ≈ 0.16 on
-the public scale: the release barely moves the prior); it under-covers at ratio 1, where the
-response bound By = 1 clips a third of the responses and biases β towards zero.
+With Honkela et al.'s Gamma(2, 2) prior of λ₀ (the default until then; seeds 0–2, 10–20 releases
+per cell, the Wishart alternative in two cells) the same grid gave 0.93 / 1.00 in the centre,
+0.84–0.89 / 0.99–1.00 for every covariate law, 0.99 / 1.00 at d = 64, 0.46 / 0.93 at n = 50000:
+the prior kept each slope's scale near 1 against slopes of s.d. ≈ 0.16.  Now every cell with
+gram_snr ≥ 0.1 covers 0.85–0.96 at 90 % except small β (the prior's width against nearly zero
+slopes) and ratio 1 (clipping); below 0.1 the intervals are the prior's and a fit warns.
+
+Logistic (unchanged by the linear prior): ``--reps 8`` with the alternative in the centre, law
+and binary cells (seed 0; seed 2 pooled for the laws, β and corners: 16 releases;
+``--seed 3 --cells d10-binary``), a shared 2-core machine at load 6–10:
 
     logistic (d = 3 unless said)    default cov50 / cov90     x_sample=public cov50 / cov90
     centre                          0.42 / 1.00               0.46 / 0.96

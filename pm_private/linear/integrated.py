@@ -82,6 +82,7 @@ import pytensor.tensor as pt
 from pytensor.tensor.linalg import cholesky, solve_triangular
 
 from .._engine.threads import hold_one_blas_thread_while
+from ..released.family import NoiseDominatedWarning
 from .noise_aware import _blas_gate, _register_numba, noise_aware_arrays
 from .stats import LinearStats, frobenius_weights, stat_pairs
 
@@ -100,12 +101,7 @@ __all__ = [
 
 #: The ``gram_snr`` (:func:`release_signal_to_noise`) below which the project's calibration
 #: benchmarks found the default noise-aware intervals off their level; below it a fit warns.
-VALIDATED_GRAM_SNR = 1.0
-
-
-class NoiseDominatedWarning(UserWarning):
-    """A release whose noise dominates its covariate statistics (``gram_snr`` below
-    ``VALIDATED_GRAM_SNR``): its noise-aware intervals lie outside the validated range."""
+VALIDATED_GRAM_SNR = 0.1
 
 
 #: Relative eigenvalue floor of Ŝ (its eigenvalues are raised to this × its largest).

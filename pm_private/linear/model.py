@@ -106,7 +106,7 @@ def gibbs_regression(
     noise_precision_alpha: float = 2.0,
     noise_precision_beta: float = 2.0,
     prior_precision_alpha: float = 2.0,
-    prior_precision_beta: float = 2.0,
+    prior_precision_beta: float | None = None,
     intercept_sigma: float | None = None,
     rng=None,
 ) -> np.ndarray:
@@ -134,8 +134,10 @@ def gibbs_regression(
         Kept draws and discarded initial sweeps (the chain starts at β = 0).
     noise_precision_alpha, noise_precision_beta : float, default 2.0
         Shape a and rate b of the Gamma prior of the noise precision λ (Honkela et al. 2018 use 2).
-    prior_precision_alpha, prior_precision_beta : float, default 2.0
-        Shape a₀ and rate b₀ of the Gamma prior of the prior precision λ₀.
+    prior_precision_alpha : float, default 2.0
+        Shape a₀ of the Gamma prior of the prior precision λ₀.
+    prior_precision_beta : float, optional
+        Rate b₀ of the Gamma prior of λ₀; default 2/k for k covariates, as in :func:`linear_model`.
     intercept_sigma : float, optional
         s_α, as in :func:`linear_model` (default: the releases' response bound).
     rng : None, int or numpy.random.Generator
@@ -148,7 +150,6 @@ def gibbs_regression(
         coefficients, the intercept first when the statistics have one.
     """
     a, b = noise_precision_alpha, noise_precision_beta
-    a0, b0 = prior_precision_alpha, prior_precision_beta
     single = isinstance(stats, LinearStats)
     batch = [project_psd(s) for s in ([stats] if single else list(stats))]
     if not batch:
@@ -162,6 +163,7 @@ def gibbs_regression(
     count, d = xy.shape
     intercept, intercept_sigma = _intercept_prior(batch, intercept_sigma)
     first = int(intercept)
+    a0, b0 = prior_precision_alpha, _prior_precision_rate(prior_precision_beta, d - first)
     beta = np.zeros((count, d))
     out = np.empty((draws, count, d))
     slopes = np.diag(np.r_[np.zeros(first), np.ones(d - first)])
@@ -353,6 +355,13 @@ def _prediction_arrays(stats) -> dict[str, np.ndarray]:
     if isinstance(stats, LinearStats):
         arrays = {key: value[0] for key, value in arrays.items()}
     return {f"preprocessing_{key}": value for key, value in arrays.items()}
+
+
+def _prior_precision_rate(rate, covariates: int) -> float:
+    """The rate b₀ of λ₀'s Gamma prior: ``rate`` checked, or 2/k for k ``covariates`` (at least 1)."""
+    if rate is None:
+        return 2.0 / max(covariates, 1)
+    return check_positive("prior_precision_beta", rate)
 
 
 def _intercept_prior(batch, intercept_sigma) -> tuple[bool, float | None]:
@@ -574,7 +583,7 @@ def linear_model(
     noise_precision_alpha: float = 2.0,
     noise_precision_beta: float = 2.0,
     prior_precision_alpha: float = 2.0,
-    prior_precision_beta: float = 2.0,
+    prior_precision_beta: float | None = None,
     intercept_sigma: float | None = None,
     x_cov=None,
     x_scale: float | None = None,
@@ -589,7 +598,13 @@ def linear_model(
         β ~ N(0, I/λ₀),   λ ~ Gamma(a, b),   λ₀ ~ Gamma(a₀, b₀),   yᵢ | xᵢ ~ N(α + xᵢᵀβ, 1/λ),
 
     with α ~ N(0, s_α²) when the statistics have an intercept column (the releases' default;
-    α = 0 otherwise), observed only through the statistics (Sxx, Sxy, Syy, n) of ``stats``.  With
+    α = 0 otherwise), observed only through the statistics (Sxx, Sxy, Syy, n) of ``stats``.  The
+    rate b₀ defaults to 2/k for k covariates: Honkela et al.'s Gamma(2, 2) for one covariate, and
+    for more the prior of the slopes' total variance Σⱼβⱼ² (mean k·b₀/(a₀ − 1) = 2, on a public
+    standardised scale where the response's variance is about 1) does not grow with k.  With their
+    b₀ = 2 the prior keeps every slope's scale near 1 whatever k, far wider than the slopes of a
+    standardised regression on many covariates, and where the release's noise dominates the
+    intervals are that prior's (pass ``prior_precision_beta=2.0`` for their model as published).  With
     ``noise_aware=False`` the likelihood is the exact sufficient-statistic likelihood (Honkela et al.
     2018, Eq. 4.1; :func:`SuffStatRegression`) of the statistics, noisy ones first projected by
     :func:`project_psd` and then treated as exact.  With ``noise_aware=True`` the covariates are
@@ -621,8 +636,8 @@ def linear_model(
         Rate b of the Gamma prior of λ.
     prior_precision_alpha : float, default 2.0
         Shape a₀ of the Gamma prior of the prior precision λ₀ of β (``prior_precision``).
-    prior_precision_beta : float, default 2.0
-        Rate b₀ of the Gamma prior of λ₀.
+    prior_precision_beta : float, optional
+        Rate b₀ of the Gamma prior of λ₀; default 2/k for k covariates (above).
     intercept_sigma : float, optional
         Prior standard deviation s_α of the intercept α (statistics with an intercept column).
         Default: the releases' public response bound By (|y| ≤ By, so the mean response lies
@@ -818,7 +833,10 @@ def linear_model(
     with pm.Model(coords=coords) as model:
         record_fit(LINEAR, _release_kinds(batch))
         prior_precision = pm.Gamma(
-            "prior_precision", alpha=prior_precision_alpha, beta=prior_precision_beta, dims=batch_dims
+            "prior_precision",
+            alpha=prior_precision_alpha,
+            beta=_prior_precision_rate(prior_precision_beta, d - intercept),
+            dims=batch_dims,
         )
         noise_precision = pm.Gamma(
             "noise_precision", alpha=noise_precision_alpha, beta=noise_precision_beta, dims=batch_dims

@@ -93,6 +93,13 @@ def poisson_model(
         If ``stats`` is not a Poisson statistics record, a prior scale is not finite and > 0, or
         ``feature_names`` are not d distinct names.
 
+    Warns
+    -----
+    NoiseDominatedWarning
+        When a noise-aware fit's release has ``yx_noise_to_sampling``
+        (:func:`pm_private.released.glm_signal_to_noise`) above the range the calibration
+        benchmark validated: the intervals lean on the priors there.
+
     See Also
     --------
     set_poisson_stats : Swap the statistics of a built model without recompiling.

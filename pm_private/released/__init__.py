@@ -26,6 +26,8 @@ _NAMES = {
     "laplace_restart": ".sampling",
     "laplace_start": ".sampling",
     "normal_logp": ".likelihood",
+    "glm_signal_to_noise": ".glm",
+    "glm_signal_to_noise_warning": ".glm",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)

@@ -21,6 +21,7 @@ import numpy as np
 __all__ = [
     "FIT_RECORD",
     "Family",
+    "NoiseDominatedWarning",
     "check_posterior",
     "check_stats",
     "describe_family",
@@ -66,6 +67,14 @@ class Family:
         if _REGISTRY.get(self.name, self) != self:
             raise TypeError(f"family {self.name!r} is already declared as {_REGISTRY[self.name]}")
         _REGISTRY[self.name] = self
+
+
+class NoiseDominatedWarning(UserWarning):
+    """A release whose noise dominates what it releases, by the public figure its family's fit
+    checks (linear: ``gram_snr`` of :func:`pm_private.linear.release_signal_to_noise`; logistic and
+    Poisson: ``yx_noise_to_sampling`` of :func:`pm_private.released.glm_signal_to_noise`): the
+    fit lies outside the range where the project's calibration benchmarks found the noise-aware
+    intervals at their level."""
 
 
 def registered_families() -> dict[str, Family]:

@@ -43,6 +43,8 @@ summary of it, so sample it (NUTS; ``laplace_nuts`` only starts the adaptation t
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pymc as pm
@@ -54,12 +56,13 @@ from ..privacy.primitives import project_rows
 from ..privacy.validation import align_columns, check_bool, check_positive
 from .covariates import lkj_cholesky
 from .degree2 import degree2_vector, stat_labels
-from .family import Family, check_posterior, check_stats, feature_coords, record_fit
+from .family import Family, NoiseDominatedWarning, check_posterior, check_stats, feature_coords, record_fit
 from .likelihood import normal_logp
 
 __all__ = [
     "glm_arrays",
     "glm_signal_to_noise",
+    "glm_signal_to_noise_warning",
     "glm_model",
     "jackknife_samples",
     "interval_table",
@@ -104,6 +107,36 @@ def glm_signal_to_noise(stats) -> dict[str, float]:
     return {"yx_noise_sd": noise, "sampling_sd": sampling, "yx_noise_to_sampling": noise / sampling}
 
 
+#: The ``yx_noise_to_sampling`` (:func:`glm_signal_to_noise`) above which the project's calibration
+#: benchmarks found the GLMs' noise-aware intervals off their level; above it a fit warns.
+VALIDATED_YX_NOISE_TO_SAMPLING = 20.0
+
+
+def glm_signal_to_noise_warning(figures: dict) -> str | None:
+    """The warning a GLM fit raises for these :func:`glm_signal_to_noise` figures, or None inside the
+    validated range (``yx_noise_to_sampling`` ≤ ``VALIDATED_YX_NOISE_TO_SAMPLING``).
+
+    Parameters
+    ----------
+    figures : dict
+        What :func:`glm_signal_to_noise` returned.
+
+    Returns
+    -------
+    str or None
+        The message, naming the figure, the validated range and what to do.
+    """
+    ratio = figures["yx_noise_to_sampling"]
+    if not ratio > VALIDATED_YX_NOISE_TO_SAMPLING:
+        return None
+    return (
+        f"the release's noise dominates its statistics (yx_noise_to_sampling = {ratio:.3g}, above "
+        f"{VALIDATED_YX_NOISE_TO_SAMPLING:g}, where the calibration benchmark found the noise-aware intervals "
+        "off their level): the intervals lean on the priors and may cover more or less than their level; "
+        "a tighter public bound (logistic_bounds, poisson_bounds), a larger ε or more rows lower it"
+    )
+
+
 def glm_model(
     stats, arrays, moments, *, family, intercept, feature_names, priors, extra_data, x_sample=None, link_mean=None
 ) -> pm.Model:
@@ -121,6 +154,10 @@ def glm_model(
     if len(names) != d or len(set(names)) != d:
         raise ValueError(f"feature_names must be {d} distinct names, one per feature, got {len(names)}")
     x_bound = np.inf if stats.x_bound is None else stats.x_bound
+    if np.any(arrays["stats_noise_var"] > 0):
+        message = glm_signal_to_noise_warning(glm_signal_to_noise(stats))
+        if message is not None:
+            warnings.warn(message, NoiseDominatedWarning, stacklevel=3)
     with pm.Model(coords={"feature": names, "statistic": stat_labels(names)}) as model:
         record_fit(family, getattr(stats, "kind", "exact"))
         data = {key: pm.Data(key, value) for key, value in arrays.items()}

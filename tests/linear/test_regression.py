@@ -504,6 +504,26 @@ def test_empty_batch():
         linear_model([])
 
 
+def test_prior_precision_rate_defaults_to_two_over_the_number_of_covariates():
+    """λ₀ ~ Gamma(2, 2/k) by default (the slopes' total prior variance does not grow with k),
+    Gamma(2, b₀) when given; checked on PyMC's own draws of the prior."""
+    for k in (1, 4, 12):
+        X, y, _ = _data(200, k, seed=k)
+        for intercept in (False, True):
+            stats = linear_stats(X, y, intercept=intercept)
+            draws = pm.draw(linear_model(stats)["prior_precision"], draws=20000, random_seed=k)
+            # Gamma(2, 2/k): mean k, s.d. k/√2; 20000 draws put the mean within 4 s.e.
+            assert abs(draws.mean() - k) < 4 * (k / np.sqrt(2)) / np.sqrt(20000)
+    X, y, _ = _data(200, 12, seed=0)
+    paper = pm.draw(linear_model(linear_stats(X, y), prior_precision_beta=2.0)["prior_precision"], 20000, random_seed=1)
+    assert abs(paper.mean() - 1.0) < 4 * (1 / np.sqrt(2)) / np.sqrt(20000)
+    for bad in (0.0, -1.0, np.nan):
+        with pytest.raises(ValueError, match="prior_precision_beta"):
+            linear_model(linear_stats(X, y), prior_precision_beta=bad)
+        with pytest.raises(ValueError, match="prior_precision_beta"):
+            gibbs_regression(linear_stats(X, y), prior_precision_beta=bad)
+
+
 # ---------------------------------------------------------------------------------------------
 # The exact Gibbs sampler of the same model
 # ---------------------------------------------------------------------------------------------
