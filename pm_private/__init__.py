@@ -14,8 +14,9 @@ Subpackages
     Private sufficient statistics and Bayesian linear regression on them (Honkela et al. 2018),
     AdaSSP (Wang 2018).
 :mod:`~pm_private.survival`
-    Censored Weibull and discrete-time hazard likelihoods and their private mechanisms
-    (Nguyên & Hui 2017b: Weibull; Nguyên & Hui 2017a: discrete time).
+    Person-level private exit tables with noise-aware survival models (curves, hazard ratios,
+    medians with intervals); censored Weibull and discrete-time hazard likelihoods and their
+    private mechanisms (Nguyên & Hui 2017b: Weibull; Nguyên & Hui 2017a: discrete time).
 :mod:`~pm_private.sampling`
     The sanitized-loss exponential mechanism, pSGLD (Li et al. 2016), refittable ADVI.
 :mod:`~pm_private.released`
@@ -81,6 +82,10 @@ _NAMES = {
     "poisson_model": ".poisson.model",
     "predict_poisson": ".poisson.predict",
     "data_perturbation_sgd": ".logistic.data_perturbation",
+    "SurvivalStatsRelease": ".survival.exits.release",
+    "release_survival_stats": ".survival.exits.release",
+    "survival_model": ".survival.exits.model",
+    "predict_survival": ".survival.exits.predict",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)

@@ -24,7 +24,7 @@ errors (exit code 2); a refused budget exits with code 1 and spends nothing.  A 
 without reading a data row or opening the ledger.
 
 Each subcommand is a module of this package (``release_linear``, ``release_weibull``,
-``release_glm``, ``ledger``, ``fit``, ``demo``) whose ``add_parser`` adds its arguments and sets
+``release_glm``, ``release_survival``, ``ledger``, ``fit``, ``demo``) whose ``add_parser`` adds its arguments and sets
 the function that runs it; what they share (the release arguments, reading the table, the ledger
 check, writing a release file, the dry run, the public preprocessing) is in ``common``, the
 argparse types in ``argtypes``.  The kinds of release that ``fit`` can fit are the entries of
@@ -38,13 +38,13 @@ import sys
 
 from ..compile_cache import use_compile_cache
 from . import demo as demo_command
-from . import fit, ledger, release_glm, release_linear, release_weibull
+from . import fit, ledger, release_glm, release_linear, release_survival, release_weibull
 from .common import Refused
 
 __all__ = ["build_parser", "main"]
 
 #: The kinds of ``pm-private release``, in the order of its help.
-_RELEASES = (release_linear, release_glm, release_weibull)
+_RELEASES = (release_linear, release_glm, release_weibull, release_survival)
 #: The subcommands after ``demo`` and ``release``, in the order of the help.
 _COMMANDS = (ledger, fit)
 

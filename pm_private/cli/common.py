@@ -342,16 +342,31 @@ def print_linear_report(stats) -> None:
 def print_glm_report(stats) -> None:
     """What a GLM release says about itself: its noise against the sampling spread of Σ y·x, and the
     covariate law its model assumes."""
-    from ..released.glm import glm_signal_to_noise
+    from ..released.glm import glm_signal_to_noise, glm_signal_to_noise_warning
 
     figures = glm_signal_to_noise(stats)
     print(
         f"\nnoise of the release: s.d. {figures['yx_noise_sd']:.3g} on each Σ y·x against a sampling s.d. of "
         f"{figures['sampling_sd']:.3g} (ratio {figures['yx_noise_to_sampling']:.2f}; the bound rule keeps it ≤ 1)"
     )
+    message = glm_signal_to_noise_warning(figures)
+    if message is not None:
+        print(f"warning: {message}")
     print(
         "note: the model takes the covariates to be Gaussian; on binary or skewed covariates its intervals "
         "miss the coefficients more often as n grows (give public covariate rows as x_sample to the model)"
+    )
+
+
+def print_survival_report(stats) -> None:
+    """What an exit-table release says about itself: its noise against its typical count."""
+    import numpy as np
+
+    table = stats.table()
+    sd = float(np.sqrt(stats.noise_variance().ravel()[0]))
+    print(
+        f"\nnoise of the release: s.d. {sd:.3g} on every count of the {table.size} exits "
+        f"(median released count {float(np.median(table)):.3g}); hazard ratios are exp(beta)"
     )
 
 

@@ -1,6 +1,7 @@
 """``pm-private fit RELEASE``: noise-aware Bayesian regression on the statistics of a release file
-(Bernstein & Sheldon 2019): linear regression on sufficient statistics (Honkela et al. 2018), or
-logistic or Poisson regression on degree-2 GLM statistics (Kulkarni et al. 2021).  Writes the
+(Bernstein & Sheldon 2019): linear regression on sufficient statistics (Honkela et al. 2018),
+logistic or Poisson regression on degree-2 GLM statistics (Kulkarni et al. 2021), or a
+piecewise-exponential survival model of an exit table.  Writes the
 posterior as netCDF, whose attributes record the release's ε, δ, mechanism, the release file's
 SHA-256 and the library version, and a summary CSV.
 
@@ -47,6 +48,8 @@ class Family:
         attributes (for predictions on new rows).
     report : str or None
         Import path of a function of the release printed after the summary, or None.
+    features : bool
+        Whether the model builder takes the release's ``feature_names``.
     """
 
     name: str
@@ -57,6 +60,7 @@ class Family:
     description: str
     constants: tuple[str, ...] = ()
     report: str | None = None
+    features: bool = True
 
 
 #: The releases ``pm-private fit`` can fit, by the kind of their release-file entry.
@@ -92,6 +96,16 @@ FAMILIES = {
         "(Kulkarni et al. 2021; Bernstein & Sheldon 2019)",
         constants=("x_center", "x_scale"),
         report="pm_private.cli.common:print_glm_report",
+    ),
+    "survival_stats": Family(
+        name="survival",
+        command="survival",
+        model="pm_private.survival.exits.model:survival_model",
+        variables=("beta", "baseline"),
+        laplace=False,
+        description="noise-aware piecewise-exponential proportional-hazards model of a released exit table",
+        report="pm_private.cli.common:print_survival_report",
+        features=False,
     ),
 }
 
@@ -292,7 +306,8 @@ def _run(parser, args) -> None:
     bar = not args.no_progress and sys.stdout.isatty()
     lines = None if args.no_progress or bar else _ProgressLines(args.chains * (args.draws + args.tune))
     compile_kwargs = {"mode": "CVM" if args.backend == "c" else "NUMBA"}
-    with model(entry["release"], feature_names=entry.get("features")):
+    names = {"feature_names": entry.get("features")} if family.features else {}
+    with model(entry["release"], **names):
         if family.laplace:
             step = laplace_nuts(target_accept=args.target_accept, compile_kwargs=compile_kwargs)
             nuts = {"step": step, "initvals": laplace_start(step)}

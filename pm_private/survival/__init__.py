@@ -1,4 +1,5 @@
-"""Survival analysis: data with public bounds; the censored Weibull likelihood and its private release
+"""Survival analysis: person-level private exit tables and their noise-aware survival models
+(curves, hazard ratios and median survival per cell, with intervals); data with public bounds; the censored Weibull likelihood and its private release
 (Nguyên & Hui 2017b); the discrete-time hazard likelihood with its private mechanisms
 (Nguyên & Hui 2017a); survival curves and coefficient tables from a fitted posterior."""
 
@@ -54,6 +55,17 @@ _NAMES = {
     "objective_regularization": ".discrete.mechanisms",
     "output_perturbation": ".discrete.mechanisms",
     "objective_perturbation": ".discrete.mechanisms",
+    "SurvivalStats": ".exits.release",
+    "SurvivalStatsRelease": ".exits.release",
+    "release_survival_stats": ".exits.release",
+    "survival_stats": ".exits.release",
+    "survival_noise_plan": ".exits.release",
+    "survival_sensitivity": ".exits.release",
+    "survival_model": ".exits.model",
+    "set_survival_stats": ".exits.model",
+    "predict_survival": ".exits.predict",
+    "median_survival": ".exits.predict",
+    "cell_survival_draws": ".exits.predict",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)

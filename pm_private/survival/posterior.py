@@ -25,6 +25,9 @@ Survival functions (times divided by the public ``horizon`` are the model's time
   and γ = Aα (posterior ``alpha``, ``beta``; the public basis A), S(u | x) = Π_{s : (s+1)/q ≤ u} (1 − h_s):
   the probability of surviving every interval that has ended by u, a step function that falls at
   the interval ends (:func:`~pm_private.survival.interval_ends`).
+* Exit tables (:func:`~pm_private.survival.survival_model`): S_c(t) per cell from the fit's
+  cumulative hazard at the interval ends (:func:`~pm_private.survival.cell_survival_draws`); ``x``
+  names the cell.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ INTERVAL_KINDS = ("eti", "hdi")
 
 
 #: The families whose posteriors the survival functions read.
-SURVIVAL_FAMILIES = ("weibull", "discrete_time")
+SURVIVAL_FAMILIES = ("weibull", "discrete_time", "survival")
 
 
 def _posterior(idata) -> xr.Dataset:
@@ -54,8 +57,8 @@ def _posterior(idata) -> xr.Dataset:
     record = recorded_fit(idata)
     if record is not None and record["family"] not in SURVIVAL_FAMILIES:
         raise ValueError(
-            "idata: the survival functions need a posterior of weibull_model or discrete_time_model, got one of "
-            + describe_family(record["family"])
+            "idata: the survival functions need a posterior of weibull_model, discrete_time_model or survival_model, "
+            "got one of " + describe_family(record["family"])
         )
     if isinstance(idata, xr.DataTree):
         if "posterior" not in idata.children:
@@ -64,6 +67,21 @@ def _posterior(idata) -> xr.Dataset:
     if isinstance(idata, xr.Dataset):
         return idata
     raise TypeError(f"idata must be an xarray DataTree (pm.sample's result) or Dataset, got {type(idata).__name__}")
+
+
+def _is_exit_table_fit(idata) -> bool:
+    """Whether ``idata`` is a posterior of :func:`~pm_private.survival.survival_model` (an exit table)."""
+    record = recorded_fit(idata)
+    return record is not None and record["family"] == "survival"
+
+
+def _steps(idata) -> bool:
+    """Whether a survival_model posterior's curve is a step function (a discrete-time hazard)."""
+    if not _is_exit_table_fit(idata):
+        return False
+    from .exits.model import HAZARDS
+
+    return int(idata["constant_data"]["hazard_code"].values) in (HAZARDS["logit"], HAZARDS["cloglog"])
 
 
 def _check_kind(kind: str) -> str:
@@ -263,7 +281,10 @@ def survival_draws(idata, times, *, x=None, horizon: float = 1.0, basis=None, li
     x : array_like, dict or pandas.Series, optional
         One covariate profile, on the scale the model was fitted on: d values in the order of
         ``beta``'s coordinate, or a mapping from its labels (default: all zeros, e.g. the centre of
-        the public domain for covariates from :func:`~pm_private.survival.scale_covariates`).
+        the public domain for covariates from :func:`~pm_private.survival.scale_covariates`).  For
+        a posterior of :func:`~pm_private.survival.survival_model`: a cell label (default: the
+        first cell), the times on the scale of the release's interval ends, and ``horizon``,
+        ``basis`` and ``link`` unused (the fit records them).
     horizon : float, default 1.0
         The public horizon H the times were divided by before fitting (1: the model's units).
     basis : array_like, shape (q, e), optional
@@ -292,6 +313,10 @@ def survival_draws(idata, times, *, x=None, horizon: float = 1.0, basis=None, li
     >>> survival_draws(posterior, [0.0, 1.0]).values.round(3).tolist()  # exp(−t^p)
     [[[1.0, 0.368], [1.0, 0.368]]]
     """
+    if _is_exit_table_fit(idata):
+        from .exits.predict import cell_survival_draws
+
+        return cell_survival_draws(idata, times, cell=x)
     posterior = _posterior(idata)
     sample_dims = [d for d in ("chain", "draw") if d in posterior.dims]
     if len(sample_dims) != 2:
@@ -478,7 +503,7 @@ def plot_survival_function(
         kind=kind,
     )
     ax = plt.gca() if ax is None else ax
-    step = None if basis is None else "post"
+    step = None if basis is None and not _steps(idata) else "post"
     t = curve.index.to_numpy()
     (line,) = ax.plot(
         t,

@@ -45,6 +45,7 @@ DATA = {
     "counts": RNG.poisson(1.5, size=N),
     "time": RNG.uniform(0.05, 0.95, size=N),  # within the horizon 1 used by the cards
     "event": (RNG.random(N) < 0.6).astype(int),
+    "cell": np.random.default_rng(1).choice(["a", "b"], size=N),  # each person's (private) cell
 }
 DATA["records"] = (DATA["X"], 2.0 * DATA["labels"] - 1.0)  # (X, y ∈ {−1, 1}): a sanitized loss's data
 
@@ -60,6 +61,7 @@ def _neighbour() -> dict:
     out["counts"][0] = 9
     out["time"][0] = 1.0
     out["event"][0] = 1 - DATA["event"][0]
+    out["cell"][0] = "b" if DATA["cell"][0] == "a" else "a"
     out["records"] = (out["X"], 2.0 * out["labels"] - 1.0)
     return out
 
@@ -431,6 +433,24 @@ CARDS = [
         ),
         fuzz_names=dict(data=("loss",)),  # 3-d records make the loss return a matrix
         in_model=True,
+    ),
+    MechanismCard(
+        "pm_private.survival:release_survival_stats",
+        data=dict(time="time", event="event", cell="cell"),
+        params=dict(edges=[0.25, 0.5, 0.75, 1.0], cells=["a", "b"], epsilon=1.0, delta=1e-5, noise="gaussian", rng=0),
+        kinds=CHARGED
+        | dict(
+            time="follow-up times",
+            event="events",
+            cell="cell labels",
+            edges="edges",
+            cells="cells",
+            epsilon="epsilon",
+            delta="delta",
+            noise="choice",
+        ),
+        names=dict(cells=("cells", "cell")),
+        release_kind="survival_stats",
     ),
     MechanismCard(  # the first weibull card: its release is the one written to a release file
         "pm_private.survival:weibull_private",

@@ -119,7 +119,7 @@ def test_builders_and_predictors_refuse_another_family(name, other, fitted):
 @pytest.mark.parametrize("name", FAMILIES)
 def test_survival_functions_refuse_a_regression_posterior(name, fitted):
     posterior = fitted[name][3]
-    with pytest.raises(ValueError, match=f"weibull_model or discrete_time_model.*{name} family"):
+    with pytest.raises(ValueError, match=f"weibull_model, discrete_time_model or survival_model.*{name} family"):
         survival_function(posterior, [0.5])
 
 
@@ -222,7 +222,7 @@ def test_every_family_with_a_release_is_held_to_the_vocabulary_here():
 
     families = _all_families()
     released = {name for name, family in families.items() if family.release is not None}
-    assert released == set(FAMILIES)
+    assert released == set(FAMILIES) | {"survival"}  # the exit-table family: its own test below
     for name in released:
         family = families[name]
         for function in (family.release, family.builder, family.predictor):
@@ -237,3 +237,55 @@ def test_a_bare_linear_release_is_refused_by_name():
     release = _linear().releases[0]
     with pytest.raises(ValueError, match="linear_model takes LinearStats.*LinearStatsRelease"):
         pp.linear_model(release)
+
+
+def _survival_release():
+    rng = np.random.default_rng(3)
+    arm = rng.choice(["control", "treated"], 300)
+    return pp.release_survival_stats(
+        rng.exponential(2.0, 300),
+        rng.uniform(size=300) < 0.8,
+        arm,
+        edges=[1.0, 2.0, 3.0],
+        cells=["control", "treated"],
+        epsilon=1.0,
+        delta=1e-6,
+        rng=4,
+    )
+
+
+@pytest.mark.slow
+def test_the_exit_table_family_speaks_the_vocabulary_and_refuses_the_regressions(fitted):
+    """release_survival_stats, survival_model, predict_survival; beta on ``feature`` (the cells
+    against the reference); the table an observed ``likelihood`` with replicated draws; regression
+    statistics and posteriors refused by survival_model and predict_survival, and the other way round."""
+    family = registered_families()["survival"]
+    assert (family.release, family.builder, family.predictor, family.transform) == (
+        "release_survival_stats",
+        "survival_model",
+        "predict_survival",
+        "survival",
+    )
+    release = _survival_release()
+    model = pp.survival_model(release)
+    assert recorded_fit(model) == {"family": "survival", "release": "survival_stats", "transform": "survival"}
+    assert model.named_vars_to_dims["beta"] == ("feature",) and list(model.coords["feature"]) == ["treated"]
+    with model:
+        prior = pm.sample_prior_predictive(draws=20, random_seed=1)
+    assert prior["prior_predictive"]["likelihood"].shape[-1] == 2 * (2 * 3 + 1)
+    posterior = xr.DataTree.from_dict(
+        {"posterior": prior["prior"].to_dataset(), "constant_data": prior["constant_data"].to_dataset()}
+    )
+    assert np.isfinite(pp.predict_survival(posterior).to_numpy()).all()
+    for other in FAMILIES:
+        stats, _, _, other_posterior = fitted[other]
+        with pytest.raises(ValueError, match=f"survival_model needs survival statistics.*{other} family"):
+            pp.survival_model(stats)
+        with pytest.raises(
+            ValueError, match=f"{other}_model needs {other} statistics.*survival family.*survival_model"
+        ):
+            getattr(pp, f"{other}_model")(release)
+        with pytest.raises(ValueError, match=f"predict_survival needs a posterior of survival_model.*{other} family"):
+            pp.predict_survival(other_posterior)
+        with pytest.raises(ValueError, match=f"predict_{other} needs a posterior of {other}_model.*survival family"):
+            getattr(pp, f"predict_{other}")(posterior, X.iloc[:3])

@@ -290,6 +290,79 @@ def values_of(kind: str, valid) -> list:
             return _vector(valid, [-0.5, -1e-300, 5.0])
         case "events":
             return _vector(valid, [0.5, 2.0, -1.0])
+        case "follow-up times":  # finite and ≥ 0, any length of follow-up
+            return _vector(valid, [-0.5, -1e-300])
+        case "cell labels":  # one label per record, each among the public cells
+            unknown = valid.copy()
+            unknown[len(valid) // 2] = "zzz"
+            return [
+                "abc",
+                7.0,
+                [],
+                {},
+                object(),
+                valid[:-1],
+                np.append(valid, valid[:1]),
+                np.column_stack([valid, valid]),
+                valid[None, :],
+                valid[None, None, :],
+                unknown,
+                np.array(["zzz"] * len(valid)),
+                np.array([None] * len(valid)),
+                np.full(len(valid), NAN),
+                np.zeros(len(valid)),
+                [*valid.tolist(), "a"],
+                valid.tolist()[:-1],
+                np.char.upper(valid),
+                np.char.add(valid, " "),
+                [[1.0], [2.0, 3.0]],
+            ]
+        case "edges":  # interval ends: finite, > 0, strictly increasing
+            return [
+                None,
+                "abc",
+                7j,
+                [],
+                {},
+                object(),
+                [0.0, 1.0],
+                [-1.0, 1.0],
+                [1.0, 0.5],
+                [0.5, 0.5, 1.0],
+                [NAN],
+                [INF],
+                [0.5, NAN],
+                [0.5, INF],
+                [[0.5, 1.0]],
+                ["a", "b"],
+                [None, 1.0],
+                np.array([]),
+                [-INF, 1.0],
+                [5e-324, 0.0],
+            ]
+        case "cells":  # the public cell labels: distinct, every record's among them
+            return [
+                None,
+                "ab",
+                [],
+                (),
+                {},
+                object(),
+                7,
+                ["a"],
+                ["b"],
+                ["a", "a"],
+                ["a", "a", "b"],
+                ["A", "B"],
+                ["a ", "b"],
+                [None],
+                [1, 2],
+                np.array([]),
+                ["b", "c"],
+                [object()],
+                ["zzz"],
+                iter([]),
+            ]
         case "split":
             return [
                 None,

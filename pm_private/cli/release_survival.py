@@ -1,0 +1,94 @@
+"""``pm-private release survival DATA``: the person-level exit table of a survival study (events
+and censorings per public interval and cell, survivors at the horizon) with Gaussian or Laplace
+noise, for the noise-aware survival models (``pm-private fit``)."""
+
+from __future__ import annotations
+
+from ..privacy import argtypes as types
+from .common import check_columns, dry_run, numeric, open_ledger, read, release_arguments, table_columns, write_release
+
+
+def _edges(text: str) -> list[float]:
+    try:
+        return [float(v) for v in text.split(",")]
+    except ValueError:
+        raise types.argparse.ArgumentTypeError(f"must be comma-separated interval ends, got {text!r}") from None
+
+
+def _labels(text: str) -> list[str]:
+    labels = [v.strip() for v in text.split(",")]
+    if not all(labels):
+        raise types.argparse.ArgumentTypeError(f"must be comma-separated cell labels, got {text!r}")
+    return labels
+
+
+def add_parser(subparsers) -> None:
+    """Add the ``survival`` release to the kinds of ``pm-private release``.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The release kinds (the subparsers of ``pm-private release``); the new parser's ``run``
+        default makes the release.
+    """
+    parser = subparsers.add_parser(
+        "survival",
+        help="private exit table of a survival study (per interval and cell), person-level",
+        description="Events and censorings per public interval and cell, and the people event-free at the "
+        "horizon, with Gaussian ((ε, δ)-DP) or Laplace (ε-DP) noise of sensitivity √2 (ℓ2) or 2 (ℓ1) under "
+        "replace-one neighbours, the unit a person (Gondara & Wang 2020).  n, the interval ends and the cell "
+        "labels are public; each person's time, event and cell are private.  Fit it with 'pm-private fit'.",
+    )
+    release_arguments(parser)
+    parser.add_argument("--delta", type=types.delta, help="δ of a Gaussian release (omit with --noise laplace)")
+    parser.add_argument("--time", required=True, help="follow-up time column (≥ 0; past the horizon: alive at it)")
+    parser.add_argument("--event", required=True, help="event column: 1 = event, 0 = censored")
+    parser.add_argument("--cell", help="cell column (arm, sex, …): its labels must be among --cells")
+    parser.add_argument("--cells", type=_labels, help="the public cell labels, comma-separated (needs --cell)")
+    parser.add_argument(
+        "--edges", type=_edges, required=True, help="public interval ends t1,…,tJ (the last is the horizon)"
+    )
+    parser.add_argument("--noise", choices=("gaussian", "laplace"), default="gaussian")
+    parser.set_defaults(run=_run, command_parser=parser)
+
+
+def _run(parser, args) -> None:
+    from ..survival.exits.release import release_survival_stats, survival_noise_plan
+
+    if (args.cell is None) != (args.cells is None):
+        parser.error("--cell and --cells go together: the column of each person's cell and the public labels")
+    delta = args.delta if args.noise == "gaussian" else None
+    if args.noise == "laplace" and args.delta is not None:
+        parser.error("--delta is for Gaussian noise: omit it with --noise laplace (pure ε-DP)")
+    try:
+        plan = survival_noise_plan(args.edges, args.cells, epsilon=args.epsilon, delta=delta, noise=args.noise)
+    except ValueError as error:
+        parser.error(str(error))
+    columns = [args.time, args.event] + ([args.cell] if args.cell else [])
+    check_columns(parser, args, table_columns(parser, args), columns)
+    if args.dry_run:
+        dry_run(args, plan.lines())
+        return
+    accountant = open_ledger(parser, args)
+    frame = read(args.data, columns)
+    values = numeric(parser, frame, [args.time, args.event])
+    cell = None if args.cell is None else frame[args.cell].astype(str).to_numpy()
+    write_release(
+        parser,
+        args,
+        accountant,
+        lambda: release_survival_stats(
+            values[:, 0],
+            values[:, 1],
+            cell,
+            edges=args.edges,
+            cells=args.cells,
+            epsilon=args.epsilon,
+            delta=delta,
+            noise=args.noise,
+            accountant=accountant,
+        ),
+        time=args.time,
+        event=args.event,
+        preprocessing={"rows": "all rows of the file (none dropped; n is public)"},
+    )

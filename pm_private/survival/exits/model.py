@@ -1,0 +1,362 @@
+"""Noise-aware survival models of an exit table (:mod:`pm_private.survival.exits.release`).
+
+Within cell c a person leaves in interval j by an event with probability πᶜ(event, j), by
+censoring with πᶜ(censored, j), or is followed event-free to the horizon with πᶜ(survivor); the
+cell has share w_c of the study.  The whole table is one multinomial draw of the n people over the
+K(2J + 1) exits with probabilities p = (w_c·πᶜ) (Kalbfleisch & Prentice 2002, §4.2, for grouped
+survival data).  Event and censoring compete inside an interval of width Δⱼ (times divided by
+the horizon τ):
+
+* piecewise-exponential proportional hazards: event hazard λⱼ·exp(β_c) and censoring hazard κ_{c,j}
+  constant inside interval j; with aⱼ = λⱼ·e^{β_c}·Δⱼ, kⱼ = κ_{c,j}·Δⱼ, rⱼ = aⱼ + kⱼ and the
+  probability Rⱼ = exp(−Σ_{i<j} rᵢ) of being followed at its start,
+  π(event, j) = Rⱼ(1 − e^{−rⱼ})·aⱼ/rⱼ and π(censored, j) = Rⱼ(1 − e^{−rⱼ})·kⱼ/rⱼ, exact;
+* Weibull proportional hazards: the event's cumulative hazard H_c(u) = exp(α + β_c)·u^ρ, its
+  increase over interval j in place of aⱼ above (exact at the interval ends; the split between
+  event and censoring inside the interval takes the hazard constant there);
+* discrete-time hazard (Nguyên & Hui 2017a): hⱼ = g⁻¹(γⱼ + β_c) with the logit or the
+  complementary log-log link (the latter is the grouped proportional-hazards model, Prentice &
+  Gloeckler 1978), censoring probability gⱼ at the end of an interval survived:
+  π(event, j) = Rⱼhⱼ, π(censored, j) = Rⱼ(1 − hⱼ)gⱼ, R_{j+1} = Rⱼ(1 − hⱼ)(1 − gⱼ).
+
+The baselines (log λⱼ, γⱼ) and the censoring (log κ_{c,j}, logit g_{c,j}) are random walks over the
+intervals with half-normal step scales (a smoothing prior; a first-order Gaussian Markov random
+field), so J may be large without overfitting.  β_c is the log hazard ratio of cell c against the
+reference cell (for the logit link, the log odds ratio of the interval hazard).
+
+Likelihood of a release r = counts + ξ (noise variance v per count):
+
+* noise-aware (default for a release): the normal approximation of the multinomial convolved with
+  the noise, r ~ N(n·p, n·(diag p − ppᵀ) + diag v).  Its covariance is a diagonal minus a rank-one
+  term, so the log-density costs O(K·J) (the matrix determinant lemma and the Sherman–Morrison
+  formula): with D = diag(n·p + v), u = √n·p, e = r − n·p and s = 1 − uᵀD⁻¹u = Σₖ pₖvₖ/(n·pₖ + vₖ) > 0,
+
+      log N = −½ (m·log 2π + Σₖ log Dₖₖ + log s + Σₖ eₖ²/Dₖₖ + (uᵀD⁻¹e)²/s).
+
+  The noise's variance v ≥ σ² keeps the approximation close where
+  counts are small: the skewness of an entry, λ/(λ + v)^{3/2} for a count of mean λ, is largest at
+  λ = 2v, where it is about 0.38/√v (0.05 at ε = 1, δ = 10⁻⁶).
+* exact tables (:class:`SurvivalStats`, ε = ∞) and ``noise_aware=False``: the multinomial
+  log-likelihood Σₖ rₖ·log pₖ (negative noisy counts taken as 0), exact for exact tables.
+
+Both are the observed variable ``likelihood`` (dims ``exit``), whose random method draws
+replicated tables: a multinomial table plus the release's noise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+
+from ...privacy.validation import check_bool, check_positive
+from ...released.family import check_stats, record_fit
+from .release import SURVIVAL, SurvivalStats, SurvivalStatsRelease
+
+__all__ = ["HAZARDS", "exit_labels", "set_survival_stats", "survival_model"]
+
+#: The hazard models of :func:`survival_model`, with the code each records (``hazard_code``).
+HAZARDS = {"piecewise_exponential": 0, "logit": 1, "cloglog": 2, "weibull": 3}
+
+
+def exit_labels(stats) -> list[str]:
+    """Labels of the table's K(2J + 1) exits in the model's order: per cell, the events of each
+    interval, the censorings of each interval, the survivors at the horizon."""
+    ends = [0.0, *stats.edges.tolist()]
+    spans = [f"({ends[j]:g}, {ends[j + 1]:g}]" for j in range(stats.J)]
+    labels = []
+    for c in stats.cells:
+        labels += [f"{c}: event in {s}" for s in spans]
+        labels += [f"{c}: censored in {s}" for s in spans]
+        labels.append(f"{c}: event-free at {ends[-1]:g}")
+    return labels
+
+
+def _arrays(stats, noise_aware: bool) -> dict[str, np.ndarray]:
+    table = np.asarray(stats.table(), dtype=np.float64).ravel()
+    variance = np.asarray(stats.noise_variance(), dtype=np.float64).ravel() if noise_aware else np.zeros(table.size)
+    return {"exit_table": table, "exit_noise_var": variance, "stats_n": np.float64(stats.n)}
+
+
+def _random_walk(name: str, first_mu, first_sigma: float, step_sigma: float, dims: tuple[str, str], shape):
+    """x₀ ~ N(μ, s₀²), xⱼ − xⱼ₋₁ ~ N(0, τ²), τ ~ HalfNormal(``step_sigma``), non-centred; over the
+    last axis (intervals), one walk per row of the leading axis (cells) when ``shape`` has two axes."""
+    step = pm.HalfNormal(f"{name}_step", step_sigma)
+    z = pm.Normal(f"{name}_z", 0.0, 1.0, dims=dims, shape=shape)
+    first = first_mu + first_sigma * z[..., :1]
+    return pm.Deterministic(
+        name, pt.concatenate([first, first + step * pt.cumsum(z[..., 1:], axis=-1)], axis=-1), dims=dims
+    )
+
+
+def _competing_exits(event_hazard, censor_hazard):
+    """(π events, π censorings, π survivors) per cell from interval cumulative hazards (K, J) of the
+    event and of censoring, constant inside each interval (piecewise exponential)."""
+    total = event_hazard + censor_hazard
+    leave = -pt.expm1(-total)  # 1 − e^{−r}
+    at_risk = pt.exp(-(pt.cumsum(total, axis=-1) - total))  # R_j = exp(−Σ_{i<j} r_i)
+    exits = at_risk * leave / total
+    return exits * event_hazard, exits * censor_hazard, pt.exp(-pt.sum(total, axis=-1))
+
+
+def _discrete_exits(log_stay_event, hazard, censor):
+    """(π events, π censorings, π survivors) of a discrete-time hazard h and censoring probability g."""
+    log_stay = log_stay_event + pt.log1p(-censor)
+    at_risk = pt.exp(pt.cumsum(log_stay, axis=-1) - log_stay)
+    return at_risk * hazard, at_risk * (1.0 - hazard) * censor, pt.exp(pt.sum(log_stay, axis=-1))
+
+
+def _normal_logp(value, p, n, noise_var):
+    """log N(value; n·p, n·(diag p − ppᵀ) + diag v) in O(m) (module notes)."""
+    diag = n * p + noise_var
+    resid = value - n * p
+    s = pt.sum(p * noise_var / diag)
+    proj = pt.sqrt(n) * pt.sum(p * resid / diag)
+    m = value.shape[-1]
+    return -0.5 * (m * np.log(2.0 * np.pi) + pt.sum(pt.log(diag)) + pt.log(s) + pt.sum(resid**2 / diag) + proj**2 / s)
+
+
+def _multinomial_logp(value, p, n, noise_var):
+    """Σ r·log p: the multinomial log-likelihood up to its constant (noisy counts below 0 as 0)."""
+    return pt.sum(pt.maximum(value, 0.0) * pt.log(p))
+
+
+def _random_table(laplace: bool):
+    def random(p, n, noise_var, rng=None, size=None):
+        p = np.asarray(p, dtype=np.float64)
+        size = tuple(np.atleast_1d(size)) if size is not None else ()
+        counts = rng.multinomial(int(round(float(n))), p / p.sum(), size=size).astype(np.float64)
+        scale = np.sqrt(np.asarray(noise_var, dtype=np.float64))
+        noise = (
+            rng.laplace(0.0, scale / np.sqrt(2.0), counts.shape)
+            if laplace
+            else rng.normal(0.0, 1.0, counts.shape) * scale
+        )
+        return counts + noise
+
+    return random
+
+
+def survival_model(
+    stats,
+    *,
+    hazard: str = "piecewise_exponential",
+    noise_aware: bool | None = None,
+    reference: str | None = None,
+    beta_sigma: float = 2.0,
+    baseline_sigma: float = 3.0,
+    baseline_step_sigma: float = 0.5,
+    censoring_sigma: float = 3.0,
+    censoring_step_sigma: float = 0.5,
+    intercept_sigma: float = 3.0,
+    shape_sigma: float = 1.0,
+    cell_share_alpha: float = 1.0,
+) -> pm.Model:
+    """A survival model of an exit table, noise-aware for a private release.
+
+    The models and the likelihood are in the module notes: the table is one multinomial draw of the
+    n people over every cell's exits, whose probabilities a hazard model (``hazard``) and a
+    censoring model give, convolved with the release's noise.  β holds one log hazard ratio per
+    non-reference cell.
+
+    Parameters
+    ----------
+    stats : SurvivalStatsRelease or SurvivalStats
+        A release of :func:`pm_private.release_survival_stats` or the exact table of
+        :func:`pm_private.survival.survival_stats`.
+    hazard : {"piecewise_exponential", "weibull", "cloglog", "logit"}, default "piecewise_exponential"
+        The event model: piecewise-constant proportional hazards (``baseline`` = log λⱼ per
+        interval, times divided by the horizon), Weibull proportional hazards (``intercept`` α and
+        ``shape`` ρ), or a discrete-time hazard with the complementary log-log link (grouped
+        proportional hazards) or the logit link (``baseline`` = γⱼ).
+    noise_aware : bool, optional
+        Model the release's noise (True) or treat the table as exact (False).  Default: True for a
+        release, False for an exact table.
+    reference : str, optional
+        The reference cell, against which ``beta`` compares the others (default: the first).
+    beta_sigma : float, default 2.0
+        Prior s.d. of each log hazard ratio β_c.
+    baseline_sigma : float, default 3.0
+        Prior s.d. of the first interval's baseline (log λ₁ around 0, or γ₁ around −log J).
+    baseline_step_sigma : float, default 0.5
+        Scale of the half-normal prior of the baseline's random-walk step (``baseline_step``).
+    censoring_sigma : float, default 3.0
+        Prior s.d. of each cell's first-interval censoring (log κ around 0, or logit g around −log J).
+    censoring_step_sigma : float, default 0.5
+        Scale of the half-normal prior of the censoring walks' step (``censoring_step``).
+    intercept_sigma : float, default 3.0
+        Prior s.d. of the Weibull α (log cumulative hazard at the horizon, reference cell).
+    shape_sigma : float, default 1.0
+        Prior s.d. of log ρ, the Weibull shape's logarithm.
+    cell_share_alpha : float, default 1.0
+        Concentration of the Dirichlet prior of the cell shares w (``cell_share``).
+
+    Returns
+    -------
+    pymc.Model
+        Coords ``cell``, ``interval`` (the interval ends), ``feature`` (the non-reference cells)
+        and ``exit``.  Variables: ``beta`` (dims ``feature``; when K > 1), ``cell_share``, the
+        event model's (``baseline`` and ``baseline_step``, or ``intercept`` and ``shape``), the
+        censoring's (``censoring``, ``censoring_step``), the deterministic ``cumulative_hazard``
+        (dims ``cell``, ``interval``: the event's, at the interval ends) and ``survival``
+        (exp(−cumulative_hazard), S at the interval ends), the observed ``likelihood`` (dims
+        ``exit``), and the data ``exit_table``, ``exit_noise_var``, ``stats_n`` (swap them with
+        :func:`set_survival_stats`), ``interval_end``, ``hazard_code`` and ``fit_record``.
+
+    Raises
+    ------
+    ValueError
+        If ``stats`` is not an exit table, ``hazard`` or ``reference`` is unknown, or a prior scale
+        is not finite and > 0.
+
+    See Also
+    --------
+    predict_survival : Survival curves, hazard ratios and median survival from the posterior.
+    set_survival_stats : Swap the table of a built model without recompiling.
+
+    Notes
+    -----
+    Privacy: the model is post-processing of the release; building and sampling it spend no budget.
+
+    References
+    ----------
+    Kalbfleisch, J. D. & Prentice, R. L. (2002). The Statistical Analysis of Failure Time Data, 2nd ed.
+
+    Prentice, R. L. & Gloeckler, L. A. (1978). Regression analysis of grouped survival data with
+    application to breast cancer data. Biometrics 34, 57–67.
+
+    Nguyên, T. T. & Hui, S. C. (2017a). Differentially private regression for discrete-time survival analysis. CIKM.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pm_private import release_survival_stats, survival_model
+    >>> rng = np.random.default_rng(0)
+    >>> arm = rng.choice(["control", "treated"], 1000)
+    >>> time = rng.exponential(np.where(arm == "treated", 3.0, 2.0))
+    >>> release = release_survival_stats(time, np.ones(1000), arm, edges=[1.0, 2.0, 3.0, 4.0],
+    ...                                  cells=["control", "treated"], epsilon=1.0, delta=1e-6, rng=0)
+    >>> model = survival_model(release)
+    >>> model.named_vars_to_dims["beta"], list(model.coords["feature"])
+    (('feature',), ['treated'])
+    """
+    check_stats(stats, SURVIVAL)
+    if not isinstance(stats, SurvivalStats | SurvivalStatsRelease):
+        raise ValueError(f"stats: survival_model takes an exit table, got {type(stats).__name__}")
+    if hazard not in HAZARDS:
+        raise ValueError(f"hazard must be one of {list(HAZARDS)}, got {hazard!r}")
+    priors = {
+        name: check_positive(name, value)
+        for name, value in dict(
+            beta_sigma=beta_sigma,
+            baseline_sigma=baseline_sigma,
+            baseline_step_sigma=baseline_step_sigma,
+            censoring_sigma=censoring_sigma,
+            censoring_step_sigma=censoring_step_sigma,
+            intercept_sigma=intercept_sigma,
+            shape_sigma=shape_sigma,
+            cell_share_alpha=cell_share_alpha,
+        ).items()
+    }
+    exact = isinstance(stats, SurvivalStats)
+    noise_aware = (not exact) if noise_aware is None else check_bool("noise_aware", noise_aware)
+    if exact and noise_aware:
+        raise ValueError("noise_aware=True needs a release: an exact table has no noise")
+    cells = list(stats.cells)
+    reference = cells[0] if reference is None else str(reference)
+    if reference not in cells:
+        raise ValueError(f"reference must be one of the cells {cells}, got {reference!r}")
+    others = [c for c in cells if c != reference]
+    K, J = stats.K, stats.J
+    coords = {"cell": cells, "interval": stats.edges.tolist(), "exit": exit_labels(stats)}
+    if others:
+        coords["feature"] = others
+    ends = np.concatenate([[0.0], stats.edges]) / stats.horizon
+    width = np.diff(ends)
+    discrete = hazard in ("logit", "cloglog")
+    centre = -np.log(J) if discrete else 0.0
+    with pm.Model(coords=coords) as model:
+        record_fit(SURVIVAL, getattr(stats, "kind", "exact"))
+        data = {key: pm.Data(key, value) for key, value in _arrays(stats, noise_aware).items()}
+        pm.Data("interval_end", np.asarray(stats.edges, dtype=np.float64), dims="interval")
+        pm.Data("hazard_code", np.int64(HAZARDS[hazard]))
+        if others:
+            beta = pm.Normal("beta", 0.0, priors["beta_sigma"], dims="feature")
+            slots = [cells.index(c) for c in others]
+            effect = pt.set_subtensor(pt.zeros(K)[slots], beta)
+        else:
+            effect = pt.zeros(K)
+        share = (
+            pm.Dirichlet("cell_share", a=np.full(K, priors["cell_share_alpha"]), dims="cell") if K > 1 else pt.ones(1)
+        )
+        censoring = _random_walk(
+            "censoring", centre, priors["censoring_sigma"], priors["censoring_step_sigma"], ("cell", "interval"), (K, J)
+        )
+        if hazard == "weibull":
+            alpha = pm.Normal("intercept", 0.0, priors["intercept_sigma"])
+            rho = pm.LogNormal("shape", 0.0, priors["shape_sigma"])
+            cumulative = pt.exp(alpha + effect)[:, None] * pt.as_tensor(ends[1:])[None, :] ** rho
+            increments = pt.concatenate([cumulative[:, :1], pt.diff(cumulative, axis=-1)], axis=-1)
+            events, censored, survivors = _competing_exits(increments, pt.exp(censoring) * width)
+        elif hazard == "piecewise_exponential":
+            baseline = _random_walk(
+                "baseline", centre, priors["baseline_sigma"], priors["baseline_step_sigma"], ("interval",), (J,)
+            )
+            increments = pt.exp(baseline[None, :] + effect[:, None]) * width
+            cumulative = pt.cumsum(increments, axis=-1)
+            events, censored, survivors = _competing_exits(increments, pt.exp(censoring) * width)
+        else:
+            baseline = _random_walk(
+                "baseline", centre, priors["baseline_sigma"], priors["baseline_step_sigma"], ("interval",), (J,)
+            )
+            eta = baseline[None, :] + effect[:, None]
+            if hazard == "logit":
+                h, log_stay = pt.sigmoid(eta), -pt.softplus(eta)
+            else:
+                h, log_stay = -pt.expm1(-pt.exp(eta)), -pt.exp(eta)
+            cumulative = -pt.cumsum(log_stay, axis=-1)
+            events, censored, survivors = _discrete_exits(log_stay, h, pt.sigmoid(censoring))
+        cumulative = pm.Deterministic("cumulative_hazard", cumulative, dims=("cell", "interval"))
+        pm.Deterministic("survival", pt.exp(-cumulative), dims=("cell", "interval"))
+        per_cell = pt.concatenate([events, censored, survivors[:, None]], axis=-1) * share[:, None]
+        p = pt.clip(per_cell.ravel(), 1e-300, 1.0)
+        pm.CustomDist(
+            "likelihood",
+            p,
+            data["stats_n"],
+            data["exit_noise_var"],
+            logp=_normal_logp if noise_aware else _multinomial_logp,
+            random=_random_table(getattr(stats, "noise", "gaussian") == "laplace"),
+            signature="(k),(),(k)->(k)",
+            observed=data["exit_table"],
+            dims="exit",
+        )
+    return model
+
+
+def set_survival_stats(stats, model: pm.Model) -> None:
+    """Swap the exit table of a built :func:`survival_model` for another of the same cells and
+    intervals, without recompiling (``pm.set_data``).
+
+    Parameters
+    ----------
+    stats : SurvivalStatsRelease or SurvivalStats
+        The new table; its cells and interval ends must be the model's.
+    model : pymc.Model
+        A model of :func:`survival_model`.
+
+    Raises
+    ------
+    ValueError
+        If ``stats`` is not an exit table, its cells or intervals differ from the model's, or it is
+        exact and the model is noise-aware.
+    """
+    check_stats(stats, SURVIVAL)
+    if list(model.coords["cell"]) != list(stats.cells) or not np.array_equal(
+        np.asarray(model.coords["interval"], dtype=np.float64), stats.edges
+    ):
+        raise ValueError("stats must have the model's cells and interval ends")
+    noise_aware = bool(np.any(model["exit_noise_var"].get_value() > 0))
+    if noise_aware and isinstance(stats, SurvivalStats):
+        raise ValueError("stats: an exact table needs a model built with noise_aware=False (this one models noise)")
+    pm.set_data(_arrays(stats, noise_aware), model=model)
