@@ -1,0 +1,69 @@
+"""The pm-private command line for exit tables: release survival against a ledger (dry run,
+refusals before any spend) and fit of its release file."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pm_private import PrivacyAccountant
+from pm_private.cli import main
+from pm_private.release_file import read_release_file
+from pm_private.survival import SurvivalStatsRelease
+from pm_private.survival.exits.release import SURVIVAL_MECHANISM
+
+
+@pytest.fixture
+def data(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    arm = rng.choice(["control", "treated"], 500)
+    T = rng.exponential(np.where(arm == "treated", 3.0, 2.0))
+    C = rng.uniform(0, 6, 500)
+    pd.DataFrame({"t": np.minimum(T, C), "e": (T <= C).astype(int), "arm": arm}).to_csv("trial.csv", index=False)
+    return tmp_path
+
+
+RELEASE = ["release", "survival", "trial.csv", "--time", "t", "--event", "e", "--cell", "arm"]
+RELEASE += ["--cells", "control,treated", "--edges", "1,2,3,4", "--ledger", "l.db", "--epsilon", "1"]
+
+
+def _usage_error(argv, capsys, message):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_release_writes_the_table_and_charges_the_ledger(data, capsys):
+    argv = [*RELEASE, "--delta", "1e-6", "--total-epsilon", "2", "--total-delta", "1e-4", "--out", "r.json"]
+    assert main(argv) == 0
+    (entry,) = read_release_file("r.json")
+    release = entry["release"]
+    assert isinstance(release, SurvivalStatsRelease) and release.n == 500 and release.cells == ("control", "treated")
+    assert release.table().shape == (2, 9) and release.noise == "gaussian"
+    (ledger_entry,) = PrivacyAccountant.open("l.db").history
+    assert ledger_entry.mechanism == SURVIVAL_MECHANISM and ledger_entry.noise[0].kind == "gaussian"
+    assert "released survival" in capsys.readouterr().out
+
+
+def test_dry_run_and_refusals_spend_nothing(data, capsys):
+    PrivacyAccountant.open("l.db", epsilon=5.0, delta=1e-4)
+    assert main([*RELEASE, "--delta", "1e-6", "--out", "r.json", "--dry-run"]) == 0
+    assert "noise s.d." in capsys.readouterr().out
+    _usage_error([*RELEASE, "--out", "r.json"], capsys, "delta")  # Gaussian needs δ
+    _usage_error([*RELEASE, "--delta", "1e-6", "--noise", "laplace", "--out", "r.json"], capsys, "--delta")
+    _usage_error([*RELEASE[:8], *RELEASE[10:], "--delta", "1e-6", "--out", "r.json"], capsys, "--cells")
+    bad = [*RELEASE[:11], "2,1", *RELEASE[12:], "--delta", "1e-6", "--out", "r.json"]
+    _usage_error(bad, capsys, "edges")
+    assert not PrivacyAccountant.open("l.db").history
+    assert not (data / "r.json").exists()
+
+
+@pytest.mark.slow
+def test_fit_of_a_laplace_release_writes_the_posterior(data, capsys):
+    argv = [*RELEASE, "--noise", "laplace", "--total-epsilon", "2", "--out", "r.json"]
+    assert main(argv) == 0
+    assert main(["fit", "r.json", "--draws", "200", "--tune", "200", "--no-progress", "--backend", "c"]) == 0
+    out = capsys.readouterr().out
+    assert "beta[treated]" in out and "hazard ratios are exp(beta)" in out
+    assert (data / "r.posterior.nc").exists()
