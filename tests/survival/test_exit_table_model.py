@@ -130,7 +130,7 @@ def _posterior(H, hazard_code, shape=None):
     """A hand-made posterior DataTree: cumulative hazards (chain, draw, cell, interval)."""
     posterior = {"cumulative_hazard": (("chain", "draw", "cell", "interval"), H)}
     if shape is not None:
-        posterior["shape"] = (("chain", "draw"), shape)
+        posterior["shape"] = (("chain", "draw", "cell")[: shape.ndim], shape)
     coords = {"cell": CELLS, "interval": EDGES}
     constant = {"hazard_code": ((), np.int64(hazard_code)), "interval_end": (("interval",), EDGES)}
     labels = ["family=survival", "release=survival_stats", "transform=survival"]  # as record_fit writes it
@@ -157,6 +157,10 @@ def test_curves_and_medians_follow_the_fitted_hazard_between_the_interval_ends()
     weibull = _posterior(H, 3, shape=np.full((1, 3), 2.0))  # H(t) = H(τ)(t/τ)²
     np.testing.assert_allclose(
         predict_survival(weibull, [1.5], cells="control")["mean"].to_numpy(), np.exp(-0.4 * 3.0 * 0.25)
+    )
+    own = _posterior(H, 3, shape=np.broadcast_to([1.0, 3.0], (1, 3, 2)).copy())  # a shape per cell
+    np.testing.assert_allclose(
+        predict_survival(own, [1.5])["mean"].to_numpy(), np.exp(-np.array([0.4, 0.7]) * 3.0 * 0.5 ** np.array([1, 3]))
     )
     low = _posterior(H * 0.05, 0)
     assert median_survival(low)["beyond_horizon"].tolist() == [1.0, 1.0]
@@ -192,3 +196,28 @@ def test_the_model_is_refitted_on_a_swapped_table_and_refuses_bad_input():
         survival_model(release, beta_sigma=-1.0)
     naive = survival_model(release, noise_aware=False)  # the noise ignored: the multinomial kernel
     assert not np.any(naive["exit_noise_var"].get_value())
+
+
+def _competing(rates, censor, width):
+    """π(event, j), π(censored, j), π(survivor) of constant competing hazards per interval (numpy)."""
+    total = (rates + censor) * width
+    at_risk = np.exp(-np.concatenate([[0.0], np.cumsum(total)[:-1]]))
+    leave = at_risk * (1 - np.exp(-total))
+    return np.concatenate([leave * rates / (rates + censor), leave * censor / (rates + censor), [np.exp(-total.sum())]])
+
+
+def test_cells_with_their_own_baselines_draw_crossing_curves():
+    """proportional=False: a baseline walk per cell and no beta; the exit probabilities are each
+    cell's own competing-risk ones (computed here in numpy), so curves may cross."""
+    time, event, arm = _trial(N, seed=9)
+    stats = survival_stats(time, event, arm, edges=EDGES, cells=CELLS)
+    model = survival_model(stats, proportional=False)
+    assert "beta" not in model.named_vars and model.named_vars_to_dims["baseline"] == ("cell", "interval")
+    baseline = np.log([[0.5, 0.5, 0.5, 0.5], [0.1, 0.4, 1.2, 2.0]])  # the second cell's hazard rises past the first's
+    censor = np.log(np.full((2, 4), 0.3))
+    fixed = _fixed(model, baseline=baseline, censoring=censor, cell_share=[0.5, 0.5])
+    width = np.diff(np.concatenate([[0.0], EDGES])) / EDGES[-1]
+    expected = np.concatenate([_competing(np.exp(b), np.exp(c), width) for b, c in zip(baseline, censor, strict=True)])
+    np.testing.assert_allclose(_replicated_mean(fixed, 4000) / N, expected * 0.5, atol=0.004)
+    weibull = survival_model(stats, hazard="weibull", proportional=False)
+    assert weibull.named_vars_to_dims["shape"] == ("cell",) and "beta" not in weibull.named_vars

@@ -66,13 +66,18 @@ def _cells(posterior, cells) -> list[str]:
     return chosen
 
 
+def _shape(posterior, cell: str) -> np.ndarray:
+    """The Weibull shape draws (chain, draw) of ``cell`` (one shape, or one per cell)."""
+    shape = posterior["shape"]
+    return (shape.sel(cell=cell) if "cell" in shape.dims else shape).values
+
+
 def cumulative_hazard(posterior, code, ends, cell: str, t: np.ndarray) -> np.ndarray:
     """H_cell(t) for every draw of a posterior of ``posterior_parts``: (chain, draw, m)."""
     H = posterior["cumulative_hazard"].sel(cell=cell).values  # (chain, draw, J)
     horizon = ends[-1]
     if code == HAZARDS["weibull"]:
-        rho = posterior["shape"].values[..., None]
-        return H[..., -1:] * (t / horizon) ** rho
+        return H[..., -1:] * (t / horizon) ** _shape(posterior, cell)[..., None]
     if (t > horizon).any():
         raise ValueError(f"times must be ≤ the horizon {horizon:g}: the table says nothing after it")
     if code in _DISCRETE:
@@ -186,7 +191,7 @@ def median_draws(posterior, code: int, ends: np.ndarray, cell: str) -> np.ndarra
     log2 = np.log(2.0)
     H = posterior["cumulative_hazard"].sel(cell=cell).values.reshape(-1, ends.size)
     if code == HAZARDS["weibull"]:
-        return ends[-1] * (log2 / H[:, -1]) ** (1.0 / posterior["shape"].values.ravel())
+        return ends[-1] * (log2 / H[:, -1]) ** (1.0 / _shape(posterior, cell).ravel())
     crossed = H >= log2
     first = np.argmax(crossed, axis=1)
     med = np.full(H.shape[0], np.inf)
