@@ -18,8 +18,9 @@ Replacing one person by another changes the table in at most two entries, each b
 first person's exit cell loses one, the second's gains one), however long the follow-up and
 however many intervals and cells: ℓ1 sensitivity 2, ℓ2 sensitivity √2.
 :func:`release_survival_stats` adds Gaussian (default) or Laplace noise of that sensitivity to
-every entry of the table (Gondara & Wang 2020 release noisy counts of a life table the same way,
-one cell at a time).
+every entry of the table.  Gondara & Wang (2020) release a private Kaplan–Meier curve from noisy
+counts; here the noisy table itself is the release, and the models of
+:mod:`pm_private.survival.exits.model` carry its noise into the intervals.
 """
 
 from __future__ import annotations
