@@ -278,7 +278,7 @@ def full_data_fit(Xs, y, family: str) -> np.ndarray:
         eta = A @ theta
         mean, weight = (expit(eta), expit(eta) * (1 - expit(eta))) if family == "logistic" else (np.exp(eta),) * 2
         step = np.linalg.solve(A.T @ (A * weight[:, None]) + 1e-9 * np.eye(A.shape[1]), A.T @ (y - mean))
-        theta += step
+        theta += step * min(1.0, 1.0 / np.max(np.abs(step)))  # damped: a full Poisson step can overflow exp
         if np.max(np.abs(step)) < 1e-10:
             break
     return theta
