@@ -209,6 +209,13 @@ class Fitter:
         self.divergent = 0
 
     def fit(self) -> np.ndarray:
+        """Draws of β of one chain (the intercept's in ``last_intercept``)."""
+        posterior = self.sample().posterior
+        self.last_intercept = posterior["intercept"].values[0] if "intercept" in posterior else 0.0
+        return posterior["beta"].values[0]
+
+    def sample(self):
+        """One chain on the model's current data: the DataTree of ``pm.sample``."""
         start = time.perf_counter()
         initial = {}
         if self.sampler == "laplace":
@@ -230,9 +237,7 @@ class Fitter:
         self.times.append(time.perf_counter() - start)
         self.divergent += int(idata.sample_stats["diverging"].sum())
         self.steps.append(int(idata.sample_stats["n_steps"].sum()))
-        posterior = idata.posterior
-        self.last_intercept = posterior["intercept"].values[0] if "intercept" in posterior else 0.0
-        return posterior["beta"].values[0]
+        return idata
 
 
 def run_cell(fitter, family, rng, n, d, eps, reps, bound_factor=3.0):

@@ -142,6 +142,8 @@ from scipy.special import expit
 from threadpoolctl import threadpool_limits
 
 import pm_private
+from benchmarks.bench_calibration import coverage
+from benchmarks.bench_calibration_glm import Fitter
 from pm_private.linear.integrated import release_signal_to_noise
 from pm_private.linear.model import set_linear_stats
 from pm_private.logistic import set_logistic_stats
@@ -284,42 +286,6 @@ def full_data_fit(Xs, y, family: str) -> np.ndarray:
     return theta
 
 
-class GLMFitter:
-    """One NUTS chain per fit, dense mass matrix started at the Laplace approximation."""
-
-    def __init__(self, model, *, draws, tune, seed):
-        import pymc as pm
-
-        from pm_private.released import laplace_nuts
-
-        self.pm, self.model, self.draws, self.tune, self.seed = pm, model, draws, tune, seed
-        with model:
-            self.step = laplace_nuts(target_accept=0.9)
-        self.times, self.divergences = [], []
-
-    def fit(self):
-        from pm_private.released import laplace_restart, laplace_start
-
-        start = time.perf_counter()
-        laplace_restart(self.step, self.model)
-        with self.model:
-            idata = self.pm.sample(
-                self.draws,
-                tune=self.tune,
-                step=self.step,
-                chains=1,
-                cores=1,
-                progressbar=False,
-                random_seed=self.seed,
-                compute_convergence_checks=False,
-                initvals=laplace_start(self.step, self.model),
-            )
-        self.seed += 1
-        self.times.append(time.perf_counter() - start)
-        self.divergences.append(int(idata.sample_stats["diverging"].sum()))
-        return idata
-
-
 class Paths:
     """The compiled models of one family, cached by what fixes them (d, and the linear model's
     default intercept prior, which is the release's By), reused across cells and replicates."""
@@ -367,7 +333,7 @@ class Paths:
             else:
                 build = pm_private.logistic_model if self.family == "logistic" else pm_private.poisson_model
                 model = build(stats, x_sample=Xp if path == "alt" else None)
-                fitter = GLMFitter(model, draws=a.draws, tune=a.tune, seed=a.seed)
+                fitter = Fitter(model, draws=a.draws, tune=a.tune, seed=a.seed)
             self.cache[key] = fitter
             print(f"    (built {path} model d = {cell['d']} in {time.perf_counter() - start:.0f} s)", flush=True)
         return self.cache[key]
@@ -407,12 +373,12 @@ class Paths:
                     continue
                 fitter = self.fitter(p, stats, Xp, cell)
                 self.set(fitter, p, stats, Xp)
-                idata = fitter.fit()
+                idata = fitter.fit() if self.family == "linear" else fitter.sample()
                 post = idata.posterior
                 out[p]["beta"].append(post["beta"].values[0])
                 out[p]["intercept"].append(post["intercept"].values[0])
                 out[p]["times"].append(fitter.times[-1])
-                out[p]["div"] += fitter.divergences[-1]
+                out[p]["div"] += int(idata.sample_stats["diverging"].sum())
         truths, fits = np.array(truths), np.array(fits)
         summary = {}
         for p in paths:
@@ -429,18 +395,6 @@ class Paths:
             )
         extra = dict(snr=float(np.median(snr)) if snr else np.nan, scaled=float(np.mean(scaled)))
         return summary, extra
-
-
-def coverage(draws, truth):
-    """Per level: (coverage, MC s.e., mean width) from draws (S, R, k) and truth (R, k)."""
-    result = {}
-    for q in LEVELS:
-        lo, hi = np.quantile(draws, [(1 - q) / 2, (1 + q) / 2], axis=0)
-        inside = (lo <= truth) & (truth <= hi)
-        per_rep = inside.mean(axis=1)
-        se = per_rep.std(ddof=1) / np.sqrt(len(per_rep)) if len(per_rep) > 1 else np.nan
-        result[q] = (float(inside.mean()), float(se), float((hi - lo).mean()))
-    return result
 
 
 def misses(cov, law) -> list[str]:

@@ -55,7 +55,7 @@ from threadpoolctl import threadpool_limits
 import pm_private as pp
 from pm_private.sampling.refit_nuts import RefittableNUTS
 from pm_private.survival import set_survival_stats, survival_stats
-from pm_private.survival.exits.predict import cumulative_hazard, median_draws, posterior_parts
+from pm_private.survival.exits.predict import cell_survival_draws, median_draws, posterior_parts
 
 LEVELS = (0.5, 0.9)
 CENTRE = dict(n=2000, eps=1.0, J=5, K=2, data="model", hazard="piecewise_exponential", proportional=True)
@@ -155,8 +155,7 @@ def posterior_targets(idata, times, K):
     labels = [f"c{k}" for k in range(K)]
     out = {
         "S(t)": np.concatenate(
-            [np.exp(-cumulative_hazard(posterior, code, ends, c, times)).reshape(-1, times.size) for c in labels],
-            axis=1,
+            [cell_survival_draws(idata, times, cell=c).values.reshape(-1, times.size) for c in labels], axis=1
         ),
         "median": np.column_stack([median_draws(posterior, code, ends, c) for c in labels]),
     }

@@ -81,12 +81,11 @@ def cox_log_hazard_ratio(time, event, arm, labels) -> float:
 
 def targets(idata, times) -> tuple[np.ndarray, np.ndarray]:
     """Draws of β (S,) and of S(t) at ``times`` per arm (S, 2·len(times))."""
-    from pm_private.survival.exits.predict import cumulative_hazard, posterior_parts
+    from pm_private.survival import cell_survival_draws
 
-    posterior, code, ends = posterior_parts(idata)
+    posterior = idata["posterior"]
     curves = [
-        np.exp(-cumulative_hazard(posterior, code, ends, str(c), times)).reshape(-1, len(times))
-        for c in posterior["cell"].values
+        cell_survival_draws(idata, times, cell=str(c)).values.reshape(-1, len(times)) for c in posterior["cell"].values
     ]
     return posterior["beta"].values.ravel(), np.concatenate(curves, axis=1)
 

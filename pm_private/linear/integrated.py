@@ -82,7 +82,7 @@ import pytensor.tensor as pt
 from pytensor.tensor.linalg import cholesky, solve_triangular
 
 from .._engine.threads import hold_one_blas_thread_while
-from ..released.family import NoiseDominatedWarning
+from ..released.family import NoiseDominatedWarning, noise_dominated_message
 from .noise_aware import _blas_gate, _register_numba, noise_aware_arrays
 from .stats import LinearStats, frobenius_weights, stat_pairs
 
@@ -239,11 +239,12 @@ def signal_to_noise_warning(figures: dict) -> str | None:
     snr = figures["gram_snr"]
     if not snr < VALIDATED_GRAM_SNR:
         return None
-    return (
-        f"the release's noise dominates its covariate statistics (gram_snr = {snr:.2g}, below "
-        f"{VALIDATED_GRAM_SNR:g}, where the calibration benchmark found the noise-aware intervals off "
-        "their level): the intervals lean on the priors and may cover more or less than their level; "
-        "tighter public bounds, a larger ε or more rows raise it"
+    return noise_dominated_message(
+        "its covariate statistics",
+        f"gram_snr = {snr:.2g}",
+        "below",
+        VALIDATED_GRAM_SNR,
+        "tighter public bounds, a larger ε or more rows raise it",
     )
 
 

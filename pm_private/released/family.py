@@ -26,6 +26,7 @@ __all__ = [
     "check_stats",
     "describe_family",
     "feature_coords",
+    "noise_dominated_message",
     "record_fit",
     "recorded_fit",
     "registered_families",
@@ -75,6 +76,16 @@ class NoiseDominatedWarning(UserWarning):
     Poisson: ``yx_noise_to_sampling`` of :func:`pm_private.released.glm_signal_to_noise`): the
     fit lies outside the range where the project's calibration benchmarks found the noise-aware
     intervals at their level."""
+
+
+def noise_dominated_message(statistics: str, figure: str, side: str, limit: float, remedy: str) -> str:
+    """The message of a :class:`NoiseDominatedWarning`: what the noise dominates, the figure
+    (``"name = value"``) and on which ``side`` of the validated ``limit`` it lies, and the remedy."""
+    return (
+        f"the release's noise dominates {statistics} ({figure}, {side} {limit:g}, where the calibration "
+        "benchmark found the noise-aware intervals off their level): the intervals lean on the priors and may "
+        f"cover more or less than their level; {remedy}"
+    )
 
 
 def registered_families() -> dict[str, Family]:

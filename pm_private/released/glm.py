@@ -56,7 +56,15 @@ from ..privacy.primitives import project_rows
 from ..privacy.validation import align_columns, check_bool, check_positive
 from .covariates import lkj_cholesky
 from .degree2 import degree2_vector, stat_labels
-from .family import Family, NoiseDominatedWarning, check_posterior, check_stats, feature_coords, record_fit
+from .family import (
+    Family,
+    NoiseDominatedWarning,
+    check_posterior,
+    check_stats,
+    feature_coords,
+    noise_dominated_message,
+    record_fit,
+)
 from .likelihood import normal_logp
 
 __all__ = [
@@ -129,11 +137,12 @@ def glm_signal_to_noise_warning(figures: dict) -> str | None:
     ratio = figures["yx_noise_to_sampling"]
     if not ratio > VALIDATED_YX_NOISE_TO_SAMPLING:
         return None
-    return (
-        f"the release's noise dominates its statistics (yx_noise_to_sampling = {ratio:.3g}, above "
-        f"{VALIDATED_YX_NOISE_TO_SAMPLING:g}, where the calibration benchmark found the noise-aware intervals "
-        "off their level): the intervals lean on the priors and may cover more or less than their level; "
-        "a tighter public bound (logistic_bounds, poisson_bounds), a larger ε or more rows lower it"
+    return noise_dominated_message(
+        "its statistics",
+        f"yx_noise_to_sampling = {ratio:.3g}",
+        "above",
+        VALIDATED_YX_NOISE_TO_SAMPLING,
+        "a tighter public bound (logistic_bounds, poisson_bounds), a larger ε or more rows lower it",
     )
 
 

@@ -124,7 +124,7 @@ def cell_survival_draws(idata, times=None, *, cell=None) -> xr.DataArray:
         If ``idata`` is not a posterior of ``survival_model``, or for invalid times or cell.
     """
     posterior, code, ends = posterior_parts(idata)
-    (cell,) = _cells(posterior, None if cell is None else [cell])[:1]
+    cell = _cells(posterior, cell)[0]
     t = _times(times, ends)
     values = np.exp(-cumulative_hazard(posterior, code, ends, cell, t))
     coords = {"chain": posterior["chain"].values, "draw": posterior["draw"].values, "time": t}
