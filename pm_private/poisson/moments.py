@@ -14,6 +14,7 @@ from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 from pytensor.link.numba.dispatch.basic import numba_njit
 
+from .._engine.jax_dispatch import register_jax_funcify
 from .._engine.numba_cache import register_numba_funcify
 from ..released.moments import linear_predictor_moments
 
@@ -183,6 +184,64 @@ def _numba_funcify_poisson_lognormal(op, node=None, **kwargs):
     @numba_njit
     def poisson_lognormal_op(m, s):
         return _poisson_lognormal_and_derivatives(m.item(), s.item(), size, nodes, weights)
+
+    return poisson_lognormal_op
+
+
+#: Newton steps of the JAX implementation's mode search, all taken (JAX traces a fixed loop); the
+#: search converges to rounding in fewer from its start (at most 200 in the Numba kernel).
+_JAX_NEWTON_STEPS = 60
+
+
+@register_jax_funcify(PoissonLognormal)
+def _jax_funcify_poisson_lognormal(op, node=None, **kwargs):
+    """JAX implementation (numpyro, blackjax, nutpie's JAX backend): the quadrature of
+    ``_poisson_lognormal_kernel`` vectorised over j, its first derivatives as JAX's derivative of π
+    (a custom JVP), so that JAX's samplers differentiate it as PyTensor's gradient does."""
+    import jax
+    import jax.numpy as jnp
+
+    size = op.size
+    nodes, weights = jnp.asarray(_NODES), jnp.asarray(_WEIGHTS)
+
+    def kernel(m, s, count):
+        j = jnp.arange(count, dtype=jnp.float64)
+        start = jnp.where(j == 0, 0.0, j * s)
+        floor = jnp.where(s > 0.0, jnp.maximum(jnp.log(jnp.maximum(j, 1.0)) - m, 0.0) / jnp.where(s > 0, s, 1.0), start)
+        u0 = jnp.where(j == 0, 0.0, jnp.minimum(start, floor))
+
+        def newton(_, u):
+            e = jnp.exp(jnp.minimum(m + s * u, _MAX_LOG_RATE))
+            return u - (u + s * e - j * s) / (1.0 + s * s * e)
+
+        u = jax.lax.fori_loop(0, _JAX_NEWTON_STEPS, newton, u0)
+        tau = 1.0 / jnp.sqrt(1.0 + s * s * jnp.exp(jnp.minimum(m + s * u, _MAX_LOG_RATE)))
+        node_ = u[:, None] + tau[:, None] * nodes[None, :]
+        a = m + s * node_
+        log_p = j[:, None] * a - jnp.exp(jnp.minimum(a, _MAX_LOG_RATE)) - jax.scipy.special.gammaln(j + 1.0)[:, None]
+        terms = weights[None, :] * jnp.exp(log_p - 0.5 * node_**2 + 0.5 * nodes[None, :] ** 2)
+        return tau * terms.sum(axis=1)
+
+    def with_derivatives(m, s):
+        p = kernel(m, s, size + 2)
+        j = jnp.arange(size + 1, dtype=jnp.float64)
+        d1 = j * p[: size + 1] - (j + 1.0) * p[1 : size + 2]
+        k = jnp.arange(size, dtype=jnp.float64)
+        d_s = s * (k * d1[:size] - (k + 1.0) * d1[1 : size + 1])
+        return p[:size], d1[:size], d_s
+
+    @jax.custom_jvp
+    def probabilities(m, s):
+        return with_derivatives(m, s)[0]
+
+    @probabilities.defjvp
+    def _probabilities_jvp(primals, tangents):
+        p, d_m, d_s = with_derivatives(*primals)
+        return p, d_m * tangents[0] + d_s * tangents[1]
+
+    def poisson_lognormal_op(m, s):
+        _, d_m, d_s = with_derivatives(m, s)
+        return probabilities(m, s), jax.lax.stop_gradient(d_m), jax.lax.stop_gradient(d_s)
 
     return poisson_lognormal_op
 

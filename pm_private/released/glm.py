@@ -175,9 +175,10 @@ def glm_model(
             pm.Data(key, value)
         for key, value in extra_data.items():
             pm.Data(key, value)
-        beta = pm.Normal("beta", 0.0, priors["beta_sigma"], dims="feature")
+        # shape as well as dims: static shapes, which JAX needs to split the gradient
+        beta = pm.Normal("beta", 0.0, priors["beta_sigma"], dims="feature", shape=d)
         b = pm.Normal("intercept", 0.0, priors["intercept_sigma"]) if intercept else pt.constant(0.0)
-        mu = pm.Normal("x_mean", 0.0, priors["x_mean_sigma"], dims="feature")
+        mu = pm.Normal("x_mean", 0.0, priors["x_mean_sigma"], dims="feature", shape=d)
         x_chol = lkj_cholesky(d, priors["x_sd_sigma"], priors["x_eta"])
         mean, cov = moments(beta, b, mu, x_chol @ x_chol.T, d)
         n = data["stats_n"]

@@ -29,6 +29,7 @@ from pytensor.graph.op import Op
 from pytensor.link.numba.dispatch.basic import numba_njit
 from scipy.linalg import lapack
 
+from .._engine.jax_dispatch import register_jax_funcify
 from .._engine.numba_cache import register_numba_funcify
 
 __all__ = ["NormalLogp", "normal_logp"]
@@ -157,6 +158,32 @@ def _numba_funcify_normal_logp(op, node=None, **kwargs):
             for j in range(k):
                 grad_cov[i, j] = 0.5 * (alpha[i] * alpha[j] - work[i, j])
         return np.asarray(-0.5 * (quad + log_det + k * _LOG_2PI)), alpha, grad_cov
+
+    return normal_logp_op
+
+
+@register_jax_funcify(NormalLogp)
+def _jax_funcify_normal_logp(op, node=None, **kwargs):
+    """JAX implementation (numpyro, blackjax, nutpie's JAX backend), the same computation as
+    ``_normal_logp_numpy`` with JAX's Cholesky factorisation; differentiable by JAX (its samplers
+    differentiate the log-density themselves)."""
+    import jax.numpy as jnp
+    from jax.scipy.linalg import cho_solve
+
+    def normal_logp_op(value, mean, cov):
+        k = value.shape[0]
+        resid = value - mean
+        chol = jnp.linalg.cholesky(cov)
+        valid = jnp.all(jnp.isfinite(chol)) & jnp.all(jnp.isfinite(resid))
+        safe = jnp.where(valid, chol, jnp.eye(k))
+        inverse = cho_solve((safe, True), jnp.eye(k))
+        alpha = inverse @ resid
+        logp = -0.5 * (resid @ alpha + 2.0 * jnp.sum(jnp.log(jnp.diag(safe))) + k * _LOG_2PI)
+        return (
+            jnp.where(valid, logp, -jnp.inf),
+            jnp.where(valid, alpha, 0.0),
+            jnp.where(valid, 0.5 * (jnp.outer(alpha, alpha) - inverse), 0.0),
+        )
 
     return normal_logp_op
 

@@ -221,3 +221,30 @@ def test_cells_with_their_own_baselines_draw_crossing_curves():
     np.testing.assert_allclose(_replicated_mean(fixed, 4000) / N, expected * 0.5, atol=0.004)
     weibull = survival_model(stats, hazard="weibull", proportional=False)
     assert weibull.named_vars_to_dims["shape"] == ("cell",) and "beta" not in weibull.named_vars
+
+
+def test_without_censoring_before_the_horizon_the_censorings_are_zero_and_a_table_with_some_is_refused():
+    """``censoring="none"``: a study that follows everyone to the horizon.  The replicated table of
+    an exact fit has no censoring before it, its event and survivor probabilities are the event
+    model's alone, and an exact table that does hold censorings is refused, naming the argument."""
+    rng = np.random.default_rng(11)
+    arm = rng.choice(CELLS, N)
+    T = rng.exponential(np.where(arm == "treated", 3.0, 2.0))
+    stats = survival_stats(T, np.ones(N), arm, edges=EDGES, cells=CELLS)  # follow-up to τ: no censoring
+    model = survival_model(stats, censoring="none")
+    assert "censoring" not in model.named_vars and "censoring_step" not in model.named_vars
+    log_rate, share = np.array([-0.7, -0.7, -0.7, -0.7]), np.array([0.5, 0.5])
+    fixed = _fixed(model, beta=[np.log(2 / 3)], baseline=log_rate, cell_share=share)
+    probability = (_replicated_mean(fixed, 2000) / N).reshape(2, -1)
+    J = EDGES.size
+    np.testing.assert_array_equal(probability[:, J : 2 * J], 0.0)
+    # exponential event times at rate e^{−0.7} per horizon unit in the reference cell, 2/3 of it treated
+    for k, rate in enumerate(np.exp(log_rate[0]) * np.array([1.0, 2 / 3])):
+        survival = np.exp(-rate * np.concatenate([[0.0], EDGES]) / EDGES[-1])
+        np.testing.assert_allclose(probability[k, :J], 0.5 * -np.diff(survival), atol=0.005)
+        np.testing.assert_allclose(probability[k, 2 * J], 0.5 * survival[-1], atol=0.005)
+    censored = survival_stats(np.minimum(T, 1.5), T <= 1.5, arm, edges=EDGES, cells=CELLS)
+    with pytest.raises(ValueError, match="censoring"):
+        survival_model(censored, censoring="none")
+    with pytest.raises(ValueError, match="censoring"):
+        survival_model(stats, censoring="uniform")

@@ -31,7 +31,7 @@ def _brute_force(time, event, cell):
     table = np.zeros((len(CELLS), 2 * J + 1))
     for t, e, c in zip(time, event, cell, strict=True):
         k = CELLS.index(c)
-        if t > EDGES[-1]:
+        if t > EDGES[-1] or (t == EDGES[-1] and not e):  # followed event-free to the horizon
             table[k, 2 * J] += 1
             continue
         j = next(j for j in range(J) if t <= EDGES[j])
@@ -41,8 +41,9 @@ def _brute_force(time, event, cell):
 
 def test_counts_follow_the_definition_at_the_interval_ends_and_past_the_horizon():
     time, event, cell = _records(3000)
-    time[:6] = [0.0, 1.0, 2.0, 5.0, 5.0000001, 80.0]
+    time[:8] = [0.0, 1.0, 2.0, 5.0, 5.0000001, 80.0, 5.0, 2.0]
     event[:6] = True  # an event past the horizon counts as event-free at it
+    event[6:8] = False  # a censoring at the horizon too; one at an inner interval end does not
     stats = survival_stats(time, event, cell, edges=EDGES, cells=CELLS)
     np.testing.assert_array_equal(stats.table(), _brute_force(time, event, cell))
     assert stats.n == 3000 and stats.table().sum() == 3000

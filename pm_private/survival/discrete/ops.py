@@ -18,6 +18,7 @@ from pytensor.graph.op import Op
 from pytensor.link.numba.dispatch.basic import numba_njit
 from pytensor.raise_op import CheckAndRaise
 
+from ..._engine.jax_dispatch import register_jax_funcify
 from ..._engine.numba_cache import register_numba_funcify
 from ...privacy.validation import as_float_array
 from .data import check_link
@@ -296,6 +297,42 @@ def _numba_funcify_logit_loss_grad(op, node=None, **kwargs):
     @numba_njit
     def logit_hazard_loss_grad(gamma, eta, interval, event, weight):
         return _logit_loss_grad_kernel(gamma, eta, interval, event, weight)
+
+    return logit_hazard_loss_grad
+
+
+def _jax_logit_loss():
+    """The logit losses in JAX: the masked (n, q) softplus sum (JAX has no compiled loop over the
+    at-risk intervals; memory O(n·q) there).  The records were checked when the model was built;
+    JAX cannot raise inside a compiled function."""
+    import jax
+    import jax.numpy as jnp
+
+    def loss(gamma, eta, interval, event):
+        at_risk = jnp.arange(gamma.shape[0])[None, :] < interval[:, None]
+        survived = jnp.where(at_risk, jax.nn.softplus(gamma[None, :] + eta[:, None]), 0.0).sum(axis=1)
+        last = gamma[interval] + eta
+        return survived + jax.nn.softplus(jnp.where(event == 1, -last, last))
+
+    return loss
+
+
+@register_jax_funcify(_LogitHazardLoss)
+def _jax_funcify_logit_loss(op, node=None, **kwargs):
+    """JAX implementation (numpyro, blackjax, nutpie's JAX backend), differentiable by JAX."""
+    return _jax_logit_loss()
+
+
+@register_jax_funcify(_LogitHazardLossGrad)
+def _jax_funcify_logit_loss_grad(op, node=None, **kwargs):
+    """JAX implementation of the vector-Jacobian product, by JAX's own derivative of the losses."""
+    import jax
+
+    loss = _jax_logit_loss()
+
+    def logit_hazard_loss_grad(gamma, eta, interval, event, weight):
+        _, pullback = jax.vjp(lambda g, e: loss(g, e, interval, event), gamma, eta)
+        return pullback(weight)
 
     return logit_hazard_loss_grad
 

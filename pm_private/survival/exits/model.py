@@ -142,6 +142,7 @@ def survival_model(
     *,
     hazard: str = "piecewise_exponential",
     proportional: bool = True,
+    censoring: str = "random_walk",
     noise_aware: bool | None = None,
     reference: str | None = None,
     beta_sigma: float = 2.0,
@@ -175,6 +176,14 @@ def survival_model(
         baseline (its own ``baseline`` walk, or Weibull ``intercept`` and ``shape``; no ``beta``),
         for hazards that are not proportional (survival curves that cross), at the price of the
         hazard ratio.
+    censoring : {"random_walk", "none"}, default "random_walk"
+        The censoring model: a random walk per cell over the intervals (``censoring``,
+        ``censoring_step``), or ``"none"``, no censoring before the horizon, for a study whose
+        design follows everyone to the horizon (public knowledge of the design: the table's
+        censoring entries are then modelled as zero counts plus noise).  Where censoring before the
+        horizon is rare and the release noisy, a censoring walk fits the positive noise of those
+        entries as censorings, which takes people from the events: survival is then
+        over-estimated, and ``"none"`` is the model of such a design.
     noise_aware : bool, optional
         Model the release's noise (True) or treat the table as exact (False).  Default: True for a
         release, False for an exact table.
@@ -203,7 +212,7 @@ def survival_model(
         Coords ``cell``, ``interval`` (the interval ends), ``feature`` (the non-reference cells)
         and ``exit``.  Variables: ``beta`` (dims ``feature``; when K > 1 and ``proportional``), ``cell_share``, the
         event model's (``baseline`` and ``baseline_step``, or ``intercept`` and ``shape``), the
-        censoring's (``censoring``, ``censoring_step``), the deterministic ``cumulative_hazard``
+        censoring's (``censoring``, ``censoring_step``; none with ``censoring="none"``), the deterministic ``cumulative_hazard``
         (dims ``cell``, ``interval``: the event's, at the interval ends) and ``survival``
         (exp(−cumulative_hazard), S at the interval ends), the observed ``likelihood`` (dims
         ``exit``), and the data ``exit_table``, ``exit_noise_var``, ``stats_n`` (swap them with
@@ -212,8 +221,9 @@ def survival_model(
     Raises
     ------
     ValueError
-        If ``stats`` is not an exit table, ``hazard`` or ``reference`` is unknown, or a prior scale
-        is not finite and > 0.
+        If ``stats`` is not an exit table, ``hazard``, ``censoring`` or ``reference`` is unknown, a
+        prior scale is not finite and > 0, or ``censoring="none"`` is given an exact table that
+        holds censorings before the horizon.
 
     See Also
     --------
@@ -254,6 +264,10 @@ def survival_model(
         raise ValueError(f"stats: survival_model takes an exit table, got {type(stats).__name__}")
     if hazard not in HAZARDS:
         raise ValueError(f"hazard must be one of {list(HAZARDS)}, got {hazard!r}")
+    if censoring not in ("random_walk", "none"):
+        raise ValueError(f"censoring must be 'random_walk' or 'none', got {censoring!r}")
+    if censoring == "none" and isinstance(stats, SurvivalStats) and np.any(np.asarray(stats.censored) > 0):
+        raise ValueError("censoring='none', but the exact table holds censorings before the horizon")
     priors = {
         name: check_positive(name, value)
         for name, value in dict(
@@ -299,9 +313,18 @@ def survival_model(
         share = (
             pm.Dirichlet("cell_share", a=np.full(K, priors["cell_share_alpha"]), dims="cell") if K > 1 else pt.ones(1)
         )
-        censoring = _random_walk(
-            "censoring", centre, priors["censoring_sigma"], priors["censoring_step_sigma"], ("cell", "interval"), (K, J)
-        )
+        if censoring == "none":  # interval hazard (continuous time) and probability (discrete time) 0
+            censor_hazard = censor_probability = pt.zeros((K, J))
+        else:
+            walk = _random_walk(
+                "censoring",
+                centre,
+                priors["censoring_sigma"],
+                priors["censoring_step_sigma"],
+                ("cell", "interval"),
+                (K, J),
+            )
+            censor_hazard, censor_probability = pt.exp(walk) * width, pt.sigmoid(walk)
         per_cell = {} if proportional else {"dims": "cell"}
         walks = (("interval",), (J,)) if proportional else (("cell", "interval"), (K, J))
         if hazard == "weibull":
@@ -310,12 +333,12 @@ def survival_model(
             scale, power = (alpha + effect)[:, None], rho if proportional else rho[:, None]
             cumulative = pt.exp(scale) * pt.as_tensor(ends[1:])[None, :] ** power
             increments = pt.concatenate([cumulative[:, :1], pt.diff(cumulative, axis=-1)], axis=-1)
-            events, censored, survivors = _competing_exits(increments, pt.exp(censoring) * width)
+            events, censored, survivors = _competing_exits(increments, censor_hazard)
         elif hazard == "piecewise_exponential":
             baseline = _random_walk("baseline", centre, priors["baseline_sigma"], priors["baseline_step_sigma"], *walks)
             increments = pt.exp(pt.atleast_2d(baseline) + effect[:, None]) * width
             cumulative = pt.cumsum(increments, axis=-1)
-            events, censored, survivors = _competing_exits(increments, pt.exp(censoring) * width)
+            events, censored, survivors = _competing_exits(increments, censor_hazard)
         else:
             baseline = _random_walk("baseline", centre, priors["baseline_sigma"], priors["baseline_step_sigma"], *walks)
             eta = pt.atleast_2d(baseline) + effect[:, None]
@@ -324,7 +347,7 @@ def survival_model(
             else:
                 h, log_stay = -pt.expm1(-pt.exp(eta)), -pt.exp(eta)
             cumulative = -pt.cumsum(log_stay, axis=-1)
-            events, censored, survivors = _discrete_exits(log_stay, h, pt.sigmoid(censoring))
+            events, censored, survivors = _discrete_exits(log_stay, h, censor_probability)
         cumulative = pm.Deterministic("cumulative_hazard", cumulative, dims=("cell", "interval"))
         pm.Deterministic("survival", pt.exp(-cumulative), dims=("cell", "interval"))
         per_cell = pt.concatenate([events, censored, survivors[:, None]], axis=-1) * share[:, None]

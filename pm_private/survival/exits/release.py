@@ -2,7 +2,7 @@
 
 Every person leaves a study once: by an event or by censoring, in one of J public intervals
 (0, t₁], (t₁, t₂], …, (t_{J−1}, τ] up to a public horizon τ, or alive at τ (follow-up past τ is
-administrative censoring at τ).  Per public cell c (an arm, a sex, an age band) the **exit table**
+administrative censoring at τ; a censoring at τ itself is follow-up to τ, event-free).  Per public cell c (an arm, a sex, an age band) the **exit table**
 counts, over the people of that cell,
 
     events[c, j]     the events in interval j,
@@ -158,12 +158,14 @@ def exit_counts(time, event, cell, ends: np.ndarray, cells: tuple[str, ...]):
     """(events, censored, survivors) of the records, one pass of counting (see the module notes).
 
     A time t ≤ τ falls in the interval j with t_{j−1} < t ≤ t_j (t = 0 in the first); t > τ counts
-    as alive at τ whatever its event flag (administrative censoring at the horizon)."""
+    as alive at τ whatever its event flag (administrative censoring at the horizon), and so does a
+    censoring at t = τ (followed event-free to the horizon, as a censoring at τ means; an event at
+    τ is an event of the last interval)."""
     time, event = check_survival(time, event)
     codes = _cell_codes(cell, cells, time.size)
     K, J = len(cells), ends.size
     interval = np.searchsorted(ends, time, side="left")  # t_{j-1} < t <= t_j -> j (0-based)
-    beyond = interval >= J
+    beyond = (interval >= J) | ((time >= ends[-1]) & (event == 0))
     outcome = np.where(beyond, 2 * J, np.where(event == 1, interval, J + interval))
     counts = np.bincount(codes * (2 * J + 1) + outcome, minlength=K * (2 * J + 1)).reshape(K, 2 * J + 1)
     return counts[:, :J], counts[:, J : 2 * J], counts[:, 2 * J]
