@@ -68,11 +68,13 @@ def study(name: str, releases: int, epsilons, seed: int) -> list[dict]:
 
     import pm_private as pp
     from pm_private.sampling.refit_nuts import RefittableNUTS
-    from pm_private.survival import WeibullLSP, set_survival_stats, survival_stats, weibull_mle
+    from pm_private.survival import WeibullLSP, scale_times, set_survival_stats, survival_stats, weibull_mle
 
     time_, event, horizon = load(name, seed)
     edges = np.linspace(0.0, horizon, J + 1)[1:]
-    mle = weibull_mle(time_, event)
+    # the reference as LSP sees the data: times raised to its public floor e^−ω·τ (ω = 6; flchain
+    # has follow-up times of 0)
+    mle = weibull_mle(scale_times(time_, horizon=horizon, floor=np.exp(-6.0)) * horizon, event)
     with pp.survival_model(survival_stats(time_, event, edges=edges), hazard="weibull"):
         exact = pm.sample(1000, tune=1000, chains=2, cores=1, random_seed=seed, progressbar=False)
     p_exact, lam_exact = (np.median(v) for v in shape_scale(exact, horizon))

@@ -72,3 +72,32 @@ def test_quick_start_numbers_on_a_seeded_release():
     y_test, lower, upper = namespace["y_test"], namespace["lower"], namespace["upper"]
     assert namespace["r2"](namespace["mean"]) > namespace["r2"](namespace["ols_mean"]) - 0.2
     assert 0.75 <= np.mean((lower <= y_test) & (y_test <= upper)) <= 1.0
+
+
+def _self_contained_blocks() -> dict[str, str]:
+    """The README's python examples that need no file, server or earlier block, by what they show."""
+    wanted = {
+        "survival": "release_survival_stats",
+        "elastic net": "DPElasticNetLogisticRegression",
+        "pSGLD": "secure_sample",
+    }
+    blocks = _blocks("python")
+    found = {name: [b for b in blocks if key in b] for name, key in wanted.items()}
+    assert all(len(b) == 1 for b in found.values()), {k: len(v) for k, v in found.items()}
+    return {name: b[0] for name, b in found.items()}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["survival", "elastic net", "pSGLD"])
+def test_an_example_block_runs_on_its_own_within_its_budget(name, capsys):
+    """Each block in a fresh namespace: its own imports, a shipped data set and a budget that
+    covers what it spends."""
+    code = _self_contained_blocks()[name]
+    namespace: dict = {"__name__": "__readme__"}
+    exec(compile(code, f"README.md ({name})", "exec"), namespace)
+    if name == "elastic net":
+        accuracy, majority = (float(v) for v in capsys.readouterr().out.split()[-2:])
+        assert accuracy > majority  # better than predicting the majority class (0.72–0.74 in trials)
+    if name == "pSGLD":
+        assert namespace["budget"].spent.epsilon == pytest.approx(1.0)
+        assert namespace["release"]["posterior"]["f"].shape == (1, 10, 8)
