@@ -1,4 +1,4 @@
-"""Sampling private posteriors: the sanitized-loss exponential mechanism (Nguyên & Hui 2017a), pSGLD (Li et al. 2016) and refittable ADVI and NUTS."""
+"""Sampling private posteriors: the sanitized-loss exponential mechanism (Nguyên & Hui 2017a), pSGLD (Li et al. 2016) and refittable ADVI and NUTS (PyMC's and nutpie's)."""
 
 from .._engine.lazy import attach
 
@@ -14,6 +14,7 @@ _NAMES = {
     "PSGLD": ".psgld",
     "RefittableADVI": ".advi",
     "RefittableNUTS": ".refit_nuts",
+    "RefittableNutpie": ".refit_nutpie",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)
