@@ -248,3 +248,15 @@ def test_without_censoring_before_the_horizon_the_censorings_are_zero_and_a_tabl
         survival_model(censored, censoring="none")
     with pytest.raises(ValueError, match="censoring"):
         survival_model(stats, censoring="uniform")
+
+
+def test_the_weibull_model_states_its_hazard_ratio_as_a_time_ratio():
+    """Proportional Weibull hazards are an accelerated-failure-time model: with H_c(t) =
+    e^{α+β}·t^ρ, T_c has the law of T_ref·e^{−β/ρ}; the model's ``log_time_ratio`` is −β/ρ, and
+    the medians of the fitted curves are in that ratio."""
+    time, event, arm = _trial(300, seed=12)
+    release = release_survival_stats(time, event, arm, edges=EDGES, cells=CELLS, epsilon=1.0, delta=1e-6, rng=3)
+    model = _fixed(survival_model(release, hazard="weibull"), beta=[-0.6], shape=1.5, intercept=0.2)
+    assert float(model["log_time_ratio"].eval()[0]) == pytest.approx(0.4)
+    H = model["cumulative_hazard"].eval()  # (cells, intervals): the treated cell's is e^{−0.6} times
+    np.testing.assert_allclose(H[1] / H[0], np.exp(-0.6))

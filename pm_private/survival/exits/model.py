@@ -211,8 +211,10 @@ def survival_model(
     pymc.Model
         Coords ``cell``, ``interval`` (the interval ends), ``feature`` (the non-reference cells)
         and ``exit``.  Variables: ``beta`` (dims ``feature``; when K > 1 and ``proportional``), ``cell_share``, the
-        event model's (``baseline`` and ``baseline_step``, or ``intercept`` and ``shape``), the
-        censoring's (``censoring``, ``censoring_step``; none with ``censoring="none"``), the deterministic ``cumulative_hazard``
+        event model's (``baseline`` and ``baseline_step``, or ``intercept`` and ``shape``, and with
+        ``beta`` the Weibull model's ``log_time_ratio`` −β_c/ρ: proportional Weibull hazards are
+        the accelerated-failure-time model whose times in cell c are those of the reference cell
+        times e^{−β_c/ρ}, Kalbfleisch & Prentice 2002, §2.3), the censoring's (``censoring``, ``censoring_step``; none with ``censoring="none"``), the deterministic ``cumulative_hazard``
         (dims ``cell``, ``interval``: the event's, at the interval ends) and ``survival``
         (exp(−cumulative_hazard), S at the interval ends), the observed ``likelihood`` (dims
         ``exit``), and the data ``exit_table``, ``exit_noise_var``, ``stats_n`` (swap them with
@@ -330,6 +332,8 @@ def survival_model(
         if hazard == "weibull":
             alpha = pm.Normal("intercept", 0.0, priors["intercept_sigma"], **per_cell)
             rho = pm.LogNormal("shape", 0.0, priors["shape_sigma"], **per_cell)
+            if others:  # the same model as accelerated failure time: T_c = T_ref·e^{−β_c/ρ} in law
+                pm.Deterministic("log_time_ratio", -beta / rho, dims="feature")
             scale, power = (alpha + effect)[:, None], rho if proportional else rho[:, None]
             cumulative = pt.exp(scale) * pt.as_tensor(ends[1:])[None, :] ** power
             increments = pt.concatenate([cumulative[:, :1], pt.diff(cumulative, axis=-1)], axis=-1)
