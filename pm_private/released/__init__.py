@@ -1,6 +1,6 @@
 """Machinery shared by the released-statistics families (linear, logistic, Poisson): the degree-2
 statistic layout, public preprocessing, covariate models, the Gaussian likelihood Op, the
-noise-aware GLM template and Laplace-started NUTS."""
+noise-aware GLM template, Laplace-started NUTS and the replicate check of a fit."""
 
 from .._engine.lazy import attach
 
@@ -28,6 +28,7 @@ _NAMES = {
     "normal_logp": ".likelihood",
     "glm_signal_to_noise": ".glm",
     "glm_signal_to_noise_warning": ".glm",
+    "release_check": ".checking",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)
