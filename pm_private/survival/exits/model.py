@@ -180,10 +180,8 @@ def survival_model(
         The censoring model: a random walk per cell over the intervals (``censoring``,
         ``censoring_step``), or ``"none"``, no censoring before the horizon, for a study whose
         design follows everyone to the horizon (public knowledge of the design: the table's
-        censoring entries are then modelled as zero counts plus noise).  Where censoring before the
-        horizon is rare and the release noisy, a censoring walk fits the positive noise of those
-        entries as censorings, which takes people from the events: survival is then
-        over-estimated, and ``"none"`` is the model of such a design.
+        censoring entries are then modelled as zero counts plus noise, and no walk spends the
+        noise of those entries on censorings the design rules out).
     noise_aware : bool, optional
         Model the release's noise (True) or treat the table as exact (False).  Default: True for a
         release, False for an exact table.
