@@ -24,8 +24,16 @@ def sampled():
         f = pm.Flat("f", dims="feature")
         pm.Deterministic("margin0", y[0] * (pm.math.dot(X[0], f)))  # a function of a record
         sanitized_loss("U", logistic_loss, f, (X, y), epsilon=1.0)
-        idata = pm.sample(
-            draws=30, tune=30, chains=1, random_seed=1, progressbar=False, compute_convergence_checks=False
+        idata = (
+            pm.sample(  # PyMC's sampler, whose recorded lp the test reads (nutpie is PyMC's default where installed)
+                draws=30,
+                tune=30,
+                chains=1,
+                random_seed=1,
+                progressbar=False,
+                compute_convergence_checks=False,
+                nuts_sampler="pymc",
+            )
         )
     return model, idata, X, y
 
