@@ -138,7 +138,9 @@ def test_numba_backend_equals_python_perform():
         for mode in ("FAST_COMPILE", "NUMBA")
     ]
     for got, want in zip(values[1], values[0], strict=True):
-        np.testing.assert_allclose(got, want, rtol=1e-12)
+        # two LAPACK eigendecompositions: gradient entries that cancel to a small value agree to
+        # 1e-12 of the largest entry, not of themselves
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12 * np.abs(want).max())
     one_chol, one_stats = pt.dmatrix("one_chol"), pt.dmatrix("one_stats")
     unbatched = pytensor.function(
         [one_chol, one_stats], frobenius_stats_logp(one_chol, one_stats, 100.0, 2.0), mode="NUMBA"
