@@ -71,18 +71,15 @@ def release_check(idata, model: pm.Model | None = None, *, var_name: str = "like
     model = pm.modelcontext(model)
     if var_name not in model.named_vars or model[var_name] not in model.observed_RVs:
         raise ValueError(f"var_name: the model has no observed variable {var_name!r}")
-    posterior = idata["posterior"] if "posterior" in idata else None
-    if posterior is None:
+    if "posterior" not in idata:
         raise ValueError("idata has no posterior group")
     with model:
         replicated = pm.sample_posterior_predictive(
-            posterior, var_names=[var_name], random_seed=random_seed, progressbar=False
+            idata["posterior"], var_names=[var_name], random_seed=random_seed, progressbar=False
         )
     draws = np.asarray(replicated["posterior_predictive"][var_name])
-    draws = draws.reshape(-1, *draws.shape[2:])
-    observed = np.asarray(model.rvs_to_values[model[var_name]].eval(), dtype=np.float64)
-    draws = draws.reshape(draws.shape[0], -1)
-    observed = observed.ravel()
+    draws = draws.reshape(draws.shape[0] * draws.shape[1], -1)  # (chain·draw, statistic)
+    observed = np.asarray(model.rvs_to_values[model[var_name]].eval(), dtype=np.float64).ravel()
     mean, sd = draws.mean(axis=0), draws.std(axis=0, ddof=1)
     safe = np.where(sd > 0, sd, np.inf)
     z = (observed - mean) / safe

@@ -85,10 +85,7 @@ class RefittableNutpie:
         start = time.perf_counter()
         self.compiled = nutpie.compile_pymc_model(model, backend="numba")
         self.compile_time = time.perf_counter() - start
-        self._data = sorted(
-            {var.name for var in self.compiled.shared_var_keys if var.name in model.named_vars}
-            & {var.name for var in model.data_vars}
-        )
+        self._data = sorted({var.name for var in self.compiled.shared_var_keys} & {var.name for var in model.data_vars})
         self.draws, self.tune, self.chains, self.cores = int(draws), int(tune), int(chains), int(cores)
         self.seed, self.target_accept = int(random_seed), float(target_accept)
         self.times: list[float] = []
