@@ -332,7 +332,8 @@ class Paths:
                 )
             else:
                 build = pm_private.logistic_model if self.family == "logistic" else pm_private.poisson_model
-                model = build(stats, x_sample=Xp if path == "alt" else None)
+                # the default takes the public rows the release's preprocessing kept as the covariates' law
+                model = build(stats, x_sample=None) if path == "alt" else build(stats)
                 fitter = Fitter(model, draws=a.draws, tune=a.tune, seed=a.seed)
             self.cache[key] = fitter
             print(f"    (built {path} model d = {cell['d']} in {time.perf_counter() - start:.0f} s)", flush=True)
@@ -342,9 +343,9 @@ class Paths:
         if self.family == "linear":
             set_linear_stats("likelihood", stats, fitter.model)
         elif self.family == "logistic":
-            set_logistic_stats(stats, fitter.model, x_sample=Xp if path == "alt" else None)
+            set_logistic_stats(stats, fitter.model)
         else:
-            set_poisson_stats(stats, fitter.model, x_sample=Xp if path == "alt" else None)
+            set_poisson_stats(stats, fitter.model)
 
     def run_cell(self, cell, reps, rng, paths, alt_reps=None):
         fam = self.family
@@ -357,7 +358,7 @@ class Paths:
                 prep = pm_private.Preprocessing.from_public(Xp, yp)
                 sy, cy = prep.y_scale, prep.y_center
             else:
-                prep = pm_private.Preprocessing(x_center=Xp.mean(axis=0), x_scale=Xp.std(axis=0))
+                prep = pm_private.Preprocessing.from_public(Xp)  # keeps the public rows
                 sy, cy = 1.0, 0.0
             sx, cx = np.asarray(prep.x_scale), np.asarray(prep.x_center)
             bound = cell["ratio"] * np.sqrt(np.mean(np.sum(((Xp - cx) / sx) ** 2, axis=1)))
@@ -434,7 +435,7 @@ def main(argv=None):
         cells = [c for c in cells if c[0] in quick.get(args.family, quick["logistic"])]
     if args.cells:
         cells = [c for c in cells if c[0] in args.cells]
-    alt_name = {"linear": 'x_cov="wishart"', "logistic": "x_sample=public", "poisson": "x_sample=public"}
+    alt_name = {"linear": 'x_cov="wishart"', "logistic": "x_sample=None", "poisson": "x_sample=None"}
     header = (
         "| cell | d | n | ε | ratio | law | β | reps | path | cov50 (se) | cov90 (se) | w90 | fit90 | icpt90 "
         "| gram_snr | scaled | fit s | div | misses |"

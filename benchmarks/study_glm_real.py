@@ -89,6 +89,7 @@ from sklearn.preprocessing import PowerTransformer
 from threadpoolctl import threadpool_limits
 
 from benchmarks.bench_calibration_glm import Fitter
+from pm_private.datasets import split_keeping_identical_rows
 from pm_private.logistic import (
     DPElasticNetLogisticRegression,
     logistic_bounds,
@@ -98,8 +99,10 @@ from pm_private.logistic import (
 )
 from pm_private.poisson import poisson_bounds, poisson_model, release_poisson_stats, set_poisson_stats
 from pm_private.privacy.primitives import project_rows
+from pm_private.released.preprocessing import Preprocessing
 
 DELTA = 1e-6
+DATA_SETS = ("breast_cancer", "fair", "randhie", "randhie_any")
 METRICS = ["log loss", "AUC", "accuracy", "deviance", "log pred.", "coef cover", "fit s", "divergent"]
 
 
@@ -116,6 +119,8 @@ def load(name: str, d: int):
         frame = sm.datasets.fair.load_pandas().data
         return frame.drop(columns="affairs").to_numpy(float), (frame["affairs"] > 0).astype(int).to_numpy(), "binary"
     frame = sm.datasets.randhie.load_pandas().data
+    if name == "randhie_any":  # any outpatient visit in the year: a binary outcome at n = 20,190
+        return frame.drop(columns="mdvis").to_numpy(float), (frame["mdvis"] > 0).astype(int).to_numpy(), "binary"
     return frame.drop(columns="mdvis").to_numpy(float), frame["mdvis"].to_numpy(int), "count"
 
 
@@ -128,6 +133,7 @@ def split(
     pca: bool,
     *,
     transform: str = "yeo-johnson",
+    test_share: float = 0.3,
 ):
     """Public preprocessing from the public rows only.
 
@@ -138,9 +144,15 @@ def split(
     public principal components scaled to unit variance.  Returns (private X, y), (test X, y),
     (public X, y), every X after the map (no row projected).
     """
-    order = rng.permutation(len(y))
-    n_public, n_test = int(public * len(y)), int(0.3 * len(y))
-    pub, test, private = order[:n_public], order[n_public : n_public + n_test], order[n_public + n_test :]
+    groups = len(np.unique(X, axis=0))
+    if groups == len(y):
+        order = rng.permutation(len(y))
+        n_public, n_test = (int(public * len(y)) if public < 1 else int(public)), int(test_share * len(y))
+        pub, test, private = order[:n_public], order[n_public : n_public + n_test], order[n_public + n_test :]
+    else:  # identical rows (randhie: a person's years) stay together; the public rows are distinct people
+        n_public = int(public * groups) if public < 1 else int(public)
+        pub, test, private = split_keeping_identical_rows(X, rng, [n_public, int(test_share * groups)], count="groups")
+        pub = pub[np.unique(X[pub], axis=0, return_index=True)[1]]  # one row per person
     if transform == "yeo-johnson":
         power = PowerTransformer(method="yeo-johnson", standardize=True).fit(X[pub])
         columns = power.transform
@@ -287,11 +299,21 @@ def write(folder: str, scores: pd.DataFrame, lines: list, releases: int) -> None
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", nargs="+", default=["breast_cancer", "fair", "randhie"])
+    parser.add_argument(
+        "--data", nargs="+", default=["breast_cancer", "fair", "randhie"], choices=DATA_SETS, metavar="DATA"
+    )
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.5, 1.0, 2.0, 5.0])
     parser.add_argument("--releases", type=int, default=20)
     parser.add_argument("--d", type=int, default=5, help="principal components of breast cancer")
-    parser.add_argument("--public", type=float, default=0.1, help="share of public rows")
+    parser.add_argument("--public", type=float, default=0.1, help="share of public rows (≥ 1: their number)")
+    parser.add_argument(
+        "--covariate-law",
+        choices=("public", "gaussian"),
+        default="public",
+        help="public: the release carries the public rows (after the map) and the models take them as the "
+        "covariates' law (the library's default); gaussian: x_sample=None",
+    )
+    parser.add_argument("--test", type=float, default=0.3, help="share of held-out rows")
     parser.add_argument("--y-bound", type=int, default=20)
     parser.add_argument(
         "--transform",
@@ -349,7 +371,7 @@ def main(argv=None):
         rng = np.random.default_rng(args.seed)
         X, y, kind = load(name, args.d)
         (X_private, yp), (X_test, yt), (X_public, y_public) = split(
-            X, y, rng, args.public, args.d, pca=name == "breast_cancer", transform=args.transform
+            X, y, rng, args.public, args.d, pca=name == "breast_cancer", transform=args.transform, test_share=args.test
         )
         if args.release_seed is not None:  # the same split, other releases
             rng = np.random.default_rng([args.seed, args.release_seed])
@@ -382,17 +404,31 @@ def main(argv=None):
             say("    non-private: " + ", ".join(f"{k} {v:.3f}" for k, v in baseline.items()))
             l1_bound = bound * np.sqrt(Xp.shape[1])  # the ℓ1 ball holding the ℓ2 ball of radius Bx
             records.append({"data": name, "epsilon": eps, "release": 0, "method": "non-private", **baseline})
+            carried = Preprocessing(x_public=X_public)  # the public rows after the map; the identity map
             for release_index in range(args.releases):
                 if binary:
-                    release = release_logistic_stats(Xp, yp, epsilon=eps, delta=DELTA, x_bound=bound, rng=rng)
+                    release = release_logistic_stats(
+                        Xp, yp, epsilon=eps, delta=DELTA, x_bound=bound, preprocessing=carried, rng=rng
+                    )
                 else:
                     release = release_poisson_stats(
-                        Xp, yp, epsilon=eps, delta=DELTA, x_bound=bound, y_bound=args.y_bound, rng=rng
+                        Xp,
+                        yp,
+                        epsilon=eps,
+                        delta=DELTA,
+                        x_bound=bound,
+                        y_bound=args.y_bound,
+                        preprocessing=carried,
+                        rng=rng,
                     )
                 if fitter is None:
                     build = logistic_model if binary else poisson_model
                     prior = {} if args.beta_sigma is None else {"beta_sigma": args.beta_sigma}
+                    if args.covariate_law == "gaussian":
+                        prior["x_sample"] = None
                     model = build(release, **prior)
+                    law = "the public rows" if "x_sample_whitened" in model else "Gaussian"
+                    say(f"    covariate law: {law} ({len(X_public)} public rows)")
                     seed = args.seed if args.release_seed is None else 1_000_000 * args.release_seed
                     fitter = Fitter(model, draws=args.draws, tune=args.tune, seed=seed)
                 for label, aware in (("noise-aware", True), ("naive", False)):

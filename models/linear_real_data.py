@@ -96,6 +96,7 @@ from pm_private import (
     release_linear_stats_laplace,
     tune_bounds,
 )
+from pm_private.datasets import split_keeping_identical_rows
 from pm_private.linear.clipping import clip_report
 from pm_private.linear.model import gibbs_regression, linear_model, project_psd, set_linear_stats
 from pm_private.linear.predict import _apply, beta_draws, prediction_transform, r_squared, spearman
@@ -349,10 +350,17 @@ def run(
         rng = np.random.default_rng(seed)
         fitters = {}
         tuned = {}
+        people = len(np.unique(X, axis=0))
         for rep in range(releases):
-            order = rng.permutation(n)
-            n_test = int(test_fraction * n)
-            test, public, private = order[:n_test], order[n_test : n_test + N_PUBLIC], order[n_test + N_PUBLIC :]
+            if people == n:
+                order = rng.permutation(n)
+                n_test = int(test_fraction * n)
+                test, public, private = order[:n_test], order[n_test : n_test + N_PUBLIC], order[n_test + N_PUBLIC :]
+            else:  # identical rows (randhie: a person's years) stay together; one public row per person
+                test, public, private = split_keeping_identical_rows(
+                    X, rng, [int(test_fraction * people), N_PUBLIC], count="groups"
+                )
+                public = public[np.unique(X[public], axis=0, return_index=True)[1]]
             prep = Preprocessing.from_public(X[public], y[public])
             Xp, yp = X[private], y[private]
             Xs, ys = prep.transform_x(Xp), prep.transform_y(yp)

@@ -244,7 +244,7 @@ def public_preprocessing(parser, args, features: list[str], *, response: bool = 
             parser.error(f"--standardize-from {str(args.standardize_from)!r} needs at least 2 rows")
         mean, sd = values.mean(axis=0), values.std(axis=0)
         sd = np.where(sd > 0, sd, 1.0)  # a constant public column is centred, not scaled
-        derived = {"x_center": mean[:-1], "x_scale": sd[:-1]}
+        derived = {"x_center": mean[:-1], "x_scale": sd[:-1], "x_public": values[:, :-1]}
         if response:
             derived.update(y_center=mean[-1], y_scale=sd[-1])
     chosen = {k: v for k, v in {**derived, **{k: v for k, v in constants.items() if v is not None}}.items()}
@@ -288,9 +288,11 @@ def refuse_private_as_public(parser, args) -> None:
 
 
 def refuse_shared_rows(parser, args, private_rows) -> None:
-    """A usage error when a row of the ``--standardize-from`` table (over the columns used, read as
-    DATA is read, each value to about 12 significant digits) is also a row of DATA; the count is
-    named, no row is printed.  Call it once DATA is read, before the ledger is opened or anything
+    """A usage error when rows of the ``--standardize-from`` table (over the columns used, read as
+    DATA is read, each value to about 12 significant digits) are shown to be rows of DATA
+    (:func:`pm_private.released.shared_row_count`: equal to a row that occurs once only in DATA,
+    or the public table contained in DATA with at least half its rows); the count is named, no
+    row is printed.  Call it once DATA is read, before the ledger is opened or anything
     is spent.
 
     Parameters
@@ -298,23 +300,12 @@ def refuse_shared_rows(parser, args, private_rows) -> None:
     private_rows : numpy.ndarray
         DATA's rows over the same columns, in the same order, as the public table was read.
     """
-    import hashlib
-
-    import numpy as np
+    from ..released.preprocessing import shared_row_count
 
     public_rows = getattr(args, "public_rows", None)
     if public_rows is None:
         return
-
-    def hashes(rows):
-        # Each value to 40 bits of mantissa (about 12 significant digits) with its exponent, so that a
-        # copy written with other digits (a CSV re-saved) still matches; -0.0 and 0.0 alike.
-        mantissa, exponent = np.frexp(np.asarray(rows, dtype=np.float64))
-        keys = np.ascontiguousarray(np.stack([np.round(mantissa * 2.0**40).astype(np.int64), exponent], axis=-1))
-        return [hashlib.blake2b(row.tobytes(), digest_size=16).digest() for row in keys]
-
-    private = set(hashes(private_rows))
-    shared = sum(digest in private for digest in hashes(public_rows))
+    shared = shared_row_count(public_rows, private_rows)
     if shared:
         parser.error(
             f"--standardize-from {str(args.standardize_from)!r} shares {shared} of its {len(public_rows)} rows with "

@@ -16,6 +16,7 @@ _NAMES = {
     "FLCHAIN_HORIZON_DAYS": ".flchain",
     "SurvivalDataset": ".flchain",
     "load_flchain": ".flchain",
+    "split_keeping_identical_rows": ".splits",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)

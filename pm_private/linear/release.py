@@ -79,7 +79,7 @@ from ..privacy.validation import (
 )
 from ..released.family import Family
 from ..released.noise_plan import NoisePlan, gaussian_query, laplace_query, laplace_sd
-from ..released.preprocessing import Preprocessing
+from ..released.preprocessing import Preprocessing, check_public_rows
 from .accumulate import CHUNK_VALUES, NonFiniteRow, accumulate, first_non_finite_row
 from .stats import LinearStats, frobenius_weights, stat_vector
 
@@ -584,6 +584,7 @@ def release_linear_stats_laplace(
         n, d = X.shape
         y = as_vector(y, n)
         if preprocessing is not None:
+            check_public_rows(preprocessing, X)
             X = preprocessing.transform_x(X)
             y = preprocessing.transform_y(y)
 
@@ -1056,6 +1057,7 @@ def release_linear_stats(
     n, d = X.shape
     y = as_vector(y, n)
     if preprocessing is not None:
+        check_public_rows(preprocessing, X)
         X = preprocessing.transform_x(X)
         y = preprocessing.transform_y(y)
     bad = first_non_finite_row(X, 0, n)

@@ -6,7 +6,7 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from ..privacy.validation import check_bool
-from ..released.glm import glm_arrays, glm_model, set_glm_stats
+from ..released.glm import PUBLIC_ROWS, glm_arrays, glm_model, set_glm_stats
 from .moments import logistic_stat_moments
 from .release import LOGISTIC
 
@@ -24,7 +24,7 @@ def logistic_model(
     x_mean_sigma: float = 1.0,
     x_sd_sigma: float = 1.0,
     x_eta: float = 2.0,
-    x_sample=None,
+    x_sample=PUBLIC_ROWS,
 ) -> pm.Model:
     """Bayesian logistic regression on released statistics, with the release noise marginalised.
 
@@ -36,7 +36,9 @@ def logistic_model(
     with priors β ~ N(0, ``beta_sigma``² I), b ~ N(0, ``intercept_sigma``²),
     μ ~ N(0, ``x_mean_sigma``² I) and Σx from ``pm_private.released.covariates.lkj_cholesky``
     (standard deviations HalfNormal(``x_sd_sigma``), correlations LKJ(``x_eta``) through their
-    partial correlations); with ``x_sample``, x follows the public rows' shape instead (below).  The release r of the statistics t(x, y) = (x, y, upper(xxᵀ), y·x)
+    partial correlations); with public rows (``x_sample``, by default those the release's
+    preprocessing kept), x follows their shape instead (below).  The release r of the statistics
+    t(x, y) = (x, y, upper(xxᵀ), y·x)
     summed over the n records is modelled by the central-limit normal of the true statistics plus
     the release's Gaussian noise of variances v:
 
@@ -68,16 +70,20 @@ def logistic_model(
         Scale of the HalfNormal prior of the covariate standard deviations.
     x_eta : float, default 2.0
         LKJ shape of the covariate correlations (1: uniform).
-    x_sample : array_like, shape (m, d), optional
-        **Public** covariate rows (raw, as passed to the release: the release's preprocessing and
-        row projection are applied here), m ≥ d + 2.  The means of y and y·x are then computed
-        under the public rows' law moved affinely onto (μ, Σx) instead of the Gaussian law, with the
-        Monte Carlo variance of that estimate added (``pm_private.released.glm`` module notes).
-        Use it when covariates are binary, categorical or skewed: with the Gaussian law the
-        posterior is biased by a share of the statistics that does not shrink with n.  The rows
-        must be public (nothing here can check that) and like the private rows.  The intervals
-        are wider, and the posterior is skewed (sample it; its mode is no summary) and harder to
-        sample; the coverage it gives is measured on the documentation's model-selection page.
+    x_sample : "public", None or array_like of shape (m, d), default "public"
+        The covariates' law.  An array: **public** covariate rows (raw, as passed to the release:
+        the release's preprocessing and row projection are applied here), m ≥ d + 2; the means of
+        y and y·x are then computed under the public rows' law moved affinely onto (μ, Σx) instead
+        of the Gaussian law, with the Monte Carlo variance of that estimate added
+        (``pm_private.released.glm`` module notes).  ``"public"``: the public rows the release's
+        preprocessing kept (:meth:`pm_private.Preprocessing.from_public`), or the Gaussian law
+        when it kept none (with a ``CovariateLawWarning`` when they cannot serve: fewer than
+        d + 2, or a column without spread).  None: the Gaussian law.  With the Gaussian law the
+        posterior is biased on binary, categorical or skewed covariates by a share of the
+        statistics that does not shrink with n; with public rows the intervals are wider, the
+        posterior is skewed (sample it; its mode is no summary), and they must be like the
+        private rows.  The coverage of both is measured on the documentation's model-selection
+        page.  The law is fixed when the model is built.
 
     Returns
     -------
@@ -121,7 +127,7 @@ def logistic_model(
     Building the model limits BLAS to one thread in the process while it lives (small dense
     algebra).  Known limits: the projection of rows onto the ``x_bound`` ball is not modelled (a
     bound from :func:`logistic_bounds` keeps the projected share small and falling with n);
-    without ``x_sample`` the covariates are modelled as Gaussian, and on binary or skewed
+    without public rows the covariates are modelled as Gaussian, and on binary or skewed
     covariates the intervals then miss the full-data coefficients more often as n grows (the
     degree-2 statistics do not determine the fit there: module notes of
     ``pm_private.released.glm``).
@@ -174,7 +180,7 @@ def _logistic_link_mean(a):
     return pt.tanh(0.5 * a)
 
 
-def set_logistic_stats(stats, model: pm.Model | None = None, *, noise_aware: bool = True, x_sample=None) -> None:
+def set_logistic_stats(stats, model: pm.Model | None = None, *, noise_aware: bool = True, x_sample=PUBLIC_ROWS) -> None:
     """Replace the statistics of a :func:`logistic_model` (same d), e.g. to refit without recompiling.
 
     Parameters
@@ -185,9 +191,10 @@ def set_logistic_stats(stats, model: pm.Model | None = None, *, noise_aware: boo
         The model (default: the model of the current context).
     noise_aware : bool, default True
         As in :func:`logistic_model`.
-    x_sample : array_like, shape (m, d), optional
-        New public covariate rows for a model built with ``x_sample`` (same m); None keeps the
-        model's.
+    x_sample : "public", None or array_like of shape (m, d), default "public"
+        For a model built with public rows as the covariates' law: new rows (same m), or
+        ``"public"`` for those the new release's preprocessing kept (the model's are kept when it
+        kept none); None keeps the model's.  A model built with the Gaussian law keeps it.
 
     Raises
     ------

@@ -8,7 +8,7 @@ import pytensor.tensor as pt
 from scipy.special import gammaln
 
 from ..privacy.validation import check_bool
-from ..released.glm import glm_arrays, glm_model, set_glm_stats
+from ..released.glm import PUBLIC_ROWS, glm_arrays, glm_model, set_glm_stats
 from .moments import poisson_stat_moments
 from .release import POISSON
 
@@ -26,7 +26,7 @@ def poisson_model(
     x_mean_sigma: float = 1.0,
     x_sd_sigma: float = 1.0,
     x_eta: float = 2.0,
-    x_sample=None,
+    x_sample=PUBLIC_ROWS,
 ) -> pm.Model:
     """Bayesian Poisson regression on released statistics, with the release noise marginalised.
 
@@ -38,7 +38,8 @@ def poisson_model(
     of which the release saw the clipped count ỹ = min(y, B), with priors β ~ N(0, ``beta_sigma``² I),
     b ~ N(0, ``intercept_sigma``²), μ ~ N(0, ``x_mean_sigma``² I) and Σx from
     ``pm_private.released.covariates.lkj_cholesky`` (standard deviations HalfNormal(``x_sd_sigma``),
-    correlations LKJ(``x_eta``) through their partial correlations).  The release r of the
+    correlations LKJ(``x_eta``) through their partial correlations); with public rows (``x_sample``,
+    by default those the release's preprocessing kept), x follows their shape instead.  The release r of the
     statistics t(x, ỹ) = (x, ỹ, upper(xxᵀ), ỹ·x) summed over the n records is modelled by the
     central-limit normal of the true statistics plus the release's Gaussian noise of variances v:
 
@@ -71,10 +72,11 @@ def poisson_model(
         Scale of the HalfNormal prior of the covariate standard deviations.
     x_eta : float, default 2.0
         LKJ shape of the covariate correlations (1: uniform).
-    x_sample : array_like, shape (m, d), optional
-        **Public** covariate rows (raw), m ≥ d + 2: the means of ỹ and ỹ·x under the public rows'
-        law moved onto (μ, Σx) instead of the Gaussian law, with the Monte Carlo variance of that
-        estimate added; as in :func:`pm_private.logistic_model`.
+    x_sample : "public", None or array_like of shape (m, d), default "public"
+        The covariates' law, as in :func:`pm_private.logistic_model`: public covariate rows (raw),
+        m ≥ d + 2, under whose law moved onto (μ, Σx) the means of ỹ and ỹ·x are taken, with the
+        Monte Carlo variance of that estimate added; ``"public"`` for the rows the release's
+        preprocessing kept (the Gaussian law when it kept none); None for the Gaussian law.
 
     Returns
     -------
@@ -115,7 +117,7 @@ def poisson_model(
     gradient is O(k³ + B), k = 2d + 1 + d(d+1)/2, independent of n.  Building the model limits BLAS
     to one thread in the process while it lives.  Known limits: the projection of rows onto the
     ``x_bound`` ball is not modelled (a bound from :func:`poisson_bounds` keeps the projected share
-    small and falling with n), without ``x_sample`` the covariates are modelled as Gaussian
+    small and falling with n), without public rows the covariates are modelled as Gaussian
     (biased on binary or skewed covariates at large n; module notes of ``pm_private.released.glm``),
     and there is no exposure offset.
 
@@ -173,7 +175,7 @@ def clipped_count_mean(a, y_bound: int):
     return float(y_bound) - (probabilities * (y_bound - j)).sum(axis=-1)
 
 
-def set_poisson_stats(stats, model: pm.Model | None = None, *, noise_aware: bool = True, x_sample=None) -> None:
+def set_poisson_stats(stats, model: pm.Model | None = None, *, noise_aware: bool = True, x_sample=PUBLIC_ROWS) -> None:
     """Replace the statistics of a :func:`poisson_model` (same d and count bound), e.g. to refit
     without recompiling.
 
@@ -185,8 +187,8 @@ def set_poisson_stats(stats, model: pm.Model | None = None, *, noise_aware: bool
         The model (default: the model of the current context).
     noise_aware : bool, default True
         As in :func:`poisson_model`.
-    x_sample : array_like, shape (m, d), optional
-        New public covariate rows for a model built with ``x_sample`` (same m); None keeps the model's.
+    x_sample : "public", None or array_like of shape (m, d), default "public"
+        As in :func:`set_logistic_stats`.
 
     Raises
     ------

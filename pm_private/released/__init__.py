@@ -27,6 +27,8 @@ _NAMES = {
     "laplace_start": ".sampling",
     "normal_logp": ".likelihood",
     "glm_signal_to_noise": ".glm",
+    "CovariateLawWarning": ".glm",
+    "shared_row_count": ".preprocessing",
     "glm_signal_to_noise_warning": ".glm",
     "release_check": ".checking",
 }

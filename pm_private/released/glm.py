@@ -68,6 +68,8 @@ from .family import (
 from .likelihood import normal_logp
 
 __all__ = [
+    "CovariateLawWarning",
+    "PUBLIC_ROWS",
     "glm_arrays",
     "glm_signal_to_noise",
     "glm_signal_to_noise_warning",
@@ -75,10 +77,19 @@ __all__ = [
     "jackknife_samples",
     "interval_table",
     "linear_predictor_draws",
+    "resolve_x_sample",
     "sample_law_moments",
     "set_glm_stats",
     "whitened_sample",
 ]
+
+#: The default ``x_sample`` of the GLM models: the public rows the release's preprocessing kept.
+PUBLIC_ROWS = "public"
+
+
+class CovariateLawWarning(UserWarning):
+    """The public rows a release carries cannot serve as the covariates' law (too few, or a column
+    without spread), and a GLM model falls back to the Gaussian law."""
 
 
 def glm_arrays(stats, family: Family, noise_aware: bool) -> dict[str, np.ndarray]:
@@ -147,7 +158,17 @@ def glm_signal_to_noise_warning(figures: dict) -> str | None:
 
 
 def glm_model(
-    stats, arrays, moments, *, family, intercept, feature_names, priors, extra_data, x_sample=None, link_mean=None
+    stats,
+    arrays,
+    moments,
+    *,
+    family,
+    intercept,
+    feature_names,
+    priors,
+    extra_data,
+    x_sample=PUBLIC_ROWS,
+    link_mean=None,
 ) -> pm.Model:
     """The noise-aware model of released statistics shared by the GLMs: priors, covariate model,
     and the normal likelihood r ~ N(n·m(θ), n·V(θ) + diag(v)) with the moments of ``moments``.
@@ -163,6 +184,7 @@ def glm_model(
     if len(names) != d or len(set(names)) != d:
         raise ValueError(f"feature_names must be {d} distinct names, one per feature, got {len(names)}")
     x_bound = np.inf if stats.x_bound is None else stats.x_bound
+    x_sample = resolve_x_sample(x_sample, stats)
     if np.any(arrays["stats_noise_var"] > 0):
         message = glm_signal_to_noise_warning(glm_signal_to_noise(stats))
         if message is not None:
@@ -202,6 +224,39 @@ def glm_model(
         )
     hold_one_blas_thread_while(model)
     return model
+
+
+def _public_rows(stats):
+    return getattr(getattr(stats, "preprocessing", None), "x_public", None)
+
+
+def resolve_x_sample(x_sample, stats):
+    """The covariate rows a GLM model takes as the covariates' law, or None for the Gaussian law.
+
+    ``"public"`` (the default): the public rows the release's preprocessing kept
+    (:meth:`pm_private.Preprocessing.from_public`), when there are some and they can be whitened
+    (at least d + 2 rows, every column with spread after the release's preprocessing and row
+    projection); where they cannot, a :class:`CovariateLawWarning` says why and the Gaussian law is
+    used.  None: the Gaussian law.  An array: those rows (refused with a ValueError where they cannot
+    serve)."""
+    if isinstance(x_sample, str):
+        if x_sample != PUBLIC_ROWS:
+            raise ValueError(f"x_sample must be 'public', None or a table of public rows, got {x_sample!r}")
+        rows = _public_rows(stats)
+        if rows is None:
+            return None
+        try:
+            whitened_sample(rows, stats)
+        except ValueError as error:
+            warnings.warn(
+                f"the release's public rows cannot serve as the covariates' law ({error}); the Gaussian law is "
+                "used, whose intervals miss more often as n grows on binary or skewed covariates",
+                CovariateLawWarning,
+                stacklevel=4,
+            )
+            return None
+        return rows
+    return x_sample
 
 
 def whitened_sample(x_sample, stats, *, ridge: bool = False) -> np.ndarray:
@@ -315,7 +370,7 @@ def _normal_dist(mean, cov, size):
     return pm.MvNormal.dist(mean, cov, size=size)
 
 
-def set_glm_stats(stats, model, family, noise_aware, x_sample=None, **extra) -> None:
+def set_glm_stats(stats, model, family, noise_aware, x_sample=PUBLIC_ROWS, **extra) -> None:
     model = pm.modelcontext(model)
     arrays = glm_arrays(stats, family, check_bool("noise_aware", noise_aware))
     if arrays["degree2_vector"].shape != model["degree2_vector"].get_value().shape:
@@ -325,8 +380,14 @@ def set_glm_stats(stats, model, family, noise_aware, x_sample=None, **extra) -> 
             raise ValueError(f"stats: {key} is {value}, the model's {model[key].get_value()} (build a new model)")
     x_bound = np.float64(np.inf if stats.x_bound is None else stats.x_bound)
     new = {**arrays, **_preprocessing_arrays(stats), "x_bound": x_bound}
+    built_with_rows = "x_sample_whitened" in model
+    if isinstance(x_sample, str):
+        if x_sample != PUBLIC_ROWS:
+            raise ValueError(f"x_sample must be 'public', None or a table of public rows, got {x_sample!r}")
+        # the law is fixed when the model is built: new public rows replace the model's, if it has some
+        x_sample = _public_rows(stats) if built_with_rows else None
     if x_sample is not None:
-        if "x_sample_whitened" not in model:
+        if not built_with_rows:
             raise ValueError("x_sample: the model was built without one (build a new model)")
         whitened = whitened_sample(x_sample, stats)
         if whitened.shape != model["x_sample_whitened"].get_value().shape:

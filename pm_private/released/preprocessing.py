@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..privacy.validation import as_float_array
+from ..privacy.validation import as_float_array, check_bool
 
-__all__ = ["check_glm_preprocessing", "Preprocessing", "preprocess"]
+__all__ = ["check_glm_preprocessing", "check_public_rows", "Preprocessing", "preprocess", "shared_row_count"]
 
 
 def preprocess(X, *, center=None) -> np.ndarray:
@@ -90,18 +90,25 @@ class Preprocessing:
         The public centre of the response.
     y_scale : float, default 1.0
         The public scale of the response, > 0.
+    x_public : array_like, shape (m, d), optional
+        Public covariate rows on the original scale (those the constants were estimated from:
+        :meth:`from_public` keeps them).  They travel with the release and are written to release
+        files as they are; the logistic and Poisson models take them as the covariates' law, and
+        a release refuses private rows that are also among them.
 
     Raises
     ------
     ValueError
         If a constant is not finite, has more than one dimension or is an empty vector, a scale
-        is not > 0, or ``x_center`` and ``x_scale`` are vectors of different lengths.
+        is not > 0, ``x_center`` and ``x_scale`` are vectors of different lengths, or
+        ``x_public`` is not a finite 2-D table of as many columns as the vector constants.
     """
 
     x_center: np.ndarray | float | None = None
     x_scale: np.ndarray | float | None = None
     y_center: float = 0.0
     y_scale: float = 1.0
+    x_public: np.ndarray | None = None
 
     def __post_init__(self):
         for name in ("x_center", "x_scale"):
@@ -123,6 +130,14 @@ class Preprocessing:
             raise ValueError(
                 f"x_center and x_scale must have the same length, got {lengths['x_center']} and {lengths['x_scale']}"
             )
+        if self.x_public is not None:
+            rows = np.array(self.x_public, dtype=np.float64)
+            if rows.ndim != 2 or rows.shape[0] == 0 or not np.isfinite(rows).all():
+                raise ValueError(f"x_public must be a finite 2-D table of public rows (m, d), got shape {rows.shape}")
+            if lengths and rows.shape[1] != next(iter(lengths.values())):
+                raise ValueError(f"x_public has {rows.shape[1]} columns, x_center and x_scale {max(lengths.values())}")
+            rows.flags.writeable = False
+            object.__setattr__(self, "x_public", rows)
         for name in ("y_center", "y_scale"):
             value = float(getattr(self, name))
             if not np.isfinite(value) or (name == "y_scale" and value <= 0):
@@ -130,30 +145,37 @@ class Preprocessing:
             object.__setattr__(self, name, value)
 
     @classmethod
-    def from_public(cls, X, y) -> Preprocessing:
+    def from_public(cls, X, y=None, *, keep_rows: bool = True) -> Preprocessing:
         """Centre and scale estimated from **public** rows: column means and standard deviations
         of ``X`` (a column without spread keeps scale 1) and the mean and standard deviation of
-        ``y``.
+        ``y`` (without ``y``, the response is left as it is: the logistic and Poisson releases,
+        whose labels and counts are not rescaled).
 
         The rows must be public (a published sample, rows whose owners consented, a pilot
-        study): the constants are released with every release that uses them, without noise.
-        Nothing here can check that: given the private rows themselves, their exact means and
-        standard deviations would be published (the command line's ``--standardize-from``
-        refuses its private input file and overlapping rows; see ``docs/privacy.md``).  A few dozen rows
-        suffice; the estimate need not be good, only public, since the release's bounds are set
-        on the scale it defines.
+        study): the constants, and with ``keep_rows`` the covariate rows themselves, are
+        released with every release that uses them, without noise.  A release refuses private
+        data that share a row with the kept public rows (so the private table itself cannot pass
+        for public), but nothing can check that rows of other people are public (the command
+        line's ``--standardize-from`` refuses its private input file and overlapping rows; see
+        ``docs/privacy.md``).  A few dozen rows suffice; the estimate need not be good, only
+        public, since the release's bounds are set on the scale it defines.
 
         Parameters
         ----------
         X : array_like or pandas.DataFrame, shape (m, d)
             Public covariates (m ≥ 2, finite).
-        y : array_like, shape (m,)
-            Public responses (finite, not all equal).
+        y : array_like, shape (m,), optional
+            Public responses (finite, not all equal); None: y ↦ y.
+        keep_rows : bool, default True
+            Keep the covariate rows as ``x_public``: they travel with releases (and their files),
+            the logistic and Poisson models take them as the covariates' law instead of a
+            Gaussian one, and releases check the private rows against them.  False keeps only
+            the constants.
 
         Returns
         -------
         Preprocessing
-            x ↦ (x − mean)/sd, y ↦ (y − mean)/sd.
+            x ↦ (x − mean)/sd, y ↦ (y − mean)/sd (y ↦ y without ``y``).
 
         Raises
         ------
@@ -169,22 +191,30 @@ class Preprocessing:
         array([[0., 1.]])
         """
         A = as_float_array(X, "X")
-        b = as_float_array(y, "y")
         if A.ndim != 2 or A.shape[1] == 0:
             raise ValueError(f"X must be a 2-D table of public rows (m, d) with d ≥ 1, got shape {A.shape}")
-        if b.ndim != 1:
-            raise ValueError(f"y must be a 1-D array of public responses (m,), got shape {b.shape}")
-        if b.shape[0] != A.shape[0]:
-            raise ValueError(f"X and y must have the same number of public rows, got {A.shape[0]} and {b.shape[0]}")
         if A.shape[0] < 2:
             raise ValueError(f"X: at least 2 public rows are needed, got {A.shape[0]}")
-        for name, value in (("X", A), ("y", b)):
-            if not np.isfinite(value).all():
-                raise ValueError(f"{name} must be finite (no NaN or inf)")
+        if not np.isfinite(A).all():
+            raise ValueError("X must be finite (no NaN or inf)")
+        b = np.zeros(2) if y is None else as_float_array(y, "y")
+        if y is not None:
+            if b.ndim != 1:
+                raise ValueError(f"y must be a 1-D array of public responses (m,), got shape {b.shape}")
+            if b.shape[0] != A.shape[0]:
+                raise ValueError(f"X and y must have the same number of public rows, got {A.shape[0]} and {b.shape[0]}")
+            if not np.isfinite(b).all():
+                raise ValueError("y must be finite (no NaN or inf)")
+            if not b.std() > 0:
+                raise ValueError("y has no spread in the public rows: its scale cannot be estimated")
         sd = A.std(axis=0)
-        if not b.std() > 0:
-            raise ValueError("y has no spread in the public rows: its scale cannot be estimated")
-        return cls(x_center=A.mean(axis=0), x_scale=np.where(sd > 0, sd, 1.0), y_center=b.mean(), y_scale=b.std())
+        return cls(
+            x_center=A.mean(axis=0),
+            x_scale=np.where(sd > 0, sd, 1.0),
+            y_center=0.0 if y is None else b.mean(),
+            y_scale=1.0 if y is None else b.std(),
+            x_public=A if check_bool("keep_rows", keep_rows) else None,
+        )
 
     @property
     def standardises_x(self) -> bool:
@@ -276,3 +306,91 @@ def check_glm_preprocessing(preprocessing) -> None:
         raise ValueError(f"preprocessing must be a Preprocessing, got {type(preprocessing).__name__}")
     if preprocessing.y_center != 0.0 or preprocessing.y_scale != 1.0:
         raise ValueError("preprocessing: labels and counts are not rescaled; give y_center=0 and y_scale=1")
+
+
+def shared_row_count(public_rows, private_rows) -> int:
+    """How many of ``public_rows`` a private table shows to be private rows: public rows equal to
+    a row that occurs once only in ``private_rows`` (a row that identifies a record), or all of
+    them when the public table is contained in the private one (as a multiset) and has at least
+    half its rows (the private table, or most of it, passed for public).  Values are compared to
+    about 12 significant digits (40 bits of mantissa and the exponent), so that a copy written
+    with other digits (a CSV re-saved) still matches; −0.0 and 0.0 alike.
+
+    A row that occurs more than once in the private table (a pattern of binary or categorical
+    covariates) is not counted: public rows of such data meet it by chance.
+
+    Parameters
+    ----------
+    public_rows, private_rows : array_like, shape (m, k) and (n, k)
+        Numeric tables over the same columns in the same order.
+
+    Returns
+    -------
+    int
+        The number of public rows found to be private.
+
+    Raises
+    ------
+    ValueError
+        If the tables have different numbers of columns.
+
+    Examples
+    --------
+    >>> shared_row_count([[1.0, 2.0], [3.0, 4.0]], [[3.0, 4.0 + 1e-15], [5.0, 6.0], [7.0, 8.0]])
+    1
+    >>> shared_row_count([[0.0, 1.0]], [[0.0, 1.0], [0.0, 1.0], [1.0, 1.0]])  # a common pattern
+    0
+    """
+
+    def keys(rows):
+        mantissa, exponent = np.frexp(np.atleast_2d(np.asarray(rows, dtype=np.float64)) + 0.0)
+        return np.round(mantissa * 2.0**40).astype(np.int64) * 2048 + exponent  # |exponent| < 1100
+
+    public, private = keys(public_rows), keys(private_rows)
+    if public.shape[1] != private.shape[1]:
+        raise ValueError(f"the tables have {public.shape[1]} and {private.shape[1]} columns")
+    candidates = private[np.isin(private[:, 0], public[:, 0])]  # rows that can match: a cheap first pass
+    counts: dict[bytes, int] = {}
+    for row in np.ascontiguousarray(candidates):
+        counts[row.tobytes()] = counts.get(row.tobytes(), 0) + 1
+    wanted: dict[bytes, int] = {}
+    for row in np.ascontiguousarray(public):
+        wanted[row.tobytes()] = wanted.get(row.tobytes(), 0) + 1
+    contained = all(counts.get(key, 0) >= times for key, times in wanted.items())
+    if contained and 2 * public.shape[0] >= private.shape[0]:
+        return public.shape[0]
+    return sum(times for key, times in wanted.items() if counts.get(key, 0) == 1)
+
+
+def check_public_rows(preprocessing, X) -> None:
+    """ValueError, before anything is released, when ``preprocessing`` kept public rows
+    (``x_public``) that the private covariates ``X`` show to be private (:func:`shared_row_count`:
+    a public row equal to a private row that occurs once only, or the private table passed for
+    public): the rows and the constants estimated from them are published without noise, so they
+    must not be private.  The count is named, no row is printed.
+
+    Parameters
+    ----------
+    preprocessing : Preprocessing or None
+        What a release was given (None, or one without kept rows, passes).
+    X : array_like, shape (n, d)
+        The private covariates on their original scale.
+
+    Raises
+    ------
+    ValueError
+        Naming ``preprocessing``.
+    """
+    rows = getattr(preprocessing, "x_public", None)
+    if rows is None:
+        return
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] != rows.shape[1]:
+        raise ValueError(f"preprocessing: its public rows have {rows.shape[1]} columns, X has shape {X.shape}")
+    shared = shared_row_count(rows, X)
+    if shared:
+        raise ValueError(
+            f"preprocessing: {shared} of its {rows.shape[0]} public rows are rows of the private X; the "
+            "public rows and constants are published without noise, so they must come from rows not in the "
+            "private data (nothing was released)"
+        )
