@@ -17,9 +17,11 @@ public scale too, of s.d. ≈ 1, so its bound is ``ratio``; the release prepends
 column, the model has ``intercept`` and ``beta``), and for the GLMs (labels and counts are not
 rescaled: the covariates alone are standardised)
 
+    prep  = pm_private.Preprocessing.from_public(X_public)             # keeps the 50 public rows
     stats = pm_private.release_logistic_stats(X, y, epsilon=ε, delta=1e-6, x_bound=ratio·R,
                                               preprocessing=prep, rng=…)
-    model = pm_private.logistic_model(stats)          # likewise poisson, y_bound = --y-bound
+    model = pm_private.logistic_model(stats)   # the public rows as the covariates' law; likewise
+                                               # poisson, y_bound = --y-bound
 
 sampled by one NUTS chain with a dense mass matrix started at the Laplace approximation
 (:func:`pm_private.laplace_nuts`, :func:`pm_private.laplace_start`, as ``bench_calibration_glm``).
@@ -28,8 +30,8 @@ Next to each default path, on the same releases, an alternative:
 
 * linear: ``x_cov="wishart"`` (the covariate covariance sampled under its Wishart prior: d(d+1)/2
   more parameters, slower; left out at d = 64 where it is infeasible here);
-* logistic / Poisson: the same model with ``x_sample=X_public`` (the covariates' law taken from
-  the 50 public rows instead of a Gaussian).
+* logistic / Poisson: the same model with ``x_sample=None`` (the Gaussian covariate law, the
+  default until the public rows travelled with the release).
 
 Data.  Covariates x = μ + s ⊙ z with μⱼ ~ U(−1, 1), sⱼ ~ U(0.5, 2) and z standardised draws of
 one law: ``gaussian``; ``projected`` (a rank-⌈d/4⌉ factor model plus 30 % independent noise:

@@ -86,6 +86,9 @@ _NAMES = {
     "release_survival_stats": ".survival.exits.release",
     "survival_model": ".survival.exits.model",
     "predict_survival": ".survival.exits.predict",
+    "release_survival_regression_stats": ".survival.regression.release",
+    "survival_regression_model": ".survival.regression.model",
+    "predict_survival_regression": ".survival.regression.predict",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)

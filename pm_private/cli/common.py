@@ -290,8 +290,9 @@ def refuse_private_as_public(parser, args) -> None:
 def refuse_shared_rows(parser, args, private_rows) -> None:
     """A usage error when rows of the ``--standardize-from`` table (over the columns used, read as
     DATA is read, each value to about 12 significant digits) are shown to be rows of DATA
-    (:func:`pm_private.released.shared_row_count`: equal to a row that occurs once only in DATA,
-    or the public table contained in DATA with at least half its rows); the count is named, no
+    (:func:`pm_private.released.shared_row_count`: equal to a row of DATA holding a value no other
+    row of DATA has in its column, or the public table contained in DATA with at least half its
+    rows); the count is named, no
     row is printed.  Call it once DATA is read, before the ledger is opened or anything
     is spent.
 

@@ -107,6 +107,16 @@ FAMILIES = {
         report="pm_private.cli.common:print_survival_report",
         features=False,
     ),
+    "survival_regression_stats": Family(
+        name="survival_regression",
+        command="survival-regression",
+        model="pm_private.survival.regression.model:survival_regression_model",
+        variables=("beta", "hazard_ratio"),
+        laplace=True,
+        description="noise-aware piecewise-exponential proportional-hazards regression on a released exit table "
+        "with covariate moments",
+        constants=("x_center", "x_scale"),
+    ),
 }
 
 

@@ -1,11 +1,25 @@
 """``pm-private release survival DATA``: the person-level exit table of a survival study (events
 and censorings per public interval and cell, survivors at the horizon) with Gaussian or Laplace
-noise, for the noise-aware survival models (``pm-private fit``)."""
+noise, for the noise-aware survival models (``pm-private fit``); ``pm-private release
+survival-regression DATA``: the same table with the covariate moments of each exit, for the
+noise-aware proportional-hazards regression."""
 
 from __future__ import annotations
 
 from ..privacy import argtypes as types
-from .common import check_columns, dry_run, numeric, open_ledger, read, release_arguments, table_columns, write_release
+from .common import (
+    check_columns,
+    dry_run,
+    numeric,
+    open_ledger,
+    public_feature_arguments,
+    public_preprocessing,
+    read,
+    refuse_shared_rows,
+    release_arguments,
+    table_columns,
+    write_release,
+)
 
 
 def _edges(text: str) -> list[float]:
@@ -50,6 +64,40 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("--noise", choices=("gaussian", "laplace"), default="gaussian")
     parser.set_defaults(run=_run, command_parser=parser)
+    _add_regression_parser(subparsers)
+
+
+def _add_regression_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "survival-regression",
+        help="private exit table with the covariate moments of each exit, for proportional-hazards regression",
+        description="Per public interval: the people whose exit is an event or a censoring there, and their "
+        "covariate sums; the people event-free at the horizon and theirs; Σxxᵀ; the number of rows projected "
+        "onto the x bound.  Gaussian noise ((ε, δ)-DP) of ℓ2 sensitivity √7 on the weighted vector under "
+        "replace-one neighbours, the unit a person.  n, the interval ends and the bound are public; each "
+        "person's time, event and covariates are private.  Fit it with 'pm-private fit'.",
+    )
+    release_arguments(parser)
+    parser.add_argument("--delta", type=types.delta, required=True, help="δ of the release, spent from the ledger")
+    parser.add_argument("--time", required=True, help="follow-up time column (≥ 0; past the horizon: alive at it)")
+    parser.add_argument("--event", required=True, help="event column: 1 = event, 0 = censored")
+    parser.add_argument("--features", nargs="+", required=True, help="covariate columns")
+    parser.add_argument(
+        "--edges", type=_edges, required=True, help="public interval ends t1,…,tJ (the last is the horizon)"
+    )
+    parser.add_argument(
+        "--x-bound",
+        type=types.bound,
+        required=True,
+        help="public bound on the ℓ2 norm of a (preprocessed) covariate row; rows beyond are projected onto it",
+    )
+    public = parser.add_argument_group(
+        "public preprocessing",
+        "x ↦ (x − x_center)/x_scale before the projection; the constants must be public and are written to the "
+        "release file.  A flag overrides the value from --standardize-from.",
+    )
+    public_feature_arguments(public)
+    parser.set_defaults(run=_run_regression, command_parser=parser, target=None)
 
 
 def _run(parser, args) -> None:
@@ -90,5 +138,49 @@ def _run(parser, args) -> None:
         ),
         time=args.time,
         event=args.event,
+        preprocessing={"rows": "all rows of the file (none dropped; n is public)"},
+    )
+
+
+def _run_regression(parser, args) -> None:
+    from ..survival.regression.release import release_survival_regression_stats, survival_regression_noise_plan
+
+    try:
+        plan = survival_regression_noise_plan(
+            args.edges, d=len(args.features), x_bound=args.x_bound, epsilon=args.epsilon, delta=args.delta
+        )
+    except ValueError as error:
+        parser.error(str(error))
+    columns = [args.time, args.event, *args.features]
+    check_columns(parser, args, table_columns(parser, args), columns)
+    preprocessing = None
+    if args.standardize_from is not None or args.x_center is not None or args.x_scale is not None:
+        args.target = args.time  # the public table's columns: the features and the time
+        preprocessing = public_preprocessing(parser, args, args.features, response=False)
+    if args.dry_run:
+        dry_run(args, plan.lines())
+        return
+    frame = read(args.data, columns)
+    values = numeric(parser, frame, columns)
+    refuse_shared_rows(parser, args, values[:, [*range(2, len(columns)), 0]])
+    accountant = open_ledger(parser, args)
+    write_release(
+        parser,
+        args,
+        accountant,
+        lambda: release_survival_regression_stats(
+            values[:, 0],
+            values[:, 1],
+            frame[args.features],
+            edges=args.edges,
+            x_bound=args.x_bound,
+            epsilon=args.epsilon,
+            delta=args.delta,
+            preprocessing=preprocessing,
+            accountant=accountant,
+        ),
+        time=args.time,
+        event=args.event,
+        features=list(args.features),
         preprocessing={"rows": "all rows of the file (none dropped; n is public)"},
     )

@@ -77,6 +77,7 @@ __all__ = [
     "jackknife_samples",
     "interval_table",
     "linear_predictor_draws",
+    "preprocessing_arrays",
     "resolve_x_sample",
     "sample_law_moments",
     "set_glm_stats",
@@ -193,7 +194,7 @@ def glm_model(
         record_fit(family, getattr(stats, "kind", "exact"))
         data = {key: pm.Data(key, value) for key, value in arrays.items()}
         pm.Data("x_bound", np.float64(x_bound))
-        for key, value in _preprocessing_arrays(stats).items():
+        for key, value in preprocessing_arrays(stats).items():
             pm.Data(key, value)
         for key, value in extra_data.items():
             pm.Data(key, value)
@@ -352,8 +353,10 @@ def sample_law_moments(mean, whitened, replicates, beta, b, mu, x_chol, link_mea
     return new_mean, extra
 
 
-def _preprocessing_arrays(stats) -> dict[str, np.ndarray]:
-    """The release's public map of new rows, (x − x_center)/x_scale, as length-d arrays (0 and 1 without one)."""
+def preprocessing_arrays(stats) -> dict[str, np.ndarray]:
+    """The release's public map of new rows, (x − x_center)/x_scale, as length-d arrays (0 and 1
+    without one): the model's data ``preprocessing_x_center`` and ``preprocessing_x_scale``, which
+    :func:`linear_predictor_draws` applies to new rows."""
     prep = getattr(stats, "preprocessing", None)
     center = 0.0 if prep is None or prep.x_center is None else prep.x_center
     scale = 1.0 if prep is None or prep.x_scale is None else prep.x_scale
@@ -379,7 +382,7 @@ def set_glm_stats(stats, model, family, noise_aware, x_sample=PUBLIC_ROWS, **ext
         if model[key].get_value() != value:
             raise ValueError(f"stats: {key} is {value}, the model's {model[key].get_value()} (build a new model)")
     x_bound = np.float64(np.inf if stats.x_bound is None else stats.x_bound)
-    new = {**arrays, **_preprocessing_arrays(stats), "x_bound": x_bound}
+    new = {**arrays, **preprocessing_arrays(stats), "x_bound": x_bound}
     built_with_rows = "x_sample_whitened" in model
     if isinstance(x_sample, str):
         if x_sample != PUBLIC_ROWS:
@@ -407,7 +410,7 @@ def _preprocessed(posterior, X: np.ndarray) -> np.ndarray:
     return (X - data["preprocessing_x_center"].values) / data["preprocessing_x_scale"].values
 
 
-def _posterior_dataset(posterior) -> xr.Dataset:
+def posterior_dataset(posterior) -> xr.Dataset:
     if isinstance(posterior, xr.DataTree):
         return posterior["posterior"].to_dataset()
     if isinstance(posterior, xr.Dataset):
@@ -425,7 +428,7 @@ def linear_predictor_draws(posterior, X, x_bound, family: Family) -> np.ndarray:
         x_bound = check_positive("x_bound", x_bound)
     elif isinstance(posterior, xr.DataTree) and "constant_data" in posterior.children:
         x_bound = float(posterior["constant_data"]["x_bound"].values)  # ∞: exact statistics, no projection
-    draws = _posterior_dataset(posterior)
+    draws = posterior_dataset(posterior)
     if "beta" not in draws:
         raise ValueError(f"posterior holds no 'beta': pass the result of sampling a {builder}")
     beta = draws["beta"].stack(sample=("chain", "draw")).transpose("sample", ...).values

@@ -310,14 +310,16 @@ def check_glm_preprocessing(preprocessing) -> None:
 
 def shared_row_count(public_rows, private_rows) -> int:
     """How many of ``public_rows`` a private table shows to be private rows: public rows equal to
-    a row that occurs once only in ``private_rows`` (a row that identifies a record), or all of
-    them when the public table is contained in the private one (as a multiset) and has at least
-    half its rows (the private table, or most of it, passed for public).  Values are compared to
-    about 12 significant digits (40 bits of mantissa and the exponent), so that a copy written
-    with other digits (a CSV re-saved) still matches; −0.0 and 0.0 alike.
+    a private row that holds a value no other private row has in its column (an identifying row:
+    a continuous measurement, an exact date), or all of them when the public table is contained
+    in the private one (as a multiset) and has at least half its rows (the private table, or most
+    of it, passed for public).  Values are compared to about 12 significant digits (40 bits of
+    mantissa and the exponent), so that a copy written with other digits (a CSV re-saved) still
+    matches; −0.0 and 0.0 alike.
 
-    A row that occurs more than once in the private table (a pattern of binary or categorical
-    covariates) is not counted: public rows of such data meet it by chance.
+    A row whose every value is shared with other private rows in its column (a pattern of binary
+    or categorical covariates, even a pattern that occurs once) is not counted: public rows of
+    such data meet it by chance.
 
     Parameters
     ----------
@@ -338,7 +340,7 @@ def shared_row_count(public_rows, private_rows) -> int:
     --------
     >>> shared_row_count([[1.0, 2.0], [3.0, 4.0]], [[3.0, 4.0 + 1e-15], [5.0, 6.0], [7.0, 8.0]])
     1
-    >>> shared_row_count([[0.0, 1.0]], [[0.0, 1.0], [0.0, 1.0], [1.0, 1.0]])  # a common pattern
+    >>> shared_row_count([[0.0, 1.0]], [[0.0, 1.0], [0.0, 0.0], [1.0, 1.0]])  # binary values: no row identifies
     0
     """
 
@@ -349,24 +351,29 @@ def shared_row_count(public_rows, private_rows) -> int:
     public, private = keys(public_rows), keys(private_rows)
     if public.shape[1] != private.shape[1]:
         raise ValueError(f"the tables have {public.shape[1]} and {private.shape[1]} columns")
-    candidates = private[np.isin(private[:, 0], public[:, 0])]  # rows that can match: a cheap first pass
-    counts: dict[bytes, int] = {}
-    for row in np.ascontiguousarray(candidates):
-        counts[row.tobytes()] = counts.get(row.tobytes(), 0) + 1
     wanted: dict[bytes, int] = {}
     for row in np.ascontiguousarray(public):
         wanted[row.tobytes()] = wanted.get(row.tobytes(), 0) + 1
+    candidates = np.ascontiguousarray(private[np.isin(private[:, 0], public[:, 0])])  # a cheap first pass
+    counts: dict[bytes, int] = {}
+    for row in candidates:
+        counts[row.tobytes()] = counts.get(row.tobytes(), 0) + 1
     contained = all(counts.get(key, 0) >= times for key, times in wanted.items())
     if contained and 2 * public.shape[0] >= private.shape[0]:
         return public.shape[0]
-    return sum(times for key, times in wanted.items() if counts.get(key, 0) == 1)
+    identifying = np.zeros(private.shape[0], dtype=bool)
+    for column in private.T:  # a value that occurs once in its column makes its row unique
+        _, inverse, occurrences = np.unique(column, return_inverse=True, return_counts=True)
+        identifying |= occurrences[inverse.ravel()] == 1
+    named = {row.tobytes() for row in np.ascontiguousarray(private[identifying])}
+    return sum(times for key, times in wanted.items() if key in named)
 
 
 def check_public_rows(preprocessing, X) -> None:
     """ValueError, before anything is released, when ``preprocessing`` kept public rows
     (``x_public``) that the private covariates ``X`` show to be private (:func:`shared_row_count`:
-    a public row equal to a private row that occurs once only, or the private table passed for
-    public): the rows and the constants estimated from them are published without noise, so they
+    a public row equal to a private row holding a value no other private row has in its column,
+    or the private table passed for public): the rows and the constants estimated from them are published without noise, so they
     must not be private.  The count is named, no row is printed.
 
     Parameters

@@ -452,6 +452,25 @@ CARDS = [
         names=dict(cells=("cells", "cell")),
         release_kind="survival_stats",
     ),
+    MechanismCard(
+        "pm_private.survival:release_survival_regression_stats",
+        data=dict(time="time", event="event", X="X"),
+        params=dict(edges=[0.25, 0.5, 0.75, 1.0], x_bound=1.0, epsilon=1.0, delta=1e-5, rng=0),
+        kinds=CHARGED
+        | dict(
+            time="follow-up times",
+            event="events",
+            X="matrix",
+            cell="object",
+            edges="edges",
+            cells="object",
+            x_bound="bound",
+            epsilon="epsilon",
+            delta="delta",
+            preprocessing="object",
+        ),
+        release_kind="survival_regression_stats",
+    ),
     MechanismCard(  # the first weibull card: its release is the one written to a release file
         "pm_private.survival:weibull_private",
         data=dict(time="time", event="event"),

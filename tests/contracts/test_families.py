@@ -222,7 +222,8 @@ def test_every_family_with_a_release_is_held_to_the_vocabulary_here():
 
     families = _all_families()
     released = {name for name, family in families.items() if family.release is not None}
-    assert released == set(FAMILIES) | {"survival"}  # the exit-table family: its own test below
+    # the exit-table families: their own tests below
+    assert released == set(FAMILIES) | {"survival", "survival_regression"}
     for name in released:
         family = families[name]
         for function in (family.release, family.builder, family.predictor):
@@ -289,3 +290,44 @@ def test_the_exit_table_family_speaks_the_vocabulary_and_refuses_the_regressions
             pp.predict_survival(other_posterior)
         with pytest.raises(ValueError, match=f"predict_{other} needs a posterior of {other}_model.*survival family"):
             getattr(pp, f"predict_{other}")(posterior, X.iloc[:3])
+
+
+@pytest.mark.slow
+def test_the_survival_regression_family_speaks_the_vocabulary_and_refuses_the_others(fitted):
+    """release_survival_regression_stats, survival_regression_model, predict_survival_regression;
+    beta on ``feature`` (the covariates); the statistics an observed ``likelihood`` with replicated
+    draws; the other families' statistics and posteriors refused, and the other way round."""
+    family = registered_families()["survival_regression"]
+    assert (family.release, family.builder, family.predictor, family.transform) == (
+        "release_survival_regression_stats",
+        "survival_regression_model",
+        "predict_survival_regression",
+        "survival",
+    )
+    rng = np.random.default_rng(5)
+    X = pd.DataFrame(rng.normal(size=(400, 2)), columns=["age", "dose"])
+    release = pp.release_survival_regression_stats(
+        rng.exponential(1.0, 400), rng.uniform(size=400) < 0.8, X, edges=[0.5, 1.0, 2.0], x_bound=3.0,
+        epsilon=1.0, delta=1e-6, rng=6,
+    )  # fmt: skip
+    model = pp.survival_regression_model(release)
+    assert recorded_fit(model)["family"] == "survival_regression"
+    assert model.named_vars_to_dims["beta"] == ("feature",) and list(model.coords["feature"]) == ["age", "dose"]
+    with model:
+        prior = pm.sample_prior_predictive(draws=20, random_seed=1)
+    assert prior["prior_predictive"]["likelihood"].shape[-1] == 7 * 3 + 3
+    posterior = xr.DataTree.from_dict(
+        {"posterior": prior["prior"].to_dataset(), "constant_data": prior["constant_data"].to_dataset()}
+    )
+    curves = pp.predict_survival_regression(posterior, X.iloc[:3])
+    assert curves.shape == (9, 5) and np.isfinite(curves[["mean", "lower", "upper"]].to_numpy()).all()
+    with pytest.raises(ValueError, match="survival_model"):
+        pp.survival_model(release)
+    with pytest.raises(ValueError, match="predict_survival_regression needs a posterior of survival_regression_model"):
+        pp.predict_survival_regression(fitted["logistic"][3], X.iloc[:3])
+    for other in FAMILIES:
+        stats = fitted[other][0]
+        with pytest.raises(ValueError, match="survival_regression_model needs survival_regression statistics"):
+            pp.survival_regression_model(stats)
+        with pytest.raises(ValueError, match=f"{other}_model needs {other} statistics.*survival_regression family"):
+            getattr(pp, f"{other}_model")(release)

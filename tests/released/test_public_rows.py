@@ -51,9 +51,16 @@ def test_shared_row_count_counts_identifying_rows_and_the_private_table_itself()
     # a copy written with 15 significant digits (a CSV re-saved) still matches
     resaved = np.vectorize(lambda v: float(f"{v:.15g}"))(private[:5])
     assert not np.array_equal(resaved, private[:5]) and shared_row_count(resaved, private) == 5
-    # binary patterns shared by chance are not counted ...
+    # binary patterns shared by chance are not counted, even patterns that occur once ...
     binary = (rng.uniform(size=(500, 3)) < 0.5).astype(float)
     assert shared_row_count((rng.uniform(size=(50, 3)) < 0.5).astype(float), binary) == 0
+    wide = (rng.uniform(size=(2000, 12)) < 0.3).astype(float)  # 4096 patterns: many occur once
+    public_wide = (rng.uniform(size=(50, 12)) < 0.3).astype(float)
+    unique = {row.tobytes() for row, c in zip(*np.unique(wide, axis=0, return_counts=True), strict=True) if c == 1}
+    assert any(row.tobytes() in unique for row in public_wide) and shared_row_count(public_wide, wide) == 0
+    # ... while a copied row with one continuous value is
+    mixed = np.column_stack([wide, rng.normal(size=2000)])
+    assert shared_row_count(np.vstack([np.column_stack([public_wide, rng.normal(size=50)]), mixed[:3]]), mixed) == 3
     # ... but the private table (or most of it) passed for public is, whatever its values
     assert shared_row_count(binary[:300], binary) == 300
     assert shared_row_count(binary, binary) == 500

@@ -53,7 +53,7 @@ from ...privacy.validation import check_bool, check_positive
 from ...released.family import check_stats, record_fit
 from .release import SURVIVAL, SurvivalStats, SurvivalStatsRelease
 
-__all__ = ["HAZARDS", "exit_labels", "set_survival_stats", "survival_model"]
+__all__ = ["HAZARDS", "exit_labels", "random_walk", "set_survival_stats", "survival_model"]
 
 #: The hazard models of :func:`survival_model`, with the code each records (``hazard_code``).
 HAZARDS = {"piecewise_exponential": 0, "logit": 1, "cloglog": 2, "weibull": 3}
@@ -78,9 +78,11 @@ def _arrays(stats, noise_aware: bool) -> dict[str, np.ndarray]:
     return {"exit_table": table, "exit_noise_var": variance, "stats_n": np.float64(stats.n)}
 
 
-def _random_walk(name: str, first_mu, first_sigma: float, step_sigma: float, dims: tuple[str, str], shape):
+def random_walk(name: str, first_mu, first_sigma: float, step_sigma: float, dims: tuple[str, str], shape):
     """x₀ ~ N(μ, s₀²), xⱼ − xⱼ₋₁ ~ N(0, τ²), τ ~ HalfNormal(``step_sigma``), non-centred; over the
-    last axis (intervals), one walk per row of the leading axis (cells) when ``shape`` has two axes."""
+    last axis (intervals), one walk per row of the leading axis (cells) when ``shape`` has two axes.
+
+    Adds ``{name}_step`` and ``{name}_z`` to the current model and returns the deterministic ``name``."""
     step = pm.HalfNormal(f"{name}_step", step_sigma)
     z = pm.Normal(f"{name}_z", 0.0, 1.0, dims=dims, shape=shape)
     first = first_mu + first_sigma * z[..., :1]
@@ -316,7 +318,7 @@ def survival_model(
         if censoring == "none":  # interval hazard (continuous time) and probability (discrete time) 0
             censor_hazard = censor_probability = pt.zeros((K, J))
         else:
-            walk = _random_walk(
+            walk = random_walk(
                 "censoring",
                 centre,
                 priors["censoring_sigma"],
@@ -337,12 +339,12 @@ def survival_model(
             increments = pt.concatenate([cumulative[:, :1], pt.diff(cumulative, axis=-1)], axis=-1)
             events, censored, survivors = _competing_exits(increments, censor_hazard)
         elif hazard == "piecewise_exponential":
-            baseline = _random_walk("baseline", centre, priors["baseline_sigma"], priors["baseline_step_sigma"], *walks)
+            baseline = random_walk("baseline", centre, priors["baseline_sigma"], priors["baseline_step_sigma"], *walks)
             increments = pt.exp(pt.atleast_2d(baseline) + effect[:, None]) * width
             cumulative = pt.cumsum(increments, axis=-1)
             events, censored, survivors = _competing_exits(increments, censor_hazard)
         else:
-            baseline = _random_walk("baseline", centre, priors["baseline_sigma"], priors["baseline_step_sigma"], *walks)
+            baseline = random_walk("baseline", centre, priors["baseline_sigma"], priors["baseline_step_sigma"], *walks)
             eta = pt.atleast_2d(baseline) + effect[:, None]
             if hazard == "logit":
                 h, log_stay = pt.sigmoid(eta), -pt.softplus(eta)

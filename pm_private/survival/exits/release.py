@@ -59,8 +59,10 @@ __all__ = [
     "SURVIVAL_MECHANISM",
     "SurvivalStats",
     "SurvivalStatsRelease",
+    "check_cells",
     "check_edges",
     "exit_counts",
+    "exit_outcomes",
     "release_survival_stats",
     "survival_noise_plan",
     "survival_sensitivity",
@@ -119,7 +121,24 @@ def check_edges(edges) -> np.ndarray:
     return ends
 
 
-def _check_cells(cells) -> tuple[str, ...]:
+def check_cells(cells) -> tuple[str, ...]:
+    """The public cell labels, checked: distinct strings, at least one; None gives the one cell ``"all"``.
+
+    Parameters
+    ----------
+    cells : sequence of str or None
+        The labels.
+
+    Returns
+    -------
+    tuple of str
+        The labels.
+
+    Raises
+    ------
+    ValueError
+        Naming ``cells``.
+    """
     if cells is None:
         return (ALL,)
     if isinstance(cells, str):
@@ -154,8 +173,9 @@ def _cell_codes(cell, cells: tuple[str, ...], n: int) -> np.ndarray:
     return codes
 
 
-def exit_counts(time, event, cell, ends: np.ndarray, cells: tuple[str, ...]):
-    """(events, censored, survivors) of the records, one pass of counting (see the module notes).
+def exit_outcomes(time, event, cell, ends: np.ndarray, cells: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Each person's cell index and exit outcome: j (event in interval j), J + j (censoring in
+    interval j) or 2J (event-free at the horizon), 0-based.
 
     A time t ≤ τ falls in the interval j with t_{j−1} < t ≤ t_j (t = 0 in the first); t > τ counts
     as alive at τ whatever its event flag (administrative censoring at the horizon), and so does a
@@ -163,10 +183,17 @@ def exit_counts(time, event, cell, ends: np.ndarray, cells: tuple[str, ...]):
     τ is an event of the last interval)."""
     time, event = check_survival(time, event)
     codes = _cell_codes(cell, cells, time.size)
-    K, J = len(cells), ends.size
+    J = ends.size
     interval = np.searchsorted(ends, time, side="left")  # t_{j-1} < t <= t_j -> j (0-based)
     beyond = (interval >= J) | ((time >= ends[-1]) & (event == 0))
-    outcome = np.where(beyond, 2 * J, np.where(event == 1, interval, J + interval))
+    return codes, np.where(beyond, 2 * J, np.where(event == 1, interval, J + interval))
+
+
+def exit_counts(time, event, cell, ends: np.ndarray, cells: tuple[str, ...]):
+    """(events, censored, survivors) of the records, one pass of counting (see the module notes and
+    :func:`exit_outcomes`)."""
+    codes, outcome = exit_outcomes(time, event, cell, ends, cells)
+    K, J = len(cells), ends.size
     counts = np.bincount(codes * (2 * J + 1) + outcome, minlength=K * (2 * J + 1)).reshape(K, 2 * J + 1)
     return counts[:, :J], counts[:, J : 2 * J], counts[:, 2 * J]
 
@@ -209,7 +236,7 @@ def _dask_counts(time, event, cell, ends, cells):
 def _freeze(record) -> None:
     """Checked read-only float arrays for the table fields; the public fields checked, naming the field."""
     ends = check_release_field("edges", check_edges, record.edges)
-    cells = check_release_field("cells", _check_cells, record.cells)
+    cells = check_release_field("cells", check_cells, record.cells)
     n = check_release_field("n", check_count, "n", record.n)
     K, J = len(cells), ends.size
     arrays = {}
@@ -486,7 +513,7 @@ def survival_noise_plan(
     7.08
     """
     epsilon, delta = _checked(epsilon, delta, noise)
-    ends, labels = check_edges(edges), _check_cells(cells)
+    ends, labels = check_edges(edges), check_cells(cells)
     size = len(labels) * (2 * ends.size + 1)
     sensitivity = survival_sensitivity(noise)
     if noise == "gaussian":
@@ -538,7 +565,7 @@ def survival_stats(time, event, cell=None, *, edges, cells=None) -> SurvivalStat
     >>> stats.events.tolist(), stats.censored.tolist(), stats.survivors.tolist()
     ([[1.0, 0.0, 1.0]], [[0.0, 1.0, 0.0]], [1.0])
     """
-    ends, labels = check_edges(edges), _check_cells(cells)
+    ends, labels = check_edges(edges), check_cells(cells)
     events, censored, survivors = exit_counts(time, event, cell, ends, labels)
     n = int(events.sum() + censored.sum() + survivors.sum())
     return SurvivalStats(events=events, censored=censored, survivors=survivors, n=n, edges=ends, cells=labels)
@@ -633,7 +660,7 @@ def release_survival_stats(
     ((2, 4), 500, False)
     """
     epsilon, delta = _checked(epsilon, delta, noise)
-    ends, labels = check_edges(edges), _check_cells(cells)
+    ends, labels = check_edges(edges), check_cells(cells)
     if any(is_dask(v) for v in (time, event, cell)):
         events, censored, survivors, n = _dask_counts(time, event, cell, ends, labels)
     else:

@@ -1,0 +1,293 @@
+"""The noise-aware proportional-hazards regression of a release of the exit table with covariate
+moments (:mod:`pm_private.survival.regression.release`).
+
+A person's covariates follow x ~ N(μ, Σx) (the covariate model of the GLMs,
+:func:`pm_private.released.covariates.lkj_cholesky`); their exit follows piecewise-constant
+hazards, event λⱼ·exp(xᵀβ) and censoring κⱼ inside interval j (times divided by the horizon τ;
+log λⱼ and log κⱼ random walks over the intervals, as in
+:func:`pm_private.survival.survival_model`).  The released vector r (the counts, the covariate
+sums per exit and the upper triangle of Σxxᵀ) is the sum of n independent contributions plus the
+release's Gaussian noise, so by the central limit theorem (Bernstein & Sheldon 2019; Kulkarni et
+al. 2021 for GLMs)
+
+    r ~ N(n·m(θ), n·V(θ) + diag(v)),
+
+with m, V the mean and covariance of one person's contribution
+(:func:`pm_private.survival.regression.moments.regression_stat_moments`: one-dimensional
+Gauss–Hermite integrals over the linear predictor) and v the noise variances.  β is the vector of
+log hazard ratios per unit of each covariate on the release's (public) scale.  The cost of a
+gradient is that of a k × k Cholesky factorisation, k = (2J + 1)(d + 1) + d(d + 1)/2,
+independent of n.  Known limits: the covariates are taken to be Gaussian (binary or skewed
+covariates bias β at large n, as for the GLMs), censoring does not depend on x, the projection of
+rows onto the ``x_bound`` ball is not modelled (the release's ``projected`` count says how many
+rows it moved), and the model takes a release of one cell (give a cell as a covariate column).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+
+from ...privacy.validation import check_bool, check_positive
+from ...released.covariates import lkj_cholesky
+from ...released.family import check_stats, record_fit
+from ...released.glm import preprocessing_arrays
+from ...released.likelihood import normal_logp
+from ..exits.model import random_walk
+from .moments import regression_stat_moments
+from .release import SURVIVAL_REGRESSION, SurvivalRegressionStats, SurvivalRegressionStatsRelease
+
+__all__ = ["regression_statistic_labels", "set_survival_regression_stats", "survival_regression_model"]
+
+#: Variance added to every statistic of an exact release, whose counts add up to n exactly (the
+#: covariance of the counts is singular without noise).
+EXACT_JITTER = 1e-6
+
+
+def regression_statistic_labels(stats, names) -> list[str]:
+    """Labels of the released vector in the model's order: the 2J + 1 exits, the covariate sums
+    per exit, the upper triangle of Σxxᵀ."""
+    ends = [0.0, *stats.edges.tolist()]
+    spans = [f"({ends[j]:g}, {ends[j + 1]:g}]" for j in range(stats.J)]
+    exits = [f"event in {s}" for s in spans] + [f"censored in {s}" for s in spans] + [f"event-free at {ends[-1]:g}"]
+    i, j = np.triu_indices(len(names))
+    return (
+        [f"n[{e}]" for e in exits]
+        + [f"sum x[{name} | {e}]" for e in exits for name in names]
+        + [f"sum {names[a]}·{names[b]}" for a, b in zip(i, j, strict=True)]
+    )
+
+
+def _arrays(stats, noise_aware: bool) -> dict[str, np.ndarray]:
+    d = stats.d
+    i, j = np.triu_indices(d)
+    vector = np.concatenate([stats.counts[0], stats.x_sums[0].ravel(), stats.xx[0][i, j]])
+    if noise_aware:
+        variance = stats.noise_variance()
+        noise = np.concatenate([variance["counts"][0], variance["x_sums"][0].ravel(), variance["xx"][0][i, j]])
+    else:
+        noise = np.full(vector.size, EXACT_JITTER)
+    return {"regression_vector": vector, "regression_noise_var": noise, "stats_n": np.float64(stats.n)}
+
+
+def _check(stats):
+    check_stats(stats, SURVIVAL_REGRESSION)
+    if not isinstance(stats, SurvivalRegressionStats | SurvivalRegressionStatsRelease):
+        raise ValueError(
+            f"stats: survival_regression_model takes an exit table with covariate moments, got {type(stats).__name__}"
+        )
+    if stats.K != 1:
+        raise ValueError(
+            f"stats: the model takes a release of one cell, this one has {stats.K} ({list(stats.cells)}); "
+            "release the cell as a covariate column instead"
+        )
+
+
+def _normal_dist(mean, cov, size):
+    """N(mean, cov), whose draws are replicated releases."""
+    return pm.MvNormal.dist(mean, cov, size=size)
+
+
+def survival_regression_model(
+    stats,
+    *,
+    noise_aware: bool | None = None,
+    censoring: str = "random_walk",
+    feature_names=None,
+    beta_sigma: float = 1.0,
+    baseline_sigma: float = 3.0,
+    baseline_step_sigma: float = 0.5,
+    censoring_sigma: float = 3.0,
+    censoring_step_sigma: float = 0.5,
+    x_mean_sigma: float = 1.0,
+    x_sd_sigma: float = 1.0,
+    x_eta: float = 2.0,
+) -> pm.Model:
+    """Proportional-hazards regression on a release of the exit table with covariate moments,
+    with the release's noise marginalised (module notes).
+
+    Parameters
+    ----------
+    stats : SurvivalRegressionStatsRelease or SurvivalRegressionStats
+        A release of :func:`pm_private.survival.release_survival_regression_stats` (one cell), or
+        the exact statistics of :func:`pm_private.survival.survival_regression_stats`.
+    noise_aware : bool, optional
+        Model the release's noise (True) or treat the statistics as exact (False).  Default: True
+        for a release, False for exact statistics.
+    censoring : {"random_walk", "none"}, default "random_walk"
+        Censoring hazards as a random walk over the intervals (``censoring``), or none before the
+        horizon (a design that follows everyone to it).
+    feature_names : sequence of str, optional
+        The d covariate names (default: the release's ``features``, else x0, x1, …).
+    beta_sigma : float, default 1.0
+        Prior s.d. of each log hazard ratio (per unit of a covariate on the release's scale).
+    baseline_sigma : float, default 3.0
+        Prior s.d. of the first interval's log baseline hazard (times divided by the horizon).
+    baseline_step_sigma : float, default 0.5
+        Scale of the half-normal prior of the baseline walk's step.
+    censoring_sigma : float, default 3.0
+        Prior s.d. of the first interval's log censoring hazard.
+    censoring_step_sigma : float, default 0.5
+        Scale of the half-normal prior of the censoring walk's step.
+    x_mean_sigma : float, default 1.0
+        Prior s.d. of the covariate mean μ (covariates on a standardised public scale).
+    x_sd_sigma : float, default 1.0
+        Scale of the half-normal prior of the covariates' standard deviations.
+    x_eta : float, default 2.0
+        LKJ shape of the covariates' correlations.
+
+    Returns
+    -------
+    pymc.Model
+        Coords ``feature``, ``interval`` (the interval ends) and ``statistic``.  Variables:
+        ``beta`` (dims ``feature``), ``hazard_ratio`` (exp β), ``baseline`` and
+        ``baseline_step``, ``censoring`` and ``censoring_step`` (unless ``censoring="none"``),
+        the covariate model's ``x_mean``, ``x_sd``, ``x_partial_corr`` (d > 1), ``x_cov``, the
+        deterministics ``cumulative_hazard`` and ``survival`` (dims ``interval``: at x = 0, the
+        public centre of the covariates), the observed ``likelihood`` (dims ``statistic``; its
+        random method draws replicated releases) and the data ``regression_vector``,
+        ``regression_noise_var``, ``stats_n``, ``interval_end``, ``x_bound``,
+        ``preprocessing_x_center``, ``preprocessing_x_scale`` (for
+        :func:`predict_survival_regression`) and ``fit_record``.
+
+    Raises
+    ------
+    ValueError
+        If ``stats`` is not such a release or holds more than one cell, ``censoring`` is unknown,
+        a prior scale is not finite and > 0, ``feature_names`` are not d distinct names, or
+        ``noise_aware=True`` is asked of exact statistics.
+
+    See Also
+    --------
+    set_survival_regression_stats : Swap the statistics of a built model without recompiling.
+    predict_survival_regression : Survival curves S(t | x) with bands for new covariate rows.
+
+    Notes
+    -----
+    Privacy: the model is post-processing of the release; building and sampling it spend no
+    budget.
+
+    Sampling: NUTS, as for the GLMs started at the posterior mode with the Laplace approximation's
+    dense mass matrix where the covariate model's scales differ much (``laplace_nuts`` and
+    ``laplace_start`` of ``pm_private.released``).
+
+    References
+    ----------
+    Kalbfleisch, J. D. & Prentice, R. L. (2002). The Statistical Analysis of Failure Time Data, 2nd ed.
+
+    Bernstein, G. & Sheldon, D. (2019). Differentially private Bayesian linear regression. NeurIPS.
+
+    Kulkarni, T., Jälkö, J., Koskela, A., Kaski, S. & Honkela, A. (2021). Differentially private
+    Bayesian inference for generalized linear models. ICML.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pm_private.survival import release_survival_regression_stats, survival_regression_model
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 2))
+    >>> time = rng.exponential(np.exp(-X @ [0.5, -0.3]))
+    >>> release = release_survival_regression_stats(time, np.ones(2000), X, edges=[0.5, 1.0, 2.0],
+    ...                                             x_bound=4.0, epsilon=1.0, delta=1e-6, rng=0)
+    >>> model = survival_regression_model(release)
+    >>> model.named_vars_to_dims["beta"], len(model.coords["statistic"])
+    (('feature',), 24)
+    """
+    _check(stats)
+    if censoring not in ("random_walk", "none"):
+        raise ValueError(f"censoring must be 'random_walk' or 'none', got {censoring!r}")
+    priors = {
+        name: check_positive(name, value)
+        for name, value in dict(
+            beta_sigma=beta_sigma,
+            baseline_sigma=baseline_sigma,
+            baseline_step_sigma=baseline_step_sigma,
+            censoring_sigma=censoring_sigma,
+            censoring_step_sigma=censoring_step_sigma,
+            x_mean_sigma=x_mean_sigma,
+            x_sd_sigma=x_sd_sigma,
+            x_eta=x_eta,
+        ).items()
+    }
+    exact = isinstance(stats, SurvivalRegressionStats)
+    noise_aware = (not exact) if noise_aware is None else check_bool("noise_aware", noise_aware)
+    if exact and noise_aware:
+        raise ValueError("noise_aware=True needs a release: exact statistics have no noise")
+    d, J = stats.d, stats.J
+    if feature_names is None:
+        feature_names = stats.features
+    names = [f"x{j}" for j in range(d)] if feature_names is None else [str(v) for v in feature_names]
+    if len(names) != d or len(set(names)) != d:
+        raise ValueError(f"feature_names must be {d} distinct names, one per covariate, got {len(names)}")
+    coords = {
+        "feature": names,
+        "interval": stats.edges.tolist(),
+        "statistic": regression_statistic_labels(stats, names),
+    }
+    width = np.diff(np.concatenate([[0.0], stats.edges])) / stats.horizon
+    with pm.Model(coords=coords) as model:
+        record_fit(SURVIVAL_REGRESSION, getattr(stats, "kind", "exact"))
+        data = {key: pm.Data(key, value) for key, value in _arrays(stats, noise_aware).items()}
+        pm.Data("interval_end", np.asarray(stats.edges, dtype=np.float64), dims="interval")
+        pm.Data("x_bound", np.float64(np.inf if stats.x_bound is None else stats.x_bound))
+        for key, value in preprocessing_arrays(stats).items():
+            pm.Data(key, value)
+        beta = pm.Normal("beta", 0.0, priors["beta_sigma"], dims="feature", shape=d)
+        pm.Deterministic("hazard_ratio", pt.exp(beta), dims="feature")
+        mu = pm.Normal("x_mean", 0.0, priors["x_mean_sigma"], dims="feature", shape=d)
+        x_chol = lkj_cholesky(d, priors["x_sd_sigma"], priors["x_eta"])
+        walk = (("interval",), (J,))
+        baseline = random_walk("baseline", 0.0, priors["baseline_sigma"], priors["baseline_step_sigma"], *walk)
+        log_event_increment = baseline + np.log(width)
+        if censoring == "none":
+            censor_increment = pt.zeros(J)
+        else:
+            log_censor = random_walk("censoring", 0.0, priors["censoring_sigma"], priors["censoring_step_sigma"], *walk)
+            censor_increment = pt.exp(log_censor) * width
+        cumulative = pm.Deterministic("cumulative_hazard", pt.cumsum(pt.exp(log_event_increment)), dims="interval")
+        pm.Deterministic("survival", pt.exp(-cumulative), dims="interval")
+        mean, cov = regression_stat_moments(beta, mu, x_chol @ x_chol.T, log_event_increment, censor_increment, d)
+        n = data["stats_n"]
+        pm.CustomDist(
+            "likelihood",
+            n * mean,
+            n * cov + pt.diag(data["regression_noise_var"]),
+            logp=lambda value, mean, cov: normal_logp(value, mean, cov),
+            dist=_normal_dist,
+            signature="(k),(k,k)->(k)",
+            observed=data["regression_vector"],
+            dims="statistic",
+        )
+    return model
+
+
+def set_survival_regression_stats(stats, model: pm.Model) -> None:
+    """Swap the statistics of a built :func:`survival_regression_model` for others of the same
+    intervals and covariates, without recompiling (``pm.set_data``).
+
+    Parameters
+    ----------
+    stats : SurvivalRegressionStatsRelease or SurvivalRegressionStats
+        The new statistics.
+    model : pymc.Model
+        A model of :func:`survival_regression_model`.
+
+    Raises
+    ------
+    ValueError
+        If ``stats`` is not such a release, its intervals or number of covariates differ from the
+        model's, or it is exact and the model is noise-aware.
+    """
+    _check(stats)
+    if stats.d != len(model.coords["feature"]) or not np.array_equal(
+        np.asarray(model.coords["interval"], dtype=np.float64), stats.edges
+    ):
+        raise ValueError("stats must have the model's interval ends and number of covariates")
+    noise_aware = bool(np.any(model["regression_noise_var"].get_value() > EXACT_JITTER))
+    if noise_aware and isinstance(stats, SurvivalRegressionStats):
+        raise ValueError("stats: exact statistics need a model built with noise_aware=False (this one models noise)")
+    new = _arrays(stats, noise_aware)
+    new["x_bound"] = np.float64(np.inf if stats.x_bound is None else stats.x_bound)
+    new.update(preprocessing_arrays(stats))
+    pm.set_data(new, model=model)

@@ -1,0 +1,179 @@
+"""The exit table with covariate moments: counting against a loop over people, sensitivity √7
+(random and adversarial neighbours), the noise law per kind of entry, accountant, release files."""
+
+import dataclasses
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as st
+
+from pm_private import Preprocessing, PrivacyAccountant
+from pm_private.privacy.budget import BudgetExceededError
+from pm_private.release_file import read_release_file, release_to_dict, write_release_file
+from pm_private.survival import (
+    SurvivalRegressionStatsRelease,
+    release_survival_regression_stats,
+    survival_regression_noise_plan,
+    survival_regression_sensitivity,
+    survival_regression_stats,
+)
+from pm_private.survival.regression.release import _statistics, _upper_weights
+
+EDGES = np.array([1.0, 2.0, 3.5, 5.0])
+CELLS = ("control", "treated")
+BOUND = 2.0
+
+
+def _records(n, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    time = np.round(rng.exponential(2.5 * np.exp(-0.3 * X[:, 0])), 1)  # ties with the interval ends
+    return time, rng.uniform(size=n) < 0.7, X, rng.choice(CELLS, n)
+
+
+def _weighted(time, event, X, cell):
+    """The weighted vector the mechanism noises, from the statistics of the records."""
+    counts, x_sums, xx, projected = _statistics(time, event, X, cell, EDGES, CELLS, BOUND)
+    upper = np.triu_indices(X.shape[1])
+    return np.concatenate(
+        [
+            counts.ravel(),
+            (x_sums / BOUND).ravel(),
+            (xx[:, upper[0], upper[1]] * _upper_weights(X.shape[1]) / BOUND**2).ravel(),
+            [projected],
+        ]
+    )
+
+
+def test_statistics_follow_the_definition():
+    time, event, X, cell = _records(800, seed=1)
+    time[:4], event[:4] = [5.0, 99.0, 1.0, 5.0], [False, True, True, True]
+    stats = survival_regression_stats(time, event, X, cell, edges=EDGES, cells=CELLS, x_bound=BOUND)
+    J = EDGES.size
+    norms = np.linalg.norm(X, axis=1)
+    Xp = X * np.minimum(1.0, BOUND / norms)[:, None]
+    counts, sums, xx = np.zeros((2, 2 * J + 1)), np.zeros((2, 2 * J + 1, 3)), np.zeros((2, 3, 3))
+    for t, e, x, c in zip(time, event, Xp, cell, strict=True):
+        k = CELLS.index(c)
+        if t > EDGES[-1] or (t == EDGES[-1] and not e):
+            exit_ = 2 * J
+        else:
+            j = next(j for j in range(J) if t <= EDGES[j])
+            exit_ = j if e else J + j
+        counts[k, exit_] += 1
+        sums[k, exit_] += x
+        xx[k] += np.outer(x, x)
+    np.testing.assert_array_equal(stats.counts, counts)
+    np.testing.assert_allclose(stats.x_sums, sums, atol=1e-9)
+    np.testing.assert_allclose(stats.xx, xx, atol=1e-9)
+    assert stats.projected == np.sum(norms > BOUND) and stats.n == 800
+    np.testing.assert_array_equal(stats.events, counts[:, :J])
+    np.testing.assert_array_equal(stats.survivors, counts[:, 2 * J])
+
+
+def test_sensitivity_holds_on_random_neighbours_and_is_attained_by_an_adversarial_pair():
+    time, event, X, cell = _records(150, seed=2)
+    base = _weighted(time, event, X, cell)
+    rng = np.random.default_rng(3)
+    worst = 0.0
+    for _ in range(500):  # one person replaced by anyone: any time, event, cell and row (large rows too)
+        i = rng.integers(150)
+        t2, e2, X2, c2 = time.copy(), event.copy(), X.copy(), cell.copy()
+        t2[i], e2[i], c2[i] = rng.choice([0.0, 1.0, 3.0, 5.0, 7.5]), rng.uniform() < 0.5, rng.choice(CELLS)
+        X2[i] = rng.normal(size=3) * rng.choice([0.1, 1.0, 10.0])
+        worst = max(worst, np.linalg.norm(_weighted(t2, e2, X2, c2) - base))
+    assert worst <= survival_regression_sensitivity() + 1e-9
+    # adversarial: different exits, orthogonal rows on the sphere, one projected onto it and one not
+    time[0], event[0], cell[0], X[0] = 0.5, True, "control", [10.0, 0.0, 0.0]
+    base = _weighted(time, event, X, cell)
+    t2, e2, X2, c2 = time.copy(), event.copy(), X.copy(), cell.copy()
+    t2[0], e2[0], c2[0], X2[0] = 99.0, False, "treated", [0.0, BOUND, 0.0]
+    assert np.linalg.norm(_weighted(t2, e2, X2, c2) - base) == pytest.approx(math.sqrt(7.0))
+
+
+def test_the_noise_has_the_stated_law_on_each_kind_of_entry():
+    time, event, X, cell = _records(3000, d=4, seed=4)
+    edges = np.linspace(0.2, 6.0, 25)
+    exact = survival_regression_stats(time, event, X, cell, edges=edges, cells=CELLS, x_bound=BOUND)
+    release = release_survival_regression_stats(
+        time, event, X, cell, edges=edges, cells=CELLS, x_bound=BOUND, epsilon=0.8, delta=1e-6, rng=5
+    )
+    plan = survival_regression_noise_plan(edges, CELLS, d=4, x_bound=BOUND, epsilon=0.8, delta=1e-6)
+    assert release.noise_scale == pytest.approx(plan.queries[0].scale)
+    variance = release.noise_variance()
+    i, j = np.triu_indices(4, 1)
+    for name, error, var in [
+        ("counts", release.counts - exact.counts, variance["counts"]),
+        ("x_sums", release.x_sums - exact.x_sums, variance["x_sums"]),
+        ("xx diagonal", np.diagonal(release.xx - exact.xx, axis1=1, axis2=2), variance["xx"][:, 0, 0][:, None]),
+        ("xx off-diagonal", (release.xx - exact.xx)[:, i, j], variance["xx"][:, 0, 1][:, None]),
+    ]:
+        z = (error / np.sqrt(var)).ravel()
+        assert st.kstest(z, "norm").pvalue > 1e-3, name
+    assert variance["x_sums"].flat[0] == pytest.approx(release.noise_scale**2 * BOUND**2)
+    assert plan.noise_sd["xx off-diagonal"] == pytest.approx(release.noise_scale * BOUND**2 / math.sqrt(2))
+    assert np.array_equal(release.xx, np.swapaxes(release.xx, 1, 2))
+
+
+def test_secure_release_is_charged_once_refused_over_budget_and_bad_input_spends_nothing():
+    time, event, X, cell = _records(300, seed=6)
+    accountant = PrivacyAccountant(1.05, 1e-5)
+    kwargs = dict(edges=EDGES, cells=CELLS, x_bound=BOUND, epsilon=1.0, delta=1e-6, accountant=accountant)
+    for change, message in [
+        (dict(x_bound=0.0), "x_bound"),
+        (dict(delta=None), "delta"),
+        (dict(cells=["control"]), "cell"),
+        (dict(edges=[2.0, 1.0]), "edges"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            release_survival_regression_stats(time, event, X, cell, **(kwargs | change))
+    with pytest.raises(ValueError, match="one row per person"):
+        release_survival_regression_stats(time, event, X[:-1], cell, **kwargs)
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="finite"):
+        release_survival_regression_stats(time, event, bad, cell, **kwargs)
+    assert not accountant.history
+    release = release_survival_regression_stats(time, event, X, cell, **kwargs)
+    assert release.private and release.sensitivity == pytest.approx(math.sqrt(7.0))
+    assert accountant.spent == pytest.approx((release.epsilon, 1e-6))
+    with pytest.raises(BudgetExceededError):
+        release_survival_regression_stats(time, event, X, cell, **kwargs)
+    assert len(accountant.history) == 1
+
+
+def test_a_release_file_reads_back_with_its_preprocessing_and_bad_fields_are_refused(tmp_path):
+    time, event, X, cell = _records(400, seed=7)
+    frame = pd.DataFrame(X * [1.0, 2.0, 3.0] + 5.0, columns=["age", "dose", "marker"])
+    prep = Preprocessing.from_public(np.random.default_rng(8).normal(size=(30, 3)) * [1.0, 2.0, 3.0] + 5.0)
+    release = release_survival_regression_stats(
+        time, event, frame, cell, edges=EDGES, cells=CELLS, x_bound=BOUND, epsilon=1.0, delta=1e-6,
+        preprocessing=prep, rng=9,
+    )  # fmt: skip
+    assert release.features == ("age", "dose", "marker")
+    path = tmp_path / "release.json"
+    write_release_file(path, [release_to_dict(release, time="time", event="event")])
+    back = read_release_file(path)[0]["release"]
+    assert isinstance(back, SurvivalRegressionStatsRelease)
+    for name in ("counts", "x_sums", "xx"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(release, name))
+    np.testing.assert_array_equal(back.preprocessing.x_public, prep.x_public)
+    fields = {f.name: getattr(release, f.name) for f in dataclasses.fields(release)}
+    for change, message in [
+        ({"n": 4000}, "'n'"),
+        ({"sensitivity": 2.0}, "sensitivity"),
+        ({"x_sums": release.x_sums[:, :3]}, "x_sums"),
+        ({"xx": release.xx + np.triu(np.ones((3, 3)), 1)}, "symmetric"),
+        ({"noise_scale": release.noise_scale / 3}, "noise_scale"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            SurvivalRegressionStatsRelease(**(fields | change))
+    # a private row among the public ones is refused before anything is spent
+    leaked = Preprocessing.from_public(np.vstack([prep.x_public, frame.to_numpy()[:1]]))
+    with pytest.raises(ValueError, match="1 of its 31 public rows"):
+        release_survival_regression_stats(
+            time, event, frame, cell, edges=EDGES, cells=CELLS, x_bound=BOUND, epsilon=1.0, delta=1e-6,
+            preprocessing=leaked,
+        )  # fmt: skip
