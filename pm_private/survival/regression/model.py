@@ -68,7 +68,11 @@ def _arrays(stats, noise_aware: bool) -> dict[str, np.ndarray]:
         noise = np.concatenate([variance["counts"][0], variance["x_sums"][0].ravel(), variance["xx"][0][i, j]])
     else:
         noise = np.full(vector.size, EXACT_JITTER)
-    return {"regression_vector": vector, "regression_noise_var": noise, "stats_n": np.float64(stats.n)}
+    # Treated as exact, the counts must add up to the model's n: a release's noisy counts add up to
+    # n only within the noise, and n·V has no spread along their sum, so the naive model takes
+    # their sum for n (an exact table's is n).
+    n = float(stats.n) if noise_aware else float(np.sum(stats.counts[0]))
+    return {"regression_vector": vector, "regression_noise_var": noise, "stats_n": np.float64(n)}
 
 
 def _check(stats):
