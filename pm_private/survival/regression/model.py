@@ -13,7 +13,7 @@ al. 2021 for GLMs)
     r ~ N(n·m(θ), n·V(θ) + diag(v)),
 
 with m, V the mean and covariance of one person's contribution
-(:func:`pm_private.survival.regression.moments.regression_stat_moments`: one-dimensional
+(``pm_private.survival.regression.moments.regression_stat_moments``: one-dimensional
 Gauss–Hermite integrals over the linear predictor) and v the noise variances.  β is the vector of
 log hazard ratios per unit of each covariate on the release's (public) scale.  The cost of a
 gradient is that of a k × k Cholesky factorisation, k = (2J + 1)(d + 1) + d(d + 1)/2,
