@@ -44,10 +44,10 @@ from __future__ import annotations
 import numpy as np
 import pytensor.tensor as pt
 
-__all__ = ["linear_predictor_moments"]
+__all__ = ["linear_predictor_moments", "square_covariance", "sym3", "sym_vector_matrix"]
 
 
-def _sym3(a, b, c):
+def sym3(a, b, c):
     """a⊗b⊗c summed over the three placements of a: aᵢbⱼcₖ + bᵢaⱼcₖ + bᵢcⱼaₖ (b, c vectors)."""
     return (
         a[:, None, None] * b[None, :, None] * c[None, None, :]
@@ -56,9 +56,44 @@ def _sym3(a, b, c):
     )
 
 
-def _sym_vector_matrix(v, m):
+def sym_vector_matrix(v, m):
     """vᵢMⱼₖ + vⱼMᵢₖ + vₖMᵢⱼ."""
     return v[:, None, None] * m[None, :, :] + v[None, :, None] * m[:, None, :] + v[None, None, :] * m[:, :, None]
+
+
+def square_covariance(mu, cov, d: int):
+    """Cov(xᵢxⱼ, xₖxₗ) over the upper-triangle pairs (i ≤ j, row-major) for x ~ N(μ, Σ) (Isserlis,
+    with a mean): ΣᵢₖΣⱼₗ + ΣᵢₗΣⱼₖ + μᵢμₖΣⱼₗ + μᵢμₗΣⱼₖ + μⱼμₖΣᵢₗ + μⱼμₗΣᵢₖ.
+
+    Parameters
+    ----------
+    mu : tensor (d,)
+        The mean μ.
+    cov : tensor (d, d)
+        The covariance Σ.
+    d : int
+        The dimension.
+
+    Returns
+    -------
+    tensor (P, P)
+        P = d(d + 1)/2.
+    """
+    i, j = np.triu_indices(d)
+    flat_cov = cov.reshape((d * d,))
+    mi, mj = mu[i], mu[j]
+
+    def pairs(p, q):
+        return flat_cov[p[:, None] * d + q[None, :]]
+
+    return (
+        pairs(i, i) * pairs(j, j)
+        + pairs(i, j) * pairs(j, i)
+        + mi[:, None] * mi[None, :] * pairs(j, j)
+        + mi[:, None] * mj[None, :] * pairs(j, i)
+        + mj[:, None] * mi[None, :] * pairs(i, j)
+        + mj[:, None] * mj[None, :] * pairs(i, i)
+    )
 
 
 def linear_predictor_moments(first, second, mu, cov, v, d: int):
@@ -98,11 +133,11 @@ def linear_predictor_moments(first, second, mu, cov, v, d: int):
     m2 = cov + pt.outer(mu, mu)
     exg = a0 * mu + a1 * v
     egxx = a0 * m2 + a1 * (pt.outer(mu, v) + pt.outer(v, mu)) + a2 * pt.outer(v, v)
-    m3 = mu[:, None, None] * mu[None, :, None] * mu[None, None, :] + _sym_vector_matrix(mu, cov)
+    m3 = mu[:, None, None] * mu[None, :, None] * mu[None, None, :] + sym_vector_matrix(mu, cov)
     egxxx = (
         a0 * m3
-        + a1 * (_sym3(v, mu, mu) + _sym_vector_matrix(v, cov))
-        + a2 * _sym3(mu, v, v)
+        + a1 * (sym3(v, mu, mu) + sym_vector_matrix(v, cov))
+        + a2 * sym3(mu, v, v)
         + a3 * v[:, None, None] * v[None, :, None] * v[None, None, :]
     )
     ehx = h0 * mu + h1 * v
@@ -115,19 +150,7 @@ def linear_predictor_moments(first, second, mu, cov, v, d: int):
     # Gaussian moments: Cov(xₐ, xᵢxⱼ) and Cov(xᵢxⱼ, xₖxₗ) (Isserlis, with a mean)
     a = np.arange(d)[:, None]
     c13 = flat_cov[a * d + i[None, :]] * mu[j][None, :] + flat_cov[a * d + j[None, :]] * mu[i][None, :]
-    mi, mj = mu[i], mu[j]
-
-    def pairs(p, q):
-        return flat_cov[p[:, None] * d + q[None, :]]
-
-    c33 = (
-        pairs(i, i) * pairs(j, j)
-        + pairs(i, j) * pairs(j, i)
-        + mi[:, None] * mi[None, :] * pairs(j, j)
-        + mi[:, None] * mj[None, :] * pairs(j, i)
-        + mj[:, None] * mi[None, :] * pairs(i, j)
-        + mj[:, None] * mj[None, :] * pairs(i, i)
-    )
+    c33 = square_covariance(mu, cov, d)
     m2_upper = flat_m2[upper]
     c12 = exg - a0 * mu
     c14 = egxx - pt.outer(mu, exg)

@@ -268,7 +268,7 @@ def _check_total(record, slack: float) -> None:
         )
 
 
-class _ExitTable:
+class ExitTable:
     """What the exact table and its release share: sizes, the table as one vector, S(t) naively."""
 
     @property
@@ -298,7 +298,7 @@ class _ExitTable:
 
 
 @dataclass(frozen=True, kw_only=True)
-class SurvivalStats(_ExitTable):
+class SurvivalStats(ExitTable):
     """The exact (not private) exit table of a survival study: for public data, and ε = ∞.
 
     Parameters
@@ -342,7 +342,7 @@ class SurvivalStats(_ExitTable):
 
 
 @dataclass(frozen=True, kw_only=True)
-class SurvivalStatsRelease(_ExitTable, Release, kind="survival_stats"):
+class SurvivalStatsRelease(ExitTable, Release, kind="survival_stats"):
     """One private release of a survival study's exit table, and what it assumed.
 
     Parameters

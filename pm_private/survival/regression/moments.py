@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 import pytensor.tensor as pt
 
-from ...released.moments import _sym3, _sym_vector_matrix
+from ...released.moments import square_covariance, sym3, sym_vector_matrix
 
 __all__ = ["FRAILTY_SD", "HERMITE_NODES", "exit_probabilities", "regression_stat_moments", "statistic_size"]
 
@@ -116,9 +116,9 @@ def regression_stat_moments(beta, mu, cov, log_event_increment, censor_increment
     ex = b0[:, None] * mu[None, :] + b1[:, None] * u[None, :]  # E[y_k x], (E, d)
     sym = pt.outer(mu, u) + pt.outer(u, mu)
     egxx = b0[:, None, None] * m2 + b1[:, None, None] * sym + b2[:, None, None] * pt.outer(u, u)  # (E, d, d)
-    m3 = mu[:, None, None] * mu[None, :, None] * mu[None, None, :] + _sym_vector_matrix(mu, cov)
-    t1 = _sym3(u, mu, mu) + _sym_vector_matrix(u, cov)
-    t2 = _sym3(mu, u, u)
+    m3 = mu[:, None, None] * mu[None, :, None] * mu[None, None, :] + sym_vector_matrix(mu, cov)
+    t1 = sym3(u, mu, mu) + sym_vector_matrix(u, cov)
+    t2 = sym3(mu, u, u)
     t3 = u[:, None, None] * u[None, :, None] * u[None, None, :]
     i, j = np.triu_indices(d)
     upper = i * d + j
@@ -130,21 +130,8 @@ def regression_stat_moments(beta, mu, cov, log_event_increment, censor_increment
         + b3[:, None, None] * t3.reshape((d, d * d))[:, upper][None]
     )
     exits = g.shape[-1]
-    flat_cov, flat_m2 = cov.reshape((d * d,)), m2.reshape((d * d,))
-    m2_upper = flat_m2[upper]
-    mi, mj = mu[i], mu[j]
-
-    def pairs(p, q):
-        return flat_cov[p[:, None] * d + q[None, :]]
-
-    c33 = (
-        pairs(i, i) * pairs(j, j)
-        + pairs(i, j) * pairs(j, i)
-        + mi[:, None] * mi[None, :] * pairs(j, j)
-        + mi[:, None] * mj[None, :] * pairs(j, i)
-        + mj[:, None] * mi[None, :] * pairs(i, j)
-        + mj[:, None] * mj[None, :] * pairs(i, i)
-    )
+    m2_upper = m2.reshape((d * d,))[upper]
+    c33 = square_covariance(mu, cov, d)
     eye = pt.eye(exits)
     flat_ex = ex.reshape((exits * d,))
     c_yy = pt.diag(b0) - pt.outer(b0, b0)

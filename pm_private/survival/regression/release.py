@@ -56,7 +56,7 @@ from ...privacy.validation import (
 from ...released.family import Family
 from ...released.noise_plan import NoisePlan, gaussian_query
 from ...released.preprocessing import Preprocessing, check_glm_preprocessing, check_public_rows
-from ..exits.release import check_cells, check_edges, exit_outcomes
+from ..exits.release import ExitTable, check_cells, check_edges, exit_outcomes
 
 __all__ = [
     "SURVIVAL_REGRESSION",
@@ -157,28 +157,14 @@ def _freeze(record) -> None:
     check_feature_names(record, d)
 
 
-class _CovariateExitTable:
-    """What the exact statistics and their release share."""
-
-    @property
-    def J(self) -> int:
-        """The number of intervals."""
-        return self.edges.size
-
-    @property
-    def K(self) -> int:
-        """The number of cells."""
-        return len(self.cells)
+class _CovariateExitTable(ExitTable):
+    """What the exact statistics and their release share: the exit table's sizes and table, the
+    number of covariates, and the table's parts by kind of exit."""
 
     @property
     def d(self) -> int:
         """The number of covariates."""
         return self.x_sums.shape[2]
-
-    @property
-    def horizon(self) -> float:
-        """The public horizon τ (the last interval end)."""
-        return float(self.edges[-1])
 
     @property
     def events(self) -> np.ndarray:
@@ -194,16 +180,6 @@ class _CovariateExitTable:
     def survivors(self) -> np.ndarray:
         """People event-free at the horizon per cell, (K,)."""
         return self.counts[:, 2 * self.J]
-
-    def table(self) -> np.ndarray:
-        """The exit table, (K, 2J + 1): per cell the J events, the J censorings, the survivors.
-
-        Returns
-        -------
-        numpy.ndarray
-            The counts (noisy for a release).
-        """
-        return np.array(self.counts)
 
 
 def _check_total(record, slack: float) -> None:
