@@ -4,10 +4,16 @@ non-private fits.
 
 Data (no network): scikit-learn's breast cancer data (569 tumours, malignant or not; its 30
 features reduced to ``--d`` principal components of the public split), statsmodels' ``fair``
-(6366 women, any extramarital affair; 8 covariates) and, for counts, statsmodels' ``randhie``
-(20190 person-years of the RAND health insurance experiment, outpatient visits ``mdvis``;
-9 covariates).  Each data set is shuffled once (``--seed``) and split into a public part
-(``--public`` of the rows), a held-out test part (30 %) and the private rest.
+(6366 women, any extramarital affair; 8 covariates), ``randhie_any`` (any outpatient visit in a
+year of the RAND health insurance experiment: 20,190 person-years, 9 covariates, four binary)
+and, for counts, statsmodels' ``randhie`` (outpatient visits ``mdvis``).  Each data set is
+shuffled once (``--seed``) and split into a public part (``--public`` of the rows, or that many
+rows when ≥ 1), a held-out test part (``--test``, 30 %) and the private rest.  ``randhie``'s
+covariates are constant over a person's years (2,760 distinct rows): its split keeps identical
+rows together and takes one public row per person (``split_keeping_identical_rows``), so that no
+public person is also private.  The releases carry the public rows (after the map) and the
+models take them as the covariates' law, the library's default (``--covariate-law gaussian``:
+the Gaussian law instead).
 
 Public preprocessing and bound, from the public rows only and the same for every method:
 
@@ -65,6 +71,15 @@ With a wider prior on the coefficients, β ~ N(0, 10²) instead of the logistic 
 
     python -m benchmarks.study_glm_real --data breast_cancer --beta-sigma 10 --releases 20 --tune 300 \\
         --draws 200 --bound-quantile 0.95 --out notebooks/results/glm_real_breast_cancer_beta_sigma_10
+
+``randhie_any`` with 50 public people (``notebooks/results/glm_real_randhie_any_public50``, one folder
+per covariate law):
+
+    python -m benchmarks.study_glm_real --data randhie_any --epsilons 1 2 --releases 20 --public 50 \\
+        --test 0.01 --tune 300 --draws 200 --covariate-law public --out FOLDER
+
+The stored results above them used the Gaussian covariate law (the default until the releases
+carried their public rows) and a split that did not keep a person's years together.
 
 Those of ``notebooks/results/glm_real_20_releases`` used the earlier preprocessing and bound
 (``--transform standardise --bound-factor 3``; the training rows of the elastic net were then
