@@ -68,6 +68,13 @@ def _survival(noisy: bool, **kwargs):
     return pp.survival_model(stats, **kwargs)
 
 
+def _survival_regression():
+    stats = pp.release_survival_regression_stats(
+        TIME, EVENT, X, edges=np.linspace(0.0, 1.0, 4)[1:], x_bound=4.0, epsilon=1.0, delta=1e-6, rng=0
+    )
+    return pp.survival_regression_model(stats)
+
+
 def _discrete_time(link: str):
     return discrete_time_model(DiscreteTimeData.from_times(X, TIME, EVENT, q=8, e=3), link=link)
 
@@ -91,6 +98,7 @@ MODELS = {
     "survival, Weibull": lambda: _survival(True, hazard="weibull"),
     "survival, cloglog, own baselines": lambda: _survival(True, hazard="cloglog", proportional=False),
     "survival, logit, exact table": lambda: _survival(False, hazard="logit"),
+    "survival_regression_model": _survival_regression,
     "weibull_model": lambda: weibull_model(TIME, EVENT, X),
     "discrete_time_model (logit)": lambda: _discrete_time("logit"),
     "discrete_time_model (cloglog)": lambda: _discrete_time("cloglog"),
