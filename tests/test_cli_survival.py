@@ -67,3 +67,27 @@ def test_fit_of_a_laplace_release_writes_the_posterior(data, capsys):
     out = capsys.readouterr().out
     assert "beta[treated]" in out and "hazard ratios are exp(beta)" in out
     assert (data / "r.posterior.nc").exists()
+
+
+@pytest.mark.slow
+def test_survival_regression_release_and_fit_with_public_standardisation(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(1500, 2))
+    T, C = rng.exponential(np.exp(-X @ [0.5, -0.3])), rng.exponential(3.0, 1500)
+    frame = pd.DataFrame({"age": 60 + 10 * X[:, 0], "dose": 2 + X[:, 1], "t": np.minimum(T, C), "e": (T <= C) * 1})
+    frame.to_csv("d.csv", index=False)
+    public = pd.DataFrame({"age": 60 + 10 * rng.normal(size=40), "dose": 2 + rng.normal(size=40)})
+    public.to_csv("public.csv", index=False)
+    pd.concat([public, frame[["age", "dose"]].iloc[:2]]).to_csv("leak.csv", index=False)
+    argv = ["release", "survival-regression", "d.csv", "--time", "t", "--event", "e", "--features", "age", "dose"]
+    argv += ["--edges", "0.2,0.5,1,2", "--x-bound", "4", "--epsilon", "1", "--delta", "1e-6", "--ledger", "l.db"]
+    argv += ["--total-epsilon", "1.5", "--total-delta", "1e-5"]
+    _usage_error([*argv, "--out", "leak.json", "--standardize-from", "leak.csv"], capsys, "shares 2 of its 42 rows")
+    assert main([*argv, "--out", "r.json", "--standardize-from", "public.csv"]) == 0
+    (entry,) = read_release_file("r.json")
+    assert entry["release"].preprocessing.x_public.shape == (40, 2) and entry["features"] == ["age", "dose"]
+    assert PrivacyAccountant.open("l.db").spent.epsilon == pytest.approx(entry["release"].epsilon)
+    assert main(["fit", "r.json", "--draws", "150", "--tune", "150", "--chains", "1", "--no-progress"]) == 0
+    summary = pd.read_csv("r.summary.csv", index_col=0)
+    assert {"beta[age]", "beta[dose]", "hazard_ratio[age]"} <= set(summary.index)

@@ -232,7 +232,8 @@ def public_preprocessing(parser, args, features: list[str], *, response: bool = 
         refuse_private_as_public(parser, args)
         source = argparse.Namespace(data=args.standardize_from)
         available = table_columns(parser, source)
-        columns = [*features, args.target]
+        target = getattr(args, "target", None)  # None: a release without a response column (survival regression)
+        columns = [*features] + ([] if target is None else [target])
         missing = [c for c in columns if c not in available]
         if missing:
             parser.error(
@@ -244,7 +245,8 @@ def public_preprocessing(parser, args, features: list[str], *, response: bool = 
             parser.error(f"--standardize-from {str(args.standardize_from)!r} needs at least 2 rows")
         mean, sd = values.mean(axis=0), values.std(axis=0)
         sd = np.where(sd > 0, sd, 1.0)  # a constant public column is centred, not scaled
-        derived = {"x_center": mean[:-1], "x_scale": sd[:-1], "x_public": values[:, :-1]}
+        width = len(features)
+        derived = {"x_center": mean[:width], "x_scale": sd[:width], "x_public": values[:, :width]}
         if response:
             derived.update(y_center=mean[-1], y_scale=sd[-1])
     chosen = {k: v for k, v in {**derived, **{k: v for k, v in constants.items() if v is not None}}.items()}

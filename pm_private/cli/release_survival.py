@@ -155,14 +155,13 @@ def _run_regression(parser, args) -> None:
     check_columns(parser, args, table_columns(parser, args), columns)
     preprocessing = None
     if args.standardize_from is not None or args.x_center is not None or args.x_scale is not None:
-        args.target = args.time  # the public table's columns: the features and the time
         preprocessing = public_preprocessing(parser, args, args.features, response=False)
     if args.dry_run:
         dry_run(args, plan.lines())
         return
     frame = read(args.data, columns)
     values = numeric(parser, frame, columns)
-    refuse_shared_rows(parser, args, values[:, [*range(2, len(columns)), 0]])
+    refuse_shared_rows(parser, args, values[:, 2:])  # over the covariates, as the public table was read
     accountant = open_ledger(parser, args)
     write_release(
         parser,
