@@ -396,6 +396,18 @@ def public_feature_arguments(group) -> None:
     )
 
 
+def public_feature_group(parser) -> None:
+    """The argument group "public preprocessing" of a release whose response is not transformed
+    (the GLMs, survival regression): :func:`public_feature_arguments` under their shared help."""
+    public_feature_arguments(
+        parser.add_argument_group(
+            "public preprocessing",
+            "x ↦ (x − x_center)/x_scale before the projection; the constants must be public and are written "
+            "to the release file.  A flag overrides the value from --standardize-from.",
+        )
+    )
+
+
 def preprocessing_source(args, keys: tuple[str, ...]) -> str:
     """Where the public constants of a release came from: the public file and the flags among
     ``keys`` (argument names such as ``x_center``) that were given."""

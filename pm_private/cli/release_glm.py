@@ -17,7 +17,7 @@ from .common import (
     numeric,
     open_ledger,
     preprocessing_source,
-    public_feature_arguments,
+    public_feature_group,
     public_preprocessing,
     read,
     refuse_shared_rows,
@@ -105,12 +105,7 @@ def add_parser(subparsers) -> None:
                 required=True,
                 help="public count bound (an integer ≤ 1000): larger counts are clipped to it",
             )
-        public = parser.add_argument_group(
-            "public preprocessing",
-            "x ↦ (x − x_center)/x_scale before the projection; the constants must be public and are written "
-            "to the release file.  A flag overrides the value from --standardize-from.",
-        )
-        public_feature_arguments(public)
+        public_feature_group(parser)
         parser.set_defaults(run=_run, command_parser=parser)
 
 
@@ -119,13 +114,6 @@ def _noise_plan(args, stats: GlmStats, d: int):
     (ValueError naming an argument the release would refuse)."""
     bounds = {"y_bound": args.y_bound} if stats.counts else {}
     return load(stats.noise_plan)(d, epsilon=args.epsilon, delta=args.delta, x_bound=args.x_bound, **bounds)
-
-
-def _preprocessing(parser, args, features: list[str]):
-    """The public centre and scale of the features (the labels or counts are not transformed), or None."""
-    if args.standardize_from is None and args.x_center is None and args.x_scale is None:
-        return None
-    return public_preprocessing(parser, args, features, response=False)
 
 
 def _run(parser, args) -> None:
@@ -146,7 +134,7 @@ def _run(parser, args) -> None:
         plan = _noise_plan(args, stats, len(features))
     except ValueError as error:
         parser.error(str(error))
-    preprocessing = _preprocessing(parser, args, features)
+    preprocessing = public_preprocessing(parser, args, features, response=False)  # the features only, or None
     context = _context(args, stats, preprocessing, len(features))
     if args.dry_run:
         lines = plan.lines()

@@ -12,7 +12,7 @@ from .common import (
     dry_run,
     numeric,
     open_ledger,
-    public_feature_arguments,
+    public_feature_group,
     public_preprocessing,
     read,
     refuse_shared_rows,
@@ -91,13 +91,8 @@ def _add_regression_parser(subparsers) -> None:
         required=True,
         help="public bound on the ℓ2 norm of a (preprocessed) covariate row; rows beyond are projected onto it",
     )
-    public = parser.add_argument_group(
-        "public preprocessing",
-        "x ↦ (x − x_center)/x_scale before the projection; the constants must be public and are written to the "
-        "release file.  A flag overrides the value from --standardize-from.",
-    )
-    public_feature_arguments(public)
-    parser.set_defaults(run=_run_regression, command_parser=parser, target=None)
+    public_feature_group(parser)
+    parser.set_defaults(run=_run_regression, command_parser=parser)
 
 
 def _run(parser, args) -> None:
@@ -153,9 +148,7 @@ def _run_regression(parser, args) -> None:
         parser.error(str(error))
     columns = [args.time, args.event, *args.features]
     check_columns(parser, args, table_columns(parser, args), columns)
-    preprocessing = None
-    if args.standardize_from is not None or args.x_center is not None or args.x_scale is not None:
-        preprocessing = public_preprocessing(parser, args, args.features, response=False)
+    preprocessing = public_preprocessing(parser, args, args.features, response=False)  # or None
     if args.dry_run:
         dry_run(args, plan.lines())
         return

@@ -11,6 +11,7 @@ from scipy import stats as st
 
 from pm_private import Preprocessing, PrivacyAccountant
 from pm_private.privacy.budget import BudgetExceededError
+from pm_private.privacy.primitives import symmetric_entry_weights
 from pm_private.release_file import read_release_file, release_to_dict, write_release_file
 from pm_private.survival import (
     SurvivalRegressionStatsRelease,
@@ -19,7 +20,7 @@ from pm_private.survival import (
     survival_regression_sensitivity,
     survival_regression_stats,
 )
-from pm_private.survival.regression.release import _statistics, _upper_weights
+from pm_private.survival.regression.release import _statistics
 
 EDGES = np.array([1.0, 2.0, 3.5, 5.0])
 CELLS = ("control", "treated")
@@ -41,7 +42,7 @@ def _weighted(time, event, X, cell):
         [
             counts.ravel(),
             (x_sums / BOUND).ravel(),
-            (xx[:, upper[0], upper[1]] * _upper_weights(X.shape[1]) / BOUND**2).ravel(),
+            (xx[:, upper[0], upper[1]] * symmetric_entry_weights(*upper) / BOUND**2).ravel(),
             [projected],
         ]
     )

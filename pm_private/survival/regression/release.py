@@ -40,6 +40,7 @@ from ...privacy.primitives import (
     check_gaussian_scale_field,
     gaussian_mechanism,
     project_rows,
+    symmetric_entry_weights,
 )
 from ...privacy.release import Release, constant, output, public, release_guard
 from ...privacy.validation import (
@@ -108,12 +109,6 @@ def survival_regression_sensitivity() -> float:
         √7.
     """
     return math.sqrt(7.0)
-
-
-def _upper_weights(d: int) -> np.ndarray:
-    """The weights of F on the upper triangle (row-major, ``np.triu_indices``): 1 on the diagonal, √2 off it."""
-    i, j = np.triu_indices(d)
-    return np.where(i == j, 1.0, math.sqrt(2.0))
 
 
 def _freeze(record) -> None:
@@ -611,7 +606,7 @@ def release_survival_regression_stats(
     source = as_noise_source(rng)
     plan = survival_regression_noise_plan(ends, labels, d=d, x_bound=x_bound, epsilon=epsilon, delta=delta)
     upper = np.triu_indices(d)
-    weights = _upper_weights(d)
+    weights = symmetric_entry_weights(*upper)
     vector = np.concatenate(
         [
             counts.ravel(),
