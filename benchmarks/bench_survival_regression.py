@@ -33,7 +33,7 @@ import warnings
 import numpy as np
 from scipy import stats as sps
 
-from benchmarks.bench_calibration_glm import Fitter
+from benchmarks.bench_calibration_glm import Fitter, coverage
 from pm_private.survival import (
     release_survival_regression_stats,
     set_survival_regression_stats,
@@ -94,20 +94,6 @@ def draw(rng, cell: dict, edges_only: bool = False):
     return np.minimum(t, c), t <= c, X, beta
 
 
-def coverage(draws: np.ndarray, truth: np.ndarray) -> dict:
-    """Shares of (release, coefficient) inside the central 50 % / 90 % intervals, with s.e.;
-    draws (R, S, d), truth (R, d)."""
-    out = {}
-    for level in (0.5, 0.9):
-        lo, hi = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2], axis=1)
-        inside = ((lo <= truth) & (truth <= hi)).mean(axis=1)
-        out[level] = (
-            float(inside.mean()),
-            float(inside.std(ddof=1) / np.sqrt(len(inside))) if len(inside) > 1 else 0.0,
-        )
-    return out
-
-
 def run_cell(name: str, cell: dict, reps: int, args, fitters: dict, rng) -> list[str]:
     cell = {**CENTRE, **cell}
     cell["edges"] = draw(np.random.default_rng(PILOT_SEED), cell, edges_only=True)  # the same for every release
@@ -143,7 +129,7 @@ def run_cell(name: str, cell: dict, reps: int, args, fitters: dict, rng) -> list
     for label, draws in results.items():
         if not draws:
             continue
-        cov = coverage(np.stack(draws), truth)
+        cov = coverage(np.stack(draws, axis=1), truth)  # draws (S, R, d)
         rows.append(
             f"| {name} | {cell['d']} | {cell['n']} | {cell['eps']:g} | {cell['J']} | {cell['law']} | {cell['times']} | "
             f"{cell['censoring']} | {label} | {reps} | {cov[0.5][0]:.2f} ({cov[0.5][1]:.2f}) | "
