@@ -361,20 +361,23 @@ def shared_row_count(public_rows, private_rows) -> int:
     contained = all(counts.get(key, 0) >= times for key, times in wanted.items())
     if contained and 2 * public.shape[0] >= private.shape[0]:
         return public.shape[0]
-    identifying = np.zeros(private.shape[0], dtype=bool)
-    for column in private.T:  # a value that occurs once in its column makes its row unique
-        _, inverse, occurrences = np.unique(column, return_inverse=True, return_counts=True)
-        identifying |= occurrences[inverse.ravel()] == 1
-    named = {row.tobytes() for row in np.ascontiguousarray(private[identifying])}
-    return sum(times for key, times in wanted.items() if key in named)
+    matched = [key for key in wanted if key in counts]
+    if not matched:
+        return 0
+    rows = np.frombuffer(b"".join(matched), dtype=np.int64).reshape(len(matched), -1)
+    identifying = np.zeros(len(matched), dtype=bool)
+    for column, values in zip(private.T, rows.T, strict=True):  # a value once in its column identifies its row
+        distinct, occurrences = np.unique(column, return_counts=True)
+        identifying |= occurrences[np.searchsorted(distinct, values)] == 1
+    return sum(wanted[key] for key, named in zip(matched, identifying, strict=True) if named)
 
 
 def check_public_rows(preprocessing, X) -> None:
     """ValueError, before anything is released, when ``preprocessing`` kept public rows
     (``x_public``) that the private covariates ``X`` show to be private (:func:`shared_row_count`:
     a public row equal to a private row holding a value no other private row has in its column,
-    or the private table passed for public): the rows and the constants estimated from them are published without noise, so they
-    must not be private.  The count is named, no row is printed.
+    or the private table passed for public): the rows and the constants estimated from them are
+    published without noise, so they must not be private.  The count is named, no row is printed.
 
     Parameters
     ----------

@@ -356,7 +356,7 @@ def _statistics(time, event, X, cell, ends, labels, x_bound):
     index = codes * exits + outcome
     counts = np.bincount(index, minlength=K * exits).reshape(K, exits)
     x_sums = np.stack([np.bincount(index, weights=X[:, j], minlength=K * exits) for j in range(d)], axis=-1)
-    xx = np.stack([X[codes == c].T @ X[codes == c] for c in range(K)])
+    xx = np.stack([rows.T @ rows for rows in (X[codes == c] for c in range(K))])
     return counts.astype(np.float64), x_sums.reshape(K, exits, d), 0.5 * (xx + np.swapaxes(xx, 1, 2)), projected
 
 
