@@ -14,9 +14,10 @@ Coverage is the share of (release, coefficient) pairs whose central 50 % / 90 % 
 true β, with its Monte Carlo s.e. (the spread of the per-release shares over √releases).
 
 One factor at a time around the centre d = 5, n = 10,000, ε = 1, J = 5: d ∈ {1, 10},
-n ∈ {1000, 100,000}, ε ∈ {0.5, 4, ∞}, J = 20 (at d = 3: the dense likelihood's k × k factorisation,
-k = (2J + 1)(d + 1) + d(d + 1)/2, is 261 at d = 5 and 506 at d = 10), and the misspecified cells
-(log-normal and binary covariates, Weibull times, uniform censoring).
+n ∈ {1000, 100,000}, ε ∈ {0.5, 4, ∞}, J = 20, the grouped (discrete-time, complementary log-log)
+hazard model fitted to the same continuous-time data, the corners d = 10 and J = 20 at
+n ∈ {1000, 10,000, 100,000}, and the misspecified cells (log-normal and binary covariates,
+Weibull times, uniform censoring).
 
     python -m benchmarks.bench_survival_regression --quick
     python -m benchmarks.bench_survival_regression --reps 12 --out FILE.md
@@ -42,7 +43,10 @@ from pm_private.survival import (
 )
 
 DELTA = 1e-6
-CENTRE = dict(d=5, n=10_000, eps=1.0, J=5, law="gaussian", times="exponential", censoring="exponential")
+CENTRE = dict(
+    d=5, n=10_000, eps=1.0, J=5, law="gaussian", times="exponential", censoring="exponential",
+    hazard="piecewise_exponential",
+)  # fmt: skip
 CELLS = [
     ("centre", {}),
     ("d1", dict(d=1)),
@@ -52,7 +56,11 @@ CELLS = [
     ("eps0.5", dict(eps=0.5)),
     ("eps4", dict(eps=4.0)),
     ("epsinf", dict(eps=np.inf)),
-    ("J20-d3", dict(J=20, d=3)),
+    ("J20", dict(J=20)),
+    ("d10-J20", dict(d=10, J=20)),
+    ("n100000-d10-J20", dict(n=100_000, d=10, J=20)),
+    ("n1000-d10-J20", dict(n=1000, d=10, J=20)),
+    ("cloglog", dict(hazard="cloglog")),
     ("lognormal", dict(law="lognormal")),
     ("binary", dict(law="binary")),
     ("weibull", dict(times="weibull")),
@@ -113,9 +121,9 @@ def run_cell(name: str, cell: dict, reps: int, args, fitters: dict, rng) -> list
         truths.append(beta)
         for label in ("noise-aware", "naive") if naive else ("noise-aware",):
             aware = label == "noise-aware" and np.isfinite(cell["eps"])
-            key = (cell["d"], tuple(cell["edges"]), aware)
+            key = (cell["d"], tuple(cell["edges"]), aware, cell["hazard"])
             if key not in fitters:
-                model = survival_regression_model(stats, noise_aware=aware)
+                model = survival_regression_model(stats, noise_aware=aware, hazard=cell["hazard"])
                 fitters[key] = Fitter(model, draws=args.draws, tune=args.tune, seed=args.seed)
             fitter = fitters[key]
             set_survival_regression_stats(stats, fitter.model)  # a naive model takes the release as exact

@@ -9,18 +9,26 @@ import pytensor
 import pytensor.tensor as pt
 import pytest
 
+from pm_private.released.likelihood import normal_logp
 from pm_private.survival import (
     release_survival_regression_stats,
     set_survival_regression_stats,
     survival_regression_model,
     survival_regression_stats,
 )
-from pm_private.survival.regression.moments import exit_probabilities, regression_stat_moments, statistic_size
+from pm_private.survival.regression.likelihood import exit_table_normal_logp
+from pm_private.survival.regression.moments import (
+    dense_moments,
+    exit_probabilities,
+    regression_stat_blocks,
+    regression_stat_moments,
+    statistic_size,
+)
 
 
 def _moments(beta, mu, cov, log_event, censor):
     b, m, c, le, ce = pt.vector(), pt.vector(), pt.matrix(), pt.vector(), pt.vector()
-    mean, covariance = regression_stat_moments(b, m, c, le, ce, len(beta))
+    mean, covariance = regression_stat_moments(b, m, c, le, ce, len(beta), len(log_event))
     return pytensor.function([b, m, c, le, ce], [mean, covariance])(beta, mu, cov, log_event, censor)
 
 
@@ -52,6 +60,65 @@ def test_moments_match_brute_force_monte_carlo():
     zero_mean, _ = _moments(np.zeros(d), mu, cov, log_event, censor)
     sums = zero_mean[2 * J + 1 : (2 * J + 1) * (d + 1)].reshape(2 * J + 1, d)
     np.testing.assert_allclose(sums, zero_mean[: 2 * J + 1, None] * mu, rtol=1e-5)
+
+
+def test_discrete_time_exit_probabilities_match_a_simulated_grouped_hazard():
+    rng = np.random.default_rng(3)
+    a = np.array([-0.7, 0.0, 0.9])
+    gamma, censor = np.log([0.2, 0.3, 0.25]), np.array([0.1, 0.2, 0.05])
+    x = pt.vector()
+    probs = pytensor.function([x], exit_probabilities(x, gamma, censor, discrete=True))(a)
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-12)
+    N = 200_000
+    for row, value in zip(probs, a, strict=True):
+        hazard = 1.0 - np.exp(-np.exp(gamma + value))
+        exits = np.full(N, 2 * len(gamma))
+        alive = np.ones(N, dtype=bool)
+        for j in range(len(gamma)):
+            dies = alive & (rng.uniform(size=N) < hazard[j])
+            exits[dies] = j
+            leaves = alive & ~dies & (rng.uniform(size=N) < censor[j])
+            exits[leaves] = len(gamma) + j
+            alive &= ~dies & ~leaves
+        shares = np.bincount(exits, minlength=row.size) / N
+        assert np.all(np.abs(shares - row) < 4.5 * np.sqrt(row * (1 - row) / N) + 1e-12)
+
+
+@pytest.mark.parametrize(("noise", "discrete"), [(25.0, False), (1e-6, False), (4.0, True)])
+def test_block_log_density_equals_the_dense_one_with_its_gradient(noise, discrete):
+    rng = np.random.default_rng(4)
+    d, J = 3, 4
+    b, m, c, le, ce = pt.vector(), pt.vector(), pt.matrix(), pt.vector(), pt.vector()
+    value, noise_var, n = pt.vector(), pt.vector(), pt.scalar()
+    blocks = regression_stat_blocks(b, m, c, le, ce, d, discrete)
+    mean, cov = dense_moments(blocks, J, d)
+    dense = normal_logp(value, n * mean, n * cov + pt.diag(noise_var))
+    block = exit_table_normal_logp(value, n, noise_var, blocks, J, d)
+    inputs = [value, noise_var, n, b, m, c, le, ce]
+    wrt = [b, m, c, le, ce]
+    f_dense = pytensor.function(inputs, [dense, *pytensor.grad(dense, wrt)])
+    f_block = pytensor.function(inputs, [block, *pytensor.grad(block, wrt)])
+    A = rng.normal(size=(d, d)) * 0.3
+    params = (
+        rng.normal(size=d) * 0.3, rng.normal(size=d) * 0.3, A @ A.T + np.eye(d), np.log(rng.uniform(0.05, 0.3, J)),
+        rng.uniform(0.0, 0.2, J),
+    )  # fmt: skip
+    mu, V = pytensor.function(wrt, [mean, cov])(*params)
+    k = statistic_size(J, d)
+    r = rng.multivariate_normal(5000 * mu, 5000 * V + noise * np.eye(k))
+    if noise < 1e-3:  # exact statistics: the counts add up to n
+        r[: 2 * J + 1] = rng.multinomial(5000, mu[: 2 * J + 1] / mu[: 2 * J + 1].sum())
+    args = (r, np.full(k, noise), 5000.0, *params)
+    expected, got = f_dense(*args), f_block(*args)
+    assert np.isfinite(expected[0])
+    assert got[0] == pytest.approx(expected[0], rel=1e-8)
+    for e, g in zip(expected[1:], got[1:], strict=True):
+        if e.ndim == 2:  # the covariance enters symmetrised: compare the symmetric parts
+            e, g = e + e.T, g + g.T
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6 * np.abs(e).max())
+    # a covariance that is not positive definite gives −∞, not an error
+    bad = (*args[:5], -np.eye(d), *args[6:])
+    assert f_block(*bad)[0] == -np.inf
 
 
 def _data(n, seed, d=2):
@@ -99,6 +166,10 @@ def test_the_model_speaks_its_contract_and_swaps_statistics():
         survival_regression_model(two)
     with pytest.raises(ValueError, match="censoring"):
         survival_regression_model(release, censoring="weibull")
+    with pytest.raises(ValueError, match="hazard"):
+        survival_regression_model(release, hazard="logit")
+    discrete = survival_regression_model(release, hazard="cloglog")
+    assert np.isfinite(discrete.compile_logp()(discrete.initial_point()))
 
 
 @pytest.mark.slow

@@ -178,3 +178,38 @@ def test_a_release_file_reads_back_with_its_preprocessing_and_bad_fields_are_ref
             time, event, frame, cell, edges=EDGES, cells=CELLS, x_bound=BOUND, epsilon=1.0, delta=1e-6,
             preprocessing=leaked,
         )  # fmt: skip
+
+
+def test_dask_partitions_give_the_in_memory_statistics_and_release():
+    da = pytest.importorskip("dask.array")
+    dd = pytest.importorskip("dask.dataframe")
+    time, event, X, cell = _records(900, seed=7)
+    kw = dict(edges=EDGES, cells=CELLS, x_bound=BOUND)
+    exact = survival_regression_stats(time, event, X, cell, **kw)
+    chunked = survival_regression_stats(
+        da.from_array(time, chunks=250), da.from_array(event, chunks=250), da.from_array(X, chunks=(250, 3)),
+        da.from_array(cell, chunks=250), **kw,
+    )  # fmt: skip
+    for field in ("counts", "x_sums", "xx", "projected"):
+        np.testing.assert_allclose(getattr(chunked, field), getattr(exact, field), rtol=1e-12, atol=1e-10)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(time=time, event=event, cell=cell)
+    parts = dd.from_pandas(frame, npartitions=4)
+    release = release_survival_regression_stats(
+        parts["time"], parts["event"], parts[["a", "b", "c"]], parts["cell"], epsilon=1.0, delta=1e-6, rng=5, **kw
+    )
+    same = release_survival_regression_stats(
+        time, event, frame[["a", "b", "c"]], cell, epsilon=1.0, delta=1e-6, rng=5, **kw
+    )
+    assert release.features == ("a", "b", "c")
+    np.testing.assert_allclose(release.xx, same.xx, rtol=1e-12, atol=1e-9)
+    accountant = PrivacyAccountant(10.0)
+    with pytest.raises(ValueError, match="all of them as Dask"):
+        release_survival_regression_stats(
+            parts["time"], event, X, epsilon=1.0, delta=1e-6, accountant=accountant, edges=EDGES, x_bound=BOUND
+        )
+    with pytest.raises(ValueError, match="preprocessing is not applied"):
+        release_survival_regression_stats(
+            parts["time"], parts["event"], parts[["a", "b", "c"]], epsilon=1.0, delta=1e-6, accountant=accountant,
+            edges=EDGES, x_bound=BOUND, preprocessing=Preprocessing.from_public(X[:40] + 10.0),
+        )  # fmt: skip
+    assert accountant.spent.epsilon == 0.0

@@ -13,11 +13,12 @@ al. 2021 for GLMs)
     r ~ N(n·m(θ), n·V(θ) + diag(v)),
 
 with m, V the mean and covariance of one person's contribution
-(``pm_private.survival.regression.moments.regression_stat_moments``: one-dimensional
+(``pm_private.survival.regression.moments.regression_stat_blocks``: one-dimensional
 Gauss–Hermite integrals over the linear predictor) and v the noise variances.  β is the vector of
-log hazard ratios per unit of each covariate on the release's (public) scale.  The cost of a
-gradient is that of a k × k Cholesky factorisation, k = (2J + 1)(d + 1) + d(d + 1)/2,
-independent of n.  Known limits: the covariates are taken to be Gaussian (binary or skewed
+log hazard ratios per unit of each covariate on the release's (public) scale.  Since a person
+leaves by one exit, n·V is block-arrowhead plus a rank-one term, and the log-density is
+evaluated by blocks (``pm_private.survival.regression.likelihood``): the cost of a gradient is
+O(J·d⁵) flops instead of the dense O(J³d³ + d⁶), independent of n.  Known limits: the covariates are taken to be Gaussian (binary or skewed
 covariates bias β at large n, as for the GLMs), censoring does not depend on x, the projection of
 rows onto the ``x_bound`` ball is not modelled (the release's ``projected`` count says how many
 rows it moved), and the model takes a release of one cell (give a cell as a covariate column).
@@ -33,9 +34,9 @@ from ...privacy.validation import check_bool, check_positive
 from ...released.covariates import lkj_cholesky
 from ...released.family import check_stats, record_fit
 from ...released.glm import preprocessing_arrays
-from ...released.likelihood import normal_logp
-from ..exits.model import random_walk
-from .moments import regression_stat_moments
+from ..exits.model import HAZARDS
+from .likelihood import exit_table_normal_logp
+from .moments import StatBlocks, dense_moments, regression_stat_blocks
 from .release import SURVIVAL_REGRESSION, SurvivalRegressionStats, SurvivalRegressionStatsRelease
 
 __all__ = ["regression_statistic_labels", "set_survival_regression_stats", "survival_regression_model"]
@@ -88,15 +89,39 @@ def _check(stats):
         )
 
 
-def _normal_dist(mean, cov, size):
-    """N(mean, cov), whose draws are replicated releases."""
-    return pm.MvNormal.dist(mean, cov, size=size)
+def _level_walk(name: str, first_mu: float, first_sigma: float, step_sigma: float, J: int):
+    """The J interval levels x as free variables with the Gaussian random-walk prior
+    x₀ ~ N(μ, s₀²), xⱼ − xⱼ₋₁ ~ N(0, τ²), τ fixed.
+
+    The levels themselves are sampled: a release of n people pins every interval's level down
+    nearly independently, so their posterior is close to uncorrelated, where increments (or a
+    walk with a hyperprior on τ, whose mode collapses to τ = 0) would couple them."""
+    first = pm.Normal.dist(first_mu, first_sigma)
+    if J == 1:
+        return pm.Normal(name, first_mu, first_sigma, dims="interval", shape=1)
+    return pm.GaussianRandomWalk(name, sigma=step_sigma, init_dist=first, steps=J - 1, dims="interval")
+
+
+def _likelihood_functions(J: int, d: int):
+    """The observed statistics' log-density (by blocks) and its random method (dense), with the
+    moments' blocks as parameters."""
+
+    def logp(value, n, noise_var, *blocks):
+        return exit_table_normal_logp(value, n, noise_var, StatBlocks(*blocks), J, d)
+
+    def dist(n, noise_var, *args):
+        *blocks, size = args
+        mean, cov = dense_moments(StatBlocks(*blocks), J, d)
+        return pm.MvNormal.dist(n * mean, n * cov + pt.diag(noise_var), size=size)
+
+    return logp, dist
 
 
 def survival_regression_model(
     stats,
     *,
     noise_aware: bool | None = None,
+    hazard: str = "piecewise_exponential",
     censoring: str = "random_walk",
     feature_names=None,
     beta_sigma: float = 1.0,
@@ -119,21 +144,28 @@ def survival_regression_model(
     noise_aware : bool, optional
         Model the release's noise (True) or treat the statistics as exact (False).  Default: True
         for a release, False for exact statistics.
+    hazard : {"piecewise_exponential", "cloglog"}, default "piecewise_exponential"
+        Continuous time with hazards constant inside each interval (censoring competing with the
+        event inside it), or the grouped (discrete-time) proportional-hazards model: interval
+        hazard 1 − exp(−e^{γⱼ + xᵀβ}), the complementary log-log link, censoring at the end of an
+        interval survived (Kalbfleisch & Prentice 2002, §4.8).  Both make β log hazard ratios.
     censoring : {"random_walk", "none"}, default "random_walk"
-        Censoring hazards as a random walk over the intervals (``censoring``), or none before the
-        horizon (a design that follows everyone to it).
+        Censoring hazards (continuous time) or logit censoring probabilities (discrete time) as a
+        random walk over the intervals (``censoring``), or none before the horizon (a design that
+        follows everyone to it).
     feature_names : sequence of str, optional
         The d covariate names (default: the release's ``features``, else x0, x1, …).
     beta_sigma : float, default 1.0
         Prior s.d. of each log hazard ratio (per unit of a covariate on the release's scale).
     baseline_sigma : float, default 3.0
-        Prior s.d. of the first interval's log baseline hazard (times divided by the horizon).
+        Prior s.d. of the first interval's log baseline hazard (times divided by the horizon; in
+        discrete time the log of the interval's cumulative hazard, centred at −log J).
     baseline_step_sigma : float, default 0.5
-        Scale of the half-normal prior of the baseline walk's step.
+        S.d. of the baseline walk's step from one interval to the next.
     censoring_sigma : float, default 3.0
         Prior s.d. of the first interval's log censoring hazard.
     censoring_step_sigma : float, default 0.5
-        Scale of the half-normal prior of the censoring walk's step.
+        S.d. of the censoring walk's step.
     x_mean_sigma : float, default 1.0
         Prior s.d. of the covariate mean μ (covariates on a standardised public scale).
     x_sd_sigma : float, default 1.0
@@ -145,20 +177,21 @@ def survival_regression_model(
     -------
     pymc.Model
         Coords ``feature``, ``interval`` (the interval ends) and ``statistic``.  Variables:
-        ``beta`` (dims ``feature``), ``hazard_ratio`` (exp β), ``baseline`` and
-        ``baseline_step``, ``censoring`` and ``censoring_step`` (unless ``censoring="none"``),
+        ``beta`` (dims ``feature``), ``hazard_ratio`` (exp β), ``baseline`` (log baseline
+        hazards per interval, a Gaussian random walk), ``censoring`` (likewise, unless
+        ``censoring="none"``),
         the covariate model's ``x_mean``, ``x_sd``, ``x_partial_corr`` (d > 1), ``x_cov``, the
         deterministics ``cumulative_hazard`` and ``survival`` (dims ``interval``: at x = 0, the
         public centre of the covariates), the observed ``likelihood`` (dims ``statistic``; its
         random method draws replicated releases) and the data ``regression_vector``,
-        ``regression_noise_var``, ``stats_n``, ``interval_end``, ``x_bound``,
+        ``regression_noise_var``, ``stats_n``, ``hazard_code``, ``interval_end``, ``x_bound``,
         ``preprocessing_x_center``, ``preprocessing_x_scale`` (for
         :func:`predict_survival_regression`) and ``fit_record``.
 
     Raises
     ------
     ValueError
-        If ``stats`` is not such a release or holds more than one cell, ``censoring`` is unknown,
+        If ``stats`` is not such a release or holds more than one cell, ``hazard`` or ``censoring`` is unknown,
         a prior scale is not finite and > 0, ``feature_names`` are not d distinct names, or
         ``noise_aware=True`` is asked of exact statistics.
 
@@ -199,6 +232,8 @@ def survival_regression_model(
     (('feature',), 24)
     """
     _check(stats)
+    if hazard not in ("piecewise_exponential", "cloglog"):
+        raise ValueError(f"hazard must be 'piecewise_exponential' or 'cloglog', got {hazard!r}")
     if censoring not in ("random_walk", "none"):
         raise ValueError(f"censoring must be 'random_walk' or 'none', got {censoring!r}")
     priors = {
@@ -230,8 +265,11 @@ def survival_regression_model(
         "statistic": regression_statistic_labels(stats, names),
     }
     width = np.diff(np.concatenate([[0.0], stats.edges])) / stats.horizon
+    discrete = hazard == "cloglog"
+    centre = -np.log(J) if discrete else 0.0
     with pm.Model(coords=coords) as model:
         record_fit(SURVIVAL_REGRESSION, getattr(stats, "kind", "exact"))
+        pm.Data("hazard_code", np.int64(HAZARDS[hazard]))
         data = {key: pm.Data(key, value) for key, value in _arrays(stats, noise_aware).items()}
         pm.Data("interval_end", np.asarray(stats.edges, dtype=np.float64), dims="interval")
         pm.Data("x_bound", np.float64(np.inf if stats.x_bound is None else stats.x_bound))
@@ -241,25 +279,25 @@ def survival_regression_model(
         pm.Deterministic("hazard_ratio", pt.exp(beta), dims="feature")
         mu = pm.Normal("x_mean", 0.0, priors["x_mean_sigma"], dims="feature", shape=d)
         x_chol = lkj_cholesky(d, priors["x_sd_sigma"], priors["x_eta"])
-        walk = (("interval",), (J,))
-        baseline = random_walk("baseline", 0.0, priors["baseline_sigma"], priors["baseline_step_sigma"], *walk)
-        log_event_increment = baseline + np.log(width)
+        baseline = _level_walk("baseline", centre, priors["baseline_sigma"], priors["baseline_step_sigma"], J)
+        log_event_increment = baseline if discrete else baseline + np.log(width)
         if censoring == "none":
-            censor_increment = pt.zeros(J)
+            censor_terms = pt.zeros(J)
         else:
-            log_censor = random_walk("censoring", 0.0, priors["censoring_sigma"], priors["censoring_step_sigma"], *walk)
-            censor_increment = pt.exp(log_censor) * width
+            walk_c = _level_walk("censoring", centre, priors["censoring_sigma"], priors["censoring_step_sigma"], J)
+            censor_terms = pt.sigmoid(walk_c) if discrete else pt.exp(walk_c) * width
         cumulative = pm.Deterministic("cumulative_hazard", pt.cumsum(pt.exp(log_event_increment)), dims="interval")
         pm.Deterministic("survival", pt.exp(-cumulative), dims="interval")
-        mean, cov = regression_stat_moments(beta, mu, x_chol @ x_chol.T, log_event_increment, censor_increment, d)
-        n = data["stats_n"]
+        blocks = regression_stat_blocks(beta, mu, x_chol @ x_chol.T, log_event_increment, censor_terms, d, discrete)
+        logp, dist = _likelihood_functions(J, d)
         pm.CustomDist(
             "likelihood",
-            n * mean,
-            n * cov + pt.diag(data["regression_noise_var"]),
-            logp=lambda value, mean, cov: normal_logp(value, mean, cov),
-            dist=_normal_dist,
-            signature="(k),(k,k)->(k)",
+            data["stats_n"],
+            data["regression_noise_var"],
+            *blocks,
+            logp=logp,
+            dist=dist,
+            signature="(),(k),(e,p),(e,p,p),(e,p,q),(q),(q,q)->(k)",
             observed=data["regression_vector"],
             dims="statistic",
         )

@@ -11,7 +11,9 @@ Rⱼ = exp(−Σ_{i<j} rᵢ) —
     g(event, j) = Rⱼ(1 − e^{−rⱼ})·uⱼ/rⱼ,   g(censored, j) = Rⱼ(1 − e^{−rⱼ})·cⱼ/rⱼ,
     g(event-free) = exp(−Σⱼ rⱼ),
 
-as in the exit-table model (:mod:`pm_private.survival.exits.model`).  A person's contribution is
+as in the exit-table model (:mod:`pm_private.survival.exits.model`); the grouped (discrete-time)
+proportional-hazards model changes only how censoring competes (:func:`exit_probabilities`).  A
+person's contribution is
 t = (yₖ, yₖ·x, upper(xxᵀ)), yₖ = 1{exit = k}, with yₖyₗ = δₖₗyₖ.  Its moments depend on x only
 through the one-dimensional a: with m = βᵀμ, s² = βᵀΣβ + ε², z = (a − m)/s ~ N(0, 1),
 ṽ = Σβ/s, and x = μ + ṽz + e, e ~ N(0, Σ − ṽṽᵀ) independent of z (the regression of x on a),
@@ -28,12 +30,24 @@ yₖyₗ = δₖₗyₖ and the Gaussian fourth moments of x (Isserlis).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pytensor.tensor as pt
 
 from ...released.moments import square_covariance, sym3, sym_vector_matrix
 
-__all__ = ["FRAILTY_SD", "HERMITE_NODES", "exit_probabilities", "regression_stat_moments", "statistic_size"]
+__all__ = [
+    "FRAILTY_SD",
+    "HERMITE_NODES",
+    "StatBlocks",
+    "block_order",
+    "dense_moments",
+    "exit_probabilities",
+    "regression_stat_blocks",
+    "regression_stat_moments",
+    "statistic_size",
+]
 
 #: The s.d. ε of the frailty that keeps the moments smooth at β = 0 (module notes).
 FRAILTY_SD = 1e-3
@@ -51,7 +65,7 @@ def statistic_size(J: int, d: int) -> int:
     return (2 * J + 1) * (1 + d) + d * (d + 1) // 2
 
 
-def exit_probabilities(a, log_event_increment, censor_increment):
+def exit_probabilities(a, log_event_increment, censoring, discrete: bool = False):
     """gₖ(a) of the module notes for every a: shape (..., 2J + 1), in the release's exit order.
 
     Parameters
@@ -60,8 +74,15 @@ def exit_probabilities(a, log_event_increment, censor_increment):
         Linear predictors.
     log_event_increment : tensor (J,)
         log(λⱼΔⱼ): the baseline's log cumulative hazard over each interval.
-    censor_increment : tensor (J,)
-        κⱼΔⱼ: censoring's cumulative hazard over each interval (≥ 0).
+    censoring : tensor (J,)
+        Continuous time: κⱼΔⱼ, censoring's cumulative hazard over each interval (≥ 0), competing
+        with the event inside it.  Discrete time: the probability cⱼ of being censored at the end
+        of interval j having survived it.
+    discrete : bool, default False
+        The grouped (discrete-time) proportional-hazards model of Kalbfleisch & Prentice (2002,
+        §4.8): hⱼ(a) = 1 − exp(−λⱼΔⱼeᵃ), the complementary log-log link, with censoring after the
+        interval's event risk: g(event, j) = Rⱼhⱼ, g(censored, j) = Rⱼ(1 − hⱼ)cⱼ,
+        Rⱼ = Π_{i<j}(1 − hᵢ)(1 − cᵢ).
 
     Returns
     -------
@@ -69,17 +90,58 @@ def exit_probabilities(a, log_event_increment, censor_increment):
         The probabilities of the J event exits, the J censoring exits and survival to the horizon.
     """
     event = pt.exp(a[..., None] + log_event_increment)
-    total = event + censor_increment
+    if discrete:
+        log_stay = pt.log1p(-censoring) - event
+        at_risk = pt.exp(pt.cumsum(log_stay, axis=-1) - log_stay)
+        return pt.concatenate(
+            [
+                at_risk * -pt.expm1(-event),
+                at_risk * pt.exp(-event) * censoring,
+                pt.exp(pt.sum(log_stay, axis=-1))[..., None],
+            ],
+            axis=-1,
+        )
+    total = event + censoring
     leave = -pt.expm1(-total)
     at_risk = pt.exp(-(pt.cumsum(total, axis=-1) - total))
     share = at_risk * leave / total
-    return pt.concatenate(
-        [share * event, share * censor_increment, pt.exp(-pt.sum(total, axis=-1))[..., None]], axis=-1
-    )
+    return pt.concatenate([share * event, share * censoring, pt.exp(-pt.sum(total, axis=-1))[..., None]], axis=-1)
 
 
-def regression_stat_moments(beta, mu, cov, log_event_increment, censor_increment, d: int):
-    """Mean and covariance of one person's t = (yₖ, yₖ·x, upper(xxᵀ)) (module notes).
+def block_order(J: int, d: int) -> np.ndarray:
+    """Positions, in the release's order, of the statistics in exit-block order: for each exit k,
+    (count k, its d covariate sums), then the upper triangle of Σxxᵀ."""
+    exits = 2 * J + 1
+    per_exit = [np.concatenate([[k], exits + k * d + np.arange(d)]) for k in range(exits)]
+    return np.concatenate([*per_exit, exits * (1 + d) + np.arange(d * (d + 1) // 2)])
+
+
+class StatBlocks(NamedTuple):
+    """The first two raw moments of one person's contribution t, in exit-block order.
+
+    Since yₖyₗ = δₖₗyₖ, E[ttᵀ] is block-arrowhead: one (d + 1) × (d + 1) block per exit,
+    E[yₖ(1, x)(1, x)ᵀ], a border E[yₖ(1, x)·upper(xxᵀ)ᵀ] = Σᵣ Bᵣ,ₖ·Hᵣ and a corner
+    E[upper(xxᵀ)upper(xxᵀ)ᵀ].  The border's four (d + 1) × P bases Hᵣ do not depend on the exit
+    (module notes: only the Bᵣ,ₖ do), which the likelihood uses.
+    """
+
+    #: E[yₖ(1, x)], shape (2J + 1, d + 1).
+    exit_mean: object
+    #: E[yₖ(1, x)(1, x)ᵀ], shape (2J + 1, d + 1, d + 1).
+    exit_second: object
+    #: Bᵣ,ₖ = E[gₖ(a)·Heᵣ(z)], shape (2J + 1, 4).
+    border_weight: object
+    #: Hᵣ, shape (4, d + 1, P), P = d(d + 1)/2: E[yₖ(1, x)·upper(xxᵀ)ᵀ] = Σᵣ Bᵣ,ₖHᵣ.
+    border_basis: object
+    #: E[upper(xxᵀ)], shape (P,).
+    square_mean: object
+    #: E[upper(xxᵀ)upper(xxᵀ)ᵀ], shape (P, P).
+    square_second: object
+
+
+def regression_stat_blocks(beta, mu, cov, log_event_increment, censoring, d: int, discrete: bool = False) -> StatBlocks:
+    """The raw moments E[t] and E[ttᵀ] of one person's t = (yₖ, yₖ·x, upper(xxᵀ)) by blocks
+    (module notes; :class:`StatBlocks`).
 
     Parameters
     ----------
@@ -91,10 +153,77 @@ def regression_stat_moments(beta, mu, cov, log_event_increment, censor_increment
         Covariate covariance Σ.
     log_event_increment : tensor (J,)
         log(λⱼΔⱼ).
-    censor_increment : tensor (J,)
-        κⱼΔⱼ.
+    censoring : tensor (J,)
+        κⱼΔⱼ, or the censoring probabilities of the discrete-time model (:func:`exit_probabilities`).
     d : int
         The number of covariates.
+    discrete : bool, default False
+        The grouped (discrete-time) model of :func:`exit_probabilities`.
+
+    Returns
+    -------
+    StatBlocks
+    """
+    beta, mu, cov = pt.as_tensor(beta), pt.as_tensor(mu), pt.as_tensor(cov)
+    v = cov @ beta
+    s = pt.sqrt(beta @ v + FRAILTY_SD**2)
+    m = beta @ mu
+    g = exit_probabilities(m + s * _NODES, log_event_increment, censoring, discrete)  # (Q, E)
+    b = pt.as_tensor(_HERMITE * _WEIGHTS) @ g  # (4, E): B_r,k
+    b0, b1 = b[0], b[1]
+    u = v / s  # ṽ
+    m2 = cov + pt.outer(mu, mu)
+    sym = pt.outer(mu, u) + pt.outer(u, mu)
+    i, j = np.triu_indices(d)
+    upper = i * d + j
+    # E[y_k xxᵀ] = Σ_r B_r,k·(M₂, μṽᵀ + ṽμᵀ, ṽṽᵀ, 0)_r and E[y_k x_a·x_i x_j] = Σ_r B_r,k·(the third-moment
+    # Stein forms)_r: the basis of the border, row 0 for y_k and rows 1…d for y_k·x.
+    square_basis = pt.stack([m2, sym, pt.outer(u, u), pt.zeros((d, d))])  # (4, d, d)
+    third_basis = pt.stack(
+        [
+            mu[:, None, None] * mu[None, :, None] * mu[None, None, :] + sym_vector_matrix(mu, cov),
+            sym3(u, mu, mu) + sym_vector_matrix(u, cov),
+            sym3(mu, u, u),
+            u[:, None, None] * u[None, :, None] * u[None, None, :],
+        ]
+    )  # (4, d, d, d)
+    border_basis = pt.concatenate(
+        [square_basis.reshape((4, 1, d * d))[:, :, upper], third_basis.reshape((4, d, d * d))[:, :, upper]], axis=1
+    )
+    ex = b0[:, None] * mu[None, :] + b1[:, None] * u[None, :]  # E[y_k x], (E, d)
+    egxx = pt.tensordot(b.T, square_basis, axes=1)  # E[y_k xxᵀ], (E, d, d)
+    exit_mean = pt.concatenate([b0[:, None], ex], axis=1)
+    exit_second = pt.concatenate([exit_mean[:, None, :], pt.concatenate([ex[:, :, None], egxx], axis=2)], axis=1)
+    square_mean = m2.reshape((d * d,))[upper]
+    square_second = square_covariance(mu, cov, d) + pt.outer(square_mean, square_mean)
+    return StatBlocks(exit_mean, exit_second, b.T, border_basis, square_mean, square_second)
+
+
+def dense_moments(blocks: StatBlocks, J: int, d: int):
+    """E[t] and Cov[t] as a vector and a dense matrix in the release's order (for draws of
+    replicated releases and for checks; the likelihood uses the blocks)."""
+    exits = 2 * J + 1
+    p = d + 1
+    eye = pt.eye(exits)
+    diagonal = (eye[:, None, :, None] * blocks.exit_second[:, :, None, :]).reshape((exits * p, exits * p))
+    border = pt.tensordot(blocks.border_weight, blocks.border_basis, axes=1).reshape((exits * p, -1))
+    second = pt.concatenate(
+        [pt.concatenate([diagonal, border], axis=1), pt.concatenate([border.T, blocks.square_second], axis=1)], axis=0
+    )
+    mean = pt.concatenate([blocks.exit_mean.reshape((exits * p,)), blocks.square_mean])
+    back = np.argsort(block_order(J, d))
+    return mean[back], (second - pt.outer(mean, mean))[back][:, back]
+
+
+def regression_stat_moments(beta, mu, cov, log_event_increment, censoring, d: int, J: int, discrete: bool = False):
+    """Mean and covariance of one person's t = (yₖ, yₖ·x, upper(xxᵀ)) (module notes), dense.
+
+    Parameters
+    ----------
+    beta, mu, cov, log_event_increment, censoring, d, discrete
+        As for :func:`regression_stat_blocks`.
+    J : int
+        The number of intervals.
 
     Returns
     -------
@@ -104,48 +233,5 @@ def regression_stat_moments(beta, mu, cov, log_event_increment, censor_increment
     covariance : tensor (k, k)
         Cov[t].
     """
-    beta, mu, cov = pt.as_tensor(beta), pt.as_tensor(mu), pt.as_tensor(cov)
-    v = cov @ beta
-    s = pt.sqrt(beta @ v + FRAILTY_SD**2)
-    m = beta @ mu
-    g = exit_probabilities(m + s * _NODES, log_event_increment, censor_increment)  # (Q, E)
-    b = pt.as_tensor(_HERMITE * _WEIGHTS) @ g  # (4, E): B_r,k
-    b0, b1, b2, b3 = b[0], b[1], b[2], b[3]
-    u = v / s  # ṽ
-    m2 = cov + pt.outer(mu, mu)
-    ex = b0[:, None] * mu[None, :] + b1[:, None] * u[None, :]  # E[y_k x], (E, d)
-    sym = pt.outer(mu, u) + pt.outer(u, mu)
-    egxx = b0[:, None, None] * m2 + b1[:, None, None] * sym + b2[:, None, None] * pt.outer(u, u)  # (E, d, d)
-    m3 = mu[:, None, None] * mu[None, :, None] * mu[None, None, :] + sym_vector_matrix(mu, cov)
-    t1 = sym3(u, mu, mu) + sym_vector_matrix(u, cov)
-    t2 = sym3(mu, u, u)
-    t3 = u[:, None, None] * u[None, :, None] * u[None, None, :]
-    i, j = np.triu_indices(d)
-    upper = i * d + j
-    # E[y_k x_a x_i x_j] over the upper pairs (i, j): (E, d, P)
-    egxxx = (
-        b0[:, None, None] * m3.reshape((d, d * d))[:, upper][None]
-        + b1[:, None, None] * t1.reshape((d, d * d))[:, upper][None]
-        + b2[:, None, None] * t2.reshape((d, d * d))[:, upper][None]
-        + b3[:, None, None] * t3.reshape((d, d * d))[:, upper][None]
-    )
-    exits = g.shape[-1]
-    m2_upper = m2.reshape((d * d,))[upper]
-    c33 = square_covariance(mu, cov, d)
-    eye = pt.eye(exits)
-    flat_ex = ex.reshape((exits * d,))
-    c_yy = pt.diag(b0) - pt.outer(b0, b0)
-    # Cov(y_k, y_l x) = δ_kl E[y_l x] − E[y_k] E[y_l x]
-    c_y_yx = (eye[:, :, None] * ex[None, :, :]).reshape((exits, exits * d)) - pt.outer(b0, flat_ex)
-    # Cov(y_k x, y_l x) = δ_kl E[y_k xxᵀ] − E[y_k x] E[y_l x]ᵀ
-    block = (eye[:, None, :, None] * egxx[:, :, None, :]).reshape((exits * d, exits * d))
-    c_yx_yx = block - pt.outer(flat_ex, flat_ex)
-    c_y_xx = egxx.reshape((exits, d * d))[:, upper] - pt.outer(b0, m2_upper)
-    c_yx_xx = egxxx.reshape((exits * d, upper.size)) - pt.outer(flat_ex, m2_upper)
-    rows = [
-        pt.concatenate([c_yy, c_y_yx, c_y_xx], axis=1),
-        pt.concatenate([c_y_yx.T, c_yx_yx, c_yx_xx], axis=1),
-        pt.concatenate([c_y_xx.T, c_yx_xx.T, c33], axis=1),
-    ]
-    mean = pt.concatenate([b0, flat_ex, m2_upper])
-    return mean, pt.concatenate(rows, axis=0)
+    blocks = regression_stat_blocks(beta, mu, cov, log_event_increment, censoring, d, discrete)
+    return dense_moments(blocks, J, d)

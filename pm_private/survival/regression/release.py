@@ -360,15 +360,59 @@ def _statistics(time, event, X, cell, ends, labels, x_bound):
     return counts.astype(np.float64), x_sums.reshape(K, exits, d), 0.5 * (xx + np.swapaxes(xx, 1, 2)), projected
 
 
-def _rows(X, preprocessing):
+def _partition_statistics(block, width, ends, labels, x_bound, count, partition):
+    from ..._engine.dask import split_block
+
+    X, time, event, *cell = split_block(block, width, count)
+    X = np.asarray(X, dtype=np.float64)
+    if np.ravel(time).size == 0:
+        K, exits = len(labels), 2 * ends.size + 1
+        d = X.shape[1] if X.ndim == 2 else 0
+        return np.zeros((K, exits)), np.zeros((K, exits, d)), np.zeros((K, d, d)), 0
+    try:
+        return _statistics(np.ravel(time), np.ravel(event), X, cell[0] if cell else None, ends, labels, x_bound)
+    except ValueError as error:
+        raise ValueError(f"{error} (in partition {partition})") from None
+
+
+def _add_statistics(*parts):
+    return tuple(sum(p[i] for p in parts) for i in range(4))
+
+
+def _dask_statistics(time, event, X, cell, ends, labels, x_bound):
+    """The statistics of Dask collections: each partition computes its own (rows projected
+    there), the client adds them; no row leaves its partition."""
+    import dask
+    from dask import delayed
+
+    from ..._engine.dask import aligned_blocks, tree_sum
+
+    if not all(is_dask(v) for v in (time, event, X) + (() if cell is None else (cell,))):
+        raise ValueError("time, event, X (and cell): give all of them as Dask collections or none")
+    columns = {"X": X, "time": time, "event": event} | ({} if cell is None else {"cell": cell})
+    blocks, width = aligned_blocks(columns)
+    count = len(columns)
+    parts = [
+        delayed(_partition_statistics, pure=True)(b, width, ends, labels, x_bound, count, k)
+        for k, b in enumerate(blocks)
+    ]
+    ((counts, x_sums, xx, projected),) = dask.compute(tree_sum(parts, _add_statistics))
+    return counts, x_sums, xx, int(projected)
+
+
+def _statistics_of(time, event, X, cell, ends, labels, x_bound, preprocessing):
+    """(rows' width, statistics) of in-memory or Dask records."""
     check_glm_preprocessing(preprocessing)
-    if is_dask(X):
-        raise ValueError("X: Dask collections are not taken by this release yet; compute the rows first")
+    if any(is_dask(v) for v in (time, event, X, cell)):
+        if preprocessing is not None:
+            raise ValueError("preprocessing is not applied to Dask collections: transform the partitions first")
+        stats = _dask_statistics(time, event, X, cell, ends, labels, x_bound)
+        return stats[1].shape[-1], stats
     rows = as_matrix(X)
     if preprocessing is not None:
         check_public_rows(preprocessing, rows)
         rows = preprocessing.transform_x(rows)
-    return rows
+    return rows.shape[1], _statistics(time, event, rows, cell, ends, labels, x_bound)
 
 
 def survival_regression_stats(
@@ -408,8 +452,7 @@ def survival_regression_stats(
     ends, labels = check_edges(edges), check_cells(cells)
     bound = None if x_bound is None else check_bound("x_bound", x_bound)
     features = column_names(X)
-    rows = _rows(X, preprocessing)
-    counts, x_sums, xx, projected = _statistics(time, event, rows, cell, ends, labels, bound)
+    _, (counts, x_sums, xx, projected) = _statistics_of(time, event, X, cell, ends, labels, bound, preprocessing)
     return SurvivalRegressionStats(
         counts=counts,
         x_sums=x_sums,
@@ -523,14 +566,17 @@ def release_survival_regression_stats(
 
     Parameters
     ----------
-    time : array_like, shape (n,)
+    time : array_like or dask collection, shape (n,)
         Private follow-up times, finite and ≥ 0, on the scale of ``edges``.
-    event : array_like, shape (n,)
+    event : array_like or dask collection, shape (n,)
         Private event flags: 1 (or True) for an observed event, 0 for censoring.
-    X : array_like or pandas.DataFrame, shape (n, d)
+    X : array_like, pandas.DataFrame or dask collection, shape (n, d)
         Private covariates, one row per person (a data frame's column names are carried as
-        ``features``).
-    cell : array_like, shape (n,), optional
+        ``features``).  With Dask, give time, event, X (and cell) all as dask arrays chunked
+        alike along the rows, or as columns of one dask DataFrame: each partition projects its
+        rows and computes its statistics where it lives, the client adds them and draws the noise
+        once (``preprocessing`` is not applied to partitions: transform them first).
+    cell : array_like or dask collection, shape (n,), optional
         Each person's cell label (private), one of ``cells``.
     edges : array_like, shape (J,)
         Public interval ends t₁ < … < t_J = τ (the first interval starts at 0), chosen without
@@ -594,15 +640,12 @@ def release_survival_regression_stats(
     """
     epsilon, delta, x_bound = _checked(epsilon, delta, x_bound)
     ends, labels = check_edges(edges), check_cells(cells)
-    if any(is_dask(v) for v in (time, event, cell)):
-        raise ValueError("time, event, cell: Dask collections are not taken by this release yet")
     features = column_names(X)
-    rows = _rows(X, preprocessing)
-    counts, x_sums, xx, projected = _statistics(time, event, rows, cell, ends, labels, x_bound)
+    d, (counts, x_sums, xx, projected) = _statistics_of(time, event, X, cell, ends, labels, x_bound, preprocessing)
     n = int(counts.sum())
     if n < 1:
         raise ValueError("time must hold at least one person")
-    K, exits, d = counts.shape[0], counts.shape[1], rows.shape[1]
+    K, exits = counts.shape[0], counts.shape[1]
     source = as_noise_source(rng)
     plan = survival_regression_noise_plan(ends, labels, d=d, x_bound=x_bound, epsilon=epsilon, delta=delta)
     upper = np.triu_indices(d)
