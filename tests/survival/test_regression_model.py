@@ -93,17 +93,18 @@ def test_block_log_density_equals_the_dense_one_with_its_gradient(noise, discret
     blocks = regression_stat_blocks(b, m, c, le, ce, d, discrete)
     mean, cov = dense_moments(blocks, J, d)
     dense = normal_logp(value, n * mean, n * cov + pt.diag(noise_var))
-    block = exit_table_normal_logp(value, n, noise_var, blocks, J, d)
+    one_cell = [b[None] for b in blocks]
+    block = exit_table_normal_logp(value[None], n, pt.ones(1), noise_var[None], type(blocks)(*one_cell), J, d)
     inputs = [value, noise_var, n, b, m, c, le, ce]
     wrt = [b, m, c, le, ce]
-    f_dense = pytensor.function(inputs, [dense, *pytensor.grad(dense, wrt)])
-    f_block = pytensor.function(inputs, [block, *pytensor.grad(block, wrt)])
+    f_dense = pytensor.function(inputs, [dense, *pytensor.grad(dense, wrt)], mode="FAST_COMPILE")
+    f_block = pytensor.function(inputs, [block, *pytensor.grad(block, wrt)], mode="FAST_COMPILE")
     A = rng.normal(size=(d, d)) * 0.3
     params = (
         rng.normal(size=d) * 0.3, rng.normal(size=d) * 0.3, A @ A.T + np.eye(d), np.log(rng.uniform(0.05, 0.3, J)),
         rng.uniform(0.0, 0.2, J),
     )  # fmt: skip
-    mu, V = pytensor.function(wrt, [mean, cov])(*params)
+    mu, V = pytensor.function(wrt, [mean, cov], mode="FAST_COMPILE")(*params)
     k = statistic_size(J, d)
     r = rng.multivariate_normal(5000 * mu, 5000 * V + noise * np.eye(k))
     if noise < 1e-3:  # exact statistics: the counts add up to n
@@ -119,6 +120,44 @@ def test_block_log_density_equals_the_dense_one_with_its_gradient(noise, discret
     # a covariance that is not positive definite gives −∞, not an error
     bad = (*args[:5], -np.eye(d), *args[6:])
     assert f_block(*bad)[0] == -np.inf
+
+
+def test_cells_factor_into_one_block_diagonal_normal_with_a_shared_rank_one_term():
+    """Two cells: the block log-density equals the dense normal of the stacked statistics, whose
+    covariance is n·(blockdiag(πc·E[tcₜcᵀ]) − mmᵀ) + D, m the stacked πc·E[tc]."""
+    rng = np.random.default_rng(6)
+    d, J, K, n = 2, 3, 2, 4000.0
+    share = np.array([0.35, 0.65])
+    b, c, le, ce = pt.vector(), pt.matrix(), pt.matrix(), pt.matrix()
+    mu = pt.matrix()
+    parts = [regression_stat_blocks(b, mu[k], c, le[k], ce[k], d) for k in range(K)]
+    blocks = type(parts[0])(*(pt.stack(p) for p in zip(*parts, strict=True)))
+    value, noise = pt.matrix(), pt.matrix()
+    block = exit_table_normal_logp(value, n, share, noise, blocks, J, d)
+    means, seconds = [], []
+    for k in range(K):
+        mean, cov = dense_moments(parts[k], J, d)
+        means.append(share[k] * mean)
+        seconds.append(share[k] * (cov + pt.outer(mean, mean)))
+    mean = pt.concatenate(means)
+    cov = pt.linalg.block_diag(*seconds) - pt.outer(mean, mean)
+    dense = normal_logp(value.ravel(), n * mean, n * cov + pt.diag(noise.ravel()))
+    inputs = [value, noise, b, mu, c, le, ce]
+    f = pytensor.function(
+        inputs, [block, dense, *pytensor.grad(block, [b, le]), *pytensor.grad(dense, [b, le])], mode="FAST_COMPILE"
+    )
+    params = (
+        np.array([0.4, -0.3]), np.array([[0.2, -0.1], [-0.3, 0.4]]), np.array([[1.0, 0.3], [0.3, 0.8]]),
+        np.log(rng.uniform(0.1, 0.3, (K, J))), rng.uniform(0.0, 0.2, (K, J)),
+    )  # fmt: skip
+    m, V = pytensor.function([b, mu, c, le, ce], [mean, cov], mode="FAST_COMPILE")(*params)
+    k = statistic_size(J, d)
+    noise_var = np.full((K, k), 9.0)
+    r = rng.multivariate_normal(n * m, n * V + 9.0 * np.eye(K * k)).reshape(K, k)
+    got, expected, *grads = f(r, noise_var, *params)
+    assert got == pytest.approx(expected, rel=1e-9)
+    for g, e in zip(grads[:2], grads[2:], strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-9)
 
 
 def _data(n, seed, d=2):
@@ -141,7 +180,7 @@ def test_the_model_speaks_its_contract_and_swaps_statistics():
     model = survival_regression_model(release)
     assert list(model.coords["feature"]) == ["age", "dose"]
     assert len(model.coords["statistic"]) == statistic_size(4, 2) == model["regression_vector"].get_value().size
-    logp = model.compile_logp()
+    logp = model.compile_logp(mode="FAST_COMPILE")
     point = model.initial_point()
     before = logp(point)
     assert np.isfinite(before)
@@ -162,14 +201,19 @@ def test_the_model_speaks_its_contract_and_swaps_statistics():
         time, event, X, np.where(X[:, 0] > 0, "a", "b"), edges=EDGES, cells=["a", "b"], x_bound=4.0, epsilon=1.0,
         delta=1e-6, rng=4,
     )  # fmt: skip
-    with pytest.raises(ValueError, match="one cell"):
-        survival_regression_model(two)
+    stratified = survival_regression_model(two)
+    assert list(model.coords["cell"]) == ["all"]
+    assert list(stratified.coords["cell"]) == ["a", "b"]
+    assert stratified.named_vars_to_dims["baseline"] == ("cell", "interval")
+    assert np.isfinite(stratified.compile_logp(mode="FAST_COMPILE")(stratified.initial_point()))
+    with pytest.raises(ValueError, match="model's cells"):
+        set_survival_regression_stats(two, model)
     with pytest.raises(ValueError, match="censoring"):
         survival_regression_model(release, censoring="weibull")
     with pytest.raises(ValueError, match="hazard"):
         survival_regression_model(release, hazard="logit")
     discrete = survival_regression_model(release, hazard="cloglog")
-    assert np.isfinite(discrete.compile_logp()(discrete.initial_point()))
+    assert np.isfinite(discrete.compile_logp(mode="FAST_COMPILE")(discrete.initial_point()))
 
 
 @pytest.mark.slow

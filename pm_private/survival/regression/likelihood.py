@@ -45,21 +45,27 @@ __all__ = ["exit_table_normal_logp"]
 _LOG_2PI = math.log(2.0 * math.pi)
 
 
-def exit_table_normal_logp(value, n, noise_var, blocks: StatBlocks, J: int, d: int):
+def exit_table_normal_logp(value, n, share, noise_var, blocks: StatBlocks, J: int, d: int):
     """log N(value | n·m, n·(B − mmᵀ) + diag(noise_var)) by the block factorisation of the
-    module notes.
+    module notes, over K cells.
+
+    With cells, a person's contribution is the cell's t in the cell's slot, so m stacks the cells'
+    πc·mc and B is block-diagonal over the cells with blocks πc·Bc (πc the cell's share of the n
+    people): M = n·B + D factorises cell by cell, and the rank-one term is shared.
 
     Parameters
     ----------
-    value : tensor (k,)
-        The released statistics in the release's order (counts, covariate sums per exit, upper
-        triangle of Σxxᵀ).
+    value : tensor (K, k)
+        The released statistics of each cell in the release's order (counts, covariate sums per
+        exit, upper triangle of Σxxᵀ).
     n : scalar tensor
         The number of people.
-    noise_var : tensor (k,)
-        The noise variances, in the release's order (> 0 on the counts).
+    share : tensor (K,)
+        The cells' shares πc of the people (summing to 1).
+    noise_var : tensor (K, k)
+        The noise variances, like ``value`` (> 0 on the counts).
     blocks : StatBlocks
-        The raw moments of one person's contribution.
+        The raw moments of one person's contribution in each cell (leading axis K).
     J, d : int
         The number of intervals and of covariates.
 
@@ -70,33 +76,44 @@ def exit_table_normal_logp(value, n, noise_var, blocks: StatBlocks, J: int, d: i
     """
     exits, p = 2 * J + 1, d + 1
     order = block_order(J, d)
-    value, noise_var = pt.as_tensor(value)[order], pt.as_tensor(noise_var)[order]
+    value, noise_var = pt.as_tensor(value)[:, order], pt.as_tensor(noise_var)[:, order]
+    cells = value.shape[0]
     split = exits * p
-    r_blocks, r_square = value[:split].reshape((exits, p)), value[split:]
-    d_blocks, d_square = noise_var[:split].reshape((exits, p)), noise_var[split:]
-    diagonal = n * blocks.exit_second + d_blocks[:, :, None] * np.eye(p)  # Aₖ
+    r_blocks, r_square = value[:, :split].reshape((cells, exits, p)), value[:, split:]
+    d_blocks, d_square = noise_var[:, :split].reshape((cells, exits, p)), noise_var[:, split:]
+    share = pt.as_tensor(share)
+    size = n * share  # n·πc
+    mean_blocks = share[:, None, None] * blocks.exit_mean  # πc·mc
+    mean_square = share[:, None] * blocks.square_mean
+    diagonal = size[:, None, None, None] * blocks.exit_second + d_blocks[..., None] * np.eye(p)  # Aₖ per cell
     chol = pt.linalg.cholesky(diagonal, lower=True, on_error="nan")
-    chol_inv = pt.linalg.solve_triangular(chol, pt.broadcast_to(np.eye(p), (exits, p, p)), lower=True, b_ndim=2)
+    chol_inv = pt.linalg.solve_triangular(chol, pt.broadcast_to(np.eye(p), diagonal.shape), lower=True, b_ndim=2)
     inverse = pt.matrix_transpose(chol_inv) @ chol_inv  # Aₖ⁻¹
-    weight, basis = n * blocks.border_weight, blocks.border_basis.reshape((4 * p, -1))  # Cₖ = Σᵣ n·Bᵣ,ₖ·Hᵣ
-    # Σₖ CₖᵀAₖ⁻¹Cₖ = Hᵀ Z H with Z[(r, a), (s, b)] = Σₖ n²Bᵣ,ₖBₛ,ₖ(Aₖ⁻¹)ₐᵦ: 4(d + 1) wide, not (2J + 1)(d + 1)
-    pair = (weight[:, :, None] * weight[:, None, :]).reshape((exits, 16))
-    z = pt.tensordot(pair, inverse, axes=[[0], [0]]).reshape((4, 4, p, p)).transpose(0, 2, 1, 3).reshape((4 * p, 4 * p))
-    schur = n * blocks.square_second + pt.diag(d_square) - basis.T @ z @ basis
+    weight = size[:, None, None] * blocks.border_weight  # Cₖ = Σᵣ n·πc·Bᵣ,ₖ·Hᵣ
+    basis = blocks.border_basis.reshape((cells, 4 * p, -1))
+    # Σₖ CₖᵀAₖ⁻¹Cₖ = Hᵀ Z H with Z[(r, a), (s, b)] = Σₖ (nπc)²Bᵣ,ₖBₛ,ₖ(Aₖ⁻¹)ₐᵦ: 4(d + 1) wide, not (2J + 1)(d + 1)
+    pair = weight[:, :, :, None] * weight[:, :, None, :]  # (K, E, 4, 4)
+    z = (pair[:, :, :, None, :, None] * inverse[:, :, None, :, None, :]).sum(axis=1).reshape((cells, 4 * p, 4 * p))
+    corner = size[:, None, None] * blocks.square_second + d_square[:, :, None] * np.eye(d * (d + 1) // 2)
+    schur = corner - pt.matrix_transpose(basis) @ z @ basis
     chol_s = pt.linalg.cholesky(schur, lower=True, on_error="nan")
-    count_noise = pt.set_subtensor(pt.zeros_like(d_blocks)[:, 0], d_blocks[:, 0])  # D·w
-    rhs_blocks = pt.stack([r_blocks - n * blocks.exit_mean, blocks.exit_mean, count_noise], axis=-1)  # (E, p, 3)
-    rhs_square = pt.stack([r_square - n * blocks.square_mean, blocks.square_mean, pt.zeros_like(d_square)], axis=-1)
+    count_noise = pt.set_subtensor(pt.zeros_like(d_blocks)[..., 0], d_blocks[..., 0])  # D·w
+    rhs_blocks = pt.stack([r_blocks - n * mean_blocks, mean_blocks, count_noise], axis=-1)  # (K, E, p, 3)
+    rhs_square = pt.stack([r_square - n * mean_square, mean_square, pt.zeros_like(d_square)], axis=-1)
     solved = inverse @ rhs_blocks  # Aₖ⁻¹Rₖ
-    through = pt.tensordot(weight, solved, axes=[[0], [0]]).reshape((4 * p, 3))  # Σₖ n·Bᵣ,ₖAₖ⁻¹Rₖ
-    y_square = pt.linalg.solve_triangular(chol_s, rhs_square - basis.T @ through, lower=True, b_ndim=2)
-    gram = pt.tensordot(rhs_blocks, solved, axes=[[0, 1], [0, 1]]) + y_square.T @ y_square  # (3, 3)
+    through = (weight[:, :, :, None, None] * solved[:, :, None, :, :]).sum(axis=1).reshape((cells, 4 * p, 3))
+    y_square = pt.linalg.solve_triangular(
+        chol_s, rhs_square - pt.matrix_transpose(basis) @ through, lower=True, b_ndim=2
+    )
+    gram = pt.tensordot(rhs_blocks, solved, axes=[[0, 1, 2], [0, 1, 2]]) + pt.tensordot(
+        y_square, y_square, axes=[[0, 1], [0, 1]]
+    )  # (3, 3), summed over the cells
     quad, m_rho, gamma = gram[0, 0], gram[1, 0], gram[2, 1]
     log_det = (
         2.0 * pt.sum(pt.log(pt.diagonal(chol, axis1=-2, axis2=-1)))
-        + 2.0 * pt.sum(pt.log(pt.diagonal(chol_s)))
+        + 2.0 * pt.sum(pt.log(pt.diagonal(chol_s, axis1=-2, axis2=-1)))
         + pt.log(gamma)
     )
-    k = split + d * (d + 1) // 2
+    k = cells * (split + d * (d + 1) // 2)
     logp = -0.5 * (quad + n * m_rho**2 / gamma + log_det + k * _LOG_2PI)
     return pt.switch(pt.isnan(logp) | (gamma <= 0), -np.inf, logp)

@@ -18,10 +18,17 @@ Gauss–Hermite integrals over the linear predictor) and v the noise variances. 
 log hazard ratios per unit of each covariate on the release's (public) scale.  Since a person
 leaves by one exit, n·V is block-arrowhead plus a rank-one term, and the log-density is
 evaluated by blocks (``pm_private.survival.regression.likelihood``): the cost of a gradient is
-O(J·d⁵) flops instead of the dense O(J³d³ + d⁶), independent of n.  Known limits: the covariates are taken to be Gaussian (binary or skewed
-covariates bias β at large n, as for the GLMs), censoring does not depend on x, the projection of
-rows onto the ``x_bound`` ball is not modelled (the release's ``projected`` count says how many
-rows it moved), and the model takes a release of one cell (give a cell as a covariate column).
+O(J·d⁵) flops instead of the dense O(J³d³ + d⁶), independent of n.
+
+Cells (strata: arm, sex, centre) get their own baseline and censoring hazards and their own
+covariate mean, and share β and the covariates' covariance: the stratified proportional-hazards
+model.  Their shares of the n people are a Dirichlet parameter (the per-cell counts are released
+with noise, only n is public).
+
+Known limits: the covariates are taken to be Gaussian within a cell (binary or skewed covariates
+bias β at large n, as for the GLMs), censoring does not depend on x, and the projection of rows
+onto the ``x_bound`` ball is not modelled (the release's ``projected`` count says how many rows it
+moved).
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ from ...privacy.validation import check_bool, check_positive
 from ...released.covariates import lkj_cholesky
 from ...released.family import check_stats, record_fit
 from ...released.glm import preprocessing_arrays
-from ..exits.model import HAZARDS
+from ..exits.model import HAZARDS, random_walk
 from .likelihood import exit_table_normal_logp
 from .moments import StatBlocks, dense_moments, regression_stat_blocks
 from .release import SURVIVAL_REGRESSION, SurvivalRegressionStats, SurvivalRegressionStatsRelease
@@ -61,18 +68,22 @@ def regression_statistic_labels(stats, names) -> list[str]:
 
 
 def _arrays(stats, noise_aware: bool) -> dict[str, np.ndarray]:
-    d = stats.d
+    d, K = stats.d, stats.K
     i, j = np.triu_indices(d)
-    vector = np.concatenate([stats.counts[0], stats.x_sums[0].ravel(), stats.xx[0][i, j]])
+
+    def per_cell(counts, x_sums, xx):
+        return np.concatenate([counts, x_sums.reshape(K, -1), xx[:, i, j]], axis=1)
+
+    vector = per_cell(stats.counts, stats.x_sums, stats.xx)
     if noise_aware:
         variance = stats.noise_variance()
-        noise = np.concatenate([variance["counts"][0], variance["x_sums"][0].ravel(), variance["xx"][0][i, j]])
+        noise = per_cell(variance["counts"], variance["x_sums"], variance["xx"])
     else:
-        noise = np.full(vector.size, EXACT_JITTER)
+        noise = np.full(vector.shape, EXACT_JITTER)
     # Treated as exact, the counts must add up to the model's n: a release's noisy counts add up to
     # n only within the noise, and n·V has no spread along their sum, so the naive model takes
     # their sum for n (an exact table's is n).
-    n = float(stats.n) if noise_aware else float(np.sum(stats.counts[0]))
+    n = float(stats.n) if noise_aware else float(np.sum(stats.counts))
     return {"regression_vector": vector, "regression_noise_var": noise, "stats_n": np.float64(n)}
 
 
@@ -82,37 +93,26 @@ def _check(stats):
         raise ValueError(
             f"stats: survival_regression_model takes an exit table with covariate moments, got {type(stats).__name__}"
         )
-    if stats.K != 1:
-        raise ValueError(
-            f"stats: the model takes a release of one cell, this one has {stats.K} ({list(stats.cells)}); "
-            "release the cell as a covariate column instead"
-        )
 
 
-def _level_walk(name: str, first_mu: float, first_sigma: float, step_sigma: float, J: int):
-    """The J interval levels x as free variables with the Gaussian random-walk prior
-    x₀ ~ N(μ, s₀²), xⱼ − xⱼ₋₁ ~ N(0, τ²), τ fixed.
-
-    The levels themselves are sampled: a release of n people pins every interval's level down
-    nearly independently, so their posterior is close to uncorrelated, where increments (or a
-    walk with a hyperprior on τ, whose mode collapses to τ = 0) would couple them."""
-    first = pm.Normal.dist(first_mu, first_sigma)
-    if J == 1:
-        return pm.Normal(name, first_mu, first_sigma, dims="interval", shape=1)
-    return pm.GaussianRandomWalk(name, sigma=step_sigma, init_dist=first, steps=J - 1, dims="interval")
-
-
-def _likelihood_functions(J: int, d: int):
+def _likelihood_functions(K: int, J: int, d: int):
     """The observed statistics' log-density (by blocks) and its random method (dense), with the
-    moments' blocks as parameters."""
+    cells' shares and moments' blocks as parameters."""
 
-    def logp(value, n, noise_var, *blocks):
-        return exit_table_normal_logp(value, n, noise_var, StatBlocks(*blocks), J, d)
+    def logp(value, n, share, noise_var, *blocks):
+        return exit_table_normal_logp(value, n, share, noise_var, StatBlocks(*blocks), J, d)
 
-    def dist(n, noise_var, *args):
+    def dist(n, share, noise_var, *args):
         *blocks, size = args
-        mean, cov = dense_moments(StatBlocks(*blocks), J, d)
-        return pm.MvNormal.dist(n * mean, n * cov + pt.diag(noise_var), size=size)
+        means, seconds = [], []
+        for c in range(K):
+            mean, cov = dense_moments(StatBlocks(*(b[c] for b in blocks)), J, d)
+            means.append(share[c] * mean)
+            seconds.append(share[c] * (cov + pt.outer(mean, mean)))
+        mean = pt.concatenate(means)
+        cov = pt.linalg.block_diag(*seconds) - pt.outer(mean, mean)
+        draws = pm.MvNormal.dist(n * mean, n * cov + pt.diag(noise_var.ravel()), size=size)
+        return draws.reshape((*draws.shape[:-1], K, -1))
 
     return logp, dist
 
@@ -132,6 +132,7 @@ def survival_regression_model(
     x_mean_sigma: float = 1.0,
     x_sd_sigma: float = 1.0,
     x_eta: float = 2.0,
+    cell_share_alpha: float = 1.0,
 ) -> pm.Model:
     """Proportional-hazards regression on a release of the exit table with covariate moments,
     with the release's noise marginalised (module notes).
@@ -139,7 +140,7 @@ def survival_regression_model(
     Parameters
     ----------
     stats : SurvivalRegressionStatsRelease or SurvivalRegressionStats
-        A release of :func:`pm_private.survival.release_survival_regression_stats` (one cell), or
+        A release of :func:`pm_private.survival.release_survival_regression_stats`, or
         the exact statistics of :func:`pm_private.survival.survival_regression_stats`.
     noise_aware : bool, optional
         Model the release's noise (True) or treat the statistics as exact (False).  Default: True
@@ -161,29 +162,33 @@ def survival_regression_model(
         Prior s.d. of the first interval's log baseline hazard (times divided by the horizon; in
         discrete time the log of the interval's cumulative hazard, centred at −log J).
     baseline_step_sigma : float, default 0.5
-        S.d. of the baseline walk's step from one interval to the next.
+        Scale of the half-normal prior of the baseline walk's step.
     censoring_sigma : float, default 3.0
         Prior s.d. of the first interval's log censoring hazard.
     censoring_step_sigma : float, default 0.5
-        S.d. of the censoring walk's step.
+        Scale of the half-normal prior of the censoring walk's step.
     x_mean_sigma : float, default 1.0
         Prior s.d. of the covariate mean μ (covariates on a standardised public scale).
     x_sd_sigma : float, default 1.0
         Scale of the half-normal prior of the covariates' standard deviations.
     x_eta : float, default 2.0
         LKJ shape of the covariates' correlations.
+    cell_share_alpha : float, default 1.0
+        Concentration of the Dirichlet prior of the cells' shares of the people (K > 1).
 
     Returns
     -------
     pymc.Model
-        Coords ``feature``, ``interval`` (the interval ends) and ``statistic``.  Variables:
-        ``beta`` (dims ``feature``), ``hazard_ratio`` (exp β), ``baseline`` (log baseline
-        hazards per interval, a Gaussian random walk), ``censoring`` (likewise, unless
-        ``censoring="none"``),
-        the covariate model's ``x_mean``, ``x_sd``, ``x_partial_corr`` (d > 1), ``x_cov``, the
-        deterministics ``cumulative_hazard`` and ``survival`` (dims ``interval``: at x = 0, the
-        public centre of the covariates), the observed ``likelihood`` (dims ``statistic``; its
-        random method draws replicated releases) and the data ``regression_vector``,
+        Coords ``cell``, ``feature``, ``interval`` (the interval ends) and ``statistic``.
+        Variables: ``beta`` (dims ``feature``), ``hazard_ratio`` (exp β), ``baseline`` (log
+        baseline hazards per cell and interval, Gaussian random walks with a half-normal step
+        ``baseline_step``, non-centred: ``baseline_z``), ``censoring`` (likewise, unless
+        ``censoring="none"``), ``cell_share`` (K > 1), the covariate model's ``x_mean``
+        (dims ``cell``, ``feature``), ``x_sd``, ``x_partial_corr`` (d > 1), ``x_cov``, the
+        deterministics ``cumulative_hazard`` and ``survival`` (dims ``cell``, ``interval``: at
+        x = 0, the public centre of the covariates), the observed ``likelihood`` (dims ``cell``,
+        ``statistic``; its random method draws replicated releases) and the data
+        ``regression_vector``,
         ``regression_noise_var``, ``stats_n``, ``hazard_code``, ``interval_end``, ``x_bound``,
         ``preprocessing_x_center``, ``preprocessing_x_scale`` (for
         :func:`predict_survival_regression`) and ``fit_record``.
@@ -191,7 +196,7 @@ def survival_regression_model(
     Raises
     ------
     ValueError
-        If ``stats`` is not such a release or holds more than one cell, ``hazard`` or ``censoring`` is unknown,
+        If ``stats`` is not such a release, ``hazard`` or ``censoring`` is unknown,
         a prior scale is not finite and > 0, ``feature_names`` are not d distinct names, or
         ``noise_aware=True`` is asked of exact statistics.
 
@@ -247,6 +252,7 @@ def survival_regression_model(
             x_mean_sigma=x_mean_sigma,
             x_sd_sigma=x_sd_sigma,
             x_eta=x_eta,
+            cell_share_alpha=cell_share_alpha,
         ).items()
     }
     exact = isinstance(stats, SurvivalRegressionStats)
@@ -259,7 +265,9 @@ def survival_regression_model(
     names = [f"x{j}" for j in range(d)] if feature_names is None else [str(v) for v in feature_names]
     if len(names) != d or len(set(names)) != d:
         raise ValueError(f"feature_names must be {d} distinct names, one per covariate, got {len(names)}")
+    K = stats.K
     coords = {
+        "cell": [str(c) for c in stats.cells],
         "feature": names,
         "interval": stats.edges.tolist(),
         "statistic": regression_statistic_labels(stats, names),
@@ -277,29 +285,41 @@ def survival_regression_model(
             pm.Data(key, value)
         beta = pm.Normal("beta", 0.0, priors["beta_sigma"], dims="feature", shape=d)
         pm.Deterministic("hazard_ratio", pt.exp(beta), dims="feature")
-        mu = pm.Normal("x_mean", 0.0, priors["x_mean_sigma"], dims="feature", shape=d)
+        mu = pm.Normal("x_mean", 0.0, priors["x_mean_sigma"], dims=("cell", "feature"), shape=(K, d))
         x_chol = lkj_cholesky(d, priors["x_sd_sigma"], priors["x_eta"])
-        baseline = _level_walk("baseline", centre, priors["baseline_sigma"], priors["baseline_step_sigma"], J)
+        x_cov = x_chol @ x_chol.T
+        share = (
+            pm.Dirichlet("cell_share", a=np.full(K, priors["cell_share_alpha"]), dims="cell") if K > 1 else pt.ones(1)
+        )
+        walk = (("cell", "interval"), (K, J))
+        baseline = random_walk("baseline", centre, priors["baseline_sigma"], priors["baseline_step_sigma"], *walk)
         log_event_increment = baseline if discrete else baseline + np.log(width)
         if censoring == "none":
-            censor_terms = pt.zeros(J)
+            censor_terms = pt.zeros((K, J))
         else:
-            walk_c = _level_walk("censoring", centre, priors["censoring_sigma"], priors["censoring_step_sigma"], J)
+            walk_c = random_walk("censoring", centre, priors["censoring_sigma"], priors["censoring_step_sigma"], *walk)
             censor_terms = pt.sigmoid(walk_c) if discrete else pt.exp(walk_c) * width
-        cumulative = pm.Deterministic("cumulative_hazard", pt.cumsum(pt.exp(log_event_increment)), dims="interval")
-        pm.Deterministic("survival", pt.exp(-cumulative), dims="interval")
-        blocks = regression_stat_blocks(beta, mu, x_chol @ x_chol.T, log_event_increment, censor_terms, d, discrete)
-        logp, dist = _likelihood_functions(J, d)
+        cumulative = pm.Deterministic(
+            "cumulative_hazard", pt.cumsum(pt.exp(log_event_increment), axis=-1), dims=("cell", "interval")
+        )
+        pm.Deterministic("survival", pt.exp(-cumulative), dims=("cell", "interval"))
+        per_cell = [
+            regression_stat_blocks(beta, mu[c], x_cov, log_event_increment[c], censor_terms[c], d, discrete)
+            for c in range(K)
+        ]
+        blocks = [pt.stack(parts) for parts in zip(*per_cell, strict=True)]
+        logp, dist = _likelihood_functions(K, J, d)
         pm.CustomDist(
             "likelihood",
             data["stats_n"],
+            share,
             data["regression_noise_var"],
             *blocks,
             logp=logp,
             dist=dist,
-            signature="(),(k),(e,p),(e,p,p),(e,p,q),(q),(q,q)->(k)",
+            signature="(),(c),(c,k),(c,e,p),(c,e,p,p),(c,e,r),(c,r,p,q),(c,q),(c,q,q)->(c,k)",
             observed=data["regression_vector"],
-            dims="statistic",
+            dims=("cell", "statistic"),
         )
     return model
 
@@ -322,10 +342,12 @@ def set_survival_regression_stats(stats, model: pm.Model) -> None:
         model's, or it is exact and the model is noise-aware.
     """
     _check(stats)
-    if stats.d != len(model.coords["feature"]) or not np.array_equal(
-        np.asarray(model.coords["interval"], dtype=np.float64), stats.edges
+    if (
+        stats.d != len(model.coords["feature"])
+        or not np.array_equal(np.asarray(model.coords["interval"], dtype=np.float64), stats.edges)
+        or [str(c) for c in stats.cells] != list(model.coords["cell"])
     ):
-        raise ValueError("stats must have the model's interval ends and number of covariates")
+        raise ValueError("stats must have the model's cells, interval ends and number of covariates")
     noise_aware = bool(np.any(model["regression_noise_var"].get_value() > EXACT_JITTER))
     if noise_aware and isinstance(stats, SurvivalRegressionStats):
         raise ValueError("stats: exact statistics need a model built with noise_aware=False (this one models noise)")

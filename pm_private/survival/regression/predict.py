@@ -13,7 +13,9 @@ from .release import SURVIVAL_REGRESSION
 __all__ = ["predict_survival_regression"]
 
 
-def predict_survival_regression(posterior, X, *, x_bound: float | None = None, interval: float = 0.9) -> pd.DataFrame:
+def predict_survival_regression(
+    posterior, X, *, cell=None, x_bound: float | None = None, interval: float = 0.9
+) -> pd.DataFrame:
     """Posterior survival curves S(t | x) = exp(−H₀(t)·exp(xᵀβ)) of new rows at the interval ends.
 
     Each row goes through the release's public preprocessing and is projected onto the ball
@@ -28,6 +30,9 @@ def predict_survival_regression(posterior, X, *, x_bound: float | None = None, i
         if the rows should be projected, and rows already on the release's scale).
     X : array_like or pandas.DataFrame, shape (m, d)
         New covariate rows on the original scale (public).
+    cell : str or sequence of str, optional
+        The cell of every row (one label for all, or one per row); needed when the model has
+        more than one cell.
     x_bound : float, optional
         The projection radius (default: the model's, when the DataTree carries it).
     interval : float, default 0.9
@@ -43,7 +48,8 @@ def predict_survival_regression(posterior, X, *, x_bound: float | None = None, i
     ------
     ValueError
         If ``posterior`` is not a fit of :func:`survival_regression_model`, ``X`` is not numeric,
-        finite and of the model's width, or ``interval`` is not in (0, 1).
+        finite and of the model's width, ``cell`` is missing or unknown, or ``interval`` is not
+        in (0, 1).
 
     Examples
     --------
@@ -51,8 +57,8 @@ def predict_survival_regression(posterior, X, *, x_bound: float | None = None, i
     >>> from pm_private.survival import predict_survival_regression
     >>> posterior = xr.Dataset(
     ...     {"beta": (("chain", "draw", "feature"), np.full((1, 4, 1), np.log(2.0))),
-    ...      "cumulative_hazard": (("chain", "draw", "interval"), np.tile([0.1, 0.5], (1, 4, 1)))},
-    ...     coords={"feature": ["dose"], "interval": [1.0, 2.0]})
+    ...      "cumulative_hazard": (("chain", "draw", "cell", "interval"), np.tile([0.1, 0.5], (1, 4, 1, 1)))},
+    ...     coords={"feature": ["dose"], "cell": ["all"], "interval": [1.0, 2.0]})
     >>> predict_survival_regression(posterior, [[0.0], [1.0]])["mean"].round(3).tolist()
     [0.905, 0.607, 0.819, 0.368]
     """
@@ -63,11 +69,21 @@ def predict_survival_regression(posterior, X, *, x_bound: float | None = None, i
         raise ValueError(
             "posterior holds no 'cumulative_hazard': pass the result of sampling a survival_regression_model"
         )
-    hazard = draws["cumulative_hazard"].stack(sample=("chain", "draw")).transpose("sample", ...).values  # (S, J)
-    survival = np.exp(-hazard[None, :, :] * np.exp(eta)[:, :, None])  # (m, S, J)
+    hazard = draws["cumulative_hazard"].stack(sample=("chain", "draw")).transpose("sample", "cell", "interval")
+    cells = [str(c) for c in hazard.coords["cell"].values]
+    m = eta.shape[0]
+    if cell is None:
+        if len(cells) > 1:
+            raise ValueError(f"cell: the model has cells {cells}; give the cell of every row")
+        cell = cells[0]
+    labels = [str(cell)] * m if isinstance(cell, str) else [str(c) for c in cell]
+    if len(labels) != m or not set(labels) <= set(cells):
+        raise ValueError(f"cell must be one of {cells}, or one such label per row of X ({m})")
+    hazard = hazard.values[:, [cells.index(c) for c in labels], :]  # (S, m, J)
+    survival = np.exp(-np.swapaxes(hazard, 0, 1) * np.exp(eta)[:, :, None])  # (m, S, J)
     lower, upper = np.quantile(survival, [(1 - interval) / 2, (1 + interval) / 2], axis=1)
     times = np.asarray(draws["cumulative_hazard"].coords["interval"].values, dtype=np.float64)
-    m, J = survival.shape[0], times.size
+    J = times.size
     return pd.DataFrame(
         {
             "row": np.repeat(np.arange(m), J),
