@@ -91,8 +91,8 @@ def random_walk(name: str, first_mu, first_sigma: float, step_sigma: float, dims
     )
 
 
-def _competing_exits(event_hazard, censor_hazard):
-    """(π events, π censorings, π survivors) per cell from interval cumulative hazards (K, J) of the
+def competing_exits(event_hazard, censor_hazard):
+    """(π events, π censorings, π survivors) from interval cumulative hazards (..., J) of the
     event and of censoring, constant inside each interval (piecewise exponential)."""
     total = event_hazard + censor_hazard
     leave = -pt.expm1(-total)  # 1 − e^{−r}
@@ -101,7 +101,7 @@ def _competing_exits(event_hazard, censor_hazard):
     return exits * event_hazard, exits * censor_hazard, pt.exp(-pt.sum(total, axis=-1))
 
 
-def _discrete_exits(log_stay_event, hazard, censor):
+def discrete_exits(log_stay_event, hazard, censor):
     """(π events, π censorings, π survivors) of a discrete-time hazard h and censoring probability g."""
     log_stay = log_stay_event + pt.log1p(-censor)
     at_risk = pt.exp(pt.cumsum(log_stay, axis=-1) - log_stay)
@@ -337,12 +337,12 @@ def survival_model(
             scale, power = (alpha + effect)[:, None], rho if proportional else rho[:, None]
             cumulative = pt.exp(scale) * pt.as_tensor(ends[1:])[None, :] ** power
             increments = pt.concatenate([cumulative[:, :1], pt.diff(cumulative, axis=-1)], axis=-1)
-            events, censored, survivors = _competing_exits(increments, censor_hazard)
+            events, censored, survivors = competing_exits(increments, censor_hazard)
         elif hazard == "piecewise_exponential":
             baseline = random_walk("baseline", centre, priors["baseline_sigma"], priors["baseline_step_sigma"], *walks)
             increments = pt.exp(pt.atleast_2d(baseline) + effect[:, None]) * width
             cumulative = pt.cumsum(increments, axis=-1)
-            events, censored, survivors = _competing_exits(increments, censor_hazard)
+            events, censored, survivors = competing_exits(increments, censor_hazard)
         else:
             baseline = random_walk("baseline", centre, priors["baseline_sigma"], priors["baseline_step_sigma"], *walks)
             eta = pt.atleast_2d(baseline) + effect[:, None]
@@ -351,7 +351,7 @@ def survival_model(
             else:
                 h, log_stay = -pt.expm1(-pt.exp(eta)), -pt.exp(eta)
             cumulative = -pt.cumsum(log_stay, axis=-1)
-            events, censored, survivors = _discrete_exits(log_stay, h, censor_probability)
+            events, censored, survivors = discrete_exits(log_stay, h, censor_probability)
         cumulative = pm.Deterministic("cumulative_hazard", cumulative, dims=("cell", "interval"))
         pm.Deterministic("survival", pt.exp(-cumulative), dims=("cell", "interval"))
         per_cell = pt.concatenate([events, censored, survivors[:, None]], axis=-1) * share[:, None]

@@ -36,6 +36,7 @@ import numpy as np
 import pytensor.tensor as pt
 
 from ...released.moments import square_covariance, sym3, sym_vector_matrix
+from ..exits.model import competing_exits, discrete_exits
 
 __all__ = [
     "FRAILTY_SD",
@@ -91,21 +92,10 @@ def exit_probabilities(a, log_event_increment, censoring, discrete: bool = False
     """
     event = pt.exp(a[..., None] + log_event_increment)
     if discrete:
-        log_stay = pt.log1p(-censoring) - event
-        at_risk = pt.exp(pt.cumsum(log_stay, axis=-1) - log_stay)
-        return pt.concatenate(
-            [
-                at_risk * -pt.expm1(-event),
-                at_risk * pt.exp(-event) * censoring,
-                pt.exp(pt.sum(log_stay, axis=-1))[..., None],
-            ],
-            axis=-1,
-        )
-    total = event + censoring
-    leave = -pt.expm1(-total)
-    at_risk = pt.exp(-(pt.cumsum(total, axis=-1) - total))
-    share = at_risk * leave / total
-    return pt.concatenate([share * event, share * censoring, pt.exp(-pt.sum(total, axis=-1))[..., None]], axis=-1)
+        events, censored, survivors = discrete_exits(-event, -pt.expm1(-event), censoring)
+    else:
+        events, censored, survivors = competing_exits(event, censoring)
+    return pt.concatenate([events, censored, survivors[..., None]], axis=-1)
 
 
 def block_order(J: int, d: int) -> np.ndarray:
