@@ -260,7 +260,7 @@ def test_the_exit_table_family_speaks_the_vocabulary_and_refuses_the_regressions
     """release_survival_stats, survival_model, predict_survival; beta on ``feature`` (the cells
     against the reference); the table an observed ``likelihood`` with replicated draws; regression
     statistics and posteriors refused by survival_model and predict_survival, and the other way round."""
-    family = registered_families()["survival"]
+    family = _all_families()["survival"]
     assert (family.release, family.builder, family.predictor, family.transform) == (
         "release_survival_stats",
         "survival_model",
@@ -297,7 +297,7 @@ def test_the_survival_regression_family_speaks_the_vocabulary_and_refuses_the_ot
     """release_survival_regression_stats, survival_regression_model, predict_survival_regression;
     beta on ``feature`` (the covariates); the statistics an observed ``likelihood`` with replicated
     draws; the other families' statistics and posteriors refused, and the other way round."""
-    family = registered_families()["survival_regression"]
+    family = _all_families()["survival_regression"]
     assert (family.release, family.builder, family.predictor, family.transform) == (
         "release_survival_regression_stats",
         "survival_regression_model",
