@@ -35,7 +35,7 @@ Bx back to the standardised scale:
 None of them gives an interval.  Reported per ε and method: the root mean square error of the
 point estimate (posterior mean) against Cox; the share of coefficients whose 90 % interval holds
 the exact-statistics posterior mean (``cover exact``) and Cox's estimate (``cover Cox``); the
-loss of significance (Fukuyama et al.): the share of the coefficients significant in Cox's fit
+loss of significance (Fukuyama et al. 2026): the share of the coefficients significant in Cox's fit
 (p < 0.05) that the private answer does not find significant with the same sign (its 90 %
 interval includes 0 or has the other sign; 1 without an interval); the share of releases whose
 90 % interval of the null covariate excludes 0; and the median fit time.
