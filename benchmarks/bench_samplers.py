@@ -12,7 +12,8 @@ Per model kind and sampler (``pymc``, ``nutpie`` with its Numba and its JAX back
   parameters, in PyMC's posterior s.d.; ``failed`` with the error where the pair does not run.
 
 Models (sizes of the goals): ``linear`` (d = 10, n = 3000), ``logistic`` and ``poisson`` (d = 10,
-n = 5000), ``survival`` (exit table, 4 cells, J = 20, n = 4000), ``weibull_model`` (n = 2000, d =
+n = 5000), ``survival`` (exit table, 4 cells, J = 20, n = 4000), ``survival_regression`` (n = 10⁴, d = 5, J =
+5), ``weibull_model`` (n = 2000, d =
 3), ``discrete_time`` (n = 10⁴, q = 20, d = 3).  Releases at ε = 1, δ = 10⁻⁶ (seeded noise).
 
 Run ``python -m benchmarks.bench_samplers`` (about an hour on 2 cores); ``--models`` and
@@ -30,7 +31,7 @@ import time
 import numpy as np
 
 SAMPLERS = ("pymc", "nutpie", "nutpie-jax", "numpyro", "blackjax")
-MODELS = ("linear", "logistic", "poisson", "survival", "weibull_model", "discrete_time")
+MODELS = ("linear", "logistic", "poisson", "survival", "survival_regression", "weibull_model", "discrete_time")
 
 
 def build(name: str):
@@ -64,6 +65,14 @@ def build(name: str):
             np.minimum(T, C), T <= C, cell, edges=np.linspace(0, 1, 21)[1:], cells=cells, epsilon=1.0, delta=1e-6, rng=1
         )
         return pp.survival_model(release)
+    if name == "survival_regression":
+        X = rng.normal(size=(10_000, 5)) / np.sqrt(5)
+        T = rng.exponential(1.0 / (0.8 * np.exp(X @ [0.5, -0.3, 0.2, 0.0, 0.1])))
+        C = rng.uniform(0, 2, 10_000)
+        release = pp.release_survival_regression_stats(
+            np.minimum(T, C), T <= C, X, edges=np.linspace(0, 1.5, 6)[1:], x_bound=3.0, epsilon=1.0, delta=1e-6, rng=1
+        )
+        return pp.survival_regression_model(release)
     if name == "weibull_model":
         X = rng.normal(size=(2000, 3))
         T = rng.weibull(1.5, 2000) * np.exp(X @ [0.3, -0.2, 0.1])

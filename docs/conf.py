@@ -93,11 +93,19 @@ html_title = "pm_private"
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
-    "secondary_sidebar_items": ["page-toc"],
+    # The pages of wide tables (the privacy table, the samplers' measurements, the notebooks'
+    # data frames) drop both side columns and give the article the page's width.
+    "secondary_sidebar_items": {
+        **dict.fromkeys(["index", "model-selection", "examples", "api/**"], ["page-toc"]),
+        **dict.fromkeys(["privacy", "samplers", "examples/*"], []),
+    },
 }
-html_sidebars = {"**": ["sidebar-nav-bs"]}
+html_sidebars = {
+    **dict.fromkeys(["index", "model-selection", "examples", "api/**"], ["sidebar-nav-bs"]),
+    **dict.fromkeys(["privacy", "samplers", "examples/*"], []),
+}
 html_static_path: list[str] = ["_static"]
-html_css_files = ["layout.css"]  # long names wrap, wide tables scroll: nothing clipped at 1280-1400 px
+html_css_files = ["layout.css"]  # long names wrap where they overflow, wide tables scroll, nothing split mid-word
 
 
 def _local_mathjax() -> str | None:

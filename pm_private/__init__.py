@@ -89,6 +89,9 @@ _NAMES = {
     "release_survival_regression_stats": ".survival.regression.release",
     "survival_regression_model": ".survival.regression.model",
     "predict_survival_regression": ".survival.regression.predict",
+    "fit_summary": ".released.summary",
+    "laplace_approximation": ".released.sampling",
+    "print_summary": ".released.summary",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)

@@ -4,8 +4,10 @@
     python scripts/docs_layout.py docs/_build/html --screenshots shots/
 
 A page fails when the document is wider than the window (``scrollWidth > innerWidth``), when a
-rendered element ends right of the window, or when an element clips or scrolls its content
-sideways (a title cut by an ellipsis, a table column hidden in a scroll box).  Code blocks may
+rendered element ends right of the window, when an element clips or scrolls its content
+sideways (a title cut by an ellipsis, a table column hidden in a scroll box), or when a word in a
+table cell (a number such as "0.962", an identifier) is split across lines; a line may break after
+a hyphen, a dash or a slash.  Code blocks may
 scroll.  Exit status 0: every page fits; 1: overflow (listed); 2: no Chromium.
 """
 
@@ -19,9 +21,17 @@ import sys
 import tempfile
 from pathlib import Path
 
-#: The pages checked: the landing page, the privacy page (the widest table) and the API page
-#: with the longest title.
-PAGES = ("index.html", "privacy.html", "api/generated/pm_private.logistic.DPElasticNetLogisticRegression.html")
+#: The pages checked: the landing page, the privacy page (the widest table), the model-selection
+#: page and a notebook (tables of numbers and names), the samplers page, and the API page with the
+#: longest title.
+PAGES = (
+    "index.html",
+    "privacy.html",
+    "model-selection.html",
+    "samplers.html",
+    "examples/survival.html",
+    "api/generated/pm_private.logistic.DPElasticNetLogisticRegression.html",
+)
 WIDTHS = (1280, 1400)
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
@@ -59,6 +69,22 @@ function measure() {
       const text = el.children.length === 0 ? el.scrollWidth - el.clientWidth : 0;
       const hidden = Math.max(right - box.right, text);
       if (hidden > 1) found.push(`${what} clips ${Math.round(hidden)} px of its content`);
+    }
+  }
+  // A word of a table cell on more than one line: split mid-word.
+  for (const cell of document.body.querySelectorAll(".bd-article td, .bd-article th")) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (node.parentElement.closest("mjx-container, .MathJax")) continue;
+      // Lines may break after a hyphen, a dash or a slash ("zero-|concentrated", "0.84–|0.94"),
+      // not inside a number or a name.
+      for (const match of node.textContent.matchAll(/[^\\s\\-\\u2010-\\u2014\\/]+/g)) {
+        const range = document.createRange();
+        range.setStart(node, match.index);
+        range.setEnd(node, match.index + match[0].length);
+        const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+        if (tops.size > 1) found.push(`"${match[0].slice(0, 40)}" in a table cell is split over ${tops.size} lines`);
+      }
     }
   }
   document.body.setAttribute("data-overflow", JSON.stringify(found));

@@ -12,61 +12,12 @@ when they are large.
 
 from __future__ import annotations
 
-import math
 import warnings
-from dataclasses import dataclass
 
-from .release import LinearStatsLaplaceRelease
+from .release import CLIP_WARNING, ClipReport
 from .stats import LinearStats
 
 __all__ = ["CLIP_WARNING", "ClipReport", "clip_report"]
-
-
-#: :func:`clip_report` warns when an estimated fraction of clipped rows or responses exceeds this.
-CLIP_WARNING = 0.10
-
-
-@dataclass(frozen=True)
-class ClipReport:
-    """How much one release's clipping changed the data, estimated from its private counts.
-
-    Post-processing of the release (no budget): the noisy counts divided by n and kept in
-    [0, 1].  Printed, it reads as one sentence.
-
-    Parameters
-    ----------
-    n : int
-        The number of records of the release.
-    rows : float
-        Estimated fraction of the rows whose covariates the clipping changed (entrywise clipping,
-        or projection onto the ℓ2 ball).
-    responses : float
-        Estimated fraction of the responses clipped to ±By.
-    sd : float
-        Standard deviation of the privacy noise on each fraction.
-    rows_scaled : bool, default False
-        True when the release scaled whole rows (responses with their covariates), which keeps
-        the regression of y on x: then only clipped responses bias the coefficients.
-    """
-
-    n: int
-    rows: float
-    responses: float
-    sd: float
-    rows_scaled: bool = False
-
-    @property
-    def large(self) -> bool:
-        """True when an estimated fraction that biases the coefficients exceeds ``CLIP_WARNING``
-        (10 %): clipped responses, and changed rows unless whole rows were scaled."""
-        return max(0.0 if self.rows_scaled else self.rows, self.responses) > CLIP_WARNING
-
-    def __str__(self) -> str:
-        change = "scaled about" if self.rows_scaled else "changed about"
-        return (
-            f"clipping {change} {self.rows:.1%} of the rows' covariates and clipped {self.responses:.1%} of the "
-            f"responses (n = {self.n}; privacy noise s.d. {self.sd:.1%} each)"
-        )
 
 
 def clip_report(stats, *, warn: bool = True) -> tuple[ClipReport, ...]:
@@ -116,17 +67,9 @@ def clip_report(stats, *, warn: bool = True) -> tuple[ClipReport, ...]:
         raise ValueError(f"stats must be LinearStats, got {type(stats).__name__}")
     reports = []
     for release in stats.releases:
-        if release.clipped_rows is None:
+        report = release.clip_estimate()
+        if report is None:
             continue
-        count_sd = release.clip_noise * (math.sqrt(2.0) if isinstance(release, LinearStatsLaplaceRelease) else 1.0)
-        n = release.n
-        report = ClipReport(
-            n=n,
-            rows=min(1.0, max(0.0, release.clipped_rows / n)),
-            responses=min(1.0, max(0.0, release.clipped_responses / n)),
-            sd=count_sd / n,
-            rows_scaled=release.x_clip == "row-scaled",
-        )
         if warn and report.large:
             warnings.warn(
                 f"{report}: the statistics describe the clipped data, so fitted coefficients are biased "

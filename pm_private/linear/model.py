@@ -23,11 +23,12 @@ from __future__ import annotations
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
-from pytensor.tensor.linalg import solve_triangular
 
+from .._engine.compile_notice import announce_compilation
 from ..privacy.validation import check_count, check_positive
 from ..released.covariates import check_wishart_prior, wishart_cholesky
 from ..released.family import check_stats, record_fit
+from ..released.reparametrisation import centred_intercept, whitened_normal
 from .integrated import (
     IntegratedCovariateRegression,
     integrated_arrays,
@@ -503,7 +504,7 @@ def _integrated_x_chol(stats, **prior) -> np.ndarray:
 
     Any positive definite whitening leaves the model unchanged; the floor keeps it well conditioned
     where the release noise leaves Ŝ nearly singular (Ŝ's own floor is 10⁻⁹ × its largest
-    eigenvalue), which otherwise magnifies an optimiser's error in ``beta_whitened`` by up to
+    eigenvalue), which otherwise magnifies an optimiser's error in the whitened coefficients by up to
     10⁴·⁵ in ``beta`` (mean-field ADVI then gave held-out R² far below zero).
     """
     arrays = integrated_arrays(stats, **prior)
@@ -539,32 +540,26 @@ def statistic_labels(feature_names) -> list[str]:
     return labels
 
 
-def _whitened_beta(x_chol, prior_var, batch_dims):
-    """β ~ N(0, D) over the design's columns (``column``; D = diag(``prior_var``): s_α² for an
-    intercept, 1/λ₀ for the covariates), sampled as γ = Lxᵀβ ~ N(0, LxᵀDLx)
-    (``beta_whitened``, the coefficients of the whitened covariates u = Lx⁻¹x, since xᵀβ = uᵀγ)
-    with β = Lx⁻ᵀγ deterministic (:func:`_coefficients` names its parts).
+def _whitened_coefficients(x_chol, slope_sd, slopes: int, intercept_sigma, batch_dims):
+    """β ~ N(0, I/λ₀) over the covariates (``beta``, dims ``feature``) and, with an intercept
+    column, α ~ N(0, s_α²) (``intercept``), sampled as γ = Lxᵀ(α, β), the coefficients of the
+    whitened design u = Lx⁻¹x (xᵀβ = uᵀγ): ``beta`` whitened by the covariates' block of Lx and
+    ``intercept`` centred on the covariates' mean (:mod:`pm_private.released.reparametrisation`).
+    Returns the design's coefficients (α, β).
 
     The same prior and posterior; the noise-aware likelihood depends on (Lx, β) only through
     (Lx, γ), so with correlated covariates the posterior of (Lx, γ) is far better conditioned than
     that of (Lx, β), where β and Lx trade off along the likelihood's ridge (NUTS diverges far
     less; measured on the documentation's model-selection page).
     """
-    cov = pt.swapaxes(x_chol, -1, -2) @ (prior_var[..., :, None] * x_chol)
-    beta_whitened = pm.MvNormal("beta_whitened", mu=0.0, cov=cov, dims=(*batch_dims, "column"))
-    upper = pt.swapaxes(x_chol, -1, -2)
-    return solve_triangular(upper, beta_whitened[..., None], lower=False)[..., 0]
-
-
-def _coefficients(design, intercept: bool, batch_dims):
-    """Name the design's coefficients as every family names them: ``intercept`` (its first
-    column, when that is the constant) and ``beta`` (dims ``feature``, the covariates)."""
-    if intercept:
-        pm.Deterministic("intercept", design[..., 0], dims=batch_dims)
-        pm.Deterministic("beta", design[..., 1:], dims=(*batch_dims, "feature"))
-    else:
-        pm.Deterministic("beta", design, dims=(*batch_dims, "feature"))
-    return design
+    slope_sd = pt.repeat(pt.as_tensor(slope_sd)[..., None], slopes, axis=-1)
+    if intercept_sigma is None:
+        return whitened_normal("beta", slope_sd, x_chol, dims=(*batch_dims, "feature"))
+    beta = whitened_normal("beta", slope_sd, x_chol[..., 1:, 1:], dims=(*batch_dims, "feature"))
+    alpha = centred_intercept(
+        "intercept", intercept_sigma, beta, x_chol[..., 1:, 0], x_chol[..., 0, 0], dims=batch_dims
+    )
+    return pt.concatenate([pt.as_tensor(alpha)[..., None], beta], axis=-1)
 
 
 def _release_kinds(batch) -> str:
@@ -691,9 +686,9 @@ def linear_model(
 
         - ``intercept`` (statistics with the constant column: the regression's intercept α),
           ``beta`` (dims ``feature``), ``noise_precision`` λ and ``prior_precision`` λ₀.  The
-          noise-aware model samples the design's coefficients through ``beta_whitened`` = Lxᵀβ
-          (dims ``column``), Lx = chol(Σx) of the rows' second moments (the same prior, better
-          geometry for NUTS), and ``intercept`` and ``beta`` are deterministics of it;
+          noise-aware model's sampler moves the design's coefficients whitened, γ = Lxᵀ(α, β),
+          Lx = chol(Σx) of the rows' second moments (PyMC transforms: the same prior, better
+          geometry for NUTS, and only ``intercept`` and ``beta`` in the posterior);
         - the covariate model: the variables ``x_cov_chi2`` and ``x_cov_offdiag`` (``"wishart"``) or
           the data ``x_cov_chol``, ``x_cov_release_chol`` or ``x_cov_integrated_chol``;
         - ``likelihood``: in the noise-aware model an observed variable holding the released
@@ -767,7 +762,7 @@ def linear_model(
     >>> stats = release_linear_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=1.5, y_bound=2.0, rng=0)
     >>> model = linear_model(stats)
     >>> [rv.name for rv in model.free_RVs]
-    ['prior_precision', 'noise_precision', 'beta_whitened']
+    ['prior_precision', 'noise_precision', 'beta', 'intercept']
     >>> model.coords["statistic"]
     ('xy[x0]', 'xy[x1]', 'yy')
     """
@@ -842,10 +837,6 @@ def linear_model(
             "noise_precision", alpha=noise_precision_alpha, beta=noise_precision_beta, dims=batch_dims
         )
         scale = 1.0 / pt.sqrt(prior_precision)
-        prior_var = pt.repeat(pt.as_tensor(1.0 / prior_precision)[..., None], d - intercept, axis=-1)
-        if intercept:
-            intercept_var = pt.full_like(prior_var[..., :1], intercept_sigma**2)
-            prior_var = pt.concatenate([intercept_var, prior_var], axis=-1)
         if noise_aware:
             if covariates == "public":
                 x_chol = pm.Data("x_cov_chol", x_chol)
@@ -864,7 +855,7 @@ def linear_model(
                     batch_shape=(len(stats),) if batched else (),
                     dim="column",
                 )
-            beta = _coefficients(_whitened_beta(x_chol, prior_var, batch_dims), intercept, batch_dims)
+            beta = _whitened_coefficients(x_chol, scale, d - intercept, intercept_sigma, batch_dims)
             dims = (*batch_dims, "statistic")
             if covariates == "integrated":
                 IntegratedCovariateRegression(
@@ -890,4 +881,5 @@ def linear_model(
             SuffStatRegression("likelihood", stats, beta=beta, noise_precision=noise_precision)
         for key, value in _prediction_arrays(stats).items():
             pm.Data(key, value)
+    announce_compilation(model, LINEAR.name)
     return model

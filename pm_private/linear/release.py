@@ -84,6 +84,8 @@ from .accumulate import CHUNK_VALUES, NonFiniteRow, accumulate, first_non_finite
 from .stats import LinearStats, frobenius_weights, stat_vector
 
 __all__ = [
+    "CLIP_WARNING",
+    "ClipReport",
     "LINEAR",
     "CLIP_SHARE",
     "GAUSSIAN_MECHANISM",
@@ -111,6 +113,76 @@ MECHANISM = "Laplace sufficient statistics (Honkela et al. 2018)"
 GAUSSIAN_MECHANISM = "Gaussian sufficient statistics of norm-bounded rows, Frobenius-weighted (Sheffet 2017; Wang 2018)"
 
 
+#: :func:`clip_report` warns when an estimated fraction of clipped rows or responses exceeds this.
+CLIP_WARNING = 0.10
+
+
+@dataclass(frozen=True)
+class ClipReport:
+    """How much one release's clipping changed the data, estimated from its private counts.
+
+    Post-processing of the release (no budget): the noisy counts divided by n and kept in
+    [0, 1].  Printed, it reads as one sentence.
+
+    Parameters
+    ----------
+    n : int
+        The number of records of the release.
+    rows : float
+        Estimated fraction of the rows whose covariates the clipping changed (entrywise clipping,
+        or projection onto the ℓ2 ball).
+    responses : float
+        Estimated fraction of the responses clipped to ±By.
+    sd : float
+        Standard deviation of the privacy noise on each fraction.
+    rows_scaled : bool, default False
+        True when the release scaled whole rows (responses with their covariates), which keeps
+        the regression of y on x: then only clipped responses bias the coefficients.
+    """
+
+    n: int
+    rows: float
+    responses: float
+    sd: float
+    rows_scaled: bool = False
+
+    @property
+    def large(self) -> bool:
+        """True when an estimated fraction that biases the coefficients exceeds ``CLIP_WARNING``
+        (10 %): clipped responses, and changed rows unless whole rows were scaled."""
+        return max(0.0 if self.rows_scaled else self.rows, self.responses) > CLIP_WARNING
+
+    def __str__(self) -> str:
+        change = "scaled about" if self.rows_scaled else "changed about"
+        return (
+            f"clipping {change} {self.rows:.1%} of the rows' covariates and clipped {self.responses:.1%} of the "
+            f"responses (n = {self.n}; privacy noise s.d. {self.sd:.1%} each)"
+        )
+
+
+class _ClipCounts:
+    """The clipping counts a linear release carries, read as fractions (post-processing)."""
+
+    def clip_estimate(self) -> ClipReport | None:
+        """The estimated fractions of clipped rows and responses (:class:`ClipReport`; None when
+        the release carries no counts: ``clip_share=0``)."""
+        if self.clipped_rows is None:
+            return None
+        count_sd = self.clip_noise * (math.sqrt(2.0) if isinstance(self, LinearStatsLaplaceRelease) else 1.0)
+        return ClipReport(
+            n=self.n,
+            rows=min(1.0, max(0.0, self.clipped_rows / self.n)),
+            responses=min(1.0, max(0.0, self.clipped_responses / self.n)),
+            sd=count_sd / self.n,
+            rows_scaled=self.x_clip == "row-scaled",
+        )
+
+    def clip_lines(self) -> list[str]:
+        """:meth:`clip_estimate` as a sentence (none without counts), for summaries."""
+        report = self.clip_estimate()
+        return [] if report is None else [str(report)]
+
+
 #: The linear family: its release, model builder, predictor and prediction transform.
 LINEAR = Family(
     name="linear",
@@ -122,7 +194,7 @@ LINEAR = Family(
 
 
 @dataclass(frozen=True, kw_only=True)
-class LinearStatsLaplaceRelease(Release, kind="linear_stats_laplace"):
+class LinearStatsLaplaceRelease(_ClipCounts, Release, kind="linear_stats_laplace"):
     """What one private release of sufficient statistics assumed and added.
 
     ``epsilon`` is the total; ``epsilon_parts`` the per-statistic ε (pₖε) and
@@ -235,7 +307,7 @@ class LinearStatsLaplaceRelease(Release, kind="linear_stats_laplace"):
 
 
 @dataclass(frozen=True, kw_only=True)
-class LinearStatsRelease(Release, kind="linear_stats_gaussian"):
+class LinearStatsRelease(_ClipCounts, Release, kind="linear_stats_gaussian"):
     """What one (ε, δ)-DP Gaussian release of sufficient statistics assumed and added.
 
     ``x_bound`` bounds the ℓ2 norm of each (preprocessed) covariate row, ``y_bound`` |y|;

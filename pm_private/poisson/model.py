@@ -83,7 +83,7 @@ def poisson_model(
     pymc.Model
         With coords ``feature`` and ``statistic``, the variables ``beta`` (dims ``feature``),
         ``intercept`` (when ``intercept``), ``x_mean``, ``x_sd``, ``x_partial_corr`` (when d > 1),
-        the deterministics ``x_cov`` and ``x_corr`` (when d > 1), the observed ``likelihood`` (dims
+        the observed ``likelihood`` (dims
         ``statistic``: the released vector, whose random method draws replicated releases), and the
         data ``degree2_vector``, ``stats_noise_var``, ``stats_n`` (swap them with
         :func:`set_poisson_stats`), ``x_bound`` (for :func:`predict_poisson`), ``y_bound`` (B) and

@@ -1,6 +1,7 @@
 """Machinery shared by the released-statistics families (linear, logistic, Poisson): the degree-2
 statistic layout, public preprocessing, covariate models, the Gaussian likelihood Op, the
-noise-aware GLM template, Laplace-started NUTS and the replicate check of a fit."""
+noise-aware GLM template, Laplace-started NUTS, the Laplace approximation, the replicate check and
+the lifelines-style summary of a fit."""
 
 from .._engine.lazy import attach
 
@@ -22,6 +23,8 @@ _NAMES = {
     "lkj_cholesky": ".covariates",
     "wishart_cholesky": ".covariates",
     "laplace_nuts": ".sampling",
+    "laplace_approximation": ".sampling",
+    "ApproximationWarning": ".sampling",
     "laplace_covariance": ".sampling",
     "laplace_restart": ".sampling",
     "laplace_start": ".sampling",
@@ -31,6 +34,8 @@ _NAMES = {
     "shared_row_count": ".preprocessing",
     "glm_signal_to_noise_warning": ".glm",
     "release_check": ".checking",
+    "fit_summary": ".summary",
+    "print_summary": ".summary",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)

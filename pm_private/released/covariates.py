@@ -90,7 +90,9 @@ def lkj_cholesky(d: int, sd_sigma: float, eta: float):
     :func:`partial_correlation_cholesky`.  NUTS samples log s and logit((c + 1)/2) = 2 atanh(c), in
     which the prior factorises into independent one-dimensional densities; PyMC's packed
     Cholesky parametrisation of the same prior couples the standard deviations with the
-    correlations.  Deterministics ``x_cov`` (Σx) and ``x_corr`` (R) are recorded.
+    correlations.  Σx and R are not recorded: d² numbers each, nuisance of the regression, which
+    would crowd the coefficients out of ``az.summary`` and ``az.plot_trace_dist`` (draw them from the
+    posterior with :func:`partial_correlation_cholesky` when needed).
 
     Parameters
     ----------
@@ -108,16 +110,10 @@ def lkj_cholesky(d: int, sd_sigma: float, eta: float):
     """
     sd = pm.HalfNormal("x_sd", sd_sigma, shape=d)
     if d == 1:
-        chol = sd[:, None]
-        pm.Deterministic("x_cov", chol @ chol.T)
-        return chol
+        return sd[:, None]
     shapes = lkj_partial_shapes(d, eta)
     unit = pm.Beta("x_partial_corr", alpha=shapes, beta=shapes, shape=shapes.size)
-    corr_chol = partial_correlation_cholesky(2.0 * unit - 1.0, d)
-    pm.Deterministic("x_corr", corr_chol @ corr_chol.T)
-    chol = sd[:, None] * corr_chol
-    pm.Deterministic("x_cov", chol @ chol.T)
-    return chol
+    return sd[:, None] * partial_correlation_cholesky(2.0 * unit - 1.0, d)
 
 
 def check_wishart_prior(d: int, scale: float, dof: float) -> None:

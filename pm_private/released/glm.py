@@ -51,6 +51,7 @@ import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
 
+from .._engine.compile_notice import announce_compilation
 from .._engine.threads import hold_one_blas_thread_while
 from ..privacy.primitives import project_rows
 from ..privacy.validation import align_columns, check_bool, check_positive
@@ -224,6 +225,7 @@ def glm_model(
             dims="statistic",
         )
     hold_one_blas_thread_while(model)
+    announce_compilation(model, family.name)
     return model
 
 

@@ -118,15 +118,19 @@ def test_default_is_noise_aware_only_for_private_releases():
     free = lambda m: {v.name for v in m.free_RVs}  # noqa: E731
     assert free(linear_model(exact)) == {"beta", "noise_precision", "prior_precision"}
     aware = linear_model(noisy)  # the covariate model integrated out: no covariate parameters
-    assert free(aware) == {"beta_whitened", "noise_precision", "prior_precision"}
+    assert free(aware) == {"beta", "noise_precision", "prior_precision"}
     assert {"x_cov_chi2", "x_cov_offdiag"} <= free(linear_model(noisy, x_cov="wishart"))
     assert aware.named_vars_to_dims["beta"] == ("feature",)
     assert free(linear_model(noisy, noise_aware=False)) == {"beta", "noise_precision", "prior_precision"}
-    # A public covariance removes the covariate prior; β is the deterministic Lx⁻ᵀγ of γ = Lxᵀβ.
+    # A public covariance removes the covariate prior; the sampler moves γ = Lxᵀβ and the
+    # posterior stores β = Lx⁻ᵀγ.
     cov = np.array([[2.0, 0.6], [0.6, 1.0]])
     public_cov = linear_model(noisy, x_cov=cov)
-    assert free(public_cov) == {"beta_whitened", "noise_precision", "prior_precision"}
-    beta = pytensor.function([public_cov["beta_whitened"]], public_cov["beta"])(np.array([0.3, -0.7]))
+    assert free(public_cov) == {"beta", "noise_precision", "prior_precision"}
+    assert public_cov.rvs_to_values[public_cov["beta"]].name == "beta_whitened__"
+    (beta_graph,) = public_cov.replace_rvs_by_values([public_cov["beta"]])
+    whitened = public_cov.rvs_to_values[public_cov["beta"]]
+    beta = pytensor.function([whitened], beta_graph)(np.array([0.3, -0.7]))
     np.testing.assert_allclose(np.linalg.cholesky(cov).T @ beta, [0.3, -0.7])
     with pytest.raises(ValueError, match="x_cov"):
         linear_model(noisy, x_cov=-np.eye(2))

@@ -268,7 +268,7 @@ def test_release_x_cov_plug_in():
     assert np.linalg.eigvalsh(cov)[0] > 0
     # x_cov="release" uses this plug-in; set_linear_stats recomputes it.
     model = linear_model(precise, x_cov="release")
-    assert d_free(model) == {"beta_whitened", "noise_precision", "prior_precision"}
+    assert d_free(model) == {"beta", "noise_precision", "prior_precision"}
     np.testing.assert_allclose(
         model["x_cov_release_chol"].get_value(), np.linalg.cholesky(release_x_cov(precise)), rtol=1e-12
     )

@@ -17,7 +17,7 @@ RELEASE = release_logistic_stats(X, Y, epsilon=1.0, delta=1e-6, x_bound=3.0, rng
 
 def test_model_variables_and_data():
     model = logistic_model(RELEASE, feature_names=["a", "b"])
-    assert {"beta", "intercept", "x_mean", "x_cov", "likelihood"} <= set(model.named_vars)
+    assert {"beta", "intercept", "x_mean", "x_sd", "likelihood"} <= set(model.named_vars)
     assert list(model.coords["feature"]) == ["a", "b"]
     assert model["stats_n"].get_value() == 400
     assert model["x_bound"].get_value() == 3.0  # public, for the projection of new rows in predictions

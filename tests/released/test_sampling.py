@@ -6,7 +6,13 @@ import pytest
 from scipy import stats as sps
 
 from pm_private.logistic import logistic_model, logistic_stats, set_logistic_stats
-from pm_private.released import laplace_covariance, laplace_nuts, laplace_restart, laplace_start
+from pm_private.released import (
+    laplace_approximation,
+    laplace_covariance,
+    laplace_nuts,
+    laplace_restart,
+    laplace_start,
+)
 from pm_private.released.covariates import lkj_cholesky, lkj_partial_shapes, partial_correlation_cholesky
 
 
@@ -27,12 +33,14 @@ def test_covariate_prior_is_lkj_times_half_normal():
     d, eta = 4, 1.5
     assert np.allclose(lkj_partial_shapes(d, eta), eta + (d - 2 - np.tril_indices(d, -1)[1]) / 2)
     with pm.Model() as model:
-        lkj_cholesky(d, 2.0, eta)
-    corr, cov = pm.draw([model["x_corr"], model["x_cov"]], draws=3000, random_seed=3)
+        chol = lkj_cholesky(d, 2.0, eta)
+    assert {"x_cov", "x_corr"}.isdisjoint(model.named_vars)  # nuisance, not recorded
+    cov = pm.draw(chol @ chol.T, draws=3000, random_seed=3)
+    sd = np.sqrt(np.diagonal(cov, axis1=1, axis2=2))
+    corr = cov / (sd[:, :, None] * sd[:, None, :])
     shape = eta - 1 + d / 2
     for i, j in [(1, 0), (2, 1), (3, 2), (3, 1)]:
         assert sps.kstest(0.5 * (corr[:, i, j] + 1), sps.beta(shape, shape).cdf).pvalue > 1e-3
-    sd = np.sqrt(np.diagonal(cov, axis1=1, axis2=2))
     assert sps.kstest(sd[:, 2], sps.halfnorm(scale=2.0).cdf).pvalue > 1e-3
     assert np.allclose(np.diagonal(corr, axis1=1, axis2=2), 1.0)
 
@@ -81,3 +89,32 @@ def test_laplace_nuts_starts_the_dense_adaptation_at_the_mode():
     assert np.all(np.isfinite(idata.posterior["beta"].values))
     with pytest.raises(ValueError, match="target_accept"), model:
         laplace_nuts(target_accept=1.0)
+
+
+def test_laplace_approximation_is_exact_for_a_gaussian_posterior():
+    """μ ~ N(0, 1), yᵢ ~ N(μ, 1): the posterior is N(Σy/(n + 1), 1/(n + 1)); a positive variable
+    comes back on its own scale, and the model's data travel in constant_data."""
+    y = np.random.default_rng(0).normal(1.0, 1.0, 24)
+    with pm.Model(coords={"obs": np.arange(24)}) as model:
+        scale = pm.Data("prior_scale", 1.0)
+        mu = pm.Normal("mu", 0.0, scale)
+        pm.HalfNormal("spread", 1.0)
+        pm.Deterministic("twice", 2 * mu)
+        pm.Normal("y", mu, 1.0, observed=y, dims="obs")
+    idata = laplace_approximation(model, draws=20_000, chains=2, random_seed=1)
+    posterior = idata["posterior"]
+    assert posterior.sizes == {"chain": 2, "draw": 20_000}
+    assert set(posterior.data_vars) == {"mu", "spread", "twice"}
+    draws = posterior["mu"].values.ravel()
+    sd = 1 / np.sqrt(25)
+    assert abs(draws.mean() - y.sum() / 25) < 4 * sd / np.sqrt(draws.size)
+    assert abs(draws.std() / sd - 1) < 0.02
+    assert (posterior["spread"].values > 0).all()
+    np.testing.assert_allclose(posterior["twice"].values, 2 * posterior["mu"].values)
+    assert float(idata["constant_data"]["prior_scale"]) == 1.0
+    with pytest.raises(ValueError, match="draws"):
+        laplace_approximation(model, draws=0)
+    with pm.Model() as discrete:
+        pm.Poisson("k", 3.0)
+    with pytest.raises(ValueError, match="continuous"):
+        laplace_approximation(discrete)

@@ -8,6 +8,7 @@ import numpy as np
 import pytensor.tensor as pt
 from pytensor.tensor.type_other import NoneTypeT
 
+from ..._engine.compile_notice import announce_compilation
 from ...released.family import Family, record_fit
 from .data import DiscreteTimeData, check_link
 from .ops import hazard_record_loss
@@ -276,4 +277,5 @@ def discrete_time_model(
             observed=observed,
             dims=("record", "outcome"),
         )
+    announce_compilation(model, DISCRETE_TIME.name)
     return model

@@ -49,11 +49,13 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
+from ..._engine.compile_notice import announce_compilation
 from ...privacy.validation import check_bool, check_positive
 from ...released.family import check_stats, record_fit
+from ...released.reparametrisation import random_walk
 from .release import SURVIVAL, SurvivalStats, SurvivalStatsRelease
 
-__all__ = ["HAZARDS", "exit_labels", "random_walk", "set_survival_stats", "survival_model"]
+__all__ = ["HAZARDS", "exit_labels", "set_survival_stats", "survival_model"]
 
 #: The hazard models of :func:`survival_model`, with the code each records (``hazard_code``).
 HAZARDS = {"piecewise_exponential": 0, "logit": 1, "cloglog": 2, "weibull": 3}
@@ -76,19 +78,6 @@ def _arrays(stats, noise_aware: bool) -> dict[str, np.ndarray]:
     table = np.asarray(stats.table(), dtype=np.float64).ravel()
     variance = np.asarray(stats.noise_variance(), dtype=np.float64).ravel() if noise_aware else np.zeros(table.size)
     return {"exit_table": table, "exit_noise_var": variance, "stats_n": np.float64(stats.n)}
-
-
-def random_walk(name: str, first_mu, first_sigma: float, step_sigma: float, dims: tuple[str, str], shape):
-    """x₀ ~ N(μ, s₀²), xⱼ − xⱼ₋₁ ~ N(0, τ²), τ ~ HalfNormal(``step_sigma``), non-centred; over the
-    last axis (intervals), one walk per row of the leading axis (cells) when ``shape`` has two axes.
-
-    Adds ``{name}_step`` and ``{name}_z`` to the current model and returns the deterministic ``name``."""
-    step = pm.HalfNormal(f"{name}_step", step_sigma)
-    z = pm.Normal(f"{name}_z", 0.0, 1.0, dims=dims, shape=shape)
-    first = first_mu + first_sigma * z[..., :1]
-    return pm.Deterministic(
-        name, pt.concatenate([first, first + step * pt.cumsum(z[..., 1:], axis=-1)], axis=-1), dims=dims
-    )
 
 
 def competing_exits(event_hazard, censor_hazard):
@@ -367,6 +356,7 @@ def survival_model(
             observed=data["exit_table"],
             dims="exit",
         )
+    announce_compilation(model, SURVIVAL.name)
     return model
 
 

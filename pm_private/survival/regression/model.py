@@ -37,11 +37,13 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
+from ..._engine.compile_notice import announce_compilation
 from ...privacy.validation import check_bool, check_positive
 from ...released.covariates import lkj_cholesky
 from ...released.family import check_stats, record_fit
 from ...released.glm import preprocessing_arrays
-from ..exits.model import HAZARDS, random_walk
+from ...released.reparametrisation import random_walk
+from ..exits.model import HAZARDS
 from .likelihood import exit_table_normal_logp
 from .moments import StatBlocks, dense_moments, regression_stat_blocks
 from .release import SURVIVAL_REGRESSION, SurvivalRegressionStats, SurvivalRegressionStatsRelease
@@ -182,9 +184,9 @@ def survival_regression_model(
         Coords ``cell``, ``feature``, ``interval`` (the interval ends) and ``statistic``.
         Variables: ``beta`` (dims ``feature``), ``hazard_ratio`` (exp β), ``baseline`` (log
         baseline hazards per cell and interval, Gaussian random walks with a half-normal step
-        ``baseline_step``, non-centred: ``baseline_z``), ``censoring`` (likewise, unless
+        ``baseline_step``, sampled non-centred), ``censoring`` (likewise, unless
         ``censoring="none"``), ``cell_share`` (K > 1), the covariate model's ``x_mean``
-        (dims ``cell``, ``feature``), ``x_sd``, ``x_partial_corr`` (d > 1), ``x_cov``, the
+        (dims ``cell``, ``feature``), ``x_sd``, ``x_partial_corr`` (d > 1), the
         deterministics ``cumulative_hazard`` and ``survival`` (dims ``cell``, ``interval``: at
         x = 0, the public centre of the covariates), the observed ``likelihood`` (dims ``cell``,
         ``statistic``; its random method draws replicated releases) and the data
@@ -321,6 +323,7 @@ def survival_regression_model(
             observed=data["regression_vector"],
             dims=("cell", "statistic"),
         )
+    announce_compilation(model, SURVIVAL_REGRESSION.name)
     return model
 
 

@@ -176,6 +176,21 @@ class _CovariateExitTable(ExitTable):
         """People event-free at the horizon per cell, (K,)."""
         return self.counts[:, 2 * self.J]
 
+    def clip_lines(self) -> list[str]:
+        """What the release says about its clipping: the share of rows projected onto the ball
+        ‖x‖ ≤ Bx, from the released count (post-processing, no budget).
+
+        Returns
+        -------
+        list of str
+            One sentence.
+        """
+        if self.x_bound is None:
+            return ["rows not projected (no bound)"]
+        share = min(max(float(self.projected), 0.0) / self.n, 1.0)
+        sd = float(np.sqrt(self.noise_variance()["projected"])) / self.n
+        return [f"about {share:.1%} of the rows projected onto ‖x‖ ≤ Bx (privacy noise s.d. {sd:.1%})"]
+
 
 def _check_total(record, slack: float) -> None:
     total = float(record.counts.sum())

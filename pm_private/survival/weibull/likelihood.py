@@ -21,6 +21,7 @@ import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
 
+from ..._engine.compile_notice import announce_compilation
 from ...privacy.validation import as_matrix
 from ...released.family import Family, record_fit
 from ..data import check_survival
@@ -275,4 +276,5 @@ def weibull_model(
             beta = pm.Normal("beta", 0.0, beta_sigma, dims="feature")
             lam = pt.exp(intercept + pm.Data("X", X, dims=("record", "feature")) @ beta)
         WeibullSurvival("t", p, lam, censoring=censoring, observed=observed, dims=("record", "outcome"))
+    announce_compilation(model, WEIBULL.name)
     return model

@@ -1,0 +1,85 @@
+"""Say that a first fit will compile, instead of going silent for a minute.
+
+PyMC's samplers compile a model's log-density and gradient before their first draw (PyTensor's
+graph rewrites, then Numba or C), which takes from seconds to minutes on a small machine and
+prints nothing; the compiled functions are cached on disk under PyTensor's ``compiledir``, so a
+later fit of a model of the same shape, in the same process or a new one, skips most of it.
+:func:`announce_compilation` logs one line (logger ``pm_private``, level INFO, printed as PyMC
+prints its own progress) the first time a model of a given family and shape is built on this
+machine with these versions: a marker named by a hash of them is left in the compile directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from importlib import metadata
+from pathlib import Path
+
+__all__ = ["announce_compilation"]
+
+_log = logging.getLogger("pm_private")
+if not logging.root.handlers:  # as PyMC does for its own logger
+    _log.setLevel(logging.INFO)
+    if not _log.handlers:
+        _log.addHandler(logging.StreamHandler())
+
+_MESSAGE = (
+    "pm_private: the first fit of this {family} model compiles its log-density and gradient, which can take "
+    "minutes on a small machine (see the Samplers page of the documentation); later fits of a model of this "
+    "shape reuse PyTensor's disk cache, except pm.sample(nuts_sampler='nutpie'), which compiles on every call "
+    "(refit with pm_private.sampling.RefittableNutpie)"
+)
+
+
+def _versions() -> str:
+    parts = []
+    for name in ("pm_private", "pymc", "pytensor", "numba"):
+        try:
+            parts.append(f"{name}={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            parts.append(f"{name}=none")
+    return ";".join(parts)
+
+
+def model_key(model) -> str:
+    """A hash of what the compiled functions depend on: the fit record, the value variables'
+    names and shapes, the data's names and shapes, and the versions of the compiling packages."""
+    point = model.initial_point()
+    parts = [_versions(), *(f"{name}{tuple(v.shape)}" for name, v in sorted(point.items()))]
+    for var in model.data_vars:
+        value = var.get_value() if hasattr(var, "get_value") else getattr(var, "data", None)
+        parts.append(f"{var.name}{tuple(getattr(value, 'shape', ()))}")
+    if "fit_field" in model.coords:
+        parts.extend(model.coords["fit_field"])
+    return hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()[:32]
+
+
+def announce_compilation(model, family: str) -> bool:
+    """Log that the first fit compiles, once per model shape on this machine.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        A model just built.
+    family : str
+        Its family's name, for the message.
+
+    Returns
+    -------
+    bool
+        True when the message was logged (no model of this shape was built here before).
+    """
+    import pytensor
+
+    folder = Path(pytensor.config.compiledir) / "pm_private_models"
+    marker = folder / model_key(model)
+    if marker.exists():
+        return False
+    _log.info(_MESSAGE.format(family=family))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+    except OSError:  # a read-only cache: say it every time rather than fail the build
+        pass
+    return True
