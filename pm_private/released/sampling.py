@@ -255,9 +255,9 @@ PARETO_K_LIMIT = 0.7
 ADAPTATION_ROUNDS = 2
 
 
-def _importance_round(logp, centre, scale, wanted: int, rng):
-    """Draws of a Student-t proposal (``PROPOSAL_DOF``, centre, scale matrix), their normalised
-    Pareto-smoothed importance weights for the target ``logp`` and the Pareto k̂ of the weights."""
+def _importance_round(logp, centre, scale, proposals: int, rng):
+    """``proposals`` draws of a Student-t proposal (``PROPOSAL_DOF``, centre, scale matrix), their
+    normalised Pareto-smoothed importance weights for the target ``logp`` and the weights' Pareto k̂."""
     from arviz_stats.base.array import array_stats
     from scipy.special import gammaln
 
@@ -265,7 +265,7 @@ def _importance_round(logp, centre, scale, wanted: int, rng):
     values = np.maximum(values, EIGENVALUE_FLOOR * max(values[-1], 1e-300))
     root = vectors * np.sqrt(values)
     k, nu = centre.size, PROPOSAL_DOF
-    z = rng.standard_normal((PROPOSALS_PER_DRAW * wanted, k))
+    z = rng.standard_normal((proposals, k))
     u = rng.chisquare(nu, size=len(z)) / nu
     proposals = centre + (z @ root.T) / np.sqrt(u)[:, None]
     log_q = -0.5 * (nu + k) * np.log1p(np.sum(z**2, axis=1) / u / nu) - 0.5 * np.sum(np.log(values))
@@ -378,15 +378,16 @@ def laplace_approximation(
     attrs = {}
     if importance:
         centre, scale = mode, 0.5 * (covariance + covariance.T)
-        for _ in range(ADAPTATION_ROUNDS):
-            proposals, weights, pareto_k = _importance_round(logp_dlogp, centre, scale, wanted, rng)
+        for _ in range(ADAPTATION_ROUNDS):  # the moments need fewer draws than the answer
+            size = min(PROPOSALS_PER_DRAW * wanted, max(2000, 50 * mode.size))
+            proposals, weights, pareto_k = _importance_round(logp_dlogp, centre, scale, size, rng)
             ess = 1.0 / np.sum(weights**2)
             centre = weights @ proposals
             spread = proposals - centre
             # Population Monte Carlo (Cappé et al. 2004): the next proposal matches the weighted
             # draws' moments; with too few effective draws for a covariance, widen instead.
             scale = (spread.T * weights) @ spread if ess > 2 * mode.size else 2.0 * scale
-        proposals, weights, pareto_k = _importance_round(logp_dlogp, centre, scale, wanted, rng)
+        proposals, weights, pareto_k = _importance_round(logp_dlogp, centre, scale, PROPOSALS_PER_DRAW * wanted, rng)
         attrs = {"pareto_k": float(pareto_k), "importance_ess": float(1.0 / np.sum(weights**2))}
         if not pareto_k <= PARETO_K_LIMIT:
             warnings.warn(
@@ -402,12 +403,13 @@ def laplace_approximation(
     outputs = [v for v in model.unobserved_value_vars if v not in set(variables) or v.name in model.named_vars]
     fn = model.compile_fn(outputs, inputs=variables, on_unused_input="ignore", point_fn=False)
     splits = np.cumsum([int(np.prod(shape)) for shape in shapes])[:-1]
+    unique, index = np.unique(flat, axis=0, return_inverse=True)  # resampled draws repeat
     results = [
-        fn(*(part.reshape(shape) for part, shape in zip(np.split(x, splits), shapes, strict=True))) for x in flat
+        fn(*(part.reshape(shape) for part, shape in zip(np.split(x, splits), shapes, strict=True))) for x in unique
     ]
     posterior = {}
     for j, var in enumerate(outputs):
-        stacked = np.stack([result[j] for result in results])
+        stacked = np.stack([result[j] for result in results])[np.ravel(index)]
         posterior[var.name] = stacked.reshape(chains, draws, *stacked.shape[1:])
     dims = {name: list(model.named_vars_to_dims.get(name, ())) for name in posterior}
     coords = {key: list(value) for key, value in model.coords.items() if value is not None}
