@@ -46,6 +46,7 @@ _NAMES = {
     "integrated_moments": ".integrated",
     "integrated_stats_logp": ".integrated",
     "set_integrated_stats": ".integrated",
+    "integrated_data": ".integrated",
     "release_signal_to_noise": ".integrated",
     "signal_to_noise_warning": ".integrated",
     "NoiseDominatedWarning": ".integrated",

@@ -81,6 +81,7 @@ import pymc as pm
 import pytensor.tensor as pt
 from pytensor.tensor.linalg import cholesky, solve_triangular
 
+from .._engine.packing import layout_of, pack, unpack
 from .._engine.threads import hold_one_blas_thread_while
 from ..released.family import NoiseDominatedWarning, noise_dominated_message
 from .noise_aware import _blas_gate, _register_numba, noise_aware_arrays
@@ -90,6 +91,7 @@ __all__ = [
     "IntegratedCovariateRegression",
     "gram_posterior",
     "integrated_arrays",
+    "integrated_data",
     "integrated_moments",
     "integrated_stats_logp",
     "NoiseDominatedWarning",
@@ -436,10 +438,48 @@ def integrated_arrays(stats, *, x_scale, x_dof, x_cov) -> dict[str, np.ndarray]:
 
 def _likelihood_arrays(stats, **prior) -> dict[str, np.ndarray]:
     """The arrays of :func:`integrated_arrays` the likelihood reads (the rows' count n only shapes
-    the Gram posterior, already in them; the residuals' weight ``residual_n`` takes its place)."""
+    the Gram posterior, already in them; the residuals' weight ``residual_n`` takes its place),
+    and the prior (x_scale, x_dof) it was built with."""
     arrays = integrated_arrays(stats, **prior)
     del arrays["n"]
+    batch = np.shape(arrays["residual_n"])
+    arrays["prior"] = np.broadcast_to(np.array([prior["x_scale"], prior["x_dof"]], dtype=np.float64), (*batch, 2))
     return arrays
+
+
+def integrated_data(name: str = "likelihood", model: pm.Model | None = None) -> dict[str, np.ndarray]:
+    """The arrays of the integrated likelihood ``name`` as the model holds them now.
+
+    :func:`IntegratedCovariateRegression` keeps them in two data nodes: the released vector
+    ``{name}_integrated_released`` and everything else packed into ``{name}_integrated`` (dim
+    ``{name}_integrated_entry``, labelled ``gram[i,j]``, ``residual_n``, …), so that a model graph
+    shows the release once rather than every array computed from it.
+
+    Parameters
+    ----------
+    name : str, default "likelihood"
+        The likelihood's name.
+    model : pymc.Model, optional
+        The model (default: the model of the current context).
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``released`` and the arrays of :func:`gram_posterior` (``basis``, ``entry_var``, ``gram``,
+        ``noise_var``, ``residual_n``, ``residual_var``) and ``prior`` (x_scale, x_dof), each with
+        the model's batch axis first when it has one.
+
+    Raises
+    ------
+    ValueError
+        If the model has no integrated likelihood ``name``.
+    """
+    model = pm.modelcontext(model)
+    if f"{name}_integrated" not in model.named_vars:
+        raise ValueError(f"name: the model has no integrated likelihood {name!r}")
+    vector = np.asarray(model[f"{name}_integrated"].get_value())
+    arrays = unpack(vector, layout_of(model.coords[f"{name}_integrated_entry"]), vector.shape[:-1])
+    return {"released": np.asarray(model[f"{name}_integrated_released"].get_value()), **arrays}
 
 
 def IntegratedCovariateRegression(name: str, stats, *, beta, noise_precision, x_scale, x_dof, x_cov, dims=None):
@@ -455,9 +495,10 @@ def IntegratedCovariateRegression(name: str, stats, *, beta, noise_precision, x_
     Parameters
     ----------
     name : str
-        Name of the observed variable; the arrays of :func:`gram_posterior` are stored as
-        ``pm.Data`` ``{name}_integrated_{key}`` (the observed vector is
-        ``{name}_integrated_released``) so that :func:`set_integrated_stats` swaps them.
+        Name of the observed variable; the released vector is stored as ``pm.Data``
+        ``{name}_integrated_released`` and the arrays of :func:`gram_posterior` packed into
+        ``{name}_integrated`` (:func:`integrated_data` reads them), so that
+        :func:`set_integrated_stats` swaps them.
     stats : LinearStats or sequence of LinearStats
         A sequence gives B independent regressions (batch axis first).
     beta : tensor (d,) or (B, d)
@@ -473,14 +514,17 @@ def IntegratedCovariateRegression(name: str, stats, *, beta, noise_precision, x_
     -------
     The observed variable (cost of its log-density O(B·d³), independent of n).
     """
-    data = {
-        key: pm.Data(f"{name}_integrated_{key}", value)
-        for key, value in _likelihood_arrays(stats, x_scale=x_scale, x_dof=x_dof, x_cov=x_cov).items()
-    }
-    pm.Data(f"{name}_integrated_prior", np.array([x_scale, x_dof], dtype=np.float64))
+    model = pm.modelcontext(None)
+    arrays = _likelihood_arrays(stats, x_scale=x_scale, x_dof=x_dof, x_cov=x_cov)
+    lead = np.shape(arrays["residual_n"])
+    released = pm.Data(f"{name}_integrated_released", arrays.pop("released"))
+    vector, labels, layout = pack(arrays, len(lead))
+    model.add_coord(f"{name}_integrated_entry", labels)
+    packed = pm.Data(f"{name}_integrated", vector, dims=(*(dims or ())[: len(lead)], f"{name}_integrated_entry"))
+    data = unpack(packed, layout, lead)
+    del data["prior"]
     _register_numba()
-    hold_one_blas_thread_while(pm.modelcontext(None))
-    released = data.pop("released")
+    hold_one_blas_thread_while(model)
     residual_n = data.pop("residual_n")
     mean, cov = integrated_moments(_blas_gate(beta), noise_precision, **data, n=residual_n)
     return pm.MvNormal(name, mu=mean, cov=cov, observed=released, dims=dims)
@@ -509,4 +553,6 @@ def set_integrated_stats(name: str, stats, *, x_scale, x_dof, x_cov, model: pm.M
     """
     model = pm.modelcontext(model)
     arrays = _likelihood_arrays(stats, x_scale=x_scale, x_dof=x_dof, x_cov=x_cov)
-    pm.set_data({f"{name}_integrated_{key}": value for key, value in arrays.items()}, model=model)
+    released = arrays.pop("released")
+    vector, _, _ = pack(arrays, np.ndim(arrays["residual_n"]))
+    pm.set_data({f"{name}_integrated_released": released, f"{name}_integrated": vector}, model=model)

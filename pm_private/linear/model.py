@@ -27,11 +27,18 @@ import pytensor.tensor as pt
 from .._engine.compile_notice import announce_compilation
 from ..privacy.validation import check_count, check_positive
 from ..released.covariates import check_wishart_prior, wishart_cholesky
-from ..released.family import check_stats, record_fit
+from ..released.family import (
+    check_stats,
+    packed_preprocessing,
+    record_fit,
+    record_preprocessing,
+    recorded_preprocessing,
+)
 from ..released.reparametrisation import centred_intercept, whitened_normal
 from .integrated import (
     IntegratedCovariateRegression,
     integrated_arrays,
+    integrated_data,
     set_integrated_stats,
     warn_if_noise_dominated,
 )
@@ -270,7 +277,7 @@ def set_linear_stats(name: str, stats, model: pm.Model | None = None) -> None:
     Works for every likelihood :func:`linear_model` builds (:func:`SuffStatRegression`,
     :func:`pm_private.linear.noise_aware.NoisySuffStatRegression` and
     :func:`pm_private.linear.integrated.IntegratedCovariateRegression`); the plug-in or integrated
-    covariate factor and the public prediction transform (``preprocessing_*``) are recomputed from
+    covariate factor and the public prediction transform (``preprocessing``) are recomputed from
     the new statistics.
 
     Parameters
@@ -290,16 +297,17 @@ def set_linear_stats(name: str, stats, model: pm.Model | None = None) -> None:
         cannot take).
     """
     model = pm.modelcontext(model)
-    if "preprocessing_intercept" in model.named_vars:
-        built = bool(np.any(model["preprocessing_intercept"].get_value()))
+    recorded = recorded_preprocessing(model)
+    if recorded is not None:
+        built = bool(np.any(recorded["intercept"]))
         batch = [stats] if isinstance(stats, LinearStats) else list(stats)
         if any(s.intercept != built for s in batch):
             raise ValueError(
                 f"stats: the model was built {'with' if built else 'without'} an intercept column; "
                 "statistics must agree with it"
             )
-    if f"{name}_integrated_prior" in model.named_vars:
-        x_scale, x_dof = (float(v) for v in model[f"{name}_integrated_prior"].get_value())
+    if f"{name}_integrated" in model.named_vars:
+        x_scale, x_dof = (float(v) for v in np.reshape(integrated_data(name, model)["prior"], (-1, 2))[0])
         prior = {"x_scale": x_scale, "x_dof": x_dof, "x_cov": _release_x_cov(stats)}
         set_integrated_stats(name, stats, model=model, **prior)
         pm.set_data({"x_cov_integrated_chol": _integrated_x_chol(stats, **prior)}, model=model)
@@ -309,7 +317,8 @@ def set_linear_stats(name: str, stats, model: pm.Model | None = None) -> None:
             pm.set_data({"x_cov_release_chol": _release_x_chol(stats)}, model=model)
     else:
         pm.set_data({f"{name}_{key}": value for key, value in _stack(stats).items()}, model=model)
-    pm.set_data(_prediction_arrays(stats), model=model)
+    batch = 0 if isinstance(stats, LinearStats) else 1
+    pm.set_data({"preprocessing": packed_preprocessing(_prediction_arrays(stats), batch)}, model=model)
 
 
 def _prediction_constants(stats: LinearStats) -> dict[str, np.ndarray]:
@@ -355,7 +364,7 @@ def _prediction_arrays(stats) -> dict[str, np.ndarray]:
     arrays = {key: np.stack([p[key] for p in parts]) for key in parts[0]}
     if isinstance(stats, LinearStats):
         arrays = {key: value[0] for key, value in arrays.items()}
-    return {f"preprocessing_{key}": value for key, value in arrays.items()}
+    return arrays
 
 
 def _prior_precision_rate(rate, covariates: int) -> float:
@@ -696,7 +705,9 @@ def linear_model(
           with ``x_cov="integrated"``), whose random method simulates a release from the model; with
           ``noise_aware=False`` a ``pm.Potential``.  Its statistics are stored as ``pm.Data`` named
           ``likelihood_*``;
-        - the public prediction transform of the releases as ``pm.Data`` ``preprocessing_*``, and
+        - the public prediction transform of the releases as ``pm.Data`` ``preprocessing`` (dim
+          ``preprocessing_entry``: ``x_center[j]``, ``x_scale[j]``, ``x_clip``, ``x_norm_clip``,
+          ``x_cube_scale``, ``y_center``, ``y_scale``, ``intercept``), and
           ``fit_record`` (dim ``fit_field``: the model's family and release kind), both read by
           :func:`pm_private.linear.predict_linear`.
 
@@ -731,7 +742,7 @@ def linear_model(
     Privacy: the model is post-processing of the release.  Building, sampling and predicting read
     only the released statistics and their public metadata, and spend no budget.
 
-    Contract: the public names are the variables, dims and ``preprocessing_*`` data listed under
+    Contract: the public names are the variables, dims and ``preprocessing`` data listed under
     Returns; swap the statistics with :func:`set_linear_stats` (same shapes), not through the
     ``likelihood_*`` data, whose layout may change.  The cost of a gradient does not depend on n.
 
@@ -879,7 +890,6 @@ def linear_model(
                 constant = pm.Normal("intercept", mu=0.0, sigma=intercept_sigma, dims=batch_dims)
                 beta = pt.concatenate([pt.as_tensor(constant)[..., None], beta], axis=-1)
             SuffStatRegression("likelihood", stats, beta=beta, noise_precision=noise_precision)
-        for key, value in _prediction_arrays(stats).items():
-            pm.Data(key, value)
+        record_preprocessing(_prediction_arrays(stats), batch_dims=batch_dims)
     announce_compilation(model, LINEAR.name)
     return model

@@ -24,7 +24,7 @@ from scipy import stats
 
 from ..privacy.primitives import project_rows, row_scale_factors
 from ..privacy.validation import align_columns
-from ..released.family import check_posterior, feature_coords
+from ..released.family import check_posterior, feature_coords, recorded_preprocessing
 from .release import LINEAR
 
 __all__ = [
@@ -108,29 +108,10 @@ def prediction_transform(source) -> dict[str, np.ndarray] | None:
 
     if isinstance(source, LinearStats):
         return _prediction_constants(source)
-    if isinstance(source, xr.DataTree):
-        if "constant_data" not in source.children:
-            return None
-        data = source["constant_data"].to_dataset()
-        if f"preprocessing_{_TRANSFORM_KEYS[0]}" not in data:
-            return None
-        return {
-            key: np.asarray(
-                data[f"preprocessing_{key}"].values if f"preprocessing_{key}" in data else _TRANSFORM_DEFAULTS[key]
-            )
-            for key in _TRANSFORM_KEYS
-        }
-    named = getattr(source, "named_vars", None)
-    if named is not None and f"preprocessing_{_TRANSFORM_KEYS[0]}" in named:
-        return {
-            key: np.asarray(
-                named[f"preprocessing_{key}"].get_value()
-                if f"preprocessing_{key}" in named
-                else _TRANSFORM_DEFAULTS[key]
-            )
-            for key in _TRANSFORM_KEYS
-        }
-    return None
+    recorded = recorded_preprocessing(source)
+    if recorded is None:
+        return None
+    return {key: np.asarray(recorded[key] if key in recorded else _TRANSFORM_DEFAULTS[key]) for key in _TRANSFORM_KEYS}
 
 
 def _apply(transform, X: np.ndarray) -> np.ndarray:

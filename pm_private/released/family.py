@@ -28,12 +28,17 @@ __all__ = [
     "feature_coords",
     "noise_dominated_message",
     "record_fit",
+    "packed_preprocessing",
+    "record_preprocessing",
     "recorded_fit",
+    "recorded_preprocessing",
     "registered_families",
 ]
 
 #: Name of the labelled constant in which a model records its family, and of its dim.
 FIT_RECORD, FIT_FIELD = "fit_record", "fit_field"
+#: Name of the labelled constant holding the release's public map of new rows, and of its dim.
+PREPROCESSING, PREPROCESSING_ENTRY = "preprocessing", "preprocessing_entry"
 _FIELDS = ("family", "release", "transform")
 _REGISTRY: dict[str, Family] = {}
 
@@ -240,3 +245,65 @@ def check_posterior(posterior, family: Family) -> None:
     raise ValueError(
         f"posterior: {family.predictor} needs a posterior of {family.builder}, got one of {describe_family(record['family'])}"
     )
+
+
+def record_preprocessing(arrays: dict, *, batch_dims: tuple[str, ...] = ()) -> None:
+    """Record the release's public map of new rows in the current model as one labelled constant.
+
+    ``pm.Data("preprocessing", …)`` with dim ``preprocessing_entry`` labelled ``x_center[0]``,
+    ``x_scale[0]``, …, ``y_scale`` (one entry per number), which ``pm.sample`` copies into the
+    posterior's ``constant_data``: the predictors and summaries read it back with
+    :func:`recorded_preprocessing`, and a model graph shows one node for it.
+
+    Parameters
+    ----------
+    arrays : dict of str to array_like
+        The map's arrays (``x_center``, ``x_scale``, …), each with the ``batch_dims`` leading.
+    batch_dims : tuple of str, default ()
+        The model's batch dims (one map per fit).
+    """
+    import pymc as pm
+
+    from .._engine.packing import pack
+
+    vector, labels, _ = pack(arrays, len(batch_dims))
+    model = pm.modelcontext(None)
+    model.add_coord(PREPROCESSING_ENTRY, labels)
+    pm.Data(PREPROCESSING, vector, dims=(*batch_dims, PREPROCESSING_ENTRY))
+
+
+def packed_preprocessing(arrays: dict, batch: int = 0) -> np.ndarray:
+    """The vector :func:`record_preprocessing` stores for ``arrays`` (to swap it with ``pm.set_data``)."""
+    from .._engine.packing import pack
+
+    return pack(arrays, batch)[0]
+
+
+def recorded_preprocessing(source) -> dict[str, np.ndarray] | None:
+    """The public map of new rows a model or a sampled posterior recorded (:func:`record_preprocessing`).
+
+    Parameters
+    ----------
+    source : xarray.DataTree or pymc.Model
+        The DataTree of ``pm.sample`` (its ``constant_data``) or the model.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray or None
+        The arrays by name (``x_center``, ``x_scale``, …, batch axes first), or None where
+        ``source`` records none.
+    """
+    import xarray as xr
+
+    from .._engine.packing import layout_of, unpack
+
+    if isinstance(source, xr.DataTree):
+        if "constant_data" not in source.children or PREPROCESSING not in source["constant_data"].dataset:
+            return None
+        data = source["constant_data"].dataset[PREPROCESSING]
+        vector, labels = np.asarray(data.values), data[PREPROCESSING_ENTRY].values
+    elif PREPROCESSING in getattr(source, "named_vars", {}):
+        vector, labels = np.asarray(source[PREPROCESSING].get_value()), source.coords[PREPROCESSING_ENTRY]
+    else:
+        return None
+    return unpack(vector, layout_of(labels), vector.shape[:-1])

@@ -64,7 +64,10 @@ from .family import (
     check_stats,
     feature_coords,
     noise_dominated_message,
+    packed_preprocessing,
     record_fit,
+    record_preprocessing,
+    recorded_preprocessing,
 )
 from .likelihood import normal_logp
 
@@ -195,8 +198,7 @@ def glm_model(
         record_fit(family, getattr(stats, "kind", "exact"))
         data = {key: pm.Data(key, value) for key, value in arrays.items()}
         pm.Data("x_bound", np.float64(x_bound))
-        for key, value in preprocessing_arrays(stats).items():
-            pm.Data(key, value)
+        record_preprocessing(preprocessing_arrays(stats))
         for key, value in extra_data.items():
             pm.Data(key, value)
         # shape as well as dims: static shapes, which JAX needs to split the gradient
@@ -357,15 +359,16 @@ def sample_law_moments(mean, whitened, replicates, beta, b, mu, x_chol, link_mea
 
 def preprocessing_arrays(stats) -> dict[str, np.ndarray]:
     """The release's public map of new rows, (x − x_center)/x_scale, as length-d arrays (0 and 1
-    without one): the model's data ``preprocessing_x_center`` and ``preprocessing_x_scale``, which
+    without one): ``x_center`` and ``x_scale`` of the model's recorded preprocessing
+    (:func:`~pm_private.released.family.record_preprocessing`), which
     :func:`linear_predictor_draws` applies to new rows."""
     prep = getattr(stats, "preprocessing", None)
     center = 0.0 if prep is None or prep.x_center is None else prep.x_center
     scale = 1.0 if prep is None or prep.x_scale is None else prep.x_scale
     d = stats.d
     return {
-        "preprocessing_x_center": np.array(np.broadcast_to(center, (d,)), dtype=np.float64),
-        "preprocessing_x_scale": np.array(np.broadcast_to(scale, (d,)), dtype=np.float64),
+        "x_center": np.array(np.broadcast_to(center, (d,)), dtype=np.float64),
+        "x_scale": np.array(np.broadcast_to(scale, (d,)), dtype=np.float64),
     }
 
 
@@ -384,7 +387,7 @@ def set_glm_stats(stats, model, family, noise_aware, x_sample=PUBLIC_ROWS, **ext
         if model[key].get_value() != value:
             raise ValueError(f"stats: {key} is {value}, the model's {model[key].get_value()} (build a new model)")
     x_bound = np.float64(np.inf if stats.x_bound is None else stats.x_bound)
-    new = {**arrays, **preprocessing_arrays(stats), "x_bound": x_bound}
+    new = {**arrays, "preprocessing": packed_preprocessing(preprocessing_arrays(stats)), "x_bound": x_bound}
     built_with_rows = "x_sample_whitened" in model
     if isinstance(x_sample, str):
         if x_sample != PUBLIC_ROWS:
@@ -404,12 +407,10 @@ def set_glm_stats(stats, model, family, noise_aware, x_sample=PUBLIC_ROWS, **ext
 
 def _preprocessed(posterior, X: np.ndarray) -> np.ndarray:
     """New rows through the release's public preprocessing (x − x_center)/x_scale, when the fit recorded one."""
-    if not (isinstance(posterior, xr.DataTree) and "constant_data" in posterior.children):
+    recorded = recorded_preprocessing(posterior) if isinstance(posterior, xr.DataTree) else None
+    if recorded is None:
         return X
-    data = posterior["constant_data"].dataset
-    if "preprocessing_x_center" not in data:
-        return X
-    return (X - data["preprocessing_x_center"].values) / data["preprocessing_x_scale"].values
+    return (X - recorded["x_center"]) / recorded["x_scale"]
 
 
 def posterior_dataset(posterior) -> xr.Dataset:

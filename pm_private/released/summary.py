@@ -18,7 +18,7 @@ import pandas as pd
 import xarray as xr
 
 from ..privacy.validation import check_fraction
-from .family import recorded_fit, registered_families
+from .family import recorded_fit, recorded_preprocessing, registered_families
 
 __all__ = ["fit_summary", "print_summary"]
 
@@ -44,17 +44,15 @@ def _ratio_name(record: dict | None) -> str | None:
 
 def _units(tree: xr.DataTree, d: int) -> dict | None:
     """(x_center, x_scale, y_center, y_scale) of the public preprocessing, when the fit records one."""
-    if "constant_data" not in tree.children:
+    recorded = recorded_preprocessing(tree)
+    if recorded is None:
         return None
-    data = tree["constant_data"].dataset
-    if "preprocessing_x_center" not in data:
-        return None
-    center = np.asarray(data["preprocessing_x_center"], dtype=np.float64)
-    scale = np.asarray(data["preprocessing_x_scale"], dtype=np.float64)
+    center = np.asarray(recorded["x_center"], dtype=np.float64)
+    scale = np.asarray(recorded["x_scale"], dtype=np.float64)
     if center.shape != (d,) or scale.shape != (d,):
         return None  # a batched or per-cell fit: no single set of original units
-    y_center = float(data["preprocessing_y_center"]) if "preprocessing_y_center" in data else 0.0
-    y_scale = float(data["preprocessing_y_scale"]) if "preprocessing_y_scale" in data else 1.0
+    y_center = float(recorded.get("y_center", 0.0))
+    y_scale = float(recorded.get("y_scale", 1.0))
     if np.all(center == 0.0) and np.all(scale == 1.0) and y_center == 0.0 and y_scale == 1.0:
         return None  # fitted on the original units
     return {"x_center": center, "x_scale": scale, "y_center": y_center, "y_scale": y_scale}

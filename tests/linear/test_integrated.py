@@ -9,6 +9,7 @@ from pm_private import linear_stats, release_linear_stats, release_linear_stats_
 from pm_private.linear.integrated import (
     gram_posterior,
     gram_shape,
+    integrated_data,
     integrated_moments,
     integrated_stats_logp,
     release_signal_to_noise,
@@ -160,7 +161,7 @@ def test_laplace_release_beyond_the_dense_limit_fits_with_integrated_covariates(
     with pytest.raises(ValueError, match="d ≤"):
         linear_model(release, x_cov="wishart")
     model = linear_model(release, x_cov="integrated")
-    assert model["likelihood_integrated_gram"].get_value().shape == (d, d)
+    assert integrated_data("likelihood", model)["gram"].shape == (d, d)
     assert np.isfinite(model.compile_logp()(model.initial_point()))
 
 

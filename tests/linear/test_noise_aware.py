@@ -30,6 +30,7 @@ from pm_private import (
     release_linear_stats_laplace,
     tune_bounds,
 )
+from pm_private.linear.integrated import integrated_data
 from pm_private.linear.model import linear_model, set_linear_stats
 from pm_private.linear.noise_aware import augmented_cholesky, exact_stats_logp, noise_aware_arrays, noisy_stats_logp
 from pm_private.linear.stats import stat_pairs
@@ -142,7 +143,7 @@ def test_default_is_noise_aware_only_for_private_releases():
     other = release_linear_stats_laplace(X, y, epsilon=2.0, x_bound=2.0, y_bound=3.0, rng=1, intercept=False)
     set_linear_stats("likelihood", [other, noisy], batched)
     np.testing.assert_allclose(
-        batched["likelihood_integrated_noise_var"].get_value()[0], noise_aware_arrays(other)["noise_var"][3:]
+        integrated_data("likelihood", batched)["noise_var"][0], noise_aware_arrays(other)["noise_var"][3:]
     )
     dense = linear_model([noisy, noisy], x_cov="wishart")
     set_linear_stats("likelihood", [other, noisy], dense)

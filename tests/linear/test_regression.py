@@ -223,14 +223,7 @@ def test_graph_does_not_depend_on_n():
             "likelihood_xy": (d,),
             "likelihood_yy": (),
             "likelihood_n": (),
-            "preprocessing_x_center": (d,),
-            "preprocessing_x_scale": (d,),
-            "preprocessing_x_clip": (),
-            "preprocessing_x_norm_clip": (),
-            "preprocessing_x_cube_scale": (),
-            "preprocessing_y_center": (),
-            "preprocessing_y_scale": (),
-            "preprocessing_intercept": (),
+            "preprocessing": (2 * d + 6,),
             "fit_record": (3,),
         }
         assert float(model["likelihood_n"].get_value()) == n

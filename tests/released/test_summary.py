@@ -7,19 +7,22 @@ import pytest
 import xarray as xr
 
 from pm_private import print_summary, release_logistic_stats
+from pm_private._engine.packing import pack
 from pm_private.released.preprocessing import Preprocessing
 from pm_private.released.summary import fit_summary
 
 RNG = np.random.default_rng(0)
 
 
-def _tree(posterior: dict, constant: dict, family: str, transform: str) -> xr.DataTree:
+def _tree(posterior: dict, preprocessing: dict, family: str, transform: str) -> xr.DataTree:
     labels = [f"family={family}", f"release={family}_stats", f"transform={transform}"]
-    constant_data = xr.Dataset(
-        {key: (tuple(f"{key}_dim_{i}" for i in range(np.ndim(v))), v) for key, v in constant.items()}
-        | {"fit_record": (("fit_field",), np.zeros(3))},
-        coords={"fit_field": labels},
-    )
+    data = {"fit_record": (("fit_field",), np.zeros(3))}
+    coords = {"fit_field": labels}
+    if preprocessing:
+        vector, entries, _ = pack(preprocessing)
+        data["preprocessing"] = (("preprocessing_entry",), vector)
+        coords["preprocessing_entry"] = entries
+    constant_data = xr.Dataset(data, coords=coords)
     stats = xr.Dataset({"diverging": (("chain", "draw"), np.zeros((2, 500), dtype=bool))})
     return xr.DataTree.from_dict(
         {"posterior": xr.Dataset(posterior), "constant_data": constant_data, "sample_stats": stats}
@@ -40,7 +43,7 @@ def test_original_units_and_ratios_are_the_draws_transformed():
     center, scale = np.array([1.0, 10.0]), np.array([2.0, 5.0])
     tree = _tree(
         posterior | {},
-        {"preprocessing_x_center": center, "preprocessing_x_scale": scale},
+        {"x_center": center, "x_scale": scale},
         "logistic",
         "logit",
     )
@@ -88,7 +91,7 @@ def test_print_summary_header_states_the_release():
     release = release_logistic_stats(X, y, epsilon=0.5, delta=1e-6, x_bound=3.0, rng=0, preprocessing=prep)
     tree = _tree(
         {"beta": (("chain", "draw", "feature"), _draws(0.2, 0.1, (2,)))},
-        {"preprocessing_x_center": prep.x_center, "preprocessing_x_scale": prep.x_scale},
+        {"x_center": prep.x_center, "x_scale": prep.x_scale},
         "logistic",
         "logit",
     )

@@ -40,7 +40,7 @@ import pytensor.tensor as pt
 from ..._engine.compile_notice import announce_compilation
 from ...privacy.validation import check_bool, check_positive
 from ...released.covariates import lkj_cholesky
-from ...released.family import check_stats, record_fit
+from ...released.family import check_stats, packed_preprocessing, record_fit, record_preprocessing
 from ...released.glm import preprocessing_arrays
 from ...released.reparametrisation import random_walk
 from ..exits.model import HAZARDS
@@ -192,7 +192,7 @@ def survival_regression_model(
         ``statistic``; its random method draws replicated releases) and the data
         ``regression_vector``,
         ``regression_noise_var``, ``stats_n``, ``hazard_code``, ``interval_end``, ``x_bound``,
-        ``preprocessing_x_center``, ``preprocessing_x_scale`` (for
+        ``preprocessing`` (the public map of new rows, for
         :func:`predict_survival_regression`) and ``fit_record``.
 
     Raises
@@ -283,8 +283,7 @@ def survival_regression_model(
         data = {key: pm.Data(key, value) for key, value in _arrays(stats, noise_aware).items()}
         pm.Data("interval_end", np.asarray(stats.edges, dtype=np.float64), dims="interval")
         pm.Data("x_bound", np.float64(np.inf if stats.x_bound is None else stats.x_bound))
-        for key, value in preprocessing_arrays(stats).items():
-            pm.Data(key, value)
+        record_preprocessing(preprocessing_arrays(stats))
         beta = pm.Normal("beta", 0.0, priors["beta_sigma"], dims="feature", shape=d)
         pm.Deterministic("hazard_ratio", pt.exp(beta), dims="feature")
         mu = pm.Normal("x_mean", 0.0, priors["x_mean_sigma"], dims=("cell", "feature"), shape=(K, d))
@@ -356,5 +355,5 @@ def set_survival_regression_stats(stats, model: pm.Model) -> None:
         raise ValueError("stats: exact statistics need a model built with noise_aware=False (this one models noise)")
     new = _arrays(stats, noise_aware)
     new["x_bound"] = np.float64(np.inf if stats.x_bound is None else stats.x_bound)
-    new.update(preprocessing_arrays(stats))
+    new["preprocessing"] = packed_preprocessing(preprocessing_arrays(stats))
     pm.set_data(new, model=model)
