@@ -5,7 +5,8 @@ Per model kind (those of :mod:`benchmarks.bench_samplers`): PyMC's NUTS (2 chain
 + ``--draws``), the reference), :func:`pm_private.laplace_approximation` (2 × ``--draws``) and
 ``pm.fit()`` with its defaults (mean-field ADVI, 10,000 steps; ``--draws`` × 2 draws of the
 approximation).  For each: the largest |mean − NUTS mean| over the model's scalar parameters in
-NUTS posterior s.d. (``shift``), the range of sd/NUTS sd (``sd ratio``), and the wall time of the
+NUTS posterior s.d. (``shift``), the range of sd/NUTS sd (``sd ratio``), the Laplace
+approximation's own diagnostic (its importance weights' Pareto k̂), and the wall time of the
 call in a process where the model's functions are compiled already (median of ``--repeats``);
 and the wall time of ``pm.find_MAP`` likewise.
 
@@ -72,7 +73,7 @@ def run(name: str, args) -> list[dict]:
         rows.append(
             {
                 "model": name,
-                "method": "laplace_approximation",
+                "method": f"laplace_approximation (k̂ {laplace['posterior'].attrs['pareto_k']:.2f})",
                 "seconds": seconds,
                 "moments": _moments(laplace["posterior"]),
             }
