@@ -291,16 +291,24 @@ def recorded_preprocessing(source) -> dict[str, np.ndarray] | None:
     -------
     dict of str to numpy.ndarray or None
         The arrays by name (``x_center``, ``x_scale``, …, batch axes first), or None where
-        ``source`` records none.
+        ``source`` records none.  A posterior saved by an earlier version of pm_private, which
+        kept one ``preprocessing_<name>`` array per name, is read too.
     """
     import xarray as xr
 
     from .._engine.packing import layout_of, unpack
 
     if isinstance(source, xr.DataTree):
-        if "constant_data" not in source.children or PREPROCESSING not in source["constant_data"].dataset:
+        if "constant_data" not in source.children:
             return None
-        data = source["constant_data"].dataset[PREPROCESSING]
+        dataset = source["constant_data"].dataset
+        if PREPROCESSING not in dataset:
+            prefix = f"{PREPROCESSING}_"
+            separate = {
+                str(k)[len(prefix) :]: np.asarray(v.values) for k, v in dataset.items() if str(k).startswith(prefix)
+            }
+            return separate or None
+        data = dataset[PREPROCESSING]
         vector, labels = np.asarray(data.values), data[PREPROCESSING_ENTRY].values
     elif PREPROCESSING in getattr(source, "named_vars", {}):
         vector, labels = np.asarray(source[PREPROCESSING].get_value()), source.coords[PREPROCESSING_ENTRY]

@@ -102,3 +102,30 @@ def test_print_summary_header_states_the_release():
     assert release.mechanism in text and "n = 600 (public)" in text
     assert "x_bound = 3" in text and "count is not released" in text
     assert "2 chains × 500 draws, 0 divergent" in text and "odds ratio" in text
+
+
+def test_preprocessing_of_an_earlier_saved_posterior_is_still_read():
+    """A posterior saved before the map was packed kept one preprocessing_<name> array per name
+    (and none for the names added later): the predictors read it, with the defaults filled in."""
+    from pm_private.linear.predict import prediction_transform
+
+    labels = ["family=linear", "release=linear_stats_gaussian", "transform=identity"]
+    old = {
+        "preprocessing_x_center": np.array([1.0, 2.0]),
+        "preprocessing_x_scale": np.array([3.0, 4.0]),
+        "preprocessing_x_clip": np.inf,
+        "preprocessing_x_norm_clip": 5.0,
+        "preprocessing_y_center": 0.5,
+        "preprocessing_y_scale": 2.0,
+    }
+    constant = xr.Dataset(
+        {key: (tuple(f"{key}_dim_0" for _ in range(np.ndim(v))), v) for key, v in old.items()}
+        | {"fit_record": (("fit_field",), np.zeros(3))},
+        coords={"fit_field": labels},
+    )
+    posterior = xr.Dataset({"beta": (("chain", "draw", "feature"), _draws(0.0, 1.0, (2,)))})
+    tree = xr.DataTree.from_dict({"posterior": posterior, "constant_data": constant})
+    transform = prediction_transform(tree)
+    np.testing.assert_array_equal(transform["x_scale"], [3.0, 4.0])
+    assert float(transform["x_norm_clip"]) == 5.0 and float(transform["y_scale"]) == 2.0
+    assert np.isinf(transform["x_cube_scale"]) and float(transform["intercept"]) == 0.0
