@@ -373,14 +373,15 @@ def laplace_approximation(
     logp_dlogp.set_extra_values({})
     start = np.concatenate([np.ravel(point[v.name]) for v in variables]).astype(np.float64)
     mode, covariance = laplace_covariance(logp_dlogp, start)
+    covariance = 0.5 * (covariance + covariance.T)
     rng = np.random.default_rng(random_seed)
     wanted = chains * draws
     attrs = {}
     if importance:
-        centre, scale = mode, 0.5 * (covariance + covariance.T)
+        centre, scale = mode, covariance
         for _ in range(ADAPTATION_ROUNDS):  # the moments need fewer draws than the answer
             size = min(PROPOSALS_PER_DRAW * wanted, max(2000, 50 * mode.size))
-            proposals, weights, pareto_k = _importance_round(logp_dlogp, centre, scale, size, rng)
+            proposals, weights, _ = _importance_round(logp_dlogp, centre, scale, size, rng)
             ess = 1.0 / np.sum(weights**2)
             centre = weights @ proposals
             spread = proposals - centre
@@ -399,7 +400,7 @@ def laplace_approximation(
             )
         flat = proposals[rng.choice(len(proposals), size=wanted, replace=True, p=weights)]
     else:
-        flat = rng.multivariate_normal(mode, 0.5 * (covariance + covariance.T), size=wanted, method="eigh")
+        flat = rng.multivariate_normal(mode, covariance, size=wanted, method="eigh")
     outputs = [v for v in model.unobserved_value_vars if v not in set(variables) or v.name in model.named_vars]
     fn = model.compile_fn(outputs, inputs=variables, on_unused_input="ignore", point_fn=False)
     splits = np.cumsum([int(np.prod(shape)) for shape in shapes])[:-1]

@@ -191,9 +191,14 @@ def fit_summary(idata, *, prob: float = 0.95) -> pd.DataFrame:
     return table
 
 
+def _parts(release) -> list:
+    """The releases a statistics record sums (``LinearStats.releases``), or the release itself."""
+    return list(getattr(release, "releases", ())) or [release]
+
+
 def _release_lines(release) -> list[tuple[str, str]]:
     """Header lines of a release: mechanism, (ε, δ), neighbours, n, bounds, clipping."""
-    parts = list(getattr(release, "releases", ())) or [release]
+    parts = _parts(release)
     lines = []
     for part in parts:
         if not hasattr(part, "epsilon"):
@@ -213,13 +218,12 @@ def _release_lines(release) -> list[tuple[str, str]]:
         if bounds:
             lines.append(("bounds", ", ".join(bounds)))
             break
-    lines.extend(("clipping", text) for text in _clip_lines(release))
+    lines.extend(("clipping", text) for text in _clip_lines(release, parts))
     return lines
 
 
-def _clip_lines(release) -> list[str]:
-    """What the release (or each release in a sum) says of its clipping (``clip_lines()``)."""
-    parts = list(getattr(release, "releases", ())) or [release]
+def _clip_lines(release, parts: list) -> list[str]:
+    """What the release (or each release in a sum, ``parts``) says of its clipping (``clip_lines()``)."""
     lines = [line for part in parts if hasattr(part, "clip_lines") for line in part.clip_lines()]
     if lines or any(hasattr(part, "clip_lines") for part in parts):
         return lines or ["no clipping counts released (clip_share=0)"]
