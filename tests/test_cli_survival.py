@@ -82,12 +82,16 @@ def test_survival_regression_release_and_fit_with_public_standardisation(tmp_pat
     pd.concat([public, frame[["age", "dose"]].iloc[:2]]).to_csv("leak.csv", index=False)
     argv = ["release", "survival-regression", "d.csv", "--time", "t", "--event", "e", "--features", "age", "dose"]
     argv += ["--edges", "0.2,0.5,1,2", "--x-bound", "4", "--epsilon", "1", "--delta", "1e-6", "--ledger", "l.db"]
-    argv += ["--total-epsilon", "1.5", "--total-delta", "1e-5"]
-    _usage_error([*argv, "--out", "leak.json", "--standardize-from", "leak.csv"], capsys, "shares 2 of its 42 rows")
+    argv += ["--total-epsilon", "2.5", "--total-delta", "1e-5"]
+    # rows of DATA among the public ones: refused once the release has spent, naming no count
+    assert main([*argv, "--out", "leak.json", "--standardize-from", "leak.csv"]) == 1
+    err = capsys.readouterr().err
+    assert "public rows include rows of the private X" in err and "2" not in err.split("refused:")[1]
+    assert PrivacyAccountant.open("l.db").spent.epsilon == 1.0 and not (tmp_path / "leak.json").exists()
     assert main([*argv, "--out", "r.json", "--standardize-from", "public.csv"]) == 0
     (entry,) = read_release_file("r.json")
     assert entry["release"].preprocessing.x_public.shape == (40, 2) and entry["features"] == ["age", "dose"]
-    assert PrivacyAccountant.open("l.db").spent.epsilon == pytest.approx(entry["release"].epsilon)
+    assert PrivacyAccountant.open("l.db").spent.epsilon == pytest.approx(1.0 + entry["release"].epsilon)
     assert main(["fit", "r.json", "--draws", "150", "--tune", "150", "--chains", "1", "--no-progress"]) == 0
     summary = pd.read_csv("r.summary.csv", index_col=0)
     assert {"beta[age]", "beta[dose]", "hazard_ratio[age]"} <= set(summary.index)

@@ -89,8 +89,11 @@ def main(argv=None) -> int:
     Returns
     -------
     int
-        The exit code: 0 done, 1 the release was refused (budget; nothing spent).  Usage errors
-        exit with code 2 (``SystemExit``) before any data is read or budget spent.
+        The exit code: 0 done, 1 the release was refused (over budget: nothing spent; or the
+        ``--standardize-from`` rows include rows of DATA: the release's budget spent, since a
+        free refusal would tell whether given rows are private).  Usage errors exit with code 2
+        (``SystemExit``) before any budget is spent; they read DATA only for its domain (columns,
+        numbers), never against a public argument.
     """
     use_compile_cache()
     argv = sys.argv[1:] if argv is None else list(argv)

@@ -152,6 +152,7 @@ def write_release(parser, args, accountant, release, **context):
     nothing, then linked into place).  Returns the release."""
     from ..privacy.accountant import ledger_note
     from ..privacy.budget import BudgetExceededError
+    from ..privacy.release import ChargedRefusal
     from ..release_file import release_to_dict, write_release_file
 
     try:
@@ -169,6 +170,8 @@ def write_release(parser, args, accountant, release, **context):
             partial.unlink()
             if isinstance(error, BudgetExceededError):  # another process spent since the check
                 raise Refused(f"{_budget_text(args)}: {error}") from None
+            if isinstance(error, ChargedRefusal):  # a check of the private data, after the spend
+                raise Refused(str(error)) from None
             if isinstance(error, ValueError):  # a public argument refused before any charge
                 parser.error(str(error))
             raise
@@ -240,7 +243,6 @@ def public_preprocessing(parser, args, features: list[str], *, response: bool = 
                 f"--standardize-from {str(args.standardize_from)!r} has no column {', '.join(map(repr, missing))}"
             )
         values = numeric(parser, read(args.standardize_from, columns), columns)
-        args.public_rows = values  # for refuse_shared_rows, once the release reads DATA
         if len(values) < 2:
             parser.error(f"--standardize-from {str(args.standardize_from)!r} needs at least 2 rows")
         mean, sd = values.mean(axis=0), values.std(axis=0)
@@ -286,34 +288,6 @@ def refuse_private_as_public(parser, args) -> None:
             f"--standardize-from {str(public)!r} is the private DATA file {str(private)!r} (the same file or the "
             "same bytes): its means and standard deviations would be published without noise; give a file of "
             "public rows"
-        )
-
-
-def refuse_shared_rows(parser, args, private_rows) -> None:
-    """A usage error when rows of the ``--standardize-from`` table (over the columns used, read as
-    DATA is read, each value to about 12 significant digits) are shown to be rows of DATA
-    (:func:`pm_private.released.shared_row_count`: equal to a row of DATA holding a value no other
-    row of DATA has in its column, or the public table contained in DATA with at least half its
-    rows); the count is named, no
-    row is printed.  Call it once DATA is read, before the ledger is opened or anything
-    is spent.
-
-    Parameters
-    ----------
-    private_rows : numpy.ndarray
-        DATA's rows over the same columns, in the same order, as the public table was read.
-    """
-    from ..released.preprocessing import shared_row_count
-
-    public_rows = getattr(args, "public_rows", None)
-    if public_rows is None:
-        return
-    shared = shared_row_count(public_rows, private_rows)
-    if shared:
-        parser.error(
-            f"--standardize-from {str(args.standardize_from)!r} shares {shared} of its {len(public_rows)} rows with "
-            f"the private DATA {str(args.data)!r} (over the columns used): public constants must come from rows "
-            "that are not in the private data; nothing was spent"
         )
 
 

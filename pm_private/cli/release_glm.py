@@ -20,7 +20,6 @@ from .common import (
     public_feature_group,
     public_preprocessing,
     read,
-    refuse_shared_rows,
     release_arguments,
     table_columns,
     write_release,
@@ -145,7 +144,6 @@ def _run(parser, args) -> None:
     frame = read(args.data, [*features, args.target])
     X = numeric(parser, frame, features)
     y = numeric(parser, frame, [args.target])[:, 0]
-    refuse_shared_rows(parser, args, numeric(parser, frame, [*features, args.target]))
     accountant = open_ledger(parser, args)
     bounds = {"y_bound": args.y_bound} if stats.counts else {}
 

@@ -18,7 +18,6 @@ from .common import (
     public_feature_arguments,
     public_preprocessing,
     read,
-    refuse_shared_rows,
     release_arguments,
     table_columns,
     write_release,
@@ -243,7 +242,6 @@ def _run(parser, args) -> None:
         parser.error(f"{args.data.name} changed while it was read: the bounds were chosen for {chosen_bounds[0]} rows")
     X = numeric(parser, frame, features)
     y = numeric(parser, frame, [args.target])[:, 0]
-    refuse_shared_rows(parser, args, numeric(parser, frame, [*features, args.target]))
     accountant = open_ledger(parser, args)
     from ..linear.release import release_linear_stats, release_linear_stats_laplace
 

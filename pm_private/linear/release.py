@@ -64,7 +64,6 @@ from ..privacy.primitives import (
 from ..privacy.release import Release, constant, output, public, release_guard
 from ..privacy.validation import (
     MIN_EPSILON,
-    as_matrix,
     as_vector,
     check_bool,
     check_bound,
@@ -79,7 +78,7 @@ from ..privacy.validation import (
 )
 from ..released.family import Family
 from ..released.noise_plan import NoisePlan, gaussian_query, laplace_query, laplace_sd
-from ..released.preprocessing import Preprocessing, check_public_rows
+from ..released.preprocessing import Preprocessing, preprocessed_rows
 from .accumulate import CHUNK_VALUES, NonFiniteRow, accumulate, first_non_finite_row
 from .stats import LinearStats, frobenius_weights, stat_vector
 
@@ -650,14 +649,12 @@ def release_linear_stats_laplace(
         from .._engine.dask import column_count
         from .dask_reduce import partitioned_suff_stats
 
-        d = column_count(X)
+        d, refusal = column_count(X), None
     else:
-        X = as_matrix(X)
+        X, refusal = preprocessed_rows(preprocessing, X)
         n, d = X.shape
         y = as_vector(y, n)
         if preprocessing is not None:
-            check_public_rows(preprocessing, X)
-            X = preprocessing.transform_x(X)
             y = preprocessing.transform_y(y)
 
     plan = linear_noise_plan(
@@ -682,7 +679,9 @@ def release_linear_stats_laplace(
     else:
         xx, xy, yy, changed = accumulate(X, y, x_bound, y_bound, scale_response=scale_response, intercept=intercept)
     columns = xy.shape[0]
-    with release_guard(accountant, MECHANISM, epsilon, label=f"n={n}, d={d}", noise=plan.noise_events()):
+    with release_guard(
+        accountant, MECHANISM, epsilon, label=f"n={n}, d={d}", noise=plan.noise_events(), refusal=refusal
+    ):
         upper = np.triu_indices(columns)
         parts = [
             laplace_mechanism(stat, sensitivity=s, epsilon=e, source=source)
@@ -1125,17 +1124,15 @@ def release_linear_stats(
             "release_linear_stats takes in-memory arrays; for Dask collections use release_linear_stats_laplace"
         )
     features = _with_intercept(column_names(X), intercept)
-    X = as_matrix(X)
+    X, refusal = preprocessed_rows(preprocessing, X)
     n, d = X.shape
     y = as_vector(y, n)
     if preprocessing is not None:
-        check_public_rows(preprocessing, X)
-        X = preprocessing.transform_x(X)
         y = preprocessing.transform_y(y)
     bad = first_non_finite_row(X, 0, n)
     if bad is not None:
         raise NonFiniteRow("X", bad)
-    if not np.isfinite(y).all():  # only after a preprocessing that overflows
+    if not np.isfinite(y).all():
         raise NonFiniteRow("y", first_bad_row(y))
     plan = linear_noise_plan(
         d,
@@ -1153,7 +1150,9 @@ def release_linear_stats(
     count_weight = plan.weights.get(_gaussian_counts(scale_response), 0.0)
     source = as_noise_source(rng)
     noise = plan.noise_events()
-    with release_guard(accountant, GAUSSIAN_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=noise):
+    with release_guard(
+        accountant, GAUSSIAN_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=noise, refusal=refusal
+    ):
         xx, xy, yy, changed = _projected_sums(X, y, x_bound, y_bound, scale_response, intercept)
         columns = xy.shape[0]
         upper = np.triu_indices(columns)

@@ -52,7 +52,7 @@ from ..released.degree2 import (
 )
 from ..released.family import Family
 from ..released.noise_plan import NoisePlan, gaussian_query
-from ..released.preprocessing import Preprocessing, check_glm_preprocessing, check_public_rows
+from ..released.preprocessing import Preprocessing, check_glm_preprocessing, preprocessed_rows
 
 __all__ = [
     "POISSON",
@@ -637,10 +637,7 @@ def release_poisson_stats(
     epsilon, delta, x_bound, y_bound, _ = _checked(epsilon, delta, x_bound, y_bound)
     features = column_names(X)
     check_glm_preprocessing(preprocessing)
-    if preprocessing is not None:
-        X = as_matrix(X)
-        check_public_rows(preprocessing, X)
-        X = preprocessing.transform_x(X)
+    X, refusal = preprocessed_rows(preprocessing, X)
     X, counts = _prepared(X, y, x_bound, y_bound)
     source = as_noise_source(rng)
     plan = poisson_noise_plan(X.shape[1], epsilon=epsilon, delta=delta, x_bound=x_bound, y_bound=y_bound)
@@ -660,4 +657,5 @@ def release_poisson_stats(
         accountant=accountant,
         source=source,
         build=build,
+        refusal=refusal,
     )

@@ -30,6 +30,7 @@ _NAMES = {
     "laplace_mechanism": ".primitives",
     "project_rows": ".primitives",
     "symmetric_entry_weights": ".primitives",
+    "ChargedRefusal": ".release",
     "ConvergenceError": ".release",
     "Release": ".release",
     "field_kinds": ".release",

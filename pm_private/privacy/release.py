@@ -76,6 +76,7 @@ __all__ = [
     "PUBLIC",
     "CONSTANT",
     "RANGES",
+    "ChargedRefusal",
     "ConvergenceError",
     "NoAccountantWarning",
     "Release",
@@ -250,6 +251,17 @@ def field_kinds(result) -> dict[str, str | None]:
     return {f.name: f.metadata.get("kind") for f in dataclasses.fields(result)}
 
 
+class ChargedRefusal(ValueError):
+    """A release refused because of what a check found in the private data, after its budget was spent.
+
+    A check that reads private data (public rows found among the private rows) cannot refuse for
+    free: the refusal bit is a fact about the data, and free refusals can be repeated until they
+    have read it out.  Raised through :func:`release_guard` (``refusal=``), inside the
+    reservation, so a refused release costs what a released one costs and the budget bounds the
+    number of probes; the message names no private value, row or count.
+    """
+
+
 class ConvergenceError(RuntimeError):
     """A data-dependent step of a mechanism failed after the noise was drawn.
 
@@ -392,6 +404,7 @@ def release_guard(
     neighbours: str = REPLACE_ONE,
     label: str = "",
     noise: tuple[NoiseEvent, ...] = (),
+    refusal: str | None = None,
 ) -> Iterator[Reservation | None]:
     """Charge one release: refused before the body if over budget, recorded when the body returns.
 
@@ -422,6 +435,10 @@ def release_guard(
     noise : tuple of NoiseEvent, default ()
         The release's noise draws, stored for tight composition (e.g.
         ``gaussian_noise_event`` of ``pm_private.privacy.primitives``); empty: basic composition.
+    refusal : str, optional
+        The message of a refusal that a check of the private data decided before the guard
+        (e.g. :func:`pm_private.released.preprocessing.public_rows_refusal`): raised as
+        :class:`ChargedRefusal` inside the reservation, instead of the body, and spent.
 
     Yields
     ------
@@ -443,6 +460,8 @@ def release_guard(
         :meth:`PrivacyAccountant.reserve`).
     BudgetExceededError
         Before the body, when (ε, δ) does not fit in the remaining budget.
+    ChargedRefusal
+        With ``refusal``, once (ε, δ) is spent.
     """
     watch = None
     if check_accountant(accountant) is None:
@@ -451,10 +470,13 @@ def release_guard(
         guard = accountant.charge(mechanism, epsilon, delta, neighbours=neighbours, label=label, noise=noise)
     failure = None
     with guard as reservation:
-        try:
-            yield None if watch is not None else reservation
-        except ConvergenceError as error:
-            failure = error
+        if refusal is not None:  # spent with nothing drawn; the body does not run
+            failure = ChargedRefusal(refusal)
+        else:
+            try:
+                yield None if watch is not None else reservation
+            except ConvergenceError as error:
+                failure = error
     if watch is not None and watch.secure:
         _warn_no_accountant(mechanism)
     if failure is not None:

@@ -197,7 +197,7 @@ def check_degree2_release(release, sensitivity_of, sensitivity_name: str) -> Non
     check_gaussian_scale_field("noise_scale", release.noise_scale, sensitivity, release.epsilon, release.delta)
 
 
-def release_degree2(X, y, *, weights, plan, mechanism: str, accountant, source, build):
+def release_degree2(X, y, *, weights, plan, mechanism: str, accountant, source, build, refusal=None):
     """The Gaussian release of the degree-2 statistics of prepared rows: the core that the logistic
     and Poisson releases share, after their own checks and preparation.
 
@@ -225,6 +225,9 @@ def release_degree2(X, y, *, weights, plan, mechanism: str, accountant, source, 
         Makes the release from the noisy ``x_sum``, ``y_sum``, ``xx``, ``yx`` and
         ``sensitivity``, ``noise_scale``, ``epsilon`` (what OpenDP certifies), ``delta``, ``n``
         and ``private``.
+    refusal : str, optional
+        A refusal decided by a check of the private data, raised inside the reservation and
+        charged (``release_guard``'s ``refusal``).
 
     Returns
     -------
@@ -234,7 +237,13 @@ def release_degree2(X, y, *, weights, plan, mechanism: str, accountant, source, 
     n, d = X.shape
     query = plan.queries[0]
     with release_guard(
-        accountant, mechanism, plan.epsilon, plan.delta, label=f"n={n}, d={d}", noise=plan.noise_events()
+        accountant,
+        mechanism,
+        plan.epsilon,
+        plan.delta,
+        label=f"n={n}, d={d}",
+        noise=plan.noise_events(),
+        refusal=refusal,
     ):
         exact = degree2_vector(*degree2_sums(X, y))
         part = gaussian_mechanism(

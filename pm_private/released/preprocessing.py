@@ -9,7 +9,15 @@ import pandas as pd
 
 from ..privacy.validation import as_float_array, check_bool
 
-__all__ = ["check_glm_preprocessing", "check_public_rows", "Preprocessing", "preprocess", "shared_row_count"]
+__all__ = [
+    "FLOAT_MAX",
+    "check_glm_preprocessing",
+    "Preprocessing",
+    "preprocess",
+    "preprocessed_rows",
+    "public_rows_refusal",
+    "shared_row_count",
+]
 
 
 def preprocess(X, *, center=None) -> np.ndarray:
@@ -222,22 +230,28 @@ class Preprocessing:
         return self.x_scale is not None
 
     def transform_x(self, X) -> np.ndarray:
-        """(X − x_center)/x_scale as a new float64 array (n, d).
+        """(X − x_center)/x_scale as a new float64 array (n, d), saturated at ±``FLOAT_MAX``.
+
+        The map is total on finite rows: a value whose image overflows (a tiny public scale, a
+        centre far from the data) becomes ±``FLOAT_MAX`` instead of ±inf, so that no public
+        constant can make a release's outcome depend on how far a private value lies from it;
+        the release then projects or clips the row onto its public bound as it does any other.
 
         Parameters
         ----------
         X : array_like, shape (n, d)
-            Covariates on the original scale.
+            Finite covariates on the original scale.
 
         Returns
         -------
         numpy.ndarray
-            The transformed covariates.
+            The transformed covariates, finite.
 
         Raises
         ------
         ValueError
-            If ``X`` is not 2-D or its width does not match the constants.
+            If ``X`` is not 2-D, not finite (the data's domain, whatever the constants), or its
+            width does not match the constants.
         """
         A = np.array(X, dtype=np.float64, copy=True)
         if A.ndim != 2:
@@ -245,26 +259,37 @@ class Preprocessing:
         for name, value in (("x_center", self.x_center), ("x_scale", self.x_scale)):
             if value is not None and value.ndim == 1 and value.shape[0] != A.shape[1]:
                 raise ValueError(f"{name} has length {value.shape[0]}, X has {A.shape[1]} columns")
-        if self.x_center is not None:
-            A -= self.x_center
-        if self.x_scale is not None:
-            A /= self.x_scale
-        return A
+        _check_finite(A, "X")
+        with np.errstate(over="ignore"):
+            if self.x_center is not None:
+                A -= self.x_center
+            if self.x_scale is not None:
+                A /= self.x_scale
+        return np.clip(A, -FLOAT_MAX, FLOAT_MAX, out=A)
 
     def transform_y(self, y) -> np.ndarray:
-        """(y − y_center)/y_scale.
+        """(y − y_center)/y_scale, saturated at ±``FLOAT_MAX`` as :meth:`transform_x` is.
 
         Parameters
         ----------
         y : array_like
-            Responses on the original scale.
+            Finite responses on the original scale.
 
         Returns
         -------
         numpy.ndarray
-            The transformed responses.
+            The transformed responses, finite.
+
+        Raises
+        ------
+        ValueError
+            If ``y`` is not finite.
         """
-        return (np.asarray(y, dtype=np.float64) - self.y_center) / self.y_scale
+        b = np.array(y, dtype=np.float64, copy=True)
+        _check_finite(b, "y")
+        with np.errstate(over="ignore"):
+            b = (b - self.y_center) / self.y_scale
+        return np.clip(b, -FLOAT_MAX, FLOAT_MAX, out=b)
 
     def inverse_y(self, values) -> np.ndarray:
         """y_center + y_scale·values: predictions back on the original response scale.
@@ -280,6 +305,17 @@ class Preprocessing:
             The values on the original response scale.
         """
         return self.y_center + self.y_scale * np.asarray(values, dtype=np.float64)
+
+
+#: The largest finite float64: where a public map saturates instead of overflowing to ±inf.
+FLOAT_MAX = float(np.finfo(np.float64).max)
+
+
+def _check_finite(values: np.ndarray, name: str) -> None:
+    """ValueError naming ``name`` unless every value is finite: the domain of the data, checked on
+    the original scale, where no public constant can move it (no row or count is named)."""
+    if not np.isfinite(values).all():
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
 
 
 def _is_vector(value) -> bool:
@@ -372,35 +408,79 @@ def shared_row_count(public_rows, private_rows) -> int:
     return sum(wanted[key] for key, named in zip(matched, identifying, strict=True) if named)
 
 
-def check_public_rows(preprocessing, X) -> None:
-    """ValueError, before anything is released, when ``preprocessing`` kept public rows
+def public_rows_refusal(preprocessing, X) -> str | None:
+    """The refusal a release raises, charged, when ``preprocessing`` kept public rows
     (``x_public``) that the private covariates ``X`` show to be private (:func:`shared_row_count`:
     a public row equal to a private row holding a value no other private row has in its column,
-    or the private table passed for public): the rows and the constants estimated from them are
-    published without noise, so they must not be private.  The count is named, no row is printed.
+    or the private table passed for public); None when there is nothing to refuse.
+
+    The rows and the constants estimated from them are published without noise, so they must not
+    be private.  Whether they are is a fact about the private data: refused for free, one call
+    per candidate row would tell whether that person is in the data (a membership oracle).  The
+    release therefore raises this refusal *inside* its reservation
+    (``release_guard(..., refusal=...)``), so that it costs the release's (ε, δ) and the number of
+    such probes is bounded by the budget, and the message names no row and no count.
 
     Parameters
     ----------
     preprocessing : Preprocessing or None
-        What a release was given (None, or one without kept rows, passes).
+        What a release was given (None, or one without kept rows, has nothing to refuse).
     X : array_like, shape (n, d)
         The private covariates on their original scale.
+
+    Returns
+    -------
+    str or None
+        The message of the refusal (the same whichever and however many rows matched), or None.
 
     Raises
     ------
     ValueError
-        Naming ``preprocessing``.
+        Naming ``preprocessing`` when its public rows have another width than ``X`` (public
+        shapes only, before anything is spent).
     """
     rows = getattr(preprocessing, "x_public", None)
     if rows is None:
-        return
+        return None
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] != rows.shape[1]:
         raise ValueError(f"preprocessing: its public rows have {rows.shape[1]} columns, X has shape {X.shape}")
-    shared = shared_row_count(rows, X)
-    if shared:
-        raise ValueError(
-            f"preprocessing: {shared} of its {rows.shape[0]} public rows are rows of the private X; the "
-            "public rows and constants are published without noise, so they must come from rows not in the "
-            "private data (nothing was released)"
-        )
+    if not shared_row_count(rows, X):
+        return None
+    return (
+        "preprocessing: its public rows include rows of the private X; the public rows and constants are "
+        "published without noise, so they must come from people not in the private data. Nothing was released, "
+        "and the release's (epsilon, delta) was spent: a free refusal would tell whether given rows are private"
+    )
+
+
+def preprocessed_rows(preprocessing, X) -> tuple[np.ndarray, str | None]:
+    """The private covariates through ``preprocessing``, with the charged refusal they call for.
+
+    Parameters
+    ----------
+    preprocessing : Preprocessing or None
+        The public map (None: the rows as they are).
+    X : array_like, shape (n, d)
+        The private covariates on their original scale.
+
+    Returns
+    -------
+    rows : numpy.ndarray, shape (n, d)
+        :meth:`Preprocessing.transform_x` of the rows (finite, saturated), or the rows as a
+        float64 array.
+    refusal : str or None
+        :func:`public_rows_refusal`: for the release to raise inside its reservation.
+
+    Raises
+    ------
+    ValueError
+        Naming ``X`` (not a finite 2-D table) or ``preprocessing`` (public rows of another width).
+    """
+    from ..privacy.validation import as_matrix
+
+    rows = as_matrix(X)
+    if preprocessing is None:
+        return rows, None
+    refusal = public_rows_refusal(preprocessing, rows)
+    return preprocessing.transform_x(rows), refusal

@@ -3,9 +3,11 @@
 Every bound here is a **public input**: the time horizon that scales times into [0, 1], the
 covariate norm bound and the centre.  None is computed from the data, because a maximum, a mean
 or a standard deviation of private records is itself a release.  Records outside a bound are
-either refused (times beyond the horizon, unless censored there explicitly with
-:func:`censor_at_horizon`) or projected onto it (covariate rows longer than the bound, times below
-a floor), and projection is what makes the sensitivity bounds of the private mechanisms hold.
+censored at it (times beyond the horizon: :func:`censor_at_horizon`, which the Weibull mechanisms
+apply themselves, since a refusal would tell whether any private time exceeds the horizon the
+caller chose; :func:`scale_times` alone refuses them) or projected onto it (covariate rows longer
+than the bound, times below a floor), and projection is what makes the sensitivity bounds of the
+private mechanisms hold.
 """
 
 from __future__ import annotations
@@ -25,6 +27,39 @@ __all__ = [
     "domain_unit_ball",
     "flchain_unit_ball",
 ]
+
+
+def refuse_dates(values, name: str) -> None:
+    """Refuse dates and durations (``datetime64``, ``timedelta64``, pandas' tz-aware dates) by dtype.
+
+    numpy converts them to float as counts of their unit (nanoseconds for pandas), which a
+    release would take as times on the scale of its public edges.  The check reads the dtype, a
+    property of the schema, and no value.
+
+    Parameters
+    ----------
+    values : array_like
+        The times (numpy, pandas, dask or a list).
+    name : str
+        The argument's name, quoted in the error message.
+
+    Raises
+    ------
+    ValueError
+        If ``values`` hold dates or durations.
+    """
+    dtype = getattr(values, "dtype", None)
+    if dtype is None and isinstance(values, (list, tuple)):
+        try:
+            dtype = np.asarray(values).dtype
+        except (TypeError, ValueError):
+            return  # not an array: as_float_array says so
+    if getattr(dtype, "kind", None) in ("M", "m"):
+        raise ValueError(
+            f"{name} holds dates or durations ({dtype}): convert them to numbers, the durations in the "
+            "units of the public edges (or horizon), e.g. (exit - entry) / np.timedelta64(1, 'D') for days; "
+            "as they are they would be read as counts of their unit"
+        )
 
 
 def check_survival(time, event) -> tuple[np.ndarray, np.ndarray]:
@@ -50,8 +85,11 @@ def check_survival(time, event) -> tuple[np.ndarray, np.ndarray]:
     ------
     ValueError
         Naming the first offending record: a time that is not finite or negative, an event
-        other than 0 or 1, or arrays of different or zero length.
+        other than 0 or 1, or arrays of different or zero length; or times given as dates or
+        durations (``datetime64``, ``timedelta64``: refused by their dtype, see
+        :func:`refuse_dates`).
     """
+    refuse_dates(time, "time")
     t = as_float_array(time, "time")
     d = event if isinstance(event, np.ndarray) and event.dtype == bool else as_float_array(event, "event")
     if t.ndim != 1 or t.size == 0:
@@ -130,8 +168,8 @@ def scale_times(time, *, horizon: float, floor: float = 0.0) -> np.ndarray:
     Raises
     ------
     ValueError
-        For a time that is not finite, negative or above the horizon, or an invalid horizon or
-        floor.
+        For a time that is not finite, negative or above the horizon, times given as dates or
+        durations, or an invalid horizon or floor.
     """
     horizon = check_positive("horizon", horizon)
     try:
@@ -140,6 +178,7 @@ def scale_times(time, *, horizon: float, floor: float = 0.0) -> np.ndarray:
         raise ValueError(f"floor must be a number in [0, 1), got {floor!r}") from None
     if not 0.0 <= floor < 1.0:
         raise ValueError(f"floor must be in [0, 1), got {floor!r}")
+    refuse_dates(time, "time")
     t = as_float_array(time, "time")
     bad = ~np.isfinite(t) | (t < 0)
     if bad.any():

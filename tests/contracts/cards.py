@@ -191,7 +191,8 @@ def _data_perturbation_release():
 # --------------------------------------------------------------------------------------------
 
 RECORDS = dict(X="matrix")  # the kinds of the records' arguments
-SURVIVAL = dict(time="times", event="events")
+SURVIVAL = dict(time="times", event="events")  # times on [0, 1]: the discrete-time mechanisms' fixed domain
+FOLLOW_UP = dict(time="follow-up times", event="events")  # any time ≥ 0: later ones censored at the horizon
 CHARGED = dict(accountant="object", rng="rng")  # what a mechanism with an accountant also takes
 
 CARDS = [
@@ -475,7 +476,7 @@ CARDS = [
         "pm_private.survival:weibull_private",
         data=dict(time="time", event="event"),
         params=dict(epsilon=1.0, horizon=1.0, K=10, gamma=10.0, omega=6.0, rng=0),
-        kinds=SURVIVAL | CHARGED | dict(epsilon="epsilon", horizon="bound", K="count", gamma="bound", omega="bound"),
+        kinds=FOLLOW_UP | CHARGED | dict(epsilon="epsilon", horizon="bound", K="count", gamma="bound", omega="bound"),
         release_kind="weibull",
     ),
     MechanismCard(
@@ -483,7 +484,7 @@ CARDS = [
         data=dict(time="time", event="event"),
         # ε 10: on 40 records the noise of ε 1 clamps the estimates to their range, where neighbours cannot move them
         params=dict(epsilon=10.0, horizon=1.0, gamma=10.0, omega=6.0, rng=0),
-        kinds=SURVIVAL | CHARGED | dict(epsilon="epsilon", horizon="bound", gamma="bound", omega="bound"),
+        kinds=FOLLOW_UP | CHARGED | dict(epsilon="epsilon", horizon="bound", gamma="bound", omega="bound"),
         release_kind="weibull",
     ),
     MechanismCard(
@@ -491,7 +492,7 @@ CARDS = [
         data=dict(time="time", event="event"),
         # ε 10: on 40 records the noise of ε 1 clamps the estimates to their range, where neighbours cannot move them
         params=dict(epsilon=10.0, horizon=1.0, subset_size=10, gamma=10.0, omega=6.0, rng=0),
-        kinds=SURVIVAL
+        kinds=FOLLOW_UP
         | CHARGED
         | dict(epsilon="epsilon", horizon="bound", subset_size="count", gamma="bound", omega="bound"),
         release_kind="weibull",

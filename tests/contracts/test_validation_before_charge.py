@@ -31,6 +31,7 @@ import warnings
 from collections import Counter
 
 import numpy as np
+import pandas as pd
 import pytest
 from cards import CARD, CARDS, DATA, PACKAGES, MechanismCard
 
@@ -292,30 +293,29 @@ def values_of(kind: str, valid) -> list:
             return _vector(valid, [0.5, 2.0, -1.0])
         case "follow-up times":  # finite and ≥ 0, any length of follow-up
             return _vector(valid, [-0.5, -1e-300])
-        case "cell labels":  # one label per record, each among the public cells
-            unknown = valid.copy()
-            unknown[len(valid) // 2] = "zzz"
+        case "cell labels":  # one label per record (a label outside the public cells is in no cell, not refused)
             return [
                 "abc",
                 7.0,
                 [],
                 {},
                 object(),
+                None,
+                1j,
+                b"ab",
+                {"a": 1},
                 valid[:-1],
+                valid[:1],
+                np.array([]),
                 np.append(valid, valid[:1]),
+                np.tile(valid, 2),
                 np.column_stack([valid, valid]),
                 valid[None, :],
                 valid[None, None, :],
-                unknown,
-                np.array(["zzz"] * len(valid)),
-                np.array([None] * len(valid)),
-                np.full(len(valid), NAN),
-                np.zeros(len(valid)),
                 [*valid.tolist(), "a"],
                 valid.tolist()[:-1],
-                np.char.upper(valid),
-                np.char.add(valid, " "),
                 [[1.0], [2.0, 3.0]],
+                pd.Categorical(valid, categories=["a", "b", "zzz"]),  # its schema declares a label outside cells
             ]
         case "edges":  # interval ends: finite, > 0, strictly increasing
             return [
@@ -340,27 +340,31 @@ def values_of(kind: str, valid) -> list:
                 [-INF, 1.0],
                 [5e-324, 0.0],
             ]
-        case "cells":  # the public cell labels: distinct, every record's among them
+        case "cells":  # the public cell labels: distinct strings (a record's label outside them: in no cell)
             return [
                 None,
                 "ab",
+                "a",
                 [],
                 (),
                 {},
                 object(),
                 7,
-                ["a"],
-                ["b"],
                 ["a", "a"],
                 ["a", "a", "b"],
-                ["A", "B"],
-                ["a ", "b"],
+                ("a", "a"),
                 [None],
+                ["a", None],
+                [b"a"],
+                [["a"]],
                 [1, 2],
+                ["a", 1],
+                [1.5],
+                [NAN],
+                [True],
                 np.array([]),
-                ["b", "c"],
+                np.array([1, 2]),
                 [object()],
-                ["zzz"],
                 iter([]),
             ]
         case "split":

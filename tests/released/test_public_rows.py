@@ -18,6 +18,7 @@ from pm_private import (
     release_poisson_stats,
 )
 from pm_private.logistic import set_logistic_stats
+from pm_private.privacy.release import ChargedRefusal
 from pm_private.release_file import read_release_file, release_from_dict, release_to_dict, write_release_file
 from pm_private.released import CovariateLawWarning, shared_row_count
 
@@ -69,7 +70,7 @@ def test_shared_row_count_counts_identifying_rows_and_the_private_table_itself()
 
 
 @pytest.mark.parametrize("family", ["linear", "logistic", "poisson"])
-def test_a_release_refuses_private_rows_among_the_public_ones_and_spends_nothing(family):
+def test_a_release_refuses_private_rows_among_the_public_ones_charged_and_naming_no_count(family):
     rng = np.random.default_rng(2)
     X = rng.normal(size=(300, 2))
     y = (rng.uniform(size=300) < 0.5).astype(float)
@@ -88,9 +89,13 @@ def test_a_release_refuses_private_rows_among_the_public_ones_and_spends_nothing
             X, y, epsilon=1.0, delta=1e-6, x_bound=3.0, y_bound=5, preprocessing=prep, accountant=accountant
         ),
     }[family]
-    with pytest.raises(ValueError, match="preprocessing: 1 of its 21 public rows are rows of the private X"):
+    with pytest.raises(ChargedRefusal, match="preprocessing: its public rows include rows of the private X") as one:
         release()
-    assert accountant.spent.epsilon == 0.0
+    assert accountant.spent.epsilon == 1.0  # a free refusal would be a membership test, one call per candidate
+    prep = Preprocessing(x_center=prep.x_center, x_scale=prep.x_scale, x_public=np.vstack([prep.x_public, X[1:3]]))
+    with pytest.raises(ChargedRefusal) as three:
+        release()
+    assert str(three.value) == str(one.value) and accountant.spent.epsilon == 2.0  # the same words for 1 and 3 rows
 
 
 def _glm_prep(Xp):

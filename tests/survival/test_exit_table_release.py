@@ -113,7 +113,7 @@ def test_secure_release_is_private_charged_once_and_refused_over_budget():
     ("change", "message"),
     [
         (dict(edges=[2.0, 1.0]), "edges"),
-        (dict(cells=["control", "treated"]), "cell"),
+        (dict(cells=None), "cells"),
         (dict(delta=None), "delta"),
         (dict(noise="laplace"), "delta"),
         (dict(noise="poisson"), "noise"),
@@ -127,6 +127,26 @@ def test_bad_input_is_refused_naming_it_before_anything_is_spent(change, message
     with pytest.raises(ValueError, match=message):
         release_survival_stats(time, event, cell, **kwargs)
     assert not accountant.history
+
+
+def test_a_label_outside_the_public_cells_puts_its_person_in_no_cell_instead_of_refusing():
+    """A refusal would answer "is anyone in the cell left out of cells" for free: the person is in no cell."""
+    import pandas as pd
+
+    time, event, cell = _records(200, seed=3)
+    accountant = PrivacyAccountant(5.0, 1e-4)
+    kwargs = dict(edges=EDGES, cells=CELLS[:2], epsilon=1.0, delta=1e-6, accountant=accountant, rng=0)
+    released = release_survival_stats(time, event, cell, **kwargs)
+    kept = cell != CELLS[2]
+    exact = survival_stats(time[kept], event[kept], cell[kept], edges=EDGES, cells=CELLS[:2])
+    seeded = release_survival_stats(time[kept], event[kept], cell[kept], **kwargs)  # the same noise draw
+    np.testing.assert_allclose(released.table() - seeded.table(), 0.0, atol=1e-12)
+    assert released.n == 200 and exact.n == kept.sum()  # n counts everyone: it is public
+    assert accountant.spent.epsilon == pytest.approx(2 * released.epsilon)
+    # only the schema is read: a categorical declaring a category outside cells is refused, nothing spent
+    with pytest.raises(ValueError, match="cell: its categorical dtype declares categories"):
+        release_survival_stats(time, event, pd.Categorical(cell), **kwargs)
+    assert len(accountant.history) == 2
 
 
 def test_a_release_file_reads_back_as_written_and_an_inconsistent_total_is_refused(tmp_path):
@@ -153,11 +173,11 @@ def test_dask_input_gives_the_table_of_the_whole_data():
     )
     np.testing.assert_allclose(parts.table(), whole.table())
     assert parts.n == 2000
-    bad = cell.copy()
-    bad[1500] = "unknown"
+    bad = time.copy()
+    bad[1500] = -1.0  # outside the domain of times: refused, naming the partition
     with pytest.raises(ValueError, match="partition"):
         release_survival_stats(
-            da.from_array(time, chunks=300), da.from_array(event, chunks=300), da.from_array(bad, chunks=300), **seeded
+            da.from_array(bad, chunks=300), da.from_array(event, chunks=300), da.from_array(cell, chunks=300), **seeded
         )
 
 

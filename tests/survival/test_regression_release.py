@@ -12,6 +12,7 @@ from scipy import stats as st
 from pm_private import Preprocessing, PrivacyAccountant
 from pm_private.privacy.budget import BudgetExceededError
 from pm_private.privacy.primitives import symmetric_entry_weights
+from pm_private.privacy.release import ChargedRefusal
 from pm_private.release_file import read_release_file, release_to_dict, write_release_file
 from pm_private.survival import (
     SurvivalRegressionStatsRelease,
@@ -36,7 +37,7 @@ def _records(n, d=3, seed=0):
 
 def _weighted(time, event, X, cell):
     """The weighted vector the mechanism noises, from the statistics of the records."""
-    counts, x_sums, xx, projected = _statistics(time, event, X, cell, EDGES, CELLS, BOUND)
+    counts, x_sums, xx, projected, _ = _statistics(time, event, X, cell, EDGES, CELLS, BOUND)
     upper = np.triu_indices(X.shape[1])
     return np.concatenate(
         [
@@ -125,7 +126,7 @@ def test_secure_release_is_charged_once_refused_over_budget_and_bad_input_spends
     for change, message in [
         (dict(x_bound=0.0), "x_bound"),
         (dict(delta=None), "delta"),
-        (dict(cells=["control"]), "cell"),
+        (dict(cells=None), "cells"),
         (dict(edges=[2.0, 1.0]), "edges"),
     ]:
         with pytest.raises(ValueError, match=message):
@@ -171,9 +172,9 @@ def test_a_release_file_reads_back_with_its_preprocessing_and_bad_fields_are_ref
     ]:
         with pytest.raises(ValueError, match=message):
             SurvivalRegressionStatsRelease(**(fields | change))
-    # a private row among the public ones is refused before anything is spent
+    # a private row among the public ones is refused, charged, naming no count
     leaked = Preprocessing.from_public(np.vstack([prep.x_public, frame.to_numpy()[:1]]))
-    with pytest.raises(ValueError, match="1 of its 31 public rows"):
+    with pytest.raises(ChargedRefusal, match="its public rows include rows of the private X"):
         release_survival_regression_stats(
             time, event, frame, cell, edges=EDGES, cells=CELLS, x_bound=BOUND, epsilon=1.0, delta=1e-6,
             preprocessing=leaked,

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...privacy.primitives import project_rows
+from ...privacy.primitives import project_rows, row_scale_factors
 from ...privacy.validation import as_float_array, as_matrix, check_count
 from .spline import interval_basis
 
@@ -196,10 +196,10 @@ def private_records(X, time, event, q, e) -> DiscreteTimeData:
     X = as_matrix(X)
     if not np.isfinite(X).all():
         raise ValueError("X contains NaN or infinite values")
-    norms = np.linalg.norm(X, axis=1)
-    if (norms > 1.0 + NORM_ROUNDING).any():  # the message names a row, never a private norm or count
+    outside = row_scale_factors(X, 1.0 + NORM_ROUNDING) < 1.0  # norms that cannot overflow
+    if outside.any():  # the domain is fixed (no public argument moves it); no norm or count is named
         raise ValueError(
-            f"X has rows with ‖x‖ > 1 (first in row {int(np.argmax(norms > 1 + NORM_ROUNDING))}); "
+            f"X has rows with ‖x‖ > 1 (first in row {int(np.argmax(outside))}); "
             "project them into the unit ball with public bounds first (scale_covariates / flchain_unit_ball)"
         )
     X = project_rows(X, 1.0)

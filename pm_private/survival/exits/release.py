@@ -155,11 +155,25 @@ def check_cells(cells) -> tuple[str, ...]:
 
 
 def _cell_codes(cell, cells: tuple[str, ...], n: int) -> np.ndarray:
-    """Index into ``cells`` of each person's (private) cell label."""
+    """Index into ``cells`` of each person's (private) cell label; −1 for a label not among them.
+
+    A label outside the public ``cells`` is not refused: whether the data hold one is a fact
+    about the private data, and ``cells`` is chosen by the caller, so a refusal would answer
+    "is anyone in the left-out cell" for free.  Such a person is in no cell (each count of the
+    release is over the people of its cell; n still counts everyone), as OpenDP's counts by
+    category and Tumult's group-by keys drop records outside the public keys.  Only the schema is
+    checked: a categorical ``cell`` whose declared categories are not all among ``cells`` is
+    refused from its dtype, without reading a row.
+    """
     if cell is None:
         if cells != (ALL,):
             raise ValueError("cell is needed when cells are given: each person's cell label")
         return np.zeros(n, dtype=np.int64)
+    if cells == (ALL,):
+        raise ValueError("cells: give the public cell labels when cell is given")
+    categories = getattr(getattr(cell, "dtype", None), "categories", None)  # a pandas categorical's schema
+    if categories is not None and not {str(c) for c in categories} <= set(cells):
+        raise ValueError("cell: its categorical dtype declares categories that are not among the public cells")
     try:
         labels = np.asarray(cell).astype(str)
     except (TypeError, ValueError):
@@ -167,15 +181,13 @@ def _cell_codes(cell, cells: tuple[str, ...], n: int) -> np.ndarray:
     if labels.shape != (n,):
         raise ValueError(f"cell must hold one label per person ({n}), got shape {labels.shape}")
     lookup = {label: k for k, label in enumerate(cells)}
-    codes = np.fromiter((lookup.get(v, -1) for v in labels), dtype=np.int64, count=n)
-    if (codes < 0).any():
-        raise ValueError("cell holds a label that is not among the public cells (give every label in cells)")
-    return codes
+    return np.fromiter((lookup.get(v, -1) for v in labels), dtype=np.int64, count=n)
 
 
 def exit_outcomes(time, event, cell, ends: np.ndarray, cells: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """Each person's cell index and exit outcome: j (event in interval j), J + j (censoring in
-    interval j) or 2J (event-free at the horizon), 0-based.
+    """Each person's cell index (−1: a label not among ``cells``, in no cell) and exit outcome:
+    j (event in interval j), J + j (censoring in interval j) or 2J (event-free at the horizon),
+    0-based.
 
     A time t ≤ τ falls in the interval j with t_{j−1} < t ≤ t_j (t = 0 in the first); t > τ counts
     as alive at τ whatever its event flag (administrative censoring at the horizon), and so does a
@@ -191,8 +203,10 @@ def exit_outcomes(time, event, cell, ends: np.ndarray, cells: tuple[str, ...]) -
 
 def exit_counts(time, event, cell, ends: np.ndarray, cells: tuple[str, ...]):
     """(events, censored, survivors) of the records, one pass of counting (see the module notes and
-    :func:`exit_outcomes`)."""
+    :func:`exit_outcomes`; people in no cell are not counted)."""
     codes, outcome = exit_outcomes(time, event, cell, ends, cells)
+    kept = codes >= 0
+    codes, outcome = codes[kept], outcome[kept]
     K, J = len(cells), ends.size
     counts = np.bincount(codes * (2 * J + 1) + outcome, minlength=K * (2 * J + 1)).reshape(K, 2 * J + 1)
     return counts[:, :J], counts[:, J : 2 * J], counts[:, 2 * J]
@@ -603,8 +617,11 @@ def release_survival_stats(
     event : array_like or dask collection, shape (n,)
         Private event flags: 1 (or True) for an observed event, 0 for censoring.
     cell : array_like or dask collection, shape (n,), optional
-        Each person's cell label (private), one of ``cells``.  Dask collections are counted one
-        partition at a time (one pass; nothing but the table leaves a partition).
+        Each person's cell label (private), one of ``cells``: a person with another label is in
+        no cell (counted in n only; a refusal would tell whether anyone has it), and a pandas
+        categorical whose categories are not all among ``cells`` is refused from its dtype.
+        Dask collections are counted one partition at a time (one pass; nothing but the table
+        leaves a partition).
     edges : array_like, shape (J,)
         Public interval ends t₁ < … < t_J = τ (the first interval starts at 0).  Choose them
         without looking at the private times (study visits, years, quantiles of public data).
@@ -631,7 +648,8 @@ def release_survival_stats(
     ------
     ValueError
         Before anything is spent: invalid ε, δ, ``noise``, ``edges`` or ``cells``; times that are
-        not finite or negative, events not 0 or 1, or a cell label not among ``cells``.
+        not finite or negative, events not 0 or 1, or a categorical ``cell`` declaring a
+        category not among ``cells``.
     BudgetExceededError
         If ``accountant`` cannot afford (ε, δ) (nothing is released).
 

@@ -39,12 +39,11 @@ from ...privacy.primitives import (
     check_gaussian_epsilon,
     check_gaussian_scale_field,
     gaussian_mechanism,
-    project_rows,
+    row_scale_factors,
     symmetric_entry_weights,
 )
 from ...privacy.release import Release, constant, output, public, release_guard
 from ...privacy.validation import (
-    as_matrix,
     check_bound,
     check_count,
     check_delta,
@@ -56,7 +55,7 @@ from ...privacy.validation import (
 )
 from ...released.family import Family
 from ...released.noise_plan import NoisePlan, gaussian_query
-from ...released.preprocessing import Preprocessing, check_glm_preprocessing, check_public_rows
+from ...released.preprocessing import Preprocessing, check_glm_preprocessing, preprocessed_rows
 from ..exits.release import ExitTable, check_cells, check_edges, exit_outcomes
 
 __all__ = [
@@ -356,23 +355,28 @@ class SurvivalRegressionStatsRelease(_CovariateExitTable, Release, kind="surviva
 
 
 def _statistics(time, event, X, cell, ends, labels, x_bound):
-    """(counts, x_sums, xx, projected) of the records: rows projected onto the ball (when bounded)."""
+    """(counts, x_sums, xx, projected, n) of the records: rows projected onto the ball (when bounded);
+    people whose label is not among the cells are in no cell (see ``exit_outcomes``), n counts all."""
     codes, outcome = exit_outcomes(time, event, cell, ends, labels)
     n = codes.size
     if X.shape[0] != n:
         raise ValueError(f"X must have one row per person ({n}), got {X.shape[0]}")
     if not np.isfinite(X).all():
         raise ValueError("X must be finite (no NaN or inf)")
+    kept = codes >= 0  # people whose label is among the cells (exit_outcomes)
+    codes, outcome, X = codes[kept], outcome[kept], X[kept]
     projected = 0
     if x_bound is not None:
-        projected = int(np.count_nonzero(np.linalg.norm(X, axis=1) > x_bound))
-        X = project_rows(X, x_bound)
+        factors = row_scale_factors(X, x_bound)  # norms without overflow, however large the rows
+        projected = int(np.count_nonzero(factors < 1.0))
+        X = X * factors[:, None]
     K, exits, d = len(labels), 2 * ends.size + 1, X.shape[1]
     index = codes * exits + outcome
     counts = np.bincount(index, minlength=K * exits).reshape(K, exits)
     x_sums = np.stack([np.bincount(index, weights=X[:, j], minlength=K * exits) for j in range(d)], axis=-1)
     xx = np.stack([rows.T @ rows for rows in (X[codes == c] for c in range(K))])
-    return counts.astype(np.float64), x_sums.reshape(K, exits, d), 0.5 * (xx + np.swapaxes(xx, 1, 2)), projected
+    xx = 0.5 * (xx + np.swapaxes(xx, 1, 2))
+    return counts.astype(np.float64), x_sums.reshape(K, exits, d), xx, projected, n
 
 
 def _partition_statistics(block, width, ends, labels, x_bound, count, partition):
@@ -383,7 +387,7 @@ def _partition_statistics(block, width, ends, labels, x_bound, count, partition)
     if np.ravel(time).size == 0:
         K, exits = len(labels), 2 * ends.size + 1
         d = X.shape[1] if X.ndim == 2 else 0
-        return np.zeros((K, exits)), np.zeros((K, exits, d)), np.zeros((K, d, d)), 0
+        return np.zeros((K, exits)), np.zeros((K, exits, d)), np.zeros((K, d, d)), 0, 0
     try:
         return _statistics(np.ravel(time), np.ravel(event), X, cell[0] if cell else None, ends, labels, x_bound)
     except ValueError as error:
@@ -391,7 +395,7 @@ def _partition_statistics(block, width, ends, labels, x_bound, count, partition)
 
 
 def _add_statistics(*parts):
-    return tuple(sum(p[i] for p in parts) for i in range(4))
+    return tuple(sum(p[i] for p in parts) for i in range(5))
 
 
 def _dask_statistics(time, event, X, cell, ends, labels, x_bound):
@@ -411,23 +415,20 @@ def _dask_statistics(time, event, X, cell, ends, labels, x_bound):
         delayed(_partition_statistics, pure=True)(b, width, ends, labels, x_bound, count, k)
         for k, b in enumerate(blocks)
     ]
-    ((counts, x_sums, xx, projected),) = dask.compute(tree_sum(parts, _add_statistics))
-    return counts, x_sums, xx, int(projected)
+    ((counts, x_sums, xx, projected, n),) = dask.compute(tree_sum(parts, _add_statistics))
+    return counts, x_sums, xx, int(projected), int(n)
 
 
 def _statistics_of(time, event, X, cell, ends, labels, x_bound, preprocessing):
-    """(rows' width, statistics) of in-memory or Dask records."""
+    """(rows' width, statistics, charged refusal or None) of in-memory or Dask records."""
     check_glm_preprocessing(preprocessing)
     if any(is_dask(v) for v in (time, event, X, cell)):
         if preprocessing is not None:
             raise ValueError("preprocessing is not applied to Dask collections: transform the partitions first")
         stats = _dask_statistics(time, event, X, cell, ends, labels, x_bound)
-        return stats[1].shape[-1], stats
-    rows = as_matrix(X)
-    if preprocessing is not None:
-        check_public_rows(preprocessing, rows)
-        rows = preprocessing.transform_x(rows)
-    return rows.shape[1], _statistics(time, event, rows, cell, ends, labels, x_bound)
+        return stats[1].shape[-1], stats, None
+    rows, refusal = preprocessed_rows(preprocessing, X)
+    return rows.shape[1], _statistics(time, event, rows, cell, ends, labels, x_bound), refusal
 
 
 def survival_regression_stats(
@@ -467,13 +468,14 @@ def survival_regression_stats(
     ends, labels = check_edges(edges), check_cells(cells)
     bound = None if x_bound is None else check_bound("x_bound", x_bound)
     features = column_names(X)
-    _, (counts, x_sums, xx, projected) = _statistics_of(time, event, X, cell, ends, labels, bound, preprocessing)
+    # public records: the check of their rows against the public ones protects nothing here
+    _, (counts, x_sums, xx, projected, n), _ = _statistics_of(time, event, X, cell, ends, labels, bound, preprocessing)
     return SurvivalRegressionStats(
         counts=counts,
         x_sums=x_sums,
         xx=xx,
         projected=float(projected),
-        n=int(counts.sum()),
+        n=n,
         edges=ends,
         cells=labels,
         x_bound=bound,
@@ -592,7 +594,8 @@ def release_survival_regression_stats(
         rows and computes its statistics where it lives, the client adds them and draws the noise
         once (``preprocessing`` is not applied to partitions: transform them first).
     cell : array_like or dask collection, shape (n,), optional
-        Each person's cell label (private), one of ``cells``.
+        Each person's cell label (private), one of ``cells`` (a person with another label is in
+        no cell: counted in n only, since a refusal would tell whether anyone has it).
     edges : array_like, shape (J,)
         Public interval ends t₁ < … < t_J = τ (the first interval starts at 0), chosen without
         looking at the private times.
@@ -607,7 +610,9 @@ def release_survival_regression_stats(
         δ in (0, 1); choose it well below 1/n.
     preprocessing : Preprocessing, optional
         Public affine map of the covariates (``Preprocessing.from_public(X_public)``); it travels
-        with the release, and its kept public rows are checked against the private ones.
+        with the release, and its kept public rows are checked against the private ones.  The
+        map saturates at ±1.8e308 instead of overflowing, so no choice of its constants makes
+        the outcome depend on a private value.
     accountant : PrivacyAccountant, optional
         Charged (ε, δ) before noise is drawn; refuses with BudgetExceededError if over budget.
     rng : None, int or numpy.random.Generator
@@ -622,10 +627,14 @@ def release_survival_regression_stats(
     ------
     ValueError
         Before anything is spent: invalid ε, δ, ``x_bound``, ``edges``, ``cells`` or
-        ``preprocessing``; times that are not finite or negative, events not 0 or 1, a cell label
-        not among ``cells``, rows that are not finite or not one per person.
+        ``preprocessing``; times that are not finite or negative, events not 0 or 1, a
+        categorical ``cell`` declaring a category not among ``cells``, rows that are not finite
+        (on the original scale) or not one per person.
     BudgetExceededError
         If ``accountant`` cannot afford (ε, δ) (nothing is released).
+    ChargedRefusal
+        After (ε, δ) is spent, when the public rows kept by ``preprocessing`` include rows of
+        ``X`` (the message names no row and no count; a free refusal would be a membership test).
 
     Notes
     -----
@@ -656,8 +665,9 @@ def release_survival_regression_stats(
     epsilon, delta, x_bound = _checked(epsilon, delta, x_bound)
     ends, labels = check_edges(edges), check_cells(cells)
     features = column_names(X)
-    d, (counts, x_sums, xx, projected) = _statistics_of(time, event, X, cell, ends, labels, x_bound, preprocessing)
-    n = int(counts.sum())
+    d, (counts, x_sums, xx, projected, n), refusal = _statistics_of(
+        time, event, X, cell, ends, labels, x_bound, preprocessing
+    )
     if n < 1:
         raise ValueError("time must hold at least one person")
     K, exits = counts.shape[0], counts.shape[1]
@@ -675,7 +685,13 @@ def release_survival_regression_stats(
     )
     label = f"n={n}, cells={K}, intervals={ends.size}, d={d}"
     with release_guard(
-        accountant, SURVIVAL_REGRESSION_MECHANISM, plan.epsilon, plan.delta, label=label, noise=plan.noise_events()
+        accountant,
+        SURVIVAL_REGRESSION_MECHANISM,
+        plan.epsilon,
+        plan.delta,
+        label=label,
+        noise=plan.noise_events(),
+        refusal=refusal,
     ):
         sensitivity = survival_regression_sensitivity()
         part = gaussian_mechanism(vector, sensitivity=sensitivity, epsilon=epsilon, delta=delta, source=source)

@@ -87,7 +87,7 @@ from ...privacy.validation import (
     check_release_guarantee,
 )
 from ...released.noise_plan import NoisePlan, exponential_query, laplace_query, laplace_sd
-from ..data import check_survival, scale_times
+from ..data import censor_at_horizon, check_survival, scale_times
 from .fit import mle_rows
 
 __all__ = [
@@ -285,7 +285,7 @@ def _prepare(time, event, epsilon, horizon, gamma, omega):
     epsilon, horizon, gamma, omega, _ = check_weibull_arguments(
         epsilon=epsilon, horizon=horizon, gamma=gamma, omega=omega
     )
-    t, d = check_survival(time, event)
+    t, d = censor_at_horizon(time, event, horizon)  # a refusal of later times would read the private maximum
     return epsilon, gamma, omega, scale_times(t, horizon=horizon, floor=math.exp(-omega)), d
 
 
@@ -505,7 +505,8 @@ class WeibullLSP:
     Parameters
     ----------
     time, event : array-like, shape (n,)
-        Private times (in [0, ``horizon``]) and event indicators (1 = event, 0 = censored).
+        Private times (≥ 0; beyond ``horizon`` censored there) and event indicators (1 = event,
+        0 = censored).
     horizon : float
         Public horizon; times are divided by it and raised to e^−ω.
     K : int, default 500
@@ -516,8 +517,8 @@ class WeibullLSP:
     Raises
     ------
     ValueError
-        For invalid public parameters or data (times not finite, negative or beyond the
-        horizon; events other than 0 or 1).
+        For invalid public parameters or data (times not finite or negative; events other
+        than 0 or 1).
 
     Examples
     --------
@@ -529,7 +530,7 @@ class WeibullLSP:
         _, self.horizon, self.gamma, self.omega, self.K = check_weibull_arguments(
             horizon=horizon, gamma=gamma, omega=omega, K=K
         )
-        t, d = check_survival(time, event)
+        t, d = censor_at_horizon(time, event, self.horizon)
         check_weibull_arguments(horizon=horizon, gamma=gamma, omega=omega, K=K, n=t.size)
         self._t = scale_times(t, horizon=self.horizon, floor=math.exp(-self.omega))
         self._d = d
@@ -619,13 +620,14 @@ def weibull_private(
     Parameters
     ----------
     time : array_like, shape (n,)
-        Private follow-up times, in [0, ``horizon``].
+        Private follow-up times, ≥ 0; times beyond ``horizon`` are censored there.
     event : array_like, shape (n,)
         Private event indicators (1 = event, 0 = censored).
     epsilon : float
         Total ε > 0.
     horizon : float
-        Public horizon; times are divided by it (times beyond it raise ValueError).
+        Public horizon; times are divided by it, and later times are censored at it
+        (administrative censoring: a refusal would tell whether anyone's time exceeds it).
     K : int, default 500
         Number of ladder rungs, ≥ 1.
     gamma : float, default 10.0
@@ -646,7 +648,7 @@ def weibull_private(
     ------
     ValueError
         Before anything is spent: invalid ε, horizon, γ, ω, K or data (times not finite,
-        negative or beyond the horizon; events other than 0 or 1).
+        negative; events other than 0 or 1).
     BudgetExceededError
         If ``accountant`` cannot afford ε (nothing is released).
 
@@ -715,13 +717,14 @@ def weibull_laplace(
     Parameters
     ----------
     time : array_like, shape (n,)
-        Private follow-up times, in [0, ``horizon``].
+        Private follow-up times, ≥ 0; times beyond ``horizon`` are censored there.
     event : array_like, shape (n,)
         Private event indicators (1 = event, 0 = censored).
     epsilon : float
         Total ε > 0.
     horizon : float
-        Public horizon; times are divided by it (times beyond it raise ValueError).
+        Public horizon; times are divided by it, and later times are censored at it
+        (administrative censoring: a refusal would tell whether anyone's time exceeds it).
     gamma : float, default 10.0
         Public range [0, γ] of p and of λ/horizon.
     omega : float, default 6.0
@@ -740,7 +743,7 @@ def weibull_laplace(
     ------
     ValueError
         Before anything is spent: invalid ε, horizon, γ, ω or data (times not finite,
-        negative or beyond the horizon; events other than 0 or 1).
+        negative; events other than 0 or 1).
     BudgetExceededError
         If ``accountant`` cannot afford ε (nothing is released).
 
@@ -813,13 +816,14 @@ def weibull_sample_aggregate(
     Parameters
     ----------
     time : array_like, shape (n,)
-        Private follow-up times, in [0, ``horizon``].
+        Private follow-up times, ≥ 0; times beyond ``horizon`` are censored there.
     event : array_like, shape (n,)
         Private event indicators (1 = event, 0 = censored).
     epsilon : float
         Total ε > 0.
     horizon : float
-        Public horizon; times are divided by it (times beyond it raise ValueError).
+        Public horizon; times are divided by it, and later times are censored at it
+        (administrative censoring: a refusal would tell whether anyone's time exceeds it).
     subset_size : int, default 500
         The public target number of records per subset, in [1, n].
     gamma : float, default 10.0
@@ -840,7 +844,7 @@ def weibull_sample_aggregate(
     ------
     ValueError
         Before anything is spent: invalid ε, horizon, γ, ω, subset_size or data (times not finite,
-        negative or beyond the horizon; events other than 0 or 1).
+        negative; events other than 0 or 1).
     BudgetExceededError
         If ``accountant`` cannot afford ε (nothing is released).
 
