@@ -830,8 +830,8 @@ def row_scale_factors(X, bound: float, norm: int = 2) -> np.ndarray:
         root = np.ones(len(X))
     # ‖x‖ = absmax·root; factor = min(1, B/‖x‖), written to avoid overflow.  (B/safe may
     # overflow for subnormal rows, which are inside the ball and keep factor 1.)
-    outside = absmax * root > bound
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore"):  # absmax·root overflows to inf only for rows far outside the ball
+        outside = absmax * root > bound
         return np.where(outside, (bound / safe) / np.where(outside, root, 1.0) * _SHRINK, 1.0)
 
 
