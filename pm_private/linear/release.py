@@ -601,6 +601,9 @@ def release_linear_stats_laplace(
         numeric, mismatched shapes, or a NaN or infinite value.
     BudgetExceededError
         If ``accountant`` cannot afford ε (nothing is released).
+    ChargedRefusal
+        After the budget is spent, when the public rows kept by ``preprocessing`` include rows of
+        ``X`` (the message names no row and no count; a free refusal would be a membership test).
 
     Notes
     -----
@@ -1079,6 +1082,9 @@ def release_linear_stats(
         input that is not numeric, mismatched shapes, or a NaN or infinite value.
     BudgetExceededError
         If ``accountant`` cannot afford (ε, δ) (nothing is released).
+    ChargedRefusal
+        After the budget is spent, when the public rows kept by ``preprocessing`` include rows of
+        ``X`` (the message names no row and no count; a free refusal would be a membership test).
 
     Notes
     -----

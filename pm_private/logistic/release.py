@@ -557,6 +557,9 @@ def release_logistic_stats(
         mismatched shapes, labels that are not binary, or a NaN or infinite value.
     BudgetExceededError
         If ``accountant`` cannot afford (ε, δ) (nothing is released).
+    ChargedRefusal
+        After the budget is spent, when the public rows kept by ``preprocessing`` include rows of
+        ``X`` (the message names no row and no count; a free refusal would be a membership test).
 
     Notes
     -----

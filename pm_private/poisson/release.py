@@ -609,6 +609,9 @@ def release_poisson_stats(
         infinite value.
     BudgetExceededError
         If ``accountant`` cannot afford (ε, δ) (nothing is released).
+    ChargedRefusal
+        After the budget is spent, when the public rows kept by ``preprocessing`` include rows of
+        ``X`` (the message names no row and no count; a free refusal would be a membership test).
 
     Notes
     -----
