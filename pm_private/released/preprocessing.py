@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..privacy.validation import as_float_array, check_bool
+from ..privacy.validation import as_float_array, as_matrix, check_bool
 
 __all__ = [
     "FLOAT_MAX",
@@ -18,6 +18,17 @@ __all__ = [
     "public_rows_refusal",
     "shared_row_count",
 ]
+
+
+#: The largest finite float64: where a public map saturates instead of overflowing to ±inf.
+FLOAT_MAX = float(np.finfo(np.float64).max)
+
+
+def _check_finite(values: np.ndarray, name: str) -> None:
+    """ValueError naming ``name`` unless every value is finite: the domain of the data, checked on
+    the original scale, where no public constant can move it (no row or count is named)."""
+    if not np.isfinite(values).all():
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
 
 
 def preprocess(X, *, center=None) -> np.ndarray:
@@ -307,17 +318,6 @@ class Preprocessing:
         return self.y_center + self.y_scale * np.asarray(values, dtype=np.float64)
 
 
-#: The largest finite float64: where a public map saturates instead of overflowing to ±inf.
-FLOAT_MAX = float(np.finfo(np.float64).max)
-
-
-def _check_finite(values: np.ndarray, name: str) -> None:
-    """ValueError naming ``name`` unless every value is finite: the domain of the data, checked on
-    the original scale, where no public constant can move it (no row or count is named)."""
-    if not np.isfinite(values).all():
-        raise ValueError(f"{name} must be finite (no NaN or inf)")
-
-
 def _is_vector(value) -> bool:
     return isinstance(value, np.ndarray) and value.ndim == 1
 
@@ -477,8 +477,6 @@ def preprocessed_rows(preprocessing, X) -> tuple[np.ndarray, str | None]:
     ValueError
         Naming ``X`` (not a finite 2-D table) or ``preprocessing`` (public rows of another width).
     """
-    from ..privacy.validation import as_matrix
-
     rows = as_matrix(X)
     if preprocessing is None:
         return rows, None
