@@ -49,7 +49,8 @@ def release_check(idata, model: pm.Model | None = None, *, var_name: str = "like
     Raises
     ------
     ValueError
-        If the model has no observed variable ``var_name`` or ``idata`` has no posterior.
+        If the model has no observed variable ``var_name``, or ``idata`` has no posterior or is
+        not the posterior of ``model`` (a free variable without draws, draws of another shape).
 
     Examples
     --------
@@ -73,10 +74,16 @@ def release_check(idata, model: pm.Model | None = None, *, var_name: str = "like
         raise ValueError(f"var_name: the model has no observed variable {var_name!r}")
     if "posterior" not in idata:
         raise ValueError("idata has no posterior group")
+    _check_draws(idata["posterior"], model)
     with model:
-        replicated = pm.sample_posterior_predictive(
-            idata["posterior"], var_names=[var_name], random_seed=random_seed, progressbar=False
-        )
+        try:
+            replicated = pm.sample_posterior_predictive(
+                idata["posterior"], var_names=[var_name], random_seed=random_seed, progressbar=False
+            )
+        except (AssertionError, TypeError) as error:  # PyTensor's shape checks, for draws it cannot take
+            raise ValueError(
+                f"idata: its draws do not fit the model, not the posterior of this model ({error})"
+            ) from None
     draws = np.asarray(replicated["posterior_predictive"][var_name])
     draws = draws.reshape(draws.shape[0] * draws.shape[1], -1)  # (chain·draw, statistic)
     observed = np.asarray(model.rvs_to_values[model[var_name]].eval(), dtype=np.float64).ravel()
@@ -101,3 +108,27 @@ def release_check(idata, model: pm.Model | None = None, *, var_name: str = "like
     table.attrs["discrepancy"] = discrepancy
     table.attrs["p_value"] = float(np.mean(replicate_discrepancy >= discrepancy))
     return table
+
+
+def _check_draws(posterior, model: pm.Model) -> None:
+    """Refuse a ``posterior`` that lacks draws of a free variable of ``model`` or whose draws of a
+    variable of the model have another shape (another model's fit)."""
+    names = set(posterior.data_vars)
+    missing = [rv.name for rv in model.free_RVs if rv.name not in names]
+    if missing:
+        raise ValueError(
+            f"idata: its posterior has no draws of {missing}, free variables of the model: pass the "
+            "posterior of this model (missing variables would be drawn from their prior)"
+        )
+    variables = [v for v in (*model.free_RVs, *model.deterministics) if v.name in names]
+    shapes = model.compile_fn(  # a graph of shapes only: the Python linker compiles it in a fraction of a second
+        [v.shape for v in variables], inputs=model.value_vars, on_unused_input="ignore", mode="FAST_COMPILE"
+    )(model.initial_point())
+    for variable, shape in zip(variables, shapes, strict=True):
+        draws = posterior[variable.name]
+        if draws.dims[:2] != ("chain", "draw") or tuple(draws.shape[2:]) != tuple(int(k) for k in shape):
+            raise ValueError(
+                f"idata: its draws of {variable.name!r} have shape {tuple(draws.shape)} {draws.dims}, the "
+                f"model's {variable.name!r} has (chain, draw) + {tuple(int(k) for k in shape)}: not the "
+                "posterior of this model"
+            )

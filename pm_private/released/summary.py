@@ -75,6 +75,12 @@ def _coefficient_draws(posterior: xr.Dataset) -> xr.Dataset:
         dim = beta.dims[-1]
         for label in beta[dim].values:
             columns[f"beta[{label}]"] = beta.sel({dim: label}, drop=True)
+    broken = [name for name, draws in columns.items() if not np.isfinite(draws.values).all()]
+    if broken:
+        raise ValueError(
+            f"idata: the posterior draws of {broken} hold NaN or infinite values (a failed or diverged "
+            "run); a summary of them would be NaN: sample again, or drop the failed chains first"
+        )
     return xr.Dataset(columns)
 
 
@@ -130,7 +136,8 @@ def fit_summary(idata, *, prob: float = 0.95) -> pd.DataFrame:
     TypeError
         If ``idata`` is not a DataTree with a posterior.
     ValueError
-        If ``prob`` is not in (0, 1), or the posterior has no coefficients or is batched.
+        If ``prob`` is not in (0, 1), or the posterior has no coefficients, is batched or holds
+        NaN or infinite coefficient draws (named in the message).
 
     Examples
     --------

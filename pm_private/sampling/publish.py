@@ -21,12 +21,16 @@ seeds of external NUTS samplers) to 30 bits, and nothing in its output tells the
 :func:`secure_sample` samples from a generator seeded with 256 bits of the operating system's
 secure generator that are never stored (:func:`pm_private.privacy.noise.secure_generator`),
 and seals its result: an HMAC-SHA256 over each posterior variable's name, dtype, shape and
-bytes, under a key drawn from ``os.urandom`` when this module is imported and never stored
-or exposed.  :func:`publishable` refuses draws of a sanitized term whose seal does not verify
-unless told they are not private (``private=False``), which it then writes on the result.  The
-seal cannot be forged by setting an attribute by hand, copying a seal onto other draws, or
-editing the draws; it holds only in the process that sampled (a saved and reloaded run is not
-recognised: publish in the sampling process).
+bytes, under a key drawn from ``os.urandom`` when this module is imported.  The key is never
+written to a file, put in a result or returned by a function; it lives only in the memory of
+this process, held by the closures that seal and verify (no module attribute names it or the
+sealing function).  :func:`publishable` refuses draws of a sanitized term whose seal does not
+verify unless told they are not private (``private=False``), which it then writes on the
+result.  What the seal protects against: an attribute set by hand, a seal copied onto other
+draws, draws edited after sampling, and a run saved and reloaded, or a file written or edited by
+another process, which does not hold the key (publish in the sampling process).  What it cannot
+protect against: code running in this process, which can read any of its memory (Python hides
+nothing from code in the same interpreter); such code is trusted as the caller is.
 """
 
 from __future__ import annotations
@@ -58,96 +62,112 @@ SECURE_SOURCE = "os.urandom"
 SEAL_ATTR = "pm_private_seal"
 
 _PUBLISHING = threading.Lock()
-#: The per-process key of the seals: drawn at import, never stored, written or returned.
-_SEAL_KEY = os.urandom(32)
 
 
-def _tag(name: str, values) -> str:
-    """HMAC-SHA256 of one variable's draws (name, dtype, shape and bytes) under the process's key."""
-    array = np.ascontiguousarray(values)
-    mac = hmac.new(_SEAL_KEY, digestmod=hashlib.sha256)
-    mac.update(json.dumps([str(name), array.dtype.str, list(array.shape)]).encode())
-    mac.update(array.tobytes())
-    return mac.hexdigest()
+def _seals():
+    """(seal, verify): two closures sharing a per-process key drawn here from ``os.urandom``.
 
-
-def _seal(posterior) -> None:
-    """Seal the draws of every variable of a ``posterior`` group as drawn by :func:`secure_sample`."""
-    tags = {str(name): _tag(name, posterior[name].values) for name in posterior.data_vars}
-    posterior.attrs[RANDOM_SOURCE_ATTR] = SECURE_SOURCE
-    posterior.attrs[SEAL_ATTR] = json.dumps(tags, sort_keys=True)
-
-
-def _sealed(posterior, names) -> bool:
-    """True when every variable of ``names`` carries draws that :func:`secure_sample` sealed, unchanged."""
-    try:
-        tags = json.loads(posterior.attrs.get(SEAL_ATTR, "{}"))
-    except (TypeError, ValueError):
-        return False
-    if not isinstance(tags, dict) or not names:
-        return False
-    return all(
-        isinstance(tags.get(str(name)), str)
-        and hmac.compare_digest(tags[str(name)], _tag(name, posterior[name].values))
-        for name in names
-    )
-
-
-def secure_sample(*args, **kwargs) -> xr.DataTree:
-    """``pm.sample`` with its randomness from the operating system's secure generator.
-
-    All arguments are passed to ``pm.sample`` except ``random_seed``, which is refused: the run
-    is seeded with :func:`pm_private.privacy.noise.secure_generator` (256 bits from
-    ``os.urandom``, never stored), from which PyMC spawns one generator per chain for the
-    initial points and the step methods' noise (NUTS momenta, :class:`~pm_private.sampling.PSGLD`
-    minibatches and Langevin noise).  The ``posterior`` group is marked with the attribute
-    ``pm_private_random_source = "os.urandom"`` and sealed (an HMAC of the draws under a key of
-    this process that is never exposed, see the module docstring), which :func:`publishable`
-    requires of the draws of a sanitized-loss term.  The draws stay approximate (MCMC) and their noise floating point;
-    only the seed is secure.
-
-    Parameters
-    ----------
-    *args, **kwargs
-        Passed to ``pm.sample``; ``random_seed`` is refused, ``nuts_sampler`` must be ``"pymc"``
-        (external samplers reduce the seed to 30 bits) and ``return_inferencedata`` True.
-
-    Returns
-    -------
-    xarray.DataTree
-        The output of ``pm.sample``, marked; publish it only through :func:`publishable`.
-
-    Raises
-    ------
-    TypeError
-        If ``random_seed`` is given.
-    ValueError
-        If ``nuts_sampler`` is not ``"pymc"`` or ``return_inferencedata`` is False.
-
-    Examples
-    --------
-    >>> with model:                                                 # doctest: +SKIP
-    ...     idata = secure_sample(draws=200, step=PSGLD(batch_size=50), chains=2)
+    The key is a local of this call, never written, put in a result or returned, and no module
+    attribute names it or ``seal``: only :func:`secure_sample` holds ``seal``, and the module
+    ``verify`` (which answers yes or no and cannot make a seal).  Code running in this process
+    can still reach both through the functions' closures; see the module docstring.
     """
-    import pymc as pm
+    key = os.urandom(32)
 
-    if "random_seed" in kwargs:
-        raise TypeError(
-            "secure_sample seeds the run from os.urandom and refuses random_seed: a run with a "
-            "known seed can be replayed against candidate data sets; for a reproducible run that "
-            "is not private use pm.sample(random_seed=...) and publishable(..., private=False)"
+    def tag(name: str, values) -> str:
+        array = np.ascontiguousarray(values)
+        mac = hmac.new(key, digestmod=hashlib.sha256)
+        mac.update(json.dumps([str(name), array.dtype.str, list(array.shape)]).encode())
+        mac.update(array.tobytes())
+        return mac.hexdigest()
+
+    def seal(posterior) -> None:
+        tags = {str(name): tag(name, posterior[name].values) for name in posterior.data_vars}
+        posterior.attrs[RANDOM_SOURCE_ATTR] = SECURE_SOURCE
+        posterior.attrs[SEAL_ATTR] = json.dumps(tags, sort_keys=True)
+
+    def verify(posterior, names) -> bool:
+        try:
+            tags = json.loads(posterior.attrs.get(SEAL_ATTR, "{}"))
+        except (TypeError, ValueError):
+            return False
+        if not isinstance(tags, dict) or not names:
+            return False
+        return all(
+            isinstance(tags.get(str(name)), str)
+            and hmac.compare_digest(tags[str(name)], tag(name, posterior[name].values))
+            for name in names
         )
-    if kwargs.setdefault("nuts_sampler", "pymc") != "pymc":
-        raise ValueError(
-            f"nuts_sampler must be 'pymc' (external samplers get 30-bit seeds), got {kwargs['nuts_sampler']!r}"
-        )
-    if kwargs.setdefault("return_inferencedata", True) is not True:
-        raise ValueError(
-            "return_inferencedata must be True: the mark of the secure source is an attribute of the result"
-        )
-    idata = pm.sample(*args, random_seed=secure_generator(), **kwargs)
-    _seal(idata["posterior"])
-    return idata
+
+    return seal, verify
+
+
+def _secure_sampler(seal):
+    """:func:`secure_sample`, holding ``seal`` in its closure."""
+
+    def secure_sample(*args, **kwargs) -> xr.DataTree:
+        """``pm.sample`` with its randomness from the operating system's secure generator.
+
+        All arguments are passed to ``pm.sample`` except ``random_seed``, which is refused: the run
+        is seeded with :func:`pm_private.privacy.noise.secure_generator` (256 bits from
+        ``os.urandom``, never stored), from which PyMC spawns one generator per chain for the
+        initial points and the step methods' noise (NUTS momenta, :class:`~pm_private.sampling.PSGLD`
+        minibatches and Langevin noise).  The ``posterior`` group is marked with the attribute
+        ``pm_private_random_source = "os.urandom"`` and sealed (an HMAC of the draws under a key
+        held in this process's memory only, see the module docstring), which :func:`publishable`
+        requires of the draws of a sanitized-loss term.  The draws stay approximate (MCMC) and
+        their noise floating point; only the seed is secure.
+
+        Parameters
+        ----------
+        *args, **kwargs
+            Passed to ``pm.sample``; ``random_seed`` is refused, ``nuts_sampler`` must be ``"pymc"``
+            (external samplers reduce the seed to 30 bits) and ``return_inferencedata`` True.
+
+        Returns
+        -------
+        xarray.DataTree
+            The output of ``pm.sample``, marked; publish it only through :func:`publishable`.
+
+        Raises
+        ------
+        TypeError
+            If ``random_seed`` is given.
+        ValueError
+            If ``nuts_sampler`` is not ``"pymc"`` or ``return_inferencedata`` is False.
+
+        Examples
+        --------
+        >>> with model:                                                 # doctest: +SKIP
+        ...     idata = secure_sample(draws=200, step=PSGLD(batch_size=50), chains=2)
+        """
+        import pymc as pm
+
+        if "random_seed" in kwargs:
+            raise TypeError(
+                "secure_sample seeds the run from os.urandom and refuses random_seed: a run with a "
+                "known seed can be replayed against candidate data sets; for a reproducible run that "
+                "is not private use pm.sample(random_seed=...) and publishable(..., private=False)"
+            )
+        if kwargs.setdefault("nuts_sampler", "pymc") != "pymc":
+            raise ValueError(
+                f"nuts_sampler must be 'pymc' (external samplers get 30-bit seeds), got {kwargs['nuts_sampler']!r}"
+            )
+        if kwargs.setdefault("return_inferencedata", True) is not True:
+            raise ValueError(
+                "return_inferencedata must be True: the mark of the secure source is an attribute of the result"
+            )
+        idata = pm.sample(*args, random_seed=secure_generator(), **kwargs)
+        seal(idata["posterior"])
+        return idata
+
+    secure_sample.__qualname__ = "secure_sample"
+    return secure_sample
+
+
+_seal, _sealed = _seals()
+secure_sample = _secure_sampler(_seal)
+del _seal  # held by secure_sample alone
 
 
 def _same_ledger(a: PrivacyAccountant, b: PrivacyAccountant) -> bool:

@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-def refuse_dates(values, name: str) -> None:
+def _refuse_dates(values, name: str) -> None:
     """Refuse dates and durations (``datetime64``, ``timedelta64``, pandas' tz-aware dates) by dtype.
 
     numpy converts them to float as counts of their unit (nanoseconds for pandas), which a
@@ -86,10 +86,9 @@ def check_survival(time, event) -> tuple[np.ndarray, np.ndarray]:
     ValueError
         Naming the first offending record: a time that is not finite or negative, an event
         other than 0 or 1, or arrays of different or zero length; or times given as dates or
-        durations (``datetime64``, ``timedelta64``: refused by their dtype, see
-        :func:`refuse_dates`).
+        durations (``datetime64``, ``timedelta64``: refused by their dtype, reading no value).
     """
-    refuse_dates(time, "time")
+    _refuse_dates(time, "time")
     t = as_float_array(time, "time")
     d = event if isinstance(event, np.ndarray) and event.dtype == bool else as_float_array(event, "event")
     if t.ndim != 1 or t.size == 0:
@@ -178,7 +177,7 @@ def scale_times(time, *, horizon: float, floor: float = 0.0) -> np.ndarray:
         raise ValueError(f"floor must be a number in [0, 1), got {floor!r}") from None
     if not 0.0 <= floor < 1.0:
         raise ValueError(f"floor must be in [0, 1), got {floor!r}")
-    refuse_dates(time, "time")
+    _refuse_dates(time, "time")
     t = as_float_array(time, "time")
     bad = ~np.isfinite(t) | (t < 0)
     if bad.any():

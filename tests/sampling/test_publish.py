@@ -1,6 +1,8 @@
 """publishable: only the posterior draws of the free random variables leave, each draw is paid
 for, and draws from a replayable run are refused or marked not private."""
 
+from unittest import mock
+
 import numpy as np
 import pymc as pm
 import pytest
@@ -8,7 +10,7 @@ import xarray as xr
 
 from pm_private import BudgetExceededError, PrivacyAccountant, publishable
 from pm_private.sampling import PSGLD, secure_sample
-from pm_private.sampling.publish import RANDOM_SOURCE_ATTR, SEAL_ATTR, SECURE_SOURCE, _seal
+from pm_private.sampling.publish import RANDOM_SOURCE_ATTR, SEAL_ATTR, SECURE_SOURCE
 from pm_private.sampling.sanitized import LABEL, MECHANISM, logistic_loss, sanitized_loss
 
 
@@ -39,14 +41,17 @@ def sampled():
 
 
 def draws_of(chains, draws, *, secure=True):
-    """A stand-in for a sampler's output: draws of f (chain, draw, 2), sealed as secure_sample seals."""
+    """A stand-in for a sampler's output: draws of f (chain, draw, 2), sealed by secure_sample itself
+    (with pm.sample replaced by the stand-in) when ``secure``."""
     values = np.random.default_rng(0).normal(size=(chains, draws, 2))
     posterior = xr.Dataset({"f": (("chain", "draw", "f_dim_0"), values)})
-    if secure:
-        _seal(posterior)
-    return xr.DataTree.from_dict(
+    tree = xr.DataTree.from_dict(
         {"posterior": posterior, "sample_stats": xr.Dataset({"lp": (("chain", "draw"), values[..., 0])})}
     )
+    if secure:
+        with mock.patch.object(pm, "sample", lambda *args, **kwargs: tree):
+            tree = secure_sample()
+    return tree
 
 
 def sanitized_model(epsilon=0.5, accountant=None):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import xarray as xr
 
 from ...privacy.validation import check_fraction
 from ...released.glm import linear_predictor_draws, posterior_dataset
@@ -47,8 +48,9 @@ def predict_survival_regression(
     Raises
     ------
     ValueError
-        If ``posterior`` is not a fit of :func:`survival_regression_model`, ``X`` is not numeric,
-        finite and of the model's width, ``cell`` is missing or unknown, or ``interval`` is not
+        If ``posterior`` is not a fit of :func:`survival_regression_model` or its
+        ``cumulative_hazard`` draws are not finite, ≥ 0 and non-decreasing over the intervals,
+        ``X`` is not numeric, finite and of the model's width, ``cell`` is missing or unknown, or ``interval`` is not
         in (0, 1).
 
     Examples
@@ -65,11 +67,7 @@ def predict_survival_regression(
     interval = check_fraction("interval", interval, closed=False)
     eta = linear_predictor_draws(posterior, X, x_bound, SURVIVAL_REGRESSION)  # (m, S)
     draws = posterior_dataset(posterior)
-    if "cumulative_hazard" not in draws:
-        raise ValueError(
-            "posterior holds no 'cumulative_hazard': pass the result of sampling a survival_regression_model"
-        )
-    hazard = draws["cumulative_hazard"].stack(sample=("chain", "draw")).transpose("sample", "cell", "interval")
+    hazard = _cumulative_hazard(draws)
     cells = [str(c) for c in hazard.coords["cell"].values]
     m = eta.shape[0]
     if cell is None:
@@ -80,7 +78,10 @@ def predict_survival_regression(
     if len(labels) != m or not set(labels) <= set(cells):
         raise ValueError(f"cell must be one of {cells}, or one such label per row of X ({m})")
     hazard = hazard.values[:, [cells.index(c) for c in labels], :]  # (S, m, J)
-    survival = np.exp(-np.swapaxes(hazard, 0, 1) * np.exp(eta)[:, :, None])  # (m, S, J)
+    # S = exp(−exp(log H₀ + η)): in [0, 1] for H₀ ≥ 0 and finite η; H₀ = 0 gives log H₀ = −∞ and
+    # S = 1 where H₀·exp(η) would be 0·∞ = NaN, and a product past the largest double gives S = 0
+    with np.errstate(divide="ignore", over="ignore"):
+        survival = np.exp(-np.exp(np.log(np.swapaxes(hazard, 0, 1)) + eta[:, :, None]))  # (m, S, J)
     lower, upper = np.quantile(survival, [(1 - interval) / 2, (1 + interval) / 2], axis=1)
     times = np.asarray(draws["cumulative_hazard"].coords["interval"].values, dtype=np.float64)
     J = times.size
@@ -93,3 +94,21 @@ def predict_survival_regression(
             "upper": upper.ravel(),
         }
     )
+
+
+def _cumulative_hazard(draws) -> xr.DataArray:
+    """The draws of H₀ as (sample, cell, interval), refused unless finite, ≥ 0 and non-decreasing in time."""
+    if "cumulative_hazard" not in draws:
+        raise ValueError(
+            "posterior holds no 'cumulative_hazard': pass the result of sampling a survival_regression_model"
+        )
+    hazard = draws["cumulative_hazard"].stack(sample=("chain", "draw")).transpose("sample", "cell", "interval")
+    values = hazard.values
+    if not np.isfinite(values).all():
+        raise ValueError("posterior: its cumulative_hazard draws hold NaN or infinite values")
+    if (values < 0).any() or (np.diff(values, axis=-1) < 0).any():
+        raise ValueError(
+            "posterior: its cumulative_hazard draws must be ≥ 0 and non-decreasing over the intervals "
+            "(a cumulative hazard), as survival_regression_model draws them"
+        )
+    return hazard
