@@ -437,7 +437,7 @@ def release_guard(
         ``gaussian_noise_event`` of ``pm_private.privacy.primitives``); empty: basic composition.
     refusal : str, optional
         The message of a refusal that a check of the private data decided before the guard
-        (e.g. :func:`pm_private.released.preprocessing.public_rows_refusal`): raised as
+        (e.g. ``public_rows_refusal`` of ``pm_private.released.preprocessing``): raised as
         :class:`ChargedRefusal` inside the reservation, instead of the body, and spent.
 
     Yields

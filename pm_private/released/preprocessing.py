@@ -470,7 +470,7 @@ def preprocessed_rows(preprocessing, X) -> tuple[np.ndarray, str | None]:
         :meth:`Preprocessing.transform_x` of the rows (finite, saturated), or the rows as a
         float64 array.
     refusal : str or None
-        :func:`public_rows_refusal`: for the release to raise inside its reservation.
+        ``public_rows_refusal``: for the release to raise inside its reservation.
 
     Raises
     ------
