@@ -168,27 +168,32 @@ def _cli_observed(argv, capsys) -> tuple:
     return code, _mask(out), _mask(err)
 
 
-@pytest.mark.parametrize(
-    "flags",
-    [
-        ["--x-center", "0", "0", "--x-scale", "1e-300", "1e-300"],
-        ["--x-center", "0", "0", "--x-scale", "5e-324", "5e-324", "--y-center", "0", "--y-scale", "1e-300"],
-    ],
-    ids=["tiny x scale", "subnormal scales"],
-)
-def test_the_command_line_answers_neighbours_alike(tmp_path, monkeypatch, capsys, flags):
+#: Each command with its private columns, and the flags of a public map that would overflow.
+COMMANDS = {
+    "linear-stats": (["--target", "y", "--features", "a", "b", "--y-bound", "2", "--mechanism", "gaussian"], True),
+    "logistic-stats": (["--target", "label", "--features", "a", "b"], False),
+    "survival-regression": (["--time", "t", "--event", "e", "--features", "a", "b", "--edges", "0.5,1,2"], False),
+}
+TINY_SCALES = ["--x-center", "0", "0", "--x-scale", "5e-324", "1e-300"]
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_the_command_line_answers_neighbours_alike(tmp_path, monkeypatch, capsys, command):
     monkeypatch.chdir(tmp_path)
     rng = np.random.default_rng(5)
     frame = pd.DataFrame({"a": rng.uniform(-1, 1, 2000), "b": rng.uniform(-1, 1, 2000)})
     frame["y"] = frame["a"] - frame["b"] + 0.1 * rng.normal(size=2000)
+    frame["label"] = (frame["y"] > 0).astype(int)
+    frame["t"], frame["e"] = rng.exponential(1.0, 2000), rng.integers(0, 2, 2000)
     frame.to_csv("d.csv", index=False)
-    frame.loc[0, ["a", "y"]] = [math.ldexp(1.0, 1000), -1e300]  # record 0 replaced, far out
+    frame.loc[0, ["a", "y", "t"]] = [math.ldexp(1.0, 1000), -1e300, 1e300]  # record 0 replaced, far out
     frame.to_csv("n.csv", index=False)
+    columns, response = COMMANDS[command]
+    flags = TINY_SCALES + (["--y-center", "0", "--y-scale", "1e-300"] if response else [])
     seen = []
     for data in ("d.csv", "n.csv"):
-        argv = ["release", "linear-stats", data, "--target", "y", "--features", "a", "b", "--x-bound", "1"]
-        argv += ["--y-bound", "2", "--mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-6"]
-        argv += ["--out", f"{data}.json", *flags]
-        argv += ["--ledger", f"{data}.db", "--total-epsilon", "2", "--total-delta", "1e-5"]
+        argv = ["release", command, data, *columns, "--x-bound", "1", "--epsilon", "1", "--delta", "1e-6"]
+        argv += ["--out", f"{data}.json", *flags, "--ledger", f"{data}.db"]
+        argv += ["--total-epsilon", "2", "--total-delta", "1e-5"]
         seen.append(_cli_observed(argv, capsys))
-    assert seen[0] == seen[1] and seen[0][0] == 0
+    assert seen[0] == seen[1] and seen[0][0] == 0, seen
