@@ -375,6 +375,8 @@ class PrivacyAccountant:
             not a ledger, or of the earlier format 1 (the message says how to upgrade it); as
             :class:`~pm_private.privacy.ledger.LedgerRollbackError` if it is behind its witness (an
             earlier state of the ledger: see :func:`~pm_private.privacy.ledger.recover_ledger`), as
+            ``pm_private.privacy.ledger.LedgerForkError`` if its history parted from the
+            witnessed one (another copy of the ledger was written), as
             :class:`~pm_private.privacy.ledger.DamagedWitnessError` if its witness is damaged.
         PermissionError
             If the file or its folder cannot be written.
@@ -573,6 +575,9 @@ class PrivacyAccountant:
             ε at ``delta`` than ``epsilon`` (Laplace: Σ Δ/b; otherwise the privacy-loss
             distribution of the tight totals; relative tolerance 10⁻³ plus 10⁻⁶): nothing is
             recorded.
+        LedgerForkError
+            For a ledger file, if another copy of the same ledger has recorded since this file
+            was opened (two copies in use at once): nothing is recorded.
         """
         epsilon = check_positive("epsilon", epsilon)
         delta = check_nonnegative("delta", delta)

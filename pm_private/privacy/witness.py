@@ -1,27 +1,37 @@
-"""The witness of a ledger file's head, kept outside the file (used by :mod:`.ledger` only).
+"""The witness of a ledger file's head, kept outside the file (used by the ledger modules only).
 
 A ledger's hash chain shows that its rows were not edited, but an *earlier* state of the file
 (an older copy put back, the newest rows cut, a copy made without its ``-wal`` file) is just as
-consistent.  So after every committed append the library also writes the ledger's head (its
-number of rows, the digest of the last one and the basic (ε, δ) counted at that row) to a small
-JSON file of its own, one per ledger, in the user's state folder:
+consistent, and so is a *copy* of the file written at the same time as the original.  So after
+every committed append the library also writes the ledger's head (its number of rows, the
+digest of the last one and the basic (ε, δ) counted at that row) to a small JSON file of its
+own, one per ledger, in the user's state folder:
 
 * ``$PM_PRIVATE_STATE_DIR`` if set, else
 * ``$XDG_STATE_HOME/pm_private/ledgers``, else
 * ``~/.local/state/pm_private/ledgers``.
 
+The witness also keeps the heads it has seen (their row and the first 32 hex digits of their
+digest): every one of the last :data:`RECENT` rows, and the rows that are multiples of
+:data:`SPACING` before them.  A file of the same length as a head seen, with another digest, is
+a fork of the ledger's history; the row where two copies parted is what the recovery charges
+from.
+
 The witness file is named after the ledger's identity (the digest that starts its chain, which
 holds a random ledger id since format 3) and written atomically: a temporary file, fsync (for
 durable ledgers), ``os.replace``.  Writers take a lock (``<identity>.lock``, POSIX record lock
-plus a thread lock) and never move a witness backwards.
+plus a thread lock), held by the ledger across its check of the witness, its commit and the
+witness's update, so that two copies of one ledger cannot both append; a witness never moves
+backwards nor onto another history.
 
-Witness file (version 1)::
+Witness file (version 1; ``heads`` is absent from the witnesses of earlier versions)::
 
     {"format": "pm_private-ledger-witness", "version": 1,
      "ledger": "<64 hex: the identity, also the file's name>",
      "rows": <int: the head's sequence number>, "head": "<64 hex: the head's digest>",
      "spent": [<ε>, <δ>],      # basic composition over the counted entries at the head
      "path": "<the ledger file last witnessed>", "updated": "<UTC time>",
+     "heads": [[<rows>, "<32 hex>"], ...],     # the heads seen, oldest first, ending at the head
      "check": "<64 hex: SHA-256 of the fields above>"}
 """
 
@@ -46,18 +56,26 @@ except ImportError:  # pragma: no cover - Windows: the thread lock only
 ENVIRONMENT = "PM_PRIVATE_STATE_DIR"
 FORMAT = "pm_private-ledger-witness"
 VERSION = 1
+#: Every head of the last RECENT rows is kept; before them, the rows that are multiples of SPACING.
+RECENT, SPACING = 1024, 64
+#: Hex digits of the digest kept for each head seen (the head itself keeps all 64).
+PREFIX = 32
 _HEX = frozenset("0123456789abcdef")
 
 
 @dataclass(frozen=True)
 class Head:
-    """A ledger's head: its identity, number of rows, last digest and basic (ε, δ) counted."""
+    """A ledger's head: its identity, number of rows, last digest and basic (ε, δ) counted.
+
+    ``heads`` (read from a witness) are the (rows, digest prefix) pairs the witness has seen.
+    """
 
     ledger: str
     rows: int
     digest: str
     spent: tuple[float, float]
     path: str = ""
+    heads: tuple[tuple[int, str], ...] = ()
 
 
 class WitnessUnreadable(Exception):
@@ -66,6 +84,14 @@ class WitnessUnreadable(Exception):
     def __init__(self, file: Path, reason: str):
         super().__init__(reason)
         self.file, self.reason = file, reason
+
+
+class WitnessForked(Exception):
+    """A head of the same length as one the witness has seen, with another digest."""
+
+    def __init__(self, head: Head, recorded: str, witnessed: Head):
+        super().__init__(f"row {head.rows}: digest {short(head.digest)}, witnessed {short(recorded)}")
+        self.head, self.recorded, self.witnessed = head, recorded, witnessed
 
 
 def short(digest: str) -> str:
@@ -86,13 +112,50 @@ def witness_file(ledger: str) -> Path:
     return state_dir() / f"{ledger}.json"
 
 
-def _is_digest(value) -> bool:
-    return isinstance(value, str) and len(value) == 64 and set(value) <= _HEX
+def _is_digest(value, length: int = 64) -> bool:
+    return isinstance(value, str) and len(value) == length and set(value) <= _HEX
 
 
 def _check(document: dict) -> str:
     fields = {key: value for key, value in document.items() if key != "check"}
     return hashlib.sha256(json.dumps(fields, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def thin(heads) -> tuple[tuple[int, str], ...]:
+    """The heads kept: all of the last :data:`RECENT` rows, multiples of :data:`SPACING` before."""
+    if not heads:
+        return ()
+    last = heads[-1][0]
+    return tuple((rows, digest) for rows, digest in heads if rows > last - RECENT or rows % SPACING == 0)
+
+
+def recorded(head: Head, rows: int) -> tuple[int, str] | None:
+    """The latest head seen at or before row ``rows``: (its rows, its digest prefix); None if none."""
+    for seen in reversed(head.heads):
+        if seen[0] <= rows:
+            return seen
+    return None
+
+
+def _heads(value, rows: int, head: str):
+    """The heads of a witness document; those of a witness written before they were kept: its head."""
+    if value is None:
+        return ((rows, head[:PREFIX]),)
+    if not isinstance(value, list) or not value:
+        return None
+    pairs = []
+    for pair in value:
+        if (
+            not isinstance(pair, list)
+            or len(pair) != 2
+            or not isinstance(pair[0], int)
+            or isinstance(pair[0], bool)
+            or not _is_digest(pair[1], PREFIX)
+            or (pairs and pair[0] <= pairs[-1][0])
+        ):
+            return None
+        pairs.append((pair[0], pair[1]))
+    return tuple(pairs) if pairs[0][0] >= 0 and pairs[-1] == (rows, head[:PREFIX]) else None
 
 
 def read(ledger: str) -> Head | None:
@@ -130,7 +193,10 @@ def read(ledger: str) -> Head | None:
         or not isinstance(path, str)
     ):
         raise WitnessUnreadable(file, "its fields are missing or of the wrong type")
-    return Head(ledger, rows, head, (float(spent[0]), float(spent[1])), path)
+    heads = _heads(document.get("heads"), rows, head)
+    if heads is None:
+        raise WitnessUnreadable(file, "its list of the heads seen is damaged")
+    return Head(ledger, rows, head, (float(spent[0]), float(spent[1])), path, heads)
 
 
 def find(path: Path) -> list[Head]:
@@ -146,36 +212,26 @@ def find(path: Path) -> list[Head]:
     return found
 
 
-_LOCK = threading.Lock()
+# The lock of a ledger's witness: a thread lock (reentrant: the ledger holds it around its own
+# writes) and a POSIX record lock on <identity>.lock, taken once per process and ledger (closing
+# any descriptor of the lock file would drop the process's lock).
+_LOCK = threading.RLock()
+_HELD: dict[str, list] = {}  # identity -> [descriptor, depth]; only read or changed under _LOCK
 
 
 def _new_lock_in_child() -> None:
     global _LOCK
-    _LOCK = threading.Lock()  # a fork from another thread may have copied it held
+    _LOCK = threading.RLock()  # a fork from another thread may have copied it held
+    while _HELD:
+        descriptor, _ = _HELD.popitem()[1]
+        with contextlib.suppress(OSError):
+            os.close(descriptor)  # the parent's lock is not inherited; its descriptor is
 
 
 os.register_at_fork(after_in_child=_new_lock_in_child)
 
 
-@contextlib.contextmanager
-def _locked(folder: Path, ledger: str):
-    with _LOCK:
-        if fcntl is None:  # pragma: no cover
-            yield
-            return
-        descriptor = os.open(folder / f"{ledger}.lock", os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.lockf(descriptor, fcntl.LOCK_EX)  # per process: not inherited by fork
-            yield
-        finally:
-            os.close(descriptor)
-
-
-def write(head: Head, *, durable: bool, forward_only: bool = True) -> None:
-    """Witness ``head`` atomically; with ``forward_only``, never replace a witness of more rows.
-
-    Raises WitnessUnreadable (``forward_only``: the current witness is damaged) or OSError.
-    """
+def _folder() -> Path:
     folder = state_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -184,30 +240,87 @@ def write(head: Head, *, durable: bool, forward_only: bool = True) -> None:
             f"cannot create the folder {folder} of the ledger witnesses ({error}); a ledger file is only "
             f"used with its witness: set {ENVIRONMENT} to a writable folder that is kept"
         ) from None
-    with _locked(folder, head.ledger):
-        if forward_only:
-            current = read(head.ledger)
-            if current is not None and current.rows >= head.rows:
-                return
-        document = {
-            "format": FORMAT,
-            "version": VERSION,
-            "ledger": head.ledger,
-            "rows": head.rows,
-            "head": head.digest,
-            "spent": [head.spent[0], head.spent[1]],
-            "path": head.path,
-            "updated": datetime.now(UTC).isoformat(timespec="seconds"),
-        }
-        document["check"] = _check(document)
-        file = witness_file(head.ledger)
-        temporary = folder / f".{head.ledger}.{uuid.uuid4().hex}.tmp"
+    return folder
+
+
+@contextlib.contextmanager
+def locked(ledger: str):
+    """Hold the witness lock of ``ledger`` (reentrant within a thread).
+
+    Raises PermissionError if the witness folder cannot be created.
+    """
+    with _LOCK:
+        held = _HELD.get(ledger)
+        if held is not None:
+            held[1] += 1
+            try:
+                yield
+            finally:
+                held[1] -= 1
+            return
+        folder = _folder()
+        if fcntl is None:  # pragma: no cover
+            yield
+            return
+        descriptor = os.open(folder / f"{ledger}.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            with open(temporary, "w", encoding="utf-8") as stream:
-                stream.write(json.dumps(document, indent=1, ensure_ascii=False) + "\n")
-                stream.flush()
-                if durable:
-                    os.fsync(stream.fileno())
-            os.replace(temporary, file)
+            fcntl.lockf(descriptor, fcntl.LOCK_EX)  # per process: not inherited by fork
+            _HELD[ledger] = [descriptor, 1]
+            yield
         finally:
-            temporary.unlink(missing_ok=True)
+            _HELD.pop(ledger, None)
+            os.close(descriptor)
+
+
+def write(head: Head, *, durable: bool, forward_only: bool = True, common: int = -1) -> None:
+    """Witness ``head`` atomically.
+
+    With ``forward_only`` (a ledger appending), a head of at most as many rows as the witness is
+    not written (already witnessed), or raises :class:`WitnessForked` when the witness saw
+    another digest at its row; a longer head is added to the heads seen (the caller has checked,
+    under :func:`locked`, that it continues the witnessed history).  Without (a recovery or an
+    upgrade, which replace the history), the witness is replaced and keeps the heads seen up to
+    row ``common`` (the rows the new history shares with the old one; -1: none).
+
+    Raises WitnessUnreadable (the current witness is damaged), WitnessForked or OSError.
+    """
+    with locked(head.ledger):
+        current = read(head.ledger) if forward_only or common >= 0 else None
+        kept = ()
+        if current is not None and forward_only:
+            if current.rows >= head.rows:
+                seen = recorded(current, head.rows)
+                if seen is not None and seen[0] == head.rows and not head.digest.startswith(seen[1]):
+                    raise WitnessForked(head, seen[1], current)
+                return
+            kept = current.heads
+        elif current is not None:
+            kept = tuple(seen for seen in current.heads if seen[0] <= common)
+        _replace_file(head, thin((*kept, (head.rows, head.digest[:PREFIX]))), durable)
+
+
+def _replace_file(head: Head, heads: tuple[tuple[int, str], ...], durable: bool) -> None:
+    folder = _folder()
+    document = {
+        "format": FORMAT,
+        "version": VERSION,
+        "ledger": head.ledger,
+        "rows": head.rows,
+        "head": head.digest,
+        "spent": [head.spent[0], head.spent[1]],
+        "path": head.path,
+        "updated": datetime.now(UTC).isoformat(timespec="seconds"),
+        "heads": [list(seen) for seen in heads],
+    }
+    document["check"] = _check(document)
+    file = witness_file(head.ledger)
+    temporary = folder / f".{head.ledger}.{uuid.uuid4().hex}.tmp"
+    try:
+        with open(temporary, "w", encoding="utf-8") as stream:
+            stream.write(json.dumps(document, ensure_ascii=False) + "\n")
+            stream.flush()
+            if durable:
+                os.fsync(stream.fileno())
+        os.replace(temporary, file)
+    finally:
+        temporary.unlink(missing_ok=True)
