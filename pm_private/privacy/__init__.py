@@ -8,6 +8,7 @@ _NAMES = {
     "LedgerWitnessWarning": ".ledger",
     "DamagedWitnessError": ".ledger",
     "LedgerRollbackError": ".ledger",
+    "LedgerForkError": ".ledger",
     "DamagedLedgerError": ".ledger",
     "NoAccountantWarning": ".release",
     "REPLACE_ONE": ".budget",

@@ -13,7 +13,7 @@ from pm_private import PrivacyAccountant, release_survival_stats
 from pm_private.privacy.budget import BudgetExceededError
 from pm_private.release_file import read_release_file, release_to_dict, write_release_file
 from pm_private.survival import SurvivalStatsRelease, survival_noise_plan, survival_sensitivity, survival_stats
-from pm_private.survival.exits.release import exit_counts
+from pm_private.survival.exits.outcomes import exit_counts
 
 EDGES = np.array([1.0, 2.0, 3.5, 5.0])
 CELLS = ("control", "treated", "other")

@@ -21,7 +21,7 @@ from pm_private.survival import (
     survival_regression_sensitivity,
     survival_regression_stats,
 )
-from pm_private.survival.regression.release import _statistics
+from pm_private.survival.regression.statistics import _statistics
 
 EDGES = np.array([1.0, 2.0, 3.5, 5.0])
 CELLS = ("control", "treated")
