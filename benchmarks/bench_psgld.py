@@ -29,15 +29,11 @@ import os
 import time
 from functools import partial
 
-from pm_private.compile_cache import use_compile_cache
+import numpy as np
+import pymc as pm
 
-use_compile_cache()
-
-import numpy as np  # noqa: E402
-import pymc as pm  # noqa: E402
-
-from pm_private.sampling.psgld import PSGLD  # noqa: E402
-from pm_private.sampling.sanitized import logistic_loss, sanitized_loss  # noqa: E402
+from pm_private.sampling.psgld import PSGLD
+from pm_private.sampling.sanitized import logistic_loss, sanitized_loss
 
 N, EPSILON, K, MU, LAM, BURN_IN, EPOCHS = 7874, 1.0, 200, 0.99, 1e-5, 10_000, 250
 

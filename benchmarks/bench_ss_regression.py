@@ -18,27 +18,21 @@ resolves to the Numba linker, whose ADVI step on this small graph is several tim
 The row-wise model's matrix-vector products run on numpy's BLAS and use its threads
 (``OPENBLAS_NUM_THREADS=1`` for a single-thread comparison).
 
-    PYTENSOR_FLAGS=base_compiledir=$HOME/.cache/pm_private/pytensor \\
         .venv/bin/python benchmarks/bench_ss_regression.py [--iterations 10000] [--d 10] [--repeats 3]
 """
 
 import argparse
 import os
 import time
+import warnings
 
-from pm_private.compile_cache import use_compile_cache
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
 
-use_compile_cache()
-
-import warnings  # noqa: E402
-
-import numpy as np  # noqa: E402
-import pymc as pm  # noqa: E402
-import pytensor.tensor as pt  # noqa: E402
-
-from pm_private import linear_stats  # noqa: E402
-from pm_private.linear.model import linear_model, set_linear_stats  # noqa: E402
-from pm_private.sampling.advi import RefittableADVI  # noqa: E402
+from pm_private import linear_stats
+from pm_private.linear.model import linear_model, set_linear_stats
+from pm_private.sampling.advi import RefittableADVI
 
 warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
 

@@ -16,7 +16,6 @@ compiled graph holds (the discrete-time graph holds X and an (n, q) boolean at-r
 PyTensor folds into a constant; the person-period graph holds the expanded table) and the peak memory allocated during one call (tracemalloc: NumPy and PyTensor's C
 outputs are traced).  Compilation is excluded.
 
-    PYTENSOR_FLAGS=base_compiledir=$HOME/.cache/pm_private/pytensor \\
         .venv/bin/python benchmarks/bench_survival_logp.py [--repeats 30] [--q 200]
 """
 
@@ -25,18 +24,14 @@ import time
 import tracemalloc
 import warnings
 
-from pm_private.compile_cache import use_compile_cache
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+from pytensor.graph.basic import Constant
+from pytensor.graph.traversal import graph_inputs
 
-use_compile_cache()
-
-import numpy as np  # noqa: E402
-import pymc as pm  # noqa: E402
-import pytensor.tensor as pt  # noqa: E402
-from pytensor.graph.basic import Constant  # noqa: E402
-from pytensor.graph.traversal import graph_inputs  # noqa: E402
-
-from models.discrete_time_survival import load_fl_discrete  # noqa: E402
-from pm_private.survival import discrete_time_model, expand_person_period  # noqa: E402
+from models.discrete_time_survival import load_fl_discrete
+from pm_private.survival import discrete_time_model, expand_person_period
 
 warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
 

@@ -22,9 +22,6 @@ ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))
 
 import pm_private  # noqa: E402  (the checkout's package, put on the path above)
-from pm_private.compile_cache import use_compile_cache  # noqa: E402
-
-use_compile_cache()  # autodoc imports PyMC; PyTensor then uses pm_private's cache directory
 
 project = "pm_private"
 author = "pm_private developers"

@@ -55,20 +55,16 @@ import time
 import warnings
 from pathlib import Path
 
-from pm_private.compile_cache import use_compile_cache
+import arviz as az
+import numpy as np
+import pandas as pd
+import pymc as pm
 
-use_compile_cache()
-
-import arviz as az  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import pymc as pm  # noqa: E402
-
-from models.discrete_time_private import EPSILONS, LAMBDAS, METHODS, NOT_PRIVATE_NOTE, mre  # noqa: E402
-from models.discrete_time_survival import load_fl_discrete  # noqa: E402
-from pm_private.sampling.psgld import PSGLD  # noqa: E402
-from pm_private.sampling.sanitized import sanitized_loss  # noqa: E402
-from pm_private.survival import (  # noqa: E402
+from models.discrete_time_private import EPSILONS, LAMBDAS, METHODS, NOT_PRIVATE_NOTE, mre
+from models.discrete_time_survival import load_fl_discrete
+from pm_private.sampling.psgld import PSGLD
+from pm_private.sampling.sanitized import sanitized_loss
+from pm_private.survival import (
     DiscreteTimeData,
     fit_discrete_time,
     record_loss,

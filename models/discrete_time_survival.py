@@ -31,22 +31,18 @@ import time
 import warnings
 from pathlib import Path
 
-from pm_private.compile_cache import use_compile_cache
+import numpy as np
+import pandas as pd
 
-use_compile_cache()
-
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from pm_private.datasets import FLCHAIN_HORIZON_DAYS, load_flchain  # noqa: E402
-from pm_private.survival import (  # noqa: E402
+from pm_private.datasets import FLCHAIN_HORIZON_DAYS, load_flchain
+from pm_private.survival import (
     LINKS,
     DiscreteTimeData,
     fit_discrete_time,
     flchain_unit_ball,
     loss_and_grad,
 )
-from pm_private.survival.data import scale_times  # noqa: E402
+from pm_private.survival.data import scale_times
 
 C_BACKEND = {"mode": "CVM"}
 PRIOR_SIGMA = 10.0

@@ -205,7 +205,4 @@ def main(argv=None) -> pd.DataFrame:
 
 
 if __name__ == "__main__":
-    from pm_private.compile_cache import use_compile_cache
-
-    use_compile_cache()
     main()

@@ -2,11 +2,7 @@
 experiment that ``pm-private demo`` runs, from the repository (``python -m models.linear_drug_sensitivity``).
 The experiment itself lives in :mod:`pm_private.demo`."""
 
-from pm_private.compile_cache import use_compile_cache
-
-use_compile_cache()
-
-from pm_private.demo import main  # noqa: E402
+from pm_private.demo import main
 
 if __name__ == "__main__":
     main()

@@ -3,10 +3,6 @@ import tempfile
 
 import pytest
 
-from pm_private.compile_cache import use_compile_cache
-
-use_compile_cache()  # one PyTensor compile cache for the whole suite, set before PyTensor loads
-
 # Ledger witnesses of the suite's ledgers go to a folder of their own (inherited by the processes the
 # tests spawn), never to the developer's state folder.
 os.environ["PM_PRIVATE_STATE_DIR"] = tempfile.mkdtemp(prefix="pm-private-witness-")

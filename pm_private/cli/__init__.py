@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..compile_cache import use_compile_cache
 from . import demo as demo_command
 from . import fit, ledger, release_glm, release_linear, release_survival, release_weibull
 from .common import Refused
@@ -95,7 +94,6 @@ def main(argv=None) -> int:
         (``SystemExit``) before any budget is spent; they read DATA only for its domain (columns,
         numbers), never against a public argument.
     """
-    use_compile_cache()
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(demo=argv[:1] == ["demo"])
     args = parser.parse_args(argv)

@@ -17,7 +17,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..compile_cache import use_compile_cache
 from ..privacy import argtypes as types
 from .common import load
 
@@ -297,7 +296,6 @@ def _run(parser, args) -> None:
     except ImportError:
         parser.error("writing netCDF needs h5netcdf and h5py: pip install 'pm_private[io]'")
 
-    use_compile_cache()
     import logging
     import warnings
 
