@@ -16,11 +16,14 @@ Each entry describes one private release, in one of two shapes:
   "epsilon", "delta", "neighbours", "private", "statistics": {Sxx, Sxy, Syy, n},
   "releases": [<the record of each release, with its own "kind">]}`` (Honkela et al. 2018).
 
-``kind`` is the stable identifier a release type declares (``class …(Release, kind=…)``); the
-``mechanism`` citation is for people and may be reworded.  ``version`` changes whenever this
-layout does.  The caller's context (column names, preprocessing) is written beside.  No record
-and nothing computed from the records without noise is written: the values are the noisy
-outputs, and n is public under replace-one neighbours.
+``kind`` is the stable identifier a release type declares (``class …(Release, kind=…)``), and it
+decides what the rest must be: the ``mechanism`` citation and the ``neighbours`` relation are the
+constants of the kind, δ is 0 for a mechanism without one, a preprocessing is one the kind's
+release function takes, and n agrees with the released counts where the release carries them
+(:func:`release_from_dict`).  ``version`` changes whenever this layout does.  The caller's context
+(column names, each named once, preprocessing) is written beside.  No record and nothing computed
+from the records without noise is written: the values are the noisy outputs, and n is public
+under replace-one neighbours.
 
 :func:`release_to_dict` and :func:`release_from_dict` convert one release; they serialise the
 dataclass fields generically, so fields added to a release type are written and, when known
@@ -36,6 +39,7 @@ import json
 import math
 import os
 import pkgutil
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -43,6 +47,7 @@ import numpy as np
 
 from .linear.stats import LinearStats
 from .privacy.release import OUTPUT, PUBLIC, Release, check_fields, field_kinds, registered_release_types, release_type
+from .privacy.tails import FALSE_REFUSAL, noise_sum_bound
 from .released.preprocessing import Preprocessing
 
 __all__ = [
@@ -163,6 +168,8 @@ def release_to_dict(release, **context) -> dict:
     unknown = set(context) - set(_CONTEXT_KEYS)
     if unknown:
         raise TypeError(f"unknown context {sorted(unknown)}; allowed: {', '.join(_CONTEXT_KEYS)}")
+    if "features" in context:  # refused here, not by the reader of a file already handed out
+        _check_features(list(context["features"]) if isinstance(context["features"], tuple) else context["features"])
     if isinstance(release, LinearStats):
         if release.is_exact:
             raise ValueError("exact statistics are not a private release: nothing to write")
@@ -195,11 +202,27 @@ def release_to_dict(release, **context) -> dict:
 
 
 def release_from_dict(entry: dict):
-    """Rebuild the release of an entry written by :func:`release_to_dict`.
+    """Rebuild the release of an entry written by :func:`release_to_dict`, every field checked.
+
+    Each record's fields are checked against their declarations and the limits of its mechanism
+    (:func:`~pm_private.privacy.release.check_fields` and the release type's own checks); a
+    preprocessing must fit the covariates; a linear_stats entry's totals and texts must be those
+    of its records, and its n at least theirs and, with an intercept, within the noise's bound of
+    its constant column's Sxx[0][0] (:func:`~pm_private.privacy.tails.noise_sum_bound`).
+
+    Parameters
+    ----------
+    entry : dict
+        One entry, as read from JSON.
 
     Returns
     -------
     LinearStats or Release
+
+    Raises
+    ------
+    ValueError
+        Naming the first field that is missing, malformed, out of its limits or inconsistent.
     """
     if not isinstance(entry, dict):
         raise ValueError(f"an entry must be an object, got {type(entry).__name__}")
@@ -225,11 +248,31 @@ def release_from_dict(entry: dict):
         except (TypeError, ValueError) as error:
             raise ValueError(f"field 'statistics': {error}") from None
         _check_totals(entry, releases)
+        _check_linear_n(result)
+        for i, release in enumerate(releases):
+            _check_preprocessing(release, result.d - int(bool(result.intercept)), f"releases[{i}]: ")
         return result
     cls = _type_of(kind)
     values = {**_part(entry, "parameters", dict), **_part(entry, "outputs", dict)}
     values.update({k: entry[k] for k in _COMMON if k in entry})
-    return _build_release(cls, values)
+    release = _build_release(cls, values)
+    _check_preprocessing(release, getattr(release, "d", None))
+    return release
+
+
+def _check_preprocessing(release, width: int | None, where: str = "") -> None:
+    """A release's public map of the rows must fit its covariates: vector constants and kept
+    public rows of the statistics' width (as the release function's ``transform_x`` requires)."""
+    prep = getattr(release, "preprocessing", None)
+    if prep is None or width is None:
+        return
+    sizes = {name: np.shape(getattr(prep, name))[-1:] for name in ("x_center", "x_scale", "x_public")}
+    for name, size in sizes.items():
+        if getattr(prep, name) is not None and size and size[0] != width:
+            what = "columns" if name == "x_public" else "values"
+            raise ValueError(
+                f"{where}field 'preprocessing': {name} has {size[0]} {what} for the {width} covariates of the release"
+            )
 
 
 def _holds_bool(value) -> bool:
@@ -252,11 +295,40 @@ def _check_totals(entry: dict, releases) -> None:
         value = entry.get(key)
         if not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isclose(value, total)):
             raise ValueError(f"field {key!r} must be the total of the releases, {total!r}, got {value!r:.40}")
-    for key in ("mechanism", "neighbours"):
-        if not isinstance(entry.get(key), str):
-            raise ValueError(f"field {key!r} must be a string, got {entry.get(key)!r:.40}")
+    for key in ("mechanism", "neighbours"):  # as release_to_dict derives them from the records
+        derived = " + ".join(dict.fromkeys(getattr(r, key) for r in releases))
+        if entry.get(key) != derived:
+            raise ValueError(f"field {key!r} must be that of the releases, {derived!r}, got {entry.get(key)!r:.60}")
     if entry.get("private") is not all(r.private for r in releases):
         raise ValueError("field 'private' must be true exactly when every release is private")
+
+
+def _check_linear_n(stats: LinearStats) -> None:
+    """n of linear statistics bound to what their releases carry: at least the releases' own n and,
+    with an intercept, Sxx[0, 0] = Σcᵢ² over the rows (cᵢ = 1, or the row's scale factor ≤ 1 when
+    responses were scaled with their rows) plus the releases' noise on it, so within the noise's
+    bound of n (exceeded with probability < ``FALSE_REFUSAL``; at most n + the bound when rows
+    were scaled)."""
+    records = sum(release.n for release in stats.releases)
+    if stats.n < records:
+        raise ValueError(f"field 'statistics' holds n = {stats.n}, fewer than the {records} people of its releases")
+    if not stats.intercept:
+        return
+    share = FALSE_REFUSAL / len(stats.releases)  # a union bound over the releases' noise
+    slack = 0.0
+    for release in stats.releases:
+        variance = float(release.noise_variance(stats.d)[0])
+        laplace = release.kind == "linear_stats_laplace"
+        scale = math.sqrt(variance / 2.0) if laplace else math.sqrt(variance)
+        slack += noise_sum_bound("laplace" if laplace else "gaussian", scale, 1, share)
+    gap = float(stats.xx[0, 0]) - stats.n
+    scaled = any(getattr(release, "scale_response", False) for release in stats.releases)
+    if gap > slack or (gap < -slack and not scaled):
+        raise ValueError(
+            f"field 'statistics' holds n = {stats.n} and, in the intercept's entry xx[0][0], {stats.xx[0, 0]:.6g}: "
+            f"they must agree within ±{slack:.6g}, the releases' noise bound (exceeded with probability "
+            f"< {FALSE_REFUSAL:g}){', xx[0][0] at most n' if scaled else ''}"
+        )
 
 
 def write_release_file(target, entries) -> None:
@@ -319,9 +391,17 @@ def _check_context(entry: dict, release) -> None:
         d = getattr(release, "d", None)
         if d is not None and getattr(release, "intercept", False):
             d -= 1  # the column names of X: the constant column is the release's own
-        if not (isinstance(features, list) and all(isinstance(f, str) for f in features)):
-            raise ValueError("field 'features' must be a list of column names (strings)")
+        _check_features(features)
         if d is not None and len(features) != d:
             raise ValueError(f"field 'features' must name the {d} features of the statistics, got {len(features)}")
     if "preprocessing" in entry and not isinstance(entry["preprocessing"], dict):
         raise ValueError("field 'preprocessing' must be an object describing what was done to the records")
+
+
+def _check_features(features) -> None:
+    """The context ``features``: distinct column names (a model's feature coordinates)."""
+    if not (isinstance(features, list) and all(isinstance(f, str) for f in features)):
+        raise ValueError("field 'features' must be a list of column names (strings)")
+    repeated = sorted(name for name, count in Counter(features).items() if count > 1)
+    if repeated:
+        raise ValueError(f"field 'features' must name each column once, got {repeated} more than once")

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from pm_private import Preprocessing, linear_stats, predict_linear, release_linear_stats, release_linear_stats_laplace
+from pm_private.privacy.release import release_type
 from pm_private.release_file import (
     FORMAT,
     VERSION,
@@ -69,12 +70,17 @@ def test_gaussian_release_and_its_preprocessing_round_trip(releases):
     np.testing.assert_array_equal(
         predict_linear(draws, X[:5], stats=back)["mean"], predict_linear(draws, X[:5], stats=stats)["mean"]
     )
-    # The record type follows the record's kind, not its citation, which may be reworded.
+    # The record type follows the record's kind; its citation is the kind's constant, nothing else.
     entry = release_to_dict(stats)
     entry["releases"][0]["mechanism"] = "something else"
-    assert type(release_from_dict(entry).releases[0]) is type(info)
+    with pytest.raises(ValueError, match="field 'mechanism' must be 'Gaussian sufficient statistics"):
+        release_from_dict(entry)
+    entry = release_to_dict(stats)
     entry["releases"][0]["kind"] = "linear_stats_laplace"
-    with pytest.raises(ValueError, match="field 'split' is missing"):  # a Gaussian record is not a Laplace one
+    with pytest.raises(ValueError, match="field 'mechanism' must be 'Laplace"):  # a Gaussian record is no Laplace one
+        release_from_dict(entry)
+    entry["releases"][0]["mechanism"] = release_type("linear_stats_laplace").__dataclass_fields__["mechanism"].default
+    with pytest.raises(ValueError, match="field 'split' is missing"):
         release_from_dict(entry)
     entry["releases"][0]["kind"] = "nope"
     with pytest.raises(ValueError, match="unknown release kind"):
@@ -125,3 +131,45 @@ def test_refusals(releases, tmp_path):
         bad.write_text(content)
         with pytest.raises(ValueError, match=message):
             read_release_file(bad)
+
+
+def test_repeated_feature_names_are_refused_when_written_and_when_read(releases, tmp_path):
+    _, _, stats, _ = releases
+    with pytest.raises(ValueError, match=r"field 'features' must name each column once, got \['a'\]"):
+        release_to_dict(stats, features=["a", "a", "c"])  # refused before a file is handed out
+    entry = json.loads(json.dumps(release_to_dict(stats, features=["a", "b", "c"])))
+    entry["features"] = ["a", "a", "c"]
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps({"format": FORMAT, "version": VERSION, "releases": [entry]}), encoding="utf-8")
+    with pytest.raises(ValueError, match="field 'features' must name each column once"):
+        read_release_file(path)
+
+
+def test_linear_statistics_must_hold_at_least_their_releases_people(releases):
+    _, _, stats, _ = releases
+    entry = json.loads(json.dumps(release_to_dict(stats)))
+    entry["statistics"]["n"] = stats.releases[0].n - 1
+    with pytest.raises(ValueError, match="fewer than the 200 people of its releases"):
+        release_from_dict(entry)
+
+
+def test_the_noise_sum_bound_and_its_false_refusal_probability():
+    """The bound on a sum of m noise draws is the Chernoff bound at probability 1e-9: about 6.5
+    s.d. for Gaussian noise (the exact normal quantile is 6.1), more for a sum of few Laplace
+    draws, whose tails are heavier; an unedited release is refused with probability < 1e-9."""
+    from scipy import stats as scipy_stats
+
+    from pm_private.privacy.tails import FALSE_REFUSAL, noise_sum_bound
+
+    assert FALSE_REFUSAL == 1e-9
+    for m in (1, 3, 21, 1000):
+        gaussian = noise_sum_bound("gaussian", 2.0, m) / (2.0 * np.sqrt(m))
+        assert scipy_stats.norm.isf(FALSE_REFUSAL / 2) < gaussian == pytest.approx(6.5447, abs=1e-4)
+    multiples = [noise_sum_bound("laplace", 1.0, m) / np.sqrt(2 * m) for m in (3, 14, 100, 10**5)]
+    np.testing.assert_allclose(multiples, [11.97, 8.30, 6.87, 6.55], atol=0.01)
+    # The Laplace bound is conservative: 10⁶ sums of 3 draws never come near it, whose largest
+    # is about the 1e-6 quantile (the exact 1e-9 tail lies below the Chernoff bound).
+    draws = np.random.default_rng(0).laplace(size=(10**6, 3)).sum(axis=1)
+    assert np.abs(draws).max() < 0.7 * noise_sum_bound("laplace", 1.0, 3)
+    with pytest.raises(ValueError, match="noise must be"):
+        noise_sum_bound("uniform", 1.0, 3)

@@ -203,7 +203,9 @@ def check_fields(cls: type, values: dict) -> dict:
     Every field without a default must be present; each value must have its annotated type
     (numbers finite, not booleans; integers integral; tuples of the declared length; arrays of
     finite numbers) and lie in its declared range (:data:`RANGES`; public numbers are > 0 unless
-    declared otherwise).  Unknown keys are dropped.
+    declared otherwise).  A ``"constant"`` field with a default (the mechanism's name, the
+    neighbour relation) must hold that default: it is a constant of the release type, so another
+    value would change what the record says without changing the record.  Unknown keys are dropped.
 
     Parameters
     ----------
@@ -220,7 +222,8 @@ def check_fields(cls: type, values: dict) -> dict:
     Raises
     ------
     ValueError
-        Naming the first field that is missing, of the wrong type or out of range.
+        Naming the first field that is missing, of the wrong type, out of range, or a constant
+        other than the release type's.
     """
     hints = typing.get_type_hints(cls)
     checked = {}
@@ -232,6 +235,11 @@ def check_fields(cls: type, values: dict) -> dict:
         kind = f.metadata.get("kind")
         range_ = f.metadata.get("range", "positive" if kind == PUBLIC else "real")
         checked[f.name] = _checked(f.name, hints[f.name], values[f.name], range_)
+        if kind == CONSTANT and f.default is not dataclasses.MISSING and checked[f.name] != f.default:
+            raise ValueError(
+                f"field {f.name!r} must be {f.default!r}, a constant of the {getattr(cls, 'kind', cls.__name__)} "
+                f"release, got {values[f.name]!r:.60}"
+            )
     return checked
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+from collections import Counter
 
 import numpy as np
 
@@ -22,6 +23,7 @@ __all__ = [
     "as_float_array",
     "check_epsilon",
     "check_delta",
+    "check_distinct_columns",
     "check_positive",
     "check_bound",
     "check_memory",
@@ -372,17 +374,48 @@ def column_names(X) -> tuple[str, ...] | None:
     Returns
     -------
     tuple of str or None
-        The names when ``X`` has columns (``X.columns``) that are distinct strings; None for an
-        array, or for columns that are not all distinct strings (pandas' default integer labels
-        among them).
+        The names when ``X`` has columns (``X.columns``) that are strings; None for an array, or
+        for columns that are not all strings (pandas' default integer labels among them).
+
+    Raises
+    ------
+    ValueError
+        Naming ``X`` when it repeats a column name (:func:`check_distinct_columns`): a release
+        refuses it before anything is spent.
     """
     columns = getattr(X, "columns", None)
     if columns is None or isinstance(X, np.ndarray):
         return None
     names = tuple(columns)
-    if not names or not all(isinstance(name, str) for name in names) or len(set(names)) != len(names):
+    check_distinct_columns(names)
+    if not names or not all(isinstance(name, str) for name in names):
         return None
     return names
+
+
+def check_distinct_columns(labels, name: str = "X") -> None:
+    """ValueError naming ``name`` when a data frame's column labels repeat one (compared as text).
+
+    Two columns of one name cannot be told apart: not by a model's feature coordinates, nor by a
+    release file, whose ``features`` must be distinct names, nor by the public preprocessing or
+    new rows given by name.  Only the schema is read (no value).
+
+    Parameters
+    ----------
+    labels : sequence
+        The column labels.
+    name : str, default "X"
+        The argument's name, quoted in the error message.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` and the repeated labels.
+    """
+    counts = Counter(str(label) for label in labels)
+    repeated = sorted(label for label, count in counts.items() if count > 1)
+    if repeated:
+        raise ValueError(f"{name}: the data frame repeats the columns {repeated}; give each column its own name")
 
 
 def align_columns(X, names) -> np.ndarray:
@@ -526,7 +559,16 @@ def check_release_field(name: str, check, *args, **kwargs):
 
 def check_release_guarantee(release, *, needs_delta: bool = False) -> None:
     """The guarantee of a release checked as its mechanism checks its arguments: ε by
-    :func:`check_epsilon`, δ by :func:`check_delta` (or 0 where ``needs_delta`` is False).
+    :func:`check_epsilon`; δ by :func:`check_delta` where the mechanism has one (``needs_delta``),
+    and exactly 0 where it has none (a pure ε-DP mechanism: a δ > 0 would claim a guarantee the
+    mechanism does not give, and charge a ledger for it).
+
+    Parameters
+    ----------
+    release : Release
+        A release, built or read from a file.
+    needs_delta : bool, default False
+        True for a mechanism with a δ (Gaussian noise), False for a pure ε-DP one.
 
     Raises
     ------
@@ -534,8 +576,12 @@ def check_release_guarantee(release, *, needs_delta: bool = False) -> None:
         Naming the field ``'epsilon'`` or ``'delta'``.
     """
     check_release_field("epsilon", check_epsilon, release.epsilon)
-    if needs_delta or not (_number(release.delta) and release.delta == 0):
+    if needs_delta:
         check_release_field("delta", check_delta, release.delta)
+    elif not (_number(release.delta) and release.delta == 0):
+        raise ValueError(
+            f"field 'delta' must be 0: the mechanism is pure ε-DP (it has no δ), got {release.delta!r:.40}"
+        )
 
 
 def check_release_consistent(name: str, value, expected: float, how: str, *, rel_tol: float = 1e-9) -> None:

@@ -22,6 +22,7 @@ from ..privacy.validation import (
     check_release_field,
     check_symmetric,
 )
+from .preprocessing import check_glm_preprocessing
 
 __all__ = [
     "check_degree2_release",
@@ -172,8 +173,10 @@ def stat_labels(names) -> list[str]:
 
 def check_degree2_release(release, sensitivity_of, sensitivity_name: str) -> None:
     """The public fields of a Gaussian degree-2 release (``epsilon``, ``delta``, ``x_bound``, ``n``,
-    ``sensitivity``, ``noise_scale``) checked by the checks its mechanism applies to its arguments,
-    so that a release, built or read from a file, lies within the mechanism's limits.
+    ``sensitivity``, ``noise_scale``, ``preprocessing``) checked by the checks its mechanism applies
+    to its arguments, so that a release, built or read from a file, lies within the mechanism's
+    limits (a logistic or Poisson release maps the covariates only: its preprocessing leaves the
+    labels or counts as they are).
 
     Parameters
     ----------
@@ -195,6 +198,7 @@ def check_degree2_release(release, sensitivity_of, sensitivity_name: str) -> Non
     check_release_field("n", check_count, "n", release.n)
     check_release_consistent("sensitivity", release.sensitivity, sensitivity, f"{sensitivity_name}('x_bound')")
     check_gaussian_scale_field("noise_scale", release.noise_scale, sensitivity, release.epsilon, release.delta)
+    check_release_field("preprocessing", check_glm_preprocessing, release.preprocessing)
 
 
 def release_degree2(X, y, *, weights, plan, mechanism: str, accountant, source, build, refusal=None):

@@ -25,7 +25,8 @@ import pytest
 from cards import CARDS, DATA, D, release_of
 
 from pm_private.cli import main
-from pm_private.privacy.release import OUTPUT, PUBLIC, RANGES, Release, field_kinds
+from pm_private.privacy.release import CONSTANT, OUTPUT, PUBLIC, RANGES, Release, field_kinds
+from pm_private.privacy.tails import noise_sum_bound
 from pm_private.release_file import (
     SUFF_STATS,
     all_release_types,
@@ -125,7 +126,7 @@ def _valid_anyway(entry, path, value) -> bool:
     if entry["kind"] == SUFF_STATS and path[0] == "statistics":
         return number and (path[1:] == ("yy",) or (path[1] == "xy" and len(path) == 3) or len(path) == 4)
     if entry["kind"] == SUFF_STATS and path in (("mechanism",), ("neighbours",)):
-        return isinstance(value, str)
+        return value == entry[path[0]]  # derived from the records
     field, hint, below = _field(entry, path)
     if field is None:
         return False
@@ -134,6 +135,8 @@ def _valid_anyway(entry, path, value) -> bool:
             variable = typing.get_args(hint)[1:] == (Ellipsis,) and len(_at(entry, path[:-1])) > 1
             return (hint is np.ndarray and field.metadata.get("kind") == OUTPUT) or variable
         return field.default is not dataclasses.MISSING or field.default_factory is not dataclasses.MISSING
+    if field.metadata.get("kind") == CONSTANT:  # the mechanism's name, the neighbour relation: the kind's own
+        return value == _at(entry, path) and not below
     if hint is str or (below and field.name == "features"):  # a string, or one column name
         return isinstance(value, str)
     if hint is bool:
@@ -328,6 +331,10 @@ HUGE_ALLOWED = {
     ("data_perturbation", "batch_size"): "bounded by n, which is not recorded",
     ("data_perturbation", "noise_multiplier"): "its calibration needs n, which is not recorded",
     ("weibull", "n"): "n enters no recorded noise scale",
+    (
+        "survival_stats",
+        "n",
+    ): "with public cells the counts bound n from below only (a person of another label is in no cell)",
 }
 #: Edits of every public number of every card's release: below, at and far beyond the limits.
 EDITS = (-1.0, 0.0, 1e300)
@@ -401,3 +408,225 @@ def test_every_public_number_of_every_release_is_checked_against_its_mechanism(c
                 problems.append(f"{label}: accepted")
     assert edits >= 3
     assert not problems, "\n".join(problems[:40])
+
+
+# --------------------------------------------------------------------------------------------
+# Fields that change what a release means: refused when edited, even to a value of their type
+# --------------------------------------------------------------------------------------------
+
+#: Fields written beside the parameters and outputs of an entry of one release.
+COMMON = ("mechanism", "epsilon", "delta", "neighbours", "private")
+
+
+def _records(entry: dict):
+    """(path of the record's fields, release type) of each release record of an entry: a
+    linear_stats entry's records, or the entry itself."""
+    if entry["kind"] == SUFF_STATS:
+        return [(("releases", i), all_release_types()[r["kind"]]) for i, r in enumerate(entry["releases"])]
+    return [((), all_release_types()[entry["kind"]])]
+
+
+def _path_of(entry: dict, prefix: tuple, name: str) -> tuple | None:
+    """Where field ``name`` of the record at ``prefix`` is written (None: not written)."""
+    path = (*prefix, name) if entry["kind"] == SUFF_STATS or name in COMMON else ("parameters", name)
+    try:
+        _at(entry, path)
+    except (KeyError, IndexError):
+        return None
+    return path
+
+
+def _refusal(entry: dict, path: tuple, value, tmp_path) -> str | None:
+    """The message with which the file of ``entry`` edited at ``path`` is refused (None: read)."""
+    file = tmp_path / "edited.json"
+    file.unlink(missing_ok=True)
+    file.write_text(_edit(entry, path, value), encoding="utf-8")
+    try:
+        read_release_file(file)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+@pytest.mark.parametrize("key", ENTRY_KINDS)
+def test_an_edited_constant_is_refused_naming_it(entries, key, tmp_path):
+    """Card-derived: the mechanism's name and the neighbour relation of every record (and every
+    other constant a release type declares and writes) are those of its kind; any other text is
+    refused naming the field, and so are a linear_stats entry's texts that are not its records'."""
+    entry, problems, edits = entries[key], [], 0
+    paths = [("mechanism",), ("neighbours",)] if key == SUFF_STATS else []
+    for prefix, cls in _records(entry):
+        for field in dataclasses.fields(cls):
+            path = _path_of(entry, prefix, field.name)
+            if field.metadata.get("kind") == CONSTANT and path is not None:
+                paths.append(path)
+    for path in paths:
+        for value in ("edited", f"{_at(entry, path)} (reworded)"):
+            edits += 1
+            message = _refusal(entry, path, value, tmp_path)
+            if message is None or f"'{path[-1]}'" not in message:
+                problems.append(f"{'.'.join(map(str, path))} = {value!r:.40}: {message or 'accepted'}")
+    assert edits >= 4
+    assert not problems, "\n".join(problems)
+
+
+def test_a_delta_on_a_pure_mechanism_is_refused(entries, tmp_path):
+    """Card-derived: a record whose mechanism has no δ (δ = 0 as released) is refused with any
+    δ > 0 (it would claim, and charge, a guarantee the mechanism does not give)."""
+    pure, problems = set(), []
+    for key, entry in entries.items():
+        for prefix, cls in _records(entry):
+            path = (*prefix, "delta")
+            if _at(entry, path) != 0:
+                continue
+            pure.add(cls.kind)
+            edited = json.loads(json.dumps(entry))
+            if key == SUFF_STATS:
+                edited["delta"] += 1e-6  # the entry's total stays that of its records
+            message = _refusal(edited, path, 1e-6, tmp_path)
+            if message is None or "'delta'" not in message:
+                problems.append(f"{cls.kind}: {message or 'accepted'}")
+    assert {"laplace", "linear_stats_laplace", "elastic_net", "weibull", "discrete_time"} <= pure
+    assert not problems, "\n".join(problems)
+
+
+#: Preprocessings of a record, each given to the release function of its card too.
+PREPROCESSINGS = {
+    "response rescaled": dict(y_center=0.5, y_scale=2.0),
+    "a centre of d + 1 values": dict(x_center=[0.0] * (D + 1)),
+    "a scale of d + 1 values": dict(x_scale=[1.0] * (D + 1)),
+}
+
+
+@pytest.mark.parametrize("case", PREPROCESSINGS)
+@pytest.mark.parametrize(
+    "card",
+    [c for c in WRITTEN if "preprocessing" in c.kinds and c.stand_in is None],
+    ids=lambda c: c.name,
+)
+def test_a_preprocessing_is_read_exactly_when_its_release_function_takes_it(entries, tmp_path, card, case):
+    """Card-derived: a record's preprocessing is within the limits its release function enforces
+    (logistic, Poisson and survival regression releases do not rescale the response; vector
+    constants have one value per covariate): the file is refused, naming 'preprocessing',
+    exactly when the release function refuses the same preprocessing (before anything is spent)."""
+    from pm_private.released.preprocessing import Preprocessing
+
+    values = PREPROCESSINGS[case]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            card.run(preprocessing=Preprocessing(**values))
+        taken = True
+    except ValueError:
+        taken = False
+    key = _entry_kind(card.release_kind)
+    entry = entries[key]
+    (prefix,) = [p for p, cls in _records(entry) if cls.kind == card.release_kind][:1]
+    path = (*prefix, "preprocessing") if key == SUFF_STATS else ("parameters", "preprocessing")
+    message = _refusal(
+        entry, path, {"x_center": None, "x_scale": None, "y_center": 0.0, "y_scale": 1.0} | values, tmp_path
+    )
+    if taken:
+        assert message is None, message
+    else:
+        assert message is not None and "'preprocessing'" in message, message or "accepted"
+
+
+#: Releases whose noisy counts add up to n (each person counted once, in no cell when the label
+#: is not among the public cells), with the bound on their noise's sum: n is bound to them.
+COUNTED = {
+    "survival_stats": lambda r: noise_sum_bound(r.noise, r.noise_scale, r.K * (2 * r.J + 1)),
+    "survival_regression_stats": lambda r: noise_sum_bound("gaussian", r.noise_scale, r.counts.size),
+}
+#: The tables without and with public cells (then a person may be in no cell).
+CELLS = {"no cells": dict(cell=None, cells=None), "cells": dict(cell=DATA["cell"], cells=["a", "b"])}
+
+
+@pytest.mark.parametrize("cells", CELLS)
+@pytest.mark.parametrize("card", [c for c in WRITTEN if c.release_kind in COUNTED], ids=lambda c: c.name)
+def test_n_is_bound_to_the_released_counts(tmp_path, card, cells):
+    """Card-derived: n above the counts' total by more than the noise's bound (exceeded by chance
+    with probability < 1e-9) is refused naming 'n'; so is n below it, unless the table has public
+    cells (a person whose label is not among them is counted in n only).  The bound is about 6.5
+    s.d. of the noise's sum for Gaussian noise: n moved by 7 s.d. was read before."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        release = release_of(card.run(**CELLS[cells]))
+    entry = json.loads(json.dumps(release_to_dict(release)))
+    counts = release.counts if hasattr(release, "counts") else release.table()
+    total, bound = float(np.sum(counts)), COUNTED[card.release_kind](release)
+    sd = release.noise_scale * math.sqrt(counts.size)
+    assert 6.0 * sd < bound < 7.0 * sd
+    short = cells == "cells"
+    for n, refused in (
+        (math.ceil(total - bound) - 1, True),
+        (round(total - 7.0 * sd), True),
+        (math.floor(total + bound) + 1, not short),
+        (round(total + 7.0 * sd), not short),
+        (math.ceil(total - bound) + 1, False),
+        (math.floor(total + bound) - 1, False),
+    ):
+        if n >= 1:
+            message = _refusal(entry, ("parameters", "n"), n, tmp_path)
+            assert (message is not None and "'n'" in message) if refused else message is None, f"n = {n}: {message}"
+
+
+@pytest.mark.parametrize("card", [c for c in WRITTEN if c.release_kind in COUNTED], ids=lambda c: c.name)
+def test_a_table_with_people_in_no_cell_is_released_and_read_back(tmp_path, card):
+    """Card-derived: half the people with a label outside the public cells (counted in n, in no
+    cell) is a valid release, and its file reads back; the total's check no longer refuses it
+    after the budget is spent (it took the counts to add up to n)."""
+    from pm_private import PrivacyAccountant
+
+    size = 2000  # 1000 in no cell: beyond 12 s.d. of the noise's sum, which the check once allowed
+    rng = np.random.default_rng(11)
+    records = dict(time=rng.uniform(0.05, 0.95, size), event=rng.integers(0, 2, size))
+    if "X" in card.data:
+        records["X"] = rng.uniform(-1, 1, (size, D)) / math.sqrt(D)
+    label = np.where(np.arange(size) % 2 == 0, "a", "elsewhere")
+    accountant = PrivacyAccountant(10.0, 1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        release = release_of(card.run(accountant=accountant, cell=label, cells=["a", "b"], **records))
+    assert release.n == size and accountant.spent.epsilon == card.params["epsilon"]
+    file = tmp_path / "release.json"
+    write_release_file(file, [release_to_dict(release)])
+    assert read_release_file(file)[0]["release"].n == size
+
+
+def test_n_of_linear_statistics_is_bound_to_the_intercept_entry(entries, tmp_path):
+    """With an intercept, Sxx[0][0] counts the rows (Σcᵢ² ≤ n when rows were scaled with their
+    responses, as the Gaussian card's are): n below it by more than the noise's bound is refused,
+    and so is an n smaller than its releases' own."""
+    entry = entries[SUFF_STATS]
+    stats = read_release_file_entry(entry)
+    assert stats.intercept
+    records = sum(r.n for r in stats.releases)
+    xx00 = float(stats.xx[0, 0])
+    for n in (records - 1, math.floor(xx00) - 10_000):
+        if n >= 1:
+            message = _refusal(entry, ("statistics", "n"), n, tmp_path)
+            assert message is not None and "'statistics'" in message, f"n = {n}: {message or 'accepted'}"
+    assert _refusal(entry, ("statistics", "n"), records, tmp_path) is None
+
+
+@pytest.mark.parametrize(
+    "card",
+    [
+        c
+        for c in CARDS
+        if "X" in c.data and c.release_kind and "features" in field_kinds(all_release_types()[c.release_kind])
+    ],
+    ids=lambda c: c.name,
+)
+def test_duplicate_column_names_are_refused_before_anything_is_spent(card):
+    """Card-derived: a release that records the column names of a data frame X refuses one that
+    repeats a name (the names could not be told apart, and its file could not be read back),
+    naming X, before anything is spent."""
+    from pm_private import PrivacyAccountant
+
+    accountant = PrivacyAccountant(100.0, 0.5)
+    frame = pd.DataFrame(DATA["X"], columns=["x0", "x0", "x1"])
+    with pytest.raises(ValueError, match="X: the data frame repeats the columns"):
+        card.run(accountant=accountant, X=frame)
+    assert accountant.spent.epsilon == 0.0

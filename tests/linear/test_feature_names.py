@@ -31,7 +31,8 @@ def test_column_names_only_for_frames_with_distinct_string_columns():
     assert column_names(FRAME) == ("age", "bmi", "bp")
     assert column_names(FRAME.to_numpy()) is None
     assert column_names(pd.DataFrame(FRAME.to_numpy())) is None  # pandas' integer labels
-    assert column_names(FRAME.set_axis(["a", "a", "b"], axis=1)) is None
+    with pytest.raises(ValueError, match=r"X: the data frame repeats the columns \['a'\]"):
+        column_names(FRAME.set_axis(["a", "a", "b"], axis=1))
 
 
 @pytest.mark.parametrize("release", ["laplace", "gaussian"])

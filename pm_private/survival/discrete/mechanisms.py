@@ -279,8 +279,8 @@ def _check_noise_scale(*values) -> None:
 def _check_release(release: DiscreteTimeRelease) -> None:
     """The public fields of a release checked by the checks the mechanisms apply to their
     arguments (:func:`_check_inputs`), and the sensitivity, ε′, noise scale and extra ridge
-    against what the mechanism named in ``mechanism`` derives from q, e, n, ε and Λ;
-    ValueError naming the field."""
+    against what the mechanism named in ``mechanism`` (one of the two) derives from q, e, n, ε
+    and Λ; ValueError naming the field."""
     regularization = check_release_field("regularization", check_bound, "regularization", release.regularization)
     q = check_release_field("q", check_count, "q", release.q)
     e = check_release_field("e", check_count, "e", release.e, 2)
@@ -300,7 +300,10 @@ def _check_release(release: DiscreteTimeRelease) -> None:
         )
     noise_epsilon = check_release_field("noise_epsilon", check_epsilon, release.noise_epsilon)
     if release.mechanism not in (OUTPUT_PERTURBATION, OBJECTIVE_PERTURBATION):
-        return
+        raise ValueError(
+            f"field 'mechanism' must name one of the mechanisms {[OUTPUT_PERTURBATION, OBJECTIVE_PERTURBATION]}, "
+            f"got {release.mechanism!r:.60}"
+        )
     basis = interval_basis(q, e)
     if release.mechanism == OUTPUT_PERTURBATION:
         sensitivity, extra, expected_epsilon = output_sensitivity(basis, n, regularization), 0.0, release.epsilon

@@ -42,6 +42,7 @@ from ...privacy.primitives import (
     laplace_mechanism,
 )
 from ...privacy.release import Release, constant, output, public, release_guard
+from ...privacy.tails import check_counts_total, noise_sum_bound
 from ...privacy.validation import (
     check_count,
     check_delta,
@@ -51,7 +52,7 @@ from ...privacy.validation import (
 )
 from ...released.family import Family
 from ...released.noise_plan import NoisePlan, gaussian_query, laplace_query
-from .outcomes import check_cells, check_edges, dask_exit_counts, exit_counts
+from .outcomes import ALL, check_cells, check_edges, dask_exit_counts, exit_counts
 
 __all__ = [
     "NOISES",
@@ -110,13 +111,12 @@ def _freeze(record) -> None:
 
 
 def _check_total(record, slack: float) -> None:
-    """ValueError naming the fields unless the table's counts add up to n within ``slack``."""
+    """ValueError naming the fields unless the table's counts add up to n within ``slack``
+    (:func:`~pm_private.privacy.tails.check_counts_total`); to at most n + ``slack`` when the
+    table has public cells, since a person whose label is not among them is in no cell."""
     total = float(record.events.sum() + record.censored.sum() + record.survivors.sum())
-    if not abs(total - record.n) <= slack:
-        raise ValueError(
-            f"fields 'events', 'censored' and 'survivors' must add up to 'n' = {record.n} people"
-            f"{' within the noise' if slack else ''}, got {total:.6g}"
-        )
+    fields = "fields 'events', 'censored' and 'survivors'"
+    check_counts_total(fields, total, record.n, slack, short=record.cells != (ALL,))
 
 
 class ExitTable:
@@ -266,8 +266,8 @@ class SurvivalStatsRelease(ExitTable, Release, kind="survival_stats"):
                 raise ValueError(
                     f"field 'noise_scale' must be 'sensitivity'/'epsilon' = {low!r}, got {self.noise_scale!r}"
                 )
-        # The noise on the total has s.d. √(m·v): 12 of them is never reached by chance.
-        _check_total(self, 12.0 * math.sqrt(self.noise_variance().sum()))
+        # n bound to the counts: a sum of m draws lies beyond this with probability < 1e-9 (privacy.tails)
+        _check_total(self, noise_sum_bound(self.noise, self.noise_scale, self.K * (2 * self.J + 1)))
 
     def noise_variance(self) -> np.ndarray:
         """The noise variance of each entry of ``table()``: σ² (Gaussian) or 2b² (Laplace).

@@ -41,6 +41,7 @@ from ...privacy.primitives import (
     symmetric_entry_weights,
 )
 from ...privacy.release import Release, constant, output, public, release_guard
+from ...privacy.tails import check_counts_total, noise_sum_bound
 from ...privacy.validation import (
     check_bound,
     check_count,
@@ -53,8 +54,8 @@ from ...privacy.validation import (
 )
 from ...released.family import Family
 from ...released.noise_plan import NoisePlan, gaussian_query
-from ...released.preprocessing import Preprocessing
-from ..exits.outcomes import check_cells, check_edges
+from ...released.preprocessing import Preprocessing, check_glm_preprocessing
+from ..exits.outcomes import ALL, check_cells, check_edges
 from ..exits.release import ExitTable
 from .statistics import statistics_of
 
@@ -149,6 +150,8 @@ def _freeze(record) -> None:
     if x_bound is not None:
         object.__setattr__(record, "x_bound", check_release_field("x_bound", check_bound, "x_bound", x_bound))
     check_feature_names(record, d)
+    # as the release function checks its argument: the covariates' map only (no response to rescale)
+    check_release_field("preprocessing", check_glm_preprocessing, record.preprocessing)
 
 
 class _CovariateExitTable(ExitTable):
@@ -192,12 +195,8 @@ class _CovariateExitTable(ExitTable):
 
 
 def _check_total(record, slack: float) -> None:
-    total = float(record.counts.sum())
-    if not abs(total - record.n) <= slack:
-        raise ValueError(
-            f"field 'counts' must add up to 'n' = {record.n} people{' within the noise' if slack else ''}, "
-            f"got {total:.6g}"
-        )
+    """ValueError unless the counts add up to n within ``slack`` (at most n + ``slack`` with public cells)."""
+    check_counts_total("field 'counts'", float(record.counts.sum()), record.n, slack, short=record.cells != (ALL,))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -331,8 +330,8 @@ class SurvivalRegressionStatsRelease(_CovariateExitTable, Release, kind="surviva
             raise ValueError(
                 f"field 'x_sums_noise_scale' must be 'noise_scale'·'x_bound' = {expected!r}, got {self.x_sums_noise_scale!r}"
             )
-        # The noise on the total count has s.d. σ√(K(2J + 1)): 12 of them is never reached by chance.
-        _check_total(self, 12.0 * self.noise_scale * math.sqrt(self.counts.size))
+        # n bound to the counts: a sum of K(2J + 1) draws lies beyond this with probability < 1e-9
+        _check_total(self, noise_sum_bound("gaussian", self.noise_scale, self.counts.size))
 
     def noise_variance(self) -> dict[str, np.ndarray]:
         """The noise variance of every released entry: σ² on the counts and the clip count, σ²Bx²

@@ -180,8 +180,8 @@ class WeibullRelease(Release, kind="weibull"):
 def _check_release(release: WeibullRelease) -> None:
     """The public fields of a release checked by the checks the Weibull mechanisms apply to their
     arguments (:func:`check_weibull_arguments`), and the ε split, the number of subsets and the
-    Laplace scales against what the mechanism named in ``mechanism`` derives from them;
-    ValueError naming the field."""
+    Laplace scales against what the mechanism named in ``mechanism`` (one of the three Weibull
+    mechanisms) derives from them; ValueError naming the field."""
     horizon = check_release_field("horizon", check_bound, "horizon", release.horizon)
     gamma = check_release_field("gamma", check_bound, "gamma", release.gamma)
     omega = check_release_field("omega", check_bound, "omega", release.omega)
@@ -203,7 +203,10 @@ def _check_release(release: WeibullRelease) -> None:
     elif release.mechanism in (LAPLACE_MLE, SAMPLE_AGGREGATE):  # Laplace(γ/(m·ε/2)) on p and λ
         expected = (gamma / subsets / parts[0], gamma / subsets / parts[1])
     else:
-        return
+        raise ValueError(
+            f"field 'mechanism' must name one of the Weibull mechanisms {[LSP_TLL, LAPLACE_MLE, SAMPLE_AGGREGATE]}, "
+            f"got {release.mechanism!r:.60}"
+        )
     if release.mechanism != SAMPLE_AGGREGATE and subsets != 1:
         raise ValueError(f"field 'subsets' must be 1 for {release.mechanism}, got {subsets!r}")
     for scale, value in zip(scales, expected, strict=True):
