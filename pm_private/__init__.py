@@ -89,6 +89,8 @@ _NAMES = {
     "release_survival_regression_stats": ".survival.regression.release",
     "survival_regression_model": ".survival.regression.model",
     "predict_survival_regression": ".survival.regression.predict",
+    "plot_survival_function": ".survival.posterior",
+    "release_check": ".released.checking",
     "fit_summary": ".released.summary",
     "laplace_approximation": ".released.sampling",
     "print_summary": ".released.summary",

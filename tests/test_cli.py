@@ -47,7 +47,9 @@ SUFF = [
     "1",
     "--y-bound",
     "2",
+    "--raw-covariates",  # the features lie in [-1, 1] already: released as they are
 ]
+CENTRED = SUFF[:-1]  # the same release, given a public centre instead
 WEIBULL = ["release", "weibull", "s.parquet", "--time", "t", "--event", "e", "--horizon", "5", "--K", "50"]
 
 
@@ -146,7 +148,19 @@ def test_release_errors_found_in_the_files(data, capsys):
     )
     pd.DataFrame({"a": [1.0, np.nan], "y": [0.0, 1.0]}).to_csv("nan.csv", index=False)
     _usage_error(
-        ["release", "linear-stats", "nan.csv", "--target", "y", "--x-bound", "1", "--y-bound", "1", *common],
+        [
+            "release",
+            "linear-stats",
+            "nan.csv",
+            "--target",
+            "y",
+            "--x-bound",
+            "1",
+            "--y-bound",
+            "1",
+            "--raw-covariates",
+            *common,
+        ],
         capsys,
         "column 'a' has missing or non-finite values",
     )
@@ -235,7 +249,7 @@ def test_the_private_file_or_its_rows_are_refused_as_public_preprocessing(data, 
     for source in ("d.csv", str(data / "d.csv"), "hard.csv", "soft.csv", "copy.csv"):
         for dry in ([], ["--dry-run"]):
             with pytest.raises(SystemExit) as exit_:
-                main([*SUFF, *common, "--standardize-from", source, *dry])
+                main([*CENTRED, *common, "--standardize-from", source, *dry])
             assert exit_.value.code == 2 and "is the private DATA file" in capsys.readouterr().err
     frame = pd.read_csv("d.csv")
     shared = frame.iloc[[0, 9]].copy()
@@ -244,7 +258,7 @@ def test_the_private_file_or_its_rows_are_refused_as_public_preprocessing(data, 
         "pub.csv", index=False
     )
     # rows of DATA among the public ones: refused once the release has spent (no count, no row named)
-    assert main([*SUFF, *common, "--standardize-from", "pub.csv"]) == 1
+    assert main([*CENTRED, *common, "--standardize-from", "pub.csv"]) == 1
     err = capsys.readouterr().err
     assert "public rows include rows of the private X" in err and "shares" not in err
     assert PrivacyAccountant.open(data / "l.db").spent.epsilon == 1.0 and not (data / "r.json").exists()
@@ -253,7 +267,18 @@ def test_the_private_file_or_its_rows_are_refused_as_public_preprocessing(data, 
 def test_release_note_and_public_preprocessing_are_recorded(data, capsys):
     pd.DataFrame({"a": [0.0, 2.0], "b": [1.0, 1.0], "c": [-1.0, 3.0], "y": [0.0, 4.0]}).to_csv("pub.csv", index=False)
     common = ["--ledger", "l.db", "--total-epsilon", "3", "--total-delta", "1e-5", "--epsilon", "1"]
-    argv = [*SUFF, *common, "--out", "r.json", "--standardize-from", "pub.csv", "--y-scale", "3", "--note", "study 7"]
+    argv = [
+        *CENTRED,
+        *common,
+        "--out",
+        "r.json",
+        "--standardize-from",
+        "pub.csv",
+        "--y-scale",
+        "3",
+        "--note",
+        "study 7",
+    ]
     assert main(argv) == 0
     (entry,) = read_release_file("r.json")
     prep = entry["release"].releases[0].preprocessing
@@ -266,7 +291,7 @@ def test_release_note_and_public_preprocessing_are_recorded(data, capsys):
     assert PrivacyAccountant.open("l.db").history[-1].note == "study 7"
     assert main(["ledger", "l.db"]) == 0 and "[study 7]" in capsys.readouterr().out
 
-    argv = [*SUFF, "--ledger", "l.db", "--epsilon", "1", "--out", "g.json", "--mechanism", "gaussian"]
+    argv = [*CENTRED, "--ledger", "l.db", "--epsilon", "1", "--out", "g.json", "--mechanism", "gaussian"]
     argv += ["--delta", "1e-6", "--x-center", "0", "--x-scale", "1", "2", "4"]
     assert main(argv) == 0
     (gaussian,) = read_release_file("g.json")
@@ -309,7 +334,7 @@ def test_gaussian_bounds_are_chosen_when_both_are_left_out(data, capsys, options
 )
 def test_bounds_left_out_are_refused_where_they_cannot_be_chosen(data, capsys, change, message):
     PrivacyAccountant.open("l.db", epsilon=1.0)
-    argv = [*SUFF[:9], "--ledger", "l.db", "--epsilon", "0.5", "--out", "r.json", *change]
+    argv = [*SUFF[:9], "--raw-covariates", "--ledger", "l.db", "--epsilon", "0.5", "--out", "r.json", *change]
     _usage_error(argv, capsys, message)
     assert PrivacyAccountant.open("l.db").history == () and not (data / "r.json").exists()
 

@@ -31,6 +31,7 @@ POISSON = ["release", "poisson-stats", "d.csv", "--target", "count", "--features
 POISSON += ["--x-bound", "3", "--y-bound", "10", "--delta", "1e-6"]
 LOGISTIC = ["release", "logistic-stats", "d.csv", "--target", "label", "--features", "a", "b"]
 LOGISTIC += ["--x-bound", "3", "--delta", "1e-6"]
+RAW = ["--raw-covariates"]  # the features as DATA holds them, uncentred (refused without it)
 
 
 def _usage_error(argv, capsys, message):
@@ -59,8 +60,8 @@ def test_poisson_release_with_public_preprocessing_and_a_note(data, capsys):
 def test_logistic_release_and_refusals_before_any_spend(data, capsys):
     PrivacyAccountant.open("l.db", epsilon=5.0, delta=1e-4)
     base = ["--ledger", "l.db", "--epsilon", "1", "--out", "r.json"]
-    _usage_error([*LOGISTIC[:4], "count", *LOGISTIC[5:], *base], capsys, "binary labels")
-    _usage_error([*POISSON[:4], "a", "--features", "b", *POISSON[8:], *base], capsys, "counts")
+    _usage_error([*LOGISTIC[:4], "count", *LOGISTIC[5:], *base, *RAW], capsys, "binary labels")
+    _usage_error([*POISSON[:4], "a", "--features", "b", *POISSON[8:], *base, *RAW], capsys, "counts")
     _usage_error([*POISSON[:-4], "--y-bound", "1001", "--delta", "1e-6", *base], capsys, "--y-bound")
     _usage_error([*LOGISTIC, *base[:-2], "--out", "r.json", "--epsilon", "800"], capsys, "epsilon")
     _usage_error([*LOGISTIC, *base, "--x-center", "1", "2", "3"], capsys, "--x-center")
@@ -85,7 +86,7 @@ def test_invalid_options_exit_2_naming_them(data, capsys, option, values):
 
 def test_a_new_ledger_too_small_for_the_release_is_not_created(data, capsys):
     """Its totals are fixed at creation: a ledger created with δ = 0 could never hold this release."""
-    argv = [*LOGISTIC, "--ledger", "new.db", "--total-epsilon", "5", "--epsilon", "1", "--out", "r.json"]
+    argv = [*LOGISTIC, *RAW, "--ledger", "new.db", "--total-epsilon", "5", "--epsilon", "1", "--out", "r.json"]
     _usage_error(argv, capsys, "nothing was created")
     _usage_error(
         [*argv[:-2], "--out", "r.json", "--total-delta", "1e-5", "--epsilon", "6"], capsys, "nothing was created"
@@ -103,7 +104,7 @@ def test_a_subnormal_delta_is_refused_while_parsing(data, capsys):
 
 def test_dry_run_reads_no_row_and_touches_no_ledger(data, capsys):
     (data / "broken.csv").write_text("a,b,count\nnot,a,number\n")
-    argv = [*POISSON, "--ledger", "new.db", "--total-epsilon", "1", "--epsilon", "1", "--out", "r.json"]
+    argv = [*POISSON, *RAW, "--ledger", "new.db", "--total-epsilon", "1", "--epsilon", "1", "--out", "r.json"]
     argv[2] = "broken.csv"
     assert main([*argv, "--dry-run"]) == 0
     shown = capsys.readouterr().out

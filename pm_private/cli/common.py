@@ -368,6 +368,36 @@ def public_feature_arguments(group) -> None:
     group.add_argument(
         "--x-scale", type=types.positive_float, nargs="+", metavar="S", help="one value, or one per feature"
     )
+    group.add_argument(
+        "--raw-covariates",
+        action="store_true",
+        help="release the features as DATA holds them, with no public centre: only for features already centred "
+        "near 0 on the scale of --x-bound, since rows far from 0 are pulled onto the bound and the coefficients "
+        "are biased.  Without this flag a release given neither --standardize-from nor --x-center is refused "
+        "before the ledger is opened",
+    )
+
+
+def refuse_raw_covariates(parser, args) -> None:
+    """A usage error for a regression release whose features get no public centre (neither
+    ``--standardize-from`` nor ``--x-center``) unless ``--raw-covariates`` says so, and for
+    ``--raw-covariates`` beside a centre.  Reads the arguments only: no data row, no ledger.
+
+    On features far from 0 (ages, blood pressures) most rows lie outside any useful ``--x-bound``:
+    the release would spend its ε on rows pulled onto the bound, with coefficients biased by it.
+    """
+    centred = args.standardize_from is not None or args.x_center is not None
+    if centred and args.raw_covariates:
+        parser.error(
+            "--raw-covariates contradicts --standardize-from and --x-center, which centre the features: give one "
+            "or the other"
+        )
+    if not centred and not args.raw_covariates:
+        parser.error(
+            "the features would be released uncentred, as DATA holds them, and rows far from 0 pulled onto "
+            "--x-bound (biasing the coefficients): give --standardize-from PUBLIC_FILE or --x-center (public "
+            "constants), or --raw-covariates if the features are already centred on the scale of --x-bound"
+        )
 
 
 def public_feature_group(parser) -> None:

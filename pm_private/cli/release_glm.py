@@ -20,6 +20,7 @@ from .common import (
     public_feature_group,
     public_preprocessing,
     read,
+    refuse_raw_covariates,
     release_arguments,
     table_columns,
     write_release,
@@ -133,6 +134,7 @@ def _run(parser, args) -> None:
         plan = _noise_plan(args, stats, len(features))
     except ValueError as error:
         parser.error(str(error))
+    refuse_raw_covariates(parser, args)
     preprocessing = public_preprocessing(parser, args, features, response=False)  # the features only, or None
     context = _context(args, stats, preprocessing, len(features))
     if args.dry_run:

@@ -18,6 +18,7 @@ from .common import (
     public_feature_arguments,
     public_preprocessing,
     read,
+    refuse_raw_covariates,
     release_arguments,
     table_columns,
     write_release,
@@ -220,6 +221,7 @@ def _run(parser, args) -> None:
     if not features:
         parser.error("no feature column: give --features")
     check_columns(parser, args, available, [*features, args.target])
+    refuse_raw_covariates(parser, args)
     preprocessing = public_preprocessing(parser, args, features)
     chosen_bounds = _suff_stats_bounds(parser, args, len(features), preprocessing)
     try:

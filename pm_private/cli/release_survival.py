@@ -15,6 +15,7 @@ from .common import (
     public_feature_group,
     public_preprocessing,
     read,
+    refuse_raw_covariates,
     release_arguments,
     table_columns,
     write_release,
@@ -147,6 +148,7 @@ def _run_regression(parser, args) -> None:
         parser.error(str(error))
     columns = [args.time, args.event, *args.features]
     check_columns(parser, args, table_columns(parser, args), columns)
+    refuse_raw_covariates(parser, args)
     preprocessing = public_preprocessing(parser, args, args.features, response=False)  # or None
     if args.dry_run:
         dry_run(args, plan.lines())

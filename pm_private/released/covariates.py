@@ -80,7 +80,24 @@ def partial_correlation_cholesky(partial, d: int):
     return (strict + pt.eye(d)) * pt.exp(0.5 * before)
 
 
-def lkj_cholesky(d: int, sd_sigma: float, eta: float):
+def _pair_dim(model: pm.Model, dim: str, d: int) -> str | None:
+    """The coordinate ``{dim}_pair`` of the partial correlations, added to ``model``: the pair
+    (k, i), i > k, of ``numpy.tril_indices(d, -1)`` labelled ``"<name k>,<name i>"`` from
+    ``dim``'s labels; None when ``dim`` has no d labels or the pairs' labels would not be distinct."""
+    names = model.coords.get(dim)
+    if names is None or len(names) != d:
+        return None
+    rows, cols = np.tril_indices(d, -1)
+    labels = tuple(f"{names[k]},{names[i]}" for i, k in zip(rows, cols, strict=True))
+    name = f"{dim}_pair"
+    if len(set(labels)) != len(labels) or model.coords.get(name, labels) != labels:
+        return None
+    if name not in model.coords:
+        model.add_coord(name, labels)
+    return name
+
+
+def lkj_cholesky(d: int, sd_sigma: float, eta: float, *, dim: str = "feature"):
     """The covariate model's Σx = diag(s)·R·diag(s) in the current model, returned as its Cholesky factor.
 
     Prior: standard deviations s ~ HalfNormal(``sd_sigma``) (``x_sd``) and correlation matrix
@@ -94,6 +111,12 @@ def lkj_cholesky(d: int, sd_sigma: float, eta: float):
     would crowd the coefficients out of ``az.summary`` and ``az.plot_trace_dist`` (draw them from the
     posterior with :func:`partial_correlation_cholesky` when needed).
 
+    Where the model has d labels of ``dim`` (its features), the variables are labelled by them:
+    ``x_sd`` has dims ``dim`` (``x_sd[age]``) and ``x_partial_corr`` dims ``{dim}_pair``, a
+    coordinate added to the model whose label ``"age,bmi"`` names the pair (k, i), i > k, of
+    ``numpy.tril_indices(d, -1)``: the partial correlation of features i and k given the features
+    before k.
+
     Parameters
     ----------
     d : int
@@ -102,17 +125,22 @@ def lkj_cholesky(d: int, sd_sigma: float, eta: float):
         Scale of the half-normal prior of the standard deviations.
     eta : float
         LKJ shape of the correlations (1: uniform).
+    dim : str, default "feature"
+        The model's coordinate of the covariates.
 
     Returns
     -------
     tensor (d, d)
         diag(s)·L, lower triangular.
     """
-    sd = pm.HalfNormal("x_sd", sd_sigma, shape=d)
+    model = pm.modelcontext(None)
+    labelled = model.coords.get(dim) is not None and len(model.coords[dim]) == d
+    sd = pm.HalfNormal("x_sd", sd_sigma, shape=d, dims=dim if labelled else None)
     if d == 1:
         return sd[:, None]
     shapes = lkj_partial_shapes(d, eta)
-    unit = pm.Beta("x_partial_corr", alpha=shapes, beta=shapes, shape=shapes.size)
+    pairs = _pair_dim(model, dim, d)
+    unit = pm.Beta("x_partial_corr", alpha=shapes, beta=shapes, shape=shapes.size, dims=pairs)
     return sd[:, None] * partial_correlation_cholesky(2.0 * unit - 1.0, d)
 
 

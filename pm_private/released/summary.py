@@ -1,17 +1,19 @@
 """One summary of a fit for every model family, in the layout of lifelines' ``print_summary``.
 
 :func:`fit_summary` tabulates the coefficients of any pm_private posterior (``intercept`` and
-``beta``) on the scale the model was fitted on and in the release's original units, with their
-credible intervals and ArviZ's convergence diagnostics; :func:`print_summary` prints it under a
-header that says what was released: the model, the mechanism, (ε, δ), the neighbour relation, n,
-the public bounds and what the release says about its clipping.  Both read the family and the
-public preprocessing that every model records in the posterior's ``constant_data``; neither reads
-a record or spends budget.
+``beta``) on one scale, named in the table: the release's original units by default, or the
+public scale the model was fitted on; exp(coef) beside them where it reads as a ratio, with their
+credible intervals and ArviZ's convergence diagnostics.  :func:`print_summary` prints it, in
+blocks no wider than 100 columns, under a header that says what was released: the model, the
+mechanism, (ε, δ), the neighbour relation, n, the public bounds and what the release says about
+its clipping.  Both read the family and the public preprocessing that every model records in the
+posterior's ``constant_data``; neither reads a record or spends budget.
 """
 
 from __future__ import annotations
 
 import sys
+import textwrap
 
 import numpy as np
 import pandas as pd
@@ -42,20 +44,25 @@ def _ratio_name(record: dict | None) -> str | None:
     return None if record is None else _RATIOS.get(record["transform"])
 
 
-def _units(tree: xr.DataTree, d: int) -> dict | None:
-    """(x_center, x_scale, y_center, y_scale) of the public preprocessing, when the fit records one."""
+#: The scales a summary can be on.
+SCALES = ("original", "fitted")
+
+
+def _units(tree: xr.DataTree, d: int) -> tuple[dict | None, bool]:
+    """The public preprocessing to undo, (x_center, x_scale, y_center, y_scale), when the fit
+    records one that maps a row to the fitted scale; and whether it records a map at all."""
     recorded = recorded_preprocessing(tree)
     if recorded is None:
-        return None
+        return None, False
     center = np.asarray(recorded["x_center"], dtype=np.float64)
     scale = np.asarray(recorded["x_scale"], dtype=np.float64)
     if center.shape != (d,) or scale.shape != (d,):
-        return None  # a batched or per-cell fit: no single set of original units
+        return None, True  # a batched or per-cell fit: no single set of original units
     y_center = float(recorded.get("y_center", 0.0))
     y_scale = float(recorded.get("y_scale", 1.0))
     if np.all(center == 0.0) and np.all(scale == 1.0) and y_center == 0.0 and y_scale == 1.0:
-        return None  # fitted on the original units
-    return {"x_center": center, "x_scale": scale, "y_center": y_center, "y_scale": y_scale}
+        return None, False  # fitted on the original units
+    return {"x_center": center, "x_scale": scale, "y_center": y_center, "y_scale": y_scale}, True
 
 
 def _coefficient_draws(posterior: xr.Dataset) -> xr.Dataset:
@@ -98,24 +105,36 @@ def _original_units(draws: xr.Dataset, units: dict) -> xr.Dataset:
     return xr.Dataset(out)
 
 
-def fit_summary(idata, *, prob: float = 0.95) -> pd.DataFrame:
+def fit_summary(idata, *, prob: float = 0.95, scale: str = "original") -> pd.DataFrame:
     """The coefficients of a pm_private fit, a row each, in the layout of lifelines' ``print_summary``.
+
+    Every column is on one scale, ``attrs["scale"]``:
+
+    ``"original"`` (the default)
+        the release's original units: where the release recorded a public preprocessing
+        x̃ = (x − c)/s, ỹ = (y − c_y)/s_y, each draw is mapped back, β_orig = s_y·β/s and
+        α_orig = c_y + s_y·(α − Σⱼ βⱼcⱼ/sⱼ) (the regression of y on x for rows inside the
+        release's bounds), so a slope is per unit of its feature; without one the fitted scale
+        is the original one;
+    ``"fitted"``
+        the public scale the model was fitted on (a slope per x_scale of its feature).  A
+        batched or per-cell preprocessing has no single set of original units, so its summary is
+        on this scale whatever ``scale`` asks.
 
     Columns:
 
     ``coef``, ``se(coef)``, ``coef lower 95%``, ``coef upper 95%``
-        posterior mean, sd and equal-tailed credible interval on the scale the model was fitted
-        on (the public, preprocessed covariates and response);
-    ``coef (original)``, ``lower 95% (original)``, ``upper 95% (original)``
-        the same in the original units, when the release recorded a public preprocessing
-        x̃ = (x − c)/s, ỹ = (y − c_y)/s_y: β_orig = s_y·β/s and α_orig = c_y + s_y·(α − Σⱼ βⱼcⱼ/sⱼ),
-        draw by draw (the regression of y on x for rows inside the release's bounds);
+        posterior mean, sd and equal-tailed credible interval;
     ``exp(coef)``, ``exp(coef) lower 95%``, ``exp(coef) upper 95%``
         for families whose exp(β) is read as a ratio (odds ratios of the logistic model, rate
         ratios of the Poisson model, hazard ratios of the survival models, time ratios of the
-        Weibull model; in original units where they exist); ``attrs["ratio"]`` names it;
+        Weibull model; ``attrs["ratio"]`` names it): exp of the ``coef`` column and of its
+        interval's bounds, as lifelines prints exp of its point estimate.  The bounds are the
+        equal-tailed interval of exp(β) itself (exp is increasing); the posterior mean of exp(β)
+        is larger than exp(coef) (Jensen's inequality) and is not shown;
     ``r_hat``, ``ess_bulk``, ``ess_tail``
-        ArviZ's rank-normalised R̂ and effective sample sizes (Vehtari et al. 2021).
+        ArviZ's rank-normalised R̂ and effective sample sizes (Vehtari et al. 2021) of the
+        coefficients on the table's scale.
 
     Parameters
     ----------
@@ -124,20 +143,25 @@ def fit_summary(idata, *, prob: float = 0.95) -> pd.DataFrame:
         ``constant_data``).
     prob : float, default 0.95
         The probability of the intervals, in (0, 1).
+    scale : {"original", "fitted"}, default "original"
+        The scale of the coefficients (above).
 
     Returns
     -------
     pandas.DataFrame
         One row per coefficient (``intercept``, ``beta[<feature>]``); ``attrs``: ``family``,
-        ``release`` (the kind the model recorded), ``ratio``, ``prob``.
+        ``release`` (the kind the model recorded), ``ratio``, ``prob``, ``scale``
+        (``"original"`` or ``"fitted"``, the scale of the table) and ``preprocessed`` (whether the
+        fit recorded a public preprocessing that is not the identity).
 
     Raises
     ------
     TypeError
         If ``idata`` is not a DataTree with a posterior.
     ValueError
-        If ``prob`` is not in (0, 1), or the posterior has no coefficients, is batched or holds
-        NaN or infinite coefficient draws (named in the message).
+        If ``prob`` is not in (0, 1), ``scale`` is not one of the scales, or the posterior has no
+        coefficients, is batched or holds NaN or infinite coefficient draws (named in the
+        message).
 
     Examples
     --------
@@ -156,35 +180,26 @@ def fit_summary(idata, *, prob: float = 0.95) -> pd.DataFrame:
     import arviz as az
 
     prob = check_fraction("prob", prob, closed=False)
+    if not isinstance(scale, str) or scale not in SCALES:
+        raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
     tree = _tree(idata)
-    posterior = tree["posterior"].dataset
-    draws = _coefficient_draws(posterior)
+    draws = _coefficient_draws(tree["posterior"].dataset)
     record = recorded_fit(tree)
+    units, preprocessed = _units(tree, sum(name.startswith("beta[") for name in draws.data_vars))
+    if units is not None and scale == "original":
+        draws = _original_units(draws, units)
+    elif preprocessed:
+        scale = "fitted"
     percent = f"{100 * prob:g}%"
-    options = {"ci_kind": "eti", "ci_prob": prob, "round_to": "none"}
-    bounds = [f"eti{100 * prob:g}_lb", f"eti{100 * prob:g}_ub"]
-    stats = az.summary(draws, kind="stats", **options)
-    columns = {
-        "coef": stats["mean"],
-        "se(coef)": stats["sd"],
-        f"coef lower {percent}": stats[bounds[0]],
-        f"coef upper {percent}": stats[bounds[1]],
-    }
-    units = _units(tree, sum(name.startswith("beta[") for name in draws.data_vars))
-    scaled = draws
-    if units is not None:
-        scaled = _original_units(draws, units)
-        original = az.summary(scaled, kind="stats", **options).reindex(stats.index)
-        columns["coef (original)"] = original["mean"]
-        columns[f"lower {percent} (original)"] = original[bounds[0]]
-        columns[f"upper {percent} (original)"] = original[bounds[1]]
+    stats = az.summary(draws, kind="stats", ci_kind="eti", ci_prob=prob, round_to="none")
+    lower, upper = stats[f"eti{100 * prob:g}_lb"], stats[f"eti{100 * prob:g}_ub"]
+    columns = {"coef": stats["mean"], "se(coef)": stats["sd"]}
+    columns.update({f"coef lower {percent}": lower, f"coef upper {percent}": upper})
     ratio = _ratio_name(record)
     if ratio is not None:
-        ratios = az.summary(np.exp(scaled), kind="stats", **options).reindex(stats.index)
-        columns["exp(coef)"] = ratios["mean"]
-        columns[f"exp(coef) lower {percent}"] = ratios[bounds[0]]
-        columns[f"exp(coef) upper {percent}"] = ratios[bounds[1]]
-    diagnostics = az.summary(draws, kind="diagnostics", round_to="none")
+        columns["exp(coef)"] = np.exp(stats["mean"])
+        columns.update({f"exp(coef) lower {percent}": np.exp(lower), f"exp(coef) upper {percent}": np.exp(upper)})
+    diagnostics = az.summary(draws, kind="diagnostics", round_to="none").reindex(stats.index)
     for key in ("r_hat", "ess_bulk", "ess_tail"):
         columns[key] = diagnostics[key]
     table = pd.DataFrame(columns).astype(np.float64)
@@ -194,6 +209,8 @@ def fit_summary(idata, *, prob: float = 0.95) -> pd.DataFrame:
         release=None if record is None else record["release"],
         ratio=ratio,
         prob=prob,
+        scale=scale,
+        preprocessed=preprocessed,
     )
     return table
 
@@ -239,14 +256,91 @@ def _clip_lines(release, parts: list) -> list[str]:
     return []
 
 
-def print_summary(idata, release=None, *, prob: float = 0.95, decimals: int = 3, file=None) -> None:
+#: The widest line :func:`print_summary` writes (a terminal's 100 columns).
+WIDTH = 100
+
+
+def _scale_line(table: pd.DataFrame) -> str:
+    """What the coefficients of ``table`` are per, in words."""
+    if not table.attrs["preprocessed"]:
+        return "the features as released (no public preprocessing recorded)"
+    if table.attrs["scale"] == "original":
+        return "original units (public centring and scaling undone): slopes per unit of each feature"
+    return "the public scale fitted on, (x − x_center)/x_scale: slopes per x_scale of each feature"
+
+
+def _as_text(table: pd.DataFrame, decimals: int) -> pd.DataFrame:
+    """The cells as text: effective sample sizes as whole draws, the rest to ``decimals``."""
+    text = {}
+    for column in table.columns:
+        values = table[column].to_numpy()
+        if column.startswith("ess_"):
+            text[column] = [str(int(v)) if np.isfinite(v) else "nan" for v in values]
+        else:
+            text[column] = [f"{v:.{decimals}f}" for v in values]
+    return pd.DataFrame(text, index=table.index)
+
+
+def _blocks(text: pd.DataFrame, width: int = WIDTH) -> list[str]:
+    """The table in blocks of whole column groups (coef, exp(coef), diagnostics), each at most
+    ``width`` wide where its row labels allow: as lifelines prints its columns in two sets."""
+    groups: dict[str, list[str]] = {}
+    for column in text.columns:
+        key = (
+            "exp" if column.startswith("exp(") else "diagnostics" if column in ("r_hat", "ess_bulk", "ess_tail") else ""
+        )
+        groups.setdefault(key, []).append(column)
+
+    def render(columns: list[str]) -> list[str]:  # two spaces before each column
+        table = text[columns].to_string(col_space={column: len(column) + 1 for column in columns})
+        return [line.rstrip() for line in table.splitlines()]
+
+    def fits(columns: list[str]) -> bool:
+        return max(len(line) for line in render(columns)) <= width
+
+    blocks: list[list[str]] = [[]]
+    for group in groups.values():
+        if blocks[-1] and not fits(blocks[-1] + group):
+            blocks.append([])
+        if fits(blocks[-1] + group):
+            blocks[-1] += group
+            continue
+        for column in group:  # a group too wide for a block of its own is cut where it must be
+            if blocks[-1] and not fits(blocks[-1] + [column]):
+                blocks.append([])
+            blocks[-1].append(column)
+    return ["\n".join(render(block)) for block in blocks]
+
+
+def _header(lines: list[tuple[str, str]], width: int = WIDTH) -> list[str]:
+    """``key = value`` lines, keys right-aligned, long values wrapped under their start."""
+    indent = max(len(key) for key, _ in lines) + 3
+    return [
+        textwrap.fill(
+            value,
+            width,
+            initial_indent=f"{key:>{indent - 3}} = ",
+            subsequent_indent=" " * indent,
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        for key, value in lines
+    ]
+
+
+def print_summary(
+    idata, release=None, *, prob: float = 0.95, scale: str = "original", decimals: int = 3, file=None
+) -> None:
     """Print :func:`fit_summary` under a header, as lifelines' fitters' ``print_summary`` does.
 
     The header names the model (family and builder), the release kind it was fitted to, the
     draws and divergences, and, when ``release`` is given, its mechanism, (ε, δ), neighbour
     relation, n, public bounds and clipping (what the release's ``clip_lines()`` says: the linear
     releases' estimated clipped fractions, the survival regression's projected share; other
-    releases do not release their clip counts).
+    releases do not release their clip counts), then the scale of the coefficients and what
+    exp(coef) is.  The table follows in blocks of whole column groups (coef; exp(coef);
+    R̂ and ESS), each at most 100 columns wide unless a row label alone is wider; effective
+    sample sizes are printed as whole draws.
 
     Parameters
     ----------
@@ -256,10 +350,17 @@ def print_summary(idata, release=None, *, prob: float = 0.95, decimals: int = 3,
         What the model was fitted to (a release, or ``LinearStats``).
     prob : float, default 0.95
         The probability of the intervals.
+    scale : {"original", "fitted"}, default "original"
+        The scale of the coefficients (:func:`fit_summary`).
     decimals : int, default 3
         Decimals of the table.
     file : file-like, optional
         Where to print (default ``sys.stdout``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For the reasons of :func:`fit_summary`.
 
     Examples
     --------
@@ -274,7 +375,7 @@ def print_summary(idata, release=None, *, prob: float = 0.95, decimals: int = 3,
     ...                       nuts_sampler="pymc")  # doctest: +SKIP
     >>> print_summary(idata, stats)  # doctest: +SKIP
     """
-    table = fit_summary(idata, prob=prob)
+    table = fit_summary(idata, prob=prob, scale=scale)
     tree = _tree(idata)
     family = table.attrs["family"]
     builder = registered_families().get(family)
@@ -288,12 +389,13 @@ def print_summary(idata, release=None, *, prob: float = 0.95, decimals: int = 3,
     lines.append(("draws", draws))
     if release is not None:
         lines.extend(_release_lines(release))
+    lines.append(("scale", _scale_line(table)))
     if table.attrs["ratio"]:
-        lines.append(("exp(coef)", table.attrs["ratio"]))
+        lines.append(("exp(coef)", f"{table.attrs['ratio']}: exp of coef and of its interval's bounds"))
+    lines.append(("intervals", f"{100 * table.attrs['prob']:g}% equal-tailed credible intervals"))
     out = sys.stdout if file is None else file
-    width = max(len(key) for key, _ in lines)
     print("<pm_private fit summary>", file=out)
-    for key, value in lines:
-        print(f"{key:>{width}} = {value}", file=out)
+    for line in _header(lines):
+        print(line, file=out)
     print("---", file=out)
-    print(table.round(decimals).to_string(), file=out)
+    print("\n\n".join(_blocks(_as_text(table, decimals))), file=out)

@@ -5,7 +5,10 @@ unchanged (in this process, so PyTensor uses the suite's compile cache) and its 
 checked.  The first two shell commands are what ``.ci/run`` and new users run; they must not drift.
 """
 
+import ast
+import builtins
 import re
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -101,3 +104,61 @@ def test_an_example_block_runs_on_its_own_within_its_budget(name, capsys):
     if name == "pSGLD":
         assert namespace["budget"].spent.epsilon == pytest.approx(1.0)
         assert namespace["release"]["posterior"]["f"].shape == (1, 10, 8)
+
+
+def _free_names(code: str) -> set[str]:
+    """Names a block reads but neither imports, assigns, defines nor finds among the builtins."""
+    bound, loaded = set(dir(builtins)), set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            bound |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return loaded - bound
+
+
+def test_every_python_block_has_its_own_imports():
+    """A reader copies one block: every name it reads is imported or assigned in it."""
+    blocks = _blocks("python")
+    assert len(blocks) >= 6
+    for block in blocks:
+        assert not _free_names(block), (_free_names(block), block[:200])
+
+
+def test_the_ledger_block_runs_on_its_own(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (code,) = [b for b in _blocks("python") if "PrivacyAccountant.open(" in b and "Client" not in b]
+    exec(compile(code, "README.md (ledger)", "exec"), {"__name__": "__readme__"})
+    assert (tmp_path / "budget.ledger").exists() and "Cost(" in capsys.readouterr().out
+
+
+def test_the_readme_shows_the_check_and_the_plot_from_the_top_level():
+    import pm_private
+
+    imported = set()
+    for block in _blocks("python"):
+        for node in ast.walk(ast.parse(block)):
+            if isinstance(node, ast.ImportFrom) and node.module == "pm_private":
+                imported |= {alias.name for alias in node.names}
+    for name in ("release_check", "plot_survival_function"):
+        assert name in imported and name in pm_private._NAMES and callable(getattr(pm_private, name))
+
+
+def test_model_to_graphviz_works_from_the_extra_the_readme_names():
+    import pymc as pm
+
+    import pm_private as pp
+
+    (extra,) = re.findall(r'pip install "\.\[(\w+)\]"\s+# graphviz', README)
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert any(r.startswith("graphviz") for r in project["optional-dependencies"][extra])
+    assert not any(r.startswith("graphviz") for r in project["dependencies"])  # not a base dependency
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(300, 2)), rng.uniform(size=300) < 0.4
+    release = pp.release_logistic_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=3.0, rng=0)
+    graph = pm.model_to_graphviz(pp.logistic_model(release, feature_names=["age", "dose"]))
+    assert "beta" in graph.source and "x_sd" in graph.source and "feature (2)" in graph.source

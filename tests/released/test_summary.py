@@ -33,28 +33,30 @@ def _draws(mean, sd, shape=()):
     return RNG.normal(mean, sd, size=(2, 500, *shape))
 
 
-def test_original_units_and_ratios_are_the_draws_transformed():
-    alpha, beta = _draws(0.3, 0.1), _draws([0.5, -1.0], 0.05, (2,))
+def _logistic_tree(alpha, beta, center, scale, names=("a", "b")):
     posterior = {
         "beta": (("chain", "draw", "feature"), beta),
         "intercept": (("chain", "draw"), alpha),
         "x_mean": (("chain", "draw", "feature"), _draws(0.0, 1.0, (2,))),
     }
+    tree = _tree(posterior, {"x_center": center, "x_scale": scale}, "logistic", "logit")
+    tree["posterior"] = tree["posterior"].dataset.assign_coords(feature=list(names))
+    return tree
+
+
+def test_original_units_and_ratios_are_the_draws_transformed():
+    alpha, beta = _draws(0.3, 0.1), _draws([0.5, -1.0], 0.05, (2,))
     center, scale = np.array([1.0, 10.0]), np.array([2.0, 5.0])
-    tree = _tree(
-        posterior | {},
-        {"x_center": center, "x_scale": scale},
-        "logistic",
-        "logit",
-    )
-    tree["posterior"] = tree["posterior"].dataset.assign_coords(feature=["a", "b"])
-    table = fit_summary(tree, prob=0.9)
+    table = fit_summary(_logistic_tree(alpha, beta, center, scale), prob=0.9)
     assert table.index.tolist() == ["intercept", "beta[a]", "beta[b]"]  # nuisance (x_mean) left out
+    assert table.attrs["scale"] == "original" and table.attrs["preprocessed"]
     slopes = beta / scale
     original_alpha = alpha - slopes @ center
-    np.testing.assert_allclose(table.loc["beta[b]", "coef"], beta[..., 1].mean())
-    np.testing.assert_allclose(table.loc["beta[b]", "coef (original)"], slopes[..., 1].mean())
-    np.testing.assert_allclose(table.loc["intercept", "coef (original)"], original_alpha.mean())
+    np.testing.assert_allclose(table.loc["beta[b]", "coef"], slopes[..., 1].mean())
+    np.testing.assert_allclose(table.loc["intercept", "coef"], original_alpha.mean())
+    np.testing.assert_allclose(
+        table.loc["beta[a]", ["coef lower 90%", "coef upper 90%"]], np.quantile(slopes[..., 0], [0.05, 0.95]), rtol=1e-6
+    )
     np.testing.assert_allclose(
         table.loc["beta[a]", ["exp(coef) lower 90%", "exp(coef) upper 90%"]],
         np.quantile(np.exp(slopes[..., 0]), [0.05, 0.95]),
@@ -64,11 +66,57 @@ def test_original_units_and_ratios_are_the_draws_transformed():
     assert (table["r_hat"] < 1.05).all() and (table["ess_bulk"] > 200).all()
 
 
-def test_identity_link_without_preprocessing_has_neither_ratio_nor_original_units():
+def test_exp_coef_is_exp_of_the_coef_printed_on_the_same_scale():
+    """exp(coef) is exp of the coef column beside it (lifelines: exp of the point estimate), not
+    the posterior mean of exp(β) on another scale; its bounds are exp of coef's."""
+    alpha, beta = _draws(-1.0, 0.05, ()), _draws([0.46, -0.47], 0.06, (2,))
+    center, scale = np.array([50.0, 27.0]), np.array([9.0, 4.6])
+    tree = _logistic_tree(alpha, beta, center, scale)
+    for requested, slopes in (("original", beta / scale), ("fitted", beta)):
+        table = fit_summary(tree, scale=requested)
+        assert table.attrs["scale"] == requested
+        np.testing.assert_allclose(table.loc["beta[a]", "coef"], slopes[..., 0].mean())
+        np.testing.assert_allclose(table["exp(coef)"], np.exp(table["coef"]))
+        np.testing.assert_allclose(table["exp(coef) lower 95%"], np.exp(table["coef lower 95%"]))
+        np.testing.assert_allclose(table["exp(coef) upper 95%"], np.exp(table["coef upper 95%"]))
+    with pytest.raises(ValueError, match="scale must be one of"):
+        fit_summary(tree, scale="public")
+
+
+def test_printed_table_fits_100_columns_with_integer_ess_and_names_its_scale():
+    alpha, beta = _draws(-1.0, 0.05, ()), _draws([0.46, -0.47], 0.06, (2,))
+    tree = _logistic_tree(alpha, beta, np.array([50.0, 27.0]), np.array([9.0, 4.6]))
+    out = io.StringIO()
+    print_summary(tree, file=out)
+    text = out.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= 100, text
+    flat = " ".join(text.split())  # the header wraps its long lines
+    assert "scale = original units (public centring and scaling undone): slopes per unit of each feature" in flat
+    assert "exp(coef) = odds ratio: exp of coef" in flat
+    table = fit_summary(tree)
+    rows = [line.split() for line in text.splitlines() if line.startswith("beta[a]")]
+    printed = dict(zip(["coef", "se(coef)", "lower", "upper"], map(float, rows[0][1:5]), strict=True))
+    assert printed["coef"] == pytest.approx(table.loc["beta[a]", "coef"], abs=5e-4)
+    assert rows[1][-2:] == [str(int(table.loc["beta[a]", key])) for key in ("ess_bulk", "ess_tail")]
+    assert float(rows[1][1]) == pytest.approx(np.exp(printed["coef"]), abs=2e-3)  # exp(coef) of the printed coef
+    out = io.StringIO()
+    print_summary(tree, scale="fitted", file=out)
+    assert "scale = the public scale fitted on, (x − x_center)/x_scale" in " ".join(out.getvalue().split())
+    long = ("systolic_blood_pressure_at_enrolment", "body_mass_index_at_enrolment")
+    out = io.StringIO()
+    print_summary(_logistic_tree(alpha, beta, np.array([50.0, 27.0]), np.array([9.0, 4.6]), long), file=out)
+    assert max(len(line) for line in out.getvalue().splitlines()) <= 100, out.getvalue()
+    assert out.getvalue().count("beta[systolic_blood_pressure_at_enrolment]") == 3  # three blocks
+
+
+def test_identity_link_without_preprocessing_has_no_ratio():
     tree = _tree({"beta": (("chain", "draw", "feature"), _draws(1.0, 0.1, (3,)))}, {}, "linear", "identity")
     table = fit_summary(tree)
-    assert "exp(coef)" not in table and "coef (original)" not in table
+    assert "exp(coef)" not in table and table.attrs["scale"] == "original" and not table.attrs["preprocessed"]
     assert table.attrs["ratio"] is None and len(table) == 3
+    out = io.StringIO()
+    print_summary(tree, file=out)
+    assert "scale = the features as released (no public preprocessing recorded)" in " ".join(out.getvalue().split())
 
 
 def test_bad_input_is_refused():
@@ -97,7 +145,8 @@ def test_print_summary_header_states_the_release():
     )
     out = io.StringIO()
     print_summary(tree, release, file=out)
-    text = out.getvalue()
+    text = " ".join(out.getvalue().split())  # the header wraps its long lines
+    assert max(len(line) for line in out.getvalue().splitlines()) <= 100
     assert "ε = 0.5, δ = 1e-06" in text and "not private" in text  # a seeded release says so
     assert release.mechanism in text and "n = 600 (public)" in text
     assert "x_bound = 3" in text and "count is not released" in text
