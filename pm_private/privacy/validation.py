@@ -440,13 +440,7 @@ def align_columns(X, names) -> np.ndarray:
         If ``X`` is a data frame whose columns are not the recorded names (naming the missing and
         the unknown ones), or its number of columns is not the number of names.
     """
-    columns = column_names(X)
-    labels = getattr(X, "columns", None)
-    if names is not None and columns is None and labels is not None and not isinstance(X, np.ndarray):
-        labels = [str(v) for v in labels]
-        repeated = sorted({v for v in labels if labels.count(v) > 1})
-        if repeated:
-            raise ValueError(f"X: the data frame repeats the columns {repeated}; the fit's features are {list(names)}")
+    columns = column_names(X)  # refuses a data frame that repeats a column name
     if names is not None and columns is not None:
         names = [str(v) for v in names]
         missing = [v for v in names if v not in columns]
