@@ -24,11 +24,18 @@ __all__ = [
 FLOAT_MAX = float(np.finfo(np.float64).max)
 
 
-def _check_finite(values: np.ndarray, name: str) -> None:
-    """ValueError naming ``name`` unless every value is finite: the domain of the data, checked on
-    the original scale, where no public constant can move it (no row or count is named)."""
+def _saturated_affine(values: np.ndarray, center, scale, name: str) -> np.ndarray:
+    """(values − center)/scale in place, saturated at ±``FLOAT_MAX``, after a ValueError naming
+    ``name`` unless every value is finite: the domain of the data, checked on the original scale,
+    where no public constant can move it (no row or count is named).  None: no centre or scale."""
     if not np.isfinite(values).all():
         raise ValueError(f"{name} must be finite (no NaN or inf)")
+    with np.errstate(over="ignore"):
+        if center is not None:
+            values -= center
+        if scale is not None:
+            values /= scale
+    return np.clip(values, -FLOAT_MAX, FLOAT_MAX, out=values)
 
 
 def preprocess(X, *, center=None) -> np.ndarray:
@@ -270,13 +277,7 @@ class Preprocessing:
         for name, value in (("x_center", self.x_center), ("x_scale", self.x_scale)):
             if value is not None and value.ndim == 1 and value.shape[0] != A.shape[1]:
                 raise ValueError(f"{name} has length {value.shape[0]}, X has {A.shape[1]} columns")
-        _check_finite(A, "X")
-        with np.errstate(over="ignore"):
-            if self.x_center is not None:
-                A -= self.x_center
-            if self.x_scale is not None:
-                A /= self.x_scale
-        return np.clip(A, -FLOAT_MAX, FLOAT_MAX, out=A)
+        return _saturated_affine(A, self.x_center, self.x_scale, "X")
 
     def transform_y(self, y) -> np.ndarray:
         """(y − y_center)/y_scale, saturated at ±``FLOAT_MAX`` as :meth:`transform_x` is.
@@ -296,11 +297,7 @@ class Preprocessing:
         ValueError
             If ``y`` is not finite.
         """
-        b = np.array(y, dtype=np.float64, copy=True)
-        _check_finite(b, "y")
-        with np.errstate(over="ignore"):
-            b = (b - self.y_center) / self.y_scale
-        return np.clip(b, -FLOAT_MAX, FLOAT_MAX, out=b)
+        return _saturated_affine(np.array(y, dtype=np.float64, copy=True), self.y_center, self.y_scale, "y")
 
     def inverse_y(self, values) -> np.ndarray:
         """y_center + y_scale·values: predictions back on the original response scale.
