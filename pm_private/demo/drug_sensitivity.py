@@ -50,15 +50,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import linear_stats, release_linear_stats, release_linear_stats_laplace
-from ._engine.threads import single_threaded_blas
-from .datasets import load_gdsc, make_gdsc_like
-from .linear.adaptive_ssp import adassp
-from .linear.bounds import _tune_release
-from .linear.predict import r_squared, spearman
-from .privacy.argtypes import epsilon as epsilon_type
-from .privacy.argtypes import existing_file, nonnegative_int, output_folder, positive_int
-from .released.preprocessing import preprocess
+from .. import linear_stats, release_linear_stats, release_linear_stats_laplace
+from .._engine.threads import single_threaded_blas
+from ..datasets import load_gdsc, make_gdsc_like
+from ..linear.adaptive_ssp import adassp
+from ..linear.bounds import _tune_release
+from ..linear.predict import r_squared, spearman
+from ..privacy.argtypes import epsilon as epsilon_type
+from ..privacy.argtypes import existing_file, nonnegative_int, output_folder, positive_int
+from ..released.preprocessing import preprocess
 
 METHODS = ("non-private LR", "robust private LR", "private LR (no projection)", "noise-aware private LR", "AdaSSP")
 ADASSP_DELTA = 1e-5
@@ -171,8 +171,8 @@ def run_experiment(
     # The C backend warns that it found no BLAS to link; these graphs are d×d with d ≈ 10.
     warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
 
-    from .linear.model import linear_model, set_linear_stats
-    from .sampling.advi import RefittableADVI
+    from ..linear.model import linear_model, set_linear_stats
+    from ..sampling.advi import RefittableADVI
 
     unknown = sorted(set(methods) - set(METHODS))
     if unknown or not methods:
@@ -286,7 +286,7 @@ def calibration_study(
     import arviz as az
     import pymc as pm
 
-    from .linear.model import linear_model, set_linear_stats
+    from ..linear.model import linear_model, set_linear_stats
 
     rng = np.random.default_rng(seed)
     hits = {True: [], False: []}
