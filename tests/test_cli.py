@@ -198,7 +198,7 @@ def test_fit_writes_posterior_and_summary(data, capsys):
     assert posterior["posterior"]["beta"].shape == (1, 100, 3)
     assert list(posterior["posterior"]["feature"].values) == ["a", "b", "c"]
     summary = pd.read_csv(data / "s.csv", index_col=0)
-    assert "beta[a]" in summary.index and summary.loc["beta[a]", "mean"] > 0.2
+    assert "beta[a]" in summary.index and summary.loc["beta[a]", "coef"] > 0.2
     shown = capsys.readouterr().out
     assert "divergent draws:" in shown and "clipping changed about" in shown
 

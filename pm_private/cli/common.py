@@ -310,7 +310,7 @@ def print_linear_report(stats) -> None:
 def print_glm_report(stats) -> None:
     """What a GLM release says about itself: its noise against the sampling spread of Σ y·x, and the
     covariate law its model assumes."""
-    from ..released.glm import glm_signal_to_noise, glm_signal_to_noise_warning
+    from ..released.glm import PUBLIC_ROWS, glm_signal_to_noise, glm_signal_to_noise_warning, resolve_x_sample
 
     figures = glm_signal_to_noise(stats)
     print(
@@ -320,10 +320,18 @@ def print_glm_report(stats) -> None:
     message = glm_signal_to_noise_warning(figures)
     if message is not None:
         print(f"warning: {message}")
-    print(
-        "note: the model takes the covariates to be Gaussian; on binary or skewed covariates its intervals "
-        "miss the coefficients more often as n grows (give public covariate rows as x_sample to the model)"
-    )
+    rows = resolve_x_sample(PUBLIC_ROWS, stats)
+    if rows is None:
+        print(
+            "note: the model takes the covariates to be Gaussian; on binary or skewed covariates its intervals "
+            "miss the coefficients more often as n grows (release with --standardize-from public rows, or give "
+            "public covariate rows as x_sample to the model in Python)"
+        )
+    else:
+        print(
+            f"note: the model takes the covariates' law from the {len(rows)} public rows the release kept "
+            "(--standardize-from), moved onto the fitted mean and covariance"
+        )
 
 
 def print_survival_report(stats) -> None:

@@ -3,9 +3,12 @@
 logistic or Poisson regression on degree-2 GLM statistics (Kulkarni et al. 2021), or a
 piecewise-exponential survival model of an exit table.  Writes the
 posterior as netCDF, whose attributes record the release's ε, δ, mechanism, the release file's
-SHA-256 and the library version, and a summary CSV.
+SHA-256 and the library version, and the coefficients' summary (``fit_summary``, printed as
+``print_summary`` prints it) as CSV.
 
-Each kind of release that can be fitted is one entry of :data:`FAMILIES`."""
+The kinds of release it fits are those of the family registry (:mod:`pm_private.families`): each
+family object names its model builder, its NUTS start and what the
+posterior file records."""
 
 from __future__ import annotations
 
@@ -14,109 +17,11 @@ import hashlib
 import json
 import math
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
+from ..families import released_families
 from ..privacy import argtypes as types
-from .common import load
-
-
-@dataclass(frozen=True)
-class Family:
-    """How ``pm-private fit`` fits one kind of release.
-
-    Attributes
-    ----------
-    name : str
-        The regression, in help and error messages ("linear", "logistic", ...).
-    command : str
-        The ``pm-private release`` subcommand that writes such releases.
-    model : str
-        Import path (``"module:function"``) of the model builder, called with the release and the
-        feature names inside the model context.
-    variables : tuple of str
-        The posterior variables of the summary table.
-    laplace : bool
-        True: NUTS starts at the posterior mode, its dense mass matrix at the Laplace approximation
-        there (far fewer leapfrog steps than a dense adaptation from the identity); False: PyMC's
-        own initialisation.
-    description : str
-        The posterior file's ``model`` attribute.
-    constants : tuple of str
-        Public preprocessing constants of the release copied, as JSON, to the posterior file's
-        attributes (for predictions on new rows).
-    report : str or None
-        Import path of a function of the release printed after the summary, or None.
-    features : bool
-        Whether the model builder takes the release's ``feature_names``.
-    """
-
-    name: str
-    command: str
-    model: str
-    variables: tuple[str, ...]
-    laplace: bool
-    description: str
-    constants: tuple[str, ...] = ()
-    report: str | None = None
-    features: bool = True
-
-
-#: The releases ``pm-private fit`` can fit, by the kind of their release-file entry.
-FAMILIES = {
-    "linear_stats": Family(
-        name="linear",
-        command="linear-stats",
-        model="pm_private.linear.model:linear_model",
-        variables=("intercept", "beta", "noise_precision", "prior_precision"),
-        laplace=False,
-        description="noise-aware Bayesian linear regression on released sufficient statistics "
-        "(Bernstein & Sheldon 2019; Honkela et al. 2018)",
-        report="pm_private.cli.common:print_linear_report",
-    ),
-    "logistic_stats": Family(
-        name="logistic",
-        command="logistic-stats",
-        model="pm_private.logistic.model:logistic_model",
-        variables=("beta", "intercept"),
-        laplace=True,
-        description="noise-aware Bayesian logistic regression on released degree-2 statistics "
-        "(Kulkarni et al. 2021; Bernstein & Sheldon 2019)",
-        constants=("x_center", "x_scale"),
-        report="pm_private.cli.common:print_glm_report",
-    ),
-    "poisson_stats": Family(
-        name="Poisson",
-        command="poisson-stats",
-        model="pm_private.poisson.model:poisson_model",
-        variables=("beta", "intercept"),
-        laplace=True,
-        description="noise-aware Bayesian Poisson regression on released degree-2 statistics "
-        "(Kulkarni et al. 2021; Bernstein & Sheldon 2019)",
-        constants=("x_center", "x_scale"),
-        report="pm_private.cli.common:print_glm_report",
-    ),
-    "survival_stats": Family(
-        name="survival",
-        command="survival",
-        model="pm_private.survival.exits.model:survival_model",
-        variables=("beta", "baseline"),
-        laplace=False,
-        description="noise-aware piecewise-exponential proportional-hazards model of a released exit table",
-        report="pm_private.cli.common:print_survival_report",
-        features=False,
-    ),
-    "survival_regression_stats": Family(
-        name="survival_regression",
-        command="survival-regression",
-        model="pm_private.survival.regression.model:survival_regression_model",
-        variables=("beta", "hazard_ratio"),
-        laplace=True,
-        description="noise-aware piecewise-exponential proportional-hazards regression on a released exit table "
-        "with covariate moments",
-        constants=("x_center", "x_scale"),
-    ),
-}
+from ..released.family import Family
 
 
 def _either(words: list[str]) -> str:
@@ -132,11 +37,12 @@ def add_parser(subparsers) -> None:
     subparsers : argparse._SubParsersAction
         The subcommands of ``pm-private``; the new parser's ``run`` default fits the release.
     """
-    first, *others = (family.command for family in FAMILIES.values())
+    families = released_families().values()
+    first, *others = (family.command for family in families)
     written = _either([f"'pm-private release {first}'", *(f"'{command}'" for command in others)])
     parser = subparsers.add_parser(
         "fit",
-        help=f"Bayesian {_either([family.name for family in FAMILIES.values()])} regression on a release file's statistics",
+        help=f"Bayesian {_either([family.title for family in families])} on a release file's statistics",
         description="NUTS on the noise-aware regression model of released sufficient statistics (Bernstein & Sheldon 2019; "
         "the release's noise scales enter the likelihood); no budget is spent.  The posterior file's attributes record "
         "the release's ε, δ, mechanism, the release file's SHA-256 and the library version.",
@@ -183,15 +89,16 @@ def add_parser(subparsers) -> None:
 def _choose_entry(parser, args, entries: list[dict]) -> int:
     """The position of the release to fit; a usage error that says what the file holds when it
     holds none that can be fitted (or several and no ``--index``)."""
-    candidates = [i for i, e in enumerate(entries) if e["kind"] in FAMILIES]
+    families = released_families()
+    candidates = [i for i, e in enumerate(entries) if e["kind"] in families]
     if not candidates:
         held = "; ".join(
             f"{i}: {e['kind']} ({e.get('mechanism', '?')}), outputs {', '.join(e.get('outputs', {})) or 'none'}"
             for i, e in enumerate(entries)
         )
         fitted = "; ".join(
-            f"{family.name} regression on kind {kind!r}, written by 'pm-private release {family.command}'"
-            for kind, family in FAMILIES.items()
+            f"{family.title} on kind {kind!r}, written by 'pm-private release {family.command}'"
+            for kind, family in families.items()
         )
         parser.error(
             f"{str(args.release)!r} holds no release that 'pm-private fit' can fit: it fits noise-aware Bayesian "
@@ -304,19 +211,18 @@ def _run(parser, args) -> None:
     # PyMC calls its dense mass-matrix adaptation experimental on every run.
     warnings.filterwarnings("ignore", message="QuadPotentialFullAdapt is an experimental feature")
     logging.getLogger("pytensor.tensor.blas").setLevel(logging.ERROR)
-    import arviz as az
     import pymc as pm
 
     from ..released.sampling import laplace_nuts, laplace_start
+    from ..released.summary import fit_summary, print_summary
 
-    family = FAMILIES[entry["kind"]]
-    model = load(family.model)
+    family = released_families()[entry["kind"]]
     bar = not args.no_progress and sys.stdout.isatty()
     lines = None if args.no_progress or bar else _ProgressLines(args.chains * (args.draws + args.tune))
     compile_kwargs = {"mode": "CVM" if args.backend == "c" else "NUMBA"}
     names = {"feature_names": entry.get("features")} if family.features else {}
-    with model(entry["release"], **names):
-        if family.laplace:
+    with family.builder(entry["release"], **names):
+        if family.start == "laplace":
             step = laplace_nuts(target_accept=args.target_accept, compile_kwargs=compile_kwargs)
             nuts = {"step": step, "initvals": laplace_start(step)}
         else:
@@ -338,11 +244,10 @@ def _run(parser, args) -> None:
         )
     idata.attrs.update(_provenance(args, entry, index, family))
     idata.to_netcdf(posterior, engine="h5netcdf")
-    table = az.summary(idata, var_names=[name for name in family.variables if name in idata["posterior"]])
-    table.to_csv(summary)
-    print(table.to_string())
+    fit_summary(idata).to_csv(summary)
+    print_summary(idata, entry["release"])
     divergent = int(idata["sample_stats"]["diverging"].sum())
     print(f"\ndivergent draws: {divergent} of {args.chains * args.draws}")
     if family.report is not None:
-        load(family.report)(entry["release"])
+        family.report(entry["release"])
     print(f"\nwrote {posterior} and {summary}")

@@ -2,18 +2,18 @@
 statistics of logistic or Poisson regression by the Gaussian mechanism (Kulkarni et al. 2021),
 after a public centre and scale of the features that the release file carries.
 
-Each family is one entry of :data:`FAMILIES`; the parser, the checks, the dry run and the release
-read it."""
+Each family is a registry object (:mod:`pm_private.families`) whose hooks the parser, the checks,
+the dry run and the release read."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..logistic.family import LOGISTIC
+from ..poisson.family import POISSON
 from ..privacy import argtypes as types
+from ..released.family import Family, Hook
 from .common import (
     check_columns,
     dry_run,
-    load,
     numeric,
     open_ledger,
     preprocessing_source,
@@ -26,46 +26,19 @@ from .common import (
     write_release,
 )
 
-
-@dataclass(frozen=True)
-class GlmStats:
-    """A GLM family whose degree-2 statistics ``pm-private release`` can release.
-
-    The other fields are import paths (``"module:name"``, imported when used): the family's noise
-    plan (a function of d and the public arguments, :class:`~pm_private.released.noise_plan.NoisePlan`)
-    and its release function; for a count target clipped to ``--y-bound``, the largest bound it
-    takes (None for a target of labels 0/1 or ±1, which has no y bound).
-    """
-
-    family: str
-    noise_plan: str
-    release: str
-    max_y_bound: str | None = None
-
-    @property
-    def counts(self) -> bool:
-        """Whether the target is a count clipped to ``--y-bound`` (else a 0/1 or ±1 label)."""
-        return self.max_y_bound is not None
+#: The families whose degree-2 statistics ``pm-private release`` releases, by subcommand name.
+GLM_FAMILIES = {family.command: family for family in (LOGISTIC, POISSON)}
+#: The largest count bound of a Poisson release (imported when used).
+_MAX_Y_BOUND = Hook("pm_private.poisson.release:MAX_Y_BOUND")
 
 
-#: The GLM statistics releases by subcommand name.
-FAMILIES = {
-    "logistic-stats": GlmStats(
-        family="logistic",
-        noise_plan="pm_private.logistic.release:logistic_noise_plan",
-        release="pm_private.logistic.release:release_logistic_stats",
-    ),
-    "poisson-stats": GlmStats(
-        family="Poisson",
-        noise_plan="pm_private.poisson.release:poisson_noise_plan",
-        release="pm_private.poisson.release:release_poisson_stats",
-        max_y_bound="pm_private.poisson.release:MAX_Y_BOUND",
-    ),
-}
+def _counts(family: Family) -> bool:
+    """Whether the family's target is a count clipped to ``--y-bound`` (else a 0/1 or ±1 label)."""
+    return family is POISSON
 
 
 def add_parser(subparsers) -> None:
-    """Add one release per entry of :data:`FAMILIES` to the kinds of ``pm-private release``.
+    """Add one release per entry of :data:`GLM_FAMILIES` to the kinds of ``pm-private release``.
 
     Parameters
     ----------
@@ -73,24 +46,21 @@ def add_parser(subparsers) -> None:
         The release kinds (the subparsers of ``pm-private release``); each new parser's ``run``
         default makes the release.
     """
-    for name, stats in FAMILIES.items():
-        family = stats.family
+    for name, family in GLM_FAMILIES.items():
+        counts = _counts(family)
         parser = subparsers.add_parser(
             name,
-            help=f"(ε, δ)-DP degree-2 statistics of {family} regression for the noise-aware model "
-            "(Kulkarni et al. 2021)",
-            description=f"Gaussian release of Σx, Σy, Sxx, Σ y·x of {family} regression "
+            help=f"(ε, δ)-DP degree-2 statistics of {family.title} for the noise-aware model (Kulkarni et al. 2021)",
+            description=f"Gaussian release of Σx, Σy, Sxx, Σ y·x of {family.title} "
             "(Kulkarni et al. 2021; Huggins, Adams & Broderick 2017), rows projected onto the x bound"
-            + (", counts clipped to the y bound" if stats.counts else ", labels 0/1 or ±1")
+            + (", counts clipped to the y bound" if counts else ", labels 0/1 or ±1")
             + ", replace-one neighbours.  Fit it with 'pm-private fit'.",
         )
         release_arguments(parser)
-        parser.add_argument(
-            "--target", required=True, help="count column" if stats.counts else "label column (0/1 or ±1)"
-        )
+        parser.add_argument("--target", required=True, help="count column" if counts else "label column (0/1 or ±1)")
         parser.add_argument("--features", nargs="+", help="feature columns (default: every other column)")
         parser.add_argument("--delta", type=types.delta, required=True, help="δ of the release, spent from the ledger")
-        rule = "poisson_bounds" if stats.counts else "logistic_bounds"
+        rule = "poisson_bounds" if counts else "logistic_bounds"
         parser.add_argument(
             "--x-bound",
             type=types.bound,
@@ -98,7 +68,7 @@ def add_parser(subparsers) -> None:
             help="public bound on the ℓ2 norm of a (preprocessed) row; the library's rule for standardised "
             f"covariates, from n, d, ε and δ (and public rows), is pm_private.{rule} in Python",
         )
-        if stats.counts:
+        if counts:
             parser.add_argument(
                 "--y-bound",
                 type=types.positive_int,
@@ -109,20 +79,20 @@ def add_parser(subparsers) -> None:
         parser.set_defaults(run=_run, command_parser=parser)
 
 
-def _noise_plan(args, stats: GlmStats, d: int):
+def _noise_plan(args, family: Family, d: int):
     """The noise plan of a GLM statistics release: a function of the public arguments and d only
     (ValueError naming an argument the release would refuse)."""
-    bounds = {"y_bound": args.y_bound} if stats.counts else {}
-    return load(stats.noise_plan)(d, epsilon=args.epsilon, delta=args.delta, x_bound=args.x_bound, **bounds)
+    bounds = {"y_bound": args.y_bound} if _counts(family) else {}
+    return family.noise_plan(d, epsilon=args.epsilon, delta=args.delta, x_bound=args.x_bound, **bounds)
 
 
 def _run(parser, args) -> None:
     from ..privacy.validation import check_count
 
-    stats = FAMILIES[args.kind]
-    if stats.counts:
+    family = GLM_FAMILIES[args.kind]
+    if _counts(family):
         try:
-            check_count("--y-bound", args.y_bound, 1, load(stats.max_y_bound))
+            check_count("--y-bound", args.y_bound, 1, _MAX_Y_BOUND.resolve())
         except ValueError as error:
             parser.error(str(error))
     available = table_columns(parser, args)
@@ -131,12 +101,12 @@ def _run(parser, args) -> None:
         parser.error("no feature column: give --features")
     check_columns(parser, args, available, [*features, args.target])
     try:
-        plan = _noise_plan(args, stats, len(features))
+        plan = _noise_plan(args, family, len(features))
     except ValueError as error:
         parser.error(str(error))
     refuse_raw_covariates(parser, args)
     preprocessing = public_preprocessing(parser, args, features, response=False)  # the features only, or None
-    context = _context(args, stats, preprocessing, len(features))
+    context = _context(args, family, preprocessing, len(features))
     if args.dry_run:
         lines = plan.lines()
         if preprocessing is not None:
@@ -147,10 +117,10 @@ def _run(parser, args) -> None:
     X = numeric(parser, frame, features)
     y = numeric(parser, frame, [args.target])[:, 0]
     accountant = open_ledger(parser, args)
-    bounds = {"y_bound": args.y_bound} if stats.counts else {}
+    bounds = {"y_bound": args.y_bound} if _counts(family) else {}
 
     def release():
-        return load(stats.release)(
+        return family.release(
             X,
             y,
             epsilon=args.epsilon,
@@ -164,12 +134,12 @@ def _run(parser, args) -> None:
     write_release(parser, args, accountant, release, features=features, target=args.target, preprocessing=context)
 
 
-def _context(args, stats: GlmStats, preprocessing, d: int) -> dict:
+def _context(args, family: Family, preprocessing, d: int) -> dict:
     """What was done to the rows before the release, with the public constants (for predictions)."""
     context = {
         "rows": "all rows of the file (none dropped; n is public)",
         "features": "as read; rows projected by the mechanism onto the x bound",
-        "target": "counts clipped by the mechanism to the y bound" if stats.counts else "labels as ±1",
+        "target": "counts clipped by the mechanism to the y bound" if _counts(family) else "labels as ±1",
     }
     if preprocessing is not None:
         import numpy as np

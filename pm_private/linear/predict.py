@@ -22,6 +22,7 @@ import pandas as pd
 import xarray as xr
 from scipy import stats
 
+from .._engine.keywords import renamed_keywords
 from ..privacy.primitives import project_rows, row_scale_factors
 from ..privacy.validation import align_columns
 from ..released.family import check_posterior, feature_coords, recorded_preprocessing
@@ -155,12 +156,13 @@ def _feature_names(posterior, var_name: str, stats) -> list[str] | None:
     return feature_coords(posterior) if isinstance(posterior, xr.DataArray) else None
 
 
-def predict_linear(posterior, X, *, var_name: str = "beta", interval: float = 0.9, stats=None) -> pd.DataFrame:
+@renamed_keywords(posterior="idata")
+def predict_linear(idata, X, *, var_name: str = "beta", interval: float = 0.95, stats=None) -> pd.DataFrame:
     """Posterior-predictive mean of the regression function for each row of ``X``, with an
     equal-tailed interval, on the original scales (Honkela et al. 2018, Eq. 8).
 
     ``X`` is on the original covariate scale.  The public preprocessing and the clip bound of
-    the release travel with the fit: when ``posterior`` is the DataTree of a
+    the release travel with the fit: when ``idata`` is the DataTree of a
     :func:`pm_private.linear.model.linear_model` (or ``stats`` is given), each row is
     mapped exactly as the released rows' covariates were, x̃ = clip((x − x_center)/x_scale, ±Bx)
     (or, for a :func:`pm_private.release_linear_stats` release, projected onto the ball
@@ -176,16 +178,16 @@ def predict_linear(posterior, X, *, var_name: str = "beta", interval: float = 0.
 
     Parameters
     ----------
-    posterior : xarray.DataTree, xarray.Dataset, xarray.DataArray or array_like
+    idata : xarray.DataTree, xarray.Dataset, xarray.DataArray or array_like
         Posterior draws of the coefficients (see :func:`beta_draws`).
     X : array_like or pandas.DataFrame, shape (n, d)
         New covariates on the original scale.
     var_name : str, default "beta"
         The name of the coefficient variable.
-    interval : float, default 0.9
+    interval : float, default 0.95
         The probability of the equal-tailed interval, in (0, 1).
     stats : LinearStats, optional
-        The statistics the model was fitted to, to read the transform from when ``posterior``
+        The statistics the model was fitted to, to read the transform from when ``idata``
         does not carry it.
 
     Returns
@@ -200,22 +202,22 @@ def predict_linear(posterior, X, *, var_name: str = "beta", interval: float = 0.
     """
     if not 0 < interval < 1:
         raise ValueError(f"interval must be in (0, 1), got {interval!r}")
-    check_posterior(posterior, LINEAR)
-    draws = _design_draws(posterior, var_name)
+    check_posterior(idata, LINEAR)
+    draws = _design_draws(idata, var_name)
     if not np.isfinite(draws).all():
-        raise ValueError(f"posterior: its {var_name} draws hold NaN or infinite values")
-    transform = prediction_transform(stats if stats is not None else posterior)
+        raise ValueError(f"idata: its {var_name} draws hold NaN or infinite values")
+    transform = prediction_transform(stats if stats is not None else idata)
     index = X.index if isinstance(X, pd.DataFrame) else None
-    names = _feature_names(posterior, var_name, stats)
+    names = _feature_names(idata, var_name, stats)
     if names is not None and names[0] == "intercept":
         names = names[1:]
     if transform is not None:
         intercept = bool(transform["intercept"])
     else:  # bare draws: an intercept only where named draws hold one column more than the covariates
         intercept = names is not None and draws.shape[1] == len(names) + 1
-    if transform is not None and intercept and not _has_intercept_draws(posterior):
+    if transform is not None and intercept and not _has_intercept_draws(idata):
         raise ValueError(
-            "posterior: the fit has an intercept, whose draws are a variable of their own: pass the "
+            "idata: the fit has an intercept, whose draws are a variable of their own: pass the "
             "DataTree (or the Dataset) of the fit, not the coefficients alone"
         )
     X = align_columns(X, names)

@@ -76,10 +76,10 @@ from ..privacy.validation import (
     column_names,
     first_bad_row,
 )
-from ..released.family import Family
 from ..released.noise_plan import NoisePlan, gaussian_query, laplace_query, laplace_sd
 from ..released.preprocessing import Preprocessing, preprocessed_rows
 from .accumulate import CHUNK_VALUES, NonFiniteRow, accumulate, first_non_finite_row
+from .family import LINEAR
 from .stats import LinearStats, frobenius_weights, stat_vector
 
 __all__ = [
@@ -180,16 +180,6 @@ class _ClipCounts:
         """:meth:`clip_estimate` as a sentence (none without counts), for summaries."""
         report = self.clip_estimate()
         return [] if report is None else [str(report)]
-
-
-#: The linear family: its release, model builder, predictor and prediction transform.
-LINEAR = Family(
-    name="linear",
-    release="release_linear_stats",
-    builder="linear_model",
-    predictor="predict_linear",
-    transform="identity",
-)
 
 
 @dataclass(frozen=True, kw_only=True)

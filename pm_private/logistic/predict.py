@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 from scipy.special import expit
 
+from .._engine.keywords import renamed_keywords
 from ..privacy.validation import check_fraction
 from ..released.glm import interval_table, linear_predictor_draws
 from .release import LOGISTIC
@@ -12,7 +13,8 @@ from .release import LOGISTIC
 __all__ = ["predict_logistic"]
 
 
-def predict_logistic(posterior, X, *, x_bound: float | None = None, interval: float = 0.9) -> pd.DataFrame:
+@renamed_keywords(posterior="idata")
+def predict_logistic(idata, X, *, x_bound: float | None = None, interval: float = 0.95) -> pd.DataFrame:
     """Posterior predictive probabilities P(y = 1 | x) of new rows under a fitted :func:`logistic_model`.
 
     Each row is projected onto the ball ‖x‖₂ ≤ Bx the release used (public; read from the
@@ -21,14 +23,14 @@ def predict_logistic(posterior, X, *, x_bound: float | None = None, interval: fl
 
     Parameters
     ----------
-    posterior : xarray.DataTree or xarray.Dataset
+    idata : xarray.DataTree or xarray.Dataset
         The result of ``pm.sample`` on the model (or its ``posterior`` group, then give ``x_bound``
         if the rows should be projected).
     X : array_like, shape (m, d)
         New covariate rows (public).
     x_bound : float, optional
         The projection radius (default: the model's, when the DataTree carries it; else none).
-    interval : float, default 0.9
+    interval : float, default 0.95
         Mass of the central credible interval of the probability.
 
     Returns
@@ -41,9 +43,9 @@ def predict_logistic(posterior, X, *, x_bound: float | None = None, interval: fl
     ------
     ValueError
         If ``X`` is not numeric, not finite or has the wrong number of columns, ``x_bound`` is
-        given but not finite and > 0, ``interval`` is not in (0, 1), or ``posterior`` holds no
+        given but not finite and > 0, ``interval`` is not in (0, 1), or ``idata`` holds no
         ``beta``.
     """
     interval = check_fraction("interval", interval, closed=False)
-    p = expit(linear_predictor_draws(posterior, X, x_bound, LOGISTIC))
+    p = expit(linear_predictor_draws(idata, X, x_bound, LOGISTIC))
     return interval_table(p, interval)

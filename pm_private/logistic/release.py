@@ -51,9 +51,9 @@ from ..released.degree2 import (
     freeze_stats,
     release_degree2,
 )
-from ..released.family import Family
 from ..released.noise_plan import NoisePlan, gaussian_query
 from ..released.preprocessing import Preprocessing, check_glm_preprocessing, preprocessed_rows
+from .family import LOGISTIC
 
 __all__ = [
     "LOGISTIC",
@@ -104,16 +104,6 @@ def signed_labels(y, n: int) -> np.ndarray:
     if signed.all():
         return y.copy()
     raise ValueError("y must hold binary labels, all in {0, 1} or all in {-1, 1}")
-
-
-#: The logistic family: its release, model builder, predictor and prediction transform.
-LOGISTIC = Family(
-    name="logistic",
-    release="release_logistic_stats",
-    builder="logistic_model",
-    predictor="predict_logistic",
-    transform="logit",
-)
 
 
 @dataclass(frozen=True, kw_only=True)

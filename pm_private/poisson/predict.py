@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._engine.keywords import renamed_keywords
 from ..privacy.validation import check_fraction
 from ..released.glm import interval_table, linear_predictor_draws
 from .release import POISSON
@@ -12,7 +13,8 @@ from .release import POISSON
 __all__ = ["predict_poisson"]
 
 
-def predict_poisson(posterior, X, *, x_bound: float | None = None, interval: float = 0.9) -> pd.DataFrame:
+@renamed_keywords(posterior="idata")
+def predict_poisson(idata, X, *, x_bound: float | None = None, interval: float = 0.95) -> pd.DataFrame:
     """Posterior predictive rates E[y | x] = exp(xᵀβ + b) of new rows under a fitted :func:`poisson_model`.
 
     Each row is projected onto the ball ‖x‖₂ ≤ Bx the release used (public; read from the
@@ -21,14 +23,14 @@ def predict_poisson(posterior, X, *, x_bound: float | None = None, interval: flo
 
     Parameters
     ----------
-    posterior : xarray.DataTree or xarray.Dataset
+    idata : xarray.DataTree or xarray.Dataset
         The result of ``pm.sample`` on the model (or its ``posterior`` group, then give ``x_bound``
         if the rows should be projected).
     X : array_like, shape (m, d)
         New covariate rows (public).
     x_bound : float, optional
         The projection radius (default: the model's, when the DataTree carries it; else none).
-    interval : float, default 0.9
+    interval : float, default 0.95
         Mass of the central credible interval of the rate.
 
     Returns
@@ -41,12 +43,12 @@ def predict_poisson(posterior, X, *, x_bound: float | None = None, interval: flo
     ------
     ValueError
         If ``X`` is not numeric, not finite or has the wrong number of columns, ``x_bound`` is
-        given but not finite and > 0, ``interval`` is not in (0, 1), or ``posterior`` holds no
+        given but not finite and > 0, ``interval`` is not in (0, 1), or ``idata`` holds no
         ``beta``.
     """
     interval = check_fraction("interval", interval, closed=False)
     with np.errstate(over="ignore"):
-        rate = np.exp(linear_predictor_draws(posterior, X, x_bound, POISSON))
+        rate = np.exp(linear_predictor_draws(idata, X, x_bound, POISSON))
     if not np.isfinite(rate).all():
-        raise ValueError("posterior: its draws give rates that overflow for these rows (coefficients too large)")
+        raise ValueError("idata: its draws give rates that overflow for these rows (coefficients too large)")
     return interval_table(rate, interval)

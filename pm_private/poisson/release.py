@@ -50,9 +50,9 @@ from ..released.degree2 import (
     freeze_stats,
     release_degree2,
 )
-from ..released.family import Family
 from ..released.noise_plan import NoisePlan, gaussian_query
 from ..released.preprocessing import Preprocessing, check_glm_preprocessing, preprocessed_rows
+from .family import POISSON
 
 __all__ = [
     "POISSON",
@@ -75,16 +75,6 @@ POISSON_MECHANISM = (
 )
 #: The largest count bound B (the model's moments cost O(B) per gradient).
 MAX_Y_BOUND = 1000
-
-
-#: The poisson family: its release, model builder, predictor and prediction transform.
-POISSON = Family(
-    name="poisson",
-    release="release_poisson_stats",
-    builder="poisson_model",
-    predictor="predict_poisson",
-    transform="log",
-)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,6 +17,8 @@ _NAMES = {
     "NoiseQuery": ".noise_plan",
     "recorded_fit": ".family",
     "Family": ".family",
+    "Hook": ".family",
+    "Link": ".family",
     "NoisePlan": ".noise_plan",
     "Preprocessing": ".preprocessing",
     "preprocess": ".preprocessing",

@@ -14,13 +14,23 @@ a message that names both families and the function to use instead.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 
 __all__ = [
+    "DISCRETE_TIME_HAZARD",
     "FIT_RECORD",
+    "IDENTITY",
+    "LOG",
+    "LOGIT",
+    "PRIOR_SUFFIXES",
+    "PROPORTIONAL_HAZARDS",
+    "WEIBULL_AFT",
     "Family",
+    "Hook",
+    "Link",
     "NoiseDominatedWarning",
     "check_posterior",
     "check_stats",
@@ -43,36 +53,207 @@ _FIELDS = ("family", "release", "transform")
 _REGISTRY: dict[str, Family] = {}
 
 
+class Hook:
+    """A function or class of a family, named by its module and imported on first use.
+
+    A family object holds hooks, not the objects themselves, so that reading the registry (the
+    command line's help, a message naming a family's builder) imports no model code and no PyMC.
+    Calling a hook calls what it names; :meth:`resolve` returns it, and ``inspect.signature``
+    reads its signature (the contract tests check every family's verbs by it).
+
+    Parameters
+    ----------
+    path : str
+        ``"package.module:name"``.
+    """
+
+    __slots__ = ("module", "name")
+
+    def __init__(self, path: str):
+        module, _, name = path.partition(":")
+        if not module or not name:
+            raise ValueError(f"path: expected 'package.module:name', got {path!r}")
+        object.__setattr__(self, "module", module)
+        object.__setattr__(self, "name", name)
+
+    def resolve(self):
+        """The object the hook names (imports its module)."""
+        import importlib
+
+        return getattr(importlib.import_module(self.module), self.name)
+
+    def __call__(self, *args, **kwargs):
+        return self.resolve()(*args, **kwargs)
+
+    @property
+    def __signature__(self):
+        import inspect
+
+        return inspect.signature(self.resolve())
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Hook) and (self.module, self.name) == (other.module, other.name)
+
+    def __hash__(self) -> int:
+        return hash((self.module, self.name))
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"Hook('{self.module}:{self.name}')"
+
+
 @dataclass(frozen=True)
-class Family:
-    """The vocabulary of one model family.
+class Link:
+    """What a family's predictor applies to the linear predictor η = xᵀβ (+ b): the inverse of its
+    link function (as scikit-learn's link objects own their ``inverse``).
 
     Parameters
     ----------
     name : str
-        The family's name, e.g. ``"logistic"``.
-    release : str
-        The function that releases its statistics, e.g. ``"release_logistic_stats"`` (None for
-        families fitted to records).
-    builder : str
-        The model builder, e.g. ``"logistic_model"``.
-    predictor : str
-        The predictor of new rows, e.g. ``"predict_logistic"``.
-    transform : str
-        What the predictor applies to the linear predictor: ``"identity"``, ``"logit"`` (the
-        inverse is the logistic sigmoid), ``"log"`` (the inverse is exp), or a survival function.
+        ``"identity"``, ``"logit"``, ``"log"``, ``"survival"`` (proportional hazards:
+        S(t | x) = exp(−H₀(t)·e^η), given H₀(t)), ``"weibull"`` (accelerated failure time:
+        S(t | x) = exp(−(t·e^{−η})^p), given t and p) or ``"discrete-time hazard"`` (hazards
+        h_j = g⁻¹(η_j), S_j = Π_{i ≤ j} (1 − h_i)).
+    inverse : callable
+        ``inverse(eta, **given)`` with numpy arrays: the mean (or survival) for the linear predictor.
     """
 
     name: str
-    release: str | None
-    builder: str
-    predictor: str
-    transform: str
+    inverse: Callable = field(compare=False, repr=False)
+
+
+def _expit(eta):
+    from scipy.special import expit
+
+    return expit(eta)
+
+
+def _proportional_hazards(eta, cumulative_hazard):
+    """S = exp(−H₀·e^η), as exp(−exp(log H₀ + η)): S = 1 where H₀ = 0, whatever the finite η."""
+    with np.errstate(divide="ignore"):
+        return np.exp(-np.exp(np.log(cumulative_hazard) + eta))
+
+
+def _weibull_aft(eta, time, shape):
+    """S = exp(−(t·e^{−η})^p): the scale λ = e^η (accelerated failure time)."""
+    with np.errstate(divide="ignore"):
+        return np.exp(-np.exp(shape * (np.log(time) - eta)))
+
+
+def _discrete_time_survival(eta, hazard_link: str = "logit"):
+    """S_j = Π_{i ≤ j} (1 − h_i) along the last axis (the intervals), h = g⁻¹(η) for the hazard's
+    link g: logit, cloglog (h = 1 − exp(−e^η)) or probit."""
+    from scipy.special import expit, ndtr
+
+    inverse = {"logit": expit, "cloglog": lambda z: -np.expm1(-np.exp(z)), "probit": ndtr}[hazard_link]
+    return np.cumprod(1.0 - inverse(eta), axis=-1)
+
+
+#: The links of the families, by name.
+IDENTITY = Link("identity", np.asarray)
+LOGIT = Link("logit", _expit)
+LOG = Link("log", np.exp)
+PROPORTIONAL_HAZARDS = Link("survival", _proportional_hazards)
+WEIBULL_AFT = Link("weibull", _weibull_aft)
+DISCRETE_TIME_HAZARD = Link("discrete-time hazard", _discrete_time_survival)
+
+
+@dataclass(frozen=True)
+class Family:
+    """One model family: its hooks, read by the builders, the predictors, the command line, the
+    contract tests and the documentation.
+
+    Every family object states the same facts (as OpenDP's measurements do): how its statistics
+    are released, which model is fitted to them, how new rows are predicted, and how the command
+    line releases, fits and summarises it.  The verbs are hooks (:class:`Hook`): imported when
+    used, so that the registry itself is cheap to read.  The prior defaults are the keyword
+    defaults of ``builder``'s signature (:attr:`prior_defaults`), written once there.
+
+    Parameters
+    ----------
+    name : str
+        The family's name, e.g. ``"logistic"``: the spelling of every message, record and key.
+    title : str
+        What it fits, in prose: ``"logistic regression"``.
+    link : Link
+        What the predictor applies to the linear predictor.
+    builder : Hook
+        The model builder (``logistic_model``): a release (or exact statistics) to a PyMC model.
+    predictor : Hook
+        The predictor of new rows from a fitted posterior (``predict_logistic``).
+    release : Hook or None
+        The function that releases the statistics (``release_logistic_stats``); None for families
+        fitted to records.
+    release_type : Hook or None
+        The class of its releases (``LogisticStatsRelease``).
+    setter : Hook or None
+        Swaps the statistics of a built model (``set_logistic_stats``), to refit without compiling.
+    noise_plan : Hook or None
+        The release's noise as a function of d and the public arguments only (the command line's
+        dry run).
+    kind : str or None
+        The kind of its entries in a release file (``"logistic_stats"``).
+    command : str or None
+        The ``pm-private release`` subcommand that writes them (``"logistic-stats"``).
+    start : str
+        Where NUTS starts: ``"laplace"`` (at the posterior mode, with the dense mass matrix of the
+        Laplace approximation there) or ``"pymc"`` (PyMC's own initialisation).
+    description : str
+        The model in one line, with its references (the posterior file's ``model`` attribute).
+    constants : tuple of str
+        The release's public preprocessing constants copied to a posterior file (for predictions).
+    report : Hook or None
+        A function of the release printed after the command line's summary.
+    features : bool
+        Whether the builder takes the release's ``feature_names``.
+    """
+
+    name: str
+    title: str
+    link: Link
+    builder: Hook
+    predictor: Hook
+    release: Hook | None = None
+    release_type: Hook | None = None
+    setter: Hook | None = None
+    noise_plan: Hook | None = None
+    kind: str | None = None
+    command: str | None = None
+    start: str = "pymc"
+    description: str = ""
+    constants: tuple[str, ...] = ()
+    report: Hook | None = None
+    features: bool = True
 
     def __post_init__(self):
+        if self.start not in ("laplace", "pymc"):
+            raise ValueError(f"start: 'laplace' or 'pymc', got {self.start!r}")
         if _REGISTRY.get(self.name, self) != self:
             raise TypeError(f"family {self.name!r} is already declared as {_REGISTRY[self.name]}")
         _REGISTRY[self.name] = self
+
+    @property
+    def transform(self) -> str:
+        """The name of :attr:`link` (recorded in a fitted model's ``fit_record``)."""
+        return self.link.name
+
+    @property
+    def prior_defaults(self) -> dict[str, float]:
+        """The builder's prior scales and their defaults (keywords ending ``_sigma``, ``_alpha``,
+        ``_beta`` or ``_eta``), read from its signature."""
+        import inspect
+
+        return {
+            name: parameter.default
+            for name, parameter in inspect.signature(self.builder).parameters.items()
+            if name.endswith(PRIOR_SUFFIXES) and parameter.default is not inspect.Parameter.empty
+        }
+
+
+#: Suffixes of the prior-scale keywords of every builder: the parameter of the prior, as PyMC names it.
+PRIOR_SUFFIXES = ("_sigma", "_alpha", "_beta", "_eta")
 
 
 class NoiseDominatedWarning(UserWarning):
@@ -243,7 +424,7 @@ def check_posterior(posterior, family: Family) -> None:
     if record is None or record["family"] == family.name:
         return
     raise ValueError(
-        f"posterior: {family.predictor} needs a posterior of {family.builder}, got one of {describe_family(record['family'])}"
+        f"idata: {family.predictor} needs a posterior of {family.builder}, got one of {describe_family(record['family'])}"
     )
 
 

@@ -419,7 +419,7 @@ def posterior_dataset(posterior) -> xr.Dataset:
     if isinstance(posterior, xr.Dataset):
         return posterior
     raise ValueError(
-        f"posterior must be the DataTree of pm.sample or its posterior Dataset, got {type(posterior).__name__}"
+        f"idata must be the DataTree of pm.sample or its posterior Dataset, got {type(posterior).__name__}"
     )
 
 
@@ -433,14 +433,14 @@ def linear_predictor_draws(posterior, X, x_bound, family: Family) -> np.ndarray:
         x_bound = float(posterior["constant_data"]["x_bound"].values)  # ∞: exact statistics, no projection
     draws = posterior_dataset(posterior)
     if "beta" not in draws:
-        raise ValueError(f"posterior holds no 'beta': pass the result of sampling a {builder}")
+        raise ValueError(f"idata holds no 'beta': pass the result of sampling a {builder}")
     beta = draws["beta"].stack(sample=("chain", "draw")).transpose("sample", ...).values
     if "intercept" in draws:
         b = draws["intercept"].stack(sample=("chain", "draw")).values
     else:
         b = np.zeros(beta.shape[0])
     if not (np.isfinite(beta).all() and np.isfinite(b).all()):
-        raise ValueError("posterior: its beta or intercept draws hold NaN or infinite values")
+        raise ValueError("idata: its beta or intercept draws hold NaN or infinite values")
     X = align_columns(X, feature_coords(draws["beta"]))
     if X.shape[1] != beta.shape[1]:
         raise ValueError(f"X has {X.shape[1]} columns, the model {beta.shape[1]} features")

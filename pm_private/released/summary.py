@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from .._engine.keywords import renamed_keywords
 from ..privacy.validation import check_fraction
 from .family import recorded_fit, recorded_preprocessing, registered_families
 
@@ -105,7 +106,8 @@ def _original_units(draws: xr.Dataset, units: dict) -> xr.Dataset:
     return xr.Dataset(out)
 
 
-def fit_summary(idata, *, prob: float = 0.95, scale: str = "original") -> pd.DataFrame:
+@renamed_keywords(prob="interval")
+def fit_summary(idata, *, interval: float = 0.95, scale: str = "original") -> pd.DataFrame:
     """The coefficients of a pm_private fit, a row each, in the layout of lifelines' ``print_summary``.
 
     Every column is on one scale, ``attrs["scale"]``:
@@ -141,7 +143,7 @@ def fit_summary(idata, *, prob: float = 0.95, scale: str = "original") -> pd.Dat
     idata : xarray.DataTree
         What ``pm.sample`` returned for a model built by pm_private (its ``posterior`` and
         ``constant_data``).
-    prob : float, default 0.95
+    interval : float, default 0.95
         The probability of the intervals, in (0, 1).
     scale : {"original", "fitted"}, default "original"
         The scale of the coefficients (above).
@@ -150,7 +152,7 @@ def fit_summary(idata, *, prob: float = 0.95, scale: str = "original") -> pd.Dat
     -------
     pandas.DataFrame
         One row per coefficient (``intercept``, ``beta[<feature>]``); ``attrs``: ``family``,
-        ``release`` (the kind the model recorded), ``ratio``, ``prob``, ``scale``
+        ``release`` (the kind the model recorded), ``ratio``, ``interval``, ``scale``
         (``"original"`` or ``"fitted"``, the scale of the table) and ``preprocessed`` (whether the
         fit recorded a public preprocessing that is not the identity).
 
@@ -159,7 +161,7 @@ def fit_summary(idata, *, prob: float = 0.95, scale: str = "original") -> pd.Dat
     TypeError
         If ``idata`` is not a DataTree with a posterior.
     ValueError
-        If ``prob`` is not in (0, 1), ``scale`` is not one of the scales, or the posterior has no
+        If ``interval`` is not in (0, 1), ``scale`` is not one of the scales, or the posterior has no
         coefficients, is batched or holds NaN or infinite coefficient draws (named in the
         message).
 
@@ -179,7 +181,7 @@ def fit_summary(idata, *, prob: float = 0.95, scale: str = "original") -> pd.Dat
     """
     import arviz as az
 
-    prob = check_fraction("prob", prob, closed=False)
+    interval = check_fraction("interval", interval, closed=False)
     if not isinstance(scale, str) or scale not in SCALES:
         raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
     tree = _tree(idata)
@@ -190,9 +192,9 @@ def fit_summary(idata, *, prob: float = 0.95, scale: str = "original") -> pd.Dat
         draws = _original_units(draws, units)
     elif preprocessed:
         scale = "fitted"
-    percent = f"{100 * prob:g}%"
-    stats = az.summary(draws, kind="stats", ci_kind="eti", ci_prob=prob, round_to="none")
-    lower, upper = stats[f"eti{100 * prob:g}_lb"], stats[f"eti{100 * prob:g}_ub"]
+    percent = f"{100 * interval:g}%"
+    stats = az.summary(draws, kind="stats", ci_kind="eti", ci_prob=interval, round_to="none")
+    lower, upper = stats[f"eti{100 * interval:g}_lb"], stats[f"eti{100 * interval:g}_ub"]
     columns = {"coef": stats["mean"], "se(coef)": stats["sd"]}
     columns.update({f"coef lower {percent}": lower, f"coef upper {percent}": upper})
     ratio = _ratio_name(record)
@@ -208,7 +210,7 @@ def fit_summary(idata, *, prob: float = 0.95, scale: str = "original") -> pd.Dat
         family=None if record is None else record["family"],
         release=None if record is None else record["release"],
         ratio=ratio,
-        prob=prob,
+        interval=interval,
         scale=scale,
         preprocessed=preprocessed,
     )
@@ -328,8 +330,9 @@ def _header(lines: list[tuple[str, str]], width: int = WIDTH) -> list[str]:
     ]
 
 
+@renamed_keywords(prob="interval")
 def print_summary(
-    idata, release=None, *, prob: float = 0.95, scale: str = "original", decimals: int = 3, file=None
+    idata, release=None, *, interval: float = 0.95, scale: str = "original", decimals: int = 3, file=None
 ) -> None:
     """Print :func:`fit_summary` under a header, as lifelines' fitters' ``print_summary`` does.
 
@@ -348,7 +351,7 @@ def print_summary(
         What ``pm.sample`` returned for a model built by pm_private.
     release : Release or statistics record, optional
         What the model was fitted to (a release, or ``LinearStats``).
-    prob : float, default 0.95
+    interval : float, default 0.95
         The probability of the intervals.
     scale : {"original", "fitted"}, default "original"
         The scale of the coefficients (:func:`fit_summary`).
@@ -375,7 +378,7 @@ def print_summary(
     ...                       nuts_sampler="pymc")  # doctest: +SKIP
     >>> print_summary(idata, stats)  # doctest: +SKIP
     """
-    table = fit_summary(idata, prob=prob, scale=scale)
+    table = fit_summary(idata, interval=interval, scale=scale)
     tree = _tree(idata)
     family = table.attrs["family"]
     builder = registered_families().get(family)
@@ -392,7 +395,7 @@ def print_summary(
     lines.append(("scale", _scale_line(table)))
     if table.attrs["ratio"]:
         lines.append(("exp(coef)", f"{table.attrs['ratio']}: exp of coef and of its interval's bounds"))
-    lines.append(("intervals", f"{100 * table.attrs['prob']:g}% equal-tailed credible intervals"))
+    lines.append(("intervals", f"{100 * table.attrs['interval']:g}% equal-tailed credible intervals"))
     out = sys.stdout if file is None else file
     print("<pm_private fit summary>", file=out)
     for line in _header(lines):

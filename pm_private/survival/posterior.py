@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from .._engine.keywords import renamed_keywords
 from ..privacy.validation import as_float_array, check_fraction, check_positive
 from ..released.family import describe_family, recorded_fit
 from .data import interval_ends
@@ -90,11 +91,12 @@ def _check_kind(kind: str) -> str:
     return kind
 
 
-def _percent(prob: float) -> str:
-    return f"{100 * prob:g}%"
+def _percent(interval: float) -> str:
+    return f"{100 * interval:g}%"
 
 
-def survival_summary(idata, var_names=None, *, prob: float = 0.95, kind: str = "eti") -> pd.DataFrame:
+@renamed_keywords(prob="interval")
+def survival_summary(idata, var_names=None, *, interval: float = 0.95, kind: str = "eti") -> pd.DataFrame:
     """Table of posterior coefficients in the layout of lifelines' ``print_summary``.
 
     One row per scalar coefficient (``beta[age]`` for the entry ``age`` of ``beta``), and the
@@ -103,7 +105,7 @@ def survival_summary(idata, var_names=None, *, prob: float = 0.95, kind: str = "
     ``coef``, ``exp(coef)``, ``se(coef)``
         posterior mean of the coefficient, posterior mean of its exponential, posterior sd;
     ``coef lower 95%``, ``coef upper 95%``, ``exp(coef) lower 95%``, ``exp(coef) upper 95%``
-        the credible interval of probability ``prob`` (equal-tailed or highest density), of the
+        the credible interval of probability ``interval`` (equal-tailed or highest density), of the
         coefficient and of its exponential, each computed from the draws;
     ``r_hat``, ``ess_bulk``, ``ess_tail``
         ArviZ's rank-normalised R̂ and effective sample sizes (Vehtari et al. 2021); R̂ ≤ 1.01
@@ -120,7 +122,7 @@ def survival_summary(idata, var_names=None, *, prob: float = 0.95, kind: str = "
         The result of ``pm.sample`` (or its posterior group).
     var_names : str or list of str, optional
         The variables to tabulate (default: every posterior variable).
-    prob : float, default 0.95
+    interval : float, default 0.95
         The probability of the credible intervals, in (0, 1).
     kind : {"eti", "hdi"}, default "eti"
         Equal-tailed intervals (quantiles; those of exp(coef) are the exponentials of those of
@@ -129,12 +131,12 @@ def survival_summary(idata, var_names=None, *, prob: float = 0.95, kind: str = "
     Returns
     -------
     pandas.DataFrame
-        One row per coefficient; ``attrs`` holds ``prob`` and ``kind``.
+        One row per coefficient; ``attrs`` holds ``interval`` and ``kind``.
 
     Raises
     ------
     ValueError
-        If ``prob`` is not in (0, 1), ``kind`` is unknown, or a variable is not in the posterior.
+        If ``interval`` is not in (0, 1), ``kind`` is unknown, or a variable is not in the posterior.
     TypeError
         If ``idata`` is not a DataTree or Dataset.
 
@@ -152,7 +154,7 @@ def survival_summary(idata, var_names=None, *, prob: float = 0.95, kind: str = "
     """
     import arviz as az
 
-    prob = check_fraction("prob", prob, closed=False)
+    interval = check_fraction("interval", interval, closed=False)
     kind = _check_kind(kind)
     posterior = _posterior(idata)
     names = [var_names] if isinstance(var_names, str) else list(posterior.data_vars if var_names is None else var_names)
@@ -160,12 +162,12 @@ def survival_summary(idata, var_names=None, *, prob: float = 0.95, kind: str = "
     if missing:
         raise ValueError(f"var_names {missing} are not in the posterior (it has {list(posterior.data_vars)})")
     posterior = posterior[names]
-    options = {"ci_kind": kind, "ci_prob": prob, "round_to": "none"}
+    options = {"ci_kind": kind, "ci_prob": interval, "round_to": "none"}
     stats = az.summary(posterior, kind="stats", **options)
     exp_stats = az.summary(np.exp(posterior), kind="stats", **options)
     diagnostics = az.summary(posterior, kind="diagnostics", round_to="none")
-    bounds = [f"{kind}{100 * prob:g}_lb", f"{kind}{100 * prob:g}_ub"]
-    percent = _percent(prob)
+    bounds = [f"{kind}{100 * interval:g}_lb", f"{kind}{100 * interval:g}_ub"]
+    percent = _percent(interval)
     table = pd.DataFrame(
         {
             "coef": stats["mean"],
@@ -181,7 +183,7 @@ def survival_summary(idata, var_names=None, *, prob: float = 0.95, kind: str = "
         }
     ).astype(np.float64)
     table.index.name = "feature"
-    table.attrs.update(prob=prob, kind=kind)
+    table.attrs.update(interval=interval, kind=kind)
     return table
 
 
@@ -338,6 +340,7 @@ def survival_draws(idata, times, *, x=None, horizon: float = 1.0, basis=None, li
     return xr.DataArray(np.exp(log_s), dims=(*sample_dims, "time"), coords=coords, name="survival")
 
 
+@renamed_keywords(prob="interval")
 def survival_function(
     idata,
     times,
@@ -346,13 +349,13 @@ def survival_function(
     horizon: float = 1.0,
     basis=None,
     link: str = "logit",
-    prob: float = 0.95,
+    interval: float = 0.95,
     kind: str = "eti",
 ) -> pd.DataFrame:
     """Posterior mean of S(t | x) and its pointwise credible band at ``times``.
 
     The draws are those of :func:`survival_draws`; the band holds S(t | x) with posterior
-    probability ``prob`` at each time separately (pointwise, not simultaneous).
+    probability ``interval`` at each time separately (pointwise, not simultaneous).
 
     Parameters
     ----------
@@ -368,7 +371,7 @@ def survival_function(
         The public basis of a discrete-time model (none: a Weibull posterior).
     link : {"logit", "cloglog", "probit"}, default "logit"
         The link of a discrete-time model.
-    prob : float, default 0.95
+    interval : float, default 0.95
         The probability of the band, in (0, 1).
     kind : {"eti", "hdi"}, default "eti"
         Equal-tailed (pointwise quantiles) or highest-density band.
@@ -377,12 +380,12 @@ def survival_function(
     -------
     pandas.DataFrame
         Indexed by ``time``, columns ``mean``, ``median``, ``lower``, ``upper``;
-        ``attrs`` holds ``prob`` and ``kind``.
+        ``attrs`` holds ``interval`` and ``kind``.
 
     Raises
     ------
     ValueError
-        For an invalid ``prob`` or ``kind``, or for the reasons of :func:`survival_draws`.
+        For an invalid ``interval`` or ``kind``, or for the reasons of :func:`survival_draws`.
     TypeError
         If ``idata`` is not a DataTree or Dataset.
 
@@ -401,10 +404,10 @@ def survival_function(
     """
     import arviz as az
 
-    prob = check_fraction("prob", prob, closed=False)
+    interval = check_fraction("interval", interval, closed=False)
     kind = _check_kind(kind)
     draws = survival_draws(idata, times, x=x, horizon=horizon, basis=basis, link=link)
-    band = (az.eti if kind == "eti" else az.hdi)(draws, prob=prob)
+    band = (az.eti if kind == "eti" else az.hdi)(draws, prob=interval)
     frame = pd.DataFrame(
         {
             "mean": draws.mean(("chain", "draw")).values,
@@ -414,10 +417,11 @@ def survival_function(
         },
         index=pd.Index(draws["time"].values, name="time"),
     )
-    frame.attrs.update(prob=prob, kind=kind)
+    frame.attrs.update(interval=interval, kind=kind)
     return frame
 
 
+@renamed_keywords(prob="interval")
 def plot_survival_function(
     idata,
     times,
@@ -427,7 +431,7 @@ def plot_survival_function(
     horizon: float = 1.0,
     basis=None,
     link: str = "logit",
-    prob: float = 0.95,
+    interval: float = 0.95,
     kind: str = "eti",
     label: str | None = None,
     band_alpha: float = 0.3,
@@ -454,7 +458,7 @@ def plot_survival_function(
         The public basis of a discrete-time model (none: a Weibull posterior).
     link : {"logit", "cloglog", "probit"}, default "logit"
         The link of a discrete-time model.
-    prob : float, default 0.95
+    interval : float, default 0.95
         The probability of the band, in (0, 1).
     kind : {"eti", "hdi"}, default "eti"
         Equal-tailed or highest-density band.
@@ -499,7 +503,7 @@ def plot_survival_function(
         horizon=horizon,
         basis=basis,
         link=link,
-        prob=prob,
+        interval=interval,
         kind=kind,
     )
     ax = plt.gca() if ax is None else ax
@@ -519,7 +523,7 @@ def plot_survival_function(
         step=step,
         alpha=band_alpha,
         color=line.get_color(),
-        label=f"{_percent(curve.attrs['prob'])} credible band ({kind.upper()})",
+        label=f"{_percent(curve.attrs['interval'])} credible band ({kind.upper()})",
         linewidth=0,
     )
     ax.set(xlabel="time", ylabel="S(t)", ylim=(0.0, 1.02))

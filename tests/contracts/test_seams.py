@@ -1,6 +1,6 @@
 """The seams an attacker's audit went through, fuzzed so that no defect class can come back.
 
-Registry-driven: every registered family with a release (``registered_families()``, its
+Registry-driven: every registered family with a release (``pm_private.families.FAMILIES``, its
 release's card in tests/contracts/cards.py), every card's release, every card that states its noise.
 
 * Predictors (defect class 6): X with columns shuffled, renamed, duplicated, missing or extra,
@@ -35,32 +35,22 @@ from cards import CARD, CARDS, DATA, D, release_of
 
 import pm_private as pp
 from pm_private import PrivacyAccountant
+from pm_private.families import FAMILIES
 from pm_private.privacy.release import OUTPUT, PUBLIC, field_kinds
 from pm_private.release_file import SUFF_STATS, all_release_types, read_release_file, release_to_dict
-from pm_private.released.family import registered_families
 
 COLUMNS = ["age", "dose", "sex"][:D]  # names, not the defaults x0, x1, … (which count as unnamed)
 FRAME = pd.DataFrame(DATA["X"], columns=COLUMNS)
 ROWS = FRAME.iloc[:5]
 
 
-def _all_families():
-    import importlib
-    import pkgutil
-
-    for info in pkgutil.walk_packages(pp.__path__, "pm_private."):
-        if info.name.rsplit(".", 1)[-1] in ("release", "likelihood"):
-            importlib.import_module(info.name)
-    return registered_families()
-
-
-RELEASED = sorted(name for name, family in _all_families().items() if family.release is not None)
+RELEASED = sorted(name for name, family in FAMILIES.items() if family.release is not None)
 #: The families whose predictor answers for covariate rows X (the exit-table survival family answers for times).
-REGRESSIONS = [name for name in RELEASED if registered_families()[name].transform != "survival"]
+REGRESSIONS = [name for name in RELEASED if FAMILIES[name].link.name != "survival"]
 
 
 def _card_of(family) -> object:
-    cards = [card for card in CARDS if card.name == family.release]
+    cards = [card for card in CARDS if card.name == family.release.name]
     assert cards, f"no card in cards.py for {family.release}: add one"
     return cards[0]
 
@@ -77,14 +67,13 @@ def _posterior(model, draws: int = 30) -> xr.DataTree:
 def fitted() -> dict:
     """family -> posterior of its model (prior draws), one model per family; and ``weibull``."""
     out = {}
-    families = registered_families()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name in RELEASED:
-            family = families[name]
+            family = FAMILIES[name]
             card = _card_of(family)
             stats = card.run(X=FRAME) if "X" in card.data else card.run()
-            out[name] = _posterior(getattr(pp, family.builder)(stats))
+            out[name] = _posterior(family.builder(stats))
     from pm_private.survival import weibull_model
 
     out["weibull"] = _posterior(weibull_model(DATA["time"][:10], DATA["event"][:10], DATA["X"][:10]), 10)
@@ -92,7 +81,7 @@ def fitted() -> dict:
 
 
 def _predict(name, posterior, X):
-    return getattr(pp, registered_families()[name].predictor)(posterior, X)
+    return FAMILIES[name].predictor(posterior, X)
 
 
 def _outcome(name, posterior, X, argument: str, expected=None) -> str | None:
@@ -174,7 +163,7 @@ def _posterior_variants(posterior):
 def test_a_predictor_refuses_a_posterior_it_cannot_answer_for(name, fitted):
     problems = []
     for label, posterior in _posterior_variants(fitted[name]):
-        problem = _outcome(name, posterior, ROWS, "posterior")
+        problem = _outcome(name, posterior, ROWS, "idata")
         if problem:
             problems.append(f"{label}: {problem}")
     for other, posterior in fitted.items():
@@ -183,7 +172,7 @@ def test_a_predictor_refuses_a_posterior_it_cannot_answer_for(name, fitted):
                 _predict(name, posterior, ROWS)
                 problems.append(f"the posterior of {other}: accepted")
             except ValueError as error:
-                if "posterior" not in str(error) or other not in str(error):
+                if "idata" not in str(error) or other not in str(error):
                     problems.append(f"the posterior of {other}: the error names neither: {error}")
     assert not problems, "\n".join(problems)
 
@@ -200,8 +189,8 @@ def test_the_survival_predictor_refuses_a_posterior_it_cannot_answer_for(fitted)
             if not np.isfinite(values).all():
                 problems.append(f"{label}: silent non-finite output")
         except ValueError as error:
-            if "posterior" not in str(error):
-                problems.append(f"{label}: ValueError not naming the posterior: {error}")
+            if "idata" not in str(error):
+                problems.append(f"{label}: ValueError not naming the argument idata: {error}")
         except Exception as error:  # noqa: BLE001
             problems.append(f"{label}: {type(error).__name__}: {error}")
     for other, posterior in fitted.items():
@@ -393,4 +382,4 @@ def test_noise_restated_with_another_scale_is_refused_before_anything_is_recorde
 
 def test_the_harness_reaches_every_kind_of_card():
     assert {card.name for card in WRITTEN} >= {"release_linear_stats", "release_logistic_stats", "weibull_private"}
-    assert RELEASED and all(registered_families()[n].release in CARD for n in RELEASED)
+    assert RELEASED and all(FAMILIES[n].release.name in CARD for n in RELEASED)

@@ -47,7 +47,7 @@ def _logistic_tree(alpha, beta, center, scale, names=("a", "b")):
 def test_original_units_and_ratios_are_the_draws_transformed():
     alpha, beta = _draws(0.3, 0.1), _draws([0.5, -1.0], 0.05, (2,))
     center, scale = np.array([1.0, 10.0]), np.array([2.0, 5.0])
-    table = fit_summary(_logistic_tree(alpha, beta, center, scale), prob=0.9)
+    table = fit_summary(_logistic_tree(alpha, beta, center, scale), interval=0.9)
     assert table.index.tolist() == ["intercept", "beta[a]", "beta[b]"]  # nuisance (x_mean) left out
     assert table.attrs["scale"] == "original" and table.attrs["preprocessed"]
     slopes = beta / scale
@@ -125,8 +125,8 @@ def test_bad_input_is_refused():
     tree = _tree({"x_mean": (("chain", "draw"), _draws(0.0, 1.0))}, {}, "linear", "identity")
     with pytest.raises(ValueError, match="no 'intercept' or 'beta'"):
         fit_summary(tree)
-    with pytest.raises(ValueError, match="prob"):
-        fit_summary(tree, prob=1.5)
+    with pytest.raises(ValueError, match="interval"):
+        fit_summary(tree, interval=1.5)
     batched = _tree({"beta": (("chain", "draw", "fit", "feature"), _draws(0.0, 1.0, (2, 3)))}, {}, "linear", "identity")
     with pytest.raises(ValueError, match="batched"):
         fit_summary(batched)

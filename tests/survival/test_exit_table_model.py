@@ -169,7 +169,7 @@ def test_curves_and_medians_follow_the_fitted_hazard_between_the_interval_ends()
         predict_survival(_posterior(H, 0), [4.0])
     with pytest.raises(ValueError, match="cells"):
         predict_survival(_posterior(H, 0), cells="placebo")
-    curve = survival_function(_posterior(H, 0), times, x="treated", prob=0.9)
+    curve = survival_function(_posterior(H, 0), times, x="treated", interval=0.9)
     np.testing.assert_allclose(curve["mean"].to_numpy(), pwe.loc["treated", "mean"].to_numpy())
 
 

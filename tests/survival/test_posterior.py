@@ -183,14 +183,14 @@ def test_band_ordering_monotone_curves_and_shapes(kind):
     rng = np.random.default_rng(3)
     posterior = _posterior(p=(rng.uniform(0.8, 1.6, (3, 200)),), lam=(rng.uniform(0.5, 2.0, (3, 200)),))
     t = np.linspace(0.0, 3.0, 31)
-    curve = survival_function(posterior, t, prob=0.9, kind=kind)
-    assert curve.shape == (31, 4) and curve.index.name == "time" and curve.attrs == {"prob": 0.9, "kind": kind}
+    curve = survival_function(posterior, t, interval=0.9, kind=kind)
+    assert curve.shape == (31, 4) and curve.index.name == "time" and curve.attrs == {"interval": 0.9, "kind": kind}
     assert (curve["lower"] <= curve["median"]).all() and (curve["median"] <= curve["upper"]).all()
     assert ((curve["lower"] >= 0) & (curve["upper"] <= 1)).all()
     assert curve.loc[0.0].tolist() == [1.0, 1.0, 1.0, 1.0]
     assert (np.diff(curve["mean"]) <= 0).all() and (np.diff(curve["lower"]) <= 1e-12).all()
     if kind == "eti":  # quantile bands are nested; sample HDIs of skewed draws need not be
-        wider = survival_function(posterior, t, prob=0.99, kind=kind)
+        wider = survival_function(posterior, t, interval=0.99, kind=kind)
         assert (wider["lower"] <= curve["lower"] + 1e-12).all() and (wider["upper"] >= curve["upper"] - 1e-12).all()
     draws = survival_draws(posterior, t).values.reshape(-1, t.size)
     inside = ((draws >= curve["lower"].to_numpy()) & (draws <= curve["upper"].to_numpy())).mean(axis=0)
@@ -204,7 +204,7 @@ def test_band_ordering_monotone_curves_and_shapes(kind):
         (dict(times=[np.nan]), "times must be"),
         (dict(times=[]), "times must be"),
         (dict(times=[1.0], horizon=0.0), "horizon"),
-        (dict(times=[1.0], prob=1.0), "prob"),
+        (dict(times=[1.0], interval=1.0), "interval"),
         (dict(times=[1.0], kind="hpd"), "kind"),
     ],
 )
@@ -252,8 +252,8 @@ def test_summary_columns_and_values():
     # equal-tailed intervals commute with exp (up to the interpolation between draws)
     np.testing.assert_allclose(table["exp(coef) upper 95%"], np.exp(table["coef upper 95%"]), rtol=1e-3)
     assert (table["r_hat"] < 1.01).all() and (table["ess_bulk"] > 1000).all()
-    hdi = survival_summary(posterior, "beta", prob=0.5, kind="hdi")
-    assert "coef lower 50%" in hdi.columns and hdi.attrs == {"prob": 0.5, "kind": "hdi"}
+    hdi = survival_summary(posterior, "beta", interval=0.5, kind="hdi")
+    assert "coef lower 50%" in hdi.columns and hdi.attrs == {"interval": 0.5, "kind": "hdi"}
     assert (hdi["coef lower 50%"] < hdi["coef"]).all() and (hdi["coef"] < hdi["coef upper 50%"]).all()
     assert (hdi["exp(coef) lower 50%"] < hdi["exp(coef) upper 50%"]).all()
     assert survival_summary(posterior).index.tolist() == ["beta[fin]", "beta[prio]", "p"]
@@ -263,8 +263,8 @@ def test_summary_refuses_unknown_variables_and_bad_intervals():
     posterior = _posterior(p=(np.ones((1, 3)),))
     with pytest.raises(ValueError, match=r"var_names \['beta'\] are not in the posterior"):
         survival_summary(posterior, ["beta"])
-    with pytest.raises(ValueError, match="prob"):
-        survival_summary(posterior, prob=0.0)
+    with pytest.raises(ValueError, match="interval"):
+        survival_summary(posterior, interval=0.0)
     with pytest.raises(ValueError, match="kind"):
         survival_summary(posterior, kind="quantile")
 
@@ -317,9 +317,9 @@ def test_plot_draws_the_curve_and_band():
     posterior = _posterior(p=(rng.uniform(1.0, 1.5, (2, 100)),), lam=(rng.uniform(1.0, 2.0, (2, 100)),))
     fig, ax = plt.subplots()
     t = np.linspace(0.0, 2.0, 21)
-    assert plot_survival_function(posterior, t[::-1], ax=ax, color="C2", label="Weibull", prob=0.9) is ax
+    assert plot_survival_function(posterior, t[::-1], ax=ax, color="C2", label="Weibull", interval=0.9) is ax
     (line,) = ax.get_lines()
-    curve = survival_function(posterior, t, prob=0.9)
+    curve = survival_function(posterior, t, interval=0.9)
     np.testing.assert_allclose(line.get_ydata(), curve["mean"])  # drawn in time order
     assert line.get_label() == "Weibull" and line.get_drawstyle() == "default"
     (band,) = ax.collections

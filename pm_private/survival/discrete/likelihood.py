@@ -9,18 +9,10 @@ import pytensor.tensor as pt
 from pytensor.tensor.type_other import NoneTypeT
 
 from ..._engine.compile_notice import announce_compilation
-from ...released.family import Family, record_fit
+from ...released.family import record_fit
 from .data import DiscreteTimeData, check_link
+from .family import DISCRETE_TIME
 from .ops import hazard_record_loss
-
-#: The discrete-time hazard family (fitted to records): its builder and its survival curves.
-DISCRETE_TIME = Family(
-    name="discrete_time",
-    release=None,
-    builder="discrete_time_model",
-    predictor="survival_function",
-    transform="discrete-time hazard",
-)
 
 __all__ = ["DiscreteTimeHazard", "discrete_time_model"]
 

@@ -360,7 +360,7 @@ def survival_model(
     return model
 
 
-def set_survival_stats(stats, model: pm.Model) -> None:
+def set_survival_stats(stats, model: pm.Model | None = None) -> None:
     """Swap the exit table of a built :func:`survival_model` for another of the same cells and
     intervals, without recompiling (``pm.set_data``).
 
@@ -368,8 +368,8 @@ def set_survival_stats(stats, model: pm.Model) -> None:
     ----------
     stats : SurvivalStatsRelease or SurvivalStats
         The new table; its cells and interval ends must be the model's.
-    model : pymc.Model
-        A model of :func:`survival_model`.
+    model : pymc.Model, optional
+        A model of :func:`survival_model` (default: the model of the current context).
 
     Raises
     ------
@@ -378,6 +378,7 @@ def set_survival_stats(stats, model: pm.Model) -> None:
         exact and the model is noise-aware.
     """
     check_stats(stats, SURVIVAL)
+    model = pm.modelcontext(model)
     if list(model.coords["cell"]) != list(stats.cells) or not np.array_equal(
         np.asarray(model.coords["interval"], dtype=np.float64), stats.edges
     ):

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ..._engine.keywords import renamed_keywords
 from ...privacy.validation import as_float_array, check_fraction
 from ...released.family import check_posterior
 from .model import HAZARDS
@@ -131,7 +132,8 @@ def cell_survival_draws(idata, times=None, *, cell=None) -> xr.DataArray:
     return xr.DataArray(values, dims=("chain", "draw", "time"), coords=coords, name="survival")
 
 
-def predict_survival(idata, times=None, *, cells=None, prob: float = 0.9) -> pd.DataFrame:
+@renamed_keywords(prob="interval")
+def predict_survival(idata, times=None, *, cells=None, interval: float = 0.95) -> pd.DataFrame:
     """Posterior survival curves per cell with pointwise equal-tailed bands.
 
     Parameters
@@ -142,7 +144,7 @@ def predict_survival(idata, times=None, *, cells=None, prob: float = 0.9) -> pd.
         Times ≥ 0 on the scale of the interval ends (default: the ends).
     cells : str or sequence of str, optional
         The cells (default: all).
-    prob : float, default 0.9
+    interval : float, default 0.95
         The probability of the bands, in (0, 1).
 
     Returns
@@ -155,7 +157,7 @@ def predict_survival(idata, times=None, *, cells=None, prob: float = 0.9) -> pd.
     ------
     ValueError
         If ``idata`` is not a posterior of ``survival_model`` (another family's is refused by
-        name), or for invalid times, cells or ``prob``.
+        name), or for invalid times, cells or ``interval``.
 
     Examples
     --------
@@ -171,17 +173,17 @@ def predict_survival(idata, times=None, *, cells=None, prob: float = 0.9) -> pd.
     >>> predict_survival(tree, [0.5, 3.0]).columns.tolist()
     ['mean', 'median', 'lower', 'upper']
     """
-    prob = check_fraction("prob", prob, closed=False)
+    interval = check_fraction("interval", interval, closed=False)
     posterior, code, ends = posterior_parts(idata)
     t = _times(times, ends)
     rows = []
     for cell in _cells(posterior, cells):
         draws = np.exp(-cumulative_hazard(posterior, code, ends, cell, t)).reshape(-1, t.size)
-        lower, median, upper = np.quantile(draws, [(1 - prob) / 2, 0.5, (1 + prob) / 2], axis=0)
+        lower, median, upper = np.quantile(draws, [(1 - interval) / 2, 0.5, (1 + interval) / 2], axis=0)
         for k, time in enumerate(t):
             rows.append((cell, time, draws[:, k].mean(), median[k], lower[k], upper[k]))
     frame = pd.DataFrame(rows, columns=["cell", "time", "mean", "median", "lower", "upper"]).set_index(["cell", "time"])
-    frame.attrs.update(prob=prob)
+    frame.attrs.update(interval=interval)
     return frame
 
 
@@ -207,11 +209,12 @@ def median_draws(posterior, code: int, ends: np.ndarray, cell: str) -> np.ndarra
     return med
 
 
-def median_survival(idata, *, cells=None, prob: float = 0.9) -> pd.DataFrame:
+@renamed_keywords(prob="interval")
+def median_survival(idata, *, cells=None, interval: float = 0.95) -> pd.DataFrame:
     """The median survival time per cell, the t with S_c(t) = ½, with its equal-tailed interval.
 
     A draw whose S_c stays above ½ up to the horizon has its median beyond it: ``inf`` (so an
-    interval's upper end is ``inf`` when more than (1 − prob)/2 of the draws are such), except for
+    interval's upper end is ``inf`` when more than (1 − interval)/2 of the draws are such), except for
     a Weibull fit, whose curve continues.  Discrete-time fits give the first interval end where
     S ≤ ½; piecewise-exponential fits interpolate inside the interval.
 
@@ -221,7 +224,7 @@ def median_survival(idata, *, cells=None, prob: float = 0.9) -> pd.DataFrame:
         The result of ``pm.sample`` on a :func:`pm_private.survival.survival_model`.
     cells : str or sequence of str, optional
         The cells (default: all).
-    prob : float, default 0.9
+    interval : float, default 0.95
         The probability of the intervals, in (0, 1).
 
     Returns
@@ -235,13 +238,13 @@ def median_survival(idata, *, cells=None, prob: float = 0.9) -> pd.DataFrame:
     ValueError
         As :func:`predict_survival`.
     """
-    prob = check_fraction("prob", prob, closed=False)
+    interval = check_fraction("interval", interval, closed=False)
     posterior, code, ends = posterior_parts(idata)
     rows = []
     for cell in _cells(posterior, cells):
         med = median_draws(posterior, code, ends, cell)
-        lower, median, upper = np.quantile(med, [(1 - prob) / 2, 0.5, (1 + prob) / 2], method="inverted_cdf")
+        lower, median, upper = np.quantile(med, [(1 - interval) / 2, 0.5, (1 + interval) / 2], method="inverted_cdf")
         rows.append((cell, median, lower, upper, float(np.mean(~np.isfinite(med)))))
     frame = pd.DataFrame(rows, columns=["cell", "median", "lower", "upper", "beyond_horizon"]).set_index("cell")
-    frame.attrs.update(prob=prob)
+    frame.attrs.update(interval=interval)
     return frame

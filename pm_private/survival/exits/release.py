@@ -50,8 +50,8 @@ from ...privacy.validation import (
     check_release_field,
     check_release_guarantee,
 )
-from ...released.family import Family
 from ...released.noise_plan import NoisePlan, gaussian_query, laplace_query
+from .family import SURVIVAL
 from .outcomes import ALL, check_cells, check_edges, dask_exit_counts, exit_counts
 
 __all__ = [
@@ -66,14 +66,6 @@ __all__ = [
     "survival_stats",
 ]
 
-#: The survival family of exit tables: its release, model builder, predictor and transform.
-SURVIVAL = Family(
-    name="survival",
-    release="release_survival_stats",
-    builder="survival_model",
-    predictor="predict_survival",
-    transform="survival",
-)
 
 #: Mechanism name of :func:`release_survival_stats` (result and ledger entry).
 SURVIVAL_MECHANISM = (

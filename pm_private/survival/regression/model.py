@@ -327,7 +327,7 @@ def survival_regression_model(
     return model
 
 
-def set_survival_regression_stats(stats, model: pm.Model) -> None:
+def set_survival_regression_stats(stats, model: pm.Model | None = None) -> None:
     """Swap the statistics of a built :func:`survival_regression_model` for others of the same
     intervals and covariates, without recompiling (``pm.set_data``).
 
@@ -335,8 +335,8 @@ def set_survival_regression_stats(stats, model: pm.Model) -> None:
     ----------
     stats : SurvivalRegressionStatsRelease or SurvivalRegressionStats
         The new statistics.
-    model : pymc.Model
-        A model of :func:`survival_regression_model`.
+    model : pymc.Model, optional
+        A model of :func:`survival_regression_model` (default: the model of the current context).
 
     Raises
     ------
@@ -345,6 +345,7 @@ def set_survival_regression_stats(stats, model: pm.Model) -> None:
         model's, or it is exact and the model is noise-aware.
     """
     _check(stats)
+    model = pm.modelcontext(model)
     if (
         stats.d != len(model.coords["feature"])
         or not np.array_equal(np.asarray(model.coords["interval"], dtype=np.float64), stats.edges)

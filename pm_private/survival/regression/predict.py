@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ..._engine.keywords import renamed_keywords
 from ...privacy.validation import check_fraction
 from ...released.glm import linear_predictor_draws, posterior_dataset
 from .release import SURVIVAL_REGRESSION
@@ -14,8 +15,9 @@ from .release import SURVIVAL_REGRESSION
 __all__ = ["predict_survival_regression"]
 
 
+@renamed_keywords(posterior="idata")
 def predict_survival_regression(
-    posterior, X, *, cell=None, x_bound: float | None = None, interval: float = 0.9
+    idata, X, *, cell=None, x_bound: float | None = None, interval: float = 0.95
 ) -> pd.DataFrame:
     """Posterior survival curves S(t | x) = exp(−H₀(t)·exp(xᵀβ)) of new rows at the interval ends.
 
@@ -26,7 +28,7 @@ def predict_survival_regression(
 
     Parameters
     ----------
-    posterior : xarray.DataTree or xarray.Dataset
+    idata : xarray.DataTree or xarray.Dataset
         The result of ``pm.sample`` on the model (or its ``posterior`` group; then give ``x_bound``
         if the rows should be projected, and rows already on the release's scale).
     X : array_like or pandas.DataFrame, shape (m, d)
@@ -36,7 +38,7 @@ def predict_survival_regression(
         more than one cell.
     x_bound : float, optional
         The projection radius (default: the model's, when the DataTree carries it).
-    interval : float, default 0.9
+    interval : float, default 0.95
         Mass of the central credible band.
 
     Returns
@@ -48,7 +50,7 @@ def predict_survival_regression(
     Raises
     ------
     ValueError
-        If ``posterior`` is not a fit of :func:`survival_regression_model` or its
+        If ``idata`` is not a fit of :func:`survival_regression_model` or its
         ``cumulative_hazard`` draws are not finite, ≥ 0 and non-decreasing over the intervals,
         ``X`` is not numeric, finite and of the model's width, ``cell`` is missing or unknown, or ``interval`` is not
         in (0, 1).
@@ -57,16 +59,16 @@ def predict_survival_regression(
     --------
     >>> import numpy as np, xarray as xr
     >>> from pm_private.survival import predict_survival_regression
-    >>> posterior = xr.Dataset(
+    >>> idata = xr.Dataset(
     ...     {"beta": (("chain", "draw", "feature"), np.full((1, 4, 1), np.log(2.0))),
     ...      "cumulative_hazard": (("chain", "draw", "cell", "interval"), np.tile([0.1, 0.5], (1, 4, 1, 1)))},
     ...     coords={"feature": ["dose"], "cell": ["all"], "interval": [1.0, 2.0]})
-    >>> predict_survival_regression(posterior, [[0.0], [1.0]])["mean"].round(3).tolist()
+    >>> predict_survival_regression(idata, [[0.0], [1.0]])["mean"].round(3).tolist()
     [0.905, 0.607, 0.819, 0.368]
     """
     interval = check_fraction("interval", interval, closed=False)
-    eta = linear_predictor_draws(posterior, X, x_bound, SURVIVAL_REGRESSION)  # (m, S)
-    draws = posterior_dataset(posterior)
+    eta = linear_predictor_draws(idata, X, x_bound, SURVIVAL_REGRESSION)  # (m, S)
+    draws = posterior_dataset(idata)
     hazard = _cumulative_hazard(draws)
     cells = [str(c) for c in hazard.coords["cell"].values]
     m = eta.shape[0]
@@ -99,16 +101,14 @@ def predict_survival_regression(
 def _cumulative_hazard(draws) -> xr.DataArray:
     """The draws of H₀ as (sample, cell, interval), refused unless finite, ≥ 0 and non-decreasing in time."""
     if "cumulative_hazard" not in draws:
-        raise ValueError(
-            "posterior holds no 'cumulative_hazard': pass the result of sampling a survival_regression_model"
-        )
+        raise ValueError("idata holds no 'cumulative_hazard': pass the result of sampling a survival_regression_model")
     hazard = draws["cumulative_hazard"].stack(sample=("chain", "draw")).transpose("sample", "cell", "interval")
     values = hazard.values
     if not np.isfinite(values).all():
-        raise ValueError("posterior: its cumulative_hazard draws hold NaN or infinite values")
+        raise ValueError("idata: its cumulative_hazard draws hold NaN or infinite values")
     if (values < 0).any() or (np.diff(values, axis=-1) < 0).any():
         raise ValueError(
-            "posterior: its cumulative_hazard draws must be ≥ 0 and non-decreasing over the intervals "
+            "idata: its cumulative_hazard draws must be ≥ 0 and non-decreasing over the intervals "
             "(a cumulative hazard), as survival_regression_model draws them"
         )
     return hazard

@@ -52,11 +52,11 @@ from ...privacy.validation import (
     check_release_guarantee,
     column_names,
 )
-from ...released.family import Family
 from ...released.noise_plan import NoisePlan, gaussian_query
 from ...released.preprocessing import Preprocessing, check_glm_preprocessing
 from ..exits.outcomes import ALL, check_cells, check_edges
 from ..exits.release import ExitTable
+from .family import SURVIVAL_REGRESSION
 from .statistics import statistics_of
 
 __all__ = [
@@ -70,14 +70,6 @@ __all__ = [
     "survival_regression_stats",
 ]
 
-#: The family of exit tables with covariate moments.
-SURVIVAL_REGRESSION = Family(
-    name="survival_regression",
-    release="release_survival_regression_stats",
-    builder="survival_regression_model",
-    predictor="predict_survival_regression",
-    transform="survival",
-)
 
 #: Mechanism name of :func:`release_survival_regression_stats` (result and ledger entry).
 SURVIVAL_REGRESSION_MECHANISM = (

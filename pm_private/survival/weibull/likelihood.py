@@ -23,13 +23,9 @@ import pytensor.tensor as pt
 
 from ..._engine.compile_notice import announce_compilation
 from ...privacy.validation import as_matrix
-from ...released.family import Family, record_fit
+from ...released.family import record_fit
 from ..data import check_survival
-
-#: The Weibull family (fitted to records): its builder and its survival curves.
-WEIBULL = Family(
-    name="weibull", release=None, builder="weibull_model", predictor="survival_function", transform="weibull"
-)
+from .family import WEIBULL
 
 __all__ = ["WeibullSurvival", "weibull_logp", "weibull_model"]
 
