@@ -26,6 +26,7 @@ from .release import SURVIVAL
 
 __all__ = [
     "cell_survival_draws",
+    "check_times",
     "cumulative_hazard",
     "median_draws",
     "posterior_parts",
@@ -92,7 +93,8 @@ def cumulative_hazard(posterior, code, ends, cell: str, t: np.ndarray) -> np.nda
     return padded[..., j] + frac * (padded[..., j + 1] - padded[..., j])
 
 
-def _times(times, ends) -> np.ndarray:
+def check_times(times, ends) -> np.ndarray:
+    """``times`` as a checked 1-D float array (the interval ``ends`` when None)."""
     if times is None:
         return np.asarray(ends, dtype=np.float64)
     t = as_float_array(times, "times")
@@ -126,7 +128,7 @@ def cell_survival_draws(idata, times=None, *, cell=None) -> xr.DataArray:
     """
     posterior, code, ends = posterior_parts(idata)
     cell = _cells(posterior, cell)[0]
-    t = _times(times, ends)
+    t = check_times(times, ends)
     values = np.exp(-cumulative_hazard(posterior, code, ends, cell, t))
     coords = {"chain": posterior["chain"].values, "draw": posterior["draw"].values, "time": t}
     return xr.DataArray(values, dims=("chain", "draw", "time"), coords=coords, name="survival")
@@ -175,7 +177,7 @@ def predict_survival(idata, times=None, *, cells=None, interval: float = 0.95) -
     """
     interval = check_fraction("interval", interval, closed=False)
     posterior, code, ends = posterior_parts(idata)
-    t = _times(times, ends)
+    t = check_times(times, ends)
     rows = []
     for cell in _cells(posterior, cells):
         draws = np.exp(-cumulative_hazard(posterior, code, ends, cell, t)).reshape(-1, t.size)

@@ -10,6 +10,7 @@ import xarray as xr
 from ..._engine.keywords import renamed_keywords
 from ...privacy.validation import check_fraction
 from ...released.glm import linear_predictor_draws, posterior_dataset
+from ..exits.predict import check_times, cumulative_hazard
 from .release import SURVIVAL_REGRESSION
 
 __all__ = ["predict_survival_regression"]
@@ -17,14 +18,18 @@ __all__ = ["predict_survival_regression"]
 
 @renamed_keywords(posterior="idata")
 def predict_survival_regression(
-    idata, X, *, cell=None, x_bound: float | None = None, interval: float = 0.95
+    idata, X, *, times=None, cell=None, x_bound: float | None = None, interval: float = 0.95
 ) -> pd.DataFrame:
-    """Posterior survival curves S(t | x) = exp(−H₀(t)·exp(xᵀβ)) of new rows at the interval ends.
+    """Posterior survival curves S(t | x) = exp(−H₀(t)·exp(xᵀβ)) of new rows at ``times`` (default:
+    the interval ends).
 
     Each row goes through the release's public preprocessing and is projected onto the ball
     ‖x‖₂ ≤ Bx the release used (read from the sampled DataTree's ``constant_data``, or given), as
     the release treated the private rows; then for every posterior draw s,
-    S⁽ˢ⁾(tⱼ | x) = exp(−H₀⁽ˢ⁾(tⱼ)·exp(xᵀβ⁽ˢ⁾)), H₀ the model's ``cumulative_hazard`` (at x = 0).
+    S⁽ˢ⁾(t | x) = exp(−H₀⁽ˢ⁾(t)·exp(xᵀβ⁽ˢ⁾)), H₀ the model's ``cumulative_hazard`` (at x = 0) —
+    the inverse of the family's proportional-hazards link.  Between interval ends H₀ is linear in t
+    for the piecewise-exponential hazard and a step for the discrete-time (cloglog) one, as
+    :func:`pm_private.predict_survival` reads an exit table's fit.
 
     Parameters
     ----------
@@ -33,6 +38,9 @@ def predict_survival_regression(
         if the rows should be projected, and rows already on the release's scale).
     X : array_like or pandas.DataFrame, shape (m, d)
         New covariate rows on the original scale (public).
+    times : array_like, shape (k,), optional
+        Times in [0, horizon] on the scale of the release's interval ends (default: the ends);
+        they need the DataTree of ``pm.sample`` (its ``constant_data`` records the hazard).
     cell : str or sequence of str, optional
         The cell of every row (one label for all, or one per row); needed when the model has
         more than one cell.
@@ -44,7 +52,7 @@ def predict_survival_regression(
     Returns
     -------
     pandas.DataFrame
-        One row per new row and interval end: ``row``, ``time``, ``mean`` (the posterior mean of
+        One row per new row and time: ``row``, ``time``, ``mean`` (the posterior mean of
         S(t | x)), ``lower`` and ``upper`` (the central band).
 
     Raises
@@ -79,13 +87,13 @@ def predict_survival_regression(
     labels = [str(cell)] * m if isinstance(cell, str) else [str(c) for c in cell]
     if len(labels) != m or not set(labels) <= set(cells):
         raise ValueError(f"cell must be one of {cells}, or one such label per row of X ({m})")
-    hazard = hazard.values[:, [cells.index(c) for c in labels], :]  # (S, m, J)
-    # S = exp(−exp(log H₀ + η)): in [0, 1] for H₀ ≥ 0 and finite η; H₀ = 0 gives log H₀ = −∞ and
-    # S = 1 where H₀·exp(η) would be 0·∞ = NaN, and a product past the largest double gives S = 0
-    with np.errstate(divide="ignore", over="ignore"):
-        survival = np.exp(-np.exp(np.log(np.swapaxes(hazard, 0, 1)) + eta[:, :, None]))  # (m, S, J)
+    times, hazard = _hazard_at(idata, draws, hazard, times)  # (S, cells, k)
+    hazard = hazard[:, [cells.index(c) for c in labels], :]  # (S, m, k)
+    # S = exp(−exp(log H₀ + η)): in [0, 1] for H₀ ≥ 0 and finite η; H₀ = 0 gives S = 1 where
+    # H₀·exp(η) would be 0·∞ = NaN, and a product past the largest double gives S = 0
+    with np.errstate(over="ignore"):
+        survival = SURVIVAL_REGRESSION.link.inverse(eta[:, :, None], np.swapaxes(hazard, 0, 1))  # (m, S, k)
     lower, upper = np.quantile(survival, [(1 - interval) / 2, (1 + interval) / 2], axis=1)
-    times = np.asarray(draws["cumulative_hazard"].coords["interval"].values, dtype=np.float64)
     J = times.size
     return pd.DataFrame(
         {
@@ -112,3 +120,18 @@ def _cumulative_hazard(draws) -> xr.DataArray:
             "(a cumulative hazard), as survival_regression_model draws them"
         )
     return hazard
+
+
+def _hazard_at(idata, draws, hazard: xr.DataArray, times) -> tuple[np.ndarray, np.ndarray]:
+    """(times, H₀ at them as (sample, cell, time)): the interval ends by default, else read between
+    them as the recorded hazard says (:func:`pm_private.survival.exits.predict.cumulative_hazard`)."""
+    ends = np.asarray(hazard.coords["interval"].values, dtype=np.float64)
+    if times is None:
+        return ends, hazard.values
+    if not (isinstance(idata, xr.DataTree) and "hazard_code" in idata.get("constant_data", {})):
+        raise ValueError("times: reading between the interval ends needs the DataTree of pm.sample (its constant_data)")
+    t = check_times(times, ends)
+    code = int(idata["constant_data"]["hazard_code"].values)
+    cells = hazard.coords["cell"].values
+    values = [cumulative_hazard(draws, code, ends, cell, t) for cell in cells]  # each (chain, draw, k)
+    return t, np.stack([v.reshape(-1, t.size) for v in values], axis=1)
