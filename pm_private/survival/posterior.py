@@ -103,10 +103,13 @@ def survival_summary(idata, var_names=None, *, interval: float = 0.95, kind: str
     columns
 
     ``coef``, ``exp(coef)``, ``se(coef)``
-        posterior mean of the coefficient, posterior mean of its exponential, posterior sd;
+        posterior mean of the coefficient, exp of that mean (as lifelines prints exp of its point
+        estimate, and as :func:`pm_private.fit_summary` does; the posterior mean of exp(β) is
+        larger, by Jensen's inequality), posterior sd;
     ``coef lower 95%``, ``coef upper 95%``, ``exp(coef) lower 95%``, ``exp(coef) upper 95%``
-        the credible interval of probability ``interval`` (equal-tailed or highest density), of the
-        coefficient and of its exponential, each computed from the draws;
+        the credible interval of probability ``interval`` (equal-tailed or highest density) of the
+        coefficient, and exp of its bounds (for equal-tailed intervals exactly the interval of
+        exp(β), exp being increasing);
     ``r_hat``, ``ess_bulk``, ``ess_tail``
         ArviZ's rank-normalised R̂ and effective sample sizes (Vehtari et al. 2021); R̂ ≤ 1.01
         and ESS ≥ 400 are the usual thresholds.
@@ -125,8 +128,8 @@ def survival_summary(idata, var_names=None, *, interval: float = 0.95, kind: str
     interval : float, default 0.95
         The probability of the credible intervals, in (0, 1).
     kind : {"eti", "hdi"}, default "eti"
-        Equal-tailed intervals (quantiles; those of exp(coef) are the exponentials of those of
-        coef) or highest-density intervals.
+        Equal-tailed intervals (quantiles) or highest-density intervals of coef; the exp(coef)
+        bounds are the exponentials of its bounds either way.
 
     Returns
     -------
@@ -164,19 +167,18 @@ def survival_summary(idata, var_names=None, *, interval: float = 0.95, kind: str
     posterior = posterior[names]
     options = {"ci_kind": kind, "ci_prob": interval, "round_to": "none"}
     stats = az.summary(posterior, kind="stats", **options)
-    exp_stats = az.summary(np.exp(posterior), kind="stats", **options)
     diagnostics = az.summary(posterior, kind="diagnostics", round_to="none")
     bounds = [f"{kind}{100 * interval:g}_lb", f"{kind}{100 * interval:g}_ub"]
     percent = _percent(interval)
     table = pd.DataFrame(
         {
             "coef": stats["mean"],
-            "exp(coef)": exp_stats["mean"],
+            "exp(coef)": np.exp(stats["mean"]),
             "se(coef)": stats["sd"],
             f"coef lower {percent}": stats[bounds[0]],
             f"coef upper {percent}": stats[bounds[1]],
-            f"exp(coef) lower {percent}": exp_stats[bounds[0]],
-            f"exp(coef) upper {percent}": exp_stats[bounds[1]],
+            f"exp(coef) lower {percent}": np.exp(stats[bounds[0]]),
+            f"exp(coef) upper {percent}": np.exp(stats[bounds[1]]),
             "r_hat": diagnostics["r_hat"],
             "ess_bulk": diagnostics["ess_bulk"],
             "ess_tail": diagnostics["ess_tail"],

@@ -246,7 +246,7 @@ def test_summary_columns_and_values():
     ]
     flat = beta.reshape(-1, 2)
     np.testing.assert_allclose(table["coef"], flat.mean(0))
-    np.testing.assert_allclose(table["exp(coef)"], np.exp(flat).mean(0))
+    np.testing.assert_allclose(table["exp(coef)"], np.exp(flat.mean(0)))  # exp of the coef printed, as lifelines
     np.testing.assert_allclose(table["se(coef)"], flat.std(0, ddof=1), rtol=1e-3)
     np.testing.assert_allclose(table["coef lower 95%"], np.quantile(flat, 0.025, axis=0), rtol=1e-6)
     # equal-tailed intervals commute with exp (up to the interpolation between draws)
