@@ -31,7 +31,7 @@ import os
 
 import numpy as np
 
-from .accountant import note_noise_drawn, note_seeded_draw
+from .reservation import note_noise_drawn, note_seeded_draw
 
 __all__ = [
     "NoiseSource",

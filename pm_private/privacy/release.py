@@ -68,8 +68,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from .accountant import NoiseWatch, PrivacyAccountant, Reservation, check_accountant
+from .accountant import PrivacyAccountant, Reservation, check_accountant
 from .budget import REPLACE_ONE, NoiseEvent
+from .reservation import NoiseWatch
 
 __all__ = [
     "OUTPUT",

@@ -19,9 +19,9 @@ from pm_private import (
     release_linear_stats,
 )
 from pm_private.linear.noise_aware import noise_aware_arrays
+from pm_private.privacy.gaussian import _certified_epsilon
 from pm_private.privacy.noise import as_noise_source
 from pm_private.privacy.primitives import (
-    _certified_epsilon,
     gaussian_mechanism,
     gaussian_noise_multiplier,
     gaussian_scale,

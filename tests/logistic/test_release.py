@@ -57,10 +57,10 @@ def test_sensitivity_is_attained_by_the_adversarial_neighbour(bx):
 
 
 def test_release_is_the_statistics_plus_noise_of_the_stated_scale(monkeypatch):
-    import pm_private.privacy.primitives as primitives
+    import pm_private.privacy.gaussian as gaussian
 
-    calibrated = primitives.gaussian_scale(13, np.sqrt(2) * 6, 1.0, 1e-6)
-    monkeypatch.setattr(primitives, "gaussian_scale", lambda *args: calibrated)  # calibrate once, not per draw
+    calibrated = gaussian.gaussian_scale(13, np.sqrt(2) * 6, 1.0, 1e-6)
+    monkeypatch.setattr(gaussian, "gaussian_scale", lambda *args: calibrated)  # calibrate once, not per draw
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 3))
     y = (rng.uniform(size=300) < 0.4).astype(int)

@@ -69,10 +69,10 @@ def test_sensitivity_is_the_maximum_over_a_grid_of_neighbours():
 
 
 def test_release_is_the_statistics_plus_noise_of_the_stated_scale(monkeypatch):
-    import pm_private.privacy.primitives as primitives
+    import pm_private.privacy.gaussian as gaussian
 
-    calibrated = primitives.gaussian_scale(13, poisson_sensitivity(2.0), 1.0, 1e-6)
-    monkeypatch.setattr(primitives, "gaussian_scale", lambda *args: calibrated)
+    calibrated = gaussian.gaussian_scale(13, poisson_sensitivity(2.0), 1.0, 1e-6)
+    monkeypatch.setattr(gaussian, "gaussian_scale", lambda *args: calibrated)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 3))
     y = rng.poisson(3.0, 300)
