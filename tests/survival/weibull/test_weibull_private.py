@@ -12,12 +12,9 @@ from pm_private.privacy.accountant import PrivacyAccountant
 from pm_private.privacy.budget import BudgetExceededError
 from pm_private.privacy.noise import as_noise_source
 from pm_private.survival.weibull.fit import mle_rows
+from pm_private.survival.weibull.ladder import _draw_lsp, _event_mean_bounds, _first_crossing, _tll
 from pm_private.survival.weibull.mechanisms import (
     SAMPLE_AGGREGATE,
-    _draw_lsp,
-    _event_mean_bounds,
-    _first_crossing,
-    _tll,
     lsp_ladder,
     weibull_laplace,
     weibull_private,
