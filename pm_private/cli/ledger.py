@@ -95,6 +95,27 @@ def _export(target: str, text: str) -> None:
 def _run(parser, args) -> None:
     from ..privacy.accountant import PrivacyAccountant
 
+    _check_options(parser, args)
+    _recover_or_check(parser, args)
+    _upgrade(parser, args)
+    try:
+        accountant = PrivacyAccountant.open(args.ledger)
+    except (ValueError, OSError) as error:
+        parser.error(str(error))
+    rows = _ledger_rows(accountant)
+    totals = accountant._store.head(), accountant.spent, accountant.tight_epsilon()
+    cost, fits = _next_cost(parser, args, accountant, totals)
+    if args.csv:
+        _export_csv(args.csv, rows)
+    if args.json:
+        _export_json(args, accountant, rows, totals, cost, fits)
+    if args.csv == "-" or args.json == "-":
+        return
+    _print_report(args, accountant, rows, totals, cost, fits)
+
+
+def _check_options(parser, args) -> None:
+    """The export targets and the options of ``--next``, checked (``parser.error`` otherwise)."""
     for option in ("csv", "json"):
         target = getattr(args, option)
         if target not in (None, "-"):
@@ -110,6 +131,10 @@ def _run(parser, args) -> None:
         parser.error("--next gaussian needs --delta > 0")
     if args.next == "laplace" and args.delta:
         parser.error("--next laplace is pure ε-DP: give no --delta")
+
+
+def _recover_or_check(parser, args) -> None:
+    """``--recover-from``: put the backup back and say what was carried; else check LEDGER exists."""
     if args.recover_from is not None:
         from ..privacy.ledger import recover_ledger
 
@@ -128,6 +153,10 @@ def _run(parser, args) -> None:
             types.existing_file(args.ledger)
         except argparse.ArgumentTypeError as error:
             parser.error(f"argument ledger: {error}")
+
+
+def _upgrade(parser, args) -> None:
+    """``--upgrade``: upgrade a format-1 ledger once, keeping the original."""
     if args.upgrade:
         from ..privacy.ledger import upgrade_ledger
 
@@ -136,14 +165,13 @@ def _run(parser, args) -> None:
         except (ValueError, OSError) as error:
             parser.error(str(error))
         print(f"ledger {args.ledger} upgraded to the current format; the original is kept as {backup}")
-    try:
-        accountant = PrivacyAccountant.open(args.ledger)
-    except (ValueError, OSError) as error:
-        parser.error(str(error))
-    rows = _ledger_rows(accountant)
-    head = accountant._store.head()
-    eps, delta = accountant.spent
-    tight = accountant.tight_epsilon()
+
+
+def _next_cost(parser, args, accountant, totals):
+    """(cost, fits) of the dry-run release of ``--next``: the basic and tight ε after it and whether
+    it fits the budget; (None, None) without ``--next``.  ``totals``: (head, spent (ε, δ), tight ε)."""
+    _, (_, delta), _ = totals
+    fits = None
     cost = None
     if args.next is not None:
         delta_next = args.delta or 0.0
@@ -155,34 +183,45 @@ def _run(parser, args) -> None:
         fits = (
             cost[0] <= accountant.epsilon * (1 + 1e-9) and delta + delta_next <= accountant.delta * (1 + 1e-9)
         ) or cost[1] <= accountant.epsilon * (1 + 1e-9)
-    if args.csv:
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=FIELDS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-        _export(args.csv, buffer.getvalue())
-    if args.json:
-        document = {
-            "ledger": str(args.ledger),
-            "total": {"epsilon": accountant.epsilon, "delta": accountant.delta},
-            "spent": {"epsilon": eps, "delta": delta},
-            "remaining": dict(zip(("epsilon", "delta"), accountant.remaining, strict=True)),
-            "tight": {"epsilon": tight, "delta": accountant.delta},
-            "head": {"records": head.rows, "digest": head.digest, "ledger": head.ledger},
-            "entries": rows,
+    return cost, fits
+
+
+def _export_csv(target: str, rows) -> None:
+    """The ledger's entries as CSV to ``target`` (``-``: standard output)."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=FIELDS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    _export(target, buffer.getvalue())
+
+
+def _export_json(args, accountant, rows, totals, cost, fits) -> None:
+    """The ledger's totals, head, entries and the ``--next`` dry run as JSON to ``--json``."""
+    head, (eps, delta), tight = totals
+    document = {
+        "ledger": str(args.ledger),
+        "total": {"epsilon": accountant.epsilon, "delta": accountant.delta},
+        "spent": {"epsilon": eps, "delta": delta},
+        "remaining": dict(zip(("epsilon", "delta"), accountant.remaining, strict=True)),
+        "tight": {"epsilon": tight, "delta": accountant.delta},
+        "head": {"records": head.rows, "digest": head.digest, "ledger": head.ledger},
+        "entries": rows,
+    }
+    if cost is not None:
+        document["next"] = {
+            "kind": args.next,
+            "epsilon": args.epsilon,
+            "delta": args.delta or 0.0,
+            "basic_epsilon_after": cost[0],
+            "tight_epsilon_after": cost[1],
+            "fits": fits,
         }
-        if cost is not None:
-            document["next"] = {
-                "kind": args.next,
-                "epsilon": args.epsilon,
-                "delta": args.delta or 0.0,
-                "basic_epsilon_after": cost[0],
-                "tight_epsilon_after": cost[1],
-                "fits": fits,
-            }
-        _export(args.json, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-    if args.csv == "-" or args.json == "-":
-        return
+    _export(args.json, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+def _print_report(args, accountant, rows, totals, cost, fits) -> None:
+    """The ledger's totals, head, the ``--next`` dry run and its entries, printed."""
+    head, (eps, delta), tight = totals
     print(f"ledger {args.ledger}")
     print(f"head    record {head.rows}, digest {head.digest} (witnessed in {accountant._store.witness_file()})")
     print(f"total   ε {accountant.epsilon:g}, δ {accountant.delta:g}")

@@ -204,7 +204,8 @@ def _suff_stats_bounds(parser, args, d: int, preprocessing):
     return n, chosen.multiplier
 
 
-def _run(parser, args) -> None:
+def _check_mechanism_options(parser, args) -> None:
+    """``--split``, ``--delta`` and ``--clip-share`` against ``--mechanism`` (``parser.error`` otherwise)."""
     if abs(math.fsum(args.split) - 1) > 1e-9:
         parser.error(f"--split must sum to 1, got {' '.join(map(str, args.split))}")
     if args.mechanism == "gaussian":
@@ -216,6 +217,10 @@ def _run(parser, args) -> None:
         parser.error("--delta applies to --mechanism gaussian only (the Laplace release is pure ε-DP)")
     if not (args.clip_share == 0 or 0.001 <= args.clip_share <= 0.5):
         parser.error(f"--clip-share must be 0 or in [0.001, 0.5], got {args.clip_share:g}")
+
+
+def _run(parser, args) -> None:
+    _check_mechanism_options(parser, args)
     available = table_columns(parser, args)
     features = args.features or [c for c in available if c != args.target]
     if not features:
