@@ -27,8 +27,8 @@ if not logging.root.handlers:  # as PyMC does for its own logger
 _MESSAGE = (
     "pm_private: the first fit of this {family} model compiles its log-density and gradient, which can take "
     "minutes on a small machine (see the Samplers page of the documentation); later fits of a model of this "
-    "shape reuse PyTensor's disk cache, except pm.sample(nuts_sampler='nutpie'), which compiles on every call "
-    "(refit with pm_private.sampling.RefittableNutpie)"
+    "shape reuse PyTensor's disk cache, except pm.sample with nutpie (PyMC's default where nutpie is installed), "
+    "which compiles on every call: pm_private.sample(model) compiles once per model and refits without compiling"
 )
 
 

@@ -1,4 +1,4 @@
-"""Sampling private posteriors: the sanitized-loss exponential mechanism (Nguyên & Hui 2017a), pSGLD (Li et al. 2016) and refittable ADVI and NUTS (PyMC's and nutpie's)."""
+"""Sampling private posteriors: the sanitized-loss exponential mechanism (Nguyên & Hui 2017a), pSGLD (Li et al. 2016) and refittable ADVI and NUTS (PyMC's and nutpie's, and ``sample``, which compiles a model once)."""
 
 from .._engine.lazy import attach
 
@@ -15,6 +15,7 @@ _NAMES = {
     "RefittableADVI": ".advi",
     "RefittableNUTS": ".refit_nuts",
     "RefittableNutpie": ".refit_nutpie",
+    "sample": ".sample",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)

@@ -1,0 +1,53 @@
+"""pm_private.sample compiles a model once and refits it on new data without compiling, with
+nutpie or PyMC's NUTS, and its result carries what the predictors read."""
+
+import numpy as np
+import pytest
+
+import pm_private as pp
+
+nutpie = pytest.importorskip("nutpie")
+
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=(2000, 2))
+Y = RNG.uniform(size=2000) < 1 / (1 + np.exp(-(X @ [1.0, -0.5] + 0.3)))
+
+
+def _release(y, seed):
+    return pp.release_logistic_stats(X, y, epsilon=3.0, delta=1e-6, x_bound=4.0, rng=seed)
+
+
+@pytest.mark.slow
+def test_nutpie_compiles_once_and_refits_the_new_data(monkeypatch):
+    calls = []
+    compile_model = nutpie.compile_pymc_model
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return compile_model(*args, **kwargs)
+
+    monkeypatch.setattr(nutpie, "compile_pymc_model", counted)
+    model = pp.logistic_model(_release(Y, 1), x_sample=None)
+    first = pp.sample(model, draws=300, tune=300, random_seed=1, sampler="nutpie")
+    pp.set_logistic_stats(_release(~Y, 2), model)  # labels flipped: the coefficients change sign
+    second = pp.sample(model, draws=300, tune=300, random_seed=2, sampler="nutpie")
+    assert len(calls) == 1
+    b1 = first["posterior"]["beta"].mean(("chain", "draw")).values
+    b2 = second["posterior"]["beta"].mean(("chain", "draw")).values
+    assert b1[0] > 0.5 and b2[0] < -0.5
+    table = pp.predict_logistic(second, X[:3])  # reads fit_record and x_bound from constant_data
+    assert len(table) == 3 and (table["mean"].between(0, 1)).all()
+
+
+@pytest.mark.slow
+def test_pymc_sampler_gives_the_same_groups():
+    model = pp.logistic_model(_release(Y, 3), x_sample=None)
+    idata = pp.sample(model, draws=200, tune=200, random_seed=3, sampler="pymc")
+    assert {"posterior", "sample_stats", "constant_data"} <= set(idata.children)
+    assert len(pp.predict_logistic(idata, X[:2])) == 2
+
+
+def test_an_unknown_sampler_is_refused():
+    model = pp.logistic_model(_release(Y, 4), x_sample=None)
+    with pytest.raises(ValueError, match="sampler must be one of"):
+        pp.sample(model, sampler="numpyro")
