@@ -78,7 +78,10 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """Deal the units of :func:`_unit` to the workers in collection order, as each asks for work."""
+    """Deal the units of :func:`_unit` to the workers in collection order, as each asks for work
+    (in place of xdist's default ``--dist load``; another ``--dist`` given is left to xdist)."""
+    if config.getvalue("dist") != "load":
+        return None
     from xdist.scheduler import LoadScopeScheduling
 
     class UnitScheduling(LoadScopeScheduling):
