@@ -23,36 +23,25 @@ from typing import ClassVar
 import numpy as np
 
 from ..privacy.accountant import PrivacyAccountant
-from ..privacy.noise import as_noise_source
 from ..privacy.primitives import (
-    check_gaussian_epsilon,
-    check_noise_scale,
-    project_rows,
     symmetric_entry_weights,
 )
 from ..privacy.release import Release, constant, output, public
 from ..privacy.validation import (
-    as_matrix,
     as_vector,
     check_bound,
-    check_count,
-    check_delta,
-    check_epsilon,
     check_feature_names,
-    check_finite_rows,
     check_positive,
-    column_names,
 )
 from ..released.bounds import GLMBounds, glm_bound_rule
 from ..released.degree2 import (
     check_degree2_release,
     degree2_pairs,
-    degree2_sums,
     freeze_stats,
-    release_degree2,
 )
-from ..released.noise_plan import NoisePlan, gaussian_query
-from ..released.preprocessing import Preprocessing, check_glm_preprocessing, preprocessed_rows
+from ..released.glm_release import checked_gaussian, degree2_noise_plan, exact_degree2, release_glm_degree2
+from ..released.noise_plan import NoisePlan
+from ..released.preprocessing import Preprocessing
 from .family import LOGISTIC
 
 __all__ = [
@@ -279,11 +268,7 @@ def _check_release(release) -> None:
 
 def _checked(epsilon, delta, x_bound) -> tuple[float, float, float, float]:
     """(ε, δ, Bx, Δ) checked as :func:`release_logistic_stats` checks them before reading the data."""
-    epsilon = check_gaussian_epsilon(check_epsilon(epsilon))
-    delta = check_delta(delta)
-    sensitivity = logistic_sensitivity(x_bound)
-    check_noise_scale(sensitivity, epsilon)
-    return epsilon, delta, float(x_bound), sensitivity
+    return checked_gaussian(epsilon, delta, x_bound, logistic_sensitivity)
 
 
 #: The statistic groups of :func:`logistic_noise_plan`.
@@ -334,18 +319,8 @@ def logistic_noise_plan(d: int, *, epsilon: float, delta: float, x_bound: float)
     70.4839
     """
     epsilon, delta, x_bound, sensitivity = _checked(epsilon, delta, x_bound)
-    d = check_count("d", d)
-    query = gaussian_query("weighted vector", degree2_pairs(d)[0].size, sensitivity, epsilon, delta)
     weights = {_DIAGONAL: 1.0, _OFF_DIAGONAL: math.sqrt(2.0), _LABELS: math.sqrt(2.0)}
-    return NoisePlan(
-        mechanism="gaussian",
-        epsilon=epsilon,
-        delta=delta,
-        queries=(query,),
-        noise_sd={group: query.scale / w for group, w in weights.items()},
-        weights=weights,
-        d=d,
-    )
+    return degree2_noise_plan(d, epsilon=epsilon, delta=delta, sensitivity=sensitivity, weights=weights)
 
 
 def logistic_bounds(
@@ -436,14 +411,6 @@ def logistic_bounds(
     )
 
 
-def _prepared(X, y, x_bound):
-    """(projected X, labels ±1) after the checks of the release (nothing is spent before them)."""
-    X = as_matrix(X)
-    labels = signed_labels(y, X.shape[0])
-    check_finite_rows(X)
-    return (X if x_bound is None else project_rows(X, x_bound)), labels
-
-
 def logistic_stats(X, y, *, x_bound: float | None = None) -> LogisticStats:
     """Exact statistics (Σx, Σy, Sxx, Syx, n) of public data: no noise, no budget.
 
@@ -476,11 +443,8 @@ def logistic_stats(X, y, *, x_bound: float | None = None) -> LogisticStats:
     """
     if x_bound is not None:
         x_bound = check_positive("x_bound", x_bound)
-    X, labels = _prepared(X, y, x_bound)
-    x_sum, y_sum, xx, yx = degree2_sums(X, labels)
-    if not (np.isfinite(xx).all() and np.isfinite(x_sum).all()):
-        raise ValueError("X is too large: its products overflow (rescale it)")
-    return LogisticStats(x_sum=x_sum, y_sum=y_sum, xx=xx, yx=yx, n=X.shape[0], x_bound=x_bound)
+    x_sum, y_sum, xx, yx, n = exact_degree2(X, y, x_bound, signed_labels)
+    return LogisticStats(x_sum=x_sum, y_sum=y_sum, xx=xx, yx=yx, n=n, x_bound=x_bound)
 
 
 def release_logistic_stats(
@@ -576,25 +540,20 @@ def release_logistic_stats(
     15.5563
     """
     epsilon, delta, x_bound, _ = _checked(epsilon, delta, x_bound)
-    features = column_names(X)
-    check_glm_preprocessing(preprocessing)
-    X, refusal = preprocessed_rows(preprocessing, X)
-    X, labels = _prepared(X, y, x_bound)
-    source = as_noise_source(rng)
-    plan = logistic_noise_plan(X.shape[1], epsilon=epsilon, delta=delta, x_bound=x_bound)
 
-    def build(**fields):
+    def build(features, **fields):
         return LogisticStatsRelease(**fields, x_bound=x_bound, features=features, preprocessing=preprocessing)
 
-    weights = symmetric_entry_weights(*degree2_pairs(X.shape[1]))
-    return release_degree2(
+    return release_glm_degree2(
         X,
-        labels,
-        weights=weights,
-        plan=plan,
+        y,
+        x_bound=x_bound,
+        response=signed_labels,
+        plan_for=lambda d: logistic_noise_plan(d, epsilon=epsilon, delta=delta, x_bound=x_bound),
+        weights_for=lambda d: symmetric_entry_weights(*degree2_pairs(d)),
         mechanism=LOGISTIC_MECHANISM,
-        accountant=accountant,
-        source=source,
         build=build,
-        refusal=refusal,
+        preprocessing=preprocessing,
+        accountant=accountant,
+        rng=rng,
     )

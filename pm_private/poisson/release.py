@@ -21,37 +21,27 @@ from typing import ClassVar
 import numpy as np
 
 from ..privacy.accountant import PrivacyAccountant
-from ..privacy.noise import as_noise_source
 from ..privacy.primitives import (
-    check_gaussian_epsilon,
-    check_noise_scale,
-    project_rows,
     symmetric_entry_weights,
 )
 from ..privacy.release import Release, constant, output, public
 from ..privacy.validation import (
-    as_matrix,
     as_vector,
     check_bound,
     check_count,
-    check_delta,
-    check_epsilon,
     check_feature_names,
-    check_finite_rows,
     check_positive,
     check_release_field,
-    column_names,
 )
 from ..released.bounds import GLMBounds, glm_bound_rule
 from ..released.degree2 import (
     check_degree2_release,
     degree2_pairs,
-    degree2_sums,
     freeze_stats,
-    release_degree2,
 )
-from ..released.noise_plan import NoisePlan, gaussian_query
-from ..released.preprocessing import Preprocessing, check_glm_preprocessing, preprocessed_rows
+from ..released.glm_release import checked_gaussian, degree2_noise_plan, exact_degree2, release_glm_degree2
+from ..released.noise_plan import NoisePlan
+from ..released.preprocessing import Preprocessing
 from .family import POISSON
 
 __all__ = [
@@ -296,11 +286,7 @@ def _check_release(release) -> None:
 
 def _checked(epsilon, delta, x_bound, y_bound) -> tuple[float, float, float, int, float]:
     """(ε, δ, Bx, B, Δ) checked as :func:`release_poisson_stats` checks them before reading the data."""
-    epsilon = check_gaussian_epsilon(check_epsilon(epsilon))
-    delta = check_delta(delta)
-    sensitivity = poisson_sensitivity(x_bound)
-    check_noise_scale(sensitivity, epsilon)
-    x_bound = float(x_bound)
+    epsilon, delta, x_bound, sensitivity = checked_gaussian(epsilon, delta, x_bound, poisson_sensitivity)
     y_bound = check_count("y_bound", y_bound, 1, MAX_Y_BOUND)
     return epsilon, delta, x_bound, y_bound, sensitivity
 
@@ -350,21 +336,12 @@ def poisson_noise_plan(d: int, *, epsilon: float, delta: float, x_bound: float, 
     """
     epsilon, delta, x_bound, y_bound, sensitivity = _checked(epsilon, delta, x_bound, y_bound)
     d = check_count("d", d)
-    query = gaussian_query("weighted vector", degree2_pairs(d)[0].size, sensitivity, epsilon, delta)
     weights = {
         "the diagonal of Sxx": 1.0,
         "Σx and the other entries of Sxx": math.sqrt(2.0),
         f"Σy and Σ y·x (counts clipped to {y_bound})": float(poisson_entry_weights(d, x_bound, y_bound)[d]),
     }
-    return NoisePlan(
-        mechanism="gaussian",
-        epsilon=epsilon,
-        delta=delta,
-        queries=(query,),
-        noise_sd={group: query.scale / w for group, w in weights.items()},
-        weights=weights,
-        d=d,
-    )
+    return degree2_noise_plan(d, epsilon=epsilon, delta=delta, sensitivity=sensitivity, weights=weights)
 
 
 def poisson_bounds(
@@ -480,12 +457,9 @@ def _counts(y, n: int) -> np.ndarray:
     return y
 
 
-def _prepared(X, y, x_bound, y_bound):
-    """(projected X, clipped counts) after the checks of the release (nothing is spent before them)."""
-    X = as_matrix(X)
-    counts = _counts(y, X.shape[0])
-    check_finite_rows(X)
-    return (X if x_bound is None else project_rows(X, x_bound)), np.minimum(counts, y_bound)
+def _clipped_counts(y_bound: int):
+    """The response map of the release: counts checked, then clipped to ``y_bound``."""
+    return lambda y, n: np.minimum(_counts(y, n), y_bound)
 
 
 def poisson_stats(X, y, *, y_bound: int, x_bound: float | None = None) -> PoissonStats:
@@ -524,11 +498,8 @@ def poisson_stats(X, y, *, y_bound: int, x_bound: float | None = None) -> Poisso
     y_bound = check_count("y_bound", y_bound, 1, MAX_Y_BOUND)
     if x_bound is not None:
         x_bound = check_positive("x_bound", x_bound)
-    X, counts = _prepared(X, y, x_bound, y_bound)
-    x_sum, y_sum, xx, yx = degree2_sums(X, counts)
-    if not (np.isfinite(xx).all() and np.isfinite(x_sum).all() and np.isfinite(yx).all()):
-        raise ValueError("X is too large: its products overflow (rescale it)")
-    return PoissonStats(x_sum=x_sum, y_sum=y_sum, xx=xx, yx=yx, n=X.shape[0], y_bound=y_bound, x_bound=x_bound)
+    x_sum, y_sum, xx, yx, n = exact_degree2(X, y, x_bound, _clipped_counts(y_bound), check_y=True)
+    return PoissonStats(x_sum=x_sum, y_sum=y_sum, xx=xx, yx=yx, n=n, y_bound=y_bound, x_bound=x_bound)
 
 
 def release_poisson_stats(
@@ -628,27 +599,22 @@ def release_poisson_stats(
     26.8328
     """
     epsilon, delta, x_bound, y_bound, _ = _checked(epsilon, delta, x_bound, y_bound)
-    features = column_names(X)
-    check_glm_preprocessing(preprocessing)
-    X, refusal = preprocessed_rows(preprocessing, X)
-    X, counts = _prepared(X, y, x_bound, y_bound)
-    source = as_noise_source(rng)
-    plan = poisson_noise_plan(X.shape[1], epsilon=epsilon, delta=delta, x_bound=x_bound, y_bound=y_bound)
 
-    def build(**fields):
+    def build(features, **fields):
         return PoissonStatsRelease(
             **fields, x_bound=x_bound, y_bound=y_bound, features=features, preprocessing=preprocessing
         )
 
-    weights = poisson_entry_weights(X.shape[1], x_bound, y_bound)
-    return release_degree2(
+    return release_glm_degree2(
         X,
-        counts,
-        weights=weights,
-        plan=plan,
+        y,
+        x_bound=x_bound,
+        response=_clipped_counts(y_bound),
+        plan_for=lambda d: poisson_noise_plan(d, epsilon=epsilon, delta=delta, x_bound=x_bound, y_bound=y_bound),
+        weights_for=lambda d: poisson_entry_weights(d, x_bound, y_bound),
         mechanism=POISSON_MECHANISM,
-        accountant=accountant,
-        source=source,
         build=build,
-        refusal=refusal,
+        preprocessing=preprocessing,
+        accountant=accountant,
+        rng=rng,
     )

@@ -1,0 +1,94 @@
+"""The steps every degree-2 GLM release shares (logistic, Poisson): the argument checks, the noise
+plan of one Gaussian query on the weighted statistic vector, the rows' preparation and the release
+itself; a family supplies its sensitivity, its entry weights and what it does to the response
+(labels to ±1, counts clipped to a bound).  Kulkarni et al. (2021); Huggins, Adams & Broderick (2017).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..privacy.noise import as_noise_source
+from ..privacy.primitives import check_gaussian_epsilon, check_noise_scale, project_rows
+from ..privacy.validation import as_matrix, check_count, check_delta, check_epsilon, check_finite_rows, column_names
+from .degree2 import degree2_pairs, degree2_sums, release_degree2
+from .noise_plan import NoisePlan, gaussian_query
+from .preprocessing import check_glm_preprocessing, preprocessed_rows
+
+__all__ = ["checked_gaussian", "degree2_noise_plan", "exact_degree2", "prepared_rows", "release_glm_degree2"]
+
+
+def checked_gaussian(
+    epsilon, delta, x_bound, sensitivity: Callable[[float], float]
+) -> tuple[float, float, float, float]:
+    """(ε, δ, Bx, Δ) checked in the order a release checks them before reading any data: ε, δ,
+    the bound (through ``sensitivity``) and the noise scale; ValueError naming the argument."""
+    epsilon = check_gaussian_epsilon(check_epsilon(epsilon))
+    delta = check_delta(delta)
+    value = sensitivity(x_bound)
+    check_noise_scale(value, epsilon)
+    return epsilon, delta, float(x_bound), value
+
+
+def degree2_noise_plan(d, *, epsilon: float, delta: float, sensitivity: float, weights: dict) -> NoisePlan:
+    """One Gaussian query on the weighted vector of the 2d + 1 + d(d+1)/2 statistics: σ by OpenDP's
+    privacy map for ``sensitivity``, and σ/w the noise s.d. of each statistic group of weight w."""
+    d = check_count("d", d)
+    query = gaussian_query("weighted vector", degree2_pairs(d)[0].size, sensitivity, epsilon, delta)
+    return NoisePlan(
+        mechanism="gaussian",
+        epsilon=epsilon,
+        delta=delta,
+        queries=(query,),
+        noise_sd={group: query.scale / w for group, w in weights.items()},
+        weights=weights,
+        d=d,
+    )
+
+
+def prepared_rows(X, y, x_bound, response: Callable) -> tuple[np.ndarray, np.ndarray]:
+    """(rows projected onto ‖x‖ ≤ ``x_bound``, ``response(y, n)``) after the checks of the release
+    (nothing is spent before them); no projection when ``x_bound`` is None."""
+    X = as_matrix(X)
+    values = response(y, X.shape[0])
+    check_finite_rows(X)
+    return (X if x_bound is None else project_rows(X, x_bound)), values
+
+
+def exact_degree2(X, y, x_bound, response: Callable, *, check_y: bool = False):
+    """(Σx, Σy, Sxx, Syx, n) of public rows after :func:`prepared_rows`; ValueError where the products
+    overflow (``check_y``: Syx too)."""
+    X, values = prepared_rows(X, y, x_bound, response)
+    x_sum, y_sum, xx, yx = degree2_sums(X, values)
+    sums = (xx, x_sum, yx) if check_y else (xx, x_sum)
+    if not all(np.isfinite(s).all() for s in sums):
+        raise ValueError("X is too large: its products overflow (rescale it)")
+    return x_sum, y_sum, xx, yx, X.shape[0]
+
+
+def release_glm_degree2(
+    X, y, *, x_bound, response, plan_for, weights_for, mechanism, build, preprocessing, accountant, rng
+):
+    """The release both GLM families make: the public map of ``preprocessing``, the rows prepared,
+    then one Gaussian release of the weighted statistics (``release_degree2``), charged before the
+    noise is drawn.  ``plan_for(d)`` and ``weights_for(d)`` give the family's plan and weights;
+    ``build(features, **fields)`` its release record."""
+    features = column_names(X)
+    check_glm_preprocessing(preprocessing)
+    X, refusal = preprocessed_rows(preprocessing, X)
+    X, values = prepared_rows(X, y, x_bound, response)
+    source = as_noise_source(rng)
+    plan = plan_for(X.shape[1])
+    return release_degree2(
+        X,
+        values,
+        weights=weights_for(X.shape[1]),
+        plan=plan,
+        mechanism=mechanism,
+        accountant=accountant,
+        source=source,
+        build=lambda **fields: build(features, **fields),
+        refusal=refusal,
+    )
