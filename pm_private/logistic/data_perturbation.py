@@ -434,15 +434,7 @@ def data_perturbation_sgd(
         release_guard(accountant, MECHANISM, epsilon, delta, label=label),
         np.errstate(over="ignore", invalid="ignore"),
     ):
-        theta = np.zeros(records.shape[1])
-        average = np.zeros_like(theta)
-        burn_in = steps // 2
-        for t in range(steps):
-            _, noisy = perturbed_batch(records, batch_size, sigma, noised, source)
-            grad = -(expit(-noisy @ theta)[:, None] * noisy).mean(axis=0) + l2 * theta
-            theta = theta - rate / math.sqrt(t + 1) * grad
-            if t >= burn_in:
-                average += (theta - average) / (t - burn_in + 1)
+        average = _averaged_sgd(records, batch_size, sigma, noised, source, rate=rate, l2=l2, steps=steps)
 
     if not np.isfinite(average).all():
         raise ValueError(
@@ -463,3 +455,18 @@ def data_perturbation_sgd(
         batch_size=batch_size,
         private=source.secure and influence_threshold is None,
     )
+
+
+def _averaged_sgd(records, batch_size, sigma, noised, source, *, rate, l2, steps) -> np.ndarray:
+    """The SGD of :func:`data_perturbation_sgd` on freshly perturbed batches (step η/√(t+1), ridge
+    ``l2``), averaged over its second half (Polyak–Ruppert)."""
+    theta = np.zeros(records.shape[1])
+    average = np.zeros_like(theta)
+    burn_in = steps // 2
+    for t in range(steps):
+        _, noisy = perturbed_batch(records, batch_size, sigma, noised, source)
+        grad = -(expit(-noisy @ theta)[:, None] * noisy).mean(axis=0) + l2 * theta
+        theta = theta - rate / math.sqrt(t + 1) * grad
+        if t >= burn_in:
+            average += (theta - average) / (t - burn_in + 1)
+    return average

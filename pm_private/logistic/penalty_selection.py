@@ -396,87 +396,42 @@ def select_penalty(
     delta = check_delta(delta)
     share = check_fraction("selection_share", selection_share, closed=False)
     fraction = check_fraction("validation_fraction", validation_fraction, closed=False)
-    lams = as_float_array(lams, "lams")
-    if lams.ndim != 1 or lams.size == 0:
-        raise ValueError(f"lams must be a non-empty 1-D grid, got shape {lams.shape}")
-    for lam in lams:
-        _, alpha = check_penalty(lam, alpha)
-    kappa = check_bound("norm_bound", norm_bound)
-    norm = check_noise(noise)
-    fit_intercept = check_bool("fit_intercept", fit_intercept)
-    tol = check_positive("tol", tol)
-    max_iter = check_count("max_iter", max_iter)
-    n_valid = int(round(fraction * N))
-    n_train = N - n_valid
-    if n_valid < 1 or n_train < 1:
-        raise ValueError(f"{N} records cannot be split into training and validation with fraction {fraction}")
+    lams, alpha = _checked_grid(lams, alpha)
+    kappa, norm, fit_intercept, tol, max_iter = _checked_fit_settings(norm_bound, noise, fit_intercept, tol, max_iter)
+    n_train, n_valid = _split_sizes(N, fraction)
     eps_train, eps_select = (1.0 - share) * epsilon, share * epsilon
     design = prepare_design(X, kappa, norm, fit_intercept)
     dim = design.shape[1]
-    constants = stability_constants(
-        lams=lams,
-        alpha=alpha,
-        epsilon_train=eps_train,
-        delta=delta,
-        norm_bound=kappa,
-        noise=noise,
-        fit_intercept=fit_intercept,
-        n_train=n_train,
-        n_valid=n_valid,
-        dim=dim,
-    )
-    if not all(np.isfinite(getattr(constants, f)).all() for f in constants.__dataclass_fields__):
-        raise ValueError("epsilon, delta, lams and norm_bound give non-finite stability constants; raise delta")
+    constants = _finite_constants(lams, alpha, eps_train, delta, kappa, noise, fit_intercept, (n_train, n_valid), dim)
     source = as_noise_source(rng)
-    l1_mask = np.ones(dim, dtype=bool)
-    if fit_intercept:
-        l1_mask[-1] = False
-
     with release_guard(accountant, MECHANISM, epsilon, delta, label="elastic-net λ selection"):
-        train, valid = _split(N, n_valid, source)
-        noise_draws = perturbation_noise(dim, noise, source, size=lams.size)
-        result = solve_elastic_net_logistic(
-            design[train],
-            y[train],
-            lams * (1 - alpha) + constants.extra_ridge,
-            lams * alpha,
-            constants.phi / (eps_train * n_train) * noise_draws,
-            l1_mask,
+        result, index = _fit_and_select(
+            design,
+            y,
+            lams,
+            alpha,
+            constants,
+            (eps_train, eps_select),
+            (n_train, n_valid),
+            noise,
+            source,
+            fit_intercept,
             tol=tol,
             max_iter=max_iter,
-            hessian_bound=constants.lipschitz**2 / 4,
         )
-        margins = y[valid, None] * (design[valid] @ result.theta)
-        scores = -softplus(-margins).mean(axis=0)
-        index = exponential_mechanism(scores, epsilon=eps_select, sensitivity=constants.sensitivity, source=source)
-
-    coef, intercept = _split_theta(result.theta[:, index], fit_intercept)
-    chosen = ElasticNetRelease(
-        coef=coef,
-        intercept=intercept,
-        epsilon=eps_train,
-        noise=noise,
-        norm_bound=kappa,
-        phi=constants.phi,
-        hessian_bound=constants.lipschitz**2 / 4,
-        convex_min=constants.c_star,
-        extra_ridge=constants.extra_ridge,
-        lam=float(lams[index]),
-        alpha=alpha,
-        n=n_train,
-        private=source.secure,
-    )
-    model = _fitted_model(
+    model = _chosen_model(
         X_given,
-        chosen,
-        _encoding_classes(y_given),
-        epsilon=eps_train,
-        lam=float(lams[index]),
+        y_given,
+        result.theta[:, index],
+        float(lams[index]),
         alpha=alpha,
-        norm_bound=kappa,
+        epsilon_train=eps_train,
         noise=noise,
+        norm_bound=kappa,
+        constants=constants,
+        n_train=n_train,
+        private=source.secure,
         fit_intercept=fit_intercept,
-        too_weak="add_ridge",
         tol=tol,
         max_iter=max_iter,
     )
@@ -494,3 +449,133 @@ def select_penalty(
         constants=constants,
         private=source.secure,
     )
+
+
+def _checked_grid(lams, alpha) -> tuple[np.ndarray, float]:
+    """The grid ``lams`` as a non-empty 1-D float array, each λ checked with ``alpha``
+    (:func:`~pm_private.logistic.elastic_net.check_penalty`), and α checked."""
+    lams = as_float_array(lams, "lams")
+    if lams.ndim != 1 or lams.size == 0:
+        raise ValueError(f"lams must be a non-empty 1-D grid, got shape {lams.shape}")
+    for lam in lams:
+        _, alpha = check_penalty(lam, alpha)
+    return lams, alpha
+
+
+def _chosen_model(
+    X_given,
+    y_given,
+    theta,
+    lam: float,
+    *,
+    alpha,
+    epsilon_train,
+    noise,
+    norm_bound,
+    constants,
+    n_train,
+    private,
+    fit_intercept,
+    tol,
+    max_iter,
+):
+    """The fitted estimator of :func:`select_penalty`: the chosen λ's perturbed solution ``theta``
+    held as an :class:`~pm_private.logistic.elastic_net.ElasticNetRelease` of the training part."""
+    coef, intercept = _split_theta(theta, fit_intercept)
+    chosen = ElasticNetRelease(
+        coef=coef,
+        intercept=intercept,
+        epsilon=epsilon_train,
+        noise=noise,
+        norm_bound=norm_bound,
+        phi=constants.phi,
+        hessian_bound=constants.lipschitz**2 / 4,
+        convex_min=constants.c_star,
+        extra_ridge=constants.extra_ridge,
+        lam=lam,
+        alpha=alpha,
+        n=n_train,
+        private=private,
+    )
+    return _fitted_model(
+        X_given,
+        chosen,
+        _encoding_classes(y_given),
+        epsilon=epsilon_train,
+        lam=lam,
+        alpha=alpha,
+        norm_bound=norm_bound,
+        noise=noise,
+        fit_intercept=fit_intercept,
+        too_weak="add_ridge",
+        tol=tol,
+        max_iter=max_iter,
+    )
+
+
+def _fit_and_select(design, y, lams, alpha, constants, budget, sizes, noise, source, fit_intercept, **solver):
+    """Inside :func:`select_penalty`'s charge: the random split of the records, one
+    objective-perturbation fit per λ on the training part (``budget`` = (ε_T, ε_S)), and the
+    exponential mechanism's choice by validation loss.  Returns (the fits, the chosen index)."""
+    eps_train, eps_select = budget
+    n_train, n_valid = sizes
+    N, dim = design.shape
+    l1_mask = np.ones(dim, dtype=bool)
+    if fit_intercept:
+        l1_mask[-1] = False
+    train, valid = _split(N, n_valid, source)
+    noise_draws = perturbation_noise(dim, noise, source, size=lams.size)
+    result = solve_elastic_net_logistic(
+        design[train],
+        y[train],
+        lams * (1 - alpha) + constants.extra_ridge,
+        lams * alpha,
+        constants.phi / (eps_train * n_train) * noise_draws,
+        l1_mask,
+        **solver,
+        hessian_bound=constants.lipschitz**2 / 4,
+    )
+    margins = y[valid, None] * (design[valid] @ result.theta)
+    scores = -softplus(-margins).mean(axis=0)
+    index = exponential_mechanism(scores, epsilon=eps_select, sensitivity=constants.sensitivity, source=source)
+    return result, index
+
+
+def _finite_constants(lams, alpha, eps_train, delta, kappa, noise, fit_intercept, sizes, dim):
+    """:func:`stability_constants` of :func:`select_penalty`'s settings (``sizes`` = (training,
+    validation) records), or ValueError when one is not finite."""
+    n_train, n_valid = sizes
+    constants = stability_constants(
+        lams=lams,
+        alpha=alpha,
+        epsilon_train=eps_train,
+        delta=delta,
+        norm_bound=kappa,
+        noise=noise,
+        fit_intercept=fit_intercept,
+        n_train=n_train,
+        n_valid=n_valid,
+        dim=dim,
+    )
+    if not all(np.isfinite(getattr(constants, f)).all() for f in constants.__dataclass_fields__):
+        raise ValueError("epsilon, delta, lams and norm_bound give non-finite stability constants; raise delta")
+    return constants
+
+
+def _checked_fit_settings(norm_bound, noise, fit_intercept, tol, max_iter) -> tuple:
+    """(κ, the noise's norm, fit_intercept, tol, max_iter) of :func:`select_penalty`, checked."""
+    kappa = check_bound("norm_bound", norm_bound)
+    norm = check_noise(noise)
+    fit_intercept = check_bool("fit_intercept", fit_intercept)
+    tol = check_positive("tol", tol)
+    max_iter = check_count("max_iter", max_iter)
+    return kappa, norm, fit_intercept, tol, max_iter
+
+
+def _split_sizes(N: int, fraction: float) -> tuple[int, int]:
+    """(training, validation) sizes of N records with ``fraction`` of them held out, each ≥ 1."""
+    n_valid = int(round(fraction * N))
+    n_train = N - n_valid
+    if n_valid < 1 or n_train < 1:
+        raise ValueError(f"{N} records cannot be split into training and validation with fraction {fraction}")
+    return n_train, n_valid
