@@ -98,7 +98,7 @@ _NAMES = {
     "fit_summary": ".released.summary",
     "laplace_approximation": ".released.sampling",
     "print_summary": ".released.summary",
-    "sample": ".sampling.sample",
+    "sample": ".sampling.compiled_nuts",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)

@@ -15,7 +15,7 @@ _NAMES = {
     "RefittableADVI": ".advi",
     "RefittableNUTS": ".refit_nuts",
     "RefittableNutpie": ".refit_nutpie",
-    "sample": ".sample",
+    "sample": ".compiled_nuts",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)
