@@ -9,12 +9,12 @@ from pytensor.link.numba.dispatch.basic import default_hash_key_from_props, numb
 
 import pm_private
 from pm_private._engine.numba_cache import source_version
-from pm_private.linear import noise_aware
+from pm_private.linear import frobenius
 from pm_private.poisson.moments import PoissonLognormal, _poisson_lognormal_kernel
 from pm_private.released.likelihood import NormalLogp
 from pm_private.survival.discrete import ops as hazard_ops
 
-noise_aware._register_numba()  # registered on first use
+frobenius._register_numba()  # registered on first use
 
 
 @pytest.mark.parametrize(
@@ -22,8 +22,8 @@ noise_aware._register_numba()  # registered on first use
     [
         NormalLogp(),
         PoissonLognormal(23),
-        noise_aware.FrobeniusStatsLogp(),
-        noise_aware._BlasGate(),
+        frobenius.FrobeniusStatsLogp(),
+        frobenius._BlasGate(),
         hazard_ops._LogitHazardLoss(),
         hazard_ops._LogitHazardLossGrad(),
     ],

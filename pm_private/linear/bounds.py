@@ -25,34 +25,27 @@ procedure found in measurements is on the documentation's model-selection page.
 from __future__ import annotations
 
 import math
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import ndtri
 
-from ..privacy.primitives import check_gaussian_epsilon, gaussian_scale
 from ..privacy.validation import (
-    as_float_array,
     check_bool,
     check_count,
-    check_delta,
     check_epsilon,
     check_fraction,
     check_positive,
 )
-from .release import CLIP_SHARE, _check_clip_share, gaussian_release_vector, sensitivities
+from .release import CLIP_SHARE, sensitivities
+from .release_checks import _check_clip_share
+from .row_bounds import GaussianBounds, _check_public_y, _min_omega_y, gaussian_bounds
+from .tuning_scores import _aux_scores, _mean_scores, _workers
 
 __all__ = ["GaussianBounds", "TuneResult", "gaussian_bounds", "tune_bounds"]
 
-# Predictions are ranked in blocks of about this many values (rows × n): keeps the argsort,
-# the gather and the prediction matrix in cache-friendly, bounded memory whatever n is.
-_BLOCK_VALUES = 1 << 16
 # Number of ω values per axis in the stage-1 (split-choosing) sub-grid.
 _COARSE_POINTS = 4
-# Coefficients larger than this (in absolute value) count as a failed solve: X·β could overflow.
-_MAX_COEF = 1e150
 
 
 @dataclass(frozen=True)
@@ -101,15 +94,6 @@ class TuneResult:
     score_grid: np.ndarray = field(default=None, repr=False, compare=False)
 
 
-def _workers() -> int:
-    """Threads for ranking (numpy's sort and take release the GIL): the usable cores, at most 4."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(4, cores))
-
-
 def _check_omegas(omegas) -> np.ndarray:
     try:
         grid = np.array(omegas, dtype=np.float64)
@@ -155,139 +139,6 @@ def _coarse_indices(size: int) -> np.ndarray:
     if size <= _COARSE_POINTS:
         return np.arange(size)
     return np.unique(np.round(size * np.arange(1, _COARSE_POINTS + 1) / _COARSE_POINTS).astype(int) - 1)
-
-
-def _aux_data(rng: np.random.Generator, n: int, d: int):
-    """One auxiliary data set from Eq. (10) with λ = λ₀ = 1, and the centred ranks of its y."""
-    X = rng.standard_normal((n, d))
-    beta = rng.standard_normal(d)
-    y = X @ beta + rng.standard_normal(n)
-    ranks = np.empty(n)
-    ranks[np.argsort(y, kind="stable")] = np.arange(n)
-    return X, y, ranks - (n - 1) / 2.0
-
-
-def _std_noise(rng: np.random.Generator, count: int, d: int):
-    """``count`` standard Laplace draws: symmetric d×d (upper triangle iid, mirrored) and d-vector."""
-    upper = np.triu_indices(d)
-    lxx = np.zeros((count, d, d))
-    lxx[:, upper[0], upper[1]] = rng.laplace(0.0, 1.0, size=(count, upper[0].size))
-    lxx = lxx + np.triu(lxx, 1).transpose(0, 2, 1)
-    lxy = rng.laplace(0.0, 1.0, size=(count, d))
-    return lxx, lxy
-
-
-def _solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Batched LU solve; a singular system gives NaN (scored −1 later) instead of an error."""
-    b = np.broadcast_to(b, a.shape[:-1] + b.shape[-1:])
-    try:
-        return np.linalg.solve(a, b)
-    except np.linalg.LinAlgError:
-        pass
-    flat_a = a.reshape((-1,) + a.shape[-2:])
-    flat_b = b.reshape((-1,) + b.shape[-2:])
-    out = np.full(flat_b.shape, np.nan)
-    for i in range(flat_a.shape[0]):
-        try:
-            out[i] = np.linalg.solve(flat_a[i], flat_b[i])
-        except np.linalg.LinAlgError:
-            pass
-    return out.reshape(b.shape)
-
-
-_SIGN_FLIP = np.int64(0x7FFF_FFFF_FFFF_FFFF)
-
-
-def _spearman_block(coefs, xt, y_ranks, weights) -> np.ndarray:
-    """Spearman scores of one block of coefficient rows (see :func:`_spearman`)."""
-    n = xt.shape[1]
-    bits = max(1, (n - 1).bit_length())
-    # The order of each row of predictions, by one integer sort instead of an argsort (about
-    # twice as fast): the float64 bit pattern, with the magnitude bits of negative numbers
-    # flipped, is an int64 in the same order; its low ``bits`` bits are replaced by the column
-    # index, which is read back after sorting.  Values equal in all but those last bits (a
-    # relative difference below 2^(bits−52)) are ordered by index, i.e. counted as ties.
-    key = (coefs @ xt).view(np.int64)
-    np.bitwise_xor(key, np.right_shift(key, 63) & _SIGN_FLIP, out=key)
-    np.right_shift(key, bits, out=key)
-    np.left_shift(key, bits, out=key)
-    np.bitwise_or(key, np.arange(n, dtype=np.int64), out=key)
-    key.sort(axis=1)
-    np.bitwise_and(key, np.int64((1 << bits) - 1), out=key)
-    return np.take(y_ranks, key) @ weights
-
-
-def _spearman(coefs: np.ndarray, X: np.ndarray, y_ranks: np.ndarray, pool=None) -> np.ndarray:
-    """Spearman correlation between y and X·β for every row β of ``coefs`` (…, d) → (…).
-
-    Spearman = Pearson correlation of ranks; with the order o = argsort(X·β) the prediction
-    ranked k is o_k, so Σᵢ (rank_pred,i − m)(rank_y,i − m) = Σ_k (k − m)(rank_y[o_k] − m),
-    m = (n − 1)/2, and the denominator is Σ_k (k − m)² = n(n² − 1)/12 (continuous data: no
-    ties).  ``y_ranks`` are the centred ranks of y.  Rows with a non-finite or overflowing
-    coefficient (a singular solve) score −1.  Blocks of rows go to ``pool`` (threads: the sort
-    and the gather release the GIL) when given.
-    """
-    n = X.shape[0]
-    shape = coefs.shape[:-1]
-    coefs = coefs.reshape(-1, coefs.shape[-1])
-    bad = ~(np.abs(coefs) <= _MAX_COEF).all(axis=1)  # also catches NaN
-    if bad.any():
-        coefs = np.where(bad[:, None], 0.0, coefs)
-    weights = (np.arange(n) - (n - 1) / 2.0) / (n * (n * n - 1) / 12.0)
-    xt = np.ascontiguousarray(X.T)
-    rows = max(1, _BLOCK_VALUES // n)
-    blocks = [coefs[start : start + rows] for start in range(0, coefs.shape[0], rows)]
-
-    def run(block):
-        return _spearman_block(block, xt, y_ranks, weights)
-
-    parts = list(pool.map(run, blocks)) if pool is not None and len(blocks) > 1 else [run(b) for b in blocks]
-    out = np.concatenate(parts)
-    out[bad] = -1.0
-    return out.reshape(shape)
-
-
-def _mean_scores(generator, n, d, epsilon, p1, p2, omegas, n_datasets, n_noise, pool=None):
-    """Mean Spearman score of every split (p1[s], p2[s]) and pair (ωx, ωy) ∈ omegas², shape (S, ω, ω),
-    and its standard error (from the spread of the per-aux-set means; NaN for one aux set).
-
-    Averaged over ``n_datasets`` aux sets × ``n_noise`` noise draws, with common random
-    numbers: per aux set and noise draw one standard Laplace P₀ (symmetric) and Q₀ serve every
-    candidate, scaled by its own b_xx = d(d+1)Bx²/(p₁ε) and b_xy = 2dBxBy/(p₂ε).  For fixed ωx
-    and draw, A(p₁) = Sxx + I + b_xx(p₁)·P₀ is factorised once per distinct p₁ (batched LU) and
-    β̂ = A⁻¹Sxy(ωy) + b_xy(ωy, p₂)·A⁻¹Q₀ is linear in b_xy, so the solves take every ωy and
-    Q₀ as right-hand sides and every p₂ costs only an axpy.
-    """
-    sigma_y = math.sqrt(d + 1.0)
-    eye = np.eye(d)
-    p1_values, p1_index = np.unique(p1, return_inverse=True)
-    y_bounds = omegas * sigma_y
-    total = np.zeros((omegas.size, p1.size, omegas.size))  # (ωx, split, ωy)
-    total_sq = np.zeros_like(total)
-    for _ in range(n_datasets):
-        X, y, y_ranks = _aux_data(generator, n, d)
-        lxx, lxy = _std_noise(generator, n_noise, d)
-        y_clipped = np.clip(y[:, None], -y_bounds, y_bounds)  # (n, ny)
-        coefs = np.empty((omegas.size, n_noise, p1.size, omegas.size, d))
-        for jx, x_bound in enumerate(omegas):
-            sens_xx, sens_xy, _ = sensitivities(d, x_bound, y_bounds)
-            xc = np.clip(X, -x_bound, x_bound)
-            a = (xc.T @ xc + eye) + (sens_xx / (p1_values * epsilon))[None, :, None, None] * lxx[:, None]
-            sxy = np.broadcast_to(xc.T @ y_clipped, (n_noise, d, omegas.size))
-            sol = _solve(a, np.concatenate([sxy, lxy[:, :, None]], axis=2)[:, None])
-            base = sol[..., :-1].transpose(0, 1, 3, 2)[:, p1_index]  # (noise, S, ny, d)
-            unit = sol[..., -1][:, p1_index]  # (noise, S, d)
-            scale_xy = sens_xy[None, :] / (p2[:, None] * epsilon)  # (S, ny)
-            coefs[jx] = base + scale_xy[None, :, :, None] * unit[:, :, None, :]
-        per_set = _spearman(coefs, X, y_ranks, pool).mean(axis=1)
-        total += per_set
-        total_sq += per_set**2
-    mean = total / n_datasets
-    if n_datasets > 1:
-        se = np.sqrt(np.maximum(total_sq / n_datasets - mean**2, 0.0) / (n_datasets - 1))
-    else:
-        se = np.full_like(mean, np.nan)
-    return mean.transpose(1, 0, 2), se.transpose(1, 0, 2)
 
 
 def _tune_release(
@@ -409,9 +260,36 @@ def _tune_release(
     n_datasets_final = check_count("n_datasets_final", 4 * n_datasets if n_datasets_final is None else n_datasets_final)
     n_noise_final = check_count("n_noise_final", 4 * n_noise if n_noise_final is None else n_noise_final)
     combos = _split_grid(step, max_share)
-    total = int(combos[0].sum())
     generator = np.random.default_rng(rng)
+    split_scores, best, split, stage2, stage2_se = _two_stage_scores(
+        generator, n, d, epsilon, grid, combos, (n_datasets, n_noise), (n_datasets_final, n_noise_final)
+    )
+    stage2, stage2_se = stage2[0], stage2_se[0]
+    stage2.flags.writeable = False
+    ix, iy = np.unravel_index(int(np.argmax(stage2)), stage2.shape)
+    omega_x, omega_y = float(grid[ix]), float(grid[iy])
+    return TuneResult(
+        split=split,
+        x_bound=omega_x * x_scale,
+        y_bound=omega_y * y_scale,
+        omega_x=omega_x,
+        omega_y=omega_y,
+        score=float(stage2[ix, iy]),
+        score_se=float(stage2_se[ix, iy]),
+        split_score=float(split_scores[best]),
+        omegas=grid,
+        score_grid=stage2,
+    )
 
+
+def _two_stage_scores(generator, n, d, epsilon, grid, combos, sizes, final_sizes):
+    """The two stages of :func:`_tune_release`: (split scores, best split's index, the split, the
+    stage-2 mean and s.e. grids).  Stage 1 scores every split by its best (ωx, ωy) on the coarse
+    sub-grid with ``sizes`` = (data sets, noise draws); stage 2 scores the full ω grid for the chosen
+    split with fresh aux data and ``final_sizes``."""
+    n_datasets, n_noise = sizes
+    n_datasets_final, n_noise_final = final_sizes
+    total = int(combos[0].sum())
     with ThreadPoolExecutor(_workers()) as pool:
         # Stage 1: the split, each scored by its best (ωx, ωy) on the coarse sub-grid.
         coarse = grid[_coarse_indices(grid.size)]
@@ -444,102 +322,11 @@ def _tune_release(
             n_noise_final,
             pool,
         )
-    stage2, stage2_se = stage2[0], stage2_se[0]
-    stage2.flags.writeable = False
-    ix, iy = np.unravel_index(int(np.argmax(stage2)), stage2.shape)
-    omega_x, omega_y = float(grid[ix]), float(grid[iy])
-    return TuneResult(
-        split=split,
-        x_bound=omega_x * x_scale,
-        y_bound=omega_y * y_scale,
-        omega_x=omega_x,
-        omega_y=omega_y,
-        score=float(stage2[ix, iy]),
-        score_se=float(stage2_se[ix, iy]),
-        split_score=float(split_scores[best]),
-        omegas=grid,
-        score_grid=stage2,
-    )
+    return split_scores, best, split, stage2, stage2_se
 
 
 #: What :func:`tune_bounds` can optimise.
 GOALS = ("prediction", "coefficients")
-
-
-def _aux_scores(generator, n, d, epsilon, p1, p2, omegas_x, omegas_y, n_datasets, n_noise, goal):
-    """Mean and s.e. (over aux sets) of the aux score of every split s and (ωx, ωy): shape
-    (S, ωx, ωy); the score is the held-out R² (``goal="prediction"``) or 1 − ‖β̂ − β‖²/‖β‖²
-    (``goal="coefficients"``)."""
-    sigma_y = math.sqrt(2.0)
-    n_test = max(2000, 20 * d)
-    y_bounds = omegas_y * sigma_y
-    upper = np.triu_indices(d)
-    n_upper = upper[0].size
-    eye = np.eye(d)
-    per_set = np.empty((n_datasets, p1.size, omegas_x.size, omegas_y.size))
-    for k in range(n_datasets):
-        beta = generator.standard_normal(d) / math.sqrt(d)
-        X = generator.standard_normal((n, d))
-        y = X @ beta + generator.standard_normal(n)
-        Xt = generator.standard_normal((n_test, d))
-        yt = Xt @ beta + generator.standard_normal(n_test)
-        y_clipped = np.clip(y[:, None], -y_bounds, y_bounds)  # (n, ny)
-        lxx = generator.laplace(size=(n_noise, n_upper))
-        lxy = generator.laplace(size=(n_noise, d))
-        for jx, omega_x in enumerate(omegas_x):
-            sens_xx, sens_xy, _ = sensitivities(d, omega_x, y_bounds)
-            xc = np.clip(X, -omega_x, omega_x)
-            xt = np.clip(Xt, -omega_x, omega_x)
-            b_xx = sens_xx / (p1 * epsilon)  # (S,)
-            b_xy = sens_xy[None, :] / (p2[:, None] * epsilon)  # (S, ny)
-            noise = np.zeros((n_noise, p1.size, d, d))
-            noise[:, :, upper[0], upper[1]] = lxx[:, None, :] * b_xx[None, :, None]
-            noise = noise + np.triu(noise, 1).swapaxes(-1, -2)
-            ridge = 2.0 * math.sqrt(2.0 * d) * b_xx + 1.0  # ≈ spectral norm of the noise, plus the prior
-            a = xc.T @ xc + noise + ridge[None, :, None, None] * eye
-            rhs = (xc.T @ y_clipped)[None, None] + lxy[:, None, :, None] * b_xy[None, :, None, :]  # (K, S, d, ny)
-            coef = _solve(a, rhs)  # (K, S, d, ny)
-            coef = np.where(np.isfinite(coef) & (np.abs(coef) < _MAX_COEF), coef, 0.0)
-            if goal == "coefficients":  # relative squared error of β̂ against the population's β
-                error = np.square(coef - beta[None, None, :, None]).sum(axis=2)  # (K, S, ny)
-                per_set[k, :, jx, :] = 1.0 - error.mean(axis=0) / (beta @ beta)
-                continue
-            # Test MSE of the clipped-covariate predictions against the unclipped responses, in closed form.
-            sxx_t, sxy_t, syy_t = xt.T @ xt, xt.T @ yt, yt @ yt
-            mse = (
-                np.einsum("ksiy,ij,ksjy->ksy", coef, sxx_t, coef) - 2 * np.einsum("ksiy,i->ksy", coef, sxy_t) + syy_t
-            ) / n_test
-            per_set[k, :, jx, :] = 1.0 - (mse / yt.var()).mean(axis=0)
-    mean = per_set.mean(axis=0)
-    se = per_set.std(axis=0, ddof=1) / math.sqrt(n_datasets) if n_datasets > 1 else np.full_like(mean, np.nan)
-    return mean, se
-
-
-def _check_public_y(public_y):
-    """None, or ``public_y`` as a 1-D float array: non-empty and finite, or ValueError naming it.
-
-    A 2-D array (a table of public rows, or responses as a column) is refused rather than
-    flattened: its entries are not one response per public record.
-    """
-    if public_y is None:
-        return None
-    public_y = as_float_array(public_y, "public_y")
-    if public_y.ndim != 1:
-        raise ValueError(f"public_y must be a 1-D array of public responses, got shape {public_y.shape}")
-    if public_y.size == 0 or not np.isfinite(public_y).all():
-        raise ValueError("public_y must be a non-empty array of finite numbers")
-    return public_y
-
-
-def _min_omega_y(max_y_clip: float, public_y, y_scale: float) -> float:
-    """Smallest ωy that clips at most ``max_y_clip`` of the aux responses (N(0, σ²): ωy ≥ Φ⁻¹(1 − s/2))
-    and of the public responses ``public_y`` (By = ωy·y_scale ≥ their (1 − s) quantile of |y|)."""
-    floor = float(ndtri(1.0 - max_y_clip / 2.0)) if max_y_clip > 0 else math.inf
-    if public_y is not None:
-        magnitudes = np.sort(np.abs(public_y))
-        keep = math.ceil((1.0 - max_y_clip) * magnitudes.size) - 1  # at most ⌊s·m⌋ of m values above it
-        floor = max(floor, magnitudes[max(keep, 0)] / y_scale)
-    return floor
 
 
 def tune_bounds(
@@ -686,6 +473,32 @@ def tune_bounds(
     n_datasets = check_count("n_datasets", n_datasets)
     n_noise = check_count("n_noise", n_noise)
     max_extend = check_count("max_extend", max_extend, minimum=0)
+    splits = _candidate_splits(step, split_grid_step, p3_values)
+    seed = np.random.default_rng(rng).integers(2**63)
+    stats_epsilon = (1.0 - clip_share) * epsilon
+    scores, ses, (s, ix, iy), grid, grid_y = _extended_search(
+        seed, n, d + intercept, stats_epsilon, splits, grid, grid_y, min_omega, (n_datasets, n_noise), goal, max_extend
+    )
+    split = tuple(float(p) for p in splits[s])
+    score_grid = scores[s]
+    score_grid.flags.writeable = False
+    return TuneResult(
+        split=split,
+        x_bound=float(grid[ix]) * x_scale,
+        y_bound=float(grid_y[iy]) * y_scale,
+        omega_x=float(grid[ix]),
+        omega_y=float(grid_y[iy]),
+        score=float(scores[s, ix, iy]),
+        score_se=float(ses[s, ix, iy]),
+        split_score=float(scores[s].max()),
+        omegas=grid,
+        score_grid=score_grid,
+    )
+
+
+def _candidate_splits(step: float, split_grid_step, p3_values) -> np.ndarray:
+    """The budget splits (p₁, p₂, p₃) of :func:`tune_bounds`: p₁ on the grid of ``step`` = 1/K
+    (checked), p₃ each of ``p3_values``, p₂ the rest (positive)."""
     total = round(1.0 / step)
     if total < 3 or abs(total * step - 1.0) > 1e-9:
         raise ValueError(f"split_grid_step must be 1/K for an integer K ≥ 3, got {split_grid_step!r}")
@@ -695,14 +508,20 @@ def tune_bounds(
     splits = np.array(
         [(k1 * step, 1 - p3 - k1 * step, p3) for p3 in p3_list for k1 in range(1, total) if 1 - p3 - k1 * step > 1e-9]
     )
-    seed = np.random.default_rng(rng).integers(2**63)
-    stats_epsilon = (1.0 - clip_share) * epsilon
+    return splits
+
+
+def _extended_search(seed, n, d, stats_epsilon, splits, grid, grid_y, min_omega, sizes, goal, max_extend):
+    """The aux scores of :func:`tune_bounds` on (split, ωx, ωy), the grids extended by up to
+    ``max_extend`` times where the best score lies on their edge: (scores, s.e., the best index
+    (s, ix, iy), the ωx grid, the ωy grid)."""
+    n_datasets, n_noise = sizes
     ratio = grid[1] / grid[0] if grid.size > 1 else 2.0
     for _ in range(max_extend + 1):
         scores, ses = _aux_scores(
             np.random.default_rng(seed),
             n,
-            d + intercept,
+            d,
             stats_epsilon,
             splits[:, 0],
             splits[:, 1],
@@ -724,168 +543,4 @@ def tune_bounds(
         if low_x:
             below = grid[0] / ratio ** np.arange(4, 0, -1)
             grid = np.concatenate([below[below >= min_omega] if (below >= min_omega).any() else [min_omega], grid])
-    split = tuple(float(p) for p in splits[s])
-    score_grid = scores[s]
-    score_grid.flags.writeable = False
-    return TuneResult(
-        split=split,
-        x_bound=float(grid[ix]) * x_scale,
-        y_bound=float(grid_y[iy]) * y_scale,
-        omega_x=float(grid[ix]),
-        omega_y=float(grid_y[iy]),
-        score=float(scores[s, ix, iy]),
-        score_se=float(ses[s, ix, iy]),
-        split_score=float(scores[s].max()),
-        omegas=grid,
-        score_grid=score_grid,
-    )
-
-
-@dataclass(frozen=True)
-class GaussianBounds:
-    """Outcome of :func:`gaussian_bounds`: pass ``x_bound`` and ``y_bound`` to
-    :func:`pm_private.release_linear_stats` with the public
-    :class:`pm_private.Preprocessing` that standardises the data.
-
-    Parameters
-    ----------
-    x_bound, y_bound : float
-        The row-norm bound Bx and the response bound By, on the standardised scale.
-    multiplier : float
-        m ≥ 1: Bx = m√d and By = 2m (By larger where public responses required it).
-    noise_sd : float
-        The release's noise s.d. on an Sxy entry (σ/√2) at these bounds.
-    sampling_sd : float
-        √n: the sampling s.d. of an Sxy entry of n standardised rows, the noise's target.
-    """
-
-    x_bound: float
-    y_bound: float
-    multiplier: float
-    noise_sd: float
-    sampling_sd: float
-
-
-#: Largest n and d :func:`gaussian_bounds` takes (n stays exact in a float; d keeps the
-#: released vector's length within OpenDP's 32-bit sizes).
-_MAX_ROWS, _MAX_FEATURES = 2**53, 10_000
-# m is shrunk by this relative margin so that the noise stays at or below √n although σ is
-# proportional to the sensitivity only up to the grid rounding and the bisection's tolerance.
-_MARGIN = 1e-7
-
-
-def gaussian_bounds(
-    n: int,
-    d: int,
-    epsilon: float,
-    delta: float,
-    *,
-    public_y=None,
-    max_y_clip: float = 0.05,
-    clip_share: float = CLIP_SHARE,
-    scale_response: bool = True,
-    intercept: bool = True,
-) -> GaussianBounds:
-    """Row-norm and response bounds of a Gaussian release of standardised data for coefficient
-    inference: as loose as they can be while the privacy noise stays within the statistics' own
-    sampling spread; no private data is touched and no budget is spent.
-
-    Why loose bounds.  A release scales rows beyond Bx onto the ball (with their responses) and
-    clips responses beyond By (:func:`pm_private.release_linear_stats`).  The noise-aware
-    model accounts for the noise exactly, but not for the bounding: scaled rows estimate a
-    weighted least-squares fit, which differs from the population's when the truth is not exactly
-    linear, and clipped responses pull β towards zero.  That bias is a fixed share of the
-    statistics, O(n), while their sampling spread is O(√n), so at large n it dominates the
-    posterior's width unless the bounds grow: on real data sets with 5,000–16,000 rows, the
-    bounds √d and 2 that suit 300 rows put the weighted fit about 1.6–2 OLS standard errors away
-    from the full-data OLS coefficients.  Looser bounds cost noise, σ ∝ Bx² + By², which the
-    model does see: it widens the intervals instead of biasing them.
-
-    The rule.  The data are standardised by public constants (a :class:`pm_private.Preprocessing`
-    fitted on public rows), so a row's norm is about √d and a response about 1.  With the base
-    bounds √d and 2, Bx = m√d and By = 2m, where m is the largest value ≥ 1 for which the noise
-    s.d. of a released Sxy entry, σ(m)/√2, is at most √n, the sampling s.d. of Σᵢ xᵢⱼyᵢ for
-    standardised variables:
-
-        m = max(1, √((√(2n)/k − c)/(d + 4))),
-
-    since σ is proportional to the sensitivity √2(c + Bx² + By²)/√(1 − p) = √2(c + m²(d + 4))/√(1 − p),
-    σ = k·(c + m²(d + 4)), with c = 1 for the intercept's constant column and 0 without it
-    (the Gaussian mechanism for the release's exact vector,
-    :func:`pm_private.privacy.primitives.gaussian_scale`).  At small n or ε, m = 1: the bounds of
-    Wang's (2018) AdaSSP on standardised rows.  Beyond, m grows with n and ε (like (nε²)^(1/4)
-    while σ is about proportional to 1/ε).  Then, as in :func:`tune_bounds`, By is raised where
-    needed so that at most ``max_y_clip`` of the public responses ``public_y`` are clipped; the
-    public responses take precedence, so the noise may then exceed √n (``noise_sd`` says by how
-    much).  This is a rule, not an optimum: it keeps the intervals within about √2 of the width
-    the sampling alone would give while scaling a share of the rows that falls as n grows.
-
-    Parameters
-    ----------
-    n, d : int
-        Size of the private data (public) and number of features.
-    epsilon, delta : float
-        The budget of the release (0 < ε ≤ 700, δ in (0, 1)).
-    public_y : array_like, shape (m,), optional
-        Public responses on the standardised scale; By clips at most ``max_y_clip`` of them.
-        They must be public: nothing here can tell them from the private responses.
-    max_y_clip : float, default 0.05
-        Largest share of the public responses By may clip, in (0, 1).
-    clip_share : float, default 0.05
-        As in :func:`pm_private.release_linear_stats` (it sets the released vector).
-    scale_response : bool, default True
-        As in :func:`pm_private.release_linear_stats` (it sets the released vector).
-    intercept : bool, default True
-        As in :func:`pm_private.release_linear_stats` (the constant column adds 1 to Bx² + By² in
-        the sensitivity).
-
-    Returns
-    -------
-    GaussianBounds
-        The bounds, the multiplier m and the two standard deviations it balances.
-
-    Raises
-    ------
-    ValueError
-        For invalid n, d, ε, δ, ``public_y``, ``max_y_clip``, ``clip_share`` or
-        ``scale_response``.
-
-    Examples
-    --------
-    >>> from pm_private import gaussian_bounds
-    >>> gaussian_bounds(300, 10, 1.0, 1e-5).multiplier  # small n: AdaSSP's bounds
-    1.0
-    >>> large = gaussian_bounds(16_000, 9, 2.0, 1e-5)
-    >>> round(large.multiplier, 2), round(large.x_bound, 2), round(large.y_bound, 2)
-    (2.1, 6.3, 4.2)
-    """
-    n = check_count("n", n, minimum=2, maximum=_MAX_ROWS)
-    d = check_count("d", d, maximum=_MAX_FEATURES)
-    epsilon = check_gaussian_epsilon(check_epsilon(epsilon))
-    delta = check_delta(delta)
-    max_y_clip = check_fraction("max_y_clip", max_y_clip, closed=False)
-    clip_share = _check_clip_share(clip_share, epsilon)
-    scale_response = check_bool("scale_response", scale_response)
-    intercept = check_bool("intercept", intercept)
-    public_y = _check_public_y(public_y)
-
-    def noise_sd(x_bound: float, y_bound: float) -> float:
-        size, sensitivity, _ = gaussian_release_vector(
-            d, x_bound, y_bound, clip_share, scale_response=scale_response, intercept=intercept
-        )
-        return gaussian_scale(size, sensitivity, epsilon, delta) / math.sqrt(2.0)
-
-    sampling_sd = math.sqrt(n)
-    # noise_sd(m√d, 2m) = k·(m²(d + 4) + c), c = 1 with the intercept's constant column, else 0
-    constant = 1.0 if intercept else 0.0
-    per_unit = noise_sd(math.sqrt(d), 2.0) / (d + 4.0 + constant)
-    squared = (sampling_sd / per_unit - constant) / (d + 4.0)
-    multiplier = max(1.0, math.sqrt(max(squared, 0.0)) * (1.0 - _MARGIN))
-    x_bound, y_bound = multiplier * math.sqrt(d), 2.0 * multiplier
-    if public_y is not None:
-        y_bound = max(y_bound, float(_min_omega_y(max_y_clip, public_y, 1.0)))
-    try:
-        final_sd = noise_sd(x_bound, y_bound)
-    except ValueError as error:  # only public responses far off the standardised scale get here
-        raise ValueError(f"public_y gives a response bound whose noise overflows ({error})") from None
-    return GaussianBounds(x_bound, y_bound, multiplier, final_sd, sampling_sd)
+    return scores, ses, (s, ix, iy), grid, grid_y

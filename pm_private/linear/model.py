@@ -1,22 +1,9 @@
-"""Bayesian linear regression on (private) sufficient statistics inside PyMC (Honkela et al. 2018, Eq. 4.1).
-
-For yᵢ | xᵢ ~ N(xᵢᵀβ, 1/λ) the log-likelihood of all n rows depends on the data only through
-Sxx, Sxy, Syy and n:
-
-    log p(y | X, β, λ) = (n/2)·log(λ/2π) − (λ/2)·(βᵀSxxβ − 2βᵀSxy + Syy).
-
-:func:`SuffStatRegression` adds exactly this term to the current ``pm.Model``, so users keep
-their own priors, and its cost does not depend on n.
-
-Noisy statistics.  Laplace noise can make Sxx indefinite and the "residual sum of squares"
-βᵀSxxβ − 2βᵀSxy + Syy negative for some β, which makes the likelihood unbounded (λ → ∞) and
-breaks NUTS and ADVI.  For exact data the augmented matrix M = [[Sxx, Sxy], [Sxyᵀ, Syy]] = ZᵀZ,
-Z = [X, y], is positive semi-definite, and the residual sum of squares is [β; −1]ᵀ M [β; −1].
-pm_private therefore projects a *noisy* M onto {M : eig(M) ≥ floor} (eigenvalues below the floor
-are raised to it, eigenvectors kept; the nearest such matrix in Frobenius norm) before building
-the likelihood.  This is post-processing of the released statistics, free under DP.  Exact
-statistics are used unchanged.
-"""
+"""The model builder of Bayesian linear regression on (private) sufficient statistics:
+:func:`linear_model` puts the priors of Honkela et al. (2018) on the coefficients and the noise,
+picks the covariate law (:mod:`pm_private.linear.covariates`) and the likelihood (exact,
+:mod:`pm_private.linear.exact_likelihood`; noise-aware, :mod:`pm_private.linear.noise_aware`; or
+integrated, :mod:`pm_private.linear.integrated`), and records the public prediction transform;
+:func:`set_linear_stats` swaps the statistics of a built model."""
 
 from __future__ import annotations
 
@@ -25,7 +12,6 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from .._engine.compile_notice import announce_compilation
-from ..privacy.validation import check_count, check_positive
 from ..released.covariates import check_wishart_prior, wishart_cholesky
 from ..released.family import (
     check_stats,
@@ -34,17 +20,25 @@ from ..released.family import (
     record_preprocessing,
     recorded_preprocessing,
 )
-from ..released.reparametrisation import centred_intercept, whitened_normal
+from .covariates import (
+    _check_x_cov,
+    _default_x_scale,
+    _integrated_x_chol,
+    _release_x_chol,
+    _release_x_cov,
+    release_x_cov,
+)
+from .exact_likelihood import SuffStatRegression, _stack, gibbs_regression, project_psd, suff_stat_logp
 from .integrated import (
     IntegratedCovariateRegression,
-    integrated_arrays,
     integrated_data,
     set_integrated_stats,
     warn_if_noise_dominated,
 )
-from .noise_aware import NoisySuffStatRegression, likelihood_method, noise_aware_arrays, set_noisy_stats
+from .noise_aware import NoisySuffStatRegression, likelihood_method, set_noisy_stats
+from .priors import _intercept_prior, _prior_precision_rate, _whitened_coefficients
 from .release import LINEAR
-from .stats import LinearStats, frobenius_weights, stat_pairs
+from .stats import LinearStats, stat_pairs
 
 __all__ = [
     "SuffStatRegression",
@@ -56,219 +50,6 @@ __all__ = [
     "statistic_labels",
     "suff_stat_logp",
 ]
-
-#: Relative eigenvalue floor of the projection: floor = PSD_FLOOR · largest eigenvalue of M.
-PSD_FLOOR = 1e-6
-
-
-def project_psd(stats: LinearStats, *, floor: float = PSD_FLOOR) -> LinearStats:
-    """Project noisy statistics so that the augmented matrix [[Sxx, Sxy], [Sxyᵀ, Syy]] has
-    eigenvalues ≥ ``floor`` × its largest eigenvalue (exact statistics are returned as they are).
-
-    The nearest such matrix in Frobenius norm: eigenvalues below the floor are raised to it,
-    eigenvectors kept.  Post-processing only: the result carries the same ``releases`` metadata
-    and privacy.
-
-    Parameters
-    ----------
-    stats : LinearStats
-        The statistics to project.
-    floor : float, default PSD_FLOOR (1e-6)
-        Relative eigenvalue floor: the eigenvalues of the result are at least ``floor`` times the
-        largest.
-
-    Returns
-    -------
-    LinearStats
-        ``stats`` itself when exact, else the projected statistics (same n, releases and exact part).
-
-    Raises
-    ------
-    ValueError
-        If the noisy augmented matrix has no positive eigenvalue.
-    """
-    if stats.is_exact:
-        return stats
-    d = stats.d
-    augmented = np.empty((d + 1, d + 1))
-    augmented[:d, :d] = stats.xx
-    augmented[:d, d] = augmented[d, :d] = stats.xy
-    augmented[d, d] = stats.yy
-    values, vectors = np.linalg.eigh(augmented)
-    top = max(values[-1], 0.0)
-    if top == 0.0:
-        raise ValueError("noisy statistics have no positive eigenvalue; nothing to fit")
-    values = np.maximum(values, floor * top)
-    projected = (vectors * values) @ vectors.T
-    projected = (projected + projected.T) / 2
-    return LinearStats(
-        projected[:d, :d], projected[:d, d], projected[d, d], stats.n, stats.releases, stats.exact_part, stats.intercept
-    )
-
-
-def gibbs_regression(
-    stats,
-    *,
-    draws: int = 1000,
-    tune: int = 300,
-    noise_precision_alpha: float = 2.0,
-    noise_precision_beta: float = 2.0,
-    prior_precision_alpha: float = 2.0,
-    prior_precision_beta: float | None = None,
-    intercept_sigma: float | None = None,
-    rng=None,
-) -> np.ndarray:
-    """Exact posterior draws of β in Honkela et al.'s (2018) model (``noise_aware=False``) by Gibbs sampling.
-
-    The model β ~ N(0, I/λ₀), λ ~ Gamma(a, b), λ₀ ~ Gamma(a₀, b₀) (shape-rate), with α ~ N(0, s_α²)
-    on the constant column of statistics that have one, and the sufficient-statistic likelihood
-    is conditionally conjugate (θ = (α, β), D = diag(1/s_α², λ₀, …, λ₀) or λ₀I without the
-    intercept):
-
-    * θ | λ, λ₀ ~ N(P⁻¹λSxy, P⁻¹), P = λSxx + D;
-    * λ | θ ~ Gamma(a + n/2, b + RSS(θ)/2), RSS(θ) = θᵀSxxθ − 2θᵀSxy + Syy;
-    * λ₀ | β ~ Gamma(a₀ + k/2, b₀ + ‖β‖²/2), k the number of covariates.
-
-    Noisy statistics are first projected by :func:`project_psd` (as the PyMC model does), so
-    this samples the same posterior as NUTS on ``linear_model(stats, noise_aware=False)``,
-    without compilation and without NUTS's trouble when the projected Sxx is nearly singular.
-    Post-processing of the release: no budget.
-
-    Parameters
-    ----------
-    stats : LinearStats or sequence of LinearStats
-        A sequence is sampled as independent chains in one vectorised sweep.
-    draws, tune : int
-        Kept draws and discarded initial sweeps (the chain starts at β = 0).
-    noise_precision_alpha, noise_precision_beta : float, default 2.0
-        Shape a and rate b of the Gamma prior of the noise precision λ (Honkela et al. 2018 use 2).
-    prior_precision_alpha : float, default 2.0
-        Shape a₀ of the Gamma prior of the prior precision λ₀.
-    prior_precision_beta : float, optional
-        Rate b₀ of the Gamma prior of λ₀; default 2/k for k covariates, as in :func:`linear_model`.
-    intercept_sigma : float, optional
-        s_α, as in :func:`linear_model` (default: the releases' response bound).
-    rng : None, int or numpy.random.Generator
-        Randomness of the sampler (not a privacy parameter).
-
-    Returns
-    -------
-    numpy.ndarray
-        (draws, d) for one LinearStats, (draws, B, d) for a sequence of B: the design's
-        coefficients, the intercept first when the statistics have one.
-    """
-    a, b = noise_precision_alpha, noise_precision_beta
-    single = isinstance(stats, LinearStats)
-    batch = [project_psd(s) for s in ([stats] if single else list(stats))]
-    if not batch:
-        raise ValueError("no statistics given")
-    draws, tune = check_count("draws", draws), check_count("tune", tune, minimum=0)
-    rng = np.random.default_rng(rng)
-    xx = np.stack([s.xx for s in batch])
-    xy = np.stack([s.xy for s in batch])
-    yy = np.array([s.yy for s in batch])
-    n = np.array([s.n for s in batch], dtype=float)
-    count, d = xy.shape
-    intercept, intercept_sigma = _intercept_prior(batch, intercept_sigma)
-    first = int(intercept)
-    a0, b0 = prior_precision_alpha, _prior_precision_rate(prior_precision_beta, d - first)
-    beta = np.zeros((count, d))
-    out = np.empty((draws, count, d))
-    slopes = np.diag(np.r_[np.zeros(first), np.ones(d - first)])
-    constant = np.diag(np.r_[np.ones(first), np.zeros(d - first)]) / (intercept_sigma**2 if first else 1.0)
-    for sweep in range(draws + tune):
-        rss = np.einsum("ri,rij,rj->r", beta, xx, beta) - 2.0 * (beta * xy).sum(axis=1) + yy
-        lam = rng.gamma(a + n / 2.0, 1.0 / (b + np.maximum(rss, 0.0) / 2.0))
-        lam0 = rng.gamma(a0 + (d - first) / 2.0, 1.0 / (b0 + (beta[:, first:] ** 2).sum(axis=1) / 2.0))
-        precision = lam[:, None, None] * xx + lam0[:, None, None] * slopes + constant
-        chol = np.linalg.cholesky(precision)
-        mean = np.linalg.solve(precision, (lam[:, None] * xy)[..., None])[..., 0]
-        noise = rng.standard_normal((count, d))
-        beta = mean + np.linalg.solve(np.swapaxes(chol, -1, -2), noise[..., None])[..., 0]
-        if sweep >= tune:
-            out[sweep - tune] = beta
-    return out[:, 0] if single else out
-
-
-def suff_stat_logp(beta, noise_precision, xx, xy, yy, n):
-    """(n/2)·log(λ/2π) − (λ/2)·(βᵀSxxβ − 2βᵀSxy + Syy) as a PyTensor expression.
-
-    Batched over leading axes: the result has the batch shape of the arguments.
-
-    Parameters
-    ----------
-    beta : tensor_like, shape (..., d)
-        Regression coefficients β.
-    noise_precision : tensor_like, shape (...)
-        Noise precision λ = 1/σ².
-    xx : tensor_like, shape (..., d, d)
-        Sxx.
-    xy : tensor_like, shape (..., d)
-        Sxy.
-    yy : tensor_like, shape (...)
-        Syy.
-    n : tensor_like, shape (...)
-        Number of rows.
-
-    Returns
-    -------
-    pytensor.tensor.TensorVariable
-        The Gaussian linear-regression log-likelihood of the rows summarised by the statistics.
-    """
-    quad = (beta[..., :, None] * xx * beta[..., None, :]).sum(axis=(-2, -1))
-    rss = quad - 2.0 * (beta * xy).sum(axis=-1) + yy
-    return 0.5 * n * (pt.log(noise_precision) - np.log(2 * np.pi)) - 0.5 * noise_precision * rss
-
-
-def _stack(stats) -> dict[str, np.ndarray]:
-    """Projected statistics as arrays; a sequence of LinearStats is stacked on a leading axis."""
-    batch = [stats] if isinstance(stats, LinearStats) else list(stats)
-    if not batch:
-        raise ValueError("no statistics given")
-    if len({s.d for s in batch}) != 1:
-        raise ValueError(f"statistics must share d, got {sorted({s.d for s in batch})}")
-    batch = [project_psd(s) for s in batch]
-    arrays = {
-        "xx": np.stack([s.xx for s in batch]),
-        "xy": np.stack([s.xy for s in batch]),
-        "yy": np.array([s.yy for s in batch]),
-        "n": np.array([float(s.n) for s in batch]),
-    }
-    if isinstance(stats, LinearStats):
-        arrays = {key: value[0] for key, value in arrays.items()}
-    return arrays
-
-
-def SuffStatRegression(name: str, stats, *, beta, noise_precision):
-    """Add the Gaussian linear-regression log-likelihood of ``stats`` to the current model.
-
-    Parameters
-    ----------
-    name : str
-        Name of the ``pm.Potential`` holding the log-likelihood; the statistics are stored as
-        ``pm.Data`` named ``{name}_xx``, ``{name}_xy``, ``{name}_yy``, ``{name}_n`` so that
-        :func:`set_linear_stats` can swap them without recompiling.
-    stats : LinearStats or sequence of LinearStats
-        Exact (:func:`pm_private.linear_stats`), private (:func:`pm_private.release_linear_stats_laplace`)
-        or summed statistics.  Noisy ones are projected with :func:`project_psd`.  A sequence
-        gives B independent regressions (batch axis first): beta must then be (B, d) and
-        noise_precision (B,).
-    beta : tensor of shape (d,) or (B, d)
-        Regression coefficients (any PyMC variable or expression).
-    noise_precision : tensor of shape () or (B,)
-        λ = 1/σ² of the observation noise.
-
-    Returns
-    -------
-    pytensor.tensor.TensorVariable
-        The ``pm.Potential``.  Its log-density equals the row-wise Normal likelihood when the
-        statistics are exact; its cost is O(B·d²) whatever n is.
-    """
-    data = {key: pm.Data(f"{name}_{key}", value) for key, value in _stack(stats).items()}
-    logp = suff_stat_logp(
-        pt.as_tensor(beta), pt.as_tensor(noise_precision), data["xx"], data["xy"], data["yy"], data["n"]
-    )
-    return pm.Potential(name, logp.sum())
 
 
 def set_linear_stats(name: str, stats, model: pm.Model | None = None) -> None:
@@ -367,161 +148,6 @@ def _prediction_arrays(stats) -> dict[str, np.ndarray]:
     return arrays
 
 
-def _prior_precision_rate(rate, covariates: int) -> float:
-    """The rate b₀ of λ₀'s Gamma prior: ``rate`` checked, or 2/k for k ``covariates`` (at least 1)."""
-    if rate is None:
-        return 2.0 / max(covariates, 1)
-    return check_positive("prior_precision_beta", rate)
-
-
-def _intercept_prior(batch, intercept_sigma) -> tuple[bool, float | None]:
-    """Whether the statistics of ``batch`` share the constant column (ValueError when some have it
-    and some do not), and then the intercept's prior s.d. s_α, checked (default
-    :func:`_default_intercept_sigma`); None without the column."""
-    intercept = batch[0].intercept
-    if any(s.intercept != intercept for s in batch):
-        raise ValueError("stats: some statistics have an intercept column and some do not; fit them separately")
-    if not intercept:
-        return False, None
-    return True, check_positive(
-        "intercept_sigma", _default_intercept_sigma(batch) if intercept_sigma is None else intercept_sigma
-    )
-
-
-def _default_intercept_sigma(batch) -> float:
-    """Prior s.d. of the intercept: the releases' public bound By (the mean response lies within
-    it), else 10·√(Syy/n) of exact (public) statistics."""
-    bounds = [r.y_bound for s in batch for r in s.releases if getattr(r, "y_bound", None) is not None]
-    if bounds:
-        return float(max(bounds))
-    return float(max(10.0 * np.sqrt(max(s.yy, 0.0) / s.n) for s in batch)) or 1.0
-
-
-def _default_x_scale(stats: LinearStats) -> float:
-    """Prior scale s of the design's columns (the Wishart prior's mean n·s²·I): 1 on a publicly
-    standardised scale; else the RMS of the exact (public) rows; else, where the released trace
-    stands out of its noise (tr R ≥ 3 noise s.d.), the RMS tr R/(n·d) it gives (post-processing);
-    else half the clip bound of the releases (per entry: a row-norm bound / √d)."""
-    preps = [r.preprocessing for r in stats.releases]
-    if preps and all(p is not None and p.standardises_x for p in preps):
-        return 1.0
-    d = stats.d
-    public = stats.public
-    if public is not None and public.n > 0 and np.trace(public.xx) > 0:
-        return float(np.sqrt(np.trace(public.xx) / (public.n * d)))
-    private_n = stats.n - (public.n if public is not None else 0)
-    trace = float(np.trace(stats.xx) - (np.trace(public.xx) if public is not None else 0.0))
-    variances = sum(r.noise_variance(d) for r in stats.releases)
-    trace_sd = float(np.sqrt(np.sum(variances[np.flatnonzero(np.equal(*stat_pairs(d)))][:d])))
-    if trace > 3.0 * trace_sd:
-        return float(np.sqrt(trace / (private_n * d)))
-    covariates = d - stats.intercept
-    per_entry = [r.x_bound / (1.0 if r.x_clip.startswith("entry") else np.sqrt(covariates)) for r in stats.releases]
-    return max(per_entry) / 2.0
-
-
-def release_x_cov(stats: LinearStats) -> np.ndarray:
-    """Plug-in covariate covariance from the statistics themselves: Sxx/n shrunk towards a multiple
-    of the identity by as much as the release noise demands.
-
-    Post-processing of the release (no privacy cost).  With M = Sxx/n, μ = tr(M)/d and ν the
-    expected squared Frobenius norm of the release noise on M (σ²·d(d+1)/(2n²) for noise of
-    variance σ² on the diagonal and σ²/2 off it, in the Frobenius geometry of
-    :func:`pm_private.linear.release.frobenius_weights`), the shrinkage of Ledoit & Wolf (2004)
-    with the noise's share known,
-
-        Σ̂x = (1 − α)·M + α·μI,  α = min(1, ν / ‖M − μI‖²_F),
-
-    keeps M where the covariates' spread dominates the noise and falls back to μI where the noise
-    hides it; eigenvalues are then raised to 10⁻³·μ.  Where the noise hides even the trace
-    (tr(M)/d not above twice its noise standard deviation σ/(n√d)), μ is the covariates' prior
-    scale squared (the ``x_scale`` default of :func:`linear_model`).  Exact statistics give
-    Sxx/n (eigenvalues raised to 10⁻⁶ × the largest).
-
-    Parameters
-    ----------
-    stats : LinearStats
-        Exact or released statistics.
-
-    Returns
-    -------
-    numpy.ndarray (d, d)
-        Symmetric positive definite Σ̂x.
-
-    Raises
-    ------
-    ValueError
-        If exact statistics have Sxx = 0 (covariates without spread).
-    """
-    d = stats.d
-    cov = np.asarray(stats.xx) / stats.n
-    cov = (cov + cov.T) / 2
-    mu = np.trace(cov) / d
-    floor = 1e-6 * np.linalg.eigvalsh(cov)[-1]
-    if stats.is_exact and not mu > 0:
-        raise ValueError("Sxx is zero: the covariates have no spread; pass x_cov")
-    if not stats.is_exact:
-        m = d * (d + 1) // 2
-        noise_var = noise_aware_arrays(stats)["noise_var"][:m] * frobenius_weights(d)[:m] ** 2
-        noise = noise_var.mean() * m / stats.n**2
-        if not mu > 2.0 * np.sqrt(noise_var.mean() / d) / stats.n:  # trace not above twice its noise s.e.
-            mu = _default_x_scale(stats) ** 2
-        spread = np.sum((cov - mu * np.eye(d)) ** 2)
-        alpha = 1.0 if spread <= noise else noise / spread
-        cov = (1 - alpha) * cov + alpha * mu * np.eye(d)
-        floor = 1e-3 * mu
-    values, vectors = np.linalg.eigh(cov)
-    cov = (vectors * np.maximum(values, floor)) @ vectors.T
-    return (cov + cov.T) / 2
-
-
-def _check_x_cov(x_cov, d: int, batch=()) -> np.ndarray:
-    """chol of a public Σx given for the d columns, or, for statistics with an intercept column,
-    for the d − 1 covariates: then of the rows' second moments [[1, μᵀ], [μ, Σx + μμᵀ]] with μ
-    the released first moments Σxᵢ/n (post-processing), averaged over ``batch``."""
-    cov = np.asarray(x_cov, dtype=np.float64)
-    intercept = bool(batch) and batch[0].intercept
-    if intercept and cov.shape == (d - 1, d - 1) and np.isfinite(cov).all() and np.allclose(cov, cov.T):
-        mean = np.mean([s.xx[0, 1:] / s.n for s in batch], axis=0)
-        cov = np.block([[np.ones((1, 1)), mean[None, :]], [mean[:, None], cov + np.outer(mean, mean)]])
-    if cov.shape != (d, d) or not np.isfinite(cov).all() or not np.allclose(cov, cov.T):
-        shape = f"{d - 1}×{d - 1} (the covariates) or {d}×{d}" if intercept else f"{d}×{d}"
-        raise ValueError(f"x_cov must be a finite symmetric {shape} matrix")
-    try:
-        return np.linalg.cholesky(cov)
-    except np.linalg.LinAlgError:
-        raise ValueError("x_cov must be positive definite") from None
-
-
-def _release_x_chol(stats) -> np.ndarray:
-    """chol(:func:`release_x_cov`) of each statistics (a leading batch axis for a sequence)."""
-    if isinstance(stats, LinearStats):
-        return np.linalg.cholesky(release_x_cov(stats))
-    return np.stack([np.linalg.cholesky(release_x_cov(s)) for s in stats])
-
-
-def _release_x_cov(stats) -> np.ndarray:
-    """:func:`release_x_cov` of each statistics (a leading batch axis for a sequence)."""
-    if isinstance(stats, LinearStats):
-        return release_x_cov(stats)
-    return np.stack([release_x_cov(s) for s in stats])
-
-
-def _integrated_x_chol(stats, **prior) -> np.ndarray:
-    """chol(Ŝ/n) of the integrated likelihood's Gram matrices (the whitening of ``beta``), with the
-    eigenvalues of Ŝ/n raised to 10⁻³ × their mean.
-
-    Any positive definite whitening leaves the model unchanged; the floor keeps it well conditioned
-    where the release noise leaves Ŝ nearly singular (Ŝ's own floor is 10⁻⁹ × its largest
-    eigenvalue), which otherwise magnifies an optimiser's error in the whitened coefficients by up to
-    10⁴·⁵ in ``beta`` (mean-field ADVI then gave held-out R² far below zero).
-    """
-    arrays = integrated_arrays(stats, **prior)
-    values, vectors = np.linalg.eigh(arrays["gram"] / np.asarray(arrays["n"])[..., None, None])
-    values = np.maximum(values, 1e-3 * values.mean(axis=-1, keepdims=True))
-    return np.linalg.cholesky((vectors * values[..., None, :]) @ np.swapaxes(vectors, -1, -2))
-
-
 def statistic_labels(feature_names) -> list[str]:
     """Labels of the released statistics in release order (:func:`pm_private.linear.release.stat_pairs`):
     ``xx[a,b]`` for the upper triangle of Sxx, ``xy[a]`` for Sxy and ``yy``, with the feature names.
@@ -547,28 +173,6 @@ def statistic_labels(feature_names) -> list[str]:
         else:
             labels.append("yy")
     return labels
-
-
-def _whitened_coefficients(x_chol, slope_sd, slopes: int, intercept_sigma, batch_dims):
-    """β ~ N(0, I/λ₀) over the covariates (``beta``, dims ``feature``) and, with an intercept
-    column, α ~ N(0, s_α²) (``intercept``), sampled as γ = Lxᵀ(α, β), the coefficients of the
-    whitened design u = Lx⁻¹x (xᵀβ = uᵀγ): ``beta`` whitened by the covariates' block of Lx and
-    ``intercept`` centred on the covariates' mean (:mod:`pm_private.released.reparametrisation`).
-    Returns the design's coefficients (α, β).
-
-    The same prior and posterior; the noise-aware likelihood depends on (Lx, β) only through
-    (Lx, γ), so with correlated covariates the posterior of (Lx, γ) is far better conditioned than
-    that of (Lx, β), where β and Lx trade off along the likelihood's ridge (NUTS diverges far
-    less; measured on the documentation's model-selection page).
-    """
-    slope_sd = pt.repeat(pt.as_tensor(slope_sd)[..., None], slopes, axis=-1)
-    if intercept_sigma is None:
-        return whitened_normal("beta", slope_sd, x_chol, dims=(*batch_dims, "feature"))
-    beta = whitened_normal("beta", slope_sd, x_chol[..., 1:, 1:], dims=(*batch_dims, "feature"))
-    alpha = centred_intercept(
-        "intercept", intercept_sigma, beta, x_chol[..., 1:, 0], x_chol[..., 0, 0], dims=batch_dims
-    )
-    return pt.concatenate([pt.as_tensor(alpha)[..., None], beta], axis=-1)
 
 
 def _release_kinds(batch) -> str:
@@ -777,58 +381,17 @@ def linear_model(
     >>> model.coords["statistic"]
     ('xy[x0]', 'xy[x1]', 'yy')
     """
-    if not isinstance(stats, LinearStats) and hasattr(type(stats), "family"):
-        check_stats(stats, LINEAR)  # a statistics record of another family: refused naming its builder
-        raise ValueError(
-            f"stats: linear_model takes LinearStats (what release_linear_stats returns), got a {type(stats).__name__}"
-        )
-    batched = not isinstance(stats, LinearStats)
-    if batched:
-        stats = list(stats)
-        if not stats:
-            raise ValueError("no statistics given: pass a LinearStats or a non-empty sequence of them")
-    batch = stats if batched else [stats]
-    for item in batch:
-        check_stats(item, LINEAR)
+    batched, stats, batch = _checked_batch(stats)
     d = batch[0].d
     intercept, intercept_sigma = _intercept_prior(batch, intercept_sigma)
-    if feature_names is None:
-        recorded = {s.feature_names for s in batch}
-        feature_names = recorded.pop() if len(recorded) == 1 else None
-    if feature_names is None:
-        names = [f"x{j}" for j in range(d - intercept)]
-    else:
-        names = [str(v) for v in feature_names]
-    if intercept and len(names) == d - 1:  # the covariates' names: the constant column is named for them
-        names = ["intercept", *names]
-    if len(names) != d or len(set(names)) != d:
-        raise ValueError(f"feature_names must be {d} distinct names, one per feature, got {len(names)}")
+    names = _column_names(batch, feature_names, d, intercept)
     if noise_aware is None:
         noise_aware = any(not s.is_exact for s in batch)
     if noise_aware:
         warn_if_noise_dominated(batch)
-    x_chol = None
-    if noise_aware:
-        if x_cov is None:
-            covariates = "integrated" if clipping == "ignore" and likelihood == "auto" else "wishart"
-        elif isinstance(x_cov, str):
-            if x_cov not in ("wishart", "release", "integrated"):
-                raise ValueError(f"x_cov must be an array, 'wishart', 'release', 'integrated' or None, got {x_cov!r}")
-            covariates = x_cov
-        else:
-            covariates = "public"
-            x_chol = _check_x_cov(x_cov, d, batch)
-        if covariates != "integrated":
-            likelihood = likelihood_method(stats, likelihood)
-        elif clipping != "ignore" or likelihood != "auto":
-            raise ValueError(
-                "x_cov='integrated' has its own likelihood: clipping='model' and likelihood='spectral' or "
-                "'dense' need a covariate model (x_cov='wishart', 'release' or an array)"
-            )
-        if covariates in ("wishart", "integrated"):
-            x_scale = float(np.median([_default_x_scale(s) for s in batch]) if x_scale is None else x_scale)
-            x_dof = float(d + 2 if x_dof is None else x_dof)
-            check_wishart_prior(d, x_scale, x_dof)
+        covariates, x_chol, likelihood, x_scale, x_dof = _covariate_law(
+            stats, batch, d, x_cov=x_cov, x_scale=x_scale, x_dof=x_dof, likelihood=likelihood, clipping=clipping
+        )
     coords = {"feature": names[1:] if intercept else names, "column": names}
     if noise_aware:
         labels = statistic_labels(names)  # the integrated likelihood observes Sxy and Syy only
@@ -849,40 +412,20 @@ def linear_model(
         )
         scale = 1.0 / pt.sqrt(prior_precision)
         if noise_aware:
-            if covariates == "public":
-                x_chol = pm.Data("x_cov_chol", x_chol)
-            elif covariates == "release":
-                x_chol = pm.Data("x_cov_release_chol", _release_x_chol(stats))
-            elif covariates == "integrated":
-                integrated = {"x_scale": x_scale, "x_dof": x_dof, "x_cov": _release_x_cov(stats)}
-                x_chol = pm.Data("x_cov_integrated_chol", _integrated_x_chol(stats, **integrated))
-            else:
-                x_chol = wishart_cholesky(
-                    "x_cov",
-                    d,
-                    scale=x_scale,
-                    dof=x_dof,
-                    dims=batch_dims,
-                    batch_shape=(len(stats),) if batched else (),
-                    dim="column",
-                )
-            beta = _whitened_coefficients(x_chol, scale, d - intercept, intercept_sigma, batch_dims)
-            dims = (*batch_dims, "statistic")
-            if covariates == "integrated":
-                IntegratedCovariateRegression(
-                    "likelihood", stats, beta=beta, noise_precision=noise_precision, dims=dims, **integrated
-                )
-            else:
-                NoisySuffStatRegression(
-                    "likelihood",
-                    stats,
-                    beta=beta,
-                    noise_precision=noise_precision,
-                    x_chol=x_chol,
-                    method=likelihood,
-                    clipping=clipping,
-                    dims=dims,
-                )
+            _noise_aware_likelihood(
+                stats,
+                covariates,
+                x_chol,
+                scale=scale,
+                noise_precision=noise_precision,
+                d=d,
+                slopes=d - intercept,
+                intercept_sigma=intercept_sigma,
+                batch_dims=batch_dims,
+                likelihood=likelihood,
+                clipping=clipping,
+                wishart={"x_scale": x_scale, "x_dof": x_dof},
+            )
         else:
             sigma = scale[..., None] if batched else scale
             beta = pm.Normal("beta", mu=0.0, sigma=sigma, dims=(*batch_dims, "feature"))
@@ -893,3 +436,121 @@ def linear_model(
         record_preprocessing(_prediction_arrays(stats), batch_dims=batch_dims)
     announce_compilation(model, LINEAR.name)
     return model
+
+
+def _checked_batch(stats) -> tuple[bool, object, list]:
+    """(batched, stats, batch) of :func:`linear_model`'s ``stats``: a sequence made a list, every
+    item checked as the linear family's statistics (another family's refused naming its builder)."""
+    if not isinstance(stats, LinearStats) and hasattr(type(stats), "family"):
+        check_stats(stats, LINEAR)  # a statistics record of another family: refused naming its builder
+        raise ValueError(
+            f"stats: linear_model takes LinearStats (what release_linear_stats returns), got a {type(stats).__name__}"
+        )
+    batched = not isinstance(stats, LinearStats)
+    if batched:
+        stats = list(stats)
+        if not stats:
+            raise ValueError("no statistics given: pass a LinearStats or a non-empty sequence of them")
+    batch = stats if batched else [stats]
+    for item in batch:
+        check_stats(item, LINEAR)
+    return batched, stats, batch
+
+
+def _column_names(batch, feature_names, d: int, intercept: bool) -> list[str]:
+    """The d names of the design's columns (``intercept`` first with the constant column): the
+    given ``feature_names``, else those the releases recorded, else ``x0``, ``x1``, …."""
+    if feature_names is None:
+        recorded = {s.feature_names for s in batch}
+        feature_names = recorded.pop() if len(recorded) == 1 else None
+    if feature_names is None:
+        names = [f"x{j}" for j in range(d - intercept)]
+    else:
+        names = [str(v) for v in feature_names]
+    if intercept and len(names) == d - 1:  # the covariates' names: the constant column is named for them
+        names = ["intercept", *names]
+    if len(names) != d or len(set(names)) != d:
+        raise ValueError(f"feature_names must be {d} distinct names, one per feature, got {len(names)}")
+    return names
+
+
+def _covariate_law(stats, batch, d: int, *, x_cov, x_scale, x_dof, likelihood: str, clipping: str):
+    """(covariates, x_chol, likelihood, x_scale, x_dof) of the noise-aware model: the covariate law
+    (``"public"``, ``"release"``, ``"integrated"`` or ``"wishart"``), the Cholesky factor of a public
+    Σx, the likelihood's form and the Wishart prior's scale and degrees of freedom, checked."""
+    x_chol = None
+    if x_cov is None:
+        covariates = "integrated" if clipping == "ignore" and likelihood == "auto" else "wishart"
+    elif isinstance(x_cov, str):
+        if x_cov not in ("wishart", "release", "integrated"):
+            raise ValueError(f"x_cov must be an array, 'wishart', 'release', 'integrated' or None, got {x_cov!r}")
+        covariates = x_cov
+    else:
+        covariates = "public"
+        x_chol = _check_x_cov(x_cov, d, batch)
+    if covariates != "integrated":
+        likelihood = likelihood_method(stats, likelihood)
+    elif clipping != "ignore" or likelihood != "auto":
+        raise ValueError(
+            "x_cov='integrated' has its own likelihood: clipping='model' and likelihood='spectral' or "
+            "'dense' need a covariate model (x_cov='wishart', 'release' or an array)"
+        )
+    if covariates in ("wishart", "integrated"):
+        x_scale = float(np.median([_default_x_scale(s) for s in batch]) if x_scale is None else x_scale)
+        x_dof = float(d + 2 if x_dof is None else x_dof)
+        check_wishart_prior(d, x_scale, x_dof)
+    return covariates, x_chol, likelihood, x_scale, x_dof
+
+
+def _noise_aware_likelihood(
+    stats,
+    covariates,
+    x_chol,
+    *,
+    scale,
+    noise_precision,
+    d,
+    slopes,
+    intercept_sigma,
+    batch_dims,
+    likelihood,
+    clipping,
+    wishart,
+) -> None:
+    """The covariate law's variables or data, the whitened coefficients and the noise-aware
+    likelihood (integrated, or :func:`NoisySuffStatRegression`) of :func:`linear_model`, in the
+    model of the current context."""
+    if covariates == "public":
+        x_chol = pm.Data("x_cov_chol", x_chol)
+    elif covariates == "release":
+        x_chol = pm.Data("x_cov_release_chol", _release_x_chol(stats))
+    elif covariates == "integrated":
+        integrated = {**wishart, "x_cov": _release_x_cov(stats)}
+        x_chol = pm.Data("x_cov_integrated_chol", _integrated_x_chol(stats, **integrated))
+    else:
+        x_chol = wishart_cholesky(
+            "x_cov",
+            d,
+            scale=wishart["x_scale"],
+            dof=wishart["x_dof"],
+            dims=batch_dims,
+            batch_shape=(len(stats),) if batch_dims else (),
+            dim="column",
+        )
+    beta = _whitened_coefficients(x_chol, scale, slopes, intercept_sigma, batch_dims)
+    dims = (*batch_dims, "statistic")
+    if covariates == "integrated":
+        IntegratedCovariateRegression(
+            "likelihood", stats, beta=beta, noise_precision=noise_precision, dims=dims, **integrated
+        )
+    else:
+        NoisySuffStatRegression(
+            "likelihood",
+            stats,
+            beta=beta,
+            noise_precision=noise_precision,
+            x_chol=x_chol,
+            method=likelihood,
+            clipping=clipping,
+            dims=dims,
+        )

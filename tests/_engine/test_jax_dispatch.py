@@ -19,7 +19,7 @@ def test_building_a_model_leaves_jax_unimported_and_importing_the_dispatch_regis
         import pm_private as pp
         from pm_private.released.likelihood import NormalLogp
         from pm_private.poisson.moments import PoissonLognormal
-        from pm_private.linear.noise_aware import FrobeniusStatsLogp, _BlasGate
+        from pm_private.linear.frobenius import FrobeniusStatsLogp, _BlasGate
         from pm_private.survival.discrete.ops import _LogitHazardLoss, _LogitHazardLossGrad
 
         rng = np.random.default_rng(0)

@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy import stats
 
+import pm_private.linear.gaussian_release as gr
 import pm_private.linear.release as ss
+import pm_private.linear.stats as lstats
 from pm_private import (
     BudgetExceededError,
     Preprocessing,
@@ -42,24 +44,24 @@ def statistics(X, y, bx, by, scale_response=True, intercept=False):
     """The statistics before noise (upper Sxx, Sxy, Syy), as the release computes them, checked
     against the scaled rows (with the constant column, scaled with its row, when ``intercept``)."""
     X, y = np.asarray(X, float), np.asarray(y, float)
-    xx, xy, yy, _ = ss._projected_sums(X, y, bx, by, scale_response, intercept)
+    xx, xy, yy, _ = gr._projected_sums(X, y, bx, by, scale_response, intercept)
     rows, response = scaled_rows(X, y, bx, scale_response)
     if intercept:
         rows = np.column_stack([row_scale_factors(X, bx) if scale_response else np.ones(len(y)), rows])
     np.testing.assert_allclose(xx, rows.T @ rows, rtol=1e-10, atol=1e-9)
     np.testing.assert_allclose(xy, rows.T @ np.clip(response, -by, by), rtol=1e-10, atol=1e-9)
-    return ss.stat_vector(xx, xy, yy)
+    return lstats.stat_vector(xx, xy, yy)
 
 
 def released_vector(X, y, bx, by, scale_response=True, intercept=False):
     """The vector the Gaussian mechanism perturbs: the statistics weighted by frobenius_weights."""
-    return ss.frobenius_weights(X.shape[1] + intercept) * statistics(X, y, bx, by, scale_response, intercept)
+    return lstats.frobenius_weights(X.shape[1] + intercept) * statistics(X, y, bx, by, scale_response, intercept)
 
 
 def counts(X, y, bx, by, scale_response=True, intercept=False):
     """The release's counts before noise: rows scaled, responses clipped (and Σcᵢ² when scaled)."""
     X, y = np.asarray(X, float), np.asarray(y, float)
-    return np.asarray(ss._projected_sums(X, y, bx, by, scale_response, intercept)[3])
+    return np.asarray(gr._projected_sums(X, y, bx, by, scale_response, intercept)[3])
 
 
 @pytest.mark.parametrize("d", [1, 2, 4])
@@ -69,7 +71,7 @@ def test_frobenius_weights_give_the_frobenius_norm(d):
     m = a + a.T
     upper = np.triu_indices(d)
     vector = np.concatenate([m[:d, :d][upper], m[:d, d], [m[d, d]]])
-    assert np.linalg.norm(ss.frobenius_weights(d) * vector) == pytest.approx(np.linalg.norm(m))
+    assert np.linalg.norm(lstats.frobenius_weights(d) * vector) == pytest.approx(np.linalg.norm(m))
 
 
 @settings(max_examples=200, deadline=None)
@@ -196,14 +198,14 @@ def test_noise_is_gaussian_with_the_declared_scale(secure, d, releases, p_min):
         (np.abs(scaled_rows(X, y, bx)[1]) > by).sum(),
         factors @ factors,  # Σcᵢ², the residuals' weight
     )
-    weights = ss.frobenius_weights(d)
+    weights = lstats.frobenius_weights(d)
     noise, count_noise = [], []
     for _ in range(releases):
         r = release_linear_stats(
             X, y, epsilon=eps, delta=delta, x_bound=bx, y_bound=by, rng=None if secure else rng, intercept=False
         )
         np.testing.assert_array_equal(r.xx, r.xx.T)
-        noise.append(weights * (ss.stat_vector(r.xx, r.xy, r.yy) - exact))
+        noise.append(weights * (lstats.stat_vector(r.xx, r.xy, r.yy) - exact))
         info = r.releases[0]
         count_noise.append(np.subtract((info.clipped_rows, info.clipped_responses, info.effective_rows), changed))
     assert info.private is secure and info.delta == delta and info.epsilon <= eps
@@ -323,9 +325,9 @@ def test_noise_aware_model_and_prediction_read_the_release():
 def test_projected_sums_are_the_same_in_chunks(monkeypatch, scale_response):
     rng = np.random.default_rng(4)
     X, y = rng.standard_t(2, size=(101, 4)), rng.standard_t(2, size=101)
-    whole = ss._projected_sums(X, y, 1.5, 2.0, scale_response, False)
-    monkeypatch.setattr(ss, "CHUNK_VALUES", 12)  # 3 rows per chunk
-    chunked = ss._projected_sums(X, y, 1.5, 2.0, scale_response, False)
+    whole = gr._projected_sums(X, y, 1.5, 2.0, scale_response, False)
+    monkeypatch.setattr(gr, "CHUNK_VALUES", 12)  # 3 rows per chunk
+    chunked = gr._projected_sums(X, y, 1.5, 2.0, scale_response, False)
     for a, b in zip(whole, chunked, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12)
     np.testing.assert_allclose(whole[0], project_rows(X, 1.5).T @ project_rows(X, 1.5), rtol=1e-12)

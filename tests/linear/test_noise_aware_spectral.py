@@ -1,5 +1,5 @@
 """Tests of the O(d³) noise-aware likelihood for releases with noise isotropic in the Frobenius
-geometry (pm_private.linear.noise_aware.frobenius_stats_logp) and of its BLAS-thread handling.
+geometry (pm_private.linear.frobenius.frobenius_stats_logp) and of its BLAS-thread handling.
 
 What is checked:
 
@@ -35,7 +35,7 @@ import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from pm_private import linear_stats, release_linear_stats, release_linear_stats_laplace
-from pm_private.linear import noise_aware
+from pm_private.linear import frobenius
 from pm_private.linear.model import linear_model, release_x_cov, set_linear_stats
 from pm_private.linear.noise_aware import (
     DENSE_MAX_D,
@@ -125,7 +125,7 @@ def test_numba_backend_equals_python_perform():
     chol = pt.tensor3("chol")
     stats = pt.tensor3("stats")
     n, s2 = pt.dvector("n"), pt.dvector("s2")
-    op = noise_aware.FrobeniusStatsLogp()
+    op = frobenius.FrobeniusStatsLogp()
     covs = [_covariances(d1 - 1, rng)[name] for name in ("random", "identity")]
     args = [
         np.stack([np.linalg.cholesky(c) for c in covs]),
@@ -155,15 +155,15 @@ def test_numba_functions_of_the_likelihood_and_the_gate_are_cacheable():
 
     chol, stats = pt.tensor3("chol"), pt.tensor3("stats")
     n, s2 = pt.dvector("n"), pt.dvector("s2")
-    logp = noise_aware.FrobeniusStatsLogp()(chol, stats, n, s2)[0]
-    gated = noise_aware._blas_gate(logp)
+    logp = frobenius.FrobeniusStatsLogp()(chol, stats, n, s2)[0]
+    gated = frobenius._blas_gate(logp)
     for node in (logp.owner, gated.owner):
         _, key = numba_funcify_and_cache_key(node.op, node=node)
         assert key is not None, f"{node.op} has no Numba cache key"
 
 
 def _logp_and_grad(chol, stats, n, s2):
-    logp, grad_chol, *_ = noise_aware._frobenius_logp_and_grads(chol, stats, np.float64(n), np.float64(s2))
+    logp, grad_chol, *_ = frobenius._frobenius_logp_and_grads(chol, stats, np.float64(n), np.float64(s2))
     return float(logp), grad_chol
 
 
@@ -288,13 +288,13 @@ def _blas_threads():
 def _recording_kernel(monkeypatch):
     """Replace the likelihood's kernel by one that records the BLAS threads at every call."""
     seen = []
-    kernel = noise_aware._frobenius_kernel
+    kernel = frobenius._frobenius_kernel
 
     def recording(*args):
         seen.append(max(_blas_threads().values()))
         return kernel(*args)
 
-    monkeypatch.setattr(noise_aware, "_frobenius_kernel", recording)
+    monkeypatch.setattr(frobenius, "_frobenius_kernel", recording)
     return seen
 
 
@@ -353,7 +353,7 @@ def test_nuts_fit_runs_blas_on_one_thread(monkeypatch):
 
 
 def test_unpickling_the_graph_limits_a_worker_process():
-    payload = pickle.dumps(noise_aware._blas_gate).hex()
+    payload = pickle.dumps(frobenius._blas_gate).hex()
     code = (
         "import pickle, sys\n"
         "from threadpoolctl import threadpool_info, threadpool_limits\n"

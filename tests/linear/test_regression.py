@@ -37,7 +37,8 @@ from pytensor.tensor.sharedvar import TensorSharedVariable  # noqa: E402
 from scipy import stats as st  # noqa: E402
 
 from pm_private import LinearStats, linear_stats, release_linear_stats_laplace  # noqa: E402
-from pm_private.linear.model import PSD_FLOOR, gibbs_regression, linear_model, project_psd, set_linear_stats
+from pm_private.linear.exact_likelihood import PSD_FLOOR
+from pm_private.linear.model import gibbs_regression, linear_model, project_psd, set_linear_stats
 from pm_private.sampling.advi import RefittableADVI  # noqa: E402
 
 # PyTensor's C backend.  Note: in PyTensor 3.3 ``mode="FAST_RUN"`` resolves to the *Numba* linker

@@ -12,6 +12,7 @@ from scipy import stats
 import pm_private.linear.accumulate as acc
 import pm_private.linear.release as ss
 from pm_private import BudgetExceededError, PrivacyAccountant, linear_stats, release_linear_stats_laplace
+from pm_private.linear.stats import LinearStats
 
 
 def clipped_stats(X, y, bx, by):
@@ -266,4 +267,4 @@ def test_exact_statistics_locate_a_bad_row_only_when_the_sums_are_not_finite(mon
 def test_suff_stats_refuse_non_finite_values_and_bad_n(change, name):
     args = dict(xx=np.eye(2), xy=np.zeros(2), yy=1.0, n=10) | change
     with pytest.raises(ValueError, match=name):
-        ss.LinearStats(**args)
+        LinearStats(**args)

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from pm_private.linear.bounds import TuneResult, _solve, _spearman, _tune_release, gaussian_bounds, tune_bounds
+from pm_private.linear.bounds import TuneResult, _tune_release, gaussian_bounds, tune_bounds
 from pm_private.linear.release import gaussian_release_vector, release_linear_stats_laplace
+from pm_private.linear.tuning_scores import _solve, _spearman
 from pm_private.privacy.primitives import gaussian_scale
 
 OMEGAS = np.arange(1, 21) / 10

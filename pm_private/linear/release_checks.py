@@ -1,0 +1,252 @@
+"""The sensitivities of the releases of linear sufficient statistics under replace-one neighbours
+(Honkela et al. 2018 for the entrywise bounds; Sheffet 2017 and Wang 2018 for the row-norm bound),
+the checks of their public arguments, and the steps both releases share."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from ..privacy.primitives import (
+    check_noise_scale,
+)
+from ..privacy.validation import (
+    MIN_EPSILON,
+    check_bound,
+    check_epsilon,
+)
+from ..released.preprocessing import Preprocessing
+
+
+def sensitivities(d: int, x_bound: float, y_bound: float) -> tuple[float, float, float]:
+    """ℓ1 sensitivities (Sxx upper triangle, Sxy, Syy) under replace-one: (d(d+1)Bx², 2dBxBy, By²).
+
+    Bounds whose sensitivities overflow or underflow to 0 are refused (ValueError naming them).
+
+    Parameters
+    ----------
+    d : int
+        The number of covariates.
+    x_bound, y_bound : float
+        The clipping bounds Bx, By.
+
+    Returns
+    -------
+    tuple of float
+        The three ℓ1 sensitivities.
+
+    Raises
+    ------
+    ValueError
+        If a sensitivity overflows or underflows to 0.
+    """
+    with np.errstate(over="ignore", under="ignore"):
+        values = (d * (d + 1) * (x_bound * x_bound), 2 * d * x_bound * y_bound, y_bound * y_bound)
+    return finite_sensitivities(values, "x_bound and y_bound")
+
+
+def finite_sensitivities(values, names: str) -> tuple:
+    """``values`` (numbers or arrays of them), or ValueError if one overflows or underflows to 0."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        ok = all(np.all(np.isfinite(v) & (np.asarray(v) > 0)) for v in values)
+    if not ok:
+        raise ValueError(f"{names} give sensitivities that overflow or underflow to 0; choose bounds nearer 1")
+    return tuple(values)
+
+
+def _check_split(split) -> tuple[float, float, float]:
+    try:
+        parts = tuple(float(p) for p in split)
+    except (TypeError, ValueError):
+        raise ValueError(f"split must be three numbers, got {split!r}") from None
+    if len(parts) != 3 or not all(np.isfinite(p) and p > 0 for p in parts):
+        raise ValueError(f"split must be three finite numbers > 0, got {split!r}")
+    if abs(sum(parts) - 1) > 1e-9:
+        raise ValueError(f"split must sum to 1, got {split!r} (sum {sum(parts)!r})")
+    return parts
+
+
+def check_release_arguments(d: int, *, epsilon, x_bound, y_bound, split=(0.60, 0.35, 0.05), clip_share=0.05) -> tuple:
+    """The public arguments of :func:`release_linear_stats_laplace` for d features, checked before any work.
+
+    The command line calls it once it knows the number of feature columns, before reading any
+    record; :func:`release_linear_stats_laplace` calls it before its pass over the data.
+
+    Parameters
+    ----------
+    d : int
+        The number of features.
+    epsilon : float
+        The total ε, ≥ 10⁻⁶.
+    x_bound, y_bound : float
+        The clipping bounds Bx and By, each in [10⁻⁵⁰, 10⁵⁰].
+    split : tuple of float, default (0.60, 0.35, 0.05)
+        The budget shares of Sxx, Sxy and Syy.
+    clip_share : float, default 0.05
+        The share of ε spent on the counts of clipped rows and responses (0 or in [0.001, 0.5]).
+
+    Returns
+    -------
+    sensitivities : tuple of float
+        The three ℓ1 sensitivities (:func:`sensitivities`).
+    epsilon_parts : tuple of float
+        The ε of each statistic, pₖ·(1 − clip_share)·ε.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument: ε, a bound or a split out of range, a share whose ε is below
+        10⁻⁶, or a sensitivity or noise scale that overflows or underflows.
+    """
+    epsilon = check_epsilon(epsilon)
+    x_bound = check_bound("x_bound", x_bound)
+    y_bound = check_bound("y_bound", y_bound)
+    split = _check_split(split)
+    clip_share = _check_clip_share(clip_share, epsilon)
+    sens = sensitivities(d, x_bound, y_bound)
+    eps_parts = tuple(p * (1.0 - clip_share) * epsilon for p in split)
+    if min(eps_parts) < MIN_EPSILON:
+        raise ValueError(f"split gives a statistic an ε below {MIN_EPSILON:g} (split × epsilon); raise its share")
+    for s, e in zip(sens, eps_parts, strict=True):
+        try:
+            check_noise_scale(s, e)
+        except ValueError:
+            raise ValueError("x_bound, y_bound, epsilon and split give a noise scale that overflows") from None
+    return sens, eps_parts
+
+
+def gaussian_sensitivity(x_bound: float, y_bound: float, *, intercept: bool = False) -> float:
+    """ℓ2 sensitivity √2·(Bx² + By²) of the weighted upper triangle w ⊙ upper(zzᵀ), z = (x, y)
+    (:func:`frobenius_weights`: its norm is the Frobenius norm), under replace-one, for
+    ‖x‖₂ ≤ Bx and |y| ≤ By; √2·(1 + Bx² + By²) with an intercept, z = c·(1, x, y), c ≤ 1.
+
+    With R² = Bx² + By² (+ 1 with the intercept) ≥ ‖z‖² and M = zzᵀ − z′z′ᵀ: ‖M‖_F² = ‖z‖⁴ + ‖z′‖⁴ − 2(zᵀz′)² ≤ 2R⁴,
+    attained by orthogonal z, z′ on the sphere.  The unweighted upper triangle has the same
+    sensitivity (Σ_{a≤b} M_ab² = ½(‖M‖_F² + Σ_a M_aa²) ≤ 2R⁴ too), so the weights halve the noise
+    variance of the off-diagonal statistics (Sxy among them) for free.
+
+    Parameters
+    ----------
+    x_bound : float
+        The bound Bx on ‖x‖₂.
+    y_bound : float
+        The bound By on |y|.
+    intercept : bool, default False
+        Whether the rows carry the constant column (scaled with the row, so at most 1).
+
+    Returns
+    -------
+    float
+        The ℓ2 sensitivity.
+
+    Raises
+    ------
+    ValueError
+        If the sensitivity overflows or underflows to 0.
+    """
+    with np.errstate(over="ignore", under="ignore"):
+        value = math.sqrt(2.0) * (x_bound * x_bound + y_bound * y_bound + (1.0 if intercept else 0.0))
+    return finite_sensitivities((value,), "x_bound and y_bound")[0]
+
+
+def gaussian_release_vector(
+    d: int, x_bound: float, y_bound: float, clip_share: float, *, scale_response: bool, intercept: bool = False
+) -> tuple[int, float, float]:
+    """The vector :func:`release_linear_stats` noises: its length, ℓ2 sensitivity and count weight.
+
+    The (d+1)(d+2)/2 Frobenius-weighted statistics (sensitivity Δ = :func:`gaussian_sensitivity`)
+    and, with ``clip_share`` p > 0, the q counts (q = 2: rows scaled and responses clipped; q = 3
+    with ``scale_response``, which adds Σcᵢ², each row's contribution in [0, 1]) weighted by
+    a = Δ·√(p/(q(1 − p))), so that their ℓ2 sensitivity a√q takes the share p of the squared
+    sensitivity: the whole vector has ℓ2 sensitivity Δ/√(1 − p).  Public: depends only on its
+    arguments.
+
+    Parameters
+    ----------
+    d : int
+        The number of covariates.
+    x_bound, y_bound : float
+        The public bounds Bx (row norm) and By.
+    clip_share : float
+        The share p of the counts (0: no counts).
+    scale_response : bool
+        Whether responses are scaled with their rows (then Σcᵢ² is released too).
+    intercept : bool, default False
+        Whether a constant column is prepended (d + 1 columns, the larger sensitivity).
+
+    Returns
+    -------
+    size : int
+        The number of values noised together.
+    sensitivity : float
+        Their ℓ2 sensitivity.
+    count_weight : float
+        The weight a of the counts (0 without them).
+    """
+    sensitivity = gaussian_sensitivity(x_bound, y_bound, intercept=intercept)
+    counts = (3 if scale_response else 2) if clip_share > 0 else 0
+    columns = d + bool(intercept)
+    size = (columns + 1) * (columns + 2) // 2 + counts
+    weight = sensitivity * math.sqrt(clip_share / (max(counts, 1) * (1.0 - clip_share)))
+    return size, sensitivity / math.sqrt(1.0 - clip_share), weight
+
+
+def _check_laplace_intercept(x_bound: float, intercept: bool) -> None:
+    """The Laplace release's constant column must lie inside its entrywise bound (ValueError)."""
+    if intercept and x_bound < 1.0:
+        raise ValueError(
+            f"x_bound must be at least 1 with intercept=True (the constant column is bounded entrywise "
+            f"like the covariates), got {x_bound:g}; rescale the covariates or pass intercept=False"
+        )
+
+
+def _with_intercept(features: tuple[str, ...] | None, intercept: bool) -> tuple[str, ...] | None:
+    """The released columns' names: ``intercept`` first when the constant column is prepended."""
+    if not intercept or features is None:
+        return features
+    if "intercept" in features:
+        raise ValueError("X has a column named 'intercept': rename it, or pass intercept=False")
+    return ("intercept", *features)
+
+
+def _check_clip_share(clip_share, epsilon: float) -> float:
+    """``clip_share`` is 0 or in [0.001, 0.5], and leaves both parts of ε ≥ the smallest ε."""
+    if isinstance(clip_share, bool) or not isinstance(clip_share, numbers.Real):
+        raise ValueError(f"clip_share must be a number, got {clip_share!r:.40}")
+    value = float(clip_share)
+    if not (value == 0.0 or 0.001 <= value <= 0.5):
+        raise ValueError(f"clip_share must be 0 or in [0.001, 0.5], got {clip_share!r}")
+    if value > 0 and value * epsilon < MIN_EPSILON:
+        raise ValueError(f"clip_share {value!r} of epsilon {epsilon!r} is below the smallest ε {MIN_EPSILON!r}")
+    return value
+
+
+def _count_fields(clip_share: float, counts, noise) -> dict:
+    """The clipping-count fields of a release that releases them (``clip_share`` > 0): the
+    counts of changed rows and clipped responses, and Σcᵢ² when a third count is given."""
+    fields = dict(
+        clip_share=clip_share,
+        clip_noise=float(noise),
+        clipped_rows=float(counts[0]),
+        clipped_responses=float(counts[1]),
+    )
+    if len(counts) > 2:
+        fields["effective_rows"] = float(counts[2])
+    return fields
+
+
+def _symmetric_from_upper(values, columns: int) -> np.ndarray:
+    """The symmetric columns × columns matrix whose upper triangle (row-major, as
+    ``numpy.triu_indices``) is ``values``."""
+    upper = np.triu_indices(columns)
+    matrix = np.zeros((columns, columns))
+    matrix[upper] = values
+    return matrix + np.triu(matrix, 1).T
+
+
+def _check_preprocessing(preprocessing) -> None:
+    """None or a :class:`~pm_private.Preprocessing`, else ValueError."""
+    if preprocessing is not None and not isinstance(preprocessing, Preprocessing):
+        raise ValueError(f"preprocessing must be a Preprocessing, got {type(preprocessing).__name__}")

@@ -1,0 +1,183 @@
+"""The noise plan of a release of linear sufficient statistics (:func:`linear_noise_plan`): the
+budget split, sensitivities and noise of each statistic, known before any data is read."""
+
+from __future__ import annotations
+
+import math
+
+from ..privacy.primitives import (
+    check_gaussian_epsilon,
+    check_noise_scale,
+)
+from ..privacy.validation import (
+    check_bool,
+    check_bound,
+    check_count,
+    check_delta,
+    check_epsilon,
+)
+from ..released.noise_plan import NoisePlan, gaussian_query, laplace_query, laplace_sd
+from .release_checks import (
+    _check_clip_share,
+    _check_laplace_intercept,
+    check_release_arguments,
+    gaussian_release_vector,
+)
+from .release_records import (
+    CLIP_SHARE,
+)
+
+#: The statistic groups of the plans of :func:`linear_noise_plan`.
+_LAPLACE_COUNTS = "clipped-row and clipped-response counts"
+
+
+_GAUSSIAN_DIAGONAL = "the diagonal of Sxx and Syy"
+
+
+_GAUSSIAN_OFF_DIAGONAL = "the other entries of Sxx and Sxy"
+
+
+def _gaussian_counts(scale_response: bool) -> str:
+    """The name of the group of counts a Gaussian release adds (with Σcᵢ² when it scales responses)."""
+    return _LAPLACE_COUNTS + (" and the rows' summed squared scale factors" if scale_response else "")
+
+
+def linear_noise_plan(
+    d: int,
+    *,
+    epsilon: float,
+    delta: float | None = None,
+    x_bound: float,
+    y_bound: float,
+    mechanism: str = "gaussian",
+    split=None,
+    clip_share: float = CLIP_SHARE,
+    scale_response: bool | None = None,
+    intercept: bool = True,
+) -> NoisePlan:
+    """The noise a release of linear-regression statistics of d covariates adds, before any data is read.
+
+    ``mechanism="gaussian"`` plans :func:`release_linear_stats`: one Gaussian query on the
+    Frobenius-weighted vector of ``gaussian_release_vector`` (with the clipping counts), its
+    ℓ2 sensitivity and σ, and the noise s.d. σ/w of each group of statistics (σ on the diagonal of
+    Sxx and on Syy, σ/√2 on the other entries of Sxx and on Sxy, σ/a on each count).
+    ``mechanism="laplace"`` plans :func:`release_linear_stats_laplace`: the Laplace queries on
+    Sxx (upper triangle), Sxy and Syy with their ℓ1 sensitivities (:func:`sensitivities`) at
+    pₖ(1 − ``clip_share``)ε, and on the two clipping counts (ℓ1 sensitivity 2) at
+    ``clip_share``·ε.  Both releases take their sensitivities, ε split and noise scales from this
+    plan.  Public: it depends only on its arguments.
+
+    Parameters
+    ----------
+    d : int
+        The number of covariates, ≥ 1.
+    epsilon : float
+        The ε of the release.
+    delta : float, optional
+        The δ of a Gaussian release (required there); None (or 0) for the Laplace release.
+    x_bound, y_bound : float
+        The public bounds Bx (row norm for gaussian, each entry for laplace) and By.
+    mechanism : {"gaussian", "laplace"}, default "gaussian"
+        The release planned: :func:`release_linear_stats` or :func:`release_linear_stats_laplace`.
+    split : tuple of float, optional
+        Laplace only: the budget shares of Sxx, Sxy, Syy (default (0.60, 0.35, 0.05)).
+    clip_share : float, default 0.05
+        The share of the release given to the clipping counts (0: none).
+    scale_response : bool, optional
+        Whether responses are scaled with their rows (the Gaussian release then adds Σcᵢ² to the
+        counts); None: the release's default (True for gaussian, False for laplace).
+    intercept : bool, default True
+        Whether the release prepends the constant column (its statistics then cover d + 1
+        columns; the Laplace release needs ``x_bound`` ≥ 1).
+
+    Returns
+    -------
+    NoisePlan
+        The queries, their sensitivities, ε and scales, and the noise s.d. per statistic group.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument, as the release would before spending anything: an invalid ε, δ,
+        bound, split, share or mechanism, or a noise scale that overflows or underflows.
+
+    Examples
+    --------
+    >>> from pm_private.linear.release import linear_noise_plan
+    >>> plan = linear_noise_plan(
+    ...     3, epsilon=1.0, x_bound=1.0, y_bound=2.0, mechanism="laplace", clip_share=0.0, intercept=False
+    ... )
+    >>> dict(plan.sensitivity)
+    {'Sxx': 12.0, 'Sxy': 12.0, 'Syy': 4.0}
+    >>> [round(b, 4) for b in plan.noise_scale.values()]
+    [20.0, 34.2857, 80.0]
+    >>> gaussian = linear_noise_plan(3, epsilon=1.0, delta=1e-6, x_bound=1.5, y_bound=2.0, intercept=False)
+    >>> round(gaussian.sensitivity["weighted vector"], 5), round(gaussian.noise_sd["the diagonal of Sxx and Syy"], 3)
+    (9.06845, 41.088)
+    """
+    if mechanism not in ("gaussian", "laplace"):
+        raise ValueError(f"mechanism must be 'gaussian' or 'laplace', got {mechanism!r:.40}")
+    d = check_count("d", d)
+    intercept = check_bool("intercept", intercept)
+    if mechanism == "laplace":
+        if delta is not None and delta != 0:
+            raise ValueError("delta applies to the Gaussian mechanism only (the Laplace release is pure ε-DP)")
+        scale_response = check_bool("scale_response", False if scale_response is None else scale_response)
+        _check_laplace_intercept(x_bound, intercept)
+        sens, eps_parts = check_release_arguments(
+            d + intercept,
+            epsilon=epsilon,
+            x_bound=x_bound,
+            y_bound=y_bound,
+            split=(0.60, 0.35, 0.05) if split is None else split,
+            clip_share=clip_share,
+        )
+        epsilon, clip_share = check_epsilon(epsilon), float(clip_share)
+        columns = d + intercept
+        sizes = (columns * (columns + 1) // 2, columns, 1)
+        queries = [
+            laplace_query(name, size, s, e)
+            for name, size, s, e in zip(("Sxx", "Sxy", "Syy"), sizes, sens, eps_parts, strict=True)
+        ]
+        if clip_share > 0:  # each count moves by at most 1 under replace-one: ℓ1 sensitivity 2
+            queries.append(laplace_query(_LAPLACE_COUNTS, 2, 2.0, clip_share * epsilon))
+        return NoisePlan(
+            mechanism="laplace",
+            epsilon=epsilon,
+            queries=tuple(queries),
+            noise_sd={q.name: laplace_sd(q.scale) for q in queries},
+            d=d,
+        )
+    if split is not None:
+        raise ValueError("split applies to the Laplace mechanism only (the Gaussian release adds one noise)")
+    if delta is None:
+        raise ValueError("the Gaussian mechanism needs delta (the δ of the release, in (0, 1))")
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    x_bound = check_bound("x_bound", x_bound)
+    y_bound = check_bound("y_bound", y_bound)
+    clip_share = _check_clip_share(clip_share, epsilon)
+    scale_response = check_bool("scale_response", True if scale_response is None else scale_response)
+    check_gaussian_epsilon(epsilon)
+    size, sensitivity, count_weight = gaussian_release_vector(
+        d, x_bound, y_bound, clip_share, scale_response=scale_response, intercept=intercept
+    )
+    check_noise_scale(sensitivity, epsilon)
+    query = gaussian_query("weighted vector", size, sensitivity, epsilon, delta)
+    sigma = query.scale
+    weights = {_GAUSSIAN_DIAGONAL: 1.0, _GAUSSIAN_OFF_DIAGONAL: math.sqrt(2.0)}
+    notes = ()
+    if clip_share > 0:
+        counts = _gaussian_counts(scale_response)
+        weights[counts] = count_weight
+        notes = (f"{counts}: {clip_share:.0%} of the privacy cost, in the same mechanism",)
+    return NoisePlan(
+        mechanism="gaussian",
+        epsilon=epsilon,
+        delta=delta,
+        queries=(query,),
+        noise_sd={group: sigma / w for group, w in weights.items()},
+        weights=weights,
+        d=d,
+        notes=notes,
+    )
