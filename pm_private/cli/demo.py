@@ -1,9 +1,10 @@
-"""``pm-private demo``: the private drug-sensitivity experiment (Honkela et al. 2018) on built-in
-data, with the arguments of :mod:`pm_private.demo`."""
+"""``pm-private demo``: the main job, a tour of pm_private in four parts on built-in data (a release
+into a ledger, a NUTS fit of it, a private survival analysis, private drug-sensitivity
+prediction), with the arguments of :mod:`pm_private.demo.tour`."""
 
 from __future__ import annotations
 
-_HELP = "private drug-sensitivity prediction (Honkela et al. 2018) on GDSC-shaped built-in data"
+_HELP = "a tour: a release into a ledger, its NUTS fit, private survival, drug-sensitivity prediction"
 
 
 def add_parser(subparsers, full: bool = True) -> None:
@@ -12,23 +13,22 @@ def add_parser(subparsers, full: bool = True) -> None:
     Parameters
     ----------
     subparsers : argparse._SubParsersAction
-        The subcommands of ``pm-private``; the new parser's ``run`` default runs the experiment.
+        The subcommands of ``pm-private``; the new parser's ``run`` default runs the demo.
     full : bool, default True
-        Add the experiment's own arguments and description.  False leaves them out: importing
-        the experiment takes seconds, and only the ``demo`` command needs them.
+        Add the demo's own arguments and description.  False leaves them out: importing the
+        demo takes seconds, and only the ``demo`` command needs them.
     """
     if full:
-        from .. import demo as experiment
+        from ..demo import tour
 
-        parser = subparsers.add_parser("demo", help=_HELP, description=experiment.__doc__.split("\n\n")[0])
-        experiment.build_parser(parser)
+        parser = subparsers.add_parser("demo", help=_HELP, description=tour.DESCRIPTION)
+        tour.build_parser(parser)
     else:
         parser = subparsers.add_parser("demo", help=_HELP)
     parser.set_defaults(run=_run, command_parser=parser)
 
 
 def _run(parser, args) -> None:
-    from .. import demo as experiment
+    from ..demo import tour
 
-    experiment.check_args(args, parser)
-    experiment.main(args)
+    tour.main(args, parser)

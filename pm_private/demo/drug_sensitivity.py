@@ -449,53 +449,88 @@ def plot(summary: pd.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
-def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The demo's arguments; every value is type- and range-checked while parsing."""
-    parser = parser or argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--drugs", type=positive_int, default=3, help="number of drugs (default 3)")
-    parser.add_argument("--genes", type=positive_int, default=10, help="first k genes as covariates (default 10)")
-    parser.add_argument(
-        "--sizes", type=positive_int, nargs="+", default=[100, 200, 400, 800], help="private data sizes"
+#: The full study: the defaults of ``python -m models.linear_drug_sensitivity`` and the settings of
+#: ``pm-private demo drug-sensitivity --full``.
+FULL = dict(
+    drugs=3,
+    genes=10,
+    sizes=[100, 200, 400, 800],
+    epsilons=[1.0, 2.0],
+    repeats=5,
+    public=30,
+    advi_steps=3000,
+    calibration_reps=8,
+)
+
+
+def add_study_arguments(parser: argparse.ArgumentParser, defaults: dict | None = None) -> None:
+    """Add the study's arguments (design, data files) to ``parser``, each type- and range-checked
+    while parsing.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+    defaults : dict, optional
+        The default of each setting of :data:`FULL`; None leaves every default None, for a caller
+        that chooses the settings after parsing (``pm-private demo`` and its ``--quick``).
+    """
+    given = dict.fromkeys(FULL) if defaults is None else defaults
+    study = parser.add_argument_group("drug-sensitivity study (the full study's value in brackets)")
+    study.add_argument("--drugs", type=positive_int, default=given["drugs"], help="number of drugs [3]")
+    study.add_argument("--genes", type=positive_int, default=given["genes"], help="first k genes as covariates [10]")
+    study.add_argument(
+        "--sizes", type=positive_int, nargs="+", default=given["sizes"], help="private data sizes [100 200 400 800]"
     )
-    parser.add_argument("--epsilons", type=epsilon_type, nargs="+", default=[1.0, 2.0], help="privacy budgets ε (> 0)")
-    parser.add_argument("--repeats", type=positive_int, default=5, help="Monte Carlo repeats (paper: 50)")
-    parser.add_argument("--public", type=positive_int, default=30, help="non-private cell lines (default 30)")
-    parser.add_argument("--advi-steps", type=positive_int, default=3000, help="ADVI iterations per fit")
-    parser.add_argument("--seed", type=nonnegative_int, default=0)
-    parser.add_argument("--out", type=output_folder, default=Path("results"), help="output folder (default results/)")
-    parser.add_argument("--expression", type=existing_file, help="real GDSC expression file (with --responses)")
-    parser.add_argument("--responses", type=existing_file, help="real GDSC fitted dose-response file")
-    parser.add_argument(
+    study.add_argument(
+        "--epsilons", type=epsilon_type, nargs="+", default=given["epsilons"], help="privacy budgets ε (> 0) [1 2]"
+    )
+    study.add_argument(
+        "--repeats", type=positive_int, default=given["repeats"], help="Monte Carlo repeats [5; paper: 50]"
+    )
+    study.add_argument("--public", type=positive_int, default=given["public"], help="non-private cell lines [30]")
+    study.add_argument(
+        "--advi-steps", type=positive_int, default=given["advi_steps"], help="ADVI iterations per fit [3000]"
+    )
+    study.add_argument(
         "--calibration-reps",
         type=nonnegative_int,
-        default=8,
-        help="replicates of the calibration study (0 skips it; default 8)",
+        default=given["calibration_reps"],
+        help="replicates of the calibration study (0 skips it) [8]",
     )
+    study.add_argument("--expression", type=existing_file, help="real GDSC expression file (with --responses)")
+    study.add_argument("--responses", type=existing_file, help="real GDSC fitted dose-response file")
+
+
+def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    """The study's command line (``python -m models.linear_drug_sensitivity``); every value is
+    type- and range-checked while parsing."""
+    parser = parser or argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_study_arguments(parser, FULL)
+    parser.add_argument("--seed", type=nonnegative_int, default=0)
+    parser.add_argument("--out", type=output_folder, default=Path("results"), help="output folder (default results/)")
     parser.add_argument("--no-progress", action="store_true")
     return parser
 
 
-def check_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
-    """Checks across arguments, before any work; errors go through ``parser.error`` (exit 2)."""
+def check_args(args: argparse.Namespace, parser: argparse.ArgumentParser):
+    """Checks across arguments and of the design against the data, before any fit; errors go
+    through ``parser.error`` (exit 2).  Returns the data (built-in, or the GDSC files given)."""
     if (args.expression is None) != (args.responses is None):
         parser.error("--expression and --responses go together")
     try:
         args.out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         parser.error(f"--out: cannot create {str(args.out)!r}: {error.strerror}")
-
-
-def main(args: argparse.Namespace | None = None) -> pd.DataFrame:
-    """Run the experiment with parsed ``args`` (parsed from the command line if None)."""
-    if args is None:
-        parser = build_parser()
-        args = parser.parse_args()
-        check_args(args, parser)
     data = load_gdsc(args.expression, args.responses) if args.expression else make_gdsc_like(seed=args.seed)
     problem = design_problem(data, n_drugs=args.drugs, genes=args.genes, needed=N_TEST + args.public + max(args.sizes))
     if problem:
-        sys.stderr.write(f"pm-private demo: error: {problem}\n")
-        raise SystemExit(2)
+        parser.error(problem)
+    return data
+
+
+def run_study(args: argparse.Namespace, data, *, progress: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The experiment of :func:`run_experiment` at the settings of ``args``; returns the results
+    and their :func:`summarise` table."""
     with quiet_sampler():
         results = run_experiment(
             data,
@@ -507,30 +542,55 @@ def main(args: argparse.Namespace | None = None) -> pd.DataFrame:
             n_public=args.public,
             advi_steps=args.advi_steps,
             seed=args.seed,
-            progress=not args.no_progress and sys.stdout.isatty(),  # no bar redrawn into a log file
+            progress=progress,
         )
-    summary = summarise(results)
-    results.to_csv(args.out / "drug_sensitivity_results.csv", index=False)
-    plot(summary, args.out / "drug_sensitivity.png")
+    return results, summarise(results)
+
+
+def write_study(results: pd.DataFrame, summary: pd.DataFrame, out: Path) -> list[Path]:
+    """Write the results CSV and the Spearman picture into ``out``; returns their paths."""
+    paths = [out / "drug_sensitivity_results.csv", out / "drug_sensitivity.png"]
+    results.to_csv(paths[0], index=False)
+    plot(summary, paths[1])
+    return paths
+
+
+def calibration_report(reps: int, seed: int, out: Path) -> tuple[str, Path]:
+    """Run :func:`calibration_study` (d = 2, n = 500, ε = 1), draw its picture into ``out``;
+    returns the coverage and convergence tables as text, and the picture's path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    coverage = calibration_study(reps=reps, seed=seed)
+    path = out / "calibration.png"
+    plot_calibration(coverage, path)
+    health = coverage.groupby("model", sort=False)[["divergent", "max_rhat"]].first()
+    text = "\n".join(
+        [
+            f"Coverage of central intervals of β on data from the model (d = 2, n = 500, ε = 1, {reps} replicates):",
+            coverage.pivot(index="level", columns="model", values="coverage").round(2).to_string(),
+            "NUTS convergence (share of divergent draws; largest split R̂ of a coefficient over the fits):",
+            health.round(3).to_string(),
+        ]
+    )
+    return text, path
+
+
+def main(args: argparse.Namespace | None = None) -> pd.DataFrame:
+    """Run the study with parsed ``args`` (parsed from the command line if None)."""
+    parser = build_parser()
+    if args is None:
+        args = parser.parse_args()
+    data = check_args(args, parser)
+    results, summary = run_study(args, data, progress=not args.no_progress and sys.stdout.isatty())
+    paths = write_study(results, summary, args.out)
     print(
         f"\nMean Spearman correlation ± s.e. over {args.drugs} drugs × {args.repeats} repeats "
         f"({'real GDSC files' if args.expression else 'GDSC-shaped synthetic data'}, {args.genes} genes):"
     )
     print(format_table(summary))
-    print(f"\nwrote {args.out / 'drug_sensitivity_results.csv'} and {args.out / 'drug_sensitivity.png'}")
+    print(f"\nwrote {paths[0]} and {paths[1]}")
     if args.calibration_reps > 0:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        coverage = calibration_study(reps=args.calibration_reps, seed=args.seed)
-        plot_calibration(coverage, args.out / "calibration.png")
-        print(
-            f"\nCoverage of central intervals of β on data from the model (d = 2, n = 500, ε = 1, "
-            f"{args.calibration_reps} replicates):"
-        )
-        print(coverage.pivot(index="level", columns="model", values="coverage").round(2).to_string())
-        health = coverage.groupby("model", sort=False)[["divergent", "max_rhat"]].first()
-        print("NUTS convergence (share of divergent draws; largest split R̂ of a coefficient over the fits):")
-        print(health.round(3).to_string())
-        print(f"wrote {args.out / 'calibration.png'}")
+        text, path = calibration_report(args.calibration_reps, args.seed, args.out)
+        print(f"\n{text}\nwrote {path}")
     return results

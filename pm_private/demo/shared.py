@@ -1,0 +1,131 @@
+"""What the parts of ``pm-private demo`` share: the ledger's budget, the sampling settings, quiet
+output, and NUTS compiled in a step of its own before it samples."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from .display import Display
+from .drug_sensitivity import quiet_sampler
+
+__all__ = [
+    "COMPILE",
+    "LEDGER",
+    "LEDGER_TOTAL",
+    "LINEAR_BUDGET",
+    "SURVIVAL_BUDGET",
+    "Sampling",
+    "print_ledger",
+    "quiet",
+    "sample",
+]
+
+#: The ledger's file name in the output folder, its total and what each release of the demo spends.
+LEDGER = "demo.ledger"
+LEDGER_TOTAL = (3.0, 1e-5)
+LINEAR_BUDGET = (2.0, 1e-6)
+SURVIVAL_BUDGET = (1.0, 1e-6)
+
+#: PyTensor's compile mode of the demo's samplers.
+COMPILE = {"mode": "NUMBA"}
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """NUTS settings of the demo's fits: kept draws and tuning iterations per chain, chains."""
+
+    draws: int
+    tune: int
+    chains: int
+
+    @property
+    def total(self) -> int:
+        """Iterations of all chains together."""
+        return self.chains * (self.draws + self.tune)
+
+
+def _no_info(record: logging.LogRecord) -> bool:
+    return record.levelno >= logging.WARNING
+
+
+@contextmanager
+def quiet():
+    """The demo's own lines only: no BLAS-link or experimental-adaptation warnings, no PyMC log
+    lines and no library notice that a first fit compiles (the demo's step lines say so).  Import
+    PyMC before entering: importing it sets its logger's level."""
+    notices = logging.getLogger("pm_private")
+    notices.addFilter(_no_info)
+    try:
+        with warnings.catch_warnings(), quiet_sampler():
+            warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
+            warnings.filterwarnings("ignore", message="QuadPotentialFullAdapt is an experimental feature")
+            yield
+    finally:
+        notices.removeFilter(_no_info)
+
+
+def sample(display: Display, model, sampling: Sampling, seed: int, what: str):
+    """Compile NUTS for ``model`` (a step of its own), then sample it (a step with PyMC's progress
+    bar on a terminal, lines into a log).
+
+    Parameters
+    ----------
+    display : Display
+    model : pymc.Model
+    sampling : Sampling
+    seed : int
+        Seed of the initial points and of the sampler.
+    what : str
+        The model's name in the step lines.
+
+    Returns
+    -------
+    idata : xarray.DataTree
+        What ``pm.sample`` returned.
+    divergent : int
+        The number of divergent draws.
+    """
+    import numpy as np
+    import pymc as pm
+    from pymc.step_methods.hmc.quadpotential import QuadPotentialFullAdapt
+
+    with display.step(f"compiling the {what} for PyMC's NUTS (slow only the first time: PyTensor caches it)"):
+        start = np.concatenate([np.ravel(value) for value in model.initial_point(seed).values()])
+        # A dense mass matrix, adapted from the model's initial point as PyMC's "adapt_full" does:
+        # the released statistics tie the coefficients together.
+        potential = QuadPotentialFullAdapt(start.size, start, np.eye(start.size), 10, rng=np.random.default_rng(seed))
+        step = pm.NUTS(model=model, potential=potential, compile_kwargs=COMPILE)
+    text = f"sampling {sampling.chains} chains of {sampling.tune} tuning and {sampling.draws} kept draws"
+    with display.step(text, spinner=False):
+        idata = pm.sample(
+            sampling.draws,
+            tune=sampling.tune,
+            chains=sampling.chains,
+            cores=1,
+            step=step,
+            model=model,
+            random_seed=seed + 1,
+            progressbar=display.live,
+            callback=display.sampler_lines(sampling.total),
+            compute_convergence_checks=False,  # print_summary shows R̂ and ESS
+            compile_kwargs=COMPILE,
+        )
+    return idata, int(idata["sample_stats"]["diverging"].sum())
+
+
+def print_ledger(display: Display, ledger) -> str:
+    """Print the ledger's entries and totals; returns the totals as one line."""
+    for entry in ledger.history:
+        display.print(
+            f"    {entry.status:8} ε = {entry.epsilon:g}, δ = {entry.delta:g}  {entry.mechanism}: {entry.note}"
+        )
+    spent, tight = ledger.spent, ledger.tight_epsilon()
+    totals = (
+        f"the ledger has spent ε = {spent.epsilon:g} of {ledger.epsilon:g} (composed tightly: ε = {tight:.2f} "
+        f"at δ = {ledger.delta:g}) and δ = {spent.delta:g} of {ledger.delta:g}"
+    )
+    display.print(f"    {totals}")
+    return totals
