@@ -156,6 +156,21 @@ def _compiled_updates(graph_fn, minibatch: bool):
     return updates
 
 
+def _sampled_vars(model, vars):
+    """The value variables PSGLD moves: ``vars`` (default: the model's continuous ones), each
+    continuous, at least one."""
+    if vars is None:
+        vars = model.continuous_value_vars
+    else:
+        vars = get_value_vars_from_user_vars(vars, model)
+    for var in vars:
+        if var.dtype not in continuous_types:
+            raise ValueError(f"PSGLD samples continuous variables only; {var.name!r} has dtype {var.dtype}")
+    if not vars:
+        raise ValueError("PSGLD found no continuous variables to sample")
+    return vars
+
+
 class PSGLD(ArrayStepShared):
     """pSGLD step method (Li et al. 2016; Nguyên & Hui (2017a) Alg. 4 with the drift (h/2)·G·ḡ).
 
@@ -259,15 +274,7 @@ class PSGLD(ArrayStepShared):
         self.stats_dtypes_shapes = stats
         self.stats_dtypes = [{key: dtype for key, (dtype, _) in stats.items()}]
 
-        if vars is None:
-            vars = model.continuous_value_vars
-        else:
-            vars = get_value_vars_from_user_vars(vars, model)
-        for var in vars:
-            if var.dtype not in continuous_types:
-                raise ValueError(f"PSGLD samples continuous variables only; {var.name!r} has dtype {var.dtype}")
-        if not vars:
-            raise ValueError("PSGLD found no continuous variables to sample")
+        vars = _sampled_vars(model, vars)
         if initial_point is None:
             initial_point = model.initial_point()
 
