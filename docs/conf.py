@@ -239,9 +239,31 @@ def _write_api_pages() -> None:
         "   :header-rows: 1\n   :widths: 40 60\n\n"
         "   * - top-level name\n     - documented as\n"
         f"{rows}\n\n"
-        f".. toctree::\n   :maxdepth: 1\n   :caption: Subpackages\n\n{toctree}\n"
+        f".. toctree::\n   :maxdepth: 1\n   :caption: Subpackages\n\n   families\n{toctree}\n"
     )
     _write_if_changed(api / "index.rst", index)
+    _write_if_changed(api / "families.rst", _families_page())
+
+
+def _families_page() -> str:
+    """The family registry (:mod:`pm_private.families`) as a table: every family's verbs and facts."""
+    from pm_private.families import FAMILIES
+
+    def ref(hook) -> str:
+        return "—" if hook is None else f":obj:`~{'.'.join(hook.module.split('.')[:2])}.{hook.name}`"
+
+    rows = "\n".join(
+        f"   * - ``{family.name}``\n     - {family.title}\n     - {ref(family.release)}\n     - {ref(family.builder)}"
+        f"\n     - {ref(family.setter)}\n     - {ref(family.predictor)}\n     - ``{family.link.name}``"
+        f"\n     - {'``pm-private release ' + family.command + '``' if family.command else '—'}\n     - {family.start}"
+        for family in FAMILIES.values()
+    )
+    return (
+        "Model families\n==============\n\n.. automodule:: pm_private.families\n   :no-members:\n\n"
+        ".. list-table:: The registry ``pm_private.families.FAMILIES``\n   :header-rows: 1\n\n"
+        "   * - family\n     - fits\n     - release\n     - builder\n     - setter\n     - predictor\n"
+        f"     - link\n     - command line\n     - NUTS start\n{rows}\n"
+    )
 
 
 def _canonical(name: str, module: str) -> str:

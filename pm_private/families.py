@@ -6,7 +6,7 @@ lists them, and everything that needs every family reads it: the command line (`
 release`` and ``pm-private fit``), the contract tests and the documentation.  Reading it imports no
 model code (the hooks import on first use).
 
-A new family joins with one ``family`` module and one line in :data:`FAMILIES`.
+A new family joins with one ``family`` module and one line in ``FAMILIES``.
 
 Examples
 --------

@@ -58,8 +58,8 @@ class Hook:
 
     A family object holds hooks, not the objects themselves, so that reading the registry (the
     command line's help, a message naming a family's builder) imports no model code and no PyMC.
-    Calling a hook calls what it names; :meth:`resolve` returns it, and ``inspect.signature``
-    reads its signature (the contract tests check every family's verbs by it).
+    Calling a hook calls what it names; :meth:`resolve` returns it (the contract tests check the
+    signature of every family's verbs on it).
 
     Parameters
     ----------
@@ -77,19 +77,19 @@ class Hook:
         object.__setattr__(self, "name", name)
 
     def resolve(self):
-        """The object the hook names (imports its module)."""
+        """The object the hook names (imports its module).
+
+        Returns
+        -------
+        object
+            The function or class.
+        """
         import importlib
 
         return getattr(importlib.import_module(self.module), self.name)
 
     def __call__(self, *args, **kwargs):
         return self.resolve()(*args, **kwargs)
-
-    @property
-    def __signature__(self):
-        import inspect
-
-        return inspect.signature(self.resolve())
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Hook) and (self.module, self.name) == (other.module, other.name)
@@ -247,7 +247,7 @@ class Family:
 
         return {
             name: parameter.default
-            for name, parameter in inspect.signature(self.builder).parameters.items()
+            for name, parameter in inspect.signature(self.builder.resolve()).parameters.items()
             if name.endswith(PRIOR_SUFFIXES) and parameter.default is not inspect.Parameter.empty
         }
 

@@ -224,7 +224,7 @@ def test_every_family_with_a_release_is_held_to_the_vocabulary_here():
 
 
 def _parameters(hook: Hook) -> dict[str, inspect.Parameter]:
-    return dict(inspect.signature(hook).parameters)
+    return dict(inspect.signature(hook.resolve()).parameters)
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
