@@ -250,15 +250,7 @@ def survival_model(
     >>> model.named_vars_to_dims["beta"], list(model.coords["feature"])
     (('feature',), ['treated'])
     """
-    check_stats(stats, SURVIVAL)
-    if not isinstance(stats, SurvivalStats | SurvivalStatsRelease):
-        raise ValueError(f"stats: survival_model takes an exit table, got {type(stats).__name__}")
-    if hazard not in HAZARDS:
-        raise ValueError(f"hazard must be one of {list(HAZARDS)}, got {hazard!r}")
-    if censoring not in ("random_walk", "none"):
-        raise ValueError(f"censoring must be 'random_walk' or 'none', got {censoring!r}")
-    if censoring == "none" and isinstance(stats, SurvivalStats) and np.any(np.asarray(stats.censored) > 0):
-        raise ValueError("censoring='none', but the exact table holds censorings before the horizon")
+    _check_table(stats, hazard, censoring)
     priors = {
         name: check_positive(name, value)
         for name, value in dict(
@@ -295,67 +287,20 @@ def survival_model(
         data = {key: pm.Data(key, value) for key, value in _arrays(stats, noise_aware).items()}
         pm.Data("interval_end", np.asarray(stats.edges, dtype=np.float64), dims="interval")
         pm.Data("hazard_code", np.int64(HAZARDS[hazard]))
-        if others:
-            beta = pm.Normal("beta", 0.0, priors["beta_sigma"], dims="feature")
-            slots = [cells.index(c) for c in others]
-            effect = pt.set_subtensor(pt.zeros(K)[slots], beta)
-        else:
-            effect = pt.zeros(K)
+        beta = pm.Normal("beta", 0.0, priors["beta_sigma"], dims="feature") if others else None
+        effect = pt.set_subtensor(pt.zeros(K)[[cells.index(c) for c in others]], beta) if others else pt.zeros(K)
         share = (
             pm.Dirichlet("cell_share", a=np.full(K, priors["cell_share_alpha"]), dims="cell") if K > 1 else pt.ones(1)
         )
-        if censoring == "none":  # interval hazard (continuous time) and probability (discrete time) 0
-            censor_hazard = censor_probability = pt.zeros((K, J))
-        else:
-            walk = random_walk(
-                "censoring",
-                centre,
-                priors["censoring_sigma"],
-                priors["censoring_step_sigma"],
-                ("cell", "interval"),
-                (K, J),
-            )
-            censor_hazard, censor_probability = pt.exp(walk) * width, pt.sigmoid(walk)
-        per_cell = {} if proportional else {"dims": "cell"}
-        walks = (("interval",), (J,)) if proportional else (("cell", "interval"), (K, J))
-        if hazard == "weibull":
-            alpha = pm.Normal("intercept", 0.0, priors["intercept_sigma"], **per_cell)
-            rho = pm.LogNormal("shape", 0.0, priors["shape_sigma"], **per_cell)
-            if others:  # the same model as accelerated failure time: T_c = T_ref·e^{−β_c/ρ} in law
-                pm.Deterministic("log_time_ratio", -beta / rho, dims="feature")
-            scale, power = (alpha + effect)[:, None], rho if proportional else rho[:, None]
-            cumulative = pt.exp(scale) * pt.as_tensor(ends[1:])[None, :] ** power
-            increments = pt.concatenate([cumulative[:, :1], pt.diff(cumulative, axis=-1)], axis=-1)
-            events, censored, survivors = competing_exits(increments, censor_hazard)
-        elif hazard == "piecewise_exponential":
-            baseline = random_walk("baseline", centre, priors["baseline_sigma"], priors["baseline_step_sigma"], *walks)
-            increments = pt.exp(pt.atleast_2d(baseline) + effect[:, None]) * width
-            cumulative = pt.cumsum(increments, axis=-1)
-            events, censored, survivors = competing_exits(increments, censor_hazard)
-        else:
-            baseline = random_walk("baseline", centre, priors["baseline_sigma"], priors["baseline_step_sigma"], *walks)
-            eta = pt.atleast_2d(baseline) + effect[:, None]
-            if hazard == "logit":
-                h, log_stay = pt.sigmoid(eta), -pt.softplus(eta)
-            else:
-                h, log_stay = -pt.expm1(-pt.exp(eta)), -pt.exp(eta)
-            cumulative = -pt.cumsum(log_stay, axis=-1)
-            events, censored, survivors = discrete_exits(log_stay, h, censor_probability)
+        censor = _censoring(censoring, centre, priors, (K, J), width)
+        cumulative, events, censored, survivors = _hazard_exits(
+            hazard, priors, proportional, (K, J), ends, centre, beta, effect, censor
+        )
         cumulative = pm.Deterministic("cumulative_hazard", cumulative, dims=("cell", "interval"))
         pm.Deterministic("survival", pt.exp(-cumulative), dims=("cell", "interval"))
         per_cell = pt.concatenate([events, censored, survivors[:, None]], axis=-1) * share[:, None]
         p = pt.clip(per_cell.ravel(), 1e-300, 1.0)
-        pm.CustomDist(
-            "likelihood",
-            p,
-            data["stats_n"],
-            data["exit_noise_var"],
-            logp=_normal_logp if noise_aware else _multinomial_logp,
-            random=_random_table(getattr(stats, "noise", "gaussian") == "laplace"),
-            signature="(k),(),(k)->(k)",
-            observed=data["exit_table"],
-            dims="exit",
-        )
+        _exit_likelihood(p, data, noise_aware, getattr(stats, "noise", "gaussian") == "laplace")
     announce_compilation(model, SURVIVAL.name)
     return model
 
@@ -387,3 +332,86 @@ def set_survival_stats(stats, model: pm.Model | None = None) -> None:
     if noise_aware and isinstance(stats, SurvivalStats):
         raise ValueError("stats: an exact table needs a model built with noise_aware=False (this one models noise)")
     pm.set_data(_arrays(stats, noise_aware), model=model)
+
+
+def _check_table(stats, hazard: str, censoring: str) -> None:
+    """:func:`survival_model`'s ``stats`` (an exit table), ``hazard`` and ``censoring``, checked."""
+    check_stats(stats, SURVIVAL)
+    if not isinstance(stats, SurvivalStats | SurvivalStatsRelease):
+        raise ValueError(f"stats: survival_model takes an exit table, got {type(stats).__name__}")
+    if hazard not in HAZARDS:
+        raise ValueError(f"hazard must be one of {list(HAZARDS)}, got {hazard!r}")
+    if censoring not in ("random_walk", "none"):
+        raise ValueError(f"censoring must be 'random_walk' or 'none', got {censoring!r}")
+    if censoring == "none" and isinstance(stats, SurvivalStats) and np.any(np.asarray(stats.censored) > 0):
+        raise ValueError("censoring='none', but the exact table holds censorings before the horizon")
+
+
+def _censoring(censoring: str, centre: float, priors: dict, shape: tuple[int, int], width):
+    """(interval hazard, interval probability) of censoring in each cell and interval: 0 without
+    censoring, else of a random walk over the intervals (continuous and discrete time)."""
+    K, J = shape
+    if censoring == "none":  # interval hazard (continuous time) and probability (discrete time) 0
+        censor_hazard = censor_probability = pt.zeros((K, J))
+    else:
+        walk = random_walk(
+            "censoring",
+            centre,
+            priors["censoring_sigma"],
+            priors["censoring_step_sigma"],
+            ("cell", "interval"),
+            (K, J),
+        )
+        censor_hazard, censor_probability = pt.exp(walk) * width, pt.sigmoid(walk)
+    return censor_hazard, censor_probability
+
+
+def _hazard_exits(hazard, priors, proportional, shape, ends, centre, beta, effect, censor):
+    """(cumulative hazard, and the events, censorings and survivors of each cell) under ``hazard``:
+    a Weibull, a piecewise-exponential or a discrete-time (logit, cloglog) baseline, with the cells'
+    ``effect`` and ``censor`` = (censoring hazard, censoring probability); ``beta`` (None for one cell
+    or a non-proportional model) names the AFT ratios."""
+    K, J = shape
+    width = np.diff(ends)
+    censor_hazard, censor_probability = censor
+    per_cell = {} if proportional else {"dims": "cell"}
+    walks = (("interval",), (J,)) if proportional else (("cell", "interval"), (K, J))
+    if hazard == "weibull":
+        alpha = pm.Normal("intercept", 0.0, priors["intercept_sigma"], **per_cell)
+        rho = pm.LogNormal("shape", 0.0, priors["shape_sigma"], **per_cell)
+        if beta is not None:  # the same model as accelerated failure time: T_c = T_ref·e^{−β_c/ρ} in law
+            pm.Deterministic("log_time_ratio", -beta / rho, dims="feature")
+        scale, power = (alpha + effect)[:, None], rho if proportional else rho[:, None]
+        cumulative = pt.exp(scale) * pt.as_tensor(ends[1:])[None, :] ** power
+        increments = pt.concatenate([cumulative[:, :1], pt.diff(cumulative, axis=-1)], axis=-1)
+        events, censored, survivors = competing_exits(increments, censor_hazard)
+    elif hazard == "piecewise_exponential":
+        baseline = random_walk("baseline", centre, priors["baseline_sigma"], priors["baseline_step_sigma"], *walks)
+        increments = pt.exp(pt.atleast_2d(baseline) + effect[:, None]) * width
+        cumulative = pt.cumsum(increments, axis=-1)
+        events, censored, survivors = competing_exits(increments, censor_hazard)
+    else:
+        baseline = random_walk("baseline", centre, priors["baseline_sigma"], priors["baseline_step_sigma"], *walks)
+        eta = pt.atleast_2d(baseline) + effect[:, None]
+        if hazard == "logit":
+            h, log_stay = pt.sigmoid(eta), -pt.softplus(eta)
+        else:
+            h, log_stay = -pt.expm1(-pt.exp(eta)), -pt.exp(eta)
+        cumulative = -pt.cumsum(log_stay, axis=-1)
+        events, censored, survivors = discrete_exits(log_stay, h, censor_probability)
+    return cumulative, events, censored, survivors
+
+
+def _exit_likelihood(p, data, noise_aware: bool, laplace: bool) -> None:
+    """The observed exit table: multinomial (exact) or normal with the release noise (noise-aware)."""
+    pm.CustomDist(
+        "likelihood",
+        p,
+        data["stats_n"],
+        data["exit_noise_var"],
+        logp=_normal_logp if noise_aware else _multinomial_logp,
+        random=_random_table(laplace),
+        signature="(k),(),(k)->(k)",
+        observed=data["exit_table"],
+        dims="exit",
+    )
