@@ -124,7 +124,7 @@ def run_cell(
             stats = release(X, y, bx, by, eps, mechanism, scale_response, rng)
         truths.append(beta)
         stats_list.append(stats)
-        set_linear_stats("likelihood", stats, fitter.model)
+        set_linear_stats(stats, fitter.model)
         na_draws.append(fitter.fit().posterior["beta"].values[0])  # (draws, d)
     truths = np.array(truths)
     na = coverage(np.stack(na_draws, axis=1), truths)

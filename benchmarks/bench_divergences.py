@@ -78,7 +78,7 @@ def main(argv=None):
             )
             start = time.perf_counter()
             for s in stats:
-                set_linear_stats("likelihood", s, fitter.model)
+                set_linear_stats(s, fitter.model)
                 fitter.fit()
             shares = np.array(fitter.divergences) / args.draws
             print(

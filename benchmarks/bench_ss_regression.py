@@ -96,7 +96,7 @@ def main():
     # Suff-stat model: compiled once, refitted on both data sets (same shapes, set_linear_stats only).
     ss_advi, ss_compile = compile_advi(linear_model(stats[args.n_small]), args)
     for n in (args.n_small, args.n_large):
-        set_linear_stats("likelihood", stats[n], model=ss_advi.model)
+        set_linear_stats(stats[n], model=ss_advi.model)
         rows.append(("suff-stat", n, time_fits(ss_advi, args.iterations, args.repeats)))
 
     row_advi, row_compile = compile_advi(rowwise_model(X_row, y_row), args)
@@ -104,7 +104,7 @@ def main():
     row_beta = row_advi.mean("beta")
 
     # Sanity check that both fit the same model: suff-stat ADVI on the row-wise model's data.
-    set_linear_stats("likelihood", linear_stats(X_row, y_row), model=ss_advi.model)
+    set_linear_stats(linear_stats(X_row, y_row), model=ss_advi.model)
     ss_advi.fit(args.iterations)
     beta_gap = np.abs(ss_advi.mean("beta") - row_beta).max()
 

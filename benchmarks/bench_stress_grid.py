@@ -340,7 +340,7 @@ class Paths:
 
     def set(self, fitter, path, stats, Xp):
         if self.family == "linear":
-            set_linear_stats("likelihood", stats, fitter.model)
+            set_linear_stats(stats, fitter.model)
         elif self.family == "logistic":
             set_logistic_stats(stats, fitter.model)
         else:

@@ -424,7 +424,7 @@ def run(
                             target_accept=target_accept,
                             compute_convergence_checks=False,  # divergences are reported in the table
                         )
-                    set_linear_stats("likelihood", stats, fitters[method].model)
+                    set_linear_stats(stats, fitters[method].model)
                     if public_cov:
                         pm.set_data({"x_cov_chol": np.linalg.cholesky(covariates)}, model=fitters[method].model)
                     idata = fitters[method].fit()

@@ -55,6 +55,7 @@ _NAMES = {
     "tune_bounds": ".linear.bounds",
     "SuffStatRegression": ".linear.model",
     "linear_model": ".linear.model",
+    "set_linear_stats": ".linear.model",
     "predict_linear": ".linear.predict",
     "posterior_predictive": ".linear.predict",
     "NoisySuffStatRegression": ".linear.noise_aware",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import warnings
 
-__all__ = ["renamed_keywords"]
+__all__ = ["name_first", "renamed_keywords"]
 
 
 def renamed_keywords(**renames: str):
@@ -45,6 +45,46 @@ def renamed_keywords(**renames: str):
                         stacklevel=2,
                     )
                     kwargs[new] = kwargs.pop(old)
+            return function(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def name_first(keyword: str):
+    """Decorator: accept the old call ``f(<name>, *args)``, whose first argument was a string now
+    given as the keyword ``keyword``, with a ``FutureWarning``.
+
+    Parameters
+    ----------
+    keyword : str
+        The keyword the old first argument now goes to.
+
+    Examples
+    --------
+    >>> @name_first("name")
+    ... def update(stats, model=None, *, name="likelihood"):
+    ...     return name, stats
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     update("other", 3)
+    ('other', 3)
+    """
+
+    def decorate(function):
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            if args and isinstance(args[0], str):
+                warnings.warn(
+                    f"{function.__name__}({keyword}, ...) is now {function.__name__}(..., {keyword}=...); the "
+                    "old order will be removed in the next release",
+                    FutureWarning,
+                    stacklevel=2,
+                )
+                kwargs[keyword] = args[0]
+                args = args[1:]
             return function(*args, **kwargs)
 
         return wrapper

@@ -134,7 +134,7 @@ def _noise_plan(args, d: int):
         delta=args.delta if gaussian else None,
         x_bound=args.x_bound,
         y_bound=args.y_bound,
-        mechanism=args.mechanism,
+        noise=args.mechanism,
         split=None if gaussian else tuple(args.split),
         clip_share=args.clip_share,
         scale_response=args.scale_response is not False if gaussian else args.scale_response is True,

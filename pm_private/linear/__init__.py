@@ -23,7 +23,7 @@ _NAMES = {
     "TuneResult": ".bounds",
     "gaussian_bounds": ".bounds",
     "tune_bounds": ".bounds",
-    "SuffStatRegression": ".model",
+    "SuffStatRegression": ".exact_likelihood",
     "project_psd": ".model",
     "gibbs_regression": ".model",
     "linear_model": ".model",

@@ -78,17 +78,24 @@ def release_linear_stats(
     y,
     *,
     epsilon: float,
-    delta: float,
+    delta: float | None = None,
     x_bound: float,
     y_bound: float,
+    noise: str = "gaussian",
+    split=None,
     accountant: PrivacyAccountant | None = None,
     rng=None,
     preprocessing: Preprocessing | None = None,
     clip_share: float = CLIP_SHARE,
-    scale_response: bool = True,
+    scale_response: bool | None = None,
     intercept: bool = True,
 ) -> LinearStats:
-    """(ε, δ)-DP release of the sufficient statistics of norm-bounded rows, by one Gaussian mechanism.
+    """(ε, δ)-DP release of the sufficient statistics of norm-bounded rows, by one Gaussian mechanism
+    (``noise="gaussian"``), or ε-DP by the Laplace mechanism (``noise="laplace"``).
+
+    ``noise="laplace"`` is :func:`release_linear_stats_laplace` (entrywise bounds, budget ``split``,
+    no δ, responses not scaled by default; Honkela et al. 2018); the rest of this text describes the
+    Gaussian release.
 
     Each row is scaled onto the ℓ2 ball of the covariates, (xᵢ, yᵢ) ← cᵢ·(xᵢ, yᵢ) with
     cᵢ = min(1, Bx/‖xᵢ‖), each response then clipped, yᵢ ← clip(yᵢ, −By, By) (with
@@ -139,13 +146,19 @@ def release_linear_stats(
     epsilon : float
         ε > 0.
     delta : float
-        δ in (0, 1); choose it well below 1/n.
+        δ in (0, 1); choose it well below 1/n.  Required by the Gaussian release; None for the
+        Laplace release (pure ε-DP).
     x_bound : float
         Public bound Bx > 0 on the ℓ2 norm of a (preprocessed) covariate row; √d is about the
         typical norm of standardised rows (:func:`pm_private.linear.gaussian_bounds` chooses
-        Bx and By for n and ε).
+        Bx and By for n and ε).  With ``noise="laplace"``, the bound on each entry.
     y_bound : float
         Public bound By > 0 on |y|.
+    noise : {"gaussian", "laplace"}, default "gaussian"
+        The mechanism: one Gaussian release of the Frobenius-weighted statistics, or the Laplace
+        releases of :func:`release_linear_stats_laplace`.
+    split : tuple of float, optional
+        Laplace only: the budget shares of Sxx, Sxy and Syy (default (0.60, 0.35, 0.05)).
     accountant : PrivacyAccountant, optional
         Charged (ε, δ) before noise is drawn; refuses with BudgetExceededError if over budget.
     rng : None, int or numpy.random.Generator
@@ -157,9 +170,10 @@ def release_linear_stats(
         Share p of the mechanism's squared sensitivity (of its zero-concentrated DP cost ρ)
         given to the clipping counts (and Σcᵢ² with ``scale_response``); 0 or in [0.001, 0.5].
         0 releases no counts.
-    scale_response : bool, default True
+    scale_response : bool, optional
         Scale each response with its covariate row before clipping it (keeps β the population's
-        coefficient); False projects the covariates alone.  Public; recorded in the release.
+        coefficient); False projects the covariates alone.  Default: True for the Gaussian release,
+        False for the Laplace one.  Public; recorded in the release.
     intercept : bool, default True
         Prepend a constant column of ones (named ``intercept``, scaled with its row), so that the
         statistics hold n and the first moments Σxᵢ, Σyᵢ and a model of them has an intercept;
@@ -212,17 +226,17 @@ def release_linear_stats(
     >>> round(accountant.spent[0], 6)
     0.5
     """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    x_bound = check_bound("x_bound", x_bound)
-    y_bound = check_bound("y_bound", y_bound)
-    clip_share = _check_clip_share(clip_share, epsilon)
-    scale_response = check_bool("scale_response", scale_response)
-    intercept = check_bool("intercept", intercept)
-    _check_preprocessing(preprocessing)
+    if noise != "gaussian":
+        return _laplace(X, y, noise, delta, epsilon=epsilon, x_bound=x_bound, y_bound=y_bound, split=split,
+                        accountant=accountant, rng=rng, preprocessing=preprocessing, clip_share=clip_share,
+                        scale_response=scale_response, intercept=intercept)  # fmt: skip
+    epsilon, delta, x_bound, y_bound, clip_share, scale_response, intercept = _checked(
+        epsilon, delta, x_bound, y_bound, split, clip_share, scale_response, intercept, preprocessing
+    )
     if is_dask(X) or is_dask(y):
         raise ValueError(
-            "release_linear_stats takes in-memory arrays; for Dask collections use release_linear_stats_laplace"
+            "release_linear_stats takes in-memory arrays for its Gaussian release; for Dask collections use "
+            "noise='laplace'"
         )
     features = _with_intercept(column_names(X), intercept)
     X, y, refusal = _finite_rows(X, y, preprocessing)
@@ -233,7 +247,7 @@ def release_linear_stats(
         delta=delta,
         x_bound=x_bound,
         y_bound=y_bound,
-        mechanism="gaussian",
+        noise="gaussian",
         clip_share=clip_share,
         scale_response=scale_response,
         intercept=intercept,
@@ -242,9 +256,9 @@ def release_linear_stats(
     total_sensitivity = query.sensitivity
     count_weight = plan.weights.get(_gaussian_counts(scale_response), 0.0)
     source = as_noise_source(rng)
-    noise = plan.noise_events()
+    events = plan.noise_events()
     with release_guard(
-        accountant, GAUSSIAN_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=noise, refusal=refusal
+        accountant, GAUSSIAN_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=events, refusal=refusal
     ):
         vector, weights, columns = _weighted_vector(
             X, y, x_bound, y_bound, scale_response, intercept, clip_share, count_weight
@@ -307,3 +321,40 @@ def _weighted_vector(X, y, x_bound, y_bound, scale_response: bool, intercept: bo
     if clip_share > 0:
         vector = np.concatenate([vector, count_weight * np.asarray(changed, float)])
     return vector, weights, xy.shape[0]
+
+
+def _laplace(X, y, noise: str, delta, **arguments) -> LinearStats:
+    """``release_linear_stats(noise="laplace")``: the Laplace release, after refusing another noise or a δ."""
+    from .laplace_release import release_linear_stats_laplace
+
+    if noise != "laplace":
+        raise ValueError(f"noise must be 'gaussian' or 'laplace', got {noise!r:.40}")
+    if delta is not None and delta != 0:
+        raise ValueError("delta applies to the Gaussian mechanism only (the Laplace release is pure ε-DP)")
+    split = arguments.pop("split")
+    scale_response = arguments.pop("scale_response")
+    return release_linear_stats_laplace(
+        X,
+        y,
+        split=(0.60, 0.35, 0.05) if split is None else split,
+        scale_response=False if scale_response is None else scale_response,
+        **arguments,
+    )
+
+
+def _checked(epsilon, delta, x_bound, y_bound, split, clip_share, scale_response, intercept, preprocessing):
+    """The Gaussian release's public arguments checked, in order, before any data is read:
+    (ε, δ, Bx, By, clip share, scale_response, intercept); ValueError naming the argument."""
+    if split is not None:
+        raise ValueError("split applies to the Laplace mechanism only (the Gaussian release adds one noise)")
+    if delta is None:
+        raise ValueError("delta: the Gaussian mechanism needs the δ of the release, in (0, 1)")
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    x_bound = check_bound("x_bound", x_bound)
+    y_bound = check_bound("y_bound", y_bound)
+    clip_share = _check_clip_share(clip_share, epsilon)
+    scale_response = check_bool("scale_response", True if scale_response is None else scale_response)
+    intercept = check_bool("intercept", intercept)
+    _check_preprocessing(preprocessing)
+    return epsilon, delta, x_bound, y_bound, clip_share, scale_response, intercept

@@ -168,7 +168,7 @@ def release_linear_stats_laplace(
         epsilon=epsilon,
         x_bound=x_bound,
         y_bound=y_bound,
-        mechanism="laplace",
+        noise="laplace",
         split=split,
         clip_share=clip_share,
         scale_response=scale_response,

@@ -12,6 +12,7 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from .._engine.compile_notice import announce_compilation
+from .._engine.keywords import name_first
 from ..released.covariates import check_wishart_prior, wishart_cholesky
 from ..released.family import (
     check_stats,
@@ -52,7 +53,8 @@ __all__ = [
 ]
 
 
-def set_linear_stats(name: str, stats, model: pm.Model | None = None) -> None:
+@name_first("name")
+def set_linear_stats(stats, model: pm.Model | None = None, *, name: str = "likelihood") -> None:
     """Replace the statistics of likelihood ``name`` (same shapes) in ``model``, without recompiling.
 
     Works for every likelihood :func:`linear_model` builds (:func:`SuffStatRegression`,
@@ -61,14 +63,18 @@ def set_linear_stats(name: str, stats, model: pm.Model | None = None) -> None:
     covariate factor and the public prediction transform (``preprocessing``) are recomputed from
     the new statistics.
 
+    The setter of every family takes ``(stats, model=None)``; the old order
+    ``set_linear_stats(name, stats, model)`` still works, with a ``FutureWarning``.
+
     Parameters
     ----------
-    name : str
-        Name of the likelihood (``"likelihood"`` in :func:`linear_model`).
     stats : LinearStats or sequence of LinearStats
         The new statistics, with the d (and, for a sequence, the length) the model was built for.
     model : pymc.Model, optional
         The model (default: the model of the current context).
+    name : str, default "likelihood"
+        Name of the likelihood (``"likelihood"`` in :func:`linear_model`; another name for a
+        :func:`SuffStatRegression` of your own).
 
     Raises
     ------

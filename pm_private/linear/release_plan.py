@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from .._engine.keywords import renamed_keywords
 from ..privacy.primitives import (
     check_gaussian_epsilon,
     check_noise_scale,
@@ -42,6 +43,7 @@ def _gaussian_counts(scale_response: bool) -> str:
     return _LAPLACE_COUNTS + (" and the rows' summed squared scale factors" if scale_response else "")
 
 
+@renamed_keywords(mechanism="noise")
 def linear_noise_plan(
     d: int,
     *,
@@ -49,7 +51,7 @@ def linear_noise_plan(
     delta: float | None = None,
     x_bound: float,
     y_bound: float,
-    mechanism: str = "gaussian",
+    noise: str = "gaussian",
     split=None,
     clip_share: float = CLIP_SHARE,
     scale_response: bool | None = None,
@@ -57,11 +59,11 @@ def linear_noise_plan(
 ) -> NoisePlan:
     """The noise a release of linear-regression statistics of d covariates adds, before any data is read.
 
-    ``mechanism="gaussian"`` plans :func:`release_linear_stats`: one Gaussian query on the
+    ``noise="gaussian"`` plans :func:`release_linear_stats`: one Gaussian query on the
     Frobenius-weighted vector of ``gaussian_release_vector`` (with the clipping counts), its
     ℓ2 sensitivity and σ, and the noise s.d. σ/w of each group of statistics (σ on the diagonal of
     Sxx and on Syy, σ/√2 on the other entries of Sxx and on Sxy, σ/a on each count).
-    ``mechanism="laplace"`` plans :func:`release_linear_stats_laplace`: the Laplace queries on
+    ``noise="laplace"`` plans :func:`release_linear_stats_laplace`: the Laplace queries on
     Sxx (upper triangle), Sxy and Syy with their ℓ1 sensitivities (:func:`sensitivities`) at
     pₖ(1 − ``clip_share``)ε, and on the two clipping counts (ℓ1 sensitivity 2) at
     ``clip_share``·ε.  Both releases take their sensitivities, ε split and noise scales from this
@@ -77,8 +79,9 @@ def linear_noise_plan(
         The δ of a Gaussian release (required there); None (or 0) for the Laplace release.
     x_bound, y_bound : float
         The public bounds Bx (row norm for gaussian, each entry for laplace) and By.
-    mechanism : {"gaussian", "laplace"}, default "gaussian"
-        The release planned: :func:`release_linear_stats` or :func:`release_linear_stats_laplace`.
+    noise : {"gaussian", "laplace"}, default "gaussian"
+        The release planned: :func:`release_linear_stats` with that ``noise`` (the Laplace one is
+        :func:`release_linear_stats_laplace`).
     split : tuple of float, optional
         Laplace only: the budget shares of Sxx, Sxy, Syy (default (0.60, 0.35, 0.05)).
     clip_share : float, default 0.05
@@ -99,13 +102,13 @@ def linear_noise_plan(
     ------
     ValueError
         Naming the argument, as the release would before spending anything: an invalid ε, δ,
-        bound, split, share or mechanism, or a noise scale that overflows or underflows.
+        bound, split, share or noise, or a noise scale that overflows or underflows.
 
     Examples
     --------
     >>> from pm_private.linear.release import linear_noise_plan
     >>> plan = linear_noise_plan(
-    ...     3, epsilon=1.0, x_bound=1.0, y_bound=2.0, mechanism="laplace", clip_share=0.0, intercept=False
+    ...     3, epsilon=1.0, x_bound=1.0, y_bound=2.0, noise="laplace", clip_share=0.0, intercept=False
     ... )
     >>> dict(plan.sensitivity)
     {'Sxx': 12.0, 'Sxy': 12.0, 'Syy': 4.0}
@@ -115,11 +118,11 @@ def linear_noise_plan(
     >>> round(gaussian.sensitivity["weighted vector"], 5), round(gaussian.noise_sd["the diagonal of Sxx and Syy"], 3)
     (9.06845, 41.088)
     """
-    if mechanism not in ("gaussian", "laplace"):
-        raise ValueError(f"mechanism must be 'gaussian' or 'laplace', got {mechanism!r:.40}")
+    if noise not in ("gaussian", "laplace"):
+        raise ValueError(f"noise must be 'gaussian' or 'laplace', got {noise!r:.40}")
     d = check_count("d", d)
     intercept = check_bool("intercept", intercept)
-    if mechanism == "laplace":
+    if noise == "laplace":
         if delta is not None and delta != 0:
             raise ValueError("delta applies to the Gaussian mechanism only (the Laplace release is pure ε-DP)")
         scale_response = check_bool("scale_response", False if scale_response is None else scale_response)

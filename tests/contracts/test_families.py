@@ -250,11 +250,10 @@ def test_every_family_verb_has_the_one_signature(name):
         release = _parameters(family.release)
         assert {"epsilon", "accountant", "rng"} <= {n for n, p in release.items() if p.kind is KEYWORD}
         plan = {n for n, p in _parameters(family.noise_plan).items() if p.kind is KEYWORD} - {"d"}
-        if name == "linear" and "mechanism" in plan:
-            pytest.xfail("linear chooses its noise by function (release_linear_stats_laplace), not by noise=")
         assert plan <= set(release), "the noise plan reads the release's public arguments (and d)"
-    if family.setter is not None and name != "linear":
-        assert list(_parameters(family.setter))[:2] == ["stats", "model"]
+    if family.setter is not None:
+        setter = _parameters(family.setter)
+        assert list(setter)[:2] == ["stats", "model"] and setter["model"].default is None
 
 
 def test_the_links_invert_what_the_predictors_apply():
@@ -389,3 +388,12 @@ def test_an_old_keyword_still_works_once_with_a_warning():
     pd.testing.assert_frame_equal(old, new)
     with pytest.raises(TypeError, match="both 'posterior' and its new name 'idata'"):
         pp.predict_logistic(draws, X.iloc[:2], posterior=draws, idata=draws)
+
+
+def test_the_linear_setter_takes_the_old_order_once_with_a_warning():
+    """``set_linear_stats(name, stats, model)`` is now ``set_linear_stats(stats, model, name=...)``."""
+    stats = _linear()
+    model = pp.linear_model(stats)
+    with pytest.warns(FutureWarning, match=r"set_linear_stats\(name, ...\) is now"):
+        pp.set_linear_stats("likelihood", stats, model)
+    pp.set_linear_stats(stats, model)  # the one order of every family's setter

@@ -131,7 +131,7 @@ def test_regression_model_integrated_recovers_beta_and_refits():
     assert {v.name for v in model.free_RVs} == {"prior_precision", "noise_precision", "beta"}
     fitter = RefittableNUTS(model, draws=300, tune=300, random_seed=6)
     for release, truth in zip(releases, (beta, -beta), strict=True):
-        set_linear_stats("likelihood", release, model)
+        set_linear_stats(release, model)
         post = fitter.fit().posterior["beta"].values[0]
         lo, hi = np.quantile(post, [0.005, 0.995], axis=0)
         assert np.all((lo < truth) & (truth < hi)), (lo, hi)
@@ -218,7 +218,7 @@ def test_whitening_of_beta_stays_conditioned_where_the_noise_leaves_the_gram_sin
     assert all(np.linalg.eigvalsh(g)[0] > 0 for g in grams)
     model = linear_model(releases[:2], x_cov="integrated", **prior)
     for batch in (releases[:2], releases[2:]):
-        set_linear_stats("likelihood", batch, model)
+        set_linear_stats(batch, model)
         chol = model["x_cov_integrated_chol"].get_value()
         values = np.linalg.eigvalsh(chol @ np.swapaxes(chol, -1, -2))
         assert np.all(values[:, 0] >= 0.999e-3 * values.mean(axis=1)), values

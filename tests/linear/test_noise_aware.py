@@ -141,12 +141,12 @@ def test_default_is_noise_aware_only_for_private_releases():
     batched = linear_model([noisy, noisy])
     assert batched["beta"].type.shape[-1] == 2 or batched.dim_lengths["fit"].eval() == 2
     other = release_linear_stats_laplace(X, y, epsilon=2.0, x_bound=2.0, y_bound=3.0, rng=1, intercept=False)
-    set_linear_stats("likelihood", [other, noisy], batched)
+    set_linear_stats([other, noisy], batched)
     np.testing.assert_allclose(
         integrated_data("likelihood", batched)["noise_var"][0], noise_aware_arrays(other)["noise_var"][3:]
     )
     dense = linear_model([noisy, noisy], x_cov="wishart")
-    set_linear_stats("likelihood", [other, noisy], dense)
+    set_linear_stats([other, noisy], dense)
     np.testing.assert_allclose(dense["likelihood_noise_var"].get_value()[0], noise_aware_arrays(other)["noise_var"])
 
 
@@ -200,7 +200,7 @@ def test_small_calibration_check():
             with naive_model:
                 naive_step = pm.NUTS(compile_kwargs=C_BACKEND)
         for m, s, hits in ((model, step, aware_hits), (naive_model, naive_step, naive_hits)):
-            set_linear_stats("likelihood", stats, m)
+            set_linear_stats(stats, m)
             with m:
                 draws = (
                     pm.sample(

@@ -230,10 +230,10 @@ def test_regression_model_picks_the_spectral_likelihood():
         linear_model(gauss, likelihood="fast")
     # set_linear_stats swaps Gaussian statistics; a Laplace release cannot enter the spectral model.
     other = release_linear_stats(X, y, epsilon=3.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=5, intercept=False)
-    set_linear_stats("likelihood", other, spectral)
+    set_linear_stats(other, spectral)
     assert spectral["likelihood_frobenius_noise_var"].get_value() == pytest.approx(other.releases[0].noise_scale ** 2)
     with pytest.raises(ValueError, match="isotropic"):
-        set_linear_stats("likelihood", lap, spectral)
+        set_linear_stats(lap, spectral)
     # Batched: one spectral model for two releases.
     batched = linear_model([gauss, other], x_cov="wishart")
     np.testing.assert_allclose(
@@ -272,7 +272,7 @@ def test_release_x_cov_plug_in():
     np.testing.assert_allclose(
         model["x_cov_release_chol"].get_value(), np.linalg.cholesky(release_x_cov(precise)), rtol=1e-12
     )
-    set_linear_stats("likelihood", noisy, model)
+    set_linear_stats(noisy, model)
     np.testing.assert_allclose(model["x_cov_release_chol"].get_value(), np.linalg.cholesky(cov), rtol=1e-12)
     assert "x_cov_chi2" in d_free(linear_model(precise, x_cov="wishart"))
 

@@ -145,7 +145,7 @@ def advi(exact):
 
 def _advi_beta(advi, stats, n_iter=5000, draws=2000, seed=0):
     """Refit ``advi`` on ``stats``; (mean, sd) of β from ``draws`` draws and the mean λ, λ₀."""
-    set_linear_stats("likelihood", stats, model=advi.model)
+    set_linear_stats(stats, model=advi.model)
     approx = advi.fit(n_iter)
     post = approx.sample(draws, random_seed=seed).posterior
     beta = post["beta"]
@@ -415,7 +415,7 @@ def test_refit_after_set_stats_gives_new_answer(exact, advi):
 @pytest.mark.slow
 def test_repeated_fits_on_same_data_agree(exact, nuts_exact, advi):
     nuts_sd = nuts_exact.posterior["beta"].std(("chain", "draw")).values
-    set_linear_stats("likelihood", exact, model=advi.model)
+    set_linear_stats(exact, model=advi.model)
     means = []
     for _ in range(4):
         advi.fit(5000)

@@ -95,7 +95,7 @@ def test_set_stats_swaps_the_observation_without_recompiling():
     logp = model.compile_logp(**C_BACKEND)
     point = model.initial_point()
     before = logp(point)
-    set_linear_stats("likelihood", other, model)
+    set_linear_stats(other, model)
     assert model["likelihood_private"].get_value()[-1] == pytest.approx(other.yy)
     fresh = linear_model(other, x_cov="release")
     np.testing.assert_allclose(logp(point), fresh.compile_logp(**C_BACKEND)(point), rtol=1e-12)
