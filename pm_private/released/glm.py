@@ -339,10 +339,16 @@ def sample_law_moments(mean, whitened, replicates, beta, b, mu, x_chol, link_mea
     variance is taken ``JACKKNIFE_VARIANCE_FACTOR`` times.  A part of
     g linear in a contributes nothing: every replicate matches μ and Σx exactly."""
 
+    # xₖ = μ + Lₓzₖ (mean μ, covariance Σx over the rows) is never formed: aₖ = zₖᵀ(Lₓᵀβ) + μᵀβ + b and
+    # (1/m)Σₖ g(aₖ)xₖ = ḡ·μ + Lₓ·(1/m)Σₖ g(aₖ)zₖ, a d-th of the work on the G·m rows, and of the gradient's
+    loading = pt.dot(x_chol.T, beta)
+    offset = pt.dot(mu, beta) + b
+
     def average(z):
-        rows = mu + pt.dot(z, x_chol.T)  # mean μ, covariance Σx over the rows
-        g = link_mean(pt.dot(rows, beta) + b)
-        return pt.concatenate([g.mean(axis=-1)[..., None], (g[..., None] * rows).mean(axis=-2)], axis=-1)
+        g = link_mean(pt.dot(z, loading) + offset)
+        g_mean = g.mean(axis=-1)
+        g_x = g_mean[..., None] * mu + pt.dot((g[..., None] * z).mean(axis=-2), x_chol.T)
+        return pt.concatenate([g_mean[..., None], g_x], axis=-1)
 
     values = average(replicates)  # (G, d + 1)
     groups = replicates.shape[0]

@@ -44,6 +44,8 @@ from __future__ import annotations
 import numpy as np
 import pytensor.tensor as pt
 
+from .moment_ops import degree2_moments
+
 __all__ = ["linear_predictor_moments", "square_covariance", "sym3", "sym_vector_matrix"]
 
 
@@ -105,6 +107,8 @@ def linear_predictor_moments(first, second, mu, cov, v, d: int):
     (E[h(a)], E[h′(a)], E[h″(a)]) (Stein's lemma: E[g(a)·Heᵣ(z)] = sʳ E[g⁽ʳ⁾(a)]); the moments of
     the module notes follow, with E[y²·x] = E[h]μ + E[h′]v and
     E[y²·xxᵀ] = E[h]M₂ + E[h′](μvᵀ + vμᵀ) + E[h″]vvᵀ.  Labels ±1 have h = 1: ``second`` = (1, 0, 0).
+    The entries and their gradient are computed by one compiled Op
+    (:func:`pm_private.released.moment_ops.degree2_moments`).
 
     Parameters
     ----------
@@ -128,42 +132,5 @@ def linear_predictor_moments(first, second, mu, cov, v, d: int):
     covariance : tensor (k, k)
         Cov[t].
     """
-    a0, a1, a2, a3 = first
-    h0, h1, h2 = second
-    m2 = cov + pt.outer(mu, mu)
-    exg = a0 * mu + a1 * v
-    egxx = a0 * m2 + a1 * (pt.outer(mu, v) + pt.outer(v, mu)) + a2 * pt.outer(v, v)
-    m3 = mu[:, None, None] * mu[None, :, None] * mu[None, None, :] + sym_vector_matrix(mu, cov)
-    egxxx = (
-        a0 * m3
-        + a1 * (sym3(v, mu, mu) + sym_vector_matrix(v, cov))
-        + a2 * sym3(mu, v, v)
-        + a3 * v[:, None, None] * v[None, :, None] * v[None, None, :]
-    )
-    ehx = h0 * mu + h1 * v
-    ehxx = h0 * m2 + h1 * (pt.outer(mu, v) + pt.outer(v, mu)) + h2 * pt.outer(v, v)
-    # Upper-triangle entries by one-dimensional gathers from the flattened arrays (constant
-    # indices): cheaper, with their gradients, than gathers with several index arrays.
-    i, j = np.triu_indices(d)
-    upper = i * d + j
-    flat_cov, flat_m2 = cov.reshape((d * d,)), m2.reshape((d * d,))
-    # Gaussian moments: Cov(xₐ, xᵢxⱼ) and Cov(xᵢxⱼ, xₖxₗ) (Isserlis, with a mean)
-    a = np.arange(d)[:, None]
-    c13 = flat_cov[a * d + i[None, :]] * mu[j][None, :] + flat_cov[a * d + j[None, :]] * mu[i][None, :]
-    c33 = square_covariance(mu, cov, d)
-    m2_upper = flat_m2[upper]
-    c12 = exg - a0 * mu
-    c14 = egxx - pt.outer(mu, exg)
-    c22 = h0 - a0**2
-    c23 = egxx.reshape((d * d,))[upper] - a0 * m2_upper
-    c24 = ehx - a0 * exg
-    c34 = egxxx.reshape((d * d, d))[upper] - pt.outer(m2_upper, exg)
-    c44 = ehxx - pt.outer(exg, exg)
-    rows = [
-        pt.concatenate([cov, c12[:, None], c13, c14], axis=1),
-        pt.concatenate([c12[None, :], pt.shape_padleft(c22, 2), c23[None, :], c24[None, :]], axis=1),
-        pt.concatenate([c13.T, c23[:, None], c33, c34], axis=1),
-        pt.concatenate([c14.T, c24[:, None], c34.T, c44], axis=1),
-    ]
-    mean = pt.concatenate([mu, pt.shape_padleft(a0, 1), m2_upper, exg])
-    return mean, pt.concatenate(rows, axis=0)
+    coef = pt.stack([pt.as_tensor(c, dtype="float64") for c in (*first, *second)])
+    return degree2_moments(coef, mu, cov, v)
