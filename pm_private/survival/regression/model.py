@@ -44,8 +44,7 @@ from ...released.family import check_stats, packed_preprocessing, record_fit, re
 from ...released.glm import preprocessing_arrays
 from ...released.reparametrisation import random_walk
 from ..exits.model import HAZARDS
-from .likelihood import exit_table_normal_logp
-from .moments import StatBlocks, dense_moments, regression_stat_blocks
+from .ops import regression_log_density, regression_release_law
 from .release import SURVIVAL_REGRESSION, SurvivalRegressionStats, SurvivalRegressionStatsRelease
 
 __all__ = ["regression_statistic_labels", "set_survival_regression_stats", "survival_regression_model"]
@@ -97,23 +96,16 @@ def _check(stats):
         )
 
 
-def _likelihood_functions(K: int, J: int, d: int):
-    """The observed statistics' log-density (by blocks) and its random method (dense), with the
-    cells' shares and moments' blocks as parameters."""
+def _likelihood_functions(K: int, discrete: bool):
+    """The observed statistics' log-density and its random method, each one compiled Op of the
+    parameters (:mod:`pm_private.survival.regression.ops`)."""
 
-    def logp(value, n, share, noise_var, *blocks):
-        return exit_table_normal_logp(value, n, share, noise_var, StatBlocks(*blocks), J, d)
+    def logp(value, n, share, noise_var, beta, mu, chol, lei, cens):
+        return regression_log_density(value, n, share, noise_var, beta, mu, chol, lei, cens, discrete=discrete)
 
-    def dist(n, share, noise_var, *args):
-        *blocks, size = args
-        means, seconds = [], []
-        for c in range(K):
-            mean, cov = dense_moments(StatBlocks(*(b[c] for b in blocks)), J, d)
-            means.append(share[c] * mean)
-            seconds.append(share[c] * (cov + pt.outer(mean, mean)))
-        mean = pt.concatenate(means)
-        cov = pt.linalg.block_diag(*seconds) - pt.outer(mean, mean)
-        draws = pm.MvNormal.dist(n * mean, n * cov + pt.diag(noise_var.ravel()), size=size)
+    def dist(n, share, noise_var, beta, mu, chol, lei, cens, size):
+        mean, cov = regression_release_law(n, share, noise_var, beta, mu, chol, lei, cens, discrete=discrete)
+        draws = pm.MvNormal.dist(mean, cov, size=size)
         return draws.reshape((*draws.shape[:-1], K, -1))
 
     return logp, dist
@@ -289,7 +281,6 @@ def survival_regression_model(
         pm.Deterministic("hazard_ratio", pt.exp(beta), dims="feature")
         mu = pm.Normal("x_mean", 0.0, priors["x_mean_sigma"], dims=("cell", "feature"), shape=(K, d))
         x_chol = lkj_cholesky(d, priors["x_sd_sigma"], priors["x_eta"])
-        x_cov = x_chol @ x_chol.T
         share = (
             pm.Dirichlet("cell_share", a=np.full(K, priors["cell_share_alpha"]), dims="cell") if K > 1 else pt.ones(1)
         )
@@ -305,21 +296,20 @@ def survival_regression_model(
             "cumulative_hazard", pt.cumsum(pt.exp(log_event_increment), axis=-1), dims=("cell", "interval")
         )
         pm.Deterministic("survival", pt.exp(-cumulative), dims=("cell", "interval"))
-        per_cell = [
-            regression_stat_blocks(beta, mu[c], x_cov, log_event_increment[c], censor_terms[c], d, discrete)
-            for c in range(K)
-        ]
-        blocks = [pt.stack(parts) for parts in zip(*per_cell, strict=True)]
-        logp, dist = _likelihood_functions(K, J, d)
+        logp, dist = _likelihood_functions(K, discrete)
         pm.CustomDist(
             "likelihood",
             data["stats_n"],
-            share,
+            pt.specify_shape(share, (K,)),
             data["regression_noise_var"],
-            *blocks,
+            pt.specify_shape(beta, (d,)),
+            pt.specify_shape(mu, (K, d)),
+            pt.specify_shape(x_chol, (d, d)),
+            pt.specify_shape(log_event_increment, (K, J)),
+            pt.specify_shape(censor_terms, (K, J)),
             logp=logp,
             dist=dist,
-            signature="(),(c),(c,k),(c,e,p),(c,e,p,p),(c,e,r),(c,r,p,q),(c,q),(c,q,q)->(c,k)",
+            signature="(),(c),(c,k),(f),(c,f),(f,f),(c,j),(c,j)->(c,k)",
             observed=data["regression_vector"],
             dims=("cell", "statistic"),
         )
