@@ -20,7 +20,7 @@ MODULE_EXCEPTIONS: dict[str, int] = {}
 #: Functions over the limit, by (path below pm_private, qualified name): their ceiling.
 FUNCTION_EXCEPTIONS = {
     ("demo/drug_sensitivity.py", "run_experiment"): 92,
-    ("survival/regression/model.py", "survival_regression_model"): 101,
+    ("survival/regression/model.py", "survival_regression_model"): 103,
 }
 
 
