@@ -309,7 +309,12 @@ def run_pair(name: str, args) -> list[dict | None]:
         for _ in range(2):
             command = [sys.executable, "-m", "benchmarks.bench_first_fit", "--child", name]
             command += ["--draws", str(args.draws), "--tune", str(args.tune)]
-            done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=args.timeout)
+            try:
+                done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=args.timeout)
+            except subprocess.TimeoutExpired:
+                print(f"{name}: over --timeout {args.timeout} s", file=sys.stderr)
+                out.append(None)
+                continue
             if done.returncode != 0:
                 print(f"{name} failed:\n{done.stderr[-3000:]}", file=sys.stderr)
                 out.append(None)
