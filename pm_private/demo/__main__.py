@@ -4,4 +4,5 @@ import sys
 
 from ..cli import main
 
-sys.exit(main(["demo", *sys.argv[1:]]))
+if __name__ == "__main__":  # not when a worker process of the demo imports this module
+    sys.exit(main(["demo", *sys.argv[1:]]))

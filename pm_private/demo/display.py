@@ -14,7 +14,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["Display"]
+__all__ = ["Display", "SamplerClock"]
 
 
 class Display:
@@ -75,10 +75,11 @@ class Display:
             yield
         self.print(f"  ✓ {text} ({time.monotonic() - began:.1f} s)")
 
-    def sampler_lines(self, total: int):
-        """A ``pm.sample`` callback printing a line every quarter of ``total`` iterations, or
-        None on a terminal (where PyMC's progress bar shows them)."""
-        return None if self.live else _SamplerLines(self, total)
+    def sampler_clock(self, total: int) -> SamplerClock:
+        """A ``pm.sample`` callback that times compiling (until the first draw) and sampling, and
+        into a log prints a line every quarter of ``total`` iterations (on a terminal PyMC's
+        progress bar shows them)."""
+        return SamplerClock(self, total)
 
     def headline(self, text: str) -> None:
         """The one-line result of a part."""
@@ -101,18 +102,45 @@ class Display:
         self.print(f"\nDone in {self.elapsed():.0f} s.")
 
 
-class _SamplerLines:
-    """``pm.sample``'s callback: a line every quarter of the iterations (all chains together)."""
+class SamplerClock:
+    """``pm.sample``'s callback: the seconds until the first draw (PyTensor compiles the model's
+    functions on their first call) and after it, and a line every quarter of the iterations (all
+    chains together) where the output is not a terminal.
+
+    Parameters
+    ----------
+    display : Display
+    total : int
+        The iterations of all chains together.
+    """
 
     def __init__(self, display: Display, total: int):
         self.display, self.total, self.done = display, total, 0
         self.every = max(1, total // 4)
+        self.created = time.monotonic()
+        self.first: float | None = None
+
+    @property
+    def compiling(self) -> float:
+        """Seconds from the start of ``pm.sample`` to the first draw."""
+        return (self.first or time.monotonic()) - self.created
+
+    @property
+    def sampling(self) -> float:
+        """Seconds since the first draw."""
+        return time.monotonic() - (self.first or time.monotonic())
 
     def __call__(self, trace=None, draw=None) -> None:
         self.done += 1
-        if self.done % self.every == 0 or self.done == self.total:
-            where = f"chain {draw.chain + 1}, {'tuning' if draw.tuning else 'drawing'}" if draw is not None else ""
+        if self.first is None:
+            self.first = time.monotonic()
+            if not self.display.live:
+                self.display.print(
+                    f"  [{self.display.elapsed():5.0f} s]   compiled in {self.compiling:.0f} s; sampling"
+                )
+        if not self.display.live and (self.done % self.every == 0 or self.done == self.total):
+            where = f" (chain {draw.chain + 1}, {'tuning' if draw.tuning else 'drawing'})" if draw is not None else ""
             self.display.print(
-                f"  [{self.display.elapsed():5.0f} s]   NUTS {100 * self.done / self.total:3.0f}% of "
-                f"{self.total} iterations ({where})"
+                f"  [{self.display.elapsed():5.0f} s]   NUTS {100 * self.done / self.total:3.0f}% of {self.total} "
+                f"iterations{where}"
             )

@@ -240,7 +240,7 @@ def run_experiment(
                     )
                     fitters[aware] = RefittableADVI(model, random_seed=seed)
                 else:
-                    set_linear_stats("likelihood", stats, fitters[aware].model)
+                    set_linear_stats(stats, fitters[aware].model)
                 fitters[aware].fit(advi_steps)
                 beta = fitters[aware].expectation("beta") if aware else fitters[aware].mean("beta")
                 for (drug, repeat), b in zip(keys, beta, strict=True):
@@ -309,7 +309,7 @@ def calibration_study(
                     with model:
                         fitters[aware] = (model, pm.NUTS(compile_kwargs={"mode": "CVM"}))
                 model, step = fitters[aware]
-                set_linear_stats("likelihood", stats, model)
+                set_linear_stats(stats, model)
                 with model:
                     idata = pm.sample(
                         draws,
@@ -528,9 +528,9 @@ def check_args(args: argparse.Namespace, parser: argparse.ArgumentParser):
     return data
 
 
-def run_study(args: argparse.Namespace, data, *, progress: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The experiment of :func:`run_experiment` at the settings of ``args``; returns the results
-    and their :func:`summarise` table."""
+def run_study(args: argparse.Namespace, data, *, progress: bool, methods=METHODS) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The experiment of :func:`run_experiment` at the settings of ``args`` with ``methods``;
+    returns the results and their :func:`summarise` table."""
     with quiet_sampler():
         results = run_experiment(
             data,
@@ -543,6 +543,7 @@ def run_study(args: argparse.Namespace, data, *, progress: bool) -> tuple[pd.Dat
             advi_steps=args.advi_steps,
             seed=args.seed,
             progress=progress,
+            methods=methods,
         )
     return results, summarise(results)
 

@@ -93,7 +93,7 @@ def fit_part(display: Display, plan, data: Diabetes) -> dict:
     with display.step("building the noise-aware linear model of the release"):
         model = linear_model(data.release, feature_names=FEATURES)
     idata, divergent = shared.sample(display, model, plan.sampling, plan.seed, "noise-aware linear model")
-    display.print(f"  divergent draws: {divergent}\n")
+    display.print()
     print_summary(idata, data.release, file=display.file)
     summary = fit_summary(idata)
     ols = least_squares(data.X.iloc[data.private], data.y.iloc[data.private])

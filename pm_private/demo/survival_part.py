@@ -50,7 +50,7 @@ def survival_part(display: Display, plan, ledger) -> dict:
     with display.step("building the noise-aware piecewise-exponential model of the exit table"):
         model = survival_model(release)
     idata, divergent = shared.sample(display, model, plan.sampling, plan.seed, "noise-aware survival model")
-    display.print(f"  divergent draws: {divergent}\n")
+    display.print()
     print_summary(idata, release, file=display.file)
     row = fit_summary(idata).iloc[0]
     private = (float(row["exp(coef)"]), float(row["exp(coef) lower 95%"]), float(row["exp(coef) upper 95%"]))
