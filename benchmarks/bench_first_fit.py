@@ -376,8 +376,8 @@ def main(argv=None):
         for name in args.models:  # interleaved: load drifts alike for a model and its baseline
             cold, warm = run_pair(name, args)
             results[name].append({0: cold, 1: warm})
-            cells = [f"{r['fit']:.1f}" if r else "failed" for r in (cold, warm)]
-            print(f"repeat {repeat}: {name} cold fit {cells[0]} s, warm fit {cells[1]} s", flush=True)
+            cells = [" ".join(f"{k} {v:.1f}" for k, v in r.items()) if r else "failed" for r in (cold, warm)]
+            print(f"repeat {repeat}: {name}: cold process {cells[0]}; warm process {cells[1]} (s)", flush=True)
     lines = table(results)
     load_after = _uptime()
     print("\n".join(lines))
