@@ -18,7 +18,10 @@ Gauss–Hermite integrals over the linear predictor) and v the noise variances. 
 log hazard ratios per unit of each covariate on the release's (public) scale.  Since a person
 leaves by one exit, n·V is block-arrowhead plus a rank-one term, and the log-density is
 evaluated by blocks (``pm_private.survival.regression.likelihood``): the cost of a gradient is
-O(J·d³ + d⁵) flops instead of the dense O(J³d³ + d⁶), independent of n.
+O(J·d³ + d⁵) flops instead of the dense O(J³d³ + d⁶), independent of n.  The model's graph holds
+that log-density and its gradient as one compiled Op (``pm_private.survival.regression.ops``:
+Numba kernels compiled once per machine), and the replicated releases' mean and covariance as
+another.
 
 Cells (strata: arm, sex, centre) get their own baseline and censoring hazards and their own
 covariate mean, and share β and the covariates' covariance: the stratified proportional-hazards
