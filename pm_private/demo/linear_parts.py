@@ -92,7 +92,9 @@ def fit_part(display: Display, plan, data: Diabetes) -> dict:
 
     with display.step("building the noise-aware linear model of the release"):
         model = linear_model(data.release, feature_names=FEATURES)
-    idata, divergent = shared.sample(display, model, plan.sampling, plan.seed, "noise-aware linear model")
+    idata, divergent = shared.sample(
+        display, model, plan.sampling, plan.seed, "noise-aware linear model", target_accept=0.95
+    )
     display.print()
     print_summary(idata, data.release, file=display.file)
     summary = fit_summary(idata)

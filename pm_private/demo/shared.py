@@ -69,7 +69,7 @@ def quiet():
         notices.removeFilter(_no_info)
 
 
-def sample(display: Display, model, sampling: Sampling, seed: int, what: str):
+def sample(display: Display, model, sampling: Sampling, seed: int, what: str, *, target_accept: float = 0.9):
     """Compile NUTS for ``model`` (a step of its own), then sample it (a step with PyMC's progress
     bar on a terminal, lines into a log).
 
@@ -82,6 +82,8 @@ def sample(display: Display, model, sampling: Sampling, seed: int, what: str):
         Seed of the initial points and of the sampler.
     what : str
         The model's name in the step lines.
+    target_accept : float, default 0.9
+        NUTS's target acceptance rate (higher: smaller steps, fewer divergences).
 
     Returns
     -------
@@ -100,11 +102,11 @@ def sample(display: Display, model, sampling: Sampling, seed: int, what: str):
     potential = QuadPotentialFullAdapt(start.size, start, np.eye(start.size), 10, rng=np.random.default_rng(seed))
     clock = display.sampler_clock(sampling.total)
     text = (
-        f"compiling the {what} (slow only the first time: PyTensor caches it) and sampling it by PyMC's NUTS, "
-        f"{sampling.chains} chains of {sampling.tune} tuning and {sampling.draws} kept draws"
+        f"NUTS on the {what}: compiling (once per machine), then {sampling.chains} chains × "
+        f"({sampling.tune} tuning + {sampling.draws} draws)"
     )
     with display.step(text, spinner=False):
-        step = pm.NUTS(model=model, potential=potential, compile_kwargs=COMPILE)
+        step = pm.NUTS(model=model, potential=potential, target_accept=target_accept, compile_kwargs=COMPILE)
         idata = pm.sample(
             sampling.draws,
             tune=sampling.tune,
@@ -127,15 +129,14 @@ def sample(display: Display, model, sampling: Sampling, seed: int, what: str):
 
 
 def print_ledger(display: Display, ledger) -> str:
-    """Print the ledger's entries and totals; returns the totals as one line."""
+    """Print the ledger's entries and totals; returns the totals in a few words, for a headline."""
     for entry in ledger.history:
         display.print(
             f"    {entry.status:8} ε = {entry.epsilon:g}, δ = {entry.delta:g}  {entry.mechanism}: {entry.note}"
         )
     spent, tight = ledger.spent, ledger.tight_epsilon()
-    totals = (
-        f"the ledger has spent ε = {spent.epsilon:g} of {ledger.epsilon:g} (composed tightly: ε = {tight:.2f} "
-        f"at δ = {ledger.delta:g}) and δ = {spent.delta:g} of {ledger.delta:g}"
+    display.print(
+        f"    spent ε = {spent.epsilon:g} of {ledger.epsilon:g} by basic composition, ε = {tight:.2f} composed "
+        f"tightly at δ = {ledger.delta:g}; δ = {spent.delta:g} of {ledger.delta:g}"
     )
-    display.print(f"    {totals}")
-    return totals
+    return f"ledger: ε = {spent.epsilon:g} of {ledger.epsilon:g} spent ({tight:.2f} composed tightly)"

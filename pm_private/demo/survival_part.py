@@ -49,7 +49,9 @@ def survival_part(display: Display, plan, ledger) -> dict:
     totals = shared.print_ledger(display, ledger)
     with display.step("building the noise-aware piecewise-exponential model of the exit table"):
         model = survival_model(release)
-    idata, divergent = shared.sample(display, model, plan.sampling, plan.seed, "noise-aware survival model")
+    idata, divergent = shared.sample(
+        display, model, plan.sampling, plan.seed, "noise-aware survival model", target_accept=0.95
+    )
     display.print()
     print_summary(idata, release, file=display.file)
     row = fit_summary(idata).iloc[0]
@@ -64,8 +66,7 @@ def survival_part(display: Display, plan, ledger) -> dict:
     _plot(idata, years, data.event, group, path)
     display.headline(
         f"hazard ratio of age {CELLS[1]} vs {CELLS[0]}: {private[0]:.2f} (95 % {private[1]:.2f}–{private[2]:.2f}) "
-        f"private (ε = {epsilon:g}) vs {exact[0]:.2f} ({exact[1]:.2f}–{exact[2]:.2f}) by Cox's regression; "
-        f"{totals}"
+        f"private (ε = {epsilon:g}) vs {exact[0]:.2f} ({exact[1]:.2f}–{exact[2]:.2f}) by Cox's regression; {totals}"
     )
     return {"idata": idata, "hazard_ratio": private, "cox": exact, "divergent": divergent}
 

@@ -1,9 +1,10 @@
-"""The parts of ``pm-private demo`` and what they share: the plan from the command line, a fresh
-ledger, quiet sampling with a step per compile and per run of the sampler, and the last part, the
-drug-sensitivity study of Honkela et al. (2018) in small.
+"""``pm-private demo`` from its command line to its closing summary: the plan (parts and their
+settings), a fresh ledger, the parts in turn with the second process that compiles the later
+parts' models meanwhile, and the last part, the drug-sensitivity study of Honkela et al. (2018).
 
 The linear parts are in :mod:`pm_private.demo.linear_parts`, the survival part in
-:mod:`pm_private.demo.survival_part`, what they share in :mod:`pm_private.demo.shared`.
+:mod:`pm_private.demo.survival_part`, what they share in :mod:`pm_private.demo.shared`, the second
+process in :mod:`pm_private.demo.warmup`.
 """
 
 from __future__ import annotations
@@ -88,8 +89,8 @@ DESCRIPTION = (
     "A tour of pm_private on data that ship with its dependencies: (1) a release of the diabetes data's "
     "statistics into a ledger and a release file, (2) the noise-aware model of it by NUTS beside least squares, "
     "(3) a private survival curve and hazard ratio beside Kaplan–Meier and Cox, (4) private drug-sensitivity "
-    "prediction (Honkela et al. 2018) in small.  About 3 minutes the first time on a 2-core machine (most of it "
-    "compiling; later runs load PyTensor's cache), --quick about a minute."
+    "prediction (Honkela et al. 2018) in small.  The first run on a machine spends minutes compiling the models; "
+    "later runs load them from PyTensor's cache and take about a minute, --quick less."
 )
 
 
@@ -211,10 +212,13 @@ def main(args: argparse.Namespace | None = None, parser: argparse.ArgumentParser
         f"pm-private demo: {', '.join(plan.parts)} ({'quick' if args.quick else 'full study' if args.full else 'tour'}"
         f"; output in {plan.out}/)"
     )
-    display.print(
-        "Releases of parts 1 and 3 are real: secure noise (rng=None) charged to a ledger in the output folder. "
-        "The drug-sensitivity study seeds its noise: a simulation of the mechanism, marked not private."
-    )
+    if {"release", "survival"} & set(plan.parts):
+        display.print(
+            "The diabetes and survival releases are real: secure noise (rng=None), charged to a new ledger in "
+            f"{plan.out}/."
+        )
+    if "drug-sensitivity" in plan.parts:
+        display.print("The drug-sensitivity study seeds its noise: a simulation of the mechanisms, marked not private.")
     from .._engine.threads import single_threaded_blas
 
     warmup = Warmup(plan.parts, plan.seed, plan.study, plan.methods)
