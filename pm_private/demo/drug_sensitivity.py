@@ -431,7 +431,8 @@ def plot(summary: pd.DataFrame, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     epsilons = sorted(e for e in summary.epsilon.unique() if np.isfinite(e))
-    fig, axes = plt.subplots(1, len(epsilons), figsize=(5 * len(epsilons), 4), sharey=True, squeeze=False)
+    width = max(5 * len(epsilons), 7)  # room for the title above a single panel
+    fig, axes = plt.subplots(1, len(epsilons), figsize=(width, 4), sharey=True, squeeze=False)
     for ax, eps in zip(axes[0], epsilons, strict=True):
         for method in METHODS:
             part = summary[(summary.method == method) & ((summary.epsilon == eps) | np.isinf(summary.epsilon))]
