@@ -1,5 +1,5 @@
 """Command line ``pm-private``: the data holder's releases against a ledger file, the ledger
-itself, fitting a model on a release file, and the drug-sensitivity demo.
+itself, fitting a model on a release file, and the main job (a tour of the library).
 
 * ``pm-private release linear-stats DATA`` — sufficient statistics for linear regression, ε-DP by
   the Laplace mechanism (Honkela et al. 2018) or (ε, δ)-DP by the Gaussian mechanism (Sheffet
@@ -16,7 +16,9 @@ itself, fitting a model on a release file, and the drug-sensitivity demo.
   GLM statistics (Kulkarni et al. 2021): posterior as netCDF, whose attributes record
   the release's ε, δ, mechanism, the release file's SHA-256 and the library version, and a
   summary CSV;
-* ``pm-private demo`` — the private drug-sensitivity experiment on built-in data.
+* ``pm-private demo`` — a tour of the library on built-in data: a release into a ledger and a release
+  file, a NUTS fit with its summary, a private survival curve and hazard ratio, and a private
+  drug-sensitivity ranking (``pm-private demo drug-sensitivity --full`` for the whole study);
 
 Every argument is checked before any data is read or budget spent: bad values are usage
 errors (exit code 2); a refused budget exits with code 1 and spends nothing.  A release's
