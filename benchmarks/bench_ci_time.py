@@ -31,9 +31,9 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-#: ``[gw0] [ 12%] PASSED tests/x.py::test_y`` (pytest-xdist's verbose line).
+#: ``[gw0] [ 12%] PASSED <file>::<test>`` (pytest-xdist's verbose line).
 WORKER_LINE = re.compile(r"^\[(gw\d+)\] \[\s*\d+%\] \w+ (.+?)\s*$")
-#: ``12.34s call     tests/x.py::test_y`` (pytest's durations report).
+#: ``12.34s call     <file>::<test>`` (pytest's durations report).
 DURATION_LINE = re.compile(r"^(\d+\.\d+)s (setup|call|teardown)\s+(.+?)\s*$")
 
 

@@ -226,7 +226,7 @@ def release_linear_stats(
     >>> round(accountant.spent[0], 6)
     0.5
     """
-    if noise != "gaussian":
+    if not (isinstance(noise, str) and noise == "gaussian"):
         return _laplace(X, y, noise, delta, epsilon=epsilon, x_bound=x_bound, y_bound=y_bound, split=split,
                         accountant=accountant, rng=rng, preprocessing=preprocessing, clip_share=clip_share,
                         scale_response=scale_response, intercept=intercept)  # fmt: skip
@@ -327,7 +327,7 @@ def _laplace(X, y, noise: str, delta, **arguments) -> LinearStats:
     """``release_linear_stats(noise="laplace")``: the Laplace release, after refusing another noise or a δ."""
     from .laplace_release import release_linear_stats_laplace
 
-    if noise != "laplace":
+    if not (isinstance(noise, str) and noise == "laplace"):
         raise ValueError(f"noise must be 'gaussian' or 'laplace', got {noise!r:.40}")
     if delta is not None and delta != 0:
         raise ValueError("delta applies to the Gaussian mechanism only (the Laplace release is pure ε-DP)")

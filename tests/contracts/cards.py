@@ -260,7 +260,16 @@ CARDS = [
     MechanismCard(
         "pm_private.linear:release_linear_stats",
         data=dict(X="X", y="y"),
-        params=dict(epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, clip_share=0.05, rng=0, preprocessing=None),
+        params=dict(
+            epsilon=1.0,
+            delta=1e-5,
+            x_bound=1.0,
+            y_bound=1.0,
+            noise="gaussian",
+            clip_share=0.05,
+            rng=0,
+            preprocessing=None,
+        ),
         kinds=RECORDS
         | CHARGED
         | dict(
@@ -269,9 +278,11 @@ CARDS = [
             delta="delta",
             x_bound="bound",
             y_bound="bound",
+            noise="choice",
+            split="no split",
             preprocessing="object",
             clip_share="clip share",
-            scale_response="bool",
+            scale_response="optional bool",
             intercept="bool",
         ),
         release_kind="linear_stats_gaussian",

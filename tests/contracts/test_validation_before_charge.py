@@ -200,6 +200,10 @@ def values_of(kind: str, valid) -> list:
             return _not_a_count() + [10**12, 2**63]
         case "work":  # an amount of work (iterations): any positive integer
             return _not_a_count() + [None]
+        case "optional bool":  # None means the mechanism's default
+            return [v for v in values_of("bool", valid) if v is not None]
+        case "no split":  # a split given to a mechanism that takes none (its default None): even a valid one
+            return [v for v in values_of("split", valid) if v is not None] + [(0.6, 0.35, 0.05), (1 / 3, 1 / 3, 1 / 3)]
         case "bool":
             return ["no", "yes", "True", "False", "", None, 0, 1, 2, -1, 0.0, 1.0, NAN, INF] + [
                 [True],

@@ -100,7 +100,7 @@ def test_the_choice_travels_with_the_release_and_its_file():
     assert release_from_dict(entry).releases[0].x_clip == "row"
 
 
-@pytest.mark.parametrize("bad", ["yes", 1, None, 0.0])
+@pytest.mark.parametrize("bad", ["yes", 1, 0.0])  # None asks for the mechanism's default (below)
 def test_a_flag_that_is_not_a_bool_is_refused_before_any_charge(bad):
     accountant = PrivacyAccountant(2.0, 1e-5)
     with pytest.raises(ValueError, match="scale_response"):
@@ -116,6 +116,14 @@ def test_a_flag_that_is_not_a_bool_is_refused_before_any_charge(bad):
             intercept=False,
         )
     assert accountant.ledger == ()
+
+
+def test_no_flag_means_each_mechanisms_default():
+    """scale_response=None: rows scaled with their response for the Gaussian release, not for the Laplace one."""
+    small = dict(epsilon=1.0, x_bound=1.0, y_bound=1.0, rng=0, intercept=False)
+    gaussian = release_linear_stats(X[:100], Y[:100], delta=1e-6, scale_response=None, **small).releases[0]
+    laplace = release_linear_stats(X[:100], Y[:100], noise="laplace", scale_response=None, **small).releases[0]
+    assert gaussian.scale_response is True and laplace.scale_response is False
 
 
 def test_the_laplace_release_scales_rows_into_the_cube_on_request():

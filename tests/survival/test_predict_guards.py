@@ -34,8 +34,8 @@ def _posterior(hazard, beta=LOG2):
     ],
     ids=["nan", "inf", "minus-inf", "negative", "decreasing"],
 )
-def test_a_cumulative_hazard_that_is_not_one_is_refused_naming_posterior(hazard):
-    with pytest.raises(ValueError, match=r"posterior: its cumulative_hazard draws"):
+def test_a_cumulative_hazard_that_is_not_one_is_refused_naming_idata(hazard):
+    with pytest.raises(ValueError, match=r"idata: its cumulative_hazard draws"):
         predict_survival_regression(_posterior(hazard), [[0.0], [1.0]])
 
 
