@@ -34,12 +34,15 @@ def _sampler(sampler: str) -> str:
 
 
 def _constant_data(model: pm.Model) -> xr.Dataset:
-    """The model's data at their current values, on their dims (as ``pm.sample`` records them)."""
+    """The model's data at their current values (PyMC's ``find_constants``, which ``pm.sample``
+    records), on their dims."""
+    from pymc.backends.arviz import find_constants
+
     variables, coords = {}, {}
-    for var in model.data_vars:
-        value = np.asarray(var.get_value())
-        dims = model.named_vars_to_dims.get(var.name) or tuple(f"{var.name}_dim_{i}" for i in range(value.ndim))
-        variables[var.name] = (dims, value)
+    for name, value in find_constants(model).items():
+        value = np.asarray(value)
+        dims = model.named_vars_to_dims.get(name) or tuple(f"{name}_dim_{i}" for i in range(value.ndim))
+        variables[name] = (dims, value)
         coords.update({dim: list(model.coords[dim]) for dim in dims if model.coords.get(dim) is not None})
     return xr.Dataset(variables, coords=coords)
 
