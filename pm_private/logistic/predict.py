@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pandas as pd
-from scipy.special import expit
 
 from .._engine.keywords import renamed_keywords
 from ..privacy.validation import check_fraction
@@ -47,5 +46,5 @@ def predict_logistic(idata, X, *, x_bound: float | None = None, interval: float 
         ``beta``.
     """
     interval = check_fraction("interval", interval, closed=False)
-    p = expit(linear_predictor_draws(idata, X, x_bound, LOGISTIC))
+    p = LOGISTIC.link.inverse(linear_predictor_draws(idata, X, x_bound, LOGISTIC))
     return interval_table(p, interval)

@@ -48,7 +48,7 @@ def predict_poisson(idata, X, *, x_bound: float | None = None, interval: float =
     """
     interval = check_fraction("interval", interval, closed=False)
     with np.errstate(over="ignore"):
-        rate = np.exp(linear_predictor_draws(idata, X, x_bound, POISSON))
+        rate = POISSON.link.inverse(linear_predictor_draws(idata, X, x_bound, POISSON))
     if not np.isfinite(rate).all():
         raise ValueError("idata: its draws give rates that overflow for these rows (coefficients too large)")
     return interval_table(rate, interval)
