@@ -24,6 +24,7 @@ from ..privacy.validation import (
 )
 from ..released.preprocessing import Preprocessing, preprocessed_rows
 from .accumulate import CHUNK_VALUES, NonFiniteRow, first_non_finite_row
+from .laplace_release import release_linear_stats_laplace
 from .release_checks import (
     _check_clip_share,
     _check_preprocessing,
@@ -325,8 +326,6 @@ def _weighted_vector(X, y, x_bound, y_bound, scale_response: bool, intercept: bo
 
 def _laplace(X, y, noise: str, delta, **arguments) -> LinearStats:
     """``release_linear_stats(noise="laplace")``: the Laplace release, after refusing another noise or a δ."""
-    from .laplace_release import release_linear_stats_laplace
-
     if not (isinstance(noise, str) and noise == "laplace"):
         raise ValueError(f"noise must be 'gaussian' or 'laplace', got {noise!r:.40}")
     if delta is not None and delta != 0:
