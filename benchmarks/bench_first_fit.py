@@ -30,7 +30,9 @@ Add an entry to ``ENTRIES``: a function of a seed returning the model and a func
 in new data of the same shape (seeded by its argument), and the plain entry it is compared with.
 
 Run ``python -m benchmarks.bench_first_fit`` (``--models``, ``--repeats`` (default 5),
-``--draws``/``--tune``, ``--out`` JSON).  The machine's load (``uptime``) is printed before and
+``--draws``/``--tune``, ``--out`` JSON).  ``--record`` also writes the medians of the cold first fit of
+each family it measured (and of its plain model) into ``pm_private/_engine/first_fit_seconds.json``,
+which the library's compile notice quotes.  The machine's load (``uptime``) is printed before and
 after.
 """
 
@@ -203,7 +205,7 @@ def _linear(seed):
     release = _linear_release(seed)
     start = time.perf_counter()
     model = pp.linear_model(release)
-    return model, lambda s: set_linear_stats("likelihood", _linear_release(s), model), start
+    return model, lambda s: set_linear_stats(_linear_release(s), model), start
 
 
 def _survival_release(seed):
@@ -247,6 +249,15 @@ ENTRIES = {
     "poisson_model": (_glm("poisson", True), "plain_poisson"),
     "plain_survival": (_timed(_plain_survival), None),
     "survival_regression": (_survival_regression, "plain_survival"),
+}
+
+
+#: The family whose compile notice quotes an entry (its default model), and the plain model's words.
+RECORDED = {
+    "linear_model": ("linear", "linear regression"),
+    "logistic_public": ("logistic", "logistic regression"),
+    "poisson_model": ("poisson", "Poisson regression"),
+    "survival_regression": ("survival_regression", "piecewise-exponential survival regression"),
 }
 
 
@@ -364,6 +375,7 @@ def main(argv=None):
     parser.add_argument("--tune", type=int, default=1000)
     parser.add_argument("--timeout", type=int, default=1800)
     parser.add_argument("--out", help="write the runs, the table and the load as JSON")
+    parser.add_argument("--record", action="store_true", help="write the cold first fits for the compile notice")
     parser.add_argument("--child", metavar="MODEL", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -385,6 +397,32 @@ def main(argv=None):
     if args.out:
         with open(args.out, "w") as handle:
             json.dump({"load": [load_before, load_after], "table": lines, "runs": results}, handle, indent=1)
+    if args.record:
+        record(results, args.repeats, [load_before, load_after])
+
+
+def record(results: dict, repeats: int, load: list[str]) -> None:
+    """Merge the medians of the cold first fits of the measured families (with their plain models)
+    into the record the compile notice reads."""
+    from pm_private._engine.compile_notice import RECORD
+
+    previous = json.loads(RECORD.read_text(encoding="utf-8")) if RECORD.exists() else {}
+    families = previous.get("families", {})
+    machine = f"{os.cpu_count()} cores, load {load[0].rsplit('load average:', 1)[-1].split(',')[0].strip()}, "
+    machine += f"median of {repeats}, {time.strftime('%Y-%m-%d')}"
+    for name, (family, words) in RECORDED.items():
+        plain = ENTRIES[name][1]
+        if name in results and plain in results:
+            cold, plain_cold = _median(results[name], 0, "fit"), _median(results[plain], 0, "fit")
+            if cold == cold and plain_cold == plain_cold:  # both measured (not NaN)
+                families[family] = {
+                    "cold": round(cold, 1),
+                    "plain_cold": round(plain_cold, 1),
+                    "plain": words,
+                    "machine": machine,
+                }
+    out = {"benchmark": "python -m benchmarks.bench_first_fit --record", "families": families}
+    RECORD.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """The first build of a model shape says that its first fit compiles; later builds stay quiet."""
 
+import json
 import logging
 import uuid
 from pathlib import Path
@@ -30,3 +31,32 @@ def test_announces_once_per_shape(caplog):
         assert model_key(_model(size + 1)) != model_key(_model(size))
     finally:
         marker.unlink(missing_ok=True)
+
+
+def test_the_notice_quotes_the_benchmark_for_a_measured_family_only(tmp_path, monkeypatch):
+    from pm_private._engine import compile_notice
+
+    record = tmp_path / "first_fit_seconds.json"
+    entry = {"cold": 61.0, "plain_cold": 12.0, "plain": "linear regression", "machine": "2 cores"}
+    record.write_text(json.dumps({"families": {"linear": entry}}), encoding="utf-8")
+    monkeypatch.setattr(compile_notice, "RECORD", record)
+    compile_notice._first_fit_record.cache_clear()
+    try:
+        clause = compile_notice.expected_first_fit("linear")
+        assert "61 s" in clause and "12 s" in clause and "plain PyMC linear regression" in clause
+        assert compile_notice.expected_first_fit("weibull") == compile_notice._UNMEASURED
+        record.write_text("not json", encoding="utf-8")  # an unreadable record gives no figures
+        compile_notice._first_fit_record.cache_clear()
+        assert compile_notice.expected_first_fit("linear") == compile_notice._UNMEASURED
+    finally:
+        compile_notice._first_fit_record.cache_clear()
+
+
+def test_the_shipped_record_names_registered_families():
+    from pm_private._engine.compile_notice import RECORD
+    from pm_private.families import FAMILIES
+
+    families = json.loads(RECORD.read_text(encoding="utf-8"))["families"]
+    assert families and set(families) <= set(FAMILIES)
+    for entry in families.values():
+        assert entry["cold"] > 0 and entry["plain_cold"] > 0

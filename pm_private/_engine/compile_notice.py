@@ -7,16 +7,21 @@ later fit of a model of the same shape, in the same process or a new one, skips 
 :func:`announce_compilation` logs one line (logger ``pm_private``, level INFO, printed as PyMC
 prints its own progress) the first time a model of a given family and shape is built on this
 machine with these versions: a marker named by a hash of them is left in the compile directory.
+The line gives the family's cold first fit as the project's first-fit benchmark last measured it
+(``first_fit_seconds.json`` beside this module, written by ``python -m benchmarks.bench_first_fit
+--record``) beside a plain PyMC model of the same data, where the benchmark has that family.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import logging
 from importlib import metadata
 from pathlib import Path
 
-__all__ = ["announce_compilation"]
+__all__ = ["announce_compilation", "expected_first_fit"]
 
 _log = logging.getLogger("pm_private")
 if not logging.root.handlers:  # as PyMC does for its own logger
@@ -25,11 +30,47 @@ if not logging.root.handlers:  # as PyMC does for its own logger
         _log.addHandler(logging.StreamHandler())
 
 _MESSAGE = (
-    "pm_private: the first fit of this {family} model compiles its log-density and gradient, which can take "
-    "minutes on a small machine (see the Samplers page of the documentation); later fits of a model of this "
-    "shape reuse PyTensor's disk cache, except pm.sample with nutpie (PyMC's default where nutpie is installed), "
-    "which compiles on every call: pm_private.sample(model) compiles once per model and refits without compiling"
+    "pm_private: the first fit of this {family} model compiles its log-density and gradient, {expected} (see the "
+    "Samplers page of the documentation); later fits of a model of this shape reuse PyTensor's disk cache, except "
+    "pm.sample with nutpie (PyMC's default where nutpie is installed), which compiles on every call: "
+    "pm_private.sample(model) compiles once per model and refits without compiling"
 )
+_UNMEASURED = "which can take minutes on a small machine"
+_MEASURED = (
+    "which took {cold:.0f} s on an empty cache in the project's first-fit benchmark ({machine}), where a plain "
+    "PyMC {plain} of the same data took {plain_cold:.0f} s"
+)
+
+#: The benchmark's record of first fits (a missing or unreadable file: no figures in the notice).
+RECORD = Path(__file__).with_name("first_fit_seconds.json")
+
+
+@functools.cache
+def _first_fit_record() -> dict:
+    try:
+        return json.loads(RECORD.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def expected_first_fit(family: str) -> str:
+    """The notice's clause on how long a first fit of ``family`` takes: the benchmark's figures
+    where it measured the family, else a warning that it can take minutes.
+
+    Parameters
+    ----------
+    family : str
+        A family's name (as in :data:`pm_private.families.FAMILIES`).
+
+    Returns
+    -------
+    str
+        A clause starting with "which".
+    """
+    entry = _first_fit_record().get("families", {}).get(family)
+    if not entry:
+        return _UNMEASURED
+    return _MEASURED.format(**entry)
 
 
 def _versions() -> str:
@@ -76,7 +117,7 @@ def announce_compilation(model, family: str) -> bool:
     marker = folder / model_key(model)
     if marker.exists():
         return False
-    _log.info(_MESSAGE.format(family=family))
+    _log.info(_MESSAGE.format(family=family, expected=expected_first_fit(family)))
     try:
         folder.mkdir(parents=True, exist_ok=True)
         marker.touch()
