@@ -84,6 +84,8 @@ from pytensor.tensor.linalg import cholesky, solve_triangular
 from .._engine.packing import layout_of, pack, unpack
 from .._engine.threads import hold_one_blas_thread_while
 from ..released.family import NoiseDominatedWarning, noise_dominated_message
+from ..released.likelihood import released_normal
+from .integrated_ops import integrated_moments_op
 from .noise_aware import _blas_gate, _register_numba, noise_aware_arrays
 from .stats import LinearStats, frobenius_weights, stat_pairs
 
@@ -526,8 +528,11 @@ def IntegratedCovariateRegression(name: str, stats, *, beta, noise_precision, x_
     _register_numba()
     hold_one_blas_thread_while(model)
     residual_n = data.pop("residual_n")
-    mean, cov = integrated_moments(_blas_gate(beta), noise_precision, **data, n=residual_n)
-    return pm.MvNormal(name, mu=mean, cov=cov, observed=released, dims=dims)
+    if lead:  # B independent regressions: the batched graph and PyMC's batched multivariate normal
+        mean, cov = integrated_moments(_blas_gate(beta), noise_precision, **data, n=residual_n)
+        return pm.MvNormal(name, mu=mean, cov=cov, observed=released, dims=dims)
+    mean, cov = integrated_moments_op(beta, noise_precision, **data, n=residual_n)
+    return released_normal(name, mean, cov, observed=released, dims=dims)
 
 
 def set_integrated_stats(name: str, stats, *, x_scale, x_dof, x_cov, model: pm.Model | None = None) -> None:

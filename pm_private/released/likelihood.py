@@ -22,6 +22,7 @@ import math
 
 import numba
 import numpy as np
+import pymc as pm
 import pytensor.tensor as pt
 from pytensor.gradient import DisconnectedType, grad_not_implemented
 from pytensor.graph.basic import Apply
@@ -32,7 +33,7 @@ from scipy.linalg import lapack
 from .._engine.jax_dispatch import register_jax_funcify
 from .._engine.numba_cache import register_numba_funcify
 
-__all__ = ["NormalLogp", "normal_logp"]
+__all__ = ["NormalLogp", "normal_logp", "released_normal"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -149,9 +150,11 @@ def _numba_funcify_normal_logp(op, node=None, **kwargs):
         for i in range(k):
             for j in range(i):
                 work[i, j] = work[j, i]
-        alpha = work @ resid
+        alpha = np.zeros(k)  # C⁻¹(r − μ) by loops: no BLAS wrapper for Numba to compile
         quad = 0.0
         for i in range(k):
+            for j in range(k):
+                alpha[i] += work[i, j] * resid[j]
             quad += resid[i] * alpha[i]
         grad_cov = np.empty((k, k))
         for i in range(k):
@@ -208,3 +211,45 @@ def normal_logp(value, mean, cov):
         The log-density.
     """
     return _normal_logp(value, mean, cov)[0]
+
+
+def _normal_dist(mean, cov, size):
+    """N(mean, cov), whose draws are replicated releases (prior and posterior predictive checks);
+    its log-density is :func:`normal_logp`'s."""
+    return pm.MvNormal.dist(mean, cov, size=size)
+
+
+def released_normal(name: str, mean, cov, *, observed, dims=None):
+    """A released vector r ~ N(mean, cov) as an observed variable of the current model: the
+    log-density and its gradient are :func:`normal_logp`'s (one compact Op instead of PyMC's
+    ``MvNormal`` graph of a Cholesky factorisation, triangular solves and their derivatives),
+    and prior and posterior predictive draws are PyMC's multivariate normal's.
+
+    Parameters
+    ----------
+    name : str
+        The observed variable's name.
+    mean : tensor (k,)
+        The mean of the released vector.
+    cov : tensor (k, k)
+        Its covariance (the statistics' sampling covariance plus the release noise's).
+    observed : tensor (k,)
+        The released vector (usually ``pm.Data``, so that a new release of the same shape swaps in).
+    dims : str or tuple of str, optional
+        The dim of the k statistics.
+
+    Returns
+    -------
+    TensorVariable
+        The observed variable.
+    """
+    return pm.CustomDist(
+        name,
+        mean,
+        cov,
+        logp=lambda value, mean, cov: normal_logp(value, mean, cov),
+        dist=_normal_dist,
+        signature="(k),(k,k)->(k)",
+        observed=observed,
+        dims=dims,
+    )
