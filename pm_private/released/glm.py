@@ -69,7 +69,7 @@ from .family import (
     record_preprocessing,
     recorded_preprocessing,
 )
-from .likelihood import normal_logp
+from .likelihood import released_normal
 
 __all__ = [
     "CovariateLawWarning",
@@ -216,16 +216,7 @@ def glm_model(
             replicates = pm.Data("x_sample_jackknife", jackknife_samples(x_sample, stats))
             mean, extra = sample_law_moments(mean, whitened, replicates, beta, b, mu, x_chol, link_mean, d)
             total = total + n**2 * extra
-        pm.CustomDist(
-            "likelihood",
-            n * mean,
-            total,
-            logp=lambda value, mean, cov: normal_logp(value, mean, cov),
-            dist=_normal_dist,
-            signature="(k),(k,k)->(k)",
-            observed=data["degree2_vector"],
-            dims="statistic",
-        )
+        released_normal("likelihood", n * mean, total, observed=data["degree2_vector"], dims="statistic")
     hold_one_blas_thread_while(model)
     announce_compilation(model, family.name)
     return model
@@ -376,12 +367,6 @@ def preprocessing_arrays(stats) -> dict[str, np.ndarray]:
         "x_center": np.array(np.broadcast_to(center, (d,)), dtype=np.float64),
         "x_scale": np.array(np.broadcast_to(scale, (d,)), dtype=np.float64),
     }
-
-
-def _normal_dist(mean, cov, size):
-    """N(mean, cov), whose draws are replicated releases (prior and posterior predictive checks);
-    its log-density is :func:`pm_private.released.likelihood.normal_logp`'s."""
-    return pm.MvNormal.dist(mean, cov, size=size)
 
 
 def set_glm_stats(stats, model, family, noise_aware, x_sample=PUBLIC_ROWS, **extra) -> None:
