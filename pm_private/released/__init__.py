@@ -23,6 +23,7 @@ _NAMES = {
     "Preprocessing": ".preprocessing",
     "preprocess": ".preprocessing",
     "lkj_cholesky": ".covariates",
+    "lkj_factor_and_covariance": ".covariates",
     "wishart_cholesky": ".covariates",
     "laplace_nuts": ".sampling",
     "laplace_approximation": ".sampling",

@@ -14,10 +14,13 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
+from .covariance_ops import factor_and_covariance
+
 __all__ = [
     "check_wishart_prior",
     "wishart_cholesky",
     "lkj_cholesky",
+    "lkj_factor_and_covariance",
     "lkj_partial_shapes",
     "partial_correlation_cholesky",
 ]
@@ -133,15 +136,35 @@ def lkj_cholesky(d: int, sd_sigma: float, eta: float, *, dim: str = "feature"):
     tensor (d, d)
         diag(s)·L, lower triangular.
     """
+    return lkj_factor_and_covariance(d, sd_sigma, eta, dim=dim)[0]
+
+
+def lkj_factor_and_covariance(d: int, sd_sigma: float, eta: float, *, dim: str = "feature"):
+    """The covariate model of :func:`lkj_cholesky` in the current model, returned as its Cholesky
+    factor and its covariance Σx, both from one Op with a hand-written gradient
+    (:func:`pm_private.released.covariance_ops.factor_and_covariance`).
+
+    Parameters
+    ----------
+    d, sd_sigma, eta, dim
+        As for :func:`lkj_cholesky`.
+
+    Returns
+    -------
+    factor : tensor (d, d)
+        diag(s)·L, lower triangular.
+    covariance : tensor (d, d)
+        Σx = diag(s)·R·diag(s).
+    """
     model = pm.modelcontext(None)
     labelled = model.coords.get(dim) is not None and len(model.coords[dim]) == d
     sd = pm.HalfNormal("x_sd", sd_sigma, shape=d, dims=dim if labelled else None)
     if d == 1:
-        return sd[:, None]
+        return sd[:, None], (sd**2)[:, None]
     shapes = lkj_partial_shapes(d, eta)
     pairs = _pair_dim(model, dim, d)
     unit = pm.Beta("x_partial_corr", alpha=shapes, beta=shapes, shape=shapes.size, dims=pairs)
-    return sd[:, None] * partial_correlation_cholesky(2.0 * unit - 1.0, d)
+    return factor_and_covariance(sd, 2.0 * unit - 1.0)
 
 
 def check_wishart_prior(d: int, scale: float, dof: float) -> None:

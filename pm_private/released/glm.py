@@ -55,7 +55,7 @@ from .._engine.compile_notice import announce_compilation
 from .._engine.threads import hold_one_blas_thread_while
 from ..privacy.primitives import project_rows
 from ..privacy.validation import align_columns, check_bool, check_positive
-from .covariates import lkj_cholesky
+from .covariates import lkj_factor_and_covariance
 from .degree2 import degree2_vector, stat_labels
 from .family import (
     Family,
@@ -205,8 +205,8 @@ def glm_model(
         beta = pm.Normal("beta", 0.0, priors["beta_sigma"], dims="feature", shape=d)
         b = pm.Normal("intercept", 0.0, priors["intercept_sigma"]) if intercept else pt.constant(0.0)
         mu = pm.Normal("x_mean", 0.0, priors["x_mean_sigma"], dims="feature", shape=d)
-        x_chol = lkj_cholesky(d, priors["x_sd_sigma"], priors["x_eta"])
-        mean, cov = moments(beta, b, mu, x_chol @ x_chol.T, d)
+        x_chol, x_cov = lkj_factor_and_covariance(d, priors["x_sd_sigma"], priors["x_eta"])
+        mean, cov = moments(beta, b, mu, x_cov, d)
         n = data["stats_n"]
         total = n * cov + pt.diag(data["stats_noise_var"])
         if x_sample is not None:
@@ -332,13 +332,17 @@ def sample_law_moments(mean, whitened, replicates, beta, b, mu, x_chol, link_mea
 
     # xₖ = μ + Lₓzₖ (mean μ, covariance Σx over the rows) is never formed: aₖ = zₖᵀ(Lₓᵀβ) + μᵀβ + b and
     # (1/m)Σₖ g(aₖ)xₖ = ḡ·μ + Lₓ·(1/m)Σₖ g(aₖ)zₖ, a d-th of the work on the G·m rows, and of the gradient's
-    loading = pt.dot(x_chol.T, beta)
-    offset = pt.dot(mu, beta) + b
+    # products of the small d-vectors and d × d factor as sums of elementwise products: they
+    # compile into fused loops, where PyTensor's dot, matrix-vector and matrix products each
+    # compile a BLAS wrapper of their own (the larger part of a first fit's compile time)
+    loading = (x_chol * beta[:, None]).sum(axis=0)  # Lxᵀβ
+    offset = (mu * beta).sum() + b
 
     def average(z):
-        g = link_mean(pt.dot(z, loading) + offset)
+        g = link_mean((z * loading).sum(axis=-1) + offset)
         g_mean = g.mean(axis=-1)
-        g_x = g_mean[..., None] * mu + pt.dot((g[..., None] * z).mean(axis=-2), x_chol.T)
+        g_z = (g[..., None] * z).mean(axis=-2)
+        g_x = g_mean[..., None] * mu + (g_z[..., None, :] * x_chol).sum(axis=-1)
         return pt.concatenate([g_mean[..., None], g_x], axis=-1)
 
     values = average(replicates)  # (G, d + 1)
@@ -347,7 +351,8 @@ def sample_law_moments(mean, whitened, replicates, beta, b, mu, x_chol, link_mea
     estimate = groups * average(whitened) - (groups - 1) * values.mean(axis=0)  # E[g], E[g·x]
     new_mean = pt.concatenate([mean[:d], estimate[:1], mean[d + 1 : mean.shape[0] - d], estimate[1:]])
     centred = values - values.mean(axis=0)
-    covariance = JACKKNIFE_VARIANCE_FACTOR * (groups - 1) / groups * centred.T @ centred
+    scatter = (centred[:, :, None] * centred[:, None, :]).sum(axis=0)
+    covariance = JACKKNIFE_VARIANCE_FACTOR * (groups - 1) / groups * scatter
     k = 2 * d + 1 + d * (d + 1) // 2
     index = np.concatenate([[d], np.arange(k - d, k)])
     extra = pt.zeros((k, k))[index[:, None], index[None, :]].set(covariance)
