@@ -85,7 +85,7 @@ def logistic_stat_moments(beta, intercept, mu, cov, d: int):
         Cov[t].
     """
     beta, mu, cov = pt.as_tensor(beta), pt.as_tensor(mu), pt.as_tensor(cov)
-    v = cov @ beta
-    m = beta @ mu + pt.as_tensor(intercept)
-    first = _link_coefficients(m, beta @ v)
+    v = (cov * beta).sum(axis=-1)  # Σβ, βᵀμ and βᵀv as elementwise sums: no BLAS wrapper to compile
+    m = (beta * mu).sum() + pt.as_tensor(intercept)
+    first = _link_coefficients(m, (beta * v).sum())
     return linear_predictor_moments(first, (1.0, 0.0, 0.0), mu, cov, v, d)

@@ -301,9 +301,9 @@ def poisson_stat_moments(beta, intercept, mu, cov, d: int, y_bound: int):
         Cov[t].
     """
     beta, mu, cov = pt.as_tensor(beta), pt.as_tensor(mu), pt.as_tensor(cov)
-    v = cov @ beta
-    m = beta @ mu + pt.as_tensor(intercept)
-    s = pt.sqrt(beta @ v + 1e-12)  # + 10⁻¹²: a finite gradient at β = 0, s changes by ≤ 10⁻⁶
+    v = (cov * beta).sum(axis=-1)  # Σβ, βᵀμ and βᵀv as elementwise sums: no BLAS wrapper to compile
+    m = (beta * mu).sum() + pt.as_tensor(intercept)
+    s = pt.sqrt((beta * v).sum() + 1e-12)  # + 10⁻¹²: a finite gradient at β = 0, s changes by ≤ 10⁻⁶
     coefficients = clipped_count_coefficients(y_bound)
     expectations = pt.dot(coefficients, poisson_lognormal(m, s, y_bound + 3))  # (2, 4)
     bound = float(y_bound)
