@@ -16,7 +16,7 @@ import importlib.machinery
 import sys
 import threading
 
-__all__ = ["register_jax_funcify"]
+__all__ = ["register_jax_funcify", "register_jax_vjp"]
 
 _DISPATCH = "pytensor.link.jax.dispatch"
 _pending: list[tuple[type, object]] = []
@@ -48,6 +48,40 @@ def register_jax_funcify(op_type: type):
         return factory
 
     return decorator
+
+
+def register_jax_vjp(vjp_op_type: type, forward, n_inputs: int, n_primals: int | None = None) -> None:
+    """Register the JAX implementation of a vector–Jacobian-product Op as JAX's own VJP of the
+    forward function.
+
+    The Op's inputs are the forward's ``n_inputs`` inputs, then one cotangent per forward output;
+    its outputs are the gradients with respect to the first ``n_primals`` inputs (default: all).
+
+    Parameters
+    ----------
+    vjp_op_type : type
+        The VJP Op class.
+    forward : callable
+        The forward function in ``jax.numpy``, returning a tuple of arrays.
+    n_inputs : int
+        The number of the forward's inputs.
+    n_primals : int, optional
+        How many of them (the first) the gradients are taken with respect to; default all.
+    """
+    primals = n_inputs if n_primals is None else n_primals
+
+    def factory(op, node=None, **kwargs):
+        import jax
+
+        def vjp_op(*args):
+            inputs, cotangents = args[:n_inputs], args[n_inputs:]
+            rest = inputs[primals:]
+            _, pull = jax.vjp(lambda *p: forward(*p, *rest), *inputs[:primals])
+            return pull(tuple(cotangents))
+
+        return vjp_op
+
+    register_jax_funcify(vjp_op_type)(factory)
 
 
 def _register_pending() -> None:

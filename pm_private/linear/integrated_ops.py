@@ -29,7 +29,7 @@ from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 from pytensor.link.numba.dispatch.basic import numba_njit
 
-from .._engine.jax_dispatch import register_jax_funcify
+from .._engine.jax_dispatch import register_jax_funcify, register_jax_vjp
 from .._engine.numba_cache import register_numba_funcify
 
 __all__ = ["integrated_moments_op", "integrated_moments_kernel", "integrated_moments_vjp_kernel"]
@@ -271,17 +271,7 @@ def _jax_funcify_integrated_moments(op, node=None, **kwargs):
     return _jax_moments
 
 
-@register_jax_funcify(IntegratedMomentsVJP)
-def _jax_funcify_integrated_moments_vjp(op, node=None, **kwargs):
-    """JAX implementation: JAX's vector–Jacobian product of the JAX moments."""
-    import jax
-
-    def integrated_moments_vjp_op(beta, lam, basis, entry_var, gram, noise_var, n, residual_var, g_mean, g_cov):
-        data = (basis, entry_var, gram, noise_var, n, residual_var)
-        _, pull = jax.vjp(lambda beta, lam: _jax_moments(beta, lam, *data), beta, lam)
-        return pull((g_mean, g_cov))
-
-    return integrated_moments_vjp_op
+register_jax_vjp(IntegratedMomentsVJP, _jax_moments, n_inputs=8, n_primals=2)
 
 
 def integrated_moments_op(beta, noise_precision, basis, entry_var, gram, noise_var, n, residual_var=0.0):

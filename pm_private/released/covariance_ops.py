@@ -30,7 +30,7 @@ from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 from pytensor.link.numba.dispatch.basic import numba_njit
 
-from .._engine.jax_dispatch import register_jax_funcify
+from .._engine.jax_dispatch import register_jax_funcify, register_jax_vjp
 from .._engine.numba_cache import register_numba_funcify
 
 __all__ = ["factor_and_covariance", "factor_kernel", "factor_vjp_kernel"]
@@ -191,16 +191,7 @@ def _jax_funcify_factor(op, node=None, **kwargs):
     return _jax_factor
 
 
-@register_jax_funcify(PartialCorrelationFactorVJP)
-def _jax_funcify_factor_vjp(op, node=None, **kwargs):
-    """JAX implementation: JAX's vector–Jacobian product of the JAX factor."""
-    import jax
-
-    def partial_correlation_factor_vjp_op(sd, partial, g_factor, g_cov):
-        _, pull = jax.vjp(_jax_factor, sd, partial)
-        return pull((g_factor, g_cov))
-
-    return partial_correlation_factor_vjp_op
+register_jax_vjp(PartialCorrelationFactorVJP, _jax_factor, n_inputs=2)
 
 
 def factor_and_covariance(sd, partial):

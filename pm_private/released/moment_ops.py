@@ -30,7 +30,7 @@ from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 from pytensor.link.numba.dispatch.basic import numba_njit
 
-from .._engine.jax_dispatch import register_jax_funcify
+from .._engine.jax_dispatch import register_jax_funcify, register_jax_vjp
 from .._engine.numba_cache import register_numba_funcify
 
 __all__ = ["Degree2Moments", "Degree2MomentsVJP", "degree2_moments"]
@@ -395,16 +395,7 @@ def _jax_funcify_degree2_moments(op, node=None, **kwargs):
     return _jax_moments
 
 
-@register_jax_funcify(Degree2MomentsVJP)
-def _jax_funcify_degree2_moments_vjp(op, node=None, **kwargs):
-    """JAX implementation: JAX's vector–Jacobian product of the JAX moments."""
-    import jax
-
-    def degree2_moments_vjp_op(coef, mu, cov, v, g_mean, g_cov):
-        _, pull = jax.vjp(_jax_moments, coef, mu, cov, v)
-        return pull((g_mean, g_cov))
-
-    return degree2_moments_vjp_op
+register_jax_vjp(Degree2MomentsVJP, _jax_moments, n_inputs=4)
 
 
 def degree2_moments(coef, mu, cov, v):

@@ -27,11 +27,13 @@ def _functions(mode):
         mean, cov = moments(beta, lam, *data)
         functional = (g_mean * mean).sum() + (g_cov * cov).sum()  # any linear functional of the moments
         grads = pytensor.grad(functional, [beta, lam])
-        out[name] = pytensor.function([beta, lam, *data, g_mean, g_cov], [mean, cov, *grads], mode=mode)
+        # the reference graph has data-dependent shapes JAX cannot trace: it runs in Numba
+        graph_mode = "NUMBA" if name == "graph" and mode == "JAX" else mode
+        out[name] = pytensor.function([beta, lam, *data, g_mean, g_cov], [mean, cov, *grads], mode=graph_mode)
     return out
 
 
-@pytest.mark.parametrize("mode", ["NUMBA", "FAST_COMPILE"])
+@pytest.mark.parametrize("mode", ["NUMBA", "FAST_COMPILE", "JAX"])
 def test_moments_and_their_gradient_equal_the_symbolic_graph(mode):
     functions = _functions(mode)
     rng = np.random.default_rng(3)

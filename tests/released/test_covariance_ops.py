@@ -11,7 +11,7 @@ from pm_private.released.covariance_ops import factor_and_covariance
 from pm_private.released.covariates import partial_correlation_cholesky
 
 
-@pytest.mark.parametrize("mode", ["NUMBA", "FAST_COMPILE"])
+@pytest.mark.parametrize("mode", ["NUMBA", "FAST_COMPILE", "JAX"])
 def test_factor_covariance_and_gradient_equal_the_symbolic_graph(mode):
     rng = np.random.default_rng(5)
     for d in (2, 3, 6):
