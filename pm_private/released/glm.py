@@ -70,6 +70,7 @@ from .family import (
     recorded_preprocessing,
 )
 from .likelihood import released_normal
+from .sample_law_ops import sample_law_averages
 
 __all__ = [
     "CovariateLawWarning",
@@ -330,29 +331,21 @@ def sample_law_moments(mean, whitened, replicates, beta, b, mu, x_chol, link_mea
     variance is taken ``JACKKNIFE_VARIANCE_FACTOR`` times.  A part of
     g linear in a contributes nothing: every replicate matches μ and Σx exactly."""
 
-    # xₖ = μ + Lₓzₖ (mean μ, covariance Σx over the rows) is never formed: aₖ = zₖᵀ(Lₓᵀβ) + μᵀβ + b and
-    # (1/m)Σₖ g(aₖ)xₖ = ḡ·μ + Lₓ·(1/m)Σₖ g(aₖ)zₖ, a d-th of the work on the G·m rows, and of the gradient's
-    # products of the small d-vectors and d × d factor as sums of elementwise products: they
-    # compile into fused loops, where PyTensor's dot, matrix-vector and matrix products each
-    # compile a BLAS wrapper of their own (the larger part of a first fit's compile time)
+    # xₖ = μ + Lₓzₖ (mean μ, covariance Σx over the rows) is never formed: aₖ = zₖᵀ(Lₓᵀβ) + μᵀβ + b, and the
+    # averages over the rows and the jackknife are one Op (pm_private.released.sample_law_ops) whose
+    # value and gradient are compiled loops; the small products are elementwise sums (fused loops)
     loading = (x_chol * beta[:, None]).sum(axis=0)  # Lxᵀβ
     offset = (mu * beta).sum() + b
-
-    def average(z):
-        g = link_mean((z * loading).sum(axis=-1) + offset)
-        g_mean = g.mean(axis=-1)
-        g_z = (g[..., None] * z).mean(axis=-2)
-        g_x = g_mean[..., None] * mu + (g_z[..., None, :] * x_chol).sum(axis=-1)
-        return pt.concatenate([g_mean[..., None], g_x], axis=-1)
-
-    values = average(replicates)  # (G, d + 1)
-    groups = replicates.shape[0]
-    # jackknife bias correction: G·T − (G − 1)·mean of the replicates (Quenouille 1956)
-    estimate = groups * average(whitened) - (groups - 1) * values.mean(axis=0)  # E[g], E[g·x]
+    estimate, covariance = sample_law_averages(
+        link_mean((replicates * loading).sum(axis=-1) + offset),
+        replicates,
+        link_mean((whitened * loading).sum(axis=-1) + offset),
+        whitened,
+        mu,
+        x_chol,
+        factor=JACKKNIFE_VARIANCE_FACTOR,
+    )
     new_mean = pt.concatenate([mean[:d], estimate[:1], mean[d + 1 : mean.shape[0] - d], estimate[1:]])
-    centred = values - values.mean(axis=0)
-    scatter = (centred[:, :, None] * centred[:, None, :]).sum(axis=0)
-    covariance = JACKKNIFE_VARIANCE_FACTOR * (groups - 1) / groups * scatter
     k = 2 * d + 1 + d * (d + 1) // 2
     index = np.concatenate([[d], np.arange(k - d, k)])
     extra = pt.zeros((k, k))[index[:, None], index[None, :]].set(covariance)
