@@ -142,7 +142,7 @@ def lkj_cholesky(d: int, sd_sigma: float, eta: float, *, dim: str = "feature"):
 def lkj_factor_and_covariance(d: int, sd_sigma: float, eta: float, *, dim: str = "feature"):
     """The covariate model of :func:`lkj_cholesky` in the current model, returned as its Cholesky
     factor and its covariance Σx, both from one Op with a hand-written gradient
-    (:func:`pm_private.released.covariance_ops.factor_and_covariance`).
+    (``pm_private.released.covariance_ops.factor_and_covariance``).
 
     Parameters
     ----------
