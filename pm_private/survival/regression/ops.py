@@ -15,6 +15,7 @@ backend) is the symbolic graph converted by PyTensor, differentiated there.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
@@ -67,9 +68,8 @@ class RegressionLogp(Op):
         return Apply(self, inputs, [pt.dscalar(), *(inputs[i].type() for i in (2, 4, 5, 6, 7, 8))])
 
     def perform(self, node, inputs, output_storage):
-        arrays = [np.ascontiguousarray(v, dtype=np.float64) for v in inputs]
-        arrays[1] = float(inputs[1])  # (ascontiguousarray makes a 0-d array 1-d)
-        for storage, result in zip(output_storage, regression_logp_grad(*arrays, self.discrete), strict=True):
+        results = _logp_grad_from_python(*inputs, self.discrete)
+        for storage, result in zip(output_storage, results, strict=True):
             storage[0] = np.asarray(result)
 
     def infer_shape(self, node, shapes):
@@ -101,38 +101,67 @@ class RegressionReleaseLaw(Op):
         return Apply(self, inputs, [pt.dvector(), pt.dmatrix()])
 
     def perform(self, node, inputs, output_storage):
-        arrays = [np.ascontiguousarray(v, dtype=np.float64) for v in inputs]
-        arrays[0] = float(inputs[0])
-        mean, cov = release_law(*arrays, self.discrete)
-        output_storage[0][0], output_storage[1][0] = mean, cov
+        output_storage[0][0], output_storage[1][0] = _release_law_from_python(*inputs, self.discrete)
 
     def infer_shape(self, node, shapes):
         size = shapes[2][0] * shapes[2][1]
         return [(size,), (size, size)]
 
 
+def _contiguous(arrays) -> list[np.ndarray]:
+    """The inputs as C-contiguous float64 arrays: the one layout the kernels are compiled for."""
+    return [np.ascontiguousarray(a, dtype=np.float64) for a in arrays]
+
+
+def _logp_grad_from_python(value, n, share, *arrays_and_discrete):
+    """The log-density kernel called from Python: ``perform`` and the object-mode block of the Numba
+    implementation.  The kernel is compiled once per machine (Numba's disk cache) and is not linked
+    into the graph's compiled function, whose compilation would re-optimise its code at every level
+    of the call."""
+    *arrays, discrete = arrays_and_discrete
+    return regression_logp_grad(*_contiguous((value,)), float(n), *_contiguous((share, *arrays)), discrete)
+
+
 @register_numba_funcify(RegressionLogp)
 def _numba_funcify_logp(op, node=None, **kwargs):
-    """Numba implementation for PyTensor's default backend (no object-mode fallback)."""
+    """Numba implementation for PyTensor's default backend: an object-mode call of the kernel."""
     discrete = op.discrete
 
     @numba_njit
     def regression_logp_op(value, n, share, noise, beta, mu, chol, lei, cens):
-        logp, d_share, d_beta, d_mu, d_chol, d_lei, d_cens = regression_logp_grad(
-            value, n.item(), share, noise, beta, mu, chol, lei, cens, discrete
-        )
+        with numba.objmode(
+            logp="float64",
+            d_share="float64[::1]",
+            d_beta="float64[::1]",
+            d_mu="float64[:, ::1]",
+            d_chol="float64[:, ::1]",
+            d_lei="float64[:, ::1]",
+            d_cens="float64[:, ::1]",
+        ):
+            logp, d_share, d_beta, d_mu, d_chol, d_lei, d_cens = _logp_grad_from_python(
+                value, n, share, noise, beta, mu, chol, lei, cens, discrete
+            )
         return np.asarray(logp), d_share, d_beta, d_mu, d_chol, d_lei, d_cens
 
     return regression_logp_op
 
 
+def _release_law_from_python(n, *arrays_and_discrete):
+    """The release-law kernel called from Python (as :func:`_logp_grad_from_python`)."""
+    *arrays, discrete = arrays_and_discrete
+    return release_law(float(n), *_contiguous(arrays), discrete)
+
+
 @register_numba_funcify(RegressionReleaseLaw)
 def _numba_funcify_law(op, node=None, **kwargs):
+    """Numba implementation for PyTensor's default backend: an object-mode call of the kernel."""
     discrete = op.discrete
 
     @numba_njit
     def regression_release_law_op(n, share, noise, beta, mu, chol, lei, cens):
-        return release_law(n.item(), share, noise, beta, mu, chol, lei, cens, discrete)
+        with numba.objmode(mean="float64[::1]", cov="float64[:, ::1]"):
+            mean, cov = _release_law_from_python(n, share, noise, beta, mu, chol, lei, cens, discrete)
+        return mean, cov
 
     return regression_release_law_op
 
