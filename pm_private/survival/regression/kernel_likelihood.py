@@ -299,7 +299,7 @@ def _cell_adjoints(moments, factor, n, share, scalars):
     return bars, share_bar
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)  # released while it runs: chains in threads (nutpie) run it at once
 def regression_logp_grad(value, n, share, noise, beta, mu, chol, lei, cens, discrete):
     """:func:`regression_logp` and its gradient in share, beta, mu, chol, lei and cens.
 
@@ -346,7 +346,7 @@ def _release_index(E, d):
     return index
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)  # released while it runs: chains in threads (nutpie) run it at once
 def release_law(n, share, noise, beta, mu, chol, lei, cens, discrete):
     """Mean n·m and covariance n·(B − mmᵀ) + diag(noise) of the K·k released statistics, the
     cells stacked, each in the release's order (arguments as for :func:`regression_logp`)."""
