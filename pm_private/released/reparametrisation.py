@@ -29,6 +29,8 @@ import pytensor.tensor as pt
 from pymc.logprob.transforms import Transform
 from pytensor.tensor.linalg import solve_triangular
 
+from .walk_ops import walk_from_increments, walk_logp
+
 __all__ = ["centred_intercept", "random_walk", "whitened_normal"]
 
 
@@ -66,6 +68,17 @@ class _Centring(Transform):
     def log_jac_det(self, value, *inputs):
         scale = inputs[-1]
         return -pt.log(pt.abs(scale)) * pt.ones_like(value)
+
+
+def _rows(walks):
+    """Walks (..., J) as rows (R, J)."""
+    return walks.reshape((-1, walks.shape[-1]))
+
+
+def _row_parameters(walks, start, step):
+    """The first levels' means and the steps of walks (..., J), one per row (R,)."""
+    batch = walks.shape[:-1]
+    return pt.broadcast_to(start[..., 0], batch).reshape((-1,)), pt.broadcast_to(step, batch).reshape((-1,))
 
 
 def _batch_size(size, shape) -> tuple | None:
@@ -173,8 +186,8 @@ class _NonCentring(Transform):
 
     def backward(self, value, *inputs):
         start, step = inputs[-2:]
-        first = start[..., :1] + self.first_sigma * value[..., :1]
-        return pt.concatenate([first, first + step * pt.cumsum(value[..., 1:], axis=-1)], axis=-1)
+        walks = walk_from_increments(_rows(value), *_row_parameters(value, start, step), self.first_sigma)
+        return walks.reshape(value.shape)
 
     def log_jac_det(self, value, *inputs):
         step = inputs[-1]
@@ -211,8 +224,7 @@ def random_walk(name: str, first_mu, first_sigma: float, step_sigma: float, dims
     start = pt.broadcast_to(pt.as_tensor(first_mu, dtype="float64"), shape)
 
     def logp(value, start, step):
-        first = pm.logp(pm.Normal.dist(start[..., 0], first_sigma), value[..., 0])
-        return first + pm.logp(pm.Normal.dist(0.0, step), pt.diff(value, axis=-1)).sum(axis=-1)
+        return walk_logp(_rows(value), *_row_parameters(value, start, step), first_sigma).reshape(value.shape[:-1])
 
     def random(start, step, rng=None, size=None):
         start = np.broadcast_to(start, _batch_size(size, np.shape(start)[-1:]) or np.shape(start))

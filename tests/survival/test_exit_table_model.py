@@ -8,11 +8,9 @@ import numpy as np
 import pymc as pm
 import pytest
 import xarray as xr
-from scipy import stats as st
 
 from pm_private import predict_survival, release_survival_stats, survival_model
 from pm_private.survival import median_survival, set_survival_stats, survival_function, survival_stats
-from pm_private.survival.exits.model import _normal_logp
 
 EDGES = np.array([0.5, 1.0, 2.0, 3.0])
 CELLS = ["control", "treated"]
@@ -29,17 +27,6 @@ def _replicated_mean(model, draws=400):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return pm.draw(model["likelihood"], draws, random_seed=1).mean(axis=0)
-
-
-def test_the_normal_likelihood_is_the_dense_multivariate_normal():
-    rng = np.random.default_rng(0)
-    p = rng.dirichlet(np.ones(11))
-    v = rng.uniform(1.0, 30.0, 11)
-    n = 500.0
-    value = rng.multinomial(int(n), p) + rng.normal(0, np.sqrt(v))
-    cov = n * (np.diag(p) - np.outer(p, p)) + np.diag(v)
-    expected = st.multivariate_normal(n * p, cov).logpdf(value)
-    assert float(_normal_logp(value, p, n, v).eval()) == pytest.approx(expected, rel=1e-8)
 
 
 def test_exit_probabilities_of_the_piecewise_exponential_model_match_a_simulation():

@@ -53,6 +53,8 @@ from ..._engine.compile_notice import announce_compilation
 from ...privacy.validation import check_bool, check_positive
 from ...released.family import check_stats, record_fit
 from ...released.reparametrisation import random_walk
+from ..exit_kernels import exit_table_probabilities
+from .ops import exit_table_logp
 from .release import SURVIVAL, SurvivalStats, SurvivalStatsRelease
 
 __all__ = ["HAZARDS", "exit_labels", "set_survival_stats", "survival_model"]
@@ -97,24 +99,10 @@ def discrete_exits(log_stay_event, hazard, censor):
     return at_risk * hazard, at_risk * (1.0 - hazard) * censor, pt.exp(pt.sum(log_stay, axis=-1))
 
 
-def _normal_logp(value, p, n, noise_var):
-    """log N(value; n·p, n·(diag p − ppᵀ) + diag v) in O(m) (module notes)."""
-    diag = n * p + noise_var
-    resid = value - n * p
-    s = pt.sum(p * noise_var / diag)
-    proj = pt.sqrt(n) * pt.sum(p * resid / diag)
-    m = value.shape[-1]
-    return -0.5 * (m * np.log(2.0 * np.pi) + pt.sum(pt.log(diag)) + pt.log(s) + pt.sum(resid**2 / diag) + proj**2 / s)
-
-
-def _multinomial_logp(value, p, n, noise_var):
-    """Σ r·log p: the multinomial log-likelihood up to its constant (noisy counts below 0 as 0)."""
-    return pt.sum(pt.maximum(value, 0.0) * pt.log(p))
-
-
-def _random_table(laplace: bool):
-    def random(p, n, noise_var, rng=None, size=None):
-        p = np.asarray(p, dtype=np.float64)
+def _random_table(laplace: bool, discrete: bool):
+    def random(lei, cens, share, n, noise_var, rng=None, size=None):
+        arrays = (np.ascontiguousarray(a, dtype=np.float64) for a in (lei, cens, share))
+        p = np.clip(exit_table_probabilities(*arrays, discrete), 1e-300, 1.0)
         size = tuple(np.atleast_1d(size)) if size is not None else ()
         counts = rng.multinomial(int(round(float(n))), p / p.sum(), size=size).astype(np.float64)
         scale = np.sqrt(np.asarray(noise_var, dtype=np.float64))
@@ -293,14 +281,11 @@ def survival_model(
             pm.Dirichlet("cell_share", a=np.full(K, priors["cell_share_alpha"]), dims="cell") if K > 1 else pt.ones(1)
         )
         censor = _censoring(censoring, centre, priors, (K, J), width)
-        cumulative, events, censored, survivors = _hazard_exits(
-            hazard, priors, proportional, (K, J), ends, centre, beta, effect, censor
-        )
+        cumulative, log_increments = _hazard_exits(hazard, priors, proportional, (K, J), ends, centre, beta, effect)
         cumulative = pm.Deterministic("cumulative_hazard", cumulative, dims=("cell", "interval"))
         pm.Deterministic("survival", pt.exp(-cumulative), dims=("cell", "interval"))
-        per_cell = pt.concatenate([events, censored, survivors[:, None]], axis=-1) * share[:, None]
-        p = pt.clip(per_cell.ravel(), 1e-300, 1.0)
-        _exit_likelihood(p, data, noise_aware, getattr(stats, "noise", "gaussian") == "laplace")
+        exits = (log_increments, censor[1] if discrete else censor[0], share, discrete)
+        _exit_likelihood(exits, data, noise_aware, getattr(stats, "noise", "gaussian") == "laplace")
     announce_compilation(model, SURVIVAL.name)
     return model
 
@@ -366,14 +351,15 @@ def _censoring(censoring: str, centre: float, priors: dict, shape: tuple[int, in
     return censor_hazard, censor_probability
 
 
-def _hazard_exits(hazard, priors, proportional, shape, ends, centre, beta, effect, censor):
-    """(cumulative hazard, and the events, censorings and survivors of each cell) under ``hazard``:
-    a Weibull, a piecewise-exponential or a discrete-time (logit, cloglog) baseline, with the cells'
-    ``effect`` and ``censor`` = (censoring hazard, censoring probability); ``beta`` (None for one cell
-    or a non-proportional model) names the AFT ratios."""
+def _hazard_exits(hazard, priors, proportional, shape, ends, centre, beta, effect):
+    """(cumulative hazard at the interval ends, log event increments ℓ) of each cell under
+    ``hazard``: a Weibull, a piecewise-exponential or a discrete-time (logit, cloglog) baseline, with
+    the cells' ``effect``; ``beta`` (None for one cell or a non-proportional model) names the AFT
+    ratios.  ℓ is the log of the event's interval cumulative hazard in continuous time and
+    log(−log(1 − h)) of its interval hazard h in discrete time (for the logit link
+    −log(1 − h) = softplus(η))."""
     K, J = shape
     width = np.diff(ends)
-    censor_hazard, censor_probability = censor
     per_cell = {} if proportional else {"dims": "cell"}
     walks = (("interval",), (J,)) if proportional else (("cell", "interval"), (K, J))
     if hazard == "weibull":
@@ -384,34 +370,32 @@ def _hazard_exits(hazard, priors, proportional, shape, ends, centre, beta, effec
         scale, power = (alpha + effect)[:, None], rho if proportional else rho[:, None]
         cumulative = pt.exp(scale) * pt.as_tensor(ends[1:])[None, :] ** power
         increments = pt.concatenate([cumulative[:, :1], pt.diff(cumulative, axis=-1)], axis=-1)
-        events, censored, survivors = competing_exits(increments, censor_hazard)
-    elif hazard == "piecewise_exponential":
-        baseline = random_walk("baseline", centre, priors["baseline_sigma"], priors["baseline_step_sigma"], *walks)
-        increments = pt.exp(pt.atleast_2d(baseline) + effect[:, None]) * width
-        cumulative = pt.cumsum(increments, axis=-1)
-        events, censored, survivors = competing_exits(increments, censor_hazard)
-    else:
-        baseline = random_walk("baseline", centre, priors["baseline_sigma"], priors["baseline_step_sigma"], *walks)
-        eta = pt.atleast_2d(baseline) + effect[:, None]
-        if hazard == "logit":
-            h, log_stay = pt.sigmoid(eta), -pt.softplus(eta)
-        else:
-            h, log_stay = -pt.expm1(-pt.exp(eta)), -pt.exp(eta)
-        cumulative = -pt.cumsum(log_stay, axis=-1)
-        events, censored, survivors = discrete_exits(log_stay, h, censor_probability)
-    return cumulative, events, censored, survivors
+        return cumulative, pt.log(increments)
+    baseline = random_walk("baseline", centre, priors["baseline_sigma"], priors["baseline_step_sigma"], *walks)
+    eta = pt.atleast_2d(baseline) + effect[:, None]
+    if hazard == "piecewise_exponential":
+        log_increments = eta + np.log(width)
+        return pt.cumsum(pt.exp(log_increments), axis=-1), log_increments
+    log_increments = pt.log(pt.softplus(eta)) if hazard == "logit" else eta
+    return pt.cumsum(pt.exp(log_increments), axis=-1), log_increments
 
 
-def _exit_likelihood(p, data, noise_aware: bool, laplace: bool) -> None:
-    """The observed exit table: multinomial (exact) or normal with the release noise (noise-aware)."""
+def _exit_likelihood(exits, data, noise_aware: bool, laplace: bool) -> None:
+    """The observed exit table: multinomial (exact) or normal with the release noise (noise-aware),
+    of the exits (ℓ, censoring, shares, discrete time) as one Op with its gradient."""
+    *parameters, discrete = exits
+
+    def logp(value, lei, cens, share, n, noise_var):
+        return exit_table_logp(lei, cens, share, value, n, noise_var, discrete=discrete, normal=noise_aware)
+
     pm.CustomDist(
         "likelihood",
-        p,
+        *parameters,
         data["stats_n"],
         data["exit_noise_var"],
-        logp=_normal_logp if noise_aware else _multinomial_logp,
-        random=_random_table(laplace),
-        signature="(k),(),(k)->(k)",
+        logp=logp,
+        random=_random_table(laplace, discrete),
+        signature="(c,j),(c,j),(c),(),(k)->(k)",
         observed=data["exit_table"],
         dims="exit",
     )

@@ -21,6 +21,7 @@ import math
 import numba
 import numpy as np
 
+from ..exit_kernels import exits_adjoint, exits_into
 from .moments import _HERMITE, _NODES, _WEIGHTS, FRAILTY_SD
 
 __all__ = ["cell_moments", "cell_moments_adjoint", "upper_pairs"]
@@ -41,69 +42,6 @@ def upper_pairs(d):
             first[q], second[q] = i, j
             q += 1
     return first, second
-
-
-@numba.njit(cache=True)
-def _exits(a, lei, cens, discrete, out):
-    """gₖ(a) of the moments' module notes for one linear predictor a, into ``out`` (2J + 1)."""
-    J = lei.shape[0]
-    cum = 0.0
-    for j in range(J):
-        event = math.exp(a + lei[j])
-        if discrete:  # rate: log(stay), the log-probability of staying through interval j
-            hazard = -math.expm1(-event)
-            rate = -event + math.log1p(-cens[j])
-            cum += rate
-            at_risk = math.exp(cum - rate)
-            out[j] = at_risk * hazard
-            out[J + j] = at_risk * (1.0 - hazard) * cens[j]
-        else:  # rate: the interval's total cumulative hazard
-            rate = event + cens[j]
-            cum += rate
-            leave = -math.expm1(-rate) * math.exp(-(cum - rate)) / rate
-            out[j] = leave * event
-            out[J + j] = leave * cens[j]
-    out[2 * J] = math.exp(cum) if discrete else math.exp(-cum)
-
-
-@numba.njit(cache=True)
-def _exits_adjoint(a, lei, cens, discrete, bar, lei_bar, cens_bar):
-    """Reverse of :func:`_exits`: the adjoint of a from that of the probabilities (``bar``);
-    accumulates those of the log event increments and censoring terms."""
-    J = lei.shape[0]
-    event, at_risk, part, rate = np.empty(J), np.empty(J), np.empty(J), np.empty(J)
-    cum = 0.0
-    for j in range(J):
-        event[j] = math.exp(a + lei[j])
-        rate[j] = -event[j] + math.log1p(-cens[j]) if discrete else event[j] + cens[j]
-        cum += rate[j]
-        at_risk[j] = math.exp(cum - rate[j]) if discrete else math.exp(-(cum - rate[j]))
-    survive = math.exp(cum) if discrete else math.exp(-cum)
-    # rate_bar: the adjoint of log(stay) (discrete) or of the total hazard (continuous)
-    later = 0.0
-    a_bar = 0.0
-    for j in range(J - 1, -1, -1):
-        if discrete:
-            hazard = -math.expm1(-event[j])
-            hazard_bar = (bar[j] - bar[J + j] * cens[j]) * at_risk[j]
-            cens_bar[j] += bar[J + j] * at_risk[j] * (1.0 - hazard)
-            part[j] = (bar[j] * hazard + bar[J + j] * (1.0 - hazard) * cens[j]) * at_risk[j]
-            rate_bar = later + bar[2 * J] * survive
-            event_bar = -rate_bar + hazard_bar * math.exp(-event[j])
-            cens_bar[j] -= rate_bar / (1.0 - cens[j])
-        else:
-            leave = -math.expm1(-rate[j])
-            exits_bar = bar[j] * event[j] + bar[J + j] * cens[j]
-            ratio = leave / rate[j]
-            part[j] = exits_bar * ratio * at_risk[j]
-            rate_bar = exits_bar * at_risk[j] * (math.exp(-rate[j]) / rate[j] - leave / rate[j] ** 2)
-            rate_bar -= later + bar[2 * J] * survive
-            event_bar = bar[j] * ratio * at_risk[j] + rate_bar
-            cens_bar[j] += bar[J + j] * ratio * at_risk[j] + rate_bar
-        later += part[j]
-        lei_bar[j] += event_bar * event[j]
-        a_bar += event_bar * event[j]
-    return a_bar
 
 
 @numba.njit(cache=True)
@@ -152,7 +90,7 @@ def _hermite_weights(m, s, lei, cens, discrete):
     """Bᵣ,ₖ = E[gₖ(a)·Heᵣ(z)] by Gauss–Hermite quadrature, (4, 2J + 1)."""
     g = np.empty((_Z.shape[0], 2 * lei.shape[0] + 1))
     for q in range(_Z.shape[0]):
-        _exits(m + s * _Z[q], lei, cens, discrete, g[q])
+        exits_into(m + s * _Z[q], lei, cens, discrete, g[q])
     return _HW @ g
 
 
@@ -275,7 +213,7 @@ def _hermite_weights_adjoint(m, s, lei, cens, discrete, b_bar, lei_bar, cens_bar
     g_bar = _HW.T @ b_bar  # (Q, E)
     m_bar, s_bar = 0.0, 0.0
     for q in range(_Z.shape[0]):
-        a_bar = _exits_adjoint(m + s * _Z[q], lei, cens, discrete, g_bar[q], lei_bar, cens_bar)
+        a_bar = exits_adjoint(m + s * _Z[q], lei, cens, discrete, g_bar[q], lei_bar, cens_bar)
         m_bar += a_bar
         s_bar += a_bar * _Z[q]
     return m_bar, s_bar

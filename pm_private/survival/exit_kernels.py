@@ -1,0 +1,227 @@
+"""Compiled (Numba) exit probabilities of one person under competing event and censoring hazards,
+the log-likelihood of an exit table built from them, and their reverse-mode derivatives.
+
+Within a cell a person leaves interval j by an event, by censoring, or is followed event-free to
+the horizon (Kalbfleisch & Prentice 2002, §4.2).  With eⱼ = exp(a + ℓⱼ) the event's interval
+cumulative hazard (ℓⱼ the log event increment, a a shift) and kⱼ the censoring's:
+
+* continuous time (piecewise-constant hazards within an interval): rⱼ = eⱼ + kⱼ,
+  Rⱼ = exp(−Σ_{i<j} rᵢ), π(event, j) = Rⱼ(1 − e^{−rⱼ})·eⱼ/rⱼ, π(censored, j) = Rⱼ(1 − e^{−rⱼ})·kⱼ/rⱼ,
+  π(survivor) = exp(−Σ rⱼ);
+* discrete time with the complementary log-log link (grouped proportional hazards, Prentice &
+  Gloeckler 1978): hⱼ = 1 − exp(−eⱼ), kⱼ the censoring probability at the end of a survived
+  interval, π(event, j) = Rⱼhⱼ, π(censored, j) = Rⱼ(1 − hⱼ)kⱼ, R_{j+1} = Rⱼ(1 − hⱼ)(1 − kⱼ).
+
+The table of K cells with shares w_c has probabilities p = (w_c·πᶜ), clipped to [10⁻³⁰⁰, 1], and
+its log-likelihood is either the normal approximation of the multinomial convolved with the
+release's noise of variance v, with D = diag(n·p + v), e = r − n·p, s = Σₖ pₖvₖ/Dₖ and
+q = Σₖ pₖeₖ/Dₖ (the matrix determinant lemma and Sherman–Morrison formula),
+
+    log N = −½ (m·log 2π + Σₖ log Dₖ + log s + Σₖ eₖ²/Dₖ + n·q²/s),
+
+or the multinomial Σₖ max(rₖ, 0)·log pₖ.  With ∂s/∂pₖ = vₖ²/Dₖ² and
+∂q/∂pₖ = (eₖ − n·pₖ)/Dₖ − n·pₖeₖ/Dₖ², the derivative of the normal form in pₖ is
+
+    −½ (n/Dₖ + (∂s/∂pₖ)/s − 2n·eₖ/Dₖ − n·eₖ²/Dₖ² + 2n·q/s·∂q/∂pₖ − n·q²/s²·∂s/∂pₖ),
+
+and the exits' adjoints follow the forward loop in reverse (Griewank & Walther 2008, ch. 3).
+Every kernel is compiled once per machine (``cache=True``).
+
+References
+----------
+Kalbfleisch, J. D. & Prentice, R. L. (2002). The Statistical Analysis of Failure Time Data, 2nd ed.
+Wiley.
+
+Prentice, R. L. & Gloeckler, L. A. (1978). Regression analysis of grouped survival data with
+application to breast cancer data. Biometrics 34, 57–67.
+
+Griewank, A. & Walther, A. (2008). Evaluating Derivatives, 2nd ed. SIAM.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+__all__ = ["exit_table_logp_grad", "exit_table_probabilities", "exits_adjoint", "exits_into"]
+
+_LOG_2PI = math.log(2.0 * math.pi)
+
+#: The clip of the table's probabilities (as the symbolic model's): log p stays finite.
+_P_FLOOR = 1e-300
+
+
+@numba.njit(cache=True)
+def exits_into(a, lei, cens, discrete, out):
+    """The exit probabilities of one cell with the event's log increments shifted by a, into ``out``
+    (2J + 1): the events of each interval, the censorings of each interval, the survivors (module
+    notes)."""
+    J = lei.shape[0]
+    cum = 0.0
+    for j in range(J):
+        event = math.exp(a + lei[j])
+        if discrete:  # rate: log(stay), the log-probability of staying through interval j
+            hazard = -math.expm1(-event)
+            rate = -event + math.log1p(-cens[j])
+            cum += rate
+            at_risk = math.exp(cum - rate)
+            out[j] = at_risk * hazard
+            out[J + j] = at_risk * (1.0 - hazard) * cens[j]
+        else:  # rate: the interval's total cumulative hazard
+            rate = event + cens[j]
+            cum += rate
+            leave = -math.expm1(-rate) * math.exp(-(cum - rate)) / rate
+            out[j] = leave * event
+            out[J + j] = leave * cens[j]
+    out[2 * J] = math.exp(cum) if discrete else math.exp(-cum)
+
+
+@numba.njit(cache=True)
+def exits_adjoint(a, lei, cens, discrete, bar, lei_bar, cens_bar):
+    """Reverse of :func:`exits_into`: the adjoint of a from that of the probabilities (``bar``);
+    accumulates those of the log event increments and censoring terms."""
+    J = lei.shape[0]
+    event, at_risk, part, rate = np.empty(J), np.empty(J), np.empty(J), np.empty(J)
+    cum = 0.0
+    for j in range(J):
+        event[j] = math.exp(a + lei[j])
+        rate[j] = -event[j] + math.log1p(-cens[j]) if discrete else event[j] + cens[j]
+        cum += rate[j]
+        at_risk[j] = math.exp(cum - rate[j]) if discrete else math.exp(-(cum - rate[j]))
+    survive = math.exp(cum) if discrete else math.exp(-cum)
+    # rate_bar: the adjoint of log(stay) (discrete) or of the total hazard (continuous)
+    later = 0.0
+    a_bar = 0.0
+    for j in range(J - 1, -1, -1):
+        if discrete:
+            hazard = -math.expm1(-event[j])
+            hazard_bar = (bar[j] - bar[J + j] * cens[j]) * at_risk[j]
+            cens_bar[j] += bar[J + j] * at_risk[j] * (1.0 - hazard)
+            part[j] = (bar[j] * hazard + bar[J + j] * (1.0 - hazard) * cens[j]) * at_risk[j]
+            rate_bar = later + bar[2 * J] * survive
+            event_bar = -rate_bar + hazard_bar * math.exp(-event[j])
+            cens_bar[j] -= rate_bar / (1.0 - cens[j])
+        else:
+            leave = -math.expm1(-rate[j])
+            exits_bar = bar[j] * event[j] + bar[J + j] * cens[j]
+            ratio = leave / rate[j]
+            part[j] = exits_bar * ratio * at_risk[j]
+            rate_bar = exits_bar * at_risk[j] * (math.exp(-rate[j]) / rate[j] - leave / rate[j] ** 2)
+            rate_bar -= later + bar[2 * J] * survive
+            event_bar = bar[j] * ratio * at_risk[j] + rate_bar
+            cens_bar[j] += bar[J + j] * ratio * at_risk[j] + rate_bar
+        later += part[j]
+        lei_bar[j] += event_bar * event[j]
+        a_bar += event_bar * event[j]
+    return a_bar
+
+
+@numba.njit(cache=True)
+def exit_table_probabilities(lei, cens, share, discrete):
+    """The table's probabilities p = (w_c·πᶜ), K(2J + 1) of them, cell by cell, unclipped.
+
+    Parameters
+    ----------
+    lei, cens : float64 arrays (K, J)
+        Log event increments ℓ and censoring terms k of each cell.
+    share : float64 array (K,)
+        The cells' shares w.
+    discrete : bool
+        Discrete time (complementary log-log) instead of continuous time.
+
+    Returns
+    -------
+    numpy.ndarray (K(2J + 1),)
+        Per cell: events of each interval, censorings of each interval, survivors.
+    """
+    K, J = lei.shape
+    width = 2 * J + 1
+    p = np.empty(K * width)
+    for c in range(K):
+        cell = p[c * width : (c + 1) * width]
+        exits_into(0.0, lei[c], cens[c], discrete, cell)
+        for i in range(width):
+            cell[i] *= share[c]
+    return p
+
+
+@numba.njit(cache=True)
+def _normal_table(value, p, n, noise):
+    """The normal log-density of the module notes and its derivative in p."""
+    m = p.size
+    s, q, log_det, quad = 0.0, 0.0, 0.0, 0.0
+    for k in range(m):
+        diag = n * p[k] + noise[k]
+        resid = value[k] - n * p[k]
+        s += p[k] * noise[k] / diag
+        q += p[k] * resid / diag
+        log_det += math.log(diag)
+        quad += resid * resid / diag
+    logp = -0.5 * (m * _LOG_2PI + log_det + math.log(s) + quad + n * q * q / s)
+    grad = np.zeros(m)
+    if not math.isfinite(logp):
+        return -np.inf, grad
+    for k in range(m):
+        diag = n * p[k] + noise[k]
+        resid = value[k] - n * p[k]
+        ds = (noise[k] / diag) ** 2
+        dq = (resid - n * p[k]) / diag - n * p[k] * resid / diag**2
+        total = n / diag + ds / s - 2.0 * n * resid / diag - n * resid**2 / diag**2
+        grad[k] = -0.5 * (total + 2.0 * n * q / s * dq - n * q * q / s**2 * ds)
+    return logp, grad
+
+
+@numba.njit(cache=True)
+def _multinomial_table(value, p):
+    """Σ max(r, 0)·log p and its derivative in p."""
+    logp = 0.0
+    grad = np.empty(p.size)
+    for k in range(p.size):
+        count = max(value[k], 0.0)
+        logp += count * math.log(p[k])
+        grad[k] = count / p[k]
+    return logp, grad
+
+
+@numba.njit(cache=True)
+def exit_table_logp_grad(lei, cens, share, value, n, noise, discrete, normal):
+    """The table's log-likelihood (module notes) and its gradient in ℓ, k and w.
+
+    Parameters
+    ----------
+    lei, cens, share, discrete
+        As for :func:`exit_table_probabilities`.
+    value : float64 array (K(2J + 1),)
+        The released (or exact) table, in the order of :func:`exit_table_probabilities`.
+    n : float
+        The number of people.
+    noise : float64 array (K(2J + 1),)
+        The noise variances of the entries (normal form only).
+    normal : bool
+        The normal form (a noisy release) instead of the multinomial (an exact table).
+
+    Returns
+    -------
+    tuple
+        (logp, ∂/∂ℓ, ∂/∂k, ∂/∂w); zero gradients where logp is −∞.
+    """
+    K, J = lei.shape
+    width = 2 * J + 1
+    raw = exit_table_probabilities(lei, cens, share, discrete)
+    p = np.minimum(np.maximum(raw, _P_FLOOR), 1.0)
+    logp, p_bar = _normal_table(value, p, n, noise) if normal else _multinomial_table(value, p)
+    lei_bar, cens_bar, share_bar = np.zeros((K, J)), np.zeros((K, J)), np.zeros(K)
+    if not math.isfinite(logp):
+        return -np.inf, lei_bar, cens_bar, share_bar
+    cell, cell_bar = np.empty(width), np.empty(width)
+    for c in range(K):
+        exits_into(0.0, lei[c], cens[c], discrete, cell)
+        for i in range(width):
+            k = c * width + i
+            bar = p_bar[k] if _P_FLOOR <= raw[k] <= 1.0 else 0.0  # the clip passes it inside its bounds
+            share_bar[c] += bar * cell[i]
+            cell_bar[i] = bar * share[c]
+        exits_adjoint(0.0, lei[c], cens[c], discrete, cell_bar, lei_bar[c], cens_bar[c])
+    return logp, lei_bar, cens_bar, share_bar
