@@ -77,7 +77,8 @@ def register_jax_vjp(vjp_op_type: type, forward, n_inputs: int, n_primals: int |
             inputs, cotangents = args[:n_inputs], args[n_inputs:]
             rest = inputs[primals:]
             _, pull = jax.vjp(lambda *p: forward(*p, *rest), *inputs[:primals])
-            return pull(tuple(cotangents))
+            grads = pull(tuple(cotangents))
+            return grads[0] if len(grads) == 1 else grads  # one output: the array itself
 
         return vjp_op
 

@@ -29,9 +29,9 @@ import pytensor.tensor as pt
 from pymc.logprob.transforms import Transform
 from pytensor.tensor.linalg import solve_triangular
 
-from .walk_ops import walk_from_increments, walk_logp
+from .prior_ops import simplex_from_log_ratios, walk_from_increments, walk_logp
 
-__all__ = ["centred_intercept", "random_walk", "whitened_normal"]
+__all__ = ["centred_intercept", "random_walk", "symmetric_dirichlet", "whitened_normal"]
 
 
 class _Whitening(Transform):
@@ -244,5 +244,78 @@ def random_walk(name: str, first_mu, first_sigma: float, step_sigma: float, dims
         support_point=support_point,
         signature="(j),()->(j)",
         transform=_NonCentring(first_sigma),
+        dims=dims,
+    )
+
+
+class _CentredLogRatio(Transform):
+    """yₖ = log wₖ − mean log w, k < K, of shares w on the simplex (PyMC's ``simplex`` transform), its
+    inverse one Op with a hand-written gradient (log|dw/dy| = log K + Σₖ log wₖ, Aitchison 1986)."""
+
+    name = "simplex"
+
+    def forward(self, value, *inputs):
+        log_value = pt.log(value)
+        return log_value[..., :-1] - pt.mean(log_value, axis=-1, keepdims=True)
+
+    def backward(self, value, *inputs):
+        return simplex_from_log_ratios(value)
+
+    def log_jac_det(self, value, *inputs):
+        return np.log(value.shape[-1] + 1.0) + pt.sum(pt.log(simplex_from_log_ratios(value)), axis=-1)
+
+
+def symmetric_dirichlet(name: str, alpha: float, size: int, *, dims=None):
+    """Shares w ~ Dirichlet(α, …, α) on the simplex of ``size`` ≥ 2 parts, sampled through their
+    centred log ratios (the value variable ``<name>_simplex__``, as ``pm.Dirichlet``'s).
+
+    The density and the sampler's space are those of ``pm.Dirichlet(name, a=np.full(size, alpha))``;
+    the map from the log ratios to the shares and its gradient are one compiled Op
+    (:func:`pm_private.released.prior_ops.simplex_from_log_ratios`) instead of PyMC's graph of a
+    log-sum-exp, joins and bound checks, which Numba compiles node by node on a model's first fit.
+
+    Parameters
+    ----------
+    name : str
+        The variable's name.
+    alpha : float
+        The concentration α > 0 of every part.
+    size : int
+        The number of parts K ≥ 2.
+    dims : str or tuple of str, optional
+        The variable's dims.
+
+    Returns
+    -------
+    TensorVariable
+        w, shape (K,).
+
+    References
+    ----------
+    Aitchison, J. (1986). The Statistical Analysis of Compositional Data. Chapman and Hall.
+    """
+    from scipy.special import gammaln
+
+    if size < 2:
+        raise ValueError(f"size must be at least 2, got {size}")
+    norm = float(gammaln(size * alpha) - size * gammaln(alpha))
+
+    def logp(value, concentration):
+        return norm + pt.sum((concentration - 1.0) * pt.log(value), axis=-1)
+
+    def random(concentration, rng=None, size=None):
+        return rng.dirichlet(concentration, size=size)
+
+    def support_point(rv, size_, concentration):
+        return pt.full_like(concentration, 1.0 / concentration.shape[-1])
+
+    return pm.CustomDist(
+        name,
+        np.full(size, float(alpha)),
+        logp=logp,
+        random=random,
+        support_point=support_point,
+        signature="(k)->(k)",
+        transform=_CentredLogRatio(),
         dims=dims,
     )

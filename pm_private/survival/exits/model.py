@@ -52,7 +52,7 @@ import pytensor.tensor as pt
 from ..._engine.compile_notice import announce_compilation
 from ...privacy.validation import check_bool, check_positive
 from ...released.family import check_stats, record_fit
-from ...released.reparametrisation import random_walk
+from ...released.reparametrisation import random_walk, symmetric_dirichlet
 from ..exit_kernels import exit_table_probabilities
 from .ops import exit_table_logp
 from .release import SURVIVAL, SurvivalStats, SurvivalStatsRelease
@@ -277,9 +277,7 @@ def survival_model(
         pm.Data("hazard_code", np.int64(HAZARDS[hazard]))
         beta = pm.Normal("beta", 0.0, priors["beta_sigma"], dims="feature") if others else None
         effect = pt.set_subtensor(pt.zeros(K)[[cells.index(c) for c in others]], beta) if others else pt.zeros(K)
-        share = (
-            pm.Dirichlet("cell_share", a=np.full(K, priors["cell_share_alpha"]), dims="cell") if K > 1 else pt.ones(1)
-        )
+        share = symmetric_dirichlet("cell_share", priors["cell_share_alpha"], K, dims="cell") if K > 1 else pt.ones(1)
         censor = _censoring(censoring, centre, priors, (K, J), width)
         cumulative, log_increments = _hazard_exits(hazard, priors, proportional, (K, J), ends, centre, beta, effect)
         cumulative = pm.Deterministic("cumulative_hazard", cumulative, dims=("cell", "interval"))

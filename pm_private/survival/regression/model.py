@@ -45,7 +45,7 @@ from ...privacy.validation import check_bool, check_positive
 from ...released.covariates import lkj_cholesky
 from ...released.family import check_stats, packed_preprocessing, record_fit, record_preprocessing
 from ...released.glm import preprocessing_arrays
-from ...released.reparametrisation import random_walk
+from ...released.reparametrisation import random_walk, symmetric_dirichlet
 from ..exits.model import HAZARDS
 from .ops import regression_log_density, regression_release_law
 from .release import SURVIVAL_REGRESSION, SurvivalRegressionStats, SurvivalRegressionStatsRelease
@@ -284,9 +284,7 @@ def survival_regression_model(
         pm.Deterministic("hazard_ratio", pt.exp(beta), dims="feature")
         mu = pm.Normal("x_mean", 0.0, priors["x_mean_sigma"], dims=("cell", "feature"), shape=(K, d))
         x_chol = lkj_cholesky(d, priors["x_sd_sigma"], priors["x_eta"])
-        share = (
-            pm.Dirichlet("cell_share", a=np.full(K, priors["cell_share_alpha"]), dims="cell") if K > 1 else pt.ones(1)
-        )
+        share = symmetric_dirichlet("cell_share", priors["cell_share_alpha"], K, dims="cell") if K > 1 else pt.ones(1)
         walk = (("cell", "interval"), (K, J))
         baseline = random_walk("baseline", centre, priors["baseline_sigma"], priors["baseline_step_sigma"], *walk)
         log_event_increment = baseline if discrete else baseline + np.log(width)

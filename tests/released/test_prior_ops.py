@@ -1,4 +1,5 @@
-"""The random walk's Ops (the walk from its increments, its log-density) against the symbolic graph
+"""The priors' Ops (a random walk from its increments and its log-density, the simplex of shares)
+against the symbolic graphs
 they replaced, value and gradient, in PyTensor's Python, Numba and JAX modes; the log-density
 against SciPy's normal; and a walk in a model against PyMC's own Gaussian random walk."""
 
@@ -9,8 +10,8 @@ import pytensor.tensor as pt
 import pytest
 from scipy.stats import norm
 
-from pm_private.released.reparametrisation import random_walk
-from pm_private.released.walk_ops import walk_from_increments, walk_logp
+from pm_private.released.prior_ops import simplex_from_log_ratios, walk_from_increments, walk_logp
+from pm_private.released.reparametrisation import random_walk, symmetric_dirichlet
 
 S0 = 1.7
 
@@ -78,3 +79,40 @@ def test_model_walk_is_pymcs_gaussian_random_walk(shape):
         got = ours_logp({"w_z__": point["w_z__"], "w_step_log__": point["w_step_log__"]})
         expected = pymcs_logp({"w": x, "w_step_log__": point["w_step_log__"]})
         assert got == pytest.approx(expected, rel=1e-10)
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "NUMBA", "JAX"])
+def test_simplex_and_its_gradient_equal_the_softmax(mode):
+    if mode == "JAX":
+        pytest.importorskip("jax")
+    y = pt.vector("y")
+    reference = pt.special.softmax(pt.concatenate([y, -pt.sum(y, keepdims=True)]))
+    weights = pt.as_tensor(np.array([0.3, -1.2, 2.0, 0.7]))
+    outputs = [
+        pytensor.function([y], [w, pytensor.grad(pt.sum(weights * pt.log(w)) + w[0] ** 2, y)], mode=m)
+        for w, m in ((reference, "FAST_COMPILE"), (simplex_from_log_ratios(y), mode))
+    ]
+    rng = np.random.default_rng(3)
+    for scale in (0.5, 3.0, 30.0):  # 30: shares down to e^-100, where only a shifted softmax is finite
+        point = rng.normal(scale=scale, size=3)
+        for e, g in zip(outputs[0](point), outputs[1](point), strict=True):
+            np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-300)
+
+
+@pytest.mark.parametrize("alpha", [1.0, 2.5])
+def test_symmetric_dirichlet_is_pymcs_dirichlet(alpha):
+    """The same density in the same sampler space (with the Jacobian), gradient and prior draws."""
+    rng = np.random.default_rng(4)
+    with pm.Model(coords={"cell": ["a", "b", "c"]}) as ours:
+        symmetric_dirichlet("w", alpha, 3, dims="cell")
+    with pm.Model() as pymcs:
+        pm.Dirichlet("w", a=np.full(3, alpha))
+    assert [v.name for v in ours.value_vars] == [v.name for v in pymcs.value_vars] == ["w_simplex__"]
+    for _ in range(3):
+        point = {"w_simplex__": rng.normal(size=2)}
+        assert ours.compile_logp()(point) == pytest.approx(pymcs.compile_logp()(point), rel=1e-12)
+        np.testing.assert_allclose(ours.compile_dlogp()(point), pymcs.compile_dlogp()(point), rtol=1e-10)
+    draws = pm.draw(ours["w"], 4000, random_seed=5)
+    np.testing.assert_allclose(draws.sum(axis=1), 1.0)
+    assert np.abs(draws.mean(axis=0) - 1 / 3).max() < 0.02
+    assert ours.initial_point()["w_simplex__"] == pytest.approx(np.zeros(2))

@@ -1,7 +1,8 @@
-"""A Gaussian random walk built from its standardised increments, and its log-density, as Ops with
-hand-written gradients.
+"""Priors of the survival models as Ops with hand-written gradients: a Gaussian random walk built
+from its standardised increments and its log-density, and the simplex of shares from their log
+ratios.
 
-The walk of :func:`pm_private.released.reparametrisation.random_walk` has rows
+Random walk.  The walk of :func:`pm_private.released.reparametrisation.random_walk` has rows
 x = (x₀, …, x_{J−1}), x₀ ~ N(μ, s₀²) and xⱼ − xⱼ₋₁ ~ N(0, τ²), sampled through
 z₀ = (x₀ − μ)/s₀ and zⱼ = (xⱼ − xⱼ₋₁)/τ:
 
@@ -15,6 +16,13 @@ cumulative sum, the differences of the log-density and their derivatives) a walk
 and gradient hold some forty nodes, each compiled by Numba on a model's first fit; here they are
 three, each a Numba loop kernel compiled with ``cache=True`` (once per machine), with JAX
 implementations beside them.  The walks are rows of a matrix (R, J), with one μ and one τ per row.
+
+Simplex.  Shares w on the simplex (K ≥ 2) are sampled through their centred log ratios
+yₖ = log wₖ − (1/K)·Σⱼ log wⱼ, k < K (PyMC's transform of ``pm.Dirichlet``; Aitchison 1986,
+§4.6): w = softmax(z), z = (y₁, …, y_{K−1}, −Σₖ yₖ), with log|dw/dy| = log K + Σₖ₌₁…K log wₖ and
+the vector–Jacobian product ȳₖ = z̄ₖ − z̄_K, z̄ₖ = wₖ(w̄ₖ − Σⱼ wⱼw̄ⱼ).
+
+Reference: Aitchison, J. (1986). The Statistical Analysis of Compositional Data. Chapman and Hall.
 """
 
 from __future__ import annotations
@@ -29,10 +37,17 @@ from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 from pytensor.link.numba.dispatch.basic import numba_njit
 
-from .._engine.jax_dispatch import register_jax_funcify
+from .._engine.jax_dispatch import register_jax_funcify, register_jax_vjp
 from .._engine.numba_cache import register_numba_funcify
 
-__all__ = ["walk_from_increments", "walk_kernel", "walk_logp", "walk_logp_kernel", "walk_vjp_kernel"]
+__all__ = [
+    "simplex_from_log_ratios",
+    "walk_from_increments",
+    "walk_kernel",
+    "walk_logp",
+    "walk_logp_kernel",
+    "walk_vjp_kernel",
+]
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -307,3 +322,134 @@ def walk_logp(x, start, step, first_sigma: float):
         log p of each row.
     """
     return RandomWalkLogp(first_sigma)(x, start, step)[0]
+
+
+@numba.njit(cache=True)
+def _simplex_kernel(y):
+    """w of the log ratios y (module notes), overflow-free."""
+    z = np.empty(y.size + 1)
+    z[y.size] = 0.0
+    for k in range(y.size):
+        z[k] = y[k]
+        z[y.size] -= y[k]
+    top = z.max()
+    w = np.empty(z.size)
+    total = 0.0
+    for k in range(z.size):
+        w[k] = math.exp(z[k] - top)
+        total += w[k]
+    for k in range(w.size):
+        w[k] /= total
+    return w
+
+
+@numba.njit(cache=True)
+def _simplex_vjp_kernel(y, g_w):
+    """ȳ of the module notes."""
+    w = _simplex_kernel(y)
+    mean = 0.0
+    for k in range(w.size):
+        mean += w[k] * g_w[k]
+    last = w[y.size] * (g_w[y.size] - mean)
+    g_y = np.empty(y.size)
+    for k in range(y.size):
+        g_y[k] = w[k] * (g_w[k] - mean) - last
+    return g_y
+
+
+class SimplexFromLogRatios(Op):
+    """y ↦ w of the module notes (y a vector of K − 1 log ratios)."""
+
+    __props__ = ()
+
+    def make_node(self, y):
+        return Apply(self, _inputs(y, ndims=(1,)), [pt.dvector()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = _simplex_kernel(np.ascontiguousarray(inputs[0], dtype=np.float64))
+
+    def infer_shape(self, node, shapes):
+        return [(shapes[0][0] + 1,)]
+
+    def pullback(self, inputs, outputs, cotangents):
+        (g_w,) = cotangents
+        if isinstance(g_w.type, DisconnectedType):
+            g_w = pt.zeros_like(outputs[0])
+        return [_simplex_vjp(inputs[0], g_w)]
+
+
+class SimplexFromLogRatiosVJP(Op):
+    """(y, w̄) ↦ ȳ.  No second derivatives."""
+
+    __props__ = ()
+
+    def make_node(self, y, g_w):
+        return Apply(self, _inputs(y, g_w, ndims=(1, 1)), [pt.dvector()])
+
+    def perform(self, node, inputs, output_storage):
+        y, g_w = (np.ascontiguousarray(a, dtype=np.float64) for a in inputs)
+        output_storage[0][0] = _simplex_vjp_kernel(y, g_w)
+
+    def infer_shape(self, node, shapes):
+        return [shapes[0]]
+
+    def pullback(self, inputs, outputs, cotangents):
+        return [grad_not_implemented(self, i, x, "second derivatives") for i, x in enumerate(inputs)]
+
+
+_simplex = SimplexFromLogRatios()
+_simplex_vjp = SimplexFromLogRatiosVJP()
+
+
+@register_numba_funcify(SimplexFromLogRatios)
+def _numba_funcify_simplex(op, node=None, **kwargs):
+    """Numba implementation for PyTensor's default backend: the cached kernel."""
+
+    @numba_njit
+    def simplex_op(y):
+        return _simplex_kernel(y)
+
+    return simplex_op
+
+
+@register_numba_funcify(SimplexFromLogRatiosVJP)
+def _numba_funcify_simplex_vjp(op, node=None, **kwargs):
+    """Numba implementation for PyTensor's default backend: the cached kernel."""
+
+    @numba_njit
+    def simplex_vjp_op(y, g_w):
+        return _simplex_vjp_kernel(y, g_w)
+
+    return simplex_vjp_op
+
+
+def _jax_simplex(y):
+    import jax
+    import jax.numpy as jnp
+
+    return (jax.nn.softmax(jnp.concatenate([y, -jnp.sum(y, keepdims=True)])),)
+
+
+@register_jax_funcify(SimplexFromLogRatios)
+def _jax_funcify_simplex(op, node=None, **kwargs):
+    """JAX implementation: the softmax of (y, −Σy)."""
+    return lambda y: _jax_simplex(y)[0]
+
+
+register_jax_vjp(SimplexFromLogRatiosVJP, _jax_simplex, n_inputs=1)
+
+
+def simplex_from_log_ratios(y):
+    """Shares w on the simplex from their centred log ratios y (module notes), with the gradient.
+
+    Parameters
+    ----------
+    y : tensor (K − 1,)
+        The centred log ratios yₖ, k < K.
+
+    Returns
+    -------
+    tensor (K,)
+        w.
+    """
+    return _simplex(y)
