@@ -24,7 +24,8 @@ over ``--repeats`` and the ratios of the medians to the plain model's.  Entries 
   release's preprocessing) / ``logistic_gaussian`` (``x_sample=None``): n = 5000;
 * ``plain_poisson`` / ``poisson_model`` (200 public rows): n = 5000, counts clipped at 10;
 * ``plain_survival`` (piecewise-exponential hazards fitted by the Poisson trick on the
-  person-interval rows) / ``survival_regression``: n = 5000, J = 20 intervals.
+  person-interval rows) / ``survival_regression`` / ``survival_model`` (the exit table of two
+  cells split at the first covariate's sign, noise-aware): n = 5000, J = 20 intervals.
 
 Add an entry to ``ENTRIES``: a function of a seed returning the model and a function that swaps
 in new data of the same shape (seeded by its argument), and the plain entry it is compared with.
@@ -227,6 +228,26 @@ def _survival_regression(seed):
     return model, lambda s: set_survival_regression_stats(_survival_release(s), model), start
 
 
+def _exit_release(seed):
+    import pm_private as pp
+
+    time_, event, X = _survival_data(seed)
+    arm = np.where(X[:, 0] > 0, "high", "low")
+    return pp.release_survival_stats(
+        time_, event, arm, edges=EDGES, cells=["low", "high"], epsilon=1.0, delta=1e-6, rng=seed + 1
+    )
+
+
+def _exit_table(seed):
+    import pm_private as pp
+    from pm_private.survival import set_survival_stats
+
+    release = _exit_release(seed)
+    start = time.perf_counter()
+    model = pp.survival_model(release)
+    return model, lambda s: set_survival_stats(_exit_release(s), model), start
+
+
 def _timed(make):
     """A plain builder timed from its call (its data are made inside, cheap against the fit)."""
 
@@ -249,6 +270,7 @@ ENTRIES = {
     "poisson_model": (_glm("poisson", True), "plain_poisson"),
     "plain_survival": (_timed(_plain_survival), None),
     "survival_regression": (_survival_regression, "plain_survival"),
+    "survival_model": (_exit_table, "plain_survival"),
 }
 
 
@@ -258,6 +280,7 @@ RECORDED = {
     "logistic_public": ("logistic", "logistic regression"),
     "poisson_model": ("poisson", "Poisson regression"),
     "survival_regression": ("survival_regression", "piecewise-exponential survival regression"),
+    "survival_model": ("survival", "piecewise-exponential survival regression"),
 }
 
 
