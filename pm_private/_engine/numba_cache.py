@@ -2,43 +2,44 @@
 
 PyTensor caches the compiled function of a graph under a key built from each Op's class name and
 props; an Op registered with ``register_funcify_default_op_cache_key`` adds only what its
-implementation returns.  :func:`register_numba_funcify` adds a digest of the source.
+implementation returns.  :func:`register_numba_funcify` adds a digest of the package's source.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import inspect
-import sys
+from pathlib import Path
 
 __all__ = ["register_numba_funcify", "source_version"]
 
 
-def source_version(*objects) -> int:
-    """A 64-bit digest of the source code of ``objects`` (modules, classes or functions).
+def source_version(root: Path | None = None) -> int:
+    """A 64-bit digest of the source of every module of pm_private (or of the ``.py`` files under
+    ``root``).
+
+    A compiled graph inlines the Numba kernels its Ops call, wherever they are defined, so its key
+    follows the whole package's source: a change in any kernel (or in a helper it calls) is a new
+    key.  An install without sources stands for pm_private's installed version.
 
     Parameters
     ----------
-    *objects
-        Anything ``inspect.getsource`` reads; a Numba dispatcher stands for its Python function.
-        An object without source (a bytecode-only install, a built-in) stands for its name and
-        the installed version of pm_private.
+    root : pathlib.Path, optional
+        The folder whose ``.py`` files are read; default the installed pm_private package.
 
     Returns
     -------
     int
-        The first 8 bytes of the SHA-256 of the sources, little-endian: it changes whenever any
-        of the sources does.
+        The first 8 bytes of the SHA-256 of the files' relative paths and contents, little-endian.
     """
+    root = Path(__file__).resolve().parents[1] if root is None else Path(root)
     digest = hashlib.sha256()
-    for obj in objects:
-        obj = getattr(obj, "py_func", obj)
-        try:
-            source = inspect.getsource(obj)
-        except (OSError, TypeError):
-            source = f"{getattr(obj, '__name__', repr(obj))} {_installed_version()}"
-        digest.update(source.encode())
+    files = sorted(root.rglob("*.py"))
+    for path in files:
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(path.read_bytes())
+    if not files:
+        digest.update(_installed_version().encode())
     return int.from_bytes(digest.digest()[:8], "little")
 
 
@@ -51,6 +52,11 @@ def _installed_version() -> str:
         return "unknown"
 
 
+@functools.cache
+def _package_version() -> int:
+    return source_version()
+
+
 def register_numba_funcify(op_type):
     """Register a Numba implementation of ``op_type`` for PyTensor's default backend, cached on
     disk under a key that changes with pm_private's source.
@@ -59,7 +65,8 @@ def register_numba_funcify(op_type):
     (``register_funcify_default_op_cache_key``), not by its implementation: after an upgrade that
     changes a kernel, a graph compiled by the old code would be loaded from the cache (at best
     failing to type, at worst computing the old function).  This decorator adds the
-    :func:`source_version` of the modules that define the Op and the implementation to the key.
+    :func:`source_version` of the package to the key: the compiled graph inlines kernels from
+    other modules too.
     Every pm_private Op with a Numba implementation registers through it.
 
     Parameters
@@ -75,13 +82,9 @@ def register_numba_funcify(op_type):
     from pytensor.link.numba.dispatch.basic import register_funcify_default_op_cache_key
 
     def decorator(funcify):
-        @functools.cache
-        def version() -> int:
-            return source_version(sys.modules[op_type.__module__], sys.modules[funcify.__module__])
-
         @functools.wraps(funcify)
         def versioned(op, node=None, **kwargs):
-            return funcify(op, node=node, **kwargs), version()
+            return funcify(op, node=node, **kwargs), _package_version()
 
         register_funcify_default_op_cache_key(op_type)(versioned)
         return funcify

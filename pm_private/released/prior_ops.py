@@ -52,7 +52,7 @@ __all__ = [
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")  # x/0 gives inf or nan (a -inf log-density), as NumPy
 def walk_kernel(z, start, step, first_sigma):
     """The walks x (R, J) of the increments z (R, J), first means μ (R,) and steps τ (R,)."""
     x = np.empty_like(z)
@@ -65,7 +65,7 @@ def walk_kernel(z, start, step, first_sigma):
     return x
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")  # x/0 gives inf or nan (a -inf log-density), as NumPy
 def walk_vjp_kernel(z, step, first_sigma, g_x):
     """(z̄, μ̄, τ̄) of the module notes for the cotangent x̄ = ``g_x``."""
     g_z = np.empty_like(z)
@@ -82,7 +82,7 @@ def walk_vjp_kernel(z, step, first_sigma, g_x):
     return g_z, g_start, g_step
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")  # x/0 gives inf or nan (a -inf log-density), as NumPy
 def walk_logp_kernel(x, start, step, first_sigma):
     """(log p of each row, ∂/∂x, ∂/∂μ, ∂/∂τ of each row's log p) of the module notes."""
     rows, J = x.shape
@@ -324,7 +324,7 @@ def walk_logp(x, start, step, first_sigma: float):
     return RandomWalkLogp(first_sigma)(x, start, step)[0]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")  # x/0 gives inf or nan (a -inf log-density), as NumPy
 def _simplex_kernel(y):
     """w of the log ratios y (module notes), overflow-free."""
     z = np.empty(y.size + 1)
@@ -343,7 +343,7 @@ def _simplex_kernel(y):
     return w
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")  # x/0 gives inf or nan (a -inf log-density), as NumPy
 def _simplex_vjp_kernel(y, g_w):
     """ȳ of the module notes."""
     w = _simplex_kernel(y)

@@ -53,7 +53,7 @@ _LOG_2PI = math.log(2.0 * math.pi)
 _P_FLOOR = 1e-300
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")  # x/0 gives inf or nan (a -inf log-density), as NumPy
 def exits_into(a, lei, cens, discrete, out):
     """The exit probabilities of one cell with the event's log increments shifted by a, into ``out``
     (2J + 1): the events of each interval, the censorings of each interval, the survivors (module
@@ -78,7 +78,7 @@ def exits_into(a, lei, cens, discrete, out):
     out[2 * J] = math.exp(cum) if discrete else math.exp(-cum)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")  # x/0 gives inf or nan (a -inf log-density), as NumPy
 def exits_adjoint(a, lei, cens, discrete, bar, lei_bar, cens_bar):
     """Reverse of :func:`exits_into`: the adjoint of a from that of the probabilities (``bar``);
     accumulates those of the log event increments and censoring terms."""
@@ -118,7 +118,7 @@ def exits_adjoint(a, lei, cens, discrete, bar, lei_bar, cens_bar):
     return a_bar
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")  # x/0 gives inf or nan (a -inf log-density), as NumPy
 def exit_table_probabilities(lei, cens, share, discrete):
     """The table's probabilities p = (w_c·πᶜ), K(2J + 1) of them, cell by cell, unclipped.
 
@@ -147,7 +147,7 @@ def exit_table_probabilities(lei, cens, share, discrete):
     return p
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")  # x/0 gives inf or nan (a -inf log-density), as NumPy
 def _normal_table(value, p, n, noise):
     """The normal log-density of the module notes and its derivative in p."""
     m = p.size
@@ -173,7 +173,7 @@ def _normal_table(value, p, n, noise):
     return logp, grad
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")  # x/0 gives inf or nan (a -inf log-density), as NumPy
 def _multinomial_table(value, p):
     """Σ max(r, 0)·log p and its derivative in p."""
     logp = 0.0
@@ -185,7 +185,7 @@ def _multinomial_table(value, p):
     return logp, grad
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")  # x/0 gives inf or nan (a -inf log-density), as NumPy
 def exit_table_logp_grad(lei, cens, share, value, n, noise, discrete, normal):
     """The table's log-likelihood (module notes) and its gradient in ℓ, k and w.
 

@@ -98,6 +98,10 @@ def test_a_table_the_probabilities_cannot_give_is_minus_infinity_without_gradien
     logp, *grads = f_op(lei, cens, share, np.ones(M), 100.0, noise)
     assert logp == -np.inf
     assert all(np.all(g == 0.0) for g in grads)
+    # where a sampler strays: no event and no censoring hazard (0/0 in the exits), or an overflow
+    for far in (-800.0, 800.0):
+        logp, *grads = f_op(np.full((K, J), far), np.zeros((K, J)), share, np.ones(M), 100.0, np.ones(M))
+        assert logp == -np.inf
 
 
 @pytest.mark.parametrize("hazard", ["piecewise_exponential", "weibull", "logit", "cloglog"])
