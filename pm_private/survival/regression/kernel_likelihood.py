@@ -14,8 +14,10 @@ block-arrowhead pattern are needed: those of M⁻¹ there are Aₖ⁻¹ + Aₖ�
 −Aₖ⁻¹CₖŜ⁻¹ (borders) and Ŝ⁻¹ (corner).  With the borders' shared bases, Cₖ = Σᵣ wᵣ,ₖHᵣ, the
 contractions need only the 4(d + 1)-wide matrices HŜ⁻¹Hᵀ and Σₖ wᵣ,ₖBₛ,ₖAₖ⁻¹: O(J·d³ + d⁵)
 flops, as the value.  The adjoints of the blocks then go through
-:func:`~pm_private.survival.regression.kernel_moments.cell_moments_adjoint`.  Small dense
-products and factorisations are plain loops (no BLAS threads on a busy machine).
+:func:`~pm_private.survival.regression.kernel_moments.cell_moments_adjoint`.  The products of the
+4(d + 1)-wide and P-wide matrices call BLAS (OpenBLAS keeps products this small on one thread,
+so chains sampled in threads do not compete for cores); the blocks' small products and
+factorisations are plain loops that write no temporaries.
 
 References
 ----------
@@ -34,7 +36,7 @@ import numpy as np
 
 from .kernel_moments import cell_moments, cell_moments_adjoint
 
-__all__ = ["regression_logp", "regression_logp_grad", "release_law"]
+__all__ = ["regression_logp_grad", "release_law"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -118,10 +120,11 @@ def _split(vector, E, d):
     return blocks, vector[E * (d + 1) :].copy()
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _factor(value, noise, size, share, n, moments):
-    """One cell's block factorisation: (inverses Aₖ⁻¹, L⁻¹ of Ŝ, Z, right-hand sides (E, p, 3)
-    and (P, 3), Aₖ⁻¹Rₖ, Y = L⁻¹(R_corner − HᵀΣₖCₖ…), log det M, ok)."""
+    """One cell's block factorisation: (inverses Aₖ⁻¹, L⁻¹ of Ŝ, W = Σₖ bₖbₖᵀ ⊗ Aₖ⁻¹ with bₖ the
+    border weights B·,ₖ, right-hand sides (E, p, 3) and (P, 3), Aₖ⁻¹Rₖ,
+    Y = L⁻¹(R_corner − HᵀΣₖCₖ…), log det M, ok)."""
     mean, moment, b, basis, smean, ssecond = moments
     E, p, P = mean.shape[0], mean.shape[1], smean.shape[0]
     d = p - 1
@@ -131,7 +134,7 @@ def _factor(value, noise, size, share, n, moments):
     log_det = 0.0
     ok = True
     rhs, solved = np.zeros((E, p, 3)), np.empty((E, p, 3))
-    z = np.zeros((4 * p, 4 * p))
+    gram = np.zeros((4 * p, 4 * p))
     through = np.zeros((4 * p, 3))
     for k in range(E):
         a = size * moment[k]
@@ -143,16 +146,17 @@ def _factor(value, noise, size, share, n, moments):
         low_inv, log_diag, good = _cholesky_inverse(a)
         ok = ok and good
         log_det += 2.0 * log_diag
-        inverse[k] = _mtm(low_inv, low_inv)
+        inverse[k] = _lower_gram(low_inv)
         solved[k] = _mm(inverse[k], rhs[k])
+        _add_weighted_blocks(gram, b[:, k], inverse[k])
         for r in range(4):
             wr = size * b[r, k]
-            for s in range(4):
-                ws = wr * size * b[s, k]
-                z[r * p : (r + 1) * p, s * p : (s + 1) * p] += ws * inverse[k]
-            through[r * p : (r + 1) * p] += wr * solved[k]
+            for i in range(p):
+                for j in range(3):
+                    through[r * p + i, j] += wr * solved[k, i, j]
+    _mirror_blocks(gram, p)
     flat = basis.reshape((4 * p, P))
-    schur = size * ssecond - _mtm(flat, _mm(z, flat))
+    schur = size * ssecond - size**2 * (flat.T @ (gram @ flat))  # HᵀZH, Z = (nπ)²·W
     for i in range(P):
         schur[i, i] += d_square[i]
     rhs_square = np.zeros((P, 3))
@@ -162,34 +166,75 @@ def _factor(value, noise, size, share, n, moments):
     low_inv, log_diag, good = _cholesky_inverse(schur)
     ok = ok and good
     log_det += 2.0 * log_diag
-    y = _mm(low_inv, rhs_square - _mtm(flat, through))
-    return inverse, low_inv, z, rhs, rhs_square, solved, y, log_det, ok
+    y = _mm(low_inv, rhs_square - flat.T @ through)
+    return inverse, low_inv, gram, rhs, rhs_square, solved, y, log_det, ok
 
 
 @numba.njit(cache=True)
+def _lower_gram(low):
+    """LᵀL of a lower-triangular L, by loops over its non-zero entries only."""
+    size = low.shape[0]
+    out = np.empty((size, size))
+    for i in range(size):
+        for j in range(i, size):
+            t = 0.0
+            for m in range(j, size):
+                t += low[m, i] * low[m, j]
+            out[i, j] = t
+            out[j, i] = t
+    return out
+
+
+@numba.njit(cache=True)
+def _add_weighted_blocks(z, w, block):
+    """Adds wᵣwₛ·``block`` to the blocks (r, s ≥ r) of the 4 × 4 block matrix z (the lower blocks
+    are filled by :func:`_mirror_blocks`: z is symmetric)."""
+    p = block.shape[0]
+    for r in range(4):
+        for s in range(r, 4):
+            ws = w[r] * w[s]
+            for i in range(p):
+                for j in range(p):
+                    z[r * p + i, s * p + j] += ws * block[i, j]
+
+
+@numba.njit(cache=True)
+def _mirror_blocks(z, p):
+    """Fills the blocks (s, r), s > r, of z from the blocks (r, s), which are symmetric."""
+    for r in range(4):
+        for s in range(r + 1, 4):
+            for i in range(p):
+                for j in range(p):
+                    z[s * p + i, r * p + j] = z[r * p + i, s * p + j]
+
+
 def _factor_cells(value, n, share, noise, beta, mu, cov, lei, cens, discrete):
     """Every cell's moments and factorisation, the summed 3 × 3 Gram matrix of the right-hand
     sides (module notes of the block likelihood) and log det M."""
-    K = value.shape[0]
     cells_moments, factors = [], []
     gram = np.zeros((3, 3))
     log_det = 0.0
     ok = True
-    for c in range(K):
+    for c in range(value.shape[0]):
         moments = cell_moments(beta, mu[c], cov, lei[c], cens[c], discrete)
         factor = _factor(value[c], noise[c], n * share[c], share[c], n, moments)
-        inverse, low_inv, z, rhs, rhs_square, solved, y, cell_log_det, good = factor
-        for k in range(rhs.shape[0]):
-            gram += _mtm(rhs[k], solved[k])
-        gram += _mtm(y, y)
-        log_det += cell_log_det
-        ok = ok and good
+        gram += _gram(factor[3], factor[5], factor[6])
+        log_det += factor[7]
+        ok = ok and factor[8]
         cells_moments.append(moments)
         factors.append(factor)
     return cells_moments, factors, gram, log_det, ok
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
+def _gram(rhs, solved, y):
+    """Σₖ RₖᵀAₖ⁻¹Rₖ + YᵀY: one cell's term of the 3 × 3 Gram matrix."""
+    gram = _mtm(y, y)
+    for k in range(rhs.shape[0]):
+        gram += _mtm(rhs[k], solved[k])
+    return gram
+
+
 def _value(gram, log_det, n, size):
     """The log-density from the Gram matrix and log det M (−∞ where it is not defined)."""
     quad, m_rho, gamma = gram[0, 0], gram[1, 0], gram[2, 1]
@@ -200,8 +245,93 @@ def _value(gram, log_det, n, size):
 
 
 @numba.njit(cache=True)
-def regression_logp(value, n, share, noise, beta, mu, chol, lei, cens, discrete):
-    """log N(value | n·m, n·(B − mmᵀ) + diag(noise)) over the K cells.
+def _exit_adjoints(moments, factor, n, share, scalars, ht, h_inv):
+    """Per unit of the cell's share: the adjoints of the exit blocks' means and second moments,
+    of the border weights, and the sums Σₖ Bᵣ,ₖαₖ and Σₖ Bᵣ,ₖxₖ (module notes)."""
+    mean, moment, b, basis, smean, ssecond = moments
+    inverse, solved = factor[0], factor[5]
+    coef, ratio, kappa = scalars
+    E, p, P = mean.shape[0], mean.shape[1], smean.shape[0]
+    size = n * share
+    h_alpha, h_x = ht[:, 0] + coef * ht[:, 1], ht[:, 1].copy()  # H·α_corner, H·x_corner
+    tee = h_inv @ basis.reshape((4 * p, P)).T  # T = H Ŝ⁻¹ Hᵀ, (4p, 4p)
+    mean_bar, moment_bar, weight_bar = np.empty((E, p)), np.empty((E, p, p)), np.empty((4, E))
+    b_alpha, b_x = np.zeros(4 * p), np.zeros(4 * p)
+    mixed = np.empty((4, p, p))  # Gᵣ = Σₛ wₛTᵣₛ, wₛ = n·πᵢ·Bₛ,ₖ
+    for k in range(E):
+        w = size * b[:, k]
+        ct = np.zeros((p, 3))
+        q = np.zeros((p, p))
+        for r in range(4):
+            for i in range(p):
+                for j in range(3):
+                    ct[i, j] += w[r] * ht[r * p + i, j]
+                for j in range(p):
+                    t = 0.0
+                    for s in range(4):
+                        t += w[s] * tee[r * p + i, s * p + j]
+                    mixed[r, i, j] = t
+                    q[i, j] += w[r] * t
+        full = solved[k] - _mm(inverse[k], ct)
+        alpha, x = full[:, 0] + coef * full[:, 1], full[:, 1]
+        mean_bar[k] = n * alpha * (1.0 - ratio) + kappa * x
+        inner = _mm(_mm(inverse[k], q), inverse[k])
+        for i in range(p):
+            for j in range(p):
+                moment_bar[k, i, j] = (
+                    0.5 * n * (alpha[i] * alpha[j] - kappa * x[i] * x[j] - inverse[k, i, j] - inner[i, j])
+                )
+        for r in range(4):
+            trace, dot_alpha, dot_x = 0.0, 0.0, 0.0
+            for i in range(p):
+                dot_alpha += alpha[i] * h_alpha[r * p + i]
+                dot_x += x[i] * h_x[r * p + i]
+                b_alpha[r * p + i] += b[r, k] * alpha[i]
+                b_x[r * p + i] += b[r, k] * x[i]
+                for j in range(p):
+                    trace += inverse[k, i, j] * mixed[r, i, j]
+            weight_bar[r, k] = n * (dot_alpha - kappa * dot_x + trace)
+    return mean_bar, moment_bar, weight_bar, b_alpha, b_x
+
+
+@numba.njit(cache=True, nogil=True)
+def _cell_adjoints(moments, factor, n, share, scalars):
+    """The adjoints of one cell's moments (:func:`cell_moments` order, scaled by the share) and
+    that of its share."""
+    mean, moment, b, basis, smean, ssecond = moments
+    coef, ratio, kappa = scalars
+    p, P = mean.shape[1], smean.shape[0]
+    t = _mtm(factor[1], factor[6])  # Ŝ⁻¹(R_corner − Σₖ CₖᵀAₖ⁻¹Rₖ): M⁻¹'s corner rows of (ρ, m, Dw)
+    alpha_c, x_c = t[:, 0] + coef * t[:, 1], t[:, 1].copy()
+    flat = basis.reshape((4 * p, P))
+    inv_schur = _lower_gram(factor[1])
+    h_inv = flat @ inv_schur  # H Ŝ⁻¹, (4p, P)
+    mean_bar, moment_bar, weight_bar, b_alpha, b_x = _exit_adjoints(
+        moments, factor, n, share, scalars, _mm(flat, t), h_inv
+    )
+    # Σₖ Bᵣ,ₖ·nπ·Bₛ,ₖ·Aₖ⁻¹ = nπ·W
+    mixed = (n * share) * (factor[2] @ h_inv)
+    basis_bar = n * (np.outer(b_alpha, alpha_c) - kappa * np.outer(b_x, x_c) + mixed)
+    smean_bar = n * alpha_c * (1.0 - ratio) + kappa * x_c
+    ssecond_bar = 0.5 * n * (np.outer(alpha_c, alpha_c) - kappa * np.outer(x_c, x_c) - inv_schur)
+    share_bar = (
+        np.sum(mean_bar * mean) + np.sum(moment_bar * moment) + np.sum(weight_bar * b)
+        + smean_bar @ smean + np.sum(ssecond_bar * ssecond)
+    )  # fmt: skip
+    bars = (
+        share * mean_bar, share * moment_bar, share * weight_bar, share * basis_bar.reshape((4, p, P)),
+        share * smean_bar, share * ssecond_bar,
+    )  # fmt: skip
+    return bars, share_bar
+
+
+def regression_logp_grad(value, n, share, noise, beta, mu, chol, lei, cens, discrete):
+    """log N(value | n·m, n·(B − mmᵀ) + diag(noise)) over the K cells, and its gradient in share,
+    beta, mu, chol, lei and cens.
+
+    A Python function calling one compiled kernel per stage and cell (the moments, the
+    factorisation, the adjoints): each is compiled on its own and cached, where one kernel linking
+    them all would be optimised again as a whole at its first call.
 
     Parameters
     ----------
@@ -224,92 +354,16 @@ def regression_logp(value, n, share, noise, beta, mu, chol, lei, cens, discrete)
 
     Returns
     -------
-    float
-        The log-density; −∞ where the covariance is not positive definite.
-    """
-    cov = _mm(chol, chol.T.copy())
-    _, _, gram, log_det, ok = _factor_cells(value, n, share, noise, beta, mu, cov, lei, cens, discrete)
-    return _value(gram, log_det, n, value.size) if ok else -np.inf
-
-
-@numba.njit(cache=True)
-def _exit_adjoints(moments, factor, n, share, scalars, ht, h_inv):
-    """Per unit of the cell's share: the adjoints of the exit blocks' means and second moments,
-    of the border weights, and the sums Σₖ Bᵣ,ₖαₖ, Σₖ Bᵣ,ₖxₖ and Σₖ Bᵣ,ₖWₛ,ₖAₖ⁻¹ (module notes)."""
-    mean, moment, b, basis, smean, ssecond = moments
-    inverse, solved = factor[0], factor[5]
-    coef, ratio, kappa = scalars
-    E, p, P = mean.shape[0], mean.shape[1], smean.shape[0]
-    size = n * share
-    h_alpha, h_x = ht[:, 0] + coef * ht[:, 1], ht[:, 1].copy()  # H·α_corner, H·x_corner
-    tee = _mmt(h_inv, basis.reshape((4 * p, P)))  # T = H Ŝ⁻¹ Hᵀ, (4p, 4p)
-    mean_bar, moment_bar, weight_bar = np.empty((E, p)), np.empty((E, p, p)), np.empty((4, E))
-    b_alpha, b_x, y_mix = np.zeros(4 * p), np.zeros(4 * p), np.zeros((4 * p, 4 * p))
-    for k in range(E):
-        ct = np.zeros((p, 3))
-        q = np.zeros((p, p))
-        for r in range(4):
-            ct += (size * b[r, k]) * ht[r * p : (r + 1) * p]
-            for s in range(4):
-                q += (size * b[r, k]) * (size * b[s, k]) * tee[r * p : (r + 1) * p, s * p : (s + 1) * p]
-        full = solved[k] - _mm(inverse[k], ct)
-        alpha, x = full[:, 0] + coef * full[:, 1], full[:, 1]
-        mean_bar[k] = n * alpha * (1.0 - ratio) + kappa * x
-        inner = _mm(_mm(inverse[k], q), inverse[k])
-        moment_bar[k] = 0.5 * n * (np.outer(alpha, alpha) - kappa * np.outer(x, x) - inverse[k] - inner)
-        for r in range(4):
-            rows = slice(r * p, (r + 1) * p)
-            trace = 0.0
-            for s in range(4):
-                trace += size * b[s, k] * np.sum(inverse[k] * tee[rows, s * p : (s + 1) * p])
-            weight_bar[r, k] = n * (alpha @ h_alpha[rows] - kappa * (x @ h_x[rows]) + trace)
-            b_alpha[rows] += b[r, k] * alpha
-            b_x[rows] += b[r, k] * x
-            for s in range(4):
-                y_mix[rows, s * p : (s + 1) * p] += (b[r, k] * size * b[s, k]) * inverse[k]
-    return mean_bar, moment_bar, weight_bar, b_alpha, b_x, y_mix
-
-
-@numba.njit(cache=True)
-def _cell_adjoints(moments, factor, n, share, scalars):
-    """The adjoints of one cell's moments (:func:`cell_moments` order, scaled by the share) and
-    that of its share."""
-    mean, moment, b, basis, smean, ssecond = moments
-    coef, ratio, kappa = scalars
-    p, P = mean.shape[1], smean.shape[0]
-    t = _mtm(factor[1], factor[6])  # Ŝ⁻¹(R_corner − Σₖ CₖᵀAₖ⁻¹Rₖ): M⁻¹'s corner rows of (ρ, m, Dw)
-    alpha_c, x_c = t[:, 0] + coef * t[:, 1], t[:, 1].copy()
-    flat = basis.reshape((4 * p, P))
-    inv_schur = _mtm(factor[1], factor[1])
-    h_inv = _mm(flat, inv_schur)  # H Ŝ⁻¹, (4p, P)
-    mean_bar, moment_bar, weight_bar, b_alpha, b_x, y_mix = _exit_adjoints(
-        moments, factor, n, share, scalars, _mm(flat, t), h_inv
-    )
-    basis_bar = n * (np.outer(b_alpha, alpha_c) - kappa * np.outer(b_x, x_c) + _mm(y_mix, h_inv))
-    smean_bar = n * alpha_c * (1.0 - ratio) + kappa * x_c
-    ssecond_bar = 0.5 * n * (np.outer(alpha_c, alpha_c) - kappa * np.outer(x_c, x_c) - inv_schur)
-    share_bar = (
-        np.sum(mean_bar * mean) + np.sum(moment_bar * moment) + np.sum(weight_bar * b)
-        + smean_bar @ smean + np.sum(ssecond_bar * ssecond)
-    )  # fmt: skip
-    bars = (
-        share * mean_bar, share * moment_bar, share * weight_bar, share * basis_bar.reshape((4, p, P)),
-        share * smean_bar, share * ssecond_bar,
-    )  # fmt: skip
-    return bars, share_bar
-
-
-@numba.njit(cache=True, nogil=True)  # released while it runs: chains in threads (nutpie) run it at once
-def regression_logp_grad(value, n, share, noise, beta, mu, chol, lei, cens, discrete):
-    """:func:`regression_logp` and its gradient in share, beta, mu, chol, lei and cens.
-
-    Returns
-    -------
     tuple
-        (logp, ∂/∂share, ∂/∂beta, ∂/∂mu, ∂/∂chol, ∂/∂lei, ∂/∂cens); zero gradients where the
-        log-density is −∞.
+        (logp, ∂/∂share, ∂/∂beta, ∂/∂mu, ∂/∂chol, ∂/∂lei, ∂/∂cens); logp is −∞ where the
+        covariance is not positive definite, with zero gradients.
     """
-    cov = _mm(chol, chol.T.copy())
+    with np.errstate(all="ignore"):  # a sampler's stray point: inf or nan, as the kernels give
+        return _logp_grad(value, n, share, noise, beta, mu, chol, lei, cens, discrete)
+
+
+def _logp_grad(value, n, share, noise, beta, mu, chol, lei, cens, discrete):
+    cov = chol @ chol.T
     cells_moments, factors, gram, log_det, ok = _factor_cells(
         value, n, share, noise, beta, mu, cov, lei, cens, discrete
     )
@@ -328,7 +382,7 @@ def regression_logp_grad(value, n, share, noise, beta, mu, chol, lei, cens, disc
             cell_moments_adjoint(
                 beta, mu[c], cov, lei[c], cens[c], discrete, bars, beta_bar, mu_bar[c], cov_bar, lei_bar[c], cens_bar[c]
             )
-    chol_bar = _mm(cov_bar + cov_bar.T, chol)
+    chol_bar = (cov_bar + cov_bar.T) @ chol
     return logp, share_bar, beta_bar, mu_bar, chol_bar, lei_bar, cens_bar
 
 

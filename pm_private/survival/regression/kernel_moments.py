@@ -107,7 +107,7 @@ def _square_basis(mu, u, cov):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def cell_moments(beta, mu, cov, lei, cens, discrete):
     """The blocks of :class:`~pm_private.survival.regression.moments.StatBlocks` for one cell.
 
@@ -241,7 +241,7 @@ def _blocks_adjoint(b, mu, u, square, mean_bar, moment_bar, b_bar, mu_bar, u_bar
     return square_bar
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def cell_moments_adjoint(beta, mu, cov, lei, cens, discrete, bars, beta_bar, mu_bar, cov_bar, lei_bar, cens_bar):
     """Reverse of :func:`cell_moments`: adds the adjoints of β, μ, Σ, the log event increments and
     the censoring terms, given those of its outputs.
