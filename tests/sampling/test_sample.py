@@ -27,11 +27,19 @@ def test_nutpie_compiles_once_and_refits_the_new_data(monkeypatch):
         return compile_model(*args, **kwargs)
 
     monkeypatch.setattr(nutpie, "compile_pymc_model", counted)
+    options, sample = [], nutpie.sample
+
+    def recorded(*args, **kwargs):
+        options.append(kwargs)
+        return sample(*args, **kwargs)
+
+    monkeypatch.setattr(nutpie, "sample", recorded)
     model = pp.logistic_model(_release(Y, 1), x_sample=None)
     first = pp.sample(model, draws=300, tune=300, random_seed=1, sampler="nutpie")
     pp.set_logistic_stats(_release(~Y, 2), model)  # labels flipped: the coefficients change sign
-    second = pp.sample(model, draws=300, tune=300, random_seed=2, sampler="nutpie")
+    second = pp.sample(model, draws=300, tune=300, random_seed=2, sampler="nutpie", low_rank_modified_mass_matrix=True)
     assert len(calls) == 1
+    assert "low_rank_modified_mass_matrix" not in options[0] and options[1]["low_rank_modified_mass_matrix"]
     b1 = first["posterior"]["beta"].mean(("chain", "draw")).values
     b2 = second["posterior"]["beta"].mean(("chain", "draw")).values
     assert b1[0] > 0.5 and b2[0] < -0.5
