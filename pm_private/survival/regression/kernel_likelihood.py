@@ -66,19 +66,6 @@ def _mtm(a, b):
 
 
 @numba.njit(cache=True)
-def _mmt(a, b):
-    """a @ bᵀ by loops."""
-    out = np.zeros((a.shape[0], b.shape[0]))
-    for i in range(a.shape[0]):
-        for j in range(b.shape[0]):
-            t = 0.0
-            for k in range(a.shape[1]):
-                t += a[i, k] * b[j, k]
-            out[i, j] = t
-    return out
-
-
-@numba.njit(cache=True)
 def _cholesky_inverse(a):
     """(L⁻¹, Σ log Lᵢᵢ, ok) of the lower Cholesky factor L of a; ok is False where a is not
     positive definite (as far as the factorisation tells)."""
@@ -134,7 +121,7 @@ def _factor(value, noise, size, share, n, moments):
     log_det = 0.0
     ok = True
     rhs, solved = np.zeros((E, p, 3)), np.empty((E, p, 3))
-    gram = np.zeros((4 * p, 4 * p))
+    weighted = np.zeros((4 * p, 4 * p))  # W
     through = np.zeros((4 * p, 3))
     for k in range(E):
         a = size * moment[k]
@@ -148,15 +135,15 @@ def _factor(value, noise, size, share, n, moments):
         log_det += 2.0 * log_diag
         inverse[k] = _lower_gram(low_inv)
         solved[k] = _mm(inverse[k], rhs[k])
-        _add_weighted_blocks(gram, b[:, k], inverse[k])
+        _add_weighted_blocks(weighted, b[:, k], inverse[k])
         for r in range(4):
             wr = size * b[r, k]
             for i in range(p):
                 for j in range(3):
                     through[r * p + i, j] += wr * solved[k, i, j]
-    _mirror_blocks(gram, p)
+    _mirror_blocks(weighted, p)
     flat = basis.reshape((4 * p, P))
-    schur = size * ssecond - size**2 * (flat.T @ (gram @ flat))  # HᵀZH, Z = (nπ)²·W
+    schur = size * ssecond - size**2 * (flat.T @ (weighted @ flat))  # HᵀZH, Z = (nπ)²·W
     for i in range(P):
         schur[i, i] += d_square[i]
     rhs_square = np.zeros((P, 3))
@@ -167,7 +154,7 @@ def _factor(value, noise, size, share, n, moments):
     ok = ok and good
     log_det += 2.0 * log_diag
     y = _mm(low_inv, rhs_square - flat.T @ through)
-    return inverse, low_inv, gram, rhs, rhs_square, solved, y, log_det, ok
+    return inverse, low_inv, weighted, rhs, rhs_square, solved, y, log_det, ok
 
 
 @numba.njit(cache=True)
@@ -257,7 +244,7 @@ def _exit_adjoints(moments, factor, n, share, scalars, ht, h_inv):
     tee = h_inv @ basis.reshape((4 * p, P)).T  # T = H Ŝ⁻¹ Hᵀ, (4p, 4p)
     mean_bar, moment_bar, weight_bar = np.empty((E, p)), np.empty((E, p, p)), np.empty((4, E))
     b_alpha, b_x = np.zeros(4 * p), np.zeros(4 * p)
-    mixed = np.empty((4, p, p))  # Gᵣ = Σₛ wₛTᵣₛ, wₛ = n·πᵢ·Bₛ,ₖ
+    mixed = np.empty((4, p, p))  # Gᵣ = Σₛ wₛTᵣₛ, wₛ = nπ·Bₛ,ₖ
     for k in range(E):
         w = size * b[:, k]
         ct = np.zeros((p, 3))
@@ -310,8 +297,8 @@ def _cell_adjoints(moments, factor, n, share, scalars):
         moments, factor, n, share, scalars, _mm(flat, t), h_inv
     )
     # Σₖ Bᵣ,ₖ·nπ·Bₛ,ₖ·Aₖ⁻¹ = nπ·W
-    mixed = (n * share) * (factor[2] @ h_inv)
-    basis_bar = n * (np.outer(b_alpha, alpha_c) - kappa * np.outer(b_x, x_c) + mixed)
+    weighted_h = (n * share) * (factor[2] @ h_inv)
+    basis_bar = n * (np.outer(b_alpha, alpha_c) - kappa * np.outer(b_x, x_c) + weighted_h)
     smean_bar = n * alpha_c * (1.0 - ratio) + kappa * x_c
     ssecond_bar = 0.5 * n * (np.outer(alpha_c, alpha_c) - kappa * np.outer(x_c, x_c) - inv_schur)
     share_bar = (
