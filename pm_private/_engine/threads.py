@@ -9,6 +9,7 @@ threads than with one.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import weakref
 from contextlib import contextmanager
@@ -18,10 +19,12 @@ __all__ = ["hold_one_blas_thread", "hold_one_blas_thread_while", "single_threade
 # Several kernels in threads of one process share one process-wide limit (threadpoolctl's), set by
 # the first to enter and restored by the last to leave.  The libraries are found once per process
 # (a fresh threadpoolctl limiter inspects every loaded library, about 2 ms a call), so entering
-# and leaving costs a few microseconds.
+# and leaving costs a few microseconds.  A BLAS loaded later (SciPy's own OpenBLAS arrives with
+# ``scipy.linalg``, after numpy's) comes with new modules, so the search runs again whenever the
+# count of imported modules has changed.
 _blas_lock = threading.Lock()
 _blas_libraries: list = []
-_blas_pid: int | None = None
+_blas_key: tuple[int, int] | None = None  # (process, imported modules) of the last search
 _held: list[tuple[object, int]] | None = None  # (library, original threads) while the process limit holds
 _held_pid: int | None = None
 _holders_alive = 0
@@ -30,12 +33,13 @@ _call_saved: list[tuple[object, int]] = []
 
 
 def _libraries() -> list:
-    global _blas_libraries, _blas_pid
-    if _blas_pid != os.getpid():
+    global _blas_libraries, _blas_key
+    key = (os.getpid(), len(sys.modules))
+    if _blas_key != key:
         from threadpoolctl import ThreadpoolController
 
         _blas_libraries = ThreadpoolController().select(user_api="blas").lib_controllers
-        _blas_pid = os.getpid()
+        _blas_key = (os.getpid(), len(sys.modules))  # threadpoolctl's own imports counted
     return _blas_libraries
 
 
@@ -62,8 +66,9 @@ def hold_one_blas_thread() -> None:
     again if the threads were raised since, the original counts kept for the restore."""
     global _held, _held_pid
     with _blas_lock:
-        if _process_limit_held():
-            _limit(_libraries())
+        if _process_limit_held():  # limit again; a library loaded since joins the restore list
+            known = {lib.filepath for lib, _ in _held}
+            _held += [entry for entry in _limit(_libraries()) if entry[0].filepath not in known]
         else:
             _held, _held_pid = _limit(_libraries()), os.getpid()
 

@@ -1,5 +1,6 @@
 """Releases on Dask collections: same statistics as in memory, noise once on the client, errors by partition."""
 
+import os
 import subprocess
 import sys
 import threading
@@ -207,6 +208,21 @@ def test_single_threaded_blas_nests_across_threads_and_restores():
         thread.join()
         assert counts() == {1}  # the other thread's exit did not restore the limit under us
     assert counts() == before
+
+
+def test_single_threaded_blas_limits_a_blas_loaded_after_the_first_search():
+    """SciPy's own OpenBLAS is loaded by ``scipy.linalg``, after numpy's: the limit must reach it."""
+    code = (
+        "import numpy as np, threadpoolctl\n"
+        "from pm_private._engine import threads\n"
+        "with threads.single_threaded_blas(): pass\n"
+        "import scipy.linalg\n"
+        "with threads.single_threaded_blas():\n"
+        "    inside = {l['num_threads'] for l in threadpoolctl.threadpool_info() if l['user_api'] == 'blas'}\n"
+        "assert inside == {1}, inside\n"
+    )
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "2"}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, cwd=str(__import__("pathlib").Path(__file__).parents[2]))
 
 
 def test_library_works_without_dask():
