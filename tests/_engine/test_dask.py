@@ -222,7 +222,9 @@ def test_single_threaded_blas_limits_a_blas_loaded_after_the_first_search():
         "assert inside == {1}, inside\n"
     )
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "2"}
-    subprocess.run([sys.executable, "-c", code], check=True, env=env, cwd=str(__import__("pathlib").Path(__file__).parents[2]))
+    subprocess.run(
+        [sys.executable, "-c", code], check=True, env=env, cwd=str(__import__("pathlib").Path(__file__).parents[2])
+    )
 
 
 def test_library_works_without_dask():
