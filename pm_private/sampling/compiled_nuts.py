@@ -113,7 +113,7 @@ def sample(
         Show the sampler's progress bar.
     **sampler_options
         Passed on to ``nutpie.sample`` or ``pm.sample``: for example
-        ``low_rank_modified_mass_matrix=True`` (nutpie), a mass matrix that adds the directions of
+        ``adaptation="low_rank"`` (nutpie), a mass matrix that adds the directions of
         the posterior's strongest correlations to the diagonal; it halves the gradient evaluations
         per draw of :func:`pm_private.survival_regression_model`.
 

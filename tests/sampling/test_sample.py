@@ -37,9 +37,9 @@ def test_nutpie_compiles_once_and_refits_the_new_data(monkeypatch):
     model = pp.logistic_model(_release(Y, 1), x_sample=None)
     first = pp.sample(model, draws=300, tune=300, random_seed=1, sampler="nutpie")
     pp.set_logistic_stats(_release(~Y, 2), model)  # labels flipped: the coefficients change sign
-    second = pp.sample(model, draws=300, tune=300, random_seed=2, sampler="nutpie", low_rank_modified_mass_matrix=True)
+    second = pp.sample(model, draws=300, tune=300, random_seed=2, sampler="nutpie", adaptation="low_rank")
     assert len(calls) == 1
-    assert "low_rank_modified_mass_matrix" not in options[0] and options[1]["low_rank_modified_mass_matrix"]
+    assert "adaptation" not in options[0] and options[1]["adaptation"] == "low_rank"
     b1 = first["posterior"]["beta"].mean(("chain", "draw")).values
     b2 = second["posterior"]["beta"].mean(("chain", "draw")).values
     assert b1[0] > 0.5 and b2[0] < -0.5
