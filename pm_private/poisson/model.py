@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pymc as pm
-import pytensor.tensor as pt
-from scipy.special import gammaln
 
 from ..privacy.validation import check_bool
 from ..released.glm import PUBLIC_ROWS, glm_arrays, glm_model, set_glm_stats
-from .moments import poisson_stat_moments
+from .moments import clipped_count_mean, poisson_stat_moments
 from .release import POISSON
 
 __all__ = ["poisson_model", "set_poisson_stats"]
@@ -166,14 +164,6 @@ def poisson_model(
         x_sample=x_sample,
         link_mean=lambda a: clipped_count_mean(a, y_bound),
     )
-
-
-def clipped_count_mean(a, y_bound: int):
-    """E[min(y, B) | a] = B − Σ_{j<B} (B − j)·pⱼ(a), y ~ Poisson(eᵃ), pⱼ the Poisson probabilities (tensor)."""
-    j = np.arange(y_bound, dtype=np.float64)
-    a = pt.minimum(a, 60.0)[..., None]
-    probabilities = pt.exp(j * a - pt.exp(a) - gammaln(j + 1.0))
-    return float(y_bound) - (probabilities * (y_bound - j)).sum(axis=-1)
 
 
 def set_poisson_stats(stats, model: pm.Model | None = None, *, noise_aware: bool = True, x_sample=PUBLIC_ROWS) -> None:

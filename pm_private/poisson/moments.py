@@ -20,6 +20,8 @@ from ..released.moments import linear_predictor_moments
 
 __all__ = [
     "POISSON_QUADRATURE_NODES",
+    "ClippedPoissonMean",
+    "clipped_count_mean",
     "PoissonLognormal",
     "clipped_count_coefficients",
     "poisson_lognormal",
@@ -265,6 +267,145 @@ def poisson_lognormal(m, s, size: int):
         π₀, …, π_{size−1}.
     """
     return PoissonLognormal(size)(m, s)[0]
+
+
+def _clipped_poisson_tables(y_bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """log j! and 1/(j + 1) for j < B: the constants of :func:`_clipped_poisson_mean_kernel`."""
+    j = np.arange(y_bound, dtype=np.float64)
+    return np.array([math.lgamma(v + 1.0) for v in j]), 1.0 / (j + 1.0)
+
+
+@numba.njit(cache=True)
+def _clipped_poisson_mean_kernel(a, log_factorial, inverse):
+    """g(a) = E[min(y, B)] and g′(a) = λ·P(y < B), y ~ Poisson(λ), λ = e^{min(a, 60)}, elementwise;
+    B = len(log_factorial), the tables of :func:`_clipped_poisson_tables`.
+
+    The probabilities p_j, j < B, are taken from the largest, at j* = min(⌊λ⌋, B − 1) (one
+    exponential), by p_{j+1} = p_j·λ/(j + 1) upwards and p_{j−1} = p_j·j/λ downwards: both recursions
+    decrease, so nothing overflows and only negligible terms underflow."""
+    flat = np.ascontiguousarray(a).reshape(-1)
+    value, slope = np.empty(flat.size), np.empty(flat.size)
+    y_bound = log_factorial.size
+    bound = float(y_bound)
+    for i in range(flat.size):
+        log_rate = min(flat[i], _MAX_LOG_RATE)
+        rate = math.exp(log_rate)
+        top = y_bound - 1 if rate >= y_bound - 1 else int(rate)
+        p_top = math.exp(top * log_rate - rate - log_factorial[top])
+        below, cdf = 0.0, 0.0  # Σ (B − j)·p_j and Σ p_j over j < B
+        p = p_top
+        for j in range(top, y_bound):
+            below += (bound - j) * p
+            cdf += p
+            p *= rate * inverse[j]
+        if top > 0:
+            p = p_top
+            per_rate = 1.0 / rate
+            for j in range(top, 0, -1):
+                p *= j * per_rate
+                below += (bound - j + 1.0) * p
+                cdf += p
+        value[i] = bound - below
+        slope[i] = rate * cdf if flat[i] < _MAX_LOG_RATE else 0.0
+    return value.reshape(a.shape), slope.reshape(a.shape)
+
+
+class ClippedPoissonMean(Op):
+    """a ↦ (g(a), g′(a)), elementwise over a tensor of log-rates: the mean of a count clipped at B,
+
+        g(a) = E[min(y, B)] = B − Σ_{j<B} (B − j)·p_j,   g′(a) = λ·Σ_{j<B} p_j,
+
+    y ~ Poisson(λ), λ = e^a, p_j = e^{−λ}λ^j/j! (d/dλ E[min(y, B)] = P(y < B), since
+    E[min(y, B)] = Σ_{k=1}^{B} P(y ≥ k)).  Log-rates above 60 are evaluated at 60 (g = B, g′ = 0).
+    One loop over j < B per element, in place of B exponentials per element in a graph; the
+    derivative is used only by the gradient of g (second derivatives are not implemented).
+    """
+
+    __props__ = ("y_bound",)
+
+    def __init__(self, y_bound: int):
+        self.y_bound = int(y_bound)
+
+    def make_node(self, a):
+        a = pt.as_tensor(a).astype("float64")
+        return Apply(self, [a], [a.type(), a.type()])
+
+    def perform(self, node, inputs, outputs):
+        a = np.asarray(inputs[0], dtype=np.float64)
+        value, slope = _clipped_poisson_mean_kernel(a, *_clipped_poisson_tables(self.y_bound))
+        outputs[0][0], outputs[1][0] = value, slope
+
+    def infer_shape(self, node, shapes):
+        return [shapes[0], shapes[0]]
+
+    def pullback(self, inputs, outputs, cotangents):
+        if not isinstance(cotangents[1].type, DisconnectedType):
+            return [grad_not_implemented(self, 0, inputs[0], "second derivatives")]
+        return [cotangents[0] * outputs[1]]
+
+
+@register_numba_funcify(ClippedPoissonMean)
+def _numba_funcify_clipped_poisson_mean(op, node=None, **kwargs):
+    """Numba implementation for PyTensor's default backend (no object-mode fallback)."""
+    log_factorial, inverse = _clipped_poisson_tables(op.y_bound)
+
+    @numba_njit
+    def clipped_poisson_mean_op(a):
+        return _clipped_poisson_mean_kernel(a, log_factorial, inverse)
+
+    return clipped_poisson_mean_op
+
+
+@register_jax_funcify(ClippedPoissonMean)
+def _jax_funcify_clipped_poisson_mean(op, node=None, **kwargs):
+    """JAX implementation: the B probabilities of each element in log space, with g′ as JAX's
+    derivative of g (a custom JVP)."""
+    import jax
+    import jax.numpy as jnp
+
+    j = jnp.arange(op.y_bound, dtype=jnp.float64)
+    log_factorial = jax.scipy.special.gammaln(j + 1.0)
+    bound = float(op.y_bound)
+
+    def both(a):
+        log_rate = jnp.minimum(a, _MAX_LOG_RATE)
+        rate = jnp.exp(log_rate)
+        p = jnp.exp(j * log_rate[..., None] - rate[..., None] - log_factorial)
+        slope = jnp.where(a < _MAX_LOG_RATE, rate * p.sum(axis=-1), 0.0)
+        return bound - ((bound - j) * p).sum(axis=-1), slope
+
+    @jax.custom_jvp
+    def value(a):
+        return both(a)[0]
+
+    @value.defjvp
+    def _value_jvp(primals, tangents):
+        g, slope = both(primals[0])
+        return g, slope * tangents[0]
+
+    def clipped_poisson_mean_op(a):
+        return value(a), jax.lax.stop_gradient(both(a)[1])
+
+    return clipped_poisson_mean_op
+
+
+def clipped_count_mean(a, y_bound: int):
+    """E[min(y, B) | a], y ~ Poisson(eᵃ), elementwise over a tensor of log-rates
+    (:class:`ClippedPoissonMean`, with its first derivative).
+
+    Parameters
+    ----------
+    a : tensor
+        Log-rates.
+    y_bound : int
+        The count bound B ≥ 1.
+
+    Returns
+    -------
+    tensor
+        The clipped means, of a's shape.
+    """
+    return ClippedPoissonMean(y_bound)(a)[0]
 
 
 def poisson_stat_moments(beta, intercept, mu, cov, d: int, y_bound: int):

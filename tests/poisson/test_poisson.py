@@ -11,7 +11,12 @@ from scipy import stats as sps
 
 from pm_private import BudgetExceededError, PrivacyAccountant, poisson_model, predict_poisson, release_poisson_stats
 from pm_private.poisson import poisson_stats, set_poisson_stats
-from pm_private.poisson.moments import poisson_lognormal, poisson_lognormal_values, poisson_stat_moments
+from pm_private.poisson.moments import (
+    clipped_count_mean,
+    poisson_lognormal,
+    poisson_lognormal_values,
+    poisson_stat_moments,
+)
 from pm_private.poisson.release import poisson_entry_weights, poisson_sensitivity
 from pm_private.privacy.primitives import project_rows
 from pm_private.released.degree2 import degree2_vector
@@ -129,6 +134,31 @@ def test_poisson_lognormal_probabilities_and_their_gradient():
     rng = np.random.default_rng(0)
     pytensor.gradient.verify_grad(
         lambda m, s: poisson_lognormal(m, s, 9) * np.arange(1, 10.0), [np.array(0.4), np.array(0.7)], rng=rng
+    )
+
+
+@pytest.mark.parametrize("y_bound", [1, 10, 300])
+@pytest.mark.parametrize("mode", ["NUMBA", "JAX", "FAST_RUN"])
+def test_clipped_count_mean_is_scipys_and_its_gradient_checks(y_bound, mode):
+    """E[min(y, B)] = Σ_{k=1}^{B} P(y ≥ k) by SciPy's Poisson, from rates far below to far above B
+    (where the recursions start at the largest probability), and 60 < a where the rate is capped."""
+    if mode == "JAX":
+        pytest.importorskip("jax")
+    a = np.concatenate([np.linspace(-25.0, 7.0, 161), [np.log(y_bound - 0.5), 59.9, 61.0, 90.0]])
+    x = pt.dvector("a")
+    g = clipped_count_mean(x, y_bound)
+    f = pytensor.function([x], [g, pytensor.grad(g.sum(), x)], mode=mode)
+    value, slope = f(a)
+    rate = np.exp(np.minimum(a, 60.0))
+    expected = sps.poisson.sf(np.arange(y_bound)[None, :], rate[:, None]).sum(axis=1)
+    np.testing.assert_allclose(value, expected, rtol=1e-7, atol=1e-12 * y_bound)
+    expected_slope = np.where(a < 60.0, rate * sps.poisson.cdf(y_bound - 1, rate), 0.0)
+    np.testing.assert_allclose(slope, expected_slope, rtol=1e-7, atol=1e-12)
+    pytensor.gradient.verify_grad(
+        lambda v: clipped_count_mean(v, y_bound),
+        [np.array([-1.0, 0.3, np.log(y_bound) + 0.2])],
+        rng=np.random.default_rng(0),
+        mode=mode,
     )
 
 
