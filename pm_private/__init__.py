@@ -91,6 +91,7 @@ _NAMES = {
     "set_survival_stats": ".survival.exits.model",
     "predict_survival": ".survival.exits.predict",
     "release_survival_regression_stats": ".survival.regression.release",
+    "survival_regression_bounds": ".survival.regression.bounds",
     "survival_regression_model": ".survival.regression.model",
     "set_survival_regression_stats": ".survival.regression.model",
     "predict_survival_regression": ".survival.regression.predict",

@@ -89,7 +89,9 @@ def _add_regression_parser(subparsers) -> None:
         "--x-bound",
         type=types.bound,
         required=True,
-        help="public bound on the ℓ2 norm of a (preprocessed) covariate row; rows beyond are projected onto it",
+        help="public bound on the ℓ2 norm of a (preprocessed) covariate row; rows beyond are projected onto it; "
+        "the library's rule for standardised covariates, from n, d, ε, δ, the edges (and public rows), is "
+        "pm_private.survival_regression_bounds in Python",
     )
     public_feature_group(parser)
     parser.set_defaults(run=_run_regression, command_parser=parser)

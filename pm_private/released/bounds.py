@@ -22,9 +22,10 @@ __all__ = ["GLMBounds", "glm_bound_rule"]
 
 @dataclass(frozen=True)
 class GLMBounds:
-    """Outcome of :func:`pm_private.logistic.logistic_bounds` or
-    :func:`pm_private.poisson.poisson_bounds`: pass ``x_bound`` to the release, with the public
-    :class:`pm_private.Preprocessing` that standardises the covariates.
+    """Outcome of :func:`pm_private.logistic.logistic_bounds`,
+    :func:`pm_private.poisson.poisson_bounds` or
+    :func:`pm_private.survival.survival_regression_bounds`: pass ``x_bound`` to the release, with
+    the public :class:`pm_private.Preprocessing` that standardises the covariates.
 
     Parameters
     ----------
@@ -33,10 +34,11 @@ class GLMBounds:
     multiplier : float
         m = Bx/√d ≥ 1 before the public rows raised the bound.
     noise_sd : float
-        The release's noise s.d. of one Σ y·x entry at ``x_bound``.
+        The release's noise s.d. of one Σ y·x entry at ``x_bound`` (of one exit's covariate sum
+        for the survival regression).
     sampling_sd : float
         √n·τ, the sampling s.d. of Σᵢ yᵢxᵢⱼ for a standardised covariate (τ the s.d. of a
-        response), the noise's target.
+        response; τ = 1/√(K(2J + 1)) for an exit's covariate sum), the noise's target.
     projected_share : float or None
         The share of the public rows beyond ``x_bound``; None without public rows.
     """

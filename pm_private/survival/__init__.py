@@ -60,6 +60,7 @@ _NAMES = {
     "release_survival_regression_stats": ".regression.release",
     "survival_regression_noise_plan": ".regression.release",
     "survival_regression_sensitivity": ".regression.release",
+    "survival_regression_bounds": ".regression.bounds",
     "survival_regression_stats": ".regression.release",
     "survival_regression_model": ".regression.model",
     "set_survival_regression_stats": ".regression.model",

@@ -17,6 +17,7 @@ from pm_private.release_file import read_release_file, release_to_dict, write_re
 from pm_private.survival import (
     SurvivalRegressionStatsRelease,
     release_survival_regression_stats,
+    survival_regression_bounds,
     survival_regression_noise_plan,
     survival_regression_sensitivity,
     survival_regression_stats,
@@ -117,6 +118,54 @@ def test_the_noise_has_the_stated_law_on_each_kind_of_entry():
     assert variance["x_sums"].flat[0] == pytest.approx(release.noise_scale**2 * BOUND**2)
     assert plan.noise_sd["xx off-diagonal"] == pytest.approx(release.noise_scale * BOUND**2 / math.sqrt(2))
     assert np.array_equal(release.xx, np.swapaxes(release.xx, 1, 2))
+
+
+def test_the_bound_rule_holds_the_release_noise_of_a_covariate_sum_to_its_sampling_spread():
+    small = survival_regression_bounds(2000, 3, 1.0, 1e-6, edges=EDGES, cells=CELLS)
+    assert small.multiplier == 1.0 and small.x_bound == pytest.approx(math.sqrt(3)) and small.projected_share is None
+    large = survival_regression_bounds(400_000, 3, 1.0, 1e-6, edges=EDGES, cells=CELLS)
+    exits = len(CELLS) * (2 * EDGES.size + 1)
+    assert large.multiplier > 1.0 and large.sampling_sd == pytest.approx(math.sqrt(400_000 / exits))
+    assert large.noise_sd == pytest.approx(large.sampling_sd, rel=1e-6)  # the balance the rule states
+    assert survival_regression_bounds(400_000, 3, 3.0, 1e-6, edges=EDGES, cells=CELLS).x_bound > large.x_bound
+    assert survival_regression_bounds(400_000, 3, 1.0, 1e-6, edges=EDGES).x_bound > large.x_bound  # fuller exits
+    # the noise the release adds at that bound is the noise the rule states (measured, not read off the plan)
+    time, event, X, cell = _records(400, seed=8)
+    exact = survival_regression_stats(time, event, X, cell, edges=EDGES, cells=CELLS, x_bound=large.x_bound)
+    errors = np.concatenate(
+        [
+            (
+                release_survival_regression_stats(
+                    time,
+                    event,
+                    X,
+                    cell,
+                    edges=EDGES,
+                    cells=CELLS,
+                    x_bound=large.x_bound,
+                    epsilon=1.0,
+                    delta=1e-6,
+                    rng=r,
+                ).x_sums
+                - exact.x_sums
+            ).ravel()
+            for r in range(20)
+        ]
+    )
+    assert st.kstest(errors / large.noise_sd, "norm").pvalue > 1e-3
+    public = np.random.default_rng(0).normal(size=(60, 3)) * 2.0
+    raised = survival_regression_bounds(2000, 3, 1.0, 1e-6, edges=EDGES, public_X=public, max_projected=0.1)
+    assert raised.projected_share <= 0.1 and raised.x_bound > small.x_bound
+    for kwargs, name in [
+        (dict(edges=[2.0, 1.0]), "edges"),
+        (dict(edges=EDGES, cells=["a", "a"]), "cells"),
+        (dict(edges=EDGES, public_X=public[:, :2]), "public_X"),
+        (dict(edges=EDGES, max_projected=1.5), "max_projected"),
+    ]:
+        with pytest.raises(ValueError, match=name):
+            survival_regression_bounds(2000, 3, 1.0, 1e-6, **kwargs)
+    with pytest.raises(ValueError, match="epsilon"):
+        survival_regression_bounds(2000, 3, -1.0, 1e-6, edges=EDGES)
 
 
 def test_secure_release_is_charged_once_refused_over_budget_and_bad_input_spends_nothing():

@@ -31,7 +31,8 @@ with noise, only n is public).
 Known limits: the covariates are taken to be Gaussian within a cell (binary or skewed covariates
 bias β at large n, as for the GLMs), censoring does not depend on x, and the projection of rows
 onto the ``x_bound`` ball is not modelled (the release's ``projected`` count says how many rows it
-moved).
+moved; a bound from :func:`pm_private.survival.survival_regression_bounds` keeps the projected share
+small and falling with n).
 """
 
 from __future__ import annotations
