@@ -252,18 +252,20 @@ def signal_to_noise_warning(figures: dict) -> str | None:
     )
 
 
-def warn_if_noise_dominated(batch) -> None:
+def warn_if_noise_dominated(batch) -> list[str]:
     """Warn once (:class:`NoiseDominatedWarning`) when statistics of ``batch`` (a sequence of
     LinearStats) hold a release outside the validated range: the lowest ``gram_snr`` is named,
-    with how many of the batch are below the range."""
+    with how many of the batch are below the range.  Returns the messages warned ([] or one), for
+    the model's record (``print_summary`` repeats them)."""
     figures = [release_signal_to_noise(stats) for stats in batch if not stats.is_exact]
     low = [f for f in figures if signal_to_noise_warning(f) is not None]
     if not low:
-        return
+        return []
     message = signal_to_noise_warning(min(low, key=lambda f: f["gram_snr"]))
     if len(batch) > 1:
         message = f"{len(low)} of {len(batch)} statistics: " + message
     warnings.warn(message, NoiseDominatedWarning, stacklevel=3)
+    return [message]
 
 
 def gram_posterior(stats: LinearStats, *, x_scale: float, x_dof: float, x_cov: np.ndarray) -> dict[str, np.ndarray]:

@@ -394,7 +394,7 @@ def linear_model(
     if noise_aware is None:
         noise_aware = any(not s.is_exact for s in batch)
     if noise_aware:
-        warn_if_noise_dominated(batch)
+        notes = warn_if_noise_dominated(batch)
         covariates, x_chol, likelihood, x_scale, x_dof = _covariate_law(
             stats, batch, d, x_cov=x_cov, x_scale=x_scale, x_dof=x_dof, likelihood=likelihood, clipping=clipping
         )
@@ -406,7 +406,7 @@ def linear_model(
         coords["fit"] = np.arange(len(stats))
     batch_dims = ("fit",) if batched else ()
     with pm.Model(coords=coords) as model:
-        record_fit(LINEAR, _release_kinds(batch))
+        record_fit(LINEAR, _release_kinds(batch), warnings=notes if noise_aware else ())
         prior_precision = pm.Gamma(
             "prior_precision",
             alpha=prior_precision_alpha,

@@ -16,6 +16,7 @@ _NAMES = {
     "check_stats": ".family",
     "NoiseQuery": ".noise_plan",
     "recorded_fit": ".family",
+    "recorded_warnings": ".family",
     "Family": ".family",
     "Hook": ".family",
     "Link": ".family",

@@ -14,7 +14,7 @@ a message that names both families and the function to use instead.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -41,6 +41,7 @@ __all__ = [
     "packed_preprocessing",
     "record_preprocessing",
     "recorded_fit",
+    "recorded_warnings",
     "recorded_preprocessing",
     "registered_families",
 ]
@@ -331,12 +332,14 @@ def check_stats(stats, family: Family) -> None:
     raise ValueError(f"stats: {needs}, got a {type(stats).__name__} of the {other} family: build it with {builder}")
 
 
-def record_fit(family: Family, release: str) -> None:
-    """Record the family, the release kind and the prediction transform in the current model.
+def record_fit(family: Family, release: str, warnings: Sequence[str] = ()) -> None:
+    """Record the family, the release kind, the prediction transform and the build's warnings in
+    the current model.
 
     Adds the dim ``fit_field`` with labels ``family=<name>``, ``release=<kind>``,
-    ``transform=<transform>`` and the constant ``pm.Data("fit_record", zeros)`` on it, so that
-    the posterior's ``constant_data`` carries the record.
+    ``transform=<transform>`` and one ``warning=<message>`` per warning, and the constant
+    ``pm.Data("fit_record", zeros)`` on it, so that the posterior's ``constant_data`` carries the
+    record (:func:`recorded_warnings` reads the warnings back for ``print_summary``).
 
     Parameters
     ----------
@@ -345,11 +348,14 @@ def record_fit(family: Family, release: str) -> None:
     release : str
         The kind of the release the model was built on (``"exact"`` for exact statistics; kinds
         joined by ``+`` for a sum of releases).
+    warnings : sequence of str, default ()
+        The messages of the warnings the build raised (public figures only).
     """
     import pymc as pm
 
     model = pm.modelcontext(None)
     labels = [f"family={family.name}", f"release={release}", f"transform={family.transform}"]
+    labels += [f"warning={message}" for message in warnings]
     model.add_coord(FIT_FIELD, labels)
     pm.Data(FIT_RECORD, np.zeros(len(labels)), dims=FIT_FIELD)
 
@@ -368,18 +374,42 @@ def recorded_fit(posterior) -> dict[str, str] | None:
         The record, or None where ``posterior`` carries none (a bare ``posterior`` Dataset, an
         array of draws, a DataTree without ``constant_data``).
     """
-    import xarray as xr
-
-    labels = None
-    if isinstance(posterior, xr.DataTree):
-        if "constant_data" in posterior.children and FIT_FIELD in posterior["constant_data"].dataset.coords:
-            labels = posterior["constant_data"].dataset.coords[FIT_FIELD].values
-    elif FIT_RECORD in getattr(posterior, "named_vars", {}):
-        labels = posterior.coords[FIT_FIELD]
+    labels = _fit_labels(posterior)
     if labels is None:
         return None
     record = dict(str(label).split("=", 1) for label in labels)
     return {key: record.get(key, "") for key in _FIELDS}
+
+
+def recorded_warnings(posterior) -> list[str]:
+    """The messages of the warnings a model's build raised (:func:`record_fit`), from a sampled
+    posterior or the model; [] where there were none or nothing was recorded.
+
+    Parameters
+    ----------
+    posterior : xarray.DataTree, pymc.Model or other
+        As for :func:`recorded_fit`.
+
+    Returns
+    -------
+    list of str
+        The messages, in the order they were raised.
+    """
+    labels = _fit_labels(posterior)
+    return [] if labels is None else [str(v).split("=", 1)[1] for v in labels if str(v).startswith("warning=")]
+
+
+def _fit_labels(posterior):
+    """The ``fit_field`` labels of a sampled posterior (its ``constant_data``) or a model, or None."""
+    import xarray as xr
+
+    if isinstance(posterior, xr.DataTree):
+        if "constant_data" in posterior.children and FIT_FIELD in posterior["constant_data"].dataset.coords:
+            return posterior["constant_data"].dataset.coords[FIT_FIELD].values
+        return None
+    if FIT_RECORD in getattr(posterior, "named_vars", {}):
+        return posterior.coords[FIT_FIELD]
+    return None
 
 
 def feature_coords(beta) -> list[str] | None:

@@ -83,6 +83,7 @@ __all__ = [
     "interval_table",
     "linear_predictor_draws",
     "preprocessing_arrays",
+    "public_rows_law_warning",
     "resolve_x_sample",
     "sample_law_moments",
     "set_glm_stats",
@@ -95,7 +96,57 @@ PUBLIC_ROWS = "public"
 
 class CovariateLawWarning(UserWarning):
     """The public rows a release carries cannot serve as the covariates' law (too few, or a column
-    without spread), and a GLM model falls back to the Gaussian law."""
+    without spread), and a GLM model falls back to the Gaussian law; or they serve but are too few
+    for the private rows (:func:`public_rows_law_warning`), and the intervals are about as wide as
+    the public rows alone allow."""
+
+
+#: The ``public_rows_error_to_spread`` (:func:`public_rows_law_warning`) above which a GLM fit with
+#: the public-rows law warns: the issue of width, not of level (3: intervals about three times the
+#: width the private rows and the release's noise allow).
+PUBLIC_ROWS_ERROR_LIMIT = 3.0
+
+
+def public_rows_law_warning(n: int, rows: int, yx_noise_sd: float) -> str | None:
+    """The warning a GLM fit with the public-rows law raises when the law's Monte Carlo error
+    dominates, or None; from public figures only (n, the number of public rows m and the
+    release's noise s.d. on Σ y·x; post-processing, no privacy cost).
+
+    The law's means E[g(a)] and E[g(a)·x] are averages over the m public rows, so their estimate of
+    a released sum Σᵢ yᵢxᵢⱼ has Monte Carlo s.d. about n/√m, against that sum's sampling s.d. √n
+    and the release's noise s.d. s (standardised covariates, responses of unit spread):
+
+        public_rows_error_to_spread = (n/√m) / √(n + s²).
+
+    Above ``PUBLIC_ROWS_ERROR_LIMIT`` the jackknife variance the model adds for it sets the
+    intervals' width: they stay honest but are about that many times wider than the private rows
+    and the noise allow.
+
+    Parameters
+    ----------
+    n : int
+        The number of private rows (public).
+    rows : int
+        The number of public rows m.
+    yx_noise_sd : float
+        The RMS noise s.d. of the released Σ y·xⱼ (``yx_noise_sd`` of :func:`glm_signal_to_noise`;
+        0 for exact statistics or the naive model).
+
+    Returns
+    -------
+    str or None
+        The message, with the figure and what to do.
+    """
+    ratio = (n / np.sqrt(rows)) / np.sqrt(n + yx_noise_sd**2)
+    if not ratio > PUBLIC_ROWS_ERROR_LIMIT:
+        return None
+    return (
+        f"the covariate law rests on {rows} public rows for {n} private ones: its Monte Carlo error on the "
+        f"released sums of y·x is about {ratio:.3g} times their sampling and noise spread "
+        f"(public_rows_error_to_spread = n/√m ÷ √(n + noise s.d.²), above {PUBLIC_ROWS_ERROR_LIMIT:g}), so the "
+        "intervals are about as wide as the public rows alone allow; more public rows narrow them, and "
+        "x_sample=None takes the Gaussian law (narrower, but biased on binary or skewed covariates)"
+    )
 
 
 def glm_arrays(stats, family: Family, noise_aware: bool) -> dict[str, np.ndarray]:
@@ -191,12 +242,22 @@ def glm_model(
         raise ValueError(f"feature_names must be {d} distinct names, one per feature, got {len(names)}")
     x_bound = np.inf if stats.x_bound is None else stats.x_bound
     x_sample = resolve_x_sample(x_sample, stats)
-    if np.any(arrays["stats_noise_var"] > 0):
-        message = glm_signal_to_noise_warning(glm_signal_to_noise(stats))
+    figures = glm_signal_to_noise(stats) if np.any(arrays["stats_noise_var"] > 0) else None
+    notes = []
+    for message, category in (
+        (None if figures is None else glm_signal_to_noise_warning(figures), NoiseDominatedWarning),
+        (
+            None
+            if x_sample is None
+            else public_rows_law_warning(stats.n, len(x_sample), 0.0 if figures is None else figures["yx_noise_sd"]),
+            CovariateLawWarning,
+        ),
+    ):
         if message is not None:
-            warnings.warn(message, NoiseDominatedWarning, stacklevel=3)
+            warnings.warn(message, category, stacklevel=3)
+            notes.append(message)
     with pm.Model(coords={"feature": names, "statistic": stat_labels(names)}) as model:
-        record_fit(family, getattr(stats, "kind", "exact"))
+        record_fit(family, getattr(stats, "kind", "exact"), warnings=notes)
         data = {key: pm.Data(key, value) for key, value in arrays.items()}
         pm.Data("x_bound", np.float64(x_bound))
         record_preprocessing(preprocessing_arrays(stats))

@@ -21,7 +21,7 @@ import xarray as xr
 
 from .._engine.keywords import renamed_keywords
 from ..privacy.validation import check_fraction
-from .family import recorded_fit, recorded_preprocessing, registered_families
+from .family import recorded_fit, recorded_preprocessing, recorded_warnings, registered_families
 
 __all__ = ["fit_summary", "print_summary"]
 
@@ -341,7 +341,8 @@ def print_summary(
     relation, n, public bounds and clipping (what the release's ``clip_lines()`` says: the linear
     releases' estimated clipped fractions, the survival regression's projected share; other
     releases do not release their clip counts), then the scale of the coefficients and what
-    exp(coef) is.  The table follows in blocks of whole column groups (coef; exp(coef);
+    exp(coef) is, and the warnings the model's build raised (a release's noise that dominates, a
+    covariate law on too few public rows), each with its figure.  The table follows in blocks of whole column groups (coef; exp(coef);
     R̂ and ESS), each at most 100 columns wide unless a row label alone is wider; effective
     sample sizes are printed as whole draws.
 
@@ -396,6 +397,7 @@ def print_summary(
     if table.attrs["ratio"]:
         lines.append(("exp(coef)", f"{table.attrs['ratio']}: exp of coef and of its interval's bounds"))
     lines.append(("intervals", f"{100 * table.attrs['interval']:g}% equal-tailed credible intervals"))
+    lines.extend(("warning", message) for message in recorded_warnings(tree))
     out = sys.stdout if file is None else file
     print("<pm_private fit summary>", file=out)
     for line in _header(lines):

@@ -11,6 +11,7 @@ import pytest
 from pm_private import PrivacyAccountant, linear_stats, release_linear_stats, release_linear_stats_laplace
 from pm_private.linear import LinearStats, NoiseDominatedWarning, linear_model, predict_linear, release_signal_to_noise
 from pm_private.linear.integrated import VALIDATED_GRAM_SNR
+from pm_private.released import recorded_warnings
 
 TRUE = np.array([2.0, 1.0, -1.0, 0.5])  # intercept, then the slopes
 
@@ -96,15 +97,17 @@ def test_a_noise_dominated_release_warns_with_its_signal_to_noise():
     noisy = release_linear_stats(X, y, epsilon=0.15, delta=1e-6, x_bound=3.0, y_bound=3.0, rng=3)
     figures = release_signal_to_noise(noisy)
     assert figures["gram_snr"] < VALIDATED_GRAM_SNR
-    with pytest.warns(NoiseDominatedWarning, match="gram_snr"):
-        linear_model(noisy)
+    with pytest.warns(NoiseDominatedWarning, match="gram_snr") as record:
+        model = linear_model(noisy)
+    warned = [str(w.message) for w in record if issubclass(w.category, NoiseDominatedWarning)]
+    assert recorded_warnings(model) == warned  # the record print_summary repeats
     clear = release_linear_stats(
         rng.normal(size=(20_000, 5)), rng.normal(size=20_000), epsilon=3.0, delta=1e-6, x_bound=5.0, y_bound=4.0, rng=0
     )
     assert release_signal_to_noise(clear)["gram_snr"] > 1
     with warnings.catch_warnings():
         warnings.simplefilter("error", NoiseDominatedWarning)
-        linear_model(clear)
+        assert recorded_warnings(linear_model(clear)) == []
     with pytest.warns(NoiseDominatedWarning, match="1 of 2 statistics") as record:  # a batch warns once
         linear_model([noisy, clear])
     assert sum(issubclass(w.category, NoiseDominatedWarning) for w in record) == 1

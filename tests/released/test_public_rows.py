@@ -20,7 +20,8 @@ from pm_private import (
 from pm_private.logistic import set_logistic_stats
 from pm_private.privacy.release import ChargedRefusal
 from pm_private.release_file import read_release_file, release_from_dict, release_to_dict, write_release_file
-from pm_private.released import CovariateLawWarning, shared_row_count
+from pm_private.released import CovariateLawWarning, recorded_warnings, shared_row_count
+from pm_private.released.glm import public_rows_law_warning
 
 
 def _binary_data(rng, n):
@@ -150,3 +151,22 @@ def test_public_rows_that_cannot_serve_fall_back_to_the_gaussian_law_with_a_warn
     with warnings.catch_warnings():
         warnings.simplefilter("error", CovariateLawWarning)
         poisson_model(release, x_sample=None)  # the Gaussian law asked for: no warning
+
+
+def test_a_law_on_too_few_public_rows_for_the_private_ones_warns_with_its_figure_and_records_it():
+    # (n/√m)/√(n + s²): 50,000 rows, 100 public ones, noise at the sampling spread: 5000/316 = 15.8
+    assert "15.8 times" in public_rows_law_warning(50_000, 100, np.sqrt(50_000))
+    assert public_rows_law_warning(20_000, 5_000, 100.0) is None  # 2.0: within the limit
+    assert public_rows_law_warning(20_000, 100, 1e4) is None  # the release's noise sets the width
+    rng = np.random.default_rng(5)
+    X, y = _binary_data(rng, 40_000)
+    release = release_logistic_stats(
+        X, y, epsilon=3.0, delta=1e-6, x_bound=3.0, preprocessing=_glm_prep(_binary_data(rng, 30)[0]), rng=0
+    )
+    with pytest.warns(CovariateLawWarning, match=r"rests on 30 public rows for 40000 private ones") as caught:
+        model = logistic_model(release)
+    message = next(str(w.message) for w in caught if issubclass(w.category, CovariateLawWarning))
+    assert recorded_warnings(model) == [message]  # what print_summary repeats
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CovariateLawWarning)
+        assert recorded_warnings(logistic_model(release, x_sample=None)) == []

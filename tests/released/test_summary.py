@@ -83,6 +83,24 @@ def test_exp_coef_is_exp_of_the_coef_printed_on_the_same_scale():
         fit_summary(tree, scale="public")
 
 
+def test_the_summary_repeats_the_warnings_of_the_build_after_its_header():
+    alpha, beta = _draws(-1.0, 0.05, ()), _draws([0.46, -0.47], 0.06, (2,))
+    tree = _logistic_tree(alpha, beta, np.array([50.0, 27.0]), np.array([9.0, 4.6]))
+    message = "the covariate law rests on 30 public rows for 40000 private ones: its error is 12.3 times the spread"
+    labels = [*tree["constant_data"].dataset.coords["fit_field"].values, f"warning={message}"]
+    constant = tree["constant_data"].dataset
+    tree["constant_data"] = xr.Dataset(
+        {"fit_record": (("fit_field",), np.zeros(4))}, coords={"fit_field": labels}
+    ).merge(constant.drop_vars(["fit_record", "fit_field"]))
+    out = io.StringIO()
+    print_summary(tree, file=out)
+    header = " ".join(out.getvalue().split("---")[0].split())  # the header wraps long values
+    assert "warning = the covariate law rests on 30 public rows" in header and "12.3 times" in header
+    plain = io.StringIO()
+    print_summary(_logistic_tree(alpha, beta, np.array([50.0, 27.0]), np.array([9.0, 4.6])), file=plain)
+    assert "warning" not in plain.getvalue()
+
+
 def test_printed_table_fits_100_columns_with_integer_ess_and_names_its_scale():
     alpha, beta = _draws(-1.0, 0.05, ()), _draws([0.46, -0.47], 0.06, (2,))
     tree = _logistic_tree(alpha, beta, np.array([50.0, 27.0]), np.array([9.0, 4.6]))
