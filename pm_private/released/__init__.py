@@ -37,6 +37,7 @@ _NAMES = {
     "CovariateLawWarning": ".glm",
     "shared_row_count": ".preprocessing",
     "glm_signal_to_noise_warning": ".glm",
+    "public_rows_law_warning": ".glm",
     "release_check": ".checking",
     "fit_summary": ".summary",
     "print_summary": ".summary",
