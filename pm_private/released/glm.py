@@ -102,8 +102,8 @@ class CovariateLawWarning(UserWarning):
 
 
 #: The ``public_rows_error_to_spread`` (:func:`public_rows_law_warning`) above which a GLM fit with
-#: the public-rows law warns: the issue of width, not of level (3: intervals about three times the
-#: width the private rows and the release's noise allow).
+#: the public-rows law warns.  It bounds the intervals' width, not their level: above it they are
+#: more than about three times as wide as the private rows and the release's noise allow.
 PUBLIC_ROWS_ERROR_LIMIT = 3.0
 
 
