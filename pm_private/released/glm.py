@@ -241,9 +241,13 @@ def glm_model(
     if len(names) != d or len(set(names)) != d:
         raise ValueError(f"feature_names must be {d} distinct names, one per feature, got {len(names)}")
     x_bound = np.inf if stats.x_bound is None else stats.x_bound
-    x_sample = resolve_x_sample(x_sample, stats)
+    with warnings.catch_warnings(record=True) as caught:  # a fall-back to the Gaussian law, to record
+        warnings.simplefilter("always", CovariateLawWarning)
+        x_sample = resolve_x_sample(x_sample, stats)
+    for caught_warning in caught:
+        warnings.warn(caught_warning.message, caught_warning.category, stacklevel=3)
+    notes = [str(w.message) for w in caught if issubclass(w.category, CovariateLawWarning)]
     figures = glm_signal_to_noise(stats) if np.any(arrays["stats_noise_var"] > 0) else None
-    notes = []
     for message, category in (
         (None if figures is None else glm_signal_to_noise_warning(figures), NoiseDominatedWarning),
         (

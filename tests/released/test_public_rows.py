@@ -143,6 +143,7 @@ def test_public_rows_that_cannot_serve_fall_back_to_the_gaussian_law_with_a_warn
     with pytest.warns(CovariateLawWarning, match=r"columns \[0\] are constant"):
         model = logistic_model(release)
     assert "x_sample_whitened" not in model
+    assert len(recorded_warnings(model)) == 1 and "columns [0] are constant" in recorded_warnings(model)[0]
     counts = rng.poisson(np.exp(X @ [0.3, 0.2, -0.1]))
     few = Preprocessing(x_center=np.zeros(3), x_public=_binary_data(rng, 4)[0])
     release = release_poisson_stats(X, counts, epsilon=1.0, delta=1e-6, x_bound=4.0, y_bound=10, preprocessing=few)
