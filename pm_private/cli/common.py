@@ -9,6 +9,7 @@ import importlib
 import os
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 from ..privacy import argtypes as types
@@ -310,7 +311,13 @@ def print_linear_report(stats) -> None:
 def print_glm_report(stats) -> None:
     """What a GLM release says about itself: its noise against the sampling spread of Σ y·x, and the
     covariate law its model assumes."""
-    from ..released.glm import PUBLIC_ROWS, glm_signal_to_noise, glm_signal_to_noise_warning, resolve_x_sample
+    from ..released.glm import (
+        PUBLIC_ROWS,
+        CovariateLawWarning,
+        glm_signal_to_noise,
+        glm_signal_to_noise_warning,
+        resolve_x_sample,
+    )
 
     figures = glm_signal_to_noise(stats)
     print(
@@ -320,7 +327,9 @@ def print_glm_report(stats) -> None:
     message = glm_signal_to_noise_warning(figures)
     if message is not None:
         print(f"warning: {message}")
-    rows = resolve_x_sample(PUBLIC_ROWS, stats)
+    rows, fall_back = resolve_x_sample(PUBLIC_ROWS, stats)
+    if fall_back is not None:
+        warnings.warn(fall_back, CovariateLawWarning, stacklevel=2)
     if rows is None:
         print(
             "note: the model takes the covariates to be Gaussian; on binary or skewed covariates its intervals "

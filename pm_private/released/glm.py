@@ -241,25 +241,18 @@ def glm_model(
     if len(names) != d or len(set(names)) != d:
         raise ValueError(f"feature_names must be {d} distinct names, one per feature, got {len(names)}")
     x_bound = np.inf if stats.x_bound is None else stats.x_bound
-    with warnings.catch_warnings(record=True) as caught:  # a fall-back to the Gaussian law, to record
-        warnings.simplefilter("always", CovariateLawWarning)
-        x_sample = resolve_x_sample(x_sample, stats)
-    for caught_warning in caught:
-        warnings.warn(caught_warning.message, caught_warning.category, stacklevel=3)
-    notes = [str(w.message) for w in caught if issubclass(w.category, CovariateLawWarning)]
+    x_sample, fall_back = resolve_x_sample(x_sample, stats)
     figures = glm_signal_to_noise(stats) if np.any(arrays["stats_noise_var"] > 0) else None
-    for message, category in (
-        (None if figures is None else glm_signal_to_noise_warning(figures), NoiseDominatedWarning),
-        (
-            None
-            if x_sample is None
-            else public_rows_law_warning(stats.n, len(x_sample), 0.0 if figures is None else figures["yx_noise_sd"]),
-            CovariateLawWarning,
-        ),
-    ):
+    raised = [(fall_back, CovariateLawWarning)]
+    if figures is not None:
+        raised.append((glm_signal_to_noise_warning(figures), NoiseDominatedWarning))
+    if x_sample is not None:
+        noise_sd = 0.0 if figures is None else figures["yx_noise_sd"]
+        raised.append((public_rows_law_warning(stats.n, len(x_sample), noise_sd), CovariateLawWarning))
+    notes = [message for message, _ in raised if message is not None]
+    for message, category in raised:
         if message is not None:
             warnings.warn(message, category, stacklevel=3)
-            notes.append(message)
     with pm.Model(coords={"feature": names, "statistic": stat_labels(names)}) as model:
         record_fit(family, getattr(stats, "kind", "exact"), warnings=notes)
         data = {key: pm.Data(key, value) for key, value in arrays.items()}
@@ -292,33 +285,31 @@ def _public_rows(stats):
     return getattr(getattr(stats, "preprocessing", None), "x_public", None)
 
 
-def resolve_x_sample(x_sample, stats):
-    """The covariate rows a GLM model takes as the covariates' law, or None for the Gaussian law.
+def resolve_x_sample(x_sample, stats) -> tuple[np.ndarray | None, str | None]:
+    """The covariate rows a GLM model takes as the covariates' law (None for the Gaussian law), and
+    the message of the :class:`CovariateLawWarning` its caller raises where the release's public
+    rows cannot serve (None otherwise).
 
     ``"public"`` (the default): the public rows the release's preprocessing kept
     (:meth:`pm_private.Preprocessing.from_public`), when there are some and they can be whitened
     (at least d + 2 rows, every column with spread after the release's preprocessing and row
-    projection); where they cannot, a :class:`CovariateLawWarning` says why and the Gaussian law is
-    used.  None: the Gaussian law.  An array: those rows (refused with a ValueError where they cannot
-    serve)."""
+    projection); where they cannot, the message says why and the Gaussian law is used.  None: the
+    Gaussian law.  An array: those rows (refused with a ValueError where they cannot serve)."""
     if isinstance(x_sample, str):
         if x_sample != PUBLIC_ROWS:
             raise ValueError(f"x_sample must be 'public', None or a table of public rows, got {x_sample!r}")
         rows = _public_rows(stats)
         if rows is None:
-            return None
+            return None, None
         try:
             whitened_sample(rows, stats)
         except ValueError as error:
-            warnings.warn(
+            return None, (
                 f"the release's public rows cannot serve as the covariates' law ({error}); the Gaussian law is "
-                "used, whose intervals miss more often as n grows on binary or skewed covariates",
-                CovariateLawWarning,
-                stacklevel=4,
+                "used, whose intervals miss more often as n grows on binary or skewed covariates"
             )
-            return None
-        return rows
-    return x_sample
+        return rows, None
+    return x_sample, None
 
 
 def whitened_sample(x_sample, stats, *, ridge: bool = False) -> np.ndarray:

@@ -342,9 +342,9 @@ def print_summary(
     releases' estimated clipped fractions, the survival regression's projected share; other
     releases do not release their clip counts), then the scale of the coefficients and what
     exp(coef) is, and the warnings the model's build raised (a release's noise that dominates, a
-    covariate law on too few public rows), each with its figure.  The table follows in blocks of whole column groups (coef; exp(coef);
-    R̂ and ESS), each at most 100 columns wide unless a row label alone is wider; effective
-    sample sizes are printed as whole draws.
+    covariate law on too few public rows), each with its figure.  The table follows in blocks of
+    whole column groups (coef; exp(coef); R̂ and ESS), each at most 100 columns wide unless a row
+    label alone is wider; effective sample sizes are printed as whole draws.
 
     Parameters
     ----------
