@@ -4,6 +4,7 @@ in ``pm_private.released.moments``."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numba
@@ -269,10 +270,15 @@ def poisson_lognormal(m, s, size: int):
     return PoissonLognormal(size)(m, s)[0]
 
 
+@functools.cache
 def _clipped_poisson_tables(y_bound: int) -> tuple[np.ndarray, np.ndarray]:
-    """log j! and 1/(j + 1) for j < B: the constants of :func:`_clipped_poisson_mean_kernel`."""
+    """log j! and 1/(j + 1) for j < B: the constants of :func:`_clipped_poisson_mean_kernel`
+    (read-only, computed once per B: ``perform`` asks for them at every evaluation)."""
     j = np.arange(y_bound, dtype=np.float64)
-    return np.array([math.lgamma(v + 1.0) for v in j]), 1.0 / (j + 1.0)
+    tables = np.array([math.lgamma(v + 1.0) for v in j]), 1.0 / (j + 1.0)
+    for table in tables:
+        table.flags.writeable = False
+    return tables
 
 
 @numba.njit(cache=True)
