@@ -60,6 +60,7 @@ _NAMES = {
     "posterior_predictive": ".linear.predict",
     "NoisySuffStatRegression": ".linear.noise_aware",
     "Preprocessing": ".released.preprocessing",
+    "reference_law": ".released.copula_law",
     "AdaSSPRelease": ".linear.adaptive_ssp",
     "adassp": ".linear.adaptive_ssp",
     "PSGLD": ".sampling.psgld",

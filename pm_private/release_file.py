@@ -266,10 +266,10 @@ def _check_preprocessing(release, width: int | None, where: str = "") -> None:
     prep = getattr(release, "preprocessing", None)
     if prep is None or width is None:
         return
-    sizes = {name: np.shape(getattr(prep, name))[-1:] for name in ("x_center", "x_scale", "x_public")}
+    sizes = {name: np.shape(getattr(prep, name))[-1:] for name in ("x_center", "x_scale", "x_public", "x_kinds")}
     for name, size in sizes.items():
         if getattr(prep, name) is not None and size and size[0] != width:
-            what = "columns" if name == "x_public" else "values"
+            what = {"x_public": "columns", "x_kinds": "kinds"}.get(name, "values")
             raise ValueError(
                 f"{where}field 'preprocessing': {name} has {size[0]} {what} for the {width} covariates of the release"
             )

@@ -70,27 +70,31 @@ def logistic_model(
         Scale of the HalfNormal prior of the covariate standard deviations.
     x_eta : float, default 2.0
         LKJ shape of the covariate correlations (1: uniform).
-    x_sample : "public", None or array_like of shape (m, d), default "public"
-        The covariates' law.  An array: **public** covariate rows (raw, as passed to the release:
-        the release's preprocessing and row projection are applied here), m ≥ d + 2; the means of
-        y and y·x are then computed under the public rows' law moved affinely onto (μ, Σx) instead
-        of the Gaussian law, with the Monte Carlo variance of that estimate added
-        (``pm_private.released.glm`` module notes).  ``"public"``: the public rows the release's
-        preprocessing kept (:meth:`pm_private.Preprocessing.from_public`), or the Gaussian law
-        when it kept none (with a ``CovariateLawWarning`` when they cannot serve: fewer than
-        d + 2, or a column without spread).  None: the Gaussian law.  With the Gaussian law the
-        posterior is biased on binary, categorical or skewed covariates by a share of the
-        statistics that does not shrink with n; with public rows the intervals are wider, the
-        posterior is skewed (sample it; its mode is no summary), and they must be like the
-        private rows.  The coverage of both is measured on the documentation's model-selection
-        page.  The law is fixed when the model is built.
+    x_sample : "public", None, ReferenceLaw or array_like of shape (m, d), default "public"
+        The covariates' law.  A ``ReferenceLaw``
+        (:func:`pm_private.released.reference_law`): rows matched to the release's
+        moments and declared column kinds (binary, continuous), moved affinely onto (μ, Σx);
+        honest on binary and skewed covariates at about the Gaussian law's width.  An array:
+        **public** covariate rows (raw, as passed to the release: the release's preprocessing and
+        row projection are applied here), m ≥ d + 2; the means of y and y·x are then computed
+        under the public rows' law moved affinely onto (μ, Σx), with the Monte Carlo variance of
+        that estimate added (``pm_private.released.glm`` module notes), so the intervals widen
+        with n/√m.  ``"public"``: the reference law where the release's preprocessing declares
+        the kinds (``Preprocessing.x_kinds``), else the public rows it kept
+        (:meth:`pm_private.Preprocessing.from_public`), else the Gaussian law (with a
+        ``CovariateLawWarning`` when the rows cannot serve: fewer than d + 2, or a column without
+        spread).  None: the Gaussian law, biased on binary, categorical or skewed covariates by
+        a share of the statistics that does not shrink with n.  The coverage and width of each
+        are measured on the documentation's model-selection page.  The law is fixed when the
+        model is built.
 
     Returns
     -------
     pymc.Model
         With coords ``feature`` and ``statistic`` (the labels of the released vector), the
         variables ``beta`` (dims ``feature``), ``intercept`` (when ``intercept``), ``x_mean``,
-        (with ``x_sample``, the data ``x_sample_whitened``),
+        (with ``x_sample``, the data ``x_sample_whitened``, and ``x_sample_jackknife`` for
+        public rows),
         ``x_sd`` (dims ``feature``), ``x_partial_corr`` (when d > 1; dims ``feature_pair``, labels
         ``"a,b"``), the observed ``likelihood`` (dims ``statistic``: the released vector, whose random
         method draws replicated releases), and the data ``degree2_vector``, ``stats_noise_var``,
@@ -191,15 +195,19 @@ def set_logistic_stats(stats, model: pm.Model | None = None, *, noise_aware: boo
         The model (default: the model of the current context).
     noise_aware : bool, default True
         As in :func:`logistic_model`.
-    x_sample : "public", None or array_like of shape (m, d), default "public"
+    x_sample : "public", None, ReferenceLaw or array_like of shape (m, d), default "public"
         For a model built with public rows as the covariates' law: new rows (same m), or
         ``"public"`` for those the new release's preprocessing kept (the model's are kept when it
-        kept none); None keeps the model's.  A model built with the Gaussian law keeps it.
+        kept none); None keeps the model's.  For a model built with a reference law: the new
+        release's (``reference_law(stats, kinds, size=N)``, the model's N), or ``"public"`` where
+        the new release's preprocessing declares the kinds.  A model built with the Gaussian law
+        keeps it.
 
     Raises
     ------
     ValueError
         If ``stats`` is not a statistics record or its d differs from the model's, or ``x_sample``
-        is given to a model built without one or has another number of rows.
+        is given to a model built without one, has another number of rows, or is not a reference
+        law for a model built with one (or the other way round).
     """
     set_glm_stats(stats, model, LOGISTIC, noise_aware, x_sample=x_sample)

@@ -70,11 +70,13 @@ def poisson_model(
         Scale of the HalfNormal prior of the covariate standard deviations.
     x_eta : float, default 2.0
         LKJ shape of the covariate correlations (1: uniform).
-    x_sample : "public", None or array_like of shape (m, d), default "public"
-        The covariates' law, as in :func:`pm_private.logistic_model`: public covariate rows (raw),
-        m ≥ d + 2, under whose law moved onto (μ, Σx) the means of ỹ and ỹ·x are taken, with the
-        Monte Carlo variance of that estimate added; ``"public"`` for the rows the release's
-        preprocessing kept (the Gaussian law when it kept none); None for the Gaussian law.
+    x_sample : "public", None, ReferenceLaw or array_like of shape (m, d), default "public"
+        The covariates' law, as in :func:`pm_private.logistic_model`: a reference law of the
+        release (:func:`pm_private.released.reference_law`), or public covariate
+        rows (raw), m ≥ d + 2, under whose law moved onto (μ, Σx) the means of ỹ and ỹ·x are
+        taken, with the Monte Carlo variance of that estimate added; ``"public"`` for the
+        reference law where the release's preprocessing declares the column kinds, else the rows
+        it kept (the Gaussian law when it kept none); None for the Gaussian law.
 
     Returns
     -------
@@ -178,7 +180,7 @@ def set_poisson_stats(stats, model: pm.Model | None = None, *, noise_aware: bool
         The model (default: the model of the current context).
     noise_aware : bool, default True
         As in :func:`poisson_model`.
-    x_sample : "public", None or array_like of shape (m, d), default "public"
+    x_sample : "public", None, ReferenceLaw or array_like of shape (m, d), default "public"
         As in :func:`set_logistic_stats`.
 
     Raises

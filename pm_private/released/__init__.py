@@ -35,6 +35,8 @@ _NAMES = {
     "normal_logp": ".likelihood",
     "glm_signal_to_noise": ".glm",
     "CovariateLawWarning": ".glm",
+    "ReferenceLaw": ".copula_law",
+    "reference_law": ".copula_law",
     "shared_row_count": ".preprocessing",
     "glm_signal_to_noise_warning": ".glm",
     "public_rows_law_warning": ".glm",

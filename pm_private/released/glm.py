@@ -55,6 +55,7 @@ from .._engine.compile_notice import announce_compilation
 from .._engine.threads import hold_one_blas_thread_while
 from ..privacy.primitives import project_rows
 from ..privacy.validation import align_columns, check_bool, check_positive
+from .copula_law import ReferenceLaw, reference_law
 from .covariates import lkj_factor_and_covariance
 from .degree2 import degree2_vector, stat_labels
 from .family import (
@@ -242,11 +243,12 @@ def glm_model(
         raise ValueError(f"feature_names must be {d} distinct names, one per feature, got {len(names)}")
     x_bound = np.inf if stats.x_bound is None else stats.x_bound
     x_sample, fall_back = resolve_x_sample(x_sample, stats)
+    reference = isinstance(x_sample, ReferenceLaw)
     figures = glm_signal_to_noise(stats) if np.any(arrays["stats_noise_var"] > 0) else None
     raised = [(fall_back, CovariateLawWarning)]
     if figures is not None:
         raised.append((glm_signal_to_noise_warning(figures), NoiseDominatedWarning))
-    if x_sample is not None:
+    if x_sample is not None and not reference:
         noise_sd = 0.0 if figures is None else figures["yx_noise_sd"]
         raised.append((public_rows_law_warning(stats.n, len(x_sample), noise_sd), CovariateLawWarning))
     notes = [message for message, _ in raised if message is not None]
@@ -271,14 +273,27 @@ def glm_model(
         if x_sample is not None:
             if link_mean is None:
                 raise ValueError("link_mean is needed with x_sample")
-            whitened = pm.Data("x_sample_whitened", whitened_sample(x_sample, stats))
-            replicates = pm.Data("x_sample_jackknife", jackknife_samples(x_sample, stats))
-            mean, extra = sample_law_moments(mean, whitened, replicates, beta, b, mu, x_chol, link_mean, d)
-            total = total + n**2 * extra
+            whitened_rows, replicate_rows = law_rows(x_sample, stats)
+            whitened = pm.Data("x_sample_whitened", whitened_rows)
+            if replicate_rows is None:
+                mean = reference_law_moments(mean, whitened, beta, b, mu, x_chol, link_mean, d)
+            else:
+                replicates = pm.Data("x_sample_jackknife", replicate_rows)
+                mean, extra = sample_law_moments(mean, whitened, replicates, beta, b, mu, x_chol, link_mean, d)
+                total = total + n**2 * extra
         released_normal("likelihood", n * mean, total, observed=data["degree2_vector"], dims="statistic")
     hold_one_blas_thread_while(model)
     announce_compilation(model, family.name)
     return model
+
+
+def law_rows(x_sample, stats) -> tuple[np.ndarray, np.ndarray | None]:
+    """The whitened rows of a sample law and its jackknife replicates (:func:`jackknife_samples`);
+    a :class:`~pm_private.released.ReferenceLaw` has none (its law is declared, not
+    estimated from a sample, and its integration error is small by its size)."""
+    if isinstance(x_sample, ReferenceLaw):
+        return whitened_sample(x_sample.rows, stats), None
+    return whitened_sample(x_sample, stats), jackknife_samples(x_sample, stats)
 
 
 def _public_rows(stats):
@@ -290,14 +305,19 @@ def resolve_x_sample(x_sample, stats) -> tuple[np.ndarray | None, str | None]:
     the message of the :class:`CovariateLawWarning` its caller raises where the release's public
     rows cannot serve (None otherwise).
 
-    ``"public"`` (the default): the public rows the release's preprocessing kept
+    ``"public"`` (the default): the reference law of the release
+    (:func:`~pm_private.released.reference_law`) where its preprocessing declares
+    the columns' kinds (``x_kinds``); else the public rows the release's preprocessing kept
     (:meth:`pm_private.Preprocessing.from_public`), when there are some and they can be whitened
     (at least d + 2 rows, every column with spread after the release's preprocessing and row
     projection); where they cannot, the message says why and the Gaussian law is used.  None: the
-    Gaussian law.  An array: those rows (refused with a ValueError where they cannot serve)."""
+    Gaussian law.  An array: those rows (refused with a ValueError where they cannot serve).  A
+    :class:`~pm_private.released.ReferenceLaw`: itself."""
     if isinstance(x_sample, str):
         if x_sample != PUBLIC_ROWS:
             raise ValueError(f"x_sample must be 'public', None or a table of public rows, got {x_sample!r}")
+        if getattr(getattr(stats, "preprocessing", None), "x_kinds", None) is not None:
+            return reference_law(stats), None
         rows = _public_rows(stats)
         if rows is None:
             return None, None
@@ -408,6 +428,18 @@ def sample_law_moments(mean, whitened, replicates, beta, b, mu, x_chol, link_mea
     return new_mean, extra
 
 
+def reference_law_moments(mean, whitened, beta, b, mu, x_chol, link_mean, d: int):
+    """The means of y and y·x under a reference law (rows zₖ, k = 1…N, whitened) in place of the
+    Gaussian ones: T = (ḡ, ḡ·μ + Lₓ·g_z), ḡ = (1/N)Σₖ g(aₖ), g_z = (1/N)Σₖ g(aₖ)·zₖ,
+    aₖ = zₖᵀ(Lₓᵀβ) + μᵀβ + b (xₖ = μ + Lₓzₖ, never formed: two matrix–vector products)."""
+    loading = (x_chol * beta[:, None]).sum(axis=0)  # Lxᵀβ
+    g = link_mean(pt.dot(whitened, loading) + (mu * beta).sum() + b)
+    g_mean = g.mean()
+    g_z = pt.dot(g, whitened) / whitened.shape[0]
+    estimate_x = g_mean * mu + pt.dot(x_chol, g_z)
+    return pt.concatenate([mean[:d], g_mean[None], mean[d + 1 : mean.shape[0] - d], estimate_x])
+
+
 def preprocessing_arrays(stats) -> dict[str, np.ndarray]:
     """The release's public map of new rows, (x − x_center)/x_scale, as length-d arrays (0 and 1
     without one): ``x_center`` and ``x_scale`` of the model's recorded preprocessing
@@ -434,19 +466,32 @@ def set_glm_stats(stats, model, family, noise_aware, x_sample=PUBLIC_ROWS, **ext
     x_bound = np.float64(np.inf if stats.x_bound is None else stats.x_bound)
     new = {**arrays, "preprocessing": packed_preprocessing(preprocessing_arrays(stats)), "x_bound": x_bound}
     built_with_rows = "x_sample_whitened" in model
+    built_with_law = built_with_rows and "x_sample_jackknife" not in model
+    declared = getattr(getattr(stats, "preprocessing", None), "x_kinds", None) is not None
+    if built_with_law and not (isinstance(x_sample, ReferenceLaw) or (x_sample == PUBLIC_ROWS and declared)):
+        raise ValueError(
+            "x_sample: the model was built with a reference law; pass reference_law(stats, kinds) for the new "
+            "statistics, or declare the kinds in the release's preprocessing (x_kinds)"
+        )
+    if isinstance(x_sample, ReferenceLaw) and not built_with_law:
+        raise ValueError("x_sample: the model was built without a reference law (build a new model)")
     if isinstance(x_sample, str):
         if x_sample != PUBLIC_ROWS:
             raise ValueError(f"x_sample must be 'public', None or a table of public rows, got {x_sample!r}")
         # the law is fixed when the model is built: new public rows replace the model's, if it has some
-        x_sample = _public_rows(stats) if built_with_rows else None
+        if built_with_law:
+            x_sample = reference_law(stats, size=model["x_sample_whitened"].get_value().shape[0])
+        else:
+            x_sample = _public_rows(stats) if built_with_rows else None
     if x_sample is not None:
         if not built_with_rows:
             raise ValueError("x_sample: the model was built without one (build a new model)")
-        whitened = whitened_sample(x_sample, stats)
+        whitened, replicates = law_rows(x_sample, stats)
         if whitened.shape != model["x_sample_whitened"].get_value().shape:
             raise ValueError("x_sample: the number of rows differs from the model's (build a new model)")
         new["x_sample_whitened"] = whitened
-        new["x_sample_jackknife"] = jackknife_samples(x_sample, stats)
+        if replicates is not None:
+            new["x_sample_jackknife"] = replicates
     pm.set_data(new, model=model)
 
 

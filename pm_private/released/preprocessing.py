@@ -9,6 +9,10 @@ import pandas as pd
 
 from ..privacy.validation import as_float_array, as_matrix, check_bool
 
+#: The column kinds of ``Preprocessing.x_kinds``: "binary" (levels 0 and 1 on the original scale)
+#: and "continuous".
+COLUMN_KINDS = ("binary", "continuous")
+
 __all__ = [
     "FLOAT_MAX",
     "check_glm_preprocessing",
@@ -121,13 +125,20 @@ class Preprocessing:
         :meth:`from_public` keeps them).  They travel with the release and are written to release
         files as they are; the logistic and Poisson models take them as the covariates' law, and
         a release refuses private rows that are also among them.
+    x_kinds : sequence of str, optional
+        Each covariate's kind, ``"binary"`` (levels 0 and 1 on the original scale) or
+        ``"continuous"``: a public declaration about the columns that travels with the release.
+        With it the logistic and Poisson models take the reference law of the release
+        (:func:`pm_private.released.reference_law`) as the covariates' law, the
+        public rows shaping only the continuous columns' marginals.
 
     Raises
     ------
     ValueError
         If a constant is not finite, has more than one dimension or is an empty vector, a scale
-        is not > 0, ``x_center`` and ``x_scale`` are vectors of different lengths, or
-        ``x_public`` is not a finite 2-D table of as many columns as the vector constants.
+        is not > 0, ``x_center`` and ``x_scale`` are vectors of different lengths,
+        ``x_public`` is not a finite 2-D table of as many columns as the vector constants, or
+        ``x_kinds`` names an unknown kind or a different number of columns.
     """
 
     x_center: np.ndarray | float | None = None
@@ -135,6 +146,7 @@ class Preprocessing:
     y_center: float = 0.0
     y_scale: float = 1.0
     x_public: np.ndarray | None = None
+    x_kinds: tuple[str, ...] | None = None
 
     def __post_init__(self):
         for name in ("x_center", "x_scale"):
@@ -164,6 +176,8 @@ class Preprocessing:
                 raise ValueError(f"x_public has {rows.shape[1]} columns, x_center and x_scale {max(lengths.values())}")
             rows.flags.writeable = False
             object.__setattr__(self, "x_public", rows)
+        if self.x_kinds is not None:
+            object.__setattr__(self, "x_kinds", _checked_kinds(self.x_kinds, lengths, self.x_public))
         for name in ("y_center", "y_scale"):
             value = float(getattr(self, name))
             if not np.isfinite(value) or (name == "y_scale" and value <= 0):
@@ -171,7 +185,7 @@ class Preprocessing:
             object.__setattr__(self, name, value)
 
     @classmethod
-    def from_public(cls, X, y=None, *, keep_rows: bool = True) -> Preprocessing:
+    def from_public(cls, X, y=None, *, keep_rows: bool = True, kinds=None) -> Preprocessing:
         """Centre and scale estimated from **public** rows: column means and standard deviations
         of ``X`` (a column without spread keeps scale 1) and the mean and standard deviation of
         ``y`` (without ``y``, the response is left as it is: the logistic and Poisson releases,
@@ -197,6 +211,10 @@ class Preprocessing:
             the logistic and Poisson models take them as the covariates' law instead of a
             Gaussian one, and releases check the private rows against them.  False keeps only
             the constants.
+        kinds : sequence of str or "infer", optional
+            ``x_kinds``: each column's kind ("binary" or "continuous"), or ``"infer"``: binary
+            where every public value is 0 or 1, continuous elsewhere (the public rows' facts;
+            declare the kinds where a rare level may be absent from them).  None: no kinds.
 
         Returns
         -------
@@ -240,6 +258,7 @@ class Preprocessing:
             y_center=0.0 if y is None else b.mean(),
             y_scale=1.0 if y is None else b.std(),
             x_public=A if check_bool("keep_rows", keep_rows) else None,
+            x_kinds=_inferred_kinds(A) if isinstance(kinds, str) and kinds == "infer" else kinds,
         )
 
     @property
@@ -313,6 +332,26 @@ class Preprocessing:
             The values on the original response scale.
         """
         return self.y_center + self.y_scale * np.asarray(values, dtype=np.float64)
+
+
+def _inferred_kinds(rows: np.ndarray) -> tuple[str, ...]:
+    """ "binary" for a column whose values are all 0 or 1, "continuous" for the others."""
+    return tuple("binary" if np.isin(column, (0.0, 1.0)).all() else "continuous" for column in rows.T)
+
+
+def _checked_kinds(kinds, lengths: dict, rows) -> tuple[str, ...]:
+    """``x_kinds`` as a tuple, refused (ValueError naming it) with an unknown kind or a length
+    other than the constants' or the public rows' width."""
+    if isinstance(kinds, str) or not all(isinstance(kind, str) for kind in kinds):
+        raise ValueError(f"x_kinds must be a sequence of column kinds {list(COLUMN_KINDS)}, got {kinds!r}")
+    kinds = tuple(kinds)
+    unknown = sorted(set(kinds) - set(COLUMN_KINDS))
+    if unknown:
+        raise ValueError(f"x_kinds: {unknown} are not column kinds; choose from {list(COLUMN_KINDS)}")
+    widths = set(lengths.values()) | ({rows.shape[1]} if rows is not None else set())
+    if widths and widths != {len(kinds)}:
+        raise ValueError(f"x_kinds names {len(kinds)} columns, the covariates have {max(widths)}")
+    return kinds
 
 
 def _is_vector(value) -> bool:

@@ -1,0 +1,251 @@
+"""A covariate law matched to what a release already made public: the released first and second
+moments of x and each column's declared kind, as a fixed set of reference rows.
+
+The noise-aware GLMs need expectations E[g(a)·(1, x)], a = xᵀβ + b, over the covariates' law.  The
+Gaussian law gets the part of g linear in a right and misses the rest on binary or skewed columns;
+the public-rows law gets the shape from m public rows but pays for their Monte Carlo error (about
+n/√m on a released sum) with intervals far wider than the private rows allow.  The reference law
+takes the shape from public facts instead — which columns are binary (levels 0 and 1 before the
+release's preprocessing), the release's noisy means and covariances of x, and, where the release
+kept public rows, the marginal shape of each continuous column — and is integrated on N fixed
+rows (N in the thousands), so its integration error is small against the statistics' spread:
+
+* a latent Gaussian copula (Nelsen 2006, §2.10): rows uₖ of a scrambled Sobol' sequence
+  (Owen 1998; fixed seed, no data), latent wₖ = L·Φ⁻¹(uₖ) with LLᵀ = R a correlation matrix;
+* a binary column is 1 where Φ(wₖⱼ) > 1 − pⱼ (increasing in wₖⱼ), with pⱼ the released mean mapped back to the raw
+  scale, so its share of ones is the released one;
+* a continuous column is the public rows' empirical quantile at Φ(wₖⱼ) (its shape; linear
+  interpolation between order statistics), or Gaussian without public rows, then moved onto the
+  released mean and standard deviation;
+* R starts at the released correlation matrix and is corrected by fixed-point iterations
+  R ← R + (R_target − R_achieved) (off the diagonal, kept positive definite) until the rows'
+  correlation matches the released one (binary columns attenuate their latent correlations).
+
+The model then moves these rows affinely onto each posterior draw's (μ, Σx), exactly as it moves
+public rows, so the law's mean and covariance are the model's and only its shape is fixed.  All
+inputs are released values, public constants and declarations: building the law is
+post-processing, at no privacy cost.  What it cannot know — dependence beyond correlations, a
+binary column's interplay with a skewed one — is an assumption, checked on data in the project's
+calibration benchmarks.
+
+References: Nelsen, R. B. (2006). An Introduction to Copulas, 2nd ed. Springer.  Owen, A. B.
+(1998). Scrambling Sobol' and Niederreiter–Xing points. Journal of Complexity 14(4), 466–489.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+from scipy.stats import qmc
+
+from .preprocessing import COLUMN_KINDS
+
+__all__ = ["ReferenceLaw", "copula_rows", "reference_law"]
+
+#: The fixed seed of the scrambled Sobol' sequence: a public constant, so the rows depend on
+#: released values and declarations only.
+SOBOL_SEED = 20261203
+
+#: Fixed-point iterations of the latent correlation.
+CORRELATION_ITERATIONS = 8
+
+#: Largest latent correlation in absolute value.
+CORRELATION_LIMIT = 0.995
+
+
+@dataclass(frozen=True)
+class ReferenceLaw:
+    """The reference covariate law of a release (:func:`reference_law`): rows on the release's
+    original scale, passed as ``x_sample`` to a GLM model.
+
+    Parameters
+    ----------
+    rows : numpy.ndarray, shape (N, d)
+        The reference rows, raw (the release's preprocessing is applied by the model).
+    kinds : tuple of str
+        Each column's declared kind.
+    """
+
+    rows: np.ndarray
+    kinds: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return self.rows.shape[0]
+
+
+def _nearest_correlation(matrix: np.ndarray) -> np.ndarray:
+    """A positive-definite correlation matrix near ``matrix``: eigenvalues floored at 10⁻³ of the
+    largest, then rescaled to a unit diagonal."""
+    sym = (matrix + matrix.T) / 2.0
+    values, vectors = np.linalg.eigh(sym)
+    values = np.maximum(values, 1e-3 * max(values.max(), 1e-12))
+    fixed = (vectors * values) @ vectors.T
+    scale = 1.0 / np.sqrt(np.diag(fixed))
+    return fixed * scale[:, None] * scale[None, :]
+
+
+def _marginal(latent: np.ndarray, column: np.ndarray | None) -> np.ndarray:
+    """A continuous column from its latent normal values: the public column's empirical quantile at
+    Φ(w) (linear between order statistics), or w itself without one; standardised."""
+    if column is None:
+        values = latent
+    else:
+        ordered = np.sort(column)
+        grid = (np.arange(ordered.size) + 0.5) / ordered.size
+        values = np.interp(special.ndtr(latent), grid, ordered)
+    spread = values.std()
+    return (values - values.mean()) / (spread if spread > 0 else 1.0)
+
+
+def copula_rows(mean, cov, binary, size: int = 4096, *, public=None, low=None, high=None) -> np.ndarray:
+    """Rows of the Gaussian copula with these binary and continuous columns (module notes).
+
+    Parameters
+    ----------
+    mean : array_like, shape (d,)
+        Target means.
+    cov : array_like, shape (d, d)
+        Target covariance (its correlations are matched; a noisy, indefinite one is repaired).
+    binary : array_like of bool, shape (d,)
+        Which columns are binary.
+    size : int, default 4096
+        The number of rows N (a power of two keeps the Sobol' points balanced).
+    public : array_like, shape (m, d), optional
+        Public rows on the same scale: each continuous column takes their marginal shape.
+    low, high : array_like, shape (d,), optional
+        The two levels of each binary column on this scale (default 0 and 1).
+
+    Returns
+    -------
+    numpy.ndarray, shape (size, d)
+        Binary columns at their two levels with share of ``high`` (mean − low)/(high − low),
+        clipped to [2/N, 1 − 2/N]; continuous columns with the target mean and standard
+        deviation; correlations matched to those of ``cov`` as nearly as the kinds allow.
+    """
+    mean = np.asarray(mean, dtype=np.float64)
+    cov = np.asarray(cov, dtype=np.float64)
+    binary = np.asarray(binary, dtype=bool)
+    d = mean.size
+    low = np.zeros(d) if low is None else np.asarray(low, dtype=np.float64)
+    high = np.ones(d) if high is None else np.asarray(high, dtype=np.float64)
+    sd = np.sqrt(np.maximum(np.diag(cov), 1e-12))
+    target = _nearest_correlation(cov / sd[:, None] / sd[None, :])
+    share = np.clip((mean - low) / (high - low), 2.0 / size, 1.0 - 2.0 / size)
+    threshold = special.ndtri(1.0 - share)
+    normals = special.ndtri(qmc.Sobol(d, scramble=True, seed=SOBOL_SEED).random(size))
+    normals = (normals - normals.mean(axis=0)) / normals.std(axis=0)
+    latent_corr = target.copy()
+
+    def rows_for(corr):
+        latent = normals @ np.linalg.cholesky(corr).T
+        out = np.empty_like(latent)
+        for j in range(d):
+            if binary[j]:
+                out[:, j] = np.where(latent[:, j] > threshold[j], high[j], low[j])
+            else:
+                column = None if public is None else np.asarray(public, dtype=np.float64)[:, j]
+                out[:, j] = mean[j] + sd[j] * _marginal(latent[:, j], column)
+        return out
+
+    for _ in range(CORRELATION_ITERATIONS):
+        rows = rows_for(latent_corr)
+        achieved = np.corrcoef(rows, rowvar=False) if d > 1 else np.ones((1, 1))
+        step = np.nan_to_num(target - achieved)
+        np.fill_diagonal(step, 0.0)
+        latent_corr = _nearest_correlation(np.clip(latent_corr + step, -CORRELATION_LIMIT, CORRELATION_LIMIT))
+    return rows_for(latent_corr)
+
+
+def _kinds(kinds, d: int, features) -> tuple[str, ...]:
+    """Each column's kind from a mapping (feature name or index → kind; others continuous) or a
+    sequence of d kinds."""
+    if isinstance(kinds, dict):
+        names = [str(v) for v in features] if features is not None else [f"x{j}" for j in range(d)]
+        out = ["continuous"] * d
+        for key, kind in kinds.items():
+            if isinstance(key, (int, np.integer)) and 0 <= key < d:
+                out[int(key)] = kind
+            elif str(key) in names:
+                out[names.index(str(key))] = kind
+            else:
+                raise ValueError(f"kinds: {key!r} is neither a feature name {names} nor a column index below {d}")
+    else:
+        out = [str(kind) for kind in kinds]
+        if len(out) != d:
+            raise ValueError(f"kinds must name {d} columns, one kind each, got {len(out)}")
+    unknown = sorted({kind for kind in out} - set(COLUMN_KINDS))
+    if unknown:
+        raise ValueError(f"kinds: {unknown} are not column kinds; choose from {list(COLUMN_KINDS)}")
+    return tuple(out)
+
+
+#: The default number of reference rows.
+REFERENCE_ROWS = 2048
+
+
+def reference_law(stats, kinds=None, *, size: int = REFERENCE_ROWS) -> ReferenceLaw:
+    """The reference covariate law of a GLM release (module notes), to pass as ``x_sample`` to
+    :func:`pm_private.logistic_model` or :func:`pm_private.poisson_model`.
+
+    Built from the release's noisy Σx and Σxxᵀ (divided by n), its public preprocessing, its public
+    rows (when it kept some: the continuous columns' marginal shape) and the declared ``kinds``:
+    post-processing of released values and public declarations, no privacy cost.
+
+    Parameters
+    ----------
+    stats : LogisticStatsRelease, PoissonStatsRelease or exact statistics of those families
+        The release.
+    kinds : dict or sequence of str, optional
+        Each column's kind, "binary" (raw levels 0 and 1) or "continuous": a mapping from
+        feature name (``stats.features``) or column index to kind, the others continuous; or one
+        kind per column.  A public declaration about the data, not read from it.  None: the
+        kinds the release's preprocessing declared (``Preprocessing.x_kinds``).
+    size : int, default 2048
+        The number of reference rows N (≥ 256); the model's cost per gradient grows with it.
+
+    Returns
+    -------
+    ReferenceLaw
+        The rows (raw scale) and kinds.
+
+    Raises
+    ------
+    ValueError
+        Naming ``kinds`` (unknown kind or column, or none given nor declared by the release) or
+        ``size`` (below 256).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pm_private as pp
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.column_stack([rng.normal(size=400), rng.random(400) < 0.3])
+    >>> y = (rng.random(400) < 0.5).astype(float)
+    >>> law = pp.reference_law(pp.logistic.logistic_stats(X, y), ["continuous", "binary"], size=512)
+    >>> sorted(set(law.rows[:, 1]))
+    [np.float64(0.0), np.float64(1.0)]
+    """
+    if not (isinstance(size, (int, np.integer)) and size >= 256):
+        raise ValueError(f"size must be an integer ≥ 256, got {size!r}")
+    d = stats.d
+    prep = getattr(stats, "preprocessing", None)
+    if kinds is None:
+        kinds = getattr(prep, "x_kinds", None)
+        if kinds is None:
+            raise ValueError("kinds: give each column's kind; the release's preprocessing declares none (x_kinds)")
+    declared = _kinds(kinds, d, getattr(stats, "features", None))
+    n = float(stats.n)
+    mean = np.asarray(stats.x_sum, dtype=np.float64) / n
+    cov = np.asarray(stats.xx, dtype=np.float64) / n - np.outer(mean, mean)
+    center = np.zeros(d) if prep is None or prep.x_center is None else np.broadcast_to(prep.x_center, (d,))
+    scale = np.ones(d) if prep is None or prep.x_scale is None else np.broadcast_to(prep.x_scale, (d,))
+    public = getattr(prep, "x_public", None)
+    public = None if public is None else (public - center) / scale
+    binary = np.array([kind == "binary" for kind in declared])
+    rows = copula_rows(mean, cov, binary, int(size), public=public, low=-center / scale, high=(1.0 - center) / scale)
+    raw = center + scale * rows
+    raw[:, binary] = np.round(raw[:, binary])
+    raw.flags.writeable = False
+    return ReferenceLaw(rows=raw, kinds=declared)
