@@ -57,6 +57,23 @@ def test_poisson_release_with_public_preprocessing_and_a_note(data, capsys):
     assert "released poisson-stats" in capsys.readouterr().out
 
 
+def test_binary_columns_are_declared_in_the_release_file_and_name_the_law(data, capsys):
+    from pm_private.cli.common import print_glm_report
+
+    frame = pd.read_csv("d.csv").assign(b=lambda f: (f["b"] > -3.0).astype(int))
+    frame.to_csv("d.csv", index=False)
+    pd.read_csv("public.csv").assign(b=lambda f: (f["b"] > -3.0).astype(int)).to_csv("public.csv", index=False)
+    argv = [*LOGISTIC, "--ledger", "l.db", "--total-epsilon", "2", "--total-delta", "1e-4", "--epsilon", "1"]
+    _usage_error([*argv, "--out", "r.json", "--binary-columns", "c"], capsys, "--binary-columns 'c' are not features")
+    assert not (data / "l.db").exists()
+    assert main([*argv, "--out", "r.json", "--standardize-from", "public.csv", "--binary-columns", "b"]) == 0
+    (entry,) = read_release_file("r.json")
+    assert entry["release"].preprocessing.x_kinds == ("continuous", "binary")
+    capsys.readouterr()
+    print_glm_report(entry["release"])
+    assert "declared kinds (1 binary columns)" in capsys.readouterr().out
+
+
 def test_logistic_release_and_refusals_before_any_spend(data, capsys):
     PrivacyAccountant.open("l.db", epsilon=5.0, delta=1e-4)
     base = ["--ledger", "l.db", "--epsilon", "1", "--out", "r.json"]

@@ -253,6 +253,9 @@ def public_preprocessing(parser, args, features: list[str], *, response: bool = 
         if response:
             derived.update(y_center=mean[-1], y_scale=sd[-1])
     chosen = {k: v for k, v in {**derived, **{k: v for k, v in constants.items() if v is not None}}.items()}
+    binary = getattr(args, "binary_columns", None)
+    if binary:
+        chosen["x_kinds"] = tuple("binary" if name in binary else "continuous" for name in features)
     if not chosen:
         return None
     try:
@@ -311,6 +314,7 @@ def print_linear_report(stats) -> None:
 def print_glm_report(stats) -> None:
     """What a GLM release says about itself: its noise against the sampling spread of Σ y·x, and the
     covariate law its model assumes."""
+    from ..released.copula_law import ReferenceLaw
     from ..released.glm import (
         PUBLIC_ROWS,
         CovariateLawWarning,
@@ -333,8 +337,13 @@ def print_glm_report(stats) -> None:
     if rows is None:
         print(
             "note: the model takes the covariates to be Gaussian; on binary or skewed covariates its intervals "
-            "miss the coefficients more often as n grows (release with --standardize-from public rows, or give "
-            "public covariate rows as x_sample to the model in Python)"
+            "miss the coefficients more often as n grows (release with --binary-columns and --standardize-from "
+            "public rows, or give public covariate rows as x_sample to the model in Python)"
+        )
+    elif isinstance(rows, ReferenceLaw):
+        print(
+            f"note: the model takes the covariates' law from the released moments and the declared kinds "
+            f"({sum(kind == 'binary' for kind in rows.kinds)} binary columns), integrated on {len(rows)} fixed rows"
         )
     else:
         print(

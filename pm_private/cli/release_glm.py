@@ -76,6 +76,13 @@ def add_parser(subparsers) -> None:
                 help="public count bound (an integer ≤ 1000): larger counts are clipped to it",
             )
         public_feature_group(parser)
+        parser.add_argument(
+            "--binary-columns",
+            nargs="+",
+            metavar="COLUMN",
+            help="features whose values are 0 or 1 (a public declaration, carried in the release file): the "
+            "fitted model then takes the covariates' law matched to the released moments and these kinds",
+        )
         parser.set_defaults(run=_run, command_parser=parser)
 
 
@@ -100,6 +107,9 @@ def _run(parser, args) -> None:
     if not features:
         parser.error("no feature column: give --features")
     check_columns(parser, args, available, [*features, args.target])
+    unknown = sorted(set(args.binary_columns or ()) - set(features))
+    if unknown:
+        parser.error(f"--binary-columns {', '.join(map(repr, unknown))} are not features")
     try:
         plan = _noise_plan(args, family, len(features))
     except ValueError as error:
