@@ -42,7 +42,7 @@ from scipy.stats import qmc
 
 from .preprocessing import COLUMN_KINDS
 
-__all__ = ["ReferenceLaw", "copula_rows", "reference_law"]
+__all__ = ["ReferenceLaw", "copula_rows", "rare_level_warning", "reference_law"]
 
 #: The fixed seed of the scrambled Sobol' sequence: a public constant, so the rows depend on
 #: released values and declarations only.
@@ -181,6 +181,64 @@ def _kinds(kinds, d: int, features) -> tuple[str, ...]:
     return tuple(out)
 
 
+#: A binary column's released share of ones within this many noise s.d. of 0 or 1 makes
+#: :func:`rare_level_warning` warn.
+RARE_LEVEL_NOISE_SDS = 2.0
+
+
+def _affine(stats) -> tuple[np.ndarray, np.ndarray]:
+    """The release's public centre and scale of the covariates, as length-d vectors."""
+    d, prep = stats.d, getattr(stats, "preprocessing", None)
+    center = np.zeros(d) if prep is None or prep.x_center is None else np.broadcast_to(prep.x_center, (d,))
+    scale = np.ones(d) if prep is None or prep.x_scale is None else np.broadcast_to(prep.x_scale, (d,))
+    return np.asarray(center, dtype=np.float64), np.asarray(scale, dtype=np.float64)
+
+
+def rare_level_warning(stats, law: ReferenceLaw) -> str | None:
+    """The warning a GLM fit on a reference law raises where a binary column's level is rarer than
+    the release's noise can resolve, or None; from released values and public figures only
+    (post-processing).
+
+    A binary column's released share of ones is p̂ⱼ = cⱼ + sⱼ·(Σx)ⱼ/n (cⱼ, sⱼ its public centre and
+    scale), with noise s.d. sⱼ·σⱼ/n (σⱼ the noise s.d. of (Σx)ⱼ).  Where min(p̂ⱼ, 1 − p̂ⱼ) is below
+    ``RARE_LEVEL_NOISE_SDS`` times that s.d., the law's share of that level is mostly noise (the
+    reference law clips it into [2/N, 1 − 2/N]), and so are the coefficient's interval and the
+    column's part in the others'.
+
+    Parameters
+    ----------
+    stats : LogisticStatsRelease, PoissonStatsRelease or exact statistics of those families
+        The release the law was built from.
+    law : ReferenceLaw
+        Its reference law.
+
+    Returns
+    -------
+    str or None
+        The message, naming the columns and their figures.
+    """
+    if not hasattr(stats, "noise_variance"):
+        return None
+    d, n = stats.d, float(stats.n)
+    center, scale = _affine(stats)
+    share = center + scale * np.asarray(stats.x_sum, dtype=np.float64) / n
+    noise = scale * np.sqrt(np.asarray(stats.noise_variance(), dtype=np.float64)[:d]) / n
+    features = getattr(stats, "features", None)
+    names = [f"x{j}" for j in range(d)] if features is None else [str(v) for v in features]
+    rare = [
+        f"{names[j]} (released share {share[j]:.3g}, noise s.d. {noise[j]:.2g})"
+        for j in range(d)
+        if law.kinds[j] == "binary" and min(share[j], 1.0 - share[j]) < RARE_LEVEL_NOISE_SDS * noise[j]
+    ]
+    if not rare:
+        return None
+    return (
+        f"binary columns with a level rarer than the release's noise can resolve: {', '.join(rare)}; their "
+        f"shares are within {RARE_LEVEL_NOISE_SDS:g} noise s.d. of 0 or 1, so the covariate law's share of that "
+        "level, and the coefficient's interval, are mostly noise (merge the level, or release at a larger ε)"
+    )
+
+
 #: The default number of reference rows.
 REFERENCE_ROWS = 2048
 
@@ -239,8 +297,7 @@ def reference_law(stats, kinds=None, *, size: int = REFERENCE_ROWS) -> Reference
     n = float(stats.n)
     mean = np.asarray(stats.x_sum, dtype=np.float64) / n
     cov = np.asarray(stats.xx, dtype=np.float64) / n - np.outer(mean, mean)
-    center = np.zeros(d) if prep is None or prep.x_center is None else np.broadcast_to(prep.x_center, (d,))
-    scale = np.ones(d) if prep is None or prep.x_scale is None else np.broadcast_to(prep.x_scale, (d,))
+    center, scale = _affine(stats)
     public = getattr(prep, "x_public", None)
     public = None if public is None else (public - center) / scale
     binary = np.array([kind == "binary" for kind in declared])

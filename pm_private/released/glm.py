@@ -55,7 +55,7 @@ from .._engine.compile_notice import announce_compilation
 from .._engine.threads import hold_one_blas_thread_while
 from ..privacy.primitives import project_rows
 from ..privacy.validation import align_columns, check_bool, check_positive
-from .copula_law import ReferenceLaw, reference_law
+from .copula_law import ReferenceLaw, rare_level_warning, reference_law
 from .covariates import lkj_factor_and_covariance
 from .degree2 import degree2_vector, stat_labels
 from .family import (
@@ -248,7 +248,9 @@ def glm_model(
     raised = [(fall_back, CovariateLawWarning)]
     if figures is not None:
         raised.append((glm_signal_to_noise_warning(figures), NoiseDominatedWarning))
-    if x_sample is not None and not reference:
+    if reference:
+        raised.append((rare_level_warning(stats, x_sample), CovariateLawWarning))
+    elif x_sample is not None:
         noise_sd = 0.0 if figures is None else figures["yx_noise_sd"]
         raised.append((public_rows_law_warning(stats.n, len(x_sample), noise_sd), CovariateLawWarning))
     notes = [message for message, _ in raised if message is not None]

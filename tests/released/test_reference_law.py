@@ -116,3 +116,24 @@ def test_declared_kinds_travel_with_the_release_and_its_file_and_make_the_defaul
         Preprocessing(x_kinds=("binary", "ordinal"))
     with pytest.raises(ValueError, match="x_kinds"):
         Preprocessing(x_kinds="binary")
+
+
+def test_a_level_rarer_than_the_noise_warns_at_build_and_is_recorded():
+    import warnings
+
+    from pm_private.released import CovariateLawWarning, recorded_warnings
+
+    rng = np.random.default_rng(5)
+    n = 2000
+    X = np.column_stack([rng.normal(size=n), rng.random(n) < 0.002, rng.random(n) < 0.4]).astype(float)
+    y = (rng.random(n) < expit(X[:, 0])).astype(float)
+    release = release_logistic_stats(X, y, epsilon=0.3, delta=1e-6, x_bound=4.0, rng=rng)
+    law = reference_law(release, {1: "binary", 2: "binary"}, size=512)
+    with pytest.warns(CovariateLawWarning, match=r"rarer than the release's noise can resolve: x1 \(released share"):
+        model = logistic_model(release, x_sample=law)
+    (message,) = recorded_warnings(model)
+    assert "x2" not in message
+    exact = logistic_stats(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CovariateLawWarning)  # exact statistics: no noise, no warning
+        logistic_model(exact, x_sample=reference_law(exact, {1: "binary", 2: "binary"}, size=512))
