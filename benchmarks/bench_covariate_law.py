@@ -7,7 +7,7 @@ columns are
 * ``mixed``: 30 % continuous (Gaussian and log-normal in turn) and 70 % binary, shares cycling
   through 0.05, 0.5, 0.3, 0.2, 0.6, 0.4, 0.15 (a rare level at 5 %);
 * ``categorical``: a five-level categorical (shares 0.4, 0.25, 0.15, 0.12, 0.08) as four
-  indicator columns, the other columns as ``mixed``;
+  indicator columns (declared ``"categorical:levels"``), the other columns as ``mixed``;
 * ``skewed``: every column log-normal, exp(0.8·z).
 
 Coefficients on the public scale β* ~ N(0, 0.6²) (logistic, intercept −0.3) or N(0, 0.3²)
@@ -104,7 +104,8 @@ class Population:
         return X
 
     def declared(self) -> list[str]:
-        return ["binary" if kind in ("binary", "level") else "continuous" for kind in self.kinds]
+        names = {"binary": "binary", "level": "categorical:levels"}
+        return [names.get(kind, "continuous") for kind in self.kinds]
 
     def response(self, rng, Z) -> np.ndarray:
         eta = Z @ self.beta

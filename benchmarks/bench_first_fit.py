@@ -20,9 +20,10 @@ Each pm_private entry names the plain entry it is compared with; the table gives
 over ``--repeats`` and the ratios of the medians to the plain model's.  Entries (d = 10):
 
 * ``plain_linear`` / ``linear_model``: n = 3000 rows;
-* ``plain_logistic`` / ``logistic_public`` (the default law: 200 public rows kept by the
-  release's preprocessing) / ``logistic_gaussian`` (``x_sample=None``): n = 5000;
-* ``plain_poisson`` / ``poisson_model`` (200 public rows): n = 5000, counts clipped at 10;
+* ``plain_logistic`` / ``logistic_public`` (the default law of a release whose preprocessing
+  came from 200 public rows: the reference law since 2026-12-03, the public rows' law before) /
+  ``logistic_gaussian`` (``x_sample=None``): n = 5000;
+* ``plain_poisson`` / ``poisson_model`` (likewise, 200 public rows): n = 5000, counts clipped at 10;
 * ``plain_survival`` (piecewise-exponential hazards fitted by the Poisson trick on the
   person-interval rows) / ``survival_regression`` / ``survival_model`` (the exit table of two
   cells split at the first covariate's sign, noise-aware): n = 5000, J = 20 intervals.

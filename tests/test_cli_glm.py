@@ -150,7 +150,7 @@ def test_fit_of_a_poisson_release_writes_the_posterior_with_its_preprocessing(da
     assert len(json.loads(posterior.attrs["x_center"])) == 2
     assert "intercept" in pd.read_csv(data / "r.summary.csv", index_col=0).index
     shown = capsys.readouterr().out  # the release's public noise figures beside the summary
-    assert "noise of the release: s.d." in shown and "covariates' law from the 40 public rows" in shown
+    assert "noise of the release: s.d." in shown and "law from the released moments and the declared kinds" in shown
 
 
 @pytest.mark.parametrize("kind", ["poisson", "logistic"])

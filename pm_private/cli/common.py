@@ -223,7 +223,7 @@ def public_preprocessing(parser, args, features: list[str], *, response: bool = 
     the response as it is (labels and counts of the GLM releases)."""
     import numpy as np
 
-    from ..released.preprocessing import Preprocessing
+    from ..released.preprocessing import Preprocessing, inferred_kinds
 
     constants = {
         "x_center": _per_feature(parser, "--x-center", args.x_center, features),
@@ -256,6 +256,8 @@ def public_preprocessing(parser, args, features: list[str], *, response: bool = 
     binary = getattr(args, "binary_columns", None)
     if binary:
         chosen["x_kinds"] = tuple("binary" if name in binary else "continuous" for name in features)
+    elif hasattr(args, "binary_columns") and "x_public" in derived:  # a GLM release: as from_public infers them
+        chosen["x_kinds"] = inferred_kinds(derived["x_public"])
     if not chosen:
         return None
     try:

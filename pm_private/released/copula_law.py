@@ -12,8 +12,12 @@ rows (N in the thousands), so its integration error is small against the statist
 
 * a latent Gaussian copula (Nelsen 2006, §2.10): rows uₖ of a scrambled Sobol' sequence
   (Owen 1998; fixed seed, no data), latent wₖ = L·Φ⁻¹(uₖ) with LLᵀ = R a correlation matrix;
-* a binary column is 1 where Φ(wₖⱼ) > 1 − pⱼ (increasing in wₖⱼ), with pⱼ the released mean mapped back to the raw
-  scale, so its share of ones is the released one;
+* a binary column is 1 where wₖⱼ + Φ⁻¹(pⱼ) > 0 (increasing in wₖⱼ), with pⱼ the released mean
+  mapped back to the raw scale, so its share of ones is the released one;
+* the indicators of one categorical covariate's levels follow a multinomial probit: row k is in
+  level l where wₖₗ + cₗ is the largest of its levels' and above 0, the reference level's
+  (McFadden 1989), the offsets cₗ tuned by iterations cₗ ← cₗ + log(pₗ/p̂ₗ) to the released
+  shares, so that at most one indicator is 1;
 * a continuous column is the public rows' empirical quantile at Φ(wₖⱼ) (its shape; linear
   interpolation between order statistics), or Gaussian without public rows, then moved onto the
   released mean and standard deviation;
@@ -28,7 +32,9 @@ post-processing, at no privacy cost.  What it cannot know — dependence beyond 
 binary column's interplay with a skewed one — is an assumption, checked on data in the project's
 calibration benchmarks.
 
-References: Nelsen, R. B. (2006). An Introduction to Copulas, 2nd ed. Springer.  Owen, A. B.
+References: McFadden, D. (1989). A method of simulated moments for estimation of discrete response
+models without numerical integration. Econometrica 57(5), 995–1026.  Nelsen, R. B. (2006). An
+Introduction to Copulas, 2nd ed. Springer.  Owen, A. B.
 (1998). Scrambling Sobol' and Niederreiter–Xing points. Journal of Complexity 14(4), 466–489.
 """
 
@@ -40,7 +46,8 @@ import numpy as np
 from scipy import special
 from scipy.stats import qmc
 
-from .preprocessing import COLUMN_KINDS
+from ..privacy.primitives import project_rows
+from .preprocessing import COLUMN_KINDS, is_column_kind
 
 __all__ = ["ReferenceLaw", "copula_rows", "rare_level_warning", "reference_law"]
 
@@ -99,8 +106,17 @@ def _marginal(latent: np.ndarray, column: np.ndarray | None) -> np.ndarray:
     return (values - values.mean()) / (spread if spread > 0 else 1.0)
 
 
-def copula_rows(mean, cov, binary, size: int = 4096, *, public=None, low=None, high=None) -> np.ndarray:
-    """Rows of the Gaussian copula with these binary and continuous columns (module notes).
+def _levels(latent: np.ndarray, offset: np.ndarray, groups: np.ndarray, j: int) -> np.ndarray:
+    """Whether each row falls in column j's level: the level of its categorical whose latent plus
+    offset is the largest, against 0 for the reference level (a multinomial probit)."""
+    members = np.flatnonzero(groups == groups[j])
+    scores = latent[:, members] + offset[members]
+    best = scores.max(axis=1)
+    return (latent[:, j] + offset[j] >= best) & (best > 0.0)
+
+
+def copula_rows(mean, cov, kinds, size: int = 4096, *, public=None, low=None, high=None) -> np.ndarray:
+    """Rows of the Gaussian copula with these column kinds (module notes).
 
     Parameters
     ----------
@@ -108,53 +124,60 @@ def copula_rows(mean, cov, binary, size: int = 4096, *, public=None, low=None, h
         Target means.
     cov : array_like, shape (d, d)
         Target covariance (its correlations are matched; a noisy, indefinite one is repaired).
-    binary : array_like of bool, shape (d,)
-        Which columns are binary.
+    kinds : sequence of str, length d
+        "binary", "continuous" or "categorical:<name>" (the indicator of one level of the
+        categorical <name>, its reference level dropped: the columns of one name are never 1
+        together).
     size : int, default 4096
         The number of rows N (a power of two keeps the Sobol' points balanced).
     public : array_like, shape (m, d), optional
         Public rows on the same scale: each continuous column takes their marginal shape.
     low, high : array_like, shape (d,), optional
-        The two levels of each binary column on this scale (default 0 and 1).
+        The two levels of each binary or indicator column on this scale (default 0 and 1).
 
     Returns
     -------
     numpy.ndarray, shape (size, d)
-        Binary columns at their two levels with share of ``high`` (mean − low)/(high − low),
-        clipped to [2/N, 1 − 2/N]; continuous columns with the target mean and standard
-        deviation; correlations matched to those of ``cov`` as nearly as the kinds allow.
+        Binary and indicator columns at their two levels with share of ``high``
+        (mean − low)/(high − low), clipped to [2/N, 1 − 2/N]; continuous columns with the target
+        mean and standard deviation; correlations matched to those of ``cov`` as nearly as the
+        kinds allow.
     """
-    mean = np.asarray(mean, dtype=np.float64)
-    cov = np.asarray(cov, dtype=np.float64)
-    binary = np.asarray(binary, dtype=bool)
+    mean, cov = np.asarray(mean, dtype=np.float64), np.asarray(cov, dtype=np.float64)
     d = mean.size
+    names = sorted({kind for kind in kinds if kind.startswith("categorical:")})
+    groups = np.array([names.index(kind) if kind in names else -1 for kind in kinds])
+    two_level = np.array([kind != "continuous" for kind in kinds])
     low = np.zeros(d) if low is None else np.asarray(low, dtype=np.float64)
     high = np.ones(d) if high is None else np.asarray(high, dtype=np.float64)
     sd = np.sqrt(np.maximum(np.diag(cov), 1e-12))
     target = _nearest_correlation(cov / sd[:, None] / sd[None, :])
     share = np.clip((mean - low) / (high - low), 2.0 / size, 1.0 - 2.0 / size)
-    threshold = special.ndtri(1.0 - share)
+    offset = special.ndtri(share)  # binary: 1 where latent + offset > 0
     normals = special.ndtri(qmc.Sobol(d, scramble=True, seed=SOBOL_SEED).random(size))
     normals = (normals - normals.mean(axis=0)) / normals.std(axis=0)
-    latent_corr = target.copy()
+    columns = [None if public is None else np.asarray(public, dtype=np.float64)[:, j] for j in range(d)]
 
     def rows_for(corr):
         latent = normals @ np.linalg.cholesky(corr).T
         out = np.empty_like(latent)
         for j in range(d):
-            if binary[j]:
-                out[:, j] = np.where(latent[:, j] > threshold[j], high[j], low[j])
+            if two_level[j]:
+                hit = _levels(latent, offset, groups, j) if groups[j] >= 0 else latent[:, j] + offset[j] > 0.0
+                out[:, j] = np.where(hit, high[j], low[j])
             else:
-                column = None if public is None else np.asarray(public, dtype=np.float64)[:, j]
-                out[:, j] = mean[j] + sd[j] * _marginal(latent[:, j], column)
+                out[:, j] = mean[j] + sd[j] * _marginal(latent[:, j], columns[j])
         return out
 
+    latent_corr = target.copy()
     for _ in range(CORRELATION_ITERATIONS):
         rows = rows_for(latent_corr)
         achieved = np.corrcoef(rows, rowvar=False) if d > 1 else np.ones((1, 1))
         step = np.nan_to_num(target - achieved)
         np.fill_diagonal(step, 0.0)
         latent_corr = _nearest_correlation(np.clip(latent_corr + step, -CORRELATION_LIMIT, CORRELATION_LIMIT))
+        got = np.clip((rows.mean(axis=0) - low) / (high - low), 0.5 / size, 1.0)
+        offset = np.where(groups >= 0, offset + np.log(share / got), offset)  # the levels' shares
     return rows_for(latent_corr)
 
 
@@ -175,7 +198,7 @@ def _kinds(kinds, d: int, features) -> tuple[str, ...]:
         out = [str(kind) for kind in kinds]
         if len(out) != d:
             raise ValueError(f"kinds must name {d} columns, one kind each, got {len(out)}")
-    unknown = sorted({kind for kind in out} - set(COLUMN_KINDS))
+    unknown = sorted(kind for kind in set(out) if not is_column_kind(kind))
     if unknown:
         raise ValueError(f"kinds: {unknown} are not column kinds; choose from {list(COLUMN_KINDS)}")
     return tuple(out)
@@ -228,7 +251,7 @@ def rare_level_warning(stats, law: ReferenceLaw) -> str | None:
     rare = [
         f"{names[j]} (released share {share[j]:.3g}, noise s.d. {noise[j]:.2g})"
         for j in range(d)
-        if law.kinds[j] == "binary" and min(share[j], 1.0 - share[j]) < RARE_LEVEL_NOISE_SDS * noise[j]
+        if law.kinds[j] != "continuous" and min(share[j], 1.0 - share[j]) < RARE_LEVEL_NOISE_SDS * noise[j]
     ]
     if not rare:
         return None
@@ -248,7 +271,9 @@ def reference_law(stats, kinds=None, *, size: int = REFERENCE_ROWS) -> Reference
     :func:`pm_private.logistic_model` or :func:`pm_private.poisson_model`.
 
     Built from the release's noisy Σx and Σxxᵀ (divided by n), its public preprocessing, its public
-    rows (when it kept some: the continuous columns' marginal shape) and the declared ``kinds``:
+    rows (when it kept some: the continuous columns' marginal shape, after the release's
+    preprocessing and projection onto its row bound, as the released rows) and the declared
+    ``kinds``:
     post-processing of released values and public declarations, no privacy cost.
 
     Parameters
@@ -256,7 +281,8 @@ def reference_law(stats, kinds=None, *, size: int = REFERENCE_ROWS) -> Reference
     stats : LogisticStatsRelease, PoissonStatsRelease or exact statistics of those families
         The release.
     kinds : dict or sequence of str, optional
-        Each column's kind, "binary" (raw levels 0 and 1) or "continuous": a mapping from
+        Each column's kind, "binary" (raw levels 0 and 1), "continuous" or "categorical:<name>"
+        (the 0/1 indicator of one level of the categorical <name>): a mapping from
         feature name (``stats.features``) or column index to kind, the others continuous; or one
         kind per column.  A public declaration about the data, not read from it.  None: the
         kinds the release's preprocessing declared (``Preprocessing.x_kinds``).
@@ -299,10 +325,12 @@ def reference_law(stats, kinds=None, *, size: int = REFERENCE_ROWS) -> Reference
     cov = np.asarray(stats.xx, dtype=np.float64) / n - np.outer(mean, mean)
     center, scale = _affine(stats)
     public = getattr(prep, "x_public", None)
-    public = None if public is None else (public - center) / scale
-    binary = np.array([kind == "binary" for kind in declared])
-    rows = copula_rows(mean, cov, binary, int(size), public=public, low=-center / scale, high=(1.0 - center) / scale)
+    if public is not None:  # on the release's scale and, like the released rows, projected onto its ball
+        public = (public - center) / scale
+        public = public if stats.x_bound is None else project_rows(public, stats.x_bound)
+    rows = copula_rows(mean, cov, declared, int(size), public=public, low=-center / scale, high=(1.0 - center) / scale)
     raw = center + scale * rows
-    raw[:, binary] = np.round(raw[:, binary])
+    two_level = np.array([kind != "continuous" for kind in declared])
+    raw[:, two_level] = np.round(raw[:, two_level])
     raw.flags.writeable = False
     return ReferenceLaw(rows=raw, kinds=declared)

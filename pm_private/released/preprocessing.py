@@ -9,13 +9,25 @@ import pandas as pd
 
 from ..privacy.validation import as_float_array, as_matrix, check_bool
 
-#: The column kinds of ``Preprocessing.x_kinds``: "binary" (levels 0 and 1 on the original scale)
-#: and "continuous".
-COLUMN_KINDS = ("binary", "continuous")
+#: The column kinds of ``Preprocessing.x_kinds``: "binary" (levels 0 and 1 on the original scale),
+#: "continuous", and "categorical:<name>" for the 0/1 indicator of one level of the categorical
+#: covariate <name> (its reference level dropped; the indicators of one name are never 1 together).
+COLUMN_KINDS = ("binary", "continuous", "categorical:<name>")
+
+
+def is_column_kind(kind) -> bool:
+    """Whether ``kind`` is one of :data:`COLUMN_KINDS` ("categorical:" followed by a name)."""
+    return isinstance(kind, str) and (
+        kind in ("binary", "continuous") or (kind.startswith("categorical:") and len(kind) > 12)
+    )
+
 
 __all__ = [
+    "COLUMN_KINDS",
     "FLOAT_MAX",
     "check_glm_preprocessing",
+    "inferred_kinds",
+    "is_column_kind",
     "Preprocessing",
     "preprocess",
     "preprocessed_rows",
@@ -126,9 +138,10 @@ class Preprocessing:
         files as they are; the logistic and Poisson models take them as the covariates' law, and
         a release refuses private rows that are also among them.
     x_kinds : sequence of str, optional
-        Each covariate's kind, ``"binary"`` (levels 0 and 1 on the original scale) or
-        ``"continuous"``: a public declaration about the columns that travels with the release.
-        With it the logistic and Poisson models take the reference law of the release
+        Each covariate's kind, ``"binary"`` (levels 0 and 1 on the original scale),
+        ``"continuous"``, or ``"categorical:<name>"`` (the 0/1 indicator of one level of the
+        categorical covariate <name>, its reference level dropped): a public declaration about
+        the columns that travels with the release.  With it the logistic and Poisson models take the reference law of the release
         (:func:`pm_private.released.reference_law`) as the covariates' law, the
         public rows shaping only the continuous columns' marginals.
 
@@ -185,7 +198,7 @@ class Preprocessing:
             object.__setattr__(self, name, value)
 
     @classmethod
-    def from_public(cls, X, y=None, *, keep_rows: bool = True, kinds=None) -> Preprocessing:
+    def from_public(cls, X, y=None, *, keep_rows: bool = True, kinds="infer") -> Preprocessing:
         """Centre and scale estimated from **public** rows: column means and standard deviations
         of ``X`` (a column without spread keeps scale 1) and the mean and standard deviation of
         ``y`` (without ``y``, the response is left as it is: the logistic and Poisson releases,
@@ -208,13 +221,15 @@ class Preprocessing:
             Public responses (finite, not all equal); None: y ↦ y.
         keep_rows : bool, default True
             Keep the covariate rows as ``x_public``: they travel with releases (and their files),
-            the logistic and Poisson models take them as the covariates' law instead of a
-            Gaussian one, and releases check the private rows against them.  False keeps only
-            the constants.
-        kinds : sequence of str or "infer", optional
-            ``x_kinds``: each column's kind ("binary" or "continuous"), or ``"infer"``: binary
-            where every public value is 0 or 1, continuous elsewhere (the public rows' facts;
-            declare the kinds where a rare level may be absent from them).  None: no kinds.
+            the logistic and Poisson models take their continuous columns' marginal shapes into
+            the covariates' law, and releases check the private rows against them.  False keeps
+            only the constants.
+        kinds : sequence of str, "infer" or None, default "infer"
+            ``x_kinds``: each column's kind (:data:`COLUMN_KINDS`), or ``"infer"``: binary
+            where every public value is 0 or 1, continuous elsewhere (facts of the public rows;
+            declare the kinds where a column could take other values than the public rows
+            show, e.g. a count seen only as 0 and 1).  None: no kinds (the GLMs then take the
+            public rows themselves as the covariates' law).
 
         Returns
         -------
@@ -258,7 +273,7 @@ class Preprocessing:
             y_center=0.0 if y is None else b.mean(),
             y_scale=1.0 if y is None else b.std(),
             x_public=A if check_bool("keep_rows", keep_rows) else None,
-            x_kinds=_inferred_kinds(A) if isinstance(kinds, str) and kinds == "infer" else kinds,
+            x_kinds=inferred_kinds(A) if isinstance(kinds, str) and kinds == "infer" else kinds,
         )
 
     @property
@@ -334,8 +349,20 @@ class Preprocessing:
         return self.y_center + self.y_scale * np.asarray(values, dtype=np.float64)
 
 
-def _inferred_kinds(rows: np.ndarray) -> tuple[str, ...]:
-    """ "binary" for a column whose values are all 0 or 1, "continuous" for the others."""
+def inferred_kinds(rows: np.ndarray) -> tuple[str, ...]:
+    """The column kinds public rows show: "binary" for a column whose values are all 0 or 1,
+    "continuous" for the others (a categorical's indicators are declared, not inferred).
+
+    Parameters
+    ----------
+    rows : numpy.ndarray, shape (m, d)
+        Public rows on the original scale.
+
+    Returns
+    -------
+    tuple of str
+        One kind per column.
+    """
     return tuple("binary" if np.isin(column, (0.0, 1.0)).all() else "continuous" for column in rows.T)
 
 
@@ -345,7 +372,7 @@ def _checked_kinds(kinds, lengths: dict, rows) -> tuple[str, ...]:
     if isinstance(kinds, str) or not all(isinstance(kind, str) for kind in kinds):
         raise ValueError(f"x_kinds must be a sequence of column kinds {list(COLUMN_KINDS)}, got {kinds!r}")
     kinds = tuple(kinds)
-    unknown = sorted(set(kinds) - set(COLUMN_KINDS))
+    unknown = sorted(kind for kind in set(kinds) if not is_column_kind(kind))
     if unknown:
         raise ValueError(f"x_kinds: {unknown} are not column kinds; choose from {list(COLUMN_KINDS)}")
     widths = set(lengths.values()) | ({rows.shape[1]} if rows is not None else set())

@@ -23,7 +23,7 @@ def test_copula_rows_keep_the_kinds_and_match_the_moments():
     rng = np.random.default_rng(0)
     X = _population(rng, 200_000)
     mean, cov = X.mean(axis=0), np.cov(X, rowvar=False, bias=True)
-    rows = copula_rows(mean, cov, [False, False, True, True, True], 4096)
+    rows = copula_rows(mean, cov, ["continuous", "continuous", "binary", "binary", "binary"], 4096)
     assert rows.shape == (4096, 5)
     for j in (2, 3, 4):
         assert set(np.unique(rows[:, j])) == {0.0, 1.0}
@@ -42,7 +42,7 @@ def test_its_expectations_match_brute_force_monte_carlo_where_the_gaussian_law_m
     truth = (expit(X @ beta + b)[:, None] * np.column_stack([np.ones(len(X)), X])).mean(axis=0)
     mean, cov = X.mean(axis=0), np.cov(X, rowvar=False, bias=True)
     public = _population(rng, 200)
-    rows = copula_rows(mean, cov, [False, False, True, True, True], 4096, public=public)
+    rows = copula_rows(mean, cov, ["continuous", "continuous", "binary", "binary", "binary"], 4096, public=public)
     # the model moves the rows affinely onto (μ, Σx): here the population's
     centred = rows - rows.mean(axis=0)
     white = np.linalg.solve(np.linalg.cholesky(centred.T @ centred / len(rows)), centred.T).T
@@ -137,3 +137,20 @@ def test_a_level_rarer_than_the_noise_warns_at_build_and_is_recorded():
     with warnings.catch_warnings():
         warnings.simplefilter("error", CovariateLawWarning)  # exact statistics: no noise, no warning
         logistic_model(exact, x_sample=reference_law(exact, {1: "binary", 2: "binary"}, size=512))
+
+
+def test_a_categorical_covariate_keeps_one_level_per_row_and_its_shares():
+    rng = np.random.default_rng(6)
+    z = rng.normal(size=(100_000, 2)) @ np.linalg.cholesky([[1.0, 0.6], [0.6, 1.0]]).T
+    level = np.searchsorted([0.4, 0.7, 0.9], expit(1.7 * z[:, 1]))  # four levels, 0 the reference
+    X = np.column_stack([z[:, 0], *(level == k for k in (1, 2, 3))]).astype(float)
+    mean, cov = X.mean(axis=0), np.cov(X, rowvar=False, bias=True)
+    kinds = ["continuous"] + ["categorical:region"] * 3
+    rows = copula_rows(mean, cov, kinds, 4096)
+    assert rows[:, 1:].sum(axis=1).max() == 1.0  # never two levels at once
+    np.testing.assert_allclose(rows[:, 1:].mean(axis=0), mean[1:], atol=0.01)
+    np.testing.assert_allclose(np.corrcoef(rows, rowvar=False)[0], np.corrcoef(X, rowvar=False)[0], atol=0.05)
+    independent = copula_rows(mean, cov, ["continuous"] + ["binary"] * 3, 4096)
+    assert independent[:, 1:].sum(axis=1).max() > 1.0  # as binary columns they would overlap
+    with pytest.raises(ValueError, match="x_kinds"):
+        Preprocessing(x_kinds=("categorical:",))
