@@ -53,7 +53,8 @@ Per ε and release (``--releases`` per cell), on the private rows, with δ = 10�
 
 Reported: held-out log loss, AUC and accuracy (counts: mean Poisson deviance and the mean
 log predictive probability of the counts), and the share of the non-private fit's coefficients
-inside the noise-aware and naive 90 % intervals, the NUTS fit time (one chain, ``--tune`` +
+inside the noise-aware and naive 90 % intervals and those intervals' median width over the
+non-private fit's Wald interval ("width"), the NUTS fit time (one chain, ``--tune`` +
 ``--draws``, dense mass matrix) and the share of divergent draws.  ``--out FOLDER`` writes every
 release's scores (``scores.csv``) and ``report.md`` (the mean (s.e.) table, the comparison of
 held-out AUC with the elastic net at ε ≥ 1, the log) after each cell.
@@ -118,7 +119,7 @@ from pm_private.released.preprocessing import Preprocessing
 
 DELTA = 1e-6
 DATA_SETS = ("breast_cancer", "fair", "randhie", "randhie_any")
-METRICS = ["log loss", "AUC", "accuracy", "deviance", "log pred.", "coef cover", "fit s", "divergent"]
+METRICS = ["log loss", "AUC", "accuracy", "deviance", "log pred.", "coef cover", "width", "fit s", "divergent"]
 
 
 def load(name: str, d: int):
@@ -189,6 +190,36 @@ def split(
         return columns(rows) @ axes
 
     return tuple((transform_rows(X[rows]), y[rows]) for rows in (private, test, pub))
+
+
+def wald_se(fit, X, binary: bool) -> np.ndarray:
+    """The slopes' Wald standard errors of an unpenalised scikit-learn logistic or Poisson fit:
+    the square roots of the diagonal of the inverse Fisher information (the intercept's row
+    and column included in the information)."""
+    A = np.column_stack([np.ones(len(X)), X])
+    eta = A @ np.concatenate([np.atleast_1d(fit.intercept_), np.ravel(fit.coef_)])
+    weight = expit(eta) * (1 - expit(eta)) if binary else np.exp(eta)
+    return np.sqrt(np.diag(np.linalg.inv(A.T @ (A * weight[:, None]))))[1:]
+
+
+def declared_preprocessing(public_rows):
+    """A public map under which the two-valued columns of the (mapped) public rows are binary:
+    raw r = (t − a)/(b − a) for a column whose public values are a < b only (others as they are),
+    and the release's map (r − c)/s with c = −a/(b − a), s = 1/(b − a) back to t; so the model's
+    space is unchanged and the columns can be declared binary (``x_kinds``).  Returns the
+    Preprocessing (with the public rows on the raw scale) and the map t ↦ r."""
+    low, width, kinds = np.zeros(public_rows.shape[1]), np.ones(public_rows.shape[1]), []
+    for j, column in enumerate(public_rows.T):
+        values = np.unique(column)
+        kinds.append("binary" if values.size == 2 else "continuous")
+        if values.size == 2:
+            low[j], width[j] = values[0], values[1] - values[0]
+
+    def to_raw(rows):
+        return (rows - low) / width
+
+    prep = Preprocessing(x_center=-low / width, x_scale=1.0 / width, x_public=to_raw(public_rows), x_kinds=kinds)
+    return prep, to_raw
 
 
 def choose_bound(
@@ -323,10 +354,11 @@ def main(argv=None):
     parser.add_argument("--public", type=float, default=0.1, help="share of public rows (≥ 1: their number)")
     parser.add_argument(
         "--covariate-law",
-        choices=("public", "gaussian"),
+        choices=("public", "gaussian", "reference"),
         default="public",
         help="public: the release carries the public rows (after the map) and the models take them as the "
-        "covariates' law (the library's default); gaussian: x_sample=None",
+        "covariates' law; gaussian: x_sample=None; reference: the release also declares its two-valued "
+        "columns binary (declared_preprocessing) and the models take the reference law",
     )
     parser.add_argument("--test", type=float, default=0.3, help="share of held-out rows")
     parser.add_argument("--y-bound", type=int, default=20)
@@ -415,19 +447,24 @@ def main(argv=None):
                 exact = PoissonRegressor(alpha=0.0, max_iter=10000).fit(Xp, yp)
                 reference = exact.coef_
                 baseline = count_scores(exact.predict(Xt)[:, None], yt)
+            wald = 2 * 1.6449 * wald_se(exact, Xp, binary)  # the non-private 90 % interval's width
             say(f"  ε = {eps:g}: Bx = {bound:.2f} ({clipped:.1%} of the private rows projected)")
             say("    non-private: " + ", ".join(f"{k} {v:.3f}" for k, v in baseline.items()))
             l1_bound = bound * np.sqrt(Xp.shape[1])  # the ℓ1 ball holding the ℓ2 ball of radius Bx
             records.append({"data": name, "epsilon": eps, "release": 0, "method": "non-private", **baseline})
-            carried = Preprocessing(x_public=X_public)  # the public rows after the map; the identity map
+            carried = Preprocessing(x_public=X_public, x_kinds=None)  # the public rows after the map; identity
+            rows = Xp
+            if args.covariate_law == "reference":
+                carried, to_raw = declared_preprocessing(X_public)
+                rows = to_raw(Xp)  # which the release's map takes back to Xp exactly
             for release_index in range(args.releases):
                 if binary:
                     release = release_logistic_stats(
-                        Xp, yp, epsilon=eps, delta=DELTA, x_bound=bound, preprocessing=carried, rng=rng
+                        rows, yp, epsilon=eps, delta=DELTA, x_bound=bound, preprocessing=carried, rng=rng
                     )
                 else:
                     release = release_poisson_stats(
-                        Xp,
+                        rows,
                         yp,
                         epsilon=eps,
                         delta=DELTA,
@@ -442,7 +479,8 @@ def main(argv=None):
                     if args.covariate_law == "gaussian":
                         prior["x_sample"] = None
                     model = build(release, **prior)
-                    law = "the public rows" if "x_sample_whitened" in model else "Gaussian"
+                    law = "Gaussian" if "x_sample_whitened" not in model else "the public rows"
+                    law = "the reference law" if "x_sample_jackknife" not in model and law != "Gaussian" else law
                     say(f"    covariate law: {law} ({len(X_public)} public rows)")
                     seed = args.seed if args.release_seed is None else 1_000_000 * args.release_seed
                     fitter = Fitter(model, draws=args.draws, tune=args.tune, seed=seed)
@@ -464,6 +502,7 @@ def main(argv=None):
                                 else count_scores(np.exp(eta), yt)
                             ),
                             "coef cover": np.mean((lo <= reference) & (reference <= hi)),
+                            "width": float(np.median((hi - lo) / wald)),
                             "fit s": fitter.times[-1],
                             "divergent": (fitter.divergent - divergent) / args.draws,
                         }
