@@ -225,7 +225,7 @@ class Preprocessing:
             the covariates' law, and releases check the private rows against them.  False keeps
             only the constants.
         kinds : sequence of str, "infer" or None, default "infer"
-            ``x_kinds``: each column's kind (:data:`COLUMN_KINDS`), or ``"infer"``: binary
+            ``x_kinds``: each column's kind ("binary", "continuous" or "categorical:<name>"), or ``"infer"``: binary
             where every public value is 0 or 1, continuous elsewhere (facts of the public rows;
             declare the kinds where a column could take other values than the public rows
             show, e.g. a count seen only as 0 and 1).  None: no kinds (the GLMs then take the
