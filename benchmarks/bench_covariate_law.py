@@ -20,7 +20,8 @@ population ((ε, 10⁻⁶)-DP) is fitted under three laws (``x_sample``):
   released moments, the public rows' continuous marginals).
 
 Target: the population's coefficients after the release's projection — the maximum-likelihood
-fit on 300,000 fresh rows of the population, projected onto the same ball (Poisson: the root of
+fit on 300,000 fresh rows of the population, their responses drawn from the rows and the fit
+made on the rows projected onto the same ball, as the release sees them (Poisson: the root of
 the clipped-mean estimating equation, the model's limit on counts clipped to 10).  Reported per cell and
 law: 90 % and 50 % coverage (Monte Carlo s.e. = spread of per-release fractions / √reps), the
 median over coefficients of the 90 % interval's width over the non-private Wald interval's (the
@@ -160,8 +161,9 @@ def run_cell(name, cell, args, fitters, rng) -> list[dict]:
         prep = pp.Preprocessing.from_public(Xpub, kinds=pop.declared())
         y = pop.response(rng, prep.transform_x(X))
         bound, release = release_of(rng, args.family, X, y, cell, prep, prep.transform_x(Xpub))
-        big = project_rows(prep.transform_x(pop.rows(rng, 300_000)), bound)
-        target, _ = mle(big, pop.response(rng, big), args.family, clip=None if args.family == "logistic" else 10)
+        big = prep.transform_x(pop.rows(rng, 300_000))  # responses from the rows, the fit on them projected
+        clip = None if args.family == "logistic" else 10
+        target, _ = mle(project_rows(big, bound), pop.response(rng, big), args.family, clip=clip)
         Zp = project_rows(prep.transform_x(X), bound)
         _, se = mle(Zp, y, args.family)
         for law in args.laws:
