@@ -20,7 +20,9 @@ rescaled: the covariates alone are standardised)
     prep  = pm_private.Preprocessing.from_public(X_public)             # keeps the 50 public rows
     stats = pm_private.release_logistic_stats(X, y, epsilon=ε, delta=1e-6, x_bound=ratio·R,
                                               preprocessing=prep, rng=…)
-    model = pm_private.logistic_model(stats)   # the public rows as the covariates' law; likewise
+    model = pm_private.logistic_model(stats)   # the default law (the reference law with the kinds
+                                               # from_public infers since 2026-12-03; the public
+                                               # rows' law in the tables below); likewise
                                                # poisson, y_bound = --y-bound
 
 sampled by one NUTS chain with a dense mass matrix started at the Laplace approximation

@@ -39,6 +39,12 @@ higher moments, which only the public rows inform, so with few public rows and l
 intervals are wide, and where the public rows are not representative of the private ones they
 are biased.  The posterior is then skewed (the added variance grows with |β|): its mode is no
 summary of it, so sample it (NUTS; ``laplace_nuts`` only starts the adaptation there).
+
+With a reference law (:func:`~pm_private.released.reference_law`: rows of a Gaussian copula
+matched to the release's moments and declared column kinds) the same averages are taken over
+its N fixed rows, moved onto (μ, Σx) in the same way, with no jackknife: the law is declared, not
+estimated from a sample, and N is large enough that its integration error is small against the
+statistics' spread (``reference_law_moments``).
 """
 
 from __future__ import annotations
