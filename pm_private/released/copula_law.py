@@ -8,7 +8,8 @@ n/√m on a released sum) with intervals far wider than the private rows allow. 
 takes the shape from public facts instead — which columns are binary (levels 0 and 1 before the
 release's preprocessing), the release's noisy means and covariances of x, and, where the release
 kept public rows, the marginal shape of each continuous column — and is integrated on N fixed
-rows (N in the thousands), so its integration error is small against the statistics' spread:
+rows (N in the thousands, growing with n: :func:`reference_size`), so its integration error is
+small against the statistics' spread:
 
 * a latent Gaussian copula (Nelsen 2006, §2.10): rows uₖ of a scrambled Sobol' sequence
   (Owen 1998; fixed seed, no data), latent wₖ = L·Φ⁻¹(uₖ) with LLᵀ = R a correlation matrix;
@@ -49,7 +50,7 @@ from scipy.stats import qmc
 from ..privacy.primitives import project_rows
 from .preprocessing import COLUMN_KINDS, is_column_kind
 
-__all__ = ["ReferenceLaw", "copula_rows", "rare_level_warning", "reference_law"]
+__all__ = ["ReferenceLaw", "copula_rows", "rare_level_warning", "reference_law", "reference_size"]
 
 #: The fixed seed of the scrambled Sobol' sequence: a public constant, so the rows depend on
 #: released values and declarations only.
@@ -262,11 +263,36 @@ def rare_level_warning(stats, law: ReferenceLaw) -> str | None:
     )
 
 
-#: The default number of reference rows.
-REFERENCE_ROWS = 2048
+#: The fewest and the most reference rows of ``size="auto"``.
+REFERENCE_ROWS = (2048, 32768)
 
 
-def reference_law(stats, kinds=None, *, size: int = REFERENCE_ROWS) -> ReferenceLaw:
+def reference_size(n: int) -> int:
+    """The number of reference rows N of ``size="auto"``: the power of two at or above n/6, within
+    ``REFERENCE_ROWS``.
+
+    The law's integration error on a released mean must stay small against the statistics'
+    sampling s.d., which shrinks like 1/√n, while the error of N scrambled Sobol' points on these
+    discontinuous integrands (binary columns) falls more slowly than 1/N.  Measured on a
+    ten-column copula (three continuous, seven binary, one at 5 %): at n = 200,000 the largest
+    error of E[σ(a)·(1, x)] was 3.5 sampling s.d. with N = 1,024, 3.0 with 16,384 (the 5 %
+    column) and 0.3–0.5 with 32,768.
+
+    Parameters
+    ----------
+    n : int
+        The number of private rows.
+
+    Returns
+    -------
+    int
+        N.
+    """
+    low, high = REFERENCE_ROWS
+    return int(min(high, max(low, 2 ** int(np.ceil(np.log2(max(n, 1) / 6.0))))))
+
+
+def reference_law(stats, kinds=None, *, size="auto") -> ReferenceLaw:
     """The reference covariate law of a GLM release (module notes), to pass as ``x_sample`` to
     :func:`pm_private.logistic_model` or :func:`pm_private.poisson_model`.
 
@@ -286,8 +312,10 @@ def reference_law(stats, kinds=None, *, size: int = REFERENCE_ROWS) -> Reference
         feature name (``stats.features``) or column index to kind, the others continuous; or one
         kind per column.  A public declaration about the data, not read from it.  None: the
         kinds the release's preprocessing declared (``Preprocessing.x_kinds``).
-    size : int, default 2048
+    size : int or "auto", default "auto"
         The number of reference rows N (≥ 256); the model's cost per gradient grows with it.
+        ``"auto"``: :func:`reference_size` of the release's n (2,048 up to n ≈ 12,000, 32,768
+        from n ≈ 100,000).
 
     Returns
     -------
@@ -311,8 +339,10 @@ def reference_law(stats, kinds=None, *, size: int = REFERENCE_ROWS) -> Reference
     >>> sorted(set(law.rows[:, 1]))
     [np.float64(0.0), np.float64(1.0)]
     """
+    if isinstance(size, str) and size == "auto":
+        size = reference_size(stats.n)
     if not (isinstance(size, (int, np.integer)) and size >= 256):
-        raise ValueError(f"size must be an integer ≥ 256, got {size!r}")
+        raise ValueError(f"size must be an integer ≥ 256 or 'auto', got {size!r}")
     d = stats.d
     prep = getattr(stats, "preprocessing", None)
     if kinds is None:

@@ -154,3 +154,12 @@ def test_a_categorical_covariate_keeps_one_level_per_row_and_its_shares():
     assert independent[:, 1:].sum(axis=1).max() > 1.0  # as binary columns they would overlap
     with pytest.raises(ValueError, match="x_kinds"):
         Preprocessing(x_kinds=("categorical:",))
+
+
+def test_the_automatic_size_grows_with_n_within_its_range():
+    from pm_private.released.copula_law import reference_size
+
+    assert reference_size(2000) == 2048 and reference_size(20_000) == 4096
+    assert reference_size(200_000) == 32768 and reference_size(10**9) == 32768
+    stats = logistic_stats(np.column_stack([np.linspace(-1, 1, 300), np.arange(300) % 2]), np.arange(300) % 3 == 0)
+    assert len(reference_law(stats, ["continuous", "binary"])) == 2048
