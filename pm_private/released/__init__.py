@@ -37,6 +37,7 @@ _NAMES = {
     "CovariateLawWarning": ".glm",
     "ReferenceLaw": ".copula_law",
     "reference_law": ".copula_law",
+    "reference_size": ".copula_law",
     "shared_row_count": ".preprocessing",
     "glm_signal_to_noise_warning": ".glm",
     "public_rows_law_warning": ".glm",

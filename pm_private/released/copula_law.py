@@ -8,7 +8,7 @@ n/√m on a released sum) with intervals far wider than the private rows allow. 
 takes the shape from public facts instead — which columns are binary (levels 0 and 1 before the
 release's preprocessing), the release's noisy means and covariances of x, and, where the release
 kept public rows, the marginal shape of each continuous column — and is integrated on N fixed
-rows (N in the thousands, growing with n: :func:`reference_size`), so its integration error is
+rows (N in the thousands, growing with n: :func:`~pm_private.released.reference_size`), so its integration error is
 small against the statistics' spread:
 
 * a latent Gaussian copula (Nelsen 2006, §2.10): rows uₖ of a scrambled Sobol' sequence
@@ -314,7 +314,7 @@ def reference_law(stats, kinds=None, *, size="auto") -> ReferenceLaw:
         kinds the release's preprocessing declared (``Preprocessing.x_kinds``).
     size : int or "auto", default "auto"
         The number of reference rows N (≥ 256); the model's cost per gradient grows with it.
-        ``"auto"``: :func:`reference_size` of the release's n (2,048 up to n ≈ 12,000, 32,768
+        ``"auto"``: :func:`~pm_private.released.reference_size` of the release's n (2,048 up to n ≈ 12,000, 32,768
         from n ≈ 100,000).
 
     Returns
