@@ -323,7 +323,9 @@ def resolve_x_sample(x_sample, stats) -> tuple[np.ndarray | None, str | None]:
     :class:`~pm_private.released.ReferenceLaw`: itself."""
     if isinstance(x_sample, str):
         if x_sample != PUBLIC_ROWS:
-            raise ValueError(f"x_sample must be 'public', None or a table of public rows, got {x_sample!r}")
+            raise ValueError(
+                f"x_sample must be 'public', None, a reference law or a table of public rows, got {x_sample!r}"
+            )
         if getattr(getattr(stats, "preprocessing", None), "x_kinds", None) is not None:
             return reference_law(stats), None
         rows = _public_rows(stats)
@@ -476,7 +478,8 @@ def set_glm_stats(stats, model, family, noise_aware, x_sample=PUBLIC_ROWS, **ext
     built_with_rows = "x_sample_whitened" in model
     built_with_law = built_with_rows and "x_sample_jackknife" not in model
     declared = getattr(getattr(stats, "preprocessing", None), "x_kinds", None) is not None
-    if built_with_law and not (isinstance(x_sample, ReferenceLaw) or (x_sample == PUBLIC_ROWS and declared)):
+    public = isinstance(x_sample, str) and x_sample == PUBLIC_ROWS
+    if built_with_law and not (x_sample is None or isinstance(x_sample, ReferenceLaw) or (public and declared)):
         raise ValueError(
             "x_sample: the model was built with a reference law; pass reference_law(stats, kinds) for the new "
             "statistics, or declare the kinds in the release's preprocessing (x_kinds)"
@@ -485,7 +488,9 @@ def set_glm_stats(stats, model, family, noise_aware, x_sample=PUBLIC_ROWS, **ext
         raise ValueError("x_sample: the model was built without a reference law (build a new model)")
     if isinstance(x_sample, str):
         if x_sample != PUBLIC_ROWS:
-            raise ValueError(f"x_sample must be 'public', None or a table of public rows, got {x_sample!r}")
+            raise ValueError(
+                f"x_sample must be 'public', None, a reference law or a table of public rows, got {x_sample!r}"
+            )
         # the law is fixed when the model is built: new public rows replace the model's, if it has some
         if built_with_law:
             x_sample = reference_law(stats, size=model["x_sample_whitened"].get_value().shape[0])

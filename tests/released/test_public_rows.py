@@ -129,7 +129,7 @@ def test_glm_models_take_the_releases_public_rows_as_the_covariate_law_by_defaul
     before = default.compile_logp()(point)
     set_logistic_stats(other, default)
     assert default.compile_logp()(point) != pytest.approx(before, rel=1e-9)
-    with pytest.raises(ValueError, match="'public', None or a table"):
+    with pytest.raises(ValueError, match="'public', None, a reference law or a table"):
         logistic_model(release, x_sample="private")
 
 

@@ -163,3 +163,19 @@ def test_the_automatic_size_grows_with_n_within_its_range():
     assert reference_size(200_000) == 32768 and reference_size(10**9) == 32768
     stats = logistic_stats(np.column_stack([np.linspace(-1, 1, 300), np.arange(300) % 2]), np.arange(300) % 3 == 0)
     assert len(reference_law(stats, ["continuous", "binary"])) == 2048
+
+
+def test_a_reference_law_model_keeps_its_law_with_none_and_refuses_public_rows():
+    rng = np.random.default_rng(7)
+    X = _population(rng, 1500)
+    y = (rng.random(1500) < expit(X[:, 0] - X[:, 2])).astype(float)
+    kinds = ["continuous", "continuous", "binary", "binary", "binary"]
+    stats = logistic_stats(X, y)
+    model = logistic_model(stats, x_sample=reference_law(stats, kinds, size=512))
+    before = model["x_sample_whitened"].get_value().copy()
+    set_logistic_stats(logistic_stats(X[:1000], y[:1000]), model, x_sample=None)  # keeps the model's law
+    np.testing.assert_array_equal(model["x_sample_whitened"].get_value(), before)
+    with pytest.raises(ValueError, match="built with a reference law"):
+        set_logistic_stats(stats, model, x_sample=X[:100])
+    with pytest.raises(ValueError, match="a reference law or a table of public rows"):
+        logistic_model(stats, x_sample="rows")
