@@ -152,12 +152,13 @@ def _context(args, family: Family, preprocessing, d: int) -> dict:
         "target": "counts clipped by the mechanism to the y bound" if _counts(family) else "labels as ±1",
     }
     if preprocessing is not None:
-        import numpy as np
+        from ..released.preprocessing import affine_vectors
 
+        center, scale = affine_vectors(preprocessing, d)
         context.update(
             features="(x − x_center)/x_scale with the public constants below, then rows projected onto the x bound",
             constants=preprocessing_source(args, ("x_center", "x_scale")),
-            x_center=np.broadcast_to(preprocessing.x_center if preprocessing.x_center is not None else 0.0, (d,)),
-            x_scale=np.broadcast_to(preprocessing.x_scale if preprocessing.x_scale is not None else 1.0, (d,)),
+            x_center=center,
+            x_scale=scale,
         )
     return context

@@ -21,6 +21,7 @@ from ..released.family import (
     record_preprocessing,
     recorded_preprocessing,
 )
+from ..released.preprocessing import affine_vectors
 from .covariates import (
     _check_x_cov,
     _default_x_scale,
@@ -117,14 +118,13 @@ def _prediction_constants(stats: LinearStats) -> dict[str, np.ndarray]:
     for other in preps[1:]:
         if not _same_preprocessing(prep, other):
             raise ValueError("the releases in stats use different preprocessing; fit them separately")
-    center = np.zeros(d) if prep is None or prep.x_center is None else np.broadcast_to(prep.x_center, (d,))
-    scale = np.ones(d) if prep is None or prep.x_scale is None else np.broadcast_to(prep.x_scale, (d,))
+    center, scale = affine_vectors(prep, d)
     clip = max((r.x_bound for r in stats.releases if r.x_clip == "entry"), default=np.inf)
     norm_clip = max((r.x_bound for r in stats.releases if r.x_clip in ("row", "row-scaled")), default=np.inf)
     cube_scale = max((r.x_bound for r in stats.releases if r.x_clip == "entry-scaled"), default=np.inf)
     return {
-        "x_center": np.array(center, dtype=float),
-        "x_scale": np.array(scale, dtype=float),
+        "x_center": center,
+        "x_scale": scale,
         "x_clip": np.float64(clip),
         "x_norm_clip": np.float64(norm_clip),
         "x_cube_scale": np.float64(cube_scale),

@@ -48,7 +48,7 @@ from scipy import special
 from scipy.stats import qmc
 
 from ..privacy.primitives import project_rows
-from .preprocessing import COLUMN_KINDS, is_column_kind
+from .preprocessing import affine_vectors, check_column_kinds
 
 __all__ = ["ReferenceLaw", "copula_rows", "rare_level_warning", "reference_law", "reference_size"]
 
@@ -196,26 +196,15 @@ def _kinds(kinds, d: int, features) -> tuple[str, ...]:
             else:
                 raise ValueError(f"kinds: {key!r} is neither a feature name {names} nor a column index below {d}")
     else:
-        out = [str(kind) for kind in kinds]
+        out = list(kinds)
         if len(out) != d:
             raise ValueError(f"kinds must name {d} columns, one kind each, got {len(out)}")
-    unknown = sorted(kind for kind in set(out) if not is_column_kind(kind))
-    if unknown:
-        raise ValueError(f"kinds: {unknown} are not column kinds; choose from {list(COLUMN_KINDS)}")
-    return tuple(out)
+    return check_column_kinds("kinds", out)
 
 
 #: A binary column's released share of ones within this many noise s.d. of 0 or 1 makes
 #: :func:`rare_level_warning` warn.
 RARE_LEVEL_NOISE_SDS = 2.0
-
-
-def _affine(stats) -> tuple[np.ndarray, np.ndarray]:
-    """The release's public centre and scale of the covariates, as length-d vectors."""
-    d, prep = stats.d, getattr(stats, "preprocessing", None)
-    center = np.zeros(d) if prep is None or prep.x_center is None else np.broadcast_to(prep.x_center, (d,))
-    scale = np.ones(d) if prep is None or prep.x_scale is None else np.broadcast_to(prep.x_scale, (d,))
-    return np.asarray(center, dtype=np.float64), np.asarray(scale, dtype=np.float64)
 
 
 def rare_level_warning(stats, law: ReferenceLaw) -> str | None:
@@ -244,7 +233,7 @@ def rare_level_warning(stats, law: ReferenceLaw) -> str | None:
     if not hasattr(stats, "noise_variance"):
         return None
     d, n = stats.d, float(stats.n)
-    center, scale = _affine(stats)
+    center, scale = affine_vectors(getattr(stats, "preprocessing", None), d)
     share = center + scale * np.asarray(stats.x_sum, dtype=np.float64) / n
     noise = scale * np.sqrt(np.asarray(stats.noise_variance(), dtype=np.float64)[:d]) / n
     features = getattr(stats, "features", None)
@@ -353,7 +342,7 @@ def reference_law(stats, kinds=None, *, size="auto") -> ReferenceLaw:
     n = float(stats.n)
     mean = np.asarray(stats.x_sum, dtype=np.float64) / n
     cov = np.asarray(stats.xx, dtype=np.float64) / n - np.outer(mean, mean)
-    center, scale = _affine(stats)
+    center, scale = affine_vectors(prep, d)
     public = getattr(prep, "x_public", None)
     if public is not None:  # on the release's scale and, like the released rows, projected onto its ball
         public = (public - center) / scale

@@ -77,6 +77,7 @@ from .family import (
     recorded_preprocessing,
 )
 from .likelihood import released_normal
+from .preprocessing import affine_vectors
 from .sample_law_ops import sample_law_averages
 
 __all__ = [
@@ -455,14 +456,8 @@ def preprocessing_arrays(stats) -> dict[str, np.ndarray]:
     without one): ``x_center`` and ``x_scale`` of the model's recorded preprocessing
     (:func:`~pm_private.released.family.record_preprocessing`), which
     :func:`linear_predictor_draws` applies to new rows."""
-    prep = getattr(stats, "preprocessing", None)
-    center = 0.0 if prep is None or prep.x_center is None else prep.x_center
-    scale = 1.0 if prep is None or prep.x_scale is None else prep.x_scale
-    d = stats.d
-    return {
-        "x_center": np.array(np.broadcast_to(center, (d,)), dtype=np.float64),
-        "x_scale": np.array(np.broadcast_to(scale, (d,)), dtype=np.float64),
-    }
+    center, scale = affine_vectors(getattr(stats, "preprocessing", None), stats.d)
+    return {"x_center": center, "x_scale": scale}
 
 
 def set_glm_stats(stats, model, family, noise_aware, x_sample=PUBLIC_ROWS, **extra) -> None:

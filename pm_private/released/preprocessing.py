@@ -25,6 +25,8 @@ def is_column_kind(kind) -> bool:
 __all__ = [
     "COLUMN_KINDS",
     "FLOAT_MAX",
+    "affine_vectors",
+    "check_column_kinds",
     "check_glm_preprocessing",
     "inferred_kinds",
     "is_column_kind",
@@ -366,15 +368,59 @@ def inferred_kinds(rows: np.ndarray) -> tuple[str, ...]:
     return tuple("binary" if np.isin(column, (0.0, 1.0)).all() else "continuous" for column in rows.T)
 
 
-def _checked_kinds(kinds, lengths: dict, rows) -> tuple[str, ...]:
-    """``x_kinds`` as a tuple, refused (ValueError naming it) with an unknown kind or a length
-    other than the constants' or the public rows' width."""
+def check_column_kinds(name: str, kinds) -> tuple[str, ...]:
+    """``kinds`` as a tuple of :data:`COLUMN_KINDS`, refused with a ValueError naming ``name``
+    where it is a single string, holds a non-string or names an unknown kind.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    kinds : sequence of str
+        One kind per column.
+
+    Returns
+    -------
+    tuple of str
+        The kinds.
+    """
     if isinstance(kinds, str) or not all(isinstance(kind, str) for kind in kinds):
-        raise ValueError(f"x_kinds must be a sequence of column kinds {list(COLUMN_KINDS)}, got {kinds!r}")
+        raise ValueError(f"{name} must be a sequence of column kinds {list(COLUMN_KINDS)}, got {kinds!r}")
     kinds = tuple(kinds)
     unknown = sorted(kind for kind in set(kinds) if not is_column_kind(kind))
     if unknown:
-        raise ValueError(f"x_kinds: {unknown} are not column kinds; choose from {list(COLUMN_KINDS)}")
+        raise ValueError(f"{name}: {unknown} are not column kinds; choose from {list(COLUMN_KINDS)}")
+    return kinds
+
+
+def affine_vectors(preprocessing, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """The public map's x_center and x_scale of a preprocessing (or None) as new length-d float64
+    vectors, 0 and 1 where it sets none.
+
+    Parameters
+    ----------
+    preprocessing : Preprocessing or None
+        The release's public map.
+    d : int
+        The number of covariates.
+
+    Returns
+    -------
+    center, scale : numpy.ndarray
+        Shape (d,) each.
+    """
+    center = None if preprocessing is None else preprocessing.x_center
+    scale = None if preprocessing is None else preprocessing.x_scale
+    return (
+        np.array(np.broadcast_to(0.0 if center is None else center, (d,)), dtype=np.float64),
+        np.array(np.broadcast_to(1.0 if scale is None else scale, (d,)), dtype=np.float64),
+    )
+
+
+def _checked_kinds(kinds, lengths: dict, rows) -> tuple[str, ...]:
+    """``x_kinds`` as a tuple (:func:`check_column_kinds`), refused (ValueError naming it) with a
+    length other than the constants' or the public rows' width."""
+    kinds = check_column_kinds("x_kinds", kinds)
     widths = set(lengths.values()) | ({rows.shape[1]} if rows is not None else set())
     if widths and widths != {len(kinds)}:
         raise ValueError(f"x_kinds names {len(kinds)} columns, the covariates have {max(widths)}")

@@ -77,22 +77,30 @@ def test_reference_law_of_a_release_is_raw_and_refuses_unknown_kinds():
         reference_law(release, ["continuous"] * 5, size=100)
 
 
-def test_a_model_on_the_reference_law_evaluates_and_refits_with_a_new_law():
-    rng = np.random.default_rng(3)
-    X = _population(rng, 2000)
-    y = (rng.random(2000) < expit(X[:, 0] - X[:, 2])).astype(float)
-    kinds = ["continuous", "continuous", "binary", "binary", "binary"]
+KINDS = ["continuous", "continuous", "binary", "binary", "binary"]
+
+
+def _reference_model(seed: int, n: int):
+    """Rows of the population, labels, their exact statistics and a logistic model on their
+    reference law (512 rows)."""
+    rng = np.random.default_rng(seed)
+    X = _population(rng, n)
+    y = (rng.random(n) < expit(X[:, 0] - X[:, 2])).astype(float)
     stats = logistic_stats(X, y)
-    model = logistic_model(stats, x_sample=reference_law(stats, kinds, size=512))
+    return X, y, stats, logistic_model(stats, x_sample=reference_law(stats, KINDS, size=512))
+
+
+def test_a_model_on_the_reference_law_evaluates_and_refits_with_a_new_law():
+    X, y, stats, model = _reference_model(3, 2000)
     assert model["x_sample_whitened"].get_value().shape == (512, 5) and "x_sample_jackknife" not in model
     assert np.isfinite(model.compile_logp()(model.initial_point()))
     other = logistic_stats(X[:1500], y[:1500])
-    set_logistic_stats(other, model, x_sample=reference_law(other, kinds, size=512))
+    set_logistic_stats(other, model, x_sample=reference_law(other, KINDS, size=512))
     with pytest.raises(ValueError, match="reference law"):
         set_logistic_stats(other, model)
     plain = logistic_model(stats, x_sample=None)
     with pytest.raises(ValueError, match="without a reference law"):
-        set_logistic_stats(other, plain, x_sample=reference_law(other, kinds, size=512))
+        set_logistic_stats(other, plain, x_sample=reference_law(other, KINDS, size=512))
 
 
 def test_declared_kinds_travel_with_the_release_and_its_file_and_make_the_default_law(tmp_path):
@@ -166,12 +174,7 @@ def test_the_automatic_size_grows_with_n_within_its_range():
 
 
 def test_a_reference_law_model_keeps_its_law_with_none_and_refuses_public_rows():
-    rng = np.random.default_rng(7)
-    X = _population(rng, 1500)
-    y = (rng.random(1500) < expit(X[:, 0] - X[:, 2])).astype(float)
-    kinds = ["continuous", "continuous", "binary", "binary", "binary"]
-    stats = logistic_stats(X, y)
-    model = logistic_model(stats, x_sample=reference_law(stats, kinds, size=512))
+    X, y, stats, model = _reference_model(7, 1500)
     before = model["x_sample_whitened"].get_value().copy()
     set_logistic_stats(logistic_stats(X[:1000], y[:1000]), model, x_sample=None)  # keeps the model's law
     np.testing.assert_array_equal(model["x_sample_whitened"].get_value(), before)
