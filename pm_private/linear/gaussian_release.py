@@ -13,6 +13,7 @@ from ..privacy.primitives import (
     row_scale_factors,
 )
 from ..privacy.release import release_guard
+from ..privacy.units import rows_per_unit
 from ..privacy.validation import (
     as_vector,
     check_bool,
@@ -90,6 +91,7 @@ def release_linear_stats(
     clip_share: float = CLIP_SHARE,
     scale_response: bool | None = None,
     intercept: bool = True,
+    unit=None,
 ) -> LinearStats:
     """(ε, δ)-DP release of the sufficient statistics of norm-bounded rows, by one Gaussian mechanism
     (``noise="gaussian"``), or ε-DP by the Laplace mechanism (``noise="laplace"``).
@@ -179,6 +181,10 @@ def release_linear_stats(
         Prepend a constant column of ones (named ``intercept``, scaled with its row), so that the
         statistics hold n and the first moments Σxᵢ, Σyᵢ and a model of them has an intercept;
         Δ becomes √2·(1 + Bx² + By²).  Public; recorded in the release.
+    unit : array-like, shape (n,), optional
+        The person of each row (any hashable identifiers): the release then protects a person
+        with all their rows by keeping one row per person, chosen at random, and n is the number
+        of persons (:func:`pm_private.privacy.one_row_per_unit`).  None: the unit is the row.
 
     Returns
     -------
@@ -199,7 +205,8 @@ def release_linear_stats(
 
     Notes
     -----
-    Privacy: (ε, δ)-DP under replace-one neighbours (n is public), for the statistics and the
+    Privacy: (ε, δ)-DP under replace-one neighbours (n is public; the unit a row, or with
+    ``unit`` a person with all their rows, n persons), for the statistics and the
     clipping counts together (one mechanism): every scaled and clipped row has ‖xᵢ‖ ≤ Bx and a
     response of absolute value ≤ By whether or not its response was scaled, so Δ is the same.
     Public inputs: ``x_bound``, ``y_bound``, ``delta``, ``clip_share``, ``scale_response``,
@@ -230,7 +237,7 @@ def release_linear_stats(
     if not (isinstance(noise, str) and noise == "gaussian"):
         return _laplace(X, y, noise, delta, epsilon=epsilon, x_bound=x_bound, y_bound=y_bound, split=split,
                         accountant=accountant, rng=rng, preprocessing=preprocessing, clip_share=clip_share,
-                        scale_response=scale_response, intercept=intercept)  # fmt: skip
+                        scale_response=scale_response, intercept=intercept, unit=unit)  # fmt: skip
     epsilon, delta, x_bound, y_bound, clip_share, scale_response, intercept = _checked(
         epsilon, delta, x_bound, y_bound, split, clip_share, scale_response, intercept, preprocessing
     )
@@ -241,6 +248,8 @@ def release_linear_stats(
         )
     features = _with_intercept(column_names(X), intercept)
     X, y, refusal = _finite_rows(X, y, preprocessing)
+    source = as_noise_source(rng)
+    (X, y), unit = rows_per_unit(unit, source, X, y)
     n, d = X.shape
     plan = linear_noise_plan(
         d,
@@ -256,10 +265,9 @@ def release_linear_stats(
     (query,) = plan.queries
     total_sensitivity = query.sensitivity
     count_weight = plan.weights.get(_gaussian_counts(scale_response), 0.0)
-    source = as_noise_source(rng)
     events = plan.noise_events()
     with release_guard(
-        accountant, GAUSSIAN_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=events, refusal=refusal
+        accountant, GAUSSIAN_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=events, refusal=refusal, unit=unit
     ):
         vector, weights, columns = _weighted_vector(
             X, y, x_bound, y_bound, scale_response, intercept, clip_share, count_weight
@@ -283,6 +291,7 @@ def release_linear_stats(
             features=features,
             scale_response=scale_response,
             intercept=intercept,
+            unit=unit,
             **counts,
         )
         return LinearStats(noisy_xx, values[upper[0].size : -1], values[-1], n, (info,), intercept=intercept)

@@ -13,6 +13,7 @@ from ..privacy.primitives import (
     laplace_mechanism,
 )
 from ..privacy.release import release_guard
+from ..privacy.units import RECORD, rows_per_unit
 from ..privacy.validation import (
     as_vector,
     check_bool,
@@ -56,6 +57,7 @@ def release_linear_stats_laplace(
     clip_share: float = CLIP_SHARE,
     scale_response: bool = False,
     intercept: bool = True,
+    unit=None,
 ) -> LinearStats:
     """ε-DP release of clipped sufficient statistics (Honkela et al. 2018, Eqs. 5–7).
 
@@ -106,6 +108,11 @@ def release_linear_stats_laplace(
         those of d + 1 columns, and ``x_bound`` must be at least 1 (the constant is never
         clipped).  False: Honkela et al.'s (2018) statistics of the covariates alone.  Public;
         recorded in the release.
+    unit : array-like, shape (n,), optional
+        The person of each row (any hashable identifiers): the release then protects a person
+        with all their rows by keeping one row per person, chosen at random, and n is the number
+        of persons (:func:`pm_private.privacy.one_row_per_unit`).  None: the unit is the row.  Not
+        with Dask collections.
 
     Returns
     -------
@@ -125,7 +132,8 @@ def release_linear_stats_laplace(
 
     Notes
     -----
-    Privacy: ε-DP (pure) under replace-one neighbours (n is public), by sequential composition
+    Privacy: ε-DP (pure) under replace-one neighbours (n is public; the unit a row, or with
+    ``unit`` a person with all their rows, n persons), by sequential composition
     of three Laplace mechanisms with (1 − ``clip_share``)·ε·split and one on the two clipping
     counts (ℓ1 sensitivity 2) with ``clip_share``·ε.  Public inputs: ``x_bound`` (Bx),
     ``y_bound`` (By), ``split``, ``clip_share``, ``scale_response``, ``intercept``,
@@ -163,6 +171,9 @@ def release_linear_stats_laplace(
     source = as_noise_source(rng)
     features = _with_intercept(column_names(X), intercept)
     X, y, d, refusal, partitioned = _prepared_rows(X, y, preprocessing)
+    if partitioned and unit is not None:
+        raise ValueError("unit is not taken with Dask collections: keep one row per person before the release")
+    (X, y), unit = ((X, y), RECORD) if partitioned else rows_per_unit(unit, source, X, y)
     plan = linear_noise_plan(
         d,
         epsilon=epsilon,
@@ -181,7 +192,7 @@ def release_linear_stats_laplace(
     xx, xy, yy, n, changed = _clipped_sums(X, y, partitioned, x_bound, y_bound, scale_response, intercept)
     columns = xy.shape[0]
     with release_guard(
-        accountant, MECHANISM, epsilon, label=f"n={n}, d={d}", noise=plan.noise_events(), refusal=refusal
+        accountant, MECHANISM, epsilon, label=f"n={n}, d={d}", noise=plan.noise_events(), refusal=refusal, unit=unit
     ):
         parts, counts = _laplace_parts((xx, xy, yy, changed), stats_queries, count_queries, clip_share, source)
         xx = _symmetric_from_upper(parts[0].values, columns)
@@ -200,6 +211,7 @@ def release_linear_stats_laplace(
             features=features,
             scale_response=scale_response,
             intercept=intercept,
+            unit=unit,
             **counts,
         )
         return LinearStats(xx, parts[1].values, parts[2].values[0], n, (info,), intercept=intercept)

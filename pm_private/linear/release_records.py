@@ -138,6 +138,8 @@ class LinearStatsLaplaceRelease(_ClipCounts, Release, kind="linear_stats_laplace
         0: the release is pure ε-DP.
     neighbours : str
         The neighbour relation of the guarantee (a constant of the mechanism).
+    unit : {"record", "person"}
+        What the guarantee protects: a record, or a person with all their records (public).
     mechanism : str
         The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
     private : bool
@@ -256,6 +258,8 @@ class LinearStatsRelease(_ClipCounts, Release, kind="linear_stats_gaussian"):
         The δ of the release.
     neighbours : str
         The neighbour relation of the guarantee (a constant of the mechanism).
+    unit : {"record", "person"}
+        What the guarantee protects: a record, or a person with all their records (public).
     mechanism : str
         The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
     private : bool

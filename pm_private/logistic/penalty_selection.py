@@ -187,6 +187,8 @@ class PenaltySelectionRelease(Release, kind="penalty_selection"):
         The δ of the guarantee: it covers the event that some noise vector is longer than ξ.
     neighbours : str
         The neighbour relation of the guarantee (a constant of the mechanism).
+    unit : {"record", "person"}
+        What the guarantee protects: a record, or a person with all their records (public).
     mechanism : str
         The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
     private : bool

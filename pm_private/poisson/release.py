@@ -135,6 +135,8 @@ class PoissonStatsRelease(Release, kind="poisson_stats"):
         The δ of the release.
     neighbours : str
         The neighbour relation of the guarantee (a constant of the mechanism).
+    unit : {"record", "person"}
+        What the guarantee protects: a record, or a person with all their records (public).
     mechanism : str
         The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
     private : bool
@@ -513,6 +515,7 @@ def release_poisson_stats(
     preprocessing: Preprocessing | None = None,
     accountant: PrivacyAccountant | None = None,
     rng=None,
+    unit=None,
 ) -> PoissonStatsRelease:
     """(ε, δ)-DP release of the degree-2 statistics of Poisson regression by one Gaussian mechanism.
 
@@ -555,6 +558,10 @@ def release_poisson_stats(
         Charged (ε, δ) before noise is drawn; refuses with BudgetExceededError if over budget.
     rng : None, int or numpy.random.Generator
         None for the secure OS generator (private); a seed only for tests.
+    unit : array-like, shape (n,), optional
+        The person of each row (any hashable identifiers): the release then protects a person
+        with all their rows by keeping one row per person, chosen at random, and n is the number
+        of persons (:func:`pm_private.privacy.one_row_per_unit`).  None: the unit is the row.
 
     Returns
     -------
@@ -576,7 +583,8 @@ def release_poisson_stats(
 
     Notes
     -----
-    Privacy: (ε, δ)-DP under replace-one neighbours (n is public).  Public inputs: ``x_bound``,
+    Privacy: (ε, δ)-DP under replace-one neighbours (n is public); the unit is a row, or with
+    ``unit`` a person with all their rows (n persons public).  Public inputs: ``x_bound``,
     ``y_bound``, ``delta``, n and d.  Exact: the (ε, δ) is certified by OpenDP's privacy map
     through zero-concentrated DP (:func:`pm_private.privacy.gaussian_mechanism`) for the returned
     statistics.  Floating-point safe for the secure default ``rng=None`` (OpenDP's exact discrete
@@ -617,4 +625,5 @@ def release_poisson_stats(
         preprocessing=preprocessing,
         accountant=accountant,
         rng=rng,
+        unit=unit,
     )

@@ -51,6 +51,12 @@ _NAMES = {
     "as_vector": ".validation",
     "check_finite_rows": ".validation",
     "check_count": ".validation",
+    "PERSON": ".units",
+    "RECORD": ".units",
+    "check_unit": ".units",
+    "neighbour_text": ".units",
+    "one_row_per_unit": ".units",
+    "rows_per_unit": ".units",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)

@@ -71,6 +71,7 @@ import numpy as np
 from .accountant import PrivacyAccountant, Reservation, check_accountant
 from .budget import REPLACE_ONE, NoiseEvent
 from .reservation import NoiseWatch
+from .units import RECORD, UNITS, neighbour_text
 
 __all__ = [
     "OUTPUT",
@@ -107,8 +108,10 @@ RANGES = {
 }
 
 
-def _declared(kind: str, *, range: str | None = None, **kwargs):
+def _declared(kind: str, *, range: str | None = None, choices: tuple | None = None, **kwargs):
     metadata = dict(kwargs.pop("metadata", {}), kind=kind)
+    if choices is not None:
+        metadata["choices"] = tuple(choices)
     if range is not None:
         if range not in RANGES:
             raise ValueError(f"range must be one of {sorted(RANGES)}, got {range!r}")
@@ -204,7 +207,7 @@ def check_fields(cls: type, values: dict) -> dict:
     Every field without a default must be present; each value must have its annotated type
     (numbers finite, not booleans; integers integral; tuples of the declared length; arrays of
     finite numbers) and lie in its declared range (:data:`RANGES`; public numbers are > 0 unless
-    declared otherwise).  A ``"constant"`` field with a default (the mechanism's name, the
+    declared otherwise) or among its declared ``choices``.  A ``"constant"`` field with a default (the mechanism's name, the
     neighbour relation) must hold that default: it is a constant of the release type, so another
     value would change what the record says without changing the record.  Unknown keys are dropped.
 
@@ -236,6 +239,9 @@ def check_fields(cls: type, values: dict) -> dict:
         kind = f.metadata.get("kind")
         range_ = f.metadata.get("range", "positive" if kind == PUBLIC else "real")
         checked[f.name] = _checked(f.name, hints[f.name], values[f.name], range_)
+        choices = f.metadata.get("choices")
+        if choices is not None and checked[f.name] not in choices:
+            raise ValueError(f"field {f.name!r} must be one of {choices}, got {values[f.name]!r:.40}")
         if kind == CONSTANT and f.default is not dataclasses.MISSING and checked[f.name] != f.default:
             raise ValueError(
                 f"field {f.name!r} must be {f.default!r}, a constant of the {getattr(cls, 'kind', cls.__name__)} "
@@ -306,6 +312,9 @@ class Release:
         of the release carries the same string.
     private : bool
         False when a seeded generator drew the noise: reproducible, and no guarantee (public).
+    unit : {"record", "person"}, default "record"
+        What the guarantee protects (public): one record, or one person with all their records
+        (:func:`pm_private.privacy.one_row_per_unit`).
     """
 
     kind: ClassVar[str]
@@ -315,6 +324,7 @@ class Release:
     neighbours: str = constant(default=REPLACE_ONE)
     mechanism: str = constant()
     private: bool = public()
+    unit: str = public(default=RECORD, choices=UNITS)
 
     def __init_subclass__(cls, *, kind: str | None = None, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -414,6 +424,7 @@ def release_guard(
     label: str = "",
     noise: tuple[NoiseEvent, ...] = (),
     refusal: str | None = None,
+    unit: str = RECORD,
 ) -> Iterator[Reservation | None]:
     """Charge one release: refused before the body if over budget, recorded when the body returns.
 
@@ -448,6 +459,9 @@ def release_guard(
         The message of a refusal that a check of the private data decided before the guard
         (e.g. ``public_rows_refusal`` of ``pm_private.released.preprocessing``): raised as
         :class:`ChargedRefusal` inside the reservation, instead of the body, and spent.
+    unit : {"record", "person"}, default "record"
+        The unit the release protects; the ledger entry records the relation with it
+        (``"replace-one person"`` for a person, :func:`~pm_private.privacy.neighbour_text`).
 
     Yields
     ------
@@ -476,7 +490,8 @@ def release_guard(
     if check_accountant(accountant) is None:
         guard = watch = NoiseWatch()
     else:
-        guard = accountant.charge(mechanism, epsilon, delta, neighbours=neighbours, label=label, noise=noise)
+        relation = neighbour_text(neighbours, unit)
+        guard = accountant.charge(mechanism, epsilon, delta, neighbours=relation, label=label, noise=noise)
     failure = None
     with guard as reservation:
         if refusal is not None:  # spent with nothing drawn; the body does not run

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..privacy.primitives import check_gaussian_epsilon, check_gaussian_scale_field, gaussian_mechanism
 from ..privacy.release import release_guard
+from ..privacy.units import RECORD
 from ..privacy.validation import (
     as_float_array,
     check_count,
@@ -201,7 +202,7 @@ def check_degree2_release(release, sensitivity_of, sensitivity_name: str) -> Non
     check_release_field("preprocessing", check_glm_preprocessing, release.preprocessing)
 
 
-def release_degree2(X, y, *, weights, plan, mechanism: str, accountant, source, build, refusal=None):
+def release_degree2(X, y, *, weights, plan, mechanism: str, accountant, source, build, refusal=None, unit=RECORD):
     """The Gaussian release of the degree-2 statistics of prepared rows: the core that the logistic
     and Poisson releases share, after their own checks and preparation.
 
@@ -232,6 +233,8 @@ def release_degree2(X, y, *, weights, plan, mechanism: str, accountant, source, 
     refusal : str, optional
         A refusal decided by a check of the private data, raised inside the reservation and
         charged (``release_guard``'s ``refusal``).
+    unit : {"record", "person"}
+        The unit the release protects (``"person"``: the rows are one per person).
 
     Returns
     -------
@@ -248,6 +251,7 @@ def release_degree2(X, y, *, weights, plan, mechanism: str, accountant, source, 
         label=f"n={n}, d={d}",
         noise=plan.noise_events(),
         refusal=refusal,
+        unit=unit,
     ):
         exact = degree2_vector(*degree2_sums(X, y))
         part = gaussian_mechanism(
@@ -261,4 +265,5 @@ def release_degree2(X, y, *, weights, plan, mechanism: str, accountant, source, 
             epsilon=part.epsilon,
             delta=plan.delta,
             private=source.secure,
+            unit=unit,
         )

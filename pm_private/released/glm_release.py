@@ -12,6 +12,7 @@ import numpy as np
 
 from ..privacy.noise import as_noise_source
 from ..privacy.primitives import check_gaussian_epsilon, check_noise_scale, project_rows
+from ..privacy.units import rows_per_unit
 from ..privacy.validation import as_matrix, check_count, check_delta, check_epsilon, check_finite_rows, column_names
 from .degree2 import degree2_pairs, degree2_sums, release_degree2
 from .noise_plan import NoisePlan, gaussian_query
@@ -69,17 +70,20 @@ def exact_degree2(X, y, x_bound, response: Callable, *, check_y: bool = False):
 
 
 def release_glm_degree2(
-    X, y, *, x_bound, response, plan_for, weights_for, mechanism, build, preprocessing, accountant, rng
+    X, y, *, x_bound, response, plan_for, weights_for, mechanism, build, preprocessing, accountant, rng, unit=None
 ):
     """The release both GLM families make: the public map of ``preprocessing``, the rows prepared,
-    then one Gaussian release of the weighted statistics (``release_degree2``), charged before the
-    noise is drawn.  ``plan_for(d)`` and ``weights_for(d)`` give the family's plan and weights;
-    ``build(features, **fields)`` its release record."""
+    one row per person kept where ``unit`` identifies persons
+    (:func:`~pm_private.privacy.rows_per_unit`), then one Gaussian release of the
+    weighted statistics (``release_degree2``), charged before the noise is drawn.  ``plan_for(d)``
+    and ``weights_for(d)`` give the family's plan and weights; ``build(features, **fields)`` its
+    release record."""
     features = column_names(X)
     check_glm_preprocessing(preprocessing)
     X, refusal = preprocessed_rows(preprocessing, X)
     X, values = prepared_rows(X, y, x_bound, response)
     source = as_noise_source(rng)
+    (X, values), unit = rows_per_unit(unit, source, X, values)
     plan = plan_for(X.shape[1])
     return release_degree2(
         X,
@@ -91,4 +95,5 @@ def release_glm_degree2(
         source=source,
         build=lambda **fields: build(features, **fields),
         refusal=refusal,
+        unit=unit,
     )

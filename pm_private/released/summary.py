@@ -20,6 +20,7 @@ import pandas as pd
 import xarray as xr
 
 from .._engine.keywords import renamed_keywords
+from ..privacy.units import PERSON, RECORD, neighbour_text
 from ..privacy.validation import check_fraction
 from .family import recorded_fit, recorded_preprocessing, recorded_warnings, registered_families
 
@@ -234,11 +235,13 @@ def _release_lines(release) -> list[tuple[str, str]]:
         guarantee = f"ε = {part.epsilon:g}, δ = {delta:g}" if delta else f"ε = {part.epsilon:g} (pure)"
         if not getattr(part, "private", True):
             guarantee += " (seeded noise: reproducible, not private)"
-        lines.append(("privacy", f"{guarantee}; neighbours: {part.neighbours}"))
+        relation = neighbour_text(part.neighbours, getattr(part, "unit", RECORD))
+        lines.append(("privacy", f"{guarantee}; neighbours: {relation}"))
     if not lines:
         lines.append(("privacy", "exact statistics (no release noise)"))
     if getattr(release, "n", None) is not None:
-        lines.append(("n", f"{int(release.n)} (public)"))
+        persons = any(getattr(part, "unit", RECORD) == PERSON for part in parts)
+        lines.append(("n", f"{int(release.n)} {'persons, one row each ' if persons else ''}(public)"))
     for part in [release, *parts]:
         bounds = [f"{name} = {getattr(part, name):g}" for name in ("x_bound", "y_bound") if getattr(part, name, None)]
         if bounds:

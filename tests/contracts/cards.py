@@ -194,6 +194,7 @@ RECORDS = dict(X="matrix")  # the kinds of the records' arguments
 SURVIVAL = dict(time="times", event="events")  # times on [0, 1]: the discrete-time mechanisms' fixed domain
 FOLLOW_UP = dict(time="follow-up times", event="events")  # any time ≥ 0: later ones censored at the horizon
 CHARGED = dict(accountant="object", rng="rng")  # what a mechanism with an accountant also takes
+PERSONS = dict(unit="unit")  # an optional identifier of each record's person
 
 CARDS = [
     MechanismCard(
@@ -243,6 +244,7 @@ CARDS = [
             preprocessing=None,
         ),
         kinds=RECORDS
+        | PERSONS
         | CHARGED
         | dict(
             y="reals",
@@ -271,6 +273,7 @@ CARDS = [
             preprocessing=None,
         ),
         kinds=RECORDS
+        | PERSONS
         | CHARGED
         | dict(
             y="reals",
@@ -301,6 +304,7 @@ CARDS = [
         data=dict(X="X", y="labels"),
         params=dict(epsilon=1.0, delta=1e-5, x_bound=1.0, rng=0, preprocessing=None),
         kinds=RECORDS
+        | PERSONS
         | CHARGED
         | dict(y="labels", epsilon="epsilon", delta="delta", x_bound="bound", preprocessing="object"),
         release_kind="logistic_stats",
@@ -310,6 +314,7 @@ CARDS = [
         data=dict(X="X", y="counts"),
         params=dict(epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=3, rng=0, preprocessing=None),
         kinds=RECORDS
+        | PERSONS
         | CHARGED
         | dict(
             y="counts",

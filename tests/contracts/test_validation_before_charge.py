@@ -53,6 +53,10 @@ INFRASTRUCTURE = {
     # Charges for published sampler draws; its arguments (draws, model, accountant, private) are
     # checked before any charge in tests/sampling/test_publish.py, on a sampled model.
     "publishable",
+    # The choice of one row per person, which mechanisms make with their noise source inside
+    # their own checks (swept through every mechanism's ``unit``).
+    "one_row_per_unit",
+    "rows_per_unit",
 }
 CALL_LIMIT_S = 20.0
 COUNTS: Counter = Counter({"spends": 0, "reservations": 0, "noise draws": 0})
@@ -287,6 +291,33 @@ def values_of(kind: str, valid) -> list:
             values = _vector(valid, [])[1:]  # None: no base measure
             del values[19]  # the vector with one −inf
             return values + [np.full(valid.shape, -INF), np.full(valid.shape, INF)]
+        case "unit":  # one hashable, non-missing identifier per record (None: the record is the unit)
+            n = len(DATA["X"])
+            ids = np.arange(n) // 2
+            with_nan = ids.astype(float)
+            with_nan[n // 2] = NAN
+            return [
+                "abc",
+                b"ab",
+                7.0,
+                True,
+                object(),
+                {},
+                [],
+                ids[:-1],
+                np.append(ids, 0),
+                np.column_stack([ids, ids]),
+                ids[None, :],
+                [[i] for i in ids],
+                [None] * n,
+                with_nan,
+                pd.Series([pd.NA] * n),
+                np.array([{"a": 1}] * n, dtype=object),
+                [*ids.tolist()[:-1], None],
+                [*ids.tolist()[:-1], [1]],
+                np.array([], dtype=int),
+                pd.Series(ids[:-1]),
+            ]
         case "labels":  # strings are labels too
             return [v for v in _vector(valid, [0.5, 2.0, -3.0]) if getattr(v, "dtype", np.dtype(float)).kind != "U"]
         case "counts":  # non-negative integers

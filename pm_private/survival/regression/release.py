@@ -257,6 +257,8 @@ class SurvivalRegressionStatsRelease(_CovariateExitTable, Release, kind="surviva
         The (ε, δ) certified.
     neighbours : str
         The neighbour relation of the guarantee (a constant of the mechanism).
+    unit : {"record", "person"}
+        What the guarantee protects: a record, or a person with all their records (public).
     mechanism : str
         The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
     private : bool

@@ -48,6 +48,8 @@ class WeibullRelease(Release, kind="weibull"):
         0: the release is pure ε-DP.
     neighbours : str
         The neighbour relation of the guarantee (a constant of the mechanism).
+    unit : {"record", "person"}
+        What the guarantee protects: a record, or a person with all their records (public).
     mechanism : str
         The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
     private : bool

@@ -1,0 +1,157 @@
+"""The unit of privacy: a record, or a person with all their records.
+
+A release protects its **unit** under replace-one neighbours: two data sets are neighbours when
+they hold the same units and differ in everything about one of them.  Without a person
+identifier the unit is the record (one row), as every release of pm_private assumed so far; a
+person with m rows then loses up to m·ε (group privacy, Dwork & Roth 2014, Thm. 2.2), which is
+what registries, electronic health records and panels hold (a visit, a prescription, a
+person-year per row).
+
+With ``unit=`` (one identifier per row) a row-level mechanism keeps **one row per person**,
+chosen uniformly at random among that person's rows, and releases what it releases on those rows:
+
+* the rows kept are one per person, so the statistic of the kept rows changes as one row changes
+  when one person's rows change: the mechanism's row-level sensitivity is its per-person
+  sensitivity, with nothing to re-derive;
+* the choice uses one uniform key per row from the mechanism's noise source (the person's row
+  with the smallest key), so the choice for every other person has the same law in both
+  neighbours and is independent of the changed person's rows; conditioning on it leaves two
+  data sets that differ in one row, for which the mechanism is (ε, δ)-DP, and a mixture of
+  (ε, δ)-indistinguishable pairs is (ε, δ)-indistinguishable;
+* the number of rows the statistic sums is the number of persons, public under replace-one
+  neighbours of persons, so every noise-aware model takes the release as it is.
+
+The guarantee is exact (as exact as the row-level mechanism's).  Keeping one row per person
+spends the person's other rows; bounding each person to k > 1 rows would make the number of rows
+summed private and needs the add/remove relation with a noisy count, which no release offers yet.
+
+Survival data, in which a person's rows are the intervals of one history, are not a case for this
+choice (one interval of a history is not a survival record): their releases do not take ``unit=``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .noise import NoiseSource
+
+__all__ = ["PERSON", "RECORD", "UNITS", "check_unit", "neighbour_text", "one_row_per_unit", "rows_per_unit"]
+
+#: The units a release protects: one row, or one person with all their rows.
+RECORD, PERSON = "record", "person"
+UNITS = (RECORD, PERSON)
+
+
+def neighbour_text(neighbours: str, unit: str) -> str:
+    """The neighbour relation with its unit, as the ledger records it: ``"replace-one"`` for a
+    record (the text every earlier entry carries) and ``"replace-one person"`` for a person.
+
+    Parameters
+    ----------
+    neighbours : str
+        The relation (``"replace-one"``).
+    unit : str
+        ``"record"`` or ``"person"``.
+
+    Returns
+    -------
+    str
+    """
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
+    return neighbours if unit == RECORD else f"{neighbours} {unit}"
+
+
+def check_unit(unit, n: int) -> np.ndarray | None:
+    """The person of each row as integer codes, checked before anything is spent.
+
+    Parameters
+    ----------
+    unit : array_like of shape (n,) or None
+        One identifier per row (numbers, strings or any hashable values; a pandas Series or
+        Index is read by position).  None: the unit is the record.
+    n : int
+        The number of rows of the data it identifies.
+
+    Returns
+    -------
+    numpy.ndarray of int or None
+        ``codes[i]`` the person of row i (0, 1, … in order of first appearance); None for None.
+
+    Raises
+    ------
+    ValueError
+        Naming ``unit``: not one-dimensional, not one identifier per row, or holding a missing
+        identifier (None, NaN, NaT, pandas.NA) or an identifier that is not hashable.
+    """
+    if unit is None:
+        return None
+    try:
+        array = unit.to_numpy() if isinstance(unit, (pd.Series, pd.Index)) else np.asarray(unit, dtype=object)
+    except ValueError:  # a ragged nesting
+        array = None
+    if isinstance(unit, (str, bytes)) or array is None or array.ndim != 1:
+        raise ValueError("unit must be a one-dimensional array of identifiers, one per row")
+    values = pd.Series(array)
+    if len(values) != n:
+        raise ValueError(f"unit must hold one identifier per row: {n} rows, got {len(values)} identifiers")
+    if values.isna().any():
+        raise ValueError("unit holds a missing identifier (None, NaN or NA): every row needs its person")
+    try:
+        codes, _ = pd.factorize(values, sort=False)
+    except TypeError:
+        raise ValueError("unit must hold hashable identifiers (numbers or strings)") from None
+    return codes.astype(np.int64)
+
+
+def one_row_per_unit(codes: np.ndarray, source: NoiseSource) -> np.ndarray:
+    """The rows kept: for every person the one of their rows with the smallest uniform key.
+
+    Each row gets a key from ``source`` (secure, or seeded and then not private), so each
+    person's row is chosen uniformly at random among their rows, independently of the other
+    persons' rows (module notes).
+
+    Parameters
+    ----------
+    codes : numpy.ndarray of int, shape (n,)
+        The person of each row (:func:`check_unit`).
+    source : NoiseSource
+        The release's noise source.
+
+    Returns
+    -------
+    numpy.ndarray of int
+        Row indices, one per person, in increasing order.
+    """
+    keys = source.uniform(codes.size)
+    order = np.lexsort((keys, codes))  # by person, then by key
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = codes[order][1:] != codes[order][:-1]
+    return np.sort(order[first])
+
+
+def rows_per_unit(unit, source: NoiseSource, *arrays: np.ndarray) -> tuple[tuple[np.ndarray, ...], str]:
+    """The rows a release sums and the unit it protects: all rows and ``"record"`` without
+    ``unit``; one row per person (:func:`one_row_per_unit`) and ``"person"`` with it.
+
+    Parameters
+    ----------
+    unit : array_like of shape (n,) or None
+        The person of each row (:func:`check_unit`, which refuses bad identifiers).
+    source : NoiseSource
+        The release's noise source (draws the keys only with ``unit``).
+    *arrays : numpy.ndarray
+        The release's row arrays (covariates, responses), n rows each, checked already.
+
+    Returns
+    -------
+    arrays : tuple of numpy.ndarray
+        The arrays at the rows kept.
+    unit : {"record", "person"}
+    """
+    codes = check_unit(unit, arrays[0].shape[0])
+    if codes is None:
+        return arrays, RECORD
+    kept = one_row_per_unit(codes, source)
+    return tuple(array[kept] for array in arrays), PERSON
