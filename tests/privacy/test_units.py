@@ -89,7 +89,7 @@ def test_per_person_sensitivity_bounds_random_person_neighbours(family):
         return rng.choice([-1.0, 1.0], size) if family == "logistic" else np.minimum(rng.poisson(2.0, size), cap)
 
     worst_person = worst_rows = 0.0
-    for pair in range(10_000):
+    for _ in range(10_000):
         unit, X = _persons(rng, 4, 5, d)
         y = responses(unit.size)
         mine = unit == unit.max()
