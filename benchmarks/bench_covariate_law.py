@@ -168,7 +168,7 @@ def run_cell(name, cell, args, fitters, rng) -> list[dict]:
         _, se = mle(Zp, y, args.family)
         for law in args.laws:
             x_sample = {"gaussian": None, "public": Xpub, "reference": reference_law(release)}[law]
-            key = (law, cell["d"])
+            key = (law, cell["d"], cell["n"])  # the reference law's rows grow with n
             if key not in fitters:
                 fitters[key] = Fitter(build(release, x_sample=x_sample), draws=args.draws, tune=args.tune, seed=rep)
             else:
