@@ -178,3 +178,51 @@ def test_the_private_file_is_refused_as_public_preprocessing(data, capsys, kind)
     assert main([*argv, "--standardize-from", "rewritten.csv"]) == 1
     assert capsys.readouterr().err.split("refused:")[1] == err.split("refused:")[1]  # 400 rows read as 3 did
     assert main([*argv, "--standardize-from", "public.csv"]) == 1  # the budget of 2 is spent
+
+
+def test_a_unit_column_makes_the_person_the_unit(data, capsys):
+    """--unit-column keeps one row per person: n persons in the release, the file's rows entry and
+    the ledger say so; the column is no feature, and a public file holding it is refused."""
+    frame = pd.read_csv("d.csv")
+    frame.insert(0, "person", np.arange(len(frame)) // 4)
+    frame.to_csv("persons.csv", index=False)
+    argv = ["release", "logistic-stats", "persons.csv", "--target", "label", "--x-bound", "3", "--delta", "1e-6"]
+    argv += ["--ledger", "l.db", "--total-epsilon", "2", "--total-delta", "1e-4", "--epsilon", "1"]
+    public = pd.read_csv("public.csv")
+    public.assign(person=range(len(public))).to_csv("public_persons.csv", index=False)
+    _usage_error([*argv, "--out", "x.json", "--unit-column", "person", "--standardize-from", "public_persons.csv"],
+                 capsys, "has the person column 'person'")  # fmt: skip
+    assert main([*argv, "--out", "r.json", "--unit-column", "person", "--standardize-from", "public.csv"]) == 0
+    (entry,) = read_release_file("r.json")
+    assert entry["release"].n == 100 and entry["release"].unit == "person"
+    assert entry["features"] == ["a", "b", "count"]  # every other column but the person's
+    assert entry["preprocessing"]["rows"].startswith("one row per person of column 'person'")
+    (ledger_entry,) = PrivacyAccountant.open("l.db").history
+    assert ledger_entry.neighbours == "replace-one person"
+    capsys.readouterr()
+    assert main(["ledger", "l.db"]) == 0
+    assert "replace-one person" in capsys.readouterr().out
+
+
+def test_a_missing_person_identifier_is_refused_before_any_spend(data, capsys):
+    frame = pd.read_csv("d.csv")
+    frame.insert(0, "person", np.where(np.arange(len(frame)) == 7, np.nan, np.arange(len(frame)) // 2))
+    frame.to_csv("persons.csv", index=False)
+    argv = ["release", "poisson-stats", "persons.csv", "--target", "count", "--features", "a", "b"]
+    argv += ["--x-bound", "3", "--y-bound", "10", "--delta", "1e-6", "--unit-column", "person", *RAW]
+    argv += ["--ledger", "l.db", "--total-epsilon", "2", "--total-delta", "1e-4", "--epsilon", "1", "--out", "r.json"]
+    _usage_error(argv, capsys, "unit holds a missing identifier")
+    assert PrivacyAccountant.open("l.db").history == ()
+
+
+@pytest.mark.parametrize("mechanism", [["--mechanism", "laplace"], ["--mechanism", "gaussian", "--delta", "1e-6"]])
+def test_a_unit_column_in_a_linear_release(data, capsys, mechanism):
+    frame = pd.read_csv("d.csv")
+    frame.insert(0, "person", np.arange(len(frame)) // 5)
+    frame.to_csv("persons.csv", index=False)
+    argv = ["release", "linear-stats", "persons.csv", "--target", "b", "--features", "a", "count", *mechanism]
+    argv += ["--x-bound", "3", "--y-bound", "4", "--unit-column", "person", *RAW, "--out", "r.json"]
+    assert main([*argv, "--ledger", "l.db", "--total-epsilon", "2", "--total-delta", "1e-4", "--epsilon", "1"]) == 0
+    (entry,) = read_release_file("r.json")
+    assert entry["release"].n == 80 and entry["release"].releases[0].unit == "person"
+    assert PrivacyAccountant.open("l.db").history[0].neighbours == "replace-one person"

@@ -54,6 +54,29 @@ def release_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def unit_argument(parser: argparse.ArgumentParser) -> None:
+    """``--unit-column``: the column of DATA that identifies each row's person."""
+    parser.add_argument(
+        "--unit-column",
+        metavar="COLUMN",
+        help="column identifying each row's person (any values, none missing): the release then protects a "
+        "person with all their rows, keeping one row per person chosen at random (n, the number of persons, is "
+        "public); without it a person with m rows is protected at m times ε",
+    )
+
+
+def unit_rows_text(args) -> str:
+    """The ``rows`` entry of a release file's preprocessing context."""
+    if getattr(args, "unit_column", None) is None:
+        return "all rows of the file (none dropped; n is public)"
+    return f"one row per person of column {args.unit_column!r}, chosen at random (n persons is public)"
+
+
+def unit_values(args, frame):
+    """The identifiers of ``--unit-column`` as read (None without it)."""
+    return None if getattr(args, "unit_column", None) is None else frame[args.unit_column].to_numpy()
+
+
 def _columns(path: Path) -> list[str]:
     import pandas as pd
 
@@ -242,6 +265,11 @@ def public_preprocessing(parser, args, features: list[str], *, response: bool = 
         if missing:
             parser.error(
                 f"--standardize-from {str(args.standardize_from)!r} has no column {', '.join(map(repr, missing))}"
+            )
+        if getattr(args, "unit_column", None) in available:
+            parser.error(
+                f"--standardize-from {str(args.standardize_from)!r} has the person column {args.unit_column!r}: "
+                "public rows identify no person of the private data; drop the column from the public file"
             )
         values = numeric(parser, read(args.standardize_from, columns), columns)
         if len(values) < 2:

@@ -234,10 +234,12 @@ def _print_report(args, accountant, rows, totals, cost, fits) -> None:
             f"tight ε {cost[1]:.6g} at δ {accountant.delta:g} -> {'fits' if fits else 'refused'} (dry run, nothing spent)"
         )
     if rows:
-        print(f"\n{'id':>4}  {'day (UTC)':<19}  {'status':<8}  {'ε':>9}  {'δ':>9}  mechanism, label")
+        print(
+            f"\n{'id':>4}  {'day (UTC)':<19}  {'status':<8}  {'ε':>9}  {'δ':>9}  {'neighbours':<18}  mechanism, label"
+        )
     for row in rows:
         note = f" [{row['note']}]" if row["note"] else ""
         print(
             f"{row['id']:>4}  {row['time']:<19}  {row['status']:<8}  {row['epsilon']:>9.4g}  {row['delta']:>9.3g}  "
-            f"{row['mechanism']}, {row['label']}{note}"
+            f"{row['neighbours']:<18}  {row['mechanism']}, {row['label']}{note}"
         )

@@ -23,6 +23,9 @@ from .common import (
     refuse_raw_covariates,
     release_arguments,
     table_columns,
+    unit_argument,
+    unit_rows_text,
+    unit_values,
     write_release,
 )
 
@@ -57,6 +60,7 @@ def add_parser(subparsers) -> None:
             + ", replace-one neighbours.  Fit it with 'pm-private fit'.",
         )
         release_arguments(parser)
+        unit_argument(parser)
         parser.add_argument("--target", required=True, help="count column" if counts else "label column (0/1 or ±1)")
         parser.add_argument("--features", nargs="+", help="feature columns (default: every other column)")
         parser.add_argument("--delta", type=types.delta, required=True, help="δ of the release, spent from the ledger")
@@ -103,10 +107,10 @@ def _run(parser, args) -> None:
         except ValueError as error:
             parser.error(str(error))
     available = table_columns(parser, args)
-    features = args.features or [c for c in available if c != args.target]
+    features = args.features or [c for c in available if c not in (args.target, args.unit_column)]
     if not features:
         parser.error("no feature column: give --features")
-    check_columns(parser, args, available, [*features, args.target])
+    check_columns(parser, args, available, [*features, args.target, *([args.unit_column] if args.unit_column else [])])
     unknown = sorted(set(args.binary_columns or ()) - set(features))
     if unknown:
         parser.error(f"--binary-columns {', '.join(map(repr, unknown))} are not features")
@@ -123,9 +127,10 @@ def _run(parser, args) -> None:
             lines.append("public preprocessing: " + context["constants"])
         dry_run(args, lines)
         return
-    frame = read(args.data, [*features, args.target])
+    frame = read(args.data, [*features, args.target, *([args.unit_column] if args.unit_column else [])])
     X = numeric(parser, frame, features)
     y = numeric(parser, frame, [args.target])[:, 0]
+    unit = unit_values(args, frame)
     accountant = open_ledger(parser, args)
     bounds = {"y_bound": args.y_bound} if _counts(family) else {}
 
@@ -138,6 +143,7 @@ def _run(parser, args) -> None:
             x_bound=args.x_bound,
             preprocessing=preprocessing,
             accountant=accountant,
+            unit=unit,
             **bounds,
         )
 
@@ -147,7 +153,7 @@ def _run(parser, args) -> None:
 def _context(args, family: Family, preprocessing, d: int) -> dict:
     """What was done to the rows before the release, with the public constants (for predictions)."""
     context = {
-        "rows": "all rows of the file (none dropped; n is public)",
+        "rows": unit_rows_text(args),
         "features": "as read; rows projected by the mechanism onto the x bound",
         "target": "counts clipped by the mechanism to the y bound" if _counts(family) else "labels as ±1",
     }

@@ -21,6 +21,9 @@ from .common import (
     refuse_raw_covariates,
     release_arguments,
     table_columns,
+    unit_argument,
+    unit_rows_text,
+    unit_values,
     write_release,
 )
 
@@ -42,6 +45,7 @@ def add_parser(subparsers) -> None:
         description="Clipped, Laplace-perturbed Sxx, Sxy, Syy (Honkela et al. 2018), replace-one neighbours.",
     )
     release_arguments(parser)
+    unit_argument(parser)
     parser.add_argument("--target", required=True, help="response column")
     parser.add_argument("--features", nargs="+", help="feature columns (default: every other column)")
     parser.add_argument(
@@ -107,7 +111,7 @@ def add_parser(subparsers) -> None:
 
 
 def _preprocessing_context(args, preprocessing) -> dict:
-    rows = "all rows of the file (none dropped; n is public)"
+    rows = unit_rows_text(args)
     if preprocessing is None:
         return {
             "rows": rows,
@@ -180,7 +184,7 @@ def _suff_stats_bounds(parser, args, d: int, preprocessing):
         check_gaussian_epsilon(args.epsilon)
     except ValueError as error:
         parser.error(str(error))
-    n = len(read(args.data, [args.target]))
+    n = _public_n(args)
     if n < 2:
         parser.error(f"{args.data.name} has {n} data row(s); a release needs at least 2")
     public_y = None
@@ -204,6 +208,13 @@ def _suff_stats_bounds(parser, args, d: int, preprocessing):
     return n, chosen.multiplier
 
 
+def _public_n(args) -> int:
+    """The public n the bounds are chosen for: the rows of DATA, or with ``--unit-column`` its persons."""
+    if args.unit_column is None:
+        return len(read(args.data, [args.target]))
+    return int(read(args.data, [args.unit_column])[args.unit_column].nunique(dropna=False))
+
+
 def _check_mechanism_options(parser, args) -> None:
     """``--split``, ``--delta`` and ``--clip-share`` against ``--mechanism`` (``parser.error`` otherwise)."""
     if abs(math.fsum(args.split) - 1) > 1e-9:
@@ -222,10 +233,10 @@ def _check_mechanism_options(parser, args) -> None:
 def _run(parser, args) -> None:
     _check_mechanism_options(parser, args)
     available = table_columns(parser, args)
-    features = args.features or [c for c in available if c != args.target]
+    features = args.features or [c for c in available if c not in (args.target, args.unit_column)]
     if not features:
         parser.error("no feature column: give --features")
-    check_columns(parser, args, available, [*features, args.target])
+    check_columns(parser, args, available, [*features, args.target, *([args.unit_column] if args.unit_column else [])])
     refuse_raw_covariates(parser, args)
     preprocessing = public_preprocessing(parser, args, features)
     chosen_bounds = _suff_stats_bounds(parser, args, len(features), preprocessing)
@@ -244,11 +255,12 @@ def _run(parser, args) -> None:
             lines.append("public preprocessing: " + _preprocessing_context(args, preprocessing)["constants"])
         dry_run(args, lines, counted_rows=chosen_bounds is not None)
         return
-    frame = read(args.data, [*features, args.target])
-    if chosen_bounds is not None and len(frame) != chosen_bounds[0]:
+    frame = read(args.data, [*features, args.target, *([args.unit_column] if args.unit_column else [])])
+    if chosen_bounds is not None and args.unit_column is None and len(frame) != chosen_bounds[0]:
         parser.error(f"{args.data.name} changed while it was read: the bounds were chosen for {chosen_bounds[0]} rows")
     X = numeric(parser, frame, features)
     y = numeric(parser, frame, [args.target])[:, 0]
+    unit = unit_values(args, frame)
     accountant = open_ledger(parser, args)
     from ..linear.release import release_linear_stats, release_linear_stats_laplace
 
@@ -267,6 +279,7 @@ def _run(parser, args) -> None:
                 clip_share=args.clip_share,
                 scale_response=args.scale_response is not False,
                 intercept=args.intercept,
+                unit=unit,
             )
     else:
 
@@ -283,6 +296,7 @@ def _run(parser, args) -> None:
                 clip_share=args.clip_share,
                 scale_response=args.scale_response is True,
                 intercept=args.intercept,
+                unit=unit,
             )
 
     stats = write_release(
