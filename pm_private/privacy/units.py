@@ -25,8 +25,11 @@ The guarantee is exact (as exact as the row-level mechanism's).  Keeping one row
 spends the person's other rows; bounding each person to k > 1 rows would make the number of rows
 summed private and needs the add/remove relation with a noisy count, which no release offers yet.
 
-Survival data, in which a person's rows are the intervals of one history, are not a case for this
-choice (one interval of a history is not a survival record): their releases do not take ``unit=``.
+Survival data, in which a person's rows are the intervals of one history (counting-process or
+start–stop form), are not a case for this choice: one interval of a history is not a survival
+record.  Their releases make each person's history one record instead
+(:func:`pm_private.survival.person_histories`), a function of that person's rows alone, so that
+again one person's rows move one record.
 """
 
 from __future__ import annotations
@@ -36,7 +39,16 @@ import pandas as pd
 
 from .noise import NoiseSource
 
-__all__ = ["PERSON", "RECORD", "UNITS", "check_unit", "neighbour_text", "one_row_per_unit", "rows_per_unit"]
+__all__ = [
+    "PERSON",
+    "RECORD",
+    "UNITS",
+    "check_unit",
+    "neighbour_text",
+    "one_row_per_unit",
+    "rows_per_unit",
+    "take_rows",
+]
 
 #: The units a release protects: one row, or one person with all their rows.
 RECORD, PERSON = "record", "person"
@@ -155,3 +167,15 @@ def rows_per_unit(unit, source: NoiseSource, *arrays: np.ndarray) -> tuple[tuple
         return arrays, RECORD
     kept = one_row_per_unit(codes, source)
     return tuple(array[kept] for array in arrays), PERSON
+
+
+def take_rows(values, rows: np.ndarray):
+    """``values`` at the positions ``rows``, keeping its kind: a pandas object by position, a
+    categorical as a categorical, anything else as a numpy array; None stays None."""
+    if values is None:
+        return None
+    if isinstance(values, (pd.Series, pd.DataFrame)):
+        return values.iloc[rows]
+    if isinstance(values, pd.Categorical):
+        return values[rows]
+    return np.asarray(values)[rows]

@@ -7,6 +7,7 @@ from .._engine.lazy import attach
 
 _NAMES = {
     "check_survival": ".data",
+    "person_histories": ".data",
     "censor_at_horizon": ".data",
     "scale_times": ".data",
     "interval_index": ".data",

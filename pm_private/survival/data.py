@@ -19,6 +19,8 @@ from ..privacy.validation import as_float_array, as_matrix, check_count, check_f
 
 __all__ = [
     "check_survival",
+    "person_histories",
+    "person_records",
     "censor_at_horizon",
     "scale_times",
     "interval_index",
@@ -368,3 +370,74 @@ def flchain_unit_ball(X) -> np.ndarray:
     from ..datasets.flchain import FLCHAIN_DOMAIN
 
     return domain_unit_ball(X, FLCHAIN_DOMAIN)
+
+
+def person_histories(unit, time, event) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One survival record per person from rows that are intervals of persons' follow-up.
+
+    The rows of a person (same ``unit``) are the intervals of their history in counting-process
+    (start–stop) form, ``time`` each interval's end and ``event`` whether it ended in the event.
+    The person's record is their first exit: the end of their earliest interval with an event
+    (event 1), or, with none, the end of their latest interval (censored, event 0).  Their
+    covariates and cell are those of their earliest interval (the baseline, as at entry).  The
+    record is a function of that person's rows alone, so under replace-one neighbours of persons
+    one record changes, and every person-level mechanism keeps its sensitivity.  The record
+    counts the person at risk from time 0 to their exit: gaps between intervals and a late entry
+    (left truncation) are not modelled, and later events (recurrences) are not counted.
+
+    Parameters
+    ----------
+    unit : array_like, shape (n,)
+        The person of each row (:func:`pm_private.privacy.check_unit`).
+    time : array_like, shape (n,)
+        Each interval's end (stop), finite and ≥ 0.
+    event : array_like, shape (n,)
+        1 (or True) where the interval ended in the event, else 0.
+
+    Returns
+    -------
+    time, event : numpy.ndarray
+        One exit time and event flag per person, in order of first appearance of the persons.
+    exit_rows, baseline_rows : numpy.ndarray of int
+        Each person's row of the exit, and of their earliest interval (for covariates and cells).
+
+    Raises
+    ------
+    ValueError
+        Naming ``time``, ``event`` or ``unit`` (:func:`check_survival`, :func:`pm_private.privacy.check_unit`).
+
+    Examples
+    --------
+    >>> time, event, _, baseline = person_histories([7, 7, 9], [2.0, 5.0, 3.0], [0, 1, 0])
+    >>> time.tolist(), event.tolist(), baseline.tolist()
+    ([5.0, 3.0], [1, 0], [0, 2])
+    """
+    from ..privacy.units import check_unit
+
+    time, event = check_survival(time, event)
+    codes = check_unit(unit, time.size)
+    order = np.lexsort((time, codes))  # by person, then by interval end
+    person = codes[order]
+    first = np.r_[True, person[1:] != person[:-1]]
+    last = np.r_[person[1:] != person[:-1], True]
+    baseline_rows, exit_rows = order[first], order[last].copy()
+    with_event = order[event[order] == 1]
+    earliest = np.r_[True, codes[with_event][1:] != codes[with_event][:-1]] if with_event.size else with_event
+    exit_rows[codes[with_event][earliest]] = with_event[earliest]
+    return time[exit_rows], event[exit_rows], exit_rows, baseline_rows
+
+
+def person_records(unit, time, event, *columns):
+    """The records a survival release counts and the unit it protects: the rows as they are and
+    ``"record"`` without ``unit``; one record per person (:func:`person_histories`), with
+    ``columns`` (covariates, cells; None stays None) at each person's earliest interval, and
+    ``"person"`` with it.  ValueError naming ``unit`` for Dask collections."""
+    from .._engine.dask import is_dask
+    from ..privacy.units import PERSON, RECORD, take_rows
+
+    if unit is None:
+        return time, event, columns, RECORD
+    if any(is_dask(v) for v in (time, event, unit, *columns)):
+        raise ValueError("unit is not taken with Dask collections: make each person's history one record first")
+    time, event, _, baseline = person_histories(unit, time, event)
+    return time, event, tuple(take_rows(column, baseline) for column in columns), PERSON

@@ -456,6 +456,7 @@ CARDS = [
         data=dict(time="time", event="event", cell="cell"),
         params=dict(edges=[0.25, 0.5, 0.75, 1.0], cells=["a", "b"], epsilon=1.0, delta=1e-5, noise="gaussian", rng=0),
         kinds=CHARGED
+        | PERSONS
         | dict(
             time="follow-up times",
             event="events",
@@ -474,6 +475,7 @@ CARDS = [
         data=dict(time="time", event="event", X="X"),
         params=dict(edges=[0.25, 0.5, 0.75, 1.0], x_bound=1.0, epsilon=1.0, delta=1e-5, rng=0),
         kinds=CHARGED
+        | PERSONS
         | dict(
             time="follow-up times",
             event="events",

@@ -51,6 +51,7 @@ from ...privacy.validation import (
     check_release_guarantee,
 )
 from ...released.noise_plan import NoisePlan, gaussian_query, laplace_query
+from ..data import person_records
 from .family import SURVIVAL
 from .outcomes import ALL, check_cells, check_edges, dask_exit_counts, exit_counts
 
@@ -428,6 +429,7 @@ def release_survival_stats(
     noise: str = "gaussian",
     accountant: PrivacyAccountant | None = None,
     rng=None,
+    unit=None,
 ) -> SurvivalStatsRelease:
     """Private release of a survival study's exit table, person-level.
 
@@ -468,6 +470,12 @@ def release_survival_stats(
         Charged (ε, δ) before noise is drawn; refuses with BudgetExceededError if over budget.
     rng : None, int or numpy.random.Generator
         None for the secure OS generator (private); a seed only for tests.
+    unit : array_like, shape (n,), optional
+        The person of each row, when rows are intervals of persons' follow-up (counting-process
+        or start–stop form, ``time`` each interval's end): each person's history becomes one
+        record, their first exit with the cell of their earliest interval
+        (:func:`pm_private.survival.person_histories`), n is the number of persons and the
+        release protects a person with all their rows.  None: each row is one person's record.
 
     Returns
     -------
@@ -487,7 +495,8 @@ def release_survival_stats(
     Notes
     -----
     Privacy: (ε, δ)-DP (Gaussian) or ε-DP (Laplace) under replace-one neighbours, the unit a
-    person with their whole follow-up.  Public: n, ``edges`` (so the horizon), ``cells`` (the
+    person with their whole follow-up (a row, each person's one record; with ``unit`` a person
+    with all their rows).  Public: n, ``edges`` (so the horizon), ``cells`` (the
     set of labels, not who is in which), ε, δ and the noise distribution; each person's time,
     event and cell are private, so the cell sizes reach a model only through the noisy table.
     Exact: the (ε, δ) is certified by OpenDP's privacy map for the returned counts, and the
@@ -510,6 +519,7 @@ def release_survival_stats(
     """
     epsilon, delta = _checked(epsilon, delta, noise)
     ends, labels = check_edges(edges), check_cells(cells)
+    time, event, (cell,), unit = person_records(unit, time, event, cell)
     if any(is_dask(v) for v in (time, event, cell)):
         events, censored, survivors, n = dask_exit_counts(time, event, cell, ends, labels)
     else:
@@ -523,7 +533,7 @@ def release_survival_stats(
     J = ends.size
     label = f"n={n}, cells={len(labels)}, intervals={J}"
     with release_guard(
-        accountant, SURVIVAL_MECHANISM, plan.epsilon, plan.delta, label=label, noise=plan.noise_events()
+        accountant, SURVIVAL_MECHANISM, plan.epsilon, plan.delta, label=label, noise=plan.noise_events(), unit=unit
     ):
         sensitivity = survival_sensitivity(noise)
         if noise == "gaussian":
@@ -544,4 +554,5 @@ def release_survival_stats(
             epsilon=part.epsilon,
             delta=delta,
             private=source.secure,
+            unit=unit,
         )

@@ -54,6 +54,7 @@ from ...privacy.validation import (
 )
 from ...released.noise_plan import NoisePlan, gaussian_query
 from ...released.preprocessing import Preprocessing, check_glm_preprocessing
+from ..data import person_records
 from ..exits.outcomes import ALL, check_cells, check_edges
 from ..exits.release import ExitTable
 from .family import SURVIVAL_REGRESSION
@@ -488,6 +489,7 @@ def release_survival_regression_stats(
     preprocessing: Preprocessing | None = None,
     accountant: PrivacyAccountant | None = None,
     rng=None,
+    unit=None,
 ) -> SurvivalRegressionStatsRelease:
     """Private release of a survival study's exit table with the covariate moments of each exit,
     person-level, for survival regression on continuous covariates.
@@ -533,6 +535,12 @@ def release_survival_regression_stats(
         Charged (ε, δ) before noise is drawn; refuses with BudgetExceededError if over budget.
     rng : None, int or numpy.random.Generator
         None for the secure OS generator (private); a seed only for tests.
+    unit : array_like, shape (n,), optional
+        The person of each row, when rows are intervals of persons' follow-up (counting-process
+        or start–stop form, ``time`` each interval's end): each person's history becomes one
+        record, their first exit with the cell and covariates of their earliest interval
+        (:func:`pm_private.survival.person_histories`), n is the number of persons and the
+        release protects a person with all their rows.  None: each row is one person's record.
 
     Returns
     -------
@@ -555,7 +563,8 @@ def release_survival_regression_stats(
     Notes
     -----
     Privacy: (ε, δ)-DP under replace-one neighbours, the unit a person with their whole
-    follow-up and covariates.  Public: n, ``edges``, ``cells`` (the set of labels), ``x_bound``,
+    follow-up and covariates (a row, each person's one record; with ``unit`` a person with all
+    their rows).  Public: n, ``edges``, ``cells`` (the set of labels), ``x_bound``,
     the preprocessing (its constants and kept public rows), ε, δ; each person's time, event,
     cell and covariates are private.  Exact: the (ε, δ) is certified by OpenDP's privacy map for
     the returned values, and the secure default ``rng=None`` draws OpenDP's exact discrete
@@ -581,6 +590,7 @@ def release_survival_regression_stats(
     epsilon, delta, x_bound = _checked(epsilon, delta, x_bound)
     ends, labels = check_edges(edges), check_cells(cells)
     features = column_names(X)
+    time, event, (X, cell), unit = person_records(unit, time, event, X, cell)
     d, (counts, x_sums, xx, projected, n), refusal = statistics_of(
         time, event, X, cell, ends, labels, x_bound, preprocessing
     )
@@ -608,6 +618,7 @@ def release_survival_regression_stats(
         label=label,
         noise=plan.noise_events(),
         refusal=refusal,
+        unit=unit,
     ):
         sensitivity = survival_regression_sensitivity()
         part = gaussian_mechanism(vector, sensitivity=sensitivity, epsilon=epsilon, delta=delta, source=source)
@@ -634,4 +645,5 @@ def release_survival_regression_stats(
             epsilon=part.epsilon,
             delta=delta,
             private=source.secure,
+            unit=unit,
         )
