@@ -494,7 +494,10 @@ CARDS = [
         "pm_private.survival:weibull_private",
         data=dict(time="time", event="event"),
         params=dict(epsilon=1.0, horizon=1.0, K=10, gamma=10.0, omega=6.0, rng=0),
-        kinds=FOLLOW_UP | CHARGED | dict(epsilon="epsilon", horizon="bound", K="count", gamma="bound", omega="bound"),
+        kinds=FOLLOW_UP
+        | CHARGED
+        | PERSONS
+        | dict(epsilon="epsilon", horizon="bound", K="count", gamma="bound", omega="bound"),
         release_kind="weibull",
     ),
     MechanismCard(

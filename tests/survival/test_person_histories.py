@@ -105,3 +105,15 @@ def test_bad_identifiers_and_dask_collections_are_refused_before_any_spend():
             frame["time"], frame["event"], edges=EDGES, epsilon=1.0, delta=1e-6, unit=[1, 1, 2], accountant=accountant
         )
     assert accountant.history == ()
+
+
+def test_the_weibull_release_takes_a_person_history_as_one_record():
+    from pm_private.survival import weibull_private
+
+    data = load_stanford_heart_transplants()
+    accountant = PrivacyAccountant(2.0)
+    release = weibull_private(
+        data["stop"], data["event"], epsilon=1.0, horizon=2000.0, rng=0, unit=data["id"], accountant=accountant
+    )
+    assert release.n == 103 and release.unit == "person"
+    assert accountant.history[0].neighbours == "replace-one person"

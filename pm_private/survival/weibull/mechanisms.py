@@ -76,7 +76,7 @@ from ...privacy.validation import (
     check_epsilon,
 )
 from ...released.noise_plan import NoisePlan, exponential_query, laplace_query, laplace_sd
-from ..data import censor_at_horizon, scale_times
+from ..data import censor_at_horizon, person_records, scale_times
 from .baselines import weibull_laplace, weibull_sample_aggregate
 from .ladder import _draw_lsp, _tll, lsp_ladder
 from .release import (
@@ -179,6 +179,11 @@ class WeibullLSP:
         Number of ladder rungs, ≥ 1.
     gamma, omega : float
         Public range [0, γ] of p and of λ/horizon, and floor e^−ω of the scaled times.
+    unit : array_like, shape (n,), optional
+        The person of each row, when rows are intervals of persons' follow-up (``time`` each
+        interval's end): each person's history becomes one record, their first exit
+        (:func:`pm_private.survival.person_histories`), and the releases protect a person with
+        all their rows.  None: each row is one person's record.
 
     Raises
     ------
@@ -192,10 +197,13 @@ class WeibullLSP:
     >>> releases = [lsp.release(epsilon=0.2, accountant=acct) for _ in range(5)]  # doctest: +SKIP
     """
 
-    def __init__(self, time, event, *, horizon: float, K: int = 500, gamma: float = 10.0, omega: float = 6.0):
+    def __init__(
+        self, time, event, *, horizon: float, K: int = 500, gamma: float = 10.0, omega: float = 6.0, unit=None
+    ):
         _, self.horizon, self.gamma, self.omega, self.K = check_weibull_arguments(
             horizon=horizon, gamma=gamma, omega=omega, K=K
         )
+        time, event, _, self.unit = person_records(unit, time, event)
         t, d = censor_at_horizon(time, event, self.horizon)
         check_weibull_arguments(horizon=horizon, gamma=gamma, omega=omega, K=K, n=t.size)
         self._t = scale_times(t, horizon=self.horizon, floor=math.exp(-self.omega))
@@ -233,7 +241,8 @@ class WeibullLSP:
         epsilon_shape = plan.epsilon_parts[_LSP]
         epsilon_scale = plan.epsilon_parts[_TLL_EVENTS] + plan.epsilon_parts[_TLL_POWERS]  # _tll halves it
         source = as_noise_source(rng)
-        with release_guard(accountant, LSP_TLL, epsilon, label=f"LSP ε/2 + TLL ε/2, n={self.n}, K={self.K}"):
+        label = f"LSP ε/2 + TLL ε/2, n={self.n}, K={self.K}"
+        with release_guard(accountant, LSP_TLL, epsilon, label=label, unit=self.unit):
             lower, upper = self._ladder
             p = float(_draw_lsp(lower, upper, epsilon_shape, source)[1][0])
             lam, events, powers = _tll(
@@ -252,6 +261,7 @@ class WeibullLSP:
                 n=self.n,
                 noise_scales=(events.scale, powers.scale),
                 private=source.secure,
+                unit=self.unit,
             )
 
     def __repr__(self) -> str:
@@ -272,6 +282,7 @@ def weibull_private(
     omega: float = 6.0,
     accountant: PrivacyAccountant | None = None,
     rng=None,
+    unit=None,
 ) -> WeibullRelease:
     """ε-DP Weibull (p, λ) by LSP (ε/2) and TLL (ε/2) (Nguyên & Hui 2017b, Alg. 1–3).
 
@@ -304,6 +315,9 @@ def weibull_private(
         Charged ε before any noise is drawn; refuses with BudgetExceededError if over budget.
     rng : None, int or numpy.random.Generator
         None for the secure OS generator (private); a seed only for tests (``private=False``).
+    unit : array_like, shape (n,), optional
+        The person of each row, when rows are intervals of persons' follow-up: each person's
+        history becomes one record (:class:`WeibullLSP`), n the number of persons.
 
     Returns
     -------
@@ -320,7 +334,8 @@ def weibull_private(
 
     Notes
     -----
-    Privacy: ε-DP (pure) under replace-one neighbours (n is public), by sequential composition
+    Privacy: ε-DP (pure) under replace-one neighbours (n is public; the unit a person's record,
+    or with ``unit`` a person with all their rows), by sequential composition
     of the exponential mechanism over the ladder (ε/2; utility sensitivity 1 by the ladder
     constraint, see the module docstring) and two Laplace releases of Σdᵢ and Σtᵢ^p with
     sensitivity 1 and ε/4 each (scale 4/ε).  Public inputs: ``horizon``, ω (times are raised to
@@ -347,5 +362,5 @@ def weibull_private(
     Budget(epsilon=1.0, delta=0.0)
     """
     epsilon = check_epsilon(epsilon)
-    mechanism = WeibullLSP(time, event, horizon=horizon, K=K, gamma=gamma, omega=omega)
+    mechanism = WeibullLSP(time, event, horizon=horizon, K=K, gamma=gamma, omega=omega, unit=unit)
     return mechanism.release(epsilon=epsilon, accountant=accountant, rng=rng)
