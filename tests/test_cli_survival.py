@@ -95,3 +95,17 @@ def test_survival_regression_release_and_fit_with_public_standardisation(tmp_pat
     assert main(["fit", "r.json", "--draws", "150", "--tune", "150", "--chains", "1", "--no-progress"]) == 0
     summary = pd.read_csv("r.summary.csv", index_col=0)
     assert {"beta[age]", "beta[dose]"} <= set(summary.index) and "exp(coef)" in summary.columns  # hazard ratios
+
+
+def test_a_unit_column_makes_each_persons_intervals_one_record(tmp_path, monkeypatch, capsys):
+    from lifelines.datasets import load_stanford_heart_transplants
+
+    monkeypatch.chdir(tmp_path)
+    load_stanford_heart_transplants().to_csv("heart.csv", index=False)
+    argv = ["release", "survival", "heart.csv", "--time", "stop", "--event", "event", "--unit-column", "id"]
+    argv += ["--edges", "50,200,500,1000,2000", "--epsilon", "1", "--delta", "1e-6", "--out", "r.json"]
+    assert main([*argv, "--ledger", "l.db", "--total-epsilon", "2", "--total-delta", "1e-5"]) == 0
+    (entry,) = read_release_file("r.json")
+    assert entry["release"].n == 103 and entry["release"].unit == "person"
+    assert entry["preprocessing"]["rows"].startswith("each person's intervals (column 'id') made one record")
+    assert PrivacyAccountant.open("l.db").history[0].neighbours == "replace-one person"

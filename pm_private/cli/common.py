@@ -54,14 +54,20 @@ def release_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def unit_argument(parser: argparse.ArgumentParser) -> None:
-    """``--unit-column``: the column of DATA that identifies each row's person."""
+def unit_argument(parser: argparse.ArgumentParser, *, history: bool = False) -> None:
+    """``--unit-column``: the column of DATA that identifies each row's person (``history``: rows
+    are intervals of a person's follow-up, made one record)."""
+    kept = (
+        "making each person's intervals of follow-up (the time column their ends) one record, their first exit"
+        if history
+        else "keeping one row per person chosen at random"
+    )
     parser.add_argument(
         "--unit-column",
         metavar="COLUMN",
-        help="column identifying each row's person (any values, none missing): the release then protects a "
-        "person with all their rows, keeping one row per person chosen at random (n, the number of persons, is "
-        "public); without it a person with m rows is protected at m times ε",
+        help=f"column identifying each row's person (any values, none missing): the release then protects a "
+        f"person with all their rows, {kept} (n, the number of persons, is public); without it a person with m "
+        "rows is protected at m times ε",
     )
 
 

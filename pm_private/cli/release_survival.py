@@ -18,6 +18,8 @@ from .common import (
     refuse_raw_covariates,
     release_arguments,
     table_columns,
+    unit_argument,
+    unit_values,
     write_release,
 )
 
@@ -54,6 +56,7 @@ def add_parser(subparsers) -> None:
         "labels are public; each person's time, event and cell are private.  Fit it with 'pm-private fit'.",
     )
     release_arguments(parser)
+    unit_argument(parser, history=True)
     parser.add_argument("--delta", type=types.delta, help="δ of a Gaussian release (omit with --noise laplace)")
     parser.add_argument("--time", required=True, help="follow-up time column (≥ 0; past the horizon: alive at it)")
     parser.add_argument("--event", required=True, help="event column: 1 = event, 0 = censored")
@@ -78,6 +81,7 @@ def _add_regression_parser(subparsers) -> None:
         "person's time, event and covariates are private.  Fit it with 'pm-private fit'.",
     )
     release_arguments(parser)
+    unit_argument(parser, history=True)
     parser.add_argument("--delta", type=types.delta, required=True, help="δ of the release, spent from the ledger")
     parser.add_argument("--time", required=True, help="follow-up time column (≥ 0; past the horizon: alive at it)")
     parser.add_argument("--event", required=True, help="event column: 1 = event, 0 = censored")
@@ -97,6 +101,19 @@ def _add_regression_parser(subparsers) -> None:
     parser.set_defaults(run=_run_regression, command_parser=parser)
 
 
+def _unit_column(args) -> list[str]:
+    return [] if args.unit_column is None else [args.unit_column]
+
+
+def _rows_text(args) -> str:
+    if args.unit_column is None:
+        return "all rows of the file (none dropped; n is public)"
+    return (
+        f"each person's intervals (column {args.unit_column!r}) made one record: their first exit, with the "
+        "cell and covariates of their earliest interval (n persons is public)"
+    )
+
+
 def _run(parser, args) -> None:
     from ..survival.exits.release import release_survival_stats, survival_noise_plan
 
@@ -109,7 +126,7 @@ def _run(parser, args) -> None:
         plan = survival_noise_plan(args.edges, args.cells, epsilon=args.epsilon, delta=delta, noise=args.noise)
     except ValueError as error:
         parser.error(str(error))
-    columns = [args.time, args.event] + ([args.cell] if args.cell else [])
+    columns = [args.time, args.event] + ([args.cell] if args.cell else []) + _unit_column(args)
     check_columns(parser, args, table_columns(parser, args), columns)
     if args.dry_run:
         dry_run(args, plan.lines())
@@ -132,10 +149,11 @@ def _run(parser, args) -> None:
             delta=delta,
             noise=args.noise,
             accountant=accountant,
+            unit=unit_values(args, frame),
         ),
         time=args.time,
         event=args.event,
-        preprocessing={"rows": "all rows of the file (none dropped; n is public)"},
+        preprocessing={"rows": _rows_text(args)},
     )
 
 
@@ -149,13 +167,13 @@ def _run_regression(parser, args) -> None:
     except ValueError as error:
         parser.error(str(error))
     columns = [args.time, args.event, *args.features]
-    check_columns(parser, args, table_columns(parser, args), columns)
+    check_columns(parser, args, table_columns(parser, args), columns + _unit_column(args))
     refuse_raw_covariates(parser, args)
     preprocessing = public_preprocessing(parser, args, args.features, response=False)  # or None
     if args.dry_run:
         dry_run(args, plan.lines())
         return
-    frame = read(args.data, columns)
+    frame = read(args.data, columns + _unit_column(args))
     values = numeric(parser, frame, columns)
     accountant = open_ledger(parser, args)
     write_release(
@@ -172,9 +190,10 @@ def _run_regression(parser, args) -> None:
             delta=args.delta,
             preprocessing=preprocessing,
             accountant=accountant,
+            unit=unit_values(args, frame),
         ),
         time=args.time,
         event=args.event,
         features=list(args.features),
-        preprocessing={"rows": "all rows of the file (none dropped; n is public)"},
+        preprocessing={"rows": _rows_text(args)},
     )
