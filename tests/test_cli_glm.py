@@ -226,3 +226,13 @@ def test_a_unit_column_in_a_linear_release(data, capsys, mechanism):
     (entry,) = read_release_file("r.json")
     assert entry["release"].n == 80 and entry["release"].releases[0].unit == "person"
     assert PrivacyAccountant.open("l.db").history[0].neighbours == "replace-one person"
+
+
+def test_the_ledger_states_the_epsilon_of_a_person_with_several_rows(data, capsys):
+    argv = [*LOGISTIC, *RAW, "--ledger", "l.db", "--total-epsilon", "4", "--total-delta", "1e-5", "--epsilon", "1"]
+    assert main([*argv, "--out", "r.json"]) == 0
+    capsys.readouterr()
+    assert main(["ledger", "l.db", "--rows-per-person", "3"]) == 0
+    expected = PrivacyAccountant.open("l.db").person_epsilon(3)
+    assert f"person  ε {expected:.6g} at δ 1e-05 for a person with at most 3 rows" in capsys.readouterr().out
+    assert expected > PrivacyAccountant.open("l.db").tight_epsilon()

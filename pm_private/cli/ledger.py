@@ -50,6 +50,13 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--epsilon", type=types.epsilon, help="ε of the --next release")
     parser.add_argument("--delta", type=types.unit_interval, help="δ of the --next release (gaussian, other)")
     parser.add_argument(
+        "--rows-per-person",
+        type=types.positive_int,
+        metavar="M",
+        help="also state the ε the releases give a person with at most M rows: person-level entries as they are, "
+        "record-level ones by group privacy over M rows (sensitivities M-fold)",
+    )
+    parser.add_argument(
         "--upgrade",
         action="store_true",
         help="convert a format-1 ledger (no integrity digests) to the current format once; the original is kept",
@@ -228,6 +235,12 @@ def _print_report(args, accountant, rows, totals, cost, fits) -> None:
     print(f"spent   ε {eps:g}, δ {delta:g} (basic composition, reservations included)")
     print(f"tight   ε {tight:.6g} at δ {accountant.delta:g} (Gaussian and Laplace noise composed by PLD)")
     print(f"remains ε {accountant.remaining[0]:g}, δ {accountant.remaining[1]:g} (basic)")
+    if args.rows_per_person is not None:
+        person = accountant.person_epsilon(args.rows_per_person)
+        print(
+            f"person  ε {person:.6g} at δ {accountant.delta:g} for a person with at most {args.rows_per_person} rows "
+            "(record-level entries by group privacy)"
+        )
     if cost is not None:
         print(
             f"next    {args.next} release at ε {args.epsilon:g}, δ {args.delta or 0.0:g}: basic ε {cost[0]:.6g}, "

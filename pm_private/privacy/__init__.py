@@ -56,6 +56,8 @@ _NAMES = {
     "check_unit": ".units",
     "neighbour_text": ".units",
     "one_row_per_unit": ".units",
+    "person_entry": ".units",
+    "person_epsilon": ".units",
     "rows_per_unit": ".units",
 }
 

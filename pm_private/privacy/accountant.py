@@ -259,6 +259,37 @@ class PrivacyAccountant:
         delta = self.delta if delta is None else check_nonnegative("delta", delta)
         return tight_epsilon(self.ledger, delta)
 
+    def person_epsilon(self, rows: int, delta: float | None = None) -> float:
+        """ε at ``delta`` of the releases so far for a person with ``rows`` rows.
+
+        Person-level entries count as they are; record-level entries are converted by group
+        privacy over the person's ``rows`` rows (:func:`pm_private.privacy.person_entry`, which
+        states when that holds), then composed by the tighter of basic and PLD composition.
+
+        Parameters
+        ----------
+        rows : int
+            m ≥ 1, the most rows a person has (a public declaration).
+        delta : float, optional
+            The δ at which ε is stated; default the budget's total δ.
+
+        Returns
+        -------
+        float
+            The composed ε for a person (inf when no composition reaches ``delta``).
+
+        Examples
+        --------
+        >>> from pm_private import PrivacyAccountant
+        >>> accountant = PrivacyAccountant(5.0)
+        >>> entry = accountant.record("a count", 0.5)
+        >>> accountant.person_epsilon(3)
+        1.5
+        """
+        from .units import person_epsilon
+
+        return person_epsilon(self.ledger, rows, self.delta if delta is None else delta)
+
     def cost(self, epsilon: float, delta: float = 0.0, *, noise: tuple[NoiseEvent, ...] = ()) -> Cost:
         """Dry run: the basic and tight ε the ledger would hold after one more release.
 

@@ -34,10 +34,15 @@ again one person's rows move one record.
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import numpy as np
 import pandas as pd
 
+from .budget import LedgerEntry, NoiseEvent, tight_epsilon
 from .noise import NoiseSource
+from .validation import check_count, check_nonnegative
 
 __all__ = [
     "PERSON",
@@ -46,6 +51,8 @@ __all__ = [
     "check_unit",
     "neighbour_text",
     "one_row_per_unit",
+    "person_entry",
+    "person_epsilon",
     "rows_per_unit",
     "take_rows",
 ]
@@ -179,3 +186,67 @@ def take_rows(values, rows: np.ndarray):
     if isinstance(values, pd.Categorical):
         return values[rows]
     return np.asarray(values)[rows]
+
+
+def person_entry(entry: LedgerEntry, rows: int) -> LedgerEntry:
+    """The guarantee a ledger entry gives a person with ``rows`` rows.
+
+    An entry whose unit is the person (``"replace-one person"``) is returned as it is.  A
+    record-level entry is converted by group privacy over a path of ``rows`` single-record changes
+    (Dwork & Roth 2014, Thm 2.2 and its (ε, δ) form): ε·m and m·e^{(m−1)ε}·δ, and each stated noise
+    event's sensitivity Δ becomes m·Δ (the triangle inequality along the path), so that the tight
+    totals compose the converted events.
+
+    The path exists when replacing a person's rows is m replacements of one record, i.e. when
+    every person has m rows (a balanced panel), or when the release's guarantee also holds for
+    adding or removing a record, with the same Δ bounding that change (the library's sums over
+    rows: the linear, logistic and Poisson statistics and the exit tables, whose replace-one Δ
+    bounds the change a record's addition or removal makes).  For another record-level release of
+    persons with different numbers of rows the conversion does not apply: a replace-one guarantee
+    says nothing about data sets of different sizes.
+
+    Parameters
+    ----------
+    entry : LedgerEntry
+        A ledger entry.
+    rows : int
+        m ≥ 1, the most rows a person has (a public declaration).
+
+    Returns
+    -------
+    LedgerEntry
+        The entry as a person-level one (``neighbours`` ``"replace-one person"``).
+    """
+    m = check_count("rows", rows)
+    if entry.neighbours.endswith(f" {PERSON}") or m == 1:
+        return entry
+    exponent = (m - 1) * entry.epsilon
+    factor = m * math.exp(exponent) if exponent < 700 else math.inf
+    delta = 0.0 if entry.delta == 0 else min(1.0, factor * entry.delta)
+    noise = tuple(NoiseEvent(e.kind, e.scale, e.sensitivity * m) for e in entry.noise)
+    return dataclasses.replace(
+        entry, epsilon=m * entry.epsilon, delta=delta, neighbours=f"{entry.neighbours} {PERSON}", noise=noise
+    )
+
+
+def person_epsilon(entries, rows: int, delta: float) -> float:
+    """The ε at ``delta`` that ledger entries give together to a person with ``rows`` rows: each
+    entry converted by :func:`person_entry`, then the tight totals (the better of basic and PLD
+    composition).
+
+    Parameters
+    ----------
+    entries : iterable of LedgerEntry
+        The counted entries of a ledger (``PrivacyAccountant.ledger``).
+    rows : int
+        m ≥ 1, the most rows a person has (public).
+    delta : float
+        The δ at which ε is stated.
+
+    Returns
+    -------
+    float
+        The composed ε (inf when no composition reaches ``delta``).
+    """
+    delta = check_nonnegative("delta", delta)
+    return tight_epsilon([person_entry(entry, rows) for entry in entries], delta)

@@ -11,6 +11,8 @@ import pm_private as pp
 from pm_private import release_file
 from pm_private.logistic.release import logistic_sensitivity
 from pm_private.poisson.release import poisson_entry_weights, poisson_sensitivity
+from pm_private.privacy import laplace_mechanism
+from pm_private.privacy.budget import NoiseEvent
 from pm_private.privacy.noise import as_noise_source
 from pm_private.privacy.primitives import project_rows, symmetric_entry_weights
 from pm_private.privacy.units import check_unit, neighbour_text, one_row_per_unit, rows_per_unit
@@ -178,3 +180,49 @@ def test_neighbour_text_keeps_the_record_level_text_of_earlier_entries():
     assert neighbour_text("replace-one", "person") == "replace-one person"
     with pytest.raises(ValueError, match="unit must be one of"):
         neighbour_text("replace-one", "family")
+
+
+def test_a_ledger_states_the_epsilon_of_a_person_as_dp_accounting_recomputes_it():
+    """A person-level and a record-level Gaussian release, and a record-level Laplace count: for a
+    person with 4 rows the record-level events' sensitivities grow 4-fold, and the composition of
+    the three events by dp-accounting's PLD accountant, written here from the stored events,
+    gives the accountant's ε."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 2))
+    y = (rng.uniform(size=400) < 0.5).astype(int)
+    accountant = pp.PrivacyAccountant(30.0, 1e-4)
+    pp.release_logistic_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=2.0, rng=0, accountant=accountant)
+    pp.release_logistic_stats(
+        X, y, epsilon=1.0, delta=1e-6, x_bound=2.0, rng=0, accountant=accountant, unit=np.arange(400) // 4
+    )
+    count = laplace_mechanism(np.array([400.0]), sensitivity=1.0, epsilon=0.5, source=as_noise_source(0))
+    accountant.record("a count", 0.5, noise=(NoiseEvent("laplace", count.scale, 1.0),))
+    rows_entry, person_entry, count_entry = accountant.ledger
+    assert [e.neighbours for e in accountant.ledger] == ["replace-one", "replace-one person", "replace-one"]
+    m, delta = 4, 1e-4
+    distributions = [
+        pld.from_gaussian_mechanism(rows_entry.noise[0].scale / (m * rows_entry.noise[0].sensitivity),
+                                    value_discretization_interval=1e-3),
+        pld.from_gaussian_mechanism(person_entry.noise[0].scale / person_entry.noise[0].sensitivity,
+                                    value_discretization_interval=1e-3),
+        pld.from_discrete_laplace_mechanism(m * 1.0 / count.scale, value_discretization_interval=1e-3),
+    ]  # fmt: skip
+    composed = distributions[0].compose(distributions[1]).compose(distributions[2])
+    expected = composed.get_epsilon_for_delta(delta)
+    assert accountant.person_epsilon(m) == pytest.approx(expected, rel=1e-9)
+    assert accountant.person_epsilon(1) == pytest.approx(accountant.tight_epsilon(), rel=1e-12)
+    assert accountant.person_epsilon(m) > accountant.tight_epsilon()
+
+
+def test_group_privacy_converts_an_entry_without_noise_events():
+    accountant = pp.PrivacyAccountant(10.0, 1e-3)
+    accountant.record("an approximate release", 0.5, 1e-6)
+    (entry,) = accountant.ledger
+    converted = pp.privacy.person_entry(entry, 3)
+    assert converted.epsilon == pytest.approx(1.5) and converted.delta == pytest.approx(3 * np.exp(1.0) * 1e-6)
+    assert converted.neighbours == "replace-one person"
+    assert accountant.person_epsilon(3) == pytest.approx(1.5)
+    with pytest.raises(ValueError, match="rows"):
+        accountant.person_epsilon(0)
