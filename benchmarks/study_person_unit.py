@@ -18,8 +18,8 @@ hazards per cell, NUTS, one chain):
   each interval counts as a person followed from time 0 to its end.
 
 Reported: the number of records released, the ε the release truly gives a person with the most
-rows (the Gaussian mechanism's ℓ2 sensitivity grows from √2 to √2·m for m rows in one entry;
-the ε at the same δ from Balle & Wang's 2018 exact condition for the release's σ), the 50 % and
+rows (``PrivacyAccountant.person_epsilon``: the Gaussian mechanism's ℓ2 sensitivity grows from
+√2 to √2·m for m rows, composed at the same δ), the 50 % and
 90 % coverage of the non-private S_c(t) (Monte Carlo s.e. over releases), and the median width of
 the 90 % intervals over that of lifelines' 90 % Kaplan–Meier interval.
 
@@ -37,10 +37,10 @@ from lifelines import KaplanMeierFitter
 from lifelines.datasets import load_recur, load_stanford_heart_transplants
 
 import pm_private as pp
-from pm_private.privacy.gaussian import gaussian_delta
 from pm_private.sampling.refit_nuts import RefittableNUTS
 from pm_private.survival import person_histories, set_survival_stats
 from pm_private.survival.exits.predict import cell_survival_draws
+from pm_private.survival.exits.release import survival_noise_plan
 
 DELTA = 1e-6
 DATA = {
@@ -67,13 +67,12 @@ def truth(spec, frame):
 
 
 def person_epsilon(release, rows: int) -> float:
-    """The ε at the release's δ for a person with ``rows`` rows in one entry (sensitivity √2·rows)."""
-    c = release.noise_scale / (release.sensitivity * rows)
-    lo, hi = 1e-6, 200.0
-    for _ in range(200):  # gaussian_delta falls with ε
-        mid = 0.5 * (lo + hi)
-        lo, hi = (lo, mid) if gaussian_delta(c, mid) <= release.delta else (mid, hi)
-    return hi
+    """The ε at the release's δ for a person with ``rows`` rows: the release's noise plan recorded
+    in a ledger as a record-level release, converted by the accountant's group-privacy rule."""
+    accountant = pp.PrivacyAccountant(1e6, 0.5)
+    plan = survival_noise_plan(release.edges, list(release.cells), epsilon=release.epsilon, delta=release.delta)
+    accountant.record("row-level exit table", release.epsilon, release.delta, noise=plan.noise_events())
+    return accountant.person_epsilon(rows, release.delta)
 
 
 def study(name, args, rng) -> list[str]:
