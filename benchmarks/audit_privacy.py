@@ -29,6 +29,9 @@ beyond ε on the seeded path, because naive float noise leaks through its least 
 (Mironov 2012) — the leak the secure path's discrete Laplace removes, and not what this audit
 measures.
 
+The person-unit audits (``person_linear_stats``, ``person_exit_table``) change everything about one
+person, including their number of rows, under ``unit=``.
+
 Run ``python benchmarks/audit_privacy.py`` (5·10⁴ draws per data set, 10⁵ per mechanism;
 ``--jobs`` runs the data sets in parallel processes; ``--draws`` and ``--only`` select less).
 """
@@ -51,7 +54,8 @@ from pm_private.linear.stats import linear_stats
 from pm_private.logistic.elastic_net import DPElasticNetLogisticRegression, convex_min, design_bounds
 from pm_private.logistic.penalty_selection import select_penalty
 from pm_private.privacy.noise import as_noise_source
-from pm_private.survival.data import scale_times
+from pm_private.survival import release_survival_stats
+from pm_private.survival.data import person_histories, scale_times
 from pm_private.survival.discrete.data import DiscreteTimeData
 from pm_private.survival.discrete.fit import fit_discrete_time, loss_and_grad
 from pm_private.survival.discrete.mechanisms import (
@@ -61,6 +65,7 @@ from pm_private.survival.discrete.mechanisms import (
     output_perturbation,
     output_sensitivity,
 )
+from pm_private.survival.exits.outcomes import exit_counts
 from pm_private.survival.weibull.mechanisms import WeibullLSP, lsp_ladder
 
 ALPHA = 0.05
@@ -183,6 +188,68 @@ def _suff_stats_audit(epsilon: float = 1.0) -> Audit:
     return Audit(
         "suff-stat Laplace release (Honkela et al. 2018)", epsilon, 0.0, pair_eps, "LLR of (Sxx, Sxy, Syy)", draw
     )
+
+
+def _person_suff_stats_audit(epsilon: float = 1.0) -> Audit:
+    """The same release with ``unit``: the first person has three rows (1, 1) in D and two rows
+    (0, 0) in D′ (a different number of rows); one row per person is kept, so the pair's loss is
+    the row-level pair's."""
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, (9, 1))
+    y = rng.uniform(-1, 1, 9)
+    pair = [
+        (np.vstack([np.ones((3, 1)), X]), np.r_[1.0, 1.0, 1.0, y], np.r_[0, 0, 0, np.arange(1, 10)]),
+        (np.vstack([np.zeros((2, 1)), X]), np.r_[0.0, 0.0, y], np.r_[0, 0, np.arange(1, 10)]),
+    ]
+    split = (0.60, 0.35, 0.05)
+    exact = [linear_stats(Xk[-10:], yk[-10:], intercept=False) for Xk, yk, _ in pair]  # one row per person
+    means = [np.array([st.xx[0, 0], st.xy[0], st.yy]) for st in exact]
+    scales = np.array(sensitivities(1, 1.0, 1.0)) / (np.array(split) * epsilon)
+
+    def draw(k, n, source):
+        out = np.empty(n)
+        Xk, yk, unit = pair[k]
+        for i in range(n):
+            r = release_linear_stats_laplace(
+                Xk, yk, epsilon=epsilon, x_bound=1.0, y_bound=1.0, split=split, clip_share=0.0, rng=source,
+                intercept=False, unit=unit,
+            )  # fmt: skip
+            o = np.array([r.xx[0, 0], r.xy[0], r.yy])
+            out[i] = np.sum((np.abs(o - means[1]) - np.abs(o - means[0])) / scales)
+        return out
+
+    pair_eps = float(np.sum(np.abs(means[0] - means[1]) / scales))
+    return Audit("suff-stat Laplace release, person unit (3 rows vs 2)", epsilon, 0.0, pair_eps, "LLR", draw)
+
+
+def _person_exit_table_audit(epsilon: float = 1.0) -> Audit:
+    """Laplace exit table with ``unit``: the first person's history is an event in the first
+    interval in D, and three intervals ending alive at the horizon in D′ (their first exit moves
+    from one entry to another: ℓ1 change 2, the pair's loss ε)."""
+    edges = [0.25, 0.5, 0.75, 1.0]
+    rng = np.random.default_rng(4)
+    time_, event = rng.uniform(0.05, 0.95, 9), rng.integers(0, 2, 9)
+    pair = [
+        (np.r_[0.1, time_], np.r_[1, event], np.arange(10)),
+        (np.r_[0.3, 0.6, 1.2, time_], np.r_[0, 0, 0, event], np.r_[0, 0, 0, np.arange(1, 10)]),
+    ]
+    tables = []
+    for t, e, unit in pair:
+        records, flags, _, _ = person_histories(unit, t, e)
+        tables.append(np.concatenate(exit_counts(records, flags, None, np.array(edges), ("all",)), axis=None))
+    scale = 2.0 / epsilon
+
+    def draw(k, n, source):
+        t, e, unit = pair[k]
+        out = np.empty(n)
+        for i in range(n):
+            r = release_survival_stats(t, e, edges=edges, epsilon=epsilon, noise="laplace", rng=source, unit=unit)
+            o = np.concatenate([r.events, r.censored, r.survivors], axis=None)
+            out[i] = np.sum(np.abs(o - tables[1]) - np.abs(o - tables[0])) / scale
+        return out
+
+    pair_eps = float(np.abs(tables[0] - tables[1]).sum() / scale)
+    return Audit("exit table Laplace, person unit (whole history)", epsilon, 0.0, pair_eps, "LLR", draw)
 
 
 def _weibull_audit(epsilon: float = 2.0) -> Audit:
@@ -339,6 +406,8 @@ def _penalty_selection_audit(epsilon: float = 8.0, delta: float = 1e-6) -> Audit
 
 AUDITS = {
     "linear_stats": _suff_stats_audit,
+    "person_linear_stats": _person_suff_stats_audit,
+    "person_exit_table": _person_exit_table_audit,
     "weibull": _weibull_audit,
     "discrete_output": _discrete_output_audit,
     "discrete_objective": _discrete_objective_audit,

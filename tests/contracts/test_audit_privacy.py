@@ -40,3 +40,12 @@ def test_short_audit_of_the_suff_stat_release():
 def test_main_rejects_bad_arguments():
     with pytest.raises(SystemExit):
         audit.main(["--draws", "5"])
+
+
+def test_short_audit_of_a_person_level_exit_table():
+    """A person's whole history changed (one interval against three): the bound stays below the
+    claimed ε, which the pair attains."""
+    (row,), seconds = audit.run(["person_exit_table"], draws=4_000)
+    mechanism, bound = row
+    assert mechanism.epsilon == 1.0 and mechanism.pair_epsilon == pytest.approx(1.0)
+    assert 0.5 < bound <= mechanism.epsilon
