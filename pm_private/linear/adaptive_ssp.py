@@ -101,6 +101,7 @@ from ..privacy.accountant import PrivacyAccountant
 from ..privacy.noise import add_gaussian_noise, as_noise_source
 from ..privacy.primitives import gaussian_noise_multiplier, project_rows
 from ..privacy.release import Release, constant, output, public, release_guard
+from ..privacy.units import rows_per_unit
 from ..privacy.validation import (
     as_matrix,
     as_vector,
@@ -365,6 +366,7 @@ def adassp(
     rho: float = 0.05,
     accountant: PrivacyAccountant | None = None,
     rng=None,
+    unit=None,
 ) -> AdaSSPRelease:
     """(ε, δ)-DP linear regression by AdaSSP (Wang 2018, Alg. 2), replace-one neighbours.
 
@@ -395,6 +397,10 @@ def adassp(
         :class:`~pm_private.privacy.accountant.BudgetExceededError` before anything is computed.
     rng : None, int or numpy.random.Generator
         None for the secure OS generator (private); a seed only for tests (``private=False``).
+    unit : array-like, shape (n,), optional
+        The person of each row (any hashable identifiers): the release then protects a person
+        with all their rows by keeping one row per person, chosen at random, and n is the number
+        of persons (:func:`pm_private.privacy.one_row_per_unit`).  None: the unit is the row.
 
     Returns
     -------
@@ -411,7 +417,8 @@ def adassp(
 
     Notes
     -----
-    Privacy: (ε, δ)-DP under replace-one neighbours (n is public), by sequential composition of
+    Privacy: (ε, δ)-DP under replace-one neighbours (n is public; the unit a row, or with
+    ``unit`` a person with all their rows, n persons), by sequential composition of
     three Gaussian releases with (ε/3, δ/3).  Public inputs: ``x_bound``, ``y_bound``, ``rho``,
     n and d.  Exact: θ̂ is post-processing of the three releases.  Floating point: with the
     secure source the noise is OpenDP's exact discrete Gaussian of σ on a 2^k grid (Canonne,
@@ -445,6 +452,8 @@ def adassp(
         raise ValueError(f"rho = {rho!r} is too small: log(2d²/rho) of the ridge overflows")
     _check_finite(X)
     source = as_noise_source(rng)
+    (X, y), unit = rows_per_unit(unit, source, X, y)
+    n = X.shape[0]
 
     eps3, delta3 = epsilon / 3.0, delta / 3.0
     multiplier = gaussian_noise_multiplier(eps3, delta3)
@@ -452,7 +461,7 @@ def adassp(
     sigma_lam, sigma_xx, sigma_xy = (multiplier * s for s in sens)
     log6 = math.log(6.0 / delta)
 
-    with release_guard(accountant, MECHANISM, epsilon, delta, label=f"n={n}, d={d}"):
+    with release_guard(accountant, MECHANISM, epsilon, delta, label=f"n={n}, d={d}", unit=unit):
         xx, xy = _projected_stats(X, y, x_bound, y_bound)
         lam_min = float(np.linalg.eigvalsh(xx)[0])
 
@@ -489,4 +498,5 @@ def adassp(
             noise_scales=(sigma_lam, sigma_xx, sigma_xy),
             noise_multiplier=multiplier,
             solver=solver,
+            unit=unit,
         )

@@ -226,3 +226,11 @@ def test_group_privacy_converts_an_entry_without_noise_events():
     assert accountant.person_epsilon(3) == pytest.approx(1.5)
     with pytest.raises(ValueError, match="rows"):
         accountant.person_epsilon(0)
+
+
+def test_adassp_keeps_one_row_per_person():
+    rng = np.random.default_rng(6)
+    X = rng.uniform(-1, 1, size=(300, 2))
+    y = X @ [1.0, -0.5] + 0.1 * rng.normal(size=300)
+    result = pp.adassp(X, y, epsilon=1.0, delta=1e-7, x_bound=1.5, y_bound=2.0, rng=0, unit=np.arange(300) % 75)
+    assert result.n == 75 and result.unit == "person"
