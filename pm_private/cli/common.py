@@ -71,11 +71,22 @@ def unit_argument(parser: argparse.ArgumentParser, *, history: bool = False) -> 
     )
 
 
-def unit_rows_text(args) -> str:
-    """The ``rows`` entry of a release file's preprocessing context."""
+def unit_rows_text(args, *, history: bool = False) -> str:
+    """The ``rows`` entry of a release file's preprocessing context (``history``: a person's rows
+    are intervals of one follow-up, made one record)."""
     if getattr(args, "unit_column", None) is None:
         return "all rows of the file (none dropped; n is public)"
+    if history:
+        return (
+            f"each person's intervals (column {args.unit_column!r}) made one record: their first exit, with the "
+            "cell and covariates of their earliest interval (n persons is public)"
+        )
     return f"one row per person of column {args.unit_column!r}, chosen at random (n persons is public)"
+
+
+def unit_columns(args) -> list[str]:
+    """``[--unit-column]``, or no column without it: what a release reads beside its own columns."""
+    return [] if getattr(args, "unit_column", None) is None else [args.unit_column]
 
 
 def unit_values(args, frame):

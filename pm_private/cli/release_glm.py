@@ -24,6 +24,7 @@ from .common import (
     release_arguments,
     table_columns,
     unit_argument,
+    unit_columns,
     unit_rows_text,
     unit_values,
     write_release,
@@ -110,7 +111,7 @@ def _run(parser, args) -> None:
     features = args.features or [c for c in available if c not in (args.target, args.unit_column)]
     if not features:
         parser.error("no feature column: give --features")
-    check_columns(parser, args, available, [*features, args.target, *([args.unit_column] if args.unit_column else [])])
+    check_columns(parser, args, available, [*features, args.target, *unit_columns(args)])
     unknown = sorted(set(args.binary_columns or ()) - set(features))
     if unknown:
         parser.error(f"--binary-columns {', '.join(map(repr, unknown))} are not features")
@@ -127,7 +128,7 @@ def _run(parser, args) -> None:
             lines.append("public preprocessing: " + context["constants"])
         dry_run(args, lines)
         return
-    frame = read(args.data, [*features, args.target, *([args.unit_column] if args.unit_column else [])])
+    frame = read(args.data, [*features, args.target, *unit_columns(args)])
     X = numeric(parser, frame, features)
     y = numeric(parser, frame, [args.target])[:, 0]
     unit = unit_values(args, frame)

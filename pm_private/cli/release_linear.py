@@ -22,6 +22,7 @@ from .common import (
     release_arguments,
     table_columns,
     unit_argument,
+    unit_columns,
     unit_rows_text,
     unit_values,
     write_release,
@@ -236,7 +237,7 @@ def _run(parser, args) -> None:
     features = args.features or [c for c in available if c not in (args.target, args.unit_column)]
     if not features:
         parser.error("no feature column: give --features")
-    check_columns(parser, args, available, [*features, args.target, *([args.unit_column] if args.unit_column else [])])
+    check_columns(parser, args, available, [*features, args.target, *unit_columns(args)])
     refuse_raw_covariates(parser, args)
     preprocessing = public_preprocessing(parser, args, features)
     chosen_bounds = _suff_stats_bounds(parser, args, len(features), preprocessing)
@@ -255,7 +256,7 @@ def _run(parser, args) -> None:
             lines.append("public preprocessing: " + _preprocessing_context(args, preprocessing)["constants"])
         dry_run(args, lines, counted_rows=chosen_bounds is not None)
         return
-    frame = read(args.data, [*features, args.target, *([args.unit_column] if args.unit_column else [])])
+    frame = read(args.data, [*features, args.target, *unit_columns(args)])
     if chosen_bounds is not None and args.unit_column is None and len(frame) != chosen_bounds[0]:
         parser.error(f"{args.data.name} changed while it was read: the bounds were chosen for {chosen_bounds[0]} rows")
     X = numeric(parser, frame, features)

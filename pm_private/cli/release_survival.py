@@ -19,6 +19,8 @@ from .common import (
     release_arguments,
     table_columns,
     unit_argument,
+    unit_columns,
+    unit_rows_text,
     unit_values,
     write_release,
 )
@@ -101,19 +103,6 @@ def _add_regression_parser(subparsers) -> None:
     parser.set_defaults(run=_run_regression, command_parser=parser)
 
 
-def _unit_column(args) -> list[str]:
-    return [] if args.unit_column is None else [args.unit_column]
-
-
-def _rows_text(args) -> str:
-    if args.unit_column is None:
-        return "all rows of the file (none dropped; n is public)"
-    return (
-        f"each person's intervals (column {args.unit_column!r}) made one record: their first exit, with the "
-        "cell and covariates of their earliest interval (n persons is public)"
-    )
-
-
 def _run(parser, args) -> None:
     from ..survival.exits.release import release_survival_stats, survival_noise_plan
 
@@ -126,7 +115,7 @@ def _run(parser, args) -> None:
         plan = survival_noise_plan(args.edges, args.cells, epsilon=args.epsilon, delta=delta, noise=args.noise)
     except ValueError as error:
         parser.error(str(error))
-    columns = [args.time, args.event] + ([args.cell] if args.cell else []) + _unit_column(args)
+    columns = [args.time, args.event] + ([args.cell] if args.cell else []) + unit_columns(args)
     check_columns(parser, args, table_columns(parser, args), columns)
     if args.dry_run:
         dry_run(args, plan.lines())
@@ -153,7 +142,7 @@ def _run(parser, args) -> None:
         ),
         time=args.time,
         event=args.event,
-        preprocessing={"rows": _rows_text(args)},
+        preprocessing={"rows": unit_rows_text(args, history=True)},
     )
 
 
@@ -167,13 +156,13 @@ def _run_regression(parser, args) -> None:
     except ValueError as error:
         parser.error(str(error))
     columns = [args.time, args.event, *args.features]
-    check_columns(parser, args, table_columns(parser, args), columns + _unit_column(args))
+    check_columns(parser, args, table_columns(parser, args), columns + unit_columns(args))
     refuse_raw_covariates(parser, args)
     preprocessing = public_preprocessing(parser, args, args.features, response=False)  # or None
     if args.dry_run:
         dry_run(args, plan.lines())
         return
-    frame = read(args.data, columns + _unit_column(args))
+    frame = read(args.data, columns + unit_columns(args))
     values = numeric(parser, frame, columns)
     accountant = open_ledger(parser, args)
     write_release(
@@ -195,5 +184,5 @@ def _run_regression(parser, args) -> None:
         time=args.time,
         event=args.event,
         features=list(args.features),
-        preprocessing={"rows": _rows_text(args)},
+        preprocessing={"rows": unit_rows_text(args, history=True)},
     )
