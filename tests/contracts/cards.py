@@ -523,14 +523,22 @@ CARDS = [
         "pm_private.survival:output_perturbation",
         data=dict(X="X", time="time", event="event"),
         params=dict(epsilon=1.0, regularization=0.1, q=5, e=2, rng=0),
-        kinds=RECORDS | SURVIVAL | CHARGED | dict(epsilon="epsilon", regularization="bound", q="count", e="count"),
+        kinds=RECORDS
+        | SURVIVAL
+        | CHARGED
+        | PERSONS
+        | dict(epsilon="epsilon", regularization="bound", q="count", e="count"),
         release_kind="discrete_time",
     ),
     MechanismCard(
         "pm_private.survival:objective_perturbation",
         data=dict(X="X", time="time", event="event"),
         params=dict(epsilon=1.0, regularization=0.1, q=5, e=2, rng=0),
-        kinds=RECORDS | SURVIVAL | CHARGED | dict(epsilon="epsilon", regularization="bound", q="count", e="count"),
+        kinds=RECORDS
+        | SURVIVAL
+        | CHARGED
+        | PERSONS
+        | dict(epsilon="epsilon", regularization="bound", q="count", e="count"),
         release_kind="discrete_time",
     ),
 ]

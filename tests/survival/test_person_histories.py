@@ -117,3 +117,15 @@ def test_the_weibull_release_takes_a_person_history_as_one_record():
     )
     assert release.n == 103 and release.unit == "person"
     assert accountant.history[0].neighbours == "replace-one person"
+
+
+@pytest.mark.parametrize("mechanism", ["output_perturbation", "objective_perturbation"])
+def test_the_discrete_time_releases_take_a_person_history_as_one_record(mechanism):
+    import pm_private.survival as survival
+
+    data = load_stanford_heart_transplants()
+    X = np.clip(data[["age"]].to_numpy() / 60.0, -1.0, 1.0)
+    release = getattr(survival, mechanism)(
+        X, data["stop"] / 2000.0, data["event"], epsilon=1.0, regularization=0.1, q=5, e=2, rng=0, unit=data["id"]
+    )
+    assert release.n == 103 and release.unit == "person"

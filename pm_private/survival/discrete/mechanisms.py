@@ -71,6 +71,7 @@ from ...privacy.validation import (
     check_release_field,
     check_release_guarantee,
 )
+from ..data import person_records
 from .data import private_records
 from .fit import fit_discrete_time
 from .spline import interval_basis
@@ -365,6 +366,7 @@ def output_perturbation(
     e: int = 3,
     accountant: PrivacyAccountant | None = None,
     rng=None,
+    unit=None,
 ) -> DiscreteTimeRelease:
     """Ext-Out-Pert (Nguyên & Hui 2017a, Alg. 1): f* = argmin J(f), released as f* + b, ε-DP.
 
@@ -398,6 +400,12 @@ def output_perturbation(
         minimiser that does not converge spends ε (ConvergenceError).
     rng : None, int or numpy.random.Generator
         None for the secure OS generator (private); a seed only for tests (``private=False``).
+    unit : array_like, shape (n,), optional
+        The person of each row, when rows are intervals of persons' follow-up (``time`` each
+        interval's end): each person's history becomes one record, their first exit with the
+        covariates of their earliest interval (:func:`pm_private.survival.person_histories`), n
+        the number of persons, and the release protects a person with all their rows.  None:
+        each row is one person's record.
 
     Returns
     -------
@@ -416,7 +424,8 @@ def output_perturbation(
 
     Notes
     -----
-    Privacy: ε-DP (pure) under replace-one neighbours (n is public).  Public inputs: q, e (hence
+    Privacy: ε-DP (pure) under replace-one neighbours (n is public; the unit a person's record,
+    or with ``unit`` a person with all their rows).  Public inputs: q, e (hence
     the basis), the covariate bound ‖xᵢ‖ ≤ 1, times scaled with a public horizon,
     Λ = ``regularization`` and n.  Exact up to the minimiser's tolerance ‖∇J‖ ≤ 1e-9.  Not
     floating-point safe: float noise is added to a float minimiser (a truncation δ of about
@@ -443,12 +452,17 @@ def output_perturbation(
     >>> accountant.spent
     Budget(epsilon=1.0, delta=0.0)
     """
+    time, event, (X,), unit = person_records(unit, time, event, X)
     data, epsilon, regularization = _check_inputs(X, time, event, epsilon, regularization, q, e)
     source = as_noise_source(rng)
     t = output_sensitivity(data.basis, data.n, regularization)
     _check_noise_scale(t / epsilon)
     with release_guard(
-        accountant, OUTPUT_PERTURBATION, epsilon, label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}"
+        accountant,
+        OUTPUT_PERTURBATION,
+        epsilon,
+        label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}",
+        unit=unit,
     ):
         fit = fit_discrete_time(data, "logit", l2=regularization)
         if not fit.converged:
@@ -468,6 +482,7 @@ def output_perturbation(
             e=data.e,
             d=data.d,
             private=source.secure,
+            unit=unit,
         )
 
 
@@ -482,6 +497,7 @@ def objective_perturbation(
     e: int = 3,
     accountant: PrivacyAccountant | None = None,
     rng=None,
+    unit=None,
 ) -> DiscreteTimeRelease:
     """Ext-Obj-Pert (Nguyên & Hui 2017a, Alg. 2): argmin J(f) + ⟨b, f⟩/n + (Δ/2)‖f‖², ε-DP.
 
@@ -514,6 +530,12 @@ def objective_perturbation(
         minimiser that does not converge spends ε (ConvergenceError).
     rng : None, int or numpy.random.Generator
         None for the secure OS generator (private); a seed only for tests (``private=False``).
+    unit : array_like, shape (n,), optional
+        The person of each row, when rows are intervals of persons' follow-up (``time`` each
+        interval's end): each person's history becomes one record, their first exit with the
+        covariates of their earliest interval (:func:`pm_private.survival.person_histories`), n
+        the number of persons, and the release protects a person with all their rows.  None:
+        each row is one person's record.
 
     Returns
     -------
@@ -532,7 +554,8 @@ def objective_perturbation(
 
     Notes
     -----
-    Privacy: ε-DP (pure) under replace-one neighbours (n is public), with the corrected
+    Privacy: ε-DP (pure) under replace-one neighbours (n is public; the unit a person's record,
+    or with ``unit`` a person with all their rows), with the corrected
     Jacobian term ε_J (module docstring).  Public inputs: q, e (hence the basis), the covariate
     bound ‖xᵢ‖ ≤ 1, times scaled with a public horizon, Λ = ``regularization`` and n.  Exact for
     the exact minimiser (solved to ‖∇J‖ ≤ 1e-9).  Floating point: the noise is inside the
@@ -556,13 +579,18 @@ def objective_perturbation(
     >>> round(release.noise_epsilon, 3), release.extra_regularization  # ε′ = ε − ε_J(Λ), Δ = 0
     (0.599, 0.0)
     """
+    time, event, (X,), unit = person_records(unit, time, event, X)
     data, epsilon, regularization = _check_inputs(X, time, event, epsilon, regularization, q, e)
     source = as_noise_source(rng)
     L = gradient_sensitivity(data.basis)
     extra, noise_epsilon = objective_regularization(data.basis, data.n, epsilon, regularization)
     _check_noise_scale(L / noise_epsilon, extra)
     with release_guard(
-        accountant, OBJECTIVE_PERTURBATION, epsilon, label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}"
+        accountant,
+        OBJECTIVE_PERTURBATION,
+        epsilon,
+        label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}",
+        unit=unit,
     ):
         noise = l2_gamma_vector(data.dim, L / noise_epsilon, source)
         fit = fit_discrete_time(data, "logit", l2=regularization + extra, linear=noise)
@@ -582,4 +610,5 @@ def objective_perturbation(
             e=data.e,
             d=data.d,
             private=source.secure,
+            unit=unit,
         )
