@@ -30,6 +30,10 @@ start–stop form), are not a case for this choice: one interval of a history is
 record.  Their releases make each person's history one record instead
 (:func:`pm_private.survival.person_histories`), a function of that person's rows alone, so that
 again one person's rows move one record.
+
+A ledger records each entry's unit with its relation (``"replace-one person"``);
+:func:`person_epsilon` states what a ledger's releases give a person with m rows, converting the
+record-level entries by group privacy (:func:`person_entry`).
 """
 
 from __future__ import annotations
