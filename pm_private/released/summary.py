@@ -241,7 +241,7 @@ def _release_lines(release) -> list[tuple[str, str]]:
         lines.append(("privacy", "exact statistics (no release noise)"))
     if getattr(release, "n", None) is not None:
         persons = any(getattr(part, "unit", RECORD) == PERSON for part in parts)
-        lines.append(("n", f"{int(release.n)} {'persons, one row each ' if persons else ''}(public)"))
+        lines.append(("n", f"{int(release.n)} {'persons ' if persons else ''}(public)"))
     for part in [release, *parts]:
         bounds = [f"{name} = {getattr(part, name):g}" for name in ("x_bound", "y_bound") if getattr(part, name, None)]
         if bounds:

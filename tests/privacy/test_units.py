@@ -146,7 +146,7 @@ def test_a_person_level_release_is_the_row_level_release_of_one_row_per_person()
     assert entry.neighbours == "replace-one person" and entry.label.startswith("n=60,")
     lines = dict(_release_lines(person))
     assert lines["privacy"].endswith("neighbours: replace-one person")
-    assert lines["n"] == "60 persons, one row each (public)"
+    assert lines["n"] == "60 persons (public)"
 
 
 @pytest.mark.parametrize("noise", ["gaussian", "laplace"])
