@@ -32,8 +32,8 @@ record.  Their releases make each person's history one record instead
 again one person's rows move one record.
 
 A ledger records each entry's unit with its relation (``"replace-one person"``);
-:func:`person_epsilon` states what a ledger's releases give a person with m rows, converting the
-record-level entries by group privacy (:func:`person_entry`).
+:func:`pm_private.privacy.person_epsilon` states what a ledger's releases give a person with m rows,
+converting the record-level entries by group privacy (:func:`pm_private.privacy.person_entry`).
 """
 
 from __future__ import annotations
