@@ -13,7 +13,7 @@ from ..privacy.primitives import (
     laplace_mechanism,
 )
 from ..privacy.release import release_guard
-from ..privacy.units import RECORD, rows_per_unit
+from ..privacy.units import rows_per_unit
 from ..privacy.validation import (
     as_vector,
     check_bool,
@@ -173,7 +173,7 @@ def release_linear_stats_laplace(
     X, y, d, refusal, partitioned = _prepared_rows(X, y, preprocessing)
     if partitioned and unit is not None:
         raise ValueError("unit is not taken with Dask collections: keep one row per person before the release")
-    (X, y), unit = ((X, y), RECORD) if partitioned else rows_per_unit(unit, source, X, y)
+    (X, y), unit = rows_per_unit(unit, source, X, y)
     plan = linear_noise_plan(
         d,
         epsilon=epsilon,

@@ -53,6 +53,7 @@ __all__ = [
     "RECORD",
     "UNITS",
     "check_unit",
+    "first_rows",
     "neighbour_text",
     "one_row_per_unit",
     "person_entry",
@@ -148,10 +149,28 @@ def one_row_per_unit(codes: np.ndarray, source: NoiseSource) -> np.ndarray:
         Row indices, one per person, in increasing order.
     """
     keys = source.uniform(codes.size)
-    order = np.lexsort((keys, codes))  # by person, then by key
+    return np.sort(first_rows(codes, np.lexsort((keys, codes))))  # by person, then by key
+
+
+def first_rows(codes: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """The first row of each person in ``order``, rows grouped by person.
+
+    Parameters
+    ----------
+    codes : numpy.ndarray of int, shape (n,)
+        The person of each row (:func:`check_unit`).
+    order : numpy.ndarray of int
+        Row indices, those of each person together (e.g. ``numpy.lexsort((key, codes))``).
+
+    Returns
+    -------
+    numpy.ndarray of int
+        For each person in ``order``, the first of their rows there, in the order of ``order``.
+    """
+    person = codes[order]
     first = np.ones(order.size, dtype=bool)
-    first[1:] = codes[order][1:] != codes[order][:-1]
-    return np.sort(order[first])
+    first[1:] = person[1:] != person[:-1]
+    return order[first]
 
 
 def rows_per_unit(unit, source: NoiseSource, *arrays: np.ndarray) -> tuple[tuple[np.ndarray, ...], str]:
@@ -228,9 +247,8 @@ def person_entry(entry: LedgerEntry, rows: int) -> LedgerEntry:
     factor = m * math.exp(exponent) if exponent < 700 else math.inf
     delta = 0.0 if entry.delta == 0 else min(1.0, factor * entry.delta)
     noise = tuple(NoiseEvent(e.kind, e.scale, e.sensitivity * m) for e in entry.noise)
-    return dataclasses.replace(
-        entry, epsilon=m * entry.epsilon, delta=delta, neighbours=f"{entry.neighbours} {PERSON}", noise=noise
-    )
+    relation = neighbour_text(entry.neighbours, PERSON)
+    return dataclasses.replace(entry, epsilon=m * entry.epsilon, delta=delta, neighbours=relation, noise=noise)
 
 
 def person_epsilon(entries, rows: int, delta: float) -> float:

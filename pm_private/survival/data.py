@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._engine.dask import is_dask
 from ..privacy.primitives import project_rows
+from ..privacy.units import PERSON, RECORD, check_unit, first_rows, take_rows
 from ..privacy.validation import as_float_array, as_matrix, check_count, check_finite_rows, check_positive
 
 __all__ = [
@@ -412,18 +414,13 @@ def person_histories(unit, time, event) -> tuple[np.ndarray, np.ndarray, np.ndar
     >>> time.tolist(), event.tolist(), baseline.tolist()
     ([5.0, 3.0], [1, 0], [0, 2])
     """
-    from ..privacy.units import check_unit
-
     time, event = check_survival(time, event)
     codes = check_unit(unit, time.size)
     order = np.lexsort((time, codes))  # by person, then by interval end
     person = codes[order]
-    first = np.r_[True, person[1:] != person[:-1]]
-    last = np.r_[person[1:] != person[:-1], True]
-    baseline_rows, exit_rows = order[first], order[last].copy()
-    with_event = order[event[order] == 1]
-    earliest = np.r_[True, codes[with_event][1:] != codes[with_event][:-1]] if with_event.size else with_event
-    exit_rows[codes[with_event][earliest]] = with_event[earliest]
+    baseline_rows, exit_rows = first_rows(codes, order), order[np.r_[person[1:] != person[:-1], True]]
+    first_events = first_rows(codes, order[event[order] == 1])  # each person's earliest event, if any
+    exit_rows[codes[first_events]] = first_events
     return time[exit_rows], event[exit_rows], exit_rows, baseline_rows
 
 
@@ -432,9 +429,6 @@ def person_records(unit, time, event, *columns):
     ``"record"`` without ``unit``; one record per person (:func:`person_histories`), with
     ``columns`` (covariates, cells; None stays None) at each person's earliest interval, and
     ``"person"`` with it.  ValueError naming ``unit`` for Dask collections."""
-    from .._engine.dask import is_dask
-    from ..privacy.units import PERSON, RECORD, take_rows
-
     if unit is None:
         return time, event, columns, RECORD
     if any(is_dask(v) for v in (time, event, unit, *columns)):

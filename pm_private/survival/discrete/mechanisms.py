@@ -531,11 +531,8 @@ def objective_perturbation(
     rng : None, int or numpy.random.Generator
         None for the secure OS generator (private); a seed only for tests (``private=False``).
     unit : array_like, shape (n,), optional
-        The person of each row, when rows are intervals of persons' follow-up (``time`` each
-        interval's end): each person's history becomes one record, their first exit with the
-        covariates of their earliest interval (:func:`pm_private.survival.person_histories`), n
-        the number of persons, and the release protects a person with all their rows.  None:
-        each row is one person's record.
+        The person of each row, when rows are intervals of persons' follow-up: each person's
+        history becomes one record, as in :func:`output_perturbation`.
 
     Returns
     -------
