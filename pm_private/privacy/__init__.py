@@ -59,6 +59,13 @@ _NAMES = {
     "person_entry": ".units",
     "person_epsilon": ".units",
     "rows_per_unit": ".units",
+    "ADD_REMOVE": ".relations",
+    "Sensitivity": ".relations",
+    "as_replace_one": ".relations",
+    "check_relation": ".relations",
+    "gram_sensitivity": ".relations",
+    "histogram_sensitivity": ".relations",
+    "sum_sensitivity": ".relations",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)

@@ -63,6 +63,7 @@ from .budget import (
     tight_epsilon,
 )
 from .ledger import DamagedLedgerError, MemoryStore, SQLiteStore
+from .relations import as_replace_one
 from .reservation import Reservation, _Charge, ledger_note, note_noise_drawn
 from .validation import check_nonnegative, check_positive
 
@@ -381,7 +382,9 @@ class PrivacyAccountant:
         delta : float, default 0.0
             The δ to charge, ≥ 0.
         neighbours : str, default REPLACE_ONE
-            The neighbour relation of the release's guarantee.
+            The neighbour relation of the release's guarantee: ``"replace-one"`` or
+            ``"add-remove"``, each optionally followed by ``" person"``.  An add/remove release is
+            charged as the replace-one release it also is (:mod:`pm_private.privacy.relations`).
         label : str, default ""
             A free-text label for the ledger entry.
         noise : tuple of NoiseEvent, default ()
@@ -402,8 +405,8 @@ class PrivacyAccountant:
         ValueError
             If ``epsilon`` or ``delta`` is not a valid budget value, or ``noise`` implies another
             ε at ``delta`` than ``epsilon`` (Laplace: Σ Δ/b; otherwise the privacy-loss
-            distribution of the tight totals; relative tolerance 10⁻³ plus 10⁻⁶): nothing is
-            recorded.
+            distribution of the tight totals; relative tolerance 10⁻³ plus 10⁻⁶), or
+            ``neighbours`` names no relation: nothing is recorded.
         LedgerForkError
             For a ledger file, if another copy of the same ledger has recorded since this file
             was opened (two copies in use at once): nothing is recorded.
@@ -423,7 +426,8 @@ class PrivacyAccountant:
             process=process_id(),
             noise=noise,
         )
-        return Reservation(self, self._store.reserve(entry), entry.mechanism, epsilon, delta)
+        entry = as_replace_one(entry)
+        return Reservation(self, self._store.reserve(entry), entry.mechanism, entry.epsilon, entry.delta)
 
     def record(
         self,
@@ -446,7 +450,9 @@ class PrivacyAccountant:
         delta : float, default 0.0
             The δ to charge, ≥ 0.
         neighbours : str, default REPLACE_ONE
-            The neighbour relation of the release's guarantee.
+            The neighbour relation of the release's guarantee: ``"replace-one"`` or
+            ``"add-remove"``, each optionally followed by ``" person"``.  An add/remove release is
+            charged as the replace-one release it also is (:mod:`pm_private.privacy.relations`).
         label : str, default ""
             A free-text label for the ledger entry.
         noise : tuple of NoiseEvent, default ()
@@ -494,7 +500,9 @@ class PrivacyAccountant:
         delta : float, default 0.0
             The δ to charge, ≥ 0.
         neighbours : str, default REPLACE_ONE
-            The neighbour relation of the release's guarantee.
+            The neighbour relation of the release's guarantee: ``"replace-one"`` or
+            ``"add-remove"``, each optionally followed by ``" person"``.  An add/remove release is
+            charged as the replace-one release it also is (:mod:`pm_private.privacy.relations`).
         label : str, default ""
             A free-text label for the ledger entry.
         noise : tuple of NoiseEvent, default ()

@@ -102,11 +102,16 @@ class NoiseEvent:
     sensitivity : float
         The ℓ2 (Gaussian) or ℓ1 (Laplace) sensitivity Δ of the noised values under the entry's
         neighbour relation, > 0 (including any rounding the sampler adds).
+    replace_one_sensitivity : float, optional
+        For an event of a release made under add/remove neighbours: the sensitivity of the same
+        values under replace-one, in (0, 2Δ] (:mod:`pm_private.privacy.relations`); default 2Δ,
+        the triangle inequality.  Not stored: a ledger keeps the converted event.
 
     Raises
     ------
     ValueError
-        If ``kind`` is unknown, or ``scale`` or ``sensitivity`` is not finite and > 0.
+        If ``kind`` is unknown, ``scale`` or ``sensitivity`` is not finite and > 0, or
+        ``replace_one_sensitivity`` is not in (0, 2Δ].
 
     Notes
     -----
@@ -117,12 +122,26 @@ class NoiseEvent:
     kind: str
     scale: float
     sensitivity: float
+    replace_one_sensitivity: float | None = None
 
     def __post_init__(self):
         if self.kind not in (GAUSSIAN, LAPLACE):
             raise ValueError(f"noise kind must be {GAUSSIAN!r} or {LAPLACE!r}, got {self.kind!r}")
         object.__setattr__(self, "scale", check_positive("scale", self.scale))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
+        if self.replace_one_sensitivity is not None:
+            value = check_positive("replace_one_sensitivity", self.replace_one_sensitivity)
+            if value > 2.0 * self.sensitivity * (1 + RELATIVE_SLACK):
+                raise ValueError(
+                    f"replace_one_sensitivity must be at most twice the sensitivity ({2 * self.sensitivity:g}), "
+                    f"got {value:g}"
+                )
+            object.__setattr__(self, "replace_one_sensitivity", value)
+
+    @property
+    def replace_one(self) -> float:
+        """The sensitivity under replace-one of an add/remove event (2Δ unless stated)."""
+        return 2.0 * self.sensitivity if self.replace_one_sensitivity is None else self.replace_one_sensitivity
 
     @property
     def ratio(self) -> float:

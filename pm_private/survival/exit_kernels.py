@@ -24,6 +24,11 @@ or the multinomial Σₖ max(rₖ, 0)·log pₖ.  With ∂s/∂pₖ = vₖ²/D�
 
     −½ (n/Dₖ + (∂s/∂pₖ)/s − 2n·eₖ/Dₖ − n·eₖ²/Dₖ² + 2n·q/s·∂q/∂pₖ − n·q²/s²·∂s/∂pₖ),
 
+and in n (latent when n is private, add/remove neighbours), with ∂Dₖ/∂n = pₖ = −∂eₖ/∂n,
+∂s/∂n = −Σₖ pₖ²vₖ/Dₖ², ∂q/∂n = −Σₖ pₖ²(Dₖ + eₖ)/Dₖ², ∂(Σₖ eₖ²/Dₖ)/∂n = −Σₖ eₖpₖ(2Dₖ + eₖ)/Dₖ²,
+
+    −½ (Σₖ pₖ/Dₖ + (∂s/∂n)/s + ∂(Σₖ eₖ²/Dₖ)/∂n + q²/s + 2n·q/s·∂q/∂n − n·q²/s²·∂s/∂n),
+
 and the exits' adjoints follow the forward loop in reverse (Griewank & Walther 2008, ch. 3).
 Every kernel is compiled once per machine (``cache=True``).
 
@@ -149,7 +154,7 @@ def exit_table_probabilities(lei, cens, share, discrete):
 
 @numba.njit(cache=True, error_model="numpy")  # x/0 gives inf or nan (a -inf log-density), as NumPy
 def _normal_table(value, p, n, noise):
-    """The normal log-density of the module notes and its derivative in p."""
+    """The normal log-density of the module notes and its derivatives in p and in n."""
     m = p.size
     s, q, log_det, quad = 0.0, 0.0, 0.0, 0.0
     for k in range(m):
@@ -162,7 +167,8 @@ def _normal_table(value, p, n, noise):
     logp = -0.5 * (m * _LOG_2PI + log_det + math.log(s) + quad + n * q * q / s)
     grad = np.zeros(m)
     if not math.isfinite(logp):
-        return -np.inf, grad
+        return -np.inf, grad, 0.0
+    dn_log_det, dn_s, dn_q, dn_quad = 0.0, 0.0, 0.0, 0.0
     for k in range(m):
         diag = n * p[k] + noise[k]
         resid = value[k] - n * p[k]
@@ -170,7 +176,12 @@ def _normal_table(value, p, n, noise):
         dq = (resid - n * p[k]) / diag - n * p[k] * resid / diag**2
         total = n / diag + ds / s - 2.0 * n * resid / diag - n * resid**2 / diag**2
         grad[k] = -0.5 * (total + 2.0 * n * q / s * dq - n * q * q / s**2 * ds)
-    return logp, grad
+        dn_log_det += p[k] / diag
+        dn_s -= p[k] * p[k] * noise[k] / diag**2
+        dn_q -= p[k] * p[k] * (diag + resid) / diag**2
+        dn_quad -= resid * p[k] * (2.0 * diag + resid) / diag**2
+    dn_last = q * q / s + 2.0 * n * q * dn_q / s - n * q * q * dn_s / s**2
+    return logp, grad, -0.5 * (dn_log_det + dn_s / s + dn_quad + dn_last)
 
 
 @numba.njit(cache=True, error_model="numpy")  # x/0 gives inf or nan (a -inf log-density), as NumPy
@@ -182,12 +193,12 @@ def _multinomial_table(value, p):
         count = max(value[k], 0.0)
         logp += count * math.log(p[k])
         grad[k] = count / p[k]
-    return logp, grad
+    return logp, grad, 0.0
 
 
 @numba.njit(cache=True, error_model="numpy")  # x/0 gives inf or nan (a -inf log-density), as NumPy
 def exit_table_logp_grad(lei, cens, share, value, n, noise, discrete, normal):
-    """The table's log-likelihood (module notes) and its gradient in ℓ, k and w.
+    """The table's log-likelihood (module notes) and its gradient in ℓ, k, w and n.
 
     Parameters
     ----------
@@ -205,16 +216,17 @@ def exit_table_logp_grad(lei, cens, share, value, n, noise, discrete, normal):
     Returns
     -------
     tuple
-        (logp, ∂/∂ℓ, ∂/∂k, ∂/∂w); zero gradients where logp is −∞.
+        (logp, ∂/∂ℓ, ∂/∂k, ∂/∂w, ∂/∂n); zero gradients where logp is −∞ (∂/∂n is 0 for the
+        multinomial, whose n is the table's own total).
     """
     K, J = lei.shape
     width = 2 * J + 1
     raw = exit_table_probabilities(lei, cens, share, discrete)
     p = np.minimum(np.maximum(raw, _P_FLOOR), 1.0)
-    logp, p_bar = _normal_table(value, p, n, noise) if normal else _multinomial_table(value, p)
+    logp, p_bar, n_bar = _normal_table(value, p, n, noise) if normal else _multinomial_table(value, p)
     lei_bar, cens_bar, share_bar = np.zeros((K, J)), np.zeros((K, J)), np.zeros(K)
     if not math.isfinite(logp):
-        return -np.inf, lei_bar, cens_bar, share_bar
+        return -np.inf, lei_bar, cens_bar, share_bar, 0.0
     cell, cell_bar = np.empty(width), np.empty(width)
     for c in range(K):
         exits_into(0.0, lei[c], cens[c], discrete, cell)
@@ -224,4 +236,4 @@ def exit_table_logp_grad(lei, cens, share, value, n, noise, discrete, normal):
             share_bar[c] += bar * cell[i]
             cell_bar[i] = bar * share[c]
         exits_adjoint(0.0, lei[c], cens[c], discrete, cell_bar, lei_bar[c], cens_bar[c])
-    return logp, lei_bar, cens_bar, share_bar
+    return logp, lei_bar, cens_bar, share_bar, n_bar

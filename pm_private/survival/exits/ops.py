@@ -28,12 +28,12 @@ __all__ = ["ExitTableLogp", "exit_table_logp"]
 _NAMES = ("lei", "cens", "share", "value", "n", "noise_var")
 _NDIM = (2, 2, 1, 1, 0, 1)
 
-#: The parameters that have a gradient (the others are data).
-_PARAMETERS = (0, 1, 2)
+#: The parameters that have a gradient (the others are data): ℓ, k, w and n (latent when private).
+_PARAMETERS = (0, 1, 2, 4)
 
 
 class ExitTableLogp(Op):
-    """(ℓ, k, w, r, n, v) ↦ (log-likelihood of the table r, its gradient in ℓ, k and w): the
+    """(ℓ, k, w, r, n, v) ↦ (log-likelihood of the table r, its gradient in ℓ, k, w and n): the
     module notes of :mod:`pm_private.survival.exit_kernels`.  The gradient outputs serve only the
     pullback; second derivatives are not implemented.
 
@@ -73,7 +73,7 @@ class ExitTableLogp(Op):
             return [grad_not_implemented(self, i, v, "second derivatives") for i, v in enumerate(inputs)]
         g = cotangents[0]
         return [
-            g * outputs[1 + i] if i in _PARAMETERS else grad_not_implemented(self, i, v, "data")
+            g * outputs[1 + _PARAMETERS.index(i)] if i in _PARAMETERS else grad_not_implemented(self, i, v, "data")
             for i, v in enumerate(inputs)
         ]
 
@@ -85,10 +85,10 @@ def _numba_funcify_exit_table_logp(op, node=None, **kwargs):
 
     @numba_njit
     def exit_table_logp_op(lei, cens, share, value, n, noise):
-        logp, lei_bar, cens_bar, share_bar = exit_table_logp_grad(
+        logp, lei_bar, cens_bar, share_bar, n_bar = exit_table_logp_grad(
             lei, cens, share, value, n.item(), noise, discrete, normal
         )
-        return np.asarray(logp), lei_bar, cens_bar, share_bar
+        return np.asarray(logp), lei_bar, cens_bar, share_bar, np.asarray(n_bar)
 
     return exit_table_logp_op
 
@@ -130,10 +130,10 @@ def _jax_funcify_exit_table_logp(op, node=None, **kwargs):
     discrete, normal = op.discrete, op.normal
 
     def exit_table_logp_op(lei, cens, share, value, n, noise):
-        def logp(lei_, cens_, share_):
-            return _jax_table_logp(lei_, cens_, share_, value, n, noise, discrete, normal)
+        def logp(lei_, cens_, share_, n_):
+            return _jax_table_logp(lei_, cens_, share_, value, n_, noise, discrete, normal)
 
-        value_, grads = jax.value_and_grad(logp, argnums=(0, 1, 2))(lei, cens, share)
+        value_, grads = jax.value_and_grad(logp, argnums=(0, 1, 2, 3))(lei, cens, share, n)
         return (value_, *(jax.lax.stop_gradient(g) for g in grads))
 
     return exit_table_logp_op

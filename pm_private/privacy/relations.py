@@ -1,0 +1,165 @@
+"""Neighbour relations: replace-one (n public) and add/remove (n private), the sensitivity of the
+library's statistics under each, and how one ledger counts releases made under either.
+
+Two data sets are neighbours
+
+* under **replace-one** (bounded DP) when they hold the same number n of units and differ in
+  everything about one of them; n is public (every release of pm_private so far);
+* under **add/remove** (unbounded DP) when one is the other with one unit added or removed; n is
+  then private, and a release must not reveal it exactly (OpenDP's symmetric distance, Tumult's
+  protections and dp-accounting's default speak this relation).
+
+Sensitivity per relation
+------------------------
+For a statistic that sums one contribution g(z) per unit, the add/remove sensitivity is the
+largest contribution, sup‖g(z)‖, and the replace-one sensitivity the largest difference of two,
+sup‖g(z) − g(z′)‖, at most twice the first (the triangle inequality) and sometimes less:
+
+=======================================  =====================  ==========================
+statistic (one unit's contribution)       add/remove              replace-one
+=======================================  =====================  ==========================
+counts: one unit adds 1 to one cell       ℓ1 1, ℓ2 1              ℓ1 2, ℓ2 √2
+sum of vectors with ‖g(z)‖ ≤ c            c                       2c
+Gram matrix Σ zzᵀ, ‖z‖ ≤ R (Frobenius)    R²                      √2·R²
+the number of units n                     1                       0 (n public)
+=======================================  =====================  ==========================
+
+(Gram: ‖zzᵀ − z′z′ᵀ‖²_F = ‖z‖⁴ + ‖z′‖⁴ − 2(zᵀz′)² ≤ 2R⁴, attained by orthogonal z, z′ of norm R.)
+:class:`Sensitivity` holds both; :func:`histogram_sensitivity`, :func:`sum_sensitivity` and
+:func:`gram_sensitivity` are the table's rows.
+
+One ledger, one relation
+------------------------
+Every accountant of pm_private states its totals under replace-one (the relation of every release
+that names n).  A release made under add/remove is counted on it converted, because a replacement
+is a removal followed by an addition:
+
+* a release that states its noise: each event's sensitivity becomes that of the same values
+  under replace-one (the table's; 2Δ, the triangle inequality, when the event does not state it),
+  and the entry's ε is that of the converted events at the release's δ (exact: the converted
+  events are the replace-one privacy curve of the same noise);
+* otherwise by group privacy over the two steps (Dwork & Roth 2014, Thm 2.2 and its (ε, δ) form):
+  an (ε, δ) add/remove guarantee is a (2ε, (1 + e^ε)·δ) replace-one one.
+
+The converted entry records the relation it was made under (``"add-remove as replace-one"``), so
+the ledger's totals, its tight (PLD) composition and an independent recomputation all compose
+replace-one events.  The converse has no rule: a replace-one guarantee says nothing about data sets
+of different sizes, so a replace-one release cannot be counted under add/remove.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import NamedTuple
+
+from .budget import REPLACE_ONE, LedgerEntry, NoiseEvent, implied_epsilon
+
+__all__ = [
+    "ADD_REMOVE",
+    "RELATIONS",
+    "REPLACE_ONE",
+    "Sensitivity",
+    "as_replace_one",
+    "check_relation",
+    "gram_sensitivity",
+    "histogram_sensitivity",
+    "sum_sensitivity",
+]
+
+#: Unbounded DP: neighbouring data sets differ by one unit added or removed; n is private.
+ADD_REMOVE = "add-remove"
+RELATIONS = (REPLACE_ONE, ADD_REMOVE)
+_AS = " as "
+# What a ledger entry's relation may read: a relation with its unit, or an add/remove one converted.
+_TEXTS = frozenset(
+    [f"{relation}{unit}" for relation in RELATIONS for unit in ("", " person")]
+    + [f"{ADD_REMOVE}{unit}{_AS}{REPLACE_ONE}{unit}" for unit in ("", " person")]
+)
+
+
+class Sensitivity(NamedTuple):
+    """A statistic's sensitivity under each neighbour relation (the module's table).
+
+    Parameters
+    ----------
+    add_remove : float
+        sup‖f(D) − f(D′)‖ over D′ = D with one unit added or removed.
+    replace_one : float
+        sup‖f(D) − f(D′)‖ over D′ = D with one unit replaced.
+    """
+
+    add_remove: float
+    replace_one: float
+
+    def under(self, relation: str) -> float:
+        """The sensitivity under ``relation`` (``"replace-one"`` or ``"add-remove"``)."""
+        return self.replace_one if check_relation(relation) == REPLACE_ONE else self.add_remove
+
+
+def check_relation(relation) -> str:
+    """``relation`` if it is ``"replace-one"`` or ``"add-remove"``, else ValueError naming it."""
+    if relation not in RELATIONS:
+        raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}")
+    return relation
+
+
+def histogram_sensitivity(norm: int) -> Sensitivity:
+    """Counts in which each unit adds 1 to exactly one cell, in the ℓ1 (``norm=1``) or ℓ2
+    (``norm=2``) norm: 1 under add/remove; 2 (ℓ1) or √2 (ℓ2) under replace-one (one cell loses the
+    unit, another gains it)."""
+    if norm not in (1, 2):
+        raise ValueError(f"norm must be 1 or 2, got {norm!r}")
+    return Sensitivity(1.0, 2.0 if norm == 1 else math.sqrt(2.0))
+
+
+def sum_sensitivity(bound: float) -> Sensitivity:
+    """A sum of one vector per unit, each of norm at most ``bound``: ``bound`` under add/remove,
+    2·``bound`` under replace-one (attained by opposite vectors)."""
+    return Sensitivity(float(bound), 2.0 * float(bound))
+
+
+def gram_sensitivity(bound: float) -> Sensitivity:
+    """The Gram matrix Σ zzᵀ of rows with ‖z‖ ≤ ``bound``, in the Frobenius norm: R² under
+    add/remove, √2·R² under replace-one (module notes)."""
+    square = float(bound) ** 2
+    return Sensitivity(square, math.sqrt(2.0) * square)
+
+
+def as_replace_one(entry: LedgerEntry) -> LedgerEntry:
+    """The replace-one entry a ledger counts for ``entry`` (module notes); a replace-one entry, or
+    one converted already, is returned as it is.
+
+    Parameters
+    ----------
+    entry : LedgerEntry
+        An entry whose ``neighbours`` is ``"replace-one"`` or ``"add-remove"``, each optionally
+        followed by ``" person"``; its noise events (if any) state Δ under that relation, and an
+        add/remove event may state its replace-one Δ (``NoiseEvent.replace_one_sensitivity``).
+
+    Returns
+    -------
+    LedgerEntry
+        For an add/remove entry: the converted ε, δ and noise events, ``neighbours``
+        ``"add-remove as replace-one"`` (``" person"`` after each relation for a person).
+
+    Raises
+    ------
+    ValueError
+        If ``neighbours`` names no relation and unit of the library.
+    """
+    if entry.neighbours not in _TEXTS:
+        raise ValueError(
+            f"neighbours must be one of {RELATIONS}, each optionally followed by ' person', got {entry.neighbours!r}"
+        )
+    if not entry.neighbours.startswith(ADD_REMOVE) or _AS in entry.neighbours:
+        return entry
+    unit = entry.neighbours[len(ADD_REMOVE) :]
+    text = f"{entry.neighbours}{_AS}{REPLACE_ONE}{unit}"
+    if entry.noise:
+        noise = tuple(NoiseEvent(e.kind, e.scale, e.replace_one) for e in entry.noise)
+        epsilon = implied_epsilon(noise, entry.delta)
+        return dataclasses.replace(entry, epsilon=epsilon, neighbours=text, noise=noise)
+    factor = 1.0 + math.exp(entry.epsilon) if entry.epsilon < 700 else math.inf
+    delta = 0.0 if entry.delta == 0 else min(1.0, factor * entry.delta)
+    return dataclasses.replace(entry, epsilon=2.0 * entry.epsilon, delta=delta, neighbours=text)
