@@ -59,7 +59,9 @@ from pm_private.survival import set_survival_stats, survival_stats
 from pm_private.survival.exits.predict import cell_survival_draws, median_draws, posterior_parts
 
 LEVELS = (0.5, 0.9)
-CENTRE = dict(n=2000, eps=1.0, J=5, K=2, data="model", hazard="piecewise_exponential", proportional=True)
+CENTRE = dict(
+    n=2000, eps=1.0, J=5, K=2, data="model", hazard="piecewise_exponential", proportional=True, relation="replace-one"
+)
 
 
 def cells() -> list[tuple[str, dict]]:
@@ -77,6 +79,9 @@ def cells() -> list[tuple[str, dict]]:
     grid.append(("non-ph-own-baselines", CENTRE | {"data": "non-ph", "proportional": False}))
     grid.append(("weibull-model", CENTRE | {"data": "weibull", "hazard": "weibull"}))
     grid.append(("J20-K4-eps0.5", CENTRE | {"J": 20, "K": 4, "eps": 0.5}))
+    grid.append(("n5000", CENTRE | {"n": 5000}))
+    for n in (200, 5000):  # n private: the release under add/remove neighbours, n latent in the model
+        grid.append((f"add-remove-n{n}", CENTRE | {"n": n, "relation": "add-remove"}))
     return grid
 
 
@@ -164,16 +169,19 @@ def posterior_targets(idata, times, K):
         out["logHR"] = posterior["beta"].values.reshape(-1, K - 1)
     if "shape" in posterior:
         out["shape"] = posterior["shape"].values.reshape(-1, 1)
+    if "n_people" in posterior:
+        out["n"] = posterior["n_people"].values.reshape(-1, 1)
     return out
 
 
-def covered(draws, truth) -> dict:
-    """Per level, the indicator of truth inside the central interval, per target component."""
+def covered(draws, truth) -> tuple[dict, np.ndarray]:
+    """Per level, the indicator of truth inside the central interval, per target component; and
+    the width of the last level's (90 %) interval per component."""
     result = {}
     for q in LEVELS:
         lo, hi = np.quantile(draws, [(1 - q) / 2, (1 + q) / 2], axis=0, method="inverted_cdf")
         result[q] = (lo <= truth) & (truth <= hi)
-    return result
+    return result, hi - lo
 
 
 def run_cell(name, cell, args, rng, fitters):
@@ -188,12 +196,22 @@ def run_cell(name, cell, args, rng, fitters):
         truth, times = targets(cell, H, beta, edges)
         if np.isfinite(cell["eps"]):
             stats = pp.release_survival_stats(
-                time_, event, cell_label, edges=edges, cells=labels, epsilon=cell["eps"], delta=1e-6, rng=rng
+                time_,
+                event,
+                cell_label,
+                edges=edges,
+                cells=labels,
+                epsilon=cell["eps"],
+                delta=1e-6,
+                rng=rng,
+                relation=cell["relation"],
             )
+            if stats.n is None:
+                truth["n"] = np.array([float(cell["n"])])
         else:
             stats = survival_stats(time_, event, cell_label, edges=edges, cells=labels)
         for p in paths:
-            key = (p, J, K, cell["hazard"], cell["proportional"], np.isfinite(cell["eps"]))
+            key = (p, J, K, cell["hazard"], cell["proportional"], np.isfinite(cell["eps"]), stats.n is None)
             if key not in fitters:
                 model = pp.survival_model(
                     stats,
@@ -219,12 +237,13 @@ def run_cell(name, cell, args, rng, fitters):
                 finite = np.isfinite(value)
                 if not finite.any():
                     continue
-                inside = covered(draws[target][:, finite], value[finite])
+                inside, width = covered(draws[target][:, finite], value[finite])
                 for q in LEVELS:
                     hits[p].setdefault((target, q), []).append(inside[q].mean())
+                hits[p].setdefault((target, "width"), []).append(width.mean())
     rows = []
     for p in paths:
-        for target in ("logHR", "S(t)", "median", "shape"):
+        for target in ("logHR", "S(t)", "median", "shape", "n"):
             if (target, 0.5) not in hits[p]:
                 continue
             c50, c90 = (np.array(hits[p][(target, q)]) for q in LEVELS)
@@ -232,7 +251,7 @@ def run_cell(name, cell, args, rng, fitters):
             rows.append(
                 f"| {name} | {cell['n']} | {cell['eps']:g} | {J} | {K} | {cell['data']} | {cell['hazard']} | {p} "
                 f"| {target} | {c50.mean():.2f} ({se(c50):.2f}) | {c90.mean():.2f} ({se(c90):.2f}) "
-                f"| {np.median(times_fit[p]):.1f} |"
+                f"| {np.median(hits[p][(target, 'width')]):.3g} | {np.median(times_fit[p]):.1f} |"
             )
     return rows
 
@@ -256,7 +275,7 @@ def main(argv=None):
         grid = [c for c in grid if c[0] in ("centre", "weibull-model")]
     if args.cells:
         grid = [c for c in grid if c[0] in args.cells]
-    header = "| cell | n | ε | J | K | data | hazard | path | target | cov50 (se) | cov90 (se) | fit s |"
+    header = "| cell | n | ε | J | K | data | hazard | path | target | cov50 (se) | cov90 (se) | median width90 | fit s |"
     lines = [header, "|" + "---|" * (header.count("|") - 1)]
     print("\n".join(lines), flush=True)
     rng = np.random.default_rng(args.seed)

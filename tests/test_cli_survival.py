@@ -109,3 +109,29 @@ def test_a_unit_column_makes_each_persons_intervals_one_record(tmp_path, monkeyp
     assert entry["release"].n == 103 and entry["release"].unit == "person"
     assert entry["preprocessing"]["rows"].startswith("each person's intervals (column 'id') made one record")
     assert PrivacyAccountant.open("l.db").history[0].neighbours == "replace-one person"
+
+
+def test_an_add_remove_release_keeps_n_private_and_fits_with_n_latent(tmp_path, monkeypatch, capsys):
+    from lifelines.datasets import load_stanford_heart_transplants
+
+    monkeypatch.chdir(tmp_path)
+    load_stanford_heart_transplants().to_csv("heart.csv", index=False)
+    argv = ["release", "survival", "heart.csv", "--time", "stop", "--event", "event", "--unit-column", "id"]
+    argv += ["--edges", "50,200,500,1000,2000", "--epsilon", "1", "--delta", "1e-6", "--relation", "add-remove"]
+    argv += ["--ledger", "l.db", "--total-epsilon", "3", "--total-delta", "1e-5"]
+    cells = ["--cell", "surgery", "--cells", "0,1"]
+    with pytest.raises(SystemExit):  # argparse names the choices; nothing is spent
+        main([*argv, *cells, "--out", "r.json", "--relation", "swap"])
+    assert "--relation" in capsys.readouterr().err and not (tmp_path / "l.db").exists()
+    assert main([*argv, *cells, "--out", "r.json"]) == 0
+    (entry,) = read_release_file("r.json")
+    assert entry["release"].n is None and entry["release"].neighbours == "add-remove"
+    (spent,) = PrivacyAccountant.open("l.db").history
+    assert spent.neighbours == "add-remove person as replace-one person" and "n=" not in spent.label
+    assert main(["fit", "r.json", "--draws", "150", "--tune", "150", "--chains", "1", "--no-progress"]) == 0
+    assert "n = private (add/remove neighbours)" in capsys.readouterr().out
+    assert "beta[1]" in pd.read_csv("r.summary.csv", index_col=0).index
+    # one cell: no coefficients, and the fit says so instead of failing after sampling
+    assert main([*argv, "--out", "one.json"]) == 0
+    assert main(["fit", "one.json", "--draws", "100", "--tune", "100", "--chains", "1", "--no-progress"]) == 0
+    assert "no coefficients to summarise" in capsys.readouterr().out and not (tmp_path / "one.summary.csv").exists()

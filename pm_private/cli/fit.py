@@ -4,7 +4,8 @@ logistic or Poisson regression on degree-2 GLM statistics (Kulkarni et al. 2021)
 piecewise-exponential survival model of an exit table.  Writes the
 posterior as netCDF, whose attributes record the release's ε, δ, mechanism, the release file's
 SHA-256 and the library version, and the coefficients' summary (``fit_summary``, printed as
-``print_summary`` prints it) as CSV.
+``print_summary`` prints it) as CSV, where the model has coefficients (an exit table of one cell
+has none: its survival curves are the answer).
 
 The kinds of release it fits are those of the family registry (:mod:`pm_private.families`): each
 family object names its model builder, its NUTS start and what the
@@ -54,7 +55,11 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("--index", type=types.nonnegative_int, help="which release of the file (default: the only one)")
     parser.add_argument("--posterior", type=types.output_file, help="netCDF file (default RELEASE.posterior.nc)")
-    parser.add_argument("--summary", type=types.output_file, help="summary CSV (default RELEASE.summary.csv)")
+    parser.add_argument(
+        "--summary",
+        type=types.output_file,
+        help="summary CSV of the coefficients (default RELEASE.summary.csv; none without coefficients)",
+    )
     parser.add_argument(
         "--draws",
         type=types.positive_int,
@@ -244,8 +249,11 @@ def _run(parser, args) -> None:
         )
     idata.attrs.update(_provenance(args, entry, index, family))
     idata.to_netcdf(posterior, engine="h5netcdf")
-    fit_summary(idata).to_csv(summary)
-    print_summary(idata, entry["release"])
+    if any(name in idata["posterior"] for name in ("intercept", "beta")):
+        fit_summary(idata).to_csv(summary)
+        print_summary(idata, entry["release"])
+    else:  # an exit table of one cell, or a baseline per cell: its report below is the answer
+        print("no coefficients to summarise (one cell, or a baseline per cell); no summary CSV written")
     divergent = int(idata["sample_stats"]["diverging"].sum())
     print(f"\ndivergent draws: {divergent} of {args.chains * args.draws}")
     if family.report is not None:

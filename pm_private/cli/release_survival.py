@@ -7,6 +7,7 @@ noise-aware proportional-hazards regression."""
 from __future__ import annotations
 
 from ..privacy import argtypes as types
+from ..privacy.relations import RELATIONS, REPLACE_ONE
 from .common import (
     check_columns,
     dry_run,
@@ -54,8 +55,9 @@ def add_parser(subparsers) -> None:
         help="private exit table of a survival study (per interval and cell), person-level",
         description="Events and censorings per public interval and cell, and the people event-free at the "
         "horizon, with Gaussian ((ε, δ)-DP) or Laplace (ε-DP) noise of sensitivity √2 (ℓ2) or 2 (ℓ1) under "
-        "replace-one neighbours, the unit a person (Gondara & Wang 2020).  n, the interval ends and the cell "
-        "labels are public; each person's time, event and cell are private.  Fit it with 'pm-private fit'.",
+        "replace-one neighbours, or 1 under add/remove neighbours (--relation add-remove: n private, latent in "
+        "the fit), the unit a person (Gondara & Wang 2020).  n (under replace-one), the interval ends and the "
+        "cell labels are public; each person's time, event and cell are private.  Fit it with 'pm-private fit'.",
     )
     release_arguments(parser)
     unit_argument(parser, history=True)
@@ -68,6 +70,13 @@ def add_parser(subparsers) -> None:
         "--edges", type=_edges, required=True, help="public interval ends t1,…,tJ (the last is the horizon)"
     )
     parser.add_argument("--noise", choices=("gaussian", "laplace"), default="gaussian")
+    parser.add_argument(
+        "--relation",
+        choices=RELATIONS,
+        default=REPLACE_ONE,
+        help="neighbour relation: replace-one (n public, in the release) or add-remove (n private); a ledger "
+        "charges an add-remove release as the replace-one release it also is",
+    )
     parser.set_defaults(run=_run, command_parser=parser)
     _add_regression_parser(subparsers)
 
@@ -112,7 +121,9 @@ def _run(parser, args) -> None:
     if args.noise == "laplace" and args.delta is not None:
         parser.error("--delta is for Gaussian noise: omit it with --noise laplace (pure ε-DP)")
     try:
-        plan = survival_noise_plan(args.edges, args.cells, epsilon=args.epsilon, delta=delta, noise=args.noise)
+        plan = survival_noise_plan(
+            args.edges, args.cells, epsilon=args.epsilon, delta=delta, noise=args.noise, relation=args.relation
+        )
     except ValueError as error:
         parser.error(str(error))
     columns = [args.time, args.event] + ([args.cell] if args.cell else []) + unit_columns(args)
@@ -139,6 +150,7 @@ def _run(parser, args) -> None:
             noise=args.noise,
             accountant=accountant,
             unit=unit_values(args, frame),
+            relation=args.relation,
         ),
         time=args.time,
         event=args.event,

@@ -66,6 +66,7 @@ _NAMES = {
     "gram_sensitivity": ".relations",
     "histogram_sensitivity": ".relations",
     "sum_sensitivity": ".relations",
+    "with_replace_one": ".relations",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)

@@ -65,6 +65,7 @@ __all__ = [
     "gram_sensitivity",
     "histogram_sensitivity",
     "sum_sensitivity",
+    "with_replace_one",
 ]
 
 #: Unbounded DP: neighbouring data sets differ by one unit added or removed; n is private.
@@ -99,7 +100,7 @@ class Sensitivity(NamedTuple):
 
 def check_relation(relation) -> str:
     """``relation`` if it is ``"replace-one"`` or ``"add-remove"``, else ValueError naming it."""
-    if relation not in RELATIONS:
+    if not (isinstance(relation, str) and relation in RELATIONS):
         raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}")
     return relation
 
@@ -124,6 +125,31 @@ def gram_sensitivity(bound: float) -> Sensitivity:
     add/remove, √2·R² under replace-one (module notes)."""
     square = float(bound) ** 2
     return Sensitivity(square, math.sqrt(2.0) * square)
+
+
+def with_replace_one(events, sensitivity: Sensitivity, relation: str) -> tuple[NoiseEvent, ...]:
+    """A release's noise events, each stating its replace-one sensitivity when ``relation`` is
+    add/remove (the event's Δ times replace_one/add_remove of the table's ``sensitivity``), so that
+    a ledger converts them with the statistic's own factor rather than the triangle inequality's 2.
+
+    Parameters
+    ----------
+    events : iterable of NoiseEvent
+        The events, stated under ``relation``.
+    sensitivity : Sensitivity
+        The noised statistic's row of the table.
+    relation : {"replace-one", "add-remove"}
+        The release's relation (replace-one: the events are returned as they are).
+
+    Returns
+    -------
+    tuple of NoiseEvent
+    """
+    events = tuple(events)
+    if check_relation(relation) == REPLACE_ONE:
+        return events
+    factor = sensitivity.replace_one / sensitivity.add_remove
+    return tuple(dataclasses.replace(e, replace_one_sensitivity=e.sensitivity * factor) for e in events)
 
 
 def as_replace_one(entry: LedgerEntry) -> LedgerEntry:

@@ -4,7 +4,8 @@ Every private mechanism of pm_private returns (or, for an estimator, stores in `
 frozen dataclass derived from :class:`Release`.  Each carries
 
 * ``epsilon``, ``delta``: the guarantee (ε, δ) charged to the accountant;
-* ``neighbours``: the neighbour relation of the guarantee (``"replace-one"``: bounded DP, n public);
+* ``neighbours``: the neighbour relation of the guarantee (``"replace-one"``: bounded DP, n public;
+  ``"add-remove"``: unbounded DP, n private);
 * ``mechanism``: one constant string per mechanism, citing its source by author and year; the
   accountant's ledger entry for the release carries the same string;
 * ``private``: False when a seeded generator drew the noise (reproducible, **no** guarantee).
@@ -21,7 +22,7 @@ Prop. 2.1):
     a public input (ε, δ, bounds, n, grids, whether a seed was passed) or a function of public
     inputs only;
 ``"constant"``
-    a data-independent constant (the mechanism's name, the neighbour relation).
+    a data-independent constant (the mechanism's name).
 
 Each field declares its kind in its dataclass metadata (with the field constructors
 ``output()``, ``public()`` and ``constant()`` of this module), and the test suite walks every
@@ -71,6 +72,7 @@ import numpy as np
 from .accountant import PrivacyAccountant, Reservation, check_accountant
 from .budget import REPLACE_ONE, NoiseEvent
 from .reservation import NoiseWatch
+from .relations import RELATIONS
 from .units import RECORD, UNITS, neighbour_text
 
 __all__ = [
@@ -306,8 +308,9 @@ class Release:
         The ε of the guarantee, as charged to the accountant (public).
     delta : float, default 0
         The δ of the guarantee (public).
-    neighbours : str, default "replace-one"
-        The neighbour relation of the guarantee (constant).
+    neighbours : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation of the guarantee (public): replace-one with n public, or add/remove
+        with n private (:mod:`pm_private.privacy.relations`).
     mechanism : str
         The mechanism's name, citing its source by author and year (constant); the ledger entry
         of the release carries the same string.
@@ -322,7 +325,7 @@ class Release:
 
     epsilon: float = public()
     delta: float = public(default=0.0, range="nonnegative")
-    neighbours: str = constant(default=REPLACE_ONE)
+    neighbours: str = public(default=REPLACE_ONE, choices=RELATIONS)
     mechanism: str = constant()
     private: bool = public()
     unit: str = public(default=RECORD, choices=UNITS)
@@ -449,8 +452,9 @@ def release_guard(
         The mechanism's name, as its release carries it.
     epsilon, delta : float
         The (ε, δ) of the release.
-    neighbours : str, default "replace-one"
-        The neighbour relation of the guarantee.
+    neighbours : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation of the guarantee; an add/remove release is charged as the
+        replace-one release it also is (:func:`pm_private.privacy.as_replace_one`).
     label : str, optional
         A note for the ledger entry.
     noise : tuple of NoiseEvent, default ()

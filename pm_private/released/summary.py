@@ -20,6 +20,7 @@ import pandas as pd
 import xarray as xr
 
 from .._engine.keywords import renamed_keywords
+from ..privacy.relations import ADD_REMOVE
 from ..privacy.units import PERSON, RECORD, neighbour_text
 from ..privacy.validation import check_fraction
 from .family import recorded_fit, recorded_preprocessing, recorded_warnings, registered_families
@@ -239,7 +240,9 @@ def _release_lines(release) -> list[tuple[str, str]]:
         lines.append(("privacy", f"{guarantee}; neighbours: {relation}"))
     if not lines:
         lines.append(("privacy", "exact statistics (no release noise)"))
-    if getattr(release, "n", None) is not None:
+    if any(getattr(part, "neighbours", "") == ADD_REMOVE for part in parts):
+        lines.append(("n", "private (add/remove neighbours)"))
+    elif getattr(release, "n", None) is not None:
         persons = any(getattr(part, "unit", RECORD) == PERSON for part in parts)
         lines.append(("n", f"{int(release.n)} {'persons ' if persons else ''}(public)"))
     for part in [release, *parts]:

@@ -455,7 +455,15 @@ CARDS = [
     MechanismCard(
         "pm_private.survival:release_survival_stats",
         data=dict(time="time", event="event", cell="cell"),
-        params=dict(edges=[0.25, 0.5, 0.75, 1.0], cells=["a", "b"], epsilon=1.0, delta=1e-5, noise="gaussian", rng=0),
+        params=dict(
+            edges=[0.25, 0.5, 0.75, 1.0],
+            cells=["a", "b"],
+            epsilon=1.0,
+            delta=1e-5,
+            noise="gaussian",
+            rng=0,
+            relation="replace-one",
+        ),
         kinds=CHARGED
         | PERSONS
         | dict(
@@ -467,6 +475,7 @@ CARDS = [
             epsilon="epsilon",
             delta="delta",
             noise="choice",
+            relation="choice",
         ),
         names=dict(cells=("cells", "cell")),
         release_kind="survival_stats",

@@ -450,11 +450,11 @@ def _refusal(entry: dict, path: tuple, value, tmp_path) -> str | None:
 
 @pytest.mark.parametrize("key", ENTRY_KINDS)
 def test_an_edited_constant_is_refused_naming_it(entries, key, tmp_path):
-    """Card-derived: the mechanism's name and the neighbour relation of every record (and every
-    other constant a release type declares and writes) are those of its kind; any other text is
-    refused naming the field, and so are a linear_stats entry's texts that are not its records'."""
+    """Card-derived: the mechanism's name (and every other constant a release type declares and
+    writes) is that of its kind, and the neighbour relation one of the library's; any other text
+    is refused naming the field, and so are a linear_stats entry's texts that are not its records'."""
     entry, problems, edits = entries[key], [], 0
-    paths = [("mechanism",), ("neighbours",)] if key == SUFF_STATS else []
+    paths = [("mechanism",), ("neighbours",)] if key == SUFF_STATS else [("neighbours",)]
     for prefix, cls in _records(entry):
         for field in dataclasses.fields(cls):
             path = _path_of(entry, prefix, field.name)

@@ -77,9 +77,21 @@ def exit_labels(stats) -> list[str]:
 
 
 def _arrays(stats, noise_aware: bool) -> dict[str, np.ndarray]:
+    """The model's data; ``stats_n`` is n, or where n is private the table's noisy total (the
+    centre of the latent n's prior)."""
     table = np.asarray(stats.table(), dtype=np.float64).ravel()
     variance = np.asarray(stats.noise_variance(), dtype=np.float64).ravel() if noise_aware else np.zeros(table.size)
-    return {"exit_table": table, "exit_noise_var": variance, "stats_n": np.float64(stats.n)}
+    n = max(float(table.sum()), 1.0) if stats.n is None else float(stats.n)
+    return {"exit_table": table, "exit_noise_var": variance, "stats_n": np.float64(n)}
+
+
+def _people(stats, data):
+    """n: the data ``stats_n``, or where n is private (add/remove neighbours) the latent
+    ``n_people``, log-normal around the table's noisy total with s.d. 2 on the log scale (a factor
+    of e² either way: the likelihood, whose total has mean n and the noise's variance, decides)."""
+    if stats.n is not None:
+        return data["stats_n"]
+    return pm.LogNormal("n_people", pt.log(data["stats_n"]), 2.0)
 
 
 def competing_exits(event_hazard, censor_hazard):
@@ -194,7 +206,10 @@ def survival_model(
         times e^{−β_c/ρ}, Kalbfleisch & Prentice 2002, §2.3), the censoring's (``censoring``, ``censoring_step``; none with ``censoring="none"``), the deterministic ``cumulative_hazard``
         (dims ``cell``, ``interval``: the event's, at the interval ends) and ``survival``
         (exp(−cumulative_hazard), S at the interval ends), the observed ``likelihood`` (dims
-        ``exit``), and the data ``exit_table``, ``exit_noise_var``, ``stats_n`` (swap them with
+        ``exit``), ``n_people`` when n is private (a release under add/remove neighbours: n
+        latent, log-normal around the table's noisy total with s.d. 2 on the log scale, the
+        likelihood seeing it through that total), and the data ``exit_table``,
+        ``exit_noise_var``, ``stats_n`` (n, or the noisy total where n is private; swap them with
         :func:`set_survival_stats`), ``interval_end``, ``hazard_code`` and ``fit_record``.
 
     Raises
@@ -283,7 +298,8 @@ def survival_model(
         cumulative = pm.Deterministic("cumulative_hazard", cumulative, dims=("cell", "interval"))
         pm.Deterministic("survival", pt.exp(-cumulative), dims=("cell", "interval"))
         exits = (log_increments, censor[1] if discrete else censor[0], share, discrete)
-        _exit_likelihood(exits, data, noise_aware, getattr(stats, "noise", "gaussian") == "laplace")
+        laplace = getattr(stats, "noise", "gaussian") == "laplace"
+        _exit_likelihood(exits, _people(stats, data), data, noise_aware, laplace)
     announce_compilation(model, SURVIVAL.name)
     return model
 
@@ -302,8 +318,8 @@ def set_survival_stats(stats, model: pm.Model | None = None) -> None:
     Raises
     ------
     ValueError
-        If ``stats`` is not an exit table, its cells or intervals differ from the model's, or it is
-        exact and the model is noise-aware.
+        If ``stats`` is not an exit table, its cells or intervals differ from the model's, it is
+        exact and the model is noise-aware, or n is private in one and public in the other.
     """
     check_stats(stats, SURVIVAL)
     model = pm.modelcontext(model)
@@ -311,6 +327,8 @@ def set_survival_stats(stats, model: pm.Model | None = None) -> None:
         np.asarray(model.coords["interval"], dtype=np.float64), stats.edges
     ):
         raise ValueError("stats must have the model's cells and interval ends")
+    if ("n_people" in model.named_vars) != (stats.n is None):
+        raise ValueError("stats: n is private in one of the model and the table and public in the other")
     noise_aware = bool(np.any(model["exit_noise_var"].get_value() > 0))
     if noise_aware and isinstance(stats, SurvivalStats):
         raise ValueError("stats: an exact table needs a model built with noise_aware=False (this one models noise)")
@@ -378,7 +396,7 @@ def _hazard_exits(hazard, priors, proportional, shape, ends, centre, beta, effec
     return pt.cumsum(pt.exp(log_increments), axis=-1), log_increments
 
 
-def _exit_likelihood(exits, data, noise_aware: bool, laplace: bool) -> None:
+def _exit_likelihood(exits, n, data, noise_aware: bool, laplace: bool) -> None:
     """The observed exit table: multinomial (exact) or normal with the release noise (noise-aware),
     of the exits (ℓ, censoring, shares, discrete time) as one Op with its gradient."""
     *parameters, discrete = exits
@@ -389,7 +407,7 @@ def _exit_likelihood(exits, data, noise_aware: bool, laplace: bool) -> None:
     pm.CustomDist(
         "likelihood",
         *parameters,
-        data["stats_n"],
+        n,
         data["exit_noise_var"],
         logp=logp,
         random=_random_table(laplace, discrete),

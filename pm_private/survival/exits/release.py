@@ -16,9 +16,11 @@ multinomial draw whose probabilities a survival model and a censoring model give
 
 Replacing one person by another changes the table in at most two entries, each by one (the
 first person's exit cell loses one, the second's gains one), however long the follow-up and
-however many intervals and cells: ℓ1 sensitivity 2, ℓ2 sensitivity √2.
-:func:`release_survival_stats` adds Gaussian (default) or Laplace noise of that sensitivity to
-every entry of the table.  Gondara & Wang (2020) release a private Kaplan–Meier curve from noisy
+however many intervals and cells: ℓ1 sensitivity 2, ℓ2 sensitivity √2.  Adding or removing a
+person changes one entry by one: sensitivity 1 in both norms, and n is then private (the
+add/remove relation, :mod:`pm_private.privacy.relations`).  :func:`release_survival_stats` adds
+Gaussian (default) or Laplace noise of the sensitivity of the chosen relation to every entry of
+the table.  Gondara & Wang (2020) release a private Kaplan–Meier curve from noisy
 counts; here the noisy table itself is the release, and the models of
 :mod:`pm_private.survival.exits.model` carry its noise into the intervals.
 """
@@ -41,6 +43,7 @@ from ...privacy.primitives import (
     gaussian_mechanism,
     laplace_mechanism,
 )
+from ...privacy.relations import ADD_REMOVE, REPLACE_ONE, histogram_sensitivity, with_replace_one
 from ...privacy.release import Release, constant, output, public, release_guard
 from ...privacy.tails import check_counts_total, noise_sum_bound
 from ...privacy.validation import (
@@ -82,7 +85,7 @@ def _freeze(record) -> None:
     """Checked read-only float arrays for the table fields; the public fields checked, naming the field."""
     ends = check_release_field("edges", check_edges, record.edges)
     cells = check_release_field("cells", check_cells, record.cells)
-    n = check_release_field("n", check_count, "n", record.n)
+    n = None if record.n is None else check_release_field("n", check_count, "n", record.n)
     K, J = len(cells), ends.size
     arrays = {}
     for name, shape in (("events", (K, J)), ("censored", (K, J)), ("survivors", (K,))):
@@ -106,7 +109,10 @@ def _freeze(record) -> None:
 def _check_total(record, slack: float) -> None:
     """ValueError naming the fields unless the table's counts add up to n within ``slack``
     (:func:`~pm_private.privacy.tails.check_counts_total`); to at most n + ``slack`` when the
-    table has public cells, since a person whose label is not among them is in no cell."""
+    table has public cells, since a person whose label is not among them is in no cell.  Nothing
+    to check when n is private (None)."""
+    if record.n is None:
+        return
     total = float(record.events.sum() + record.censored.sum() + record.survivors.sum())
     fields = "fields 'events', 'censored' and 'survivors'"
     check_counts_total(fields, total, record.n, slack, short=record.cells != (ALL,))
@@ -195,8 +201,9 @@ class SurvivalStatsRelease(ExitTable, Release, kind="survival_stats"):
         The ε certified.
     delta : float, default 0.0
         The δ (0 for Laplace noise).
-    neighbours : str
-        The neighbour relation of the guarantee (a constant of the mechanism).
+    neighbours : {"replace-one", "add-remove"}
+        The neighbour relation of the guarantee (public): replace-one with n public, or
+        add/remove with n private.
     unit : {"record", "person"}
         What the guarantee protects: a record, or a person with all their records (public).
     mechanism : str
@@ -210,8 +217,9 @@ class SurvivalStatsRelease(ExitTable, Release, kind="survival_stats"):
         Noisy censorings per cell and interval.
     survivors : numpy.ndarray, shape (K,)
         Noisy survivors at the horizon per cell.
-    n : int
-        The number of people (public).
+    n : int or None
+        The number of people (public); None under add/remove neighbours, where it is private and
+        the table's noisy total is its only trace.
     edges : numpy.ndarray, shape (J,)
         The public interval ends; the last is the horizon τ.
     cells : tuple of str
@@ -219,7 +227,8 @@ class SurvivalStatsRelease(ExitTable, Release, kind="survival_stats"):
     noise : {"gaussian", "laplace"}
         The noise distribution.
     sensitivity : float
-        √2 (ℓ2, Gaussian) or 2 (ℓ1, Laplace): :func:`survival_sensitivity`.
+        Under replace-one √2 (ℓ2, Gaussian) or 2 (ℓ1, Laplace), under add/remove 1:
+        :func:`survival_sensitivity`.
     noise_scale : float
         The Gaussian s.d. σ or the Laplace scale b of the noise on every entry.
     """
@@ -229,7 +238,7 @@ class SurvivalStatsRelease(ExitTable, Release, kind="survival_stats"):
     events: np.ndarray = output()
     censored: np.ndarray = output()
     survivors: np.ndarray = output()
-    n: int = public()
+    n: int | None = public()
     edges: np.ndarray = public()
     cells: tuple[str, ...] = public()
     noise: str = public()
@@ -243,9 +252,12 @@ class SurvivalStatsRelease(ExitTable, Release, kind="survival_stats"):
             raise ValueError(f"field 'noise' must be one of {NOISES}, got {self.noise!r}")
         gaussian = self.noise == "gaussian"
         check_release_guarantee(self, needs_delta=gaussian)
-        if self.sensitivity != survival_sensitivity(self.noise):
+        if (self.n is None) != (self.neighbours == ADD_REMOVE):
+            raise ValueError("field 'n' must be None exactly when 'neighbours' is 'add-remove' (n private)")
+        expected = survival_sensitivity(self.noise, self.neighbours)
+        if self.sensitivity != expected:
             raise ValueError(
-                f"field 'sensitivity' must be survival_sensitivity('noise') = {survival_sensitivity(self.noise)!r}, "
+                f"field 'sensitivity' must be survival_sensitivity('noise', 'neighbours') = {expected!r}, "
                 f"got {self.sensitivity!r}"
             )
         if gaussian:
@@ -276,36 +288,45 @@ class SurvivalStatsRelease(ExitTable, Release, kind="survival_stats"):
         return np.full((self.K, 2 * self.J + 1), variance)
 
 
-def survival_sensitivity(noise: str = "gaussian") -> float:
-    """Sensitivity of the exit table under replace-one neighbours, the unit a person: √2 in ℓ2
-    (``"gaussian"``), 2 in ℓ1 (``"laplace"``).
+def survival_sensitivity(noise: str = "gaussian", relation: str = REPLACE_ONE) -> float:
+    """Sensitivity of the exit table, the unit a person: under replace-one neighbours √2 in ℓ2
+    (``"gaussian"``) and 2 in ℓ1 (``"laplace"``); under add/remove 1 in both.
 
     Proof.  A person falls in exactly one entry of the table (one cell, and in it an event or a
     censoring in one interval, or survival to the horizon).  Replacing person i by i′ removes one
     from i's entry and adds one to i′'s: the change is e_a − e_b for two entries a, b of the
-    table, with norm √2 (ℓ2) and 2 (ℓ1) when a ≠ b and 0 when a = b.  The bound is attained by
-    any pair of people with different exits, e.g. an event in the first interval of one cell
-    against survival to the horizon in another.  Neither the follow-up length, nor J, nor the
-    number of cells enters; n is public and unchanged.
+    table, with norm √2 (ℓ2) and 2 (ℓ1) when a ≠ b and 0 when a = b.  Adding or removing person i
+    changes i's entry by one: e_a, of norm 1.  The bounds are attained by any pair of people with
+    different exits (replace-one), and by anyone (add/remove).  Neither the follow-up length, nor
+    J, nor the number of cells enters (the table's row of
+    :func:`pm_private.privacy.histogram_sensitivity`).
 
     Parameters
     ----------
     noise : {"gaussian", "laplace"}, default "gaussian"
         The mechanism's norm.
+    relation : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation.
 
     Returns
     -------
     float
-        √2 or 2.
+        √2, 2 or 1.
     """
+    return _table_row(noise).under(relation)
+
+
+def _table_row(noise: str):
+    """The exit table's sensitivity under both relations in the norm of ``noise`` (checked)."""
     if not (isinstance(noise, str) and noise in NOISES):
         raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
-    return math.sqrt(2.0) if noise == "gaussian" else 2.0
+    return histogram_sensitivity(2 if noise == "gaussian" else 1)
 
 
-def _checked(epsilon, delta, noise) -> tuple[float, float]:
-    """(ε, δ) checked for ``noise`` as the release checks them before reading any record."""
-    survival_sensitivity(noise)  # checks noise
+def _checked(epsilon, delta, noise, relation) -> tuple[float, float]:
+    """(ε, δ) checked for ``noise`` and ``relation`` as the release checks them before reading
+    any record."""
+    survival_sensitivity(noise, relation)  # checks noise and relation
     epsilon = check_epsilon(epsilon)
     if noise == "gaussian":
         if delta is None:
@@ -313,18 +334,24 @@ def _checked(epsilon, delta, noise) -> tuple[float, float]:
         return check_gaussian_epsilon(epsilon), check_delta(delta)
     if delta not in (None, 0, 0.0):
         raise ValueError(f"delta must be None with noise='laplace' (pure ε-DP), got {delta!r}")
-    check_noise_scale(survival_sensitivity(noise), epsilon)
+    check_noise_scale(survival_sensitivity(noise, relation), epsilon)
     return epsilon, 0.0
 
 
 def survival_noise_plan(
-    edges, cells=None, *, epsilon: float, delta: float | None = None, noise: str = "gaussian"
+    edges,
+    cells=None,
+    *,
+    epsilon: float,
+    delta: float | None = None,
+    noise: str = "gaussian",
+    relation: str = REPLACE_ONE,
 ) -> NoisePlan:
     """The noise :func:`release_survival_stats` adds to an exit table, before any record is read.
 
     One query on the K(2J + 1) counts of the table, sensitivity √2 (ℓ2, Gaussian; σ by OpenDP's
-    privacy map) or 2 (ℓ1, Laplace; b = 2/ε): the same noise on every count.  Public: it depends
-    only on its arguments.
+    privacy map) or 2 (ℓ1, Laplace; b = 2/ε) under replace-one neighbours, 1 under add/remove:
+    the same noise on every count.  Public: it depends only on its arguments.
 
     Parameters
     ----------
@@ -338,6 +365,8 @@ def survival_noise_plan(
         δ in (0, 1) for Gaussian noise; None for Laplace noise.
     noise : {"gaussian", "laplace"}, default "gaussian"
         The noise distribution.
+    relation : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation (:func:`survival_sensitivity`).
 
     Returns
     -------
@@ -358,10 +387,10 @@ def survival_noise_plan(
     >>> round(plan.noise_sd["every count"], 2)
     7.08
     """
-    epsilon, delta = _checked(epsilon, delta, noise)
+    epsilon, delta = _checked(epsilon, delta, noise, relation)
     ends, labels = check_edges(edges), check_cells(cells)
     size = len(labels) * (2 * ends.size + 1)
-    sensitivity = survival_sensitivity(noise)
+    sensitivity = survival_sensitivity(noise, relation)
     if noise == "gaussian":
         query = gaussian_query("exit table", size, sensitivity, epsilon, delta)
         sd = query.scale
@@ -374,7 +403,10 @@ def survival_noise_plan(
         delta=delta,
         queries=(query,),
         noise_sd={"every count": sd},
-        notes=(f"{len(labels)} cells × (2·{ends.size} + 1) exits; n public, each person's cell and exit private",),
+        notes=(
+            f"{len(labels)} cells × (2·{ends.size} + 1) exits; n {'public' if relation == REPLACE_ONE else 'private'}, "
+            "each person's cell and exit private",
+        ),
     )
 
 
@@ -430,6 +462,7 @@ def release_survival_stats(
     accountant: PrivacyAccountant | None = None,
     rng=None,
     unit=None,
+    relation: str = REPLACE_ONE,
 ) -> SurvivalStatsRelease:
     """Private release of a survival study's exit table, person-level.
 
@@ -476,17 +509,22 @@ def release_survival_stats(
         record, their first exit with the cell of their earliest interval
         (:func:`pm_private.survival.person_histories`), n is the number of persons and the
         release protects a person with all their rows.  None: each row is one person's record.
+    relation : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation (:mod:`pm_private.privacy.relations`): replace-one, n public and
+        in the release; or add/remove, n private (the release's ``n`` is None, the noise is that
+        of sensitivity 1, and :func:`pm_private.survival.survival_model` takes n as latent, seen
+        through the table's noisy total).
 
     Returns
     -------
     SurvivalStatsRelease
-        The noisy ``events``, ``censored``, ``survivors`` and the public ``n``, ``edges``,
-        ``cells``, ``noise``, ``sensitivity`` and ``noise_scale``.
+        The noisy ``events``, ``censored``, ``survivors`` and the public ``n`` (None under
+        add/remove), ``edges``, ``cells``, ``noise``, ``sensitivity`` and ``noise_scale``.
 
     Raises
     ------
     ValueError
-        Before anything is spent: invalid ε, δ, ``noise``, ``edges`` or ``cells``; times that are
+        Before anything is spent: invalid ε, δ, ``noise``, ``relation``, ``edges`` or ``cells``; times that are
         not finite or negative, events not 0 or 1, or a categorical ``cell`` declaring a
         category not among ``cells``.
     BudgetExceededError
@@ -494,11 +532,12 @@ def release_survival_stats(
 
     Notes
     -----
-    Privacy: (ε, δ)-DP (Gaussian) or ε-DP (Laplace) under replace-one neighbours, the unit a
-    person with their whole follow-up (a row, each person's one record; with ``unit`` a person
-    with all their rows).  Public: n, ``edges`` (so the horizon), ``cells`` (the
-    set of labels, not who is in which), ε, δ and the noise distribution; each person's time,
-    event and cell are private, so the cell sizes reach a model only through the noisy table.
+    Privacy: (ε, δ)-DP (Gaussian) or ε-DP (Laplace) under replace-one neighbours (default) or
+    add/remove neighbours (``relation``), the unit a person with their whole follow-up (a row,
+    each person's one record; with ``unit`` a person with all their rows).  Public: n (under
+    replace-one only), ``edges`` (so the horizon), ``cells`` (the set of labels, not who is in
+    which), ε, δ and the noise distribution; each person's time, event and cell are private, so
+    the cell sizes reach a model only through the noisy table.
     Exact: the (ε, δ) is certified by OpenDP's privacy map for the returned counts, and the
     secure default ``rng=None`` draws OpenDP's exact discrete noise (Canonne, Kamath & Steinke
     2020); a seeded ``rng`` gives reproducible continuous noise of the same scale and a result
@@ -517,7 +556,7 @@ def release_survival_stats(
     >>> release.events.shape, release.n, release.private
     ((2, 4), 500, False)
     """
-    epsilon, delta = _checked(epsilon, delta, noise)
+    epsilon, delta = _checked(epsilon, delta, noise, relation)
     ends, labels = check_edges(edges), check_cells(cells)
     time, event, (cell,), unit = person_records(unit, time, event, cell)
     if any(is_dask(v) for v in (time, event, cell)):
@@ -528,14 +567,23 @@ def release_survival_stats(
     if n < 1:
         raise ValueError("time must hold at least one person")
     source = as_noise_source(rng)
-    plan = survival_noise_plan(ends, labels, epsilon=epsilon, delta=delta if noise == "gaussian" else None, noise=noise)
+    gaussian_delta = delta if noise == "gaussian" else None
+    plan = survival_noise_plan(ends, labels, epsilon=epsilon, delta=gaussian_delta, noise=noise, relation=relation)
     counts = np.column_stack([events, censored, survivors]).astype(np.float64)
     J = ends.size
-    label = f"n={n}, cells={len(labels)}, intervals={J}"
+    public_n = n if relation == REPLACE_ONE else None
+    label = f"{'' if public_n is None else f'n={n}, '}cells={len(labels)}, intervals={J}"
     with release_guard(
-        accountant, SURVIVAL_MECHANISM, plan.epsilon, plan.delta, label=label, noise=plan.noise_events(), unit=unit
+        accountant,
+        SURVIVAL_MECHANISM,
+        plan.epsilon,
+        plan.delta,
+        neighbours=relation,
+        label=label,
+        noise=with_replace_one(plan.noise_events(), _table_row(noise), relation),
+        unit=unit,
     ):
-        sensitivity = survival_sensitivity(noise)
+        sensitivity = survival_sensitivity(noise, relation)
         if noise == "gaussian":
             part = gaussian_mechanism(counts, sensitivity=sensitivity, epsilon=epsilon, delta=delta, source=source)
         else:
@@ -545,7 +593,7 @@ def release_survival_stats(
             events=noisy[:, :J],
             censored=noisy[:, J : 2 * J],
             survivors=noisy[:, 2 * J],
-            n=n,
+            n=public_n,
             edges=ends,
             cells=labels,
             noise=noise,
@@ -555,4 +603,5 @@ def release_survival_stats(
             delta=delta,
             private=source.secure,
             unit=unit,
+            neighbours=relation,
         )
