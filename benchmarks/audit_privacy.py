@@ -30,7 +30,10 @@ beyond ε on the seeded path, because naive float noise leaks through its least 
 measures.
 
 The person-unit audits (``person_linear_stats``, ``person_exit_table``) change everything about one
-person, including their number of rows, under ``unit=``.
+person, including their number of rows, under ``unit=``.  The relation audits (``add_remove_*``)
+release an exit table under add/remove neighbours (n private) and audit it on a removed person
+against the release's (ε, δ), and on a replaced person against the replace-one guarantee a ledger
+charges for it.
 
 Run ``python benchmarks/audit_privacy.py`` (5·10⁴ draws per data set, 10⁵ per mechanism;
 ``--jobs`` runs the data sets in parallel processes; ``--draws`` and ``--only`` select less).
@@ -53,8 +56,9 @@ from pm_private.linear.release import release_linear_stats_laplace, sensitivitie
 from pm_private.linear.stats import linear_stats
 from pm_private.logistic.elastic_net import DPElasticNetLogisticRegression, convex_min, design_bounds
 from pm_private.logistic.penalty_selection import select_penalty
+from pm_private.privacy.budget import NoiseEvent, implied_epsilon
 from pm_private.privacy.noise import as_noise_source
-from pm_private.survival import release_survival_stats
+from pm_private.survival import release_survival_stats, survival_noise_plan, survival_sensitivity
 from pm_private.survival.data import person_histories, scale_times
 from pm_private.survival.discrete.data import DiscreteTimeData
 from pm_private.survival.discrete.fit import fit_discrete_time, loss_and_grad
@@ -252,6 +256,47 @@ def _person_exit_table_audit(epsilon: float = 1.0) -> Audit:
     return Audit("exit table Laplace, person unit (whole history)", epsilon, 0.0, pair_eps, "LLR", draw)
 
 
+def _relation_exit_table_audit(noise: str, pair: str, epsilon: float = 1.0, delta: float = 0.0) -> Audit:
+    """An exit table released under add/remove neighbours (n private).  ``pair="removed"``: the
+    first person (an event in the first interval) is in D and not in D′, the claim is the
+    release's (ε, δ); ``pair="replaced"``: the same person replaced by one alive at the horizon,
+    the claim is the replace-one guarantee the ledger charges for it (the table's replace-one Δ:
+    2 in ℓ1, √2 in ℓ2, as :func:`pm_private.privacy.as_replace_one` converts it)."""
+    edges = np.array([0.25, 0.5, 0.75, 1.0])
+    rng = np.random.default_rng(5)
+    time_, event = rng.uniform(0.05, 0.95, 9), rng.integers(0, 2, 9)
+    second = (time_, event) if pair == "removed" else (np.r_[1.2, time_], np.r_[0, event])
+    data = [(np.r_[0.1, time_], np.r_[1, event]), second]
+    tables = [np.concatenate(exit_counts(t, e, None, edges, ("all",)), axis=None) for t, e in data]
+    options = dict(edges=edges, epsilon=epsilon, noise=noise, relation="add-remove")
+    options |= {"delta": delta} if noise == "gaussian" else {}
+    plan = survival_noise_plan(edges, **{k: v for k, v in options.items() if k != "edges"})
+    (stated,) = plan.noise_events()
+    relation = "replace-one" if pair == "replaced" else "add-remove"
+    claimed = implied_epsilon((NoiseEvent(stated.kind, stated.scale, survival_sensitivity(noise, relation)),), delta)
+    scale = plan.queries[0].scale
+
+    def draw(k, n, source):
+        t, e = data[k]
+        out = np.empty(n)
+        for i in range(n):
+            o = release_survival_stats(t, e, rng=source, **options).table().ravel()
+            if noise == "laplace":
+                out[i] = np.sum(np.abs(o - tables[1]) - np.abs(o - tables[0])) / scale
+            else:
+                out[i] = np.sum((o - tables[1]) ** 2 - (o - tables[0]) ** 2) / (2 * scale**2)
+        return out
+
+    change = np.linalg.norm(tables[0] - tables[1], ord=1 if noise == "laplace" else 2)
+    pair_eps = (
+        float(change / scale)
+        if noise == "laplace"
+        else implied_epsilon((NoiseEvent("gaussian", scale, float(change)),), delta)
+    )
+    name = f"exit table {noise.capitalize()}, add/remove release, {pair} person"
+    return Audit(name, float(claimed), delta, pair_eps, "LLR", draw)
+
+
 def _weibull_audit(epsilon: float = 2.0) -> Audit:
     """n = 12, K = 6: an event at the horizon replaced by a censoring at the floor e^−ω."""
     omega, K = 6.0, 6
@@ -408,6 +453,10 @@ AUDITS = {
     "linear_stats": _suff_stats_audit,
     "person_linear_stats": _person_suff_stats_audit,
     "person_exit_table": _person_exit_table_audit,
+    "add_remove_laplace_removed": lambda: _relation_exit_table_audit("laplace", "removed"),
+    "add_remove_laplace_replaced": lambda: _relation_exit_table_audit("laplace", "replaced"),
+    "add_remove_gaussian_removed": lambda: _relation_exit_table_audit("gaussian", "removed", 2.0, 1e-3),
+    "add_remove_gaussian_replaced": lambda: _relation_exit_table_audit("gaussian", "replaced", 2.0, 1e-3),
     "weibull": _weibull_audit,
     "discrete_output": _discrete_output_audit,
     "discrete_objective": _discrete_objective_audit,

@@ -275,7 +275,9 @@ def main(argv=None):
         grid = [c for c in grid if c[0] in ("centre", "weibull-model")]
     if args.cells:
         grid = [c for c in grid if c[0] in args.cells]
-    header = "| cell | n | ε | J | K | data | hazard | path | target | cov50 (se) | cov90 (se) | median width90 | fit s |"
+    header = (
+        "| cell | n | ε | J | K | data | hazard | path | target | cov50 (se) | cov90 (se) | median width90 | fit s |"
+    )
     lines = [header, "|" + "---|" * (header.count("|") - 1)]
     print("\n".join(lines), flush=True)
     rng = np.random.default_rng(args.seed)

@@ -94,35 +94,91 @@ class Sensitivity(NamedTuple):
     replace_one: float
 
     def under(self, relation: str) -> float:
-        """The sensitivity under ``relation`` (``"replace-one"`` or ``"add-remove"``)."""
+        """The sensitivity under one relation.
+
+        Parameters
+        ----------
+        relation : {"replace-one", "add-remove"}
+            The neighbour relation.
+
+        Returns
+        -------
+        float
+            :attr:`replace_one` or :attr:`add_remove`.
+        """
         return self.replace_one if check_relation(relation) == REPLACE_ONE else self.add_remove
 
 
 def check_relation(relation) -> str:
-    """``relation`` if it is ``"replace-one"`` or ``"add-remove"``, else ValueError naming it."""
+    """A neighbour relation, checked before anything is read or spent.
+
+    Parameters
+    ----------
+    relation : str
+        ``"replace-one"`` or ``"add-remove"``.
+
+    Returns
+    -------
+    str
+        ``relation``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``relation``, for anything else.
+    """
     if not (isinstance(relation, str) and relation in RELATIONS):
         raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}")
     return relation
 
 
 def histogram_sensitivity(norm: int) -> Sensitivity:
-    """Counts in which each unit adds 1 to exactly one cell, in the ℓ1 (``norm=1``) or ℓ2
-    (``norm=2``) norm: 1 under add/remove; 2 (ℓ1) or √2 (ℓ2) under replace-one (one cell loses the
-    unit, another gains it)."""
+    """Counts in which each unit adds 1 to exactly one cell: 1 under add/remove; 2 (ℓ1) or √2 (ℓ2)
+    under replace-one (one cell loses the unit, another gains it).
+
+    Parameters
+    ----------
+    norm : {1, 2}
+        The norm: ℓ1 (Laplace noise) or ℓ2 (Gaussian noise).
+
+    Returns
+    -------
+    Sensitivity
+    """
     if norm not in (1, 2):
         raise ValueError(f"norm must be 1 or 2, got {norm!r}")
     return Sensitivity(1.0, 2.0 if norm == 1 else math.sqrt(2.0))
 
 
 def sum_sensitivity(bound: float) -> Sensitivity:
-    """A sum of one vector per unit, each of norm at most ``bound``: ``bound`` under add/remove,
-    2·``bound`` under replace-one (attained by opposite vectors)."""
+    """A sum of one vector per unit: c under add/remove, 2c under replace-one (attained by opposite
+    vectors).
+
+    Parameters
+    ----------
+    bound : float
+        c, the largest norm of one unit's vector.
+
+    Returns
+    -------
+    Sensitivity
+    """
     return Sensitivity(float(bound), 2.0 * float(bound))
 
 
 def gram_sensitivity(bound: float) -> Sensitivity:
-    """The Gram matrix Σ zzᵀ of rows with ‖z‖ ≤ ``bound``, in the Frobenius norm: R² under
-    add/remove, √2·R² under replace-one (module notes)."""
+    """The Gram matrix Σ zzᵀ of one row z per unit, in the Frobenius norm: R² under add/remove,
+    √2·R² under replace-one (module notes).
+
+    Parameters
+    ----------
+    bound : float
+        R, the largest norm ‖z‖ of a row.
+
+    Returns
+    -------
+    Sensitivity
+    """
     square = float(bound) ** 2
     return Sensitivity(square, math.sqrt(2.0) * square)
 

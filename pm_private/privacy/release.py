@@ -71,8 +71,8 @@ import numpy as np
 
 from .accountant import PrivacyAccountant, Reservation, check_accountant
 from .budget import REPLACE_ONE, NoiseEvent
-from .reservation import NoiseWatch
 from .relations import RELATIONS
+from .reservation import NoiseWatch
 from .units import RECORD, UNITS, neighbour_text
 
 __all__ = [

@@ -49,3 +49,15 @@ def test_short_audit_of_a_person_level_exit_table():
     mechanism, bound = row
     assert mechanism.epsilon == 1.0 and mechanism.pair_epsilon == pytest.approx(1.0)
     assert 0.5 < bound <= mechanism.epsilon
+
+
+def test_short_audits_of_an_add_remove_exit_table_under_both_relations():
+    """Removed person: below the release's ε; replaced person: below the replace-one ε the ledger
+    charges for it (twice ε for Laplace noise), and above the release's own ε (so the conversion
+    is needed)."""
+    names = ["add_remove_laplace_removed", "add_remove_laplace_replaced", "add_remove_gaussian_replaced"]
+    (removed, replaced, gaussian), seconds = audit.run(names, draws=4_000)
+    assert removed[0].epsilon == 1.0 and removed[0].pair_epsilon == pytest.approx(1.0)
+    assert 0.5 < removed[1] <= removed[0].epsilon
+    assert replaced[0].epsilon == pytest.approx(2.0) and 1.0 < replaced[1] <= replaced[0].epsilon
+    assert gaussian[0].pair_epsilon <= gaussian[0].epsilon and gaussian[1] <= gaussian[0].epsilon

@@ -38,7 +38,9 @@ def test_sensitivity_per_relation_attained_and_never_exceeded():
             i = rng.integers(40)
             removed = _table(np.delete(time, i), np.delete(event, i), np.delete(cell, i))
             other = _study(rng, 1)
-            swapped = [np.where(np.arange(40) == i, new[0], old) for old, new in zip((time, event, cell), other)]
+            swapped = [
+                np.where(np.arange(40) == i, new[0], old) for old, new in zip((time, event, cell), other, strict=True)
+            ]
             for relation, table in ((ADD_REMOVE, removed), (REPLACE_ONE, _table(*swapped))):
                 for norm in (1, 2):
                     change = np.linalg.norm(base - table, ord=norm)
