@@ -106,23 +106,34 @@ class NoiseEvent:
         For an event of a release made under add/remove neighbours: the sensitivity of the same
         values under replace-one, in (0, 2Δ] (:mod:`pm_private.privacy.relations`); default 2Δ,
         the triangle inequality.  Not stored: a ledger keeps the converted event.
+    sampling_rate : float, default 1
+        q in (0, 1]: the noised value is a sum over a Poisson subsample, each record in it
+        independently with probability q (Gaussian only); Δ is then twice the bound on one
+        record's vector (the replace-one sensitivity of a sum of clipped vectors).
+    count : int, default 1
+        The number of such draws (a sampler's steps), composed with each other.
 
     Raises
     ------
     ValueError
-        If ``kind`` is unknown, ``scale`` or ``sensitivity`` is not finite and > 0, or
-        ``replace_one_sensitivity`` is not in (0, 2Δ].
+        If ``kind`` is unknown, ``scale`` or ``sensitivity`` is not finite and > 0,
+        ``replace_one_sensitivity`` is not in (0, 2Δ], ``sampling_rate`` not in (0, 1] (1 for
+        Laplace noise) or ``count`` not a positive integer.
 
     Notes
     -----
     A Gaussian event is composed as the pair N(0, σ²), N(Δ, σ²) (noise multiplier σ/Δ), a
-    Laplace event as randomized response with ε = Δ/b (Kairouz, Oh & Viswanath 2015).
+    Laplace event as randomized response with ε = Δ/b (Kairouz, Oh & Viswanath 2015), a Poisson-
+    subsampled Gaussian event as dp-accounting's, under replace-one neighbours, with noise
+    multiplier σ/(Δ/2) (Zhu, Dong & Wang 2022).
     """
 
     kind: str
     scale: float
     sensitivity: float
     replace_one_sensitivity: float | None = None
+    sampling_rate: float = 1.0
+    count: int = 1
 
     def __post_init__(self):
         if self.kind not in (GAUSSIAN, LAPLACE):
@@ -137,6 +148,12 @@ class NoiseEvent:
                     f"got {value:g}"
                 )
             object.__setattr__(self, "replace_one_sensitivity", value)
+        rate = check_positive("sampling_rate", self.sampling_rate)
+        if rate > 1 or (self.kind == LAPLACE and rate != 1):
+            raise ValueError(f"sampling_rate must be in (0, 1] (1 for Laplace noise), got {rate!r}")
+        object.__setattr__(self, "sampling_rate", rate)
+        if isinstance(self.count, bool) or not isinstance(self.count, int) or self.count < 1:
+            raise ValueError(f"count must be a positive integer, got {self.count!r}")
 
     @property
     def replace_one(self) -> float:
@@ -165,11 +182,17 @@ def noise_events(noise) -> tuple[NoiseEvent, ...]:
 
 
 def noise_to_text(events: Sequence[NoiseEvent]) -> str:
-    return json.dumps([[e.kind, e.scale, e.sensitivity] for e in events], separators=(",", ":"))
+    """[kind, σ or b, Δ] per event, with [q, count] after them where either is not 1."""
+    rows = [
+        [e.kind, e.scale, e.sensitivity] + ([e.sampling_rate, e.count] if (e.sampling_rate, e.count) != (1, 1) else [])
+        for e in events
+    ]
+    return json.dumps(rows, separators=(",", ":"))
 
 
 def noise_from_text(text: str) -> tuple[NoiseEvent, ...]:
-    return tuple(NoiseEvent(kind, scale, sensitivity) for kind, scale, sensitivity in json.loads(text))
+    rows = json.loads(text)
+    return tuple(NoiseEvent(k, b, d, None, *rest) for k, b, d, *rest in rows)
 
 
 @dataclass(frozen=True)
@@ -242,10 +265,18 @@ def basic_total(entries: Iterable[LedgerEntry]) -> tuple[float, float]:
 
 
 @functools.lru_cache(maxsize=256)
-def _event_pld(kind: str, ratio: float, count: int):
+def _event_pld(kind: str, ratio: float, rate: float, count: int):
+    from dp_accounting import NeighboringRelation
     from dp_accounting.pld import privacy_loss_distribution as pld
 
-    if kind == GAUSSIAN:
+    if kind == GAUSSIAN and rate < 1:  # Δ = 2·(one record's bound): dp-accounting's replace-one doubles it
+        single = pld.from_gaussian_mechanism(
+            2.0 * ratio,
+            sampling_prob=rate,
+            neighboring_relation=NeighboringRelation.REPLACE_ONE,
+            value_discretization_interval=_PLD_INTERVAL,
+        )
+    elif kind == GAUSSIAN:
         single = pld.from_gaussian_mechanism(ratio, value_discretization_interval=_PLD_INTERVAL)
     else:  # randomized response with parameter ε: the discrete Laplace of sensitivity 1
         single = pld.from_discrete_laplace_mechanism(ratio, value_discretization_interval=_PLD_INTERVAL)
@@ -258,7 +289,8 @@ def _split(entries: Iterable[LedgerEntry]) -> tuple[Counter, tuple[float, float]
     rest = []
     for entry in entries:
         if entry.noise:
-            events.update((e.kind, e.ratio) for e in entry.noise)
+            for e in entry.noise:
+                events[e.kind, e.ratio, e.sampling_rate] += e.count
         else:
             rest.append(entry)
     return events, basic_total(rest)
@@ -274,14 +306,14 @@ def _composed(events: Counter):
     if key in _RECENT:
         return _RECENT[key]
     composed = None
-    for kind, ratio in events:
-        previous = _RECENT.get(frozenset((events - Counter({(kind, ratio): 1})).items()))
+    for event in events:
+        previous = _RECENT.get(frozenset((events - Counter({event: 1})).items()))
         if previous is not None:
-            composed = previous.compose(_event_pld(kind, ratio, 1))
+            composed = previous.compose(_event_pld(*event, 1))
             break
     if composed is None:
-        for (kind, ratio), count in sorted(events.items()):
-            pld = _event_pld(kind, ratio, count)
+        for event, count in sorted(events.items()):
+            pld = _event_pld(*event, count)
             composed = pld if composed is None else composed.compose(pld)
     if len(_RECENT) >= 16:
         del _RECENT[next(iter(_RECENT))]
@@ -330,10 +362,13 @@ def implied_epsilon(events: tuple[NoiseEvent, ...], delta: float) -> float:
         The implied ε.
     """
     if all(e.kind == LAPLACE for e in events):
-        return math.fsum(e.ratio for e in events)
+        return math.fsum(e.ratio * e.count for e in events)
     composed = None
-    for (kind, ratio), count in sorted(Counter((e.kind, e.ratio) for e in events).items()):
-        pld = _event_pld(kind, ratio, count)
+    counts: Counter = Counter()
+    for e in events:
+        counts[e.kind, e.ratio, e.sampling_rate] += e.count
+    for event, count in sorted(counts.items()):
+        pld = _event_pld(*event, count)
         composed = pld if composed is None else composed.compose(pld)
     return float(composed.get_epsilon_for_delta(delta))
 

@@ -38,7 +38,8 @@ is a removal followed by an addition:
   under replace-one (the table's; 2Δ, the triangle inequality, when the event does not state it),
   and the entry's ε is that of the converted events at the release's δ (exact: the converted
   events are the replace-one privacy curve of the same noise);
-* otherwise by group privacy over the two steps (Dwork & Roth 2014, Thm 2.2 and its (ε, δ) form):
+* otherwise (or for a Poisson-subsampled event, whose amplification does not scale with Δ) by
+  group privacy over the two steps (Dwork & Roth 2014, Thm 2.2 and its (ε, δ) form):
   an (ε, δ) add/remove guarantee is a (2ε, (1 + e^ε)·δ) replace-one one.
 
 The converted entry records the relation it was made under (``"add-remove as replace-one"``), so
@@ -238,10 +239,10 @@ def as_replace_one(entry: LedgerEntry) -> LedgerEntry:
         return entry
     unit = entry.neighbours[len(ADD_REMOVE) :]
     text = f"{entry.neighbours}{_AS}{REPLACE_ONE}{unit}"
-    if entry.noise:
-        noise = tuple(NoiseEvent(e.kind, e.scale, e.replace_one) for e in entry.noise)
+    if entry.noise and all(e.sampling_rate == 1 for e in entry.noise):
+        noise = tuple(NoiseEvent(e.kind, e.scale, e.replace_one, count=e.count) for e in entry.noise)
         epsilon = implied_epsilon(noise, entry.delta)
         return dataclasses.replace(entry, epsilon=epsilon, neighbours=text, noise=noise)
     factor = 1.0 + math.exp(entry.epsilon) if entry.epsilon < 700 else math.inf
     delta = 0.0 if entry.delta == 0 else min(1.0, factor * entry.delta)
-    return dataclasses.replace(entry, epsilon=2.0 * entry.epsilon, delta=delta, neighbours=text)
+    return dataclasses.replace(entry, epsilon=2.0 * entry.epsilon, delta=delta, neighbours=text, noise=())

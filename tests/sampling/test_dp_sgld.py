@@ -1,0 +1,91 @@
+"""DP-SGLD: the planner against dp-accounting, the run charged as one recomposable ledger event,
+the Poisson subsample's law, and the sampler on a known posterior."""
+
+import math
+
+import numpy as np
+import pymc as pm
+import pytest
+from dp_accounting import NeighboringRelation
+from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
+from scipy import stats
+
+from pm_private import PrivacyAccountant
+from pm_private.privacy.budget import BudgetExceededError
+from pm_private.privacy.noise import as_noise_source
+from pm_private.sampling import dp_sgld, plan_dp_sgld
+from pm_private.sampling.dp_sgld import _subsamples
+
+
+def test_planned_epsilon_is_dp_accountings_and_the_step_size_follows():
+    plan = plan_dp_sgld(1.0, 1e-5, n=10_000, sampling_rate=0.01, clip=2.0, steps=500, chains=2)
+    accountant = PLDAccountant(NeighboringRelation.REPLACE_ONE)
+    accountant.compose(plan.dp_event())
+    theirs = accountant.get_epsilon(1e-5)
+    assert plan.epsilon <= 1.0 and theirs * (1 - 1e-3) <= plan.epsilon <= theirs * 1.02
+    assert plan.step_size == pytest.approx((2 * 0.01 / (2.0 * plan.noise_multiplier)) ** 2)
+    # a smaller z would overspend: the multiplier is the smallest to 10⁻³
+    tighter = PLDAccountant(NeighboringRelation.REPLACE_ONE)
+    tighter.compose(type(plan)(**{**plan.__dict__, "noise_multiplier": plan.noise_multiplier * 0.99}).dp_event())
+    assert tighter.get_epsilon(1e-5) > 1.0 * 0.995
+    for bad in (dict(sampling_rate=1.0), dict(sampling_rate=0.0), dict(clip=-1.0), dict(steps=0), dict(n=0)):
+        args = dict(n=100, sampling_rate=0.1, clip=1.0, steps=10) | bad
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            plan_dp_sgld(1.0, 1e-5, **args)
+
+
+def test_poisson_subsamples_are_independent_bernoulli_draws():
+    source = as_noise_source(np.random.default_rng(0))
+    n, q, steps = 400, 0.05, 2000
+    picks = np.zeros((steps, n), dtype=bool)
+    for k, rows in enumerate(_subsamples(source, n, q, steps)):
+        assert np.all(np.diff(rows) > 0) and rows.min(initial=0) >= 0 and rows.max(initial=0) < n
+        picks[k, rows] = True
+    sizes = picks.sum(axis=1)
+    assert stats.binomtest(int(picks.sum()), n * steps, q).pvalue > 1e-3
+    assert sizes.var() == pytest.approx(n * q * (1 - q), rel=0.15)  # binomial, not fixed
+    per_record = picks.mean(axis=0)
+    assert np.abs(per_record - q).max() < 6 * math.sqrt(q * (1 - q) / steps)
+
+
+def _normal_mean_model(n=2000, seed=1):
+    y = np.random.default_rng(seed).normal(0.7, 1.0, n)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, 10.0)
+        pm.Normal("y", mu, 1.0, observed=y)
+    return model, y
+
+
+def test_the_run_is_one_ledger_entry_and_samples_a_known_posterior():
+    """y ~ N(μ, 1), μ ~ N(0, 10²): the posterior is N(Σy/(n + 0.01), 1/(n + 0.01)); with a clip the
+    records never reach, the draws' mean and s.d. are the posterior's (SGLD's own noise widens the
+    s.d. a little)."""
+    model, y = _normal_mean_model()
+    accountant = PrivacyAccountant(50.0, 1e-5)
+    idata = dp_sgld(
+        model, epsilon=40.0, delta=1e-5, sampling_rate=0.2, clip=8.0, draws=3000, tune=500, chains=2, rng=3,
+        accountant=accountant,
+    )  # fmt: skip
+    (entry,) = accountant.ledger
+    (event,) = entry.noise
+    assert event.count == 2 * 3500 and event.sampling_rate == 0.2 and event.sensitivity == 16.0
+    assert accountant.tight_epsilon() == pytest.approx(entry.epsilon, rel=1e-6) and entry.epsilon <= 40.0
+    assert idata.attrs["private"] == 0 and idata.attrs["epsilon"] == entry.epsilon
+    draws = idata.posterior["mu"].values.ravel()
+    precision = y.size + 0.01
+    assert draws.mean() == pytest.approx(y.sum() / precision, abs=4 / math.sqrt(precision))
+    assert draws.std() == pytest.approx(1 / math.sqrt(precision), rel=0.35)
+
+
+def test_refusals_spend_nothing():
+    model, _ = _normal_mean_model(200)
+    accountant = PrivacyAccountant(0.5, 1e-5)
+    with pytest.raises(BudgetExceededError):
+        dp_sgld(model, epsilon=1.0, delta=1e-5, sampling_rate=0.1, clip=1.0, draws=10, tune=10, accountant=accountant)
+    with pytest.raises(ValueError, match="clip"):
+        dp_sgld(model, epsilon=0.1, delta=1e-5, sampling_rate=0.1, clip=0.0, draws=10, tune=10, accountant=accountant)
+    with pm.Model() as empty:
+        pm.Normal("z")
+    with pytest.raises(ValueError, match="observed"):
+        dp_sgld(empty, epsilon=0.1, delta=1e-5, sampling_rate=0.1, clip=1.0, accountant=accountant)
+    assert accountant.ledger == ()
