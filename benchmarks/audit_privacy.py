@@ -33,7 +33,8 @@ The person-unit audits (``person_linear_stats``, ``person_exit_table``) change e
 person, including their number of rows, under ``unit=``.  The relation audits (``add_remove_*``)
 release an exit table under add/remove neighbours (n private) and audit it on a removed person
 against the release's (ε, δ), and on a replaced person against the replace-one guarantee a ledger
-charges for it.
+charges for it.  The DP-SGLD audit (``dp_sgld``) runs the whole published chain with a canary record
+at one extreme or the other and bounds the run's ε from its chain mean.
 
 Run ``python benchmarks/audit_privacy.py`` (5·10⁴ draws per data set, 10⁵ per mechanism;
 ``--jobs`` runs the data sets in parallel processes; ``--draws`` and ``--only`` select less).
@@ -297,6 +298,30 @@ def _relation_exit_table_audit(noise: str, pair: str, epsilon: float = 1.0, delt
     return Audit(name, float(claimed), delta, pair_eps, "LLR", draw)
 
 
+def _dp_sgld_audit(epsilon: float = 2.0, delta: float = 1e-5) -> Audit:
+    """The whole published chain of DP-SGLD (20 steps, q = 0.5, C = 1) on y ~ N(μ, 1), 12 records:
+    a canary record at y = +5 in D and at y = −5 in D′ (its clipped gradient +1 against −1 while
+    |μ| < 4); the statistic is the chain's mean."""
+    import pymc as pm
+
+    from pm_private.sampling.dp_sgld import _chain, _gradient_functions, plan_dp_sgld
+
+    rest = np.random.default_rng(6).uniform(-1, 1, 11)
+    functions = []
+    for canary in (5.0, -5.0):
+        with pm.Model() as model:
+            mu = pm.Normal("mu", 0.0, 10.0)
+            pm.Normal("y", mu, 1.0, observed=np.r_[canary, rest])
+        functions.append(_gradient_functions(model))
+    plan = plan_dp_sgld(epsilon, delta, n=12, sampling_rate=0.5, clip=1.0, steps=20)
+
+    def draw(k, n, source):
+        gradients, _, start, _ = functions[k]
+        return np.array([_chain(gradients, start, plan, source, 0, plan.steps).mean() for _ in range(n)])
+
+    return Audit("DP-SGLD, whole chain (20 steps), canary record", plan.epsilon, delta, None, "chain mean", draw)
+
+
 def _weibull_audit(epsilon: float = 2.0) -> Audit:
     """n = 12, K = 6: an event at the horizon replaced by a censoring at the floor e^−ω."""
     omega, K = 6.0, 6
@@ -458,6 +483,7 @@ AUDITS = {
     "add_remove_gaussian_removed": lambda: _relation_exit_table_audit("gaussian", "removed", 2.0, 1e-3),
     "add_remove_gaussian_replaced": lambda: _relation_exit_table_audit("gaussian", "replaced", 2.0, 1e-3),
     "weibull": _weibull_audit,
+    "dp_sgld": _dp_sgld_audit,
     "discrete_output": _discrete_output_audit,
     "discrete_objective": _discrete_objective_audit,
     "elastic_net": _elastic_net_audit,

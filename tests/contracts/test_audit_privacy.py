@@ -61,3 +61,10 @@ def test_short_audits_of_an_add_remove_exit_table_under_both_relations():
     assert 0.5 < removed[1] <= removed[0].epsilon
     assert replaced[0].epsilon == pytest.approx(2.0) and 1.0 < replaced[1] <= replaced[0].epsilon
     assert gaussian[0].pair_epsilon <= gaussian[0].epsilon and gaussian[1] <= gaussian[0].epsilon
+
+
+def test_short_audit_of_a_dp_sgld_chain_with_a_canary():
+    """The whole published chain: the canary's bound stays below the run's planned ε."""
+    (row,), seconds = audit.run(["dp_sgld"], draws=1_500)
+    mechanism, bound = row
+    assert mechanism.epsilon <= 2.0 and 0.2 < bound <= mechanism.epsilon

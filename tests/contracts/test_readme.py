@@ -83,6 +83,7 @@ def _self_contained_blocks() -> dict[str, str]:
         "survival": "release_survival_stats",
         "elastic net": "DPElasticNetLogisticRegression",
         "pSGLD": "secure_sample",
+        "DP-SGLD": "dp_sgld(",
     }
     blocks = _blocks("python")
     found = {name: [b for b in blocks if key in b] for name, key in wanted.items()}
@@ -91,7 +92,7 @@ def _self_contained_blocks() -> dict[str, str]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["survival", "elastic net", "pSGLD"])
+@pytest.mark.parametrize("name", ["survival", "elastic net", "pSGLD", "DP-SGLD"])
 def test_an_example_block_runs_on_its_own_within_its_budget(name, capsys):
     """Each block in a fresh namespace: its own imports, a shipped data set and a budget that
     covers what it spends."""
@@ -104,6 +105,9 @@ def test_an_example_block_runs_on_its_own_within_its_budget(name, capsys):
     if name == "pSGLD":
         assert namespace["budget"].spent.epsilon == pytest.approx(1.0)
         assert namespace["release"]["posterior"]["f"].shape == (1, 10, 8)
+    if name == "DP-SGLD":  # the whole run charged once, at most its ε; every draw kept
+        assert 0.99 <= namespace["budget"].spent.epsilon <= 1.0
+        assert namespace["idata"].posterior["beta"].shape == (2, 1000, 3) and namespace["idata"].attrs["private"] == 1
 
 
 def _free_names(code: str) -> set[str]:
