@@ -21,6 +21,9 @@ privacy-loss distributions (Meiser & Mohammadi 2018; Koskela, Jälkö & Honkela 
 * a Laplace release is ε = Δ/b-DP, composed as its dominating pair for pure ε-DP, randomized
   response with parameter ε (Kairouz, Oh & Viswanath 2015), which holds for OpenDP's discrete
   Laplace as for any ε-DP mechanism;
+* a Poisson-subsampled Gaussian event (a DP-SGLD step: ``sampling_rate`` q < 1, Δ twice a record's
+  clip) as dp-accounting's Poisson-subsampled Gaussian under replace-one neighbours, and an event
+  with ``count`` c as c of them composed (the whole run of a sampler is one stored event);
 * a release without noise parameters is composed by basic composition and added to the rest.
 
 A release is refused only when *both* the basic and the tight totals would exceed the budget

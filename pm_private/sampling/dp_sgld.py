@@ -375,7 +375,10 @@ def dp_sgld(
     gradients, n, start, to_draw = _gradient_functions(model)
     plan = plan_dp_sgld(epsilon, delta, n=n, sampling_rate=sampling_rate, clip=clip, steps=tune + draws, chains=chains)
     source = as_noise_source(rng)
-    label = f"n={n}, q={plan.sampling_rate:g}, C={plan.clip:g}, {plan.chains} × {plan.steps} steps"
+    label = (
+        f"n={n}, q={plan.sampling_rate:g}, C={plan.clip:g}, z={plan.noise_multiplier:.4g}, "
+        f"{plan.chains} × {plan.steps} Poisson-subsampled Gaussian steps"
+    )
     with release_guard(
         accountant, DP_SGLD_MECHANISM, plan.epsilon, plan.delta, label=label, noise=(plan.noise_event(),)
     ):
