@@ -29,6 +29,14 @@ further cost.  Heller & Fetaya (2023) show that "the chain has converged" gives 
 guarantee for SGLD; this one does not rest on convergence: it holds for the whole published
 chain, whatever the chain's state.  How close the draws are to the posterior is a separate
 question, answered by the accuracy benchmark, not by the guarantee.
+
+What the privacy leaves the chain: z grows like q·√(steps)/ε, so the Langevin time a chain covers,
+steps·η = 4·steps·q²/(C·z)², is about a constant times ε²/C², whatever q and the number of steps
+(more steps only refine the discretisation).  The draws reach the posterior only where its
+variances (on the unconstrained scale) are well below that time and the start is within reach: many
+records, a well-conditioned posterior, ε not small; a smaller C buys time but biases the
+posterior towards the prior by clipping more records.  Where that fails the chain stays near its
+start, and its intervals are too narrow.
 """
 
 from __future__ import annotations
