@@ -304,7 +304,7 @@ def _dp_sgld_audit(epsilon: float = 2.0, delta: float = 1e-5) -> Audit:
     |μ| < 4); the statistic is the chain's mean."""
     import pymc as pm
 
-    from pm_private.sampling.dp_sgld import _chain, _gradient_functions, plan_dp_sgld
+    from pm_private.sampling.private_langevin import _chain, _gradient_functions, plan_dp_sgld
 
     rest = np.random.default_rng(6).uniform(-1, 1, 11)
     functions = []

@@ -146,7 +146,7 @@ TRUE_BETA = np.array([0.8, -0.5, 0.3, 0.0, -1.0])
 #: Sampling rate per data set: q·n between 100 and 500.
 RATES = {"synthetic": 0.02, "breast_cancer": 0.3}
 
-_DP_SGLD_MODULE = importlib.import_module("pm_private.sampling.dp_sgld")
+_DP_SGLD_MODULE = importlib.import_module("pm_private.sampling.private_langevin")
 
 
 class ChainTimer:

@@ -16,9 +16,9 @@ _NAMES = {
     "RefittableNUTS": ".refit_nuts",
     "RefittableNutpie": ".refit_nutpie",
     "sample": ".compiled_nuts",
-    "DPSGLDPlan": ".dp_sgld",
-    "dp_sgld": ".dp_sgld",
-    "plan_dp_sgld": ".dp_sgld",
+    "DPSGLDPlan": ".private_langevin",
+    "dp_sgld": ".private_langevin",
+    "plan_dp_sgld": ".private_langevin",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)

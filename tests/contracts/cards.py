@@ -69,6 +69,19 @@ def _neighbour() -> dict:
 NEIGHBOUR = _neighbour()
 
 
+def _normal_mean_model(y):
+    """y ~ N(μ, 1), μ ~ N(0, 10²): a PyMC model whose records are ``y`` (DP-SGLD's data)."""
+    import pymc as pm
+
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, 10.0)
+        pm.Normal("y", mu, 1.0, observed=y)
+    return model
+
+
+DATA["model"], NEIGHBOUR["model"] = _normal_mean_model(DATA["y"]), _normal_mean_model(NEIGHBOUR["y"])
+
+
 # --------------------------------------------------------------------------------------------
 # The card
 # --------------------------------------------------------------------------------------------
@@ -433,6 +446,22 @@ CARDS = [
         example=False,
         names=dict(y=("y", "label")),
         stand_in=_data_perturbation_release,
+    ),
+    MechanismCard(
+        "pm_private.sampling:dp_sgld",
+        data=dict(model="model"),
+        params=dict(epsilon=1.0, delta=1e-5, sampling_rate=0.2, clip=1.0, draws=5, tune=5, chains=1, rng=0),
+        kinds=CHARGED
+        | dict(
+            model="object",
+            epsilon="epsilon",
+            delta="delta",
+            sampling_rate="open fraction",
+            clip="positive",
+            draws="count",
+            tune="count",
+            chains="count",
+        ),
     ),
     MechanismCard(
         "pm_private.sampling:sanitized_loss",

@@ -14,7 +14,7 @@ from pm_private import PrivacyAccountant
 from pm_private.privacy.budget import BudgetExceededError
 from pm_private.privacy.noise import as_noise_source
 from pm_private.sampling import dp_sgld, plan_dp_sgld
-from pm_private.sampling.dp_sgld import _subsamples
+from pm_private.sampling.private_langevin import _subsamples
 
 
 def test_planned_epsilon_is_dp_accountings_and_the_step_size_follows():

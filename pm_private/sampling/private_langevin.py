@@ -22,7 +22,7 @@ on the unconstrained parameters θ, with
   public.
 
 The run is charged before any record is read, as one ledger entry: chains × steps compositions of
-the Poisson-subsampled Gaussian (a :class:`~pm_private.privacy.budget.NoiseEvent` with
+the Poisson-subsampled Gaussian (a ``NoiseEvent`` of :mod:`pm_private.privacy.budget` with
 ``sampling_rate`` q and ``count`` chains × steps, recomposed by the ledger's PLD code and by
 dp-accounting from :meth:`DPSGLDPlan.dp_event`).  Every draw of the run is then publishable at no
 further cost.  Heller & Fetaya (2023) show that "the chain has converged" gives no privacy
@@ -59,6 +59,11 @@ DP_SGLD_MECHANISM = (
     "Stochastic-gradient Langevin dynamics with Poisson subsampling and clipped per-record gradients, "
     "the Langevin noise as the Gaussian mechanism (Wang, Fienberg & Smola 2015; Li, Chen, Liu & Carin 2019)"
 )
+
+
+#: The most steps (per chain) and chains a run takes: far beyond any useful run, so that a typo
+#: is refused rather than composed for minutes.
+_MOST_STEPS, _MOST_CHAINS = 10**8, 1000
 
 
 @dataclass(frozen=True)
@@ -148,9 +153,9 @@ def plan_dp_sgld(
     clip : float
         C > 0, the bound on a record's gradient norm.
     steps : int
-        Steps per chain, warm-up included.
+        Steps per chain, warm-up included (at most 10⁸).
     chains : int, default 1
-        The number of chains.
+        The number of chains (at most 1000).
 
     Returns
     -------
@@ -170,7 +175,8 @@ def plan_dp_sgld(
     (True, True)
     """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
-    n, steps, chains = check_count("n", n), check_count("steps", steps), check_count("chains", chains)
+    n, steps = check_count("n", n), check_count("steps", steps, maximum=_MOST_STEPS)
+    chains = check_count("chains", chains, maximum=_MOST_CHAINS)
     rate = check_positive("sampling_rate", sampling_rate)
     if not rate < 1:
         raise ValueError(f"sampling_rate must be in (0, 1), got {sampling_rate!r}")
@@ -352,6 +358,8 @@ def dp_sgld(
 
     Raises
     ------
+    TypeError
+        If ``model`` is not a PyMC model (nothing is spent).
     ValueError
         Naming the argument, before anything is spent.
     BudgetExceededError
@@ -375,14 +383,19 @@ def dp_sgld(
     >>> y = rng.uniform(size=2000) < 1 / (1 + np.exp(-(X @ [1.0, -0.5])))
     >>> with pm.Model() as model:
     ...     beta = pm.Normal("beta", 0, 2, shape=2)
-    ...     pm.Bernoulli("y", logit_p=pm.math.dot(X, beta), observed=y)
+    ...     likelihood = pm.Bernoulli("y", logit_p=pm.math.dot(X, beta), observed=y)
     >>> idata = dp_sgld(model, epsilon=1.0, delta=1e-5, sampling_rate=0.05, clip=2.0,
-    ...                 draws=200, tune=200, rng=1)  # doctest: +SKIP
+    ...                 draws=200, tune=200, rng=1)  # a seed: reproducible, not private
+    >>> idata.posterior["beta"].shape, idata.attrs["private"]
+    ((2, 200, 2), 0)
     """
     import pymc as pm
 
     model = pm.modelcontext(model)
-    draws, tune = check_count("draws", draws), check_count("tune", tune)
+    if not isinstance(model, pm.Model):
+        raise TypeError(f"model must be a pymc.Model, got {type(model).__name__}")
+    draws, tune = check_count("draws", draws, maximum=_MOST_STEPS), check_count("tune", tune, maximum=_MOST_STEPS)
+    check_count("chains", chains, maximum=_MOST_CHAINS)
     gradients, n, start, to_draw = _gradient_functions(model)
     plan = plan_dp_sgld(epsilon, delta, n=n, sampling_rate=sampling_rate, clip=clip, steps=tune + draws, chains=chains)
     source = as_noise_source(rng)
