@@ -234,6 +234,24 @@ def _record_replacements(graph, n: int, records) -> dict:
     return found
 
 
+def _per_record_loglik(model):
+    """(the records' log-likelihoods, n): the observed variables' log-densities summed over all
+    but their first axis, the record; ValueError where the log-likelihood does not split so."""
+    observed = model.observed_RVs
+    if not observed:
+        raise ValueError("model: DP-SGLD needs observed variables (the records' log-likelihood)")
+    values = [model.rvs_to_values[rv] for rv in observed]
+    sizes = {int(np.shape(v.data if hasattr(v, "data") else v.get_value())[0]) for v in values}
+    terms = model.logp(vars=observed, sum=False)
+    if len(sizes) != 1 or any(t.ndim == 0 for t in terms):
+        raise ValueError(
+            "model: every observed variable must hold one row per record, the same n for all, with one "
+            "log-density per record (a multivariate observation across records does not split over them)"
+        )
+    per_record = sum(t.reshape((t.shape[0], -1)).sum(axis=1) if t.ndim > 1 else t for t in terms)
+    return per_record, sizes.pop()
+
+
 def _gradient_functions(model):
     """(per-record gradients of a subsample, prior gradient, n, initial point, point maps).
 
@@ -248,16 +266,7 @@ def _gradient_functions(model):
     from pytensor.graph.traversal import graph_inputs, io_toposort
     from pytensor.tensor.shape import SpecifyShape
 
-    observed = model.observed_RVs
-    if not observed:
-        raise ValueError("model: DP-SGLD needs observed variables (the records' log-likelihood)")
-    terms = model.logp(vars=observed, sum=False)
-    sizes = {int(np.shape(model.rvs_to_values[rv].data if hasattr(model.rvs_to_values[rv], "data") else
-                          model.rvs_to_values[rv].get_value())[0]) for rv in observed}  # fmt: skip
-    if len(sizes) != 1:
-        raise ValueError(f"model: every observed variable must have one row per record, got first axes {sorted(sizes)}")
-    (n,) = sizes
-    per_record = sum(t.reshape((t.shape[0], -1)).sum(axis=1) if t.ndim > 1 else t for t in terms)
+    per_record, n = _per_record_loglik(model)
     records = pt.lvector("records")
     # shapes fixed at n (an observed variable's size) would refuse a subsample: unfix them first
     fixed = [

@@ -89,3 +89,16 @@ def test_refusals_spend_nothing():
     with pytest.raises(ValueError, match="observed"):
         dp_sgld(empty, epsilon=0.1, delta=1e-5, sampling_rate=0.1, clip=1.0, accountant=accountant)
     assert accountant.ledger == ()
+
+
+def test_a_likelihood_that_does_not_split_over_records_is_refused():
+    """A multivariate normal across the records has one log-density for all of them: no record's
+    gradient exists to clip, so the guarantee would not hold."""
+    y = np.random.default_rng(2).normal(size=30)
+    with pm.Model() as model:
+        mu = pm.Normal("mu")
+        pm.MvNormal("y", mu * np.ones(30), np.eye(30), observed=y)
+    accountant = PrivacyAccountant(1.0, 1e-5)
+    with pytest.raises(ValueError, match="split over"):
+        dp_sgld(model, epsilon=0.5, delta=1e-5, sampling_rate=0.1, clip=1.0, draws=5, tune=5, accountant=accountant)
+    assert accountant.ledger == ()
