@@ -249,6 +249,14 @@ class LedgerEntry:
         return self.status != RELEASED
 
 
+def grown_delta(delta: float, log_factor: float) -> float:
+    """δ·e^{log_factor}, at most 1: the δ of a group-privacy conversion (0 stays 0; a factor
+    beyond float range gives 1)."""
+    if delta == 0:
+        return 0.0
+    return min(1.0, math.exp(log_factor) * delta) if log_factor < 709 else 1.0
+
+
 def check_total(epsilon, delta) -> tuple[float, float]:
     epsilon = check_positive("epsilon", epsilon)
     delta = check_nonnegative("delta", delta)
@@ -286,17 +294,28 @@ def _event_pld(kind: str, ratio: float, rate: float, count: int):
     return single if count == 1 else single.self_compose(count)
 
 
+def _tally(events: Iterable[NoiseEvent]) -> Counter:
+    """How many of each (kind, ratio, sampling rate) the events hold, each counted ``count`` times."""
+    counts: Counter = Counter()
+    for e in events:
+        counts[e.kind, e.ratio, e.sampling_rate] += e.count
+    return counts
+
+
+def _composition(counts: Counter):
+    """The privacy-loss distribution of every tallied event, composed."""
+    composed = None
+    for event, count in sorted(counts.items()):
+        pld = _event_pld(*event, count)
+        composed = pld if composed is None else composed.compose(pld)
+    return composed
+
+
 def _split(entries: Iterable[LedgerEntry]) -> tuple[Counter, tuple[float, float]]:
     """Noise events of the entries that state them, and the basic total of those that do not."""
-    events: Counter = Counter()
-    rest = []
-    for entry in entries:
-        if entry.noise:
-            for e in entry.noise:
-                events[e.kind, e.ratio, e.sampling_rate] += e.count
-        else:
-            rest.append(entry)
-    return events, basic_total(rest)
+    entries = list(entries)
+    events = _tally(e for entry in entries for e in entry.noise)
+    return events, basic_total(entry for entry in entries if not entry.noise)
 
 
 # Recent compositions by their multiset of events: a history that grows by one release is
@@ -315,9 +334,7 @@ def _composed(events: Counter):
             composed = previous.compose(_event_pld(*event, 1))
             break
     if composed is None:
-        for event, count in sorted(events.items()):
-            pld = _event_pld(*event, count)
-            composed = pld if composed is None else composed.compose(pld)
+        composed = _composition(events)
     if len(_RECENT) >= 16:
         del _RECENT[next(iter(_RECENT))]
     _RECENT[key] = composed
@@ -366,14 +383,7 @@ def implied_epsilon(events: tuple[NoiseEvent, ...], delta: float) -> float:
     """
     if all(e.kind == LAPLACE for e in events):
         return math.fsum(e.ratio * e.count for e in events)
-    composed = None
-    counts: Counter = Counter()
-    for e in events:
-        counts[e.kind, e.ratio, e.sampling_rate] += e.count
-    for event, count in sorted(counts.items()):
-        pld = _event_pld(*event, count)
-        composed = pld if composed is None else composed.compose(pld)
-    return float(composed.get_epsilon_for_delta(delta))
+    return float(_composition(_tally(events)).get_epsilon_for_delta(delta))
 
 
 def check_noise(mechanism: str, epsilon: float, delta: float, events: tuple[NoiseEvent, ...]) -> None:

@@ -54,7 +54,9 @@ import dataclasses
 import math
 from typing import NamedTuple
 
-from .budget import REPLACE_ONE, LedgerEntry, NoiseEvent, implied_epsilon
+import numpy as np
+
+from .budget import REPLACE_ONE, LedgerEntry, NoiseEvent, grown_delta, implied_epsilon
 
 __all__ = [
     "ADD_REMOVE",
@@ -243,6 +245,5 @@ def as_replace_one(entry: LedgerEntry) -> LedgerEntry:
         noise = tuple(NoiseEvent(e.kind, e.scale, e.replace_one, count=e.count) for e in entry.noise)
         epsilon = implied_epsilon(noise, entry.delta)
         return dataclasses.replace(entry, epsilon=epsilon, neighbours=text, noise=noise)
-    factor = 1.0 + math.exp(entry.epsilon) if entry.epsilon < 700 else math.inf
-    delta = 0.0 if entry.delta == 0 else min(1.0, factor * entry.delta)
+    delta = grown_delta(entry.delta, np.logaddexp(0.0, entry.epsilon))  # (1 + e^ε)·δ
     return dataclasses.replace(entry, epsilon=2.0 * entry.epsilon, delta=delta, neighbours=text, noise=())

@@ -210,7 +210,7 @@ def check_fields(cls: type, values: dict) -> dict:
     (numbers finite, not booleans; integers integral; tuples of the declared length; arrays of
     finite numbers) and lie in its declared range (:data:`RANGES`; public numbers are > 0 unless
     declared otherwise) or among its declared ``choices``.  A ``"constant"`` field with a default
-    (the mechanism's name, the neighbour relation) must hold that default: it is a constant of the
+    (the mechanism's name; a primitive's sensitivity ball) must hold that default: it is a constant of the
     release type, so another value would change what the record says without changing the
     record.  Unknown keys are dropped.
 

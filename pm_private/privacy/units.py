@@ -44,7 +44,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .budget import LedgerEntry, tight_epsilon
+from .budget import LedgerEntry, grown_delta, tight_epsilon
 from .noise import NoiseSource
 from .validation import check_count, check_nonnegative
 
@@ -243,9 +243,7 @@ def person_entry(entry: LedgerEntry, rows: int) -> LedgerEntry:
     m = check_count("rows", rows)
     if entry.neighbours.endswith(f" {PERSON}") or m == 1:
         return entry
-    exponent = (m - 1) * entry.epsilon
-    factor = m * math.exp(exponent) if exponent < 700 else math.inf
-    delta = 0.0 if entry.delta == 0 else min(1.0, factor * entry.delta)
+    delta = grown_delta(entry.delta, math.log(m) + (m - 1) * entry.epsilon)
     # a subsampled sum's amplification does not scale with Δ: such an entry counts by (ε, δ) alone
     subsampled = any(e.sampling_rate < 1 for e in entry.noise)
     noise = () if subsampled else tuple(dataclasses.replace(e, sensitivity=e.sensitivity * m) for e in entry.noise)

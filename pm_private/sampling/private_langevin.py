@@ -49,6 +49,7 @@ import numpy as np
 
 from ..privacy.budget import GAUSSIAN, NoiseEvent, implied_epsilon
 from ..privacy.noise import as_noise_source
+from ..privacy.projection import row_scale_factors
 from ..privacy.release import release_guard
 from ..privacy.validation import check_count, check_delta, check_epsilon, check_positive
 
@@ -308,12 +309,10 @@ def _subsamples(source, n: int, rate: float, steps: int) -> list[np.ndarray]:
 
 
 def _clipped_sum(jacobian: np.ndarray, clip: float) -> np.ndarray:
-    """Σᵢ gᵢ·min(1, C/‖gᵢ‖) over the rows of the per-record gradients."""
-    if jacobian.shape[0] == 0:
-        return np.zeros(jacobian.shape[1])
-    norms = np.sqrt(np.einsum("ij,ij->i", jacobian, jacobian))
-    scale = np.minimum(1.0, clip / np.maximum(norms, 1e-300))
-    return scale @ jacobian
+    """Σᵢ gᵢ·min(1, C/‖gᵢ‖) over the rows of the per-record gradients: the library's row clip
+    (:func:`~pm_private.privacy.projection.row_scale_factors`, whose clipped rows have a computed
+    norm ≤ C despite rounding)."""
+    return row_scale_factors(jacobian, clip) @ jacobian
 
 
 def dp_sgld(
