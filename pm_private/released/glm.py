@@ -44,7 +44,7 @@ With a reference law (:func:`~pm_private.released.reference_law`: rows of a Gaus
 matched to the release's moments and declared column kinds) the same averages are taken over
 its N fixed rows, moved onto (μ, Σx) in the same way, with no jackknife: the law is declared, not
 estimated from a sample, and N is large enough that its integration error is small against the
-statistics' spread (``reference_law_moments``).
+statistics' spread (``reference_law_averages``).
 """
 
 from __future__ import annotations
@@ -76,8 +76,8 @@ from .family import (
     record_preprocessing,
     recorded_preprocessing,
 )
-from .likelihood import released_normal
 from .preprocessing import affine_vectors
+from .release_normal import released_degree2_normal
 from .sample_law_ops import sample_law_averages
 
 __all__ = [
@@ -277,20 +277,28 @@ def glm_model(
         mu = pm.Normal("x_mean", 0.0, priors["x_mean_sigma"], dims="feature", shape=d)
         x_chol, x_cov = lkj_factor_and_covariance(d, priors["x_sd_sigma"], priors["x_eta"])
         mean, cov = moments(beta, b, mu, x_cov, d)
-        n = data["stats_n"]
-        total = n * cov + pt.diag(data["stats_noise_var"])
+        law, law_cov = None, None
         if x_sample is not None:
             if link_mean is None:
                 raise ValueError("link_mean is needed with x_sample")
             whitened_rows, replicate_rows = law_rows(x_sample, stats)
             whitened = pm.Data("x_sample_whitened", whitened_rows)
             if replicate_rows is None:
-                mean = reference_law_moments(mean, whitened, beta, b, mu, x_chol, link_mean, d)
+                law = reference_law_averages(whitened, beta, b, mu, x_chol, link_mean)
             else:
                 replicates = pm.Data("x_sample_jackknife", replicate_rows)
-                mean, extra = sample_law_moments(mean, whitened, replicates, beta, b, mu, x_chol, link_mean, d)
-                total = total + n**2 * extra
-        released_normal("likelihood", n * mean, total, observed=data["degree2_vector"], dims="statistic")
+                law, law_cov = sample_law_moments(whitened, replicates, beta, b, mu, x_chol, link_mean)
+        released_degree2_normal(
+            "likelihood",
+            mean,
+            cov,
+            n=data["stats_n"],
+            noise_var=data["stats_noise_var"],
+            law=law,
+            law_cov=law_cov,
+            observed=data["degree2_vector"],
+            dims="statistic",
+        )
     hold_one_blas_thread_while(model)
     announce_compilation(model, family.name)
     return model
@@ -405,10 +413,10 @@ def jackknife_samples(x_sample, stats) -> np.ndarray:
     return np.stack([whitened_sample(P[rows], stats, ridge=True) for rows in keep])
 
 
-def sample_law_moments(mean, whitened, replicates, beta, b, mu, x_chol, link_mean, d: int):
-    """The means of y and y·x under the sample law (module notes) in place of the Gaussian ones, and
-    the delete-a-group jackknife variance of that estimate over public samples, to be added times
-    n² (a k × k tensor).
+def sample_law_moments(whitened, replicates, beta, b, mu, x_chol, link_mean):
+    """The means of y and y·x under the sample law (module notes), to stand for the Gaussian ones,
+    and the delete-a-group jackknife covariance of that estimate over public samples, to be added
+    times n² to their block ((d + 1,) and (d + 1, d + 1) tensors).
 
     The estimate T = (1/m)Σₖ g(aₖ)(1, xₖ), xₖ = μ + Lₓzₖ, depends on the public rows through the
     rows and through their whitening; the jackknife recomputes both for each of G replicates
@@ -423,7 +431,7 @@ def sample_law_moments(mean, whitened, replicates, beta, b, mu, x_chol, link_mea
     # value and gradient are compiled loops; the small products are elementwise sums (fused loops)
     loading = (x_chol * beta[:, None]).sum(axis=0)  # Lxᵀβ
     offset = (mu * beta).sum() + b
-    estimate, covariance = sample_law_averages(
+    return sample_law_averages(
         link_mean((replicates * loading).sum(axis=-1) + offset),
         replicates,
         link_mean((whitened * loading).sum(axis=-1) + offset),
@@ -432,23 +440,18 @@ def sample_law_moments(mean, whitened, replicates, beta, b, mu, x_chol, link_mea
         x_chol,
         factor=JACKKNIFE_VARIANCE_FACTOR,
     )
-    new_mean = pt.concatenate([mean[:d], estimate[:1], mean[d + 1 : mean.shape[0] - d], estimate[1:]])
-    k = 2 * d + 1 + d * (d + 1) // 2
-    index = np.concatenate([[d], np.arange(k - d, k)])
-    extra = pt.zeros((k, k))[index[:, None], index[None, :]].set(covariance)
-    return new_mean, extra
 
 
-def reference_law_moments(mean, whitened, beta, b, mu, x_chol, link_mean, d: int):
-    """The means of y and y·x under a reference law (rows zₖ, k = 1…N, whitened) in place of the
+def reference_law_averages(whitened, beta, b, mu, x_chol, link_mean):
+    """The means of y and y·x under a reference law (rows zₖ, k = 1…N, whitened), to stand for the
     Gaussian ones: T = (ḡ, ḡ·μ + Lₓ·g_z), ḡ = (1/N)Σₖ g(aₖ), g_z = (1/N)Σₖ g(aₖ)·zₖ,
-    aₖ = zₖᵀ(Lₓᵀβ) + μᵀβ + b (xₖ = μ + Lₓzₖ, never formed: two matrix–vector products)."""
+    aₖ = zₖᵀ(Lₓᵀβ) + μᵀβ + b (xₖ = μ + Lₓzₖ, never formed; the products are elementwise sums,
+    fused loops, where matrix products would compile PyTensor's BLAS wrappers)."""
     loading = (x_chol * beta[:, None]).sum(axis=0)  # Lxᵀβ
-    g = link_mean(pt.dot(whitened, loading) + (mu * beta).sum() + b)
+    g = link_mean((whitened * loading).sum(axis=-1) + (mu * beta).sum() + b)
     g_mean = g.mean()
-    g_z = pt.dot(g, whitened) / whitened.shape[0]
-    estimate_x = g_mean * mu + pt.dot(x_chol, g_z)
-    return pt.concatenate([mean[:d], g_mean[None], mean[d + 1 : mean.shape[0] - d], estimate_x])
+    g_z = (g[:, None] * whitened).mean(axis=0)
+    return pt.concatenate([g_mean[None], g_mean * mu + (x_chol * g_z).sum(axis=-1)])
 
 
 def preprocessing_arrays(stats) -> dict[str, np.ndarray]:

@@ -1,6 +1,6 @@
 """The multivariate normal log-density of the released statistics, with its analytic gradient.
 
-The noise-aware GLMs evaluate log N(r | μ, C) for a k-vector of statistics (k = 76 at d = 10)
+The noise-aware models evaluate log N(r | μ, C) for a k-vector of statistics (k = 76 at d = 10)
 whose mean μ and covariance C depend on every parameter.  Differentiating the generic
 Cholesky-based graph costs several k³ triangular solves; the gradient has the closed form
 (e.g. Petersen & Pedersen 2012, The Matrix Cookbook, eqs. 57 and 61)
@@ -13,7 +13,8 @@ inverse from it (dpotri), k³ flops in all, give the value and both gradients.  
 computes them together in one compiled kernel, faster than PyMC's ``MvNormal`` graph and its
 gradient (measured on the documentation's model-selection page); a covariance that is
 not positive definite, or a non-finite input, gives −∞ (and zero gradients), as the generic
-graph's failed factorisation does.
+graph's failed factorisation does.  The GLMs call its kernel inside
+:class:`pm_private.released.release_normal.Degree2ReleaseLogp`, which also assembles μ and C.
 """
 
 from __future__ import annotations
@@ -114,11 +115,10 @@ def _numba_potri():
     return potri
 
 
-@register_numba_funcify(NormalLogp)
-def _numba_funcify_normal_logp(op, node=None, **kwargs):
-    """Numba implementation for PyTensor's default backend (no object-mode fallback), the same
-    computation as ``_normal_logp_numpy``.  A row-major symmetric matrix is its own column-major
-    transpose: LAPACK's lower triangle is the upper triangle here."""
+def _numba_normal_logp_core():
+    """The Numba function (r, μ, C) ↦ (log N(r | μ, C), α, ½(ααᵀ − C⁻¹)), the same computation as
+    ``_normal_logp_numpy`` (no object-mode fallback).  A row-major symmetric matrix is its own
+    column-major transpose: LAPACK's lower triangle is the upper triangle here."""
     from numba.core import types
     from pytensor.link.numba.dispatch.linalg._LAPACK import _LAPACK, int_ptr_to_val, val_to_int_ptr
 
@@ -163,6 +163,12 @@ def _numba_funcify_normal_logp(op, node=None, **kwargs):
         return np.asarray(-0.5 * (quad + log_det + k * _LOG_2PI)), alpha, grad_cov
 
     return normal_logp_op
+
+
+@register_numba_funcify(NormalLogp)
+def _numba_funcify_normal_logp(op, node=None, **kwargs):
+    """Numba implementation for PyTensor's default backend."""
+    return _numba_normal_logp_core()
 
 
 @register_jax_funcify(NormalLogp)

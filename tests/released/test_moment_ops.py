@@ -107,16 +107,12 @@ def _models(monkeypatch, build):
     return new, reference
 
 
-def _reference_sample_law(mean, whitened, replicates, beta, b, mu, x_chol, link_mean, d):
+def _reference_sample_law(whitened, replicates, beta, b, mu, x_chol, link_mean):
     values = reference_average(replicates, beta, b, mu, x_chol, link_mean)
     groups = replicates.shape[0]
     estimate = groups * reference_average(whitened, beta, b, mu, x_chol, link_mean) - (groups - 1) * values.mean(0)
-    new_mean = pt.concatenate([mean[:d], estimate[:1], mean[d + 1 : mean.shape[0] - d], estimate[1:]])
     centred = values - values.mean(axis=0)
-    covariance = glm.JACKKNIFE_VARIANCE_FACTOR * (groups - 1) / groups * centred.T @ centred
-    k = 2 * d + 1 + d * (d + 1) // 2
-    index = np.concatenate([[d], np.arange(k - d, k)])
-    return new_mean, pt.zeros((k, k))[index[:, None], index[None, :]].set(covariance)
+    return estimate, glm.JACKKNIFE_VARIANCE_FACTOR * (groups - 1) / groups * centred.T @ centred
 
 
 RNG = np.random.default_rng(3)

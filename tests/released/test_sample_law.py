@@ -12,6 +12,7 @@ from pm_private.logistic.moments import logistic_stat_moments
 from pm_private.poisson import poisson_model, poisson_stats
 from pm_private.released.bounds import glm_bound_rule
 from pm_private.released.glm import jackknife_samples, sample_law_moments, whitened_sample
+from pm_private.released.release_normal import law_block
 
 
 class _Stats:
@@ -24,8 +25,10 @@ def _law(d, link):
     z, reps = pt.matrix("z"), pt.tensor3("reps")
     k = 2 * d + 1 + d * (d + 1) // 2
     gaussian_mean, _ = logistic_stat_moments(beta, b, mu, chol @ chol.T, d)
-    mean, extra = sample_law_moments(gaussian_mean, z, reps, beta, b, mu, chol, link, d)
-    assert k == 2 * d + 1 + d * (d + 1) // 2
+    law, law_cov = sample_law_moments(z, reps, beta, b, mu, chol, link)
+    block = law_block(k, d + 1)
+    mean = pt.set_subtensor(gaussian_mean[block], law)
+    extra = pt.zeros((k, k))[block[:, None], block[None, :]].set(law_cov)
     return pytensor.function([beta, b, mu, chol, z, reps], [gaussian_mean, mean, extra], mode="FAST_COMPILE")
 
 
