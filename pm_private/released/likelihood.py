@@ -14,7 +14,7 @@ computes them together in one compiled kernel, faster than PyMC's ``MvNormal`` g
 gradient (measured on the documentation's model-selection page); a covariance that is
 not positive definite, or a non-finite input, gives −∞ (and zero gradients), as the generic
 graph's failed factorisation does.  The GLMs call its kernel inside
-:class:`pm_private.released.release_normal.Degree2ReleaseLogp`, which also assembles μ and C.
+``pm_private.released.release_normal.Degree2ReleaseLogp``, which also assembles μ and C.
 """
 
 from __future__ import annotations

@@ -112,9 +112,10 @@ def linear_predictor_moments(first, second, mu, cov, v, d: int):
 
     Parameters
     ----------
-    first : tuple of 4 tensors ()
-        E[g], E[g′], E[g″], E[g‴].
-    second : tuple of 3 tensors ()
+    first : tuple of 4 tensors (), or tensor (7,)
+        E[g], E[g′], E[g″], E[g‴]; or all seven coefficients as one vector (then ``second`` is
+        None), which keeps a family's gradient graph free of the gathers of seven scalars.
+    second : tuple of 3 tensors (), or None
         E[h], E[h′], E[h″].
     mu : tensor (d,)
         Covariate mean μ.
@@ -132,5 +133,8 @@ def linear_predictor_moments(first, second, mu, cov, v, d: int):
     covariance : tensor (k, k)
         Cov[t].
     """
-    coef = pt.stack([pt.as_tensor(c, dtype="float64") for c in (*first, *second)])
+    if second is None:
+        coef = pt.as_tensor(first, dtype="float64")
+    else:
+        coef = pt.stack([pt.as_tensor(c, dtype="float64") for c in (*first, *second)])
     return degree2_moments(coef, mu, cov, v)

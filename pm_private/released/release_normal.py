@@ -5,7 +5,7 @@ The noise-aware GLMs model the release r of the summed statistics t(x, y) = (x, 
 
     r ~ N(n·m̃, n·Ṽ + n²·W̃ + diag(v)),
 
-with m, V one record's mean and covariance (:func:`pm_private.released.moment_ops.degree2_moments`),
+with m, V one record's mean and covariance (``pm_private.released.moment_ops.degree2_moments``),
 v the release noise's variances, and, under a sample or reference covariate law, the entries of y
 and y·x (the law's block: index d, then the last d) taken from the law's averages t = (E[g], E[g·x])
 (m̃ equals m with that block replaced by t) and the averages' covariance W added to that block
@@ -13,7 +13,7 @@ and y·x (the law's block: index d, then the last d) taken from the law's averag
 dozen small nodes (a concatenation and its split, a diagonal, scatter-adds, products by n and n²),
 each its own Numba compilation on an empty cache, and so is its gradient; ``Degree2ReleaseLogp``
 assembles, factorises and differentiates in one kernel.  With α = C⁻¹(r − μ) and
-G = ½(ααᵀ − C⁻¹) the gradients of :mod:`pm_private.released.likelihood`'s normal log-density,
+G = ½(ααᵀ − C⁻¹) the gradients of the normal log-density of ``pm_private.released.likelihood``,
 
     ∂/∂m = n·α (0 on the law's block),   ∂/∂V = n·G,   ∂/∂t = n·α[block],   ∂/∂W = n²·G[block, block].
 """
