@@ -30,7 +30,7 @@ from pytensor.link.numba.dispatch.basic import numba_njit
 
 from .._engine.jax_dispatch import register_jax_funcify
 from .._engine.numba_cache import register_numba_funcify
-from .likelihood import _LOG_2PI, _normal_logp_numpy, _numba_normal_logp_core
+from .likelihood import _jax_funcify_normal_logp, _normal_logp_numpy, _numba_normal_logp_core
 
 __all__ = ["Degree2ReleaseLogp", "released_degree2_normal"]
 
@@ -132,25 +132,20 @@ def _numba_funcify_release_logp(op, node=None, **kwargs):
 @register_jax_funcify(Degree2ReleaseLogp)
 def _jax_funcify_release_logp(op, node=None, **kwargs):
     """JAX implementation (numpyro, blackjax, nutpie's JAX backend): the assembly and the normal
-    log-density in ``jax.numpy``, its gradients by JAX (which differentiates the log-density itself)."""
+    log-density of ``NormalLogp``'s JAX implementation, its gradients by JAX (which differentiates the
+    log-density itself)."""
     import jax
     import jax.numpy as jnp
-    from jax.scipy.linalg import cho_solve
+
+    normal_logp = _jax_funcify_normal_logp(op)
 
     def logp(value, mean, cov, law, law_cov, noise_var, n):
-        k = value.shape[0]
-        block = law_block(k, law.shape[0])
+        block = law_block(value.shape[0], law.shape[0])
         full_mean = (n * mean).at[block].set(n * law)
         total = n * cov + jnp.diag(noise_var)
         if law_cov.size:
             total = total.at[np.ix_(block, block)].add(n * n * law_cov)
-        resid = value - full_mean
-        chol = jnp.linalg.cholesky(total)
-        valid = jnp.all(jnp.isfinite(chol)) & jnp.all(jnp.isfinite(resid))
-        safe = jnp.where(valid, chol, jnp.eye(k))
-        alpha = cho_solve((safe, True), resid)
-        value = -0.5 * (resid @ alpha + 2.0 * jnp.sum(jnp.log(jnp.diag(safe))) + k * _LOG_2PI)
-        return jnp.where(valid, value, -jnp.inf)
+        return normal_logp(value, full_mean, total)[0]
 
     def degree2_release_logp(value, mean, cov, law, law_cov, noise_var, n):
         args = (value, mean, cov, law, law_cov)
