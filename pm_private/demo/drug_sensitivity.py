@@ -171,9 +171,6 @@ def run_experiment(
     # The C backend warns that it found no BLAS to link; these graphs are d×d with d ≈ 10.
     warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
 
-    from ..linear.model import linear_model, set_linear_stats
-    from ..sampling.advi import RefittableADVI
-
     unknown = sorted(set(methods) - set(METHODS))
     if unknown or not methods:
         raise ValueError(f"methods must be a non-empty subset of {METHODS}, got unknown {unknown}")
@@ -207,48 +204,64 @@ def run_experiment(
         task = bar.add_task("drug sensitivity", total=len(settings)) if bar else None
         for method, n_private, epsilon in settings:
             if method == "AdaSSP":
-                for (drug, repeat), s in splits.items():
-                    fit = adassp(
-                        s.X_pool[:n_private],
-                        s.y_pool[:n_private],
-                        epsilon=epsilon,
-                        delta=ADASSP_DELTA,
-                        x_bound=1.0,
-                        y_bound=np.abs(s.y_public).max(),
-                        rng=noise_rng,
-                    )
-                    rows.append((method, n_private, epsilon, drug, repeat, *_scores(s, fit.predict(s.X_test))))
+                rows += _adassp_rows(splits, n_private, epsilon, noise_rng)
             else:
                 tuned = None
-                aware = method == "noise-aware private LR"
                 if method == "robust private LR":
                     key = (method, n_private, epsilon)
                     if key not in tuned_cache:
                         tuned_cache[key] = _tune_release(n_private, genes, epsilon, *public_scales, rng=seed)
                     tuned = tuned_cache[key]
                 stats = [_statistics(method, splits[k], n_private, epsilon, tuned, noise_rng) for k in keys]
-                if aware not in fitters:
-                    # Above 20 genes the Wishart prior's d(d+1)/2 latent covariances make batched
-                    # ADVI slow; the covariate model is integrated out instead (d + 2 parameters).
-                    x_cov = ("wishart" if genes <= X_COV_WISHART_MAX_GENES else "integrated") if aware else None
-                    model = linear_model(
-                        stats,
-                        noise_aware=aware,
-                        feature_names=list(data.genes[:genes]),
-                        x_cov=x_cov,
-                        prior_precision_beta=2.0,  # the paper's Gamma(2, 2) prior of λ₀ on unit-norm rows
-                    )
-                    fitters[aware] = RefittableADVI(model, random_seed=seed)
-                else:
-                    set_linear_stats(stats, fitters[aware].model)
-                fitters[aware].fit(advi_steps)
-                beta = fitters[aware].expectation("beta") if aware else fitters[aware].mean("beta")
+                fit = dict(names=list(data.genes[:genes]), advi_steps=advi_steps, seed=seed)
+                beta = _bayes_coefficients(fitters, method == "noise-aware private LR", stats, **fit)
                 for (drug, repeat), b in zip(keys, beta, strict=True):
                     s = splits[drug, repeat]
                     rows.append((method, n_private, epsilon, drug, repeat, *_scores(s, s.X_test @ b)))
             if bar:
                 bar.update(task, advance=1, description=f"{method}, n={n_private}, ε={epsilon:g}")
     return pd.DataFrame(rows, columns=["method", "n_private", "epsilon", "drug", "repeat", "spearman", "r2"])
+
+
+def _adassp_rows(splits, n_private, epsilon, noise_rng) -> list[tuple]:
+    """Score rows of AdaSSP (Wang 2018) on every split at one private size and ε."""
+    rows = []
+    for (drug, repeat), s in splits.items():
+        fit = adassp(
+            s.X_pool[:n_private],
+            s.y_pool[:n_private],
+            epsilon=epsilon,
+            delta=ADASSP_DELTA,
+            x_bound=1.0,
+            y_bound=np.abs(s.y_public).max(),
+            rng=noise_rng,
+        )
+        rows.append(("AdaSSP", n_private, epsilon, drug, repeat, *_scores(s, fit.predict(s.X_test))))
+    return rows
+
+
+def _bayes_coefficients(fitters: dict, aware: bool, stats: list, *, names, advi_steps: int, seed: int):
+    """Posterior means of β for every split's statistics by batched ADVI (one fitter per
+    ``aware``, built on first use and refitted after ``set_linear_stats``)."""
+    from ..linear.model import linear_model, set_linear_stats
+    from ..sampling.advi import RefittableADVI
+
+    if aware not in fitters:
+        # Above 20 genes the Wishart prior's d(d+1)/2 latent covariances make batched
+        # ADVI slow; the covariate model is integrated out instead (d + 2 parameters).
+        x_cov = ("wishart" if len(names) <= X_COV_WISHART_MAX_GENES else "integrated") if aware else None
+        model = linear_model(
+            stats,
+            noise_aware=aware,
+            feature_names=names,
+            x_cov=x_cov,
+            prior_precision_beta=2.0,  # the paper's Gamma(2, 2) prior of λ₀ on unit-norm rows
+        )
+        fitters[aware] = RefittableADVI(model, random_seed=seed)
+    else:
+        set_linear_stats(stats, fitters[aware].model)
+    fitters[aware].fit(advi_steps)
+    return fitters[aware].expectation("beta") if aware else fitters[aware].mean("beta")
 
 
 def _scores(split: Split, prediction) -> tuple[float, float]:

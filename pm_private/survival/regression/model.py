@@ -115,6 +115,59 @@ def _likelihood_functions(K: int, discrete: bool):
     return logp, dist
 
 
+#: The prior scales of :func:`survival_regression_model`, checked finite and > 0.
+PRIOR_SCALES = (
+    "beta_sigma",
+    "baseline_sigma",
+    "baseline_step_sigma",
+    "censoring_sigma",
+    "censoring_step_sigma",
+    "x_mean_sigma",
+    "x_sd_sigma",
+    "x_eta",
+    "cell_share_alpha",
+)
+
+
+def _checked_options(hazard: str, censoring: str, arguments: dict) -> dict[str, float]:
+    """Check ``hazard`` and ``censoring``; the prior scales of ``arguments``, checked."""
+    if hazard not in ("piecewise_exponential", "cloglog"):
+        raise ValueError(f"hazard must be 'piecewise_exponential' or 'cloglog', got {hazard!r}")
+    if censoring not in ("random_walk", "none"):
+        raise ValueError(f"censoring must be 'random_walk' or 'none', got {censoring!r}")
+    return {name: check_positive(name, arguments[name]) for name in PRIOR_SCALES}
+
+
+def _feature_names(stats, feature_names) -> list[str]:
+    """The d covariate names: ``feature_names``, else the release's, else x0, x1, …"""
+    d = stats.d
+    if feature_names is None:
+        feature_names = stats.features
+    names = [f"x{j}" for j in range(d)] if feature_names is None else [str(v) for v in feature_names]
+    if len(names) != d or len(set(names)) != d:
+        raise ValueError(f"feature_names must be {d} distinct names, one per covariate, got {len(names)}")
+    return names
+
+
+def _hazard_terms(priors, censoring: str, discrete: bool, centre: float, width, K: int, J: int):
+    """The baseline and censoring random walks (model variables ``baseline``, ``censoring``) and
+    the deterministics ``cumulative_hazard`` and ``survival``; returns the log event increments
+    and the censoring terms the likelihood takes."""
+    walk = (("cell", "interval"), (K, J))
+    baseline = random_walk("baseline", centre, priors["baseline_sigma"], priors["baseline_step_sigma"], *walk)
+    log_event_increment = baseline if discrete else baseline + np.log(width)
+    if censoring == "none":
+        censor_terms = pt.zeros((K, J))
+    else:
+        walk_c = random_walk("censoring", centre, priors["censoring_sigma"], priors["censoring_step_sigma"], *walk)
+        censor_terms = pt.sigmoid(walk_c) if discrete else pt.exp(walk_c) * width
+    cumulative = pm.Deterministic(
+        "cumulative_hazard", pt.cumsum(pt.exp(log_event_increment), axis=-1), dims=("cell", "interval")
+    )
+    pm.Deterministic("survival", pt.exp(-cumulative), dims=("cell", "interval"))
+    return log_event_increment, censor_terms
+
+
 def survival_regression_model(
     stats,
     *,
@@ -236,34 +289,13 @@ def survival_regression_model(
     (('feature',), 24)
     """
     _check(stats)
-    if hazard not in ("piecewise_exponential", "cloglog"):
-        raise ValueError(f"hazard must be 'piecewise_exponential' or 'cloglog', got {hazard!r}")
-    if censoring not in ("random_walk", "none"):
-        raise ValueError(f"censoring must be 'random_walk' or 'none', got {censoring!r}")
-    priors = {
-        name: check_positive(name, value)
-        for name, value in dict(
-            beta_sigma=beta_sigma,
-            baseline_sigma=baseline_sigma,
-            baseline_step_sigma=baseline_step_sigma,
-            censoring_sigma=censoring_sigma,
-            censoring_step_sigma=censoring_step_sigma,
-            x_mean_sigma=x_mean_sigma,
-            x_sd_sigma=x_sd_sigma,
-            x_eta=x_eta,
-            cell_share_alpha=cell_share_alpha,
-        ).items()
-    }
+    priors = _checked_options(hazard, censoring, locals())
     exact = isinstance(stats, SurvivalRegressionStats)
     noise_aware = (not exact) if noise_aware is None else check_bool("noise_aware", noise_aware)
     if exact and noise_aware:
         raise ValueError("noise_aware=True needs a release: exact statistics have no noise")
     d, J = stats.d, stats.J
-    if feature_names is None:
-        feature_names = stats.features
-    names = [f"x{j}" for j in range(d)] if feature_names is None else [str(v) for v in feature_names]
-    if len(names) != d or len(set(names)) != d:
-        raise ValueError(f"feature_names must be {d} distinct names, one per covariate, got {len(names)}")
+    names = _feature_names(stats, feature_names)
     K = stats.K
     coords = {
         "cell": [str(c) for c in stats.cells],
@@ -286,18 +318,7 @@ def survival_regression_model(
         mu = pm.Normal("x_mean", 0.0, priors["x_mean_sigma"], dims=("cell", "feature"), shape=(K, d))
         x_chol = lkj_cholesky(d, priors["x_sd_sigma"], priors["x_eta"])
         share = symmetric_dirichlet("cell_share", priors["cell_share_alpha"], K, dims="cell") if K > 1 else pt.ones(1)
-        walk = (("cell", "interval"), (K, J))
-        baseline = random_walk("baseline", centre, priors["baseline_sigma"], priors["baseline_step_sigma"], *walk)
-        log_event_increment = baseline if discrete else baseline + np.log(width)
-        if censoring == "none":
-            censor_terms = pt.zeros((K, J))
-        else:
-            walk_c = random_walk("censoring", centre, priors["censoring_sigma"], priors["censoring_step_sigma"], *walk)
-            censor_terms = pt.sigmoid(walk_c) if discrete else pt.exp(walk_c) * width
-        cumulative = pm.Deterministic(
-            "cumulative_hazard", pt.cumsum(pt.exp(log_event_increment), axis=-1), dims=("cell", "interval")
-        )
-        pm.Deterministic("survival", pt.exp(-cumulative), dims=("cell", "interval"))
+        log_event_increment, censor_terms = _hazard_terms(priors, censoring, discrete, centre, width, K, J)
         logp, dist = _likelihood_functions(K, discrete)
         pm.CustomDist(
             "likelihood",
