@@ -122,7 +122,7 @@ class SamplerClock:
 
     @property
     def compiling(self) -> float:
-        """Seconds from the start of ``pm.sample`` to the first draw."""
+        """Seconds from the clock's creation (before the step is built) to the first draw."""
         return (self.first or time.monotonic()) - self.created
 
     @property
@@ -136,7 +136,7 @@ class SamplerClock:
             self.first = time.monotonic()
             if not self.display.live:
                 self.display.print(
-                    f"  [{self.display.elapsed():5.0f} s]   compiled in {self.compiling:.0f} s; sampling"
+                    f"  [{self.display.elapsed():5.0f} s]   compiled and at the mode in {self.compiling:.0f} s; sampling"
                 )
         if not self.display.live and (self.done % self.every == 0 or self.done == self.total):
             where = f" (chain {draw.chain + 1}, {'tuning' if draw.tuning else 'drawing'})" if draw is not None else ""

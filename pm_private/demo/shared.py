@@ -92,27 +92,27 @@ def sample(display: Display, model, sampling: Sampling, seed: int, what: str, *,
     divergent : int
         The number of divergent draws.
     """
-    import numpy as np
     import pymc as pm
-    from pymc.step_methods.hmc.quadpotential import QuadPotentialFullAdapt
 
-    start = np.concatenate([np.ravel(value) for value in model.initial_point(seed).values()])
-    # A dense mass matrix, adapted from the model's initial point as PyMC's "adapt_full" does: the
-    # released statistics tie the coefficients together.
-    potential = QuadPotentialFullAdapt(start.size, start, np.eye(start.size), 10, rng=np.random.default_rng(seed))
+    from ..released.sampling import laplace_nuts, laplace_start
+
     clock = display.sampler_clock(sampling.total)
     text = (
-        f"NUTS on the {what}: compiling (once per machine), then {sampling.chains} chains × "
+        f"NUTS on the {what}: compiling (once per machine), the posterior mode, then {sampling.chains} chains × "
         f"({sampling.tune} tuning + {sampling.draws} draws)"
     )
     with display.step(text, spinner=False):
-        step = pm.NUTS(model=model, potential=potential, target_accept=target_accept, compile_kwargs=COMPILE)
+        # Started at the posterior mode with the Laplace approximation's dense mass matrix (the
+        # released statistics tie the parameters together): from the initial point and the
+        # identity, the first tuning windows take deep trees of tiny steps.
+        step = laplace_nuts(model, target_accept=target_accept, compile_kwargs=COMPILE)
         idata = pm.sample(
             sampling.draws,
             tune=sampling.tune,
             chains=sampling.chains,
             cores=1,
             step=step,
+            initvals=laplace_start(step, model),
             model=model,
             random_seed=seed,
             progressbar=display.live,
@@ -123,7 +123,7 @@ def sample(display: Display, model, sampling: Sampling, seed: int, what: str, *,
         )
     divergent = int(idata["sample_stats"]["diverging"].sum())
     display.print(
-        f"    compiling {clock.compiling:.0f} s, sampling {clock.sampling:.0f} s; {divergent} divergent draws"
+        f"    compiling and the mode {clock.compiling:.0f} s, sampling {clock.sampling:.0f} s; {divergent} divergent draws"
     )
     return idata, divergent
 

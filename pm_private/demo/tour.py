@@ -89,8 +89,8 @@ DESCRIPTION = (
     "A tour of pm_private on data that ship with its dependencies: (1) a release of the diabetes data's "
     "statistics into a ledger and a release file, (2) the noise-aware model of it by NUTS beside least squares, "
     "(3) a private survival curve and hazard ratio beside Kaplan–Meier and Cox, (4) private drug-sensitivity "
-    "prediction (Honkela et al. 2018) in small.  The first run on a machine spends minutes compiling the models; "
-    "later runs load them from PyTensor's cache and take about a minute, --quick less."
+    "prediction (Honkela et al. 2018) in small.  The first run on a machine spends a minute or two compiling the "
+    "models; later runs load them from PyTensor's cache and take well under a minute."
 )
 
 

@@ -34,8 +34,9 @@ class RefittableADVI:
     random_seed : int, optional
         Seed of the Monte Carlo draws of the ELBO gradient.
     compile_kwargs : dict, optional
-        Passed to PyTensor (default: the C backend, ``mode="CVM"``, which compiles far faster
-        than Numba for this small graph).
+        Passed to PyTensor (default: the C backend, ``mode="CVM"``; which backend compiles
+        faster on an empty cache depends on the model: the Samplers page of the documentation
+        compares them).
     """
 
     def __init__(
