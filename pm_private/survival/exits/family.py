@@ -18,6 +18,7 @@ SURVIVAL = Family(
     kind="survival_stats",
     command="survival",
     description="noise-aware piecewise-exponential proportional-hazards model of a released exit table",
+    start="laplace",
     report=Hook("pm_private.cli.common:print_survival_report"),
     features=False,
 )
