@@ -67,6 +67,9 @@ X_COV_WISHART_MAX_GENES = 20  # largest d whose noise-aware fit uses the Wishart
 #: PyTensor's backend of each model's ADVI step (noise-aware or not): the one whose first compile on
 #: an empty cache is the shorter (the Samplers page of the documentation has the times).
 ADVI_COMPILE = {True: {"mode": "CVM"}, False: {"mode": "NUMBA"}}
+#: PyTensor's backend of the calibration study's NUTS (both models): Numba, the shorter first
+#: compile and the faster sampling of the two (the Samplers page has the times).
+NUTS_COMPILE = {"mode": "NUMBA"}
 
 
 @dataclass(frozen=True)
@@ -323,7 +326,7 @@ def calibration_study(
                 if aware not in fitters:
                     model = linear_model(stats, noise_aware=aware, x_scale=1.0, **CALIBRATION_PRIOR)
                     with model:
-                        fitters[aware] = (model, pm.NUTS(compile_kwargs={"mode": "CVM"}))
+                        fitters[aware] = (model, pm.NUTS(compile_kwargs=NUTS_COMPILE))
                 model, step = fitters[aware]
                 set_linear_stats(stats, model)
                 with model:
