@@ -303,8 +303,8 @@ def symmetric_dirichlet(name: str, alpha: float, size: int, *, dims=None):
     def logp(value, concentration):
         return norm + pt.sum((concentration - 1.0) * pt.log(value), axis=-1)
 
-    def random(concentration, rng=None, size=None):
-        return rng.dirichlet(concentration, size=size)
+    def dist(concentration, size):  # a graph: prior draws compile in every backend
+        return pm.Dirichlet.dist(concentration, size=size)
 
     def support_point(rv, size_, concentration):
         return pt.full_like(concentration, 1.0 / concentration.shape[-1])
@@ -313,7 +313,7 @@ def symmetric_dirichlet(name: str, alpha: float, size: int, *, dims=None):
         name,
         np.full(size, float(alpha)),
         logp=logp,
-        random=random,
+        dist=dist,
         support_point=support_point,
         signature="(k)->(k)",
         transform=_CentredLogRatio(),

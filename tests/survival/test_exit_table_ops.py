@@ -122,7 +122,7 @@ def test_survival_model_log_density_is_the_symbolic_one(hazard):
     )
     model = survival_model(release, hazard=hazard)
     likelihood = model["likelihood"]
-    lei, cens, share, n, noise = likelihood.owner.inputs[2:7]
+    lei, cens, share, n, noise = likelihood.owner.op.dist_params(likelihood.owner)
     discrete = hazard in ("logit", "cloglog")
     if hazard == "logit":  # the model's ℓ = log(softplus(η)); the symbolic graph takes h = sigmoid(η)
         eta = lei.owner.inputs[0].owner.inputs[0]
@@ -140,3 +140,47 @@ def test_survival_model_log_density_is_the_symbolic_one(hazard):
     with model:
         draws = pm.sample_prior_predictive(3, var_names=["likelihood"], random_seed=1)
     assert draws.prior_predictive["likelihood"].shape == (1, 3, release.table().size)
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "NUMBA", "JAX"])
+@pytest.mark.parametrize("discrete", [False, True])
+def test_table_probabilities_op_is_the_kernel(discrete, mode):
+    if mode == "JAX":
+        pytest.importorskip("jax")
+    from pm_private.survival.exits.ops import table_probabilities
+
+    lei, cens, share = (pt.matrix("lei"), pt.matrix("cens"), pt.vector("share"))
+    f = pytensor.function([lei, cens, share], table_probabilities(lei, cens, share, discrete=discrete), mode=mode)
+    point = _point(np.random.default_rng(6), discrete)
+    np.testing.assert_allclose(f(*point), exit_table_probabilities(*point, discrete), rtol=1e-12)
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "laplace"])
+def test_replicated_tables_follow_the_multinomial_plus_noise_law_without_object_mode(noise):
+    """Draws of the observed table given its parameters (what posterior-predictive draws compile,
+    in Numba without a Python fallback): mean n·p, variance n·p(1 − p) + v, and for Laplace noise
+    the heavier tails of a Laplace (excess kurtosis of the noise 3, where the normal's is 0)."""
+    import warnings
+
+    import pymc as pm
+
+    from pm_private.survival.exits.model import _replicated_table
+
+    rng = np.random.default_rng(7)
+    lei, cens, share = _point(rng, False)
+    n, noise_var = 400.0, np.full(M, 900.0)  # noise large against the counts: its law shows
+    p = exit_table_probabilities(lei, cens, share, False)
+    dist = _replicated_table(noise == "laplace", False)
+    table = dist(
+        pt.as_tensor(lei), pt.as_tensor(cens), pt.as_tensor(share), pt.as_tensor(n), pt.as_tensor(noise_var), None
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # "Numba will use object mode ..."
+        draws = pm.draw(table, draws=40_000, random_seed=8, mode="NUMBA")
+    mean, var = n * p, n * p * (1 - p) + noise_var
+    z = (draws.mean(axis=0) - mean) / np.sqrt(var / draws.shape[0])
+    assert np.abs(z).max() < 5.0
+    np.testing.assert_allclose(draws.var(axis=0), var, rtol=0.05)
+    resid = (draws - mean) / np.sqrt(var)
+    kurtosis = float(np.mean(resid**4) - 3.0)
+    assert (kurtosis > 2.0) if noise == "laplace" else (abs(kurtosis) < 0.3)

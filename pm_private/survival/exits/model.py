@@ -53,8 +53,7 @@ from ..._engine.compile_notice import announce_compilation
 from ...privacy.validation import check_bool, check_positive
 from ...released.family import check_stats, record_fit
 from ...released.reparametrisation import random_walk, symmetric_dirichlet
-from ..exit_kernels import exit_table_probabilities
-from .ops import exit_table_logp
+from .ops import exit_table_logp, table_probabilities
 from .release import SURVIVAL, SurvivalStats, SurvivalStatsRelease
 
 __all__ = ["HAZARDS", "exit_labels", "set_survival_stats", "survival_model"]
@@ -111,21 +110,22 @@ def discrete_exits(log_stay_event, hazard, censor):
     return at_risk * hazard, at_risk * (1.0 - hazard) * censor, pt.exp(pt.sum(log_stay, axis=-1))
 
 
-def _random_table(laplace: bool, discrete: bool):
-    def random(lei, cens, share, n, noise_var, rng=None, size=None):
-        arrays = (np.ascontiguousarray(a, dtype=np.float64) for a in (lei, cens, share))
-        p = np.clip(exit_table_probabilities(*arrays, discrete), 1e-300, 1.0)
-        size = tuple(np.atleast_1d(size)) if size is not None else ()
-        counts = rng.multinomial(int(round(float(n))), p / p.sum(), size=size).astype(np.float64)
-        scale = np.sqrt(np.asarray(noise_var, dtype=np.float64))
-        noise = (
-            rng.laplace(0.0, scale / np.sqrt(2.0), counts.shape)
-            if laplace
-            else rng.normal(0.0, 1.0, counts.shape) * scale
-        )
+def _replicated_table(laplace: bool, discrete: bool):
+    """PyMC's ``dist`` of the observed table: a multinomial draw of round(n) people over the
+    table's probabilities plus the release's noise (normal, or Laplace of the same variance), as
+    a graph, so that predictive draws compile in every backend."""
+
+    def dist(lei, cens, share, n, noise_var, size):
+        p = pt.clip(table_probabilities(lei, cens, share, discrete=discrete), 1e-300, 1.0)
+        counts = pm.Multinomial.dist(pt.round(n).astype("int64"), p / pt.sum(p), size=size)
+        scale = pt.sqrt(noise_var)
+        if laplace:
+            noise = pm.Laplace.dist(0.0, scale / np.sqrt(2.0), size=counts.shape)
+        else:
+            noise = pm.Normal.dist(0.0, scale, size=counts.shape)
         return counts + noise
 
-    return random
+    return dist
 
 
 def survival_model(
@@ -413,7 +413,7 @@ def _exit_likelihood(exits, n, data, noise_aware: bool, laplace: bool) -> None:
         n,
         data["exit_noise_var"],
         logp=logp,
-        random=_random_table(laplace, discrete),
+        dist=_replicated_table(laplace, discrete),
         signature="(c,j),(c,j),(c),(),(k)->(k)",
         observed=data["exit_table"],
         dims="exit",

@@ -21,9 +21,9 @@ from pytensor.link.numba.dispatch.basic import numba_njit
 
 from ..._engine.jax_dispatch import register_jax_funcify
 from ..._engine.numba_cache import register_numba_funcify
-from ..exit_kernels import exit_table_logp_grad
+from ..exit_kernels import exit_table_logp_grad, exit_table_probabilities
 
-__all__ = ["ExitTableLogp", "exit_table_logp"]
+__all__ = ["ExitTableLogp", "ExitTableProbabilities", "exit_table_logp", "table_probabilities"]
 
 _NAMES = ("lei", "cens", "share", "value", "n", "noise_var")
 _NDIM = (2, 2, 1, 1, 0, 1)
@@ -93,8 +93,9 @@ def _numba_funcify_exit_table_logp(op, node=None, **kwargs):
     return exit_table_logp_op
 
 
-def _jax_table_logp(lei, cens, share, value, n, noise, discrete: bool, normal: bool):
-    """The kernel's log-likelihood in JAX (the same formulas, vectorised over the intervals)."""
+def _jax_probabilities(lei, cens, share, discrete: bool):
+    """The table's probabilities in JAX, unclipped (the kernel's formulas, vectorised over the
+    intervals)."""
     import jax.numpy as jnp
 
     event = jnp.exp(lei)
@@ -109,7 +110,14 @@ def _jax_table_logp(lei, cens, share, value, n, noise, discrete: bool, normal: b
         leave = -jnp.expm1(-rate) * jnp.exp(-(jnp.cumsum(rate, axis=-1) - rate)) / rate
         events, censored, survivors = leave * event, leave * cens, jnp.exp(-jnp.sum(rate, axis=-1))
     cells = jnp.concatenate([events, censored, survivors[:, None]], axis=-1) * share[:, None]
-    p = jnp.clip(cells.ravel(), 1e-300, 1.0)
+    return cells.ravel()
+
+
+def _jax_table_logp(lei, cens, share, value, n, noise, discrete: bool, normal: bool):
+    """The kernel's log-likelihood in JAX."""
+    import jax.numpy as jnp
+
+    p = jnp.clip(_jax_probabilities(lei, cens, share, discrete), 1e-300, 1.0)
     if not normal:
         return jnp.sum(jnp.maximum(value, 0.0) * jnp.log(p))
     diag = n * p + noise
@@ -169,3 +177,84 @@ def exit_table_logp(lei, cens, share, value, n, noise_var, *, discrete: bool, no
         The log-likelihood; −∞ where it is not defined.
     """
     return ExitTableLogp(discrete, normal)(lei, cens, share, value, n, noise_var)[0]
+
+
+class ExitTableProbabilities(Op):
+    """(ℓ, k, w) ↦ the table's probabilities p = (w_c·πᶜ), K(2J + 1) of them, unclipped
+    (:func:`pm_private.survival.exit_kernels.exit_table_probabilities`): the law of replicated
+    tables, for predictive draws compiled in any backend.  No gradient (draws need none).
+
+    Parameters
+    ----------
+    discrete : bool
+        Discrete time (complementary log-log hazard) instead of continuous time.
+    """
+
+    __props__ = ("discrete",)
+
+    def __init__(self, discrete: bool):
+        self.discrete = bool(discrete)
+
+    def make_node(self, lei, cens, share):
+        inputs = [pt.as_tensor(a).astype("float64") for a in (lei, cens, share)]
+        for name, var, ndim in zip(_NAMES[:3], inputs, _NDIM[:3], strict=True):
+            if var.ndim != ndim:
+                raise ValueError(f"{name} must have {ndim} dimensions, got {var.ndim}")
+        return Apply(self, inputs, [pt.dvector()])
+
+    def perform(self, node, inputs, output_storage):
+        arrays = [np.ascontiguousarray(a, dtype=np.float64) for a in inputs]
+        output_storage[0][0] = exit_table_probabilities(*arrays, self.discrete)
+
+    def infer_shape(self, node, shapes):
+        K, J = shapes[0]
+        return [(K * (2 * J + 1),)]
+
+    def pullback(self, inputs, outputs, cotangents):
+        return [grad_not_implemented(self, i, v, "the probabilities serve draws only") for i, v in enumerate(inputs)]
+
+
+@register_numba_funcify(ExitTableProbabilities)
+def _numba_funcify_exit_table_probabilities(op, node=None, **kwargs):
+    """Numba implementation for PyTensor's default backend (no object-mode fallback)."""
+    discrete = op.discrete
+
+    @numba_njit
+    def exit_table_probabilities_op(lei, cens, share):
+        return exit_table_probabilities(
+            np.ascontiguousarray(lei), np.ascontiguousarray(cens), np.ascontiguousarray(share), discrete
+        )
+
+    return exit_table_probabilities_op
+
+
+@register_jax_funcify(ExitTableProbabilities)
+def _jax_funcify_exit_table_probabilities(op, node=None, **kwargs):
+    """JAX implementation."""
+    discrete = op.discrete
+
+    def exit_table_probabilities_op(lei, cens, share):
+        return _jax_probabilities(lei, cens, share, discrete)
+
+    return exit_table_probabilities_op
+
+
+def table_probabilities(lei, cens, share, *, discrete: bool):
+    """The table's probabilities as one Op (:class:`ExitTableProbabilities`).
+
+    Parameters
+    ----------
+    lei, cens : tensor (K, J)
+        Log event increments ℓ and censoring terms k of each cell (as :func:`exit_table_logp`).
+    share : tensor (K,)
+        The cells' shares of the people.
+    discrete : bool
+        Discrete time instead of continuous time.
+
+    Returns
+    -------
+    tensor (K(2J + 1),)
+        Per cell: events of each interval, censorings of each interval, survivors, times the
+        cell's share.
+    """
+    return ExitTableProbabilities(discrete)(lei, cens, share)
