@@ -5,8 +5,7 @@ from __future__ import annotations
 import pymc as pm
 import pytensor.tensor as pt
 
-from ..privacy.validation import check_bool
-from ..released.glm import PUBLIC_ROWS, glm_arrays, glm_model, set_glm_stats
+from ..released.glm import PUBLIC_ROWS, glm_model, set_glm_stats
 from .moments import logistic_stat_moments
 from .release import LOGISTIC
 
@@ -155,9 +154,6 @@ def logistic_model(
     >>> [rv.name for rv in model.free_RVs]
     ['beta', 'intercept', 'x_mean', 'x_sd', 'x_partial_corr']
     """
-    noise_aware = check_bool("noise_aware", noise_aware)
-    intercept = check_bool("intercept", intercept)
-    arrays = glm_arrays(stats, LOGISTIC, noise_aware)
     priors = dict(
         beta_sigma=beta_sigma,
         intercept_sigma=intercept_sigma,
@@ -167,13 +163,12 @@ def logistic_model(
     )
     return glm_model(
         stats,
-        arrays,
         logistic_stat_moments,
         family=LOGISTIC,
+        noise_aware=noise_aware,
         intercept=intercept,
         feature_names=feature_names,
         priors=priors,
-        extra_data={},
         x_sample=x_sample,
         link_mean=_logistic_link_mean,
     )

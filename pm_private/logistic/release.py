@@ -26,7 +26,7 @@ from ..privacy.accountant import PrivacyAccountant
 from ..privacy.primitives import (
     symmetric_entry_weights,
 )
-from ..privacy.release import Release, constant, output, public
+from ..privacy.release import Release, constant, public
 from ..privacy.validation import (
     as_vector,
     check_bound,
@@ -34,11 +34,7 @@ from ..privacy.validation import (
     check_positive,
 )
 from ..released.bounds import GLMBounds, glm_bound_rule
-from ..released.degree2 import (
-    check_degree2_release,
-    degree2_pairs,
-    freeze_stats,
-)
+from ..released.degree2 import Degree2Sums, check_degree2_release, degree2_pairs
 from ..released.glm_release import checked_gaussian, degree2_noise_plan, exact_degree2, release_glm_degree2
 from ..released.noise_plan import NoisePlan
 from ..released.preprocessing import Preprocessing
@@ -96,7 +92,7 @@ def signed_labels(y, n: int) -> np.ndarray:
 
 
 @dataclass(frozen=True, kw_only=True)
-class LogisticStats:
+class LogisticStats(Degree2Sums):
     """Exact (not private) statistics of logistic regression: for public data, and the ε = ∞ case.
 
     Parameters
@@ -117,34 +113,11 @@ class LogisticStats:
 
     family: ClassVar[str] = "logistic"
 
-    x_sum: np.ndarray = output()
-    y_sum: float = output()
-    xx: np.ndarray = output()
-    yx: np.ndarray = output()
-    n: int = public()
     x_bound: float | None = public(default=None)
-
-    def __post_init__(self):
-        freeze_stats(self)
-
-    @property
-    def d(self) -> int:
-        """The number of covariates."""
-        return self.x_sum.shape[0]
-
-    def noise_variance(self) -> np.ndarray:
-        """Variance of the noise on each statistic in release order (:func:`~pm_private.released.degree2.degree2_pairs`): zero.
-
-        Returns
-        -------
-        numpy.ndarray
-            Zeros, one per statistic.
-        """
-        return np.zeros(degree2_pairs(self.d)[0].size)
 
 
 @dataclass(frozen=True, kw_only=True)
-class LogisticStatsRelease(Release, kind="logistic_stats"):
+class LogisticStatsRelease(Degree2Sums, Release, kind="logistic_stats"):
     """One (ε, δ)-DP Gaussian release of the statistics of logistic regression, and what it assumed.
 
     The noisy statistics are the output fields; ``noise_scale`` is the standard deviation σ of the
@@ -191,11 +164,6 @@ class LogisticStatsRelease(Release, kind="logistic_stats"):
 
     family: ClassVar[str] = "logistic"
 
-    x_sum: np.ndarray = output()
-    y_sum: float = output()
-    xx: np.ndarray = output()
-    yx: np.ndarray = output()
-    n: int = public()
     x_bound: float = public()
     sensitivity: float = public()
     noise_scale: float = public()
@@ -204,14 +172,9 @@ class LogisticStatsRelease(Release, kind="logistic_stats"):
     mechanism: str = constant(default=LOGISTIC_MECHANISM)
 
     def __post_init__(self):
-        freeze_stats(self)
+        super().__post_init__()
         _check_release(self)
         check_feature_names(self, self.d)
-
-    @property
-    def d(self) -> int:
-        """The number of covariates."""
-        return self.x_sum.shape[0]
 
     def noise_variance(self) -> np.ndarray:
         """Variance σ²/w² of the Gaussian noise on each statistic in release order

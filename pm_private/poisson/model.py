@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pymc as pm
 
-from ..privacy.validation import check_bool
-from ..released.glm import PUBLIC_ROWS, glm_arrays, glm_model, set_glm_stats
+from ..released.family import check_stats
+from ..released.glm import PUBLIC_ROWS, glm_model, set_glm_stats
 from .moments import clipped_count_mean, poisson_stat_moments
 from .release import POISSON
 
@@ -139,9 +139,8 @@ def poisson_model(
     >>> [rv.name for rv in model.free_RVs]
     ['beta', 'intercept', 'x_mean', 'x_sd', 'x_partial_corr']
     """
-    noise_aware = check_bool("noise_aware", noise_aware)
-    intercept = check_bool("intercept", intercept)
-    arrays = glm_arrays(stats, POISSON, noise_aware)
+    check_stats(stats, POISSON)  # before its count bound is read
+    y_bound = stats.y_bound
     priors = dict(
         beta_sigma=beta_sigma,
         intercept_sigma=intercept_sigma,
@@ -149,16 +148,15 @@ def poisson_model(
         x_sd_sigma=x_sd_sigma,
         x_eta=x_eta,
     )
-    y_bound = stats.y_bound
 
     def moments(beta, b, mu, cov, d):
         return poisson_stat_moments(beta, b, mu, cov, d, y_bound)
 
     return glm_model(
         stats,
-        arrays,
         moments,
         family=POISSON,
+        noise_aware=noise_aware,
         intercept=intercept,
         feature_names=feature_names,
         priors=priors,

@@ -24,7 +24,7 @@ from ..privacy.accountant import PrivacyAccountant
 from ..privacy.primitives import (
     symmetric_entry_weights,
 )
-from ..privacy.release import Release, constant, output, public
+from ..privacy.release import Release, constant, public
 from ..privacy.validation import (
     as_vector,
     check_bound,
@@ -34,11 +34,7 @@ from ..privacy.validation import (
     check_release_field,
 )
 from ..released.bounds import GLMBounds, glm_bound_rule
-from ..released.degree2 import (
-    check_degree2_release,
-    degree2_pairs,
-    freeze_stats,
-)
+from ..released.degree2 import Degree2Sums, check_degree2_release, degree2_pairs
 from ..released.glm_release import checked_gaussian, degree2_noise_plan, exact_degree2, release_glm_degree2
 from ..released.noise_plan import NoisePlan
 from ..released.preprocessing import Preprocessing
@@ -68,7 +64,7 @@ MAX_Y_BOUND = 1000
 
 
 @dataclass(frozen=True, kw_only=True)
-class PoissonStats:
+class PoissonStats(Degree2Sums):
     """Exact (not private) statistics of Poisson regression: for public data, and the ε = ∞ case.
 
     Parameters
@@ -91,36 +87,16 @@ class PoissonStats:
 
     family: ClassVar[str] = "poisson"
 
-    x_sum: np.ndarray = output()
-    y_sum: float = output()
-    xx: np.ndarray = output()
-    yx: np.ndarray = output()
-    n: int = public()
     y_bound: int = public()
     x_bound: float | None = public(default=None)
 
     def __post_init__(self):
-        freeze_stats(self)
+        super().__post_init__()
         object.__setattr__(self, "y_bound", int(self.y_bound))
-
-    @property
-    def d(self) -> int:
-        """The number of covariates."""
-        return self.x_sum.shape[0]
-
-    def noise_variance(self) -> np.ndarray:
-        """Variance of the noise on each statistic in release order: zero.
-
-        Returns
-        -------
-        numpy.ndarray
-            Zeros, one per statistic.
-        """
-        return np.zeros(degree2_pairs(self.d)[0].size)
 
 
 @dataclass(frozen=True, kw_only=True)
-class PoissonStatsRelease(Release, kind="poisson_stats"):
+class PoissonStatsRelease(Degree2Sums, Release, kind="poisson_stats"):
     """One (ε, δ)-DP Gaussian release of the statistics of Poisson regression, and what it assumed.
 
     ``noise_scale`` is the standard deviation σ of the Gaussian noise on the weighted vector
@@ -169,11 +145,6 @@ class PoissonStatsRelease(Release, kind="poisson_stats"):
 
     family: ClassVar[str] = "poisson"
 
-    x_sum: np.ndarray = output()
-    y_sum: float = output()
-    xx: np.ndarray = output()
-    yx: np.ndarray = output()
-    n: int = public()
     x_bound: float = public()
     y_bound: int = public()
     sensitivity: float = public()
@@ -183,15 +154,10 @@ class PoissonStatsRelease(Release, kind="poisson_stats"):
     mechanism: str = constant(default=POISSON_MECHANISM)
 
     def __post_init__(self):
-        freeze_stats(self)
+        super().__post_init__()
         _check_release(self)
         object.__setattr__(self, "y_bound", int(self.y_bound))
         check_feature_names(self, self.d)
-
-    @property
-    def d(self) -> int:
-        """The number of covariates."""
-        return self.x_sum.shape[0]
 
     def noise_variance(self) -> np.ndarray:
         """Variance σ²/w² of the Gaussian noise on each statistic in release order

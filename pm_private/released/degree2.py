@@ -9,10 +9,12 @@ of the matrix (Kulkarni et al. 2021; Huggins, Adams & Broderick 2017).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..privacy.primitives import check_gaussian_epsilon, check_gaussian_scale_field, gaussian_mechanism
-from ..privacy.release import release_guard
+from ..privacy.release import output, public, release_guard
 from ..privacy.units import RECORD
 from ..privacy.validation import (
     as_float_array,
@@ -26,6 +28,7 @@ from ..privacy.validation import (
 from .preprocessing import check_glm_preprocessing
 
 __all__ = [
+    "Degree2Sums",
     "check_degree2_release",
     "release_degree2",
     "degree2_sums",
@@ -100,6 +103,55 @@ def unpack_degree2(values: np.ndarray, d: int) -> dict:
     xx = np.zeros((d, d))
     xx[upper] = values[d + 1 : d + 1 + upper[0].size]
     return {"x_sum": values[:d], "y_sum": values[d], "xx": xx + np.triu(xx, 1).T, "yx": values[-d:]}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Degree2Sums:
+    """The fields every degree-2 statistics record has, exact or released: Σx, Σy, Sxx, Syx and n.
+
+    A family's exact statistics subclass it, ``class LogisticStats(Degree2Sums)``, and its release
+    lists the release's own fields first, ``class LogisticStatsRelease(Degree2Sums, Release,
+    kind=...)``; each adds its public bounds.  Construction checks and freezes the arrays
+    (:func:`freeze_stats`); a subclass's ``__post_init__`` adds its checks after this one's.
+
+    Parameters
+    ----------
+    x_sum : array_like
+        Σx, length d.
+    y_sum : float
+        Σy (the response as the release maps it: labels ±1, clipped counts).
+    xx : array_like
+        Sxx = Σ xxᵀ, d × d, symmetric.
+    yx : array_like
+        Syx = Σ y·x, length d.
+    n : int
+        The number of records.
+    """
+
+    x_sum: np.ndarray = output()
+    y_sum: float = output()
+    xx: np.ndarray = output()
+    yx: np.ndarray = output()
+    n: int = public()
+
+    def __post_init__(self):
+        freeze_stats(self)
+
+    @property
+    def d(self) -> int:
+        """The number of covariates."""
+        return self.x_sum.shape[0]
+
+    def noise_variance(self) -> np.ndarray:
+        """Variance of the noise on each statistic in release order (:func:`degree2_pairs`): zero for exact
+        statistics (a release overrides it with its mechanism's).
+
+        Returns
+        -------
+        numpy.ndarray
+            One variance per statistic.
+        """
+        return np.zeros(degree2_pairs(self.d)[0].size)
 
 
 def freeze_stats(stats) -> None:

@@ -224,23 +224,28 @@ def glm_signal_to_noise_warning(figures: dict) -> str | None:
 
 def glm_model(
     stats,
-    arrays,
     moments,
     *,
     family,
+    noise_aware,
     intercept,
     feature_names,
     priors,
-    extra_data,
+    extra_data=None,
     x_sample=PUBLIC_ROWS,
     link_mean=None,
 ) -> pm.Model:
     """The noise-aware model of released statistics shared by the GLMs: priors, covariate model,
-    and the normal likelihood r ~ N(n·m(θ), n·V(θ) + diag(v)) with the moments of ``moments``.
+    and the normal likelihood r ~ N(n·m(θ), n·V(θ) + diag(v)) with the moments of ``moments``
+    (v = 0 unless ``noise_aware``).
 
     With ``x_sample`` (public covariate rows, raw), the means of y and y·x are taken under the
     public rows' law moved onto (μ, Σx) (module notes), with ``link_mean`` the conditional mean
-    g(a) = E[y | a] (a tensor function)."""
+    g(a) = E[y | a] (a tensor function).  ``extra_data``: more public constants of the release to
+    record as data (e.g. the count bound)."""
+    noise_aware = check_bool("noise_aware", noise_aware)
+    intercept = check_bool("intercept", intercept)
+    arrays = glm_arrays(stats, family, noise_aware)
     priors = {name: check_positive(name, value) for name, value in priors.items()}
     d = stats.d
     if feature_names is None:
@@ -269,7 +274,7 @@ def glm_model(
         data = {key: pm.Data(key, value) for key, value in arrays.items()}
         pm.Data("x_bound", np.float64(x_bound))
         record_preprocessing(preprocessing_arrays(stats))
-        for key, value in extra_data.items():
+        for key, value in (extra_data or {}).items():
             pm.Data(key, value)
         # shape as well as dims: static shapes, which JAX needs to split the gradient
         beta = pm.Normal("beta", 0.0, priors["beta_sigma"], dims="feature", shape=d)
