@@ -77,7 +77,17 @@ def test_the_model_names_the_intercept_and_predicts_with_it():
     assert list(model.coords["feature"]) == ["a", "b", "c"]
     assert list(model.coords["column"]) == ["intercept", "a", "b", "c"]
     with model:
-        idata = pm.sample(300, tune=300, chains=1, random_seed=2, progressbar=False, compute_convergence_checks=False)
+        # PyMC's NUTS loads the compiled model from the disk cache; nutpie (PyMC's default where
+        # installed) compiles it again on every call
+        idata = pm.sample(
+            300,
+            tune=300,
+            chains=1,
+            random_seed=2,
+            progressbar=False,
+            compute_convergence_checks=False,
+            nuts_sampler="pymc",
+        )
     post = idata.posterior
     assert post["intercept"].dims == ("chain", "draw") and post["beta"].sizes["feature"] == 3
     estimate = np.r_[post["intercept"].mean().item(), post["beta"].mean(("chain", "draw")).values]

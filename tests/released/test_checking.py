@@ -29,7 +29,11 @@ def _release(n=3000, seed=0, crossing=False):
 
 def _check(release):
     with survival_model(release) as model:
-        idata = pm.sample(300, tune=300, chains=1, random_seed=1, progressbar=False, target_accept=0.9)
+        # PyMC's NUTS loads the compiled model from the disk cache; nutpie (PyMC's default where
+        # installed) compiles it again on every call
+        idata = pm.sample(
+            300, tune=300, chains=1, random_seed=1, progressbar=False, target_accept=0.9, nuts_sampler="pymc"
+        )
     return release_check(idata, model, random_seed=2), model
 
 

@@ -106,7 +106,18 @@ def test_nuts_recovers_the_hazard_ratio_and_the_noise_widens_the_posterior(hazar
         ("release", release_survival_stats(time, event, arm, edges=EDGES, cells=CELLS, epsilon=0.5, delta=1e-6, rng=4)),
     ):
         with survival_model(stats, hazard=hazard):
-            idata = pm.sample(400, tune=400, chains=2, cores=1, progressbar=False, random_seed=5, target_accept=0.9)
+            # PyMC's NUTS loads the compiled model from the disk cache; nutpie (PyMC's default where
+            # installed) compiles it again on every call
+            idata = pm.sample(
+                400,
+                tune=400,
+                chains=2,
+                cores=1,
+                progressbar=False,
+                random_seed=5,
+                target_accept=0.9,
+                nuts_sampler="pymc",
+            )
         fits[name] = idata.posterior["beta"].values.ravel()
     for draws in fits.values():
         assert abs(draws.mean() - np.log(0.6)) < 4 * draws.std()
