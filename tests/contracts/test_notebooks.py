@@ -3,7 +3,8 @@
 Each notebook is executed with nbclient in a fresh kernel of *this* Python (the kernel spec is
 looked up only in ``sys.prefix``, and jupyter_client starts a spec whose command is ``python``
 with ``sys.executable``), with the repository root as working directory.  The kernel inherits
-the environment, so ``PYTENSOR_FLAGS`` from ``conftest.py`` gives it the shared compile cache.
+the environment, so it compiles into the tests' PyTensor cache (PyTensor's default folder, or the
+``PYTENSOR_FLAGS`` the run was started with).
 The executed copy is not written back: the stored outputs, which the documentation renders,
 are refreshed with ``scripts/notebooks``.
 
