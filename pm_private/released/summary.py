@@ -38,9 +38,36 @@ _RATIOS = {
 
 
 def _tree(idata) -> xr.DataTree:
+    """``pm.sample``'s DataTree, or a bare posterior Dataset as a tree that records nothing."""
+    if isinstance(idata, xr.Dataset):
+        return xr.DataTree.from_dict({"posterior": idata})
     if not isinstance(idata, xr.DataTree) or "posterior" not in idata.children:
         raise TypeError(f"idata: expected the DataTree that pm.sample returns, got {type(idata).__name__}")
     return idata
+
+
+#: The coefficients a summary shows unless ``var_names`` names others.
+COEFFICIENTS = ("intercept", "beta")
+
+#: The kinds of credible interval: equal-tailed (quantiles) or highest density.
+INTERVAL_KINDS = ("eti", "hdi")
+
+
+def _variables(posterior: xr.Dataset, var_names) -> list[str]:
+    """The posterior variables to tabulate: ``var_names`` (a name or a list), or the coefficients."""
+    if var_names is None:
+        names = [name for name in COEFFICIENTS if name in posterior]
+        if not names:
+            raise ValueError(
+                f"idata: the posterior has no 'intercept' or 'beta' (it has {list(posterior.data_vars)}); "
+                "name the variables with var_names"
+            )
+        return names
+    names = [var_names] if isinstance(var_names, str) else list(var_names)
+    missing = [name for name in names if name not in posterior.data_vars]
+    if missing:
+        raise ValueError(f"var_names {missing} are not in the posterior (it has {list(posterior.data_vars)})")
+    return names
 
 
 def _ratio_name(record: dict | None) -> str | None:
@@ -70,9 +97,6 @@ def _units(tree: xr.DataTree, d: int) -> tuple[dict | None, bool]:
 
 def _coefficient_draws(posterior: xr.Dataset) -> xr.Dataset:
     """``intercept`` and ``beta`` (one variable per scalar, ``beta[<feature>]``), as (chain, draw)."""
-    names = [name for name in ("intercept", "beta") if name in posterior]
-    if not names:
-        raise ValueError(f"idata: the posterior has no 'intercept' or 'beta' (it has {list(posterior.data_vars)})")
     columns = {}
     if "intercept" in posterior:
         if posterior["intercept"].ndim != 2:
@@ -109,10 +133,14 @@ def _original_units(draws: xr.Dataset, units: dict) -> xr.Dataset:
 
 
 @renamed_keywords(prob="interval")
-def fit_summary(idata, *, interval: float = 0.95, scale: str = "original") -> pd.DataFrame:
+def fit_summary(
+    idata, var_names=None, *, interval: float = 0.95, scale: str = "original", kind: str = "eti"
+) -> pd.DataFrame:
     """The coefficients of a pm_private fit, a row each, in the layout of lifelines' ``print_summary``.
 
-    Every column is on one scale, ``attrs["scale"]``:
+    The rows are ``intercept`` and ``beta[<feature>]`` (one per scalar coefficient), or the
+    variables ``var_names`` names (``p``, the Weibull shape; ``alpha[<interval>]``, a baseline).
+    Every coefficient is on one scale, ``attrs["scale"]``; other variables are as sampled:
 
     ``"original"`` (the default)
         the release's original units: where the release recorded a public preprocessing
@@ -125,47 +153,52 @@ def fit_summary(idata, *, interval: float = 0.95, scale: str = "original") -> pd
         batched or per-cell preprocessing has no single set of original units, so its summary is
         on this scale whatever ``scale`` asks.
 
-    Columns:
+    Columns, in lifelines' order:
 
-    ``coef``, ``se(coef)``, ``coef lower 95%``, ``coef upper 95%``
-        posterior mean, sd and equal-tailed credible interval;
-    ``exp(coef)``, ``exp(coef) lower 95%``, ``exp(coef) upper 95%``
-        for families whose exp(β) is read as a ratio (odds ratios of the logistic model, rate
-        ratios of the Poisson model, hazard ratios of the survival models, time ratios of the
-        Weibull model; ``attrs["ratio"]`` names it): exp of the ``coef`` column and of its
-        interval's bounds, as lifelines prints exp of its point estimate.  The bounds are the
-        equal-tailed interval of exp(β) itself (exp is increasing); the posterior mean of exp(β)
-        is larger than exp(coef) (Jensen's inequality) and is not shown;
+    ``coef``, ``exp(coef)``, ``se(coef)``, ``coef lower 95%``, ``coef upper 95%``, ``exp(coef) lower 95%``, ``exp(coef) upper 95%``
+        posterior mean, exp of it, posterior sd, the credible interval (equal-tailed or highest
+        density, ``kind``) and exp of its bounds.  The exp columns are shown for families whose
+        exp(β) is read as a ratio (odds ratios of the logistic model, rate ratios of the Poisson
+        model, hazard ratios of the survival models, time ratios of the Weibull model, odds ratios
+        of the interval hazard of the discrete-time logit model; ``attrs["ratio"]`` names it) and
+        for a posterior that records no family, not for the linear model.  exp(coef) is exp of
+        the ``coef`` column, as lifelines prints exp of its point estimate; the posterior mean of
+        exp(β) is larger (Jensen's inequality) and is not shown.  Equal-tailed bounds of exp(β)
+        are exactly exp of the coefficient's bounds (exp is increasing);
     ``r_hat``, ``ess_bulk``, ``ess_tail``
         ArviZ's rank-normalised R̂ and effective sample sizes (Vehtari et al. 2021) of the
         coefficients on the table's scale.
 
     Parameters
     ----------
-    idata : xarray.DataTree
+    idata : xarray.DataTree or xarray.Dataset
         What ``pm.sample`` returned for a model built by pm_private (its ``posterior`` and
-        ``constant_data``).
+        ``constant_data``), or a posterior Dataset (which records no family or preprocessing).
+    var_names : str or list of str, optional
+        The posterior variables to tabulate, in this order (default ``intercept`` and ``beta``).
     interval : float, default 0.95
         The probability of the intervals, in (0, 1).
     scale : {"original", "fitted"}, default "original"
         The scale of the coefficients (above).
+    kind : {"eti", "hdi"}, default "eti"
+        Equal-tailed (quantile) or highest-density credible intervals.
 
     Returns
     -------
     pandas.DataFrame
-        One row per coefficient (``intercept``, ``beta[<feature>]``); ``attrs``: ``family``,
-        ``release`` (the kind the model recorded), ``ratio``, ``interval``, ``scale``
+        One row per scalar; ``attrs``: ``family``, ``release`` (the kind the model recorded),
+        ``ratio``, ``interval``, ``kind``, ``scale``
         (``"original"`` or ``"fitted"``, the scale of the table) and ``preprocessed`` (whether the
         fit recorded a public preprocessing that is not the identity).
 
     Raises
     ------
     TypeError
-        If ``idata`` is not a DataTree with a posterior.
+        If ``idata`` is not a DataTree with a posterior or a Dataset.
     ValueError
-        If ``interval`` is not in (0, 1), ``scale`` is not one of the scales, or the posterior has no
-        coefficients, is batched or holds NaN or infinite coefficient draws (named in the
-        message).
+        If ``interval`` is not in (0, 1), ``scale`` or ``kind`` is not one of its values, a name of
+        ``var_names`` is not in the posterior, or the posterior has no coefficients, is batched or
+        holds NaN or infinite coefficient draws (named in the message).
 
     Examples
     --------
@@ -186,22 +219,21 @@ def fit_summary(idata, *, interval: float = 0.95, scale: str = "original") -> pd
     interval = check_fraction("interval", interval, closed=False)
     if not isinstance(scale, str) or scale not in SCALES:
         raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
+    if kind not in INTERVAL_KINDS:
+        raise ValueError(f"kind must be one of {INTERVAL_KINDS}, got {kind!r}")
     tree = _tree(idata)
-    draws = _coefficient_draws(tree["posterior"].dataset)
     record = recorded_fit(tree)
-    units, preprocessed = _units(tree, sum(name.startswith("beta[") for name in draws.data_vars))
-    if units is not None and scale == "original":
-        draws = _original_units(draws, units)
-    elif preprocessed:
-        scale = "fitted"
+    draws, scale, preprocessed = _draws_on_scale(tree, var_names, scale)
     percent = f"{100 * interval:g}%"
-    stats = az.summary(draws, kind="stats", ci_kind="eti", ci_prob=interval, round_to="none")
-    lower, upper = stats[f"eti{100 * interval:g}_lb"], stats[f"eti{100 * interval:g}_ub"]
-    columns = {"coef": stats["mean"], "se(coef)": stats["sd"]}
-    columns.update({f"coef lower {percent}": lower, f"coef upper {percent}": upper})
+    stats = az.summary(draws, kind="stats", ci_kind=kind, ci_prob=interval, round_to="none")
+    lower, upper = stats[f"{kind}{100 * interval:g}_lb"], stats[f"{kind}{100 * interval:g}_ub"]
     ratio = _ratio_name(record)
-    if ratio is not None:
+    shows_exp = ratio is not None or record is None
+    columns = {"coef": stats["mean"]}
+    if shows_exp:
         columns["exp(coef)"] = np.exp(stats["mean"])
+    columns.update({"se(coef)": stats["sd"], f"coef lower {percent}": lower, f"coef upper {percent}": upper})
+    if shows_exp:
         columns.update({f"exp(coef) lower {percent}": np.exp(lower), f"exp(coef) upper {percent}": np.exp(upper)})
     diagnostics = az.summary(draws, kind="diagnostics", round_to="none").reindex(stats.index)
     for key in ("r_hat", "ess_bulk", "ess_tail"):
@@ -213,10 +245,32 @@ def fit_summary(idata, *, interval: float = 0.95, scale: str = "original") -> pd
         release=None if record is None else record["release"],
         ratio=ratio,
         interval=interval,
+        kind=kind,
         scale=scale,
         preprocessed=preprocessed,
     )
     return table
+
+
+def _draws_on_scale(tree: xr.DataTree, var_names, scale: str) -> tuple[xr.Dataset, str, bool]:
+    """The draws to tabulate, in the order of ``var_names``: the coefficients one variable per
+    scalar (mapped to the original units where asked and recorded), any other variable as it is;
+    with the scale the table is on and whether the fit recorded a preprocessing."""
+    posterior = tree["posterior"].dataset
+    names = _variables(posterior, var_names)
+    coefficients = _coefficient_draws(posterior) if set(names) & set(COEFFICIENTS) else xr.Dataset()
+    units, preprocessed = _units(tree, sum(name.startswith("beta[") for name in coefficients.data_vars))
+    if units is not None and scale == "original":
+        coefficients = _original_units(coefficients, units)
+    elif preprocessed:
+        scale = "fitted"
+    columns = {}
+    for name in names:
+        if name in COEFFICIENTS:
+            columns.update({key: coefficients[key] for key in coefficients.data_vars if key.split("[")[0] == name})
+        else:
+            columns[name] = posterior[name]
+    return xr.Dataset(columns), scale, preprocessed
 
 
 def _parts(release) -> list:

@@ -3,9 +3,8 @@
 A posterior from ``pm.sample`` (an ``xarray.DataTree``) of :func:`~pm_private.survival.weibull_model` (or any model
 with the same variable names) or of :func:`~pm_private.survival.discrete_time_model` is summarised by
 
-* :func:`survival_summary`: a table of coefficients, one row per coefficient, with the posterior
-  mean and sd, exp(coef) and credible intervals for both, and the convergence diagnostics R̂ and
-  effective sample sizes (lifelines' ``print_summary``);
+* :func:`survival_summary`: deprecated, now :func:`pm_private.fit_summary`, the one coefficient
+  table of every family (lifelines' ``print_summary``);
 * :func:`survival_draws`: S(t | x) for every posterior draw, an ``xarray.DataArray``;
 * :func:`survival_function`: its posterior mean and credible band at the requested times
   (lifelines' ``survival_function_`` with ``confidence_interval_``);
@@ -32,6 +31,8 @@ Survival functions (times divided by the public ``horizon`` are the model's time
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -39,14 +40,12 @@ import xarray as xr
 from .._engine.keywords import renamed_keywords
 from ..privacy.validation import as_float_array, check_fraction, check_positive
 from ..released.family import describe_family, recorded_fit
+from ..released.summary import INTERVAL_KINDS, fit_summary
 from .data import interval_ends
 from .discrete.data import check_link
 from .discrete.fit import _survive_terms
 
 __all__ = ["survival_summary", "survival_draws", "survival_function", "plot_survival_function"]
-
-#: The kinds of credible interval: equal-tailed (quantiles) or highest density.
-INTERVAL_KINDS = ("eti", "hdi")
 
 
 #: The families whose posteriors the survival functions read.
@@ -97,96 +96,48 @@ def _percent(interval: float) -> str:
 
 @renamed_keywords(prob="interval")
 def survival_summary(idata, var_names=None, *, interval: float = 0.95, kind: str = "eti") -> pd.DataFrame:
-    """Table of posterior coefficients in the layout of lifelines' ``print_summary``.
+    """Deprecated alias of :func:`pm_private.fit_summary` on the fitted scale; warns once per call.
 
-    One row per scalar coefficient (``beta[age]`` for the entry ``age`` of ``beta``), and the
-    columns
-
-    ``coef``, ``exp(coef)``, ``se(coef)``
-        posterior mean of the coefficient, exp of that mean (as lifelines prints exp of its point
-        estimate, and as :func:`pm_private.fit_summary` does; the posterior mean of exp(β) is
-        larger, by Jensen's inequality), posterior sd;
-    ``coef lower 95%``, ``coef upper 95%``, ``exp(coef) lower 95%``, ``exp(coef) upper 95%``
-        the credible interval of probability ``interval`` (equal-tailed or highest density) of the
-        coefficient, and exp of its bounds (for equal-tailed intervals exactly the interval of
-        exp(β), exp being increasing);
-    ``r_hat``, ``ess_bulk``, ``ess_tail``
-        ArviZ's rank-normalised R̂ and effective sample sizes (Vehtari et al. 2021); R̂ ≤ 1.01
-        and ESS ≥ 400 are the usual thresholds.
-
-    exp(coef) is a time ratio in the Weibull accelerated-failure-time model (a covariate
-    multiplies survival times by exp(β)) and an odds ratio of the interval hazard in the
-    discrete-time logit model (close to a hazard ratio when hazards are small).  Unlike
-    lifelines' table this one has no z or p column: the credible interval is the statement.
+    ``survival_summary(idata, var_names)`` is ``fit_summary(idata, var_names, scale="fitted")``
+    with ``var_names`` defaulting to every posterior variable.  It will be removed in the next
+    release.
 
     Parameters
     ----------
     idata : xarray.DataTree or xarray.Dataset
-        The result of ``pm.sample`` (or its posterior group).
+        The result of ``pm.sample`` (or its posterior group) of a survival model.
     var_names : str or list of str, optional
         The variables to tabulate (default: every posterior variable).
     interval : float, default 0.95
         The probability of the credible intervals, in (0, 1).
     kind : {"eti", "hdi"}, default "eti"
-        Equal-tailed intervals (quantiles) or highest-density intervals of coef; the exp(coef)
-        bounds are the exponentials of its bounds either way.
+        Equal-tailed or highest-density intervals.
 
     Returns
     -------
     pandas.DataFrame
-        One row per coefficient; ``attrs`` holds ``interval`` and ``kind``.
-
-    Raises
-    ------
-    ValueError
-        If ``interval`` is not in (0, 1), ``kind`` is unknown, or a variable is not in the posterior.
-    TypeError
-        If ``idata`` is not a DataTree or Dataset.
+        :func:`pm_private.fit_summary`'s table.
 
     Examples
     --------
-    >>> import numpy as np, xarray as xr
+    >>> import warnings, numpy as np, xarray as xr
     >>> from pm_private.survival import survival_summary
     >>> draws = np.random.default_rng(0).normal([0.5, -0.2], 0.1, size=(2, 500, 2))
     >>> posterior = xr.Dataset({"beta": (("chain", "draw", "feature"), draws)}, coords={"feature": ["fin", "age"]})
-    >>> table = survival_summary(posterior)
-    >>> table.index.tolist()
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", FutureWarning)
+    ...     survival_summary(posterior).index.tolist()
     ['beta[fin]', 'beta[age]']
-    >>> table.columns.tolist()[:3]
-    ['coef', 'exp(coef)', 'se(coef)']
     """
-    import arviz as az
-
-    interval = check_fraction("interval", interval, closed=False)
-    kind = _check_kind(kind)
-    posterior = _posterior(idata)
-    names = [var_names] if isinstance(var_names, str) else list(posterior.data_vars if var_names is None else var_names)
-    missing = [name for name in names if name not in posterior.data_vars]
-    if missing:
-        raise ValueError(f"var_names {missing} are not in the posterior (it has {list(posterior.data_vars)})")
-    posterior = posterior[names]
-    options = {"ci_kind": kind, "ci_prob": interval, "round_to": "none"}
-    stats = az.summary(posterior, kind="stats", **options)
-    diagnostics = az.summary(posterior, kind="diagnostics", round_to="none")
-    bounds = [f"{kind}{100 * interval:g}_lb", f"{kind}{100 * interval:g}_ub"]
-    percent = _percent(interval)
-    table = pd.DataFrame(
-        {
-            "coef": stats["mean"],
-            "exp(coef)": np.exp(stats["mean"]),
-            "se(coef)": stats["sd"],
-            f"coef lower {percent}": stats[bounds[0]],
-            f"coef upper {percent}": stats[bounds[1]],
-            f"exp(coef) lower {percent}": np.exp(stats[bounds[0]]),
-            f"exp(coef) upper {percent}": np.exp(stats[bounds[1]]),
-            "r_hat": diagnostics["r_hat"],
-            "ess_bulk": diagnostics["ess_bulk"],
-            "ess_tail": diagnostics["ess_tail"],
-        }
-    ).astype(np.float64)
-    table.index.name = "feature"
-    table.attrs.update(interval=interval, kind=kind)
-    return table
+    warnings.warn(
+        "survival_summary is now fit_summary(idata, var_names, scale='fitted'); survival_summary will be removed "
+        "in the next release",
+        FutureWarning,
+        stacklevel=2,
+    )
+    if var_names is None:
+        var_names = list(_posterior(idata).data_vars)
+    return fit_summary(idata, var_names, interval=interval, kind=kind, scale="fitted")
 
 
 def _profile(x, labels: list[str]) -> np.ndarray:

@@ -13,6 +13,7 @@ from lifelines import KaplanMeierFitter, WeibullAFTFitter, WeibullFitter
 from lifelines.datasets import load_rossi
 from scipy.special import expit, ndtr
 
+from pm_private import fit_summary
 from pm_private.survival import (
     DiscreteTimeData,
     discrete_time_model,
@@ -230,7 +231,7 @@ def test_summary_columns_and_values():
     rng = np.random.default_rng(4)
     beta = rng.normal([0.3, -0.5], [0.1, 0.2], size=(4, 500, 2))
     posterior = _posterior(beta=(beta, ["fin", "prio"]), p=(rng.normal(1.3, 0.05, (4, 500)),))
-    table = survival_summary(xr.DataTree.from_dict({"posterior": posterior}), var_names=["beta"])
+    table = fit_summary(xr.DataTree.from_dict({"posterior": posterior}), var_names=["beta"])
     assert table.index.tolist() == ["beta[fin]", "beta[prio]"]
     assert table.columns.tolist() == [
         "coef",
@@ -252,21 +253,28 @@ def test_summary_columns_and_values():
     # equal-tailed intervals commute with exp (up to the interpolation between draws)
     np.testing.assert_allclose(table["exp(coef) upper 95%"], np.exp(table["coef upper 95%"]), rtol=1e-3)
     assert (table["r_hat"] < 1.01).all() and (table["ess_bulk"] > 1000).all()
-    hdi = survival_summary(posterior, "beta", interval=0.5, kind="hdi")
-    assert "coef lower 50%" in hdi.columns and hdi.attrs == {"interval": 0.5, "kind": "hdi"}
+    hdi = fit_summary(posterior, "beta", interval=0.5, kind="hdi")
+    assert "coef lower 50%" in hdi.columns and (hdi.attrs["interval"], hdi.attrs["kind"]) == (0.5, "hdi")
     assert (hdi["coef lower 50%"] < hdi["coef"]).all() and (hdi["coef"] < hdi["coef upper 50%"]).all()
     assert (hdi["exp(coef) lower 50%"] < hdi["exp(coef) upper 50%"]).all()
-    assert survival_summary(posterior).index.tolist() == ["beta[fin]", "beta[prio]", "p"]
+    assert fit_summary(posterior).index.tolist() == ["beta[fin]", "beta[prio]"]  # the coefficients
+    assert fit_summary(posterior, ["p", "beta"]).index.tolist() == ["p", "beta[fin]", "beta[prio]"]
+    with pytest.warns(FutureWarning, match="fit_summary"):
+        old = survival_summary(posterior)  # the deprecated alias: every variable, on the fitted scale
+    assert old.index.tolist() == ["beta[fin]", "beta[prio]", "p"]
+    pd.testing.assert_frame_equal(old, fit_summary(posterior, ["beta", "p"], scale="fitted"))
 
 
 def test_summary_refuses_unknown_variables_and_bad_intervals():
     posterior = _posterior(p=(np.ones((1, 3)),))
     with pytest.raises(ValueError, match=r"var_names \['beta'\] are not in the posterior"):
-        survival_summary(posterior, ["beta"])
+        fit_summary(posterior, ["beta"])
+    with pytest.raises(ValueError, match="no 'intercept' or 'beta'.*var_names"):
+        fit_summary(posterior)
     with pytest.raises(ValueError, match="interval"):
-        survival_summary(posterior, interval=0.0)
+        fit_summary(posterior, "p", interval=0.0)
     with pytest.raises(ValueError, match="kind"):
-        survival_summary(posterior, kind="quantile")
+        fit_summary(posterior, "p", kind="quantile")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -288,7 +296,7 @@ def test_weibull_model_variables_are_read(rossi):
     draws = survival_draws(idata, [26.0], x=x, horizon=52).values[..., 0]
     lam = np.exp(post["intercept"] + post["beta"].sel(feature="fin") + 2.0 * post["beta"].sel(feature="prio"))
     np.testing.assert_allclose(draws, np.exp(-((0.5 / lam.values) ** post["p"].values)))
-    assert survival_summary(idata, ["beta"]).index.tolist() == ["beta[fin]", "beta[prio]"]
+    assert fit_summary(idata, ["beta"]).index.tolist() == ["beta[fin]", "beta[prio]"]
 
 
 def test_discrete_time_model_variables_are_read():
@@ -353,7 +361,7 @@ def test_nuts_posterior_on_rossi_matches_lifelines(rossi):
     with weibull_model(rossi["week"] / 52, rossi["arrest"], X):
         idata = pm.sample(500, tune=500, chains=2, cores=1, random_seed=3, progressbar=False, compile_kwargs=CVM)
     ref = WeibullAFTFitter().fit(X.assign(week=rossi["week"], arrest=rossi["arrest"]), "week", "arrest")
-    table = survival_summary(idata, ["beta", "p"])
+    table = fit_summary(idata, ["beta", "p"])
     mle = ref.params_["lambda_"][["fin", "age", "prio"]].to_numpy()
     se = ref.standard_errors_["lambda_"][["fin", "age", "prio"]].to_numpy()
     assert (np.abs(table["coef"].iloc[:3].to_numpy() - mle) < 0.5 * se).all()

@@ -153,7 +153,7 @@ def predict_survival(idata, times=None, *, cells=None, interval: float = 0.95) -
     -------
     pandas.DataFrame
         Indexed by (``cell``, ``time``); columns ``mean``, ``median``, ``lower``, ``upper``.
-        Hazard ratios are ``exp(beta)``: ``survival_summary(idata, var_names="beta")``.
+        Hazard ratios are ``exp(beta)``: ``fit_summary(idata)``.
 
     Raises
     ------
