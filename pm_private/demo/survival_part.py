@@ -75,7 +75,7 @@ def _curves(idata, years, event, group) -> pd.DataFrame:
     """S(t) at :data:`SHOWN` per cell: the private posterior mean and band, and Kaplan–Meier."""
     from ..survival.exits.predict import predict_survival
 
-    predicted = predict_survival(idata, SHOWN)
+    predicted = predict_survival(idata, times=SHOWN)
     rows = []
     for cell in CELLS:
         times, survival = kaplan_meier(years[group == cell], event[group == cell])
@@ -97,7 +97,7 @@ def _plot(idata, years, event, group, path) -> None:
     from ..survival.exits.predict import predict_survival
 
     grid = np.linspace(0.0, EDGES[-1], 61)
-    predicted = predict_survival(idata, grid)
+    predicted = predict_survival(idata, times=grid)
     fig, ax = plt.subplots(figsize=(6, 4.2))
     for cell, colour in zip(CELLS, ("C0", "C3"), strict=True):
         curve = predicted.loc[cell]

@@ -19,6 +19,8 @@ _NAMES = {
     "survival_draws": ".posterior",
     "survival_function": ".posterior",
     "plot_survival_function": ".posterior",
+    "predict_weibull": ".posterior",
+    "predict_discrete_time": ".posterior",
     "WeibullMLE": ".weibull.fit",
     "WeibullSurvival": ".weibull.likelihood",
     "simulate_weibull": ".weibull.simulate",

@@ -39,13 +39,21 @@ import xarray as xr
 
 from .._engine.keywords import renamed_keywords
 from ..privacy.validation import as_float_array, check_fraction, check_positive
-from ..released.family import describe_family, recorded_fit
+from ..released.family import check_posterior, describe_family, recorded_fit
 from ..released.summary import INTERVAL_KINDS, fit_summary
+from .curves import curve_frame
 from .data import interval_ends
 from .discrete.data import check_link
 from .discrete.fit import _survive_terms
 
-__all__ = ["survival_summary", "survival_draws", "survival_function", "plot_survival_function"]
+__all__ = [
+    "survival_summary",
+    "survival_draws",
+    "survival_function",
+    "plot_survival_function",
+    "predict_weibull",
+    "predict_discrete_time",
+]
 
 
 #: The families whose posteriors the survival functions read.
@@ -372,6 +380,127 @@ def survival_function(
     )
     frame.attrs.update(interval=interval, kind=kind)
     return frame
+
+
+def _profiles(X) -> list:
+    """New covariate rows as the profiles :func:`survival_draws` reads: a DataFrame's rows by column
+    name, an array's rows in the fit's order, one all-zero profile for ``None``."""
+    if X is None:
+        return [None]
+    if isinstance(X, pd.DataFrame):
+        return [row for _, row in X.iterrows()]
+    rows = as_float_array(X, "X")
+    if rows.ndim == 1:
+        rows = rows[None, :]
+    if rows.ndim != 2 or rows.shape[0] == 0:
+        raise ValueError(f"X must be one covariate row or a (m, d) array of rows, got shape {rows.shape}")
+    return list(rows)
+
+
+def _row_curves(idata, X, family, times, interval: float, **reader) -> pd.DataFrame:
+    """The curves of the rows of ``X`` as :func:`~pm_private.survival.curves.curve_frame` tabulates them."""
+    check_posterior(idata, family)
+    interval = check_fraction("interval", interval, closed=False)
+    draws = [survival_draws(idata, times, x=row, **reader) for row in _profiles(X)]
+    values = [curve.values.reshape(-1, curve.sizes["time"]) for curve in draws]
+    return curve_frame("row", range(len(values)), draws[0]["time"].values, values, interval)
+
+
+def predict_weibull(idata, X=None, *, times, horizon: float = 1.0, interval: float = 0.95) -> pd.DataFrame:
+    """Posterior survival curves S(t | x) = exp(−(t/(H·λ))^p), ln λ = β₀ + xᵀβ, of new rows of a
+    :func:`~pm_private.survival.weibull_model` fit, with pointwise equal-tailed bands.
+
+    The signature and table of every survival family's predictor (the fit, the rows, then
+    ``times`` and ``interval``); each row's draws are :func:`survival_draws`'.
+
+    Parameters
+    ----------
+    idata : xarray.DataTree or xarray.Dataset
+        The result of ``pm.sample`` on ``weibull_model`` (or its posterior group).
+    X : array_like or pandas.DataFrame, shape (m, d), optional
+        New covariate rows on the scale the model was fitted on (a DataFrame's columns by name);
+        default one row of zeros, or the model without covariates.
+    times : array_like, shape (k,)
+        Times ≥ 0 in the units of the data.
+    horizon : float, default 1.0
+        The public horizon the times were divided by before fitting.
+    interval : float, default 0.95
+        The probability of the bands, in (0, 1).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (``row``, ``time``); columns ``mean``, ``median``, ``lower``, ``upper``.
+
+    Raises
+    ------
+    ValueError
+        If ``idata`` records another family, or for the reasons of :func:`survival_draws`.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> from pm_private.survival import predict_weibull
+    >>> posterior = xr.Dataset({"p": (("chain", "draw"), [[1.0, 1.0]]), "intercept": (("chain", "draw"), [[0.0, 0.0]]),
+    ...                         "beta": (("chain", "draw", "feature"), [[[0.5], [0.5]]])}, coords={"feature": ["age"]})
+    >>> predict_weibull(posterior, [[0.0], [2.0]], times=[1.0])["mean"].round(3).tolist()  # exp(−t/λ)
+    [0.368, 0.692]
+    """
+    from .weibull.family import WEIBULL
+
+    return _row_curves(idata, X, WEIBULL, times, interval, horizon=horizon)
+
+
+def predict_discrete_time(
+    idata, X=None, *, times, basis, horizon: float = 1.0, link: str = "logit", interval: float = 0.95
+) -> pd.DataFrame:
+    """Posterior survival curves S(t | x) = Π over the intervals ended by t/H of (1 − h_s),
+    h_s = g⁻¹((Aα)_s + xᵀβ), of new rows of a :func:`~pm_private.survival.discrete_time_model`
+    fit, with pointwise equal-tailed bands.
+
+    The signature and table of every survival family's predictor (the fit, the rows, then
+    ``times`` and ``interval``), with the public basis and link the model was built with.
+
+    Parameters
+    ----------
+    idata : xarray.DataTree or xarray.Dataset
+        The result of ``pm.sample`` on ``discrete_time_model`` (or its posterior group).
+    X : array_like or pandas.DataFrame, shape (m, d), optional
+        New covariate rows on the scale the model was fitted on (default one row of zeros).
+    times : array_like, shape (k,)
+        Times in [0, horizon] in the units of the data.
+    basis : array_like, shape (q, e)
+        The public basis A of the model (``DiscreteTimeData.basis``).
+    horizon : float, default 1.0
+        The public horizon the times were divided by before fitting.
+    link : {"logit", "cloglog", "probit"}, default "logit"
+        The model's link.
+    interval : float, default 0.95
+        The probability of the bands, in (0, 1).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (``row``, ``time``); columns ``mean``, ``median``, ``lower``, ``upper``.
+
+    Raises
+    ------
+    ValueError
+        If ``idata`` records another family, or for the reasons of :func:`survival_draws`.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> from pm_private.survival import interval_basis, predict_discrete_time
+    >>> posterior = xr.Dataset({"alpha": (("chain", "draw", "knot"), np.zeros((1, 2, 2))),
+    ...                         "beta": (("chain", "draw", "feature"), np.zeros((1, 2, 1)))})
+    >>> curves = predict_discrete_time(posterior, [[1.0]], times=[0.5, 1.0], basis=interval_basis(2, 2))
+    >>> curves["mean"].tolist()  # a hazard of ½ in each of the two intervals
+    [0.5, 0.25]
+    """
+    from .discrete.family import DISCRETE_TIME
+
+    return _row_curves(idata, X, DISCRETE_TIME, times, interval, horizon=horizon, basis=basis, link=link)
 
 
 @renamed_keywords(prob="interval")

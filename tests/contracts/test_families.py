@@ -365,7 +365,7 @@ def test_the_survival_regression_family_speaks_the_vocabulary_and_refuses_the_ot
         {"posterior": prior["prior"].to_dataset(), "constant_data": prior["constant_data"].to_dataset()}
     )
     curves = pp.predict_survival_regression(posterior, X.iloc[:3])
-    assert curves.shape == (9, 5) and np.isfinite(curves[["mean", "lower", "upper"]].to_numpy()).all()
+    assert curves.shape == (9, 4) and np.isfinite(curves[["mean", "lower", "upper"]].to_numpy()).all()
     with pytest.raises(ValueError, match="survival_model"):
         pp.survival_model(release)
     with pytest.raises(ValueError, match="predict_survival_regression needs a posterior of survival_regression_model"):

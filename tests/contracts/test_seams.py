@@ -185,7 +185,7 @@ def test_the_survival_predictor_refuses_a_posterior_it_cannot_answer_for(fitted)
     problems = []
     for label, posterior in _posterior_variants(fitted["survival"]):
         try:
-            values = pp.predict_survival(posterior, times).to_numpy(dtype=float)
+            values = pp.predict_survival(posterior, times=times).to_numpy(dtype=float)
             if not np.isfinite(values).all():
                 problems.append(f"{label}: silent non-finite output")
         except ValueError as error:
@@ -196,7 +196,7 @@ def test_the_survival_predictor_refuses_a_posterior_it_cannot_answer_for(fitted)
     for other, posterior in fitted.items():
         if other != "survival":
             with pytest.raises(ValueError, match=f"posterior.*{other}"):
-                pp.predict_survival(posterior, times)
+                pp.predict_survival(posterior, times=times)
     assert not problems, "\n".join(problems)
 
 

@@ -145,26 +145,27 @@ def test_curves_and_medians_follow_the_fitted_hazard_between_the_interval_ends()
     rate = np.array([0.4, 0.7])  # constant hazards per cell: H(t) = rate·t
     H = np.broadcast_to((rate[:, None] * EDGES)[None, None], (1, 3, 2, 4)).copy()
     times = [0.25, 0.75, 1.5, 3.0]
-    pwe = predict_survival(_posterior(H, 0), times)
+    pwe = predict_survival(_posterior(H, 0), times=times)
     np.testing.assert_allclose(pwe.loc["treated", "mean"].to_numpy(), np.exp(-0.7 * np.array(times)))
     med = median_survival(_posterior(H, 0))
     np.testing.assert_allclose(med["median"].to_numpy(), np.log(2) / rate)
-    steps = predict_survival(_posterior(H, 1), times)  # discrete time: falls at the ends only
+    steps = predict_survival(_posterior(H, 1), times=times)  # discrete time: falls at the ends only
     np.testing.assert_allclose(steps.loc["control", "mean"].to_numpy(), np.exp(-0.4 * np.array([0.0, 0.5, 1.0, 3.0])))
     assert median_survival(_posterior(H, 2)).loc["control", "median"] == 2.0  # the first end with S ≤ ½
     weibull = _posterior(H, 3, shape=np.full((1, 3), 2.0))  # H(t) = H(τ)(t/τ)²
     np.testing.assert_allclose(
-        predict_survival(weibull, [1.5], cells="control")["mean"].to_numpy(), np.exp(-0.4 * 3.0 * 0.25)
+        predict_survival(weibull, "control", times=[1.5])["mean"].to_numpy(), np.exp(-0.4 * 3.0 * 0.25)
     )
     own = _posterior(H, 3, shape=np.broadcast_to([1.0, 3.0], (1, 3, 2)).copy())  # a shape per cell
     np.testing.assert_allclose(
-        predict_survival(own, [1.5])["mean"].to_numpy(), np.exp(-np.array([0.4, 0.7]) * 3.0 * 0.5 ** np.array([1, 3]))
+        predict_survival(own, times=[1.5])["mean"].to_numpy(),
+        np.exp(-np.array([0.4, 0.7]) * 3.0 * 0.5 ** np.array([1, 3])),
     )
     low = _posterior(H * 0.05, 0)
     assert median_survival(low)["beyond_horizon"].tolist() == [1.0, 1.0]
     assert np.isinf(median_survival(low)["median"]).all()
     with pytest.raises(ValueError, match="horizon"):
-        predict_survival(_posterior(H, 0), [4.0])
+        predict_survival(_posterior(H, 0), times=[4.0])
     with pytest.raises(ValueError, match="cells"):
         predict_survival(_posterior(H, 0), cells="placebo")
     curve = survival_function(_posterior(H, 0), times, x="treated", interval=0.9)

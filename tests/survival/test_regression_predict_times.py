@@ -42,7 +42,7 @@ def test_curves_at_any_times_match_a_brute_force_reading(hazard):
     table = predict_survival_regression(_tree(hazard), X, times=times, cell="b")
     expected = _brute_force(times, 1, hazard == "cloglog")
     np.testing.assert_allclose(table["mean"].to_numpy().reshape(2, -1), expected, rtol=1e-12)
-    assert table["time"].tolist() == times.tolist() * 2
+    assert table.index.get_level_values("time").tolist() == times.tolist() * 2
 
 
 def test_the_default_times_are_the_interval_ends():

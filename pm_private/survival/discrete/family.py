@@ -12,6 +12,6 @@ DISCRETE_TIME = Family(
     title="discrete-time hazard regression",
     link=DISCRETE_TIME_HAZARD,
     builder=Hook("pm_private.survival.discrete.likelihood:discrete_time_model"),
-    predictor=Hook("pm_private.survival.posterior:survival_function"),
+    predictor=Hook("pm_private.survival.posterior:predict_discrete_time"),
     description="discrete-time hazard regression (Nguyên & Hui 2017a)",
 )

@@ -14,6 +14,8 @@ Post-processing of a posterior: no records are read and no budget is spent.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -21,6 +23,7 @@ import xarray as xr
 from ..._engine.keywords import renamed_keywords
 from ...privacy.validation import as_float_array, check_fraction
 from ...released.family import check_posterior
+from ..curves import curve_frame
 from .model import HAZARDS
 from .release import SURVIVAL
 
@@ -135,17 +138,22 @@ def cell_survival_draws(idata, times=None, *, cell=None) -> xr.DataArray:
 
 
 @renamed_keywords(prob="interval")
-def predict_survival(idata, times=None, *, cells=None, interval: float = 0.95) -> pd.DataFrame:
-    """Posterior survival curves per cell with pointwise equal-tailed bands.
+def predict_survival(idata, cells=None, *, times=None, interval: float = 0.95) -> pd.DataFrame:
+    """Posterior survival curves per cell, S_c(t) = exp(−H_c(t)), with pointwise equal-tailed bands.
+
+    The signature of every survival family's predictor: the fit, what the curves are of (here
+    the exit table's cells; new covariate rows for the regression families), then ``times`` and
+    ``interval``.  An old call with the times second, ``predict_survival(idata, [26, 52])``, still
+    works with a ``FutureWarning``.
 
     Parameters
     ----------
     idata : xarray.DataTree
         The result of ``pm.sample`` on a :func:`pm_private.survival.survival_model`.
-    times : array_like, shape (m,), optional
-        Times ≥ 0 on the scale of the interval ends (default: the ends).
     cells : str or sequence of str, optional
         The cells (default: all).
+    times : array_like, shape (m,), optional
+        Times ≥ 0 on the scale of the interval ends (default: the ends).
     interval : float, default 0.95
         The probability of the bands, in (0, 1).
 
@@ -172,21 +180,23 @@ def predict_survival(idata, times=None, *, cells=None, interval: float = 0.95) -
     ...     prior = pm.sample_prior_predictive(50, random_seed=1)
     >>> tree = prior.copy()
     >>> tree["posterior"] = prior["prior"]
-    >>> predict_survival(tree, [0.5, 3.0]).columns.tolist()
+    >>> predict_survival(tree, times=[0.5, 3.0]).columns.tolist()
     ['mean', 'median', 'lower', 'upper']
     """
+    if cells is not None and not isinstance(cells, str) and np.issubdtype(np.asarray(cells).dtype, np.number):
+        warnings.warn(
+            "predict_survival(idata, times) is now predict_survival(idata, times=times): the second argument "
+            "is the cells; the old order will be refused in the next release",
+            FutureWarning,
+            stacklevel=2,
+        )
+        cells, times = None, cells
     interval = check_fraction("interval", interval, closed=False)
     posterior, code, ends = posterior_parts(idata)
     t = check_times(times, ends)
-    rows = []
-    for cell in _cells(posterior, cells):
-        draws = np.exp(-cumulative_hazard(posterior, code, ends, cell, t)).reshape(-1, t.size)
-        lower, median, upper = np.quantile(draws, [(1 - interval) / 2, 0.5, (1 + interval) / 2], axis=0)
-        for k, time in enumerate(t):
-            rows.append((cell, time, draws[:, k].mean(), median[k], lower[k], upper[k]))
-    frame = pd.DataFrame(rows, columns=["cell", "time", "mean", "median", "lower", "upper"]).set_index(["cell", "time"])
-    frame.attrs.update(interval=interval)
-    return frame
+    chosen = _cells(posterior, cells)
+    draws = [np.exp(-cumulative_hazard(posterior, code, ends, cell, t)).reshape(-1, t.size) for cell in chosen]
+    return curve_frame("cell", chosen, t, draws, interval)
 
 
 def median_draws(posterior, code: int, ends: np.ndarray, cell: str) -> np.ndarray:

@@ -10,6 +10,7 @@ import xarray as xr
 from ..._engine.keywords import renamed_keywords
 from ...privacy.validation import check_fraction
 from ...released.glm import linear_predictor_draws, posterior_dataset
+from ..curves import curve_frame
 from ..exits.predict import check_times, cumulative_hazard
 from .release import SURVIVAL_REGRESSION
 
@@ -52,8 +53,9 @@ def predict_survival_regression(
     Returns
     -------
     pandas.DataFrame
-        One row per new row and time: ``row``, ``time``, ``mean`` (the posterior mean of
-        S(t | x)), ``lower`` and ``upper`` (the central band).
+        Indexed by (``row``, ``time``), the row's position in ``X`` and the time; columns
+        ``mean`` and ``median`` (of S(t | x) over the draws), ``lower`` and ``upper`` (the
+        central band), as every survival family's predictor returns.
 
     Raises
     ------
@@ -93,17 +95,7 @@ def predict_survival_regression(
     # H₀·exp(η) would be 0·∞ = NaN, and a product past the largest double gives S = 0
     with np.errstate(over="ignore"):
         survival = SURVIVAL_REGRESSION.link.inverse(eta[:, :, None], np.swapaxes(hazard, 0, 1))  # (m, S, k)
-    lower, upper = np.quantile(survival, [(1 - interval) / 2, (1 + interval) / 2], axis=1)
-    J = times.size
-    return pd.DataFrame(
-        {
-            "row": np.repeat(np.arange(m), J),
-            "time": np.tile(times, m),
-            "mean": survival.mean(axis=1).ravel(),
-            "lower": lower.ravel(),
-            "upper": upper.ravel(),
-        }
-    )
+    return curve_frame("row", range(m), times, survival, interval)
 
 
 def _cumulative_hazard(draws) -> xr.DataArray:

@@ -11,6 +11,6 @@ WEIBULL = Family(
     title="Weibull survival regression",
     link=WEIBULL_AFT,
     builder=Hook("pm_private.survival.weibull.likelihood:weibull_model"),
-    predictor=Hook("pm_private.survival.posterior:survival_function"),
+    predictor=Hook("pm_private.survival.posterior:predict_weibull"),
     description="censored Weibull survival (Nguyên & Hui 2017b)",
 )
