@@ -28,10 +28,18 @@ import pymc as pm
 import pytensor.tensor as pt
 from pymc.logprob.transforms import Transform
 from pytensor.tensor.linalg import solve_triangular
+from pytensor.tensor.random.type import RandomGeneratorType
+from pytensor.tensor.type_other import NoneTypeT
 
 from .prior_ops import simplex_from_log_ratios, walk_from_increments, walk_logp
 
 __all__ = ["centred_intercept", "random_walk", "symmetric_dirichlet", "whitened_normal"]
+
+
+def _parameters(inputs) -> list:
+    """The parameters among the inputs of a ``pm.CustomDist(dist=...)`` variable's node, which
+    PyMC hands to its transform: [size, *parameters, *random generators]."""
+    return [node_input for node_input in inputs[1:] if not isinstance(node_input.type, RandomGeneratorType)]
 
 
 class _Whitening(Transform):
@@ -40,15 +48,15 @@ class _Whitening(Transform):
     name = "whitened"
 
     def forward(self, value, *inputs):
-        chol = inputs[-1]
+        chol = _parameters(inputs)[-1]
         return (pt.swapaxes(chol, -1, -2) @ value[..., None])[..., 0]
 
     def backward(self, value, *inputs):
-        chol = inputs[-1]
+        chol = _parameters(inputs)[-1]
         return solve_triangular(pt.swapaxes(chol, -1, -2), value[..., None], lower=False)[..., 0]
 
     def log_jac_det(self, value, *inputs):
-        chol = inputs[-1]
+        chol = _parameters(inputs)[-1]
         return -pt.sum(pt.log(pt.abs(pt.diagonal(chol, axis1=-2, axis2=-1))), axis=-1)
 
 
@@ -58,15 +66,15 @@ class _Centring(Transform):
     name = "centred"
 
     def forward(self, value, *inputs):
-        beta, loading, scale = inputs[-3:]
+        beta, loading, scale = _parameters(inputs)
         return scale * value + pt.sum(loading * beta, axis=-1)
 
     def backward(self, value, *inputs):
-        beta, loading, scale = inputs[-3:]
+        beta, loading, scale = _parameters(inputs)
         return (value - pt.sum(loading * beta, axis=-1)) / scale
 
     def log_jac_det(self, value, *inputs):
-        scale = inputs[-1]
+        scale = _parameters(inputs)[-1]
         return -pt.log(pt.abs(scale)) * pt.ones_like(value)
 
 
@@ -81,8 +89,12 @@ def _row_parameters(walks, start, step):
     return pt.broadcast_to(start[..., 0], batch).reshape((-1,)), pt.broadcast_to(step, batch).reshape((-1,))
 
 
-def _batch_size(size, shape) -> tuple | None:
-    return None if size is None or tuple(size) == () else tuple(size) + tuple(shape)
+def _batch_shape(size, *cores) -> tuple:
+    """The batch shape of a draw of a ``pm.CustomDist`` graph: ``size`` where given, else the
+    broadcast of the parameters' batch parts ``cores``."""
+    if isinstance(size.type, NoneTypeT):
+        return tuple(pt.broadcast_shape(*cores))
+    return tuple(size[i] for i in range(size.type.shape[0]))
 
 
 def whitened_normal(name: str, sd, chol, *, dims=None):
@@ -114,11 +126,12 @@ def whitened_normal(name: str, sd, chol, *, dims=None):
     def logp(value, sd, chol):
         return pm.logp(pm.Normal.dist(0.0, sd), value).sum(axis=-1)
 
-    def random(sd, chol, rng=None, size=None):
-        return rng.normal(0.0, sd, size=_batch_size(size, np.shape(sd)[-1:]))
+    def dist(sd, chol, size):  # a graph: prior draws compile in every backend
+        sd = pt.broadcast_to(sd, (*_batch_shape(size, sd[..., 0], chol[..., 0, 0]), sd.shape[-1]))
+        return pm.Normal.dist(pt.zeros_like(sd), sd)
 
     return pm.CustomDist(
-        name, sd, chol, logp=logp, random=random, signature="(k),(k,k)->(k)", transform=_Whitening(), dims=dims
+        name, sd, chol, logp=logp, dist=dist, signature="(k),(k,k)->(k)", transform=_Whitening(), dims=dims
     )
 
 
@@ -154,8 +167,8 @@ def centred_intercept(name: str, sigma: float, beta, loading, scale, *, dims=Non
     def logp(value, beta, loading, scale):
         return pm.logp(pm.Normal.dist(0.0, sigma), value)
 
-    def random(beta, loading, scale, rng=None, size=None):
-        return rng.normal(0.0, sigma, size=_batch_size(size, ()))
+    def dist(beta, loading, scale, size):
+        return pm.Normal.dist(pt.zeros(_batch_shape(size, beta[..., 0], loading[..., 0], scale)), sigma)
 
     return pm.CustomDist(
         name,
@@ -163,7 +176,7 @@ def centred_intercept(name: str, sigma: float, beta, loading, scale, *, dims=Non
         loading,
         scale,
         logp=logp,
-        random=random,
+        dist=dist,
         signature="(k),(k),()->()",
         transform=_Centring(),
         dims=dims,
@@ -180,17 +193,17 @@ class _NonCentring(Transform):
         self.first_sigma = first_sigma
 
     def forward(self, value, *inputs):
-        start, step = inputs[-2:]
+        start, step = _parameters(inputs)
         first = (value[..., :1] - start[..., :1]) / self.first_sigma
         return pt.concatenate([first, pt.diff(value, axis=-1) / step], axis=-1)
 
     def backward(self, value, *inputs):
-        start, step = inputs[-2:]
+        start, step = _parameters(inputs)
         walks = walk_from_increments(_rows(value), *_row_parameters(value, start, step), self.first_sigma)
         return walks.reshape(value.shape)
 
     def log_jac_det(self, value, *inputs):
-        step = inputs[-1]
+        step = _parameters(inputs)[-1]
         return (np.log(self.first_sigma) + (value.shape[-1] - 1) * pt.log(step)) * pt.ones_like(value[..., 0])
 
 
@@ -226,11 +239,11 @@ def random_walk(name: str, first_mu, first_sigma: float, step_sigma: float, dims
     def logp(value, start, step):
         return walk_logp(_rows(value), *_row_parameters(value, start, step), first_sigma).reshape(value.shape[:-1])
 
-    def random(start, step, rng=None, size=None):
-        start = np.broadcast_to(start, _batch_size(size, np.shape(start)[-1:]) or np.shape(start))
-        z = rng.normal(size=start.shape)
+    def dist(start, step, size):
+        start = pt.broadcast_to(start, (*_batch_shape(size, start[..., 0], step), start.shape[-1]))
+        z = pm.Normal.dist(pt.zeros_like(start), 1.0)
         first = start[..., :1] + first_sigma * z[..., :1]
-        return np.concatenate([first, first + step * np.cumsum(z[..., 1:], axis=-1)], axis=-1)
+        return pt.concatenate([first, first + pt.shape_padright(step) * pt.cumsum(z[..., 1:], axis=-1)], axis=-1)
 
     def support_point(rv, size, start, step):
         return pt.broadcast_to(start, rv.shape)
@@ -240,7 +253,7 @@ def random_walk(name: str, first_mu, first_sigma: float, step_sigma: float, dims
         start,
         step,
         logp=logp,
-        random=random,
+        dist=dist,
         support_point=support_point,
         signature="(j),()->(j)",
         transform=_NonCentring(first_sigma),

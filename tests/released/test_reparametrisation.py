@@ -1,5 +1,7 @@
 """The transforms of pm_private.released.reparametrisation against the densities they stand for."""
 
+import warnings
+
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
@@ -68,3 +70,19 @@ def test_random_walk_is_non_centred_gaussian_walk():
     assert sps.kstest(draws[:, 1, 0], sps.norm(-1.0, 2.0).cdf).pvalue > 1e-3
     assert sps.kstest((np.diff(draws[:, 0], axis=-1) / steps[:, None]).ravel(), sps.norm.cdf).pvalue > 1e-3
     np.testing.assert_allclose(model.initial_point()["walk_z__"], 0.0)
+
+
+def test_prior_draws_compile_in_numba_without_the_object_mode_fallback():
+    """The three variables' draws are PyTensor graphs (``CustomDist(dist=...)``), so prior and
+    predictive sampling compile in Numba; a Python ``random`` would run in object mode with a warning."""
+    with pm.Model(coords={"cell": ["a", "b"], "interval": np.arange(4)}), warnings.catch_warnings():
+        beta = whitened_normal("beta", pt.as_tensor([1.0, 2.0, 0.5]), pt.as_tensor(CHOL[1:, 1:]))
+        centred_intercept("intercept", 3.0, beta, pt.as_tensor(CHOL[1:, 0]), pt.as_tensor(CHOL[0, 0]))
+        random_walk("walk", np.array([[0.5], [-1.0]]), 2.0, 1.5, ("cell", "interval"), (2, 4))
+        warnings.simplefilter("error")
+        prior = pm.sample_prior_predictive(2000, random_seed=3, compile_kwargs={"mode": "NUMBA"})["prior"]
+    assert prior["beta"].shape == (1, 2000, 3) and prior["walk"].shape == (1, 2000, 2, 4)
+    assert sps.kstest(prior["intercept"].values.ravel(), sps.norm(scale=3.0).cdf).pvalue > 1e-3
+    assert sps.kstest(prior["beta"].values[0, :, 1], sps.norm(scale=2.0).cdf).pvalue > 1e-3
+    increments = np.diff(prior["walk"].values[0], axis=-1) / prior["walk_step"].values[0, :, None, None]
+    assert sps.kstest(increments.ravel(), sps.norm.cdf).pvalue > 1e-3
