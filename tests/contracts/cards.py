@@ -544,7 +544,7 @@ CARDS = [
         data=dict(time="time", event="event"),
         # ε 10: on 40 records the noise of ε 1 clamps the estimates to their range, where neighbours cannot move them
         params=dict(epsilon=10.0, horizon=1.0, gamma=10.0, omega=6.0, rng=0),
-        kinds=FOLLOW_UP | CHARGED | dict(epsilon="epsilon", horizon="bound", gamma="bound", omega="bound"),
+        kinds=FOLLOW_UP | CHARGED | PERSONS | dict(epsilon="epsilon", horizon="bound", gamma="bound", omega="bound"),
         release_kind="weibull",
     ),
     MechanismCard(
@@ -554,6 +554,7 @@ CARDS = [
         params=dict(epsilon=10.0, horizon=1.0, subset_size=10, gamma=10.0, omega=6.0, rng=0),
         kinds=FOLLOW_UP
         | CHARGED
+        | PERSONS
         | dict(epsilon="epsilon", horizon="bound", subset_size="count", gamma="bound", omega="bound"),
         release_kind="weibull",
     ),

@@ -119,6 +119,27 @@ def test_the_weibull_release_takes_a_person_history_as_one_record():
     assert accountant.history[0].neighbours == "replace-one person"
 
 
+@pytest.mark.parametrize("mechanism", ["weibull_laplace", "weibull_sample_aggregate"])
+def test_the_weibull_baselines_take_a_person_history_as_one_record(mechanism):
+    """With ``unit`` the release is the one of the persons' histories made records by hand (the same
+    seeded noise gives the same numbers), its n the persons, its unit and the ledger's relation a person."""
+    import pm_private.survival as survival
+
+    data = load_stanford_heart_transplants()
+    release = getattr(survival, mechanism)
+    options = dict(epsilon=1.0, horizon=2000.0, rng=0, **({"subset_size": 20} if "aggregate" in mechanism else {}))
+    accountant = PrivacyAccountant(2.0)
+    by_person = release(data["stop"], data["event"], unit=data["id"], accountant=accountant, **options)
+    time, event, _, _ = person_histories(data["id"], data["stop"], data["event"])
+    by_hand = release(time, event, **options)
+    assert by_person.n == by_hand.n == 103 and by_person.unit == "person" and by_hand.unit == "record"
+    assert (by_person.shape, by_person.scale) == (by_hand.shape, by_hand.scale)
+    assert accountant.history[0].neighbours == "replace-one person"
+    with pytest.raises(ValueError, match="unit"):
+        release(data["stop"], data["event"], unit=data["id"][:5], accountant=accountant, **options)
+    assert len(accountant.history) == 1  # the refused call spent nothing
+
+
 @pytest.mark.parametrize("mechanism", ["output_perturbation", "objective_perturbation"])
 def test_the_discrete_time_releases_take_a_person_history_as_one_record(mechanism):
     import pm_private.survival as survival

@@ -12,6 +12,7 @@ from ...privacy.release import release_guard
 from ...privacy.validation import (
     check_count,
 )
+from ..data import person_records
 from .fit import mle_rows
 from .release import LAPLACE_MLE, SAMPLE_AGGREGATE, WeibullRelease, _prepare
 
@@ -39,6 +40,7 @@ def weibull_laplace(
     omega: float = 6.0,
     accountant: PrivacyAccountant | None = None,
     rng=None,
+    unit=None,
 ) -> WeibullRelease:
     """Baseline (Nguyên & Hui 2017b, §VI-A): Laplace mechanism on the MLE p and λ/horizon, each clipped
     to [0, γ] (global sensitivity γ) and released with ε/2, i.e. Laplace(2γ/ε).
@@ -64,6 +66,11 @@ def weibull_laplace(
         Charged ε before any noise is drawn; refuses with BudgetExceededError if over budget.
     rng : None, int or numpy.random.Generator
         None for the secure OS generator (private); a seed only for tests (``private=False``).
+    unit : array_like, shape (n,), optional
+        The person of each row, when rows are intervals of persons' follow-up (``time`` each
+        interval's end): each person's history becomes one record, their first exit
+        (:func:`pm_private.survival.person_histories`), n the number of persons, and the release
+        protects a person with all their rows.  None: each row is one person's record.
 
     Returns
     -------
@@ -80,7 +87,8 @@ def weibull_laplace(
 
     Notes
     -----
-    Privacy: ε-DP (pure) under replace-one neighbours (n is public), by sequential composition
+    Privacy: ε-DP (pure) under replace-one neighbours (n is public; the unit a person's record,
+    or with ``unit`` a person with all their rows, made one record), by sequential composition
     of two Laplace mechanisms with ε/2 each on the clipped MLEs (sensitivity γ).  Public:
     ``horizon``, ω, γ, n.  Exact.  Floating-point safe (OpenDP's exact discrete Laplace) for the
     secure default ``rng=None``; a seeded ``rng`` gives ``private=False``.  Reference:
@@ -100,9 +108,10 @@ def weibull_laplace(
     >>> 0.0 <= release.shape <= release.gamma
     True
     """
+    time, event, _, unit = person_records(unit, time, event)
     epsilon, gamma, omega, t, d = _prepare(time, event, epsilon, horizon, gamma, omega)
     source = as_noise_source(rng)
-    with release_guard(accountant, LAPLACE_MLE, epsilon, label=f"Laplace on p, λ; n={t.size}"):
+    with release_guard(accountant, LAPLACE_MLE, epsilon, label=f"Laplace on p, λ; n={t.size}", unit=unit):
         p, lam = _clipped_mle(np.log(t), d, gamma)
         shape, scale, releases = _release_pair(
             p[0], lam[0], sensitivity=gamma, epsilon=epsilon, gamma=gamma, source=source
@@ -120,6 +129,7 @@ def weibull_laplace(
             n=t.size,
             noise_scales=tuple(r.scale for r in releases),
             private=source.secure,
+            unit=unit,
         )
 
 
@@ -134,6 +144,7 @@ def weibull_sample_aggregate(
     omega: float = 6.0,
     accountant: PrivacyAccountant | None = None,
     rng=None,
+    unit=None,
 ) -> WeibullRelease:
     """Baseline (Nguyên & Hui 2017b, §VI-A; Smith 2008): sample-and-aggregate.
 
@@ -165,6 +176,11 @@ def weibull_sample_aggregate(
         Charged ε before any noise is drawn; refuses with BudgetExceededError if over budget.
     rng : None, int or numpy.random.Generator
         None for the secure OS generator (private); a seed only for tests (``private=False``).
+    unit : array_like, shape (n,), optional
+        The person of each row, when rows are intervals of persons' follow-up (``time`` each
+        interval's end): each person's history becomes one record, their first exit
+        (:func:`pm_private.survival.person_histories`), n the number of persons, and the release
+        protects a person with all their rows.  None: each row is one person's record.
 
     Returns
     -------
@@ -181,7 +197,8 @@ def weibull_sample_aggregate(
 
     Notes
     -----
-    Privacy: ε-DP (pure) under replace-one neighbours (n is public): one record is in one
+    Privacy: ε-DP (pure) under replace-one neighbours (n is public; the unit a person's record,
+    or with ``unit`` a person with all their rows, made one record): one record is in one
     subset, so the subset means have sensitivity γ/m, released by two Laplace mechanisms with
     ε/2 each.  Public: ``horizon``, ω, γ, ``subset_size``, n.  Exact.  Floating-point safe
     (OpenDP's exact discrete Laplace) for the secure default ``rng=None``; a seeded ``rng``
@@ -199,12 +216,14 @@ def weibull_sample_aggregate(
     >>> release.subsets, release.noise_scales  # m = 4 subsets: Laplace(2γ/(mε))
     (4, (5.0, 5.0))
     """
+    time, event, _, unit = person_records(unit, time, event)
     epsilon, gamma, omega, t, d = _prepare(time, event, epsilon, horizon, gamma, omega)
     n = t.size
     size = check_count("subset_size", subset_size, maximum=n)
     source = as_noise_source(rng)
     m = max(1, round(n / size))
-    with release_guard(accountant, SAMPLE_AGGREGATE, epsilon, label=f"{m} subsets of {n // m}, n={n}"):
+    label = f"{m} subsets of {n // m}, n={n}"
+    with release_guard(accountant, SAMPLE_AGGREGATE, epsilon, label=label, unit=unit):
         order = np.argsort(source.uniform(n))[: m * (n // m)].reshape(m, n // m)
         p, lam = _clipped_mle(np.log(t)[order], d[order], gamma)
         shape, scale, releases = _release_pair(
@@ -224,4 +243,5 @@ def weibull_sample_aggregate(
             n=n,
             noise_scales=tuple(r.scale for r in releases),
             private=source.secure,
+            unit=unit,
         )
