@@ -48,6 +48,7 @@ from scipy.special import expit
 from ..privacy.noise import as_noise_source
 from ..privacy.primitives import project_rows
 from ..privacy.release import Release, constant, output, public, release_guard
+from ..privacy.units import rows_per_unit
 from ..privacy.validation import (
     as_matrix,
     check_bool,
@@ -318,6 +319,7 @@ def data_perturbation_sgd(
     influence_threshold: float | None = None,
     accountant=None,
     rng=None,
+    unit=None,
 ) -> DataPerturbationRelease:
     """(ε, δ)-DP logistic regression by per-step Gaussian record perturbation: a comparison baseline.
 
@@ -326,7 +328,8 @@ def data_perturbation_sgd(
     (module docstring).
 
     Privacy: **(ε, δ)-DP** for the secure default ``rng=None`` under replace-one neighbours
-    (n public), for every iterate and the output: each step is a Gaussian mechanism of ℓ2
+    (n public; the unit a row, or with ``unit`` a person with all their rows, n persons), for
+    every iterate and the output: each step is a Gaussian mechanism of ℓ2
     sensitivity 2R on a batch sampled without replacement, and the T steps are composed by
     Google's ``dp_accounting`` RDP accountant (Wang, Balle & Kasiviswanathan 2019); the scheme
     follows Kang et al. (2020), whose own argument is not a proof.  Public: ``norm_bound``,
@@ -366,6 +369,11 @@ def data_perturbation_sgd(
         Charged (ε, δ) once, refused before any noise is drawn if over budget.
     rng : None, int, numpy.random.Generator or NoiseSource, optional
         None (default) draws secure noise; anything else is seeded and not private.
+    unit : array-like, shape (n,), optional
+        The person of each row (repeated observations): one row per person, chosen uniformly at
+        random from the noise source, enters the run, and the release protects a person with all
+        their rows, n the number of persons (:func:`pm_private.privacy.one_row_per_unit`).
+        None: the unit is the row.
 
     Returns
     -------
@@ -413,6 +421,9 @@ def data_perturbation_sgd(
         )
     if not math.isfinite(bound * bound + 1):
         raise ValueError(f"norm_bound = {bound!r} is too large: the record radius overflows")
+    source = as_noise_source(rng)
+    (X, y), unit = rows_per_unit(unit, source, X, y)
+    n = X.shape[0]
     batch_size = check_count("batch_size", batch_size, 1, n)
     epochs = check_count("epochs", epochs)
     fit_intercept = check_bool("fit_intercept", fit_intercept)
@@ -426,14 +437,13 @@ def data_perturbation_sgd(
         radius = math.sqrt(bound**2 + 1)
     records *= y[:, None]
     sensitivity = 2.0 * radius
-    source = as_noise_source(rng)
     multiplier = calibrate_noise_multiplier(epsilon=epsilon, delta=delta, n=n, batch_size=batch_size, steps=steps)
     sigma = multiplier * sensitivity
     noised = np.ones(n, dtype=bool) if influence_threshold is None else _influence(records, l2) > influence_threshold
 
     label = "data-perturbation baseline" + ("" if influence_threshold is None else " (influence-thresholded: NOT DP)")
     with (
-        release_guard(accountant, MECHANISM, epsilon, delta, label=label),
+        release_guard(accountant, MECHANISM, epsilon, delta, label=label, unit=unit),
         np.errstate(over="ignore", invalid="ignore"),
     ):
         average = _averaged_sgd(records, batch_size, sigma, noised, source, rate=rate, l2=l2, steps=steps)
@@ -456,6 +466,7 @@ def data_perturbation_sgd(
         steps=steps,
         batch_size=batch_size,
         private=source.secure and influence_threshold is None,
+        unit=unit,
     )
 
 

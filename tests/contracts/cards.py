@@ -430,6 +430,7 @@ CARDS = [
         ),
         kinds=RECORDS
         | CHARGED
+        | PERSONS
         | dict(
             y="labels",
             epsilon="epsilon",

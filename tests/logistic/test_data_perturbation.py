@@ -190,3 +190,25 @@ def test_overflowing_iterates_are_refused_after_the_charge_never_returned():
             rng=0,
         )
     assert acct.spent == (1e6, 1e-5)  # noise was drawn: a retry is a new release
+
+
+def test_a_person_with_several_rows_enters_once():
+    """With ``unit`` one row per person runs (n persons: the step count follows them), the release
+    and the ledger name the person, and the run equals the one on those rows by hand."""
+    X, y = _data(300, seed=4)
+    unit = np.repeat(np.arange(100), 3)  # 100 persons of 3 rows
+    accountant = PrivacyAccountant(10.0, 1e-4)
+    options = dict(epsilon=2.0, delta=1e-5, norm_bound=3.0, batch_size=20, epochs=2)
+    release = data_perturbation_sgd(X, y, unit=unit, accountant=accountant, rng=5, **options)
+    assert release.unit == "person" and release.steps == 10  # ⌈2·100/20⌉
+    assert accountant.history[0].neighbours == "replace-one person"
+    source = as_noise_source(5)
+    from pm_private.privacy.units import one_row_per_unit
+
+    kept = one_row_per_unit(unit, source)
+    assert np.unique(unit[kept]).size == 100
+    by_hand = data_perturbation_sgd(X[kept], y[kept], rng=source, **options)
+    np.testing.assert_array_equal(release.coef, by_hand.coef)
+    with pytest.raises(ValueError, match="unit"):
+        data_perturbation_sgd(X, y, unit=unit[:10], accountant=accountant, rng=5, **options)
+    assert len(accountant.history) == 1
