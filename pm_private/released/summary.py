@@ -12,6 +12,7 @@ posterior's ``constant_data``; neither reads a record or spends budget.
 
 from __future__ import annotations
 
+import itertools
 import sys
 import textwrap
 
@@ -96,19 +97,20 @@ def _units(tree: xr.DataTree, d: int) -> tuple[dict | None, bool]:
 
 
 def _coefficient_draws(posterior: xr.Dataset) -> xr.Dataset:
-    """``intercept`` and ``beta`` (one variable per scalar, ``beta[<feature>]``), as (chain, draw)."""
+    """``intercept`` and ``beta``, one variable per scalar as (chain, draw), labelled by their
+    other dims' coordinates as ArviZ labels them: ``beta[<feature>]``, ``intercept[<cell>]``."""
     columns = {}
-    if "intercept" in posterior:
-        if posterior["intercept"].ndim != 2:
-            raise ValueError("idata: a batched fit (one intercept per fit) has no single summary; select a fit first")
-        columns["intercept"] = posterior["intercept"]
-    if "beta" in posterior:
-        beta = posterior["beta"]
-        if beta.ndim != 3:
-            raise ValueError("idata: a batched fit (one beta per fit) has no single summary; select a fit first")
-        dim = beta.dims[-1]
-        for label in beta[dim].values:
-            columns[f"beta[{label}]"] = beta.sel({dim: label}, drop=True)
+    for name in (name for name in COEFFICIENTS if name in posterior):
+        draws = posterior[name]
+        if "fit" in draws.dims:  # the batch dim of a batched linear fit
+            raise ValueError(f"idata: a batched fit (one {name} per fit) has no single summary; select a fit first")
+        dims = [dim for dim in draws.dims if dim not in ("chain", "draw")]
+        if not dims:
+            columns[name] = draws
+            continue
+        for labels in itertools.product(*(draws[dim].values for dim in dims)):
+            key = f"{name}[{', '.join(map(str, labels))}]"
+            columns[key] = draws.sel(dict(zip(dims, labels, strict=True)), drop=True)
     broken = [name for name, draws in columns.items() if not np.isfinite(draws.values).all()]
     if broken:
         raise ValueError(

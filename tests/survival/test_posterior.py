@@ -265,6 +265,25 @@ def test_summary_columns_and_values():
     pd.testing.assert_frame_equal(old, fit_summary(posterior, ["beta", "p"], scale="fitted"))
 
 
+def test_summary_labels_per_cell_coefficients_by_cell():
+    """An intercept (or shape) per cell, as the exit-table Weibull fit without proportional hazards
+    draws it, is one row per cell, labelled as ArviZ labels it; only a batch of fits is refused."""
+    rng = np.random.default_rng(6)
+    cells = xr.Dataset(
+        {
+            "intercept": (("chain", "draw", "cell"), rng.normal([0.2, -0.4], 0.1, (2, 300, 2))),
+            "shape": (("chain", "draw", "cell"), rng.lognormal(0.0, 0.1, (2, 300, 2))),
+        },
+        coords={"cell": ["control", "treated"]},
+    )
+    table = fit_summary(cells, ["intercept", "shape"])
+    assert table.index.tolist() == ["intercept[control]", "intercept[treated]", "shape[control]", "shape[treated]"]
+    np.testing.assert_allclose(table["coef"].iloc[:2], cells["intercept"].mean(("chain", "draw")).values)
+    batched = xr.Dataset({"beta": (("chain", "draw", "fit", "feature"), rng.normal(size=(2, 10, 3, 2)))})
+    with pytest.raises(ValueError, match="batched fit"):
+        fit_summary(batched)
+
+
 def test_summary_refuses_unknown_variables_and_bad_intervals():
     posterior = _posterior(p=(np.ones((1, 3)),))
     with pytest.raises(ValueError, match=r"var_names \['beta'\] are not in the posterior"):
