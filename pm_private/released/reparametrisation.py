@@ -37,8 +37,11 @@ __all__ = ["centred_intercept", "random_walk", "symmetric_dirichlet", "whitened_
 
 
 def _parameters(inputs) -> list:
-    """The parameters among the inputs of a ``pm.CustomDist(dist=...)`` variable's node, which
-    PyMC hands to its transform: [size, *parameters, *random generators]."""
+    """The variable's parameters from what its transform is handed: PyMC hands it the inputs of a
+    ``pm.CustomDist(dist=...)`` variable's node, [size, *parameters, *random generators]; a
+    direct call may hand the parameters alone."""
+    if not inputs or not isinstance(getattr(inputs[-1], "type", None), RandomGeneratorType):
+        return list(inputs)
     return [node_input for node_input in inputs[1:] if not isinstance(node_input.type, RandomGeneratorType)]
 
 
