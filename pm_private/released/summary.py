@@ -54,6 +54,13 @@ COEFFICIENTS = ("intercept", "beta")
 INTERVAL_KINDS = ("eti", "hdi")
 
 
+def check_interval_kind(kind) -> str:
+    """``kind`` if it is one of :data:`INTERVAL_KINDS`, else a ValueError naming the argument."""
+    if not isinstance(kind, str) or kind not in INTERVAL_KINDS:
+        raise ValueError(f"kind must be one of {INTERVAL_KINDS}, got {kind!r}")
+    return kind
+
+
 def _variables(posterior: xr.Dataset, var_names) -> list[str]:
     """The posterior variables to tabulate: ``var_names`` (a name or a list), or the coefficients."""
     if var_names is None:
@@ -221,8 +228,7 @@ def fit_summary(
     interval = check_fraction("interval", interval, closed=False)
     if not isinstance(scale, str) or scale not in SCALES:
         raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
-    if kind not in INTERVAL_KINDS:
-        raise ValueError(f"kind must be one of {INTERVAL_KINDS}, got {kind!r}")
+    kind = check_interval_kind(kind)
     tree = _tree(idata)
     record = recorded_fit(tree)
     draws, scale, preprocessed = _draws_on_scale(tree, var_names, scale)

@@ -40,7 +40,7 @@ import xarray as xr
 from .._engine.keywords import renamed_keywords
 from ..privacy.validation import as_float_array, check_fraction, check_positive
 from ..released.family import check_posterior, describe_family, recorded_fit
-from ..released.summary import INTERVAL_KINDS, fit_summary
+from ..released.summary import check_interval_kind, fit_summary
 from .curves import curve_frame
 from .data import interval_ends
 from .discrete.data import check_link
@@ -90,12 +90,6 @@ def _steps(idata) -> bool:
     from .exits.model import HAZARDS
 
     return int(idata["constant_data"]["hazard_code"].values) in (HAZARDS["logit"], HAZARDS["cloglog"])
-
-
-def _check_kind(kind: str) -> str:
-    if kind not in INTERVAL_KINDS:
-        raise ValueError(f"kind must be one of {INTERVAL_KINDS}, got {kind!r}")
-    return kind
 
 
 def _percent(interval: float) -> str:
@@ -366,7 +360,7 @@ def survival_function(
     import arviz as az
 
     interval = check_fraction("interval", interval, closed=False)
-    kind = _check_kind(kind)
+    kind = check_interval_kind(kind)
     draws = survival_draws(idata, times, x=x, horizon=horizon, basis=basis, link=link)
     band = (az.eti if kind == "eti" else az.hdi)(draws, prob=interval)
     frame = pd.DataFrame(
