@@ -438,7 +438,7 @@ def _elastic_net_audit(epsilon: float = 2.0, lam: float = 0.5) -> Audit:
 
     def draw(k, m, source):
         model = DPElasticNetLogisticRegression(
-            epsilon=epsilon, lam=lam, alpha=0.0, norm_bound=kappa, fit_intercept=False, too_weak="add_ridge", rng=source
+            epsilon=epsilon, lam=lam, alpha=0.0, x_bound=kappa, fit_intercept=False, too_weak="add_ridge", rng=source
         )
         theta = np.array([model.fit(*pair[k]).coef_[0] for _ in range(m)])
         return log_density(theta, *pair[0]) - log_density(theta, *pair[1])
@@ -461,7 +461,7 @@ def _penalty_selection_audit(epsilon: float = 8.0, delta: float = 1e-6) -> Audit
                 alpha=0.0,
                 epsilon=epsilon,
                 delta=delta,
-                norm_bound=1.0,
+                x_bound=1.0,
                 fit_intercept=False,
                 validation_fraction=0.1,
                 rng=source,

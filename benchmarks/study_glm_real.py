@@ -510,7 +510,7 @@ def main(argv=None):
                 if binary:
                     for lam in args.lams:
                         net = DPElasticNetLogisticRegression(
-                            epsilon=eps, lam=lam, norm_bound=l1_bound, too_weak="add_ridge", rng=rng
+                            epsilon=eps, lam=lam, x_bound=l1_bound, too_weak="add_ridge", rng=rng
                         ).fit(Xp, yp)
                         scores = classification_scores(net.predict_proba(Xt)[:, 1], yt)
                         records.append(

@@ -78,10 +78,10 @@ def outcomes(coef: np.ndarray, terms, causal) -> dict:
     }
 
 
-def lambda_grid(epsilon: float, alpha: float, n: int, norm_bound: float) -> tuple[np.ndarray, float]:
+def lambda_grid(epsilon: float, alpha: float, n: int, x_bound: float) -> tuple[np.ndarray, float]:
     """λ_min·(1, 2, 4, 8, 16) with λ_min = convex_min/(1 − α) for the training share of ε and n."""
     n_train = n - int(round(VALID * n))
-    _, c = design_bounds(norm_bound, 1, True)
+    _, c = design_bounds(x_bound, 1, True)
     need = convex_min((1 - SHARE) * epsilon, n_train, c)
     return need / (1 - alpha) * np.array(LAMBDA_MULTIPLES), need
 
@@ -116,7 +116,7 @@ def run_selection(*, sims, epsilons, alphas, snps, seed) -> tuple[pd.DataFrame, 
                     alpha=alpha,
                     epsilon=eps,
                     delta=DELTA,
-                    norm_bound=kappa,
+                    x_bound=kappa,
                     selection_share=SHARE,
                     validation_fraction=VALID,
                     rng=rng,
@@ -194,7 +194,7 @@ def _baseline_fits(X, y, test_X, test_y, eps, rng) -> list[dict]:
         _, c = design_bounds(kappa, norm, True)
         lam = max(convex_min(eps, len(y), c) / 0.5, 1e-3)
         model = DPElasticNetLogisticRegression(
-            epsilon=eps, lam=lam, alpha=0.5, norm_bound=kappa, noise=noise, rng=rng
+            epsilon=eps, lam=lam, alpha=0.5, x_bound=kappa, noise=noise, rng=rng
         ).fit(X, y)
         rows.append(
             {
@@ -202,7 +202,7 @@ def _baseline_fits(X, y, test_X, test_y, eps, rng) -> list[dict]:
                 "accuracy": float(np.mean(model.predict(test_X) == test_y)),
             }
         )
-    dp = data_perturbation_sgd(X, y, epsilon=eps, delta=1e-5, norm_bound=math.sqrt(d), rng=rng)
+    dp = data_perturbation_sgd(X, y, epsilon=eps, delta=1e-5, x_bound=math.sqrt(d), rng=rng)
     rows.append({"method": "data perturbation SGD", "accuracy": float(np.mean(dp.predict(test_X) == test_y))})
     return rows
 

@@ -40,11 +40,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import ClassVar
 
 import dp_accounting
 import numpy as np
 from scipy.special import expit
 
+from .._engine.keywords import renamed_keywords
 from ..privacy.noise import as_noise_source
 from ..privacy.primitives import project_rows
 from ..privacy.release import Release, constant, output, public, release_guard
@@ -170,7 +172,7 @@ class DataPerturbationRelease(Release, kind="data_perturbation"):
         the intercept).
     intercept : float
         The released intercept (0.0 without an intercept).
-    norm_bound : float
+    x_bound : float
         The public ℓ2 bound C on the rows; predictions scale new rows onto the same ball.
     noise_multiplier : float
         z = σ/(2R), the smallest multiplier (to 10⁻³) whose accounted ε is ≤ ``epsilon``.
@@ -186,9 +188,11 @@ class DataPerturbationRelease(Release, kind="data_perturbation"):
         b, the number of records drawn (without replacement) in each step.
     """
 
+    renamed_fields: ClassVar[dict[str, str]] = {"norm_bound": "x_bound"}  # the name before 2026-12
+
     coef: np.ndarray = output()
     intercept: float = output()
-    norm_bound: float = public()
+    x_bound: float = public()
     noise_multiplier: float = public()
     noise_std: float = public()
     sensitivity: float = public()
@@ -201,7 +205,7 @@ class DataPerturbationRelease(Release, kind="data_perturbation"):
         _check_release(self)
 
     def decision_function(self, X) -> np.ndarray:
-        """θᵀx̃ + intercept, with x̃ the row scaled onto the public ball ‖x‖₂ ≤ ``norm_bound``.
+        """θᵀx̃ + intercept, with x̃ the row scaled onto the public ball ‖x‖₂ ≤ ``x_bound``.
 
         Rows are mapped as the training rows were (the prediction rule of every logistic
         release); post-processing, no privacy cost.
@@ -285,9 +289,9 @@ def _check_release(release: DataPerturbationRelease) -> None:
     to its arguments, the sensitivity against the norm bound (2κ, or 2√(κ² + 1) with an
     intercept: not recorded) and the noise s.d. against multiplier × sensitivity; ValueError
     naming the field.  The multiplier itself depends on n (not recorded) and is only checked > 0."""
-    bound = check_release_field("norm_bound", check_bound, "norm_bound", release.norm_bound)
+    bound = check_release_field("x_bound", check_bound, "x_bound", release.x_bound)
     if not math.isfinite(bound * bound + 1):
-        raise ValueError(f"field 'norm_bound' = {bound!r} is too large: the record radius overflows")
+        raise ValueError(f"field 'x_bound' = {bound!r} is too large: the record radius overflows")
     multiplier = check_release_field("noise_multiplier", check_positive, "noise_multiplier", release.noise_multiplier)
     check_release_field("steps", check_count, "steps", release.steps)
     check_release_field("batch_size", check_count, "batch_size", release.batch_size)
@@ -296,7 +300,7 @@ def _check_release(release: DataPerturbationRelease) -> None:
     sensitivity = next((r for r in radii if math.isclose(given, r, rel_tol=1e-9)), None)
     if sensitivity is None:
         raise ValueError(
-            f"field 'sensitivity' must be 2·norm_bound = {radii[0]!r} or 2√(norm_bound² + 1) = {radii[1]!r}, "
+            f"field 'sensitivity' must be 2·x_bound = {radii[0]!r} or 2√(x_bound² + 1) = {radii[1]!r}, "
             f"got {release.sensitivity!r:.40}"
         )
     check_release_consistent(
@@ -304,13 +308,14 @@ def _check_release(release: DataPerturbationRelease) -> None:
     )
 
 
+@renamed_keywords(norm_bound="x_bound")
 def data_perturbation_sgd(
     X,
     y,
     *,
     epsilon: float,
     delta: float,
-    norm_bound: float,
+    x_bound: float,
     batch_size: int = 64,
     epochs: int = 10,
     learning_rate: float = 0.5,
@@ -332,7 +337,7 @@ def data_perturbation_sgd(
     every iterate and the output: each step is a Gaussian mechanism of ℓ2
     sensitivity 2R on a batch sampled without replacement, and the T steps are composed by
     Google's ``dp_accounting`` RDP accountant (Wang, Balle & Kasiviswanathan 2019); the scheme
-    follows Kang et al. (2020), whose own argument is not a proof.  Public: ``norm_bound``,
+    follows Kang et al. (2020), whose own argument is not a proof.  Public: ``x_bound``,
     ``batch_size``, ``epochs``, ``learning_rate``, ``l2``, ``fit_intercept``, n, the number of
     features.  Exact up to the accountant's bound (the calibrated ε is ≤ the target); the
     Gaussian noise is drawn by Box–Muller from 53-bit uniforms of the operating system's
@@ -343,14 +348,14 @@ def data_perturbation_sgd(
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
-        Private records (finite); rows are scaled onto ‖x‖₂ ≤ ``norm_bound``.
+        Private records (finite); rows are scaled onto ‖x‖₂ ≤ ``x_bound``.
     y : array-like of shape (n_samples,)
         Private labels in {0, 1} or {−1, 1}.
     epsilon : float
         Target ε ≥ 10⁻⁶.
     delta : float
         δ ∈ (0, 1).
-    norm_bound : float
+    x_bound : float
         Public ℓ2 bound C > 0 on the rows.
     batch_size : int, default 64
         Records per step, in [1, n].
@@ -400,7 +405,7 @@ def data_perturbation_sgd(
     >>> y = (X[:, 0] - X[:, 1] + 0.5 * rng.normal(size=2000) > 0).astype(int)
     >>> accountant = PrivacyAccountant(epsilon=4.0, delta=1e-5)
     >>> release = data_perturbation_sgd(
-    ...     X, y, epsilon=4.0, delta=1e-5, norm_bound=3.0, accountant=accountant, rng=1
+    ...     X, y, epsilon=4.0, delta=1e-5, x_bound=3.0, accountant=accountant, rng=1
     ... )
     >>> bool(np.mean(release.predict(X) == y) > 0.7), accountant.spent
     (True, Budget(epsilon=4.0, delta=1e-05))
@@ -411,7 +416,7 @@ def data_perturbation_sgd(
     check_finite_rows(X)
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    bound = check_bound("norm_bound", norm_bound)
+    bound = check_bound("x_bound", x_bound)
     rate = check_positive("learning_rate", learning_rate)
     l2 = check_positive("l2", l2)
     if rate * l2 > 2.0:
@@ -420,7 +425,7 @@ def data_perturbation_sgd(
             "lower learning_rate"
         )
     if not math.isfinite(bound * bound + 1):
-        raise ValueError(f"norm_bound = {bound!r} is too large: the record radius overflows")
+        raise ValueError(f"x_bound = {bound!r} is too large: the record radius overflows")
     source = as_noise_source(rng)
     (X, y), unit = rows_per_unit(unit, source, X, y)
     n = X.shape[0]
@@ -457,7 +462,7 @@ def data_perturbation_sgd(
     return DataPerturbationRelease(
         coef=coef,
         intercept=intercept,
-        norm_bound=bound,
+        x_bound=bound,
         epsilon=epsilon,
         delta=delta,
         noise_multiplier=multiplier,

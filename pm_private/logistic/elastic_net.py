@@ -50,7 +50,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -119,7 +119,7 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
     Privacy: **ε-DP** (pure) for the secure default ``rng=None``, under replace-one neighbours
     (bounded DP: the number of records n is public), by Yu et al. (2014) Thm 3.1, which extends
     the objective perturbation of Chaudhuri, Monteleoni & Sarwate (2011) to the elastic-net
-    penalty.  Public: ``epsilon``, ``lam``, ``alpha``, ``norm_bound``, ``noise``,
+    penalty.  Public: ``epsilon``, ``lam``, ``alpha``, ``x_bound``, ``noise``,
     ``fit_intercept``, n, the number of features, their names (``feature_names_in_``) and the two
     label values (``classes_``).  The guarantee is exact for the exact minimiser; the solver
     stops at a KKT residual ≤ ``tol``, and that float-level gap is not covered by the theorem.
@@ -151,7 +151,7 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
         Penalty strength λ > 0.
     alpha : float, default 0.5
         ℓ1 share α ∈ [0, 1] of the penalty.
-    norm_bound : float, default 1.0
+    x_bound : float, default 1.0
         Public κ > 0: training rows are scaled onto the ball ‖x‖₁ ≤ κ (``noise="laplace"``) or
         ‖x‖₂ ≤ κ (``noise="l2"``), and so are the rows given to the prediction methods.
     noise : {"laplace", "l2"}, default "laplace"
@@ -177,6 +177,8 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
         exactly two values (one-class data are refused before the charge); give the label set
         when ``y`` may hold only one of them, or when the label values must not come from the
         data.
+    norm_bound : float, optional
+        The former name of ``x_bound``, accepted with a ``FutureWarning`` for one release.
 
     Attributes
     ----------
@@ -207,7 +209,7 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
     >>> y = (X[:, 0] - X[:, 1] + 0.5 * rng.normal(size=500) > 0).astype(int)
     >>> accountant = PrivacyAccountant(epsilon=2.0)
     >>> model = DPElasticNetLogisticRegression(
-    ...     epsilon=1.0, lam=0.05, norm_bound=3.0, accountant=accountant, rng=1
+    ...     epsilon=1.0, lam=0.05, x_bound=3.0, accountant=accountant, rng=1
     ... ).fit(X, y)
     >>> model.classes_, model.n_features_in_
     (array([0, 1]), 3)
@@ -221,7 +223,7 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
         "epsilon": [Interval(Real, MIN_EPSILON, None, closed="left")],
         "lam": [Interval(Real, 0, None, closed="neither")],
         "alpha": [Interval(Real, 0, 1, closed="both")],
-        "norm_bound": [Interval(Real, 0, None, closed="neither")],
+        "x_bound": [Interval(Real, 0, None, closed="neither")],
         "noise": [StrOptions(set(NOISE_KINDS))],
         "fit_intercept": ["boolean"],
         "too_weak": [StrOptions({"raise", "add_ridge"})],
@@ -230,6 +232,7 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
         "classes": ["array-like", None],
         "accountant": [PrivacyAccountant, None],
         "rng": [Interval(Integral, 0, None, closed="left"), np.random.Generator, NoiseSource, None],
+        "norm_bound": [Interval(Real, 0, None, closed="neither"), Hidden(StrOptions({"deprecated"}))],
     }
 
     def __init__(
@@ -237,7 +240,7 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
         epsilon: float = 1.0,
         lam: float = 1.0,
         alpha: float = 0.5,
-        norm_bound: float = 1.0,
+        x_bound: float = 1.0,
         noise: str = "laplace",
         fit_intercept: bool = True,
         too_weak: str = "raise",
@@ -246,11 +249,12 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
         accountant=None,
         rng=None,
         classes=None,
+        norm_bound="deprecated",
     ):
         self.epsilon = epsilon
         self.lam = lam
         self.alpha = alpha
-        self.norm_bound = norm_bound
+        self.x_bound = x_bound
         self.noise = noise
         self.fit_intercept = fit_intercept
         self.too_weak = too_weak
@@ -259,6 +263,7 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
         self.accountant = accountant
         self.rng = rng
         self.classes = classes
+        self.norm_bound = norm_bound
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -267,11 +272,23 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
         return tags
 
     # release ---------------------------------------------------------------------------------
+    def _x_bound(self):
+        """``x_bound``, or the deprecated ``norm_bound`` where one was given (with a FutureWarning)."""
+        if isinstance(self.norm_bound, str) and self.norm_bound == "deprecated":
+            return self.x_bound
+        warnings.warn(
+            "DPElasticNetLogisticRegression: the parameter 'norm_bound' is now 'x_bound'; 'norm_bound' will be "
+            "removed in the next release",
+            FutureWarning,
+            stacklevel=3,
+        )
+        return self.norm_bound
+
     def _checked(self, n: int) -> tuple:
         """Validate the public parameters; return (ε, λ, α, κ, j, κ_j, c, convex_min, Δ)."""
         epsilon = check_epsilon(self.epsilon)
         lam, alpha = check_penalty(self.lam, self.alpha)
-        kappa = check_bound("norm_bound", self.norm_bound)
+        kappa = check_bound("x_bound", self._x_bound())
         norm = check_noise(self.noise)
         check_bool("fit_intercept", self.fit_intercept)
         check_positive("tol", self.tol)
@@ -296,7 +313,7 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Private records (finite); rows are scaled onto the public ``norm_bound`` ball.
+            Private records (finite); rows are scaled onto the public ``x_bound`` ball.
         y : array-like of shape (n_samples,)
             Private binary labels: two distinct values, or values of ``classes``.
 
@@ -357,7 +374,7 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
             intercept=intercept,
             epsilon=epsilon,
             noise=self.noise,
-            norm_bound=kappa,
+            x_bound=kappa,
             phi=phi,
             hessian_bound=c,
             convex_min=required,
@@ -447,7 +464,7 @@ def clip_to_release(X: np.ndarray, release) -> np.ndarray:
     data-perturbation baseline); other rows are unchanged.
     """
     norm = NOISE_KINDS[release.noise] if isinstance(release, ElasticNetRelease) else 2
-    return project_rows(X, float(release.norm_bound), norm)
+    return project_rows(X, float(release.x_bound), norm)
 
 
 def _split_theta(theta: np.ndarray, fit_intercept: bool) -> tuple[np.ndarray, float]:

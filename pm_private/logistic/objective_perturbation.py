@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -63,7 +64,7 @@ def to_signed_labels(y, n: int) -> np.ndarray:
     return np.where(y > 0, 1.0, -1.0)
 
 
-def design_bounds(norm_bound: float, norm: int, fit_intercept: bool) -> tuple[float, float]:
+def design_bounds(x_bound: float, norm: int, fit_intercept: bool) -> tuple[float, float]:
     """(κ_j, c): the ℓ_j bound on the gradient ‖x‖_j and the Hessian bound ‖x‖₂²/4 of a design row.
 
     The public constants of Yu et al. (2014) Alg. 1 for rows clipped to ‖x‖_j ≤ κ, with a
@@ -71,7 +72,7 @@ def design_bounds(norm_bound: float, norm: int, fit_intercept: bool) -> tuple[fl
 
     Parameters
     ----------
-    norm_bound : float
+    x_bound : float
         The public clipping bound κ > 0 of the rows.
     norm : {1, 2}
         The norm j of the clipping and of the noise (1 for B₁, 2 for B₂).
@@ -93,10 +94,10 @@ def design_bounds(norm_bound: float, norm: int, fit_intercept: bool) -> tuple[fl
         If κ² overflows.
     """
     extra = 1.0 if fit_intercept else 0.0
-    square = norm_bound * norm_bound + extra
+    square = x_bound * x_bound + extra
     if not math.isfinite(square):
-        raise ValueError(f"norm_bound = {norm_bound!r} is too large: κ² overflows")
-    kappa_j = norm_bound + extra if norm == 1 else math.sqrt(square)
+        raise ValueError(f"x_bound = {x_bound!r} is too large: κ² overflows")
+    kappa_j = x_bound + extra if norm == 1 else math.sqrt(square)
     # ‖x‖₂ ≤ ‖x‖₁ ≤ κ for ℓ1 clipping, so ‖x‖₂² ≤ κ² (+1 for the intercept) in both cases.
     return kappa_j, square / 4.0
 
@@ -127,7 +128,7 @@ def convex_min(epsilon: float, n: int, c: float) -> float:
     return c / (n * math.expm1(min(epsilon / 4.0, 700.0)))
 
 
-def prepare_design(X, norm_bound: float, norm: int, fit_intercept: bool) -> np.ndarray:
+def prepare_design(X, x_bound: float, norm: int, fit_intercept: bool) -> np.ndarray:
     """Validated float matrix, rows clipped to the public bound, intercept column appended.
 
     The design matrix of Yu et al. (2014) Alg. 1: every row with ‖x‖_j > κ is scaled onto the
@@ -138,7 +139,7 @@ def prepare_design(X, norm_bound: float, norm: int, fit_intercept: bool) -> np.n
     ----------
     X : array-like of shape (n_samples, n_features)
         The records; every entry must be finite.
-    norm_bound : float
+    x_bound : float
         The public clipping bound κ > 0.
     norm : {1, 2}
         The norm j the rows are clipped in.
@@ -157,7 +158,7 @@ def prepare_design(X, norm_bound: float, norm: int, fit_intercept: bool) -> np.n
     """
     X = as_matrix(X)
     check_finite_rows(X)
-    X = project_rows(X, norm_bound, norm)
+    X = project_rows(X, x_bound, norm)
     if fit_intercept:
         X = np.hstack([X, np.ones((X.shape[0], 1))])
     return X
@@ -201,7 +202,7 @@ class ElasticNetRelease(Release, kind="elastic_net"):
         The released intercept (0.0 without an intercept).
     noise : {"laplace", "l2"}
         The noise kind: B₁ (iid Laplace, rows clipped in ℓ1) or B₂ (rows clipped in ℓ2).
-    norm_bound : float
+    x_bound : float
         The public clipping bound κ of the rows; predictions scale new rows onto the same ball.
     phi : float
         φ = 2κ_j, the factor of the random linear term (φ/(εn))·bᵀθ.
@@ -221,10 +222,12 @@ class ElasticNetRelease(Release, kind="elastic_net"):
         The number of records the coefficients were fitted on (public).
     """
 
+    renamed_fields: ClassVar[dict[str, str]] = {"norm_bound": "x_bound"}  # the name before 2026-12
+
     coef: np.ndarray = output()
     intercept: float = output()
     noise: str = public()
-    norm_bound: float = public()
+    x_bound: float = public()
     phi: float = public()
     hessian_bound: float = public()
     convex_min: float = public()
@@ -250,14 +253,14 @@ def _check_release(release: ElasticNetRelease) -> None:
     intercept: not recorded), and the guarantee's condition λ(1−α) + Δ ≥ ``convex_min``;
     ValueError naming the field."""
     norm = check_release_field("noise", check_noise, release.noise)
-    kappa = check_release_field("norm_bound", check_bound, "norm_bound", release.norm_bound)
+    kappa = check_release_field("x_bound", check_bound, "x_bound", release.x_bound)
     lam = check_release_field("lam", check_bound, "lam", release.lam)
     alpha = check_release_field("alpha", check_fraction, "alpha", release.alpha)
     n = check_release_field("n", check_count, "n", release.n)
-    bounds = [check_release_field("norm_bound", design_bounds, kappa, norm, intercept) for intercept in (False, True)]
+    bounds = [check_release_field("x_bound", design_bounds, kappa, norm, intercept) for intercept in (False, True)]
     if not any(_close(release.phi, 2.0 * kappa_j) for kappa_j, _ in bounds):
         raise ValueError(
-            f"field 'phi' must be 2κ_j (κ from 'norm_bound') = {2.0 * bounds[0][0]!r} or {2.0 * bounds[1][0]!r}, got {release.phi!r:.40}"
+            f"field 'phi' must be 2κ_j (κ from 'x_bound') = {2.0 * bounds[0][0]!r} or {2.0 * bounds[1][0]!r}, got {release.phi!r:.40}"
         )
     c = next((c for _, c in bounds if _close(release.hessian_bound, c)), None)
     if c is None:

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from .._engine.keywords import renamed_keywords
 from ..privacy.noise import NoiseSource, as_noise_source
 from ..privacy.primitives import exponential_mechanism
 from ..privacy.release import Release, constant, output, public, release_guard
@@ -144,12 +145,12 @@ class StabilityConstants:
 
 
 def stability_constants(
-    *, lams, alpha, epsilon_train, delta, norm_bound, noise, fit_intercept, n_train, n_valid, dim
+    *, lams, alpha, epsilon_train, delta, x_bound, noise, fit_intercept, n_train, n_valid, dim
 ) -> StabilityConstants:
     """β₁, β₂ and Δq = max(β₁/n, β₂/m) of Thm 2.1 for the logistic loss and logistic validation loss."""
     lams = np.asarray(lams, dtype=np.float64)
     norm = check_noise(noise)
-    kappa_j, c = design_bounds(norm_bound, norm, fit_intercept)
+    kappa_j, c = design_bounds(x_bound, norm, fit_intercept)
     lipschitz = 2.0 * math.sqrt(c)  # ‖x‖₂ of a design row: γ of l and κ of h
     phi = 2.0 * kappa_j
     c_star = convex_min(epsilon_train, n_train, c)
@@ -262,7 +263,7 @@ def _check_release(release: PenaltySelectionRelease) -> None:
         alpha=alpha,
         epsilon_train=eps_train,
         delta=release.delta,
-        norm_bound=chosen.norm_bound,
+        x_bound=chosen.x_bound,
         noise=chosen.noise,
         fit_intercept=fit_intercept,
         n_train=n_train,
@@ -286,6 +287,7 @@ def _split(N: int, n_valid: int, source: NoiseSource) -> tuple[np.ndarray, np.nd
     return order[n_valid:], order[:n_valid]
 
 
+@renamed_keywords(norm_bound="x_bound")
 def select_penalty(
     X,
     y,
@@ -294,7 +296,7 @@ def select_penalty(
     alpha: float,
     epsilon: float,
     delta: float,
-    norm_bound: float,
+    x_bound: float,
     selection_share: float = 0.5,
     validation_fraction: float = 0.3,
     noise: str = "laplace",
@@ -314,7 +316,7 @@ def select_penalty(
     Privacy: **(ε, δ)-DP** for the secure default ``rng=None`` under replace-one neighbours of
     the whole data set (n and the split sizes are public), by Chaudhuri & Vinterbo (2013,
     Thm 1) with Yu et al. (2014) Thm 2.1 and Alg. 1; δ covers the event that a noise vector is
-    longer than the bound ξ.  Public: ``lams``, ``alpha``, ``norm_bound``, ``noise``,
+    longer than the bound ξ.  Public: ``lams``, ``alpha``, ``x_bound``, ``noise``,
     ``fit_intercept``, ``selection_share``, ``validation_fraction``, n, the number of features
     and the label coding.  Exact for the exact minimisers (the solver stops at a KKT residual
     ≤ ``tol``); the exponential mechanism is OpenDP's exact sampler, the objective noise is
@@ -325,7 +327,7 @@ def select_penalty(
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
-        Private records (finite); rows are scaled onto the public ``norm_bound`` ball.
+        Private records (finite); rows are scaled onto the public ``x_bound`` ball.
     y : array-like of shape (n_samples,)
         Private labels in {0, 1} or {−1, 1}.
     lams : array-like of shape (k,)
@@ -336,7 +338,7 @@ def select_penalty(
         Total ε ≥ 10⁻⁶ of the training fits and the selection.
     delta : float
         δ ∈ (0, 1).
-    norm_bound : float
+    x_bound : float
         Public κ > 0 (ℓ1 bound for ``noise="laplace"``, ℓ2 bound for ``"l2"``).
     selection_share : float, default 0.5
         Share of ε spent on the selection, in (0, 1).
@@ -383,7 +385,7 @@ def select_penalty(
     >>> accountant = PrivacyAccountant(epsilon=2.0, delta=1e-5)
     >>> release = select_penalty(
     ...     X, y, lams=[0.01, 0.1, 1.0], alpha=0.5, epsilon=2.0, delta=1e-6,
-    ...     norm_bound=3.0, accountant=accountant, rng=1,
+    ...     x_bound=3.0, accountant=accountant, rng=1,
     ... )
     >>> release.lam in (0.01, 0.1, 1.0), release.n_train, release.n_valid
     (True, 700, 300)
@@ -399,7 +401,7 @@ def select_penalty(
     share = check_fraction("selection_share", selection_share, closed=False)
     fraction = check_fraction("validation_fraction", validation_fraction, closed=False)
     lams, alpha = _checked_grid(lams, alpha)
-    kappa, norm, fit_intercept, tol, max_iter = _checked_fit_settings(norm_bound, noise, fit_intercept, tol, max_iter)
+    kappa, norm, fit_intercept, tol, max_iter = _checked_fit_settings(x_bound, noise, fit_intercept, tol, max_iter)
     n_train, n_valid = _split_sizes(N, fraction)
     eps_train, eps_select = (1.0 - share) * epsilon, share * epsilon
     design = prepare_design(X, kappa, norm, fit_intercept)
@@ -429,7 +431,7 @@ def select_penalty(
         alpha=alpha,
         epsilon_train=eps_train,
         noise=noise,
-        norm_bound=kappa,
+        x_bound=kappa,
         constants=constants,
         n_train=n_train,
         private=source.secure,
@@ -473,7 +475,7 @@ def _chosen_model(
     alpha,
     epsilon_train,
     noise,
-    norm_bound,
+    x_bound,
     constants,
     n_train,
     private,
@@ -489,7 +491,7 @@ def _chosen_model(
         intercept=intercept,
         epsilon=epsilon_train,
         noise=noise,
-        norm_bound=norm_bound,
+        x_bound=x_bound,
         phi=constants.phi,
         hessian_bound=constants.lipschitz**2 / 4,
         convex_min=constants.c_star,
@@ -506,7 +508,7 @@ def _chosen_model(
         epsilon=epsilon_train,
         lam=lam,
         alpha=alpha,
-        norm_bound=norm_bound,
+        x_bound=x_bound,
         noise=noise,
         fit_intercept=fit_intercept,
         too_weak="add_ridge",
@@ -552,7 +554,7 @@ def _finite_constants(lams, alpha, eps_train, delta, kappa, noise, fit_intercept
         alpha=alpha,
         epsilon_train=eps_train,
         delta=delta,
-        norm_bound=kappa,
+        x_bound=kappa,
         noise=noise,
         fit_intercept=fit_intercept,
         n_train=n_train,
@@ -560,13 +562,13 @@ def _finite_constants(lams, alpha, eps_train, delta, kappa, noise, fit_intercept
         dim=dim,
     )
     if not all(np.isfinite(getattr(constants, f)).all() for f in constants.__dataclass_fields__):
-        raise ValueError("epsilon, delta, lams and norm_bound give non-finite stability constants; raise delta")
+        raise ValueError("epsilon, delta, lams and x_bound give non-finite stability constants; raise delta")
     return constants
 
 
-def _checked_fit_settings(norm_bound, noise, fit_intercept, tol, max_iter) -> tuple:
+def _checked_fit_settings(x_bound, noise, fit_intercept, tol, max_iter) -> tuple:
     """(κ, the noise's norm, fit_intercept, tol, max_iter) of :func:`select_penalty`, checked."""
-    kappa = check_bound("norm_bound", norm_bound)
+    kappa = check_bound("x_bound", x_bound)
     norm = check_noise(noise)
     fit_intercept = check_bool("fit_intercept", fit_intercept)
     tol = check_positive("tol", tol)

@@ -212,7 +212,8 @@ def check_fields(cls: type, values: dict) -> dict:
     declared otherwise) or among its declared ``choices``.  A ``"constant"`` field with a default
     (the mechanism's name; a primitive's sensitivity ball) must hold that default: it is a constant of the
     release type, so another value would change what the record says without changing the
-    record.  Unknown keys are dropped.
+    record.  A field recorded under a former name (the type's ``renamed_fields``) is read under its
+    new one.  Unknown keys are dropped.
 
     Parameters
     ----------
@@ -232,6 +233,9 @@ def check_fields(cls: type, values: dict) -> dict:
         Naming the first field that is missing, of the wrong type, out of range, or a constant
         other than the release type's.
     """
+    for old, new in getattr(cls, "renamed_fields", {}).items():
+        if old in values and new not in values:
+            values = {(new if key == old else key): value for key, value in values.items()}
     hints = typing.get_type_hints(cls)
     checked = {}
     for f in dataclasses.fields(cls):
@@ -322,6 +326,8 @@ class Release:
     """
 
     kind: ClassVar[str]
+    #: Former names of fields, ``{old: new}``: a record written under an old name reads back.
+    renamed_fields: ClassVar[dict[str, str]] = {}
 
     epsilon: float = public()
     delta: float = public(default=0.0, range="nonnegative")

@@ -56,19 +56,17 @@ CASES = {
         lambda a: adassp(X, Y, epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, rho=5e-324, accountant=a),
         "rho",
     ),
-    "elastic net norm_bound overflows": (
-        lambda a: DPElasticNetLogisticRegression(norm_bound=1e308, accountant=a).fit(X, LABELS),
-        "norm_bound",
+    "elastic net x_bound overflows": (
+        lambda a: DPElasticNetLogisticRegression(x_bound=1e308, accountant=a).fit(X, LABELS),
+        "x_bound",
     ),
-    "sgd norm_bound overflows": (
-        lambda a: data_perturbation_sgd(
-            X, LABELS, epsilon=1.0, delta=1e-5, norm_bound=1e308, batch_size=10, accountant=a
-        ),
-        "norm_bound",
+    "sgd x_bound overflows": (
+        lambda a: data_perturbation_sgd(X, LABELS, epsilon=1.0, delta=1e-5, x_bound=1e308, batch_size=10, accountant=a),
+        "x_bound",
     ),
     "sgd batch_size not an integer": (
         lambda a: data_perturbation_sgd(
-            X, LABELS, epsilon=1.0, delta=1e-5, norm_bound=1.0, batch_size=np.nan, accountant=a
+            X, LABELS, epsilon=1.0, delta=1e-5, x_bound=1.0, batch_size=np.nan, accountant=a
         ),
         "batch_size",
     ),
@@ -118,13 +116,13 @@ CASES = {
     ),
     "select_penalty delta subnormal (was an infinite stability constant)": (
         lambda a: select_penalty(
-            X, LABELS, lams=[0.5, 1.0], alpha=0.5, epsilon=1.0, delta=5e-324, norm_bound=1.0, accountant=a
+            X, LABELS, lams=[0.5, 1.0], alpha=0.5, epsilon=1.0, delta=5e-324, x_bound=1.0, accountant=a
         ),
         "delta",
     ),
     "select_penalty lams strings": (
         lambda a: select_penalty(
-            X, LABELS, lams=["x", "y"], alpha=0.5, epsilon=1.0, delta=1e-5, norm_bound=1.0, accountant=a
+            X, LABELS, lams=["x", "y"], alpha=0.5, epsilon=1.0, delta=1e-5, x_bound=1.0, accountant=a
         ),
         "lams",
     ),

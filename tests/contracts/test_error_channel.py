@@ -83,7 +83,7 @@ def _probes(card) -> list[tuple[str, dict]]:
         probes.append(("cells leave a label out", {"cells": ["a"]}))
     if "horizon" in params:
         probes.append(("horizon below the private times", {"horizon": 1e-3}))
-    for bound in ("x_bound", "norm_bound", "y_bound"):
+    for bound in ("x_bound", "y_bound"):
         if bound in params and card.kinds.get(bound) == "bound":
             probes += [(f"{bound} tiny", {bound: 1e-300}), (f"{bound} huge", {bound: 1e300})]
     return probes

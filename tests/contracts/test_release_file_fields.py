@@ -266,7 +266,7 @@ OUT_OF_LIMITS = [
     ("elastic_net", ("parameters", "noise"), "l3", "noise"),
     ("elastic_net", ("parameters", "convex_min"), 1e-3, "convex_min"),
     ("data_perturbation", ("parameters", "noise_std"), 1.0, "noise_std"),
-    ("data_perturbation", ("parameters", "norm_bound"), 1e60, "norm_bound"),
+    ("data_perturbation", ("parameters", "x_bound"), 1e60, "x_bound"),
     ("weibull", ("parameters", "omega"), 1e3, "omega"),  # e^−ω underflows
     ("weibull", ("parameters", "subsets"), 10**6, "subsets"),  # m ≤ n
     ("weibull", ("parameters", "epsilon_shape"), 0.25, "epsilon_scale"),  # the parts must add up to ε

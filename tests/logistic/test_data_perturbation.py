@@ -51,7 +51,7 @@ def test_record_sensitivity_is_twice_the_radius(intercept):
     assert diff.max() <= 2 * R + 1e-12
     far = record(x1, y1), record(x1, -y1)  # the same features, the other label: u' = −u
     assert np.linalg.norm(far[0] - far[1], axis=1).max() == pytest.approx(2 * R)
-    result = data_perturbation_sgd(*_data(), epsilon=1.0, delta=1e-5, norm_bound=C, fit_intercept=intercept, rng=0)
+    result = data_perturbation_sgd(*_data(), epsilon=1.0, delta=1e-5, x_bound=C, fit_intercept=intercept, rng=0)
     assert result.sensitivity == pytest.approx(2 * R)
     assert result.noise_std == pytest.approx(result.noise_multiplier * 2 * R)
 
@@ -75,8 +75,8 @@ def test_large_epsilon_approaches_non_private_accuracy():
     X, y = _data(n=600, seed=3)
     Xt, yt = _data(n=2000, seed=4)
     truth = (Xt @ np.array([3.0, -2.0, 0.0]) > 0).astype(int)
-    loose = data_perturbation_sgd(X, y, epsilon=1e5, delta=1e-5, norm_bound=5.0, epochs=20, rng=5)
-    tight = data_perturbation_sgd(X, y, epsilon=0.3, delta=1e-5, norm_bound=5.0, epochs=20, rng=5)
+    loose = data_perturbation_sgd(X, y, epsilon=1e5, delta=1e-5, x_bound=5.0, epochs=20, rng=5)
+    tight = data_perturbation_sgd(X, y, epsilon=0.3, delta=1e-5, x_bound=5.0, epochs=20, rng=5)
     assert np.mean(loose.predict(Xt) == truth) > 0.95
     assert loose.noise_std < tight.noise_std / 50
     assert np.mean(loose.predict(Xt) == yt) > np.mean(tight.predict(Xt) == yt)
@@ -86,12 +86,12 @@ def test_influence_threshold_variant_is_marked_not_private():
     X, y = _data()
     acct = PrivacyAccountant(5.0, 1e-3)
     result = data_perturbation_sgd(
-        X, y, epsilon=1.0, delta=1e-5, norm_bound=2.0, influence_threshold=2e-3, accountant=acct
+        X, y, epsilon=1.0, delta=1e-5, x_bound=2.0, influence_threshold=2e-3, accountant=acct
     )
     assert result.private is False
     assert "NOT DP" in acct.ledger[0].label
     assert not hasattr(result, "noised_fraction")  # decided on the private data: not reported
-    secure = data_perturbation_sgd(X, y, epsilon=1.0, delta=1e-5, norm_bound=2.0)
+    secure = data_perturbation_sgd(X, y, epsilon=1.0, delta=1e-5, x_bound=2.0)
     assert secure.private is True
 
 
@@ -101,7 +101,7 @@ def test_influence_threshold_variant_is_marked_not_private():
         (dict(epsilon=0.0), "epsilon"),
         (dict(delta=0.0), "delta"),
         (dict(delta=1.0), r"delta must be in \(0, 1\)"),
-        (dict(norm_bound=-1.0), "norm_bound"),
+        (dict(x_bound=-1.0), "x_bound"),
         (dict(batch_size=0), "batch_size"),
         (dict(batch_size=1000), "batch_size"),
         (dict(epochs=0), "epochs"),
@@ -123,23 +123,23 @@ def test_influence_threshold_variant_is_marked_not_private():
         (dict(learning_rate="a"), "learning_rate"),
         (dict(influence_threshold=float("nan")), "influence_threshold"),
         (dict(influence_threshold=0.0), "influence_threshold"),
-        (dict(norm_bound=float("nan")), "norm_bound"),
+        (dict(x_bound=float("nan")), "x_bound"),
         (dict(epsilon=float("inf")), "epsilon"),
         (dict(delta="a"), "delta"),
     ],
 )
 def test_bad_input_raises_before_spending(change, message):
     X, y = _data()
-    params = dict(X=X, y=y, epsilon=1.0, delta=1e-5, norm_bound=2.0)
+    params = dict(X=X, y=y, epsilon=1.0, delta=1e-5, x_bound=2.0)
     params.update(change)
     acct = PrivacyAccountant(10.0, 0.5)
     with pytest.raises(ValueError, match=message) as info:
         data_perturbation_sgd(params.pop("X"), params.pop("y"), **params, accountant=acct, rng=0)
     assert "could not convert" not in str(info.value) and "brentq" not in str(info.value)
     with pytest.raises(ValueError, match="labels"):
-        data_perturbation_sgd(X, y + 1, epsilon=1.0, delta=1e-5, norm_bound=2.0, accountant=acct)
+        data_perturbation_sgd(X, y + 1, epsilon=1.0, delta=1e-5, x_bound=2.0, accountant=acct)
     with pytest.raises(ValueError, match="NaN"):
-        data_perturbation_sgd(np.where(X > 2, np.nan, X), y, epsilon=1.0, delta=1e-5, norm_bound=2.0, accountant=acct)
+        data_perturbation_sgd(np.where(X > 2, np.nan, X), y, epsilon=1.0, delta=1e-5, x_bound=2.0, accountant=acct)
     assert acct.spent == (0.0, 0.0) and not acct.ledger
 
 
@@ -147,17 +147,17 @@ def test_bad_input_raises_before_spending(change, message):
 def test_bad_accountant_or_rng_raises_before_spending(change):
     X, y = _data()
     acct = PrivacyAccountant(10.0, 0.5)
-    params = dict(epsilon=1.0, delta=1e-5, norm_bound=2.0, accountant=acct, rng=0) | change
+    params = dict(epsilon=1.0, delta=1e-5, x_bound=2.0, accountant=acct, rng=0) | change
     with pytest.raises(TypeError, match=next(iter(change))):
         data_perturbation_sgd(X, y, **params)
     assert acct.spent == (0.0, 0.0) and not acct.ledger
 
 
 def test_predictions_clip_new_rows_to_the_training_ball():
-    """The release maps new rows as its training rows were mapped: onto ‖x‖₂ ≤ norm_bound."""
+    """The release maps new rows as its training rows were mapped: onto ‖x‖₂ ≤ x_bound."""
     X, y = _data()
-    release = data_perturbation_sgd(X, y, epsilon=10.0, delta=1e-5, norm_bound=2.0, epochs=2, rng=0)
-    assert release.norm_bound == 2.0
+    release = data_perturbation_sgd(X, y, epsilon=10.0, delta=1e-5, x_bound=2.0, epochs=2, rng=0)
+    assert release.x_bound == 2.0
     far = np.array([[30.0, -40.0, 0.0], [0.3, 0.4, 0.0]])
     clipped = project_rows(far, 2.0, 2)
     np.testing.assert_allclose(release.decision_function(far), clipped @ release.coef + release.intercept)
@@ -182,7 +182,7 @@ def test_overflowing_iterates_are_refused_after_the_charge_never_returned():
             y,
             epsilon=1e6,
             delta=1e-5,
-            norm_bound=10.0,
+            x_bound=10.0,
             learning_rate=1e308,
             l2=1e-308,
             epochs=1,
@@ -198,7 +198,7 @@ def test_a_person_with_several_rows_enters_once():
     X, y = _data(300, seed=4)
     unit = np.repeat(np.arange(100), 3)  # 100 persons of 3 rows
     accountant = PrivacyAccountant(10.0, 1e-4)
-    options = dict(epsilon=2.0, delta=1e-5, norm_bound=3.0, batch_size=20, epochs=2)
+    options = dict(epsilon=2.0, delta=1e-5, x_bound=3.0, batch_size=20, epochs=2)
     release = data_perturbation_sgd(X, y, unit=unit, accountant=accountant, rng=5, **options)
     assert release.unit == "person" and release.steps == 10  # ⌈2·100/20⌉
     assert accountant.history[0].neighbours == "replace-one person"

@@ -248,7 +248,7 @@ def test_large_epsilon_converges_to_non_private_elastic_net():
     for eps in (2.0, 20.0, 200.0, 1e6):
         fits = [
             DPElasticNetLogisticRegression(
-                epsilon=eps, lam=lam, alpha=alpha, norm_bound=kappa, too_weak="add_ridge", rng=seed
+                epsilon=eps, lam=lam, alpha=alpha, x_bound=kappa, too_weak="add_ridge", rng=seed
             ).fit(X, y)
             for seed in range(5)
         ]
@@ -259,7 +259,7 @@ def test_large_epsilon_converges_to_non_private_elastic_net():
 
 def test_fit_predict_and_params():
     X, y, _ = _data(n=500, s=4, seed=7)
-    model = DPElasticNetLogisticRegression(epsilon=5.0, lam=0.05, alpha=0.3, norm_bound=4.0, rng=1)
+    model = DPElasticNetLogisticRegression(epsilon=5.0, lam=0.05, alpha=0.3, x_bound=4.0, rng=1)
     assert model.fit(X, y) is model
     proba = model.predict_proba(X)
     assert proba.shape == (500, 2) and np.allclose(proba.sum(axis=1), 1)
@@ -278,7 +278,7 @@ def test_fit_predict_and_params():
     again = DPElasticNetLogisticRegression(**params).fit(X, 2 * y - 1)
     np.testing.assert_array_equal(again.coef_, model.coef_)
     # secure randomness is marked private
-    secure = DPElasticNetLogisticRegression(epsilon=5.0, lam=0.05, alpha=0.3, norm_bound=4.0).fit(X, y)
+    secure = DPElasticNetLogisticRegression(epsilon=5.0, lam=0.05, alpha=0.3, x_bound=4.0).fit(X, y)
     assert secure.privacy_.private is True
 
 
@@ -288,13 +288,13 @@ def test_too_weak_penalty_raises_or_adds_ridge():
     _, c = design_bounds(kappa, 1, True)
     need = convex_min(eps, 200, c)
     with pytest.raises(ValueError, match="penalty too weak"):
-        DPElasticNetLogisticRegression(epsilon=eps, lam=0.9 * need / 0.5, alpha=0.5, norm_bound=kappa).fit(X, y)
+        DPElasticNetLogisticRegression(epsilon=eps, lam=0.9 * need / 0.5, alpha=0.5, x_bound=kappa).fit(X, y)
     with pytest.raises(ValueError, match="no λ works with alpha = 1"):
-        DPElasticNetLogisticRegression(epsilon=eps, lam=1.0, alpha=1.0, norm_bound=kappa).fit(X, y)
-    ok = DPElasticNetLogisticRegression(epsilon=eps, lam=need / 0.5, alpha=0.5, norm_bound=kappa, rng=0).fit(X, y)
+        DPElasticNetLogisticRegression(epsilon=eps, lam=1.0, alpha=1.0, x_bound=kappa).fit(X, y)
+    ok = DPElasticNetLogisticRegression(epsilon=eps, lam=need / 0.5, alpha=0.5, x_bound=kappa, rng=0).fit(X, y)
     assert ok.privacy_.extra_ridge == 0.0
     fixed = DPElasticNetLogisticRegression(
-        epsilon=eps, lam=0.1 * need, alpha=0.5, norm_bound=kappa, too_weak="add_ridge", rng=0
+        epsilon=eps, lam=0.1 * need, alpha=0.5, x_bound=kappa, too_weak="add_ridge", rng=0
     ).fit(X, y)
     assert fixed.privacy_.extra_ridge == pytest.approx(need - 0.05 * need)
 
@@ -319,7 +319,7 @@ def test_rows_are_clipped_to_public_bound():
         (dict(lam=-1.0), "lam"),
         (dict(alpha=1.5), "alpha"),
         (dict(noise="gauss"), "'noise' parameter"),
-        (dict(norm_bound=0.0), "norm_bound"),
+        (dict(x_bound=0.0), "x_bound"),
         (dict(too_weak="ignore"), "too_weak"),
         (dict(lam=1e-9), "penalty too weak"),
         (dict(max_iter=0), "max_iter"),
@@ -335,7 +335,7 @@ def test_rows_are_clipped_to_public_bound():
         (dict(epsilon=1e-7), "epsilon"),
         (dict(epsilon="1"), "epsilon"),
         (dict(lam=True), "lam"),
-        (dict(norm_bound=float("inf")), "norm_bound"),
+        (dict(x_bound=float("inf")), "x_bound"),
         (dict(classes=[0, 1, 2]), "classes"),
         (dict(rng=-1), "rng"),
         (dict(rng="seed"), "rng"),
@@ -343,7 +343,7 @@ def test_rows_are_clipped_to_public_bound():
 )
 def test_bad_input_raises_before_spending(change, message):
     args = dict(X=np.random.default_rng(0).normal(size=(10, 2)), y=np.arange(10) % 2)
-    params = dict(epsilon=1.0, lam=50.0, alpha=0.5, norm_bound=1.0, rng=0)
+    params = dict(epsilon=1.0, lam=50.0, alpha=0.5, x_bound=1.0, rng=0)
     data = {k: change.pop(k) for k in ("X", "y") if k in change}
     args.update(data)
     params.update(change)
@@ -356,7 +356,7 @@ def test_bad_input_raises_before_spending(change, message):
 def test_accountant_charged_once_per_fit_and_refuses_over_budget():
     X, y, _ = _data(n=300, s=3)
     acct = PrivacyAccountant(1.0)
-    model = DPElasticNetLogisticRegression(epsilon=0.6, lam=1.0, alpha=0.5, norm_bound=2.0, accountant=acct, rng=0)
+    model = DPElasticNetLogisticRegression(epsilon=0.6, lam=1.0, alpha=0.5, x_bound=2.0, accountant=acct, rng=0)
     model.fit(X, y)
     assert acct.spent == (pytest.approx(0.6), 0.0)
     assert acct.ledger[0].neighbours == "replace-one"
@@ -376,9 +376,9 @@ def test_private_fits_take_the_step_size_from_the_public_row_bound(monkeypatch):
         return norm(x, ord=ord, axis=axis, **kwargs)
 
     monkeypatch.setattr(np.linalg, "norm", no_spectral_norm)
-    model = DPElasticNetLogisticRegression(epsilon=1.0, lam=0.1, alpha=0.5, norm_bound=1.0, rng=0).fit(X, y)
+    model = DPElasticNetLogisticRegression(epsilon=1.0, lam=0.1, alpha=0.5, x_bound=1.0, rng=0).fit(X, y)
     monkeypatch.setattr(np.linalg, "norm", norm)
-    reference = DPElasticNetLogisticRegression(epsilon=1.0, lam=0.1, alpha=0.5, norm_bound=1.0, rng=0).fit(X, y)
+    reference = DPElasticNetLogisticRegression(epsilon=1.0, lam=0.1, alpha=0.5, x_bound=1.0, rng=0).fit(X, y)
     np.testing.assert_allclose(model.coef_, reference.coef_, atol=1e-8)
 
 
@@ -400,7 +400,7 @@ def test_label_errors_do_not_print_label_values():
 def test_predictions_clip_new_rows_to_the_release_ball(noise, norm):
     """New rows are mapped as the training rows were: scaled onto the release's ℓ_j ball."""
     X, y, _ = _data(n=300, s=3)
-    model = DPElasticNetLogisticRegression(epsilon=5.0, lam=0.05, norm_bound=2.0, noise=noise, rng=0).fit(X, y)
+    model = DPElasticNetLogisticRegression(epsilon=5.0, lam=0.05, x_bound=2.0, noise=noise, rng=0).fit(X, y)
     far = np.array([[30.0, -40.0, 5.0], [0.3, 0.4, 0.1]])
     clipped = project_rows(far, 2.0, norm)
     np.testing.assert_allclose(model.decision_function(far), clipped @ model.coef_ + model.intercept_)
@@ -408,7 +408,7 @@ def test_predictions_clip_new_rows_to_the_release_ball(noise, norm):
     np.testing.assert_allclose(model.predict_proba(far), model.predict_proba(clipped))
     # the rule follows the release, not parameters changed after the fit
     before = model.decision_function(far)
-    model.set_params(norm_bound=100.0, noise="l2" if noise == "laplace" else "laplace")
+    model.set_params(x_bound=100.0, noise="l2" if noise == "laplace" else "laplace")
     np.testing.assert_array_equal(model.decision_function(far), before)
 
 

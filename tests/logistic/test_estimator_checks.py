@@ -90,7 +90,7 @@ def test_clones_share_the_accountant_so_cross_validation_is_charged():
     """Each fit of a clone (grid search, cross-validation) is a release on the same data."""
     X, y = _data()
     accountant = PrivacyAccountant(2.0)
-    model = DPElasticNetLogisticRegression(epsilon=0.5, lam=0.5, norm_bound=3.0, accountant=accountant, rng=0)
+    model = DPElasticNetLogisticRegression(epsilon=0.5, lam=0.5, x_bound=3.0, accountant=accountant, rng=0)
     assert clone(model).accountant is accountant
     cross_val_score(model, X, y, cv=3)
     assert accountant.spent == (pytest.approx(1.5), 0.0)
@@ -107,10 +107,10 @@ def test_unfitted_use_raises_not_fitted():
 def test_fitted_attributes_and_feature_names():
     X, y = _data()
     frame = pd.DataFrame(X, columns=["a", "b", "c"])
-    model = DPElasticNetLogisticRegression(epsilon=5.0, lam=0.05, norm_bound=3.0, rng=0).fit(frame, y)
+    model = DPElasticNetLogisticRegression(epsilon=5.0, lam=0.05, x_bound=3.0, rng=0).fit(frame, y)
     assert model.n_features_in_ == 3 and list(model.feature_names_in_) == ["a", "b", "c"]
     np.testing.assert_array_equal(model.classes_, [0, 1])
-    plain = DPElasticNetLogisticRegression(epsilon=5.0, lam=0.05, norm_bound=3.0, rng=0).fit(X, y)
+    plain = DPElasticNetLogisticRegression(epsilon=5.0, lam=0.05, x_bound=3.0, rng=0).fit(X, y)
     assert not hasattr(plain, "feature_names_in_")
     np.testing.assert_array_equal(plain.coef_, model.coef_)
 
@@ -118,11 +118,11 @@ def test_fitted_attributes_and_feature_names():
 def test_labels_any_two_values_and_the_positive_class_is_the_second():
     X, y = _data()
     names = np.array(["no", "yes"])[y]
-    model = DPElasticNetLogisticRegression(epsilon=5.0, lam=0.05, norm_bound=3.0, rng=0).fit(X, names)
-    reference = DPElasticNetLogisticRegression(epsilon=5.0, lam=0.05, norm_bound=3.0, rng=0).fit(X, y)
+    model = DPElasticNetLogisticRegression(epsilon=5.0, lam=0.05, x_bound=3.0, rng=0).fit(X, names)
+    reference = DPElasticNetLogisticRegression(epsilon=5.0, lam=0.05, x_bound=3.0, rng=0).fit(X, y)
     np.testing.assert_array_equal(model.coef_, reference.coef_)
     np.testing.assert_array_equal(model.predict(X), np.array(["no", "yes"])[reference.predict(X)])
-    signed = DPElasticNetLogisticRegression(epsilon=5.0, lam=0.05, norm_bound=3.0, rng=0).fit(X, 2 * y - 1)
+    signed = DPElasticNetLogisticRegression(epsilon=5.0, lam=0.05, x_bound=3.0, rng=0).fit(X, 2 * y - 1)
     np.testing.assert_array_equal(signed.classes_, [-1, 1])
     np.testing.assert_array_equal(signed.coef_, reference.coef_)
 

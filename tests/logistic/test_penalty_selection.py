@@ -58,7 +58,7 @@ def test_training_and_validation_stability(noise, norm):
         alpha=alpha,
         epsilon_train=eps,
         delta=delta,
-        norm_bound=kappa,
+        x_bound=kappa,
         noise=noise,
         fit_intercept=True,
         n_train=n,
@@ -112,7 +112,7 @@ def test_logistic_validation_loss_difference_bound():
 def test_select_penalty_releases_chosen_model_and_charges_once():
     X, y = _data()
     acct = PrivacyAccountant(2.0, 1e-5)
-    sel = select_penalty(X, y, lams=LAMS, alpha=0.5, epsilon=2.0, delta=1e-6, norm_bound=2.0, accountant=acct, rng=4)
+    sel = select_penalty(X, y, lams=LAMS, alpha=0.5, epsilon=2.0, delta=1e-6, x_bound=2.0, accountant=acct, rng=4)
     assert acct.spent == (pytest.approx(2.0), pytest.approx(1e-6))
     assert len(acct.ledger) == 1 and acct.ledger[0].neighbours == "replace-one"
     assert acct.ledger[0].mechanism == sel.mechanism == MECHANISM
@@ -128,12 +128,12 @@ def test_selection_follows_the_validation_score():
     X, y = _data(N=600, seed=5)
     grid = np.array([0.02, 50.0])  # λ = 50 shrinks θ to ≈ 0: validation loss ≈ log 2
     big = [
-        select_penalty(X, y, lams=grid, alpha=0.5, epsilon=1e6, delta=1e-6, norm_bound=2.0, rng=seed).index
+        select_penalty(X, y, lams=grid, alpha=0.5, epsilon=1e6, delta=1e-6, x_bound=2.0, rng=seed).index
         for seed in range(8)
     ]
     assert big == [0] * 8
     small = [
-        select_penalty(X, y, lams=grid, alpha=0.5, epsilon=1e-3, delta=1e-6, norm_bound=2.0, rng=seed).index
+        select_penalty(X, y, lams=grid, alpha=0.5, epsilon=1e-3, delta=1e-6, x_bound=2.0, rng=seed).index
         for seed in range(40)
     ]
     assert 5 <= sum(small) <= 35
@@ -151,7 +151,7 @@ def test_selection_follows_the_validation_score():
         (dict(selection_share=1.0), "selection_share"),
         (dict(validation_fraction=0.0), "validation_fraction"),
         (dict(noise="gauss"), "noise"),
-        (dict(norm_bound=float("inf")), "norm_bound"),
+        (dict(x_bound=float("inf")), "x_bound"),
         (dict(max_iter=0), "max_iter"),
         (dict(max_iter=-5), "max_iter"),
         (dict(max_iter="a"), "max_iter"),
@@ -169,7 +169,7 @@ def test_selection_follows_the_validation_score():
         (dict(selection_share=float("nan")), "selection_share"),
         (dict(validation_fraction="a"), "validation_fraction"),
         (dict(validation_fraction=0.999), "cannot be split"),
-        (dict(norm_bound="a"), "norm_bound"),
+        (dict(x_bound="a"), "x_bound"),
         (dict(epsilon=True), "epsilon"),
         (dict(delta=float("nan")), "delta"),
         (dict(X=np.full((50, 4), np.nan)), "NaN"),
@@ -178,13 +178,13 @@ def test_selection_follows_the_validation_score():
 )
 def test_bad_input_raises_before_spending(change, message):
     X, y = _data(N=50)
-    params = dict(X=X, y=y, lams=LAMS, alpha=0.5, epsilon=1.0, delta=1e-6, norm_bound=1.0)
+    params = dict(X=X, y=y, lams=LAMS, alpha=0.5, epsilon=1.0, delta=1e-6, x_bound=1.0)
     params.update(change)
     acct = PrivacyAccountant(10.0, 0.5)
     with pytest.raises(ValueError, match=message):
         select_penalty(params.pop("X"), params.pop("y"), **params, accountant=acct, rng=0)
     with pytest.raises(ValueError, match="labels"):
-        select_penalty(X, np.arange(50) % 3, lams=LAMS, alpha=0.5, epsilon=1.0, delta=1e-6, norm_bound=1.0)
+        select_penalty(X, np.arange(50) % 3, lams=LAMS, alpha=0.5, epsilon=1.0, delta=1e-6, x_bound=1.0)
     assert acct.spent == (0.0, 0.0) and not acct.ledger
 
 
@@ -192,7 +192,7 @@ def test_bad_input_raises_before_spending(change, message):
 def test_bad_accountant_or_rng_raises_before_spending(change):
     X, y = _data(N=50)
     acct = PrivacyAccountant(10.0, 0.5)
-    params = dict(lams=LAMS, alpha=0.5, epsilon=1.0, delta=1e-6, norm_bound=1.0, accountant=acct, rng=0) | change
+    params = dict(lams=LAMS, alpha=0.5, epsilon=1.0, delta=1e-6, x_bound=1.0, accountant=acct, rng=0) | change
     with pytest.raises(TypeError, match=next(iter(change))):
         select_penalty(X, y, **params)
     assert acct.spent == (0.0, 0.0) and not acct.ledger
@@ -200,7 +200,7 @@ def test_bad_accountant_or_rng_raises_before_spending(change):
 
 def test_selected_model_is_fitted_and_clips_new_rows_like_the_estimator():
     X, y = _data()
-    sel = select_penalty(X, 2 * y - 1, lams=LAMS, alpha=0.5, epsilon=2.0, delta=1e-6, norm_bound=1.5, rng=4)
+    sel = select_penalty(X, 2 * y - 1, lams=LAMS, alpha=0.5, epsilon=2.0, delta=1e-6, x_bound=1.5, rng=4)
     model = sel.model
     assert model.n_features_in_ == X.shape[1]
     np.testing.assert_array_equal(model.classes_, [-1, 1])  # the label coding of y
@@ -209,6 +209,6 @@ def test_selected_model_is_fitted_and_clips_new_rows_like_the_estimator():
     np.testing.assert_allclose(model.decision_function(far), clipped @ model.coef_ + model.intercept_)
     assert set(model.predict(X)) <= {-1, 1}
     np.testing.assert_array_equal(
-        select_penalty(X, y, lams=LAMS, alpha=0.5, epsilon=2.0, delta=1e-6, norm_bound=1.5, rng=4).model.classes_,
+        select_penalty(X, y, lams=LAMS, alpha=0.5, epsilon=2.0, delta=1e-6, x_bound=1.5, rng=4).model.classes_,
         [0, 1],
     )
