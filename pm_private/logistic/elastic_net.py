@@ -272,23 +272,24 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
         return tags
 
     # release ---------------------------------------------------------------------------------
-    def _x_bound(self):
-        """``x_bound``, or the deprecated ``norm_bound`` where one was given (with a FutureWarning)."""
+    def _x_bound(self) -> tuple[str, object]:
+        """(name, value) of the covariate bound: ``x_bound``, or the deprecated ``norm_bound`` where
+        one was given (with a FutureWarning), so that a refusal names the argument the caller typed."""
         if isinstance(self.norm_bound, str) and self.norm_bound == "deprecated":
-            return self.x_bound
+            return "x_bound", self.x_bound
         warnings.warn(
             "DPElasticNetLogisticRegression: the parameter 'norm_bound' is now 'x_bound'; 'norm_bound' will be "
             "removed in the next release",
             FutureWarning,
             stacklevel=3,
         )
-        return self.norm_bound
+        return "norm_bound", self.norm_bound
 
     def _checked(self, n: int) -> tuple:
         """Validate the public parameters; return (ε, λ, α, κ, j, κ_j, c, convex_min, Δ)."""
         epsilon = check_epsilon(self.epsilon)
         lam, alpha = check_penalty(self.lam, self.alpha)
-        kappa = check_bound("x_bound", self._x_bound())
+        kappa = check_bound(*self._x_bound())
         norm = check_noise(self.noise)
         check_bool("fit_intercept", self.fit_intercept)
         check_positive("tol", self.tol)

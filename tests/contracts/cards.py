@@ -364,6 +364,7 @@ CARDS = [
             lam="positive",
             alpha="fraction",
             x_bound="bound",
+            norm_bound="bound",  # the former name of x_bound, accepted with a FutureWarning
             noise="choice",
             fit_intercept="bool",
             too_weak="choice",
