@@ -233,9 +233,10 @@ def check_fields(cls: type, values: dict) -> dict:
         Naming the first field that is missing, of the wrong type, out of range, or a constant
         other than the release type's.
     """
+    values = dict(values)
     for old, new in getattr(cls, "renamed_fields", {}).items():
         if old in values and new not in values:
-            values = {(new if key == old else key): value for key, value in values.items()}
+            values[new] = values.pop(old)
     hints = typing.get_type_hints(cls)
     checked = {}
     for f in dataclasses.fields(cls):

@@ -17,8 +17,7 @@ SURVIVAL_REGRESSION = Family(
     noise_plan=Hook("pm_private.survival.regression.release:survival_regression_noise_plan"),
     kind="survival_regression_stats",
     command="survival-regression",
-    # PyMC's own adaptation: started at the Laplace approximation, NUTS collapsed on a d = 10, J = 20
-    # release (step size 2e-5, three draws in four divergent) where the default adaptation had none
+    # PyMC's own adaptation: the Laplace start collapsed on a large release (Samplers page)
     start="pymc",
     description="noise-aware piecewise-exponential proportional-hazards regression on a released exit table "
     "with covariate moments",
