@@ -178,7 +178,8 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
         when ``y`` may hold only one of them, or when the label values must not come from the
         data.
     norm_bound : float, optional
-        The former name of ``x_bound``, accepted with a ``FutureWarning`` for one release.
+        The former name of ``x_bound``, accepted with a ``FutureWarning`` for one release; giving
+        both (``x_bound`` away from its default) is a ``TypeError``, raised before any charge.
 
     Attributes
     ----------
@@ -274,9 +275,12 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
     # release ---------------------------------------------------------------------------------
     def _x_bound(self) -> tuple[str, object]:
         """(name, value) of the covariate bound: ``x_bound``, or the deprecated ``norm_bound`` where
-        one was given (with a FutureWarning), so that a refusal names the argument the caller typed."""
+        one was given (with a FutureWarning), so that a refusal names the argument the caller typed.
+        Both given (``x_bound`` away from its default) is a TypeError, as for the functions."""
         if isinstance(self.norm_bound, str) and self.norm_bound == "deprecated":
             return "x_bound", self.x_bound
+        if not (isinstance(self.x_bound, float | int) and self.x_bound == 1.0):  # the default: not given
+            raise TypeError("DPElasticNetLogisticRegression got both 'norm_bound' and its new name 'x_bound'")
         warnings.warn(
             "DPElasticNetLogisticRegression: the parameter 'norm_bound' is now 'x_bound'; 'norm_bound' will be "
             "removed in the next release",

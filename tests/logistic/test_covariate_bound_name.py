@@ -4,7 +4,7 @@ accepted for one release with a FutureWarning, and release records written under
 import numpy as np
 import pytest
 
-from pm_private import DPElasticNetLogisticRegression, data_perturbation_sgd, select_penalty
+from pm_private import DPElasticNetLogisticRegression, PrivacyAccountant, data_perturbation_sgd, select_penalty
 from pm_private.release_file import release_from_dict, release_to_dict
 
 
@@ -44,6 +44,11 @@ def test_the_estimator_takes_the_old_parameter_with_a_warning_and_the_same_fit()
     np.testing.assert_array_equal(old.coef_, new.coef_)
     assert old.privacy_.x_bound == 2.0
     assert "norm_bound" not in DPElasticNetLogisticRegression().__repr__()  # the default is not shown
+    accountant = PrivacyAccountant(epsilon=10.0)
+    both = DPElasticNetLogisticRegression(epsilon=2.0, x_bound=3.0, norm_bound=2.0, accountant=accountant, rng=5)
+    with pytest.raises(TypeError, match="both 'norm_bound' and its new name 'x_bound'"):
+        both.fit(X, y)
+    assert accountant.spent == (0.0, 0.0)  # refused before any charge
 
 
 @pytest.mark.parametrize("kind", ["data_perturbation", "elastic_net"])
