@@ -53,7 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from pm_private.linear.release import release_linear_stats_laplace, sensitivities
+from pm_private.linear.release import release_linear_stats, sensitivities
 from pm_private.linear.stats import linear_stats
 from pm_private.logistic.elastic_net import DPElasticNetLogisticRegression, convex_min, design_bounds
 from pm_private.logistic.penalty_selection import select_penalty
@@ -175,8 +175,9 @@ def _suff_stats_audit(epsilon: float = 1.0) -> Audit:
         out = np.empty(n)
         for i in range(n):
             # Statistics only, at the paper's scales: this pair clips nothing, so the counts could not differ.
-            r = release_linear_stats_laplace(
+            r = release_linear_stats(
                 *pair[k],
+                noise="laplace",
                 epsilon=epsilon,
                 x_bound=1.0,
                 y_bound=1.0,
@@ -215,8 +216,8 @@ def _person_suff_stats_audit(epsilon: float = 1.0) -> Audit:
         out = np.empty(n)
         Xk, yk, unit = pair[k]
         for i in range(n):
-            r = release_linear_stats_laplace(
-                Xk, yk, epsilon=epsilon, x_bound=1.0, y_bound=1.0, split=split, clip_share=0.0, rng=source,
+            r = release_linear_stats(
+                Xk, yk, noise="laplace", epsilon=epsilon, x_bound=1.0, y_bound=1.0, split=split, clip_share=0.0, rng=source,
                 intercept=False, unit=unit,
             )  # fmt: skip
             o = np.array([r.xx[0, 0], r.xy[0], r.yy])

@@ -6,7 +6,7 @@ For every cell ε × n × d, ``--reps`` data sets are drawn from the model's own
     λ₀ ~ Gamma(10, 10), β ~ N(0, I/λ₀), λ ~ Gamma(10, 10), Σx ~ Wishart(d + 2, I/(d + 2)),
     xᵢ ~ N(0, Σx), yᵢ = xᵢᵀβ + N(0, 1/λ),
 
-released with :func:`pm_private.release_linear_stats_laplace` (split (0.6, 0.35, 0.05), Bx = 4,
+released with :func:`pm_private.release_linear_stats` (split (0.6, 0.35, 0.05), Bx = 4,
 By = 4·√(2(d + 1)), wide enough that clipping almost never bites: the clipped fraction is
 printed), or with ``--mechanism gaussian`` by :func:`pm_private.release_linear_stats`
 ((ε, 10⁻⁵)-DP, rows bounded in norm by Bx·√d, responses by By), or, for ε = ∞, as exact
@@ -51,7 +51,7 @@ import warnings
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from pm_private import linear_stats, release_linear_stats, release_linear_stats_laplace
+from pm_private import linear_stats, release_linear_stats
 from pm_private.linear.model import gibbs_regression, linear_model, project_psd, set_linear_stats
 from pm_private.sampling.refit_nuts import RefittableNUTS
 
@@ -105,7 +105,7 @@ def release(X, y, bx, by, eps, mechanism, scale_response, rng):
         return release_linear_stats(
             X, y, epsilon=eps, delta=1e-5, x_bound=bx * np.sqrt(d), y_bound=by, rng=rng, **options
         )
-    return release_linear_stats_laplace(X, y, epsilon=eps, x_bound=bx, y_bound=by, rng=rng, **options)
+    return release_linear_stats(X, y, noise="laplace", epsilon=eps, x_bound=bx, y_bound=by, rng=rng, **options)
 
 
 def run_cell(

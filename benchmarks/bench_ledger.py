@@ -6,7 +6,7 @@ time per release.  Two workloads:
 
 * ``charge`` — the reservation protocol alone (reserve, an empty body, commit): the pure
   bookkeeping cost;
-* ``linear_stats`` — :func:`pm_private.release_linear_stats_laplace` on n × d data with the secure
+* ``linear_stats`` — :func:`pm_private.release_linear_stats` on n × d data with the secure
   OpenDP noise (Honkela et al. 2018): the cost a data holder sees;
 * ``tight`` — the reservation protocol for releases that state the Gaussian noise of
   (2/releases, 10⁻⁹) each, so that from the middle of the run on the basic total exceeds the
@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pm_private import PrivacyAccountant, release_linear_stats_laplace
+from pm_private import PrivacyAccountant, release_linear_stats
 from pm_private.privacy import budget
 from pm_private.privacy.primitives import gaussian_noise_event
 from pm_private.privacy.release import release_guard
@@ -47,7 +47,7 @@ def _charge_only(acct, epsilon, data):
 
 def _suff_stats(acct, epsilon, data):
     X, y = data
-    release_linear_stats_laplace(X, y, epsilon=epsilon, x_bound=1.0, y_bound=1.0, accountant=acct)
+    release_linear_stats(X, y, noise="laplace", epsilon=epsilon, x_bound=1.0, y_bound=1.0, accountant=acct)
 
 
 #: δ of each release of the ``tight`` workload.

@@ -1,4 +1,4 @@
-"""Cost of linear_stats and release_linear_stats_laplace against the plain BLAS product on the same array.
+"""Cost of linear_stats and release_linear_stats against the plain BLAS product on the same array.
 
 Baseline: ``X.T @ X`` (numpy, BLAS syrk on all cores, same array, same run).  Goals at
 n = 2,000,000, d = 64: release ≤ 1.3×, exact ``linear_stats`` ≤ 1.1× (Honkela et al. 2018's
@@ -28,7 +28,7 @@ import tracemalloc
 import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from pm_private import linear_stats, release_linear_stats_laplace
+from pm_private import linear_stats, release_linear_stats
 
 
 def main():
@@ -50,8 +50,8 @@ def main():
         "X.T @ X (baseline)": lambda: X.T @ X,
         "X.T @ X, BLAS on 1 thread": product_one_thread,
         "linear_stats (exact)": lambda: linear_stats(X, y),
-        "release_linear_stats_laplace (secure noise)": lambda: release_linear_stats_laplace(
-            X, y, epsilon=1.0, x_bound=2.0, y_bound=2.0
+        "release_linear_stats (secure noise)": lambda: release_linear_stats(
+            X, y, noise="laplace", epsilon=1.0, x_bound=2.0, y_bound=2.0
         ),
     }
     for fn in runs.values():  # warm-up: OpenDP's first call, thread start-up
@@ -67,7 +67,7 @@ def main():
     baseline = np.array(times["X.T @ X (baseline)"])
 
     tracemalloc.start()
-    release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=2.0, y_bound=2.0)
+    release_linear_stats(X, y, noise="laplace", epsilon=1.0, x_bound=2.0, y_bound=2.0)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
 

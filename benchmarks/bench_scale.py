@@ -2,7 +2,7 @@
 
 For n = 10⁶ … 5·10⁷ rows of d = 16 features and a response, written once as Parquet files of
 ``--file-rows`` rows (incrementally with pyarrow, never the full array in memory), each run
-times ``release_linear_stats_laplace`` (clipped, secure noise) and ``linear_stats`` (exact) in a fresh
+times ``release_linear_stats`` (clipped, secure noise) and ``linear_stats`` (exact) in a fresh
 process and samples the peak resident memory of that process and all its children:
 
 * ``numpy``: the files loaded into one in-memory array first (load not timed; only up to
@@ -67,7 +67,7 @@ def write_files(directory: Path, count: int, rows: int) -> None:
 
 def run_one(mode: str, files: list[str]) -> dict:
     """One measurement in this process (called in a fresh subprocess by :func:`main`)."""
-    from pm_private import linear_stats, release_linear_stats_laplace
+    from pm_private import linear_stats, release_linear_stats
 
     cluster = client = None
     if mode == "numpy":
@@ -98,9 +98,11 @@ def run_one(mode: str, files: list[str]) -> dict:
             cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
             client = Client(cluster)
         linear_stats(*read_parquet_columns(files[:1], features=FEATURES, target="y"))  # warm-up: imports on the workers
-    release_linear_stats_laplace(np.ones((2, D)), np.ones(2), epsilon=1.0, **BOUNDS)  # warm-up: OpenDP's first call
+    release_linear_stats(
+        np.ones((2, D)), np.ones(2), noise="laplace", epsilon=1.0, **BOUNDS
+    )  # warm-up: OpenDP's first call
     start = time.perf_counter()
-    release = release_linear_stats_laplace(X, y, epsilon=1.0, **BOUNDS)
+    release = release_linear_stats(X, y, noise="laplace", epsilon=1.0, **BOUNDS)
     release_s = time.perf_counter() - start
     start = time.perf_counter()
     exact = linear_stats(X, y)

@@ -304,7 +304,7 @@ def _docstring_bars(app, what, name, obj, options, lines) -> None:
 
 
 def _resolve_short_reference(app, env, node, contnode):
-    """Resolve ``:func:`pm_private.release_linear_stats_laplace``` and friends to the documented object.
+    """Resolve ``:func:`pm_private.linear.release_linear_stats``` and friends to the documented object.
 
     Docstrings name objects as users import them: from the top level, from the defining module
     (``pm_private.privacy.noise.l2_gamma_vector``) or unqualified.  Each public object is

@@ -31,7 +31,7 @@ a simulation, not a release).  Methods, all predicting test rows on the original
   (noise-aware, Bernstein & Sheldon 2019)
   :func:`pm_private.linear_model`, NUTS, prediction by :func:`pm_private.predict_linear` (posterior
   mean; it applies the release's transform and projection);
-* ``noise-aware Laplace``: pure ε-DP :func:`pm_private.release_linear_stats_laplace` with
+* ``noise-aware Laplace``: pure ε-DP :func:`pm_private.release_linear_stats` with
   :func:`pm_private.tune_bounds` (entrywise bounds and split tuned for coefficients of the d + 1
   design columns, at most 5 % of the responses clipped, on the aux model and on the public rows;
   no budget; the entrywise bound at least 1, as the constant column requires), the same model
@@ -93,7 +93,6 @@ from pm_private import (
     adassp,
     gaussian_bounds,
     release_linear_stats,
-    release_linear_stats_laplace,
     tune_bounds,
 )
 from pm_private.datasets import split_keeping_identical_rows
@@ -390,9 +389,10 @@ def run(
                         len(private), d, eps, DELTA, public_y=prep.transform_y(y[public]), scale_response=scale_response
                     )
                     x_bound, y_bound = bounds.x_bound, bounds.y_bound
-                laplace = release_linear_stats_laplace(
+                laplace = release_linear_stats(
                     Xp,
                     yp,
+                    noise="laplace",
                     epsilon=eps,
                     x_bound=tune.x_bound,
                     y_bound=tune.y_bound,

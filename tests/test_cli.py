@@ -228,7 +228,7 @@ def test_dry_run_reads_no_row_and_touches_no_ledger(data, capsys):
     assert "would spend ε = 1" in shown and "Laplace scale 33.3333" in shown.replace("\n", " ")
     assert "Laplace scale 45.7143" in shown and "Laplace scale 80" in shown
     assert not (data / "l.db").exists() and not (data / "r.json").exists()
-    gaussian = [*argv, "--mechanism", "gaussian", "--delta", "1e-6", "--x-bound", "1.5"]
+    gaussian = [*argv, "--noise", "gaussian", "--delta", "1e-6", "--x-bound", "1.5"]
     assert main(gaussian) == 0
     assert "Gaussian mechanism, (ε, δ) = (1, 1e-06)" in capsys.readouterr().out
     assert (
@@ -291,7 +291,7 @@ def test_release_note_and_public_preprocessing_are_recorded(data, capsys):
     assert PrivacyAccountant.open("l.db").history[-1].note == "study 7"
     assert main(["ledger", "l.db"]) == 0 and "[study 7]" in capsys.readouterr().out
 
-    argv = [*CENTRED, "--ledger", "l.db", "--epsilon", "1", "--out", "g.json", "--mechanism", "gaussian"]
+    argv = [*CENTRED, "--ledger", "l.db", "--epsilon", "1", "--out", "g.json", "--noise", "gaussian"]
     argv += ["--delta", "1e-6", "--x-center", "0", "--x-scale", "1", "2", "4"]
     assert main(argv) == 0
     (gaussian,) = read_release_file("g.json")
@@ -309,7 +309,7 @@ def test_gaussian_bounds_are_chosen_when_both_are_left_out(data, capsys, options
         "pub.csv", index=False
     )
     argv = [*SUFF[:9], "--ledger", "l.db", "--total-epsilon", "10", "--total-delta", "1e-5", "--epsilon", "8"]
-    argv += ["--mechanism", "gaussian", "--delta", "1e-6", "--standardize-from", "pub.csv", *options]
+    argv += ["--noise", "gaussian", "--delta", "1e-6", "--standardize-from", "pub.csv", *options]
     scale_response = not options
     expected = gaussian_bounds(300, 3, 8.0, 1e-6, clip_share=0.0 if options else 0.05, scale_response=scale_response)
     assert expected.multiplier > 1.2
@@ -327,9 +327,9 @@ def test_gaussian_bounds_are_chosen_when_both_are_left_out(data, capsys, options
     "change, message",
     [
         (["--y-bound", "2"], "give both --x-bound and --y-bound, or neither"),
-        ([], "--mechanism laplace needs --x-bound and --y-bound"),
-        (["--mechanism", "gaussian", "--delta", "1e-6"], "bounds are chosen on a standardised scale"),
-        (["--mechanism", "gaussian", "--delta", "1e-6", "--y-center", "0"], "bounds are chosen on a standardised"),
+        ([], "--noise laplace needs --x-bound and --y-bound"),
+        (["--noise", "gaussian", "--delta", "1e-6"], "bounds are chosen on a standardised scale"),
+        (["--noise", "gaussian", "--delta", "1e-6", "--y-center", "0"], "bounds are chosen on a standardised"),
     ],
 )
 def test_bounds_left_out_are_refused_where_they_cannot_be_chosen(data, capsys, change, message):
@@ -346,8 +346,8 @@ def test_bounds_left_out_are_refused_where_they_cannot_be_chosen(data, capsys, c
         (["--x-scale", "0"], "argument --x-scale: must be > 0"),
         (["--y-center", "inf"], "argument --y-center: must be finite"),
         (["--standardize-from", "none.csv"], "no such file"),
-        (["--mechanism", "gaussian"], "--mechanism gaussian needs --delta"),
-        (["--delta", "1e-6"], "--delta applies to --mechanism gaussian only"),
+        (["--noise", "gaussian"], "--noise gaussian needs --delta"),
+        (["--delta", "1e-6"], "--delta applies to --noise gaussian only"),
     ],
 )
 def test_preprocessing_and_mechanism_errors_spend_nothing(data, capsys, change, message):
@@ -371,7 +371,7 @@ def test_steward_to_analyst_on_a_shipped_data_set(tmp_path, monkeypatch, capsys)
     frame = load_diabetes(scaled=False, as_frame=True).frame
     frame.iloc[:40].to_csv("public.csv", index=False)
     frame.iloc[40:].to_csv("private.csv", index=False)
-    release = ["release", "linear-stats", "private.csv", "--target", "target", "--mechanism", "gaussian"]
+    release = ["release", "linear-stats", "private.csv", "--target", "target", "--noise", "gaussian"]
     release += ["--x-bound", "3.2", "--y-bound", "2", "--standardize-from", "public.csv"]
     release += [
         "--ledger",

@@ -215,7 +215,7 @@ def test_a_missing_person_identifier_is_refused_before_any_spend(data, capsys):
     assert PrivacyAccountant.open("l.db").history == ()
 
 
-@pytest.mark.parametrize("mechanism", [["--mechanism", "laplace"], ["--mechanism", "gaussian", "--delta", "1e-6"]])
+@pytest.mark.parametrize("mechanism", [["--mechanism", "laplace"], ["--noise", "gaussian", "--delta", "1e-6"]])
 def test_a_unit_column_in_a_linear_release(data, capsys, mechanism):
     frame = pd.read_csv("d.csv")
     frame.insert(0, "person", np.arange(len(frame)) // 5)

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from pm_private import Preprocessing, linear_stats, predict_linear, release_linear_stats, release_linear_stats_laplace
+from pm_private import Preprocessing, linear_stats, predict_linear, release_linear_stats
 from pm_private.privacy.release import release_type
 from pm_private.release_file import (
     FORMAT,
@@ -23,8 +23,8 @@ from pm_private.survival.weibull.mechanisms import weibull_private
 def releases():
     rng = np.random.default_rng(3)
     X, y = rng.uniform(-1, 1, (200, 3)), rng.uniform(-1, 1, 200)
-    stats = release_linear_stats_laplace(
-        X, y, epsilon=1.0, x_bound=1.0, y_bound=1.0, split=(0.5, 0.3, 0.2), intercept=False
+    stats = release_linear_stats(
+        X, y, noise="laplace", epsilon=1.0, x_bound=1.0, y_bound=1.0, split=(0.5, 0.3, 0.2), intercept=False
     )
     t = rng.weibull(1.5, 300)
     weibull = weibull_private(np.minimum(t, 3.0), (t < 3.0).astype(int), epsilon=1.0, horizon=3.0, K=50)
@@ -90,7 +90,9 @@ def test_gaussian_release_and_its_preprocessing_round_trip(releases):
 def test_releases_without_clipping_counts_round_trip(releases):
     X, y, _, _ = releases
     for stats in (
-        release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=1.0, y_bound=1.0, clip_share=0.0, intercept=False),
+        release_linear_stats(
+            X, y, noise="laplace", epsilon=1.0, x_bound=1.0, y_bound=1.0, clip_share=0.0, intercept=False
+        ),
         release_linear_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=2.0, y_bound=1.0, clip_share=0.0, intercept=False),
     ):
         back = release_from_dict(json.loads(json.dumps(release_to_dict(stats))))

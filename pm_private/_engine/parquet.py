@@ -29,7 +29,7 @@ def read_parquet_columns(path, features, target, *, filesystem=None):
     dask array (n,) of ``target``, chunked alike, one chunk per Parquet row group.  Only the
     files' footers are read here (row counts, column names); each row group is read by the
     worker that reduces it, straight into a float64 array (no pandas), so a task holds one row
-    group in memory.  Ready for :func:`pm_private.release_linear_stats_laplace` or
+    group in memory.  Ready for :func:`pm_private.release_linear_stats` or
     :func:`pm_private.linear_stats`, which reduce each chunk to its sufficient statistics
     (Honkela et al. 2018) where it is read.
 

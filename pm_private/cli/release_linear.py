@@ -50,11 +50,13 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--target", required=True, help="response column")
     parser.add_argument("--features", nargs="+", help="feature columns (default: every other column)")
     parser.add_argument(
+        "--noise",
         "--mechanism",
+        dest="noise",
         choices=("laplace", "gaussian"),
         default="laplace",
         help="laplace: pure ε-DP, entrywise bounds (Honkela et al. 2018); gaussian: (ε, δ)-DP, row-norm bound, "
-        "far less noise at d ≥ 5 (Sheffet 2017; Wang 2018)",
+        "far less noise at d ≥ 5 (Sheffet 2017; Wang 2018).  --mechanism is its former spelling",
     )
     parser.add_argument("--delta", type=types.delta, help="δ of a gaussian release, spent from the ledger")
     parser.add_argument(
@@ -132,14 +134,14 @@ def _noise_plan(args, d: int):
     (public arguments and d only); ValueError naming an argument the release would refuse."""
     from ..linear.release import linear_noise_plan
 
-    gaussian = args.mechanism == "gaussian"
+    gaussian = args.noise == "gaussian"
     return linear_noise_plan(
         d,
         epsilon=args.epsilon,
         delta=args.delta if gaussian else None,
         x_bound=args.x_bound,
         y_bound=args.y_bound,
-        noise=args.mechanism,
+        noise=args.noise,
         split=None if gaussian else tuple(args.split),
         clip_share=args.clip_share,
         scale_response=args.scale_response is not False if gaussian else args.scale_response is True,
@@ -149,7 +151,7 @@ def _noise_plan(args, d: int):
 
 def _clipping(args) -> str:
     """How the rows are bounded (not noise: a public fact of the release the dry run states)."""
-    if args.mechanism == "gaussian":
+    if args.noise == "gaussian":
         return "rows with ‖x‖ > x bound are scaled onto it" + (
             " with their responses" if args.scale_response is not False else " (features only)"
         )
@@ -170,8 +172,8 @@ def _suff_stats_bounds(parser, args, d: int, preprocessing):
         return None
     if any(given):
         parser.error("give both --x-bound and --y-bound, or neither (gaussian: chosen from n, ε and δ)")
-    if args.mechanism != "gaussian":
-        parser.error("--mechanism laplace needs --x-bound and --y-bound")
+    if args.noise != "gaussian":
+        parser.error("--noise laplace needs --x-bound and --y-bound")
     constants = (args.x_center, args.x_scale, args.y_center, args.y_scale)
     if args.standardize_from is None and any(value is None for value in constants):
         parser.error(
@@ -217,16 +219,16 @@ def _public_n(args) -> int:
 
 
 def _check_mechanism_options(parser, args) -> None:
-    """``--split``, ``--delta`` and ``--clip-share`` against ``--mechanism`` (``parser.error`` otherwise)."""
+    """``--split``, ``--delta`` and ``--clip-share`` against ``--noise`` (``parser.error`` otherwise)."""
     if abs(math.fsum(args.split) - 1) > 1e-9:
         parser.error(f"--split must sum to 1, got {' '.join(map(str, args.split))}")
-    if args.mechanism == "gaussian":
+    if args.noise == "gaussian":
         if args.delta is None:
-            parser.error("--mechanism gaussian needs --delta (the δ of the release, in (0, 1))")
+            parser.error("--noise gaussian needs --delta (the δ of the release, in (0, 1))")
         if args.split != DEFAULT_SPLIT:
             parser.error("--split applies to the Laplace mechanism only (the Gaussian release adds one noise)")
     elif args.delta is not None:
-        parser.error("--delta applies to --mechanism gaussian only (the Laplace release is pure ε-DP)")
+        parser.error("--delta applies to --noise gaussian only (the Laplace release is pure ε-DP)")
     if not (args.clip_share == 0 or 0.001 <= args.clip_share <= 0.5):
         parser.error(f"--clip-share must be 0 or in [0.001, 0.5], got {args.clip_share:g}")
 
@@ -263,9 +265,9 @@ def _run(parser, args) -> None:
     y = numeric(parser, frame, [args.target])[:, 0]
     unit = unit_values(args, frame)
     accountant = open_ledger(parser, args)
-    from ..linear.release import release_linear_stats, release_linear_stats_laplace
+    from ..linear.release import release_linear_stats
 
-    if args.mechanism == "gaussian":
+    if args.noise == "gaussian":
 
         def release():
             return release_linear_stats(
@@ -285,9 +287,10 @@ def _run(parser, args) -> None:
     else:
 
         def release():
-            return release_linear_stats_laplace(
+            return release_linear_stats(
                 X,
                 y,
+                noise="laplace",
                 epsilon=args.epsilon,
                 x_bound=args.x_bound,
                 y_bound=args.y_bound,

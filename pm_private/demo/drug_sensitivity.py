@@ -50,7 +50,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import linear_stats, release_linear_stats, release_linear_stats_laplace
+from .. import linear_stats, release_linear_stats
 from .._engine.threads import single_threaded_blas
 from ..datasets import load_gdsc, make_gdsc_like
 from ..linear.adaptive_ssp import adassp
@@ -134,7 +134,7 @@ def _statistics(method, split: Split, n_private, epsilon, tuned, rng):
         bounds = dict(x_bound=tuned.x_bound, y_bound=tuned.y_bound, split=tuned.split)
     else:
         bounds = dict(x_bound=1.0, y_bound=np.abs(split.y_public).max())
-    return public + release_linear_stats_laplace(X, y, epsilon=epsilon, rng=rng, **bounds, intercept=False)
+    return public + release_linear_stats(X, y, noise="laplace", epsilon=epsilon, rng=rng, **bounds, intercept=False)
 
 
 def design_problem(data, *, n_drugs: int, genes: int, needed: int) -> str | None:
@@ -319,8 +319,15 @@ def calibration_study(
             T = rng.standard_normal((d + 2, d)) / np.sqrt(d + 2)
             X = rng.standard_normal((n, d)) @ np.linalg.cholesky(T.T @ T).T
             y = X @ beta + rng.standard_normal(n) / np.sqrt(lam)
-            stats = release_linear_stats_laplace(
-                X, y, epsilon=epsilon, x_bound=4.0, y_bound=4 * np.sqrt(2 * (d + 1)), rng=rng, intercept=False
+            stats = release_linear_stats(
+                X,
+                y,
+                noise="laplace",
+                epsilon=epsilon,
+                x_bound=4.0,
+                y_bound=4 * np.sqrt(2 * (d + 1)),
+                rng=rng,
+                intercept=False,
             )
             for aware in (True, False):
                 if aware not in fitters:

@@ -51,7 +51,7 @@ _COARSE_POINTS = 4
 @dataclass(frozen=True)
 class TuneResult:
     """Outcome of :func:`tune_bounds`: pass ``split``, ``x_bound`` and ``y_bound`` to
-    :func:`pm_private.release_linear_stats_laplace`.
+    :func:`pm_private.release_linear_stats` with ``noise="laplace"``.
 
     ``split`` lies on the tuning grid and sums to 1 (to within 1e-12); ``x_bound`` =
     ``omega_x``·x_scale and ``y_bound`` = ``omega_y``·y_scale; ``score`` is the mean Spearman
@@ -157,7 +157,7 @@ def _tune_release(
     n_noise_final: int | None = None,
     rng=0,
 ) -> TuneResult:
-    """Budget split and clip bounds for :func:`release_linear_stats_laplace`, tuned on synthetic data by
+    """Budget split and clip bounds for ``release_linear_stats(noise="laplace")``, tuned on synthetic data by
     Honkela et al.'s (2018) procedure (internal: the paper's robust private LR in
     ``pm-private demo``; the public choice is :func:`tune_bounds`).
 
@@ -410,7 +410,7 @@ def tune_bounds(
         public: nothing here can tell them from the private responses.
     clip_share : float, default 0.05
         The share of ε the release spends on its clipping counts (as in
-        :func:`pm_private.release_linear_stats_laplace`); the statistics' noise is simulated for the rest.
+        ``release_linear_stats(noise="laplace")``); the statistics' noise is simulated for the rest.
     omegas : 1-D array
         Initial grid of multipliers (default 2^(−1 … 2) in quarter-octave steps).
     min_omega : float
@@ -423,7 +423,7 @@ def tune_bounds(
         Most grid extensions at an edge.
     intercept : bool, default True
         Tune for a release with the intercept's constant column (as
-        :func:`pm_private.release_linear_stats_laplace` makes by default): the statistics have d + 1
+        ``release_linear_stats(noise="laplace")`` makes by default): the statistics have d + 1
         columns and the x bound is at least 1 (ωx ≥ 1/``x_scale``), so that the constant is never
         clipped.
     rng : seed or Generator

@@ -222,7 +222,7 @@ def SuffStatRegression(name: str, stats, *, beta, noise_precision):
         ``pm.Data`` named ``{name}_xx``, ``{name}_xy``, ``{name}_yy``, ``{name}_n`` so that
         :func:`set_linear_stats` can swap them without recompiling.
     stats : LinearStats or sequence of LinearStats
-        Exact (:func:`pm_private.linear_stats`), private (:func:`pm_private.release_linear_stats_laplace`)
+        Exact (:func:`pm_private.linear_stats`), private (:func:`pm_private.release_linear_stats`)
         or summed statistics.  Noisy ones are projected with :func:`project_psd`.  A sequence
         gives B independent regressions (batch axis first): beta must then be (B, d) and
         noise_precision (B,).

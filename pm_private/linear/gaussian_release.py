@@ -25,7 +25,7 @@ from ..privacy.validation import (
 )
 from ..released.preprocessing import Preprocessing, preprocessed_rows
 from .accumulate import CHUNK_VALUES, NonFiniteRow, first_non_finite_row
-from .laplace_release import release_linear_stats_laplace
+from .laplace_release import laplace_linear_stats
 from .release_checks import (
     _check_clip_share,
     _check_preprocessing,
@@ -94,13 +94,10 @@ def release_linear_stats(
     unit=None,
 ) -> LinearStats:
     """(ε, δ)-DP release of the sufficient statistics of norm-bounded rows, by one Gaussian mechanism
-    (``noise="gaussian"``), or ε-DP by the Laplace mechanism (``noise="laplace"``).
+    (``noise="gaussian"``), or ε-DP release of entrywise-clipped ones by the Laplace mechanism
+    (``noise="laplace"``, Honkela et al. 2018).
 
-    ``noise="laplace"`` is :func:`release_linear_stats_laplace` (entrywise bounds, budget ``split``,
-    no δ, responses not scaled by default; Honkela et al. 2018); the rest of this text describes the
-    Gaussian release.
-
-    Each row is scaled onto the ℓ2 ball of the covariates, (xᵢ, yᵢ) ← cᵢ·(xᵢ, yᵢ) with
+    The Gaussian release (``noise="gaussian"``, the default).  Each row is scaled onto the ℓ2 ball of the covariates, (xᵢ, yᵢ) ← cᵢ·(xᵢ, yᵢ) with
     cᵢ = min(1, Bx/‖xᵢ‖), each response then clipped, yᵢ ← clip(yᵢ, −By, By) (with
     ``scale_response=False`` only xᵢ is scaled: the projection of Wang 2018), and the
     (d+1)(d+2)/2 distinct entries of S = Σ zᵢzᵢᵀ,
@@ -113,7 +110,7 @@ def release_linear_stats(
     Δ = √2·(Bx² + By²) (:func:`gaussian_sensitivity`): sufficient statistics perturbation with the
     Gaussian mechanism (Sheffet 2017; the row-norm bound of Wang 2018).  The off-diagonal
     statistics, Sxy among them, get noise of s.d. σ/√2 at the sensitivity of iid noise on the
-    unweighted triangle.  Against :func:`release_linear_stats_laplace` (Laplace, entrywise bounds) the noise grows
+    unweighted triangle.  Against the Laplace release (entrywise bounds) the noise grows
     with Bx² + By² instead of d²Bx², far less at d ≥ 5, and it is Gaussian, so the noise-aware
     model (:func:`pm_private.linear.linear_model`) marginalises it exactly.
 
@@ -140,10 +137,27 @@ def release_linear_stats(
     is not exactly linear; both biases grow with n relative to the posterior's width, so bounds
     for inference grow with n: :func:`pm_private.linear.gaussian_bounds` chooses them.
 
+    The Laplace release (``noise="laplace"``; Honkela et al. 2018, Eqs. 5–7).  Covariates and
+    responses are clipped entrywise to the public bounds, xᵢⱼ ← clip(xᵢⱼ, −Bx, Bx) and
+    yᵢ ← clip(yᵢ, −By, By) (with ``scale_response=True`` each row is instead scaled as a whole into
+    the cube, (xᵢ, yᵢ) ← cᵢ·(xᵢ, yᵢ) with cᵢ = min(1, Bx/maxⱼ|xᵢⱼ|), before its response is
+    clipped: the same weights by the covariates alone as above, the same sensitivities), and the
+    upper triangles of Sxx, Sxy and Syy each get Laplace noise of scale ℓ1 sensitivity /
+    ((1 − ``clip_share``)·ε·pₖ) for the budget ``split`` (p₁, p₂, p₃): d(d+1)Bx², 2dBxBy and By²
+    (:mod:`pm_private.linear.release`).  The counts of rows and responses the clipping changed get
+    Laplace noise of scale 2/(``clip_share``·ε).  Honkela et al. (2018) clip entrywise and scale no
+    response, the default here; with the intercept column the entrywise bound must be at least 1
+    (the constant is never clipped).  The noise-aware model takes the Laplace noise as Gaussian
+    of the same variance per entry.
+
     Parameters
     ----------
     X : array-like, shape (n, d)
-        Private covariates (numpy or pandas; not Dask: use :func:`release_linear_stats_laplace` there).
+        Private covariates (numpy or pandas).  With ``noise="laplace"`` also a Dask collection
+        (``dask.array`` or ``dask.dataframe``, with ``y`` partitioned alike), checked, clipped and
+        reduced partition by partition where it lives (out of core, or on a cluster): only the
+        d×d, d and scalar sums reach the client, where the noise is drawn once; a NaN or inf raises,
+        naming its partition and row, before anything is spent.
     y : array-like, shape (n,)
         Private responses.
     epsilon : float
@@ -159,9 +173,10 @@ def release_linear_stats(
         Public bound By > 0 on |y|.
     noise : {"gaussian", "laplace"}, default "gaussian"
         The mechanism: one Gaussian release of the Frobenius-weighted statistics, or the Laplace
-        releases of :func:`release_linear_stats_laplace`.
+        releases of the entrywise-clipped statistics (see below).
     split : tuple of float, optional
-        Laplace only: the budget shares of Sxx, Sxy and Syy (default (0.60, 0.35, 0.05)).
+        Laplace only: the budget shares p₁, p₂, p₃ of Sxx, Sxy and Syy within the statistics'
+        (1 − ``clip_share``)·ε; positive, summing to 1 (default (0.60, 0.35, 0.05)).
     accountant : PrivacyAccountant, optional
         Charged (ε, δ) before noise is drawn; refuses with BudgetExceededError if over budget.
     rng : None, int or numpy.random.Generator
@@ -218,6 +233,13 @@ def release_linear_stats(
     same σ and a result marked ``private=False``.  References: Sheffet 2017; Wang 2018;
     Bun & Steinke 2016.
 
+    With ``noise="laplace"``: ε-DP (pure, δ = 0) under the same neighbours and unit, by
+    sequential composition of three Laplace mechanisms with (1 − ``clip_share``)·ε·pₖ and one on
+    the two clipping counts (ℓ1 sensitivity 2) with ``clip_share``·ε.  Public inputs: ``x_bound``,
+    ``y_bound``, ``split``, ``clip_share``, ``scale_response``, ``intercept``, ``preprocessing``, n
+    and d.  Exact.  Floating-point safe for ``rng=None`` (OpenDP's exact discrete Laplace on a 2^k
+    grid, Canonne, Kamath & Steinke 2020).  References: Honkela et al. 2018; Dwork et al. 2006.
+
     Examples
     --------
     >>> import numpy as np
@@ -233,6 +255,12 @@ def release_linear_stats(
     ((3, 3), 200, True)
     >>> round(accountant.spent[0], 6)
     0.5
+    >>> laplace = release_linear_stats(X, y, epsilon=1.0, x_bound=1.0, y_bound=2.0, noise="laplace",
+    ...                                accountant=accountant, rng=0)
+    >>> laplace
+    LinearStats(n=200, d=3 (intercept first), not private (seeded), 1 seeded release(s))
+    >>> accountant.spent  # the Laplace release adds ε and no δ
+    Budget(epsilon=1.5, delta=1e-07)
     """
     if not (isinstance(noise, str) and noise == "gaussian"):
         return _laplace(X, y, noise, delta, epsilon=epsilon, x_bound=x_bound, y_bound=y_bound, split=split,
@@ -341,7 +369,7 @@ def _laplace(X, y, noise: str, delta, **arguments) -> LinearStats:
         raise ValueError("delta applies to the Gaussian mechanism only (the Laplace release is pure ε-DP)")
     split = arguments.pop("split")
     scale_response = arguments.pop("scale_response")
-    return release_linear_stats_laplace(
+    return laplace_linear_stats(
         X,
         y,
         split=(0.60, 0.35, 0.05) if split is None else split,

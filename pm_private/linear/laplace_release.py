@@ -1,6 +1,6 @@
 """The ε-DP release of clipped sufficient statistics with the Laplace mechanism (Honkela et al. 2018,
-Eqs. 5–7), in memory or partition by partition on Dask collections; the mechanism and its
-sensitivities are in :mod:`pm_private.linear.release`."""
+Eqs. 5–7), in memory or partition by partition on Dask collections: ``release_linear_stats(noise=
+"laplace")``; the mechanism and its sensitivities are in :mod:`pm_private.linear.release`."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ from .release_records import (
 from .stats import LinearStats
 
 
-def release_linear_stats_laplace(
+def laplace_linear_stats(
     X,
     y,
     *,
@@ -59,105 +59,14 @@ def release_linear_stats_laplace(
     intercept: bool = True,
     unit=None,
 ) -> LinearStats:
-    """ε-DP release of clipped sufficient statistics (Honkela et al. 2018, Eqs. 5–7).
+    """The ε-DP Laplace release of clipped sufficient statistics behind
+    ``release_linear_stats(noise="laplace")`` (Honkela et al. 2018, Eqs. 5–7): the arguments, the
+    guarantee and the errors are documented there (:func:`pm_private.release_linear_stats`).
 
-    Covariates and responses are clipped entrywise to the public bounds (with
-    ``scale_response=True`` each row is instead scaled as a whole into the cube, see below), and
-    the upper triangle of Sxx, Sxy and Syy each get Laplace noise calibrated to their ℓ1 sensitivity with the
-    budget (1 − ``clip_share``)·ε·split (see Notes); the counts of rows and responses that the
-    clipping changed get Laplace noise of scale 2/(``clip_share``·ε) (:func:`clip_report`).
-
-    Parameters
-    ----------
-    X : array-like, shape (n, d)
-        Private covariates; entries are clipped to [−x_bound, x_bound].  A Dask collection
-        (``dask.array`` or ``dask.dataframe``, with ``y`` partitioned alike) is checked,
-        clipped and reduced partition by partition where it lives (out of core, or on a
-        cluster); only the d×d, d and scalar sums reach the client, where the noise is drawn
-        once.  A NaN or inf raises, naming its partition and row, before anything is spent.
-    y : array-like, shape (n,)
-        Private responses; clipped to [−y_bound, y_bound].
-    epsilon : float
-        Total privacy budget of the release, > 0.
-    x_bound, y_bound : float
-        Public clipping bounds Bx, By > 0 (choose them with :func:`pm_private.tune_bounds`,
-        never from the private data).
-    split : (p₁, p₂, p₃)
-        Budget shares of Sxx, Sxy, Syy within the statistics' (1 − ``clip_share``)·ε; positive,
-        summing to 1.
-    accountant : PrivacyAccountant, optional
-        Charged ε (δ = 0) before noise is drawn; refuses with BudgetExceededError if over budget.
-    rng : None, int or numpy.random.Generator
-        None for the secure OS generator (private); a seed only for tests.
-    preprocessing : Preprocessing, optional
-        Public map applied to X and y before clipping (bounds are on the transformed scale); it
-        is stored in the release metadata so that predictions apply the same map to new X.
-    clip_share : float, default 0.05
-        Share of ε spent on the counts of rows and responses that the clipping changed; 0 or in
-        [0.001, 0.5].  0 releases no counts and spends all of ε on the statistics.
-    scale_response : bool, default False
-        False: Honkela et al.'s (2018) entrywise clipping.  True: each row is scaled as a whole,
-        (xᵢ, yᵢ) ← cᵢ·(xᵢ, yᵢ) with cᵢ = min(1, Bx/maxⱼ|xᵢⱼ|), before its response is clipped:
-        the weight cᵢ depends on xᵢ alone, so the scaled rows keep the regression of y on x and a
-        model fitted to them estimates the population's β where entrywise clipping biases it
-        (see :func:`release_linear_stats`).  Every entry still lies in [−Bx, Bx] and every
-        response in [−By, By], so the sensitivities are the same.  Public; recorded in the release.
-    intercept : bool, default True
-        Prepend a constant column of ones (named ``intercept``) so that the statistics hold n and
-        the first moments Σxᵢ, Σyᵢ and a model of them has an intercept; the sensitivities are
-        those of d + 1 columns, and ``x_bound`` must be at least 1 (the constant is never
-        clipped).  False: Honkela et al.'s (2018) statistics of the covariates alone.  Public;
-        recorded in the release.
-    unit : array-like, shape (n,), optional
-        The person of each row (any hashable identifiers): the release then protects a person
-        with all their rows by keeping one row per person, chosen at random, and n is the number
-        of persons (:func:`pm_private.privacy.one_row_per_unit`).  None: the unit is the row.  Not
-        with Dask collections.
-
-    Returns
-    -------
-    LinearStats
-        ``xx`` (d×d, symmetric), ``xy`` (d), ``yy``, ``n`` and ``releases[0]`` with the metadata.
-
-    Raises
-    ------
-    ValueError
-        Before anything is spent: invalid ε, bounds, split or preprocessing, input that is not
-        numeric, mismatched shapes, or a NaN or infinite value.
-    BudgetExceededError
-        If ``accountant`` cannot afford ε (nothing is released).
-    ChargedRefusal
-        After the budget is spent, when the public rows kept by ``preprocessing`` include rows of
-        ``X`` (the message names no row and no count; a free refusal would be a membership test).
-
-    Notes
-    -----
-    Privacy: ε-DP (pure) under replace-one neighbours (n is public; the unit a row, or with
-    ``unit`` a person with all their rows, n persons), by sequential composition
-    of three Laplace mechanisms with (1 − ``clip_share``)·ε·split and one on the two clipping
-    counts (ℓ1 sensitivity 2) with ``clip_share``·ε.  Public inputs: ``x_bound`` (Bx),
-    ``y_bound`` (By), ``split``, ``clip_share``, ``scale_response``, ``intercept``,
-    ``preprocessing``, n and d (the constant column counts among the d + 1 columns of the
-    sensitivities).  Exact: Bayesian inference on the released statistics is post-processing.  Floating-point safe
-    for the secure default ``rng=None`` (OpenDP's exact discrete Laplace on a 2^k grid, Canonne, Kamath & Steinke 2020; see
-    :mod:`pm_private.privacy.noise`); a seeded ``rng`` gives reproducible noise and a result
-    marked ``private=False``.  References: Honkela et al. 2018; Dwork et al. 2006.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from pm_private import PrivacyAccountant, release_linear_stats_laplace
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.uniform(-1, 1, size=(200, 2))
-    >>> y = X @ [1.0, -0.5] + 0.1 * rng.normal(size=200)
-    >>> accountant = PrivacyAccountant(2.0, 1e-6)
-    >>> stats = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=1.0, y_bound=2.0, accountant=accountant, rng=0)
-    >>> stats
-    LinearStats(n=200, d=3 (intercept first), not private (seeded), 1 seeded release(s))
-    >>> stats.releases[0].private  # seeded: reproducible, not private
-    False
-    >>> accountant.spent
-    Budget(epsilon=1.0, delta=0.0)
+    The public arguments are checked, then the accountant is asked whether ε is affordable, then one
+    pass over the rows (which refuses a NaN or an infinite record, naming its row or partition)
+    clips and sums them, and only then is ε reserved and the noise of the three statistics' upper
+    triangles and of the clipping counts drawn (:func:`_laplace_parts`).
     """
     epsilon = check_epsilon(epsilon)
     x_bound = check_bound("x_bound", x_bound)

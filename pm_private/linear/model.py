@@ -233,8 +233,8 @@ def linear_model(
     Parameters
     ----------
     stats : LinearStats or sequence of LinearStats
-        Exact (:func:`pm_private.linear_stats`), private (:func:`pm_private.release_linear_stats`,
-        :func:`pm_private.release_linear_stats_laplace`) or summed statistics.  A non-empty sequence
+        Exact (:func:`pm_private.linear_stats`), private (:func:`pm_private.release_linear_stats`, either
+        noise) or summed statistics.  A non-empty sequence
         of statistics sharing d gives independent fits along a leading dim ``fit``.
     noise_aware : bool or None, default None
         Model the release noise (True) or treat the statistics as exact (False).  None: True

@@ -1,6 +1,6 @@
 """Noise-aware likelihood of privately released sufficient statistics (Bernstein & Sheldon 2019).
 
-A release (:func:`pm_private.release_linear_stats_laplace` or :func:`pm_private.release_linear_stats`)
+A release (:func:`pm_private.release_linear_stats`, Laplace or Gaussian noise)
 publishes r = s + w, where
 s = Σᵢ t(xᵢ, yᵢ) are the true statistics of the n private rows, t(x, y) = upper triangle of
 zzᵀ with z = (x, y) ∈ ℝᵈ⁺¹ (the d(d+1)/2 entries of xxᵀ, the d entries of xy, and y²), and
@@ -36,7 +36,7 @@ Two forms of the same density:
   eigendecomposition of C gives the density and a closed-form gradient (no divided
   differences of eigenvalues, so it is exact at repeated eigenvalues).
 * dense, O(k³) = O(d⁶) (``noisy_stats_logp``), for any per-entry variances: the Laplace
-  release (:func:`pm_private.release_linear_stats_laplace`), whose three blocks (Sxx, Sxy, Syy) have
+  release (``noise="laplace"``), whose three blocks (Sxx, Sxy, Syy) have
   different scales, so the noise is not isotropic and the two covariances share no
   eigenbasis.  No exact fast path is known for it; an isotropic bound on the noise would be
   conservative but would change the model, so the dense form is kept and limited to

@@ -3,10 +3,10 @@ and Spearman evaluation (Honkela et al. 2018, Eq. 8: ŷ = (1/m) Σₖ xᵀβ⁽�
 
 One prediction rule holds for every predictor of pm_private: the covariates of a new row are
 mapped exactly as those of the rows the predictor was fitted on were, by the release's public
-preprocessing and then its bound (entrywise clipping for :func:`pm_private.release_linear_stats_laplace`,
-projection onto the ℓ2 ball for :func:`pm_private.release_linear_stats`,
+preprocessing and then its bound (entrywise clipping for :func:`pm_private.release_linear_stats` with ``noise="laplace"``,
+projection onto the ℓ2 ball for its Gaussian release,
 ``AdaSSPRelease.predict`` and the logistic releases; scaling into the cube for
-``release_linear_stats_laplace(..., scale_response=True)``).  A non-private fit on unclipped rows
+``release_linear_stats(..., noise="laplace", scale_response=True)``).  A non-private fit on unclipped rows
 therefore takes new rows unclipped.  Where a release scaled whole rows with their responses,
 β is the population's coefficient and xᵀβ the population's regression function; the prediction
 c·xᵀβ for a row beyond the bound (c < 1) shrinks it towards zero, which predicts held-out

@@ -2,8 +2,9 @@
 
 For rows xᵢ ∈ ℝᵈ and responses yᵢ the statistics are Sxx = Σ xᵢxᵢᵀ, Sxy = Σ xᵢyᵢ,
 Syy = Σ yᵢ² and n; the Gaussian linear-regression likelihood depends on the data only
-through them.  :func:`release_linear_stats_laplace` releases them with ε-DP (and
-:func:`release_linear_stats` with (ε, δ)-DP, see its docstring):
+through them.  :func:`release_linear_stats` releases them with ε-DP by the Laplace mechanism
+(``noise="laplace"``, Honkela et al. 2018) or with (ε, δ)-DP by one Gaussian mechanism (see its
+docstring).  The Laplace release:
 
 1. projection (clipping): xᵢⱼ ← clip(xᵢⱼ, −Bx, Bx), yᵢ ← clip(yᵢ, −By, By);
 2. Laplace noise with budget split p₁ + p₂ + p₃ = 1 (sequential composition gives ε):
@@ -43,9 +44,10 @@ are those of d + 1 columns.
 
 from __future__ import annotations
 
+import warnings
+
 from .family import LINEAR
 from .gaussian_release import release_linear_stats
-from .laplace_release import release_linear_stats_laplace
 from .release_checks import (
     check_release_arguments,
     finite_sensitivities,
@@ -82,3 +84,73 @@ __all__ = [
     "release_linear_stats",
     "sensitivities",
 ]
+
+
+def release_linear_stats_laplace(
+    X,
+    y,
+    *,
+    epsilon: float,
+    x_bound: float,
+    y_bound: float,
+    split=(0.60, 0.35, 0.05),
+    accountant=None,
+    rng=None,
+    preprocessing=None,
+    clip_share: float = CLIP_SHARE,
+    scale_response: bool = False,
+    intercept: bool = True,
+    unit=None,
+):
+    """Deprecated spelling of ``release_linear_stats(X, y, noise="laplace", ...)``: the same ε-DP
+    Laplace release (Honkela et al. 2018) with the same arguments, defaults and result, with a
+    ``FutureWarning``; it will be removed in the next release.
+
+    Parameters
+    ----------
+    X, y, epsilon, x_bound, y_bound, split, accountant, rng, preprocessing, clip_share, scale_response, intercept, unit
+        As for :func:`release_linear_stats` with ``noise="laplace"``, with the same defaults.
+
+    Returns
+    -------
+    LinearStats
+        The release of ``release_linear_stats(X, y, noise="laplace", ...)``.
+
+    Notes
+    -----
+    Privacy: that of :func:`release_linear_stats` with ``noise="laplace"`` (ε-DP under
+    replace-one neighbours, the unit a row or with ``unit`` a person; exact).
+
+    Examples
+    --------
+    >>> import numpy as np, warnings
+    >>> from pm_private import release_linear_stats, release_linear_stats_laplace
+    >>> X, y = np.random.default_rng(0).uniform(-1, 1, size=(100, 2)), np.zeros(100)
+    >>> with warnings.catch_warnings(record=True):
+    ...     old = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=1.0, y_bound=1.0, rng=0)
+    >>> new = release_linear_stats(X, y, epsilon=1.0, x_bound=1.0, y_bound=1.0, noise="laplace", rng=0)
+    >>> bool((old.xx == new.xx).all())
+    True
+    """
+    warnings.warn(
+        'release_linear_stats_laplace is now release_linear_stats(..., noise="laplace"); the old name will be '
+        "removed in the next release",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return release_linear_stats(
+        X,
+        y,
+        noise="laplace",
+        epsilon=epsilon,
+        x_bound=x_bound,
+        y_bound=y_bound,
+        split=split,
+        accountant=accountant,
+        rng=rng,
+        preprocessing=preprocessing,
+        clip_share=clip_share,
+        scale_response=scale_response,
+        intercept=intercept,
+        unit=unit,
+    )

@@ -69,10 +69,10 @@ def _check_split(split) -> tuple[float, float, float]:
 
 
 def check_release_arguments(d: int, *, epsilon, x_bound, y_bound, split=(0.60, 0.35, 0.05), clip_share=0.05) -> tuple:
-    """The public arguments of :func:`release_linear_stats_laplace` for d features, checked before any work.
+    """The public arguments of ``release_linear_stats(noise="laplace")`` for d features, checked before any work.
 
     The command line calls it once it knows the number of feature columns, before reading any
-    record; :func:`release_linear_stats_laplace` calls it before its pass over the data.
+    record; the Laplace release calls it before its pass over the data.
 
     Parameters
     ----------

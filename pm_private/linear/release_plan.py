@@ -63,7 +63,7 @@ def linear_noise_plan(
     Frobenius-weighted vector of ``gaussian_release_vector`` (with the clipping counts), its
     ℓ2 sensitivity and σ, and the noise s.d. σ/w of each group of statistics (σ on the diagonal of
     Sxx and on Syy, σ/√2 on the other entries of Sxx and on Sxy, σ/a on each count).
-    ``noise="laplace"`` plans :func:`release_linear_stats_laplace`: the Laplace queries on
+    ``noise="laplace"`` plans its Laplace release: the Laplace queries on
     Sxx (upper triangle), Sxy and Syy with their ℓ1 sensitivities (:func:`sensitivities`) at
     pₖ(1 − ``clip_share``)ε, and on the two clipping counts (ℓ1 sensitivity 2) at
     ``clip_share``·ε.  Both releases take their sensitivities, ε split and noise scales from this
@@ -80,8 +80,7 @@ def linear_noise_plan(
     x_bound, y_bound : float
         The public bounds Bx (row norm for gaussian, each entry for laplace) and By.
     noise : {"gaussian", "laplace"}, default "gaussian"
-        The release planned: :func:`release_linear_stats` with that ``noise`` (the Laplace one is
-        :func:`release_linear_stats_laplace`).
+        The release planned: :func:`release_linear_stats` with that ``noise``.
     split : tuple of float, optional
         Laplace only: the budget shares of Sxx, Sxy, Syy (default (0.60, 0.35, 0.05)).
     clip_share : float, default 0.05

@@ -37,11 +37,11 @@ from .stats import frobenius_weights
 CLIP_SHARE = 0.05
 
 
-#: Mechanism name of :func:`release_linear_stats_laplace` (result and ledger entry).
+#: Mechanism name of ``release_linear_stats(noise="laplace")`` (result and ledger entry).
 MECHANISM = "Laplace sufficient statistics (Honkela et al. 2018)"
 
 
-#: Mechanism name of :func:`release_linear_stats` (result and ledger entry).
+#: Mechanism name of ``release_linear_stats(noise="laplace")`` (result and ledger entry).
 GAUSSIAN_MECHANISM = "Gaussian sufficient statistics of norm-bounded rows, Frobenius-weighted (Sheffet 2017; Wang 2018)"
 
 
@@ -173,7 +173,7 @@ class LinearStatsLaplaceRelease(_ClipCounts, Release, kind="linear_stats_laplace
         (the DP output; None when no counts are released).
     scale_response : bool, default False
         True when each row was scaled as a whole into the cube |xⱼ| ≤ ``x_bound`` with its
-        response (see :func:`release_linear_stats_laplace`); False for entrywise clipping.
+        response (see :func:`release_linear_stats`); False for entrywise clipping.
     intercept : bool, default False
         True when a constant column of ones was prepended to the covariates (the statistics'
         first column; its sensitivities count it among the d columns); False in files written
@@ -368,7 +368,7 @@ def _check_count_noise(release, expected: float) -> None:
 
 def _check_laplace_noise_fields(release) -> None:
     """The split, sensitivities, ε parts and noise scales of a Laplace release as
-    :func:`release_linear_stats_laplace` computes them from its public inputs (ValueError naming the field)."""
+    ``release_linear_stats(noise="laplace")`` computes them from its public inputs (ValueError naming the field)."""
     split = check_release_field("split", _check_split, release.split)
     intercept = check_release_field("intercept", check_bool, "intercept", release.intercept)
     check_release_field("intercept", _check_laplace_intercept, release.x_bound, intercept)
@@ -407,7 +407,7 @@ def _check_laplace_noise_fields(release) -> None:
 
 def _check_gaussian_noise_fields(release) -> None:
     """The sensitivity, noise scale and count noise of a Gaussian release as
-    :func:`release_linear_stats` computes them from its public inputs (ValueError naming the field)."""
+    ``release_linear_stats(noise="laplace")`` computes them from its public inputs (ValueError naming the field)."""
     share = check_release_field("clip_share", _check_clip_share, release.clip_share, release.epsilon)
     intercept = check_release_field("intercept", check_bool, "intercept", release.intercept)
     _, sensitivity, weight = gaussian_release_vector(

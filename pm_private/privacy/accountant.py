@@ -126,8 +126,8 @@ class PrivacyAccountant:
     Examples
     --------
     >>> acct = PrivacyAccountant(epsilon=1.0)
-    >>> stats = release_linear_stats_laplace(X, y, epsilon=0.5, x_bound=1, y_bound=1,
-    ...                            accountant=acct)             # doctest: +SKIP
+    >>> stats = release_linear_stats(X, y, epsilon=0.5, x_bound=1, y_bound=1, noise="laplace",
+    ...                              accountant=acct)             # doctest: +SKIP
     >>> acct.spent, acct.remaining                              # doctest: +SKIP
     (Budget(epsilon=0.5, delta=0.0), Budget(epsilon=0.5, delta=0.0))
     """

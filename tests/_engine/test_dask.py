@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pm_private import BudgetExceededError, PrivacyAccountant, linear_stats, release_linear_stats_laplace
+from pm_private import BudgetExceededError, PrivacyAccountant, linear_stats, release_linear_stats
 from pm_private._engine.parquet import read_parquet_columns
 from pm_private._engine.threads import single_threaded_blas
 from pm_private.privacy.noise import NoiseSource
@@ -75,10 +75,19 @@ class CountingSource(NoiseSource):
 def test_release_draws_noise_once_on_the_client_and_matches_numpy(data, cluster):
     X, y = data
     in_memory, on_dask = CountingSource(1), CountingSource(1)
-    expected = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=1.5, y_bound=2.0, rng=in_memory, intercept=False)
+    expected = release_linear_stats(
+        X, y, noise="laplace", epsilon=1.0, x_bound=1.5, y_bound=2.0, rng=in_memory, intercept=False
+    )
     acct = PrivacyAccountant(epsilon=1.0)
-    got = release_linear_stats_laplace(
-        *as_dask(X, y), epsilon=1.0, x_bound=1.5, y_bound=2.0, rng=on_dask, accountant=acct, intercept=False
+    got = release_linear_stats(
+        *as_dask(X, y),
+        noise="laplace",
+        epsilon=1.0,
+        x_bound=1.5,
+        y_bound=2.0,
+        rng=on_dask,
+        accountant=acct,
+        intercept=False,
     )
     assert len(on_dask.threads) == len(in_memory.threads) == 4  # Sxx, Sxy, Syy, clipping counts: one draw each
     assert set(on_dask.threads) == {threading.get_ident()}  # never on a worker thread
@@ -107,8 +116,8 @@ def test_parquet_columns_give_the_clipped_statistics(data, tmp_path):
     Xd, yd = read_parquet_columns(tmp_path, features=["c", "a", "b", "d"], target="target")
     assert Xd.chunks == ((150, 150, 100, 150, 150, 100, 150, 50), (4,)) and yd.chunks[0] == Xd.chunks[0]
     with dask.config.set(scheduler="sync"):
-        got = release_linear_stats_laplace(
-            Xd, yd, epsilon=1e12, x_bound=1.0, y_bound=1.5, rng=0, intercept=False
+        got = release_linear_stats(
+            Xd, yd, noise="laplace", epsilon=1e12, x_bound=1.0, y_bound=1.5, rng=0, intercept=False
         )  # noise ≈ 0
     Xc, yc = np.clip(X[:, [2, 0, 1, 3]], -1, 1), np.clip(y, -1.5, 1.5)
     np.testing.assert_allclose(got.xx, Xc.T @ Xc, rtol=1e-9, atol=1e-8)
@@ -132,8 +141,8 @@ def test_first_bad_row_is_named_by_partition_and_nothing_is_spent(data, name, ro
         with pytest.raises(
             ValueError, match=rf"{name} contains NaN .*partition \d, row \d+ of the partition, row {row} overall"
         ):
-            release_linear_stats_laplace(
-                *as_dask(X, y), epsilon=1.0, x_bound=1.0, y_bound=1.0, accountant=acct, intercept=False
+            release_linear_stats(
+                *as_dask(X, y), noise="laplace", epsilon=1.0, x_bound=1.0, y_bound=1.0, accountant=acct, intercept=False
             )
         with pytest.raises(ValueError, match=rf"row {row} overall"):
             linear_stats(*as_dask(X, y), intercept=False)
@@ -145,7 +154,9 @@ def test_refused_budget_and_mismatched_inputs_raise_before_the_pass(data):
     Xd, yd = as_dask(X, y)
     acct = PrivacyAccountant(epsilon=0.5)
     with pytest.raises(BudgetExceededError):
-        release_linear_stats_laplace(Xd, yd, epsilon=1.0, x_bound=1.0, y_bound=1.0, accountant=acct, intercept=False)
+        release_linear_stats(
+            Xd, yd, noise="laplace", epsilon=1.0, x_bound=1.0, y_bound=1.0, accountant=acct, intercept=False
+        )
     with pytest.raises(TypeError, match="all be dask arrays"):
         linear_stats(Xd, pd.Series(y), intercept=False)
     with pytest.raises(ValueError, match="y must have as many rows as X, got 999 and 1000"):

@@ -245,6 +245,7 @@ CARDS = [
         ),
     ),
     MechanismCard(  # before release_linear_stats: their sum is written as one linear_stats entry in this order
+        # The deprecated spelling of release_linear_stats(noise="laplace"): its sweeps are the Laplace release's.
         "pm_private.linear:release_linear_stats_laplace",
         data=dict(X="X", y="y"),
         params=dict(
@@ -264,10 +265,10 @@ CARDS = [
             epsilon="epsilon",
             x_bound="bound",
             y_bound="bound",
-            split="split",
+            split="optional split",
             preprocessing="object",
             clip_share="clip share",
-            scale_response="bool",
+            scale_response="optional bool",
             intercept="bool",
         ),
         release_kind="linear_stats_laplace",

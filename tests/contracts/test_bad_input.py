@@ -8,7 +8,7 @@ import numpy as np
 import pymc as pm
 import pytest
 
-from pm_private.linear import adassp, linear_stats, release_linear_stats_laplace
+from pm_private.linear import adassp, linear_stats, release_linear_stats
 from pm_private.linear.bounds import _tune_release
 from pm_private.logistic import DPElasticNetLogisticRegression, data_perturbation_sgd, select_penalty
 from pm_private.privacy.accountant import PrivacyAccountant
@@ -41,11 +41,11 @@ def _sanitized(accountant, **kwargs):
 
 CASES = {
     "x_bound overflows": (
-        lambda a: release_linear_stats_laplace(X, Y, epsilon=1.0, x_bound=1e308, y_bound=1.0, accountant=a),
+        lambda a: release_linear_stats(X, Y, noise="laplace", epsilon=1.0, x_bound=1e308, y_bound=1.0, accountant=a),
         "x_bound",
     ),
     "y_bound underflows": (
-        lambda a: release_linear_stats_laplace(X, Y, epsilon=1.0, x_bound=1.0, y_bound=5e-324, accountant=a),
+        lambda a: release_linear_stats(X, Y, noise="laplace", epsilon=1.0, x_bound=1.0, y_bound=5e-324, accountant=a),
         "y_bound",
     ),
     "adassp x_bound overflows": (

@@ -170,7 +170,7 @@ def _cli_observed(argv, capsys) -> tuple:
 
 #: Each command with its private columns, and the flags of a public map that would overflow.
 COMMANDS = {
-    "linear-stats": (["--target", "y", "--features", "a", "b", "--y-bound", "2", "--mechanism", "gaussian"], True),
+    "linear-stats": (["--target", "y", "--features", "a", "b", "--y-bound", "2", "--noise", "gaussian"], True),
     "logistic-stats": (["--target", "label", "--features", "a", "b"], False),
     "survival-regression": (["--time", "t", "--event", "e", "--features", "a", "b", "--edges", "0.5,1,2"], False),
 }

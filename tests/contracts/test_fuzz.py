@@ -247,7 +247,7 @@ A, S, INT, STR = "array", "scalar", "int", "str"
 #: flags, seeds, names, callables) are not fuzzed.
 FUZZED = {
     **dict.fromkeys(("matrix", "records", "reals", "labels", "counts", "times", "events"), A),
-    **dict.fromkeys(("query", "log weights", "split", "penalties"), A),
+    **dict.fromkeys(("query", "log weights", "split", "optional split", "penalties"), A),
     **dict.fromkeys(("epsilon", "delta", "sensitivity", "positive", "bound", "optional positive"), S),
     **dict.fromkeys(("fraction", "open fraction", "clip share"), S),
     **dict.fromkeys(("count", "optional count", "work"), INT),

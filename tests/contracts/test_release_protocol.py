@@ -230,9 +230,9 @@ def fresh_warnings(monkeypatch):
 
 
 def _laplace_stats(**kwargs):
-    from pm_private.linear import release_linear_stats_laplace
+    from pm_private.linear import release_linear_stats
 
-    return release_linear_stats_laplace(DATA["X"], DATA["y"], epsilon=1.0, x_bound=1.0, y_bound=1.0, **kwargs)
+    return release_linear_stats(DATA["X"], DATA["y"], noise="laplace", epsilon=1.0, x_bound=1.0, y_bound=1.0, **kwargs)
 
 
 def test_a_private_release_without_an_accountant_warns_once_per_mechanism(fresh_warnings):

@@ -206,6 +206,8 @@ def values_of(kind: str, valid) -> list:
             return _not_a_count() + [None]
         case "optional bool":  # None means the mechanism's default
             return [v for v in values_of("bool", valid) if v is not None]
+        case "optional split":  # None means the mechanism's default split
+            return [v for v in values_of("split", valid) if v is not None] + [np.array([0.6, 0.3, 0.2])]
         case "no split":  # a split given to a mechanism that takes none (its default None): even a valid one
             return [v for v in values_of("split", valid) if v is not None] + [(0.6, 0.35, 0.05), (1 / 3, 1 / 3, 1 / 3)]
         case "bool":

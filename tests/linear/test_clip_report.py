@@ -7,7 +7,7 @@ import pytest
 
 import pm_private.linear.release as ss
 from pm_private import PrivacyAccountant
-from pm_private.linear import clip_report, linear_stats, release_linear_stats, release_linear_stats_laplace
+from pm_private.linear import clip_report, linear_stats, release_linear_stats
 from pm_private.release_file import release_from_dict, release_to_dict
 
 RNG = np.random.default_rng(7)
@@ -18,7 +18,9 @@ Y = X @ [1.0, -0.5, 0.2] + RNG.normal(size=400)
 def release(kind, **kwargs):
     """A seeded release of (X, Y): ``kind`` is "laplace" or "gaussian"."""
     if kind == "laplace":
-        return release_linear_stats_laplace(X, Y, x_bound=1.0, y_bound=1.5, rng=1, **{"epsilon": 1.0, **kwargs})
+        return release_linear_stats(
+            X, Y, noise="laplace", x_bound=1.0, y_bound=1.5, rng=1, **{"epsilon": 1.0, **kwargs}
+        )
     return release_linear_stats(X, Y, delta=1e-6, x_bound=2.0, y_bound=1.5, rng=1, **{"epsilon": 1.0, **kwargs})
 
 

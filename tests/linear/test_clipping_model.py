@@ -19,7 +19,7 @@ import pytensor
 import pytensor.tensor as pt
 import pytest
 
-from pm_private import release_linear_stats, release_linear_stats_laplace
+from pm_private import release_linear_stats
 from pm_private.linear.model import linear_model
 from pm_private.linear.noise_aware import projected_second_moment, projection_draws
 
@@ -125,8 +125,8 @@ def test_clipping_argument_is_checked():
     stats, _ = _release(200, 2, 2.0, 2.0, seed=0)
     with pytest.raises(ValueError, match="clipping"):
         linear_model(stats, clipping="yes")
-    other = release_linear_stats_laplace(
-        np.ones((50, 2)), np.ones(50), epsilon=1.0, x_bound=1.0, y_bound=1.0, rng=0, intercept=False
+    other = release_linear_stats(
+        np.ones((50, 2)), np.ones(50), noise="laplace", epsilon=1.0, x_bound=1.0, y_bound=1.0, rng=0, intercept=False
     )
     with pytest.raises(ValueError, match="clipping='model'"):
         linear_model(stats + other, clipping="model", likelihood="dense")

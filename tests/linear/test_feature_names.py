@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pm_private.linear import linear_model, linear_stats, release_linear_stats, release_linear_stats_laplace
+from pm_private.linear import linear_model, linear_stats, release_linear_stats
 from pm_private.logistic import logistic_model, release_logistic_stats
 from pm_private.privacy.validation import column_names
 from pm_private.release_file import read_release_file, release_to_dict, write_release_file
@@ -38,7 +38,9 @@ def test_column_names_only_for_frames_with_distinct_string_columns():
 @pytest.mark.parametrize("release", ["laplace", "gaussian"])
 def test_release_records_the_columns_and_the_model_uses_them(release):
     if release == "laplace":
-        stats = release_linear_stats_laplace(FRAME, Y, epsilon=1.0, x_bound=1.0, y_bound=2.0, rng=0, intercept=False)
+        stats = release_linear_stats(
+            FRAME, Y, noise="laplace", epsilon=1.0, x_bound=1.0, y_bound=2.0, rng=0, intercept=False
+        )
     else:
         stats = _gaussian(FRAME)
     assert stats.releases[0].features == ("age", "bmi", "bp")

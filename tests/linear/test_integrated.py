@@ -5,7 +5,7 @@ import pytensor
 import pytest
 from scipy import stats as sps
 
-from pm_private import linear_stats, release_linear_stats, release_linear_stats_laplace
+from pm_private import linear_stats, release_linear_stats
 from pm_private.linear.integrated import (
     gram_posterior,
     gram_shape,
@@ -157,7 +157,9 @@ def test_laplace_release_beyond_the_dense_limit_fits_with_integrated_covariates(
     d = 30
     X = rng.uniform(-1, 1, (2000, d))
     y = X @ rng.normal(0, 0.3, d) + 0.3 * rng.standard_normal(2000)
-    release = release_linear_stats_laplace(X, y, epsilon=5.0, x_bound=1.0, y_bound=3.0, rng=11, intercept=False)
+    release = release_linear_stats(
+        X, y, noise="laplace", epsilon=5.0, x_bound=1.0, y_bound=3.0, rng=11, intercept=False
+    )
     with pytest.raises(ValueError, match="d ≤"):
         linear_model(release, x_cov="wishart")
     model = linear_model(release, x_cov="integrated")

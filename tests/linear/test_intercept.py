@@ -8,7 +8,7 @@ import pandas as pd
 import pymc as pm
 import pytest
 
-from pm_private import PrivacyAccountant, linear_stats, release_linear_stats, release_linear_stats_laplace
+from pm_private import PrivacyAccountant, linear_stats, release_linear_stats
 from pm_private.linear import LinearStats, NoiseDominatedWarning, linear_model, predict_linear, release_signal_to_noise
 from pm_private.linear.integrated import VALIDATED_GRAM_SNR
 from pm_private.released import recorded_warnings
@@ -45,7 +45,7 @@ def test_the_gaussian_sensitivity_and_the_laplace_columns_count_the_constant():
     with_constant = release_linear_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=2.0, y_bound=3.0, rng=0)
     without = release_linear_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=2.0, y_bound=3.0, rng=0, intercept=False)
     assert with_constant.releases[0].sensitivity / without.releases[0].sensitivity == pytest.approx(14 / 13)
-    laplace = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=2.0, y_bound=3.0, rng=0, clip_share=0.0)
+    laplace = release_linear_stats(X, y, noise="laplace", epsilon=1.0, x_bound=2.0, y_bound=3.0, rng=0, clip_share=0.0)
     assert laplace.releases[0].sensitivities == pytest.approx((4 * 5 * 4.0, 2 * 4 * 6.0, 9.0))
 
 
@@ -53,9 +53,9 @@ def test_the_laplace_constant_must_lie_inside_the_bound_and_nothing_is_spent():
     X, y = _data(200)
     accountant = PrivacyAccountant(1.0)
     with pytest.raises(ValueError, match="x_bound must be at least 1 with intercept=True"):
-        release_linear_stats_laplace(X, y, epsilon=0.5, x_bound=0.5, y_bound=3.0, accountant=accountant)
+        release_linear_stats(X, y, noise="laplace", epsilon=0.5, x_bound=0.5, y_bound=3.0, accountant=accountant)
     assert accountant.ledger == ()
-    release_linear_stats_laplace(X, y, epsilon=0.5, x_bound=0.5, y_bound=3.0, rng=0, intercept=False)
+    release_linear_stats(X, y, noise="laplace", epsilon=0.5, x_bound=0.5, y_bound=3.0, rng=0, intercept=False)
 
 
 def test_seams_refuse_mixed_designs():

@@ -27,7 +27,7 @@ from pm_private import (
     linear_stats,
     posterior_predictive,
     predict_linear,
-    release_linear_stats_laplace,
+    release_linear_stats,
     tune_bounds,
 )
 from pm_private.linear.integrated import integrated_data
@@ -56,10 +56,12 @@ def _cov_moments(C):
 def test_arrays_split_exact_and_private_parts():
     X, y, _ = _data(300, 3, seed=1)
     public = linear_stats(X[:50], y[:50], intercept=False)
-    r1 = release_linear_stats_laplace(
-        X[50:200], y[50:200], epsilon=1.0, x_bound=2.0, y_bound=3.0, rng=0, intercept=False
+    r1 = release_linear_stats(
+        X[50:200], y[50:200], noise="laplace", epsilon=1.0, x_bound=2.0, y_bound=3.0, rng=0, intercept=False
     )
-    r2 = release_linear_stats_laplace(X[200:], y[200:], epsilon=2.0, x_bound=1.0, y_bound=3.0, rng=1, intercept=False)
+    r2 = release_linear_stats(
+        X[200:], y[200:], noise="laplace", epsilon=2.0, x_bound=1.0, y_bound=3.0, rng=1, intercept=False
+    )
     total = public + r1 + r2
     assert total.public.n == 50 and total.public.is_exact
     np.testing.assert_allclose(total.public.xx, public.xx)
@@ -115,7 +117,7 @@ def test_logp_matches_scipy_and_rowwise():
 def test_default_is_noise_aware_only_for_private_releases():
     X, y, _ = _data(200, 2, seed=5)
     exact = linear_stats(X, y, intercept=False)
-    noisy = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=2.0, y_bound=3.0, rng=0, intercept=False)
+    noisy = release_linear_stats(X, y, noise="laplace", epsilon=1.0, x_bound=2.0, y_bound=3.0, rng=0, intercept=False)
     free = lambda m: {v.name for v in m.free_RVs}  # noqa: E731
     assert free(linear_model(exact)) == {"beta", "noise_precision", "prior_precision"}
     aware = linear_model(noisy)  # the covariate model integrated out: no covariate parameters
@@ -140,7 +142,7 @@ def test_default_is_noise_aware_only_for_private_releases():
     # Batched noise-aware models build and set_linear_stats swaps the statistics.
     batched = linear_model([noisy, noisy])
     assert batched["beta"].type.shape[-1] == 2 or batched.dim_lengths["fit"].eval() == 2
-    other = release_linear_stats_laplace(X, y, epsilon=2.0, x_bound=2.0, y_bound=3.0, rng=1, intercept=False)
+    other = release_linear_stats(X, y, noise="laplace", epsilon=2.0, x_bound=2.0, y_bound=3.0, rng=1, intercept=False)
     set_linear_stats([other, noisy], batched)
     np.testing.assert_allclose(
         integrated_data("likelihood", batched)["noise_var"][0], noise_aware_arrays(other)["noise_var"][3:]
@@ -154,7 +156,7 @@ def test_default_is_noise_aware_only_for_private_releases():
 def test_recovers_exact_posterior_as_epsilon_grows():
     X, y, _ = _data(3000, 2, seed=6)
     exact = linear_stats(X, y, intercept=False)
-    nearly = release_linear_stats_laplace(X, y, epsilon=1e7, x_bound=6.0, y_bound=10.0, rng=2, intercept=False)
+    nearly = release_linear_stats(X, y, noise="laplace", epsilon=1e7, x_bound=6.0, y_bound=10.0, rng=2, intercept=False)
     kw = dict(draws=400, tune=400, chains=2, cores=1, random_seed=3, progressbar=False, compile_kwargs=C_BACKEND)
     with linear_model(exact):
         ref = pm.sample(**kw).posterior["beta"]
@@ -183,8 +185,8 @@ def test_small_calibration_check():
         T = rng.standard_normal((d + 2, d)) / np.sqrt(d + 2)
         X = rng.standard_normal((n, d)) @ np.linalg.cholesky(T.T @ T).T
         y = X @ beta + rng.standard_normal(n) / np.sqrt(lam)
-        stats = release_linear_stats_laplace(
-            X, y, epsilon=1.0, x_bound=4.0, y_bound=4 * np.sqrt(2 * (d + 1)), rng=rng, intercept=False
+        stats = release_linear_stats(
+            X, y, noise="laplace", epsilon=1.0, x_bound=4.0, y_bound=4 * np.sqrt(2 * (d + 1)), rng=rng, intercept=False
         )
         if model is None:
             prior = dict(
@@ -225,8 +227,8 @@ def test_preprocessing_travels_and_predict_uses_it():
     X, y, _ = _data(500, 2, seed=8)
     raw_X, raw_y = 10 + 3 * X, 100 + 5 * y
     prep = Preprocessing(x_center=10.0, x_scale=[3.0, 3.0], y_center=100.0, y_scale=5.0)
-    stats = release_linear_stats_laplace(
-        raw_X, raw_y, epsilon=1.0, x_bound=2.0, y_bound=3.0, rng=0, preprocessing=prep, intercept=False
+    stats = release_linear_stats(
+        raw_X, raw_y, noise="laplace", epsilon=1.0, x_bound=2.0, y_bound=3.0, rng=0, preprocessing=prep, intercept=False
     )
     assert stats.releases[0].preprocessing is prep
     draws = np.array([[1.0, -1.0], [3.0, 1.0]])
@@ -239,8 +241,16 @@ def test_preprocessing_travels_and_predict_uses_it():
     with pytest.raises(ValueError, match="x_scale"):
         Preprocessing(x_scale=0.0)
     with pytest.raises(ValueError, match="preprocessing"):
-        release_linear_stats_laplace(
-            raw_X, raw_y, epsilon=1.0, x_bound=2.0, y_bound=3.0, rng=0, preprocessing={"x": 1}, intercept=False
+        release_linear_stats(
+            raw_X,
+            raw_y,
+            noise="laplace",
+            epsilon=1.0,
+            x_bound=2.0,
+            y_bound=3.0,
+            rng=0,
+            preprocessing={"x": 1},
+            intercept=False,
         )
 
 
@@ -248,8 +258,16 @@ def test_preprocessing_travels_and_predict_uses_it():
 def test_posterior_predictive_for_new_X():
     X, y, beta = _data(2000, 2, seed=9)
     prep = Preprocessing(x_center=1.0, y_center=2.0)
-    stats = release_linear_stats_laplace(
-        X + 1.0, y + 2.0, epsilon=5.0, x_bound=4.0, y_bound=6.0, rng=0, preprocessing=prep, intercept=False
+    stats = release_linear_stats(
+        X + 1.0,
+        y + 2.0,
+        noise="laplace",
+        epsilon=5.0,
+        x_bound=4.0,
+        y_bound=6.0,
+        rng=0,
+        preprocessing=prep,
+        intercept=False,
     )
     model = linear_model(stats, x_cov=np.eye(2))
     with model:

@@ -34,7 +34,7 @@ import pytensor.tensor as pt
 import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from pm_private import linear_stats, release_linear_stats, release_linear_stats_laplace
+from pm_private import linear_stats, release_linear_stats
 from pm_private.linear import frobenius
 from pm_private.linear.model import linear_model, release_x_cov, set_linear_stats
 from pm_private.linear.noise_aware import (
@@ -201,7 +201,7 @@ def test_frobenius_noise_variance_recognises_gaussian_releases():
     g2 = release_linear_stats(
         X[100:], y[100:], epsilon=2.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=1, intercept=False
     )
-    lap = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=3.0, y_bound=4.0, rng=0, intercept=False)
+    lap = release_linear_stats(X, y, noise="laplace", epsilon=1.0, x_bound=3.0, y_bound=4.0, rng=0, intercept=False)
     expected = g1.releases[0].noise_scale ** 2 + g2.releases[0].noise_scale ** 2
     got = frobenius_noise_variance(noise_aware_arrays(g1 + g2)["noise_var"], 3)
     assert got == pytest.approx(expected, rel=1e-12)
@@ -212,7 +212,7 @@ def test_frobenius_noise_variance_recognises_gaussian_releases():
 def test_regression_model_picks_the_spectral_likelihood():
     X, y = _data(300, 3, 2)
     gauss = release_linear_stats(X, y, epsilon=1.0, delta=1e-5, x_bound=3.0, y_bound=4.0, rng=0, intercept=False)
-    lap = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=3.0, y_bound=4.0, rng=0, intercept=False)
+    lap = release_linear_stats(X, y, noise="laplace", epsilon=1.0, x_bound=3.0, y_bound=4.0, rng=0, intercept=False)
     spectral = linear_model(gauss, x_cov="wishart")
     assert "likelihood_frobenius_noise_var" in spectral.named_vars
     assert "likelihood_noise_var" not in spectral.named_vars
@@ -245,7 +245,7 @@ def test_regression_model_picks_the_spectral_likelihood():
 def test_laplace_releases_beyond_the_dense_limit_are_refused():
     d = DENSE_MAX_D + 1
     X, y = _data(400, d, 3)
-    lap = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=3.0, y_bound=4.0, rng=0, intercept=False)
+    lap = release_linear_stats(X, y, noise="laplace", epsilon=1.0, x_bound=3.0, y_bound=4.0, rng=0, intercept=False)
     with pytest.raises(ValueError, match=r"stats: .* d ≤ 25"):
         linear_model(lap, x_cov="wishart")
     gauss = release_linear_stats(X, y, epsilon=1.0, delta=1e-5, x_bound=9.0, y_bound=4.0, rng=0, intercept=False)

@@ -36,7 +36,7 @@ from pytensor.graph.traversal import graph_inputs  # noqa: E402
 from pytensor.tensor.sharedvar import TensorSharedVariable  # noqa: E402
 from scipy import stats as st  # noqa: E402
 
-from pm_private import LinearStats, linear_stats, release_linear_stats_laplace  # noqa: E402
+from pm_private import LinearStats, linear_stats, release_linear_stats  # noqa: E402
 from pm_private.linear.exact_likelihood import PSD_FLOOR
 from pm_private.linear.model import gibbs_regression, linear_model, project_psd, set_linear_stats
 from pm_private.sampling.advi import RefittableADVI  # noqa: E402
@@ -107,7 +107,9 @@ def noisy():
     """Indefinite noisy statistics: ε = 0.1 with Bx = 1 makes the Sxx noise (scale 500) larger
     than Sxx's diagonal (≈ 0.6·n = 300).  Seeded noise: a test release, not private."""
     X, y, _ = _data(N, D, seed=2)
-    stats = release_linear_stats_laplace(X, y, epsilon=0.1, x_bound=1.0, y_bound=2.0, rng=12345, intercept=False)
+    stats = release_linear_stats(
+        X, y, noise="laplace", epsilon=0.1, x_bound=1.0, y_bound=2.0, rng=12345, intercept=False
+    )
     assert not stats.is_exact and stats.releases[0].private is False
     assert np.linalg.eigvalsh(stats.xx).min() < 0  # the case project_psd exists for
     assert (np.linalg.eigvalsh(_augmented(stats)) < 0).sum() == 3
@@ -122,7 +124,7 @@ def noisy_mild():
     posterior is a thin slab (sd ≈ 1 along the floored directions, ≈ 0.003 across), so about
     60% of its draws hit the maximum tree depth.  This case keeps the test at about 2 s."""
     X, y, _ = _data(N, D, seed=2)
-    stats = release_linear_stats_laplace(X, y, epsilon=0.3, x_bound=1.0, y_bound=2.0, rng=1, intercept=False)
+    stats = release_linear_stats(X, y, noise="laplace", epsilon=0.3, x_bound=1.0, y_bound=2.0, rng=1, intercept=False)
     assert np.linalg.eigvalsh(stats.xx).min() < 0
     assert (np.linalg.eigvalsh(_augmented(stats)) < 0).sum() == 1
     return stats
@@ -253,7 +255,7 @@ def test_project_psd_leaves_exact_statistics_alone(exact):
     assert project_psd(exact) is exact
     # A noisy release that is already well conditioned changes by rounding only.
     X, y, _ = _data(5000, 3, seed=10)
-    mild = release_linear_stats_laplace(X, y, epsilon=50.0, x_bound=4.0, y_bound=8.0, rng=1, intercept=False)
+    mild = release_linear_stats(X, y, noise="laplace", epsilon=50.0, x_bound=4.0, y_bound=8.0, rng=1, intercept=False)
     assert np.linalg.eigvalsh(_augmented(mild)).min() > 1e-3 * np.linalg.eigvalsh(_augmented(mild)).max()
     projected = project_psd(mild)
     np.testing.assert_allclose(_augmented(projected), _augmented(mild), rtol=1e-10, atol=1e-9 * mild.yy)

@@ -1,5 +1,5 @@
-"""release_linear_stats(noise=...): one function, one keyword for the noise; the Laplace release is
-the same release as release_linear_stats_laplace, and arguments of the other mechanism are refused
+"""release_linear_stats(noise=...): one function, one keyword for the noise; the former
+release_linear_stats_laplace is a deprecated spelling of the same Laplace release, and arguments of the other mechanism are refused
 before anything is spent."""
 
 import numpy as np
@@ -12,13 +12,17 @@ X = RNG.uniform(-1, 1, size=(300, 2))
 Y = X @ [1.0, -0.5] + 0.1 * RNG.normal(size=300)
 
 
-def test_noise_laplace_is_the_laplace_release():
+def test_the_former_laplace_function_warns_and_is_the_same_release():
     accountant = pp.PrivacyAccountant(2.0)
     one = pp.release_linear_stats(X, Y, epsilon=1.0, x_bound=1.0, y_bound=2.0, noise="laplace", rng=3,
-                                  accountant=accountant)  # fmt: skip
-    other = pp.release_linear_stats_laplace(X, Y, epsilon=1.0, x_bound=1.0, y_bound=2.0, rng=3)
+                                  accountant=accountant, split=(0.5, 0.4, 0.1))  # fmt: skip
+    with pytest.warns(FutureWarning, match='now release_linear_stats\\(..., noise="laplace"\\)'):
+        other = pp.release_linear_stats_laplace(
+            X, Y, epsilon=1.0, x_bound=1.0, y_bound=2.0, rng=3, split=(0.5, 0.4, 0.1)
+        )
     np.testing.assert_array_equal(one.xx, other.xx)
     np.testing.assert_array_equal(one.xy, other.xy)
+    assert one.yy == other.yy and one.releases[0] == other.releases[0]
     assert one.releases[0].kind == "linear_stats_laplace" and accountant.spent.epsilon == 1.0
 
 

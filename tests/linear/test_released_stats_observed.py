@@ -23,7 +23,6 @@ from pm_private.linear import (
     linear_model,
     linear_stats,
     release_linear_stats,
-    release_linear_stats_laplace,
     set_linear_stats,
 )
 from pm_private.linear.noise_aware import (
@@ -42,7 +41,7 @@ RNG = np.random.default_rng(5)
 X = RNG.uniform(-1, 1, (400, D))
 Y = X @ [0.6, -0.4] + 0.3 * RNG.normal(size=400)
 GAUSS = release_linear_stats(X, Y, epsilon=1.0, delta=1e-5, x_bound=1.5, y_bound=1.5, rng=0, intercept=False)
-LAPLACE = release_linear_stats_laplace(X, Y, epsilon=2.0, x_bound=1.0, y_bound=1.5, rng=1, intercept=False)
+LAPLACE = release_linear_stats(X, Y, noise="laplace", epsilon=2.0, x_bound=1.0, y_bound=1.5, rng=1, intercept=False)
 X_COV = np.array([[0.35, 0.05], [0.05, 0.3]])
 
 

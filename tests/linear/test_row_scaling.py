@@ -17,7 +17,7 @@ What is checked (the claim of :func:`pm_private.release_linear_stats`):
 import numpy as np
 import pytest
 
-from pm_private import PrivacyAccountant, predict_linear, release_linear_stats, release_linear_stats_laplace
+from pm_private import PrivacyAccountant, predict_linear, release_linear_stats
 from pm_private.linear.accumulate import accumulate
 from pm_private.linear.release import sensitivities
 from pm_private.release_file import release_from_dict, release_to_dict
@@ -130,9 +130,9 @@ def test_the_laplace_release_scales_rows_into_the_cube_on_request():
     rng = np.random.default_rng(5)
     X, y = rng.uniform(-1.5, 1.5, (300, 3)), rng.normal(size=300)
     kwargs = dict(epsilon=500.0, x_bound=1.0, y_bound=1.5, rng=0, clip_share=0.0)
-    entrywise = release_linear_stats_laplace(X, y, **kwargs, intercept=False).releases[0]
+    entrywise = release_linear_stats(X, y, noise="laplace", **kwargs, intercept=False).releases[0]
     assert entrywise.x_clip == "entry" and not entrywise.scale_response  # Honkela et al.'s clipping by default
-    stats = release_linear_stats_laplace(X, y, scale_response=True, **kwargs, intercept=False)
+    stats = release_linear_stats(X, y, noise="laplace", scale_response=True, **kwargs, intercept=False)
     assert stats.releases[0].x_clip == "entry-scaled"
     factors = np.minimum(1.0, 1.0 / np.abs(X).max(axis=1))
     xt, yt = X * factors[:, None], np.clip(y * factors, -1.5, 1.5)
@@ -175,11 +175,11 @@ def test_predictions_scale_new_rows_into_the_cube_of_a_scaled_laplace_release():
     X, y = rng.uniform(-2, 2, (200, 2)), rng.normal(size=200)
     draws = np.array([[1.0, -1.0], [0.5, 0.5]])
     X_new = np.array([[0.5, 0.25], [4.0, -1.0]])
-    scaled = release_linear_stats_laplace(
-        X, y, epsilon=1.0, x_bound=1.0, y_bound=2.0, rng=0, scale_response=True, intercept=False
+    scaled = release_linear_stats(
+        X, y, noise="laplace", epsilon=1.0, x_bound=1.0, y_bound=2.0, rng=0, scale_response=True, intercept=False
     )
     expected = X_new * np.minimum(1.0, 1.0 / np.abs(X_new).max(axis=1))[:, None]  # (4, −1) → (1, −0.25)
     np.testing.assert_allclose(predict_linear(draws, X_new, stats=scaled)["mean"], (expected @ draws.T).mean(axis=1))
-    clipped = release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=1.0, y_bound=2.0, rng=0, intercept=False)
+    clipped = release_linear_stats(X, y, noise="laplace", epsilon=1.0, x_bound=1.0, y_bound=2.0, rng=0, intercept=False)
     expected = np.clip(X_new, -1.0, 1.0)
     np.testing.assert_allclose(predict_linear(draws, X_new, stats=clipped)["mean"], (expected @ draws.T).mean(axis=1))

@@ -11,7 +11,7 @@ from scipy import stats
 
 import pm_private.linear.accumulate as acc
 import pm_private.linear.release as ss
-from pm_private import BudgetExceededError, PrivacyAccountant, linear_stats, release_linear_stats_laplace
+from pm_private import BudgetExceededError, PrivacyAccountant, linear_stats, release_linear_stats
 from pm_private.linear.stats import LinearStats
 
 
@@ -41,7 +41,9 @@ def test_parallel_blocks_give_the_serial_statistics_and_thefirst_bad_row(monkeyp
     monkeypatch.setattr(acc.os, "cpu_count", lambda: 4)
     rng = np.random.default_rng(1)
     X, y = rng.normal(size=(1003, 5)), rng.normal(size=1003)
-    s = release_linear_stats_laplace(X, y, epsilon=1e12, x_bound=0.5, y_bound=1.0, rng=0, intercept=False)  # noise ≈ 0
+    s = release_linear_stats(
+        X, y, noise="laplace", epsilon=1e12, x_bound=0.5, y_bound=1.0, rng=0, intercept=False
+    )  # noise ≈ 0
     Xc, yc = np.clip(X, -0.5, 0.5), np.clip(y, -1, 1)
     np.testing.assert_allclose(s.xx, Xc.T @ Xc, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(s.xy, Xc.T @ yc, rtol=1e-9, atol=1e-9)
@@ -127,8 +129,8 @@ def test_released_noise_has_the_declared_laplace_scales(secure, d, releases, p_m
     upper = np.triu_indices(d)
     noise = {"xx": [], "xy": [], "yy": [], "counts": []}
     for _ in range(releases):
-        r = release_linear_stats_laplace(
-            X, y, epsilon=eps, x_bound=bx, y_bound=by, rng=None if secure else rng, intercept=False
+        r = release_linear_stats(
+            X, y, noise="laplace", epsilon=eps, x_bound=bx, y_bound=by, rng=None if secure else rng, intercept=False
         )
         np.testing.assert_array_equal(r.xx, r.xx.T)
         noise["xx"].append((r.xx - xx)[upper])
@@ -154,8 +156,8 @@ def test_released_noise_has_the_declared_laplace_scales(secure, d, releases, p_m
 def test_release_metadata_and_immutability():
     rng = np.random.default_rng(2)
     X, y = rng.normal(size=(50, 3)), rng.normal(size=50)
-    r = release_linear_stats_laplace(
-        X, y, epsilon=2.0, x_bound=1.0, y_bound=1.5, split=(0.5, 0.3, 0.2), rng=3, intercept=False
+    r = release_linear_stats(
+        X, y, noise="laplace", epsilon=2.0, x_bound=1.0, y_bound=1.5, split=(0.5, 0.3, 0.2), rng=3, intercept=False
     )
     info = r.releases[0]
     assert (info.epsilon, info.split, info.x_bound, info.y_bound, info.n) == (2.0, (0.5, 0.3, 0.2), 1.0, 1.5, 50)
@@ -175,7 +177,9 @@ def test_public_plus_private_statistics_add():
     Xp, yp = rng.normal(size=(30, 4)), rng.normal(size=30)
     Xq, yq = rng.normal(size=(80, 4)), rng.normal(size=80)
     public = linear_stats(Xp, yp, intercept=False)
-    private = release_linear_stats_laplace(Xq, yq, epsilon=1.0, x_bound=1.0, y_bound=1.0, rng=4, intercept=False)
+    private = release_linear_stats(
+        Xq, yq, noise="laplace", epsilon=1.0, x_bound=1.0, y_bound=1.0, rng=4, intercept=False
+    )
     both = public + private
     assert both.n == 110 and both.releases == private.releases
     np.testing.assert_allclose(both.xx, public.xx + private.xx)
@@ -206,23 +210,23 @@ def test_bad_input_raises_and_spends_nothing(override, message):
     args.update(override)
     acct = PrivacyAccountant(epsilon=1.0)
     with pytest.raises(ValueError, match=message):
-        release_linear_stats_laplace(args.pop("X"), args.pop("y"), accountant=acct, **args, intercept=False)
+        release_linear_stats(args.pop("X"), args.pop("y"), noise="laplace", accountant=acct, **args, intercept=False)
     assert acct.ledger == ()
 
 
 def test_overspend_draws_no_noise_and_records_nothing():
     X, y = np.ones((5, 2)), np.ones(5)
     acct = PrivacyAccountant(epsilon=1.0)
-    release_linear_stats_laplace(X, y, epsilon=0.75, x_bound=1, y_bound=1, accountant=acct, intercept=False)
+    release_linear_stats(X, y, noise="laplace", epsilon=0.75, x_bound=1, y_bound=1, accountant=acct, intercept=False)
     generator = np.random.default_rng(5)
     state = generator.bit_generator.state
     with pytest.raises(BudgetExceededError):
-        release_linear_stats_laplace(
-            X, y, epsilon=0.5, x_bound=1, y_bound=1, accountant=acct, rng=generator, intercept=False
+        release_linear_stats(
+            X, y, noise="laplace", epsilon=0.5, x_bound=1, y_bound=1, accountant=acct, rng=generator, intercept=False
         )
     assert generator.bit_generator.state == state  # no noise was drawn
     assert len(acct.ledger) == 1 and acct.spent[0] == 0.75
-    release_linear_stats_laplace(X, y, epsilon=0.25, x_bound=1, y_bound=1, accountant=acct, intercept=False)
+    release_linear_stats(X, y, noise="laplace", epsilon=0.25, x_bound=1, y_bound=1, accountant=acct, intercept=False)
     assert acct.remaining[0] == pytest.approx(0.0)
 
 
@@ -231,7 +235,7 @@ def test_peak_memory_is_bounded_beyond_X():
     X = rng.normal(size=(100_000, 32))  # 25.6 MB
     y = rng.normal(size=100_000)
     tracemalloc.start()
-    release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=1.0, y_bound=1.0, rng=1, intercept=False)
+    release_linear_stats(X, y, noise="laplace", epsilon=1.0, x_bound=1.0, y_bound=1.0, rng=1, intercept=False)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     # one clip buffer (2 MiB), the finiteness mask of one chunk, a clipped copy of y (0.8 MB)

@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from pm_private.linear.bounds import TuneResult, _tune_release, gaussian_bounds, tune_bounds
-from pm_private.linear.release import gaussian_release_vector, release_linear_stats_laplace
+from pm_private.linear.release import gaussian_release_vector, release_linear_stats
 from pm_private.linear.tuning_scores import _solve, _spearman
 from pm_private.privacy.primitives import gaussian_scale
 
@@ -44,8 +44,16 @@ def test_result_fields_are_valid():
         res.x_bound = 1.0
     # The result plugs into the release as is (its split passes the release's own check).
     X = np.random.default_rng(1).standard_normal((50, 3))
-    stats = release_linear_stats_laplace(
-        X, X.sum(axis=1), epsilon=1.0, x_bound=res.x_bound, y_bound=res.y_bound, split=res.split, rng=0, intercept=False
+    stats = release_linear_stats(
+        X,
+        X.sum(axis=1),
+        noise="laplace",
+        epsilon=1.0,
+        x_bound=res.x_bound,
+        y_bound=res.y_bound,
+        split=res.split,
+        rng=0,
+        intercept=False,
     )
     assert stats.releases[0].split == res.split
 
@@ -92,7 +100,7 @@ def test_split_favours_sxx_and_starves_syy(n, d, epsilon, seed):
 def test_clipping_helps_for_small_n_and_epsilon():
     """Paper Fig. 4: at small n and ε the tuned bounds clip (ωx < 2) and beat ω = (2, 2).
 
-    The check runs the real release (release_linear_stats_laplace, seeded) on fresh data that are the
+    The check runs the real release (release_linear_stats, seeded) on fresh data that are the
     model's data rescaled (x by 3, y by 5), with the public scales passed to the tuner, and
     scores on held-out rows; both settings share data and noise seeds.
     """
@@ -109,9 +117,10 @@ def test_clipping_helps_for_small_n_and_epsilon():
         y = X @ beta + gen.standard_normal(n + 200)
         X, y = sx * X, sy * y
         for bounds, out in (((res.x_bound, res.y_bound), tuned), ((2 * x_scale, 2 * y_scale), loose)):
-            stats = release_linear_stats_laplace(
+            stats = release_linear_stats(
                 X[:n],
                 y[:n],
+                noise="laplace",
                 epsilon=epsilon,
                 x_bound=bounds[0],
                 y_bound=bounds[1],

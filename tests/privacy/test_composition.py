@@ -7,7 +7,7 @@ import dp_accounting
 import numpy as np
 import pytest
 
-from pm_private import BudgetExceededError, PrivacyAccountant, release_linear_stats, release_linear_stats_laplace
+from pm_private import BudgetExceededError, PrivacyAccountant, release_linear_stats
 from pm_private.privacy.accountant import NoiseEvent
 from pm_private.privacy.budget import gaussian_multiplier, implied_epsilon, tight_epsilon
 from pm_private.privacy.primitives import gaussian_delta, gaussian_noise_event, gaussian_scale, laplace_noise_event
@@ -78,7 +78,7 @@ def test_history_recomposes_from_the_stored_parameters(tmp_path):
     path = tmp_path / "l.ledger"
     acct = PrivacyAccountant.open(path, 20.0, 1e-5, durable=False)
     X, y = np.ones((20, 2)) * 0.5, np.ones(20) * 0.5
-    release_linear_stats_laplace(X, y, epsilon=1.0, x_bound=1, y_bound=1, accountant=acct, rng=0)
+    release_linear_stats(X, y, noise="laplace", epsilon=1.0, x_bound=1, y_bound=1, accountant=acct, rng=0)
     release_linear_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=1, y_bound=1, accountant=acct, rng=0)
     acct.record("no noise stated", 0.5, 1e-7)
     acct.close()

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pm_private import BudgetExceededError, PrivacyAccountant, release_linear_stats_laplace
+from pm_private import BudgetExceededError, PrivacyAccountant, release_linear_stats
 from pm_private.privacy.accountant import check_accountant
 from pm_private.privacy.noise import NoiseSource
 from pm_private.privacy.primitives import laplace_mechanism
@@ -146,14 +146,16 @@ def test_reservation_left_by_a_crash_stays_counted(tmp_path):
 def test_mechanism_refused_by_the_file_ledger_draws_no_noise(tmp_path):
     X, y = np.ones((5, 2)), np.ones(5)
     acct = PrivacyAccountant.open(tmp_path / "l.db", epsilon=1.0)
-    release_linear_stats_laplace(X, y, epsilon=0.75, x_bound=1, y_bound=1, accountant=acct)
+    release_linear_stats(X, y, noise="laplace", epsilon=0.75, x_bound=1, y_bound=1, accountant=acct)
     generator = np.random.default_rng(5)
     state = generator.bit_generator.state
     with pytest.raises(BudgetExceededError):
-        release_linear_stats_laplace(X, y, epsilon=0.5, x_bound=1, y_bound=1, accountant=acct, rng=generator)
+        release_linear_stats(X, y, noise="laplace", epsilon=0.5, x_bound=1, y_bound=1, accountant=acct, rng=generator)
     assert generator.bit_generator.state == state
     with pytest.raises(ValueError, match="NaN"):  # found by the pass over the data, before any reservation
-        release_linear_stats_laplace(np.full((5, 2), np.nan), y, epsilon=0.25, x_bound=1, y_bound=1, accountant=acct)
+        release_linear_stats(
+            np.full((5, 2), np.nan), y, noise="laplace", epsilon=0.25, x_bound=1, y_bound=1, accountant=acct
+        )
     assert acct.spent == (0.75, 0.0) and [e.status for e in acct.history] == ["spent"]
 
 
@@ -165,7 +167,9 @@ def test_accountant_of_the_wrong_type_is_a_type_error(bad):
     with pytest.raises(TypeError, match="accountant must be a PrivacyAccountant"):
         check_accountant(bad)
     with pytest.raises(TypeError, match="accountant"):
-        release_linear_stats_laplace(np.ones((3, 2)), np.ones(3), epsilon=1.0, x_bound=1, y_bound=1, accountant=bad)
+        release_linear_stats(
+            np.ones((3, 2)), np.ones(3), noise="laplace", epsilon=1.0, x_bound=1, y_bound=1, accountant=bad
+        )
 
 
 @pytest.mark.parametrize("bad", [True, False, np.bool_(True), "1", b"1", None, [1.0]])
@@ -187,7 +191,9 @@ def test_tiny_epsilon_is_refused_before_spending(eps):
         check_epsilon(eps)
     acct = PrivacyAccountant(1.0)
     with pytest.raises(ValueError, match="epsilon"):
-        release_linear_stats_laplace(np.ones((3, 2)), np.ones(3), epsilon=eps, x_bound=1, y_bound=1, accountant=acct)
+        release_linear_stats(
+            np.ones((3, 2)), np.ones(3), noise="laplace", epsilon=eps, x_bound=1, y_bound=1, accountant=acct
+        )
     assert acct.history == ()
     assert check_epsilon(MIN_EPSILON) == MIN_EPSILON
 
