@@ -231,7 +231,9 @@ def _run(parser, args) -> None:
             step = laplace_nuts(target_accept=args.target_accept, compile_kwargs=compile_kwargs)
             nuts = {"step": step, "initvals": laplace_start(step)}
         else:
-            nuts = {"target_accept": args.target_accept}
+            # A dense mass matrix where the family asks for one: the statistics tie the coefficients to the
+            # covariates' covariance (on diabetes releases 2.5x fewer leapfrog steps than a diagonal one).
+            nuts = {"target_accept": args.target_accept, "init": f"jitter+{family.start}"}
         idata = pm.sample(
             **nuts,
             draws=args.draws,
@@ -239,9 +241,6 @@ def _run(parser, args) -> None:
             chains=args.chains,
             cores=1,
             random_seed=args.seed,
-            # A dense mass matrix: the statistics tie the coefficients to the covariates' covariance.
-            # On diabetes releases it took 2.5x fewer leapfrog steps than a diagonal one, with more ESS.
-            init="jitter+adapt_full",
             nuts_sampler="pymc",
             progressbar=bar,
             callback=lines,

@@ -199,8 +199,13 @@ class Family:
     command : str or None
         The ``pm-private release`` subcommand that writes them (``"logistic-stats"``).
     start : str
-        Where NUTS starts: ``"laplace"`` (at the posterior mode, with the dense mass matrix of the
-        Laplace approximation there) or ``"pymc"`` (PyMC's own initialisation).
+        How PyMC's NUTS starts and adapts its mass matrix (the command line's fit):
+        ``"laplace"`` (at the posterior mode, a dense adaptation started at the Laplace
+        approximation there), ``"adapt_full"`` (PyMC's ``init="jitter+adapt_full"``: a dense
+        adaptation started at the identity) or ``"adapt_diag"`` (PyMC's default, a diagonal one).
+    nutpie_adaptation : str
+        nutpie's mass-matrix adaptation for this family's models in :func:`pm_private.sample`
+        (``"diag"``, nutpie's default, or ``"low_rank"``), unless the caller names one.
     description : str
         The model in one line, with its references (the posterior file's ``model`` attribute).
     constants : tuple of str
@@ -222,15 +227,18 @@ class Family:
     noise_plan: Hook | None = None
     kind: str | None = None
     command: str | None = None
-    start: str = "pymc"
+    start: str = "adapt_full"
+    nutpie_adaptation: str = "diag"
     description: str = ""
     constants: tuple[str, ...] = ()
     report: Hook | None = None
     features: bool = True
 
     def __post_init__(self):
-        if self.start not in ("laplace", "pymc"):
-            raise ValueError(f"start: 'laplace' or 'pymc', got {self.start!r}")
+        if self.start not in ("laplace", "adapt_full", "adapt_diag"):
+            raise ValueError(f"start: 'laplace', 'adapt_full' or 'adapt_diag', got {self.start!r}")
+        if self.nutpie_adaptation not in ("diag", "low_rank"):
+            raise ValueError(f"nutpie_adaptation: 'diag' or 'low_rank', got {self.nutpie_adaptation!r}")
         if _REGISTRY.get(self.name, self) != self:
             raise TypeError(f"family {self.name!r} is already declared as {_REGISTRY[self.name]}")
         _REGISTRY[self.name] = self

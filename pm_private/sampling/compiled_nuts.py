@@ -47,6 +47,17 @@ def _constant_data(model: pm.Model) -> xr.Dataset:
     return xr.Dataset(variables, coords=coords)
 
 
+def _family_adaptation(model: pm.Model) -> str:
+    """nutpie's mass-matrix adaptation for the model's family (its ``nutpie_adaptation``), or
+    nutpie's default ``"diag"`` for a model no family built."""
+    from ..families import FAMILIES
+    from ..released.family import recorded_fit
+
+    record = recorded_fit(model)
+    family = FAMILIES.get(record["family"]) if record else None
+    return family.nutpie_adaptation if family is not None else "diag"
+
+
 def _nutpie(model, *, draws, tune, chains, cores, random_seed, target_accept, progressbar, **options) -> xr.DataTree:
     import nutpie
 
@@ -56,6 +67,7 @@ def _nutpie(model, *, draws, tune, chains, cores, random_seed, target_accept, pr
     names = {var.name for var in compiled.shared_var_keys} & {var.name for var in model.data_vars}
     current = compiled.with_data(**{name: np.asarray(model[name].get_value()) for name in sorted(names)})
     seed = int(np.random.default_rng(random_seed).integers(2**31)) if not isinstance(random_seed, int) else random_seed
+    options.setdefault("adaptation", _family_adaptation(model))
     result = nutpie.sample(
         current,
         draws=draws,
@@ -112,10 +124,11 @@ def sample(
     progressbar : bool, default False
         Show the sampler's progress bar.
     **sampler_options
-        Passed on to ``nutpie.sample`` or ``pm.sample``: for example
-        ``adaptation="low_rank"`` (nutpie), a mass matrix that adds the directions of
-        the posterior's strongest correlations to the diagonal; it halves the gradient evaluations
-        per draw of :func:`pm_private.survival_regression_model`.
+        Passed on to ``nutpie.sample`` or ``pm.sample``: for example ``adaptation="low_rank"``
+        (nutpie), a mass matrix that adds the directions of the posterior's strongest correlations
+        to the diagonal.  Without ``adaptation`` nutpie adapts as the model's family asks (its
+        ``nutpie_adaptation``: ``"low_rank"`` for :func:`pm_private.survival_regression_model`,
+        whose gradient evaluations per draw it halves; nutpie's default ``"diag"`` elsewhere).
 
     Returns
     -------

@@ -2,6 +2,7 @@
 nutpie or PyMC's NUTS, and its result carries what the predictors read."""
 
 import numpy as np
+import pymc as pm
 import pytest
 
 import pm_private as pp
@@ -39,7 +40,7 @@ def test_nutpie_compiles_once_and_refits_the_new_data(monkeypatch):
     pp.set_logistic_stats(_release(~Y, 2), model)  # labels flipped: the coefficients change sign
     second = pp.sample(model, draws=300, tune=300, random_seed=2, sampler="nutpie", adaptation="low_rank")
     assert len(calls) == 1
-    assert "adaptation" not in options[0] and options[1]["adaptation"] == "low_rank"
+    assert options[0]["adaptation"] == "diag" and options[1]["adaptation"] == "low_rank"  # the family's, the caller's
     b1 = first["posterior"]["beta"].mean(("chain", "draw")).values
     b2 = second["posterior"]["beta"].mean(("chain", "draw")).values
     assert b1[0] > 0.5 and b2[0] < -0.5
@@ -59,3 +60,33 @@ def test_an_unknown_sampler_is_refused():
     model = pp.logistic_model(_release(Y, 4), x_sample=None)
     with pytest.raises(ValueError, match="sampler must be one of"):
         pp.sample(model, sampler="numpyro")
+
+
+def test_nutpie_adapts_as_the_model_family_asks():
+    """The survival regression's family asks nutpie for its low-rank mass matrix; a model no family
+    built gets nutpie's default, and PyMC's NUTS in the command line a diagonal adaptation."""
+    from pm_private.families import FAMILIES
+    from pm_private.sampling.compiled_nuts import _family_adaptation
+    from pm_private.survival import release_survival_regression_stats
+
+    rng = np.random.default_rng(0)
+    Xs = rng.normal(size=(400, 2))
+    release = release_survival_regression_stats(
+        rng.exponential(size=400), np.ones(400), Xs, edges=[0.5, 1.0], x_bound=4.0, epsilon=1.0, delta=1e-6, rng=0
+    )
+    assert _family_adaptation(pp.survival_regression_model(release)) == "low_rank"
+    assert _family_adaptation(pp.logistic_model(_release(Y, 1), x_sample=None)) == "diag"
+    with pm.Model() as plain:
+        pm.Normal("z")
+    assert _family_adaptation(plain) == "diag"
+    assert FAMILIES["survival_regression"].start == "adapt_diag" and FAMILIES["linear"].start == "adapt_full"
+
+
+def test_a_family_refuses_an_unknown_start_or_adaptation():
+    from pm_private.released.family import IDENTITY, Family, Hook
+
+    common = dict(title="t", link=IDENTITY, builder=Hook("m:b"), predictor=Hook("m:p"))
+    with pytest.raises(ValueError, match="start: 'laplace', 'adapt_full' or 'adapt_diag'"):
+        Family(name="throwaway_start", start="pymc", **common)
+    with pytest.raises(ValueError, match="nutpie_adaptation: 'diag' or 'low_rank'"):
+        Family(name="throwaway_adaptation", nutpie_adaptation="dense", **common)

@@ -17,8 +17,10 @@ SURVIVAL_REGRESSION = Family(
     noise_plan=Hook("pm_private.survival.regression.release:survival_regression_noise_plan"),
     kind="survival_regression_stats",
     command="survival-regression",
-    # PyMC's own adaptation: the Laplace start collapsed on a large release (Samplers page)
-    start="pymc",
+    # A diagonal mass matrix in PyMC's NUTS, nutpie's low-rank one: on a large release the Laplace start
+    # collapsed and PyMC's dense adaptation mixed worst (Samplers page)
+    start="adapt_diag",
+    nutpie_adaptation="low_rank",
     description="noise-aware piecewise-exponential proportional-hazards regression on a released exit table "
     "with covariate moments",
     constants=("x_center", "x_scale"),

@@ -262,12 +262,14 @@ def survival_regression_model(
     Privacy: the model is post-processing of the release; building and sampling it spend no
     budget.
 
-    Sampling: NUTS with PyMC's default adaptation (what ``pm-private fit`` uses for this family).
-    Unlike the GLMs, do not start it at the Laplace approximation (``laplace_nuts``): on a release at
-    d = 10 and J = 20 intervals its dense mass matrix made the step size collapse, with most draws
-    divergent.  The posterior couples the neighbouring steps of the baseline and censoring walks,
-    so NUTS takes many leapfrog steps per draw; nutpie's low-rank mass matrix
-    (``pm_private.sample(model, adaptation="low_rank")``) takes fewer.
+    Sampling: :func:`pm_private.sample` with nutpie adapts nutpie's low-rank mass matrix for this
+    model (the family's choice), which takes the fewest leapfrog steps per draw; PyMC's NUTS (and
+    ``pm-private fit``) adapts a diagonal one, PyMC's default.  Unlike the GLMs, do not start it at
+    the Laplace approximation (``laplace_nuts``) nor ask PyMC for a dense adaptation
+    (``init="jitter+adapt_full"``): on a release at d = 10 and J = 20 intervals the first made the
+    step size collapse, with most draws divergent, and the second mixed so slowly that the
+    coefficients' effective sample size was a few draws.  The posterior couples the neighbouring
+    steps of the baseline and censoring walks, so NUTS takes many leapfrog steps per draw.
 
     References
     ----------
