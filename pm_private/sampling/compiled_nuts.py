@@ -50,11 +50,10 @@ def _constant_data(model: pm.Model) -> xr.Dataset:
 def _family_adaptation(model: pm.Model) -> str:
     """nutpie's mass-matrix adaptation for the model's family (its ``nutpie_adaptation``), or
     nutpie's default ``"diag"`` for a model no family built."""
-    from ..families import FAMILIES
-    from ..released.family import recorded_fit
+    from ..released.family import recorded_fit, registered_families
 
-    record = recorded_fit(model)
-    family = FAMILIES.get(record["family"]) if record else None
+    record = recorded_fit(model)  # a model's builder declared its family: it is registered
+    family = registered_families().get(record["family"]) if record else None
     return family.nutpie_adaptation if family is not None else "diag"
 
 

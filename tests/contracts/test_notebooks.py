@@ -48,14 +48,18 @@ def test_notebook_runs(path):
         nb.cells.insert(tagged[0] + 1, nbformat.v4.new_code_cell(TEST_PARAMETERS[path.name]))
     probe = nbformat.v4.new_code_cell("import sys; print(sys.prefix)")
     nb.cells.insert(0, probe)
+    manager = _kernel_manager()
     client = nbclient.NotebookClient(
         nb,
-        km=_kernel_manager(),
+        km=manager,
         kernel_name="python3",
         timeout=600,
         resources={"metadata": {"path": str(ROOT)}},
     )
-    client.execute()  # raises CellExecutionError (cell source and traceback) if any cell fails
+    try:
+        client.execute()  # raises CellExecutionError (cell source and traceback) if any cell fails
+    finally:  # a client given its manager leaves the kernel running: stop it, with its memory
+        manager.shutdown_kernel(now=True)
     kernel_prefix = "".join(out.get("text", "") for out in probe.outputs).strip()
     assert Path(kernel_prefix) == Path(sys.prefix), f"kernel ran {kernel_prefix!r}, not this Python"
 
