@@ -141,7 +141,7 @@ def release_linear_stats(
     responses are clipped entrywise to the public bounds, xᵢⱼ ← clip(xᵢⱼ, −Bx, Bx) and
     yᵢ ← clip(yᵢ, −By, By) (with ``scale_response=True`` each row is instead scaled as a whole into
     the cube, (xᵢ, yᵢ) ← cᵢ·(xᵢ, yᵢ) with cᵢ = min(1, Bx/maxⱼ|xᵢⱼ|), before its response is
-    clipped: the same weights by the covariates alone as above, the same sensitivities), and the
+    clipped: weights that depend on the covariates alone, as above, and the same sensitivities), and the
     upper triangles of Sxx, Sxy and Syy each get Laplace noise of scale ℓ1 sensitivity /
     ((1 − ``clip_share``)·ε·pₖ) for the budget ``split`` (p₁, p₂, p₃): d(d+1)Bx², 2dBxBy and By²
     (:mod:`pm_private.linear.release`).  The counts of rows and responses the clipping changed get
@@ -168,7 +168,8 @@ def release_linear_stats(
     x_bound : float
         Public bound Bx > 0 on the ℓ2 norm of a (preprocessed) covariate row; √d is about the
         typical norm of standardised rows (:func:`pm_private.linear.gaussian_bounds` chooses
-        Bx and By for n and ε).  With ``noise="laplace"``, the bound on each entry.
+        Bx and By for n and ε).  With ``noise="laplace"``, the bound on each entry
+        (:func:`pm_private.tune_bounds` chooses it, the split and By).
     y_bound : float
         Public bound By > 0 on |y|.
     noise : {"gaussian", "laplace"}, default "gaussian"
@@ -186,8 +187,8 @@ def release_linear_stats(
         scale); stored in the release so that predictions apply it, and the projection, to new X.
     clip_share : float, default 0.05
         Share p of the mechanism's squared sensitivity (of its zero-concentrated DP cost ρ)
-        given to the clipping counts (and Σcᵢ² with ``scale_response``); 0 or in [0.001, 0.5].
-        0 releases no counts.
+        given to the clipping counts (and Σcᵢ² with ``scale_response``); with ``noise="laplace"``
+        the share of ε spent on the counts.  0 or in [0.001, 0.5]; 0 releases no counts.
     scale_response : bool, optional
         Scale each response with its covariate row before clipping it (keeps β the population's
         coefficient); False projects the covariates alone.  Default: True for the Gaussian release,
@@ -199,19 +200,22 @@ def release_linear_stats(
     unit : array-like, shape (n,), optional
         The person of each row (any hashable identifiers): the release then protects a person
         with all their rows by keeping one row per person, chosen at random, and n is the number
-        of persons (:func:`pm_private.privacy.one_row_per_unit`).  None: the unit is the row.
+        of persons (:func:`pm_private.privacy.one_row_per_unit`).  None: the unit is the row.  Not
+        with Dask collections.
 
     Returns
     -------
     LinearStats
         Noisy ``xx`` (symmetric), ``xy``, ``yy``, ``n`` and ``releases[0]``, a
-        :class:`LinearStatsRelease`; d + 1 columns with the intercept.
+        :class:`LinearStatsRelease` (:class:`LinearStatsLaplaceRelease` with ``noise="laplace"``);
+        d + 1 columns with the intercept.
 
     Raises
     ------
     ValueError
-        Before anything is spent: invalid ε, δ, bounds or preprocessing, a Dask collection,
-        input that is not numeric, mismatched shapes, or a NaN or infinite value.
+        Before anything is spent: invalid ε, δ, bounds, split or preprocessing, a Dask collection
+        for the Gaussian release, input that is not numeric, mismatched shapes, or a NaN or
+        infinite value.
     BudgetExceededError
         If ``accountant`` cannot afford (ε, δ) (nothing is released).
     ChargedRefusal

@@ -41,7 +41,7 @@ CLIP_SHARE = 0.05
 MECHANISM = "Laplace sufficient statistics (Honkela et al. 2018)"
 
 
-#: Mechanism name of ``release_linear_stats(noise="laplace")`` (result and ledger entry).
+#: Mechanism name of ``release_linear_stats(noise="gaussian")`` (result and ledger entry).
 GAUSSIAN_MECHANISM = "Gaussian sufficient statistics of norm-bounded rows, Frobenius-weighted (Sheffet 2017; Wang 2018)"
 
 
@@ -407,7 +407,7 @@ def _check_laplace_noise_fields(release) -> None:
 
 def _check_gaussian_noise_fields(release) -> None:
     """The sensitivity, noise scale and count noise of a Gaussian release as
-    ``release_linear_stats(noise="laplace")`` computes them from its public inputs (ValueError naming the field)."""
+    ``release_linear_stats(noise="gaussian")`` computes them from its public inputs (ValueError naming the field)."""
     share = check_release_field("clip_share", _check_clip_share, release.clip_share, release.epsilon)
     intercept = check_release_field("intercept", check_bool, "intercept", release.intercept)
     _, sensitivity, weight = gaussian_release_vector(

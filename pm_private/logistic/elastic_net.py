@@ -43,6 +43,7 @@ Where this module departs from the paper, and why:
 
 from __future__ import annotations
 
+import inspect
 import sys
 import warnings
 from numbers import Integral, Real
@@ -279,7 +280,8 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
         Both given (``x_bound`` away from its default) is a TypeError, as for the functions."""
         if isinstance(self.norm_bound, str) and self.norm_bound == "deprecated":
             return "x_bound", self.x_bound
-        if not (isinstance(self.x_bound, float | int) and self.x_bound == 1.0):  # the default: not given
+        default = inspect.signature(type(self)).parameters["x_bound"].default
+        if not (isinstance(self.x_bound, float | int) and self.x_bound == default):  # not given
             raise TypeError("DPElasticNetLogisticRegression got both 'norm_bound' and its new name 'x_bound'")
         warnings.warn(
             "DPElasticNetLogisticRegression: the parameter 'norm_bound' is now 'x_bound'; 'norm_bound' will be "
