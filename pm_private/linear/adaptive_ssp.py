@@ -228,15 +228,6 @@ class AdaSSPRelease(Release, kind="adassp"):
         The total ε of the three releases.
     delta : float, default 0.0
         The total δ of the three releases.
-    neighbours : str
-        The neighbour relation of the guarantee (a constant of the mechanism).
-    unit : {"record", "person"}
-        What the guarantee protects: a record, or a person with all their records (public).
-    mechanism : str
-        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
-    private : bool
-        True when the noise came from secure OS randomness (``rng=None``); False for a seeded
-        ``rng``, whose output carries no privacy guarantee.
     coef : numpy.ndarray
         The estimate θ̂.
     ridge : float

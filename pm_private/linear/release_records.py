@@ -132,19 +132,8 @@ class LinearStatsLaplaceRelease(_ClipCounts, Release, kind="linear_stats_laplace
 
     Parameters
     ----------
-    epsilon : float
-        The total ε of the release.
     delta : float, default 0.0
         0: the release is pure ε-DP.
-    neighbours : str
-        The neighbour relation of the guarantee (a constant of the mechanism).
-    unit : {"record", "person"}
-        What the guarantee protects: a record, or a person with all their records (public).
-    mechanism : str
-        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
-    private : bool
-        True when the noise came from secure OS randomness (``rng=None``); False for a seeded
-        ``rng``, whose output carries no privacy guarantee.
     split : tuple of float
         The budget shares (p₁, p₂, p₃) of Sxx, Sxy, Syy within the statistics' (1 − ``clip_share``)·ε.
     x_bound, y_bound : float
@@ -254,17 +243,6 @@ class LinearStatsRelease(_ClipCounts, Release, kind="linear_stats_gaussian"):
     ----------
     epsilon : float
         The ε OpenDP certifies at ``delta``.
-    delta : float, default 0.0
-        The δ of the release.
-    neighbours : str
-        The neighbour relation of the guarantee (a constant of the mechanism).
-    unit : {"record", "person"}
-        What the guarantee protects: a record, or a person with all their records (public).
-    mechanism : str
-        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
-    private : bool
-        True when the noise came from secure OS randomness (``rng=None``); False for a seeded
-        ``rng``, whose output carries no privacy guarantee.
     x_bound : float
         The public bound Bx on the ℓ2 norm of a covariate row.
     y_bound : float

@@ -157,12 +157,6 @@ class DataPerturbationRelease(Release, kind="data_perturbation"):
         noise is ≤ this value.
     delta : float
         The δ of the guarantee.
-    neighbours : str
-        The neighbour relation of the guarantee (a constant of the mechanism).
-    unit : {"record", "person"}
-        What the guarantee protects: a record, or a person with all their records (public).
-    mechanism : str
-        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
     private : bool
         True when the noise came from secure OS randomness (``rng=None``) and every record was
         noised; False for a seeded ``rng`` or an ``influence_threshold`` run, whose output

@@ -187,15 +187,6 @@ class ElasticNetRelease(Release, kind="elastic_net"):
         The ε of the guarantee of Yu et al. (2014) Thm 3.1, as charged to the accountant.
     delta : float, default 0.0
         0: the release is pure ε-DP.
-    neighbours : str
-        The neighbour relation of the guarantee (a constant of the mechanism).
-    unit : {"record", "person"}
-        What the guarantee protects: a record, or a person with all their records (public).
-    mechanism : str
-        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
-    private : bool
-        True when the noise came from secure OS randomness (``rng=None``); False for a seeded
-        ``rng``, whose output carries no privacy guarantee.
     coef : numpy.ndarray of shape (n_features,)
         The released coefficients θ without the intercept (the DP output; read-only).
     intercept : float

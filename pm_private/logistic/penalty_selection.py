@@ -186,12 +186,6 @@ class PenaltySelectionRelease(Release, kind="penalty_selection"):
         to the accountant.
     delta : float
         The δ of the guarantee: it covers the event that some noise vector is longer than ξ.
-    neighbours : str
-        The neighbour relation of the guarantee (a constant of the mechanism).
-    unit : {"record", "person"}
-        What the guarantee protects: a record, or a person with all their records (public).
-    mechanism : str
-        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
     private : bool
         True when the split and the noise came from secure OS randomness (``rng=None``); False
         for a seeded ``rng``, whose output carries no privacy guarantee.

@@ -68,8 +68,6 @@ def signed_labels(y, n: int) -> np.ndarray:
     ----------
     y : array_like, shape (n,)
         Binary labels, all in {0, 1} or all in {−1, 1}.
-    n : int
-        The number of records.
 
     Returns
     -------
@@ -97,16 +95,6 @@ class LogisticStats(Degree2Sums):
 
     Parameters
     ----------
-    x_sum : array_like
-        Σx, length d.
-    y_sum : float
-        Σy (labels ±1).
-    xx : array_like
-        Sxx = Σ xxᵀ, d × d.
-    yx : array_like
-        Syx = Σ y·x, length d.
-    n : int
-        The number of records.
     x_bound : float, optional
         The radius rows were projected onto (None: not projected).
     """
@@ -128,27 +116,6 @@ class LogisticStatsRelease(Degree2Sums, Release, kind="logistic_stats"):
     ----------
     epsilon : float
         The ε OpenDP certifies at ``delta``.
-    delta : float, default 0.0
-        The δ of the release.
-    neighbours : str
-        The neighbour relation of the guarantee (a constant of the mechanism).
-    unit : {"record", "person"}
-        What the guarantee protects: a record, or a person with all their records (public).
-    mechanism : str
-        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
-    private : bool
-        True when the noise came from secure OS randomness (``rng=None``); False for a seeded
-        ``rng``, whose output carries no privacy guarantee.
-    x_sum : numpy.ndarray
-        Noisy Σx, length d.
-    y_sum : float
-        Noisy Σy.
-    xx : numpy.ndarray
-        Noisy Sxx, d × d, symmetric.
-    yx : numpy.ndarray
-        Noisy Syx, length d.
-    n : int
-        The number of records (public).
     x_bound : float
         The public bound Bx on the ℓ2 norm of a covariate row.
     sensitivity : float

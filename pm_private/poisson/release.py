@@ -69,16 +69,10 @@ class PoissonStats(Degree2Sums):
 
     Parameters
     ----------
-    x_sum : array_like
-        Σx, length d.
     y_sum : float
         Σỹ, ỹ = min(y, B).
-    xx : array_like
-        Sxx = Σ xxᵀ, d × d.
     yx : array_like
         Syx = Σ ỹ·x, length d.
-    n : int
-        The number of records.
     y_bound : int
         The count bound B the counts were clipped to.
     x_bound : float, optional
@@ -107,27 +101,8 @@ class PoissonStatsRelease(Degree2Sums, Release, kind="poisson_stats"):
     ----------
     epsilon : float
         The ε OpenDP certifies at ``delta``.
-    delta : float, default 0.0
-        The δ of the release.
-    neighbours : str
-        The neighbour relation of the guarantee (a constant of the mechanism).
-    unit : {"record", "person"}
-        What the guarantee protects: a record, or a person with all their records (public).
-    mechanism : str
-        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
-    private : bool
-        True when the noise came from secure OS randomness (``rng=None``); False for a seeded
-        ``rng``, whose output carries no privacy guarantee.
-    x_sum : numpy.ndarray
-        Noisy Σx, length d.
     y_sum : float
         Noisy Σỹ.
-    xx : numpy.ndarray
-        Noisy Sxx, d × d, symmetric.
-    yx : numpy.ndarray
-        Noisy Syx, length d.
-    n : int
-        The number of records (public).
     x_bound : float
         The public bound Bx on the ℓ2 norm of a covariate row.
     y_bound : int

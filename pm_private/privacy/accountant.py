@@ -46,6 +46,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .._engine.docstrings import parameters_from
 from .budget import (
     REPLACE_ONE,
     RESERVED,
@@ -429,6 +430,7 @@ class PrivacyAccountant:
         entry = as_replace_one(entry)
         return Reservation(self, self._store.reserve(entry), entry.mechanism, entry.epsilon, entry.delta)
 
+    @parameters_from(reserve)
     def record(
         self,
         mechanism: str,
@@ -443,18 +445,6 @@ class PrivacyAccountant:
 
         Parameters
         ----------
-        mechanism : str
-            The mechanism's name, written to the ledger entry.
-        epsilon : float
-            The ε to charge, > 0.
-        delta : float, default 0.0
-            The δ to charge, ≥ 0.
-        neighbours : str, default REPLACE_ONE
-            The neighbour relation of the release's guarantee: ``"replace-one"`` or
-            ``"add-remove"``, each optionally followed by ``" person"``.  An add/remove release is
-            charged as the replace-one release it also is (:mod:`pm_private.privacy.relations`).
-        label : str, default ""
-            A free-text label for the ledger entry.
         noise : tuple of NoiseEvent, default ()
             The release's noise draws (Gaussian σ or Laplace b, and sensitivity), stored with the
             entry for tight composition; empty: the entry is composed by basic composition.
@@ -475,6 +465,7 @@ class PrivacyAccountant:
         reservation.commit()
         return next(e for e in reversed(self._store.entries()) if e.id == reservation.id)
 
+    @parameters_from(record)
     def charge(
         self,
         mechanism: str,
@@ -490,24 +481,6 @@ class PrivacyAccountant:
         ``with acct.charge(...) as reservation:`` reserves (ε, δ) (or raises
         :class:`BudgetExceededError` before the body runs), then commits when the body returns
         or raises after noise was drawn, and releases only when it raises before any noise.
-
-        Parameters
-        ----------
-        mechanism : str
-            The mechanism's name, written to the ledger entry.
-        epsilon : float
-            The ε to charge, > 0.
-        delta : float, default 0.0
-            The δ to charge, ≥ 0.
-        neighbours : str, default REPLACE_ONE
-            The neighbour relation of the release's guarantee: ``"replace-one"`` or
-            ``"add-remove"``, each optionally followed by ``" person"``.  An add/remove release is
-            charged as the replace-one release it also is (:mod:`pm_private.privacy.relations`).
-        label : str, default ""
-            A free-text label for the ledger entry.
-        noise : tuple of NoiseEvent, default ()
-            The release's noise draws (Gaussian σ or Laplace b, and sensitivity), stored with the
-            entry for tight composition; empty: the entry is composed by basic composition.
 
         Returns
         -------

@@ -39,19 +39,8 @@ class LaplaceRelease(Release, kind="laplace"):
 
     Parameters
     ----------
-    epsilon : float
-        The ε certified for this release.
     delta : float, default 0.0
         The δ certified (0 for pure ε-DP).
-    neighbours : str
-        The neighbour relation of the guarantee (a constant of the mechanism).
-    unit : {"record", "person"}
-        What the guarantee protects: a record, or a person with all their records (public).
-    mechanism : str
-        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
-    private : bool
-        True when the noise came from secure OS randomness (``rng=None``); False for a seeded
-        ``rng``, whose output carries no privacy guarantee.
     values : numpy.ndarray
         The noisy values (the DP output), of the shape of the input.
     scale : float

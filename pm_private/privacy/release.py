@@ -69,6 +69,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from .._engine.docstrings import SharedParameterDocs
 from .accountant import PrivacyAccountant, Reservation, check_accountant
 from .budget import REPLACE_ONE, NoiseEvent
 from .relations import RELATIONS
@@ -298,14 +299,16 @@ _REGISTRY: dict[str, type[Release]] = {}
 
 
 @dataclass(frozen=True, kw_only=True)
-class Release:
+class Release(SharedParameterDocs):
     """Base of every result a private mechanism returns (see the module docstring).
 
     Subclasses are frozen keyword-only dataclasses whose every field is declared with
     ``output()``, ``public()`` or ``constant()``, and each declares a stable identifier,
     ``class MyRelease(Release, kind="my_release")``: the key of its records in release files,
     registered when the class is defined (:func:`release_type`).  The ``mechanism`` field is the
-    human-readable citation and may be reworded; ``kind`` never changes.
+    human-readable citation and may be reworded; ``kind`` never changes.  A subclass's docstring
+    describes its own fields; the entries below are appended to its ``Parameters`` section for
+    each field it does not describe itself.
 
     Parameters
     ----------

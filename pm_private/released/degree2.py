@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._engine.docstrings import SharedParameterDocs
 from ..privacy.primitives import check_gaussian_epsilon, check_gaussian_scale_field, gaussian_mechanism
 from ..privacy.release import output, public, release_guard
 from ..privacy.units import RECORD
@@ -106,26 +107,27 @@ def unpack_degree2(values: np.ndarray, d: int) -> dict:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Degree2Sums:
+class Degree2Sums(SharedParameterDocs):
     """The fields every degree-2 statistics record has, exact or released: Σx, Σy, Sxx, Syx and n.
 
     A family's exact statistics subclass it, ``class LogisticStats(Degree2Sums)``, and its release
     lists the release's own fields first, ``class LogisticStatsRelease(Degree2Sums, Release,
-    kind=...)``; each adds its public bounds.  Construction checks and freezes the arrays
-    (:func:`freeze_stats`); a subclass's ``__post_init__`` adds its checks after this one's.
+    kind=...)``; each adds its public bounds, and its docstring its own fields (these entries are
+    appended to it).  Construction checks and freezes the arrays (:func:`freeze_stats`); a
+    subclass's ``__post_init__`` adds its checks after this one's.
 
     Parameters
     ----------
     x_sum : array_like
-        Σx, length d.
+        Σx, length d (noisy in a release).
     y_sum : float
-        Σy (the response as the release maps it: labels ±1, clipped counts).
+        Σy, of the response as the release maps it: labels ±1, clipped counts (noisy in a release).
     xx : array_like
-        Sxx = Σ xxᵀ, d × d, symmetric.
+        Sxx = Σ xxᵀ, d × d, symmetric (noisy in a release).
     yx : array_like
-        Syx = Σ y·x, length d.
+        Syx = Σ y·x, length d (noisy in a release).
     n : int
-        The number of records.
+        The number of records (public).
     """
 
     x_sum: np.ndarray = output()

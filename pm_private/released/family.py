@@ -243,6 +243,48 @@ class Family:
             raise TypeError(f"family {self.name!r} is already declared as {_REGISTRY[self.name]}")
         _REGISTRY[self.name] = self
 
+    @classmethod
+    def released(cls, name: str, package: str, **fields) -> Family:
+        """A family fitted to released statistics, its hooks named by the library's one pattern.
+
+        In ``package`` (``"pm_private.logistic"``): ``model:<name>_model`` and
+        ``model:set_<name>_stats``, ``predict:predict_<name>``, ``release:release_<name>_stats``,
+        ``release:<Name>StatsRelease`` and ``release:<name>_noise_plan``; release kind
+        ``<name>_stats`` and command ``<name>-stats``.  A field given in ``fields`` replaces the
+        pattern's (``command="survival"``).
+
+        Parameters
+        ----------
+        name : str
+            The family's name, e.g. ``"logistic"``.
+        package : str
+            The package holding its ``model``, ``predict`` and ``release`` modules.
+        **fields
+            The other fields (``title``, ``link``, …) and any hook that breaks the pattern.
+
+        Returns
+        -------
+        Family
+
+        Examples
+        --------
+        >>> from pm_private.families import FAMILIES
+        >>> FAMILIES["poisson"].release_type
+        Hook('pm_private.poisson.release:PoissonStatsRelease')
+        """
+        camel = name.title().replace("_", "")
+        pattern = {
+            "builder": Hook(f"{package}.model:{name}_model"),
+            "setter": Hook(f"{package}.model:set_{name}_stats"),
+            "predictor": Hook(f"{package}.predict:predict_{name}"),
+            "release": Hook(f"{package}.release:release_{name}_stats"),
+            "release_type": Hook(f"{package}.release:{camel}StatsRelease"),
+            "noise_plan": Hook(f"{package}.release:{name}_noise_plan"),
+            "kind": f"{name}_stats",
+            "command": f"{name}-stats",
+        }
+        return cls(name=name, **(pattern | fields))
+
     @property
     def transform(self) -> str:
         """The name of :attr:`link` (recorded in a fitted model's ``fit_record``)."""

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from .._engine.docstrings import parameters_from
 from .._engine.keywords import renamed_keywords
 from ..privacy.validation import as_float_array, check_fraction, check_positive
 from ..released.family import check_posterior, describe_family, recorded_fit
@@ -445,6 +446,7 @@ def predict_weibull(idata, X=None, *, times, horizon: float = 1.0, interval: flo
     return _row_curves(idata, X, WEIBULL, times, interval, horizon=horizon)
 
 
+@parameters_from(predict_weibull, sections=("Returns", "Raises"))
 def predict_discrete_time(
     idata, X=None, *, times, basis, horizon: float = 1.0, link: str = "logit", interval: float = 0.95
 ) -> pd.DataFrame:
@@ -465,22 +467,8 @@ def predict_discrete_time(
         Times in [0, horizon] in the units of the data.
     basis : array_like, shape (q, e)
         The public basis A of the model (``DiscreteTimeData.basis``).
-    horizon : float, default 1.0
-        The public horizon the times were divided by before fitting.
     link : {"logit", "cloglog", "probit"}, default "logit"
         The model's link.
-    interval : float, default 0.95
-        The probability of the bands, in (0, 1).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Indexed by (``row``, ``time``); columns ``mean``, ``median``, ``lower``, ``upper``.
-
-    Raises
-    ------
-    ValueError
-        If ``idata`` records another family, or for the reasons of :func:`survival_draws`.
 
     Examples
     --------

@@ -59,6 +59,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..._engine.docstrings import parameters_from
 from ...privacy.accountant import PrivacyAccountant
 from ...privacy.noise import as_noise_source, l2_gamma_vector
 from ...privacy.release import ConvergenceError, Release, constant, output, public, release_guard
@@ -105,19 +106,8 @@ class DiscreteTimeRelease(Release, kind="discrete_time"):
 
     Parameters
     ----------
-    epsilon : float
-        The total ε of the release.
     delta : float, default 0.0
         0: the release is pure ε-DP.
-    neighbours : str
-        The neighbour relation of the guarantee (a constant of the mechanism).
-    unit : {"record", "person"}
-        What the guarantee protects: a record, or a person with all their records (public).
-    mechanism : str
-        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
-    private : bool
-        True when the noise came from secure OS randomness (``rng=None``); False for a seeded
-        ``rng``, whose output carries no privacy guarantee.
     f : numpy.ndarray
         The private (α, β).
     noise_epsilon : float
@@ -486,6 +476,7 @@ def output_perturbation(
         )
 
 
+@parameters_from(output_perturbation, sections=("Returns", "Raises"))
 def objective_perturbation(
     X,
     time,
@@ -503,51 +494,6 @@ def objective_perturbation(
 
     ε′ = ε − ε_J(Λ + Δ) with Δ from :func:`objective_regularization` (ε_J corrected, see the
     module docstring); b has density ∝ exp(−ε′‖b‖/L), L = :func:`gradient_sensitivity`.
-
-    Parameters
-    ----------
-    X : array_like, shape (n, d)
-        Private covariates with ‖xᵢ‖ ≤ 1 (project them with public bounds first, e.g.
-        :func:`~pm_private.survival.scale_covariates`; longer rows raise).
-    time : array_like, shape (n,)
-        Private times scaled into [0, 1] with a public horizon.
-    event : array_like, shape (n,)
-        Private event indicators, 1 = event, 0 = censored.  X, time and event may be Dask
-        collections partitioned alike (dask arrays, or columns of one dask DataFrame): the
-        partitions are validated and kept where they live, each Newton step of the fit is one
-        pass that returns per-partition loss, gradient and Hessian sums, and the noise is drawn
-        once, on the client.
-    epsilon : float
-        Total ε > 0.
-    regularization : float
-        The public ridge Λ > 0.
-    q : int, default 200
-        The public number of intervals.
-    e : int, default 3
-        The public number of spline knots, ≥ 2.
-    accountant : PrivacyAccountant, optional
-        Charged ε before noise is drawn; bad input or a refused budget spends nothing, a
-        minimiser that does not converge spends ε (ConvergenceError).
-    rng : None, int or numpy.random.Generator
-        None for the secure OS generator (private); a seed only for tests (``private=False``).
-    unit : array_like, shape (n,), optional
-        The person of each row, when rows are intervals of persons' follow-up: each person's
-        history becomes one record, as in :func:`output_perturbation`.
-
-    Returns
-    -------
-    DiscreteTimeRelease
-        The private f = (α, β) and what its release assumed.
-
-    Raises
-    ------
-    ValueError
-        Before anything is spent: invalid ε, Λ, q or e; covariate rows outside the unit ball;
-        times outside [0, 1]; events other than 0 or 1; a noise scale that overflows.
-    BudgetExceededError
-        If ``accountant`` cannot afford ε (nothing is released).
-    ConvergenceError
-        If Newton's method does not reach ‖∇J‖ ≤ 1e-9 (ε is spent).
 
     Notes
     -----

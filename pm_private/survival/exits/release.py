@@ -197,20 +197,8 @@ class SurvivalStatsRelease(ExitTable, Release, kind="survival_stats"):
 
     Parameters
     ----------
-    epsilon : float
-        The ε certified.
     delta : float, default 0.0
         The δ (0 for Laplace noise).
-    neighbours : {"replace-one", "add-remove"}
-        The neighbour relation of the guarantee (public): replace-one with n public, or
-        add/remove with n private.
-    unit : {"record", "person"}
-        What the guarantee protects: a record, or a person with all their records (public).
-    mechanism : str
-        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
-    private : bool
-        True when the noise came from secure OS randomness (``rng=None``); False for a seeded
-        ``rng``, whose output carries no privacy guarantee.
     events : numpy.ndarray, shape (K, J)
         Noisy events per cell and interval.
     censored : numpy.ndarray, shape (K, J)

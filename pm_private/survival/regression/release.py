@@ -32,6 +32,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..._engine.docstrings import parameters_from
 from ...privacy.accountant import PrivacyAccountant
 from ...privacy.noise import as_noise_source
 from ...privacy.primitives import (
@@ -56,7 +57,7 @@ from ...released.noise_plan import NoisePlan, gaussian_query
 from ...released.preprocessing import Preprocessing, check_glm_preprocessing
 from ..data import person_records
 from ..exits.outcomes import ALL, check_cells, check_edges
-from ..exits.release import ExitTable
+from ..exits.release import ExitTable, survival_noise_plan
 from .family import SURVIVAL_REGRESSION
 from .statistics import statistics_of
 
@@ -248,6 +249,7 @@ class SurvivalRegressionStats(_CovariateExitTable):
         return {name: np.zeros(np.shape(getattr(self, name))) for name in ("counts", "x_sums", "xx", "projected")}
 
 
+@parameters_from(SurvivalRegressionStats)
 @dataclass(frozen=True, kw_only=True)
 class SurvivalRegressionStatsRelease(_CovariateExitTable, Release, kind="survival_regression_stats"):
     """One private release of an exit table with covariate moments, and what it assumed.
@@ -256,15 +258,6 @@ class SurvivalRegressionStatsRelease(_CovariateExitTable, Release, kind="surviva
     ----------
     epsilon, delta : float
         The (ε, δ) certified.
-    neighbours : str
-        The neighbour relation of the guarantee (a constant of the mechanism).
-    unit : {"record", "person"}
-        What the guarantee protects: a record, or a person with all their records (public).
-    mechanism : str
-        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
-    private : bool
-        True when the noise came from secure OS randomness (``rng=None``); False for a seeded
-        ``rng``, whose output carries no privacy guarantee.
     counts : numpy.ndarray, shape (K, 2J + 1)
         Noisy people per cell and exit.
     x_sums : numpy.ndarray, shape (K, 2J + 1, d)
@@ -290,8 +283,6 @@ class SurvivalRegressionStatsRelease(_CovariateExitTable, Release, kind="surviva
         them, so that neither can be changed alone in a release file).
     features : tuple of str, optional
         The covariates' names (the public schema of a data frame ``X``).
-    preprocessing : Preprocessing, optional
-        The public map applied to the rows before the projection.
     """
 
     family: ClassVar[str] = "survival_regression"
@@ -408,6 +399,7 @@ def _checked(epsilon, delta, x_bound):
     return epsilon, check_delta(delta), check_bound("x_bound", x_bound)
 
 
+@parameters_from(survival_noise_plan)
 def survival_regression_noise_plan(
     edges, cells=None, *, d: int, x_bound: float, epsilon: float, delta: float
 ) -> NoisePlan:
@@ -420,16 +412,10 @@ def survival_regression_noise_plan(
 
     Parameters
     ----------
-    edges : array_like, shape (J,)
-        The public interval ends (the last is the horizon).
-    cells : sequence of str, optional
-        The public cell labels (None: one cell).
     d : int
         The number of covariates.
     x_bound : float
         The public bound Bx on a row's ℓ2 norm.
-    epsilon : float
-        ε > 0.
     delta : float
         δ in (0, 1).
 

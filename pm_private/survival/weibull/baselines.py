@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._engine.docstrings import parameters_from
 from ...privacy.accountant import PrivacyAccountant
 from ...privacy.noise import as_noise_source
 from ...privacy.primitives import laplace_mechanism
@@ -133,6 +134,7 @@ def weibull_laplace(
         )
 
 
+@parameters_from(weibull_laplace, sections=("Returns",))
 def weibull_sample_aggregate(
     time,
     event,
@@ -157,35 +159,8 @@ def weibull_sample_aggregate(
 
     Parameters
     ----------
-    time : array_like, shape (n,)
-        Private follow-up times, ≥ 0; times beyond ``horizon`` are censored there.
-    event : array_like, shape (n,)
-        Private event indicators (1 = event, 0 = censored).
-    epsilon : float
-        Total ε > 0.
-    horizon : float
-        Public horizon; times are divided by it, and later times are censored at it
-        (administrative censoring: a refusal would tell whether anyone's time exceeds it).
     subset_size : int, default 500
         The public target number of records per subset, in [1, n].
-    gamma : float, default 10.0
-        Public range [0, γ] of p and of λ/horizon.
-    omega : float, default 6.0
-        Public floor e^−ω of the scaled times.
-    accountant : PrivacyAccountant, optional
-        Charged ε before any noise is drawn; refuses with BudgetExceededError if over budget.
-    rng : None, int or numpy.random.Generator
-        None for the secure OS generator (private); a seed only for tests (``private=False``).
-    unit : array_like, shape (n,), optional
-        The person of each row, when rows are intervals of persons' follow-up (``time`` each
-        interval's end): each person's history becomes one record, their first exit
-        (:func:`pm_private.survival.person_histories`), n the number of persons, and the release
-        protects a person with all their rows.  None: each row is one person's record.
-
-    Returns
-    -------
-    WeibullRelease
-        The private shape p and scale λ (in the units of ``time``) and what they assumed.
 
     Raises
     ------

@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import math
 
+from ..._engine.docstrings import parameters_from
 from ...privacy.accountant import PrivacyAccountant
 from ...privacy.noise import as_noise_source
 from ...privacy.release import release_guard
@@ -271,6 +272,7 @@ class WeibullLSP:
         raise TypeError("WeibullLSP holds private records and cannot be pickled; publish its releases only")
 
 
+@parameters_from(weibull_laplace, sections=("Returns",))
 def weibull_private(
     time,
     event,
@@ -296,33 +298,11 @@ def weibull_private(
 
     Parameters
     ----------
-    time : array_like, shape (n,)
-        Private follow-up times, ≥ 0; times beyond ``horizon`` are censored there.
-    event : array_like, shape (n,)
-        Private event indicators (1 = event, 0 = censored).
-    epsilon : float
-        Total ε > 0.
-    horizon : float
-        Public horizon; times are divided by it, and later times are censored at it
-        (administrative censoring: a refusal would tell whether anyone's time exceeds it).
     K : int, default 500
         Number of ladder rungs, ≥ 1.
-    gamma : float, default 10.0
-        Public range [0, γ] of p and of λ/horizon.
-    omega : float, default 6.0
-        Public floor e^−ω of the scaled times.
-    accountant : PrivacyAccountant, optional
-        Charged ε before any noise is drawn; refuses with BudgetExceededError if over budget.
-    rng : None, int or numpy.random.Generator
-        None for the secure OS generator (private); a seed only for tests (``private=False``).
     unit : array_like, shape (n,), optional
         The person of each row, when rows are intervals of persons' follow-up: each person's
         history becomes one record (:class:`WeibullLSP`), n the number of persons.
-
-    Returns
-    -------
-    WeibullRelease
-        The private shape p and scale λ (in the units of ``time``) and what they assumed.
 
     Raises
     ------

@@ -42,19 +42,8 @@ class WeibullRelease(Release, kind="weibull"):
 
     Parameters
     ----------
-    epsilon : float
-        The total ε of the release.
     delta : float, default 0.0
         0: the release is pure ε-DP.
-    neighbours : str
-        The neighbour relation of the guarantee (a constant of the mechanism).
-    unit : {"record", "person"}
-        What the guarantee protects: a record, or a person with all their records (public).
-    mechanism : str
-        The mechanism's name, as written to the accountant's ledger (a constant of the mechanism).
-    private : bool
-        True when the noise came from secure OS randomness (``rng=None``); False for a seeded
-        ``rng``, whose output carries no privacy guarantee.
     shape : float
         The private shape p.
     scale : float
