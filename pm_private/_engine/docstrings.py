@@ -154,8 +154,10 @@ def parameters_from(*sources, sections: tuple[str, ...] = ()):
 
     Parameters
     ----------
-    *sources : callable
-        Functions (or classes) whose docstrings describe the shared parameters.
+    *sources : callable or str
+        Functions (or classes) whose docstrings describe the shared parameters, or texts with a
+        ``Parameters`` section (the entries a family of functions shares, written once beside
+        the code they share).
     sections : tuple of str, default ()
         Whole sections (``"Returns"``, ``"Raises"``) to take from the first source where the
         function's docstring has none.
@@ -201,11 +203,11 @@ def parameters_from(*sources, sections: tuple[str, ...] = ()):
         names = list(inspect.signature(function).parameters)
         entries: dict[str, str] = {}
         for source in reversed(sources):
-            entries.update(parameter_entries(source.__doc__))
+            entries.update(parameter_entries(source if isinstance(source, str) else source.__doc__))
         inherited = {name: entries[name] for name in names if name in entries}
         doc = inherit_parameters(function.__doc__, inherited, order=names)
         for name in sections:
-            doc = _with_section(doc, name, sources[0].__doc__)
+            doc = _with_section(doc, name, getattr(sources[0], "__doc__", sources[0]))
         function.__doc__ = doc
         return function
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 import pymc as pm
 import pytensor.tensor as pt
 
-from ..released.glm import PUBLIC_ROWS, glm_model, set_glm_stats
+from .._engine.docstrings import parameters_from
+from ..released.glm import GLM_MODEL_PARAMETERS, GLM_SETTER_PARAMETERS, PUBLIC_ROWS, glm_model, set_glm_stats
 from .moments import logistic_stat_moments
 from .release import LOGISTIC
 
 __all__ = ["logistic_model", "set_logistic_stats"]
 
 
+@parameters_from(GLM_MODEL_PARAMETERS)
 def logistic_model(
     stats,
     *,
@@ -50,42 +52,10 @@ def logistic_model(
     stats : LogisticStatsRelease or LogisticStats
         A release of :func:`pm_private.release_logistic_stats`, or exact statistics
         (:func:`pm_private.logistic_stats`; no noise).
-    noise_aware : bool, default True
-        False: treat the released statistics as exact (v = 0), the naive model, which is
-        over-confident when the noise is not small against the sampling variability.
-    intercept : bool, default True
-        Whether the model has an intercept (``intercept``); without, b = 0.
-    feature_names : sequence of str, optional
-        The d distinct coordinates of the ``feature`` dim (default: the column names the release
-        recorded from a data frame, ``stats.features``, else x0, x1, …).
     beta_sigma : float, default 2.5
         Prior standard deviation of the coefficients β (log odds ratios per unit of a covariate).
     intercept_sigma : float, default 2.5
         Prior standard deviation of the intercept b.
-    x_mean_sigma : float, default 1.0
-        Prior standard deviation of the covariate mean μ (covariates on the scale of standardised
-        data).
-    x_sd_sigma : float, default 1.0
-        Scale of the HalfNormal prior of the covariate standard deviations.
-    x_eta : float, default 2.0
-        LKJ shape of the covariate correlations (1: uniform).
-    x_sample : "public", None, ReferenceLaw or array_like of shape (m, d), default "public"
-        The covariates' law.  A ``ReferenceLaw``
-        (:func:`pm_private.released.reference_law`): rows matched to the release's
-        moments and declared column kinds (binary, continuous), moved affinely onto (μ, Σx);
-        honest on binary and skewed covariates at about the Gaussian law's width.  An array:
-        **public** covariate rows (raw, as passed to the release: the release's preprocessing and
-        row projection are applied here), m ≥ d + 2; the means of y and y·x are then computed
-        under the public rows' law moved affinely onto (μ, Σx), with the Monte Carlo variance of
-        that estimate added (``pm_private.released.glm`` module notes), so the intervals widen
-        with n/√m.  ``"public"``: the reference law where the release's preprocessing declares
-        the kinds (``Preprocessing.x_kinds``), else the public rows it kept
-        (:meth:`pm_private.Preprocessing.from_public`), else the Gaussian law (with a
-        ``CovariateLawWarning`` when the rows cannot serve: fewer than d + 2, or a column without
-        spread).  None: the Gaussian law, biased on binary, categorical or skewed covariates by
-        a share of the statistics that does not shrink with n.  The coverage and width of each
-        are measured on the documentation's model-selection page.  The law is fixed when the
-        model is built.
 
     Returns
     -------
@@ -179,6 +149,7 @@ def _logistic_link_mean(a):
     return pt.tanh(0.5 * a)
 
 
+@parameters_from(GLM_SETTER_PARAMETERS)
 def set_logistic_stats(stats, model: pm.Model | None = None, *, noise_aware: bool = True, x_sample=PUBLIC_ROWS) -> None:
     """Replace the statistics of a :func:`logistic_model` (same d), e.g. to refit without recompiling.
 
@@ -186,17 +157,6 @@ def set_logistic_stats(stats, model: pm.Model | None = None, *, noise_aware: boo
     ----------
     stats : LogisticStatsRelease or LogisticStats
         The new statistics.
-    model : pymc.Model, optional
-        The model (default: the model of the current context).
-    noise_aware : bool, default True
-        As in :func:`logistic_model`.
-    x_sample : "public", None, ReferenceLaw or array_like of shape (m, d), default "public"
-        For a model built with public rows as the covariates' law: new rows (same m), or
-        ``"public"`` for those the new release's preprocessing kept (the model's are kept when it
-        kept none); None keeps the model's.  For a model built with a reference law: the new
-        release's (``reference_law(stats, kinds, size=N)``, the model's N), or ``"public"`` where
-        the new release's preprocessing declares the kinds.  A model built with the Gaussian law
-        keeps it.
 
     Raises
     ------

@@ -22,6 +22,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from .._engine.docstrings import parameters_from
 from ..privacy.accountant import PrivacyAccountant
 from ..privacy.primitives import (
     symmetric_entry_weights,
@@ -33,9 +34,17 @@ from ..privacy.validation import (
     check_feature_names,
     check_positive,
 )
-from ..released.bounds import GLMBounds, glm_bound_rule
+from ..released.bounds import BOUNDS_PARAMETERS, GLMBounds, glm_bound_rule
 from ..released.degree2 import Degree2Sums, check_degree2_release, degree2_pairs
-from ..released.glm_release import checked_gaussian, degree2_noise_plan, exact_degree2, release_glm_degree2
+from ..released.glm_release import (
+    GLM_EXACT_PARAMETERS,
+    GLM_PLAN_PARAMETERS,
+    GLM_RELEASE_PARAMETERS,
+    checked_gaussian,
+    degree2_noise_plan,
+    exact_degree2,
+    release_glm_degree2,
+)
 from ..released.noise_plan import NoisePlan
 from ..released.preprocessing import Preprocessing
 from .family import LOGISTIC
@@ -209,6 +218,7 @@ _OFF_DIAGONAL = "Σx and the other entries of Sxx"
 _LABELS = "Σy and Σ y·x (labels as ±1)"
 
 
+@parameters_from(GLM_PLAN_PARAMETERS)
 def logistic_noise_plan(d: int, *, epsilon: float, delta: float, x_bound: float) -> NoisePlan:
     """The noise :func:`release_logistic_stats` adds to the statistics of d covariates, before any data is read.
 
@@ -217,17 +227,6 @@ def logistic_noise_plan(d: int, *, epsilon: float, delta: float, x_bound: float)
     (:func:`logistic_sensitivity`) and σ by OpenDP's privacy map; the noise s.d. is σ on the
     diagonal of Sxx and σ/√2 on every other statistic.  The release takes its sensitivity, σ and
     ledger noise from this plan.  Public: it depends only on its arguments.
-
-    Parameters
-    ----------
-    d : int
-        The number of covariates, ≥ 1.
-    epsilon : float
-        ε > 0 (at most 700).
-    delta : float
-        δ in (0, 1).
-    x_bound : float
-        The public bound Bx on the ℓ2 norm of a covariate row.
 
     Returns
     -------
@@ -255,6 +254,7 @@ def logistic_noise_plan(d: int, *, epsilon: float, delta: float, x_bound: float)
     return degree2_noise_plan(d, epsilon=epsilon, delta=delta, sensitivity=sensitivity, weights=weights)
 
 
+@parameters_from(BOUNDS_PARAMETERS)
 def logistic_bounds(
     n: int, d: int, epsilon: float, delta: float, *, public_X=None, max_projected: float = 0.05
 ) -> GLMBounds:
@@ -284,22 +284,6 @@ def logistic_bounds(
     exceed the sampling spread; ``noise_sd`` says by how much).  This is a rule, not an optimum:
     the intervals stay within about √2 of the sampling-only width while the share of projected
     rows falls as n grows.
-
-    Parameters
-    ----------
-    n : int
-        Number of private rows (public).
-    d : int
-        Number of covariates.
-    epsilon : float
-        ε of the release (0 < ε ≤ 700).
-    delta : float
-        δ of the release, in (0, 1).
-    public_X : array_like, shape (m, d), optional
-        Public covariate rows on the release's standardised scale.  They must be public: nothing
-        here can tell them from the private rows.
-    max_projected : float, default 0.05
-        Largest share of the public rows Bx may project, in (0, 1).
 
     Returns
     -------
@@ -343,17 +327,14 @@ def logistic_bounds(
     )
 
 
+@parameters_from(GLM_EXACT_PARAMETERS)
 def logistic_stats(X, y, *, x_bound: float | None = None) -> LogisticStats:
     """Exact statistics (Σx, Σy, Sxx, Syx, n) of public data: no noise, no budget.
 
     Parameters
     ----------
-    X : array_like, shape (n, d)
-        Public covariates.
     y : array_like, shape (n,)
         Public binary labels, in {0, 1} or in {−1, 1}.
-    x_bound : float, optional
-        Project rows onto ‖x‖₂ ≤ ``x_bound`` first (None: no projection).
 
     Returns
     -------
@@ -379,6 +360,7 @@ def logistic_stats(X, y, *, x_bound: float | None = None) -> LogisticStats:
     return LogisticStats(x_sum=x_sum, y_sum=y_sum, xx=xx, yx=yx, n=n, x_bound=x_bound)
 
 
+@parameters_from(GLM_RELEASE_PARAMETERS)
 def release_logistic_stats(
     X,
     y,
@@ -409,31 +391,12 @@ def release_logistic_stats(
 
     Parameters
     ----------
-    X : array-like, shape (n, d)
-        Private covariates (numpy or pandas).
     y : array-like, shape (n,)
         Private binary labels, all in {0, 1} or all in {−1, 1}.
-    epsilon : float
-        ε > 0.
-    delta : float
-        δ in (0, 1); choose it well below 1/n.
     x_bound : float
         Public bound Bx > 0 on the ℓ2 norm of a covariate row (rows beyond are projected onto the
         ball); for standardised covariates :func:`logistic_bounds` gives the library's rule (√d at
         small n or ε, looser as n and ε grow).  Never choose it from the private data.
-    preprocessing : Preprocessing, optional
-        Public map x ↦ (x − x_center)/x_scale applied to the rows before the projection (its
-        constants fixed in advance or computed from public rows, e.g.
-        :meth:`pm_private.Preprocessing.from_public`); it travels with the release, and the
-        predictor applies it to new rows.  The response is not rescaled (y_center 0, y_scale 1).
-    accountant : PrivacyAccountant, optional
-        Charged (ε, δ) before noise is drawn; refuses with BudgetExceededError if over budget.
-    rng : None, int or numpy.random.Generator
-        None for the secure OS generator (private); a seed only for tests.
-    unit : array-like, shape (n,), optional
-        The person of each row (any hashable identifiers): the release then protects a person
-        with all their rows by keeping one row per person, chosen at random, and n is the number
-        of persons (:func:`pm_private.privacy.one_row_per_unit`).  None: the unit is the row.
 
     Returns
     -------

@@ -5,14 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pymc as pm
 
+from .._engine.docstrings import parameters_from
 from ..released.family import check_stats
-from ..released.glm import PUBLIC_ROWS, glm_model, set_glm_stats
+from ..released.glm import GLM_MODEL_PARAMETERS, GLM_SETTER_PARAMETERS, PUBLIC_ROWS, glm_model, set_glm_stats
 from .moments import clipped_count_mean, poisson_stat_moments
 from .release import POISSON
 
 __all__ = ["poisson_model", "set_poisson_stats"]
 
 
+@parameters_from(GLM_MODEL_PARAMETERS)
 def poisson_model(
     stats,
     *,
@@ -51,32 +53,10 @@ def poisson_model(
     stats : PoissonStatsRelease or PoissonStats
         A release of :func:`pm_private.release_poisson_stats`, or exact statistics
         (:func:`pm_private.poisson_stats`; no noise).
-    noise_aware : bool, default True
-        False: treat the released statistics as exact (v = 0), the naive model, which is
-        over-confident when the noise is not small against the sampling variability.
-    intercept : bool, default True
-        Whether the model has an intercept (``intercept``); without, b = 0.
-    feature_names : sequence of str, optional
-        The d distinct coordinates of the ``feature`` dim (default: the column names the release
-        recorded from a data frame, ``stats.features``, else x0, x1, …).
     beta_sigma : float, default 1.0
         Prior standard deviation of the coefficients (log rate ratios per unit of a covariate).
     intercept_sigma : float, default 2.5
         Prior standard deviation of the intercept (the log rate at x = 0).
-    x_mean_sigma : float, default 1.0
-        Prior standard deviation of the covariate mean μ (covariates on the scale of standardised
-        data).
-    x_sd_sigma : float, default 1.0
-        Scale of the HalfNormal prior of the covariate standard deviations.
-    x_eta : float, default 2.0
-        LKJ shape of the covariate correlations (1: uniform).
-    x_sample : "public", None, ReferenceLaw or array_like of shape (m, d), default "public"
-        The covariates' law, as in :func:`pm_private.logistic_model`: a reference law of the
-        release (:func:`pm_private.released.reference_law`), or public covariate
-        rows (raw), m ≥ d + 2, under whose law moved onto (μ, Σx) the means of ỹ and ỹ·x are
-        taken, with the Monte Carlo variance of that estimate added; ``"public"`` for the
-        reference law where the release's preprocessing declares the column kinds, else the rows
-        it kept (the Gaussian law when it kept none); None for the Gaussian law.
 
     Returns
     -------
@@ -166,6 +146,7 @@ def poisson_model(
     )
 
 
+@parameters_from(GLM_SETTER_PARAMETERS)
 def set_poisson_stats(stats, model: pm.Model | None = None, *, noise_aware: bool = True, x_sample=PUBLIC_ROWS) -> None:
     """Replace the statistics of a :func:`poisson_model` (same d and count bound), e.g. to refit
     without recompiling.
@@ -174,12 +155,6 @@ def set_poisson_stats(stats, model: pm.Model | None = None, *, noise_aware: bool
     ----------
     stats : PoissonStatsRelease or PoissonStats
         The new statistics.
-    model : pymc.Model, optional
-        The model (default: the model of the current context).
-    noise_aware : bool, default True
-        As in :func:`poisson_model`.
-    x_sample : "public", None, ReferenceLaw or array_like of shape (m, d), default "public"
-        As in :func:`set_logistic_stats`.
 
     Raises
     ------

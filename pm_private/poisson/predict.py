@@ -5,14 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._engine.docstrings import parameters_from
 from .._engine.keywords import renamed_keywords
 from ..privacy.validation import check_fraction
-from ..released.glm import interval_table, linear_predictor_draws
+from ..released.glm import GLM_PREDICTOR_PARAMETERS, interval_table, linear_predictor_draws
 from .release import POISSON
 
 __all__ = ["predict_poisson"]
 
 
+@parameters_from(GLM_PREDICTOR_PARAMETERS)
 @renamed_keywords(posterior="idata")
 def predict_poisson(idata, X, *, x_bound: float | None = None, interval: float = 0.95) -> pd.DataFrame:
     """Posterior predictive rates E[y | x] = exp(xᵀβ + b) of new rows under a fitted :func:`poisson_model`.
@@ -23,13 +25,6 @@ def predict_poisson(idata, X, *, x_bound: float | None = None, interval: float =
 
     Parameters
     ----------
-    idata : xarray.DataTree or xarray.Dataset
-        The result of ``pm.sample`` on the model (or its ``posterior`` group, then give ``x_bound``
-        if the rows should be projected).
-    X : array_like, shape (m, d)
-        New covariate rows (public).
-    x_bound : float, optional
-        The projection radius (default: the model's, when the DataTree carries it; else none).
     interval : float, default 0.95
         Mass of the central credible interval of the rate.
 

@@ -20,6 +20,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from .._engine.docstrings import parameters_from
 from ..privacy.accountant import PrivacyAccountant
 from ..privacy.primitives import (
     symmetric_entry_weights,
@@ -33,9 +34,17 @@ from ..privacy.validation import (
     check_positive,
     check_release_field,
 )
-from ..released.bounds import GLMBounds, glm_bound_rule
+from ..released.bounds import BOUNDS_PARAMETERS, GLMBounds, glm_bound_rule
 from ..released.degree2 import Degree2Sums, check_degree2_release, degree2_pairs
-from ..released.glm_release import checked_gaussian, degree2_noise_plan, exact_degree2, release_glm_degree2
+from ..released.glm_release import (
+    GLM_EXACT_PARAMETERS,
+    GLM_PLAN_PARAMETERS,
+    GLM_RELEASE_PARAMETERS,
+    checked_gaussian,
+    degree2_noise_plan,
+    exact_degree2,
+    release_glm_degree2,
+)
 from ..released.noise_plan import NoisePlan
 from ..released.preprocessing import Preprocessing
 from .family import POISSON
@@ -234,6 +243,7 @@ def _checked(epsilon, delta, x_bound, y_bound) -> tuple[float, float, float, int
     return epsilon, delta, x_bound, y_bound, sensitivity
 
 
+@parameters_from(GLM_PLAN_PARAMETERS)
 def poisson_noise_plan(d: int, *, epsilon: float, delta: float, x_bound: float, y_bound: int) -> NoisePlan:
     """The noise :func:`release_poisson_stats` adds to the statistics of d covariates, before any data is read.
 
@@ -245,14 +255,6 @@ def poisson_noise_plan(d: int, *, epsilon: float, delta: float, x_bound: float, 
 
     Parameters
     ----------
-    d : int
-        The number of covariates, ≥ 1.
-    epsilon : float
-        ε > 0 (at most 700).
-    delta : float
-        δ in (0, 1).
-    x_bound : float
-        The public bound Bx on the ℓ2 norm of a covariate row.
     y_bound : int
         The public count bound B in [1, 1000].
 
@@ -287,6 +289,7 @@ def poisson_noise_plan(d: int, *, epsilon: float, delta: float, x_bound: float, 
     return degree2_noise_plan(d, epsilon=epsilon, delta=delta, sensitivity=sensitivity, weights=weights)
 
 
+@parameters_from(BOUNDS_PARAMETERS)
 def poisson_bounds(
     n: int,
     d: int,
@@ -324,24 +327,11 @@ def poisson_bounds(
 
     Parameters
     ----------
-    n : int
-        Number of private rows (public).
-    d : int
-        Number of covariates.
-    epsilon : float
-        ε of the release (0 < ε ≤ 700).
-    delta : float
-        δ of the release, in (0, 1).
     y_bound : int
         The release's count bound B in [1, 1000].
     response_sd : float, default 1.0
         τ, the root mean square of a clipped count (√(μ + μ²) for Poisson counts of mean μ); a
         public guess.
-    public_X : array_like, shape (m, d), optional
-        Public covariate rows on the release's standardised scale.  They must be public: nothing
-        here can tell them from the private rows.
-    max_projected : float, default 0.05
-        Largest share of the public rows Bx may project, in (0, 1).
 
     Returns
     -------
@@ -405,20 +395,17 @@ def _clipped_counts(y_bound: int):
     return lambda y, n: np.minimum(_counts(y, n), y_bound)
 
 
+@parameters_from(GLM_EXACT_PARAMETERS)
 def poisson_stats(X, y, *, y_bound: int, x_bound: float | None = None) -> PoissonStats:
     """Exact statistics (Σx, Σỹ, Sxx, Syx, n) of public data, counts clipped to ``y_bound``: no noise,
     no budget.
 
     Parameters
     ----------
-    X : array_like, shape (n, d)
-        Public covariates.
     y : array_like, shape (n,)
         Public counts (non-negative integers).
     y_bound : int
         The count bound B ≥ 1: ỹ = min(y, B).
-    x_bound : float, optional
-        Project rows onto ‖x‖₂ ≤ ``x_bound`` first (None: no projection).
 
     Returns
     -------
@@ -445,6 +432,7 @@ def poisson_stats(X, y, *, y_bound: int, x_bound: float | None = None) -> Poisso
     return PoissonStats(x_sum=x_sum, y_sum=y_sum, xx=xx, yx=yx, n=n, y_bound=y_bound, x_bound=x_bound)
 
 
+@parameters_from(GLM_RELEASE_PARAMETERS)
 def release_poisson_stats(
     X,
     y,
@@ -475,14 +463,8 @@ def release_poisson_stats(
 
     Parameters
     ----------
-    X : array-like, shape (n, d)
-        Private covariates (numpy or pandas).
     y : array-like, shape (n,)
         Private counts, non-negative integers.
-    epsilon : float
-        ε > 0.
-    delta : float
-        δ in (0, 1); choose it well below 1/n.
     x_bound : float
         Public bound Bx > 0 on the ℓ2 norm of a covariate row (rows beyond are projected onto the
         ball); for standardised covariates :func:`poisson_bounds` gives the library's rule (√d at
@@ -490,19 +472,6 @@ def release_poisson_stats(
     y_bound : int
         Public count bound B in [1, 1000]; larger counts are clipped to it.  The noise on the count
         statistics grows with B, and the model describes the clipping exactly.
-    preprocessing : Preprocessing, optional
-        Public map x ↦ (x − x_center)/x_scale applied to the rows before the projection (its
-        constants fixed in advance or computed from public rows, e.g.
-        :meth:`pm_private.Preprocessing.from_public`); it travels with the release, and the
-        predictor applies it to new rows.  The response is not rescaled (y_center 0, y_scale 1).
-    accountant : PrivacyAccountant, optional
-        Charged (ε, δ) before noise is drawn; refuses with BudgetExceededError if over budget.
-    rng : None, int or numpy.random.Generator
-        None for the secure OS generator (private); a seed only for tests.
-    unit : array-like, shape (n,), optional
-        The person of each row (any hashable identifiers): the release then protects a person
-        with all their rows by keeping one row per person, chosen at random, and n is the number
-        of persons (:func:`pm_private.privacy.one_row_per_unit`).  None: the unit is the row.
 
     Returns
     -------

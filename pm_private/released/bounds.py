@@ -17,7 +17,27 @@ import numpy as np
 
 from ..privacy.validation import check_count, check_fraction, check_positive
 
-__all__ = ["GLMBounds", "glm_bound_rule"]
+__all__ = ["BOUNDS_PARAMETERS", "GLMBounds", "glm_bound_rule"]
+
+#: The arguments every row-bound rule (``logistic_bounds``, ``poisson_bounds``,
+#: ``survival_regression_bounds``) shares, documented once.
+BOUNDS_PARAMETERS = """
+Parameters
+----------
+n : int
+    Number of private rows (public).
+d : int
+    Number of covariates.
+epsilon : float
+    ε of the release (0 < ε ≤ 700).
+delta : float
+    δ of the release, in (0, 1).
+public_X : array_like, shape (m, d), optional
+    Public covariate rows on the release's standardised scale.  They must be public: nothing
+    here can tell them from the private rows.
+max_projected : float, default 0.05
+    Largest share of the public rows Bx may project, in (0, 1).
+"""
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,9 @@ from .release_normal import released_degree2_normal
 from .sample_law_ops import sample_law_averages
 
 __all__ = [
+    "GLM_MODEL_PARAMETERS",
+    "GLM_PREDICTOR_PARAMETERS",
+    "GLM_SETTER_PARAMETERS",
     "CovariateLawWarning",
     "PUBLIC_ROWS",
     "glm_arrays",
@@ -100,6 +103,76 @@ __all__ = [
 
 #: The default ``x_sample`` of the GLM models: the public rows the release's preprocessing kept.
 PUBLIC_ROWS = "public"
+
+#: The keywords of every GLM builder (``logistic_model``, ``poisson_model``) that mean the same in
+#: each, documented once: a builder takes them with ``parameters_from(GLM_MODEL_PARAMETERS)``.
+GLM_MODEL_PARAMETERS = """
+Parameters
+----------
+noise_aware : bool, default True
+    False: treat the released statistics as exact (v = 0), the naive model, which is
+    over-confident when the noise is not small against the sampling variability.
+intercept : bool, default True
+    Whether the model has an intercept (``intercept``); without, b = 0.
+feature_names : sequence of str, optional
+    The d distinct coordinates of the ``feature`` dim (default: the column names the release
+    recorded from a data frame, ``stats.features``, else x0, x1, …).
+x_mean_sigma : float, default 1.0
+    Prior standard deviation of the covariate mean μ (covariates on the scale of standardised
+    data).
+x_sd_sigma : float, default 1.0
+    Scale of the HalfNormal prior of the covariate standard deviations.
+x_eta : float, default 2.0
+    LKJ shape of the covariate correlations (1: uniform).
+x_sample : "public", None, ReferenceLaw or array_like of shape (m, d), default "public"
+    The covariates' law.  A ``ReferenceLaw``
+    (:func:`pm_private.released.reference_law`): rows matched to the release's
+    moments and declared column kinds (binary, continuous), moved affinely onto (μ, Σx);
+    honest on binary and skewed covariates at about the Gaussian law's width.  An array:
+    **public** covariate rows (raw, as passed to the release: the release's preprocessing and
+    row projection are applied here), m ≥ d + 2; the means of the released response and of its
+    products with x (labels ±1, clipped counts) are then computed under the public rows' law
+    moved affinely onto (μ, Σx), with the Monte Carlo variance of that estimate added
+    (``pm_private.released.glm`` module notes), so the intervals widen with n/√m.
+    ``"public"``: the reference law where the release's preprocessing declares the kinds
+    (``Preprocessing.x_kinds``), else the public rows it kept
+    (:meth:`pm_private.Preprocessing.from_public`), else the Gaussian law (with a
+    ``CovariateLawWarning`` when the rows cannot serve: fewer than d + 2, or a column without
+    spread).  None: the Gaussian law, biased on binary, categorical or skewed covariates by
+    a share of the statistics that does not shrink with n.  The coverage and width of each
+    are measured on the documentation's model-selection page.  The law is fixed when the
+    model is built.
+"""
+
+#: The keywords of every GLM setter (``set_logistic_stats``, ``set_poisson_stats``), documented once.
+GLM_SETTER_PARAMETERS = """
+Parameters
+----------
+model : pymc.Model, optional
+    The model (default: the model of the current context).
+noise_aware : bool, default True
+    As in the family's model builder.
+x_sample : "public", None, ReferenceLaw or array_like of shape (m, d), default "public"
+    For a model built with public rows as the covariates' law: new rows (same m), or
+    ``"public"`` for those the new release's preprocessing kept (the model's are kept when it
+    kept none); None keeps the model's.  For a model built with a reference law: the new
+    release's (``reference_law(stats, kinds, size=N)``, the model's N), or ``"public"`` where
+    the new release's preprocessing declares the kinds.  A model built with the Gaussian law
+    keeps it.
+"""
+
+#: The arguments of every GLM predictor (``predict_logistic``, ``predict_poisson``), documented once.
+GLM_PREDICTOR_PARAMETERS = """
+Parameters
+----------
+idata : xarray.DataTree or xarray.Dataset
+    The result of ``pm.sample`` on the model (or its ``posterior`` group, then give ``x_bound``
+    if the rows should be projected).
+X : array_like, shape (m, d)
+    New covariate rows (public).
+x_bound : float, optional
+    The projection radius (default: the model's, when the DataTree carries it; else none).
+"""
 
 
 class CovariateLawWarning(UserWarning):

@@ -18,7 +18,66 @@ from .degree2 import degree2_pairs, degree2_sums, release_degree2
 from .noise_plan import NoisePlan, gaussian_query
 from .preprocessing import check_glm_preprocessing, preprocessed_rows
 
-__all__ = ["checked_gaussian", "degree2_noise_plan", "exact_degree2", "prepared_rows", "release_glm_degree2"]
+__all__ = [
+    "GLM_EXACT_PARAMETERS",
+    "GLM_PLAN_PARAMETERS",
+    "GLM_RELEASE_PARAMETERS",
+    "checked_gaussian",
+    "degree2_noise_plan",
+    "exact_degree2",
+    "prepared_rows",
+    "release_glm_degree2",
+]
+
+#: The arguments every GLM release (``release_logistic_stats``, ``release_poisson_stats``) shares,
+#: documented once: a release takes them with ``parameters_from(GLM_RELEASE_PARAMETERS)``.
+GLM_RELEASE_PARAMETERS = """
+Parameters
+----------
+X : array-like, shape (n, d)
+    Private covariates (numpy or pandas).
+epsilon : float
+    ε > 0.
+delta : float
+    δ in (0, 1); choose it well below 1/n.
+preprocessing : Preprocessing, optional
+    Public map x ↦ (x − x_center)/x_scale applied to the rows before the projection (its
+    constants fixed in advance or computed from public rows, e.g.
+    :meth:`pm_private.Preprocessing.from_public`); it travels with the release, and the
+    predictor applies it to new rows.  The response is not rescaled (y_center 0, y_scale 1).
+accountant : PrivacyAccountant, optional
+    Charged (ε, δ) before noise is drawn; refuses with BudgetExceededError if over budget.
+rng : None, int or numpy.random.Generator
+    None for the secure OS generator (private); a seed only for tests.
+unit : array-like, shape (n,), optional
+    The person of each row (any hashable identifiers): the release then protects a person
+    with all their rows by keeping one row per person, chosen at random, and n is the number
+    of persons (:func:`pm_private.privacy.one_row_per_unit`).  None: the unit is the row.
+"""
+
+#: The arguments of every GLM release's noise plan, documented once.
+GLM_PLAN_PARAMETERS = """
+Parameters
+----------
+d : int
+    The number of covariates, ≥ 1.
+epsilon : float
+    ε > 0 (at most 700).
+delta : float
+    δ in (0, 1).
+x_bound : float
+    The public bound Bx on the ℓ2 norm of a covariate row.
+"""
+
+#: The arguments of every GLM family's exact statistics of public data, documented once.
+GLM_EXACT_PARAMETERS = """
+Parameters
+----------
+X : array_like, shape (n, d)
+    Public covariates.
+x_bound : float, optional
+    Project rows onto ‖x‖₂ ≤ ``x_bound`` first (None: no projection).
+"""
 
 
 def checked_gaussian(

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import math
 
+from ..._engine.docstrings import parameters_from
 from ...privacy.validation import check_count
-from ...released.bounds import GLMBounds, glm_bound_rule
+from ...released.bounds import BOUNDS_PARAMETERS, GLMBounds, glm_bound_rule
 from ..exits.outcomes import check_cells, check_edges
 from .release import survival_regression_noise_plan
 
 __all__ = ["survival_regression_bounds"]
 
 
+@parameters_from(BOUNDS_PARAMETERS)
 def survival_regression_bounds(
     n: int,
     d: int,
@@ -59,21 +61,10 @@ def survival_regression_bounds(
     ----------
     n : int
         Number of people (public).
-    d : int
-        Number of covariates.
-    epsilon : float
-        ε of the release (0 < ε ≤ 700).
-    delta : float
-        δ of the release, in (0, 1).
     edges : array_like, shape (J,)
         The release's public interval ends (the last is the horizon).
     cells : sequence of str, optional
         The release's public cell labels (None: one cell).
-    public_X : array_like, shape (m, d), optional
-        Public covariate rows on the release's standardised scale.  They must be public: nothing
-        here can tell them from the private rows.
-    max_projected : float, default 0.05
-        Largest share of the public rows Bx may project, in (0, 1).
 
     Returns
     -------
