@@ -110,7 +110,7 @@ def inherit_parameters(doc: str | None, inherited: dict[str, str], order: list[s
     -------
     str or None
         The cleaned docstring with the missing entries in its ``Parameters`` section (a new
-        section after the summary where it has none).
+        section before its first section, or at its end, where it has none).
 
     Examples
     --------
@@ -206,7 +206,7 @@ def parameters_from(*sources, sections: tuple[str, ...] = ()):
             entries.update(parameter_entries(source if isinstance(source, str) else source.__doc__))
         inherited = {name: entries[name] for name in names if name in entries}
         doc = inherit_parameters(function.__doc__, inherited, order=names)
-        for name in sections:
+        for name in sections if doc is not None else ():  # None under python -OO
             doc = _with_section(doc, name, getattr(sources[0], "__doc__", sources[0]))
         function.__doc__ = doc
         return function
