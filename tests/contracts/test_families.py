@@ -48,6 +48,11 @@ FAMILIES = {
 }
 
 
+#: The prior draws below only feed checks of records, names and dims: PyTensor's Python mode draws
+#: them without compiling (the Ops' Python implementations call the same compiled kernels).
+PYTHON_MODE = {"mode": "FAST_COMPILE"}
+
+
 @pytest.fixture(scope="module")
 def fitted():
     """family -> (release, model, a posterior DataTree made of prior draws: same groups as pm.sample's)."""
@@ -56,7 +61,7 @@ def fitted():
         stats = release()
         model = getattr(pp, f"{name}_model")(stats)
         with model:
-            prior = pm.sample_prior_predictive(draws=40, random_seed=2)
+            prior = pm.sample_prior_predictive(draws=40, random_seed=2, compile_kwargs=PYTHON_MODE)
         posterior = xr.DataTree.from_dict(
             {"posterior": prior["prior"].to_dataset(), "constant_data": prior["constant_data"].to_dataset()}
         )
@@ -186,7 +191,7 @@ def test_a_glm_release_carries_its_public_preprocessing_to_the_predictor(name, f
     np.testing.assert_array_equal(back.preprocessing.x_center, prep.x_center)
     model = getattr(pp, f"{name}_model")(back)
     with model:
-        prior = pm.sample_prior_predictive(draws=20, random_seed=3)
+        prior = pm.sample_prior_predictive(draws=20, random_seed=3, compile_kwargs=PYTHON_MODE)
     posterior = xr.DataTree.from_dict(
         {"posterior": prior["prior"].to_dataset(), "constant_data": prior["constant_data"].to_dataset()}
     )
@@ -317,7 +322,7 @@ def test_the_exit_table_family_speaks_the_vocabulary_and_refuses_the_regressions
     assert recorded_fit(model) == {"family": "survival", "release": "survival_stats", "transform": "survival"}
     assert model.named_vars_to_dims["beta"] == ("feature",) and list(model.coords["feature"]) == ["treated"]
     with model:
-        prior = pm.sample_prior_predictive(draws=20, random_seed=1)
+        prior = pm.sample_prior_predictive(draws=20, random_seed=1, compile_kwargs=PYTHON_MODE)
     assert prior["prior_predictive"]["likelihood"].shape[-1] == 2 * (2 * 3 + 1)
     posterior = xr.DataTree.from_dict(
         {"posterior": prior["prior"].to_dataset(), "constant_data": prior["constant_data"].to_dataset()}
@@ -359,7 +364,7 @@ def test_the_survival_regression_family_speaks_the_vocabulary_and_refuses_the_ot
     assert recorded_fit(model)["family"] == "survival_regression"
     assert model.named_vars_to_dims["beta"] == ("feature",) and list(model.coords["feature"]) == ["age", "dose"]
     with model:
-        prior = pm.sample_prior_predictive(draws=20, random_seed=1)
+        prior = pm.sample_prior_predictive(draws=20, random_seed=1, compile_kwargs=PYTHON_MODE)
     assert prior["prior_predictive"]["likelihood"].shape[-1] == 7 * 3 + 3
     posterior = xr.DataTree.from_dict(
         {"posterior": prior["prior"].to_dataset(), "constant_data": prior["constant_data"].to_dataset()}

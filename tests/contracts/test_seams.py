@@ -39,6 +39,10 @@ from pm_private.families import FAMILIES
 from pm_private.privacy.release import OUTPUT, PUBLIC, field_kinds
 from pm_private.release_file import SUFF_STATS, all_release_types, read_release_file, release_to_dict
 
+#: Prior draws that stand in for a posterior in checks of names, records and refusals: PyTensor's
+#: Python mode draws them without compiling (the Ops' Python implementations call the same kernels).
+PYTHON_MODE = {"mode": "FAST_COMPILE"}
+
 COLUMNS = ["age", "dose", "sex"][:D]  # names, not the defaults x0, x1, … (which count as unnamed)
 FRAME = pd.DataFrame(DATA["X"], columns=COLUMNS)
 ROWS = FRAME.iloc[:5]
@@ -57,7 +61,7 @@ def _card_of(family) -> object:
 
 def _posterior(model, draws: int = 30) -> xr.DataTree:
     with model:
-        prior = pm.sample_prior_predictive(draws=draws, random_seed=2)
+        prior = pm.sample_prior_predictive(draws=draws, random_seed=2, compile_kwargs=PYTHON_MODE)
     return xr.DataTree.from_dict(
         {"posterior": prior["prior"].to_dataset(), "constant_data": prior["constant_data"].to_dataset()}
     )
