@@ -31,9 +31,11 @@ def _section(lines: list[str], name: str) -> tuple[int, int] | None:
     return None
 
 
-#: numpydoc's order of sections.
+#: numpydoc's order of sections (``Attributes`` and ``Methods`` in a class's docstring).
 SECTIONS = (
     "Parameters",
+    "Attributes",
+    "Methods",
     "Returns",
     "Yields",
     "Receives",
@@ -48,17 +50,27 @@ SECTIONS = (
 )
 
 
+def _insert_section(lines: list[str], name: str, body: list[str]) -> None:
+    """Insert the section ``name`` with ``body`` into cleaned ``lines`` where numpydoc's order puts
+    it: before the first section that follows it in ``SECTIONS``, else at the end."""
+    later = SECTIONS[SECTIONS.index(name) + 1 :]
+    at = next((i for i in range(len(lines)) if _header(lines, i) and lines[i] in later), len(lines) + 1) - 1
+    lines[at:at] = ["", name, "-" * len(name), *body]
+
+
+def _doc_of(source) -> str | None:
+    """The docstring of a function or class, or ``source`` itself when it is a text."""
+    return source if isinstance(source, str) else source.__doc__
+
+
 def _with_section(doc: str, name: str, source: str | None) -> str:
     """``doc`` (cleaned) with the section ``name`` of ``source`` added where ``doc`` lacks it, in
     numpydoc's order; ``doc`` as it is where it has the section or ``source`` has none."""
     lines = inspect.cleandoc(doc).splitlines()
     body = inspect.cleandoc(source or "").splitlines()
     span = _section(body, name)
-    if _section(lines, name) is not None or span is None:
-        return "\n".join(lines)
-    later = SECTIONS[SECTIONS.index(name) + 1 :]
-    at = next((i for i in range(len(lines)) if _header(lines, i) and lines[i] in later), len(lines) + 1) - 1
-    lines[at:at] = ["", name, "-" * len(name), *body[span[0] : span[1]]]
+    if _section(lines, name) is None and span is not None:
+        _insert_section(lines, name, body[span[0] : span[1]])
     return "\n".join(lines)
 
 
@@ -110,7 +122,7 @@ def inherit_parameters(doc: str | None, inherited: dict[str, str], order: list[s
     -------
     str or None
         The cleaned docstring with the missing entries in its ``Parameters`` section (a new
-        section before its first section, or at its end, where it has none).
+        section where numpydoc's order puts it, where it has none).
 
     Examples
     --------
@@ -134,11 +146,9 @@ def inherit_parameters(doc: str | None, inherited: dict[str, str], order: list[s
     if order is not None:
         rank = {name: i for i, name in enumerate(order)}
         entries.sort(key=lambda item: rank.get(item[0].split(",")[0].strip(), len(rank)))
+    if _section(lines, "Parameters") is None:
+        _insert_section(lines, "Parameters", [])
     span = _section(lines, "Parameters")
-    if span is None:  # a new section before the first one (numpydoc's order), or at the end
-        first = next((i for i in range(1, len(lines) - 1) if _header(lines, i)), len(lines) + 1) - 1
-        lines[first:first] = ["", "Parameters", "----------"]
-        span = (first + 3, first + 3)
     section = "\n".join(entry for _, entry in entries).splitlines()
     return "\n".join(lines[: span[0]] + section + lines[span[1] :])
 
@@ -203,11 +213,11 @@ def parameters_from(*sources, sections: tuple[str, ...] = ()):
         names = list(inspect.signature(function).parameters)
         entries: dict[str, str] = {}
         for source in reversed(sources):
-            entries.update(parameter_entries(source if isinstance(source, str) else source.__doc__))
+            entries.update(parameter_entries(_doc_of(source)))
         inherited = {name: entries[name] for name in names if name in entries}
         doc = inherit_parameters(function.__doc__, inherited, order=names)
         for name in sections if doc is not None else ():  # None under python -OO
-            doc = _with_section(doc, name, getattr(sources[0], "__doc__", sources[0]))
+            doc = _with_section(doc, name, _doc_of(sources[0]))
         function.__doc__ = doc
         return function
 

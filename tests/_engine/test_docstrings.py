@@ -113,3 +113,30 @@ def test_a_docstring_without_parameters_gains_the_section_before_its_first_one()
     )
     assert doc.splitlines()[4:8] == ["Parameters", "----------", "x : int", "    X."]
     assert inherit_parameters(None, {"x": "x : int"}) is None
+
+
+def test_a_text_source_gives_its_sections_too():
+    shared = """
+    Parameters
+    ----------
+    x : int
+        A value.
+
+    Returns
+    -------
+    int
+        The value.
+    """
+
+    @parameters_from(shared, sections=("Returns",))
+    def target(x):
+        """Target."""
+
+    lines = inspect.cleandoc(target.__doc__).splitlines()
+    assert lines[lines.index("Returns") + 2 :] == ["int", "    The value."]
+
+
+def test_a_new_parameters_section_goes_before_a_class_attributes_section():
+    doc = inherit_parameters("Summary.\n\n    Attributes\n    ----------\n    a : int\n        A.\n", {"x": "x : int"})
+    lines = doc.splitlines()
+    assert lines.index("Parameters") < lines.index("Attributes")
