@@ -5,9 +5,9 @@ forms are in ``pm_private.released.moments``."""
 from __future__ import annotations
 
 import numpy as np
-import pytensor.tensor as pt
 
-from ..released.moments import linear_predictor_moments
+from .._engine.docstrings import parameters_from
+from ..released.moments import binary_response_moments
 
 __all__ = [
     "PROBIT_MIXTURE_SCALES",
@@ -47,45 +47,11 @@ def probit_mixture(a) -> np.ndarray:
     return (PROBIT_MIXTURE_WEIGHTS * ndtr(PROBIT_MIXTURE_SCALES * a[..., None])).sum(axis=-1)
 
 
-def _link_coefficients(m, s2):
-    """A₀, A₁, A₂, A₃ of the module notes for the predictor mean m and variance s²."""
-    w, kappa = PROBIT_MIXTURE_WEIGHTS, PROBIT_MIXTURE_SCALES
-    c = kappa / pt.sqrt(1.0 + kappa**2 * s2[..., None])
-    t = c * m[..., None]
-    phi = pt.exp(-0.5 * t**2) / np.sqrt(2 * np.pi)
-    big_phi = 0.5 * pt.erfc(-t / np.sqrt(2.0))
-    a0 = (w * (2.0 * big_phi - 1.0)).sum(axis=-1)
-    a1 = 2.0 * (w * c * phi).sum(axis=-1)
-    a2 = -2.0 * (w * c**3 * phi).sum(axis=-1) * m
-    a3 = 2.0 * (w * c**3 * (t**2 - 1.0) * phi).sum(axis=-1)
-    return a0, a1, a2, a3
-
-
+@parameters_from(binary_response_moments, sections=("Returns",))
 def logistic_stat_moments(beta, intercept, mu, cov, d: int):
-    """Mean and covariance of t(x, y) = (x, y, upper(xxᵀ), y·x) for one record (see the module notes).
-
-    Parameters
-    ----------
-    beta : tensor (d,)
-        Coefficients β.
-    intercept : tensor ()
-        Intercept b.
-    mu : tensor (d,)
-        Covariate mean μ.
-    cov : tensor (d, d)
-        Covariate covariance Σ.
-    d : int
-        The number of covariates.
-
-    Returns
-    -------
-    mean : tensor (k,)
-        E[t], k = 2d + 1 + d(d+1)/2, in the release order of :func:`pm_private.released.degree2.degree2_pairs`.
-    covariance : tensor (k, k)
-        Cov[t].
-    """
-    beta, mu, cov = pt.as_tensor(beta), pt.as_tensor(mu), pt.as_tensor(cov)
-    v = (cov * beta).sum(axis=-1)  # Σβ, βᵀμ and βᵀv as elementwise sums: no BLAS wrapper to compile
-    m = (beta * mu).sum() + pt.as_tensor(intercept)
-    first = _link_coefficients(m, (beta * v).sum())
-    return linear_predictor_moments(first, (1.0, 0.0, 0.0), mu, cov, v, d)
+    """Mean and covariance of t(x, y) = (x, y, upper(xxᵀ), y·x) for one record of the logistic model
+    (:func:`pm_private.released.moments.binary_response_moments` with the probit mixture of the
+    module notes for the logistic sigmoid)."""
+    return binary_response_moments(
+        beta, intercept, mu, cov, d, weights=PROBIT_MIXTURE_WEIGHTS, scales=PROBIT_MIXTURE_SCALES
+    )

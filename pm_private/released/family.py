@@ -214,6 +214,10 @@ class Family:
         A function of the release printed after the command line's summary.
     features : bool
         Whether the builder takes the release's ``feature_names``.
+    statistics_of : str or None
+        The family whose statistics its builder fits, when not its own: a model with another
+        link on the same release (post-processing of it), e.g. a probit model of the logistic
+        family's release, which then has no ``release`` of its own.
     """
 
     name: str
@@ -233,12 +237,15 @@ class Family:
     constants: tuple[str, ...] = ()
     report: Hook | None = None
     features: bool = True
+    statistics_of: str | None = None
 
     def __post_init__(self):
         if self.start not in ("laplace", "adapt_full", "adapt_diag"):
             raise ValueError(f"start: 'laplace', 'adapt_full' or 'adapt_diag', got {self.start!r}")
         if self.nutpie_adaptation not in ("diag", "low_rank"):
             raise ValueError(f"nutpie_adaptation: 'diag' or 'low_rank', got {self.nutpie_adaptation!r}")
+        if self.statistics_of is not None and self.release is not None:
+            raise ValueError(f"statistics_of: a family that fits the {self.statistics_of} statistics has no release")
         if _REGISTRY.get(self.name, self) != self:
             raise TypeError(f"family {self.name!r} is already declared as {_REGISTRY[self.name]}")
         _REGISTRY[self.name] = self
@@ -373,9 +380,11 @@ def check_stats(stats, family: Family) -> None:
         ``stats`` belongs to.
     """
     other = getattr(type(stats), "family", None)
-    if other == family.name:
+    own = family.statistics_of or family.name
+    if other == own:
         return
-    needs = f"{family.builder} needs {family.name} statistics" + (f" (from {family.release})" if family.release else "")
+    release = _REGISTRY.get(own, family).release
+    needs = f"{family.builder} needs {own} statistics" + (f" (from {release})" if release else "")
     if other is None:
         raise ValueError(f"stats: {needs}, got {type(stats).__name__}")
     builder = _REGISTRY[other].builder if other in _REGISTRY else f"the {other} model"

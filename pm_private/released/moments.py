@@ -46,7 +46,14 @@ import pytensor.tensor as pt
 
 from .moment_ops import degree2_moments
 
-__all__ = ["linear_predictor_moments", "square_covariance", "sym3", "sym_vector_matrix"]
+__all__ = [
+    "binary_response_moments",
+    "linear_predictor_moments",
+    "probit_mixture_coefficients",
+    "square_covariance",
+    "sym3",
+    "sym_vector_matrix",
+]
 
 
 def sym3(a, b, c):
@@ -138,3 +145,77 @@ def linear_predictor_moments(first, second, mu, cov, v, d: int):
     else:
         coef = pt.stack([pt.as_tensor(c, dtype="float64") for c in (*first, *second)])
     return degree2_moments(coef, mu, cov, v)
+
+
+def probit_mixture_coefficients(m, s2, weights, scales):
+    """A₀, A₁, A₂, A₃ of the module notes for labels ±1 with P(y = 1 | a) = Σₖ wₖ Φ(κₖ a).
+
+    Parameters
+    ----------
+    m : tensor
+        The linear predictor's mean βᵀμ + b.
+    s2 : tensor
+        Its variance βᵀΣβ.
+    weights : array_like
+        The mixture weights wₖ (summing to 1); one weight 1 with scale 1 is the probit link.
+    scales : array_like
+        The scales κₖ.
+
+    Returns
+    -------
+    tuple of 4 tensors
+        E[g], E[g′], E[g″], E[g‴] for g(a) = 2 Σₖ wₖ Φ(κₖ a) − 1 and a ~ N(m, s²).
+    """
+    w, kappa = np.asarray(weights, dtype=np.float64), np.asarray(scales, dtype=np.float64)
+    c = kappa / pt.sqrt(1.0 + kappa**2 * s2[..., None])
+    t = c * m[..., None]
+    phi = pt.exp(-0.5 * t**2) / np.sqrt(2 * np.pi)
+    big_phi = 0.5 * pt.erfc(-t / np.sqrt(2.0))
+    a0 = (w * (2.0 * big_phi - 1.0)).sum(axis=-1)
+    a1 = 2.0 * (w * c * phi).sum(axis=-1)
+    a2 = -2.0 * (w * c**3 * phi).sum(axis=-1) * m
+    a3 = 2.0 * (w * c**3 * (t**2 - 1.0) * phi).sum(axis=-1)
+    return a0, a1, a2, a3
+
+
+def binary_response_moments(beta, intercept, mu, cov, d: int, *, weights=(1.0,), scales=(1.0,)):
+    """Mean and covariance of t(x, y) = (x, y, upper(xxᵀ), y·x) for one record with labels ±1,
+    P(y = 1 | x) = Σₖ wₖ Φ(κₖ a), a = xᵀβ + b, x ~ N(μ, Σ) (the module notes).
+
+    The probit link by default; the logistic family passes the probit mixture that stands for
+    the logistic sigmoid (:func:`pm_private.logistic.moments.logistic_stat_moments`).
+
+    Parameters
+    ----------
+    beta : tensor (d,)
+        Coefficients β.
+    intercept : tensor ()
+        Intercept b.
+    mu : tensor (d,)
+        Covariate mean μ.
+    cov : tensor (d, d)
+        Covariate covariance Σ.
+    d : int
+        The number of covariates.
+    weights, scales : array_like
+        The link's mixture weights wₖ and scales κₖ (:func:`probit_mixture_coefficients`).
+
+    Returns
+    -------
+    mean : tensor (k,)
+        E[t], k = 2d + 1 + d(d+1)/2, in the release order of :func:`pm_private.released.degree2.degree2_pairs`.
+    covariance : tensor (k, k)
+        Cov[t].
+
+    Examples
+    --------
+    >>> from pm_private.released.moments import binary_response_moments
+    >>> mean, cov = binary_response_moments([0.0], 0.0, [0.0], [[1.0]], 1)  # β = 0: y independent of x
+    >>> mean.eval(mode="FAST_COMPILE").round(6).tolist()  # E[x], E[y], E[x²], E[y·x]
+    [0.0, 0.0, 1.0, 0.0]
+    """
+    beta, mu, cov = pt.as_tensor(beta), pt.as_tensor(mu), pt.as_tensor(cov)
+    v = (cov * beta).sum(axis=-1)  # Σβ, βᵀμ and βᵀv as elementwise sums: no BLAS wrapper to compile
+    m = (beta * mu).sum() + pt.as_tensor(intercept)
+    first = probit_mixture_coefficients(m, (beta * v).sum(), weights, scales)
+    return linear_predictor_moments(first, (1.0, 0.0, 0.0), mu, cov, v, d)

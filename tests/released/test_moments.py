@@ -1,12 +1,17 @@
-"""Closed-form moments of the logistic statistics against brute-force Monte Carlo."""
+"""Closed-form moments of the binary-response statistics (logistic and probit links) against
+brute-force Monte Carlo."""
 
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
 import pytest
-from scipy.special import expit
+from scipy.special import expit, ndtr
 
 from pm_private.logistic.moments import logistic_stat_moments, probit_mixture
+from pm_private.released.moments import binary_response_moments
+
+#: The moments of each link, and the link itself from SciPy.
+LINKS = {"logistic": (logistic_stat_moments, expit), "probit": (binary_response_moments, ndtr)}
 
 
 def test_probit_mixture_is_within_its_stated_error_of_the_sigmoid():
@@ -14,16 +19,15 @@ def test_probit_mixture_is_within_its_stated_error_of_the_sigmoid():
     assert np.abs(probit_mixture(a) - expit(a)).max() < 5.3e-6
 
 
-def _moments(d):
+def _moments(d, moments=logistic_stat_moments):
     beta, mu, cov = pt.vector("beta"), pt.vector("mu"), pt.matrix("cov")
     intercept = pt.scalar("intercept")
-    return pytensor.function(
-        [beta, intercept, mu, cov], logistic_stat_moments(beta, intercept, mu, cov, d), mode="FAST_COMPILE"
-    )
+    return pytensor.function([beta, intercept, mu, cov], moments(beta, intercept, mu, cov, d), mode="FAST_COMPILE")
 
 
+@pytest.mark.parametrize("link", LINKS)
 @pytest.mark.parametrize("d", [1, 3])
-def test_moments_match_monte_carlo(d):
+def test_moments_match_monte_carlo(d, link):
     """Rao–Blackwellised Monte Carlo (y integrated out given x): every mean and covariance entry
     within 5 Monte Carlo standard errors."""
     rng = np.random.default_rng(d)
@@ -31,10 +35,11 @@ def test_moments_match_monte_carlo(d):
     b, mu = 0.7, 0.5 * rng.normal(size=d)
     A = rng.normal(size=(d, d))
     cov = A @ A.T / d + 0.3 * np.eye(d)
-    mean, covariance = _moments(d)(beta, b, mu, cov)
+    moments, inverse_link = LINKS[link]
+    mean, covariance = _moments(d, moments)(beta, b, mu, cov)
     n = 100_000
     x = rng.multivariate_normal(mu, cov, size=n)
-    g = 2 * expit(x @ beta + b) - 1
+    g = 2 * inverse_link(x @ beta + b) - 1
     y = np.where(rng.uniform(size=n) < (1 + g) / 2, 1.0, -1.0)
     i, j = np.triu_indices(d)
     t = np.column_stack([x, y, x[:, i] * x[:, j], y[:, None] * x])
