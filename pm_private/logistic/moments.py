@@ -50,7 +50,7 @@ def probit_mixture(a) -> np.ndarray:
 @parameters_from(binary_response_moments, sections=("Returns",))
 def logistic_stat_moments(beta, intercept, mu, cov, d: int):
     """Mean and covariance of t(x, y) = (x, y, upper(xxᵀ), y·x) for one record of the logistic model
-    (:func:`pm_private.released.moments.binary_response_moments` with the probit mixture of the
+    (:func:`pm_private.released.binary_response_moments` with the probit mixture of the
     module notes for the logistic sigmoid)."""
     return binary_response_moments(
         beta, intercept, mu, cov, d, weights=PROBIT_MIXTURE_WEIGHTS, scales=PROBIT_MIXTURE_SCALES

@@ -33,6 +33,7 @@ _NAMES = {
     "laplace_restart": ".sampling",
     "laplace_start": ".sampling",
     "normal_logp": ".likelihood",
+    "binary_response_moments": ".moments",
     "glm_signal_to_noise": ".glm",
     "CovariateLawWarning": ".glm",
     "ReferenceLaw": ".copula_law",

@@ -198,7 +198,7 @@ def binary_response_moments(beta, intercept, mu, cov, d: int, *, weights=(1.0,),
     d : int
         The number of covariates.
     weights, scales : array_like
-        The link's mixture weights wₖ and scales κₖ (:func:`probit_mixture_coefficients`).
+        The link's mixture weights wₖ and scales κₖ (``probit_mixture_coefficients``).
 
     Returns
     -------
