@@ -135,18 +135,19 @@ if (_mathjax := _local_mathjax()) is not None:
 
 
 def _subpackages() -> dict[str, str]:
-    """Every public subpackage of pm_private (those with lazy names) and its page title: the part
-    of its docstring's first sentence before the colon, so that a new family folder gets a page
-    without a list to edit."""
+    """Every public subpackage of pm_private (those with lazy names) and public top-level module
+    (those with ``__all__``, the registry aside: it has its own page), and its page title: the part
+    of its docstring's first sentence before the colon, so that a new family, a folder or one
+    module, gets a page without a list to edit."""
     import pkgutil
 
     import pm_private
 
     found = {}
     for info in pkgutil.iter_modules(pm_private.__path__):
-        if info.ispkg and not info.name.startswith("_"):
+        if not info.name.startswith("_") and info.name != "families":
             module = importlib.import_module(f"pm_private.{info.name}")
-            if hasattr(module, "_NAMES"):
+            if hasattr(module, "_NAMES" if info.ispkg else "__all__"):
                 summary = " ".join((module.__doc__ or info.name).split())
                 found[info.name] = summary.split(":")[0].split(". ")[0].rstrip(".")
     return found
@@ -173,8 +174,11 @@ def _public_names(package: str) -> list[str]:
 
 
 def _defining_modules(package: str) -> list[str]:
-    """The submodules (relative, e.g. ``.adassp``) that define the public names of a package."""
+    """The submodules (relative, e.g. ``.adassp``) that define the public names of a package;
+    none for a module."""
     module = importlib.import_module(f"pm_private.{package}")
+    if not hasattr(module, "__path__"):
+        return []
     names = getattr(module, "_NAMES", None)
     if names is not None:
         return sorted(set(names.values()))
@@ -221,10 +225,11 @@ def _write_api_pages() -> None:
                 f"{title_}\n{'=' * len(title_)}\n\n.. automodule:: {name}\n   :no-members:\n",
             )
         listing = "\n".join(f"   modules/{name}" for name in modules)
-        text += (
-            "\nModules\n-------\n\nThe module docstrings state each mechanism's guarantee, its sensitivity proofs and "
-            f"every departure from the cited papers.\n\n.. toctree::\n   :maxdepth: 1\n\n{listing}\n"
-        )
+        if modules:
+            text += (
+                "\nModules\n-------\n\nThe module docstrings state each mechanism's guarantee, its sensitivity proofs "
+                f"and every departure from the cited papers.\n\n.. toctree::\n   :maxdepth: 1\n\n{listing}\n"
+            )
         _write_if_changed(api / f"{full}.rst", text)
         pages.append(full)
     top = pm_private._NAMES

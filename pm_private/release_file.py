@@ -121,8 +121,14 @@ def _build_release(cls, values: dict) -> Release:
 
 
 def all_release_types() -> dict[str, type[Release]]:
-    """``{kind: release type}`` of every mechanism of pm_private (imports every module that can
-    define one; a new release type is found without being listed anywhere)."""
+    """Every release type of pm_private, by kind (imports every module that can define one; a new
+    release type is found without being listed anywhere).
+
+    Returns
+    -------
+    dict of str to type
+        ``{kind: release type}``, e.g. ``"logistic_stats"`` to ``LogisticStatsRelease``.
+    """
     import pm_private
 
     for info in pkgutil.walk_packages(pm_private.__path__, "pm_private."):
@@ -205,10 +211,10 @@ def release_from_dict(entry: dict):
     """Rebuild the release of an entry written by :func:`release_to_dict`, every field checked.
 
     Each record's fields are checked against their declarations and the limits of its mechanism
-    (:func:`~pm_private.privacy.release.check_fields` and the release type's own checks); a
+    (``pm_private.privacy.release.check_fields`` and the release type's own checks); a
     preprocessing must fit the covariates; a linear_stats entry's totals and texts must be those
     of its records, and its n at least theirs and, with an intercept, within the noise's bound of
-    its constant column's Sxx[0][0] (:func:`~pm_private.privacy.tails.noise_sum_bound`).
+    its constant column's Sxx[0][0] (``pm_private.privacy.tails.noise_sum_bound``).
 
     Parameters
     ----------
@@ -357,7 +363,22 @@ def write_release_file(target, entries) -> None:
 def read_release_file(path) -> list[dict]:
     """Entries of a release file, each with its rebuilt release under the key ``"release"``.
 
-    Raises ValueError naming the file if it is not a pm_private release file of a known version.
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A release file written by :func:`write_release_file` (or ``pm-private release``).
+
+    Returns
+    -------
+    list of dict
+        Its entries, in the file's order, each with its release rebuilt and checked
+        (:func:`release_from_dict`) under ``"release"``.
+
+    Raises
+    ------
+    ValueError
+        Naming the file if it is not a pm_private release file of a known version, or naming the
+        entry and the field that fails its checks.
     """
     path = Path(os.fspath(path))
     try:
