@@ -113,22 +113,28 @@ def test_glm_models_take_the_releases_public_rows_as_the_covariate_law_by_defaul
     gaussian = logistic_model(release, x_sample=None)
     assert "x_sample_whitened" in default and "x_sample_whitened" not in gaussian
     point = {**default.initial_point(), "beta": np.array([1.0, -0.5, 0.7])}  # at β = 0 the laws agree
-    assert default.compile_logp()(point) == pytest.approx(explicit.compile_logp()(point), rel=1e-12)
-    assert default.compile_logp()(point) != pytest.approx(gaussian.compile_logp()(point), rel=1e-6)
+    assert default.compile_logp(mode="FAST_COMPILE")(point) == pytest.approx(
+        explicit.compile_logp(mode="FAST_COMPILE")(point), rel=1e-12
+    )
+    assert default.compile_logp(mode="FAST_COMPILE")(point) != pytest.approx(
+        gaussian.compile_logp(mode="FAST_COMPILE")(point), rel=1e-6
+    )
     # the rows travel in the release file, and a model of the file read back is the same
     path = tmp_path / "release.json"
     write_release_file(path, [release_to_dict(release)])
     back = release_from_dict(read_release_file(path)[0])
     np.testing.assert_array_equal(back.preprocessing.x_public, Xp)
     assert json.loads(path.read_text())  # plain JSON
-    assert logistic_model(back).compile_logp()(point) == pytest.approx(default.compile_logp()(point), rel=1e-12)
+    assert logistic_model(back).compile_logp(mode="FAST_COMPILE")(point) == pytest.approx(
+        default.compile_logp(mode="FAST_COMPILE")(point), rel=1e-12
+    )
     # a new release with other public rows swaps in: the model's logp changes with them
     other = release_logistic_stats(
         X, y, epsilon=1.0, delta=1e-6, x_bound=4.0, preprocessing=_glm_prep(_binary_data(rng, 40)[0]), rng=1
     )
-    before = default.compile_logp()(point)
+    before = default.compile_logp(mode="FAST_COMPILE")(point)
     set_logistic_stats(other, default)
-    assert default.compile_logp()(point) != pytest.approx(before, rel=1e-9)
+    assert default.compile_logp(mode="FAST_COMPILE")(point) != pytest.approx(before, rel=1e-9)
     with pytest.raises(ValueError, match="'public', None, a reference law or a table"):
         logistic_model(release, x_sample="private")
 

@@ -93,7 +93,7 @@ def _reference_model(seed: int, n: int):
 def test_a_model_on_the_reference_law_evaluates_and_refits_with_a_new_law():
     X, y, stats, model = _reference_model(3, 2000)
     assert model["x_sample_whitened"].get_value().shape == (512, 5) and "x_sample_jackknife" not in model
-    assert np.isfinite(model.compile_logp()(model.initial_point()))
+    assert np.isfinite(model.compile_logp(mode="FAST_COMPILE")(model.initial_point()))
     other = logistic_stats(X[:1500], y[:1500])
     set_logistic_stats(other, model, x_sample=reference_law(other, KINDS, size=512))
     with pytest.raises(ValueError, match="reference law"):

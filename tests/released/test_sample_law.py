@@ -99,7 +99,7 @@ def test_models_build_and_swap_with_a_public_sample():
     public = np.column_stack([rng.uniform(size=30) < 0.3, rng.normal(size=30)]).astype(float)
     model = logistic_model(logistic_stats(X, y), x_sample=public)
     assert model["x_sample_whitened"].get_value().shape == (30, 2)
-    logp = model.compile_logp()
+    logp = model.compile_logp(mode="FAST_COMPILE")
     assert np.isfinite(logp(model.initial_point()))
     set_logistic_stats(logistic_stats(X[:400], y[:400]), model, x_sample=public[::-1])
     with pytest.raises(ValueError, match="rows"):
@@ -109,7 +109,7 @@ def test_models_build_and_swap_with_a_public_sample():
         set_logistic_stats(logistic_stats(X, y), plain, x_sample=public)
     counts = rng.poisson(np.exp(X @ [0.3, 0.2]))
     pmodel = poisson_model(poisson_stats(X, counts, y_bound=10), x_sample=public)
-    assert np.isfinite(pmodel.compile_logp()(pmodel.initial_point()))
+    assert np.isfinite(pmodel.compile_logp(mode="FAST_COMPILE")(pmodel.initial_point()))
 
 
 def test_logistic_bounds_rule():

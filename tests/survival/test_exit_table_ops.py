@@ -88,7 +88,7 @@ def test_normal_form_is_the_dense_gaussian():
     value = 1000.0 * p + rng.normal(size=M) * 5.0
     cov = 1000.0 * (np.diag(p) - np.outer(p, p)) + np.diag(noise)
     expected = multivariate_normal(1000.0 * p, cov).logpdf(value)
-    got = exit_table_logp(lei, cens, share, value, 1000.0, noise, discrete=False, normal=True).eval()
+    got = exit_table_logp(lei, cens, share, value, 1000.0, noise, discrete=False, normal=True).eval(mode="FAST_COMPILE")
     assert float(got) == pytest.approx(expected, rel=1e-10)
 
 

@@ -29,7 +29,9 @@ from pm_private.survival.regression.moments import (
 def _moments(beta, mu, cov, log_event, censor):
     b, m, c, le, ce = pt.vector(), pt.vector(), pt.matrix(), pt.vector(), pt.vector()
     mean, covariance = regression_stat_moments(b, m, c, le, ce, len(beta), len(log_event))
-    return pytensor.function([b, m, c, le, ce], [mean, covariance])(beta, mu, cov, log_event, censor)
+    return pytensor.function([b, m, c, le, ce], [mean, covariance], mode="FAST_COMPILE")(
+        beta, mu, cov, log_event, censor
+    )
 
 
 def test_moments_match_brute_force_monte_carlo():
@@ -43,7 +45,7 @@ def test_moments_match_brute_force_monte_carlo():
     N = 400_000
     x = rng.multivariate_normal(mu, cov, size=N)
     a = pt.vector()
-    probs = pytensor.function([a], exit_probabilities(a, log_event, censor))(x @ beta)
+    probs = pytensor.function([a], exit_probabilities(a, log_event, censor), mode="FAST_COMPILE")(x @ beta)
     exits = np.minimum((rng.uniform(size=N)[:, None] > probs.cumsum(axis=1)).sum(axis=1), 2 * J)
     y = np.eye(2 * J + 1)[exits]
     i, j = np.triu_indices(d)
@@ -67,7 +69,7 @@ def test_discrete_time_exit_probabilities_match_a_simulated_grouped_hazard():
     a = np.array([-0.7, 0.0, 0.9])
     gamma, censor = np.log([0.2, 0.3, 0.25]), np.array([0.1, 0.2, 0.05])
     x = pt.vector()
-    probs = pytensor.function([x], exit_probabilities(x, gamma, censor, discrete=True))(a)
+    probs = pytensor.function([x], exit_probabilities(x, gamma, censor, discrete=True), mode="FAST_COMPILE")(a)
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-12)
     N = 200_000
     for row, value in zip(probs, a, strict=True):
