@@ -52,7 +52,9 @@ def test_projected_second_moment_matches_brute_force(x_clip):
     x_bound = 0.7 if x_clip == "entry" else 0.9 * np.sqrt(np.trace(C[:d, :d]))
     y_bound = 1.2 * np.sqrt(C[d, d])
     chol = pt.dmatrix("chol")
-    f = pytensor.function([chol], projected_second_moment(chol, projection_draws(d), x_bound, y_bound, x_clip))
+    f = pytensor.function(
+        [chol], projected_second_moment(chol, projection_draws(d), x_bound, y_bound, x_clip), mode="FAST_COMPILE"
+    )
     rng = np.random.default_rng(0)
     z = rng.standard_normal((400_000, d + 1)) @ L.T
     x, y = z[:, :d], z[:, d]
@@ -67,7 +69,9 @@ def test_projected_second_moment_matches_brute_force(x_clip):
     assert np.abs(C - brute).max() > 0.1  # the bounds bite
     np.testing.assert_allclose(f(L), brute, atol=6e-3 * np.abs(C).max())
     # Bounds that never bite: C itself, to rounding (the points are whitened).
-    f_wide = pytensor.function([chol], projected_second_moment(chol, projection_draws(d), 1e6, 1e6, x_clip))
+    f_wide = pytensor.function(
+        [chol], projected_second_moment(chol, projection_draws(d), 1e6, 1e6, x_clip), mode="FAST_COMPILE"
+    )
     np.testing.assert_allclose(f_wide(L), C, rtol=1e-10, atol=1e-12)
 
 
@@ -90,7 +94,7 @@ def _release(n, d, x_bound, y_bound, seed, epsilon=1.0, scale_response=False):
 
 
 def _logp(model):
-    fn = model.compile_logp()
+    fn = model.compile_logp(mode="FAST_COMPILE")
     return fn(model.initial_point())
 
 

@@ -98,7 +98,7 @@ def test_logp_matches_scipy_and_rowwise():
     d, n = 3, 40
     beta, lam = np.array([0.5, -1.0, 0.3]), 2.5
     Lx = np.linalg.cholesky(np.array([[1.0, 0.3, 0.0], [0.3, 1.5, 0.2], [0.0, 0.2, 0.7]]))
-    chol = augmented_cholesky(beta, lam, Lx).eval()
+    chol = augmented_cholesky(beta, lam, Lx).eval(mode="FAST_COMPILE")
     C = chol @ chol.T
     np.testing.assert_allclose(C[:d, d], Lx @ Lx.T @ beta)
     np.testing.assert_allclose(C[d, d], beta @ Lx @ Lx.T @ beta + 1 / lam)
@@ -106,11 +106,11 @@ def test_logp_matches_scipy_and_rowwise():
     k = mean.size
     r = n * mean + rng.standard_normal(k) * 5
     noise_var = rng.uniform(1, 4, k)
-    got = noisy_stats_logp(chol, r, n, noise_var, d).eval()
+    got = noisy_stats_logp(chol, r, n, noise_var, d).eval(mode="FAST_COMPILE")
     want = st.multivariate_normal(n * mean, n * V + np.diag(noise_var)).logpdf(r)
     np.testing.assert_allclose(got, want, rtol=1e-9)
     Z = rng.standard_normal((n, d + 1)) @ chol.T
-    got = exact_stats_logp(chol, Z.T @ Z, n, d).eval()
+    got = exact_stats_logp(chol, Z.T @ Z, n, d).eval(mode="FAST_COMPILE")
     np.testing.assert_allclose(got, st.multivariate_normal(np.zeros(d + 1), C).logpdf(Z).sum(), rtol=1e-9)
 
 
@@ -133,7 +133,7 @@ def test_default_is_noise_aware_only_for_private_releases():
     assert public_cov.rvs_to_values[public_cov["beta"]].name == "beta_whitened__"
     (beta_graph,) = public_cov.replace_rvs_by_values([public_cov["beta"]])
     whitened = public_cov.rvs_to_values[public_cov["beta"]]
-    beta = pytensor.function([whitened], beta_graph)(np.array([0.3, -0.7]))
+    beta = pytensor.function([whitened], beta_graph, mode="FAST_COMPILE")(np.array([0.3, -0.7]))
     np.testing.assert_allclose(np.linalg.cholesky(cov).T @ beta, [0.3, -0.7])
     with pytest.raises(ValueError, match="x_cov"):
         linear_model(noisy, x_cov=-np.eye(2))

@@ -74,10 +74,10 @@ def test_logp_is_the_noise_aware_likelihood(stats, kwargs):
     model = linear_model(stats, x_cov=X_COV, **kwargs)
     assert model.observed_RVs == [model["likelihood"]] and model.potentials == []
     assert model.named_vars_to_dims["likelihood"] == ("statistic",)
-    total = model.compile_logp(**C_BACKEND)
-    prior = model.compile_logp(vars=model.free_RVs, **C_BACKEND)
+    total = model.compile_logp(mode="FAST_COMPILE")
+    prior = model.compile_logp(vars=model.free_RVs, mode="FAST_COMPILE")
     (expression,) = model.replace_rvs_by_values([_reference_logp(model, stats, kwargs.get("clipping"))])
-    reference = model.compile_fn(expression, inputs=model.value_vars, on_unused_input="ignore", **C_BACKEND)
+    reference = model.compile_fn(expression, inputs=model.value_vars, on_unused_input="ignore", mode="FAST_COMPILE")
     rng = np.random.default_rng(0)
     start = model.initial_point()
     for _ in range(4):
@@ -91,13 +91,13 @@ def test_set_stats_swaps_the_observation_without_recompiling():
         X[:300], Y[:300], epsilon=0.5, delta=1e-5, x_bound=1.5, y_bound=1.5, rng=2, intercept=False
     )
     model = linear_model(GAUSS, x_cov="release")
-    logp = model.compile_logp(**C_BACKEND)
+    logp = model.compile_logp(mode="FAST_COMPILE")
     point = model.initial_point()
     before = logp(point)
     set_linear_stats(other, model)
     assert model["likelihood_private"].get_value()[-1] == pytest.approx(other.yy)
     fresh = linear_model(other, x_cov="release")
-    np.testing.assert_allclose(logp(point), fresh.compile_logp(**C_BACKEND)(point), rtol=1e-12)
+    np.testing.assert_allclose(logp(point), fresh.compile_logp(mode="FAST_COMPILE")(point), rtol=1e-12)
     assert logp(point) != before
 
 

@@ -35,7 +35,7 @@ CHILD = textwrap.dedent(
     interval, event = pt.lvector("interval"), pt.bvector("event")
     for link in ("logit", "cloglog"):
         loss = hazard_record_loss(g, eta, interval, event, link)
-        fn = pytensor.function([g, eta, interval, event], [loss, pytensor.grad(loss.sum(), [g, eta])[0]], mode="CVM")
+        fn = pytensor.function([g, eta, interval, event], [loss, pytensor.grad(loss.sum(), [g, eta])[0]], mode="FAST_COMPILE")
         for k, d in [(np.zeros(3, int), np.zeros(50, np.int8)), (np.full(50, 5), np.zeros(50, np.int8)),
                      (np.full(50, -1), np.zeros(50, np.int8)), (np.zeros(50, int), np.full(50, 2, np.int8)),
                      (np.zeros(50, int), np.zeros(7, np.int8))]:

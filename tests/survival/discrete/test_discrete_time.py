@@ -150,7 +150,9 @@ def test_graph_holds_no_person_period_table(sim):
     folds the comparison into a constant), never a float table of the person-period rows."""
     data = sim.data
     model = discrete_time_model(data)
-    fn = model.compile_fn([model.logp(), model.dlogp()], inputs=model.value_vars, on_unused_input="ignore", **C_BACKEND)
+    fn = model.compile_fn(
+        [model.logp(), model.dlogp()], inputs=model.value_vars, on_unused_input="ignore", mode="FAST_COMPILE"
+    )
     constants = []
     values = [v.data for v in graph_inputs(fn.f.maker.fgraph.outputs) if isinstance(v, Constant)]
     for value in values + [cell.storage[0] for cell in fn.f.input_storage]:  # constants and pm.Data
@@ -170,13 +172,13 @@ def test_pymc_term_is_priors_minus_losses(sim):
     model = discrete_time_model(data, alpha_sigma=5.0, beta_sigma=2.0, feature_names=["a", "b", "c"])
     point = {"alpha": ALPHA + 0.1, "beta": BETA - 0.2}
     loss = record_loss_numpy(np.r_[point["alpha"], point["beta"]], data).sum()
-    terms = model.compile_fn(model.logp(sum=False), inputs=model.value_vars, on_unused_input="ignore", **C_BACKEND)(
-        point
-    )
+    terms = model.compile_fn(
+        model.logp(sum=False), inputs=model.value_vars, on_unused_input="ignore", mode="FAST_COMPILE"
+    )(point)
     np.testing.assert_allclose(terms[-1], -record_loss_numpy(np.r_[point["alpha"], point["beta"]], data), rtol=1e-12)
     assert terms[-1].sum() == pytest.approx(-loss, rel=1e-13)  # the likelihood term, one value per record
     priors = stats.norm(0, 5).logpdf(point["alpha"]).sum() + stats.norm(0, 2).logpdf(point["beta"]).sum()
-    assert model.compile_logp(**C_BACKEND)(point) == pytest.approx(priors - loss, rel=1e-9)
+    assert model.compile_logp(mode="FAST_COMPILE")(point) == pytest.approx(priors - loss, rel=1e-9)
     # free per-interval baseline: γ_s as its own variable
     with pm.Model() as free:
         gamma = pm.Normal("gamma", -3.0, 2.0, shape=Q)
@@ -189,7 +191,7 @@ def test_pymc_term_is_priors_minus_losses(sim):
         np.r_[point["gamma"], BETA], DiscreteTimeData(data.X, data.interval, data.event, np.eye(Q)), "cloglog"
     )
     expected = stats.norm(-3, 2).logpdf(point["gamma"]).sum() + stats.norm(0, 2).logpdf(BETA).sum() - loss.sum()
-    assert free.compile_logp(**C_BACKEND)(point) == pytest.approx(expected, rel=1e-9)
+    assert free.compile_logp(mode="FAST_COMPILE")(point) == pytest.approx(expected, rel=1e-9)
 
 
 @pytest.mark.slow
