@@ -56,7 +56,7 @@ def test_draws_missing_a_free_variable_are_refused_not_drawn_from_the_prior(fits
         release_check(partial, model, random_seed=1)
     with pm.Model() as other:
         pm.Normal("z")
-        unrelated = pm.sample_prior_predictive(10, random_seed=0)
+        unrelated = pm.sample_prior_predictive(10, random_seed=0, compile_kwargs=PYTHON_MODE)
     del other
     with pytest.raises(ValueError, match=r"idata: its posterior has no draws of \["):
         release_check({"posterior": unrelated["prior"]}, model, random_seed=1)
