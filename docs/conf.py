@@ -201,6 +201,9 @@ def _write_api_pages() -> None:
     api = DOCS / "api"
     for stale in ("generated", "modules"):  # pages of names or modules no longer public go too
         shutil.rmtree(api / stale, ignore_errors=True)
+    for page in api.glob("pm_private.*.rst"):  # and pages of packages no longer public (or of another branch)
+        if page.stem.removeprefix("pm_private.") not in SUBPACKAGES:
+            page.unlink()
     (api / "modules").mkdir(parents=True)
     pages = []
     for package, title in SUBPACKAGES.items():
@@ -257,8 +260,12 @@ def _families_page() -> str:
     def ref(hook) -> str:
         return "—" if hook is None else f":obj:`~{'.'.join(hook.module.split('.')[:2])}.{hook.name}`"
 
+    def release(family) -> str:
+        own = ref(family.release)
+        return own if family.statistics_of is None else f"the {family.statistics_of} family's"
+
     rows = "\n".join(
-        f"   * - ``{family.name}``\n     - {family.title}\n     - {ref(family.release)}\n     - {ref(family.builder)}"
+        f"   * - ``{family.name}``\n     - {family.title}\n     - {release(family)}\n     - {ref(family.builder)}"
         f"\n     - {ref(family.setter)}\n     - {ref(family.predictor)}\n     - ``{family.link.name}``"
         f"\n     - {'``pm-private release ' + family.command + '``' if family.command else '—'}\n     - {family.start}"
         for family in FAMILIES.values()

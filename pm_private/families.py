@@ -6,7 +6,9 @@ lists them, and everything that needs every family reads it: the command line (`
 release`` and ``pm-private fit``), the contract tests and the documentation.  Reading it imports no
 model code (the hooks import on first use).
 
-A new family joins with one ``family`` module and one line in ``FAMILIES``.
+A new family joins with one ``family`` module and one line in ``FAMILIES`` (and its import).  A family
+that fits another family's release with another link declares ``statistics_of`` and no release: its
+``family`` module may also hold its three verbs, importing the model code inside them.
 
 Examples
 --------
