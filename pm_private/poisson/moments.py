@@ -15,9 +15,10 @@ from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 from pytensor.link.numba.dispatch.basic import numba_njit
 
+from .._engine.docstrings import parameters_from
 from .._engine.jax_dispatch import register_jax_funcify
 from .._engine.numba_cache import register_numba_funcify
-from ..released.moments import linear_predictor_moments
+from ..released.moments import binary_response_moments, linear_predictor_moments
 
 __all__ = [
     "POISSON_QUADRATURE_NODES",
@@ -414,6 +415,7 @@ def clipped_count_mean(a, y_bound: int):
     return ClippedPoissonMean(y_bound)(a)[0]
 
 
+@parameters_from(binary_response_moments, sections=("Returns",))
 def poisson_stat_moments(beta, intercept, mu, cov, d: int, y_bound: int):
     """Mean and covariance of t(x, y) = (x, ỹ, upper(xxᵀ), ỹ·x), ỹ = min(y, B), for one record
     with x ~ N(μ, Σ) and y | x ~ Poisson(exp(xᵀβ + b)).
@@ -427,25 +429,8 @@ def poisson_stat_moments(beta, intercept, mu, cov, d: int, y_bound: int):
 
     Parameters
     ----------
-    beta : tensor (d,)
-        Coefficients β.
-    intercept : tensor ()
-        Intercept b.
-    mu : tensor (d,)
-        Covariate mean μ.
-    cov : tensor (d, d)
-        Covariate covariance Σ.
-    d : int
-        The number of covariates.
     y_bound : int
         The count bound B.
-
-    Returns
-    -------
-    mean : tensor (k,)
-        E[t], k = 2d + 1 + d(d+1)/2, in the release order of :func:`pm_private.released.degree2.degree2_pairs`.
-    covariance : tensor (k, k)
-        Cov[t].
     """
     beta, mu, cov = pt.as_tensor(beta), pt.as_tensor(mu), pt.as_tensor(cov)
     v = (cov * beta).sum(axis=-1)  # Σβ, βᵀμ and βᵀv as elementwise sums: no BLAS wrapper to compile

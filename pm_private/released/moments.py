@@ -44,6 +44,7 @@ from __future__ import annotations
 import numpy as np
 import pytensor.tensor as pt
 
+from .._engine.docstrings import parameters_from
 from .moment_ops import degree2_moments
 
 __all__ = [
@@ -178,6 +179,7 @@ def probit_mixture_coefficients(m, s2, weights, scales):
     return a0, a1, a2, a3
 
 
+@parameters_from(linear_predictor_moments, sections=("Returns",))
 def binary_response_moments(beta, intercept, mu, cov, d: int, *, weights=(1.0,), scales=(1.0,)):
     """Mean and covariance of t(x, y) = (x, y, upper(xxᵀ), y·x) for one record with labels ±1,
     P(y = 1 | x) = Σₖ wₖ Φ(κₖ a), a = xᵀβ + b, x ~ N(μ, Σ) (the module notes).
@@ -191,21 +193,8 @@ def binary_response_moments(beta, intercept, mu, cov, d: int, *, weights=(1.0,),
         Coefficients β.
     intercept : tensor ()
         Intercept b.
-    mu : tensor (d,)
-        Covariate mean μ.
-    cov : tensor (d, d)
-        Covariate covariance Σ.
-    d : int
-        The number of covariates.
     weights, scales : array_like
         The link's mixture weights wₖ and scales κₖ (``probit_mixture_coefficients``).
-
-    Returns
-    -------
-    mean : tensor (k,)
-        E[t], k = 2d + 1 + d(d+1)/2, in the release order of :func:`pm_private.released.degree2.degree2_pairs`.
-    covariance : tensor (k, k)
-        Cov[t].
 
     Examples
     --------
