@@ -31,6 +31,7 @@ import os
 
 import numpy as np
 
+from .._engine.docstrings import parameters_from
 from .reservation import note_noise_drawn, note_seeded_draw
 
 __all__ = [
@@ -90,21 +91,12 @@ class NoiseSource:
         mantissa = (words >> np.uint64(11)).astype(np.float64)  # 53 random bits
         return ((mantissa + 0.5) * _TWO_POW_MINUS_53).reshape(size)
 
+    @parameters_from(uniform, sections=("Returns",))
     def exponential(self, size) -> np.ndarray:
-        """Standard exponential variates, −log U.
-
-        Parameters
-        ----------
-        size : int or tuple of int
-            The shape of the returned array.
-
-        Returns
-        -------
-        numpy.ndarray
-            float64 variates of shape ``size``.
-        """
+        """Standard exponential variates, −log U."""
         return -np.log(self.uniform(size))
 
+    @parameters_from(uniform, sections=("Returns",))
     def laplace(self, scale: float, size) -> np.ndarray:
         """Laplace(0, scale) variates as the difference of two exponentials.
 
@@ -112,29 +104,12 @@ class NoiseSource:
         ----------
         scale : float
             The Laplace scale b (density ∝ exp(−|x|/b)).
-        size : int or tuple of int
-            The shape of the returned array.
-
-        Returns
-        -------
-        numpy.ndarray
-            float64 variates of shape ``size``.
         """
         return scale * (self.exponential(size) - self.exponential(size))
 
+    @parameters_from(uniform, sections=("Returns",))
     def normal(self, size) -> np.ndarray:
-        """Standard normal variates by the Box–Muller transform.
-
-        Parameters
-        ----------
-        size : int or tuple of int
-            The shape of the returned array.
-
-        Returns
-        -------
-        numpy.ndarray
-            float64 variates of shape ``size``.
-        """
+        """Standard normal variates by the Box–Muller transform."""
         count = int(np.prod(size, dtype=np.int64))
         half = (count + 1) // 2
         radius = np.sqrt(2.0 * self.exponential(half))
