@@ -18,7 +18,7 @@ from pytensor.link.numba.dispatch.basic import numba_njit
 from .._engine.docstrings import parameters_from
 from .._engine.jax_dispatch import register_jax_funcify
 from .._engine.numba_cache import register_numba_funcify
-from ..released.moments import binary_response_moments, linear_predictor_moments
+from ..released.moments import binary_response_moments, linear_predictor_law, linear_predictor_moments
 
 __all__ = [
     "POISSON_QUADRATURE_NODES",
@@ -432,10 +432,8 @@ def poisson_stat_moments(beta, intercept, mu, cov, d: int, y_bound: int):
     y_bound : int
         The count bound B.
     """
-    beta, mu, cov = pt.as_tensor(beta), pt.as_tensor(mu), pt.as_tensor(cov)
-    v = (cov * beta).sum(axis=-1)  # Σβ, βᵀμ and βᵀv as elementwise sums: no BLAS wrapper to compile
-    m = (beta * mu).sum() + pt.as_tensor(intercept)
-    s = pt.sqrt((beta * v).sum() + 1e-12)  # + 10⁻¹²: a finite gradient at β = 0, s changes by ≤ 10⁻⁶
+    mu, cov, v, m, s2 = linear_predictor_law(beta, intercept, mu, cov)
+    s = pt.sqrt(s2 + 1e-12)  # + 10⁻¹²: a finite gradient at β = 0, s changes by ≤ 10⁻⁶
     # the seven link coefficients (B − E[c₀₀·p], −E[c₀₁·p], −E[c₀₂·p], −E[c₀₃·p], B² − E[c₁₀·p],
     # −E[c₁₁·p], −E[c₁₂·p]) as one vector: constant rows times the probabilities, summed
     # elementwise (one fused loop and its gradient, where indexing each entry was fourteen nodes)

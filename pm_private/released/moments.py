@@ -49,6 +49,7 @@ from .moment_ops import degree2_moments
 
 __all__ = [
     "binary_response_moments",
+    "linear_predictor_law",
     "linear_predictor_moments",
     "probit_mixture_coefficients",
     "square_covariance",
@@ -148,6 +149,31 @@ def linear_predictor_moments(first, second, mu, cov, v, d: int):
     return degree2_moments(coef, mu, cov, v)
 
 
+def linear_predictor_law(beta, intercept, mu, cov):
+    """The linear predictor a = xᵀβ + b under x ~ N(μ, Σ), as the moments' formulas use it.
+
+    Parameters
+    ----------
+    beta : tensor (d,)
+        Coefficients β.
+    intercept : tensor ()
+        Intercept b.
+    mu : tensor (d,)
+        Covariate mean μ.
+    cov : tensor (d, d)
+        Covariate covariance Σ.
+
+    Returns
+    -------
+    tuple of tensors
+        μ and Σ as tensors, v = Σβ, the mean m = βᵀμ + b and the variance s² = βᵀΣβ of a, each an
+        elementwise sum (no BLAS wrapper to compile).
+    """
+    beta, mu, cov = pt.as_tensor(beta), pt.as_tensor(mu), pt.as_tensor(cov)
+    v = (cov * beta).sum(axis=-1)
+    return mu, cov, v, (beta * mu).sum() + pt.as_tensor(intercept), (beta * v).sum()
+
+
 def probit_mixture_coefficients(m, s2, weights, scales):
     """A₀, A₁, A₂, A₃ of the module notes for labels ±1 with P(y = 1 | a) = Σₖ wₖ Φ(κₖ a).
 
@@ -203,8 +229,6 @@ def binary_response_moments(beta, intercept, mu, cov, d: int, *, weights=(1.0,),
     >>> mean.eval(mode="FAST_COMPILE").round(6).tolist()  # E[x], E[y], E[x²], E[y·x]
     [0.0, 0.0, 1.0, 0.0]
     """
-    beta, mu, cov = pt.as_tensor(beta), pt.as_tensor(mu), pt.as_tensor(cov)
-    v = (cov * beta).sum(axis=-1)  # Σβ, βᵀμ and βᵀv as elementwise sums: no BLAS wrapper to compile
-    m = (beta * mu).sum() + pt.as_tensor(intercept)
-    first = probit_mixture_coefficients(m, (beta * v).sum(), weights, scales)
+    mu, cov, v, m, s2 = linear_predictor_law(beta, intercept, mu, cov)
+    first = probit_mixture_coefficients(m, s2, weights, scales)
     return linear_predictor_moments(first, (1.0, 0.0, 0.0), mu, cov, v, d)
