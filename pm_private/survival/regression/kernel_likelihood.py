@@ -29,14 +29,17 @@ Golub, G. H. & Van Loan, C. F. (2013). Matrix Computations, 4th ed., §4.2 and �
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import math
+import threading
 
 import numba
 import numpy as np
 
 from .kernel_moments import cell_moments, cell_moments_adjoint
 
-__all__ = ["regression_logp_grad", "release_law"]
+__all__ = ["logp_grad_address", "logp_grad_entry", "logp_grad_signature", "regression_logp_grad", "release_law"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -195,9 +198,10 @@ def _mirror_blocks(z, p):
                     z[s * p + i, r * p + j] = z[r * p + i, s * p + j]
 
 
+@numba.njit(cache=True, nogil=True)
 def _factor_cells(value, n, share, noise, beta, mu, cov, lei, cens, discrete):
     """Every cell's moments and factorisation, the summed 3 × 3 Gram matrix of the right-hand
-    sides (module notes of the block likelihood) and log det M."""
+    sides (module notes of the block likelihood), log det M and whether every factor exists."""
     cells_moments, factors = [], []
     gram = np.zeros((3, 3))
     log_det = 0.0
@@ -222,6 +226,7 @@ def _gram(rhs, solved, y):
     return gram
 
 
+@numba.njit(cache=True, nogil=True)
 def _value(gram, log_det, n, size):
     """The log-density from the Gram matrix and log det M (−∞ where it is not defined)."""
     quad, m_rho, gamma = gram[0, 0], gram[1, 0], gram[2, 1]
@@ -312,13 +317,97 @@ def _cell_adjoints(moments, factor, n, share, scalars):
     return bars, share_bar
 
 
+@numba.njit(inline="always", error_model="numpy")  # a sampler's stray point: inf or nan
+def _logp_grad(value, n, share, noise, beta, mu, chol, lei, cens, discrete):
+    """The log-density and its gradient (:func:`regression_logp_grad`), inlined into the kernel's
+    C entry (:func:`logp_grad_entry`), so that its stages are linked and optimised once."""
+    cov = chol @ np.ascontiguousarray(chol.T)
+    cells_moments, factors, gram, log_det, ok = _factor_cells(
+        value, n, share, noise, beta, mu, cov, lei, cens, discrete
+    )
+    logp = _value(gram, log_det, n, value.size) if ok else -np.inf
+    share_bar, beta_bar, mu_bar = np.zeros_like(share), np.zeros_like(beta), np.zeros_like(mu)
+    cov_bar, lei_bar, cens_bar = np.zeros_like(cov), np.zeros_like(lei), np.zeros_like(cens)
+    if math.isfinite(logp):
+        m_rho, gamma = gram[1, 0], gram[2, 1]
+        scalars = (n * m_rho / gamma, m_rho / gamma, n / gamma)
+        # γ is computed as mᵀM⁻¹Dw, which equals 1 − n·mᵀM⁻¹m where the shares add up to 1 and
+        # grows by 1 − Σπ off the simplex: ∂logp/∂γ for every share
+        gamma_bar = 0.5 * (n * m_rho**2 / gamma - 1.0) / gamma
+        for c in range(value.shape[0]):
+            bars, cell_share_bar = _cell_adjoints(cells_moments[c], factors[c], n, share[c], scalars)
+            share_bar[c] = cell_share_bar + gamma_bar
+            cell_moments_adjoint(
+                beta, mu[c], cov, lei[c], cens[c], discrete, bars, beta_bar, mu_bar[c], cov_bar, lei_bar[c], cens_bar[c]
+            )
+    chol_bar = (cov_bar + cov_bar.T) @ chol
+    return logp, share_bar, beta_bar, mu_bar, chol_bar, lei_bar, cens_bar
+
+
+def logp_grad_signature():
+    """The C signature of :func:`logp_grad_entry`: eight input and seven output pointers, then n,
+    K, k, d, J and discrete."""
+    from numba.core import types
+
+    pointer = types.CPointer(types.float64)
+    return types.void(*(pointer,) * 15, types.float64, *(types.int64,) * 5)
+
+
+_ENTRY_LOCK = threading.Lock()
+
+
+def logp_grad_entry():
+    """:func:`regression_logp_grad` as a C function (``numba.cfunc``), compiled once per machine
+    (Numba's disk cache) at its first use.
+
+    Graphs compiled by PyTensor's Numba backend, and nutpie's compiled models, call it through its
+    address (:func:`logp_grad_address`), so that the kernel is neither linked into each graph's
+    compiled function (whose compilation would optimise it again) nor entered through Python
+    (whose lock chains sampled in threads would share).
+
+    Returns
+    -------
+    numba.core.ccallback.CFunc
+        With ``address`` and ``ctypes``; arguments as :func:`logp_grad_signature`, arrays
+        C-contiguous, the outputs written in place (the log-density into a one-element array).
+    """
+    with _ENTRY_LOCK:  # chains in threads may ask at once: one entry, kept alive for its address
+        return _compiled_entry()
+
+
+@functools.cache
+def _compiled_entry():
+    @numba.cfunc(logp_grad_signature(), cache=True, error_model="numpy")
+    def regression_logp_grad_entry(
+        value, share, noise, beta, mu, chol, lei, cens, logp, d_share, d_beta, d_mu, d_chol, d_lei, d_cens, n, K, k, d, J, discrete
+    ):  # fmt: skip
+        result = _logp_grad(
+            numba.carray(value, (K, k)), n, numba.carray(share, K), numba.carray(noise, (K, k)),
+            numba.carray(beta, d), numba.carray(mu, (K, d)), numba.carray(chol, (d, d)),
+            numba.carray(lei, (K, J)), numba.carray(cens, (K, J)), discrete != 0,
+        )  # fmt: skip
+        numba.carray(logp, 1)[0] = result[0]
+        numba.carray(d_share, K)[:] = result[1]
+        numba.carray(d_beta, d)[:] = result[2]
+        numba.carray(d_mu, (K, d))[:] = result[3]
+        numba.carray(d_chol, (d, d))[:] = result[4]
+        numba.carray(d_lei, (K, J))[:] = result[5]
+        numba.carray(d_cens, (K, J))[:] = result[6]
+
+    return regression_logp_grad_entry
+
+
+def logp_grad_address() -> int:
+    """The address of :func:`logp_grad_entry` (compiled or loaded at the first call)."""
+    return logp_grad_entry().address
+
+
 def regression_logp_grad(value, n, share, noise, beta, mu, chol, lei, cens, discrete):
     """log N(value | n·m, n·(B − mmᵀ) + diag(noise)) over the K cells, and its gradient in share,
     beta, mu, chol, lei and cens.
 
-    A Python function calling one compiled kernel per stage and cell (the moments, the
-    factorisation, the adjoints): each is compiled on its own and cached, where one kernel linking
-    them all would be optimised again as a whole at its first call.
+    The kernel's C entry (:func:`logp_grad_entry`) called through ``ctypes``: the same compiled
+    code that graphs compiled by PyTensor's Numba backend call.
 
     Parameters
     ----------
@@ -342,35 +431,26 @@ def regression_logp_grad(value, n, share, noise, beta, mu, chol, lei, cens, disc
     Returns
     -------
     tuple
-        (logp, ∂/∂share, ∂/∂beta, ∂/∂mu, ∂/∂chol, ∂/∂lei, ∂/∂cens); logp is −∞ where the
+        (logp as a float, then numpy arrays ∂/∂share, ∂/∂beta, ∂/∂mu, ∂/∂chol, ∂/∂lei, ∂/∂cens); logp is −∞ where the
         covariance is not positive definite, with zero gradients.
     """
-    with np.errstate(all="ignore"):  # a sampler's stray point: inf or nan, as the kernels give
-        return _logp_grad(value, n, share, noise, beta, mu, chol, lei, cens, discrete)
-
-
-def _logp_grad(value, n, share, noise, beta, mu, chol, lei, cens, discrete):
-    cov = chol @ chol.T
-    cells_moments, factors, gram, log_det, ok = _factor_cells(
-        value, n, share, noise, beta, mu, cov, lei, cens, discrete
+    K, k = value.shape
+    d, J = beta.shape[0], lei.shape[1]
+    inputs = [np.ascontiguousarray(a, dtype=np.float64) for a in (value, share, noise, beta, mu, chol, lei, cens)]
+    outputs = [
+        np.empty(1),
+        np.empty(K),
+        np.empty(d),
+        np.empty((K, d)),
+        np.empty((d, d)),
+        np.empty((K, J)),
+        np.empty((K, J)),
+    ]
+    pointer = ctypes.POINTER(ctypes.c_double)
+    logp_grad_entry().ctypes(
+        *(a.ctypes.data_as(pointer) for a in inputs + outputs), float(n), K, k, d, J, int(discrete)
     )
-    logp = _value(gram, log_det, n, value.size) if ok else -np.inf
-    share_bar, beta_bar, mu_bar = np.zeros_like(share), np.zeros_like(beta), np.zeros_like(mu)
-    cov_bar, lei_bar, cens_bar = np.zeros_like(cov), np.zeros_like(lei), np.zeros_like(cens)
-    if math.isfinite(logp):
-        m_rho, gamma = gram[1, 0], gram[2, 1]
-        scalars = (n * m_rho / gamma, m_rho / gamma, n / gamma)
-        # γ is computed as mᵀM⁻¹Dw, which equals 1 − n·mᵀM⁻¹m where the shares add up to 1 and
-        # grows by 1 − Σπ off the simplex: ∂logp/∂γ for every share
-        gamma_bar = 0.5 * (n * m_rho**2 / gamma - 1.0) / gamma
-        for c in range(value.shape[0]):
-            bars, share_bar[c] = _cell_adjoints(cells_moments[c], factors[c], n, share[c], scalars)
-            share_bar[c] += gamma_bar
-            cell_moments_adjoint(
-                beta, mu[c], cov, lei[c], cens[c], discrete, bars, beta_bar, mu_bar[c], cov_bar, lei_bar[c], cens_bar[c]
-            )
-    chol_bar = (cov_bar + cov_bar.T) @ chol
-    return logp, share_bar, beta_bar, mu_bar, chol_bar, lei_bar, cens_bar
+    return float(outputs[0][0]), *outputs[1:]
 
 
 @numba.njit(cache=True)

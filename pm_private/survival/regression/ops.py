@@ -8,9 +8,10 @@ gradient hold some thousand nodes at d = 10 covariates and J = 20 intervals, whi
 into over a thousand functions.  These Ops compute the same values with the kernels of
 :mod:`~pm_private.survival.regression.kernel_likelihood`, compiled once per machine and cached on
 disk; the graph of a model holds one node for its log-density and gradient.  ``perform`` (C and
-Python modes) calls the kernels directly, a registered Numba implementation inlines them into graphs
-compiled by PyTensor's default backend, and the JAX implementation (numpyro, blackjax, nutpie's JAX
-backend) is the symbolic graph converted by PyTensor, differentiated there.
+Python modes) calls the kernels directly; in graphs compiled by PyTensor's default backend (Numba),
+the log-density is called through its C entry's address and the release law from object mode; the
+JAX implementation (numpyro, blackjax, nutpie's JAX backend) is the symbolic graph converted by
+PyTensor, differentiated there.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pytensor.link.numba.dispatch.basic import numba_njit
 
 from ..._engine.jax_dispatch import register_jax_funcify
 from ..._engine.numba_cache import register_numba_funcify
-from .kernel_likelihood import regression_logp_grad, release_law
+from .kernel_likelihood import logp_grad_address, logp_grad_signature, regression_logp_grad, release_law
 from .likelihood import exit_table_normal_logp
 from .moments import StatBlocks, dense_moments, regression_stat_blocks
 
@@ -68,7 +69,7 @@ class RegressionLogp(Op):
         return Apply(self, inputs, [pt.dscalar(), *(inputs[i].type() for i in (2, 4, 5, 6, 7, 8))])
 
     def perform(self, node, inputs, output_storage):
-        results = _logp_grad_from_python(*inputs, self.discrete)
+        results = regression_logp_grad(*inputs, self.discrete)
         for storage, result in zip(output_storage, results, strict=True):
             storage[0] = np.asarray(result)
 
@@ -113,41 +114,59 @@ def _contiguous(arrays) -> list[np.ndarray]:
     return [np.ascontiguousarray(a, dtype=np.float64) for a in arrays]
 
 
-def _logp_grad_from_python(value, n, share, *arrays_and_discrete):
-    """The log-density kernel called from Python: ``perform`` and the object-mode block of the Numba
-    implementation.  The kernel is compiled once per machine (Numba's disk cache) and is not linked
-    into the graph's compiled function, whose compilation would re-optimise its code at every level
-    of the call."""
-    *arrays, discrete = arrays_and_discrete
-    return regression_logp_grad(*_contiguous((value,)), float(n), *_contiguous((share, *arrays)), discrete)
+def _numba_logp_grad_entry():
+    """A Numba function calling the kernel's C entry through its address, cached for the process as
+    PyTensor caches its LAPACK calls: the kernel is not linked into the graph's compiled function
+    (nor into nutpie's), and no call takes Python's lock after the first."""
+    from numba.core import types
+    from pytensor.link.numba.cache import _call_cached_ptr
+
+    @numba_njit
+    def get_entry_address():
+        with numba.objmode(address=types.intp):
+            address = logp_grad_address()
+        return address
+
+    entry_type = types.FunctionType(logp_grad_signature())
+
+    @numba_njit
+    def entry():
+        return _call_cached_ptr(
+            get_ptr_func=get_entry_address,
+            func_type_ref=entry_type,
+            unique_func_name_lit="pm_private.survival_regression_logp_grad",
+        )
+
+    return entry
 
 
 @register_numba_funcify(RegressionLogp)
 def _numba_funcify_logp(op, node=None, **kwargs):
-    """Numba implementation for PyTensor's default backend: an object-mode call of the kernel."""
-    discrete = op.discrete
+    """Numba implementation for PyTensor's default backend: a call of the kernel's C entry."""
+    discrete = np.int64(op.discrete)
+    entry = _numba_logp_grad_entry()
 
     @numba_njit
     def regression_logp_op(value, n, share, noise, beta, mu, chol, lei, cens):
-        with numba.objmode(
-            logp="float64",
-            d_share="float64[::1]",
-            d_beta="float64[::1]",
-            d_mu="float64[:, ::1]",
-            d_chol="float64[:, ::1]",
-            d_lei="float64[:, ::1]",
-            d_cens="float64[:, ::1]",
-        ):
-            logp, d_share, d_beta, d_mu, d_chol, d_lei, d_cens = _logp_grad_from_python(
-                value, n, share, noise, beta, mu, chol, lei, cens, discrete
-            )
-        return np.asarray(logp), d_share, d_beta, d_mu, d_chol, d_lei, d_cens
+        c = np.ascontiguousarray
+        value, share, noise, beta = c(value), c(share), c(noise), c(beta)
+        mu, chol, lei, cens = c(mu), c(chol), c(lei), c(cens)
+        (K, k), (d, J) = value.shape, (beta.shape[0], lei.shape[1])
+        logp, d_share, d_beta, d_mu = np.empty(1), np.empty(K), np.empty(d), np.empty((K, d))
+        d_chol, d_lei, d_cens = np.empty((d, d)), np.empty((K, J)), np.empty((K, J))
+        entry()(
+            value.ctypes, share.ctypes, noise.ctypes, beta.ctypes, mu.ctypes, chol.ctypes, lei.ctypes, cens.ctypes,
+            logp.ctypes, d_share.ctypes, d_beta.ctypes, d_mu.ctypes, d_chol.ctypes, d_lei.ctypes, d_cens.ctypes,
+            n.item(), K, k, d, J, discrete,
+        )  # fmt: skip
+        return np.asarray(logp[0]), d_share, d_beta, d_mu, d_chol, d_lei, d_cens
 
     return regression_logp_op
 
 
 def _release_law_from_python(n, *arrays_and_discrete):
-    """The release-law kernel called from Python (as :func:`_logp_grad_from_python`)."""
+    """The release-law kernel called from Python: ``perform`` and the object-mode block of the Numba
+    implementation."""
     *arrays, discrete = arrays_and_discrete
     return release_law(float(n), *_contiguous(arrays), discrete)
 
