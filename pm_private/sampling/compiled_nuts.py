@@ -88,7 +88,7 @@ def sample(
     draws: int = 1000,
     tune: int = 1000,
     chains: int = 2,
-    cores: int = 1,
+    cores: int | None = None,
     random_seed=None,
     target_accept: float = 0.8,
     sampler: str = "auto",
@@ -112,8 +112,10 @@ def sample(
         Kept and tuning draws per chain.
     chains : int, default 2
         Number of chains.
-    cores : int, default 1
-        Chains run at once.
+    cores : int, optional
+        Chains run at once (None: the sampler's default, as many as the machine has cores for
+        nutpie, whose chains are threads, and up to four for PyMC's NUTS, whose chains are
+        processes).
     random_seed : int, optional
         Seed of the sampler (None: a fresh one).
     target_accept : float, default 0.8
@@ -158,7 +160,7 @@ def sample(
     >>> again = pp.sample(model, draws=200, tune=200)  # no compilation  # doctest: +SKIP
     """
     model = pm.modelcontext(model)
-    options = dict(draws=int(draws), tune=int(tune), chains=int(chains), cores=int(cores))
+    options = dict(draws=int(draws), tune=int(tune), chains=int(chains), cores=None if cores is None else int(cores))
     if not 0 < target_accept < 1:
         raise ValueError(f"target_accept must be in (0, 1), got {target_accept!r}")
     if _sampler(sampler) == "nutpie":
