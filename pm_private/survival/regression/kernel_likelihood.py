@@ -198,7 +198,7 @@ def _mirror_blocks(z, p):
                     z[s * p + i, r * p + j] = z[r * p + i, s * p + j]
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True)
 def _factor_cells(value, n, share, noise, beta, mu, cov, lei, cens, discrete):
     """Every cell's moments and factorisation, the summed 3 × 3 Gram matrix of the right-hand
     sides (module notes of the block likelihood), log det M and whether every factor exists."""
@@ -226,7 +226,7 @@ def _gram(rhs, solved, y):
     return gram
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True)
 def _value(gram, log_det, n, size):
     """The log-density from the Gram matrix and log det M (−∞ where it is not defined)."""
     quad, m_rho, gamma = gram[0, 0], gram[1, 0], gram[2, 1]
@@ -431,21 +431,14 @@ def regression_logp_grad(value, n, share, noise, beta, mu, chol, lei, cens, disc
     Returns
     -------
     tuple
-        (logp as a float, then numpy arrays ∂/∂share, ∂/∂beta, ∂/∂mu, ∂/∂chol, ∂/∂lei, ∂/∂cens); logp is −∞ where the
-        covariance is not positive definite, with zero gradients.
+        (logp, a float; then the arrays ∂/∂share, ∂/∂beta, ∂/∂mu, ∂/∂chol, ∂/∂lei, ∂/∂cens);
+        logp is −∞ where the covariance is not positive definite, with zero gradients.
     """
     K, k = value.shape
     d, J = beta.shape[0], lei.shape[1]
     inputs = [np.ascontiguousarray(a, dtype=np.float64) for a in (value, share, noise, beta, mu, chol, lei, cens)]
-    outputs = [
-        np.empty(1),
-        np.empty(K),
-        np.empty(d),
-        np.empty((K, d)),
-        np.empty((d, d)),
-        np.empty((K, J)),
-        np.empty((K, J)),
-    ]
+    shapes = [(1,), (K,), (d,), (K, d), (d, d), (K, J), (K, J)]  # logp, then the gradient's parts
+    outputs = [np.empty(shape) for shape in shapes]
     pointer = ctypes.POINTER(ctypes.c_double)
     logp_grad_entry().ctypes(
         *(a.ctypes.data_as(pointer) for a in inputs + outputs), float(n), K, k, d, J, int(discrete)
