@@ -149,6 +149,7 @@ def linear_predictor_moments(first, second, mu, cov, v, d: int):
     return degree2_moments(coef, mu, cov, v)
 
 
+@parameters_from(linear_predictor_moments)
 def linear_predictor_law(beta, intercept, mu, cov):
     """The linear predictor a = xᵀβ + b under x ~ N(μ, Σ), as the moments' formulas use it.
 
@@ -158,10 +159,6 @@ def linear_predictor_law(beta, intercept, mu, cov):
         Coefficients β.
     intercept : tensor ()
         Intercept b.
-    mu : tensor (d,)
-        Covariate mean μ.
-    cov : tensor (d, d)
-        Covariate covariance Σ.
 
     Returns
     -------
@@ -205,7 +202,7 @@ def probit_mixture_coefficients(m, s2, weights, scales):
     return a0, a1, a2, a3
 
 
-@parameters_from(linear_predictor_moments, sections=("Returns",))
+@parameters_from(linear_predictor_moments, linear_predictor_law, sections=("Returns",))
 def binary_response_moments(beta, intercept, mu, cov, d: int, *, weights=(1.0,), scales=(1.0,)):
     """Mean and covariance of t(x, y) = (x, y, upper(xxᵀ), y·x) for one record with labels ±1,
     P(y = 1 | x) = Σₖ wₖ Φ(κₖ a), a = xᵀβ + b, x ~ N(μ, Σ) (the module notes).
@@ -215,10 +212,6 @@ def binary_response_moments(beta, intercept, mu, cov, d: int, *, weights=(1.0,),
 
     Parameters
     ----------
-    beta : tensor (d,)
-        Coefficients β.
-    intercept : tensor ()
-        Intercept b.
     weights, scales : array_like
         The link's mixture weights wₖ and scales κₖ (``probit_mixture_coefficients``).
 
