@@ -345,6 +345,33 @@ def _check_inputs(X, time, event, epsilon, regularization, q, e):
     return private_records(X, time, event, q, e), epsilon, regularization
 
 
+def _guarded(accountant, mechanism, epsilon, data, regularization, unit):
+    """The accountant's guard of one release (:func:`pm_private.privacy.release.release_guard`), labelled
+    by the public sizes and Λ."""
+    label = f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}"
+    return release_guard(accountant, mechanism, epsilon, label=label, unit=unit)
+
+
+def _release(mechanism, f, data, epsilon, noise_epsilon, sensitivity, regularization, extra, source, unit):
+    """The :class:`DiscreteTimeRelease` of f, with noise scale ``sensitivity / noise_epsilon``."""
+    return DiscreteTimeRelease(
+        f=f,
+        mechanism=mechanism,
+        epsilon=epsilon,
+        noise_epsilon=noise_epsilon,
+        sensitivity=sensitivity,
+        noise_scale=sensitivity / noise_epsilon,
+        regularization=regularization,
+        extra_regularization=extra,
+        n=data.n,
+        q=data.q,
+        e=data.e,
+        d=data.d,
+        private=source.secure,
+        unit=unit,
+    )
+
+
 def output_perturbation(
     X,
     time,
@@ -447,32 +474,13 @@ def output_perturbation(
     source = as_noise_source(rng)
     t = output_sensitivity(data.basis, data.n, regularization)
     _check_noise_scale(t / epsilon)
-    with release_guard(
-        accountant,
-        OUTPUT_PERTURBATION,
-        epsilon,
-        label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}",
-        unit=unit,
-    ):
+    with _guarded(accountant, OUTPUT_PERTURBATION, epsilon, data, regularization, unit):
         fit = fit_discrete_time(data, "logit", l2=regularization)
         if not fit.converged:
             raise ConvergenceError(_NOT_CONVERGED)
         noise = l2_gamma_vector(data.dim, t / epsilon, source)
-        return DiscreteTimeRelease(
-            f=fit.f + noise,
-            mechanism=OUTPUT_PERTURBATION,
-            epsilon=epsilon,
-            noise_epsilon=epsilon,
-            sensitivity=t,
-            noise_scale=t / epsilon,
-            regularization=regularization,
-            extra_regularization=0.0,
-            n=data.n,
-            q=data.q,
-            e=data.e,
-            d=data.d,
-            private=source.secure,
-            unit=unit,
+        return _release(
+            OUTPUT_PERTURBATION, fit.f + noise, data, epsilon, epsilon, t, regularization, 0.0, source, unit
         )
 
 
@@ -528,30 +536,11 @@ def objective_perturbation(
     L = gradient_sensitivity(data.basis)
     extra, noise_epsilon = objective_regularization(data.basis, data.n, epsilon, regularization)
     _check_noise_scale(L / noise_epsilon, extra)
-    with release_guard(
-        accountant,
-        OBJECTIVE_PERTURBATION,
-        epsilon,
-        label=f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}",
-        unit=unit,
-    ):
+    with _guarded(accountant, OBJECTIVE_PERTURBATION, epsilon, data, regularization, unit):
         noise = l2_gamma_vector(data.dim, L / noise_epsilon, source)
         fit = fit_discrete_time(data, "logit", l2=regularization + extra, linear=noise)
         if not fit.converged:
             raise ConvergenceError(_NOT_CONVERGED)
-        return DiscreteTimeRelease(
-            f=fit.f,
-            mechanism=OBJECTIVE_PERTURBATION,
-            epsilon=epsilon,
-            noise_epsilon=noise_epsilon,
-            sensitivity=L,
-            noise_scale=L / noise_epsilon,
-            regularization=regularization,
-            extra_regularization=extra,
-            n=data.n,
-            q=data.q,
-            e=data.e,
-            d=data.d,
-            private=source.secure,
-            unit=unit,
+        return _release(
+            OBJECTIVE_PERTURBATION, fit.f, data, epsilon, noise_epsilon, L, regularization, extra, source, unit
         )

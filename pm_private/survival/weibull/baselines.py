@@ -24,11 +24,27 @@ def _clipped_mle(log_t, d, gamma):
     return np.minimum(p, gamma), np.minimum(lam, gamma)
 
 
-def _release_pair(p, lam, *, sensitivity, epsilon, gamma, source):
-    """Laplace(sensitivity/(ε/2)) on p and on λ separately, then clipped to [0, γ]."""
+def _laplace_release(p, lam, mechanism, *, sensitivity, epsilon, gamma, horizon, omega, n, source, unit, **fields):
+    """Laplace(sensitivity/(ε/2)) on p and on λ separately, each clipped to [0, γ]: the
+    :class:`WeibullRelease` (λ scaled back by the horizon; ``fields``: the mechanism's own)."""
     releases = [laplace_mechanism([v], sensitivity=sensitivity, epsilon=epsilon / 2, source=source) for v in (p, lam)]
     shape, scale = (float(np.clip(r.values[0], 0.0, gamma)) for r in releases)
-    return shape, scale, releases
+    return WeibullRelease(
+        shape=shape,
+        scale=scale * horizon,
+        epsilon=epsilon,
+        epsilon_shape=releases[0].epsilon,
+        epsilon_scale=releases[1].epsilon,
+        mechanism=mechanism,
+        horizon=float(horizon),
+        omega=omega,
+        gamma=gamma,
+        n=n,
+        noise_scales=tuple(r.scale for r in releases),
+        private=source.secure,
+        unit=unit,
+        **fields,
+    )
 
 
 def weibull_laplace(
@@ -114,24 +130,10 @@ def weibull_laplace(
     source = as_noise_source(rng)
     with release_guard(accountant, LAPLACE_MLE, epsilon, label=f"Laplace on p, λ; n={t.size}", unit=unit):
         p, lam = _clipped_mle(np.log(t), d, gamma)
-        shape, scale, releases = _release_pair(
-            p[0], lam[0], sensitivity=gamma, epsilon=epsilon, gamma=gamma, source=source
-        )
-        return WeibullRelease(
-            shape=shape,
-            scale=scale * horizon,
-            epsilon=epsilon,
-            epsilon_shape=releases[0].epsilon,
-            epsilon_scale=releases[1].epsilon,
-            mechanism=LAPLACE_MLE,
-            horizon=float(horizon),
-            omega=omega,
-            gamma=gamma,
-            n=t.size,
-            noise_scales=tuple(r.scale for r in releases),
-            private=source.secure,
-            unit=unit,
-        )
+        return _laplace_release(
+            p[0], lam[0], LAPLACE_MLE, sensitivity=gamma, epsilon=epsilon, gamma=gamma, horizon=horizon,
+            omega=omega, n=t.size, source=source, unit=unit,
+        )  # fmt: skip
 
 
 @parameters_from(weibull_laplace, sections=("Returns",))
@@ -201,22 +203,7 @@ def weibull_sample_aggregate(
     with release_guard(accountant, SAMPLE_AGGREGATE, epsilon, label=label, unit=unit):
         order = np.argsort(source.uniform(n))[: m * (n // m)].reshape(m, n // m)
         p, lam = _clipped_mle(np.log(t)[order], d[order], gamma)
-        shape, scale, releases = _release_pair(
-            p.mean(), lam.mean(), sensitivity=gamma / m, epsilon=epsilon, gamma=gamma, source=source
-        )
-        return WeibullRelease(
-            shape=shape,
-            scale=scale * horizon,
-            epsilon=epsilon,
-            epsilon_shape=releases[0].epsilon,
-            epsilon_scale=releases[1].epsilon,
-            mechanism=SAMPLE_AGGREGATE,
-            subsets=m,
-            horizon=float(horizon),
-            omega=omega,
-            gamma=gamma,
-            n=n,
-            noise_scales=tuple(r.scale for r in releases),
-            private=source.secure,
-            unit=unit,
-        )
+        return _laplace_release(
+            p.mean(), lam.mean(), SAMPLE_AGGREGATE, sensitivity=gamma / m, epsilon=epsilon, gamma=gamma,
+            horizon=horizon, omega=omega, n=n, source=source, unit=unit, subsets=m,
+        )  # fmt: skip
