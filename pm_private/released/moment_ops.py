@@ -33,15 +33,23 @@ from pytensor.link.numba.dispatch.basic import numba_njit
 from .._engine.jax_dispatch import register_jax_funcify, register_jax_vjp
 from .._engine.numba_cache import register_numba_funcify
 
-__all__ = ["Degree2Moments", "Degree2MomentsVJP", "degree2_moments"]
+__all__ = [
+    "Degree2Moments",
+    "Degree2MomentsVJP",
+    "degree2_moments",
+    "square_covariance",
+    "square_covariance_adjoint",
+    "upper_pairs",
+]
 
 #: The number of link coefficients: E[g], E[g′], E[g″], E[g‴], E[h], E[h′], E[h″].
 N_COEFFICIENTS = 7
 
 
 @numba.njit(cache=True)
-def _upper_pairs(d):
-    """Row and column of the upper-triangle pairs i ≤ j, row-major (``numpy.triu_indices``)."""
+def upper_pairs(d):
+    """Row and column of the upper-triangle pairs i ≤ j of a d × d matrix, row-major
+    (``numpy.triu_indices``)."""
     size = d * (d + 1) // 2
     rows, cols = np.empty(size, np.int64), np.empty(size, np.int64)
     p = 0
@@ -50,6 +58,52 @@ def _upper_pairs(d):
             rows[p], cols[p] = i, j
             p += 1
     return rows, cols
+
+
+@numba.njit(cache=True)
+def square_covariance(mu, cov):
+    """Cov(xᵢxⱼ, xₖxₗ) for x ~ N(μ, Σ) over the upper-triangle pairs (i, j) and (k, l) of
+    :func:`upper_pairs`, a P × P matrix, P = d(d + 1)/2.
+
+    By Isserlis' theorem with a mean, with M = Σ + μμᵀ,
+    Cov(xᵢxⱼ, xₖxₗ) = MᵢₖMⱼₗ + MᵢₗMⱼₖ − 2μᵢμⱼμₖμₗ.
+    """
+    rows, cols = upper_pairs(mu.size)
+    second = cov + np.outer(mu, mu)
+    out = np.empty((rows.size, rows.size))
+    for p in range(rows.size):
+        i, j = rows[p], cols[p]
+        lead = 2.0 * mu[i] * mu[j]
+        for q in range(rows.size):
+            k, m = rows[q], cols[q]
+            out[p, q] = second[i, k] * second[j, m] + second[i, m] * second[j, k] - lead * mu[k] * mu[m]
+    return out
+
+
+@numba.njit(cache=True)
+def square_covariance_adjoint(mu, cov, bar, g_mu, g_cov):
+    """Reverse of :func:`square_covariance`: adds the gradient of ⟨bar, Cov(xxᵀ)⟩ (bar P × P) with
+    respect to μ and Σ (every entry a separate input) to ``g_mu`` and ``g_cov``."""
+    rows, cols = upper_pairs(mu.size)
+    second = cov + np.outer(mu, mu)
+    second_bar = np.zeros_like(second)
+    lead_bar = np.zeros(rows.size)  # the adjoint of μᵢμⱼ
+    for p in range(rows.size):
+        i, j = rows[p], cols[p]
+        for q in range(rows.size):
+            k, m = rows[q], cols[q]
+            t = bar[p, q]
+            second_bar[i, k] += t * second[j, m]
+            second_bar[j, m] += t * second[i, k]
+            second_bar[i, m] += t * second[j, k]
+            second_bar[j, k] += t * second[i, m]
+            lead_bar[p] -= 2.0 * t * mu[k] * mu[m]
+            lead_bar[q] -= 2.0 * t * mu[i] * mu[j]
+    for p in range(rows.size):
+        g_mu[rows[p]] += lead_bar[p] * mu[cols[p]]
+        g_mu[cols[p]] += lead_bar[p] * mu[rows[p]]
+    g_cov += second_bar
+    g_mu += (second_bar + second_bar.T) @ mu
 
 
 @numba.njit(cache=True)
@@ -78,23 +132,10 @@ def _third(coef, mu, cov, v, i, j, c):
 
 
 @numba.njit(cache=True)
-def _square_covariance(mu, cov, ip, jp, iq, jq):
-    """Cov(xᵢxⱼ, xₖxₗ) for x ~ N(μ, Σ) (Isserlis, with a mean)."""
-    return (
-        cov[ip, iq] * cov[jp, jq]
-        + cov[ip, jq] * cov[jp, iq]
-        + mu[ip] * mu[iq] * cov[jp, jq]
-        + mu[ip] * mu[jq] * cov[jp, iq]
-        + mu[jp] * mu[iq] * cov[ip, jq]
-        + mu[jp] * mu[jq] * cov[ip, iq]
-    )
-
-
-@numba.njit(cache=True)
 def degree2_moments_kernel(coef, mu, cov, v):
     """(mean, covariance) of t(x, y) in release order (``degree2_pairs``): blocks x, y, upper(xxᵀ), y·x."""
     d = mu.size
-    rows, cols = _upper_pairs(d)
+    rows, cols = upper_pairs(d)
     n_pairs = rows.size
     k = 2 * d + 1 + n_pairs
     y, q0, z0 = d, d + 1, d + 1 + n_pairs
@@ -119,22 +160,8 @@ def degree2_moments_kernel(coef, mu, cov, v):
         for a in range(d):
             out[a, q0 + p] = out[q0 + p, a] = cov[a, i] * mu[j] + cov[a, j] * mu[i]
             out[q0 + p, z0 + a] = out[z0 + a, q0 + p] = _third(coef, mu, cov, v, i, j, a) - m2[i, j] * exg[a]
-        for q in range(n_pairs):
-            out[q0 + p, q0 + q] = _square_covariance(mu, cov, i, j, rows[q], cols[q])
+    out[q0:z0, q0:z0] = square_covariance(mu, cov)
     return mean, out
-
-
-@numba.njit(cache=True)
-def _square_covariance_vjp(g, mu, cov, ip, jp, iq, jq, g_mu, g_cov):
-    """Add g·∂/∂(μ, Σ) of ``_square_covariance`` to ``g_mu``, ``g_cov``."""
-    g_cov[ip, iq] += g * (cov[jp, jq] + mu[jp] * mu[jq])
-    g_cov[jp, jq] += g * (cov[ip, iq] + mu[ip] * mu[iq])
-    g_cov[ip, jq] += g * (cov[jp, iq] + mu[jp] * mu[iq])
-    g_cov[jp, iq] += g * (cov[ip, jq] + mu[ip] * mu[jq])
-    g_mu[ip] += g * (mu[iq] * cov[jp, jq] + mu[jq] * cov[jp, iq])
-    g_mu[jp] += g * (mu[iq] * cov[ip, jq] + mu[jq] * cov[ip, iq])
-    g_mu[iq] += g * (mu[ip] * cov[jp, jq] + mu[jp] * cov[ip, jq])
-    g_mu[jq] += g * (mu[ip] * cov[jp, iq] + mu[jp] * cov[ip, iq])
 
 
 @numba.njit(cache=True)
@@ -162,7 +189,7 @@ def _blocks_vjp(coef, mu, cov, v, g_mean, g_out, g_coef, g_mu, g_cov, g_v):
     """The cotangents of M₂, E[g·x], E[g·xxᵀ], E[h·x], E[h·xxᵀ] from those of the blocks of
     ``degree2_moments_kernel`` (the direct terms added to the gradients)."""
     d = mu.size
-    rows, cols = _upper_pairs(d)
+    rows, cols = upper_pairs(d)
     n_pairs = rows.size
     y, q0, z0 = d, d + 1, d + 1 + n_pairs
     a0 = coef[0]
@@ -210,8 +237,7 @@ def _blocks_vjp(coef, mu, cov, v, g_mean, g_out, g_coef, g_mu, g_cov, g_v):
             _third_vjp(g, coef, mu, cov, v, i, j, a, g_coef, g_mu, g_cov, g_v)
             g_m2[i, j] -= g * exg[a]
             g_exg[a] -= g * m2[i, j]
-        for q in range(n_pairs):
-            _square_covariance_vjp(g_out[q0 + p, q0 + q], mu, cov, i, j, rows[q], cols[q], g_mu, g_cov)
+    square_covariance_adjoint(mu, cov, np.ascontiguousarray(g_out[q0:z0, q0:z0]), g_mu, g_cov)
     return m2, g_m2, g_exg, g_egxx, g_ehx, g_ehxx
 
 

@@ -59,65 +59,69 @@ _P_FLOOR = 1e-300
 
 
 @numba.njit(cache=True, error_model="numpy")  # x/0 gives inf or nan (a -inf log-density), as NumPy
-def exits_into(a, lei, cens, discrete, out):
-    """The exit probabilities of one cell with the event's log increments shifted by a, into ``out``
-    (2J + 1): the events of each interval, the censorings of each interval, the survivors (module
-    notes)."""
-    J = lei.shape[0]
-    cum = 0.0
+def exits_into(shift, increments, cens, discrete, out):
+    """The exit probabilities of one cell with the event's increments eⱼ = ``shift``·exp(ℓⱼ)
+    (``increments`` = exp(ℓ), ``shift`` = exp(a)), into ``out`` (2J + 1): the events of each
+    interval, the censorings of each interval, the survivors (module notes).  The at-risk
+    probability is carried as a product, e^{−rⱼ} = 1 − (1 − e^{−rⱼ}): one exponential per interval."""
+    J = increments.shape[0]
+    at_risk = 1.0
     for j in range(J):
-        event = math.exp(a + lei[j])
-        if discrete:  # rate: log(stay), the log-probability of staying through interval j
+        event = shift * increments[j]
+        if discrete:
             hazard = -math.expm1(-event)
-            rate = -event + math.log1p(-cens[j])
-            cum += rate
-            at_risk = math.exp(cum - rate)
             out[j] = at_risk * hazard
             out[J + j] = at_risk * (1.0 - hazard) * cens[j]
+            at_risk *= (1.0 - hazard) * (1.0 - cens[j])
         else:  # rate: the interval's total cumulative hazard
             rate = event + cens[j]
-            cum += rate
-            leave = -math.expm1(-rate) * math.exp(-(cum - rate)) / rate
-            out[j] = leave * event
-            out[J + j] = leave * cens[j]
-    out[2 * J] = math.exp(cum) if discrete else math.exp(-cum)
+            leave = -math.expm1(-rate)
+            part = at_risk * leave / rate
+            out[j] = part * event
+            out[J + j] = part * cens[j]
+            at_risk *= 1.0 - leave
+    out[2 * J] = at_risk
 
 
 @numba.njit(cache=True, error_model="numpy")  # x/0 gives inf or nan (a -inf log-density), as NumPy
-def exits_adjoint(a, lei, cens, discrete, bar, lei_bar, cens_bar):
-    """Reverse of :func:`exits_into`: the adjoint of a from that of the probabilities (``bar``);
-    accumulates those of the log event increments and censoring terms."""
-    J = lei.shape[0]
-    event, at_risk, part, rate = np.empty(J), np.empty(J), np.empty(J), np.empty(J)
-    cum = 0.0
+def exits_adjoint(shift, increments, cens, discrete, bar, lei_bar, cens_bar):
+    """Reverse of :func:`exits_into`: the adjoint of a = log ``shift`` from that of the
+    probabilities (``bar``); accumulates those of the log event increments ℓ and censoring terms."""
+    J = increments.shape[0]
+    event, at_risk, leave, rate = np.empty(J), np.empty(J), np.empty(J), np.empty(J)
+    risk = 1.0
     for j in range(J):
-        event[j] = math.exp(a + lei[j])
-        rate[j] = -event[j] + math.log1p(-cens[j]) if discrete else event[j] + cens[j]
-        cum += rate[j]
-        at_risk[j] = math.exp(cum - rate[j]) if discrete else math.exp(-(cum - rate[j]))
-    survive = math.exp(cum) if discrete else math.exp(-cum)
+        event[j] = shift * increments[j]
+        at_risk[j] = risk
+        if discrete:  # leave: the hazard
+            leave[j] = -math.expm1(-event[j])
+            risk *= (1.0 - leave[j]) * (1.0 - cens[j])
+        else:
+            rate[j] = event[j] + cens[j]
+            leave[j] = -math.expm1(-rate[j])
+            risk *= 1.0 - leave[j]
+    survive = risk
     # rate_bar: the adjoint of log(stay) (discrete) or of the total hazard (continuous)
     later = 0.0
     a_bar = 0.0
     for j in range(J - 1, -1, -1):
         if discrete:
-            hazard = -math.expm1(-event[j])
+            hazard = leave[j]
             hazard_bar = (bar[j] - bar[J + j] * cens[j]) * at_risk[j]
             cens_bar[j] += bar[J + j] * at_risk[j] * (1.0 - hazard)
-            part[j] = (bar[j] * hazard + bar[J + j] * (1.0 - hazard) * cens[j]) * at_risk[j]
+            part = (bar[j] * hazard + bar[J + j] * (1.0 - hazard) * cens[j]) * at_risk[j]
             rate_bar = later + bar[2 * J] * survive
-            event_bar = -rate_bar + hazard_bar * math.exp(-event[j])
+            event_bar = -rate_bar + hazard_bar * (1.0 - hazard)
             cens_bar[j] -= rate_bar / (1.0 - cens[j])
         else:
-            leave = -math.expm1(-rate[j])
             exits_bar = bar[j] * event[j] + bar[J + j] * cens[j]
-            ratio = leave / rate[j]
-            part[j] = exits_bar * ratio * at_risk[j]
-            rate_bar = exits_bar * at_risk[j] * (math.exp(-rate[j]) / rate[j] - leave / rate[j] ** 2)
+            ratio = leave[j] / rate[j]
+            part = exits_bar * ratio * at_risk[j]
+            rate_bar = exits_bar * at_risk[j] * ((1.0 - leave[j]) / rate[j] - leave[j] / rate[j] ** 2)
             rate_bar -= later + bar[2 * J] * survive
             event_bar = bar[j] * ratio * at_risk[j] + rate_bar
             cens_bar[j] += bar[J + j] * ratio * at_risk[j] + rate_bar
-        later += part[j]
+        later += part
         lei_bar[j] += event_bar * event[j]
         a_bar += event_bar * event[j]
     return a_bar
@@ -146,7 +150,7 @@ def exit_table_probabilities(lei, cens, share, discrete):
     p = np.empty(K * width)
     for c in range(K):
         cell = p[c * width : (c + 1) * width]
-        exits_into(0.0, lei[c], cens[c], discrete, cell)
+        exits_into(1.0, np.exp(lei[c]), cens[c], discrete, cell)
         for i in range(width):
             cell[i] *= share[c]
     return p
@@ -229,11 +233,12 @@ def exit_table_logp_grad(lei, cens, share, value, n, noise, discrete, normal):
         return -np.inf, lei_bar, cens_bar, share_bar, 0.0
     cell, cell_bar = np.empty(width), np.empty(width)
     for c in range(K):
-        exits_into(0.0, lei[c], cens[c], discrete, cell)
+        increments = np.exp(lei[c])
+        exits_into(1.0, increments, cens[c], discrete, cell)
         for i in range(width):
             k = c * width + i
             bar = p_bar[k] if _P_FLOOR <= raw[k] <= 1.0 else 0.0  # the clip passes it inside its bounds
             share_bar[c] += bar * cell[i]
             cell_bar[i] = bar * share[c]
-        exits_adjoint(0.0, lei[c], cens[c], discrete, cell_bar, lei_bar[c], cens_bar[c])
+        exits_adjoint(1.0, increments, cens[c], discrete, cell_bar, lei_bar[c], cens_bar[c])
     return logp, lei_bar, cens_bar, share_bar, n_bar

@@ -338,8 +338,9 @@ def _logp_grad(value, n, share, noise, beta, mu, chol, lei, cens, discrete):
             bars, cell_share_bar = _cell_adjoints(cells_moments[c], factors[c], n, share[c], scalars)
             share_bar[c] = cell_share_bar + gamma_bar
             cell_moments_adjoint(
-                beta, mu[c], cov, lei[c], cens[c], discrete, bars, beta_bar, mu_bar[c], cov_bar, lei_bar[c], cens_bar[c]
-            )
+                beta, mu[c], cov, lei[c], cens[c], discrete, cells_moments[c][2], bars,
+                beta_bar, mu_bar[c], cov_bar, lei_bar[c], cens_bar[c],
+            )  # fmt: skip
     chol_bar = (cov_bar + cov_bar.T) @ chol
     return logp, share_bar, beta_bar, mu_bar, chol_bar, lei_bar, cens_bar
 

@@ -21,27 +21,15 @@ import math
 import numba
 import numpy as np
 
+from ...released.moment_ops import square_covariance, square_covariance_adjoint, upper_pairs
 from ..exit_kernels import exits_adjoint, exits_into
 from .moments import _HERMITE, _NODES, _WEIGHTS, FRAILTY_SD
 
-__all__ = ["cell_moments", "cell_moments_adjoint", "upper_pairs"]
+__all__ = ["cell_moments", "cell_moments_adjoint"]
 
 #: Gauss–Hermite weights times the Hermite polynomials He₀…He₃ at the nodes, (4, Q).
 _HW = np.ascontiguousarray(_HERMITE * _WEIGHTS)
 _Z = np.ascontiguousarray(_NODES)
-
-
-@numba.njit(cache=True)
-def upper_pairs(d):
-    """(i, j) of the upper triangle of a d × d matrix, row-major (``numpy.triu_indices``)."""
-    size = d * (d + 1) // 2
-    first, second = np.empty(size, np.int64), np.empty(size, np.int64)
-    q = 0
-    for i in range(d):
-        for j in range(i, d):
-            first[q], second[q] = i, j
-            q += 1
-    return first, second
 
 
 @numba.njit(cache=True)
@@ -63,22 +51,6 @@ def _third_basis(mu, u, cov, first, second):
 
 
 @numba.njit(cache=True)
-def _square_covariance(mu, cov, first, second):
-    """Cov(xᵢxⱼ, xₖxₗ) over the upper-triangle pairs (Isserlis, with a mean), (P, P)."""
-    size = first.shape[0]
-    out = np.empty((size, size))
-    for p in range(size):
-        i, j = first[p], second[p]
-        for q in range(size):
-            k, m = first[q], second[q]
-            out[p, q] = (
-                cov[i, k] * cov[j, m] + cov[i, m] * cov[j, k] + mu[i] * mu[k] * cov[j, m]
-                + mu[i] * mu[m] * cov[j, k] + mu[j] * mu[k] * cov[i, m] + mu[j] * mu[m] * cov[i, k]
-            )  # fmt: skip
-    return out
-
-
-@numba.njit(cache=True)
 def _linear_predictor(beta, mu, cov):
     """(v = Σβ, s = (βᵀΣβ + ε²)^½, m = βᵀμ) of the moments' module notes."""
     v = cov @ beta
@@ -89,8 +61,9 @@ def _linear_predictor(beta, mu, cov):
 def _hermite_weights(m, s, lei, cens, discrete):
     """Bᵣ,ₖ = E[gₖ(a)·Heᵣ(z)] by Gauss–Hermite quadrature, (4, 2J + 1)."""
     g = np.empty((_Z.shape[0], 2 * lei.shape[0] + 1))
+    increments = np.exp(lei)
     for q in range(_Z.shape[0]):
-        exits_into(m + s * _Z[q], lei, cens, discrete, g[q])
+        exits_into(math.exp(m + s * _Z[q]), increments, cens, discrete, g[q])
     return _HW @ g
 
 
@@ -155,27 +128,8 @@ def cell_moments(beta, mu, cov, lei, cens, discrete):
                     b[0, k] * square[0, i, j] + b[1, k] * square[1, i, j] + b[2, k] * square[2, i, j]
                 )
     square_mean = basis[0, 0].copy()
-    square_second = _square_covariance(mu, cov, first, second) + np.outer(square_mean, square_mean)
+    square_second = square_covariance(mu, cov) + np.outer(square_mean, square_mean)
     return mean, moment, b, basis, square_mean, square_second
-
-
-@numba.njit(cache=True)
-def _square_covariance_adjoint(mu, cov, first, second, bar, mu_bar, cov_bar):
-    """Reverse of :func:`_square_covariance`: accumulates the adjoints of μ and Σ."""
-    size = first.shape[0]
-    for p in range(size):
-        i, j = first[p], second[p]
-        for q in range(size):
-            k, m = first[q], second[q]
-            t = bar[p, q]
-            cov_bar[i, k] += t * (cov[j, m] + mu[j] * mu[m])
-            cov_bar[j, m] += t * (cov[i, k] + mu[i] * mu[k])
-            cov_bar[i, m] += t * (cov[j, k] + mu[j] * mu[k])
-            cov_bar[j, k] += t * (cov[i, m] + mu[i] * mu[m])
-            mu_bar[i] += t * (mu[k] * cov[j, m] + mu[m] * cov[j, k])
-            mu_bar[j] += t * (mu[k] * cov[i, m] + mu[m] * cov[i, k])
-            mu_bar[k] += t * (mu[i] * cov[j, m] + mu[j] * cov[i, m])
-            mu_bar[m] += t * (mu[i] * cov[j, k] + mu[j] * cov[i, k])
 
 
 @numba.njit(cache=True)
@@ -212,8 +166,9 @@ def _hermite_weights_adjoint(m, s, lei, cens, discrete, b_bar, lei_bar, cens_bar
     hazards."""
     g_bar = _HW.T @ b_bar  # (Q, E)
     m_bar, s_bar = 0.0, 0.0
+    increments = np.exp(lei)
     for q in range(_Z.shape[0]):
-        a_bar = exits_adjoint(m + s * _Z[q], lei, cens, discrete, g_bar[q], lei_bar, cens_bar)
+        a_bar = exits_adjoint(math.exp(m + s * _Z[q]), increments, cens, discrete, g_bar[q], lei_bar, cens_bar)
         m_bar += a_bar
         s_bar += a_bar * _Z[q]
     return m_bar, s_bar
@@ -242,7 +197,9 @@ def _blocks_adjoint(b, mu, u, square, mean_bar, moment_bar, b_bar, mu_bar, u_bar
 
 
 @numba.njit(cache=True, nogil=True)
-def cell_moments_adjoint(beta, mu, cov, lei, cens, discrete, bars, beta_bar, mu_bar, cov_bar, lei_bar, cens_bar):
+def cell_moments_adjoint(
+    beta, mu, cov, lei, cens, discrete, weights, bars, beta_bar, mu_bar, cov_bar, lei_bar, cens_bar
+):
     """Reverse of :func:`cell_moments`: adds the adjoints of β, μ, Σ, the log event increments and
     the censoring terms, given those of its outputs.
 
@@ -250,6 +207,8 @@ def cell_moments_adjoint(beta, mu, cov, lei, cens, discrete, bars, beta_bar, mu_
     ----------
     beta, mu, cov, lei, cens, discrete
         As for :func:`cell_moments`.
+    weights : float64 array (4, E)
+        The border weights :func:`cell_moments` returned at these inputs (not computed again).
     bars : tuple
         The adjoints of the six outputs of :func:`cell_moments`, in its order and shapes.
     beta_bar, mu_bar, cov_bar, lei_bar, cens_bar : float64 arrays
@@ -259,12 +218,11 @@ def cell_moments_adjoint(beta, mu, cov, lei, cens, discrete, bars, beta_bar, mu_
     d = mu.shape[0]
     first, second = upper_pairs(d)
     v, s, m = _linear_predictor(beta, mu, cov)
-    b = _hermite_weights(m, s, lei, cens, discrete)
     u = v / s
     square = _square_basis(mu, u, cov)
     u_bar = np.zeros(d)
     b_bar = weight_bar.copy()
-    square_bar = _blocks_adjoint(b, mu, u, square, mean_bar, moment_bar, b_bar, mu_bar, u_bar)
+    square_bar = _blocks_adjoint(weights, mu, u, square, mean_bar, moment_bar, b_bar, mu_bar, u_bar)
     for r in range(4):  # row 0 of the border's bases: the square basis' upper triangle
         for q in range(first.shape[0]):
             square_bar[r, first[q], second[q]] += basis_bar[r, 0, q]
@@ -273,7 +231,7 @@ def cell_moments_adjoint(beta, mu, cov, lei, cens, discrete, bars, beta_bar, mu_
     for q in range(first.shape[0]):
         smean[q] = cov[first[q], second[q]] + mu[first[q]] * mu[second[q]]
     smean_total = smean_bar + (ssecond_bar + ssecond_bar.T) @ smean
-    _square_covariance_adjoint(mu, cov, first, second, ssecond_bar, mu_bar, cov_bar)
+    square_covariance_adjoint(mu, cov, ssecond_bar, mu_bar, cov_bar)
     for q in range(first.shape[0]):
         square_bar[0, first[q], second[q]] += smean_total[q]
     # the square basis: M₂ = Σ + μμᵀ, μṽᵀ + ṽμᵀ, ṽṽᵀ
