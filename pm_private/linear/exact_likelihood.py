@@ -118,7 +118,8 @@ def gibbs_regression(
     prior_precision_alpha : float, default 2.0
         Shape a₀ of the Gamma prior of the prior precision λ₀.
     prior_precision_beta : float, optional
-        Rate b₀ of the Gamma prior of λ₀; default 2/k for k covariates, as in :func:`linear_model`.
+        Rate b₀ of the Gamma prior of λ₀; default 2/(k·v̄) for k covariates of mean variance v̄,
+        as in :func:`linear_model`.
     intercept_sigma : float, optional
         s_α, as in :func:`linear_model` (default: the releases' response bound).
     rng : None, int or numpy.random.Generator
@@ -144,7 +145,7 @@ def gibbs_regression(
     count, d = xy.shape
     intercept, intercept_sigma = _intercept_prior(batch, intercept_sigma)
     first = int(intercept)
-    a0, b0 = prior_precision_alpha, _prior_precision_rate(prior_precision_beta, d - first)
+    a0, b0 = prior_precision_alpha, _prior_precision_rate(prior_precision_beta, batch, not single)
     beta = np.zeros((count, d))
     out = np.empty((draws, count, d))
     slopes = np.diag(np.r_[np.zeros(first), np.ones(d - first)])

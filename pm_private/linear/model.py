@@ -61,8 +61,8 @@ def set_linear_stats(stats, model: pm.Model | None = None, *, name: str = "likel
     Works for every likelihood :func:`linear_model` builds (:func:`SuffStatRegression`,
     :func:`pm_private.linear.noise_aware.NoisySuffStatRegression` and
     :func:`pm_private.linear.integrated.IntegratedCovariateRegression`); the plug-in or integrated
-    covariate factor and the public prediction transform (``preprocessing``) are recomputed from
-    the new statistics.
+    covariate factor, the default rate of the slopes' prior (``prior_precision_rate``) and the
+    public prediction transform (``preprocessing``) are recomputed from the new statistics.
 
     The setter of every family takes ``(stats, model=None)``; the old order
     ``set_linear_stats(name, stats, model)`` still works, with a ``FutureWarning``.
@@ -105,8 +105,11 @@ def set_linear_stats(stats, model: pm.Model | None = None, *, name: str = "likel
             pm.set_data({"x_cov_release_chol": _release_x_chol(stats)}, model=model)
     else:
         pm.set_data({f"{name}_{key}": value for key, value in _stack(stats).items()}, model=model)
-    batch = 0 if isinstance(stats, LinearStats) else 1
-    pm.set_data({"preprocessing": packed_preprocessing(_prediction_arrays(stats), batch)}, model=model)
+    single = isinstance(stats, LinearStats)
+    if "prior_precision_rate" in model.named_vars:
+        rate = _prior_precision_rate(None, [stats] if single else list(stats), not single)
+        pm.set_data({"prior_precision_rate": rate}, model=model)
+    pm.set_data({"preprocessing": packed_preprocessing(_prediction_arrays(stats), int(not single))}, model=model)
 
 
 def _prediction_constants(stats: LinearStats) -> dict[str, np.ndarray]:
@@ -213,12 +216,17 @@ def linear_model(
 
     with α ~ N(0, s_α²) when the statistics have an intercept column (the releases' default;
     α = 0 otherwise), observed only through the statistics (Sxx, Sxy, Syy, n) of ``stats``.  The
-    rate b₀ defaults to 2/k for k covariates: Honkela et al.'s Gamma(2, 2) for one covariate, and
-    for more the prior of the slopes' total variance Σⱼβⱼ² (mean k·b₀/(a₀ − 1) = 2, on a public
-    standardised scale where the response's variance is about 1) does not grow with k.  With their
-    b₀ = 2 the prior keeps every slope's scale near 1 whatever k, far wider than the slopes of a
-    standardised regression on many covariates, and where the release's noise dominates the
-    intervals are that prior's (pass ``prior_precision_beta=2.0`` for their model as published).  With
+    rate b₀ defaults to 2/(k·v̄) for k covariates of mean variance v̄, so that the prior mean of the
+    variance the slopes explain, E[βᵀΣxβ] = k·v̄·b₀/(a₀ − 1) = 2 (a response whose variance is
+    about 1), neither grows with k nor changes with the covariates' units (as weakly informative
+    defaults scale by the covariates' spread; Gelman, Jakulin, Pittau & Su 2008).  On a public
+    standardised scale v̄ = 1 and b₀ = 2/k: Honkela et al.'s Gamma(2, 2) for one covariate.
+    Otherwise v̄ is that of exact (public) rows, or the release's own estimate where it stands out
+    of the release noise by three noise standard deviations (post-processing), else 1.  Where the
+    release's noise dominates, the intervals are this prior's: with unstandardised covariates and
+    b₀ = 2/k they shrank the slopes towards 0 and under-covered.  With their b₀ = 2 the prior keeps
+    every slope's scale near 1 whatever k (pass ``prior_precision_beta=2.0`` for their model as
+    published).  With
     ``noise_aware=False`` the likelihood is the exact sufficient-statistic likelihood (Honkela et al.
     2018, Eq. 4.1; :func:`SuffStatRegression`) of the statistics, noisy ones first projected by
     :func:`project_psd` and then treated as exact.  With ``noise_aware=True`` the covariates are
@@ -251,7 +259,9 @@ def linear_model(
     prior_precision_alpha : float, default 2.0
         Shape a₀ of the Gamma prior of the prior precision λ₀ of β (``prior_precision``).
     prior_precision_beta : float, optional
-        Rate b₀ of the Gamma prior of λ₀; default 2/k for k covariates (above).
+        Rate b₀ of the Gamma prior of λ₀; default 2/(k·v̄) for k covariates of mean variance v̄
+        (above), from the statistics the model is built with (the data variable
+        ``prior_precision_rate``, renewed by :func:`set_linear_stats`).
     intercept_sigma : float, optional
         Prior standard deviation s_α of the intercept α (statistics with an intercept column).
         Default: the releases' public response bound By (|y| ≤ By, so the mean response lies
@@ -407,12 +417,10 @@ def linear_model(
     batch_dims = ("fit",) if batched else ()
     with pm.Model(coords=coords) as model:
         record_fit(LINEAR, _release_kinds(batch), warnings=notes if noise_aware else ())
-        prior_precision = pm.Gamma(
-            "prior_precision",
-            alpha=prior_precision_alpha,
-            beta=_prior_precision_rate(prior_precision_beta, d - intercept),
-            dims=batch_dims,
-        )
+        rate = _prior_precision_rate(prior_precision_beta, batch, batched)
+        if prior_precision_beta is None:  # from the statistics: data that set_linear_stats renews
+            rate = pm.Data("prior_precision_rate", rate, dims=batch_dims)
+        prior_precision = pm.Gamma("prior_precision", alpha=prior_precision_alpha, beta=rate, dims=batch_dims)
         noise_precision = pm.Gamma(
             "noise_precision", alpha=noise_precision_alpha, beta=noise_precision_beta, dims=batch_dims
         )

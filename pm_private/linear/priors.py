@@ -9,13 +9,53 @@ import pytensor.tensor as pt
 
 from ..privacy.validation import check_positive
 from ..released.reparametrisation import centred_intercept, whitened_normal
+from .stats import LinearStats, stat_pairs
 
 
-def _prior_precision_rate(rate, covariates: int) -> float:
-    """The rate b₀ of λ₀'s Gamma prior: ``rate`` checked, or 2/k for k ``covariates`` (at least 1)."""
-    if rate is None:
-        return 2.0 / max(covariates, 1)
-    return check_positive("prior_precision_beta", rate)
+def _prior_precision_rate(rate, batch, batched: bool) -> float | np.ndarray:
+    """The rate b₀ of λ₀'s Gamma prior: ``rate`` checked, or per statistics of ``batch``
+    2/(k·v̄) for k covariates of mean variance v̄ (:func:`_covariate_variance`), so that the prior
+    mean of the explained variance E[βᵀΣxβ] = k·v̄·b₀/(a₀ − 1) is 2 for a₀ = 2 whatever the
+    covariates' units (2/k on a standardised scale, v̄ = 1).  An array over a ``batched`` batch."""
+    if rate is not None:
+        return check_positive("prior_precision_beta", rate)
+    rates = np.array([2.0 / (max(s.d - int(s.intercept), 1) * _covariate_variance(s)) for s in batch])
+    return rates if batched else float(rates[0])
+
+
+def _covariate_variance(stats: LinearStats) -> float:
+    """v̄, the mean variance of the covariate columns (about their mean where the statistics have
+    an intercept column, about 0 without), from public facts or the release alone: 1 on a
+    publicly standardised scale; that of the exact (public) rows; else, where the release's
+    estimate k·v̄ = Σⱼ(Sⱼⱼ/n − (S₀ⱼ/n)²) stands out of its noise (≥ 3 noise s.d., to first order),
+    that estimate (post-processing); else 1, the standardised scale."""
+    preps = [r.preprocessing for r in stats.releases]
+    if preps and all(p is not None and p.standardises_x for p in preps):
+        return 1.0
+    first, d, public = int(stats.intercept), stats.d, stats.public
+    exact = _mean_variance(public.xx, public.n, first) if public is not None and public.n > 0 else 0.0
+    if exact > 0.0:
+        return exact
+    if not stats.releases:
+        return 1.0
+    n = stats.n - (public.n if public is not None else 0)
+    xx = stats.xx - (public.xx if public is not None else 0.0)
+    noise = sum(r.noise_variance(d) for r in stats.releases)
+    rows, cols = stat_pairs(d)
+    squares = (rows == cols) & (rows >= first) & (rows < d)
+    means = (rows == 0) & (cols >= 1) & (cols < d) if first else np.zeros_like(squares)
+    mean_sq = 4.0 * (xx[0, cols[means]] / n) ** 2  # the squared means' first-order noise factor
+    total_sd = float(np.sqrt(np.sum(noise[squares]) + np.sum(mean_sq * noise[means]))) / n
+    variance = _mean_variance(xx, n, first)
+    return variance if (d - first) * variance > 3.0 * total_sd else 1.0
+
+
+def _mean_variance(xx, n: float, first: int) -> float:
+    """The mean over the covariate columns of Sxx/n's diagonal, less the squared column means
+    (row 0 of Sxx over n) where column 0 is the intercept's (``first`` = 1)."""
+    squares = np.diag(xx)[first:] / n
+    means = xx[0, first:] / n if first else np.zeros_like(squares)
+    return float(np.mean(squares - means**2))
 
 
 def _intercept_prior(batch, intercept_sigma) -> tuple[bool, float | None]:

@@ -229,6 +229,7 @@ def test_graph_does_not_depend_on_n():
             "likelihood_n": (),
             "preprocessing": (2 * d + 6,),
             "fit_record": (3,),
+            "prior_precision_rate": (),
         }
         assert float(model["likelihood_n"].get_value()) == n
         # No constant or shared input of the logp graph is larger than d×d.
@@ -501,16 +502,23 @@ def test_empty_batch():
         linear_model([])
 
 
-def test_prior_precision_rate_defaults_to_two_over_the_number_of_covariates():
-    """λ₀ ~ Gamma(2, 2/k) by default (the slopes' total prior variance does not grow with k),
-    Gamma(2, b₀) when given; checked on PyMC's own draws of the prior."""
+def _mean_variance(X, intercept):
+    return float(np.mean(X.var(axis=0) if intercept else np.mean(X**2, axis=0)))
+
+
+def test_prior_precision_rate_defaults_to_two_over_the_covariates_total_variance():
+    """λ₀ ~ Gamma(2, 2/(k·v̄)) by default, v̄ the covariates' mean variance (about their mean with an
+    intercept column): the prior of the explained variance βᵀΣxβ does not grow with k nor change
+    with the covariates' units; Gamma(2, b₀) when given; checked on PyMC's own draws of the prior."""
     for k in (1, 4, 12):
         X, y, _ = _data(200, k, seed=k)
+        X = X * (0.2 + 0.5 * np.arange(k)) + 3.0  # columns of other scales and a mean
         for intercept in (False, True):
             stats = linear_stats(X, y, intercept=intercept)
             draws = pm.draw(linear_model(stats)["prior_precision"], draws=20000, random_seed=k)
-            # Gamma(2, 2/k): mean k, s.d. k/√2; 20000 draws put the mean within 4 s.e.
-            assert abs(draws.mean() - k) < 4 * (k / np.sqrt(2)) / np.sqrt(20000)
+            # Gamma(2, 2/(k·v̄)): mean k·v̄, s.d. k·v̄/√2; 20000 draws put the mean within 4 s.e.
+            expected = k * _mean_variance(X, intercept)
+            assert abs(draws.mean() - expected) < 4 * (expected / np.sqrt(2)) / np.sqrt(20000)
     X, y, _ = _data(200, 12, seed=0)
     paper = pm.draw(linear_model(linear_stats(X, y), prior_precision_beta=2.0)["prior_precision"], 20000, random_seed=1)
     assert abs(paper.mean() - 1.0) < 4 * (1 / np.sqrt(2)) / np.sqrt(20000)
@@ -519,6 +527,27 @@ def test_prior_precision_rate_defaults_to_two_over_the_number_of_covariates():
             linear_model(linear_stats(X, y), prior_precision_beta=bad)
         with pytest.raises(ValueError, match="prior_precision_beta"):
             gibbs_regression(linear_stats(X, y), prior_precision_beta=bad)
+
+
+def test_a_release_sets_the_slopes_prior_scale_only_where_its_noise_allows_and_refits_renew_it():
+    """From a release, v̄ is its own estimate where that stands out of the noise, else 1 (the
+    standardised scale); set_linear_stats renews the rate as a new build would."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((20_000, 4)) * 0.3
+    y = X @ np.ones(4) + 0.5 * rng.standard_normal(20_000)
+    clear = release_linear_stats(X, y, epsilon=1.0, delta=1e-6, x_bound=2.0, y_bound=3.0, rng=1)
+    hidden = release_linear_stats(X[:300], y[:300], epsilon=0.1, delta=1e-6, x_bound=2.0, y_bound=3.0, rng=1)
+    rate = {
+        name: float(linear_model(s)["prior_precision_rate"].get_value())
+        for name, s in (("clear", clear), ("hidden", hidden))
+    }
+    assert rate["clear"] == pytest.approx(2.0 / (4 * 0.09), rel=0.1)
+    assert rate["hidden"] == pytest.approx(2.0 / 4)
+    model = linear_model(hidden)
+    set_linear_stats(clear, model)
+    assert float(model["prior_precision_rate"].get_value()) == pytest.approx(rate["clear"], rel=1e-12)
+    fixed = linear_model(hidden, prior_precision_beta=2.0)
+    assert "prior_precision_rate" not in fixed.named_vars
 
 
 # ---------------------------------------------------------------------------------------------
