@@ -133,7 +133,8 @@ def gibbs_regression(
     """
     a, b = noise_precision_alpha, noise_precision_beta
     single = isinstance(stats, LinearStats)
-    batch = [project_psd(s) for s in ([stats] if single else list(stats))]
+    given = [stats] if single else list(stats)
+    batch = [project_psd(s) for s in given]
     if not batch:
         raise ValueError("no statistics given")
     draws, tune = check_count("draws", draws), check_count("tune", tune, minimum=0)
@@ -145,7 +146,7 @@ def gibbs_regression(
     count, d = xy.shape
     intercept, intercept_sigma = _intercept_prior(batch, intercept_sigma)
     first = int(intercept)
-    a0, b0 = prior_precision_alpha, _prior_precision_rate(prior_precision_beta, batch, not single)
+    a0, b0 = prior_precision_alpha, _prior_precision_rate(prior_precision_beta, given, not single)
     beta = np.zeros((count, d))
     out = np.empty((draws, count, d))
     slopes = np.diag(np.r_[np.zeros(first), np.ones(d - first)])
