@@ -170,7 +170,10 @@ def run_cell(name, cell, args, fitters, rng) -> list[dict]:
             x_sample = {"gaussian": None, "public": Xpub, "reference": reference_law(release)}[law]
             key = (law, cell["d"], cell["n"])  # the reference law's rows grow with n
             if key not in fitters:
-                fitters[key] = Fitter(build(release, x_sample=x_sample), draws=args.draws, tune=args.tune, seed=rep)
+                prior = {} if args.beta_sigma is None else {"beta_sigma": args.beta_sigma}
+                fitters[key] = Fitter(
+                    build(release, x_sample=x_sample, **prior), draws=args.draws, tune=args.tune, seed=rep
+                )
             else:
                 refit(release, fitters[key].model, x_sample=x_sample)
             start = time.perf_counter()
@@ -213,6 +216,7 @@ def main(argv=None):
     parser.add_argument("--cells", nargs="+", default=list(CELLS), choices=list(CELLS))
     parser.add_argument("--laws", nargs="+", default=list(LAWS), choices=LAWS)
     parser.add_argument("--reps", type=int, default=8)
+    parser.add_argument("--beta-sigma", type=float, help="the prior s.d. of the coefficients (default: the model's)")
     parser.add_argument("--tune", type=int, default=500)
     parser.add_argument("--draws", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)

@@ -20,7 +20,7 @@ def logistic_model(
     noise_aware: bool = True,
     intercept: bool = True,
     feature_names=None,
-    beta_sigma: float = 2.5,
+    beta_sigma: float = 1.25,
     intercept_sigma: float = 2.5,
     x_mean_sigma: float = 1.0,
     x_sd_sigma: float = 1.0,
@@ -52,8 +52,13 @@ def logistic_model(
     stats : LogisticStatsRelease or LogisticStats
         A release of :func:`pm_private.release_logistic_stats`, or exact statistics
         (:func:`pm_private.logistic_stats`; no noise).
-    beta_sigma : float, default 2.5
-        Prior standard deviation of the coefficients β (log odds ratios per unit of a covariate).
+    beta_sigma : float, default 1.25
+        Prior standard deviation of the coefficients β (log odds ratios per unit of a covariate):
+        Gelman, Jakulin, Pittau & Su's (2008) 2.5 for inputs scaled to standard deviation 0.5,
+        that is 1.25 on the public standardised scale of :meth:`pm_private.Preprocessing.from_public`
+        (standard deviation 1).  Where the release barely informs β, a wider prior lets the
+        saturating link pull the posterior outwards (the documentation's model-selection page
+        measures it).
     intercept_sigma : float, default 2.5
         Prior standard deviation of the intercept b.
 
