@@ -377,7 +377,7 @@ def main(argv=None):
     parser.add_argument(
         "--beta-sigma",
         type=float,
-        help="prior standard deviation of the coefficients (default: the model's, 2.5 logistic, 1 Poisson)",
+        help="prior standard deviation of the coefficients (default: the model's, 1.25 logistic, 1 Poisson)",
     )
     parser.add_argument("--lams", type=float, nargs="+", default=[0.01, 0.1, 1.0])
     parser.add_argument("--tune", type=int, default=500)
