@@ -334,7 +334,8 @@ class Paths:
             else:
                 build = pm_private.logistic_model if self.family == "logistic" else pm_private.poisson_model
                 # the default takes the public rows the release's preprocessing kept as the covariates' law
-                model = build(stats, x_sample=None) if path == "alt" else build(stats)
+                prior = {} if a.beta_sigma is None else {"beta_sigma": a.beta_sigma}
+                model = build(stats, x_sample=None, **prior) if path == "alt" else build(stats, **prior)
                 fitter = Fitter(model, draws=a.draws, tune=a.tune, seed=a.seed)
             self.cache[key] = fitter
             print(f"    (built {path} model d = {cell['d']} in {time.perf_counter() - start:.0f} s)", flush=True)
@@ -420,6 +421,9 @@ def main(argv=None):
     parser.add_argument("--tune", type=int, default=500)
     parser.add_argument("--draws", type=int, default=500)
     parser.add_argument("--y-bound", type=int, default=20, help="count bound of the Poisson release")
+    parser.add_argument(
+        "--beta-sigma", type=float, help="GLMs: the prior s.d. of the coefficients (default: the model's)"
+    )
     parser.add_argument("--no-alternative", action="store_true", help="the default path only")
     parser.add_argument("--alt-cells", nargs="+", help="fit the alternative only in these cells (default: all)")
     parser.add_argument("--alt-reps", type=int, help="fit the alternative to the first N releases of a cell only")
