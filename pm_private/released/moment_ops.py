@@ -61,38 +61,51 @@ def upper_pairs(d):
 
 
 @numba.njit(cache=True)
-def square_covariance(mu, cov):
+def _second_moment(mu, cov):
+    """M = Σ + μμᵀ by loops (no BLAS or broadcasting code to compile)."""
+    d = mu.size
+    second = np.empty((d, d))
+    for i in range(d):
+        for j in range(d):
+            second[i, j] = cov[i, j] + mu[i] * mu[j]
+    return second
+
+
+@numba.njit(cache=True)
+def square_covariance(mu, cov, out, offset):
     """Cov(xᵢxⱼ, xₖxₗ) for x ~ N(μ, Σ) over the upper-triangle pairs (i, j) and (k, l) of
-    :func:`upper_pairs`, a P × P matrix, P = d(d + 1)/2.
+    :func:`upper_pairs`, written into the P × P block of ``out`` at (``offset``, ``offset``),
+    P = d(d + 1)/2.
 
     By Isserlis' theorem with a mean, with M = Σ + μμᵀ,
     Cov(xᵢxⱼ, xₖxₗ) = MᵢₖMⱼₗ + MᵢₗMⱼₖ − 2μᵢμⱼμₖμₗ.
     """
     rows, cols = upper_pairs(mu.size)
-    second = cov + np.outer(mu, mu)
-    out = np.empty((rows.size, rows.size))
+    second = _second_moment(mu, cov)
     for p in range(rows.size):
         i, j = rows[p], cols[p]
         lead = 2.0 * mu[i] * mu[j]
         for q in range(rows.size):
             k, m = rows[q], cols[q]
-            out[p, q] = second[i, k] * second[j, m] + second[i, m] * second[j, k] - lead * mu[k] * mu[m]
-    return out
+            value = second[i, k] * second[j, m] + second[i, m] * second[j, k] - lead * mu[k] * mu[m]
+            out[offset + p, offset + q] = value
 
 
 @numba.njit(cache=True)
-def square_covariance_adjoint(mu, cov, bar, g_mu, g_cov):
-    """Reverse of :func:`square_covariance`: adds the gradient of ⟨bar, Cov(xxᵀ)⟩ (bar P × P) with
-    respect to μ and Σ (every entry a separate input) to ``g_mu`` and ``g_cov``."""
-    rows, cols = upper_pairs(mu.size)
-    second = cov + np.outer(mu, mu)
-    second_bar = np.zeros_like(second)
+def square_covariance_adjoint(mu, cov, bar, offset, g_mu, g_cov):
+    """Reverse of :func:`square_covariance`: adds the gradient of ⟨bar, Cov(xxᵀ)⟩ (the P × P block of
+    ``bar`` at (``offset``, ``offset``)) with respect to μ and Σ (every entry a separate input) to
+    ``g_mu`` and ``g_cov``."""
+    d = mu.size
+    rows, cols = upper_pairs(d)
+    second = _second_moment(mu, cov)
+    second_bar = np.zeros((d, d))
     lead_bar = np.zeros(rows.size)  # the adjoint of μᵢμⱼ
     for p in range(rows.size):
         i, j = rows[p], cols[p]
         for q in range(rows.size):
             k, m = rows[q], cols[q]
-            t = bar[p, q]
+            t = bar[offset + p, offset + q]
             second_bar[i, k] += t * second[j, m]
             second_bar[j, m] += t * second[i, k]
             second_bar[i, m] += t * second[j, k]
@@ -102,8 +115,11 @@ def square_covariance_adjoint(mu, cov, bar, g_mu, g_cov):
     for p in range(rows.size):
         g_mu[rows[p]] += lead_bar[p] * mu[cols[p]]
         g_mu[cols[p]] += lead_bar[p] * mu[rows[p]]
-    g_cov += second_bar
-    g_mu += (second_bar + second_bar.T) @ mu
+    for i in range(d):  # M = Σ + μμᵀ
+        for j in range(d):
+            g_cov[i, j] += second_bar[i, j]
+            g_mu[i] += second_bar[i, j] * mu[j]
+            g_mu[j] += second_bar[i, j] * mu[i]
 
 
 @numba.njit(cache=True)
@@ -160,7 +176,7 @@ def degree2_moments_kernel(coef, mu, cov, v):
         for a in range(d):
             out[a, q0 + p] = out[q0 + p, a] = cov[a, i] * mu[j] + cov[a, j] * mu[i]
             out[q0 + p, z0 + a] = out[z0 + a, q0 + p] = _third(coef, mu, cov, v, i, j, a) - m2[i, j] * exg[a]
-    out[q0:z0, q0:z0] = square_covariance(mu, cov)
+    square_covariance(mu, cov, out, q0)
     return mean, out
 
 
@@ -237,7 +253,7 @@ def _blocks_vjp(coef, mu, cov, v, g_mean, g_out, g_coef, g_mu, g_cov, g_v):
             _third_vjp(g, coef, mu, cov, v, i, j, a, g_coef, g_mu, g_cov, g_v)
             g_m2[i, j] -= g * exg[a]
             g_exg[a] -= g * m2[i, j]
-    square_covariance_adjoint(mu, cov, np.ascontiguousarray(g_out[q0:z0, q0:z0]), g_mu, g_cov)
+    square_covariance_adjoint(mu, cov, g_out, q0, g_mu, g_cov)
     return m2, g_m2, g_exg, g_egxx, g_ehx, g_ehxx
 
 

@@ -128,7 +128,11 @@ def cell_moments(beta, mu, cov, lei, cens, discrete):
                     b[0, k] * square[0, i, j] + b[1, k] * square[1, i, j] + b[2, k] * square[2, i, j]
                 )
     square_mean = basis[0, 0].copy()
-    square_second = square_covariance(mu, cov) + np.outer(square_mean, square_mean)
+    square_second = np.empty((size, size))
+    square_covariance(mu, cov, square_second, 0)
+    for p in range(size):
+        for q in range(size):
+            square_second[p, q] += square_mean[p] * square_mean[q]
     return mean, moment, b, basis, square_mean, square_second
 
 
@@ -231,7 +235,7 @@ def cell_moments_adjoint(
     for q in range(first.shape[0]):
         smean[q] = cov[first[q], second[q]] + mu[first[q]] * mu[second[q]]
     smean_total = smean_bar + (ssecond_bar + ssecond_bar.T) @ smean
-    square_covariance_adjoint(mu, cov, ssecond_bar, mu_bar, cov_bar)
+    square_covariance_adjoint(mu, cov, ssecond_bar, 0, mu_bar, cov_bar)
     for q in range(first.shape[0]):
         square_bar[0, first[q], second[q]] += smean_total[q]
     # the square basis: M₂ = Σ + μμᵀ, μṽᵀ + ṽμᵀ, ṽṽᵀ
