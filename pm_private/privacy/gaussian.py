@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr, ndtr
 
+from .._engine.docstrings import parameters_from
 from .accountant import note_noise_drawn
 from .budget import GAUSSIAN, NoiseEvent, gaussian_multiplier
 from .mechanism_checks import (
@@ -218,6 +219,7 @@ def gaussian_mechanism(
     )
 
 
+@parameters_from(gaussian_scale)
 def gaussian_noise_event(size: int, sensitivity: float, epsilon: float, delta: float) -> NoiseEvent:
     """The noise of :func:`gaussian_mechanism` for the ledger's tight composition.
 
@@ -232,17 +234,6 @@ def gaussian_noise_event(size: int, sensitivity: float, epsilon: float, delta: f
     was drawn is a valid, pessimistic description (N(0, σ²) is N(0, σ'²) plus independent noise, a
     post-processing), and its tight totals count exactly the (ε, δ) charged.  Public: depends only
     on its arguments.
-
-    Parameters
-    ----------
-    size : int
-        The number of values released together.
-    sensitivity : float
-        Their ℓ2 sensitivity Δ, > 0.
-    epsilon : float
-        The target ε > 0.
-    delta : float
-        The target δ in (0, 1).
 
     Returns
     -------

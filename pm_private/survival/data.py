@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._engine.dask import is_dask
+from .._engine.docstrings import parameters_from
 from ..privacy.primitives import project_rows
 from ..privacy.units import PERSON, RECORD, check_unit, first_rows, take_rows
 from ..privacy.validation import as_float_array, as_matrix, check_count, check_finite_rows, check_positive
@@ -113,6 +114,7 @@ def check_survival(time, event) -> tuple[np.ndarray, np.ndarray]:
     return t, d.astype(np.int8)
 
 
+@parameters_from(check_survival)
 def censor_at_horizon(time, event, horizon: float) -> tuple[np.ndarray, np.ndarray]:
     """Administrative censoring at a public horizon: min(t, horizon), and events after it censored.
 
@@ -121,10 +123,6 @@ def censor_at_horizon(time, event, horizon: float) -> tuple[np.ndarray, np.ndarr
 
     Parameters
     ----------
-    time : array_like, shape (n,)
-        Follow-up times, finite and ≥ 0.
-    event : array_like, shape (n,)
-        1 (or True) where the event was observed, 0 where the follow-up was censored.
     horizon : float
         The public horizon, > 0.
 

@@ -485,6 +485,7 @@ def predict_discrete_time(
     return _row_curves(idata, X, DISCRETE_TIME, times, interval, horizon=horizon, basis=basis, link=link)
 
 
+@parameters_from(survival_function)
 @renamed_keywords(prob="interval")
 def plot_survival_function(
     idata,
@@ -508,22 +509,10 @@ def plot_survival_function(
 
     Parameters
     ----------
-    idata : xarray.DataTree or xarray.Dataset
-        The result of ``pm.sample`` (or its posterior group).
     times : array_like, shape (m,)
         Times ≥ 0 in the units of the data (a fine grid draws a smooth curve).
     ax : matplotlib.axes.Axes, optional
         The axes to draw on (default: the current axes).
-    x : array_like, dict or pandas.Series, optional
-        One covariate profile (default: zeros).
-    horizon : float, default 1.0
-        The public horizon the times were divided by before fitting.
-    basis : array_like, shape (q, e), optional
-        The public basis of a discrete-time model (none: a Weibull posterior).
-    link : {"logit", "cloglog", "probit"}, default "logit"
-        The link of a discrete-time model.
-    interval : float, default 0.95
-        The probability of the band, in (0, 1).
     kind : {"eti", "hdi"}, default "eti"
         Equal-tailed or highest-density band.
     label : str, optional

@@ -7,6 +7,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special
 
+from ..._engine.docstrings import parameters_from
 from .data import DiscreteTimeData, check_link
 
 __all__ = ["record_loss_numpy", "record_grad_numpy", "loss_and_grad", "FitResult", "fit_discrete_time"]
@@ -106,17 +107,9 @@ def record_loss_numpy(f, data: DiscreteTimeData, link: str = "logit") -> np.ndar
     return _weights(f, data, link, 0)[0].sum(axis=1)
 
 
+@parameters_from(record_loss_numpy)
 def record_grad_numpy(f, data: DiscreteTimeData, link: str = "logit") -> np.ndarray:
     """Per-record gradients ∇_f ℓ(f; dᵢ), shape (n, e + d): (Σ_s w_is A_s, (Σ_s w_is) xᵢ).
-
-    Parameters
-    ----------
-    f : array_like, shape (e + d,)
-        The parameters (α, β).
-    data : DiscreteTimeData
-        The records and the basis.
-    link : {"logit", "cloglog", "probit"}, default "logit"
-        The link of the hazard.
 
     Returns
     -------

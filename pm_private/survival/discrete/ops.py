@@ -18,6 +18,7 @@ from pytensor.graph.op import Op
 from pytensor.link.numba.dispatch.basic import numba_njit
 from pytensor.raise_op import CheckAndRaise
 
+from ..._engine.docstrings import parameters_from
 from ..._engine.jax_dispatch import register_jax_funcify
 from ..._engine.numba_cache import register_numba_funcify
 from ...privacy.validation import as_float_array
@@ -392,6 +393,7 @@ def hazard_record_loss(gamma, eta, interval, event, link: str = "logit"):
     return survived + pt.switch(pt.eq(event, 1), died, censored)
 
 
+@parameters_from(hazard_record_loss, sections=("Returns",))
 def record_loss(f, X, interval, event, basis, link: str = "logit"):
     """PyTensor per-record losses ℓ(f; dᵢ) ≥ 0, shape (n,), for f = concat(α (e), β (d)).
 
@@ -405,19 +407,8 @@ def record_loss(f, X, interval, event, basis, link: str = "logit"):
         The parameters (α, β).
     X : tensor_like, shape (n, d)
         Covariates.
-    interval : tensor_like, shape (n,)
-        Intervals kᵢ.
-    event : tensor_like, shape (n,)
-        Event flags δᵢ.
     basis : tensor_like, shape (q, e)
         The basis A.
-    link : {"logit", "cloglog", "probit"}, default "logit"
-        The link of the hazard.
-
-    Returns
-    -------
-    pytensor.tensor.TensorVariable
-        The n per-record losses.
     """
     f, basis = pt.as_tensor(f), pt.as_tensor(basis)
     e = basis.shape[1]

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ..._engine.docstrings import parameters_from
 from ..._engine.keywords import renamed_keywords
 from ...privacy.validation import as_float_array, check_fraction
 from ...released.family import check_posterior
@@ -221,6 +222,7 @@ def median_draws(posterior, code: int, ends: np.ndarray, cell: str) -> np.ndarra
     return med
 
 
+@parameters_from(predict_survival)
 @renamed_keywords(prob="interval")
 def median_survival(idata, *, cells=None, interval: float = 0.95) -> pd.DataFrame:
     """The median survival time per cell, the t with S_c(t) = ½, with its equal-tailed interval.
@@ -232,10 +234,6 @@ def median_survival(idata, *, cells=None, interval: float = 0.95) -> pd.DataFram
 
     Parameters
     ----------
-    idata : xarray.DataTree
-        The result of ``pm.sample`` on a :func:`pm_private.survival.survival_model`.
-    cells : str or sequence of str, optional
-        The cells (default: all).
     interval : float, default 0.95
         The probability of the intervals, in (0, 1).
 
