@@ -12,7 +12,9 @@ columns are
 
 Coefficients on the public scale β* ~ N(0, 0.6²) (logistic, intercept −0.3) or N(0, 0.3²)
 (Poisson, intercept −0.5, counts clipped to 10).  The public rows standardise (from_public,
-kinds declared), the bound is the library's rule with the public rows, and one release per
+kinds declared), the bound is the library's rule with the public rows (Poisson: the count bound
+B = ``--y-bound``, 10 by default, or ``rule``: :func:`pm_private.poisson_bounds` with the public
+rows' counts, drawn like the private ones), and one release per
 population ((ε, 10⁻⁶)-DP) is fitted under three laws (``x_sample``):
 
 * ``gaussian``: None;  ``public``: the 100 public rows (the jackknifed sample law);
@@ -22,7 +24,7 @@ population ((ε, 10⁻⁶)-DP) is fitted under three laws (``x_sample``):
 Target: the population's coefficients after the release's projection — the maximum-likelihood
 fit on 300,000 fresh rows of the population, their responses drawn from the rows and the fit
 made on the rows projected onto the same ball, as the release sees them (Poisson: the root of
-the clipped-mean estimating equation, the model's limit on counts clipped to 10).  Reported per cell and
+the clipped-mean estimating equation, the model's limit on counts clipped to the release's B).  Reported per cell and
 law: 90 % and 50 % coverage (Monte Carlo s.e. = spread of per-release fractions / √reps), the
 median over coefficients of the 90 % interval's width over the non-private Wald interval's (the
 MLE on the private rows, projected), the median fit time.  One NUTS chain (``--tune`` + ``--draws``)
@@ -137,18 +139,22 @@ def mle(Z, y, family: str, clip: int | None = None) -> tuple[np.ndarray, np.ndar
     return theta[1:], np.sqrt(np.diag(np.linalg.inv(info)))[1:]
 
 
-def release_of(rng, family, X, y, cell, prep, public_z):
+def release_of(rng, family, X, y, cell, prep, public_z, public_y, y_bound):
     n, d, eps = cell["n"], cell["d"], cell["eps"]
     if family == "logistic":
         bound = pp.logistic_bounds(n, d, eps, DELTA, public_X=public_z).x_bound
         return bound, pp.release_logistic_stats(
             X, y, epsilon=eps, delta=DELTA, x_bound=bound, preprocessing=prep, rng=rng
         )
-    bound = pp.poisson_bounds(n, d, eps, DELTA, y_bound=10, response_sd=1.5, public_X=public_z).x_bound
+    if y_bound.startswith("rule"):  # B and τ from the public rows' counts ("rule:0.01": max_clipped)
+        share = float(y_bound.partition(":")[2] or 0.05)
+        bounds = pp.poisson_bounds(n, d, eps, DELTA, public_X=public_z, public_y=public_y, max_clipped=share)
+    else:
+        bounds = pp.poisson_bounds(n, d, eps, DELTA, y_bound=int(y_bound), response_sd=1.5, public_X=public_z)
     release = pp.release_poisson_stats(
-        X, y, epsilon=eps, delta=DELTA, x_bound=bound, y_bound=10, preprocessing=prep, rng=rng
+        X, y, epsilon=eps, delta=DELTA, x_bound=bounds.x_bound, y_bound=bounds.y_bound, preprocessing=prep, rng=rng
     )
-    return bound, release
+    return bounds.x_bound, release
 
 
 def run_cell(name, cell, args, fitters, rng) -> list[dict]:
@@ -160,15 +166,19 @@ def run_cell(name, cell, args, fitters, rng) -> list[dict]:
         X, Xpub = pop.rows(rng, cell["n"]), pop.rows(rng, PUBLIC)
         prep = pp.Preprocessing.from_public(Xpub, kinds=pop.declared())
         y = pop.response(rng, prep.transform_x(X))
-        bound, release = release_of(rng, args.family, X, y, cell, prep, prep.transform_x(Xpub))
+        public_y = None if args.family == "logistic" else pop.response(rng, prep.transform_x(Xpub))
+        bound, release = release_of(rng, args.family, X, y, cell, prep, prep.transform_x(Xpub), public_y, args.y_bound)
         big = prep.transform_x(pop.rows(rng, 300_000))  # responses from the rows, the fit on them projected
-        clip = None if args.family == "logistic" else 10
-        target, _ = mle(project_rows(big, bound), pop.response(rng, big), args.family, clip=clip)
+        clip = None if args.family == "logistic" else release.y_bound
+        responses = pop.response(rng, big)
+        if clip is not None:  # the counts the release saw: clipped to its B
+            responses = np.minimum(responses, clip)
+        target, _ = mle(project_rows(big, bound), responses, args.family, clip=clip)
         Zp = project_rows(prep.transform_x(X), bound)
         _, se = mle(Zp, y, args.family)
         for law in args.laws:
             x_sample = {"gaussian": None, "public": Xpub, "reference": reference_law(release)}[law]
-            key = (law, cell["d"], cell["n"])  # the reference law's rows grow with n
+            key = (law, cell["d"], cell["n"], getattr(release, "y_bound", None))  # the reference law's rows grow with n
             if key not in fitters:
                 prior = {} if args.beta_sigma is None else {"beta_sigma": args.beta_sigma}
                 fitters[key] = Fitter(
@@ -190,6 +200,7 @@ def run_cell(name, cell, args, fitters, rng) -> list[dict]:
                 "width": float(np.median((hi - lo) / (2 * 1.6449 * se))),
                 "fit_s": seconds,
                 "projected": float(np.mean(np.linalg.norm(prep.transform_x(X), axis=1) > bound)),
+                "y_bound": getattr(release, "y_bound", None),
             }
             print(json.dumps(record), flush=True)
             records.append(record)
@@ -220,6 +231,12 @@ def main(argv=None):
     parser.add_argument("--tune", type=int, default=500)
     parser.add_argument("--draws", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--y-bound",
+        default="10",
+        help="Poisson: the count bound B, or 'rule' for poisson_bounds with the public rows' counts ('rule:0.01': "
+        "with max_clipped=0.01; default 10)",
+    )
     parser.add_argument("--quick", action="store_true", help="smoke run: the centre at n = 2000, 2 releases")
     parser.add_argument("--out", help="also write the table as markdown to this file")
     args = parser.parse_args(argv)

@@ -78,7 +78,8 @@ def add_parser(subparsers) -> None:
                 "--y-bound",
                 type=types.positive_int,
                 required=True,
-                help="public count bound (an integer ≤ 1000): larger counts are clipped to it",
+                help="public count bound (an integer ≤ 1000): larger counts are clipped to it; the library's "
+                "rule, from public counts, is pm_private.poisson_bounds(..., public_y=...) in Python",
             )
         public_feature_group(parser)
         parser.add_argument(

@@ -15,7 +15,7 @@ noise-aware model describes by a Gaussian with its own prior, informed by Σx an
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import numpy as np
@@ -31,6 +31,7 @@ from ..privacy.validation import (
     check_bound,
     check_count,
     check_feature_names,
+    check_fraction,
     check_positive,
     check_release_field,
 )
@@ -296,14 +297,16 @@ def poisson_bounds(
     epsilon: float,
     delta: float,
     *,
-    y_bound: int,
-    response_sd: float = 1.0,
+    y_bound: int | None = None,
+    response_sd: float | None = None,
     public_X=None,
+    public_y=None,
     max_projected: float = 0.05,
+    max_clipped: float = 0.05,
 ) -> GLMBounds:
-    """The row bound Bx of a Poisson release of standardised covariates: as loose as it can be
-    while the privacy noise on Σ y·x stays within the statistics' own sampling spread; no private
-    data is touched and no budget is spent.
+    """The row bound Bx of a Poisson release of standardised covariates, as loose as it can be
+    while the privacy noise on Σ y·x stays within the statistics' own sampling spread, and its
+    count bound B from public counts; no private data is touched and no budget is spent.
 
     Why loose.  :func:`release_poisson_stats` projects rows beyond Bx onto the ball, which the
     noise-aware model does not model: a bias that is a fixed share of the statistics, O(n),
@@ -314,34 +317,54 @@ def poisson_bounds(
     The rule.  The covariates are standardised by public constants (a
     :class:`pm_private.Preprocessing` fitted on public rows), so a row's norm is about √d, and
     Σᵢ ỹᵢxᵢⱼ has sampling s.d. about √n·τ, τ = ``response_sd`` (√E[ỹ²] of a clipped count, a
-    public guess).  With σ(Bx) the noise s.d. of a released Σ y·x entry
-    (:func:`poisson_noise_plan`: σγ/√2 with γ = B/Bx, so proportional to
-    :func:`poisson_sensitivity` over Bx), Bx = m√d with
+    public guess), and an entry of Sxx about √n.  With σ_y(Bx) the noise s.d. of a released
+    Σ y·x entry and σ_x(Bx) that of an off-diagonal Sxx entry (:func:`poisson_noise_plan`:
+    σγ/√2 with γ = B/Bx, and σ/√2), Bx = m√d with
 
-        m = max(1, the largest m with σ(m√d) ≤ √n·τ).
+        m = max(1, the largest m with σ_y(m√d) ≤ √n·τ and σ_x(m√d) ≤ √n),
+
+    the rule of :func:`pm_private.logistic.logistic_bounds` held on both groups: with a small
+    count bound the covariates' statistics bind, so that a smaller B lowers the noise on the
+    counts instead of loosening Bx until the covariates' noise grows in its place.
 
     At small n or ε, m = 1: Bx = √d, the bound of Wang's (2018) AdaSSP on standardised rows.
     With ``public_X``, Bx is then raised so that at most ``max_projected`` of the public rows are
     projected (the public rows take precedence; ``noise_sd`` says by how much the noise then
     exceeds the sampling spread).  This is a rule, not an optimum.
 
+    The count bound.  The noise on Σỹ and Σ ỹ·x is proportional to B (:func:`poisson_noise_plan`),
+    while the model describes the clipping exactly (the moments of min(y, B),
+    :func:`pm_private.poisson.poisson_model`): clipping costs information, not bias.  With public
+    counts (``public_y``, e.g. the outcomes of the public rows) and no ``y_bound``, B is the
+    smallest count with at most ``max_clipped`` of them above it, the counterpart of
+    ``max_projected`` for the rows, and τ is their root mean square after clipping at B (unless
+    ``response_sd`` is given).  A bound far above the counts adds noise for nothing: on counts of
+    mean 1, B = 10 puts about three times the noise of B = 3 on the count statistics.
+
     Parameters
     ----------
-    y_bound : int
-        The release's count bound B in [1, 1000].
-    response_sd : float, default 1.0
+    y_bound : int, optional
+        The release's count bound B in [1, 1000]; None: chosen from ``public_y``.
+    response_sd : float, optional
         τ, the root mean square of a clipped count (√(μ + μ²) for Poisson counts of mean μ); a
-        public guess.
+        public guess.  Default: from ``public_y`` clipped at B where given, else 1.
+    public_y : array_like, shape (m,), optional
+        Public counts (non-negative integers) drawn like the private ones, for B and τ.  They
+        must be public: nothing here can tell them from the private counts.
+    max_clipped : float, default 0.05
+        Largest share of the public counts B may clip, in (0, 1).
 
     Returns
     -------
     GLMBounds
-        The bound, the multiplier m and the two standard deviations it balances.
+        The bounds Bx and B, the multiplier m, the two standard deviations it balances and the
+        shares of the public rows projected and of the public counts clipped.
 
     Raises
     ------
     ValueError
-        For invalid n, d, ε, δ, ``y_bound``, ``response_sd``, ``public_X`` or ``max_projected``.
+        For invalid n, d, ε, δ, ``y_bound``, ``response_sd``, ``public_X``, ``public_y``,
+        ``max_projected`` or ``max_clipped``, or neither ``y_bound`` nor ``public_y``.
 
     See Also
     --------
@@ -363,23 +386,62 @@ def poisson_bounds(
     1.0
     >>> bounds = poisson_bounds(200_000, 5, 1.0, 1e-6, y_bound=10, response_sd=2.0)
     >>> round(bounds.multiplier, 2), round(bounds.x_bound, 2), round(bounds.noise_sd / bounds.sampling_sd, 3)
-    (4.39, 9.82, 1.0)
+    (3.13, 6.99, 1.0)
+
+    With public counts, B clips at most 5 % of them:
+
+    >>> import numpy as np
+    >>> counts = np.random.default_rng(0).poisson(1.0, size=200)
+    >>> bounds = poisson_bounds(20_000, 5, 1.0, 1e-6, public_y=counts)
+    >>> bounds.y_bound, bounds.clipped_share <= 0.05
+    (3, True)
     """
-    y_bound = check_count("y_bound", y_bound, 1, MAX_Y_BOUND)
+    y_bound, response_sd, clipped_share = _count_bound(y_bound, response_sd, public_y, max_clipped)
 
-    def noise_sd(x_bound: float) -> float:
+    def noise_sd(x_bound: float) -> float:  # in the count statistics' units: τ·(noise on Sxx) beside it
         plan = poisson_noise_plan(d, epsilon=epsilon, delta=delta, x_bound=x_bound, y_bound=y_bound)
-        return plan.noise_sd[f"Σy and Σ y·x (counts clipped to {y_bound})"]
+        counts = plan.noise_sd[f"Σy and Σ y·x (counts clipped to {y_bound})"]
+        return max(counts, response_sd * plan.noise_sd["Σx and the other entries of Sxx"])
 
-    return glm_bound_rule(
+    rows = glm_bound_rule(
         n,
         d,
         noise_sd,
-        noise_shape=lambda x_bound: poisson_sensitivity(x_bound) / x_bound,
+        noise_shape=lambda x_bound: poisson_sensitivity(x_bound) * max(y_bound / x_bound, response_sd),
         public_X=public_X,
         max_projected=max_projected,
         response_sd=response_sd,
     )
+    return replace(rows, y_bound=y_bound, clipped_share=clipped_share)
+
+
+def _count_bound(y_bound, response_sd, public_y, max_clipped) -> tuple[int, float, float | None]:
+    """(B, τ, share of the public counts above B) of :func:`poisson_bounds` from its arguments:
+    B given or the smallest count with at most ``max_clipped`` of ``public_y`` above it, τ given
+    or the public counts' root mean square after clipping (1 without them)."""
+    max_clipped = check_fraction("max_clipped", max_clipped, closed=False)
+    if public_y is None:
+        if y_bound is None:
+            raise ValueError("give y_bound, or public counts public_y to choose it from")
+        y_bound = check_count("y_bound", y_bound, 1, MAX_Y_BOUND)
+        return y_bound, check_positive("response_sd", 1.0 if response_sd is None else response_sd), None
+    counts = np.asarray(public_y, dtype=np.float64)
+    if (
+        counts.ndim != 1
+        or counts.size < 1
+        or not (np.isfinite(counts) & (counts >= 0) & (counts == np.floor(counts))).all()
+    ):
+        raise ValueError("public_y must be a non-empty vector of public counts (non-negative integers)")
+    if y_bound is None:
+        quantile = float(np.quantile(counts, 1.0 - max_clipped, method="higher"))
+        y_bound = int(min(max(quantile, 1.0), MAX_Y_BOUND))
+    y_bound = check_count("y_bound", y_bound, 1, MAX_Y_BOUND)
+    clipped = np.minimum(counts, y_bound)
+    if response_sd is None:
+        if not clipped.any():
+            raise ValueError("public_y are all 0: give response_sd, a guess of a clipped count's root mean square")
+        response_sd = float(np.sqrt(np.mean(clipped**2)))
+    return y_bound, check_positive("response_sd", response_sd), float(np.mean(counts > y_bound))
 
 
 def _counts(y, n: int) -> np.ndarray:
@@ -471,7 +533,9 @@ def release_poisson_stats(
         small n or ε, looser as n and ε grow).  Never choose it from the private data.
     y_bound : int
         Public count bound B in [1, 1000]; larger counts are clipped to it.  The noise on the count
-        statistics grows with B, and the model describes the clipping exactly.
+        statistics grows with B, and the model describes the clipping exactly; with public counts
+        :func:`poisson_bounds` gives the library's rule (the smallest B that clips at most 5 % of
+        them).  Never choose it from the private data.
 
     Returns
     -------

@@ -55,12 +55,18 @@ class GLMBounds:
         m = Bx/√d ≥ 1 before the public rows raised the bound.
     noise_sd : float
         The release's noise s.d. of one Σ y·x entry at ``x_bound`` (of one exit's covariate sum
-        for the survival regression).
+        for the survival regression; for the Poisson release the larger of that and τ times the
+        noise s.d. of an off-diagonal Sxx entry).
     sampling_sd : float
         √n·τ, the sampling s.d. of Σᵢ yᵢxᵢⱼ for a standardised covariate (τ the s.d. of a
         response; τ = 1/√(K(2J + 1)) for an exit's covariate sum), the noise's target.
     projected_share : float or None
         The share of the public rows beyond ``x_bound``; None without public rows.
+    y_bound : int or None
+        B, the count bound of a Poisson release (given, or chosen from public counts); None for
+        the other releases.
+    clipped_share : float or None
+        The share of the public counts above ``y_bound``; None without public counts.
     """
 
     x_bound: float
@@ -68,6 +74,8 @@ class GLMBounds:
     noise_sd: float
     sampling_sd: float
     projected_share: float | None
+    y_bound: int | None = None
+    clipped_share: float | None = None
 
 
 def glm_bound_rule(

@@ -10,6 +10,7 @@ from pm_private import GLMBounds, logistic_bounds, poisson_bounds
 from pm_private.logistic import logistic_model, logistic_stats, set_logistic_stats
 from pm_private.logistic.moments import logistic_stat_moments
 from pm_private.poisson import poisson_model, poisson_stats
+from pm_private.poisson.release import poisson_noise_plan
 from pm_private.released.bounds import glm_bound_rule
 from pm_private.released.glm import jackknife_samples, sample_law_moments, whitened_sample
 from pm_private.released.release_normal import law_block
@@ -134,6 +135,11 @@ def test_poisson_bounds_rule():
     pois = poisson_bounds(200_000, 5, 1.0, 1e-6, y_bound=10, response_sd=2.0)
     assert pois.multiplier > 1.0 and pois.noise_sd == pytest.approx(pois.sampling_sd, rel=1e-3)
     assert pois.sampling_sd == pytest.approx(2.0 * np.sqrt(200_000))
+    # both statistic groups within their sampling spread at the bound, one of them at it
+    plan = poisson_noise_plan(5, epsilon=1.0, delta=1e-6, x_bound=pois.x_bound, y_bound=10)
+    counts = plan.noise_sd["Σy and Σ y·x (counts clipped to 10)"] / pois.sampling_sd
+    covariates = plan.noise_sd["Σx and the other entries of Sxx"] / np.sqrt(200_000)
+    assert max(counts, covariates) == pytest.approx(1.0, rel=1e-3) and min(counts, covariates) < 1.0
     assert poisson_bounds(1000, 5, 1.0, 1e-6, y_bound=10).x_bound == pytest.approx(np.sqrt(5))
     with pytest.raises(ValueError, match="y_bound"):
         poisson_bounds(1000, 3, 1.0, 1e-6, y_bound=0)
@@ -161,3 +167,29 @@ def test_bound_examples_run():
         for test in doctest.DocTestFinder(recurse=False).find(function, function.__name__, globs={}):
             runner.run(test)
         assert runner.summarize(verbose=False).failed == 0
+
+
+def test_poisson_count_bound_from_public_counts():
+    """B is the smallest count that clips at most max_clipped of the public counts, τ their clipped
+    root mean square; a given y_bound is kept; without either the rule refuses, naming both."""
+    counts = np.random.default_rng(1).poisson(2.0, size=400)
+    bounds = poisson_bounds(20_000, 5, 1.0, 1e-6, public_y=counts, max_clipped=0.1)
+    B = bounds.y_bound
+    assert np.mean(counts > B) <= 0.1 < np.mean(counts > B - 1)
+    assert bounds.clipped_share == pytest.approx(np.mean(counts > B))
+    tau = np.sqrt(np.mean(np.minimum(counts, B) ** 2))
+    assert bounds.sampling_sd == pytest.approx(tau * np.sqrt(20_000))
+    assert bounds.x_bound == poisson_bounds(20_000, 5, 1.0, 1e-6, y_bound=B, response_sd=tau).x_bound
+    kept = poisson_bounds(20_000, 5, 1.0, 1e-6, y_bound=7, public_y=counts)
+    assert kept.y_bound == 7 and kept.clipped_share == pytest.approx(np.mean(counts > 7))
+    # a looser count bound puts more noise on the count statistics, so the row bound tightens
+    assert poisson_bounds(20_000, 5, 1.0, 1e-6, y_bound=10 * B, response_sd=tau).x_bound < bounds.x_bound
+    assert poisson_bounds(20_000, 5, 1.0, 1e-6, public_y=np.zeros(50, int), response_sd=1.0).y_bound == 1
+    with pytest.raises(ValueError, match="y_bound, or public counts public_y"):
+        poisson_bounds(1000, 3, 1.0, 1e-6)
+    with pytest.raises(ValueError, match="public_y"):
+        poisson_bounds(1000, 3, 1.0, 1e-6, public_y=[1, 2.5])
+    with pytest.raises(ValueError, match="all 0"):
+        poisson_bounds(1000, 3, 1.0, 1e-6, public_y=np.zeros(10))
+    with pytest.raises(ValueError, match="max_clipped"):
+        poisson_bounds(1000, 3, 1.0, 1e-6, public_y=counts, max_clipped=1.0)
