@@ -13,7 +13,7 @@ from .release import LOGISTIC
 __all__ = ["logistic_model", "set_logistic_stats"]
 
 
-@parameters_from(GLM_MODEL_PARAMETERS)
+@parameters_from(GLM_MODEL_PARAMETERS, sections=("Warns",))
 def logistic_model(
     stats,
     *,
@@ -81,13 +81,6 @@ def logistic_model(
     ValueError
         If ``stats`` is not a logistic statistics record, a prior scale is not finite and > 0, or
         ``feature_names`` are not d distinct names.
-
-    Warns
-    -----
-    NoiseDominatedWarning
-        When a noise-aware fit's release has ``yx_noise_to_sampling``
-        (:func:`pm_private.released.glm_signal_to_noise`) above the range the calibration
-        benchmark validated: the intervals lean on the priors there.
 
     See Also
     --------

@@ -14,7 +14,7 @@ from .release import POISSON
 __all__ = ["poisson_model", "set_poisson_stats"]
 
 
-@parameters_from(GLM_MODEL_PARAMETERS)
+@parameters_from(GLM_MODEL_PARAMETERS, sections=("Warns",))
 def poisson_model(
     stats,
     *,
@@ -75,13 +75,6 @@ def poisson_model(
     ValueError
         If ``stats`` is not a Poisson statistics record, a prior scale is not finite and > 0, or
         ``feature_names`` are not d distinct names.
-
-    Warns
-    -----
-    NoiseDominatedWarning
-        When a noise-aware fit's release has ``yx_noise_to_sampling``
-        (:func:`pm_private.released.glm_signal_to_noise`) above the range the calibration
-        benchmark validated: the intervals lean on the priors there.
 
     See Also
     --------

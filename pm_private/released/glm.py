@@ -142,6 +142,18 @@ x_sample : "public", None, ReferenceLaw or array_like of shape (m, d), default "
     a share of the statistics that does not shrink with n.  The coverage and width of each
     are measured on the documentation's model-selection page.  The law is fixed when the
     model is built.
+
+Warns
+-----
+NoiseDominatedWarning
+    When a noise-aware fit's release has ``yx_noise_to_sampling``
+    (:func:`pm_private.released.glm_signal_to_noise`) above the range the calibration
+    benchmark validated: the intervals lean on the priors there.
+CovariateLawWarning
+    When the covariates' law cannot be trusted: the public rows cannot serve and the Gaussian
+    law is used, a declared level is rarer than the release's noise can resolve (reference
+    law), or the public rows are too few for the private ones
+    (``public_rows_error_to_spread``, public rows' law).  ``print_summary`` repeats each.
 """
 
 #: The keywords of every GLM setter (``set_logistic_stats``, ``set_poisson_stats``), documented once.
