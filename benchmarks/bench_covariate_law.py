@@ -177,7 +177,11 @@ def run_cell(name, cell, args, fitters, rng) -> list[dict]:
         Zp = project_rows(prep.transform_x(X), bound)
         _, se = mle(Zp, y, args.family)
         for law in args.laws:
-            x_sample = {"gaussian": None, "public": Xpub, "reference": reference_law(release)}[law]
+            x_sample = {
+                "gaussian": None,
+                "public": Xpub,
+                "reference": reference_law(release, size=args.reference_size),
+            }[law]
             key = (law, cell["d"], cell["n"], getattr(release, "y_bound", None))  # the reference law's rows grow with n
             if key not in fitters:
                 prior = {} if args.beta_sigma is None else {"beta_sigma": args.beta_sigma}
@@ -231,6 +235,12 @@ def main(argv=None):
     parser.add_argument("--tune", type=int, default=500)
     parser.add_argument("--draws", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--reference-size",
+        type=lambda v: v if v == "auto" else int(v),
+        default="auto",
+        help="the reference law's rows (default auto: reference_size of n)",
+    )
     parser.add_argument(
         "--y-bound",
         default="10",
