@@ -139,7 +139,7 @@ def mle(Z, y, family: str, clip: int | None = None) -> tuple[np.ndarray, np.ndar
     return theta[1:], np.sqrt(np.diag(np.linalg.inv(info)))[1:]
 
 
-def release_of(rng, family, X, y, cell, prep, public_z, public_y, y_bound):
+def release_of(rng, family, X, y, cell, prep, public_z, public_y, y_bound, x_bound_scale=1.0):
     n, d, eps = cell["n"], cell["d"], cell["eps"]
     if family == "logistic":
         bound = pp.logistic_bounds(n, d, eps, DELTA, public_X=public_z).x_bound
@@ -151,10 +151,11 @@ def release_of(rng, family, X, y, cell, prep, public_z, public_y, y_bound):
         bounds = pp.poisson_bounds(n, d, eps, DELTA, public_X=public_z, public_y=public_y, max_clipped=share)
     else:
         bounds = pp.poisson_bounds(n, d, eps, DELTA, y_bound=int(y_bound), response_sd=1.5, public_X=public_z)
+    x_bound = x_bound_scale * bounds.x_bound
     release = pp.release_poisson_stats(
-        X, y, epsilon=eps, delta=DELTA, x_bound=bounds.x_bound, y_bound=bounds.y_bound, preprocessing=prep, rng=rng
+        X, y, epsilon=eps, delta=DELTA, x_bound=x_bound, y_bound=bounds.y_bound, preprocessing=prep, rng=rng
     )
-    return bounds.x_bound, release
+    return x_bound, release
 
 
 def run_cell(name, cell, args, fitters, rng) -> list[dict]:
@@ -167,7 +168,9 @@ def run_cell(name, cell, args, fitters, rng) -> list[dict]:
         prep = pp.Preprocessing.from_public(Xpub, kinds=pop.declared())
         y = pop.response(rng, prep.transform_x(X))
         public_y = None if args.family == "logistic" else pop.response(rng, prep.transform_x(Xpub))
-        bound, release = release_of(rng, args.family, X, y, cell, prep, prep.transform_x(Xpub), public_y, args.y_bound)
+        bound, release = release_of(
+            rng, args.family, X, y, cell, prep, prep.transform_x(Xpub), public_y, args.y_bound, args.x_bound_scale
+        )
         big = prep.transform_x(pop.rows(rng, 300_000))  # responses from the rows, the fit on them projected
         clip = None if args.family == "logistic" else release.y_bound
         responses = pop.response(rng, big)
@@ -235,6 +238,12 @@ def main(argv=None):
     parser.add_argument("--tune", type=int, default=500)
     parser.add_argument("--draws", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--x-bound-scale",
+        type=float,
+        default=1.0,
+        help="Poisson: the release's row bound is this multiple of the rule's (a diagnostic of projection)",
+    )
     parser.add_argument(
         "--reference-size",
         type=lambda v: v if v == "auto" else int(v),
