@@ -33,6 +33,10 @@ started at the Laplace approximation, as in ``bench_calibration_glm``.
     python -m benchmarks.bench_covariate_law --cells centre --reps 8
     python -m benchmarks.bench_covariate_law --family poisson --cells centre n200000 --reps 6
     python -m benchmarks.bench_covariate_law --quick
+
+Diagnostics: ``--reference-size N`` integrates the reference law on N rows (default: its own
+rule for n); ``--x-bound-scale S`` releases the Poisson statistics with S times the rule's row
+bound (fewer rows projected, more noise on the covariates' statistics).
 """
 
 from __future__ import annotations
