@@ -170,10 +170,12 @@ def run_cell(name, cell, args, fitters, rng) -> list[dict]:
         pop = Population(rng, cell["design"], cell["d"], args.family)
         X, Xpub = pop.rows(rng, cell["n"]), pop.rows(rng, PUBLIC)
         prep = pp.Preprocessing.from_public(Xpub, kinds=pop.declared())
-        y = pop.response(rng, prep.transform_x(X))
-        public_y = None if args.family == "logistic" else pop.response(rng, prep.transform_x(Xpub))
+        Z = prep.transform_x(X)
+        y = pop.response(rng, Z)
+        public_z = prep.transform_x(Xpub)
+        public_y = None if args.family == "logistic" else pop.response(rng, public_z)
         bound, release = release_of(
-            rng, args.family, X, y, cell, prep, prep.transform_x(Xpub), public_y, args.y_bound, args.x_bound_scale
+            rng, args.family, X, y, cell, prep, public_z, public_y, args.y_bound, args.x_bound_scale
         )
         big = prep.transform_x(pop.rows(rng, 300_000))  # responses from the rows, the fit on them projected
         clip = None if args.family == "logistic" else release.y_bound
@@ -181,15 +183,15 @@ def run_cell(name, cell, args, fitters, rng) -> list[dict]:
         if clip is not None:  # the counts the release saw: clipped to its B
             responses = np.minimum(responses, clip)
         target, _ = mle(project_rows(big, bound), responses, args.family, clip=clip)
-        Zp = project_rows(prep.transform_x(X), bound)
+        Zp = project_rows(Z, bound)
+        projected = float(np.mean(np.linalg.norm(Z, axis=1) > bound))
         _, se = mle(Zp, y, args.family)
         for law in args.laws:
-            x_sample = {
-                "gaussian": None,
-                "public": Xpub,
-                "reference": reference_law(release, size=args.reference_size),
-            }[law]
-            key = (law, cell["d"], cell["n"], getattr(release, "y_bound", None))  # the reference law's rows grow with n
+            if law == "reference":
+                x_sample = reference_law(release, size=args.reference_size)
+            else:
+                x_sample = Xpub if law == "public" else None
+            key = (law, cell["d"], cell["n"], clip)  # the reference law's rows grow with n; Poisson: one model per B
             if key not in fitters:
                 prior = {} if args.beta_sigma is None else {"beta_sigma": args.beta_sigma}
                 fitters[key] = Fitter(
@@ -210,8 +212,8 @@ def run_cell(name, cell, args, fitters, rng) -> list[dict]:
                 "cover50": float(np.mean((lo50 <= target) & (target <= hi50))),
                 "width": float(np.median((hi - lo) / (2 * 1.6449 * se))),
                 "fit_s": seconds,
-                "projected": float(np.mean(np.linalg.norm(prep.transform_x(X), axis=1) > bound)),
-                "y_bound": getattr(release, "y_bound", None),
+                "projected": projected,
+                "y_bound": clip,
             }
             print(json.dumps(record), flush=True)
             records.append(record)
