@@ -27,6 +27,7 @@ from ..privacy.primitives import (
 )
 from ..privacy.release import Release, constant, public
 from ..privacy.validation import (
+    as_float_array,
     as_vector,
     check_bound,
     check_count,
@@ -425,13 +426,10 @@ def _count_bound(y_bound, response_sd, public_y, max_clipped) -> tuple[int, floa
             raise ValueError("give y_bound, or public counts public_y to choose it from")
         y_bound = check_count("y_bound", y_bound, 1, MAX_Y_BOUND)
         return y_bound, check_positive("response_sd", 1.0 if response_sd is None else response_sd), None
-    counts = np.asarray(public_y, dtype=np.float64)
-    if (
-        counts.ndim != 1
-        or counts.size < 1
-        or not (np.isfinite(counts) & (counts >= 0) & (counts == np.floor(counts))).all()
-    ):
-        raise ValueError("public_y must be a non-empty vector of public counts (non-negative integers)")
+    counts = as_float_array(public_y, "public_y")
+    if counts.ndim != 1 or counts.size < 1:
+        raise ValueError(f"public_y must be a non-empty vector of public counts, got shape {counts.shape}")
+    counts = _counts(counts, counts.size, "public_y")
     if y_bound is None:
         quantile = float(np.quantile(counts, 1.0 - max_clipped, method="higher"))
         y_bound = int(min(max(quantile, 1.0), MAX_Y_BOUND))
@@ -444,11 +442,11 @@ def _count_bound(y_bound, response_sd, public_y, max_clipped) -> tuple[int, floa
     return y_bound, check_positive("response_sd", response_sd), float(np.mean(counts > y_bound))
 
 
-def _counts(y, n: int) -> np.ndarray:
-    """Counts as floats, after checking they are non-negative integers."""
-    y = as_vector(y, n)
+def _counts(y, n: int, name: str = "y") -> np.ndarray:
+    """Counts as floats, after checking they are n finite non-negative integers (ValueError naming ``name``)."""
+    y = as_vector(y, n, name)
     if not ((y >= 0) & (y == np.floor(y))).all():
-        raise ValueError("y must hold counts: non-negative integers")
+        raise ValueError(f"{name} must hold counts: non-negative integers")
     return y
 
 
