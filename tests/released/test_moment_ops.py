@@ -107,10 +107,11 @@ def _models(monkeypatch, build):
     return new, reference
 
 
-def _reference_sample_law(whitened, replicates, beta, b, mu, x_chol, link_mean):
+def _reference_sample_law(whitened, replicates, beta, b, mu, x_chol, link_mean, *, bias_correct=True):
     values = reference_average(replicates, beta, b, mu, x_chol, link_mean)
     groups = replicates.shape[0]
-    estimate = groups * reference_average(whitened, beta, b, mu, x_chol, link_mean) - (groups - 1) * values.mean(0)
+    whole = reference_average(whitened, beta, b, mu, x_chol, link_mean)
+    estimate = groups * whole - (groups - 1) * values.mean(0) if bias_correct else whole
     centred = values - values.mean(axis=0)
     return estimate, glm.JACKKNIFE_VARIANCE_FACTOR * (groups - 1) / groups * centred.T @ centred
 

@@ -182,3 +182,39 @@ def test_a_reference_law_model_keeps_its_law_with_none_and_refuses_public_rows()
         set_logistic_stats(stats, model, x_sample=X[:100])
     with pytest.raises(ValueError, match="a reference law or a table of public rows"):
         logistic_model(stats, x_sample="rows")
+
+
+def test_a_law_with_public_marginals_carries_replicates_that_leave_public_rows_out():
+    """With public rows shaping the continuous columns, the law carries one replicate law per group
+    of public rows left out, and the model adds their jackknife covariance; all-binary laws and laws
+    without public rows carry none, and a refit keeps the model's kind of law."""
+    from pm_private.privacy.primitives import project_rows
+    from pm_private.released.copula_law import MARGINAL_GROUPS, REPLICATE_ROWS, _groups
+
+    rng = np.random.default_rng(6)
+    X = _population(rng, 3000)
+    y = (rng.random(3000) < expit(X[:, 0] - X[:, 2])).astype(float)
+    public = _population(rng, 80)
+    prep = Preprocessing.from_public(public, kinds=KINDS)
+    release = release_logistic_stats(X, y, epsilon=2.0, delta=1e-6, x_bound=6.0, preprocessing=prep, rng=rng)
+    law = reference_law(release, size=512)
+    assert law.replicates.shape == (MARGINAL_GROUPS, REPLICATE_ROWS, 5) and not law.replicates.flags.writeable
+    groups = _groups(80)
+    assert sorted(np.concatenate(groups).tolist()) == list(range(80)) and {len(g) for g in groups} == {8}
+    # a replicate is the law's copula on the release's scale with its group of public rows left out
+    center, scale = prep.x_center, prep.x_scale
+    mean = release.x_sum / release.n
+    cov = release.xx / release.n - np.outer(mean, mean)
+    kept = np.delete(project_rows((public - center) / scale, release.x_bound), groups[3], axis=0)
+    rows = copula_rows(mean, cov, KINDS, REPLICATE_ROWS, public=kept, low=-center / scale, high=(1 - center) / scale)
+    np.testing.assert_allclose(law.replicates[3][:, :2], (center + scale * rows)[:, :2], rtol=1e-12)
+    np.testing.assert_array_equal(law.replicates[3][:, 2:], np.round(center + scale * rows)[:, 2:])
+    assert not np.allclose(law.replicates[3][:, 1], law.replicates[4][:, 1])  # the skewed marginal moved
+    assert reference_law(release, ["binary"] * 5, size=512).replicates is None
+    assert reference_law(logistic_stats(X, y), KINDS, size=512).replicates is None
+    model = logistic_model(release, x_sample=law)
+    assert model["x_reference_jackknife"].get_value().shape == (MARGINAL_GROUPS, REPLICATE_ROWS, 5)
+    assert np.isfinite(model.compile_logp(mode="FAST_COMPILE")(model.initial_point()))
+    set_logistic_stats(release, model)  # the default: the new release's law, with its replicates
+    with pytest.raises(ValueError, match="jackknife replicates"):
+        set_logistic_stats(release, model, x_sample=ReferenceLaw(rows=law.rows, kinds=law.kinds))
