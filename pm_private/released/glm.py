@@ -64,7 +64,7 @@ from .._engine.compile_notice import announce_compilation
 from .._engine.threads import hold_one_blas_thread_while
 from ..privacy.primitives import project_rows
 from ..privacy.validation import align_columns, check_bool, check_positive
-from .copula_law import ReferenceLaw, rare_level_warning, reference_law
+from .copula_law import MARGINAL_VARIANCE_FACTOR, ReferenceLaw, rare_level_warning, reference_law
 from .covariates import lkj_factor_and_covariance
 from .degree2 import degree2_vector, stat_labels
 from .family import (
@@ -382,7 +382,7 @@ def glm_model(
             else:
                 replicates = pm.Data(_jackknife_name(reference), replicate_rows)
                 law, law_cov = sample_law_moments(
-                    whitened, replicates, beta, b, mu, x_chol, link_mean, bias_correct=not reference
+                    whitened, replicates, beta, b, mu, x_chol, link_mean, reference=reference
                 )
         released_degree2_normal(
             "likelihood",
@@ -518,7 +518,7 @@ def _jackknife_name(reference: bool) -> str:
     return "x_reference_jackknife" if reference else "x_sample_jackknife"
 
 
-def sample_law_moments(whitened, replicates, beta, b, mu, x_chol, link_mean, *, bias_correct: bool = True):
+def sample_law_moments(whitened, replicates, beta, b, mu, x_chol, link_mean, *, reference: bool = False):
     """The means of y and y·x under the sample law (module notes), to stand for the Gaussian ones,
     and the delete-a-group jackknife covariance of that estimate over public samples, to be added
     times n² to their block ((d + 1,) and (d + 1, d + 1) tensors).
@@ -528,8 +528,9 @@ def sample_law_moments(whitened, replicates, beta, b, mu, x_chol, link_mean, *, 
     (``replicates``, whitened afresh: :func:`jackknife_samples`) and estimates
     Var(T) = (G − 1)/G·Σ_g (T₋g − T̄)(T₋g − T̄)ᵀ (Efron & Stein 1981; Shao & Tu 1995, §2.3); the
     mean is the bias-corrected G·T − (G − 1)·T̄ (the whitening makes T biased by O(1/m); T itself
-    without ``bias_correct``, for a reference law's replicates), and the
-    variance is taken ``JACKKNIFE_VARIANCE_FACTOR`` times.  A part of
+    for a ``reference`` law's replicates, which leave out public rows of its marginals only), and the
+    variance is taken ``JACKKNIFE_VARIANCE_FACTOR`` times (a reference law's
+    ``MARGINAL_VARIANCE_FACTOR`` times).  A part of
     g linear in a contributes nothing: every replicate matches μ and Σx exactly."""
 
     # xₖ = μ + Lₓzₖ (mean μ, covariance Σx over the rows) is never formed: aₖ = zₖᵀ(Lₓᵀβ) + μᵀβ + b, and the
@@ -544,8 +545,8 @@ def sample_law_moments(whitened, replicates, beta, b, mu, x_chol, link_mean, *, 
         whitened,
         mu,
         x_chol,
-        factor=JACKKNIFE_VARIANCE_FACTOR,
-        bias_correct=bias_correct,
+        factor=MARGINAL_VARIANCE_FACTOR if reference else JACKKNIFE_VARIANCE_FACTOR,
+        bias_correct=not reference,
     )
 
 

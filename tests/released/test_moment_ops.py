@@ -107,13 +107,14 @@ def _models(monkeypatch, build):
     return new, reference
 
 
-def _reference_sample_law(whitened, replicates, beta, b, mu, x_chol, link_mean, *, bias_correct=True):
+def _reference_sample_law(whitened, replicates, beta, b, mu, x_chol, link_mean, *, reference=False):
     values = reference_average(replicates, beta, b, mu, x_chol, link_mean)
     groups = replicates.shape[0]
     whole = reference_average(whitened, beta, b, mu, x_chol, link_mean)
-    estimate = groups * whole - (groups - 1) * values.mean(0) if bias_correct else whole
+    estimate = whole if reference else groups * whole - (groups - 1) * values.mean(0)
     centred = values - values.mean(axis=0)
-    return estimate, glm.JACKKNIFE_VARIANCE_FACTOR * (groups - 1) / groups * centred.T @ centred
+    factor = glm.MARGINAL_VARIANCE_FACTOR if reference else glm.JACKKNIFE_VARIANCE_FACTOR
+    return estimate, factor * (groups - 1) / groups * centred.T @ centred
 
 
 RNG = np.random.default_rng(3)

@@ -188,7 +188,6 @@ def test_a_law_with_public_marginals_carries_replicates_that_leave_public_rows_o
     """With public rows shaping the continuous columns, the law carries one replicate law per group
     of public rows left out, and the model adds their jackknife covariance; all-binary laws and laws
     without public rows carry none, and a refit keeps the model's kind of law."""
-    from pm_private.privacy.primitives import project_rows
     from pm_private.released.copula_law import MARGINAL_GROUPS, REPLICATE_ROWS, _groups
 
     rng = np.random.default_rng(6)
@@ -201,15 +200,12 @@ def test_a_law_with_public_marginals_carries_replicates_that_leave_public_rows_o
     assert law.replicates.shape == (MARGINAL_GROUPS, REPLICATE_ROWS, 5) and not law.replicates.flags.writeable
     groups = _groups(80)
     assert sorted(np.concatenate(groups).tolist()) == list(range(80)) and {len(g) for g in groups} == {8}
-    # a replicate is the law's copula on the release's scale with its group of public rows left out
-    center, scale = prep.x_center, prep.x_scale
-    mean = release.x_sum / release.n
-    cov = release.xx / release.n - np.outer(mean, mean)
-    kept = np.delete(project_rows((public - center) / scale, release.x_bound), groups[3], axis=0)
-    rows = copula_rows(mean, cov, KINDS, REPLICATE_ROWS, public=kept, low=-center / scale, high=(1 - center) / scale)
-    np.testing.assert_allclose(law.replicates[3][:, :2], (center + scale * rows)[:, :2], rtol=1e-12)
-    np.testing.assert_array_equal(law.replicates[3][:, 2:], np.round(center + scale * rows)[:, 2:])
-    assert not np.allclose(law.replicates[3][:, 1], law.replicates[4][:, 1])  # the skewed marginal moved
+    # the replicates differ by their continuous marginals only, each matched to the released moments
+    np.testing.assert_array_equal(law.replicates[3][:, 2:], law.replicates[4][:, 2:])
+    assert set(np.unique(law.replicates[:, :, 2:])) <= {0.0, 1.0}
+    assert not np.allclose(law.replicates[3][:, 1], law.replicates[4][:, 1])
+    scaled = (law.replicates[:, :, :2] - prep.x_center[:2]) / prep.x_scale[:2]
+    np.testing.assert_allclose(scaled.mean(axis=1), np.tile(release.x_sum[:2] / release.n, (10, 1)), atol=1e-9)
     assert reference_law(release, ["binary"] * 5, size=512).replicates is None
     assert reference_law(logistic_stats(X, y), KINDS, size=512).replicates is None
     model = logistic_model(release, x_sample=law)
@@ -218,3 +214,31 @@ def test_a_law_with_public_marginals_carries_replicates_that_leave_public_rows_o
     set_logistic_stats(release, model)  # the default: the new release's law, with its replicates
     with pytest.raises(ValueError, match="jackknife replicates"):
         set_logistic_stats(release, model, x_sample=ReferenceLaw(rows=law.rows, kinds=law.kinds))
+
+
+def test_the_marginals_jackknife_shrinks_with_more_public_rows_and_grows_with_the_tail():
+    """The jackknife s.d. of E[g(a)·(1, x)] over the replicate laws, g the logistic mean: about
+    1/√m in the number m of public rows on the count and the Gaussian column (with no floor from
+    the replicates' binary rows), and larger on the skewed column than on the Gaussian one."""
+    from pm_private.released.glm import law_rows
+
+    rng = np.random.default_rng(7)
+    X = _population(rng, 20_000)
+    y = (rng.random(20_000) < expit(X[:, 0] - X[:, 2])).astype(float)
+    beta, b = np.array([0.5, 0.5, 0.4, -0.5, 0.3]), -0.3
+
+    def jackknife_sd(m):
+        prep = Preprocessing.from_public(_population(rng, m), kinds=KINDS)
+        release = release_logistic_stats(X, y, epsilon=50.0, delta=1e-6, x_bound=50.0, preprocessing=prep, rng=rng)
+        _, replicates = law_rows(reference_law(release, size=512), release)
+        g = expit(replicates @ beta + b)
+        values = np.concatenate([g.mean(axis=1)[:, None], (g[..., None] * replicates).mean(axis=1)], axis=1)
+        groups = len(values)
+        return np.sqrt((groups - 1) / groups * ((values - values.mean(axis=0)) ** 2).sum(axis=0))
+
+    few = np.mean([jackknife_sd(100) for _ in range(4)], axis=0)
+    many = np.mean([jackknife_sd(2500) for _ in range(4)], axis=0)
+    assert np.all(many[:2] < few[:2] / 2.5)  # 1/√25 = 1/5 expected: the count and the Gaussian column
+    # the skewed column: less (100 rows seldom show its tail, so they understate it) but still
+    assert many[2] < few[2] / 1.4
+    assert few[2] > 3 * few[1]  # and its mean moves more than the Gaussian one's
