@@ -68,8 +68,7 @@ def logistic_model(
         With coords ``feature`` and ``statistic`` (the labels of the released vector), the
         variables ``beta`` (dims ``feature``), ``intercept`` (when ``intercept``), ``x_mean``,
         (with ``x_sample``, the data ``x_sample_whitened``, and ``x_sample_jackknife`` for
-        public rows or ``x_reference_jackknife`` for a reference law whose continuous marginals
-        come from public rows),
+        public rows),
         ``x_sd`` (dims ``feature``), ``x_partial_corr`` (when d > 1; dims ``feature_pair``, labels
         ``"a,b"``), the observed ``likelihood`` (dims ``statistic``: the released vector, whose random
         method draws replicated releases), and the data ``degree2_vector``, ``stats_noise_var``,

@@ -33,22 +33,7 @@ post-processing, at no privacy cost.  What it cannot know — dependence beyond 
 binary column's interplay with a skewed one — is an assumption, checked on data in the project's
 calibration benchmarks.
 
-A continuous column's marginal taken from m public rows is itself an estimate, and under a link
-such as the log its tail moves the law's means by more than the statistics' sampling spread: the
-empirical quantile function of 100 rows of a log-normal column has no mass beyond the largest.
-The law therefore carries G = ``MARGINAL_GROUPS`` replicate laws, each built with one group of
-⌊m/G⌋ public rows left out of the continuous marginals (a delete-a-group jackknife; Efron &
-Stein 1981), on ``REPLICATE_ROWS`` rows with the same Sobol' points and the law's own latent
-correlation and levels, so that they differ by their marginals only (refitting the correlation
-per replicate flipped binary rows between replicates: a floor of spurious variance that did not
-shrink with m).
-The model adds the jackknife covariance of the law's means, times ``MARGINAL_VARIANCE_FACTOR``, to
-the statistics' covariance, as for the public rows' law but without its bias correction (with
-shared points the correction multiplies the replicates' difference by G − 1, and on empirical
-quantile functions that was unstable).  A law whose columns are all binary or categorical has no replicates.
-
-References: Efron, B. & Stein, C. (1981). The jackknife estimate of variance. Annals of Statistics
-9(3), 586–596.  McFadden, D. (1989). A method of simulated moments for estimation of discrete response
+References: McFadden, D. (1989). A method of simulated moments for estimation of discrete response
 models without numerical integration. Econometrica 57(5), 995–1026.  Nelsen, R. B. (2006). An
 Introduction to Copulas, 2nd ed. Springer.  Owen, A. B.
 (1998). Scrambling Sobol' and Niederreiter–Xing points. Journal of Complexity 14(4), 466–489.
@@ -56,7 +41,6 @@ Introduction to Copulas, 2nd ed. Springer.  Owen, A. B.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -78,20 +62,6 @@ CORRELATION_ITERATIONS = 8
 #: Largest latent correlation in absolute value.
 CORRELATION_LIMIT = 0.995
 
-#: The groups of public rows left out in turn by the jackknife of the continuous marginals.
-MARGINAL_GROUPS = 10
-
-#: The rows of each of the jackknife's replicate laws.
-REPLICATE_ROWS = 256
-
-#: The jackknife variance of a reference law's means is multiplied by this.  At fixed coefficients
-#: (a five-column copula with a log-normal, a Gaussian and three binary columns, the clipped
-#: Poisson mean, 30 public samples of 100 rows), the error of the law's means against those of the
-#: population's own marginals was a median 0.75–2.1 jackknife s.d. per mean, where 0.67 is a
-#: normal's: the jackknife sees no tail beyond the largest public row, nor the law's own
-#: integration error.  Four times the variance (twice the s.d.) brings the median to 0.4–1.1.
-MARGINAL_VARIANCE_FACTOR = 4.0
-
 
 @dataclass(frozen=True)
 class ReferenceLaw:
@@ -104,15 +74,10 @@ class ReferenceLaw:
         The reference rows, raw (the release's preprocessing is applied by the model).
     kinds : tuple of str
         Each column's declared kind.
-    replicates : numpy.ndarray, shape (G, N', d), optional
-        The rows of G replicate laws, each built as the law but with one group of the public rows
-        left out of the continuous columns' marginals (:func:`reference_law`); None where no
-        continuous column takes its shape from public rows.
     """
 
     rows: np.ndarray
     kinds: tuple[str, ...]
-    replicates: np.ndarray | None = None
 
     def __len__(self) -> int:
         return self.rows.shape[0]
@@ -179,23 +144,6 @@ def copula_rows(mean, cov, kinds, size: int = 4096, *, public=None, low=None, hi
         mean and standard deviation; correlations matched to those of ``cov`` as nearly as the
         kinds allow.
     """
-    return _fitted_copula(mean, cov, kinds, size, public, low, high)(size, public)
-
-
-@functools.lru_cache(maxsize=16)
-def _normals(d: int, size: int) -> np.ndarray:
-    """The first ``size`` points of the fixed scrambled Sobol' sequence as standard normals,
-    standardised per column."""
-    normals = special.ndtri(qmc.Sobol(d, scramble=True, seed=SOBOL_SEED).random(size))
-    normals = (normals - normals.mean(axis=0)) / normals.std(axis=0)
-    normals.flags.writeable = False
-    return normals
-
-
-def _fitted_copula(mean, cov, kinds, size, public, low, high):
-    """The copula's rows as a function of (number of rows, public rows of the continuous marginals),
-    its latent correlation and the levels' offsets fitted on ``size`` rows with ``public`` (module
-    notes): the law's jackknife replicates keep them, so that they differ by their marginals only."""
     mean, cov = np.asarray(mean, dtype=np.float64), np.asarray(cov, dtype=np.float64)
     d = mean.size
     names = sorted({kind for kind in kinds if kind.startswith("categorical:")})
@@ -207,29 +155,31 @@ def _fitted_copula(mean, cov, kinds, size, public, low, high):
     target = _nearest_correlation(cov / sd[:, None] / sd[None, :])
     share = np.clip((mean - low) / (high - low), 2.0 / size, 1.0 - 2.0 / size)
     offset = special.ndtri(share)  # binary: 1 where latent + offset > 0
+    normals = special.ndtri(qmc.Sobol(d, scramble=True, seed=SOBOL_SEED).random(size))
+    normals = (normals - normals.mean(axis=0)) / normals.std(axis=0)
+    columns = [None if public is None else np.asarray(public, dtype=np.float64)[:, j] for j in range(d)]
 
-    def rows_for(corr, rows, public_rows):
-        latent = _normals(d, rows) @ np.linalg.cholesky(corr).T
+    def rows_for(corr):
+        latent = normals @ np.linalg.cholesky(corr).T
         out = np.empty_like(latent)
         for j in range(d):
             if two_level[j]:
                 hit = _levels(latent, offset, groups, j) if groups[j] >= 0 else latent[:, j] + offset[j] > 0.0
                 out[:, j] = np.where(hit, high[j], low[j])
             else:
-                column = None if public_rows is None else np.asarray(public_rows, dtype=np.float64)[:, j]
-                out[:, j] = mean[j] + sd[j] * _marginal(latent[:, j], column)
+                out[:, j] = mean[j] + sd[j] * _marginal(latent[:, j], columns[j])
         return out
 
     latent_corr = target.copy()
     for _ in range(CORRELATION_ITERATIONS):
-        rows = rows_for(latent_corr, size, public)
+        rows = rows_for(latent_corr)
         achieved = np.corrcoef(rows, rowvar=False) if d > 1 else np.ones((1, 1))
         step = np.nan_to_num(target - achieved)
         np.fill_diagonal(step, 0.0)
         latent_corr = _nearest_correlation(np.clip(latent_corr + step, -CORRELATION_LIMIT, CORRELATION_LIMIT))
         got = np.clip((rows.mean(axis=0) - low) / (high - low), 0.5 / size, 1.0)
         offset = np.where(groups >= 0, offset + np.log(share / got), offset)  # the levels' shares
-    return lambda rows, public_rows: rows_for(latent_corr, rows, public_rows)
+    return rows_for(latent_corr)
 
 
 def _kinds(kinds, d: int, features) -> tuple[str, ...]:
@@ -359,8 +309,7 @@ def reference_law(stats, kinds=None, *, size="auto") -> ReferenceLaw:
     Returns
     -------
     ReferenceLaw
-        The rows (raw scale) and kinds, and, where public rows shape a continuous column, the
-        replicate laws of the jackknife of those marginals (module notes).
+        The rows (raw scale) and kinds.
 
     Raises
     ------
@@ -398,28 +347,9 @@ def reference_law(stats, kinds=None, *, size="auto") -> ReferenceLaw:
     if public is not None:  # on the release's scale and, like the released rows, projected onto its ball
         public = (public - center) / scale
         public = public if stats.x_bound is None else project_rows(public, stats.x_bound)
+    rows = copula_rows(mean, cov, declared, int(size), public=public, low=-center / scale, high=(1.0 - center) / scale)
+    raw = center + scale * rows
     two_level = np.array([kind != "continuous" for kind in declared])
-    fitted = _fitted_copula(mean, cov, declared, int(size), public, -center / scale, (1.0 - center) / scale)
-
-    def raw_rows(size, public_rows):
-        raw = center + scale * fitted(size, public_rows)
-        raw[:, two_level] = np.round(raw[:, two_level])
-        raw.flags.writeable = False
-        return raw
-
-    replicates = None
-    if public is not None and not two_level.all():
-        replicates = np.stack(
-            [raw_rows(REPLICATE_ROWS, np.delete(public, rows, axis=0)) for rows in _groups(len(public))]
-        )
-        replicates.flags.writeable = False
-    return ReferenceLaw(rows=raw_rows(int(size), public), kinds=declared, replicates=replicates)
-
-
-def _groups(m: int) -> list[np.ndarray]:
-    """G = min(m, ``MARGINAL_GROUPS``) disjoint groups of ⌊m/G⌋ public rows, in an order fixed by a
-    public seed (so that rows sorted by a column do not leave a tail out together)."""
-    groups = min(m, MARGINAL_GROUPS)
-    order = np.random.default_rng(SOBOL_SEED).permutation(m)
-    h = m // groups
-    return [order[g * h : (g + 1) * h] for g in range(groups)]
+    raw[:, two_level] = np.round(raw[:, two_level])
+    raw.flags.writeable = False
+    return ReferenceLaw(rows=raw, kinds=declared)

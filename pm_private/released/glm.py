@@ -42,12 +42,9 @@ summary of it, so sample it (NUTS; ``laplace_nuts`` only starts the adaptation t
 
 With a reference law (:func:`~pm_private.released.reference_law`: rows of a Gaussian copula
 matched to the release's moments and declared column kinds) the same averages are taken over
-its N fixed rows, moved onto (μ, Σx) in the same way (``reference_law_averages``): the law is
-declared, not estimated from a sample, and N is large enough that its integration error is small
-against the statistics' spread.  Where its continuous columns take their marginal shape from
-public rows, its replicate laws (each with a group of those rows left out) give the jackknife
-covariance of its means, added like the public rows' (``sample_law_moments`` without the bias
-correction).
+its N fixed rows, moved onto (μ, Σx) in the same way, with no jackknife: the law is declared, not
+estimated from a sample, and N is large enough that its integration error is small against the
+statistics' spread (``reference_law_averages``).
 """
 
 from __future__ import annotations
@@ -64,7 +61,7 @@ from .._engine.compile_notice import announce_compilation
 from .._engine.threads import hold_one_blas_thread_while
 from ..privacy.primitives import project_rows
 from ..privacy.validation import align_columns, check_bool, check_positive
-from .copula_law import MARGINAL_VARIANCE_FACTOR, ReferenceLaw, rare_level_warning, reference_law
+from .copula_law import ReferenceLaw, rare_level_warning, reference_law
 from .covariates import lkj_factor_and_covariance
 from .degree2 import degree2_vector, stat_labels
 from .family import (
@@ -130,9 +127,8 @@ x_eta : float, default 2.0
 x_sample : "public", None, ReferenceLaw or array_like of shape (m, d), default "public"
     The covariates' law.  A ``ReferenceLaw``
     (:func:`pm_private.released.reference_law`): rows matched to the release's
-    moments and declared column kinds (binary, continuous), moved affinely onto (μ, Σx), with
-    the jackknife variance of the continuous columns' marginals where public rows shape them;
-    honest on binary and skewed covariates at about the Gaussian law's width at d = 10.  An array:
+    moments and declared column kinds (binary, continuous), moved affinely onto (μ, Σx);
+    honest on binary and skewed covariates at about the Gaussian law's width.  An array:
     **public** covariate rows (raw, as passed to the release: the release's preprocessing and
     row projection are applied here), m ≥ d + 2; the means of the released response and of its
     products with x (labels ±1, clipped counts) are then computed under the public rows' law
@@ -380,10 +376,8 @@ def glm_model(
             if replicate_rows is None:
                 law = reference_law_averages(whitened, beta, b, mu, x_chol, link_mean)
             else:
-                replicates = pm.Data(_jackknife_name(reference), replicate_rows)
-                law, law_cov = sample_law_moments(
-                    whitened, replicates, beta, b, mu, x_chol, link_mean, reference=reference
-                )
+                replicates = pm.Data("x_sample_jackknife", replicate_rows)
+                law, law_cov = sample_law_moments(whitened, replicates, beta, b, mu, x_chol, link_mean)
         released_degree2_normal(
             "likelihood",
             mean,
@@ -402,13 +396,10 @@ def glm_model(
 
 def law_rows(x_sample, stats) -> tuple[np.ndarray, np.ndarray | None]:
     """The whitened rows of a sample law and its jackknife replicates (:func:`jackknife_samples`);
-    of a :class:`~pm_private.released.ReferenceLaw`, its rows and those of its replicate laws
-    (the jackknife of its continuous marginals; None where it has none)."""
+    a :class:`~pm_private.released.ReferenceLaw` has none (its law is declared, not
+    estimated from a sample, and its integration error is small by its size)."""
     if isinstance(x_sample, ReferenceLaw):
-        replicates = x_sample.replicates
-        if replicates is not None:
-            replicates = np.stack([whitened_sample(rows, stats, ridge=True) for rows in replicates])
-        return whitened_sample(x_sample.rows, stats), replicates
+        return whitened_sample(x_sample.rows, stats), None
     return whitened_sample(x_sample, stats), jackknife_samples(x_sample, stats)
 
 
@@ -512,13 +503,7 @@ def jackknife_samples(x_sample, stats) -> np.ndarray:
     return np.stack([whitened_sample(P[rows], stats, ridge=True) for rows in keep])
 
 
-def _jackknife_name(reference: bool) -> str:
-    """The model data holding the law's jackknife replicates: of the public rows, or of a reference
-    law's marginals."""
-    return "x_reference_jackknife" if reference else "x_sample_jackknife"
-
-
-def sample_law_moments(whitened, replicates, beta, b, mu, x_chol, link_mean, *, reference: bool = False):
+def sample_law_moments(whitened, replicates, beta, b, mu, x_chol, link_mean):
     """The means of y and y·x under the sample law (module notes), to stand for the Gaussian ones,
     and the delete-a-group jackknife covariance of that estimate over public samples, to be added
     times n² to their block ((d + 1,) and (d + 1, d + 1) tensors).
@@ -527,10 +512,8 @@ def sample_law_moments(whitened, replicates, beta, b, mu, x_chol, link_mean, *, 
     rows and through their whitening; the jackknife recomputes both for each of G replicates
     (``replicates``, whitened afresh: :func:`jackknife_samples`) and estimates
     Var(T) = (G − 1)/G·Σ_g (T₋g − T̄)(T₋g − T̄)ᵀ (Efron & Stein 1981; Shao & Tu 1995, §2.3); the
-    mean is the bias-corrected G·T − (G − 1)·T̄ (the whitening makes T biased by O(1/m); T itself
-    for a ``reference`` law's replicates, which leave out public rows of its marginals only), and the
-    variance is taken ``JACKKNIFE_VARIANCE_FACTOR`` times (a reference law's
-    ``MARGINAL_VARIANCE_FACTOR`` times).  A part of
+    mean is the bias-corrected G·T − (G − 1)·T̄ (the whitening makes T biased by O(1/m)), and the
+    variance is taken ``JACKKNIFE_VARIANCE_FACTOR`` times.  A part of
     g linear in a contributes nothing: every replicate matches μ and Σx exactly."""
 
     # xₖ = μ + Lₓzₖ (mean μ, covariance Σx over the rows) is never formed: aₖ = zₖᵀ(Lₓᵀβ) + μᵀβ + b, and the
@@ -545,8 +528,7 @@ def sample_law_moments(whitened, replicates, beta, b, mu, x_chol, link_mean, *, 
         whitened,
         mu,
         x_chol,
-        factor=MARGINAL_VARIANCE_FACTOR if reference else JACKKNIFE_VARIANCE_FACTOR,
-        bias_correct=not reference,
+        factor=JACKKNIFE_VARIANCE_FACTOR,
     )
 
 
@@ -609,12 +591,8 @@ def set_glm_stats(stats, model, family, noise_aware, x_sample=PUBLIC_ROWS, **ext
         if whitened.shape != model["x_sample_whitened"].get_value().shape:
             raise ValueError("x_sample: the number of rows differs from the model's (build a new model)")
         new["x_sample_whitened"] = whitened
-        name = _jackknife_name(built_with_law)
-        built_shape = model[name].get_value().shape if name in model else None
-        if (None if replicates is None else replicates.shape) != built_shape:
-            raise ValueError("x_sample: its jackknife replicates differ from the model's (build a new model)")
         if replicates is not None:
-            new[name] = replicates
+            new["x_sample_jackknife"] = replicates
     pm.set_data(new, model=model)
 
 

@@ -7,13 +7,12 @@ whitened public rows (:func:`pm_private.released.glm.sample_law_moments`): for a
     T = (ḡ, ḡ·μ + Lₓ·g_z),   ḡ = (1/r)Σₖ gₖ,   g_z = (1/r)Σₖ gₖ·zₖ,
 
 computed on the whitened rows (T_w) and on each of G delete-a-group jackknife replicates (T_r).
-The estimate is the bias-corrected G·T_w − (G − 1)·T̄ (with ``bias_correct``; else T_w) and its
-variance c·Σᵣ(T_r − T̄)(T_r − T̄)ᵀ with c = f·(G − 1)/G (Efron & Stein 1981; Quenouille 1956).
-Written with h = 1 (bias-corrected) or 0, the estimate is T_w + h·(G − 1)·(T_w − T̄).  As a PyTensor
+The estimate is the bias-corrected G·T_w − (G − 1)·T̄ and its variance
+c·Σᵣ(T_r − T̄)(T_r − T̄)ᵀ with c = f·(G − 1)/G (Efron & Stein 1981; Quenouille 1956).  As a PyTensor
 graph these averages over G·r rows and their derivatives are many reductions and broadcasts, each
 a Numba compilation on an empty cache; here they are two Numba loop kernels compiled with
-``cache=True`` (once per machine).  Gradient: with T̄ᵣ = −h·(G − 1)/G·ē + c·(C̄ + C̄ᵀ)(T_r − T̄) and
-T̄_w = (1 + h·(G − 1))·ē the cotangents of the sets' T, each set gives, with u = Lₓᵀt̄ₓ,
+``cache=True`` (once per machine).  Gradient: with T̄ᵣ = −(G − 1)/G·ē + c·(C̄ + C̄ᵀ)(T_r − T̄) and
+T̄_w = G·ē the cotangents of the sets' T, each set gives, with u = Lₓᵀt̄ₓ,
 
     ḡₖ = (t̄₀ + t̄ₓ·μ + zₖ·u)/r,   μ̄ += ḡ·t̄ₓ,   L̄ₓ += t̄ₓ·g_zᵀ;
 
@@ -78,13 +77,13 @@ def _replicates(g_rep, z_rep, mu, x_chol):
 
 
 @numba.njit(cache=True)
-def sample_law_kernel(g_rep, z_rep, g_w, z_w, mu, x_chol, factor, correction):
-    """(estimate, covariance) of the module notes; ``correction`` is h."""
+def sample_law_kernel(g_rep, z_rep, g_w, z_w, mu, x_chol, factor):
+    """(estimate, covariance) of the module notes."""
     groups, d = g_rep.shape[0], mu.shape[0]
     values, _, _, mean = _replicates(g_rep, z_rep, mu, x_chol)
     whole = np.empty(d + 1)
     _average(g_w, z_w, mu, x_chol, whole)
-    estimate = whole + correction * (groups - 1) * (whole - mean)
+    estimate = groups * whole - (groups - 1) * mean
     scale = factor * (groups - 1) / groups
     cov = np.zeros((d + 1, d + 1))
     for r in range(groups):
@@ -115,7 +114,7 @@ def _set_vjp(t_bar, g_mean, g_z, z, mu, x_chol, g_out, mu_bar, chol_bar):
 
 
 @numba.njit(cache=True)
-def sample_law_vjp_kernel(g_rep, z_rep, g_w, z_w, mu, x_chol, factor, correction, g_estimate, g_cov):
+def sample_law_vjp_kernel(g_rep, z_rep, g_w, z_w, mu, x_chol, factor, g_estimate, g_cov):
     """(∂/∂g_rep, ∂/∂g_w, ∂/∂μ, ∂/∂Lₓ) of ⟨ē, estimate⟩ + ⟨C̄, covariance⟩ (module notes)."""
     groups, d = g_rep.shape[0], mu.shape[0]
     values, g_means, g_zs, mean = _replicates(g_rep, z_rep, mu, x_chol)
@@ -128,13 +127,13 @@ def sample_law_vjp_kernel(g_rep, z_rep, g_w, z_w, mu, x_chol, factor, correction
     t_bar = np.empty(d + 1)
     for r in range(groups):
         for i in range(d + 1):
-            t = -correction * (groups - 1) / groups * g_estimate[i]
+            t = -(groups - 1) / groups * g_estimate[i]
             for j in range(d + 1):
                 t += scale * (g_cov[i, j] + g_cov[j, i]) * (values[r, j] - mean[j])
             t_bar[i] = t
         _set_vjp(t_bar, g_means[r], g_zs[r], z_rep[r], mu, x_chol, rep_bar[r], mu_bar, chol_bar)
     whole_bar = np.empty(g_w.shape[0])
-    _set_vjp((1.0 + correction * (groups - 1)) * g_estimate, w_mean, w_z, z_w, mu, x_chol, whole_bar, mu_bar, chol_bar)
+    _set_vjp(groups * g_estimate, w_mean, w_z, z_w, mu, x_chol, whole_bar, mu_bar, chol_bar)
     return rep_bar, whole_bar, mu_bar, chol_bar
 
 
@@ -152,19 +151,18 @@ def _contiguous(inputs):
 
 class SampleLawAverages(Op):
     """(g_rep, z_rep, g_w, z_w, μ, Lₓ) ↦ (estimate, covariance) of the module notes; ``factor``
-    is f, the multiplier of the jackknife variance, and ``correction`` h (1: bias-corrected)."""
+    is f, the multiplier of the jackknife variance."""
 
-    __props__ = ("factor", "correction")
+    __props__ = ("factor",)
 
-    def __init__(self, factor: float, correction: float = 1.0):
+    def __init__(self, factor: float):
         self.factor = float(factor)
-        self.correction = float(correction)
 
     def make_node(self, *inputs):
         return Apply(self, _as_inputs(*inputs), [pt.dvector(), pt.dmatrix()])
 
     def perform(self, node, inputs, output_storage):
-        estimate, cov = sample_law_kernel(*_contiguous(inputs), self.factor, self.correction)
+        estimate, cov = sample_law_kernel(*_contiguous(inputs), self.factor)
         output_storage[0][0], output_storage[1][0] = estimate, cov
 
     def infer_shape(self, node, shapes):
@@ -176,9 +174,7 @@ class SampleLawAverages(Op):
             pt.zeros_like(out) if isinstance(g.type, DisconnectedType) else g
             for out, g in zip(outputs, cotangents, strict=True)
         )
-        rep_bar, whole_bar, mu_bar, chol_bar = SampleLawAveragesVJP(self.factor, self.correction)(
-            *inputs, g_estimate, g_cov
-        )
+        rep_bar, whole_bar, mu_bar, chol_bar = SampleLawAveragesVJP(self.factor)(*inputs, g_estimate, g_cov)
         z_rep, z_w = (grad_undefined(self, i, inputs[i], "the public rows are data") for i in (1, 3))
         return [rep_bar, z_rep, whole_bar, z_w, mu_bar, chol_bar]
 
@@ -187,11 +183,10 @@ class SampleLawAveragesVJP(Op):
     """(inputs…, ē, C̄) ↦ the gradients of ⟨ē, estimate⟩ + ⟨C̄, covariance⟩ with respect to
     (g_rep, g_w, μ, Lₓ).  No second derivatives."""
 
-    __props__ = ("factor", "correction")
+    __props__ = ("factor",)
 
-    def __init__(self, factor: float, correction: float = 1.0):
+    def __init__(self, factor: float):
         self.factor = float(factor)
-        self.correction = float(correction)
 
     def make_node(self, *inputs):
         *args, g_estimate, g_cov = inputs
@@ -200,7 +195,7 @@ class SampleLawAveragesVJP(Op):
 
     def perform(self, node, inputs, output_storage):
         *args, g_estimate, g_cov = _contiguous(inputs)
-        grads = sample_law_vjp_kernel(*args, self.factor, self.correction, g_estimate, g_cov)
+        grads = sample_law_vjp_kernel(*args, self.factor, g_estimate, g_cov)
         for storage, value in zip(output_storage, grads, strict=True):
             storage[0] = value
 
@@ -214,11 +209,11 @@ class SampleLawAveragesVJP(Op):
 @register_numba_funcify(SampleLawAverages)
 def _numba_funcify_sample_law(op, node=None, **kwargs):
     """Numba implementation for PyTensor's default backend: the cached kernel."""
-    factor, correction = op.factor, op.correction
+    factor = op.factor
 
     @numba_njit
     def sample_law_averages_op(g_rep, z_rep, g_w, z_w, mu, x_chol):
-        return sample_law_kernel(g_rep, z_rep, g_w, z_w, mu, x_chol, factor, correction)
+        return sample_law_kernel(g_rep, z_rep, g_w, z_w, mu, x_chol, factor)
 
     return sample_law_averages_op
 
@@ -226,16 +221,16 @@ def _numba_funcify_sample_law(op, node=None, **kwargs):
 @register_numba_funcify(SampleLawAveragesVJP)
 def _numba_funcify_sample_law_vjp(op, node=None, **kwargs):
     """Numba implementation for PyTensor's default backend: the cached kernel."""
-    factor, correction = op.factor, op.correction
+    factor = op.factor
 
     @numba_njit
     def sample_law_averages_vjp_op(g_rep, z_rep, g_w, z_w, mu, x_chol, g_estimate, g_cov):
-        return sample_law_vjp_kernel(g_rep, z_rep, g_w, z_w, mu, x_chol, factor, correction, g_estimate, g_cov)
+        return sample_law_vjp_kernel(g_rep, z_rep, g_w, z_w, mu, x_chol, factor, g_estimate, g_cov)
 
     return sample_law_averages_vjp_op
 
 
-def _jax_averages(factor, correction):
+def _jax_averages(factor):
     def averages(g_rep, z_rep, g_w, z_w, mu, x_chol):
         import jax.numpy as jnp
 
@@ -248,9 +243,7 @@ def _jax_averages(factor, correction):
         groups = g_rep.shape[0]
         mean = values.mean(axis=0)
         centred = values - mean
-        whole = one(g_w, z_w)
-        estimate = whole + correction * (groups - 1) * (whole - mean)
-        return estimate, factor * (groups - 1) / groups * centred.T @ centred
+        return groups * one(g_w, z_w) - (groups - 1) * mean, factor * (groups - 1) / groups * centred.T @ centred
 
     return averages
 
@@ -258,7 +251,7 @@ def _jax_averages(factor, correction):
 @register_jax_funcify(SampleLawAverages)
 def _jax_funcify_sample_law(op, node=None, **kwargs):
     """JAX implementation: the same formulas in ``jax.numpy``."""
-    return _jax_averages(op.factor, op.correction)
+    return _jax_averages(op.factor)
 
 
 @register_jax_funcify(SampleLawAveragesVJP)
@@ -266,7 +259,7 @@ def _jax_funcify_sample_law_vjp(op, node=None, **kwargs):
     """JAX implementation: JAX's vector–Jacobian product of the JAX averages (the rows are data)."""
     import jax
 
-    forward = _jax_averages(op.factor, op.correction)
+    forward = _jax_averages(op.factor)
 
     def sample_law_averages_vjp_op(g_rep, z_rep, g_w, z_w, mu, x_chol, g_estimate, g_cov):
         _, pull = jax.vjp(lambda a, b, c, e: forward(a, z_rep, b, z_w, c, e), g_rep, g_w, mu, x_chol)
@@ -275,10 +268,9 @@ def _jax_funcify_sample_law_vjp(op, node=None, **kwargs):
     return sample_law_averages_vjp_op
 
 
-def sample_law_averages(g_rep, z_rep, g_w, z_w, mu, x_chol, *, factor: float, bias_correct: bool = True):
-    """The public-rows law's bias-corrected averages (or the whole set's, without ``bias_correct``)
-    and their jackknife covariance (module notes), as tensors with their gradient in the link means,
-    μ and Lₓ.
+def sample_law_averages(g_rep, z_rep, g_w, z_w, mu, x_chol, *, factor: float):
+    """The public-rows law's bias-corrected averages and their jackknife covariance (module notes),
+    as tensors with their gradient in the link means, μ and Lₓ.
 
     Parameters
     ----------
@@ -296,14 +288,12 @@ def sample_law_averages(g_rep, z_rep, g_w, z_w, mu, x_chol, *, factor: float, bi
         Lₓ, the Cholesky factor of their covariance.
     factor : float
         f, the multiplier of the jackknife variance.
-    bias_correct : bool, default True
-        Whether the estimate is the bias-corrected G·T_w − (G − 1)·T̄ or T_w.
 
     Returns
     -------
     estimate : tensor (d + 1,)
-        The (bias-corrected) (E[g], E[g·x]).
+        The bias-corrected (E[g], E[g·x]).
     covariance : tensor (d + 1, d + 1)
         Its jackknife covariance times f.
     """
-    return SampleLawAverages(factor, 1.0 if bias_correct else 0.0)(g_rep, z_rep, g_w, z_w, mu, x_chol)
+    return SampleLawAverages(factor)(g_rep, z_rep, g_w, z_w, mu, x_chol)

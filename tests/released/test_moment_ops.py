@@ -107,14 +107,12 @@ def _models(monkeypatch, build):
     return new, reference
 
 
-def _reference_sample_law(whitened, replicates, beta, b, mu, x_chol, link_mean, *, reference=False):
+def _reference_sample_law(whitened, replicates, beta, b, mu, x_chol, link_mean):
     values = reference_average(replicates, beta, b, mu, x_chol, link_mean)
     groups = replicates.shape[0]
-    whole = reference_average(whitened, beta, b, mu, x_chol, link_mean)
-    estimate = whole if reference else groups * whole - (groups - 1) * values.mean(0)
+    estimate = groups * reference_average(whitened, beta, b, mu, x_chol, link_mean) - (groups - 1) * values.mean(0)
     centred = values - values.mean(axis=0)
-    factor = glm.MARGINAL_VARIANCE_FACTOR if reference else glm.JACKKNIFE_VARIANCE_FACTOR
-    return estimate, factor * (groups - 1) / groups * centred.T @ centred
+    return estimate, glm.JACKKNIFE_VARIANCE_FACTOR * (groups - 1) / groups * centred.T @ centred
 
 
 RNG = np.random.default_rng(3)
