@@ -236,3 +236,22 @@ def test_the_ledger_states_the_epsilon_of_a_person_with_several_rows(data, capsy
     expected = PrivacyAccountant.open("l.db").person_epsilon(3)
     assert f"person  ε {expected:.6g} at δ 1e-05 for a person with at most 3 rows" in capsys.readouterr().out
     assert expected > PrivacyAccountant.open("l.db").tight_epsilon()
+
+
+def test_poisson_count_bound_from_the_public_file_when_omitted(data, capsys):
+    """Without --y-bound the count bound is count_bound of the public file's target column, chosen
+    before anything private is read; without a public file it is refused by name, before any spend."""
+    from pm_private.poisson import count_bound
+
+    argv = [a for a in POISSON if a not in ("--y-bound", "10")]
+    argv += ["--ledger", "l.db", "--total-epsilon", "2", "--total-delta", "1e-4", "--epsilon", "1", "--out", "r.json"]
+    _usage_error([*argv, *RAW], capsys, "--y-bound: give it, or --standardize-from")
+    assert not (data / "l.db").exists() and not (data / "r.json").exists()
+    expected = count_bound(pd.read_csv("public.csv")["count"])
+    assert main([*argv, "--standardize-from", "public.csv", "--dry-run"]) == 0
+    assert f"count bound {expected}: the smallest" in capsys.readouterr().out
+    assert main([*argv, "--standardize-from", "public.csv"]) == 0
+    assert read_release_file("r.json")[0]["release"].y_bound == expected
+    pd.read_csv("public.csv").drop(columns="count").to_csv("nocounts.csv", index=False)
+    argv[argv.index("r.json")] = "r2.json"
+    _usage_error([*argv, "--standardize-from", "nocounts.csv"], capsys, "has no column 'count'")

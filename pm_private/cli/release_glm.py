@@ -7,6 +7,8 @@ the dry run and the release read."""
 
 from __future__ import annotations
 
+import argparse
+
 from ..logistic.family import LOGISTIC
 from ..poisson.family import POISSON
 from ..privacy import argtypes as types
@@ -20,6 +22,7 @@ from .common import (
     public_feature_group,
     public_preprocessing,
     read,
+    refuse_private_as_public,
     refuse_raw_covariates,
     release_arguments,
     table_columns,
@@ -77,9 +80,9 @@ def add_parser(subparsers) -> None:
             parser.add_argument(
                 "--y-bound",
                 type=types.positive_int,
-                required=True,
-                help="public count bound (an integer ≤ 1000): larger counts are clipped to it; the library's "
-                "rule, from public counts, is pm_private.poisson_bounds(..., public_y=...) in Python",
+                help="public count bound (an integer ≤ 1000): larger counts are clipped to it; omitted, the "
+                "smallest count with at most 5 %% of the --standardize-from file's counts (its --target column) "
+                "above it (pm_private.poisson.count_bound)",
             )
         public_feature_group(parser)
         parser.add_argument(
@@ -103,6 +106,9 @@ def _run(parser, args) -> None:
     from ..privacy.validation import check_count
 
     family = GLM_FAMILIES[args.kind]
+    chosen = _counts(family) and args.y_bound is None  # the count bound from the public file's counts
+    if chosen:
+        args.y_bound = _public_count_bound(parser, args)
     if _counts(family):
         try:
             check_count("--y-bound", args.y_bound, 1, _MAX_Y_BOUND.resolve())
@@ -127,6 +133,10 @@ def _run(parser, args) -> None:
         lines = plan.lines()
         if preprocessing is not None:
             lines.append("public preprocessing: " + context["constants"])
+        if chosen:
+            lines.append(
+                f"count bound {args.y_bound}: the smallest with at most 5 % of the public file's counts above it"
+            )
         dry_run(args, lines)
         return
     frame = read(args.data, [*features, args.target, *unit_columns(args)])
@@ -150,6 +160,24 @@ def _run(parser, args) -> None:
         )
 
     write_release(parser, args, accountant, release, features=features, target=args.target, preprocessing=context)
+
+
+def _public_count_bound(parser, args) -> int:
+    """The count bound from the public file's target column (``count_bound``), before anything
+    private is read; a usage error naming ``--y-bound`` where there is no public file."""
+    from ..poisson.release import count_bound
+
+    if args.standardize_from is None:
+        parser.error("--y-bound: give it, or --standardize-from with public counts in the target column to choose it")
+    refuse_private_as_public(parser, args)
+    source = argparse.Namespace(data=args.standardize_from)
+    if args.target not in table_columns(parser, source):
+        parser.error(f"--standardize-from {str(args.standardize_from)!r} has no column {args.target!r}")
+    counts = numeric(parser, read(args.standardize_from, [args.target]), [args.target])[:, 0]
+    try:
+        return count_bound(counts)
+    except ValueError as error:
+        parser.error(f"--y-bound from --standardize-from: {error}")
 
 
 def _context(args, family: Family, preprocessing, d: int) -> dict:

@@ -5,6 +5,7 @@ marginalised, and its predictions."""
 from .._engine.lazy import attach
 
 _NAMES = {
+    "count_bound": ".release",
     "poisson_bounds": ".release",
     "poisson_noise_plan": ".release",
     "PoissonStats": ".release",

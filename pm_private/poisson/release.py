@@ -57,6 +57,7 @@ __all__ = [
     "POISSON_MECHANISM",
     "PoissonStats",
     "PoissonStatsRelease",
+    "count_bound",
     "poisson_bounds",
     "poisson_entry_weights",
     "poisson_noise_plan",
@@ -370,6 +371,7 @@ def poisson_bounds(
     See Also
     --------
     pm_private.logistic.logistic_bounds : The same rule for the logistic release.
+    count_bound : The count bound alone, from public counts.
     pm_private.poisson.poisson_model : Its ``x_sample`` takes the public rows as the covariate law.
 
     References
@@ -414,6 +416,41 @@ def poisson_bounds(
         response_sd=response_sd,
     )
     return replace(rows, y_bound=y_bound, clipped_share=clipped_share)
+
+
+def count_bound(public_y, *, max_clipped: float = 0.05) -> int:
+    """The count bound B of a Poisson release from public counts alone: the smallest count with at
+    most ``max_clipped`` of them above it, the rule of :func:`poisson_bounds` (which also needs n
+    and d, for the row bound).  Reads public values only and spends no budget; the command line's
+    ``release poisson-stats`` takes it from its public file when ``--y-bound`` is omitted.
+
+    Parameters
+    ----------
+    public_y : array_like, shape (m,)
+        Public counts (non-negative integers) drawn like the private ones.  They must be public:
+        nothing here can tell them from the private counts.
+    max_clipped : float, default 0.05
+        Largest share of the public counts B may clip, in (0, 1).
+
+    Returns
+    -------
+    int
+        B in [1, 1000].
+
+    Raises
+    ------
+    ValueError
+        For ``public_y`` that are not a non-empty vector of non-negative integer counts, or
+        ``max_clipped`` outside (0, 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pm_private.poisson import count_bound
+    >>> count_bound(np.random.default_rng(0).poisson(1.0, size=200))
+    3
+    """
+    return _count_bound(None, 1.0, public_y, max_clipped)[0]
 
 
 def _count_bound(y_bound, response_sd, public_y, max_clipped) -> tuple[int, float, float | None]:

@@ -193,3 +193,15 @@ def test_poisson_count_bound_from_public_counts():
         poisson_bounds(1000, 3, 1.0, 1e-6, public_y=np.zeros(10))
     with pytest.raises(ValueError, match="max_clipped"):
         poisson_bounds(1000, 3, 1.0, 1e-6, public_y=counts, max_clipped=1.0)
+    # the count bound alone: the same B, for every share, without n, d or a guess of τ
+    from pm_private.poisson import count_bound
+
+    for share in (0.01, 0.05, 0.1, 0.3):
+        B = count_bound(counts, max_clipped=share)
+        assert np.mean(counts > B) <= share < np.mean(counts > B - 1)
+        assert B == poisson_bounds(20_000, 5, 1.0, 1e-6, public_y=counts, max_clipped=share).y_bound
+    assert count_bound(np.zeros(10, int)) == 1  # all 0: no refusal, there is no τ to guess
+    with pytest.raises(ValueError, match="public_y"):
+        count_bound([[1, 2]])
+    with pytest.raises(ValueError, match="max_clipped"):
+        count_bound(counts, max_clipped=0.0)
