@@ -3,7 +3,8 @@
 For a population of ``bench_covariate_law`` (its ``mixed`` design: a Gaussian copula of Gaussian,
 log-normal and binary columns), at the population's own coefficients θ* (the root of the clipped-count
 estimating equation on 300,000 rows), ``--replicates`` data sets of n rows are drawn and each is
-released with negligible noise (ε = 500), so that only the model's approximations are measured.
+released with negligible noise (ε = 500) at the row bound of the ε = 1 cell (``--bound-epsilon``),
+so that only the model's approximations are measured.
 For the released y-statistics s = (Σỹ, Σỹ·x), per replicate:
 
 * the **law's mean error**: s/n − T(θ*), T the means of (ỹ, ỹ·x) under the replicate's own
@@ -90,7 +91,9 @@ def check_population(rng, args) -> pd.DataFrame:
     pop = Population(rng, "mixed", args.d, "poisson")
     public = pop.rows(rng, args.public)
     prep = pp.Preprocessing.from_public(public, kinds=pop.declared())
-    bound = pp.poisson_bounds(args.n, args.d, 1.0, DELTA, y_bound=args.y_bound, public_X=prep.transform_x(public))
+    bound = pp.poisson_bounds(
+        args.n, args.d, args.bound_epsilon, DELTA, y_bound=args.y_bound, public_X=prep.transform_x(public)
+    )
     big = project_rows(prep.transform_x(pop.rows(rng, 300_000)), bound.x_bound)
     theta = population_theta(big, np.minimum(pop.response(rng, big), args.y_bound), args.y_bound)
     residuals = []
@@ -120,6 +123,12 @@ def main(argv=None):
     parser.add_argument("--public", type=int, default=100, help="public rows (the marginals' shape)")
     parser.add_argument("--reference-size", type=lambda v: v if v == "auto" else int(v), default="auto")
     parser.add_argument("--y-bound", type=int, default=10)
+    parser.add_argument(
+        "--bound-epsilon",
+        type=float,
+        default=1.0,
+        help="the row bound is poisson_bounds' at this ε (default 1, the grid's cell; larger: fewer rows projected)",
+    )
     parser.add_argument("--replicates", type=int, default=60)
     parser.add_argument("--populations", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
