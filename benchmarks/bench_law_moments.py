@@ -10,9 +10,9 @@ For the released y-statistics s = (Σỹ, Σỹ·x), per replicate:
 * the **law's mean error**: s/n − T(θ*), T the means of (ỹ, ỹ·x) under the replicate's own
   reference law (:func:`pm_private.released.reference_law`, built from the replicate's released
   moments and the public rows' marginals) moved onto the replicate's released mean and covariance,
-  as the model moves it; its average over replicates, in units of the y-statistics' sampling
-  s.d. √n·sd(s/n), is the law's bias (0 for an exact law, up to Monte Carlo error
-  1/√replicates);
+  as the model moves it; its average over replicates, in units of that residual's own s.d. over
+  the replicates (the spread left once the covariates' statistics are known), is the law's bias
+  (0 for an exact law, up to Monte Carlo error 1/√replicates);
 * the **spread**: the s.d. over replicates of that residual, against the s.d. the model gives the
   y-statistics given the covariates' statistics (the normal conditional of the Gaussian-law
   covariance V(θ*) of :func:`pm_private.poisson.moments.poisson_stat_moments`, which the model
@@ -24,6 +24,7 @@ the largest |bias| and the largest and smallest spread ratio.
     python -m benchmarks.bench_law_moments                       # d = 20, 100 public rows
     python -m benchmarks.bench_law_moments --public 10000 --reference-size 32768
     python -m benchmarks.bench_law_moments --d 10 --populations 3
+    python -m benchmarks.bench_law_moments --bound-epsilon 100         # no row projected
 """
 
 from __future__ import annotations
