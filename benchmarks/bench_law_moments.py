@@ -2,7 +2,8 @@
 
 For a population of ``bench_covariate_law`` (its ``mixed`` design: a Gaussian copula of Gaussian,
 log-normal and binary columns), at the population's own coefficients θ* (the root of the clipped-count
-estimating equation on 300,000 rows), ``--replicates`` data sets of n rows are drawn and each is
+estimating equation on 300,000 rows, their counts drawn from the rows and the fit made on the rows
+projected, as the release sees them), ``--replicates`` data sets of n rows are drawn and each is
 released with negligible noise (ε = 500) at the row bound of the ε = 1 cell (``--bound-epsilon``),
 so that only the model's approximations are measured.
 For the released y-statistics s = (Σỹ, Σỹ·x), per replicate:
@@ -95,8 +96,10 @@ def check_population(rng, args) -> pd.DataFrame:
     bound = pp.poisson_bounds(
         args.n, args.d, args.bound_epsilon, DELTA, y_bound=args.y_bound, public_X=prep.transform_x(public)
     )
-    big = project_rows(prep.transform_x(pop.rows(rng, 300_000)), bound.x_bound)
-    theta = population_theta(big, np.minimum(pop.response(rng, big), args.y_bound), args.y_bound)
+    rows = prep.transform_x(pop.rows(rng, 300_000))  # the counts from the rows, the fit on them projected
+    counts = np.minimum(pop.response(rng, rows), args.y_bound)
+    big = project_rows(rows, bound.x_bound)
+    theta = population_theta(big, counts, args.y_bound)
     residuals = []
     for _ in range(args.replicates):
         X = pop.rows(rng, args.n)
