@@ -123,9 +123,14 @@ class Population:
         return np.minimum(rng.poisson(np.exp(np.minimum(eta - 0.5, 5.0))), 10).astype(float)
 
 
-def mle(Z, y, family: str, clip: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Slopes and their Wald s.e. of the maximum-likelihood fit with an intercept (Newton); with
-    ``clip`` (Poisson), the root of the estimating equation Σ (yᵢ − g(aᵢ))·(1, xᵢ) = 0 with
+def clipped_mean(a: np.ndarray, clip: int) -> np.ndarray:
+    """E[min(y, B)], y ~ Poisson(eᵃ), B = ``clip``: Σ_{k<B} P(y > k)."""
+    return poisson.sf(np.arange(clip)[:, None], np.exp(a)).sum(axis=0)
+
+
+def fit_glm(Z, y, family: str, clip: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(b, β) of the maximum-likelihood fit with an intercept (Newton) and its information matrix;
+    with ``clip`` (Poisson), the root of the estimating equation Σ (yᵢ − g(aᵢ))·(1, xᵢ) = 0 with
     g(a) = E[min(y, clip) | a], y ~ Poisson(eᵃ): the model's limit on clipped counts."""
     A = np.column_stack([np.ones(len(y)), Z])
     theta = np.zeros(A.shape[1])
@@ -133,13 +138,19 @@ def mle(Z, y, family: str, clip: int | None = None) -> tuple[np.ndarray, np.ndar
         eta = A @ theta
         mean = expit(eta) if family == "logistic" else np.exp(eta)
         weight = mean * (1 - mean) if family == "logistic" else mean
-        if clip is not None:  # E[min(y, B)] = Σ_{k<B} P(y > k); its derivative λ·P(y ≤ B − 1)
-            mean, weight = poisson.sf(np.arange(clip)[:, None], mean).sum(axis=0), mean * poisson.cdf(clip - 1, mean)
+        if clip is not None:  # E[min(y, B)]; its derivative λ·P(y ≤ B − 1)
+            mean, weight = clipped_mean(eta, clip), mean * poisson.cdf(clip - 1, mean)
         info = A.T @ (A * weight[:, None])
         step = np.linalg.solve(info, A.T @ (y - mean))
         theta += step * min(1.0, 1.0 / np.max(np.abs(step)))
         if np.max(np.abs(step)) < 1e-10:
             break
+    return theta, info
+
+
+def mle(Z, y, family: str, clip: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Slopes and their Wald s.e. of :func:`fit_glm`."""
+    theta, info = fit_glm(Z, y, family, clip)
     return theta[1:], np.sqrt(np.diag(np.linalg.inv(info)))[1:]
 
 

@@ -37,7 +37,6 @@ import numpy as np
 import pandas as pd
 import pytensor
 import pytensor.tensor as pt
-from scipy.stats import poisson
 
 import pm_private as pp
 from pm_private.poisson.moments import poisson_stat_moments
@@ -45,26 +44,7 @@ from pm_private.privacy.primitives import project_rows
 from pm_private.released.copula_law import reference_law
 from pm_private.released.glm import law_rows
 
-from .bench_covariate_law import DELTA, Population
-
-
-def clipped_mean(a: np.ndarray, y_bound: int) -> np.ndarray:
-    """E[min(y, B)], y ~ Poisson(eᵃ): Σ_{k<B} P(y > k)."""
-    return poisson.sf(np.arange(y_bound)[:, None], np.exp(a)).sum(axis=0)
-
-
-def population_theta(rows: np.ndarray, counts: np.ndarray, y_bound: int) -> np.ndarray:
-    """(b, β): the root of Σ (ỹᵢ − g(aᵢ))·(1, xᵢ) = 0, g the clipped mean (Newton)."""
-    A = np.column_stack([np.ones(len(rows)), rows])
-    theta = np.zeros(A.shape[1])
-    for _ in range(60):
-        rate = np.exp(A @ theta)
-        weight = rate * poisson.cdf(y_bound - 1, rate)
-        step = np.linalg.solve(A.T @ (A * weight[:, None]), A.T @ (counts - clipped_mean(A @ theta, y_bound)))
-        theta += step * min(1.0, 1.0 / np.max(np.abs(step)))
-        if np.max(np.abs(step)) < 1e-10:
-            break
-    return theta
+from .bench_covariate_law import DELTA, Population, clipped_mean, fit_glm
 
 
 def law_means(whitened, mean, cov, theta, y_bound) -> np.ndarray:
@@ -99,7 +79,7 @@ def check_population(rng, args) -> pd.DataFrame:
     rows = prep.transform_x(pop.rows(rng, 300_000))  # the counts from the rows, the fit on them projected
     counts = np.minimum(pop.response(rng, rows), args.y_bound)
     big = project_rows(rows, bound.x_bound)
-    theta = population_theta(big, counts, args.y_bound)
+    theta, _ = fit_glm(big, counts, "poisson", clip=args.y_bound)
     residuals = []
     for _ in range(args.replicates):
         X = pop.rows(rng, args.n)

@@ -257,6 +257,23 @@ def _per_feature(parser, option: str, values, features: list[str]):
     return values[0] if len(values) == 1 else list(values)
 
 
+def public_file_columns(parser, args, columns: list[str]):
+    """The numeric ``columns`` of the ``--standardize-from`` file, as an (m, len(columns)) array,
+    after checking that it is not the private data file, that it has the columns, and that it has
+    no person column (usage errors naming the file); reads nothing private."""
+    refuse_private_as_public(parser, args)
+    available = table_columns(parser, argparse.Namespace(data=args.standardize_from))
+    missing = [c for c in columns if c not in available]
+    if missing:
+        parser.error(f"--standardize-from {str(args.standardize_from)!r} has no column {', '.join(map(repr, missing))}")
+    if getattr(args, "unit_column", None) in available:
+        parser.error(
+            f"--standardize-from {str(args.standardize_from)!r} has the person column {args.unit_column!r}: "
+            "public rows identify no person of the private data; drop the column from the public file"
+        )
+    return numeric(parser, read(args.standardize_from, columns), columns)
+
+
 def public_preprocessing(parser, args, features: list[str], *, response: bool = True):
     """The release's public centre and scale, from ``--standardize-from`` and the constant flags
     (a flag overrides the file's value), or None when none is given; ``response=False`` leaves
@@ -273,22 +290,9 @@ def public_preprocessing(parser, args, features: list[str], *, response: bool = 
     }
     derived = {}
     if args.standardize_from is not None:
-        refuse_private_as_public(parser, args)
-        source = argparse.Namespace(data=args.standardize_from)
-        available = table_columns(parser, source)
         target = getattr(args, "target", None)  # None: a release without a response column (survival regression)
         columns = [*features] + ([] if target is None else [target])
-        missing = [c for c in columns if c not in available]
-        if missing:
-            parser.error(
-                f"--standardize-from {str(args.standardize_from)!r} has no column {', '.join(map(repr, missing))}"
-            )
-        if getattr(args, "unit_column", None) in available:
-            parser.error(
-                f"--standardize-from {str(args.standardize_from)!r} has the person column {args.unit_column!r}: "
-                "public rows identify no person of the private data; drop the column from the public file"
-            )
-        values = numeric(parser, read(args.standardize_from, columns), columns)
+        values = public_file_columns(parser, args, columns)
         if len(values) < 2:
             parser.error(f"--standardize-from {str(args.standardize_from)!r} needs at least 2 rows")
         mean, sd = values.mean(axis=0), values.std(axis=0)

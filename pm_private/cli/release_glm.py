@@ -7,8 +7,6 @@ the dry run and the release read."""
 
 from __future__ import annotations
 
-import argparse
-
 from ..logistic.family import LOGISTIC
 from ..poisson.family import POISSON
 from ..privacy import argtypes as types
@@ -20,9 +18,9 @@ from .common import (
     open_ledger,
     preprocessing_source,
     public_feature_group,
+    public_file_columns,
     public_preprocessing,
     read,
-    refuse_private_as_public,
     refuse_raw_covariates,
     release_arguments,
     table_columns,
@@ -169,11 +167,7 @@ def _public_count_bound(parser, args) -> int:
 
     if args.standardize_from is None:
         parser.error("--y-bound: give it, or --standardize-from with public counts in the target column to choose it")
-    refuse_private_as_public(parser, args)
-    source = argparse.Namespace(data=args.standardize_from)
-    if args.target not in table_columns(parser, source):
-        parser.error(f"--standardize-from {str(args.standardize_from)!r} has no column {args.target!r}")
-    counts = numeric(parser, read(args.standardize_from, [args.target]), [args.target])[:, 0]
+    counts = public_file_columns(parser, args, [args.target])[:, 0]
     try:
         return count_bound(counts)
     except ValueError as error:
