@@ -308,11 +308,22 @@ def _subsamples(source, n: int, rate: float, steps: int) -> list[np.ndarray]:
     return [slots[bounds[k] : bounds[k + 1]] - k * n for k in range(steps)]
 
 
+#: Relative shrink of a clipped gradient's factor: it covers the rounding of a computed norm over up
+#: to thousands of parameters, so a clipped row's computed norm stays ≤ C.
+_CLIP_MARGIN = 1.0 - 2.0**-40
+
+
 def _clipped_sum(jacobian: np.ndarray, clip: float) -> np.ndarray:
-    """Σᵢ gᵢ·min(1, C/‖gᵢ‖) over the rows of the per-record gradients: the library's row clip
-    (:func:`~pm_private.privacy.projection.row_scale_factors`, whose clipped rows have a computed
-    norm ≤ C despite rounding)."""
-    return row_scale_factors(jacobian, clip) @ jacobian
+    """Σᵢ gᵢ·min(1, C/‖gᵢ‖)·(1 − 2⁻⁴⁰ where clipped) over the rows of the per-record gradients.
+
+    The squared norms are summed directly (one pass, a third of the time of the library's
+    overflow-safe :func:`~pm_private.privacy.projection.row_scale_factors`, which serves where a
+    squared norm would overflow or an entry is not finite)."""
+    squares = np.einsum("ij,ij->i", jacobian, jacobian)
+    if not np.isfinite(squares).all():
+        return row_scale_factors(jacobian, clip) @ jacobian
+    norms = np.sqrt(squares)
+    return np.where(norms > clip, clip / np.where(norms > clip, norms, 1.0) * _CLIP_MARGIN, 1.0) @ jacobian
 
 
 def dp_sgld(
@@ -327,6 +338,7 @@ def dp_sgld(
     chains: int = 2,
     accountant=None,
     rng=None,
+    progressbar: bool = True,
 ):
     """Differentially private SGLD draws from a PyMC model's posterior (module notes).
 
@@ -357,6 +369,10 @@ def dp_sgld(
         Charged the whole run before any record is read.
     rng : None, int or numpy.random.Generator
         None: the secure OS generator (private).  A seed: reproducible and **not private**.
+    progressbar : bool, default True
+        Show the steps taken and the ε they have spent so far, out of the run's ε (the ε of the
+        steps taken, composed as the plan composes them; public, as it depends on the plan and the
+        step count only).  The whole run is charged before the first step, whatever the display.
 
     Returns
     -------
@@ -393,7 +409,7 @@ def dp_sgld(
     ...     beta = pm.Normal("beta", 0, 2, shape=2)
     ...     likelihood = pm.Bernoulli("y", logit_p=pm.math.dot(X, beta), observed=y)
     >>> idata = dp_sgld(model, epsilon=1.0, delta=1e-5, sampling_rate=0.05, clip=2.0,
-    ...                 draws=200, tune=200, rng=1)  # a seed: reproducible, not private
+    ...                 draws=200, tune=200, rng=1, progressbar=False)  # a seed: reproducible, not private
     >>> idata.posterior["beta"].shape, idata.attrs["private"]
     ((2, 200, 2), 0)
     """
@@ -414,13 +430,50 @@ def dp_sgld(
     with release_guard(
         accountant, DP_SGLD_MECHANISM, plan.epsilon, plan.delta, label=label, noise=(plan.noise_event(),)
     ):
-        kept = [_chain(gradients, start, plan, source, tune, draws) for _ in range(plan.chains)]
+        with _Progress(plan, progressbar) as progress:
+            kept = [_chain(gradients, start, plan, source, tune, draws, progress.advance) for _ in range(plan.chains)]
     return _result(kept, to_draw, plan, source.secure)
 
 
-def _chain(gradients, start, plan: DPSGLDPlan, source, tune: int, draws: int) -> np.ndarray:
+class _Progress:
+    """A display of a run's steps and of the ε its steps so far have spent: the plan's composition
+    cut at the step count (its ledger event with ``count`` the steps taken), updated per block."""
+
+    def __init__(self, plan: DPSGLDPlan, enabled: bool):
+        self.plan, self.enabled, self.done = plan, bool(enabled), 0
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self.bar = Progress(
+                TextColumn("DP-SGLD"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("steps, ε spent {task.fields[spent]:.3g} of {task.fields[planned]:.3g}"),
+                TimeRemainingColumn(),
+            )
+            self.bar.start()
+            total = self.plan.steps * self.plan.chains
+            self.task = self.bar.add_task("run", total=total, spent=0.0, planned=self.plan.epsilon)
+        return self
+
+    def advance(self, steps: int) -> None:
+        """Count ``steps`` more steps taken and show the ε of all taken so far."""
+        self.done += steps
+        if self.enabled:
+            plan = self.plan
+            event = _event(plan.noise_multiplier, plan.clip, plan.sampling_rate, self.done)
+            self.bar.update(self.task, advance=steps, spent=implied_epsilon((event,), plan.delta))
+
+    def __exit__(self, *exc):
+        if self.enabled:
+            self.bar.stop()
+
+
+def _chain(gradients, start, plan: DPSGLDPlan, source, tune: int, draws: int, advance=None) -> np.ndarray:
     """One chain's kept draws; the noise (subsamples and Langevin noise, independent of the data)
-    is drawn in blocks of steps."""
+    is drawn in blocks of steps, and ``advance(steps)`` is called after each block."""
     eta, rate, block = plan.step_size, plan.sampling_rate, 256
     theta, kept = start.copy(), np.empty((draws, start.size))
     for first in range(0, tune + draws, block):
@@ -432,6 +485,8 @@ def _chain(gradients, start, plan: DPSGLDPlan, source, tune: int, draws: int) ->
             theta = theta + 0.5 * eta * (prior + _clipped_sum(jacobian, plan.clip) / rate) + noise[k]
             if first + k >= tune:
                 kept[first + k - tune] = theta
+        if advance is not None:
+            advance(size)
     return kept
 
 

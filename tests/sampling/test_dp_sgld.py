@@ -13,8 +13,9 @@ from scipy import stats
 from pm_private import PrivacyAccountant
 from pm_private.privacy.budget import BudgetExceededError
 from pm_private.privacy.noise import as_noise_source
+from pm_private.privacy.projection import row_scale_factors
 from pm_private.sampling import dp_sgld, plan_dp_sgld
-from pm_private.sampling.private_langevin import _subsamples
+from pm_private.sampling.private_langevin import _clipped_sum, _Progress, _subsamples
 
 
 def test_planned_epsilon_is_dp_accountings_and_the_step_size_follows():
@@ -75,6 +76,41 @@ def test_the_run_is_one_ledger_entry_and_samples_a_known_posterior():
     precision = y.size + 0.01
     assert draws.mean() == pytest.approx(y.sum() / precision, abs=4 / math.sqrt(precision))
     assert draws.std() == pytest.approx(1 / math.sqrt(precision), rel=0.35)
+
+
+def test_the_progress_display_shows_the_epsilon_of_the_steps_taken(capsys):
+    model, _ = _normal_mean_model(n=200)
+    idata = dp_sgld(model, epsilon=2.0, delta=1e-5, sampling_rate=0.1, clip=4.0, draws=300, tune=300, rng=0)
+    planned = idata.attrs["epsilon"]
+    assert f"1200/1200 steps, ε spent {planned:.3g} of {planned:.3g}" in capsys.readouterr().out
+    plan = plan_dp_sgld(2.0, 1e-5, n=200, sampling_rate=0.1, clip=4.0, steps=600, chains=2)
+    spent = []
+    with _Progress(plan, True) as progress:
+        for _ in range(4):
+            progress.advance(300)
+            spent.append(progress.bar.tasks[0].fields["spent"])
+    assert np.all(np.diff(spent) > 0) and spent[-1] == pytest.approx(plan.epsilon, rel=1e-9)
+    # halfway, the ε is dp-accounting's for the steps taken so far (the first chain)
+    halfway = PLDAccountant(NeighboringRelation.REPLACE_ONE)
+    halfway.compose(type(plan)(**{**plan.__dict__, "chains": 1}).dp_event())
+    theirs = halfway.get_epsilon(1e-5)
+    assert theirs * (1 - 1e-3) <= spent[1] <= theirs * 1.02
+
+
+def test_the_clipped_sum_bounds_every_record_and_agrees_with_the_library_clip():
+    rng = np.random.default_rng(0)
+    for scale in (1e-3, 1.0, 1e3):
+        jacobian = scale * rng.standard_normal((300, 7)) * rng.exponential(size=(300, 1))
+        expected = row_scale_factors(jacobian, 1.5) @ jacobian
+        np.testing.assert_allclose(_clipped_sum(jacobian, 1.5), expected, rtol=1e-11, atol=1e-12 * scale)
+    # each clipped row's computed norm is ≤ C, for rows just above the bound too
+    rows = rng.standard_normal((2000, 30))
+    rows *= (1.5 * (1 + rng.uniform(0, 1e-12, 2000)) / np.linalg.norm(rows, axis=1))[:, None]
+    for row in rows:
+        assert np.linalg.norm(_clipped_sum(row[None], 1.5)) <= 1.5
+    # squares that overflow and non-finite entries go through the overflow-safe clip
+    huge = np.array([[1e200, 1e200], [3.0, 4.0]])
+    np.testing.assert_allclose(_clipped_sum(huge, 1.0), row_scale_factors(huge, 1.0) @ huge)
 
 
 def test_refusals_spend_nothing():
