@@ -82,6 +82,7 @@ from functools import partial
 
 import numpy as np
 import pymc as pm
+import pytensor
 import pytensor.tensor as pt
 from pytensor.tensor.linalg import solve_triangular
 from pytensor.tensor.type_other import NoneTypeT
@@ -288,8 +289,9 @@ def projected_second_moment(chol_c, draws, x_bound, y_bound, x_clip: str):
     ----------
     chol_c : tensor (..., d+1, d+1)
         A factor of C (``augmented_cholesky``).
-    draws : array (M, d+1)
-        The points of :func:`projection_draws`.
+    draws : array or tensor (M, d+1)
+        The points of :func:`projection_draws` (a shared variable keeps them out of the compiled
+        graph's constants).
     x_bound, y_bound : tensor (...)
         The release's public bounds Bx and By.
     x_clip : {"entry", "row", "row-scaled", "entry-scaled"}
@@ -303,7 +305,7 @@ def projected_second_moment(chol_c, draws, x_bound, y_bound, x_clip: str):
     if x_clip not in X_CLIPS:
         raise ValueError(f"x_clip must be one of {X_CLIPS}, got {x_clip!r}")
     chol_c = pt.as_tensor(chol_c)
-    draws = pt.as_tensor(np.asarray(draws, dtype=np.float64))
+    draws = pt.as_tensor(draws, dtype="float64")
     x_bound = pt.as_tensor(x_bound, dtype="float64")[..., None]
     y_bound = pt.as_tensor(y_bound, dtype="float64")[..., None]
     z = draws @ pt.swapaxes(chol_c, -1, -2)  # (..., M, d+1)
@@ -517,7 +519,10 @@ def NoisySuffStatRegression(
         residual_share = data["private_residual_share"]
         chol_private = _blas_gate(augmented_cholesky(beta, noise_precision / residual_share, x_chol))
     if clipping == "model":
-        moment = projected_second_moment(chol_c, projection_draws(d), data["x_bound"], data["y_bound"], x_clip)
+        # the points as a shared variable, not a constant baked into the graph: the compiled
+        # log-density then stays in the disk cache for a new process
+        draws = pytensor.shared(projection_draws(d), name=f"{name}_projection_draws")
+        moment = projected_second_moment(chol_c, draws, data["x_bound"], data["y_bound"], x_clip)
         chol_private = pt.linalg.cholesky(moment)
     spectral = method == "spectral"
     if spectral:  # per-entry variances σ²/w² (the last entry, Syy, has weight 1: σ² is recovered there)
