@@ -60,3 +60,15 @@ def test_the_shipped_record_names_registered_families():
     assert families and set(families) <= set(FAMILIES)
     for entry in families.values():
         assert entry["cold"] > 0 and entry["plain_cold"] > 0
+
+
+def test_a_variant_the_benchmark_did_not_measure_quotes_no_figure(caplog):
+    size = 1000 + uuid.uuid4().int % 10**6
+    marker = Path(pytensor.config.compiledir) / "pm_private_models" / model_key(_model(size))
+    try:
+        with caplog.at_level(logging.INFO, logger="pm_private"):
+            assert announce_compilation(_model(size), "linear", variant="Wishart covariates")
+        assert "this linear (Wishart covariates) model compiles" in caplog.text
+        assert "can take minutes" in caplog.text and "benchmark" not in caplog.text
+    finally:
+        marker.unlink(missing_ok=True)

@@ -448,8 +448,16 @@ def linear_model(
                 beta = pt.concatenate([pt.as_tensor(constant)[..., None], beta], axis=-1)
             SuffStatRegression("likelihood", stats, beta=beta, noise_precision=noise_precision)
         record_preprocessing(_prediction_arrays(stats), batch_dims=batch_dims)
-    announce_compilation(model, LINEAR.name)
+    default = not noise_aware or (covariates == "integrated" and clipping == "ignore")
+    announce_compilation(model, LINEAR.name, variant=None if default else _variant(covariates, clipping))
     return model
+
+
+def _variant(covariates: str, clipping: str) -> str:
+    """How a noise-aware linear model differs from the default the first-fit benchmark measures."""
+    laws = {"wishart": "Wishart covariates", "release": "the release's covariance", "public": "a public covariance"}
+    parts = [laws[covariates]] if covariates in laws else []
+    return ", ".join(parts + (["modelled clipping"] if clipping == "model" else []))
 
 
 def _checked_batch(stats) -> tuple[bool, object, list]:
