@@ -210,7 +210,10 @@ def _record_replacements(graph, n: int, records) -> dict:
     """What a subsample changes in ``graph``: every constant or shared array whose first axis has
     length n (the observed values and the covariates) is indexed by ``records``, and every shape
     (a scalar n, or a short integer vector starting with n: an observed variable's size) takes the
-    subsample's size for n."""
+    subsample's size for n.  A constant array is first held in a shared variable: a compiled
+    function whose graph holds large constants is left out of the disk cache and compiled again in
+    every call."""
+    import pytensor
     import pytensor.tensor as pt
     from pytensor.compile.sharedvalue import SharedVariable
     from pytensor.graph.traversal import graph_inputs
@@ -231,7 +234,8 @@ def _record_replacements(graph, n: int, records) -> dict:
         elif shape_like and np.ndim(value) == 1 and np.size(value) >= 1 and int(value[0]) == n:
             found[var] = pt.concatenate([size[None], pt.as_tensor(value[1:])]).astype(var.dtype)
         elif np.ndim(value) >= 1 and np.shape(value)[0] == n:
-            found[var] = var[records]
+            held = pytensor.shared(value, name=var.name) if isinstance(var, TensorConstant) else var
+            found[var] = held[records]
     return found
 
 

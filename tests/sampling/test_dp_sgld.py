@@ -15,7 +15,7 @@ from pm_private.privacy.budget import BudgetExceededError
 from pm_private.privacy.noise import as_noise_source
 from pm_private.privacy.projection import row_scale_factors
 from pm_private.sampling import dp_sgld, plan_dp_sgld
-from pm_private.sampling.private_langevin import _clipped_sum, _Progress, _subsamples
+from pm_private.sampling.private_langevin import _clipped_sum, _gradient_functions, _Progress, _subsamples
 
 
 def test_planned_epsilon_is_dp_accountings_and_the_step_size_follows():
@@ -111,6 +111,23 @@ def test_the_clipped_sum_bounds_every_record_and_agrees_with_the_library_clip():
     # squares that overflow and non-finite entries go through the overflow-safe clip
     huge = np.array([[1e200, 1e200], [3.0, 4.0]])
     np.testing.assert_allclose(_clipped_sum(huge, 1.0), row_scale_factors(huge, 1.0) @ huge)
+
+
+def test_the_records_are_held_out_of_the_compiled_gradients_constants():
+    """A graph with the records as constants is compiled again in every call (left out of the disk
+    cache); the per-record gradients hold them in shared variables instead, and still index them."""
+    rng = np.random.default_rng(0)
+    X, counts = rng.normal(size=(500, 3)), rng.poisson(2.0, 500)
+    with pm.Model() as model:
+        beta = pm.Normal("beta", 0.0, 1.0, shape=3)
+        pm.Poisson("y", mu=pm.math.exp(pm.math.dot(X, beta)), observed=counts)
+    gradients, n, start, _ = _gradient_functions(model)
+    constants = [v for v in gradients.maker.fgraph.variables if hasattr(v, "data") and np.size(v.data) >= n]
+    assert n == 500 and not constants
+    theta = 0.1 * np.ones(3)
+    jacobian, _ = gradients(theta, np.array([4, 17]))
+    expected = (counts[[4, 17]] - np.exp(X[[4, 17]] @ theta))[:, None] * X[[4, 17]]
+    np.testing.assert_allclose(jacobian, expected, rtol=1e-10)
 
 
 def test_refusals_spend_nothing():
