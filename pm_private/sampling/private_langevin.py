@@ -51,7 +51,7 @@ from ..privacy.budget import GAUSSIAN, NoiseEvent, implied_epsilon
 from ..privacy.noise import as_noise_source
 from ..privacy.projection import row_scale_factors
 from ..privacy.release import release_guard
-from ..privacy.validation import check_count, check_delta, check_epsilon, check_positive
+from ..privacy.validation import check_bool, check_count, check_delta, check_epsilon, check_positive
 
 __all__ = ["DP_SGLD_MECHANISM", "DPSGLDPlan", "dp_sgld", "plan_dp_sgld"]
 
@@ -424,6 +424,7 @@ def dp_sgld(
         raise TypeError(f"model must be a pymc.Model, got {type(model).__name__}")
     draws, tune = check_count("draws", draws, maximum=_MOST_STEPS), check_count("tune", tune, maximum=_MOST_STEPS)
     check_count("chains", chains, maximum=_MOST_CHAINS)
+    progressbar = check_bool("progressbar", progressbar)
     gradients, n, start, to_draw = _gradient_functions(model)
     plan = plan_dp_sgld(epsilon, delta, n=n, sampling_rate=sampling_rate, clip=clip, steps=tune + draws, chains=chains)
     source = as_noise_source(rng)

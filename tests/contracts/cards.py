@@ -453,7 +453,9 @@ CARDS = [
     MechanismCard(
         "pm_private.sampling:dp_sgld",
         data=dict(model="model"),
-        params=dict(epsilon=1.0, delta=1e-5, sampling_rate=0.2, clip=1.0, draws=5, tune=5, chains=1, rng=0),
+        params=dict(
+            epsilon=1.0, delta=1e-5, sampling_rate=0.2, clip=1.0, draws=5, tune=5, chains=1, rng=0, progressbar=False
+        ),
         kinds=CHARGED
         | dict(
             model="object",
@@ -464,6 +466,7 @@ CARDS = [
             draws="count",
             tune="count",
             chains="count",
+            progressbar="bool",
         ),
     ),
     MechanismCard(
