@@ -45,7 +45,8 @@ Metrics on the eight covariate coefficients β (the published draws against the 
 (mean ± s.e. over replicates), ``width`` the private 90 % width over the reference's, ``W2/sd``
 the marginal 2-Wasserstein distance (quantiles on a common grid of 1000 levels) over the reference
 s.d., averaged over coefficients; ``R-hat`` the largest rank-normalised split R-hat of β over the
-published draws of the 2 chains; ``s/fit`` wall seconds per call (compilation included).
+published draws of the 2 chains; ``s/fit`` wall seconds per call (compilation included).  The
+first three are those of :func:`benchmarks.bench_dp_sgld.scores`.
 
     nice -n 10 env OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
         .venv/bin/python -m benchmarks.bench_dp_sgld_discrete_time [--eps 1 4] [--reps 3] \\
@@ -87,58 +88,15 @@ import arviz as az
 import numpy as np
 import pymc as pm
 
+from benchmarks.bench_dp_sgld import scores
 from models.discrete_time_psgld import BURN_IN, sample_psgld, sanitized_model
 from models.discrete_time_survival import PRIOR_SIGMA, load_fl_discrete, posterior_covariance
 from pm_private.sampling import dp_sgld
 from pm_private.survival import discrete_time_model, fit_discrete_time
 
 DELTA = 1e-5
-LEVEL = 0.9
-GRID = (np.arange(1000) + 0.5) / 1000
 #: Expected records per DP-SGLD step: q = BATCH / n.
 BATCH = 200
-
-
-def w2(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Marginal 2-Wasserstein distances per column, from quantiles on a common grid.
-
-    Parameters
-    ----------
-    a, b : numpy.ndarray, shape (draws, k)
-        Two sets of draws (their numbers of rows may differ).
-
-    Returns
-    -------
-    numpy.ndarray, shape (k,)
-    """
-    qa, qb = np.quantile(a, GRID, axis=0), np.quantile(b, GRID, axis=0)
-    return np.sqrt(np.mean((qa - qb) ** 2, axis=0))
-
-
-def scores(draws: np.ndarray, reference: np.ndarray) -> dict:
-    """Coverage, width ratio and W2/sd of private draws against the reference draws.
-
-    Parameters
-    ----------
-    draws : numpy.ndarray, shape (m, k)
-        The published draws, chains pooled.
-    reference : numpy.ndarray, shape (r, k)
-        The non-private posterior draws.
-
-    Returns
-    -------
-    dict
-        ``cov90``, ``width`` and ``W2/sd``, each averaged over the k coefficients.
-    """
-    tails = [(1 - LEVEL) / 2, (1 + LEVEL) / 2]
-    lo, hi = np.quantile(draws, tails, axis=0)
-    ref_lo, ref_hi = np.quantile(reference, tails, axis=0)
-    mean, sd = reference.mean(axis=0), reference.std(axis=0)
-    return {
-        "cov90": float(np.mean((lo <= mean) & (mean <= hi))),
-        "width": float(np.mean((hi - lo) / (ref_hi - ref_lo))),
-        "W2/sd": float(np.mean(w2(draws, reference) / sd)),
-    }
 
 
 def max_rhat(chains: np.ndarray) -> float:
