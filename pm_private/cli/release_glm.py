@@ -132,8 +132,11 @@ def _run(parser, args) -> None:
         if preprocessing is not None:
             lines.append("public preprocessing: " + context["constants"])
         if chosen:
+            from ..poisson.release import MAX_CLIPPED
+
             lines.append(
-                f"count bound {args.y_bound}: the smallest with at most 5 % of the public file's counts above it"
+                f"count bound {args.y_bound}: the smallest with at most {MAX_CLIPPED:.0%} of the public file's counts "
+                "above it"
             )
         dry_run(args, lines)
         return

@@ -73,6 +73,8 @@ POISSON_MECHANISM = (
 )
 #: The largest count bound B (the model's moments cost O(B) per gradient).
 MAX_Y_BOUND = 1000
+#: The default largest share of the public counts the count bound B may clip.
+MAX_CLIPPED = 0.05
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -304,7 +306,7 @@ def poisson_bounds(
     public_X=None,
     public_y=None,
     max_projected: float = 0.05,
-    max_clipped: float = 0.05,
+    max_clipped: float = MAX_CLIPPED,
 ) -> GLMBounds:
     """The row bound Bx of a Poisson release of standardised covariates, as loose as it can be
     while the privacy noise on Σ y·x stays within the statistics' own sampling spread, and its
@@ -418,7 +420,7 @@ def poisson_bounds(
     return replace(rows, y_bound=y_bound, clipped_share=clipped_share)
 
 
-def count_bound(public_y, *, max_clipped: float = 0.05) -> int:
+def count_bound(public_y, *, max_clipped: float = MAX_CLIPPED) -> int:
     """The count bound B of a Poisson release from public counts alone: the smallest count with at
     most ``max_clipped`` of them above it, the rule of :func:`poisson_bounds` (which also needs n
     and d, for the row bound).  Reads public values only and spends no budget; the command line's
