@@ -1,7 +1,8 @@
 """Problems of the DP-SGLD benchmark (:mod:`benchmarks.bench_dp_sgld`, whose docstring describes
 them): the :class:`Problem` record, release-then-infer shared by the logistic and Poisson rows
-(:class:`ReleaseThenNuts`), Poisson regression on statsmodels' ``randhie`` and the synthetic
-grouped logistic regression with random intercepts."""
+(:class:`ReleaseThenNuts`), Poisson regression on statsmodels' ``randhie``, the synthetic
+grouped logistic regression with random intercepts and a logistic regression on covariates in
+mixed units."""
 
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ SUBSAMPLE = 200
 POISSON_INTERCEPT_SD, POISSON_BETA_SD = 2.0, 1.0
 #: randhie: the public share of people (one row each), as in ``benchmarks.study_glm_real``.
 PUBLIC_SHARE = 0.1
+#: The mixed-units logistic regression: the covariates' public units (a data dictionary's scales)
+#: and the truth on the standardised scale (intercept, β·unit).
+UNITS, UNITS_INTERCEPT, UNITS_BETA = np.array([10.0, 0.1]), -0.4, np.array([0.8, -0.5])
 #: The grouped logistic regression's truth: μ, τ, β.
 GROUP_MU, GROUP_TAU, GROUP_BETA = -0.3, 0.6, np.array([0.7, -0.4])
 
@@ -68,6 +72,8 @@ class Problem:
     release: ReleaseThenNuts | None
     about: str
     notes: list[str] | None = None
+    #: A public diagonal preconditioner (``dp_sgld``'s ``scale``): DP-SGLD runs with and without it.
+    scale: dict | None = None
 
 
 def poisson_regression(X, y) -> pm.Model:
@@ -143,7 +149,9 @@ def grouped_model(X, group, y, groups: int) -> pm.Model:
 
 
 def hierarchical(groups: int = 20) -> Problem:
-    """The grouped logistic regression, scored on (μ, τ, β); no release-then-infer exists for it."""
+    """The grouped logistic regression, scored on (μ, τ, β); no release-then-infer exists for it.
+    DP-SGLD also runs preconditioned by the prior s.d.s (2 for μ and β; 1, the default, for the
+    unconstrained τ and the z_g)."""
     X, group, y = grouped_data(groups=groups)
     sizes = np.bincount(group, minlength=groups)
     return Problem(
@@ -153,5 +161,22 @@ def hierarchical(groups: int = 20) -> Problem:
         ("mu", "tau", "beta"),
         None,
         f"n = {len(y)}, G = {groups} groups ({sizes.min()}–{sizes.max()} records), d = {X.shape[1]}; "
-        f"truth μ = {GROUP_MU:g}, τ = {GROUP_TAU:g}, β = {GROUP_BETA.tolist()}",
+        f"truth μ = {GROUP_MU:g}, τ = {GROUP_TAU:g}, β = {GROUP_BETA.tolist()}; preconditioner: the prior s.d.s",
+        scale={"mu": 2.0, "beta": 2.0},
     )
+
+
+def mixed_units(seed: int = 11, n: int = 10_000) -> Problem:
+    """Logistic regression on two covariates in units 10 and 0.1 (x = unit·N(0, 1)), priors
+    β ~ N(0, (2/unit)²) in those units, DP-SGLD with and without the public preconditioner
+    s_β = 1/unit (the coefficients' scale in the data dictionary's units); no release-then-infer
+    (the GLM releases assume standardised covariates)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, UNITS.size)) * UNITS
+    y = (rng.uniform(size=n) < expit(UNITS_INTERCEPT + X @ (UNITS_BETA / UNITS))).astype(np.int64)
+    with pm.Model() as model:
+        intercept = pm.Normal("intercept", 0.0, 2.0)
+        beta = pm.Normal("beta", 0.0, 2.0 / UNITS, shape=UNITS.size)
+        pm.Bernoulli("y", logit_p=intercept + pm.math.dot(X, beta), observed=y)
+    about = f"n = {n}, covariates in units {UNITS.tolist()}, preconditioner s_β = 1/unit"
+    return Problem("units", model, SUBSAMPLE / n, ("intercept", "beta"), None, about, scale={"beta": 1.0 / UNITS})

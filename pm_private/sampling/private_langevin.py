@@ -30,6 +30,21 @@ guarantee for SGLD; this one does not rest on convergence: it holds for the whol
 chain, whatever the chain's state.  How close the draws are to the posterior is a separate
 question, answered by the accuracy benchmark, not by the guarantee.
 
+A public diagonal preconditioner (``scale``): with public scales s > 0 per parameter, fixed before
+the run and never taken from the data, the chain runs the steps above on u = θ/s (whose
+log-likelihood gradients are s ⊙ ∇ℓᵢ, clipped to norm C in those coordinates), i.e.
+
+    θ ← θ + s ⊙ [(η/2)·(s ⊙ ∇log p(θ) + (1/q)·Σ_{i ∈ B} clip_C(s ⊙ ∇ℓᵢ(θ))) + √η·ξ],
+
+the Langevin dynamics preconditioned by M = diag(s²), which has the same posterior.  Each step is
+the same Poisson-subsampled Gaussian mechanism on u, with the same z, and θ = s ⊙ u is
+post-processing: the guarantee and the plan are unchanged.  Scales set the Langevin time per
+parameter (η·sⱼ²) and how much each parameter's gradient weighs in the clip.  Where parameters live
+on very different scales (coefficients of covariates in different units) one clip C and one η fit
+none of them, and scales from public knowledge (the units of a data dictionary, the prior's
+s.d.s, a published earlier fit) put them on one footing; a scale larger than the posterior's
+lengthens the Euler steps and clips more, which biases the draws.
+
 What the privacy leaves the chain: z grows like q·√(steps)/ε, so the Langevin time a chain covers,
 steps·η = 4·steps·q²/(C·z)², is about a constant times ε²/C², whatever q and the number of steps
 (more steps only refine the discretisation): 0.026–0.039·ε²/C² for two chains at δ = 10⁻⁵ and
@@ -51,7 +66,14 @@ from ..privacy.budget import GAUSSIAN, NoiseEvent, implied_epsilon
 from ..privacy.noise import as_noise_source
 from ..privacy.projection import row_scale_factors
 from ..privacy.release import release_guard
-from ..privacy.validation import check_bool, check_count, check_delta, check_epsilon, check_positive
+from ..privacy.validation import (
+    as_float_array,
+    check_bool,
+    check_count,
+    check_delta,
+    check_epsilon,
+    check_positive,
+)
 
 __all__ = ["DP_SGLD_MECHANISM", "DPSGLDPlan", "dp_sgld", "plan_dp_sgld"]
 
@@ -312,6 +334,39 @@ def _subsamples(source, n: int, rate: float, steps: int) -> list[np.ndarray]:
     return [slots[bounds[k] : bounds[k + 1]] - k * n for k in range(steps)]
 
 
+#: The range of a preconditioner's scales: wide enough for any parametrisation, narrow enough that
+#: s² and s·(noise) stay finite.
+_SCALE_RANGE = (1e-6, 1e6)
+
+
+def _scale_vector(model, scale) -> np.ndarray | None:
+    """The public preconditioner's scales s, one per unconstrained parameter in the chain's order
+    (the model's value variables), from ``{free variable name: scale}``; None without a
+    preconditioner.  ValueError naming ``scale`` (nothing is read or spent)."""
+    if scale is None:
+        return None
+    if not isinstance(scale, dict):
+        raise ValueError(f"scale must be a dict of free variable names to positive scales, got {type(scale).__name__}")
+    free = {model.values_to_rvs[value].name: value for value in model.value_vars}
+    unknown = [repr(key) for key in scale if key not in free]
+    if unknown:
+        raise ValueError(f"scale names {', '.join(unknown)}: not free variables of the model ({', '.join(free)})")
+    point, low, high = model.initial_point(), *_SCALE_RANGE
+    parts = []
+    for name, value in free.items():
+        shape, given = np.shape(point[value.name]), scale.get(name, 1.0)
+        if np.asarray(given).dtype == np.bool_:
+            raise ValueError(f"scale[{name!r}] must be numbers, got booleans")
+        try:
+            part = np.broadcast_to(as_float_array(given, f"scale[{name!r}]"), shape)
+        except ValueError as error:
+            raise ValueError(f"scale[{name!r}] must be a number or an array of shape {shape}: {error}") from None
+        if not ((part >= low) & (part <= high)).all():
+            raise ValueError(f"scale[{name!r}] must lie in [{low:g}, {high:g}] (finite and > 0)")
+        parts.append(part.ravel())
+    return np.concatenate(parts).astype(np.float64)
+
+
 #: Relative shrink of a clipped gradient's factor: it covers the rounding of a computed norm over up
 #: to thousands of parameters, so a clipped row's computed norm stays ≤ C.
 _CLIP_MARGIN = 1.0 - 2.0**-40
@@ -343,6 +398,7 @@ def dp_sgld(
     accountant=None,
     rng=None,
     progressbar: bool = True,
+    scale: dict | None = None,
 ):
     """Differentially private SGLD draws from a PyMC model's posterior (module notes).
 
@@ -377,6 +433,12 @@ def dp_sgld(
         Show the steps taken and the ε they have spent so far, out of the run's ε (the ε of the
         steps taken, composed as the plan composes them; public, as it depends on the plan and the
         step count only).  The whole run is charged before the first step, whatever the display.
+    scale : dict, optional
+        A public diagonal preconditioner (module notes): ``{free variable name: s}``, s a number
+        or an array of the variable's shape, in [10⁻⁶, 10⁶], the scale of the variable's
+        unconstrained value (of log τ for a positive τ); variables not named take 1.  Fixed
+        before the run, from public knowledge only (prior scales, a published earlier fit),
+        never from the data.  The guarantee and the plan do not change.
 
     Returns
     -------
@@ -425,19 +487,24 @@ def dp_sgld(
     draws, tune = check_count("draws", draws, maximum=_MOST_STEPS), check_count("tune", tune, maximum=_MOST_STEPS)
     check_count("chains", chains, maximum=_MOST_CHAINS)
     progressbar = check_bool("progressbar", progressbar)
+    scales = _scale_vector(model, scale)
     gradients, n, start, to_draw = _gradient_functions(model)
     plan = plan_dp_sgld(epsilon, delta, n=n, sampling_rate=sampling_rate, clip=clip, steps=tune + draws, chains=chains)
     source = as_noise_source(rng)
     label = (
         f"n={n}, q={plan.sampling_rate:g}, C={plan.clip:g}, z={plan.noise_multiplier:.4g}, "
         f"{plan.chains} × {plan.steps} Poisson-subsampled Gaussian steps"
+        + ("" if scales is None else ", public diagonal preconditioner")
     )
     with release_guard(
         accountant, DP_SGLD_MECHANISM, plan.epsilon, plan.delta, label=label, noise=(plan.noise_event(),)
     ):
         with _Progress(plan, progressbar) as progress:
-            kept = [_chain(gradients, start, plan, source, tune, draws, progress.advance) for _ in range(plan.chains)]
-    return _result(kept, to_draw, plan, source.secure)
+            kept = [
+                _chain(gradients, start, plan, source, tune, draws, progress.advance, scales)
+                for _ in range(plan.chains)
+            ]
+    return _result(kept, to_draw, plan, source.secure, scales is not None)
 
 
 class _Progress:
@@ -476,9 +543,10 @@ class _Progress:
             self.bar.stop()
 
 
-def _chain(gradients, start, plan: DPSGLDPlan, source, tune: int, draws: int, advance=None) -> np.ndarray:
+def _chain(gradients, start, plan: DPSGLDPlan, source, tune: int, draws: int, advance=None, scale=None) -> np.ndarray:
     """One chain's kept draws; the noise (subsamples and Langevin noise, independent of the data)
-    is drawn in blocks of steps, and ``advance(steps)`` is called after each block."""
+    is drawn in blocks of steps, and ``advance(steps)`` is called after each block.  With
+    ``scale`` s, the step is taken on u = θ/s (module notes)."""
     eta, rate, block = plan.step_size, plan.sampling_rate, 256
     theta, kept = start.copy(), np.empty((draws, start.size))
     for first in range(0, tune + draws, block):
@@ -487,7 +555,10 @@ def _chain(gradients, start, plan: DPSGLDPlan, source, tune: int, draws: int, ad
         noise = math.sqrt(eta) * source.normal((size, theta.size))
         for k in range(size):
             jacobian, prior = gradients(theta, subsamples[k])
-            theta = theta + 0.5 * eta * (prior + _clipped_sum(jacobian, plan.clip) / rate) + noise[k]
+            if scale is not None:  # the gradients with respect to u = θ/s
+                jacobian, prior = jacobian * scale, prior * scale
+            step = 0.5 * eta * (prior + _clipped_sum(jacobian, plan.clip) / rate) + noise[k]
+            theta = theta + (step if scale is None else scale * step)
             if first + k >= tune:
                 kept[first + k - tune] = theta
         if advance is not None:
@@ -495,7 +566,7 @@ def _chain(gradients, start, plan: DPSGLDPlan, source, tune: int, draws: int, ad
     return kept
 
 
-def _result(kept, to_draw, plan: DPSGLDPlan, private: bool):
+def _result(kept, to_draw, plan: DPSGLDPlan, private: bool, preconditioned: bool = False):
     import arviz as az
 
     per_chain = [[to_draw(flat) for flat in chain] for chain in kept]
@@ -512,6 +583,7 @@ def _result(kept, to_draw, plan: DPSGLDPlan, private: bool):
         step_size=plan.step_size,
         noise_multiplier=plan.noise_multiplier,
         steps_per_chain=plan.steps,
+        preconditioned=int(preconditioned),
     )
     result = az.from_dict({"posterior": posterior})
     result.attrs.update(attrs)

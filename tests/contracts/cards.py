@@ -454,7 +454,16 @@ CARDS = [
         "pm_private.sampling:dp_sgld",
         data=dict(model="model"),
         params=dict(
-            epsilon=1.0, delta=1e-5, sampling_rate=0.2, clip=1.0, draws=5, tune=5, chains=1, rng=0, progressbar=False
+            epsilon=1.0,
+            delta=1e-5,
+            sampling_rate=0.2,
+            clip=1.0,
+            draws=5,
+            tune=5,
+            chains=1,
+            rng=0,
+            progressbar=False,
+            scale={"mu": 2.0},
         ),
         kinds=CHARGED
         | dict(
@@ -467,6 +476,7 @@ CARDS = [
             tune="count",
             chains="count",
             progressbar="bool",
+            scale="scale map",
         ),
     ),
     MechanismCard(

@@ -210,6 +210,10 @@ def values_of(kind: str, valid) -> list:
             return [v for v in values_of("split", valid) if v is not None] + [np.array([0.6, 0.3, 0.2])]
         case "no split":  # a split given to a mechanism that takes none (its default None): even a valid one
             return [v for v in values_of("split", valid) if v is not None] + [(0.6, 0.35, 0.05), (1 / 3, 1 / 3, 1 / 3)]
+        case "scale map":  # {free variable name: public scale}; None and {} mean no preconditioner
+            not_a_map = [v for v in NOT_A_NUMBER if v is not None and not (isinstance(v, dict) and not v)]
+            name = next(iter(valid))
+            return not_a_map + [{name: bad} for bad in NOT_A_NUMBER + NOT_POSITIVE + EXTREME]
         case "bool":
             return ["no", "yes", "True", "False", "", None, 0, 1, 2, -1, 0.0, 1.0, NAN, INF] + [
                 [True],
