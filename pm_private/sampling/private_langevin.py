@@ -18,8 +18,8 @@ on the unconstrained parameters θ, with
   Gaussian mechanism with noise multiplier z = 2q/(C·√η) relative to C (dp-accounting's
   replace-one relation doubles C).  The step size is therefore η = (2q/(C·z))², fixed by the
   privacy the run must have (:func:`plan_dp_sgld`); nothing is accepted or rejected on private
-  data, and the prior gradient, the initial point (the model's, from its priors) and q, C, η are
-  public.
+  data, and the prior gradient, the initial point (the model's, from its priors, or public
+  ``initvals``) and q, C, η are public.
 
 The run is charged before any record is read, as one ledger entry: chains × steps compositions of
 the Poisson-subsampled Gaussian (a ``NoiseEvent`` of :mod:`pm_private.privacy.budget` with
@@ -279,8 +279,9 @@ def _per_record_loglik(model):
     return per_record, sizes.pop()
 
 
-def _gradient_functions(model):
-    """(per-record gradients of a subsample, prior gradient, n, initial point, point maps).
+def _gradient_functions(model, point=None):
+    """(per-record gradients of a subsample, prior gradient, n, initial point, point maps); the
+    initial point ``point`` (unconstrained) or the model's.
 
     The per-record log-likelihood is the sum of the observed variables' log-densities over all
     but their first axis (the record); every data array whose first axis has length n is indexed
@@ -302,7 +303,7 @@ def _gradient_functions(model):
     per_record = clone_replace(per_record, {node.outputs[0]: node.inputs[0] for node in fixed}, rebuild_strict=False)
     batch = clone_replace(per_record, _record_replacements(per_record, n, records), rebuild_strict=False)
     prior = model.logp(vars=model.free_RVs, jacobian=True)
-    point = model.initial_point()
+    point = model.initial_point() if point is None else point
     start = {v.name: point[v.name] for v in model.value_vars}
     (batch, prior), theta = join_nonshared_inputs(start, [batch, prior], model.value_vars)
     jacobian = pytensor.gradient.jacobian(batch, theta, vectorize=True)
@@ -367,6 +368,40 @@ def _scale_vector(model, scale) -> np.ndarray | None:
     return np.concatenate(parts).astype(np.float64)
 
 
+def _start_point(model, initvals) -> dict | None:
+    """The chains' start on the unconstrained scale, the model's initial point with ``initvals``
+    ({free variable name: value on the variable's own scale}) in place of the named variables'
+    (None: the model's own).  ValueError naming ``initvals`` (nothing is read or spent)."""
+    from pymc.initial_point import make_initial_point_fn
+
+    if initvals is None:
+        return None
+    if not isinstance(initvals, dict):
+        raise ValueError(f"initvals must be a dict of free variable names to values, got {type(initvals).__name__}")
+    free = [rv.name for rv in model.free_RVs]
+    unknown = [repr(key) for key in initvals if key not in free]
+    if unknown:
+        raise ValueError(f"initvals names {', '.join(unknown)}: not free variables of the model ({', '.join(free)})")
+    default = make_initial_point_fn(model=model, jitter_rvs=set(), return_transformed=False)(0)
+    overrides = {}
+    for name, given in initvals.items():
+        label = f"initvals[{name!r}]"
+        if np.asarray(given).dtype == np.bool_:
+            raise ValueError(f"{label} must be numbers, got booleans")
+        try:
+            overrides[name] = np.broadcast_to(as_float_array(given, label), np.shape(default[name])).copy()
+        except ValueError as error:
+            raise ValueError(
+                f"{label} must be a number or an array of shape {np.shape(default[name])}: {error}"
+            ) from None
+    point = make_initial_point_fn(model=model, overrides=overrides, jitter_rvs=set())(0)
+    rv_of = {model.rvs_to_values[rv].name: rv.name for rv in model.free_RVs}
+    outside = [rv_of[name] for name, value in point.items() if not np.isfinite(value).all()]
+    if outside:
+        raise ValueError(f"initvals place {', '.join(outside)} outside the variables' support (not finite there)")
+    return point
+
+
 #: Relative shrink of a clipped gradient's factor: it covers the rounding of a computed norm over up
 #: to thousands of parameters, so a clipped row's computed norm stays ≤ C.
 _CLIP_MARGIN = 1.0 - 2.0**-40
@@ -399,6 +434,7 @@ def dp_sgld(
     rng=None,
     progressbar: bool = True,
     scale: dict | None = None,
+    initvals: dict | None = None,
 ):
     """Differentially private SGLD draws from a PyMC model's posterior (module notes).
 
@@ -408,8 +444,8 @@ def dp_sgld(
         The model (default: the model of the current context).  Its observed variables hold one
         row per record along their first axis (the same n for all); every data array of the
         likelihood whose first axis has length n is a column of the records.  The chains start
-        at its initial point, which must be public: the priors' (the default), or ``initval``
-        values taken from an earlier private release (post-processing), never from the data.
+        at its initial point (or ``initvals``), which must be public: the priors' (the default),
+        or values taken from an earlier private release (post-processing), never from the data.
     epsilon : float
         The whole run's ε, > 0.
     delta : float
@@ -439,6 +475,11 @@ def dp_sgld(
         unconstrained value (of log τ for a positive τ); variables not named take 1.  Fixed
         before the run, from public knowledge only (prior scales, a published earlier fit),
         never from the data.  The guarantee and the plan do not change.
+    initvals : dict, optional
+        The chains' start, as ``pm.sample``'s: ``{free variable name: value}`` on the variable's
+        own scale (τ, not log τ); variables not named start at the model's initial point.  Public
+        values only: the posterior mean of an earlier private release's fit (post-processing of
+        that release, which spent its own ε), a published estimate, never the data.
 
     Returns
     -------
@@ -487,8 +528,8 @@ def dp_sgld(
     draws, tune = check_count("draws", draws, maximum=_MOST_STEPS), check_count("tune", tune, maximum=_MOST_STEPS)
     check_count("chains", chains, maximum=_MOST_CHAINS)
     progressbar = check_bool("progressbar", progressbar)
-    scales = _scale_vector(model, scale)
-    gradients, n, start, to_draw = _gradient_functions(model)
+    scales, point = _scale_vector(model, scale), _start_point(model, initvals)
+    gradients, n, start, to_draw = _gradient_functions(model, point)
     plan = plan_dp_sgld(epsilon, delta, n=n, sampling_rate=sampling_rate, clip=clip, steps=tune + draws, chains=chains)
     source = as_noise_source(rng)
     label = (

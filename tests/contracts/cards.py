@@ -464,6 +464,7 @@ CARDS = [
             rng=0,
             progressbar=False,
             scale={"mu": 2.0},
+            initvals={"mu": 0.5},
         ),
         kinds=CHARGED
         | dict(
@@ -477,6 +478,7 @@ CARDS = [
             chains="count",
             progressbar="bool",
             scale="scale map",
+            initvals="start map",
         ),
     ),
     MechanismCard(

@@ -214,6 +214,10 @@ def values_of(kind: str, valid) -> list:
             not_a_map = [v for v in NOT_A_NUMBER if v is not None and not (isinstance(v, dict) and not v)]
             name = next(iter(valid))
             return not_a_map + [{name: bad} for bad in NOT_A_NUMBER + NOT_POSITIVE + EXTREME]
+        case "start map":  # {free variable name: a value in its support}; None and {} mean the model's start
+            not_a_map = [v for v in NOT_A_NUMBER if v is not None and not (isinstance(v, dict) and not v)]
+            name = next(iter(valid))
+            return not_a_map + [{name: bad} for bad in NOT_A_NUMBER + [NAN, np.float32(NAN), INF, -INF]]
         case "bool":
             return ["no", "yes", "True", "False", "", None, 0, 1, 2, -1, 0.0, 1.0, NAN, INF] + [
                 [True],

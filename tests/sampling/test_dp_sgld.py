@@ -199,3 +199,39 @@ def test_a_bad_scale_is_refused_naming_it_before_anything_is_spent(scale, messag
     with pytest.raises(ValueError, match=message):
         dp_sgld(model, epsilon=1.0, delta=1e-5, sampling_rate=0.1, clip=1.0, scale=scale, accountant=accountant)
     assert accountant.ledger == ()
+
+
+def test_the_chains_start_at_the_public_initvals_given():
+    """``initvals`` on the variables' own scale (τ, not log τ), as ``pm.sample`` takes them: the
+    first kept draw lies within two small steps (a small ε makes η small) of the start, not of the
+    model's default start."""
+    y = np.random.default_rng(6).normal(0.7, 1.0, 400)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, 10.0)
+        tau = pm.HalfNormal("tau", 1.0)
+        pm.Normal("y", mu, tau, observed=y)
+    common = dict(epsilon=0.05, delta=1e-5, sampling_rate=0.1, clip=1.0, draws=2, tune=1, rng=2, progressbar=False)
+    started = dp_sgld(model, initvals={"mu": 5.0, "tau": 3.0}, **common).posterior.isel(draw=0)
+    default = dp_sgld(model, **common).posterior.isel(draw=0)
+    assert np.abs(started["mu"].values - 5.0).max() < 0.3 and np.abs(started["tau"].values - 3.0).max() < 0.6
+    assert np.abs(default["mu"].values).max() < 0.3
+
+
+@pytest.mark.parametrize(
+    "initvals, message",
+    [
+        ([0.5], "dict"),
+        ({"sigma": 1.0}, "'sigma'"),
+        ({"y": 1.0}, "'y'"),
+        ({"mu": "big"}, r"initvals\['mu'\]"),
+        ({"mu": [1.0, 2.0]}, "shape"),
+        ({"mu": np.inf}, "support"),
+        ({"mu": True}, "booleans"),
+    ],
+)
+def test_bad_initvals_are_refused_naming_them_before_anything_is_spent(initvals, message):
+    model, _ = _normal_mean_model(200)
+    accountant = PrivacyAccountant(5.0, 1e-5)
+    with pytest.raises(ValueError, match=message):
+        dp_sgld(model, epsilon=1.0, delta=1e-5, sampling_rate=0.1, clip=1.0, initvals=initvals, accountant=accountant)
+    assert accountant.ledger == ()
