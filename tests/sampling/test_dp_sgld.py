@@ -1,5 +1,6 @@
 """DP-SGLD: the planner against dp-accounting, the run charged as one recomposable ledger event,
-the Poisson subsample's law, and the sampler on a known posterior."""
+the Poisson subsample's law, the sampler on a known posterior, the public preconditioner as the
+plain chain of rescaled parameters, the public start, and refusals that spend nothing."""
 
 import math
 
@@ -181,26 +182,6 @@ def test_a_preconditioned_chain_is_the_plain_chain_of_the_rescaled_parameters():
     assert np.abs(unscaled - plain.posterior["mu"].values).max() > 1e-3
 
 
-@pytest.mark.parametrize(
-    "scale, message",
-    [
-        ([3.0], "dict"),
-        ({"sigma": 1.0}, "'sigma'"),
-        ({"mu": 0.0}, r"scale\['mu'\]"),
-        ({"mu": np.nan}, r"scale\['mu'\]"),
-        ({"mu": "big"}, r"scale\['mu'\]"),
-        ({"mu": [1.0, 2.0]}, "shape"),
-        ({"mu": 1e9}, r"\[1e-06, 1e\+06\]"),
-    ],
-)
-def test_a_bad_scale_is_refused_naming_it_before_anything_is_spent(scale, message):
-    model, _ = _normal_mean_model(200)
-    accountant = PrivacyAccountant(5.0, 1e-5)
-    with pytest.raises(ValueError, match=message):
-        dp_sgld(model, epsilon=1.0, delta=1e-5, sampling_rate=0.1, clip=1.0, scale=scale, accountant=accountant)
-    assert accountant.ledger == ()
-
-
 def test_the_chains_start_at_the_public_initvals_given():
     """``initvals`` on the variables' own scale (τ, not log τ), as ``pm.sample`` takes them: the
     first kept draw lies within two small steps (a small ε makes η small) of the start, not of the
@@ -218,20 +199,27 @@ def test_the_chains_start_at_the_public_initvals_given():
 
 
 @pytest.mark.parametrize(
-    "initvals, message",
+    "keyword, value, message",
     [
-        ([0.5], "dict"),
-        ({"sigma": 1.0}, "'sigma'"),
-        ({"y": 1.0}, "'y'"),
-        ({"mu": "big"}, r"initvals\['mu'\]"),
-        ({"mu": [1.0, 2.0]}, "shape"),
-        ({"mu": np.inf}, "support"),
-        ({"mu": True}, "booleans"),
+        ("scale", [3.0], "dict"),
+        ("scale", {"sigma": 1.0}, "'sigma'"),
+        ("scale", {"mu": 0.0}, r"scale\['mu'\]"),
+        ("scale", {"mu": np.nan}, r"scale\['mu'\]"),
+        ("scale", {"mu": "big"}, r"scale\['mu'\]"),
+        ("scale", {"mu": [1.0, 2.0]}, "shape"),
+        ("scale", {"mu": 1e9}, r"\[1e-06, 1e\+06\]"),
+        ("initvals", [0.5], "dict"),
+        ("initvals", {"sigma": 1.0}, "'sigma'"),
+        ("initvals", {"y": 1.0}, "'y'"),
+        ("initvals", {"mu": "big"}, r"initvals\['mu'\]"),
+        ("initvals", {"mu": [1.0, 2.0]}, "shape"),
+        ("initvals", {"mu": np.inf}, "support"),
+        ("initvals", {"mu": True}, "booleans"),
     ],
 )
-def test_bad_initvals_are_refused_naming_them_before_anything_is_spent(initvals, message):
+def test_a_bad_scale_or_start_is_refused_naming_it_before_anything_is_spent(keyword, value, message):
     model, _ = _normal_mean_model(200)
     accountant = PrivacyAccountant(5.0, 1e-5)
     with pytest.raises(ValueError, match=message):
-        dp_sgld(model, epsilon=1.0, delta=1e-5, sampling_rate=0.1, clip=1.0, initvals=initvals, accountant=accountant)
+        dp_sgld(model, epsilon=1.0, delta=1e-5, sampling_rate=0.1, clip=1.0, accountant=accountant, **{keyword: value})
     assert accountant.ledger == ()
