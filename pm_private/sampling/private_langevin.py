@@ -340,60 +340,56 @@ def _subsamples(source, n: int, rate: float, steps: int) -> list[np.ndarray]:
 _SCALE_RANGE = (1e-6, 1e6)
 
 
-def _scale_vector(model, scale) -> np.ndarray | None:
+def _per_variable(argument: str, given, shapes: dict) -> dict[str, np.ndarray]:
+    """``given`` ({free variable name: number or array}) checked against the model's free
+    variables and broadcast to their ``shapes`` ({name: shape}); {} for None.  ValueError naming
+    ``argument`` (nothing is read or spent)."""
+    if given is None:
+        return {}
+    if not isinstance(given, dict):
+        raise ValueError(f"{argument} must be a dict of free variable names to values, got {type(given).__name__}")
+    unknown = [repr(key) for key in given if key not in shapes]
+    if unknown:
+        raise ValueError(
+            f"{argument} names {', '.join(unknown)}: not free variables of the model ({', '.join(shapes)})"
+        )
+    arrays = {}
+    for name, value in given.items():
+        label = f"{argument}[{name!r}]"
+        if np.asarray(value).dtype == np.bool_:
+            raise ValueError(f"{label} must be numbers, got booleans")
+        try:
+            arrays[name] = np.broadcast_to(as_float_array(value, label), shapes[name]).astype(np.float64)
+        except ValueError as error:
+            raise ValueError(f"{label} must be a number or an array of shape {shapes[name]}: {error}") from None
+    return arrays
+
+
+def _scale_vector(model, point: dict, scale) -> np.ndarray | None:
     """The public preconditioner's scales s, one per unconstrained parameter in the chain's order
-    (the model's value variables), from ``{free variable name: scale}``; None without a
-    preconditioner.  ValueError naming ``scale`` (nothing is read or spent)."""
+    (the model's value variables, whose values at the start ``point`` give their shapes), from
+    ``{free variable name: scale}``; None without a preconditioner.  ValueError naming ``scale``."""
     if scale is None:
         return None
-    if not isinstance(scale, dict):
-        raise ValueError(f"scale must be a dict of free variable names to positive scales, got {type(scale).__name__}")
-    free = {model.values_to_rvs[value].name: value for value in model.value_vars}
-    unknown = [repr(key) for key in scale if key not in free]
-    if unknown:
-        raise ValueError(f"scale names {', '.join(unknown)}: not free variables of the model ({', '.join(free)})")
-    point, low, high = model.initial_point(), *_SCALE_RANGE
-    parts = []
-    for name, value in free.items():
-        shape, given = np.shape(point[value.name]), scale.get(name, 1.0)
-        if np.asarray(given).dtype == np.bool_:
-            raise ValueError(f"scale[{name!r}] must be numbers, got booleans")
-        try:
-            part = np.broadcast_to(as_float_array(given, f"scale[{name!r}]"), shape)
-        except ValueError as error:
-            raise ValueError(f"scale[{name!r}] must be a number or an array of shape {shape}: {error}") from None
+    shapes = {model.values_to_rvs[value].name: np.shape(point[value.name]) for value in model.value_vars}
+    low, high = _SCALE_RANGE
+    given = _per_variable("scale", scale, shapes)
+    for name, part in given.items():
         if not ((part >= low) & (part <= high)).all():
             raise ValueError(f"scale[{name!r}] must lie in [{low:g}, {high:g}] (finite and > 0)")
-        parts.append(part.ravel())
-    return np.concatenate(parts).astype(np.float64)
+    return np.concatenate([given.get(name, np.ones(shape)).ravel() for name, shape in shapes.items()])
 
 
-def _start_point(model, initvals) -> dict | None:
-    """The chains' start on the unconstrained scale, the model's initial point with ``initvals``
-    ({free variable name: value on the variable's own scale}) in place of the named variables'
-    (None: the model's own).  ValueError naming ``initvals`` (nothing is read or spent)."""
+def _start_point(model, initvals) -> dict:
+    """The chains' start on the unconstrained scale: the model's initial point with ``initvals``
+    ({free variable name: value on the variable's own scale}) in place of the named variables'.
+    ValueError naming ``initvals`` (nothing is read or spent)."""
     from pymc.initial_point import make_initial_point_fn
 
     if initvals is None:
-        return None
-    if not isinstance(initvals, dict):
-        raise ValueError(f"initvals must be a dict of free variable names to values, got {type(initvals).__name__}")
-    free = [rv.name for rv in model.free_RVs]
-    unknown = [repr(key) for key in initvals if key not in free]
-    if unknown:
-        raise ValueError(f"initvals names {', '.join(unknown)}: not free variables of the model ({', '.join(free)})")
+        return model.initial_point()
     default = make_initial_point_fn(model=model, jitter_rvs=set(), return_transformed=False)(0)
-    overrides = {}
-    for name, given in initvals.items():
-        label = f"initvals[{name!r}]"
-        if np.asarray(given).dtype == np.bool_:
-            raise ValueError(f"{label} must be numbers, got booleans")
-        try:
-            overrides[name] = np.broadcast_to(as_float_array(given, label), np.shape(default[name])).copy()
-        except ValueError as error:
-            raise ValueError(
-                f"{label} must be a number or an array of shape {np.shape(default[name])}: {error}"
-            ) from None
+    overrides = _per_variable("initvals", initvals, {rv.name: np.shape(default[rv.name]) for rv in model.free_RVs})
     point = make_initial_point_fn(model=model, overrides=overrides, jitter_rvs=set())(0)
     rv_of = {model.rvs_to_values[rv].name: rv.name for rv in model.free_RVs}
     outside = [rv_of[name] for name, value in point.items() if not np.isfinite(value).all()]
@@ -528,7 +524,8 @@ def dp_sgld(
     draws, tune = check_count("draws", draws, maximum=_MOST_STEPS), check_count("tune", tune, maximum=_MOST_STEPS)
     check_count("chains", chains, maximum=_MOST_CHAINS)
     progressbar = check_bool("progressbar", progressbar)
-    scales, point = _scale_vector(model, scale), _start_point(model, initvals)
+    point = _start_point(model, initvals)
+    scales = _scale_vector(model, point, scale)
     gradients, n, start, to_draw = _gradient_functions(model, point)
     plan = plan_dp_sgld(epsilon, delta, n=n, sampling_rate=sampling_rate, clip=clip, steps=tune + draws, chains=chains)
     source = as_noise_source(rng)
