@@ -496,7 +496,8 @@ def dp_sgld(
     -----
     Privacy: (ε, δ)-DP under replace-one neighbours, the unit a record, n public, for the whole
     published chain (every step of every chain composed, warm-up included).  Public: n, q, C, η,
-    the number of steps and chains, the model and its initial point.  Exact up to the
+    the number of steps and chains, the model, its initial point (``initvals``) and the
+    preconditioner's scales.  Exact up to the
     floating-point Gaussian and geometric samplers and the ledger's pessimistic PLD
     discretisation.  References: Welling & Teh 2011; Wang, Fienberg & Smola 2015; Li, Chen, Liu &
     Carin 2019; Heller & Fetaya 2023.
