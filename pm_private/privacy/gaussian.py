@@ -18,7 +18,7 @@ from .budget import GAUSSIAN, NoiseEvent, gaussian_multiplier
 from .mechanism_checks import (
     _GRID_BITS_BELOW_SCALE,
     _TAIL,
-    SENSITIVITY_BALL,
+    NoisyValues,
     _check_noise_fields,
     _check_query,
     _is_number,
@@ -27,7 +27,7 @@ from .mechanism_checks import (
     check_noise_scale,
 )
 from .noise import NoiseSource
-from .release import Release, constant, output, public
+from .release import Release, constant
 from .validation import (
     check_delta,
     check_epsilon,
@@ -47,7 +47,7 @@ GAUSSIAN_MECHANISM = (
 
 
 @dataclass(frozen=True, kw_only=True)
-class GaussianRelease(Release, kind="gaussian"):
+class GaussianRelease(NoisyValues, Release, kind="gaussian"):
     """Noisy values from :func:`gaussian_mechanism`, the noise standard deviation and the ε certified.
 
     Parameters
@@ -62,10 +62,6 @@ class GaussianRelease(Release, kind="gaussian"):
         The ℓ2 sensitivity Δ the caller stated.
     """
 
-    values: np.ndarray = output()
-    scale: float = public()
-    sensitivity: float = public()
-    neighbours: str = constant(default=SENSITIVITY_BALL)
     mechanism: str = constant(default=GAUSSIAN_MECHANISM)
 
     def __post_init__(self):

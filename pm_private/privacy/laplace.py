@@ -12,14 +12,14 @@ from .accountant import note_noise_drawn
 from .budget import LAPLACE, NoiseEvent
 from .mechanism_checks import (
     _GRID_BITS_BELOW_SCALE,
-    SENSITIVITY_BALL,
+    NoisyValues,
     _check_noise_fields,
     _check_query,
     _is_number,
     _opendp,
 )
 from .noise import NoiseSource
-from .release import Release, constant, output, public
+from .release import Release, constant
 from .validation import (
     check_release_guarantee,
 )
@@ -34,7 +34,7 @@ LAPLACE_MECHANISM = "Laplace mechanism (Dwork et al. 2006) as exact discrete Lap
 
 
 @dataclass(frozen=True, kw_only=True)
-class LaplaceRelease(Release, kind="laplace"):
+class LaplaceRelease(NoisyValues, Release, kind="laplace"):
     """Noisy values from :func:`laplace_mechanism`, the noise scale used and the ε certified.
 
     Parameters
@@ -49,10 +49,6 @@ class LaplaceRelease(Release, kind="laplace"):
         The ℓ1 sensitivity Δ the caller stated.
     """
 
-    values: np.ndarray = output()
-    scale: float = public()
-    sensitivity: float = public()
-    neighbours: str = constant(default=SENSITIVITY_BALL)
     mechanism: str = constant(default=LAPLACE_MECHANISM)
 
     def __post_init__(self):

@@ -1,14 +1,16 @@
-"""Checks shared by the noise mechanisms of :mod:`pm_private.privacy.primitives`: the query, the
-sensitivity and noise scale, the noise source, the Gaussian mechanism's largest ε, the grid of
+"""Checks and fields shared by the noise mechanisms of :mod:`pm_private.privacy.primitives`: the
+query, the fields of their releases, the sensitivity and noise scale, the noise source, the Gaussian mechanism's largest ε, the grid of
 OpenDP's exact samplers and the OpenDP import."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from .noise import NoiseSource
+from .release import constant, output, public
 from .validation import (
     as_float_array,
     check_epsilon,
@@ -18,6 +20,19 @@ from .validation import (
 
 #: Neighbour relation of a primitive on its own: query values that differ by at most the sensitivity.
 SENSITIVITY_BALL = "query values within the stated sensitivity"
+
+
+@dataclass(frozen=True, kw_only=True)
+class NoisyValues:
+    """The fields a noise primitive's release adds to :class:`~pm_private.privacy.release.Release`:
+    the noisy ``values`` (its output), the noise ``scale``, the stated ``sensitivity`` and the
+    relation of a primitive on its own (:data:`SENSITIVITY_BALL`).  A release type lists it before
+    ``Release`` among its bases and declares its own ``mechanism``."""
+
+    values: np.ndarray = output()
+    scale: float = public()
+    sensitivity: float = public()
+    neighbours: str = constant(default=SENSITIVITY_BALL)
 
 
 def _is_number(value) -> bool:
