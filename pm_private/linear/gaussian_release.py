@@ -17,9 +17,6 @@ from ..privacy.units import rows_per_unit
 from ..privacy.validation import (
     as_vector,
     check_bool,
-    check_bound,
-    check_delta,
-    check_epsilon,
     column_names,
     first_bad_row,
 )
@@ -27,7 +24,6 @@ from ..released.preprocessing import Preprocessing, preprocessed_rows
 from .accumulate import CHUNK_VALUES, NonFiniteRow, first_non_finite_row
 from .laplace_release import laplace_linear_stats
 from .release_checks import (
-    _check_clip_share,
     _check_preprocessing,
     _count_fields,
     _symmetric_from_upper,
@@ -35,6 +31,7 @@ from .release_checks import (
 )
 from .release_plan import (
     _gaussian_counts,
+    check_gaussian_arguments,
     linear_noise_plan,
 )
 from .release_records import (
@@ -385,16 +382,9 @@ def _laplace(X, y, noise: str, delta, **arguments) -> LinearStats:
 def _checked(epsilon, delta, x_bound, y_bound, split, clip_share, scale_response, intercept, preprocessing):
     """The Gaussian release's public arguments checked, in order, before any data is read:
     (ε, δ, Bx, By, clip share, scale_response, intercept); ValueError naming the argument."""
-    if split is not None:
-        raise ValueError("split applies to the Laplace mechanism only (the Gaussian release adds one noise)")
-    if delta is None:
-        raise ValueError("delta: the Gaussian mechanism needs the δ of the release, in (0, 1)")
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    x_bound = check_bound("x_bound", x_bound)
-    y_bound = check_bound("y_bound", y_bound)
-    clip_share = _check_clip_share(clip_share, epsilon)
-    scale_response = check_bool("scale_response", True if scale_response is None else scale_response)
+    epsilon, delta, x_bound, y_bound, clip_share, scale_response = check_gaussian_arguments(
+        epsilon, delta, x_bound, y_bound, split, clip_share, scale_response
+    )
     intercept = check_bool("intercept", intercept)
     _check_preprocessing(preprocessing)
     return epsilon, delta, x_bound, y_bound, clip_share, scale_response, intercept

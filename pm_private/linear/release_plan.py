@@ -38,6 +38,22 @@ _GAUSSIAN_DIAGONAL = "the diagonal of Sxx and Syy"
 _GAUSSIAN_OFF_DIAGONAL = "the other entries of Sxx and Sxy"
 
 
+def check_gaussian_arguments(epsilon, delta, x_bound, y_bound, split, clip_share, scale_response):
+    """The Gaussian release's public arguments checked, in order, before any data is read:
+    (ε, δ, Bx, By, clip share, scale_response); ValueError naming the argument."""
+    if split is not None:
+        raise ValueError("split applies to the Laplace mechanism only (the Gaussian release adds one noise)")
+    if delta is None:
+        raise ValueError("delta: the Gaussian mechanism needs the δ of the release, in (0, 1)")
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    x_bound = check_bound("x_bound", x_bound)
+    y_bound = check_bound("y_bound", y_bound)
+    clip_share = _check_clip_share(clip_share, epsilon)
+    scale_response = check_bool("scale_response", True if scale_response is None else scale_response)
+    return epsilon, delta, x_bound, y_bound, clip_share, scale_response
+
+
 def _gaussian_counts(scale_response: bool) -> str:
     """The name of the group of counts a Gaussian release adds (with Σcᵢ² when it scales responses)."""
     return _LAPLACE_COUNTS + (" and the rows' summed squared scale factors" if scale_response else "")
@@ -150,16 +166,9 @@ def linear_noise_plan(
             noise_sd={q.name: laplace_sd(q.scale) for q in queries},
             d=d,
         )
-    if split is not None:
-        raise ValueError("split applies to the Laplace mechanism only (the Gaussian release adds one noise)")
-    if delta is None:
-        raise ValueError("the Gaussian mechanism needs delta (the δ of the release, in (0, 1))")
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    x_bound = check_bound("x_bound", x_bound)
-    y_bound = check_bound("y_bound", y_bound)
-    clip_share = _check_clip_share(clip_share, epsilon)
-    scale_response = check_bool("scale_response", True if scale_response is None else scale_response)
+    epsilon, delta, x_bound, y_bound, clip_share, scale_response = check_gaussian_arguments(
+        epsilon, delta, x_bound, y_bound, split, clip_share, scale_response
+    )
     check_gaussian_epsilon(epsilon)
     size, sensitivity, count_weight = gaussian_release_vector(
         d, x_bound, y_bound, clip_share, scale_response=scale_response, intercept=intercept
