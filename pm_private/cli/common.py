@@ -28,9 +28,28 @@ class Refused(Exception):
     """The release cannot go ahead (budget); reported with exit code 1."""
 
 
-def release_arguments(parser: argparse.ArgumentParser) -> None:
-    """The arguments of every release: DATA, the ledger and its totals, ε, ``--out``, ``--note``
-    and ``--dry-run``."""
+def add_release_parser(subparsers, name: str, run, *, help: str, description: str) -> argparse.ArgumentParser:
+    """Add a kind of ``pm-private release`` with the arguments of every release: DATA, the ledger
+    and its totals, ε, ``--out``, ``--note`` and ``--dry-run``.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The release kinds (the subparsers of ``pm-private release``).
+    name : str
+        The kind, as typed after ``pm-private release``.
+    run : callable
+        ``run(parser, args)`` makes the release (the new parser's ``run`` default).
+    help, description : str
+        The kind's line in ``pm-private release --help`` and the head of its own help.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The new parser, for the kind's own arguments (after the shared ones in its help).
+    """
+    parser = subparsers.add_parser(name, help=help, description=description)
+    parser.set_defaults(run=run, command_parser=parser)
     parser.add_argument("data", type=types.existing_file, help="CSV or Parquet file of the private records")
     parser.add_argument("--ledger", type=types.ledger_path, required=True, help="ledger file (created if missing)")
     parser.add_argument(
@@ -52,6 +71,7 @@ def release_arguments(parser: argparse.ArgumentParser) -> None:
         help="print the noise scales and the budget the release would spend, then stop: no data row is read, "
         "the ledger is not opened and nothing is written",
     )
+    return parser
 
 
 def unit_argument(parser: argparse.ArgumentParser, *, history: bool = False) -> None:

@@ -12,6 +12,7 @@ from ..poisson.family import POISSON
 from ..privacy import argtypes as types
 from ..released.family import Family, Hook
 from .common import (
+    add_release_parser,
     check_columns,
     dry_run,
     numeric,
@@ -22,7 +23,6 @@ from .common import (
     public_preprocessing,
     read,
     refuse_raw_covariates,
-    release_arguments,
     table_columns,
     unit_argument,
     unit_columns,
@@ -43,25 +43,20 @@ def _counts(family: Family) -> bool:
 
 
 def add_parser(subparsers) -> None:
-    """Add one release per entry of :data:`GLM_FAMILIES` to the kinds of ``pm-private release``.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        The release kinds (the subparsers of ``pm-private release``); each new parser's ``run``
-        default makes the release.
-    """
+    """Add one release per entry of :data:`GLM_FAMILIES` to ``subparsers``, the kinds of
+    ``pm-private release``."""
     for name, family in GLM_FAMILIES.items():
         counts = _counts(family)
-        parser = subparsers.add_parser(
+        parser = add_release_parser(
+            subparsers,
             name,
+            _run,
             help=f"(ε, δ)-DP degree-2 statistics of {family.title} for the noise-aware model (Kulkarni et al. 2021)",
             description=f"Gaussian release of Σx, Σy, Sxx, Σ y·x of {family.title} "
             "(Kulkarni et al. 2021; Huggins, Adams & Broderick 2017), rows projected onto the x bound"
             + (", counts clipped to the y bound" if counts else ", labels 0/1 or ±1")
             + ", replace-one neighbours.  Fit it with 'pm-private fit'.",
         )
-        release_arguments(parser)
         unit_argument(parser)
         parser.add_argument("--target", required=True, help="count column" if counts else "label column (0/1 or ±1)")
         parser.add_argument("--features", nargs="+", help="feature columns (default: every other column)")
@@ -90,7 +85,6 @@ def add_parser(subparsers) -> None:
             help="features whose values are 0 or 1 (a public declaration, carried in the release file): the "
             "fitted model then takes the covariates' law matched to the released moments and these kinds",
         )
-        parser.set_defaults(run=_run, command_parser=parser)
 
 
 def _noise_plan(args, family: Family, d: int):

@@ -9,6 +9,7 @@ import math
 
 from ..privacy import argtypes as types
 from .common import (
+    add_release_parser,
     check_columns,
     dry_run,
     numeric,
@@ -19,7 +20,6 @@ from .common import (
     public_preprocessing,
     read,
     refuse_raw_covariates,
-    release_arguments,
     table_columns,
     unit_argument,
     unit_columns,
@@ -32,20 +32,14 @@ DEFAULT_SPLIT = [0.60, 0.35, 0.05]
 
 
 def add_parser(subparsers) -> None:
-    """Add the ``linear-stats`` release to the kinds of ``pm-private release``.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        The release kinds (the subparsers of ``pm-private release``); the new parser's ``run``
-        default makes the release.
-    """
-    parser = subparsers.add_parser(
+    """Add the ``linear-stats`` release to ``subparsers``, the kinds of ``pm-private release``."""
+    parser = add_release_parser(
+        subparsers,
         "linear-stats",
+        _run,
         help="ε-DP sufficient statistics for linear regression (Honkela et al. 2018)",
         description="Clipped, Laplace-perturbed Sxx, Sxy, Syy (Honkela et al. 2018), replace-one neighbours.",
     )
-    release_arguments(parser)
     unit_argument(parser)
     parser.add_argument("--target", required=True, help="response column")
     parser.add_argument("--features", nargs="+", help="feature columns (default: every other column)")
@@ -110,7 +104,6 @@ def add_parser(subparsers) -> None:
     public_feature_arguments(public)
     public.add_argument("--y-center", type=types.finite_float, metavar="C")
     public.add_argument("--y-scale", type=types.positive_float, metavar="S")
-    parser.set_defaults(run=_run, command_parser=parser)
 
 
 def _preprocessing_context(args, preprocessing) -> dict:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..privacy import argtypes as types
 from ..privacy.relations import RELATIONS, REPLACE_ONE
 from .common import (
+    add_release_parser,
     check_columns,
     dry_run,
     numeric,
@@ -17,7 +18,6 @@ from .common import (
     public_preprocessing,
     read,
     refuse_raw_covariates,
-    release_arguments,
     table_columns,
     unit_argument,
     unit_columns,
@@ -42,16 +42,12 @@ def _labels(text: str) -> list[str]:
 
 
 def add_parser(subparsers) -> None:
-    """Add the ``survival`` release to the kinds of ``pm-private release``.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        The release kinds (the subparsers of ``pm-private release``); the new parser's ``run``
-        default makes the release.
-    """
-    parser = subparsers.add_parser(
+    """Add the ``survival`` and ``survival-regression`` releases to ``subparsers``, the kinds of
+    ``pm-private release``."""
+    parser = add_release_parser(
+        subparsers,
         "survival",
+        _run,
         help="private exit table of a survival study (per interval and cell), person-level",
         description="Events and censorings per public interval and cell, and the people event-free at the "
         "horizon, with Gaussian ((ε, δ)-DP) or Laplace (ε-DP) noise of sensitivity √2 (ℓ2) or 2 (ℓ1) under "
@@ -59,7 +55,6 @@ def add_parser(subparsers) -> None:
         "the fit), the unit a person (Gondara & Wang 2020).  n (under replace-one), the interval ends and the "
         "cell labels are public; each person's time, event and cell are private.  Fit it with 'pm-private fit'.",
     )
-    release_arguments(parser)
     unit_argument(parser, history=True)
     parser.add_argument("--delta", type=types.delta, help="δ of a Gaussian release (omit with --noise laplace)")
     parser.add_argument("--time", required=True, help="follow-up time column (≥ 0; past the horizon: alive at it)")
@@ -77,13 +72,14 @@ def add_parser(subparsers) -> None:
         help="neighbour relation: replace-one (n public, in the release) or add-remove (n private); a ledger "
         "charges an add-remove release as the replace-one release it also is",
     )
-    parser.set_defaults(run=_run, command_parser=parser)
     _add_regression_parser(subparsers)
 
 
 def _add_regression_parser(subparsers) -> None:
-    parser = subparsers.add_parser(
+    parser = add_release_parser(
+        subparsers,
         "survival-regression",
+        _run_regression,
         help="private exit table with the covariate moments of each exit, for proportional-hazards regression",
         description="Per public interval: the people whose exit is an event or a censoring there, and their "
         "covariate sums; the people event-free at the horizon and theirs; Σxxᵀ; the number of rows projected "
@@ -91,7 +87,6 @@ def _add_regression_parser(subparsers) -> None:
         "replace-one neighbours, the unit a person.  n, the interval ends and the bound are public; each "
         "person's time, event and covariates are private.  Fit it with 'pm-private fit'.",
     )
-    release_arguments(parser)
     unit_argument(parser, history=True)
     parser.add_argument("--delta", type=types.delta, required=True, help="δ of the release, spent from the ledger")
     parser.add_argument("--time", required=True, help="follow-up time column (≥ 0; past the horizon: alive at it)")
@@ -109,7 +104,6 @@ def _add_regression_parser(subparsers) -> None:
         "pm_private.survival_regression_bounds in Python",
     )
     public_feature_group(parser)
-    parser.set_defaults(run=_run_regression, command_parser=parser)
 
 
 def _run(parser, args) -> None:

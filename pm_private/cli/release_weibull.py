@@ -4,31 +4,24 @@ times by LSP + TLL (Nguyên & Hui 2017b)."""
 from __future__ import annotations
 
 from ..privacy import argtypes as types
-from .common import check_columns, dry_run, numeric, open_ledger, read, release_arguments, table_columns, write_release
+from .common import add_release_parser, check_columns, dry_run, numeric, open_ledger, read, table_columns, write_release
 
 
 def add_parser(subparsers) -> None:
-    """Add the ``weibull`` release to the kinds of ``pm-private release``.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        The release kinds (the subparsers of ``pm-private release``); the new parser's ``run``
-        default makes the release.
-    """
-    parser = subparsers.add_parser(
+    """Add the ``weibull`` release to ``subparsers``, the kinds of ``pm-private release``."""
+    parser = add_release_parser(
+        subparsers,
         "weibull",
+        _run,
         help="ε-DP Weibull shape and scale by LSP + TLL (Nguyên & Hui 2017b)",
         description="Weibull (p, λ) of censored survival times by LSP (ε/2) and TLL (ε/2) (Nguyên & Hui 2017b).",
     )
-    release_arguments(parser)
     parser.add_argument("--time", required=True, help="survival-time column (≥ 0, ≤ horizon)")
     parser.add_argument("--event", required=True, help="event column: 1 = event, 0 = censored")
     parser.add_argument("--horizon", type=types.bound, required=True, help="public upper bound on the times")
     parser.add_argument("--K", type=types.positive_int, default=500, help="ladder rungs (default 500)")
     parser.add_argument("--gamma", type=types.bound, default=10.0, help="range γ of p and λ/horizon (default 10)")
     parser.add_argument("--omega", type=types.bound, default=6.0, help="times floored at e^-ω·horizon (default 6)")
-    parser.set_defaults(run=_run, command_parser=parser)
 
 
 def _run(parser, args) -> None:
