@@ -71,6 +71,7 @@ from .objective_perturbation import (
     MECHANISM,
     NOISE_KINDS,
     ElasticNetRelease,
+    _minimise_perturbed_objective,
     check_noise,
     check_penalty,
     convex_min,
@@ -79,7 +80,6 @@ from .objective_perturbation import (
     prepare_design,
     to_signed_labels,
 )
-from .proximal import solve_elastic_net_logistic
 
 __all__ = [
     "MECHANISM",
@@ -349,9 +349,6 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
         design = prepare_design(X, kappa, norm, self.fit_intercept)
         source = as_noise_source(self.rng)
         phi = 2.0 * kappa_j
-        l1_mask = np.ones(design.shape[1], dtype=bool)
-        if self.fit_intercept:
-            l1_mask[-1] = False
         if self.accountant is None and _inside_model_selection():
             warnings.warn(
                 "DPElasticNetLogisticRegression.fit runs inside scikit-learn model selection without an "
@@ -364,16 +361,17 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
             )
         with release_guard(self.accountant, MECHANISM, epsilon, label="DP elastic-net logistic"):
             b = perturbation_noise(design.shape[1], self.noise, source)
-            result = solve_elastic_net_logistic(
+            result = _minimise_perturbed_objective(
                 design,
                 y,
-                lam * (1 - alpha) + extra,
-                lam * alpha,
+                lam,
+                alpha,
+                extra,
                 phi / (epsilon * n) * b,
-                l1_mask,
+                fit_intercept=self.fit_intercept,
+                hessian_bound=c,
                 tol=self.tol,
                 max_iter=self.max_iter,
-                hessian_bound=c,
             )
         coef, intercept = _split_theta(result.theta[:, 0], self.fit_intercept)
         release = ElasticNetRelease(

@@ -25,6 +25,7 @@ from ..privacy.validation import (
     check_release_field,
     check_release_guarantee,
 )
+from .proximal import SolverResult, solve_elastic_net_logistic
 
 __all__ = [
     "MECHANISM",
@@ -171,6 +172,44 @@ def perturbation_noise(dim: int, noise: str, source: NoiseSource, size: int | No
     if size is None:
         return draw(dim, _NOISE_SCALE, source)
     return np.column_stack([draw(dim, _NOISE_SCALE, source) for _ in range(size)])
+
+
+def _minimise_perturbed_objective(
+    design: np.ndarray,
+    y: np.ndarray,
+    lam,
+    alpha: float,
+    extra_ridge: float,
+    linear_term: np.ndarray,
+    *,
+    fit_intercept: bool,
+    hessian_bound: float,
+    tol: float,
+    max_iter: int,
+) -> SolverResult:
+    """Minimiser of the perturbed objective of Yu et al. (2014) Alg. 1, one per column of ``linear_term``.
+
+    L(θ) = (1/n) Σᵢ log(1 + exp(−yᵢ θᵀxᵢ)) + ½(λ(1−α) + Δ)‖θ‖² + λα‖θ‖₁ + gᵀθ, with
+    g = ``linear_term`` = (φ/(εn))·b and Δ = ``extra_ridge``; the intercept (the last column of
+    ``design`` with ``fit_intercept``) is ridge- but not ℓ1-penalised.  ``lam`` is one λ, or an
+    array of candidates with one column of ``linear_term`` each.  The step size is set by the
+    public Hessian bound c (:func:`~pm_private.logistic.proximal.solve_elastic_net_logistic`,
+    whose ConvergenceError propagates).
+    """
+    l1_mask = np.ones(design.shape[1], dtype=bool)
+    if fit_intercept:
+        l1_mask[-1] = False
+    return solve_elastic_net_logistic(
+        design,
+        y,
+        lam * (1 - alpha) + extra_ridge,
+        lam * alpha,
+        linear_term,
+        l1_mask,
+        tol=tol,
+        max_iter=max_iter,
+        hessian_bound=hessian_bound,
+    )
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)

@@ -76,7 +76,8 @@ from .elastic_net import (
     prepare_design,
     to_signed_labels,
 )
-from .proximal import softplus, solve_elastic_net_logistic
+from .objective_perturbation import _minimise_perturbed_objective
+from .proximal import softplus
 
 __all__ = [
     "MECHANISM",
@@ -518,20 +519,18 @@ def _fit_and_select(design, y, lams, alpha, constants, budget, sizes, noise, sou
     eps_train, eps_select = budget
     n_train, n_valid = sizes
     N, dim = design.shape
-    l1_mask = np.ones(dim, dtype=bool)
-    if fit_intercept:
-        l1_mask[-1] = False
     train, valid = _split(N, n_valid, source)
     noise_draws = perturbation_noise(dim, noise, source, size=lams.size)
-    result = solve_elastic_net_logistic(
+    result = _minimise_perturbed_objective(
         design[train],
         y[train],
-        lams * (1 - alpha) + constants.extra_ridge,
-        lams * alpha,
+        lams,
+        alpha,
+        constants.extra_ridge,
         constants.phi / (eps_train * n_train) * noise_draws,
-        l1_mask,
-        **solver,
+        fit_intercept=fit_intercept,
         hessian_bound=constants.lipschitz**2 / 4,
+        **solver,
     )
     margins = y[valid, None] * (design[valid] @ result.theta)
     scores = -softplus(-margins).mean(axis=0)
