@@ -206,6 +206,32 @@ def numeric(parser, frame, columns: list[str]):
     return frame[columns].to_numpy(dtype=np.float64)
 
 
+def regression_column_arguments(parser, *, target: str) -> None:
+    """``--target`` (with the help ``target``) and ``--features``: the columns of a regression
+    release, read by :func:`regression_features` and :func:`regression_rows`."""
+    parser.add_argument("--target", required=True, help=target)
+    parser.add_argument("--features", nargs="+", help="feature columns (default: every other column)")
+
+
+def regression_features(parser, args) -> list[str]:
+    """The feature columns of a regression release: ``--features``, or every column of DATA but the
+    target and ``--unit-column``; a usage error unless DATA has them, the target and the unit
+    column, each once.  Reads DATA's header only."""
+    available = table_columns(parser, args)
+    features = args.features or [c for c in available if c not in (args.target, args.unit_column)]
+    if not features:
+        parser.error("no feature column: give --features")
+    check_columns(parser, args, available, [*features, args.target, *unit_columns(args)])
+    return features
+
+
+def regression_rows(parser, args, features: list[str]):
+    """The rows of a regression release, read from DATA: (X, y, unit), the features and the target
+    as float arrays and the ``--unit-column`` identifiers (None without it)."""
+    frame = read(args.data, [*features, args.target, *unit_columns(args)])
+    return numeric(parser, frame, features), numeric(parser, frame, [args.target])[:, 0], unit_values(args, frame)
+
+
 def write_release(parser, args, accountant, release, **context):
     """Release (the ledger entry carries ``--note``), then write the release file atomically: a
     failed release leaves no file, and the file never exists half written (it is written under a

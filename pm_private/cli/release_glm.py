@@ -13,21 +13,18 @@ from ..privacy import argtypes as types
 from ..released.family import Family, Hook
 from .common import (
     add_release_parser,
-    check_columns,
     dry_run,
-    numeric,
     open_ledger,
     preprocessing_source,
     public_feature_group,
     public_file_columns,
     public_preprocessing,
-    read,
     refuse_raw_covariates,
-    table_columns,
+    regression_column_arguments,
+    regression_features,
+    regression_rows,
     unit_argument,
-    unit_columns,
     unit_rows_text,
-    unit_values,
     write_release,
 )
 
@@ -58,8 +55,7 @@ def add_parser(subparsers) -> None:
             + ", replace-one neighbours.  Fit it with 'pm-private fit'.",
         )
         unit_argument(parser)
-        parser.add_argument("--target", required=True, help="count column" if counts else "label column (0/1 or ±1)")
-        parser.add_argument("--features", nargs="+", help="feature columns (default: every other column)")
+        regression_column_arguments(parser, target="count column" if counts else "label column (0/1 or ±1)")
         parser.add_argument("--delta", type=types.delta, required=True, help="δ of the release, spent from the ledger")
         rule = "poisson_bounds" if counts else "logistic_bounds"
         parser.add_argument(
@@ -106,11 +102,7 @@ def _run(parser, args) -> None:
             check_count("--y-bound", args.y_bound, 1, _MAX_Y_BOUND.resolve())
         except ValueError as error:
             parser.error(str(error))
-    available = table_columns(parser, args)
-    features = args.features or [c for c in available if c not in (args.target, args.unit_column)]
-    if not features:
-        parser.error("no feature column: give --features")
-    check_columns(parser, args, available, [*features, args.target, *unit_columns(args)])
+    features = regression_features(parser, args)
     unknown = sorted(set(args.binary_columns or ()) - set(features))
     if unknown:
         parser.error(f"--binary-columns {', '.join(map(repr, unknown))} are not features")
@@ -134,10 +126,7 @@ def _run(parser, args) -> None:
             )
         dry_run(args, lines)
         return
-    frame = read(args.data, [*features, args.target, *unit_columns(args)])
-    X = numeric(parser, frame, features)
-    y = numeric(parser, frame, [args.target])[:, 0]
-    unit = unit_values(args, frame)
+    X, y, unit = regression_rows(parser, args, features)
     accountant = open_ledger(parser, args)
     bounds = {"y_bound": args.y_bound} if _counts(family) else {}
 

@@ -10,7 +10,6 @@ import math
 from ..privacy import argtypes as types
 from .common import (
     add_release_parser,
-    check_columns,
     dry_run,
     numeric,
     open_ledger,
@@ -20,11 +19,11 @@ from .common import (
     public_preprocessing,
     read,
     refuse_raw_covariates,
-    table_columns,
+    regression_column_arguments,
+    regression_features,
+    regression_rows,
     unit_argument,
-    unit_columns,
     unit_rows_text,
-    unit_values,
     write_release,
 )
 
@@ -41,8 +40,7 @@ def add_parser(subparsers) -> None:
         description="Clipped, Laplace-perturbed Sxx, Sxy, Syy (Honkela et al. 2018), replace-one neighbours.",
     )
     unit_argument(parser)
-    parser.add_argument("--target", required=True, help="response column")
-    parser.add_argument("--features", nargs="+", help="feature columns (default: every other column)")
+    regression_column_arguments(parser, target="response column")
     parser.add_argument(
         "--noise",
         "--mechanism",
@@ -228,11 +226,7 @@ def _check_mechanism_options(parser, args) -> None:
 
 def _run(parser, args) -> None:
     _check_mechanism_options(parser, args)
-    available = table_columns(parser, args)
-    features = args.features or [c for c in available if c not in (args.target, args.unit_column)]
-    if not features:
-        parser.error("no feature column: give --features")
-    check_columns(parser, args, available, [*features, args.target, *unit_columns(args)])
+    features = regression_features(parser, args)
     refuse_raw_covariates(parser, args)
     preprocessing = public_preprocessing(parser, args, features)
     chosen_bounds = _suff_stats_bounds(parser, args, len(features), preprocessing)
@@ -251,12 +245,9 @@ def _run(parser, args) -> None:
             lines.append("public preprocessing: " + _preprocessing_context(args, preprocessing)["constants"])
         dry_run(args, lines, counted_rows=chosen_bounds is not None)
         return
-    frame = read(args.data, [*features, args.target, *unit_columns(args)])
-    if chosen_bounds is not None and args.unit_column is None and len(frame) != chosen_bounds[0]:
+    X, y, unit = regression_rows(parser, args, features)
+    if chosen_bounds is not None and args.unit_column is None and len(y) != chosen_bounds[0]:
         parser.error(f"{args.data.name} changed while it was read: the bounds were chosen for {chosen_bounds[0]} rows")
-    X = numeric(parser, frame, features)
-    y = numeric(parser, frame, [args.target])[:, 0]
-    unit = unit_values(args, frame)
     accountant = open_ledger(parser, args)
     from ..linear.release import release_linear_stats
 
