@@ -64,7 +64,7 @@ from ..privacy.validation import (
     check_release_field,
     check_release_guarantee,
 )
-from .elastic_net import clip_to_release, to_signed_labels
+from .elastic_net import _split_theta, clip_to_release, to_signed_labels
 from .proximal import solve_elastic_net_logistic
 
 __all__ = [
@@ -452,7 +452,7 @@ def data_perturbation_sgd(
             "the SGD iterates overflowed (learning_rate too large for the noisy records); the release "
             "was charged because noise was drawn"
         )
-    coef, intercept = (average[:-1], float(average[-1])) if fit_intercept else (average, 0.0)
+    coef, intercept = _split_theta(average, fit_intercept)
     return DataPerturbationRelease(
         coef=coef,
         intercept=intercept,
