@@ -396,43 +396,26 @@ def select_penalty(
     share = check_fraction("selection_share", selection_share, closed=False)
     fraction = check_fraction("validation_fraction", validation_fraction, closed=False)
     lams, alpha = _checked_grid(lams, alpha)
-    kappa, norm, fit_intercept, tol, max_iter = _checked_fit_settings(x_bound, noise, fit_intercept, tol, max_iter)
+    settings = _checked_fit_settings(alpha, x_bound, noise, fit_intercept, tol, max_iter)
     n_train, n_valid = _split_sizes(N, fraction)
     eps_train, eps_select = (1.0 - share) * epsilon, share * epsilon
-    design = prepare_design(X, kappa, norm, fit_intercept)
-    dim = design.shape[1]
-    constants = _finite_constants(lams, alpha, eps_train, delta, kappa, noise, fit_intercept, (n_train, n_valid), dim)
+    design = prepare_design(X, settings.x_bound, settings.norm, settings.fit_intercept)
+    constants = _finite_constants(lams, settings, eps_train, delta, (n_train, n_valid), design.shape[1])
     source = as_noise_source(rng)
     with release_guard(accountant, MECHANISM, epsilon, delta, label="elastic-net λ selection"):
         result, index = _fit_and_select(
-            design,
-            y,
-            lams,
-            alpha,
-            constants,
-            (eps_train, eps_select),
-            (n_train, n_valid),
-            noise,
-            source,
-            fit_intercept,
-            tol=tol,
-            max_iter=max_iter,
+            design, y, lams, settings, constants, (eps_train, eps_select), (n_train, n_valid), source
         )
     model = _chosen_model(
         X_given,
         y_given,
         result.theta[:, index],
         float(lams[index]),
-        alpha=alpha,
+        settings,
         epsilon_train=eps_train,
-        noise=noise,
-        x_bound=kappa,
         constants=constants,
         n_train=n_train,
         private=source.secure,
-        fit_intercept=fit_intercept,
-        tol=tol,
-        max_iter=max_iter,
     )
     return PenaltySelectionRelease(
         model=model,
@@ -461,38 +444,52 @@ def _checked_grid(lams, alpha) -> tuple[np.ndarray, float]:
     return lams, alpha
 
 
+@dataclass(frozen=True)
+class _FitSettings:
+    """The public settings of :func:`select_penalty` that every candidate fit and the released
+    estimator share: ℓ1 share α, clipping bound κ, noise kind and its norm j, intercept, and the
+    solver's tolerance and iteration cap."""
+
+    alpha: float
+    x_bound: float
+    noise: str
+    norm: int
+    fit_intercept: bool
+    tol: float
+    max_iter: int
+
+
+def _checked_fit_settings(alpha: float, x_bound, noise, fit_intercept, tol, max_iter) -> _FitSettings:
+    """The fit settings of :func:`select_penalty`, checked (``alpha`` already is, with the grid)."""
+    return _FitSettings(
+        alpha=alpha,
+        x_bound=check_bound("x_bound", x_bound),
+        noise=noise,
+        norm=check_noise(noise),
+        fit_intercept=check_bool("fit_intercept", fit_intercept),
+        tol=check_positive("tol", tol),
+        max_iter=check_count("max_iter", max_iter),
+    )
+
+
 def _chosen_model(
-    X_given,
-    y_given,
-    theta,
-    lam: float,
-    *,
-    alpha,
-    epsilon_train,
-    noise,
-    x_bound,
-    constants,
-    n_train,
-    private,
-    fit_intercept,
-    tol,
-    max_iter,
+    X_given, y_given, theta, lam: float, settings: _FitSettings, *, epsilon_train, constants, n_train, private
 ):
     """The fitted estimator of :func:`select_penalty`: the chosen λ's perturbed solution ``theta``
     held as an :class:`~pm_private.logistic.elastic_net.ElasticNetRelease` of the training part."""
-    coef, intercept = _split_theta(theta, fit_intercept)
+    coef, intercept = _split_theta(theta, settings.fit_intercept)
     chosen = ElasticNetRelease(
         coef=coef,
         intercept=intercept,
         epsilon=epsilon_train,
-        noise=noise,
-        x_bound=x_bound,
+        noise=settings.noise,
+        x_bound=settings.x_bound,
         phi=constants.phi,
         hessian_bound=constants.lipschitz**2 / 4,
         convex_min=constants.c_star,
         extra_ridge=constants.extra_ridge,
         lam=lam,
-        alpha=alpha,
+        alpha=settings.alpha,
         n=n_train,
         private=private,
     )
@@ -502,17 +499,17 @@ def _chosen_model(
         _encoding_classes(y_given),
         epsilon=epsilon_train,
         lam=lam,
-        alpha=alpha,
-        x_bound=x_bound,
-        noise=noise,
-        fit_intercept=fit_intercept,
+        alpha=settings.alpha,
+        x_bound=settings.x_bound,
+        noise=settings.noise,
+        fit_intercept=settings.fit_intercept,
         too_weak="add_ridge",
-        tol=tol,
-        max_iter=max_iter,
+        tol=settings.tol,
+        max_iter=settings.max_iter,
     )
 
 
-def _fit_and_select(design, y, lams, alpha, constants, budget, sizes, noise, source, fit_intercept, **solver):
+def _fit_and_select(design, y, lams, settings: _FitSettings, constants, budget, sizes, source):
     """Inside :func:`select_penalty`'s charge: the random split of the records, one
     objective-perturbation fit per λ on the training part (``budget`` = (ε_T, ε_S)), and the
     exponential mechanism's choice by validation loss.  Returns (the fits, the chosen index)."""
@@ -520,17 +517,18 @@ def _fit_and_select(design, y, lams, alpha, constants, budget, sizes, noise, sou
     n_train, n_valid = sizes
     N, dim = design.shape
     train, valid = _split(N, n_valid, source)
-    noise_draws = perturbation_noise(dim, noise, source, size=lams.size)
+    noise_draws = perturbation_noise(dim, settings.noise, source, size=lams.size)
     result = _minimise_perturbed_objective(
         design[train],
         y[train],
         lams,
-        alpha,
+        settings.alpha,
         constants.extra_ridge,
         constants.phi / (eps_train * n_train) * noise_draws,
-        fit_intercept=fit_intercept,
+        fit_intercept=settings.fit_intercept,
         hessian_bound=constants.lipschitz**2 / 4,
-        **solver,
+        tol=settings.tol,
+        max_iter=settings.max_iter,
     )
     margins = y[valid, None] * (design[valid] @ result.theta)
     scores = -softplus(-margins).mean(axis=0)
@@ -538,18 +536,18 @@ def _fit_and_select(design, y, lams, alpha, constants, budget, sizes, noise, sou
     return result, index
 
 
-def _finite_constants(lams, alpha, eps_train, delta, kappa, noise, fit_intercept, sizes, dim):
+def _finite_constants(lams, settings: _FitSettings, eps_train, delta, sizes, dim):
     """:func:`stability_constants` of :func:`select_penalty`'s settings (``sizes`` = (training,
     validation) records), or ValueError when one is not finite."""
     n_train, n_valid = sizes
     constants = stability_constants(
         lams=lams,
-        alpha=alpha,
+        alpha=settings.alpha,
         epsilon_train=eps_train,
         delta=delta,
-        x_bound=kappa,
-        noise=noise,
-        fit_intercept=fit_intercept,
+        x_bound=settings.x_bound,
+        noise=settings.noise,
+        fit_intercept=settings.fit_intercept,
         n_train=n_train,
         n_valid=n_valid,
         dim=dim,
@@ -557,16 +555,6 @@ def _finite_constants(lams, alpha, eps_train, delta, kappa, noise, fit_intercept
     if not all(np.isfinite(getattr(constants, f)).all() for f in constants.__dataclass_fields__):
         raise ValueError("epsilon, delta, lams and x_bound give non-finite stability constants; raise delta")
     return constants
-
-
-def _checked_fit_settings(x_bound, noise, fit_intercept, tol, max_iter) -> tuple:
-    """(κ, the noise's norm, fit_intercept, tol, max_iter) of :func:`select_penalty`, checked."""
-    kappa = check_bound("x_bound", x_bound)
-    norm = check_noise(noise)
-    fit_intercept = check_bool("fit_intercept", fit_intercept)
-    tol = check_positive("tol", tol)
-    max_iter = check_count("max_iter", max_iter)
-    return kappa, norm, fit_intercept, tol, max_iter
 
 
 def _split_sizes(N: int, fraction: float) -> tuple[int, int]:
