@@ -323,11 +323,13 @@ def public_file_columns(parser, args, columns: list[str]):
 def public_preprocessing(parser, args, features: list[str], *, response: bool = True):
     """The release's public centre and scale, from ``--standardize-from`` and the constant flags
     (a flag overrides the file's value), or None when none is given; ``response=False`` leaves
-    the response as it is (labels and counts of the GLM releases)."""
+    the response as it is (labels and counts of the GLM releases).  Features with no public centre
+    are refused first, unless ``--raw-covariates`` (:func:`_refuse_raw_covariates`)."""
     import numpy as np
 
     from ..released.preprocessing import Preprocessing, inferred_kinds
 
+    _refuse_raw_covariates(parser, args)
     constants = {
         "x_center": _per_feature(parser, "--x-center", args.x_center, features),
         "x_scale": _per_feature(parser, "--x-scale", args.x_scale, features),
@@ -501,7 +503,7 @@ def public_feature_arguments(group) -> None:
     )
 
 
-def refuse_raw_covariates(parser, args) -> None:
+def _refuse_raw_covariates(parser, args) -> None:
     """A usage error for a regression release whose features get no public centre (neither
     ``--standardize-from`` nor ``--x-center``) unless ``--raw-covariates`` says so, and for
     ``--raw-covariates`` beside a centre.  Reads the arguments only: no data row, no ledger.

@@ -19,7 +19,6 @@ from .common import (
     public_feature_group,
     public_file_columns,
     public_preprocessing,
-    refuse_raw_covariates,
     regression_column_arguments,
     regression_features,
     regression_rows,
@@ -110,7 +109,6 @@ def _run(parser, args) -> None:
         plan = _noise_plan(args, family, len(features))
     except ValueError as error:
         parser.error(str(error))
-    refuse_raw_covariates(parser, args)
     preprocessing = public_preprocessing(parser, args, features, response=False)  # the features only, or None
     context = _context(args, family, preprocessing, len(features))
     if args.dry_run:

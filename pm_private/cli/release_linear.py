@@ -18,7 +18,6 @@ from .common import (
     public_feature_arguments,
     public_preprocessing,
     read,
-    refuse_raw_covariates,
     regression_column_arguments,
     regression_features,
     regression_rows,
@@ -227,7 +226,6 @@ def _check_mechanism_options(parser, args) -> None:
 def _run(parser, args) -> None:
     _check_mechanism_options(parser, args)
     features = regression_features(parser, args)
-    refuse_raw_covariates(parser, args)
     preprocessing = public_preprocessing(parser, args, features)
     chosen_bounds = _suff_stats_bounds(parser, args, len(features), preprocessing)
     try:

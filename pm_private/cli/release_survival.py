@@ -17,7 +17,6 @@ from .common import (
     public_feature_group,
     public_preprocessing,
     read,
-    refuse_raw_covariates,
     table_columns,
     unit_argument,
     unit_columns,
@@ -163,7 +162,6 @@ def _run_regression(parser, args) -> None:
         parser.error(str(error))
     columns = [args.time, args.event, *args.features]
     check_columns(parser, args, table_columns(parser, args), columns + unit_columns(args))
-    refuse_raw_covariates(parser, args)
     preprocessing = public_preprocessing(parser, args, args.features, response=False)  # or None
     if args.dry_run:
         dry_run(args, plan.lines())
