@@ -333,7 +333,11 @@ def _check_release(release: DiscreteTimeRelease) -> None:
     check_release_field("noise_scale", _check_noise_scale, release.noise_scale, release.extra_regularization)
 
 
-def _check_inputs(X, time, event, epsilon, regularization, q, e):
+def _check_inputs(X, time, event, unit, epsilon, regularization, q, e):
+    """(records, ε, Λ, unit) of both mechanisms: the rows made one record per person
+    (:func:`pm_private.survival.data.person_records`), ε, Λ, q and e checked, and the records
+    validated where they live (Dask collections partition by partition)."""
+    time, event, (X,), unit = person_records(unit, time, event, X)
     epsilon = check_epsilon(epsilon)
     regularization = check_bound("regularization", regularization)
     q, e = check_count("q", q), check_count("e", e, 2)
@@ -341,8 +345,17 @@ def _check_inputs(X, time, event, epsilon, regularization, q, e):
     if any(hasattr(a, "__dask_graph__") for a in (X, time, event)):  # Dask collections: validated where they live
         from .dask_reduce import partitioned_records
 
-        return partitioned_records(X, time, event, q=q, e=e), epsilon, regularization
-    return private_records(X, time, event, q, e), epsilon, regularization
+        return partitioned_records(X, time, event, q=q, e=e), epsilon, regularization, unit
+    return private_records(X, time, event, q, e), epsilon, regularization, unit
+
+
+def _converged_fit(data, l2: float, linear=None):
+    """The penalised fit of :func:`pm_private.survival.discrete.fit.fit_discrete_time` (logit link,
+    ridge ``l2``, linear term ``linear``); ConvergenceError where Newton's method stops short."""
+    fit = fit_discrete_time(data, "logit", l2=l2, linear=linear)
+    if not fit.converged:
+        raise ConvergenceError(_NOT_CONVERGED)
+    return fit
 
 
 def _guarded(accountant, mechanism, epsilon, data, regularization, unit):
@@ -469,15 +482,12 @@ def output_perturbation(
     >>> accountant.spent
     Budget(epsilon=1.0, delta=0.0)
     """
-    time, event, (X,), unit = person_records(unit, time, event, X)
-    data, epsilon, regularization = _check_inputs(X, time, event, epsilon, regularization, q, e)
+    data, epsilon, regularization, unit = _check_inputs(X, time, event, unit, epsilon, regularization, q, e)
     source = as_noise_source(rng)
     t = output_sensitivity(data.basis, data.n, regularization)
     _check_noise_scale(t / epsilon)
     with _guarded(accountant, OUTPUT_PERTURBATION, epsilon, data, regularization, unit):
-        fit = fit_discrete_time(data, "logit", l2=regularization)
-        if not fit.converged:
-            raise ConvergenceError(_NOT_CONVERGED)
+        fit = _converged_fit(data, regularization)
         noise = l2_gamma_vector(data.dim, t / epsilon, source)
         return _release(
             OUTPUT_PERTURBATION, fit.f + noise, data, epsilon, epsilon, t, regularization, 0.0, source, unit
@@ -530,17 +540,14 @@ def objective_perturbation(
     >>> round(release.noise_epsilon, 3), release.extra_regularization  # ε′ = ε − ε_J(Λ), Δ = 0
     (0.599, 0.0)
     """
-    time, event, (X,), unit = person_records(unit, time, event, X)
-    data, epsilon, regularization = _check_inputs(X, time, event, epsilon, regularization, q, e)
+    data, epsilon, regularization, unit = _check_inputs(X, time, event, unit, epsilon, regularization, q, e)
     source = as_noise_source(rng)
     L = gradient_sensitivity(data.basis)
     extra, noise_epsilon = objective_regularization(data.basis, data.n, epsilon, regularization)
     _check_noise_scale(L / noise_epsilon, extra)
     with _guarded(accountant, OBJECTIVE_PERTURBATION, epsilon, data, regularization, unit):
         noise = l2_gamma_vector(data.dim, L / noise_epsilon, source)
-        fit = fit_discrete_time(data, "logit", l2=regularization + extra, linear=noise)
-        if not fit.converged:
-            raise ConvergenceError(_NOT_CONVERGED)
+        fit = _converged_fit(data, regularization + extra, linear=noise)
         return _release(
             OBJECTIVE_PERTURBATION, fit.f, data, epsilon, noise_epsilon, L, regularization, extra, source, unit
         )
