@@ -13,7 +13,6 @@ from ...privacy.release import release_guard
 from ...privacy.validation import (
     check_count,
 )
-from ..data import person_records
 from .fit import mle_rows
 from .release import LAPLACE_MLE, SAMPLE_AGGREGATE, WeibullRelease, _prepare
 
@@ -125,8 +124,7 @@ def weibull_laplace(
     >>> 0.0 <= release.shape <= release.gamma
     True
     """
-    time, event, _, unit = person_records(unit, time, event)
-    epsilon, gamma, omega, t, d = _prepare(time, event, epsilon, horizon, gamma, omega)
+    epsilon, gamma, omega, t, d, unit = _prepare(time, event, unit, epsilon, horizon, gamma, omega)
     source = as_noise_source(rng)
     with release_guard(accountant, LAPLACE_MLE, epsilon, label=f"Laplace on p, λ; n={t.size}", unit=unit):
         p, lam = _clipped_mle(np.log(t), d, gamma)
@@ -193,8 +191,7 @@ def weibull_sample_aggregate(
     >>> release.subsets, release.noise_scales  # m = 4 subsets: Laplace(2γ/(mε))
     (4, (5.0, 5.0))
     """
-    time, event, _, unit = person_records(unit, time, event)
-    epsilon, gamma, omega, t, d = _prepare(time, event, epsilon, horizon, gamma, omega)
+    epsilon, gamma, omega, t, d, unit = _prepare(time, event, unit, epsilon, horizon, gamma, omega)
     n = t.size
     size = check_count("subset_size", subset_size, maximum=n)
     source = as_noise_source(rng)

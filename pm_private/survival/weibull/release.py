@@ -18,7 +18,7 @@ from ...privacy.validation import (
     check_release_field,
     check_release_guarantee,
 )
-from ..data import censor_at_horizon, scale_times
+from ..data import censor_at_horizon, person_records, scale_times
 
 # Taylor terms: with s·z ≤ hω = 1 the first omitted term is < 1/18! ≈ 1.6e-16 of the sum.
 _TAYLOR_TERMS = 18
@@ -188,10 +188,12 @@ def check_weibull_arguments(*, epsilon=None, horizon, gamma, omega, K=None, n: i
     return epsilon, horizon, gamma, omega, K
 
 
-def _prepare(time, event, epsilon, horizon, gamma, omega):
-    """Checked ε, γ, ω and the scaled times in [e^−ω, 1] with int events (raises before spending)."""
+def _prepare(time, event, unit, epsilon, horizon, gamma, omega):
+    """Checked ε, γ, ω, the scaled times in [e^−ω, 1] with int events, one record per person
+    (:func:`pm_private.survival.data.person_records`), and the unit (raises before spending)."""
+    time, event, _, unit = person_records(unit, time, event)
     epsilon, horizon, gamma, omega, _ = check_weibull_arguments(
         epsilon=epsilon, horizon=horizon, gamma=gamma, omega=omega
     )
     t, d = censor_at_horizon(time, event, horizon)  # a refusal of later times would read the private maximum
-    return epsilon, gamma, omega, scale_times(t, horizon=horizon, floor=math.exp(-omega)), d
+    return epsilon, gamma, omega, scale_times(t, horizon=horizon, floor=math.exp(-omega)), d, unit
