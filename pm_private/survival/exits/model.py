@@ -53,6 +53,7 @@ from ..._engine.compile_notice import announce_compilation
 from ...privacy.validation import check_bool, check_positive
 from ...released.family import check_stats, record_fit
 from ...released.reparametrisation import random_walk, symmetric_dirichlet
+from ..table_models import censoring_terms, check_censoring, resolve_noise_aware, survival_deterministics
 from .ops import exit_table_logp, table_probabilities
 from .release import SURVIVAL, SurvivalStats, SurvivalStatsRelease
 
@@ -271,10 +272,9 @@ def survival_model(
         ).items()
     }
     proportional = check_bool("proportional", proportional)
-    exact = isinstance(stats, SurvivalStats)
-    noise_aware = (not exact) if noise_aware is None else check_bool("noise_aware", noise_aware)
-    if exact and noise_aware:
-        raise ValueError("noise_aware=True needs a release: an exact table has no noise")
+    noise_aware = resolve_noise_aware(
+        noise_aware, isinstance(stats, SurvivalStats), "noise_aware=True needs a release: an exact table has no noise"
+    )
     cells = list(stats.cells)
     reference = cells[0] if reference is None else str(reference)
     if reference not in cells:
@@ -296,11 +296,10 @@ def survival_model(
         beta = pm.Normal("beta", 0.0, priors["beta_sigma"], dims="feature") if others else None
         effect = pt.set_subtensor(pt.zeros(K)[[cells.index(c) for c in others]], beta) if others else pt.zeros(K)
         share = symmetric_dirichlet("cell_share", priors["cell_share_alpha"], K, dims="cell") if K > 1 else pt.ones(1)
-        censor = _censoring(censoring, centre, priors, (K, J), width)
+        censor = censoring_terms(censoring, centre, priors, (K, J), width, discrete)
         cumulative, log_increments = _hazard_exits(hazard, priors, proportional, (K, J), ends, centre, beta, effect)
-        cumulative = pm.Deterministic("cumulative_hazard", cumulative, dims=("cell", "interval"))
-        pm.Deterministic("survival", pt.exp(-cumulative), dims=("cell", "interval"))
-        exits = (log_increments, censor[1] if discrete else censor[0], share, discrete)
+        survival_deterministics(cumulative)
+        exits = (log_increments, censor, share, discrete)
         laplace = getattr(stats, "noise", "gaussian") == "laplace"
         _exit_likelihood(exits, _people(stats, data), data, noise_aware, laplace)
     announce_compilation(model, SURVIVAL.name)
@@ -345,29 +344,9 @@ def _check_table(stats, hazard: str, censoring: str) -> None:
         raise ValueError(f"stats: survival_model takes an exit table, got {type(stats).__name__}")
     if hazard not in HAZARDS:
         raise ValueError(f"hazard must be one of {list(HAZARDS)}, got {hazard!r}")
-    if censoring not in ("random_walk", "none"):
-        raise ValueError(f"censoring must be 'random_walk' or 'none', got {censoring!r}")
+    check_censoring(censoring)
     if censoring == "none" and isinstance(stats, SurvivalStats) and np.any(np.asarray(stats.censored) > 0):
         raise ValueError("censoring='none', but the exact table holds censorings before the horizon")
-
-
-def _censoring(censoring: str, centre: float, priors: dict, shape: tuple[int, int], width):
-    """(interval hazard, interval probability) of censoring in each cell and interval: 0 without
-    censoring, else of a random walk over the intervals (continuous and discrete time)."""
-    K, J = shape
-    if censoring == "none":  # interval hazard (continuous time) and probability (discrete time) 0
-        censor_hazard = censor_probability = pt.zeros((K, J))
-    else:
-        walk = random_walk(
-            "censoring",
-            centre,
-            priors["censoring_sigma"],
-            priors["censoring_step_sigma"],
-            ("cell", "interval"),
-            (K, J),
-        )
-        censor_hazard, censor_probability = pt.exp(walk) * width, pt.sigmoid(walk)
-    return censor_hazard, censor_probability
 
 
 def _hazard_exits(hazard, priors, proportional, shape, ends, centre, beta, effect):

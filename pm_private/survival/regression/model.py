@@ -42,12 +42,13 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from ..._engine.compile_notice import announce_compilation
-from ...privacy.validation import check_bool, check_positive
+from ...privacy.validation import check_positive
 from ...released.covariates import lkj_cholesky
 from ...released.family import check_stats, packed_preprocessing, record_fit, record_preprocessing
 from ...released.glm import preprocessing_arrays
 from ...released.reparametrisation import random_walk, symmetric_dirichlet
 from ..exits.model import HAZARDS
+from ..table_models import censoring_terms, check_censoring, resolve_noise_aware, survival_deterministics
 from .ops import regression_log_density, regression_release_law
 from .release import SURVIVAL_REGRESSION, SurvivalRegressionStats, SurvivalRegressionStatsRelease
 
@@ -133,8 +134,7 @@ def _checked_options(hazard: str, censoring: str, arguments: dict) -> dict[str, 
     """Check ``hazard`` and ``censoring``; the prior scales of ``arguments``, checked."""
     if hazard not in ("piecewise_exponential", "cloglog"):
         raise ValueError(f"hazard must be 'piecewise_exponential' or 'cloglog', got {hazard!r}")
-    if censoring not in ("random_walk", "none"):
-        raise ValueError(f"censoring must be 'random_walk' or 'none', got {censoring!r}")
+    check_censoring(censoring)
     return {name: check_positive(name, arguments[name]) for name in PRIOR_SCALES}
 
 
@@ -156,15 +156,8 @@ def _hazard_terms(priors, censoring: str, discrete: bool, centre: float, width, 
     walk = (("cell", "interval"), (K, J))
     baseline = random_walk("baseline", centre, priors["baseline_sigma"], priors["baseline_step_sigma"], *walk)
     log_event_increment = baseline if discrete else baseline + np.log(width)
-    if censoring == "none":
-        censor_terms = pt.zeros((K, J))
-    else:
-        walk_c = random_walk("censoring", centre, priors["censoring_sigma"], priors["censoring_step_sigma"], *walk)
-        censor_terms = pt.sigmoid(walk_c) if discrete else pt.exp(walk_c) * width
-    cumulative = pm.Deterministic(
-        "cumulative_hazard", pt.cumsum(pt.exp(log_event_increment), axis=-1), dims=("cell", "interval")
-    )
-    pm.Deterministic("survival", pt.exp(-cumulative), dims=("cell", "interval"))
+    censor_terms = censoring_terms(censoring, centre, priors, (K, J), width, discrete)
+    survival_deterministics(pt.cumsum(pt.exp(log_event_increment), axis=-1))
     return log_event_increment, censor_terms
 
 
@@ -295,10 +288,11 @@ def survival_regression_model(
     """
     _check(stats)
     priors = _checked_options(hazard, censoring, locals())
-    exact = isinstance(stats, SurvivalRegressionStats)
-    noise_aware = (not exact) if noise_aware is None else check_bool("noise_aware", noise_aware)
-    if exact and noise_aware:
-        raise ValueError("noise_aware=True needs a release: exact statistics have no noise")
+    noise_aware = resolve_noise_aware(
+        noise_aware,
+        isinstance(stats, SurvivalRegressionStats),
+        "noise_aware=True needs a release: exact statistics have no noise",
+    )
     d, J = stats.d, stats.J
     names = _feature_names(stats, feature_names)
     K = stats.K
