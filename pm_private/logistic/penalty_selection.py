@@ -62,12 +62,10 @@ from ..privacy.validation import (
     check_release_field,
     check_release_guarantee,
 )
-from .elastic_net import (
-    DPElasticNetLogisticRegression,
+from .elastic_net import DPElasticNetLogisticRegression, _encoding_classes, _fitted_model, _split_theta
+from .objective_perturbation import (
     ElasticNetRelease,
-    _encoding_classes,
-    _fitted_model,
-    _split_theta,
+    _minimise_perturbed_objective,
     check_noise,
     check_penalty,
     convex_min,
@@ -76,7 +74,6 @@ from .elastic_net import (
     prepare_design,
     to_signed_labels,
 )
-from .objective_perturbation import _minimise_perturbed_objective
 from .proximal import softplus
 
 __all__ = [
