@@ -119,35 +119,45 @@ def _preprocessing_context(args, preprocessing) -> dict:
     }
 
 
+def _mechanism(args) -> dict:
+    """The arguments of the release and of its noise plan that ``--noise`` decides: the mechanism,
+    δ (gaussian), the budget split (laplace) and whether a scaled row's response is scaled with it
+    (``--scale-response``: default on for gaussian, off for laplace)."""
+    gaussian = args.noise == "gaussian"
+    return {
+        "noise": args.noise,
+        "delta": args.delta if gaussian else None,
+        "split": None if gaussian else tuple(args.split),
+        "scale_response": args.scale_response is not False if gaussian else args.scale_response is True,
+    }
+
+
 def _noise_plan(args, d: int):
     """The :class:`~pm_private.released.noise_plan.NoisePlan` of the release the arguments ask for
     (public arguments and d only); ValueError naming an argument the release would refuse."""
     from ..linear.release import linear_noise_plan
 
-    gaussian = args.noise == "gaussian"
     return linear_noise_plan(
         d,
         epsilon=args.epsilon,
-        delta=args.delta if gaussian else None,
         x_bound=args.x_bound,
         y_bound=args.y_bound,
-        noise=args.noise,
-        split=None if gaussian else tuple(args.split),
         clip_share=args.clip_share,
-        scale_response=args.scale_response is not False if gaussian else args.scale_response is True,
         intercept=args.intercept,
+        **_mechanism(args),
     )
 
 
 def _clipping(args) -> str:
     """How the rows are bounded (not noise: a public fact of the release the dry run states)."""
+    with_responses = _mechanism(args)["scale_response"]
     if args.noise == "gaussian":
         return "rows with ‖x‖ > x bound are scaled onto it" + (
-            " with their responses" if args.scale_response is not False else " (features only)"
+            " with their responses" if with_responses else " (features only)"
         )
     return (
         "rows with a |feature| > x bound are scaled into the bound with their responses"
-        if args.scale_response
+        if with_responses
         else "each feature is clipped to ±x bound"
     )
 
@@ -249,41 +259,20 @@ def _run(parser, args) -> None:
     accountant = open_ledger(parser, args)
     from ..linear.release import release_linear_stats
 
-    if args.noise == "gaussian":
-
-        def release():
-            return release_linear_stats(
-                X,
-                y,
-                epsilon=args.epsilon,
-                delta=args.delta,
-                x_bound=args.x_bound,
-                y_bound=args.y_bound,
-                accountant=accountant,
-                preprocessing=preprocessing,
-                clip_share=args.clip_share,
-                scale_response=args.scale_response is not False,
-                intercept=args.intercept,
-                unit=unit,
-            )
-    else:
-
-        def release():
-            return release_linear_stats(
-                X,
-                y,
-                noise="laplace",
-                epsilon=args.epsilon,
-                x_bound=args.x_bound,
-                y_bound=args.y_bound,
-                split=tuple(args.split),
-                accountant=accountant,
-                preprocessing=preprocessing,
-                clip_share=args.clip_share,
-                scale_response=args.scale_response is True,
-                intercept=args.intercept,
-                unit=unit,
-            )
+    def release():
+        return release_linear_stats(
+            X,
+            y,
+            epsilon=args.epsilon,
+            x_bound=args.x_bound,
+            y_bound=args.y_bound,
+            accountant=accountant,
+            preprocessing=preprocessing,
+            clip_share=args.clip_share,
+            intercept=args.intercept,
+            unit=unit,
+            **_mechanism(args),
+        )
 
     stats = write_release(
         parser,
