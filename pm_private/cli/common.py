@@ -207,8 +207,9 @@ def numeric(parser, frame, columns: list[str]):
 
 
 def regression_column_arguments(parser, *, target: str) -> None:
-    """``--target`` (with the help ``target``) and ``--features``: the columns of a regression
-    release, read by :func:`regression_features` and :func:`regression_rows`."""
+    """``--unit-column``, ``--target`` (with the help ``target``) and ``--features``: the columns
+    of a regression release, read by :func:`regression_features` and :func:`regression_rows`."""
+    unit_argument(parser)
     parser.add_argument("--target", required=True, help=target)
     parser.add_argument("--features", nargs="+", help="feature columns (default: every other column)")
 

@@ -22,7 +22,6 @@ from .common import (
     regression_column_arguments,
     regression_features,
     regression_rows,
-    unit_argument,
     unit_rows_text,
     write_release,
 )
@@ -53,7 +52,6 @@ def add_parser(subparsers) -> None:
             + (", counts clipped to the y bound" if counts else ", labels 0/1 or ±1")
             + ", replace-one neighbours.  Fit it with 'pm-private fit'.",
         )
-        unit_argument(parser)
         regression_column_arguments(parser, target="count column" if counts else "label column (0/1 or ±1)")
         parser.add_argument("--delta", type=types.delta, required=True, help="δ of the release, spent from the ledger")
         rule = "poisson_bounds" if counts else "logistic_bounds"

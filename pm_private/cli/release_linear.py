@@ -21,7 +21,6 @@ from .common import (
     regression_column_arguments,
     regression_features,
     regression_rows,
-    unit_argument,
     unit_rows_text,
     write_release,
 )
@@ -38,7 +37,6 @@ def add_parser(subparsers) -> None:
         help="ε-DP sufficient statistics for linear regression (Honkela et al. 2018)",
         description="Clipped, Laplace-perturbed Sxx, Sxy, Syy (Honkela et al. 2018), replace-one neighbours.",
     )
-    unit_argument(parser)
     regression_column_arguments(parser, target="response column")
     parser.add_argument(
         "--noise",
