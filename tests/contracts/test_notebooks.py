@@ -27,9 +27,16 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 #: Sizes the notebook runs here use in place of their own (the notebook's parameters cell says what
-#: each is): the pSGLD chains of section 3 are 1.5 million updates each, three quarters of that
-#: notebook's run; 100,000 still pass the burn-in and fill every diagnostic.
-TEST_PARAMETERS = {"private_sampling.ipynb": "UPDATES = 100_000"}
+#: each is), where a run is mostly the length of one computation rather than its compiling: the
+#: pSGLD chains of private_sampling (1.5 million updates each; 100,000 still pass the burn-in and
+#: fill every diagnostic), the NUTS and ADVI fits of survival (fewer draws and steps of the same
+#: calls), drug_sensitivity's ADVI experiment and its real-data releases per ε (fewer steps and
+#: repeats of the same calls).
+TEST_PARAMETERS = {
+    "private_sampling.ipynb": "UPDATES = 100_000",
+    "survival.ipynb": "WEIBULL_TUNE, WEIBULL_DRAWS, WEIBULL_ADVI_STEPS = 200, 200, 1000\nDT_TUNE, DT_DRAWS = 100, 200",
+    "drug_sensitivity.ipynb": "ADVI_STEPS = 500\nREAL_RELEASES = 2",
+}
 
 
 def _kernel_manager() -> KernelManager:
