@@ -39,7 +39,8 @@ def censoring_terms(censoring: str, centre: float, priors: dict, shape: tuple[in
     """The censoring of each cell and interval, shape (K, J): 0 with ``censoring="none"``, else
     of the random walk ``censoring`` over the intervals (model variables ``censoring`` and
     ``censoring_step``), its interval hazard exp(walk)·Δⱼ in continuous time or its interval
-    probability sigmoid(walk) in discrete time."""
+    probability sigmoid(walk) in discrete time (grouped survival data, Kalbfleisch & Prentice
+    2002, §4.2)."""
     if censoring == "none":
         return pt.zeros(shape)
     walk = random_walk(
@@ -50,6 +51,7 @@ def censoring_terms(censoring: str, centre: float, priors: dict, shape: tuple[in
 
 def survival_deterministics(cumulative) -> None:
     """The deterministics ``cumulative_hazard`` (the event's, at the interval ends) and
-    ``survival`` S = exp(−cumulative_hazard), dims (``cell``, ``interval``)."""
+    ``survival`` S = exp(−cumulative_hazard), dims (``cell``, ``interval``) (Kalbfleisch &
+    Prentice 2002, ch. 1)."""
     cumulative = pm.Deterministic("cumulative_hazard", cumulative, dims=("cell", "interval"))
     pm.Deterministic("survival", pt.exp(-cumulative), dims=("cell", "interval"))
