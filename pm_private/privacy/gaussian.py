@@ -52,10 +52,6 @@ class GaussianRelease(NoisyValues, Release, kind="gaussian"):
 
     Parameters
     ----------
-    delta : float, default 0.0
-        The δ certified (0 for pure ε-DP).
-    values : numpy.ndarray
-        The noisy values (the DP output), of the shape of the input.
     scale : float
         The noise standard deviation σ.
     sensitivity : float

@@ -39,10 +39,6 @@ class LaplaceRelease(NoisyValues, Release, kind="laplace"):
 
     Parameters
     ----------
-    delta : float, default 0.0
-        The δ certified (0 for pure ε-DP).
-    values : numpy.ndarray
-        The noisy values (the DP output), of the shape of the input.
     scale : float
         The Laplace noise scale b.
     sensitivity : float

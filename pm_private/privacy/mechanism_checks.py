@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._engine.docstrings import SharedParameterDocs
 from .noise import NoiseSource
 from .release import constant, output, public
 from .validation import (
@@ -23,11 +24,20 @@ SENSITIVITY_BALL = "query values within the stated sensitivity"
 
 
 @dataclass(frozen=True, kw_only=True)
-class NoisyValues:
+class NoisyValues(SharedParameterDocs):
     """The fields a noise primitive's release adds to :class:`~pm_private.privacy.release.Release`:
     the noisy ``values`` (its output), the noise ``scale``, the stated ``sensitivity`` and the
     relation of a primitive on its own (:data:`SENSITIVITY_BALL`).  A release type lists it before
-    ``Release`` among its bases and declares its own ``mechanism``."""
+    ``Release`` among its bases, declares its own ``mechanism`` and describes its ``scale`` and
+    ``sensitivity``; the entries below complete its docstring.
+
+    Parameters
+    ----------
+    delta : float, default 0.0
+        The δ certified (0 for pure ε-DP).
+    values : numpy.ndarray
+        The noisy values (the DP output), of the shape of the input.
+    """
 
     values: np.ndarray = output()
     scale: float = public()
