@@ -40,6 +40,8 @@ from ..released.glm_release import (
     GLM_EXACT_PARAMETERS,
     GLM_PLAN_PARAMETERS,
     GLM_RELEASE_PARAMETERS,
+    GLMReleaseFields,
+    RowBound,
     checked_gaussian,
     degree2_noise_plan,
     exact_degree2,
@@ -114,7 +116,7 @@ class LogisticStats(Degree2Sums):
 
 
 @dataclass(frozen=True, kw_only=True)
-class LogisticStatsRelease(Degree2Sums, Release, kind="logistic_stats"):
+class LogisticStatsRelease(GLMReleaseFields, RowBound, Degree2Sums, Release, kind="logistic_stats"):
     """One (ε, δ)-DP Gaussian release of the statistics of logistic regression, and what it assumed.
 
     The noisy statistics are the output fields; ``noise_scale`` is the standard deviation σ of the
@@ -123,28 +125,12 @@ class LogisticStatsRelease(Degree2Sums, Release, kind="logistic_stats"):
 
     Parameters
     ----------
-    epsilon : float
-        The ε OpenDP certifies at ``delta``.
-    x_bound : float
-        The public bound Bx on the ℓ2 norm of a covariate row.
     sensitivity : float
         The ℓ2 sensitivity √2·(Bx² + 2) of the weighted vector (:func:`logistic_sensitivity`).
-    noise_scale : float
-        The noise standard deviation σ on the weighted entries.
-    features : tuple of str, optional
-        The column names of ``X`` when it was a data frame (its public schema; None otherwise),
-        the default ``feature`` coordinates of :func:`pm_private.logistic_model`.
-    preprocessing : Preprocessing, optional
-        The public map applied to the rows before the projection (None: none).
     """
 
     family: ClassVar[str] = "logistic"
 
-    x_bound: float = public()
-    sensitivity: float = public()
-    noise_scale: float = public()
-    features: tuple[str, ...] | None = public(default=None)
-    preprocessing: Preprocessing | None = public(default=None)
     mechanism: str = constant(default=LOGISTIC_MECHANISM)
 
     def __post_init__(self):

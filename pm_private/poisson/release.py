@@ -20,7 +20,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._engine.docstrings import parameters_from
+from .._engine.docstrings import SharedParameterDocs, parameters_from
 from ..privacy.accountant import PrivacyAccountant
 from ..privacy.primitives import (
     symmetric_entry_weights,
@@ -42,6 +42,8 @@ from ..released.glm_release import (
     GLM_EXACT_PARAMETERS,
     GLM_PLAN_PARAMETERS,
     GLM_RELEASE_PARAMETERS,
+    GLMReleaseFields,
+    RowBound,
     checked_gaussian,
     degree2_noise_plan,
     exact_degree2,
@@ -104,7 +106,20 @@ class PoissonStats(Degree2Sums):
 
 
 @dataclass(frozen=True, kw_only=True)
-class PoissonStatsRelease(Degree2Sums, Release, kind="poisson_stats"):
+class CountBound(SharedParameterDocs):
+    """The count bound of a Poisson release, its field after the row bound.
+
+    Parameters
+    ----------
+    y_bound : int
+        The public bound B the counts were clipped to.
+    """
+
+    y_bound: int = public()
+
+
+@dataclass(frozen=True, kw_only=True)
+class PoissonStatsRelease(GLMReleaseFields, CountBound, RowBound, Degree2Sums, Release, kind="poisson_stats"):
     """One (ε, δ)-DP Gaussian release of the statistics of Poisson regression, and what it assumed.
 
     ``noise_scale`` is the standard deviation σ of the Gaussian noise on the weighted vector
@@ -113,33 +128,14 @@ class PoissonStatsRelease(Degree2Sums, Release, kind="poisson_stats"):
 
     Parameters
     ----------
-    epsilon : float
-        The ε OpenDP certifies at ``delta``.
     y_sum : float
         Noisy Σỹ.
-    x_bound : float
-        The public bound Bx on the ℓ2 norm of a covariate row.
-    y_bound : int
-        The public bound B the counts were clipped to.
     sensitivity : float
         The ℓ2 sensitivity of the weighted vector (:func:`poisson_sensitivity`).
-    noise_scale : float
-        The noise standard deviation σ on the weighted entries.
-    features : tuple of str, optional
-        The column names of ``X`` when it was a data frame (its public schema; None otherwise),
-        the default ``feature`` coordinates of :func:`pm_private.poisson_model`.
-    preprocessing : Preprocessing, optional
-        The public map applied to the rows before the projection (None: none).
     """
 
     family: ClassVar[str] = "poisson"
 
-    x_bound: float = public()
-    y_bound: int = public()
-    sensitivity: float = public()
-    noise_scale: float = public()
-    features: tuple[str, ...] | None = public(default=None)
-    preprocessing: Preprocessing | None = public(default=None)
     mechanism: str = constant(default=POISSON_MECHANISM)
 
     def __post_init__(self):

@@ -1,24 +1,30 @@
 """The steps every degree-2 GLM release shares (logistic, Poisson): the argument checks, the noise
 plan of one Gaussian query on the weighted statistic vector, the rows' preparation and the release
-itself; a family supplies its sensitivity, its entry weights and what it does to the response
-(labels to ±1, counts clipped to a bound).  Kulkarni et al. (2021); Huggins, Adams & Broderick (2017).
+itself, and the fields of its release beside the noisy sums; a family supplies its sensitivity,
+its entry weights and what it does to the response (labels to ±1, counts clipped to a bound).
+Kulkarni et al. (2021); Huggins, Adams & Broderick (2017).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
+from .._engine.docstrings import SharedParameterDocs
 from ..privacy.noise import as_noise_source
 from ..privacy.primitives import check_gaussian_epsilon, check_noise_scale, project_rows
+from ..privacy.release import public
 from ..privacy.units import rows_per_unit
 from ..privacy.validation import as_matrix, check_count, check_delta, check_epsilon, check_finite_rows, column_names
 from .degree2 import degree2_pairs, degree2_sums, release_degree2
 from .noise_plan import NoisePlan, gaussian_query
-from .preprocessing import check_glm_preprocessing, preprocessed_rows
+from .preprocessing import Preprocessing, check_glm_preprocessing, preprocessed_rows
 
 __all__ = [
+    "GLMReleaseFields",
+    "RowBound",
     "GLM_EXACT_PARAMETERS",
     "GLM_PLAN_PARAMETERS",
     "GLM_RELEASE_PARAMETERS",
@@ -28,6 +34,49 @@ __all__ = [
     "prepared_rows",
     "release_glm_degree2",
 ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RowBound(SharedParameterDocs):
+    """The public row bound of a GLM release (the first of its fields after the noisy sums).
+
+    Parameters
+    ----------
+    x_bound : float
+        The public bound Bx on the ℓ2 norm of a covariate row.
+    """
+
+    x_bound: float = public()
+
+
+@dataclass(frozen=True, kw_only=True)
+class GLMReleaseFields(SharedParameterDocs):
+    """The fields a GLM release records after its bounds: the Gaussian mechanism's sensitivity and
+    noise, and the rows' public schema and preprocessing.  A family's release lists it first among
+    its bases, then its bounds (:class:`RowBound`, and a count bound), ``Degree2Sums`` and
+    ``Release``: ``class LogisticStatsRelease(GLMReleaseFields, RowBound, Degree2Sums, Release,
+    kind=...)``, so that its fields read sums, bounds, then these.
+
+    Parameters
+    ----------
+    epsilon : float
+        The ε OpenDP certifies at ``delta``.
+    sensitivity : float
+        The ℓ2 sensitivity of the weighted vector (the family's sensitivity function proves it).
+    noise_scale : float
+        The noise standard deviation σ on the weighted entries.
+    features : tuple of str, optional
+        The column names of ``X`` when it was a data frame (its public schema; None otherwise),
+        the default ``feature`` coordinates of the family's model.
+    preprocessing : Preprocessing, optional
+        The public map applied to the rows before the projection (None: none).
+    """
+
+    sensitivity: float = public()
+    noise_scale: float = public()
+    features: tuple[str, ...] | None = public(default=None)
+    preprocessing: Preprocessing | None = public(default=None)
+
 
 #: The arguments every GLM release (``release_logistic_stats``, ``release_poisson_stats``) shares,
 #: documented once: a release takes them with ``parameters_from(GLM_RELEASE_PARAMETERS)``.
