@@ -34,6 +34,16 @@ draws of β (``--draws``, default 200):
   chain are spread over the run; step schedule ``--schedule``).  Each published draw is one
   exponential-mechanism release at ε/D, so the D draws cost ε by basic composition; that
   guarantee holds for exact, independent draws only (approximate: a chain's draws are neither).
+  ``--no-psgld`` leaves these rows out.
+* ``dp-sgld warm C=c`` (with ``--warm-start``): ε is split.  ε/2 buys a point estimate, the
+  discrete-time output perturbation :func:`pm_private.survival.output_perturbation` (the
+  regularised MLE f = (α, β) plus noise ∝ exp(−(ε/2)‖b‖/t), pure (ε/2, 0)-DP, person-level) at the
+  study's fixed, public ridge Λ = 0.1 (``WARM_REGULARIZATION``), and its α and β become the
+  ``initvals`` of both chains (post-processing); then DP-SGLD runs at (ε/2, δ) with the chosen C,
+  the same q, run lengths and noise seed as the cold row.  By basic composition the pair costs
+  (ε/2 + ε/2, 0 + δ) = (ε, δ), the budget of the cold ``dp-sgld C=c`` row, which starts both
+  chains at the model's initial point (α = β = 0, about 5 units from the posterior in α₀ alone).
+  Its s/fit includes the release.
 
 Reference: plain PyMC NUTS (``nuts_sampler="pymc"``) on the same model, 2 chains × 1000 draws after
 1000 tuning steps, once.  As the study does, it uses the Laplace approximation at the MLE as a
@@ -50,7 +60,7 @@ first three are those of :func:`benchmarks.bench_dp_sgld.scores`.
 
     nice -n 10 env OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
         .venv/bin/python -m benchmarks.bench_dp_sgld_discrete_time [--eps 1 4] [--reps 3] \\
-        [--draws 200] [--clips 0.5 1 2] [--quick]
+        [--draws 200] [--clips 0.5 1 2] [--warm-start] [--no-psgld] [--quick]
 
 Measured 2026-12-05 on a shared 2-core machine (load 1.5–3, under ``nice``), defaults, 3
 replicates (452 s; reference NUTS 90 s); the C = 1 row at ε = 4 is from a second run with
@@ -74,6 +84,34 @@ C = 0.5, 1, 2) is short against the posterior's largest variance (about 0.18) an
 the prior's start to the baseline (α₀ ≈ −5.3), and C ≤ 1 clips 19–36 % of the people's
 gradients at the MLE (C = 2: 0.9 %).  Three replicates are indications, not estimates.
 
+Warm start, measured 2026-12-05 on the same shared 2-core machine (load 1.2–3.0, under
+``nice``, single-thread BLAS), 5 replicates, C = 1, ``--no-psgld``: ``--eps 1 4 16 --reps 5
+--clips 1 --warm-start`` (855 s; reference NUTS 72 s), repeated for ε = 4, 16 with
+``--sweep-eps 4`` (589 s, same numbers: every source is seeded) to print the paired per-replicate
+W2/sd, and the cold rows at ε/2 as a control, ``--eps 0.5 2 8 --sweep-eps 0.5`` (457 s):
+
+    | ε | method | reps | cov90 (± s.e.) | width ratio | W2/sd | max R-hat | s/fit |
+    | 1 | dp-sgld C=1 | 5 | 0.20 ± 0.03 | 0.96 | 5.50 | 2.48 | 27.2 |
+    | 1 | dp-sgld warm C=1 | 5 | 0.00 ± 0.00 | 0.96 | 18.43 | 2.49 | 26.2 |
+    | 4 | dp-sgld C=1 | 5 | 0.62 ± 0.07 | 1.26 | 2.05 | 2.17 | 25.5 |
+    | 4 | dp-sgld warm C=1 | 5 | 0.25 ± 0.07 | 1.32 | 3.86 | 2.30 | 26.0 |
+    | 16 | dp-sgld C=1 | 5 | 0.75 ± 0.04 | 1.82 | 3.32 | 1.40 | 25.4 |
+    | 16 | dp-sgld warm C=1 | 5 | 0.70 ± 0.05 | 1.31 | 2.17 | 1.79 | 26.0 |
+    | 0.5 | dp-sgld C=1 (control) | 5 | 0.17 ± 0.03 | 0.55 | 6.45 | 2.45 | 26.1 |
+    | 2 | dp-sgld C=1 (control) | 5 | 0.23 ± 0.06 | 1.31 | 3.33 | 2.30 | 26.1 |
+    | 8 | dp-sgld C=1 (control) | 5 | 0.70 ± 0.05 | 1.31 | 2.17 | 1.79 | 25.5 |
+
+The warm start does not help.  The start is poor: Out-Pert at the public Λ = 0.1 shrinks f (its
+noise-free β lies 6.6 from the MLE's β, against 7.6 for β = 0), and its noise ‖b‖ has mean
+11·t/(ε/2) ≈ 13 at ε/2 = 0.5: the released β lay 11.5–16.3 (ε = 1), 6.3–7.9 (ε = 4) and 6.4–6.8
+(ε = 16) from the posterior mean (cold start: 7.6).  At ε = 1 and 4 the warm row is worse
+(W2/sd 18.4 against 5.5 at ε = 1; at ε = 4 a paired difference of +1.8 ± 0.3, worse in 5 of
+5).  At ε = 16 it is better (−1.14 ± 0.05, 5 of 5), but only because its DP-SGLD runs at
+ε/2 = 8: the cold control at ε = 8 matches it replicate by replicate (difference 0.01 ± 0.004), so
+the start is forgotten there, and cold DP-SGLD is worse at ε = 16 than at 8 (η = (2q/(Cz))² grows
+about as ε², and the larger step widens the draws, width 1.82).  Splitting ε therefore buys a
+smaller step, not a better start.
+
 Nothing here is a release: every noise source is seeded.  References: Nguyên & Hui 2017a;
 Welling & Teh 2011; Li, Chen, Liu & Carin 2019.
 """
@@ -92,11 +130,14 @@ from benchmarks.bench_dp_sgld import scores
 from models.discrete_time_psgld import BURN_IN, sample_psgld, sanitized_model
 from models.discrete_time_survival import PRIOR_SIGMA, load_fl_discrete, posterior_covariance
 from pm_private.sampling import dp_sgld
-from pm_private.survival import discrete_time_model, fit_discrete_time
+from pm_private.survival import discrete_time_model, fit_discrete_time, output_perturbation
 
 DELTA = 1e-5
 #: Expected records per DP-SGLD step: q = BATCH / n.
 BATCH = 200
+#: Λ of the warm start's output perturbation: the study's ridge, fixed in advance and public
+#: (``notebooks/survival.ipynb``'s REGULARIZATION; Nguyên & Hui 2017a, Table 2), not tuned here.
+WARM_REGULARIZATION = 0.1
 
 
 def max_rhat(chains: np.ndarray) -> float:
@@ -181,7 +222,9 @@ def reference(data, names, seed: int, draws: int, tune: int):
     return model, chains.reshape(-1, chains.shape[-1]), info
 
 
-def run_dp_sgld(model, n: int, *, epsilon: float, clip: float, seed: int, args) -> tuple[np.ndarray, float]:
+def run_dp_sgld(
+    model, n: int, *, epsilon: float, clip: float, seed: int, args, initvals: dict | None = None
+) -> tuple[np.ndarray, float]:
     """One DP-SGLD run at total (ε, δ): its D published β draws and its wall time.
 
     Parameters
@@ -198,6 +241,8 @@ def run_dp_sgld(model, n: int, *, epsilon: float, clip: float, seed: int, args) 
         The noise seed (reproducible, so not private).
     args : argparse.Namespace
         ``sgld_tune``, ``sgld_draws`` and ``draws`` (D).
+    initvals : dict, optional
+        Both chains' public start (``{"alpha": …, "beta": …}``); None: the model's initial point.
 
     Returns
     -------
@@ -216,9 +261,81 @@ def run_dp_sgld(model, n: int, *, epsilon: float, clip: float, seed: int, args) 
         chains=2,
         rng=seed,
         progressbar=False,
+        initvals=initvals,
     )
     seconds = time.perf_counter() - start
     return spread(idata.posterior["beta"].values, args.draws // 2), seconds
+
+
+def warm_start(model, data, time_scaled: np.ndarray, *, epsilon: float, seed: int) -> dict:
+    """An ε-DP output-perturbation estimate of (α, β), as DP-SGLD ``initvals`` (module notes).
+
+    Parameters
+    ----------
+    model : pymc.Model
+        The discrete-time hazard model; its free variables must be ``alpha`` (e) and ``beta`` (d).
+    data : DiscreteTimeData
+        The records (covariates in the unit ball, q and e public).
+    time_scaled : numpy.ndarray, shape (n,)
+        The times over the public horizon, in [0, 1].
+    epsilon : float
+        The release's ε (pure, δ = 0).
+    seed : int
+        The noise seed (reproducible, so not private).
+
+    Returns
+    -------
+    dict
+        ``{"alpha": α, "beta": β}`` of the released f = (α, β), at Λ = ``WARM_REGULARIZATION``.
+    """
+    names = [rv.name for rv in model.free_RVs]
+    if names != ["alpha", "beta"]:
+        raise RuntimeError(f"expected the free variables alpha, beta; the model has {names}")
+    release = output_perturbation(
+        data.X,
+        time_scaled,
+        data.event,
+        epsilon=epsilon,
+        regularization=WARM_REGULARIZATION,
+        q=data.q,
+        e=data.e,
+        rng=seed,
+    )
+    if release.alpha.shape != (data.e,) or release.beta.shape != (data.d,):
+        raise RuntimeError(f"release shapes {release.alpha.shape}, {release.beta.shape} do not fit the model")
+    return {"alpha": release.alpha, "beta": release.beta}
+
+
+def run_warm(
+    model, data, time_scaled: np.ndarray, *, epsilon: float, clip: float, seed: int, args
+) -> tuple[np.ndarray, float, dict]:
+    """ε/2 output perturbation as the start, then DP-SGLD at (ε/2, δ): (ε, δ) in all.
+
+    Parameters
+    ----------
+    model : pymc.Model
+    data : DiscreteTimeData
+    time_scaled : numpy.ndarray, shape (n,)
+    epsilon : float
+        The total ε of the pair, split evenly.
+    clip : float
+        C of the DP-SGLD run.
+    seed : int
+        DP-SGLD's noise seed (the cold run's); the release uses ``seed + 1``.
+    args : argparse.Namespace
+
+    Returns
+    -------
+    chains : numpy.ndarray, shape (2, D/2, d)
+    seconds : float
+        The release and the run together.
+    initvals : dict
+        The start.
+    """
+    start = time.perf_counter()
+    initvals = warm_start(model, data, time_scaled, epsilon=epsilon / 2, seed=seed + 1)
+    chains, _ = run_dp_sgld(model, data.n, epsilon=epsilon / 2, clip=clip, seed=seed, args=args, initvals=initvals)
+    return chains, time.perf_counter() - start, initvals
 
 
 def run_psgld(data, *, epsilon: float, seed: int, args) -> tuple[np.ndarray, float]:
@@ -312,12 +429,14 @@ def sweep_clips(model, n: int, ref: np.ndarray, args) -> tuple[float, list]:
     return args.clips[best], rows
 
 
-def run_all(data, model, ref: np.ndarray, args) -> tuple[float, list]:
-    """Every (method, ε, replicate) row: the clip sweep, then DP-SGLD at the chosen clip and pSGLD.
+def run_all(data, time_scaled: np.ndarray, model, ref: np.ndarray, args) -> tuple[float, list]:
+    """Every (method, ε, replicate) row: the clip sweep, then DP-SGLD (cold, warm) and pSGLD.
 
     Parameters
     ----------
     data : DiscreteTimeData
+    time_scaled : numpy.ndarray, shape (n,)
+        The times over the public horizon (the warm start's release reads them).
     model : pymc.Model
     ref : numpy.ndarray
         The reference draws.
@@ -331,6 +450,7 @@ def run_all(data, model, ref: np.ndarray, args) -> tuple[float, list]:
     """
     clip, rows = sweep_clips(model, data.n, ref, args)
     label = f"dp-sgld C={clip:g}"
+    centre = ref.mean(axis=0)
     for epsilon in args.eps:
         for rep in range(args.reps):
             seed = args.seed + 1000 * rep
@@ -338,9 +458,23 @@ def run_all(data, model, ref: np.ndarray, args) -> tuple[float, list]:
             if not done:
                 chains, seconds = run_dp_sgld(model, data.n, epsilon=epsilon, clip=clip, seed=seed, args=args)
                 rows.append(score_row(label, epsilon, rep, chains, seconds, ref))
-            chains, seconds = run_psgld(data, epsilon=epsilon, seed=seed, args=args)
-            rows.append(score_row("psgld eps/D", epsilon, rep, chains, seconds, ref))
-            print(f"  ε = {epsilon:g}, replicate {rep} done", flush=True)
+            if args.warm_start:
+                chains, seconds, initvals = run_warm(
+                    model, data, time_scaled, epsilon=epsilon, clip=clip, seed=seed, args=args
+                )
+                rows.append(score_row(f"dp-sgld warm C={clip:g}", epsilon, rep, chains, seconds, ref))
+                print(
+                    f"  warm start: α₀ = {initvals['alpha'][0]:.2f}, ‖β₀ − E[β]‖ = "
+                    f"{np.linalg.norm(initvals['beta'] - centre):.2f} (cold: {np.linalg.norm(centre):.2f})",
+                    flush=True,
+                )
+            if not args.no_psgld:
+                chains, seconds = run_psgld(data, epsilon=epsilon, seed=seed, args=args)
+                rows.append(score_row("psgld eps/D", epsilon, rep, chains, seconds, ref))
+            scored = ", ".join(
+                f"{r['method']} W2/sd {r['W2/sd']:.2f}" for r in rows if r["eps"] == epsilon and r["rep"] == rep
+            )
+            print(f"  ε = {epsilon:g}, replicate {rep} done: {scored}", flush=True)
     return clip, rows
 
 
@@ -391,6 +525,8 @@ def parse(argv=None) -> argparse.Namespace:
     parser.add_argument("--n", type=int, help="people drawn from FL (default all; --quick 2000)")
     parser.add_argument("--ref-draws", type=int, default=1000, help="reference NUTS draws (and tuning) per chain")
     parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--warm-start", action="store_true", help="add the ε/2 + ε/2 warm-started DP-SGLD row")
+    parser.add_argument("--no-psgld", action="store_true", help="leave the pSGLD rows out")
     parser.add_argument("--quick", action="store_true", help="2000 people, ε = 4, 1 replicate, short runs")
     args = parser.parse_args(argv)
     if args.quick:
@@ -414,16 +550,17 @@ def main(argv=None) -> None:
     args = parse(argv)
     warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
     start = time.perf_counter()
-    data, names, _ = load_fl_discrete(200, 3, n=args.n, seed=args.seed)
+    data, names, time_scaled = load_fl_discrete(200, 3, n=args.n, seed=args.seed)
     if data.n == data.q:
         raise SystemExit("--n must differ from q = 200 (the basis would be taken for a column of the records)")
     model, ref, info = reference(data, names, args.seed, args.ref_draws, args.ref_draws)
     print(f"FL: n = {data.n}, d = {data.d}, q = {data.q}, e = {data.e}; {info}", flush=True)
-    clip, rows = run_all(data, model, ref, args)
+    clip, rows = run_all(data, time_scaled, model, ref, args)
     print(
         f"\nD = {args.draws} published draws per run; DP-SGLD 2 × ({args.sgld_tune} + {args.sgld_draws}) steps, "
         f"q = {BATCH}/n, δ = {DELTA:g}, C = {clip:g} chosen at ε = {args.sweep_eps:g} from {args.clips}; "
         f"pSGLD at ε/D, burn-in {args.burn_in}, {args.epochs:g} epochs, schedule {args.schedule}; "
+        f"warm start {f'ε/2 Out-Pert at Λ = {WARM_REGULARIZATION:g}, then ε/2' if args.warm_start else 'off'}; "
         f"replicates {args.reps}; {time.perf_counter() - start:.0f} s in all\n"
     )
     print_table(rows)
