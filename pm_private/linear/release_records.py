@@ -191,9 +191,7 @@ class LinearStatsLaplaceRelease(_ClipCounts, Release, kind="linear_stats_laplace
 
     def __post_init__(self):
         check_release_guarantee(self, needs_delta=False)
-        for name in ("x_bound", "y_bound"):
-            check_release_field(name, check_bound, name, getattr(self, name))
-        check_release_field("n", check_count, "n", self.n)
+        _check_bounds_and_count(self)
         _check_laplace_noise_fields(self)
 
     @property
@@ -302,9 +300,7 @@ class LinearStatsRelease(_ClipCounts, Release, kind="linear_stats_gaussian"):
 
     def __post_init__(self):
         check_release_guarantee(self, needs_delta=True)
-        for name in ("x_bound", "y_bound"):
-            check_release_field(name, check_bound, name, getattr(self, name))
-        check_release_field("n", check_count, "n", self.n)
+        _check_bounds_and_count(self)
         _check_gaussian_noise_fields(self)
 
     @property
@@ -330,6 +326,24 @@ class LinearStatsRelease(_ClipCounts, Release, kind="linear_stats_gaussian"):
             The (d+1)(d+2)/2 variances in release order (:func:`stat_pairs`).
         """
         return self.noise_scale**2 / frobenius_weights(d) ** 2
+
+
+def _check_bounds_and_count(release) -> None:
+    """Check the public bounds ``x_bound``, ``y_bound`` and the record count ``n`` of a linear release.
+
+    Parameters
+    ----------
+    release : LinearStatsLaplaceRelease or LinearStatsRelease
+        The release whose fields are checked, in that order.
+
+    Raises
+    ------
+    ValueError
+        Naming the first field that is not a valid bound or count.
+    """
+    for name in ("x_bound", "y_bound"):
+        check_release_field(name, check_bound, name, getattr(release, name))
+    check_release_field("n", check_count, "n", release.n)
 
 
 def _check_count_noise(release, expected: float) -> None:
