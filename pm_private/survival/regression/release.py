@@ -148,9 +148,22 @@ def _freeze(record) -> None:
     check_release_field("preprocessing", check_glm_preprocessing, record.preprocessing)
 
 
+@dataclass(frozen=True, kw_only=True)
 class _CovariateExitTable(ExitTable):
-    """What the exact statistics and their release share: the exit table's sizes and table, the
-    number of covariates, and the table's parts by kind of exit."""
+    """What the exact statistics and their release share: the fields of the table and its layout
+    (``counts`` to ``cells``, which a subclass's own fields follow), the exit table's sizes and
+    table, the number of covariates, and the table's parts by kind of exit.  Each subclass
+    describes these fields in its own words (exact or noisy)."""
+
+    family: ClassVar[str] = "survival_regression"
+
+    counts: np.ndarray = output()
+    x_sums: np.ndarray = output()
+    xx: np.ndarray = output()
+    projected: float = output()
+    n: int = public()
+    edges: np.ndarray = public()
+    cells: tuple[str, ...] = public()
 
     @property
     def d(self) -> int:
@@ -221,15 +234,6 @@ class SurvivalRegressionStats(_CovariateExitTable):
         The public map applied to the rows before the projection.
     """
 
-    family: ClassVar[str] = "survival_regression"
-
-    counts: np.ndarray = output()
-    x_sums: np.ndarray = output()
-    xx: np.ndarray = output()
-    projected: float = output()
-    n: int = public()
-    edges: np.ndarray = public()
-    cells: tuple[str, ...] = public()
     x_bound: float | None = public(default=None)
     features: tuple[str, ...] | None = public(default=None)
     preprocessing: Preprocessing | None = public(default=None)
@@ -285,15 +289,6 @@ class SurvivalRegressionStatsRelease(_CovariateExitTable, Release, kind="surviva
         The covariates' names (the public schema of a data frame ``X``).
     """
 
-    family: ClassVar[str] = "survival_regression"
-
-    counts: np.ndarray = output()
-    x_sums: np.ndarray = output()
-    xx: np.ndarray = output()
-    projected: float = output()
-    n: int = public()
-    edges: np.ndarray = public()
-    cells: tuple[str, ...] = public()
     x_bound: float = public()
     sensitivity: float = public()
     noise_scale: float = public()
