@@ -64,7 +64,7 @@ from ..privacy.validation import (
     check_release_field,
     check_release_guarantee,
 )
-from .elastic_net import _split_theta, clip_to_release, to_signed_labels
+from .elastic_net import _predict, _predict_proba, _split_theta, clip_to_release, to_signed_labels
 from .proximal import solve_elastic_net_logistic
 
 __all__ = [
@@ -110,6 +110,8 @@ def accounted_epsilon(noise_multiplier: float, *, n: int, batch_size: int, steps
 
 #: Noise multipliers searched by :func:`calibrate_noise_multiplier`.
 MULTIPLIER_RANGE = (1e-2, 1e4)
+
+_ZERO_ONE = np.array([0, 1])  # the labels a release predicts, the positive one last
 
 
 @lru_cache(maxsize=256)
@@ -225,40 +227,12 @@ class DataPerturbationRelease(Release, kind="data_perturbation"):
         check_finite_rows(X)
         return clip_to_release(X, self) @ self.coef + self.intercept
 
-    def predict_proba(self, X) -> np.ndarray:
-        """n × 2 array of P(y = 0), P(y = 1) (rows clipped as in :meth:`decision_function`).
+    predict_proba = _predict_proba
+    predict = _predict
 
-        Post-processing of the release: no privacy cost.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Finite rows.
-
-        Returns
-        -------
-        numpy.ndarray of shape (n_samples, 2)
-            The probabilities of label 0 and label 1, in that order.
-        """
-        p = expit(self.decision_function(X))
-        return np.column_stack([1 - p, p])
-
-    def predict(self, X) -> np.ndarray:
-        """Labels in {0, 1} (rows clipped as in :meth:`decision_function`).
-
-        Post-processing of the release: no privacy cost.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Finite rows.
-
-        Returns
-        -------
-        numpy.ndarray of shape (n_samples,)
-            1 where the score is positive, else 0 (integers).
-        """
-        return (self.decision_function(X) > 0).astype(int)
+    def _labels(self) -> np.ndarray:
+        """The two labels, the positive one last: 0 and 1 (also when training used −1 and 1)."""
+        return _ZERO_ONE
 
 
 def perturbed_batch(records: np.ndarray, batch_size: int, sigma: float, noised: np.ndarray, source) -> tuple:

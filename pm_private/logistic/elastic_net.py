@@ -110,6 +110,53 @@ def _inside_model_selection() -> bool:
     return False
 
 
+# The prediction rule of a logistic point model from its scores s (``decision_function``): the
+# label probabilities 1 − σ(s), σ(s) and the label, positive where s > 0.  The classifier and the
+# data-perturbation release bind these two in their class bodies (so that each class's API page
+# lists them), with their own ``decision_function`` and ``_labels`` (the two label values, the
+# positive one last).
+
+
+def _predict_proba(self, X) -> np.ndarray:
+    """Probabilities of the two labels (rows clipped as in :meth:`decision_function`).
+
+    Post-processing of the release: no privacy cost.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Finite rows.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_samples, 2)
+        Columns in the order of the labels: ``classes_`` for the classifier, 0 then 1 for a
+        release.
+    """
+    p = expit(self.decision_function(X))
+    return np.column_stack([1 - p, p])
+
+
+def _predict(self, X) -> np.ndarray:
+    """Predicted labels (rows clipped as in :meth:`decision_function`).
+
+    Post-processing of the release: no privacy cost.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Finite rows.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_samples,)
+        The positive label where the score is positive, else the other: values of ``classes_``
+        for the classifier, the integers 0 and 1 for a release.
+    """
+    positive = self.decision_function(X) > 0
+    return self._labels()[positive.astype(int)]
+
+
 class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
     """ε-DP logistic regression with elastic-net penalty ½λ(1−α)‖θ‖² + λα‖θ‖₁ (Yu et al. 2014, Alg. 1).
 
@@ -427,37 +474,12 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
         X = _checked_input(self, X, reset=False)
         return clip_to_release(X, self.privacy_) @ self.coef_ + self.intercept_
 
-    def predict_proba(self, X) -> np.ndarray:
-        """Probabilities of ``classes_[0]`` and ``classes_[1]`` (rows clipped as in :meth:`decision_function`).
+    predict_proba = _predict_proba
+    predict = _predict
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Finite rows.
-
-        Returns
-        -------
-        numpy.ndarray of shape (n_samples, 2)
-            Columns in the order of ``classes_``.
-        """
-        p = expit(self.decision_function(X))
-        return np.column_stack([1 - p, p])
-
-    def predict(self, X) -> np.ndarray:
-        """Predicted labels (rows clipped as in :meth:`decision_function`).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Finite rows.
-
-        Returns
-        -------
-        numpy.ndarray of shape (n_samples,)
-            Values of ``classes_``.
-        """
-        positive = self.decision_function(X) > 0
-        return self.classes_[positive.astype(int)]
+    def _labels(self) -> np.ndarray:
+        """The two labels, the positive one last: ``classes_``."""
+        return self.classes_
 
 
 def clip_to_release(X: np.ndarray, release) -> np.ndarray:
