@@ -15,14 +15,13 @@ from ..privacy.primitives import (
 from ..privacy.release import release_guard
 from ..privacy.units import rows_per_unit
 from ..privacy.validation import (
-    as_vector,
     check_bool,
     column_names,
     first_bad_row,
 )
-from ..released.preprocessing import Preprocessing, preprocessed_rows
+from ..released.preprocessing import Preprocessing
 from .accumulate import CHUNK_VALUES, NonFiniteRow, first_non_finite_row
-from .laplace_release import laplace_linear_stats
+from .laplace_release import _preprocessed, laplace_linear_stats
 from .release_checks import (
     _check_preprocessing,
     _count_fields,
@@ -327,14 +326,10 @@ def release_linear_stats(
 
 
 def _finite_rows(X, y, preprocessing):
-    """(X, y, refusal) after the public ``preprocessing`` (:func:`preprocessed_rows`), y as a
+    """(X, y, refusal) after the public ``preprocessing`` (:func:`_preprocessed`), y as a
     vector of the rows' length; NonFiniteRow names the first row with a NaN or an infinity."""
-    X, refusal = preprocessed_rows(preprocessing, X)
-    n = X.shape[0]
-    y = as_vector(y, n)
-    if preprocessing is not None:
-        y = preprocessing.transform_y(y)
-    bad = first_non_finite_row(X, 0, n)
+    X, y, refusal = _preprocessed(X, y, preprocessing)
+    bad = first_non_finite_row(X, 0, X.shape[0])
     if bad is not None:
         raise NonFiniteRow("X", bad)
     if not np.isfinite(y).all():

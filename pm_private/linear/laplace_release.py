@@ -156,12 +156,36 @@ def _prepared_rows(X, y, preprocessing):
         from .._engine.dask import column_count
 
         return X, y, column_count(X), None, True
+    X, y, refusal = _preprocessed(X, y, preprocessing)
+    return X, y, X.shape[1], refusal, False
+
+
+def _preprocessed(X, y, preprocessing):
+    """Apply the public ``preprocessing`` to in-memory covariates and responses.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        The private covariates.
+    y : array_like, shape (n,)
+        The private responses.
+    preprocessing : Preprocessing or None
+        The public map (None: the rows as they are).
+
+    Returns
+    -------
+    X : numpy.ndarray, shape (n, d)
+        The rows through :func:`preprocessed_rows`.
+    y : numpy.ndarray, shape (n,)
+        The responses as a vector of the rows' length, mapped by ``preprocessing``.
+    refusal : str or None
+        The charged refusal the public rows call for (:func:`preprocessed_rows`).
+    """
     X, refusal = preprocessed_rows(preprocessing, X)
-    n, d = X.shape
-    y = as_vector(y, n)
+    y = as_vector(y, X.shape[0])
     if preprocessing is not None:
         y = preprocessing.transform_y(y)
-    return X, y, d, refusal, False
+    return X, y, refusal
 
 
 def _clipped_sums(X, y, partitioned: bool, x_bound, y_bound, scale_response: bool, intercept: bool):
