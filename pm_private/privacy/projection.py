@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._engine.docstrings import parameters_from
+
 # --------------------------------------------------------------------------------------------
 # Row projection
 # --------------------------------------------------------------------------------------------
@@ -60,6 +62,7 @@ def row_scale_factors(X, bound: float, norm: int = 2) -> np.ndarray:
         return np.where(outside, (bound / safe) / np.where(outside, root, 1.0) * _SHRINK, 1.0)
 
 
+@parameters_from(row_scale_factors)
 def project_rows(X, bound: float, norm: int = 2) -> np.ndarray:
     """Rows with ‖xᵢ‖_norm > bound scaled onto the ball of radius ``bound``; other rows unchanged.
 
@@ -69,10 +72,6 @@ def project_rows(X, bound: float, norm: int = 2) -> np.ndarray:
 
     Parameters
     ----------
-    X : array-like, shape (n, d)
-        Finite rows.
-    bound : float
-        Public radius B > 0.
     norm : {1, 2}
         ℓ1 or ℓ2 norm.
 
