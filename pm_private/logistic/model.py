@@ -69,8 +69,8 @@ def logistic_model(
         variables ``beta`` (dims ``feature``), ``intercept`` (when ``intercept``), ``x_mean``,
         (with ``x_sample``, the data ``x_sample_whitened``, and ``x_sample_jackknife`` for
         public rows),
-        ``x_sd`` (dims ``feature``), ``x_partial_corr`` (when d > 1; dims ``feature_pair``, labels
-        ``"a,b"``), the observed ``likelihood`` (dims ``statistic``: the released vector, whose random
+        ``x_sd`` (dims ``feature``), ``x_partial_corr`` (when d > 1: the partial correlations, in (−1, 1); dims
+        ``feature_pair``, labels ``"a,b"``), the observed ``likelihood`` (dims ``statistic``: the released vector, whose random
         method draws replicated releases), and the data ``degree2_vector``, ``stats_noise_var``,
         ``stats_n`` (swap them with :func:`set_logistic_stats`), ``x_bound`` (for
         :func:`predict_logistic`) and ``fit_record`` (the family and release kind, checked by the

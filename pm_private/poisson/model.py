@@ -63,7 +63,8 @@ def poisson_model(
     pymc.Model
         With coords ``feature`` and ``statistic``, the variables ``beta`` (dims ``feature``),
         ``intercept`` (when ``intercept``), ``x_mean`` and ``x_sd`` (dims ``feature``),
-        ``x_partial_corr`` (when d > 1; dims ``feature_pair``, labels ``"a,b"``),
+        ``x_partial_corr`` (when d > 1: the partial correlations, in (−1, 1); dims ``feature_pair``,
+        labels ``"a,b"``),
         the observed ``likelihood`` (dims
         ``statistic``: the released vector, whose random method draws replicated releases), and the
         data ``degree2_vector``, ``stats_noise_var``, ``stats_n`` (swap them with

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
+from pymc.distributions.transforms import Interval
 
 from .covariance_ops import factor_and_covariance
 
@@ -105,8 +106,8 @@ def lkj_cholesky(d: int, sd_sigma: float, eta: float, *, dim: str = "feature"):
 
     Prior: standard deviations s ~ HalfNormal(``sd_sigma``) (``x_sd``) and correlation matrix
     R ~ LKJ(η), the distribution of ``pm.LKJCholeskyCov``, parametrised by R's canonical partial
-    correlations: (cᵢₖ + 1)/2 ~ Beta(bₖ, bₖ) independently (``x_partial_corr``, stored as
-    (c + 1)/2; :func:`lkj_partial_shapes`), R = LLᵀ with L of
+    correlations: (cᵢₖ + 1)/2 ~ Beta(bₖ, bₖ) independently (``x_partial_corr``, the partial
+    correlations c ∈ (−1, 1) themselves; :func:`lkj_partial_shapes`), R = LLᵀ with L of
     :func:`partial_correlation_cholesky`.  NUTS samples log s and logit((c + 1)/2) = 2 atanh(c), in
     which the prior factorises into independent one-dimensional densities; PyMC's packed
     Cholesky parametrisation of the same prior couples the standard deviations with the
@@ -163,8 +164,22 @@ def lkj_factor_and_covariance(d: int, sd_sigma: float, eta: float, *, dim: str =
         return sd[:, None], (sd**2)[:, None]
     shapes = lkj_partial_shapes(d, eta)
     pairs = _pair_dim(model, dim, d)
-    unit = pm.Beta("x_partial_corr", alpha=shapes, beta=shapes, shape=shapes.size, dims=pairs)
-    return factor_and_covariance(sd, 2.0 * unit - 1.0)
+    partial = pm.CustomDist(
+        "x_partial_corr",
+        shapes,
+        dist=_signed_beta,
+        transform=Interval(np.float64(-1.0), np.float64(1.0)),  # float64 bounds: an exact log-Jacobian
+        shape=shapes.size,
+        dims=pairs,
+    )
+    return factor_and_covariance(sd, partial)
+
+
+def _signed_beta(shape, size):
+    """c = 2u − 1 with u ~ Beta(b, b) (b = ``shape``): a partial correlation of :func:`lkj_cholesky`,
+    whose density PyMC derives by the change of variables, p(c) = Beta((c + 1)/2 | b, b)/2."""
+    two, one = pt.constant(2.0, dtype="float64"), pt.constant(1.0, dtype="float64")
+    return two * pm.Beta.dist(shape, shape, size=size) - one
 
 
 def check_wishart_prior(d: int, scale: float, dof: float) -> None:

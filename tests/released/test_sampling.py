@@ -45,6 +45,31 @@ def test_covariate_prior_is_lkj_times_half_normal():
     assert np.allclose(np.diagonal(corr, axis1=1, axis2=2), 1.0)
 
 
+def test_the_partial_correlations_are_stored_as_correlations_with_the_beta_density():
+    """``x_partial_corr`` holds c ∈ (−1, 1), not (c + 1)/2: at d = 2 it is the correlation of Σx,
+    and in the sampler's space (logit((c + 1)/2)) its log-density is that of (c + 1)/2 ~ Beta(b, b)
+    in its log-odds space, so NUTS sees the same posterior as with a Beta variable."""
+    with pm.Model() as model:
+        chol = lkj_cholesky(2, 1.0, 2.0)
+    draws = pm.draw([model["x_partial_corr"], chol], draws=500, random_seed=1)
+    cov = draws[1] @ np.swapaxes(draws[1], 1, 2)
+    corr = cov[:, 1, 0] / np.sqrt(cov[:, 0, 0] * cov[:, 1, 1])
+    np.testing.assert_allclose(draws[0][:, 0], corr, rtol=1e-12, atol=1e-12)
+    assert draws[0].min() < -0.3 and draws[0].max() > 0.3
+    d, eta = 4, 1.5
+    shapes = lkj_partial_shapes(d, eta)
+    with pm.Model() as ours:
+        lkj_cholesky(d, 1.0, eta)
+    with pm.Model() as beta:
+        pm.Beta("u", shapes, shapes, shape=shapes.size)
+    z = np.random.default_rng(2).normal(scale=2.0, size=shapes.size)
+    (value_var,) = [v for v in ours.value_vars if v.name.startswith("x_partial_corr")]
+    logp_ours = ours.compile_logp(vars=[ours["x_partial_corr"]], sum=False)
+    logp_beta = beta.compile_logp(sum=False)
+    point = {value_var.name: z, **{v.name: np.zeros(d) for v in ours.value_vars if v is not value_var}}
+    np.testing.assert_allclose(logp_ours(point)[0], logp_beta({"u_logodds__": z})[0], rtol=1e-13, atol=1e-13)
+
+
 def test_laplace_covariance_of_a_gaussian_is_exact():
     rng = np.random.default_rng(1)
     a = rng.normal(size=(4, 4))
@@ -83,7 +108,7 @@ def test_laplace_nuts_starts_the_dense_adaptation_at_the_mode():
     start = laplace_start(step, model)
     assert set(start) == {rv.name for rv in model.free_RVs}
     assert np.allclose(start["beta"], step.potential._initial_mean[:2])
-    assert np.all(start["x_sd"] > 0) and np.all((start["x_partial_corr"] > 0) & (start["x_partial_corr"] < 1))
+    assert np.all(start["x_sd"] > 0) and np.all(np.abs(start["x_partial_corr"]) < 1)
     with model:
         idata = pm.sample(5, tune=5, step=step, chains=1, progressbar=False, random_seed=0, initvals=start)
     assert np.all(np.isfinite(idata.posterior["beta"].values))

@@ -228,8 +228,8 @@ def survival_regression_model(
         baseline hazards per cell and interval, Gaussian random walks with a half-normal step
         ``baseline_step``, sampled non-centred), ``censoring`` (likewise, unless
         ``censoring="none"``), ``cell_share`` (K > 1), the covariate model's ``x_mean``
-        (dims ``cell``, ``feature``), ``x_sd`` (dims ``feature``), ``x_partial_corr`` (d > 1; dims
-        ``feature_pair``, labels ``"a,b"``), the
+        (dims ``cell``, ``feature``), ``x_sd`` (dims ``feature``), ``x_partial_corr`` (d > 1: the partial
+        correlations, in (−1, 1); dims ``feature_pair``, labels ``"a,b"``), the
         deterministics ``cumulative_hazard`` and ``survival`` (dims ``cell``, ``interval``: at
         x = 0, the public centre of the covariates), the observed ``likelihood`` (dims ``cell``,
         ``statistic``; its random method draws replicated releases) and the data
