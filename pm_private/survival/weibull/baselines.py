@@ -14,7 +14,7 @@ from ...privacy.validation import (
     check_count,
 )
 from .fit import mle_rows
-from .release import LAPLACE_MLE, SAMPLE_AGGREGATE, WeibullRelease, _prepare, _scaled_release
+from .release import LAPLACE_MLE, SAMPLE_AGGREGATE, WeibullRelease, _prepare
 
 
 def _clipped_mle(log_t, d, gamma):
@@ -28,11 +28,22 @@ def _laplace_release(p, lam, mechanism, *, sensitivity, epsilon, gamma, horizon,
     :class:`WeibullRelease` (λ scaled back by the horizon; ``fields``: the mechanism's own)."""
     releases = [laplace_mechanism([v], sensitivity=sensitivity, epsilon=epsilon / 2, source=source) for v in (p, lam)]
     shape, scale = (float(np.clip(r.values[0], 0.0, gamma)) for r in releases)
-    return _scaled_release(
-        mechanism, shape, scale, epsilon=epsilon, epsilon_parts=tuple(r.epsilon for r in releases),
-        noise_scales=tuple(r.scale for r in releases), horizon=horizon, omega=omega, gamma=gamma, n=n,
-        source=source, unit=unit, **fields,
-    )  # fmt: skip
+    return WeibullRelease(
+        shape=shape,
+        scale=scale * horizon,
+        epsilon=epsilon,
+        epsilon_shape=releases[0].epsilon,
+        epsilon_scale=releases[1].epsilon,
+        mechanism=mechanism,
+        horizon=float(horizon),
+        omega=omega,
+        gamma=gamma,
+        n=n,
+        noise_scales=tuple(r.scale for r in releases),
+        private=source.secure,
+        unit=unit,
+        **fields,
+    )
 
 
 def weibull_laplace(

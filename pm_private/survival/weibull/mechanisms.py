@@ -86,7 +86,6 @@ from .release import (
     SAMPLE_AGGREGATE,
     WeibullRelease,
     _check_range,
-    _scaled_release,
     check_weibull_arguments,
     ladder_bytes,
 )
@@ -250,11 +249,21 @@ class WeibullLSP:
             lam, events, powers = _tll(
                 self._t, self._d, p, epsilon_scale, omega=self.omega, gamma=self.gamma, source=source
             )
-            return _scaled_release(
-                LSP_TLL, p, lam, epsilon=epsilon, epsilon_parts=(epsilon_shape, events.epsilon + powers.epsilon),
-                noise_scales=(events.scale, powers.scale), horizon=self.horizon, omega=self.omega,
-                gamma=self.gamma, n=self.n, source=source, unit=self.unit,
-            )  # fmt: skip
+            return WeibullRelease(
+                shape=p,
+                scale=lam * self.horizon,
+                epsilon=epsilon,
+                epsilon_shape=epsilon_shape,
+                epsilon_scale=events.epsilon + powers.epsilon,
+                mechanism=LSP_TLL,
+                horizon=self.horizon,
+                omega=self.omega,
+                gamma=self.gamma,
+                n=self.n,
+                noise_scales=(events.scale, powers.scale),
+                private=source.secure,
+                unit=self.unit,
+            )
 
     def __repr__(self) -> str:
         return f"WeibullLSP(n={self.n}, horizon={self.horizon:g}, K={self.K}, γ={self.gamma:g}, ω={self.omega:g})"

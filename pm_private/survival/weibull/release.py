@@ -82,54 +82,6 @@ class WeibullRelease(Release, kind="weibull"):
         _check_release(self)
 
 
-def _scaled_release(
-    mechanism, shape, scale, *, epsilon, epsilon_parts, noise_scales, horizon, omega, gamma, n, source, unit, **fields
-) -> WeibullRelease:
-    """The :class:`WeibullRelease` of a shape p and a scale λ/horizon drawn on the scaled times.
-
-    Parameters
-    ----------
-    mechanism : str
-        The mechanism's name.
-    shape, scale : float
-        The private p, and λ/horizon (recorded as λ, in the units of t).
-    epsilon_parts : tuple of float
-        The ε spent on the shape and on the scale (``epsilon`` the total).
-    noise_scales : tuple of float
-        The two Laplace scales.
-    horizon, omega, gamma, n
-        The public setting.
-    source : NoiseSource
-        The noise's source: the release is ``private`` when it is secure.
-    unit : object
-        What the guarantee protects.
-    **fields
-        The mechanism's own fields (the subsets of sample-and-aggregate).
-
-    Returns
-    -------
-    WeibullRelease
-        The release, checked.
-    """
-    epsilon_shape, epsilon_scale = epsilon_parts
-    return WeibullRelease(
-        shape=shape,
-        scale=scale * horizon,
-        epsilon=epsilon,
-        epsilon_shape=epsilon_shape,
-        epsilon_scale=epsilon_scale,
-        mechanism=mechanism,
-        horizon=float(horizon),
-        omega=omega,
-        gamma=gamma,
-        n=n,
-        noise_scales=noise_scales,
-        private=source.secure,
-        unit=unit,
-        **fields,
-    )
-
-
 def _check_release(release: WeibullRelease) -> None:
     """The public fields of a release checked by the checks the Weibull mechanisms apply to their
     arguments (:func:`check_weibull_arguments`), and the ε split, the number of subsets and the
