@@ -21,7 +21,6 @@ from .mechanism_checks import (
     NoisyValues,
     _check_noise_fields,
     _check_query,
-    _is_number,
     _opendp,
     check_gaussian_epsilon,
     check_noise_scale,
@@ -33,6 +32,7 @@ from .validation import (
     check_epsilon,
     check_release_field,
     check_release_guarantee,
+    is_number,
 )
 
 # --------------------------------------------------------------------------------------------
@@ -366,7 +366,7 @@ def check_gaussian_scale_field(name: str, scale, sensitivity: float, epsilon: fl
         ``field '<name>' must lie in [1, 2] × …``, or a noise that overflows.
     """
     low = sensitivity * gaussian_noise_multiplier(epsilon, delta)
-    if not (_is_number(scale) and low * (1 - 1e-9) <= scale <= 2.0 * low):
+    if not (is_number(scale) and low * (1 - 1e-9) <= scale <= 2.0 * low):
         raise ValueError(
             f"field '{name}' must lie in [1, 2] × 'sensitivity'·gaussian_noise_multiplier('epsilon', 'delta') "
             f"= {low!r}, got {scale!r:.40}"

@@ -15,13 +15,13 @@ from .mechanism_checks import (
     NoisyValues,
     _check_noise_fields,
     _check_query,
-    _is_number,
     _opendp,
 )
 from .noise import NoiseSource
 from .release import Release, constant
 from .validation import (
     check_release_guarantee,
+    is_number,
 )
 
 #: Mechanism name of :func:`laplace_mechanism` results.
@@ -53,7 +53,7 @@ class LaplaceRelease(NoisyValues, Release, kind="laplace"):
         # b = Δ/ε for a seeded source; (Δ + m·2^k)/ε with 2^k ≤ 2⁻⁴⁰·Δ/ε for the secure one.
         size = np.size(self.values)
         low = self.sensitivity / self.epsilon
-        if not (_is_number(self.scale) and low * (1 - 1e-9) <= self.scale <= low * (1 + size * 2.0**-39 + 1e-9)):
+        if not (is_number(self.scale) and low * (1 - 1e-9) <= self.scale <= low * (1 + size * 2.0**-39 + 1e-9)):
             raise ValueError(f"field 'scale' must be 'sensitivity'/'epsilon' = {low!r}, got {self.scale!r:.40}")
 
 

@@ -45,10 +45,6 @@ class NoisyValues(SharedParameterDocs):
     neighbours: str = constant(default=SENSITIVITY_BALL)
 
 
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-
-
 def _check_noise_fields(release) -> None:
     """The sensitivity and noise scale of a primitive's release, checked as :func:`_check_query`
     checks the arguments (ValueError naming the field)."""

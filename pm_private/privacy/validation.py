@@ -572,7 +572,7 @@ def check_release_guarantee(release, *, needs_delta: bool = False) -> None:
     check_release_field("epsilon", check_epsilon, release.epsilon)
     if needs_delta:
         check_release_field("delta", check_delta, release.delta)
-    elif not (_number(release.delta) and release.delta == 0):
+    elif not (is_number(release.delta) and release.delta == 0):
         raise ValueError(
             f"field 'delta' must be 0: the mechanism is pure ε-DP (it has no δ), got {release.delta!r:.40}"
         )
@@ -603,11 +603,12 @@ def check_release_consistent(name: str, value, expected: float, how: str, *, rel
     ValueError
         ``field 'name' must be <how> = <expected>, got <value>``.
     """
-    if not (_number(value) and math.isclose(float(value), float(expected), rel_tol=rel_tol)):
+    if not (is_number(value) and math.isclose(float(value), float(expected), rel_tol=rel_tol)):
         raise ValueError(f"field {name!r} must be {how} = {expected!r}, got {value!r:.40}")
 
 
-def _number(value) -> bool:
+def is_number(value) -> bool:
+    """Whether ``value`` is a real number (a Python or NumPy integer or float), not a boolean."""
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
