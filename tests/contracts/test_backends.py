@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 import pymc as pm
 import pytest
+from pymc.blocking import DictToArrayBijection
 from pymc.model.transform.optimization import freeze_dims_and_data
 
 import pm_private as pp
@@ -107,10 +108,13 @@ MODELS = {
 
 
 def _evaluate(model: pm.Model, mode: str, point: dict) -> tuple[float, dict]:
-    """logp and its gradient by value variable, compiled in ``mode`` as one function (as the
-    samplers compile them: one compilation per backend instead of two)."""
-    logp_and_dlogp = model.compile_fn([model.logp(), model.dlogp()], mode=mode)
-    value, gradient = logp_and_dlogp(point)
+    """logp and its gradient by value variable, compiled in ``mode`` as PyMC's NUTS compiles them:
+    one function of the raveled point (``logp_dlogp_function``), whose compiled graph the disk
+    cache then serves to a later fit of a model of the same structure."""
+    function = model.logp_dlogp_function(ravel_inputs=True, mode=mode)
+    function.set_extra_values({})
+    values = {v.name: point[v.name] for v in model.value_vars}
+    value, gradient = function(DictToArrayBijection.map(values).data)
     sizes = [int(np.prod(point[v.name].shape)) for v in model.value_vars]
     parts = np.split(np.asarray(gradient), np.cumsum(sizes)[:-1])
     return float(value), {v.name: part for v, part in zip(model.value_vars, parts, strict=True)}
