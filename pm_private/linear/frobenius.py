@@ -96,45 +96,51 @@ def frobenius_noise_variance(noise_var, d: int) -> float | None:
 @numba.njit(cache=True)
 def _frobenius_kernel(chol, stats, n, noise_var, logp, grad_chol, grad_stats, grad_n, grad_var):  # pragma: no cover
     """``frobenius_stats_logp`` and its gradients for a batch (B, d+1, d+1), into the outputs."""
-    batch, d1 = chol.shape[0], chol.shape[1]
+    for b in range(chol.shape[0]):
+        logp[b], grad_chol[b], grad_stats[b], grad_n[b], grad_var[b] = frobenius_one(
+            chol[b], stats[b], n[b], noise_var[b]
+        )
+
+
+@numba.njit(cache=True)
+def frobenius_one(lower, stats, nb, s2):  # pragma: no cover
+    """``frobenius_stats_logp`` of one regression and its gradients with respect to (L_C, stats, n, σ²)."""
+    d1 = lower.shape[0]
     const = 0.25 * d1 * (d1 - 1) * np.log(2.0) - 0.25 * d1 * (d1 + 1) * np.log(2 * np.pi)
-    for b in range(batch):
-        lower, nb, s2 = chol[b], n[b], noise_var[b]
-        cov = lower @ lower.T
-        lam, vec = np.linalg.eigh(cov)
-        resid = vec.T @ (stats[b] - nb * cov) @ vec  # R̃ = Uᵀ(R − nC)U
-        x = np.empty((d1, d1))  # X̃ = R̃ ⊘ D, so X = U X̃ Uᵀ = 𝒜⁻¹(R − nC)
-        x_lam = np.empty((d1, d1))  # X̃Λ
-        phi = np.zeros(d1)  # φₖ = ∂(Σ_{i≤j} log Dᵢⱼ)/∂λₖ = 2n·(Σⱼ λⱼ/Dₖⱼ + λₖ/Dₖₖ)
-        quad = log_det = dquad_dn = dlogdet_dn = sum_x2 = sum_inv = 0.0
-        for i in range(d1):
-            for j in range(d1):
-                pair = lam[i] * lam[j]
-                inv = 1.0 / (2.0 * nb * pair + s2)
-                xij = resid[i, j] * inv
-                x[i, j] = xij
-                x_lam[i, j] = xij * lam[j]
-                quad += resid[i, j] * xij
-                sum_x2 += xij * xij
-                dquad_dn -= 2.0 * xij * xij * pair
-                phi[i] += 2.0 * nb * lam[j] * inv
-                if j >= i:
-                    log_det -= np.log(inv)
-                    dlogdet_dn += 2.0 * pair * inv
-                    sum_inv += inv
-                if j == i:
-                    phi[i] += 2.0 * nb * lam[i] * inv
-                    dquad_dn -= 2.0 * lam[i] * xij
-        logp[b] = -0.5 * (quad + log_det) + const
-        grad = x_lam @ x  # X̃ΛX̃, so XCX = U X̃ΛX̃ Uᵀ
-        for i in range(d1):
-            for j in range(d1):
-                grad[i, j] = nb * x[i, j] + 2.0 * nb * grad[i, j]
-            grad[i, i] -= 0.5 * phi[i]
-        grad_chol[b] = 2.0 * ((vec @ grad @ vec.T) @ lower)
-        grad_stats[b] = -(vec @ x @ vec.T)
-        grad_n[b] = -0.5 * (dquad_dn + dlogdet_dn)
-        grad_var[b] = 0.5 * sum_x2 - 0.5 * sum_inv
+    cov = lower @ lower.T
+    lam, vec = np.linalg.eigh(cov)
+    resid = vec.T @ (stats - nb * cov) @ vec  # R̃ = Uᵀ(R − nC)U
+    x = np.empty((d1, d1))  # X̃ = R̃ ⊘ D, so X = U X̃ Uᵀ = 𝒜⁻¹(R − nC)
+    x_lam = np.empty((d1, d1))  # X̃Λ
+    phi = np.zeros(d1)  # φₖ = ∂(Σ_{i≤j} log Dᵢⱼ)/∂λₖ = 2n·(Σⱼ λⱼ/Dₖⱼ + λₖ/Dₖₖ)
+    quad = log_det = dquad_dn = dlogdet_dn = sum_x2 = sum_inv = 0.0
+    for i in range(d1):
+        for j in range(d1):
+            pair = lam[i] * lam[j]
+            inv = 1.0 / (2.0 * nb * pair + s2)
+            xij = resid[i, j] * inv
+            x[i, j] = xij
+            x_lam[i, j] = xij * lam[j]
+            quad += resid[i, j] * xij
+            sum_x2 += xij * xij
+            dquad_dn -= 2.0 * xij * xij * pair
+            phi[i] += 2.0 * nb * lam[j] * inv
+            if j >= i:
+                log_det -= np.log(inv)
+                dlogdet_dn += 2.0 * pair * inv
+                sum_inv += inv
+            if j == i:
+                phi[i] += 2.0 * nb * lam[i] * inv
+                dquad_dn -= 2.0 * lam[i] * xij
+    logp = -0.5 * (quad + log_det) + const
+    grad = x_lam @ x  # X̃ΛX̃, so XCX = U X̃ΛX̃ Uᵀ
+    for i in range(d1):
+        for j in range(d1):
+            grad[i, j] = nb * x[i, j] + 2.0 * nb * grad[i, j]
+        grad[i, i] -= 0.5 * phi[i]
+    grad_chol = 2.0 * ((vec @ grad @ vec.T) @ lower)
+    grad_stats = -(vec @ x @ vec.T)
+    return logp, grad_chol, grad_stats, -0.5 * (dquad_dn + dlogdet_dn), 0.5 * sum_x2 - 0.5 * sum_inv
 
 
 def _frobenius_logp_and_grads(chol, stats, n, noise_var):
@@ -257,6 +263,35 @@ def _jax_funcify_gate(op, node=None, **kwargs):
     return gate
 
 
+def jax_frobenius_one(lower, stats, n, s2):
+    """:func:`frobenius_one` in ``jax.numpy`` (log-density and gradients of one regression)."""
+    import jax.numpy as jnp
+
+    d1 = lower.shape[-1]
+    const = 0.25 * d1 * (d1 - 1) * np.log(2.0) - 0.25 * d1 * (d1 + 1) * np.log(2 * np.pi)
+    cov = lower @ lower.T
+    lam, vec = jnp.linalg.eigh(cov)
+    resid = vec.T @ (stats - n * cov) @ vec
+    pair = lam[:, None] * lam[None, :]
+    inv = 1.0 / (2.0 * n * pair + s2)
+    x = resid * inv
+    upper = jnp.triu(jnp.ones((d1, d1), dtype=bool))
+    diag_x, diag_inv = jnp.diagonal(x), jnp.diagonal(inv)
+    quad = jnp.sum(resid * x)
+    log_det = -jnp.sum(jnp.where(upper, jnp.log(inv), 0.0))
+    dquad_dn = -2.0 * jnp.sum(x * x * pair) - 2.0 * jnp.sum(lam * diag_x)
+    dlogdet_dn = 2.0 * jnp.sum(jnp.where(upper, pair * inv, 0.0))
+    phi = 2.0 * n * (inv @ lam) + 2.0 * n * lam * diag_inv
+    grad = n * x + 2.0 * n * ((x * lam[None, :]) @ x) - 0.5 * jnp.diag(phi)
+    return (
+        -0.5 * (quad + log_det) + const,
+        2.0 * ((vec @ grad @ vec.T) @ lower),
+        -(vec @ x @ vec.T),
+        -0.5 * (dquad_dn + dlogdet_dn),
+        0.5 * jnp.sum(x * x) - 0.5 * jnp.sum(jnp.where(upper, inv, 0.0)),
+    )
+
+
 @register_jax_funcify(FrobeniusStatsLogp)
 def _jax_funcify_frobenius(op, node=None, **kwargs):
     """JAX implementation (numpyro, blackjax, nutpie's JAX backend) of ``_frobenius_kernel``,
@@ -265,35 +300,10 @@ def _jax_funcify_frobenius(op, node=None, **kwargs):
     import jax
     import jax.numpy as jnp
 
-    def one(lower, stats, n, s2):
-        d1 = lower.shape[-1]
-        const = 0.25 * d1 * (d1 - 1) * np.log(2.0) - 0.25 * d1 * (d1 + 1) * np.log(2 * np.pi)
-        cov = lower @ lower.T
-        lam, vec = jnp.linalg.eigh(cov)
-        resid = vec.T @ (stats - n * cov) @ vec
-        pair = lam[:, None] * lam[None, :]
-        inv = 1.0 / (2.0 * n * pair + s2)
-        x = resid * inv
-        upper = jnp.triu(jnp.ones((d1, d1), dtype=bool))
-        diag_x, diag_inv = jnp.diagonal(x), jnp.diagonal(inv)
-        quad = jnp.sum(resid * x)
-        log_det = -jnp.sum(jnp.where(upper, jnp.log(inv), 0.0))
-        dquad_dn = -2.0 * jnp.sum(x * x * pair) - 2.0 * jnp.sum(lam * diag_x)
-        dlogdet_dn = 2.0 * jnp.sum(jnp.where(upper, pair * inv, 0.0))
-        phi = 2.0 * n * (inv @ lam) + 2.0 * n * lam * diag_inv
-        grad = n * x + 2.0 * n * ((x * lam[None, :]) @ x) - 0.5 * jnp.diag(phi)
-        return (
-            -0.5 * (quad + log_det) + const,
-            2.0 * ((vec @ grad @ vec.T) @ lower),
-            -(vec @ x @ vec.T),
-            -0.5 * (dquad_dn + dlogdet_dn),
-            0.5 * jnp.sum(x * x) - 0.5 * jnp.sum(jnp.where(upper, inv, 0.0)),
-        )
-
     def logp_and_grads(chol, stats, n, noise_var):
         chol, stats, n, noise_var = (jnp.asarray(v, dtype=jnp.float64) for v in (chol, stats, n, noise_var))
         d1 = chol.shape[-1]
-        flat = jax.vmap(one)(
+        flat = jax.vmap(jax_frobenius_one)(
             chol.reshape((-1, d1, d1)), stats.reshape((-1, d1, d1)), n.reshape(-1), noise_var.reshape(-1)
         )
         shapes = (n.shape, chol.shape, chol.shape, n.shape, n.shape)

@@ -89,6 +89,7 @@ from pytensor.tensor.type_other import NoneTypeT
 
 from .._engine.threads import hold_one_blas_thread_while
 from .frobenius import _blas_gate, _register_numba, frobenius_noise_variance, frobenius_stats_logp
+from .released_stats_ops import augmented_cholesky, released_stats_logp
 from .stats import LinearStats, frobenius_weights, stat_pairs, stat_vector
 
 __all__ = [
@@ -177,21 +178,6 @@ def noise_aware_arrays(stats: LinearStats) -> dict[str, np.ndarray]:
         "exact": exact_aug,
         "exact_n": np.float64(exact_n),
     }
-
-
-def augmented_cholesky(beta, noise_precision, x_chol):
-    """Cholesky factor L_C = [[Lx, 0], [βᵀLx, σ]] of the covariance C of z = (x, y), σ = λ^(−1/2).
-
-    Batched over leading axes: beta (..., d), noise_precision (...), x_chol (..., d, d) or (d, d).
-    """
-    beta = pt.as_tensor(beta)
-    x_chol = pt.as_tensor(x_chol)
-    sigma = 1.0 / pt.sqrt(pt.as_tensor(noise_precision))
-    x_chol = pt.broadcast_to(x_chol, (*beta.shape[:-1], *x_chol.shape[-2:]))
-    bottom_x = (beta[..., :, None] * x_chol).sum(axis=-2)  # βᵀLx, (..., d)
-    top = pt.concatenate([x_chol, pt.zeros((*beta.shape[:-1], beta.shape[-1], 1))], axis=-1)
-    bottom = pt.concatenate([bottom_x, sigma[..., None]], axis=-1)[..., None, :]
-    return pt.concatenate([top, bottom], axis=-2)
 
 
 def noisy_stats_logp(chol_c, private, private_n, noise_var, d: int):
@@ -548,15 +534,9 @@ def NoisySuffStatRegression(
 
 def _released_stats_logp(value, chol_private, chol_c, private_n, noise, private_on, exact, exact_n, *, d, spectral):
     """Log-density of the observed variable of :func:`NoisySuffStatRegression` (batched)."""
-    if spectral:  # the symmetric matrix of the released vector, by a constant 0/1 map (no scatter op)
-        a, b = stat_pairs(d)
-        scatter = np.zeros((a.size, (d + 1) ** 2))
-        scatter[np.arange(a.size), a * (d + 1) + b] = scatter[np.arange(a.size), b * (d + 1) + a] = 1.0
-        batch = tuple(value.shape[i] for i in range(value.ndim - 1))
-        matrix = pt.dot(value, scatter).reshape((*batch, d + 1, d + 1))
-        private = frobenius_stats_logp(chol_private, matrix, private_n, noise[..., -1])
-    else:
-        private = noisy_stats_logp(chol_private, value, private_n, noise, d)
+    if spectral:
+        return released_stats_logp(chol_private, chol_c, value, private_n, noise[..., -1], private_on, exact, exact_n)
+    private = noisy_stats_logp(chol_private, value, private_n, noise, d)
     return private_on * private + exact_stats_logp(chol_c, exact, exact_n, d)
 
 

@@ -35,7 +35,7 @@ import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from pm_private import linear_stats, release_linear_stats
-from pm_private.linear import frobenius
+from pm_private.linear import frobenius, released_stats_ops
 from pm_private.linear.model import linear_model, release_x_cov, set_linear_stats
 from pm_private.linear.noise_aware import (
     DENSE_MAX_D,
@@ -286,15 +286,21 @@ def _blas_threads():
 
 
 def _recording_kernel(monkeypatch):
-    """Replace the likelihood's kernel by one that records the BLAS threads at every call."""
+    """Replace the likelihood's kernels (of the spectral term alone, and of the model's likelihood)
+    by ones that record the BLAS threads at every call."""
     seen = []
-    kernel = frobenius._frobenius_kernel
 
-    def recording(*args):
-        seen.append(max(_blas_threads().values()))
-        return kernel(*args)
+    def recording(kernel):
+        def record(*args):
+            seen.append(max(_blas_threads().values()))
+            return kernel(*args)
 
-    monkeypatch.setattr(frobenius, "_frobenius_kernel", recording)
+        return record
+
+    monkeypatch.setattr(frobenius, "_frobenius_kernel", recording(frobenius._frobenius_kernel))
+    monkeypatch.setattr(
+        released_stats_ops, "released_stats_kernel", recording(released_stats_ops.released_stats_kernel)
+    )
     return seen
 
 
