@@ -89,6 +89,7 @@ from pytensor.tensor.type_other import NoneTypeT
 
 from .._engine.threads import hold_one_blas_thread_while
 from .frobenius import _blas_gate, _register_numba, frobenius_noise_variance, frobenius_stats_logp
+from .projection_ops import projected_moment_cholesky
 from .released_stats_ops import augmented_cholesky, released_stats_logp
 from .stats import LinearStats, frobenius_weights, stat_pairs, stat_vector
 
@@ -508,8 +509,7 @@ def NoisySuffStatRegression(
         # the points as a shared variable, not a constant baked into the graph: the compiled
         # log-density then stays in the disk cache for a new process
         draws = pytensor.shared(projection_draws(d), name=f"{name}_projection_draws")
-        moment = projected_second_moment(chol_c, draws, data["x_bound"], data["y_bound"], x_clip)
-        chol_private = pt.linalg.cholesky(moment)
+        chol_private = projected_moment_cholesky(chol_c, draws, data["x_bound"], data["y_bound"], x_clip)
     spectral = method == "spectral"
     if spectral:  # per-entry variances σ²/w² (the last entry, Syy, has weight 1: σ² is recovered there)
         noise = data["frobenius_noise_var"][..., None] / frobenius_weights(d) ** 2

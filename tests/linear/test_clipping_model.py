@@ -21,7 +21,8 @@ import pytest
 
 from pm_private import release_linear_stats
 from pm_private.linear.model import linear_model
-from pm_private.linear.noise_aware import projected_second_moment, projection_draws
+from pm_private.linear.noise_aware import X_CLIPS, projected_second_moment, projection_draws
+from pm_private.linear.projection_ops import projected_moment_cholesky
 
 
 def _covariance(d, seed):
@@ -136,3 +137,26 @@ def test_clipping_argument_is_checked():
         linear_model(stats + other, clipping="model", likelihood="dense")
     with pytest.raises(ValueError, match="x_clip"):
         projected_second_moment(np.eye(3), projection_draws(2), 1.0, 1.0, "norm")
+
+
+@pytest.mark.parametrize(
+    ("x_clip", "mode"),
+    [*((clip, "FAST_COMPILE") for clip in X_CLIPS), ("row-scaled", "NUMBA"), ("entry-scaled", "JAX")],
+)
+def test_the_factor_op_equals_the_factor_of_the_graph_with_its_gradient(x_clip, mode):
+    # The model factors the projected second moment by an Op with a hand-written gradient; the
+    # reference is PyTensor's Cholesky of the symbolic moment, differentiated by PyTensor.
+    if mode == "JAX":
+        pytest.importorskip("jax")
+    rng = np.random.default_rng(X_CLIPS.index(x_clip))
+    d, draws = 3, projection_draws(3, 256)
+    chol, weights = pt.tensor("chol", shape=(2, d + 1, d + 1)), rng.normal(size=(2, d + 1, d + 1))
+    x_bound, y_bound = np.array([1.2, 0.9]), np.array([1.0, 1.5])
+    point = np.tril(rng.normal(size=(2, d + 1, d + 1))) * 0.5 + np.eye(d + 1)
+    graph = (pt.linalg.cholesky(projected_second_moment(chol, draws, x_bound, y_bound, x_clip)) * weights).sum()
+    op = (projected_moment_cholesky(chol, draws, x_bound, y_bound, x_clip) * weights).sum()
+    expected = pytensor.function([chol], [graph, pytensor.grad(graph, chol)], mode="FAST_COMPILE")(point)
+    got = pytensor.function([chol], [op, pytensor.grad(op, chol)], mode=mode)(point)
+    assert np.abs(expected[1]).max() > 0.1  # the projection bites and the gradient is not trivial
+    for a, b in zip(got, expected, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
