@@ -3,6 +3,12 @@
 PyTensor caches the compiled function of a graph under a key built from each Op's class name and
 props; an Op registered with ``register_funcify_default_op_cache_key`` adds only what its
 implementation returns.  :func:`register_numba_funcify` adds a digest of the package's source.
+
+A kernel called from an Op's Numba implementation is compiled (and cached) for the types of the
+call, and the same kernel called from the Op's ``perform`` (the C and Python backends) for the
+types of that call: the implementations pass C-contiguous arrays and run-time flags
+(:func:`runtime_value`), not a graph's layouts or compile-time literals, so that one compiled
+kernel on disk serves every backend and every variant of an Op.
 """
 
 from __future__ import annotations
@@ -11,7 +17,18 @@ import functools
 import hashlib
 from pathlib import Path
 
-__all__ = ["register_numba_funcify", "source_version"]
+import numba
+import numpy as np
+
+__all__ = ["register_numba_funcify", "runtime_value", "source_version"]
+
+
+@numba.njit(cache=True)
+def runtime_value(value):  # pragma: no cover
+    """``value`` (a bool or an int) as a run-time value: an Op's property closed over by its Numba
+    implementation is a compile-time literal, for which Numba would compile the kernel it is passed
+    to once per value (and once more for ``perform``'s run-time value)."""
+    return np.array([value])[0]
 
 
 def source_version(root: Path | None = None) -> int:

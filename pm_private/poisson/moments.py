@@ -17,7 +17,7 @@ from pytensor.link.numba.dispatch.basic import numba_njit
 
 from .._engine.docstrings import parameters_from
 from .._engine.jax_dispatch import register_jax_funcify
-from .._engine.numba_cache import register_numba_funcify
+from .._engine.numba_cache import register_numba_funcify, runtime_value
 from ..released.moments import binary_response_moments, linear_predictor_law, linear_predictor_moments
 
 __all__ = [
@@ -44,6 +44,10 @@ _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(POISSON_QUADRATURE_NODES)
 
 
 _WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
+# read-only, as the Numba implementation's closed-over constants are typed: one compiled kernel
+# for both backends
+_NODES.setflags(write=False)
+_WEIGHTS.setflags(write=False)
 
 
 def clipped_count_coefficients(y_bound: int) -> np.ndarray:
@@ -187,7 +191,7 @@ def _numba_funcify_poisson_lognormal(op, node=None, **kwargs):
 
     @numba_njit
     def poisson_lognormal_op(m, s):
-        return _poisson_lognormal_and_derivatives(m.item(), s.item(), size, nodes, weights)
+        return _poisson_lognormal_and_derivatives(m.item(), s.item(), runtime_value(size), nodes, weights)
 
     return poisson_lognormal_op
 

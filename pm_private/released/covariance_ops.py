@@ -136,7 +136,11 @@ class PartialCorrelationFactorVJP(Op):
         return Apply(self, _as_inputs(sd, partial) + grads, [pt.dvector(), pt.dvector()])
 
     def perform(self, node, inputs, output_storage):
-        g_sd, g_partial = factor_vjp_kernel(*(np.ascontiguousarray(x, dtype=np.float64) for x in inputs))
+        sd, partial, g_factor, g_cov = inputs
+        c = np.ascontiguousarray
+        g_sd, g_partial = factor_vjp_kernel(
+            c(sd, np.float64), c(partial, np.float64), np.array(g_factor, np.float64), np.array(g_cov, np.float64)
+        )  # writeable cotangents, as in Numba
         output_storage[0][0], output_storage[1][0] = g_sd, g_partial
 
     def infer_shape(self, node, shapes):
@@ -168,7 +172,8 @@ def _numba_funcify_factor_vjp(op, node=None, **kwargs):
 
     @numba_njit
     def partial_correlation_factor_vjp_op(sd, partial, g_factor, g_cov):
-        return factor_vjp_kernel(sd, partial, g_factor, g_cov)
+        # copies: a disconnected cotangent is a read-only constant here, a writeable array in perform
+        return factor_vjp_kernel(sd, partial, np.copy(g_factor), np.copy(g_cov))
 
     return partial_correlation_factor_vjp_op
 

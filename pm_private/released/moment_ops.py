@@ -370,7 +370,8 @@ def _numba_funcify_degree2_moments(op, node=None, **kwargs):
 
     @numba_njit
     def degree2_moments_op(coef, mu, cov, v):
-        return degree2_moments_kernel(coef, mu, cov, v)
+        c = np.ascontiguousarray
+        return degree2_moments_kernel(c(coef), c(mu), c(cov), c(v))
 
     return degree2_moments_op
 
@@ -381,7 +382,8 @@ def _numba_funcify_degree2_moments_vjp(op, node=None, **kwargs):
 
     @numba_njit
     def degree2_moments_vjp_op(coef, mu, cov, v, g_mean, g_cov):
-        return degree2_moments_vjp_kernel(coef, mu, cov, v, g_mean, g_cov)
+        c = np.ascontiguousarray
+        return degree2_moments_vjp_kernel(c(coef), c(mu), c(cov), c(v), c(g_mean), c(g_cov))
 
     return degree2_moments_vjp_op
 

@@ -126,8 +126,10 @@ class RandomWalk(Op):
 
     def perform(self, node, inputs, output_storage):
         z, start, step = inputs
-        arrays = (np.ascontiguousarray(a, dtype=np.float64) for a in (z, start, step))
-        output_storage[0][0] = walk_kernel(*arrays, self.first_sigma)
+        c = np.ascontiguousarray
+        output_storage[0][0] = walk_kernel(
+            c(z, np.float64), np.array(start, np.float64), c(step, np.float64), self.first_sigma
+        )
 
     def infer_shape(self, node, shapes):
         return [shapes[0]]
@@ -180,7 +182,7 @@ class RandomWalkLogp(Op):
 
     def perform(self, node, inputs, output_storage):
         x, start, step = (np.ascontiguousarray(a, dtype=np.float64) for a in inputs)
-        results = walk_logp_kernel(x, start, step, self.first_sigma)
+        results = walk_logp_kernel(x, np.array(start), step, self.first_sigma)  # a writeable start, as in Numba
         for storage, value in zip(output_storage, results, strict=True):
             storage[0] = value
 
@@ -203,7 +205,8 @@ def _numba_funcify_walk(op, node=None, **kwargs):
 
     @numba_njit
     def random_walk_op(z, start, step):
-        return walk_kernel(z, start, step, first_sigma)
+        c = np.ascontiguousarray
+        return walk_kernel(c(z), np.copy(start), c(step), first_sigma)  # a copy: writeable, as perform's
 
     return random_walk_op
 
@@ -215,7 +218,8 @@ def _numba_funcify_walk_vjp(op, node=None, **kwargs):
 
     @numba_njit
     def random_walk_vjp_op(z, step, g_x):
-        return walk_vjp_kernel(z, step, first_sigma, g_x)
+        c = np.ascontiguousarray
+        return walk_vjp_kernel(c(z), c(step), first_sigma, c(g_x))
 
     return random_walk_vjp_op
 
@@ -227,7 +231,8 @@ def _numba_funcify_walk_logp(op, node=None, **kwargs):
 
     @numba_njit
     def random_walk_logp_op(x, start, step):
-        return walk_logp_kernel(x, start, step, first_sigma)
+        c = np.ascontiguousarray
+        return walk_logp_kernel(c(x), np.copy(start), c(step), first_sigma)  # a copy: writeable, as perform's
 
     return random_walk_logp_op
 

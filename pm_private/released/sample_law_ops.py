@@ -213,7 +213,8 @@ def _numba_funcify_sample_law(op, node=None, **kwargs):
 
     @numba_njit
     def sample_law_averages_op(g_rep, z_rep, g_w, z_w, mu, x_chol):
-        return sample_law_kernel(g_rep, z_rep, g_w, z_w, mu, x_chol, factor)
+        c = np.ascontiguousarray
+        return sample_law_kernel(c(g_rep), c(z_rep), c(g_w), c(z_w), c(mu), c(x_chol), factor)
 
     return sample_law_averages_op
 
@@ -225,7 +226,10 @@ def _numba_funcify_sample_law_vjp(op, node=None, **kwargs):
 
     @numba_njit
     def sample_law_averages_vjp_op(g_rep, z_rep, g_w, z_w, mu, x_chol, g_estimate, g_cov):
-        return sample_law_vjp_kernel(g_rep, z_rep, g_w, z_w, mu, x_chol, factor, g_estimate, g_cov)
+        c = np.ascontiguousarray
+        return sample_law_vjp_kernel(
+            c(g_rep), c(z_rep), c(g_w), c(z_w), c(mu), c(x_chol), factor, c(g_estimate), c(g_cov)
+        )
 
     return sample_law_averages_vjp_op
 

@@ -20,7 +20,7 @@ from pytensor.graph.op import Op
 from pytensor.link.numba.dispatch.basic import numba_njit
 
 from ..._engine.jax_dispatch import register_jax_funcify
-from ..._engine.numba_cache import register_numba_funcify
+from ..._engine.numba_cache import register_numba_funcify, runtime_value
 from ..exit_kernels import exit_table_logp_grad, exit_table_probabilities
 
 __all__ = ["ExitTableLogp", "ExitTableProbabilities", "exit_table_logp", "table_probabilities"]
@@ -86,7 +86,7 @@ def _numba_funcify_exit_table_logp(op, node=None, **kwargs):
     @numba_njit
     def exit_table_logp_op(lei, cens, share, value, n, noise):
         logp, lei_bar, cens_bar, share_bar, n_bar = exit_table_logp_grad(
-            lei, cens, share, value, n.item(), noise, discrete, normal
+            lei, cens, share, value, n.item(), noise, runtime_value(discrete), runtime_value(normal)
         )
         return np.asarray(logp), lei_bar, cens_bar, share_bar, np.asarray(n_bar)
 
@@ -222,7 +222,7 @@ def _numba_funcify_exit_table_probabilities(op, node=None, **kwargs):
     @numba_njit
     def exit_table_probabilities_op(lei, cens, share):
         return exit_table_probabilities(
-            np.ascontiguousarray(lei), np.ascontiguousarray(cens), np.ascontiguousarray(share), discrete
+            np.ascontiguousarray(lei), np.ascontiguousarray(cens), np.ascontiguousarray(share), runtime_value(discrete)
         )
 
     return exit_table_probabilities_op
