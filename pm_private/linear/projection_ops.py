@@ -25,7 +25,7 @@ from pytensor.graph.op import Op
 from pytensor.link.numba.dispatch.basic import numba_njit
 
 from .._engine.jax_dispatch import register_jax_funcify
-from .._engine.numba_cache import register_numba_funcify
+from .._engine.numba_cache import register_numba_funcify, runtime_value
 
 __all__ = ["projected_moment_cholesky"]
 
@@ -203,7 +203,7 @@ def _numba_funcify_projected(op, node=None, **kwargs):
     @numba_njit
     def projected_moment_cholesky_op(chol, draws, x_bound, y_bound):
         c = np.ascontiguousarray
-        return projected_moment_cholesky_kernel(c(chol), c(draws), c(x_bound), c(y_bound), clip)
+        return projected_moment_cholesky_kernel(c(chol), c(draws), c(x_bound), c(y_bound), runtime_value(clip))
 
     return projected_moment_cholesky_op
 
@@ -217,7 +217,7 @@ def _numba_funcify_projected_vjp(op, node=None, **kwargs):
     def projected_moment_cholesky_vjp_op(chol, draws, x_bound, y_bound, factor, rows, projected, scales, g):
         c = np.ascontiguousarray
         return projected_moment_cholesky_vjp_kernel(
-            c(draws), c(x_bound), c(y_bound), clip, c(factor), c(rows), c(projected), c(scales), c(g)
+            c(draws), c(x_bound), c(y_bound), runtime_value(clip), c(factor), c(rows), c(projected), c(scales), c(g)
         )
 
     return projected_moment_cholesky_vjp_op
