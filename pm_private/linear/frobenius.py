@@ -97,14 +97,15 @@ def frobenius_noise_variance(noise_var, d: int) -> float | None:
 def _frobenius_kernel(chol, stats, n, noise_var, logp, grad_chol, grad_stats, grad_n, grad_var):  # pragma: no cover
     """``frobenius_stats_logp`` and its gradients for a batch (B, d+1, d+1), into the outputs."""
     for b in range(chol.shape[0]):
-        logp[b], grad_chol[b], grad_stats[b], grad_n[b], grad_var[b] = frobenius_one(
-            chol[b], stats[b], n[b], noise_var[b]
-        )
+        logp[b], grad_chol[b], grad_n[b], grad_var[b], x, vec = frobenius_one(chol[b], stats[b], n[b], noise_var[b])
+        grad_stats[b] = -(vec @ x @ vec.T)
 
 
 @numba.njit(cache=True)
 def frobenius_one(lower, stats, nb, s2):  # pragma: no cover
-    """``frobenius_stats_logp`` of one regression and its gradients with respect to (L_C, stats, n, σ²)."""
+    """``frobenius_stats_logp`` of one regression and its gradients with respect to (L_C, n, σ²); then
+    X̃ and U, from which the gradient with respect to the statistics is −U X̃ Uᵀ (computed only by
+    callers that need it: the statistics are data in a model)."""
     d1 = lower.shape[0]
     const = 0.25 * d1 * (d1 - 1) * np.log(2.0) - 0.25 * d1 * (d1 + 1) * np.log(2 * np.pi)
     cov = lower @ lower.T
@@ -139,8 +140,7 @@ def frobenius_one(lower, stats, nb, s2):  # pragma: no cover
             grad[i, j] = nb * x[i, j] + 2.0 * nb * grad[i, j]
         grad[i, i] -= 0.5 * phi[i]
     grad_chol = 2.0 * ((vec @ grad @ vec.T) @ lower)
-    grad_stats = -(vec @ x @ vec.T)
-    return logp, grad_chol, grad_stats, -0.5 * (dquad_dn + dlogdet_dn), 0.5 * sum_x2 - 0.5 * sum_inv
+    return logp, grad_chol, -0.5 * (dquad_dn + dlogdet_dn), 0.5 * sum_x2 - 0.5 * sum_inv, x, vec
 
 
 def _frobenius_logp_and_grads(chol, stats, n, noise_var):
@@ -264,7 +264,8 @@ def _jax_funcify_gate(op, node=None, **kwargs):
 
 
 def jax_frobenius_one(lower, stats, n, s2):
-    """:func:`frobenius_one` in ``jax.numpy`` (log-density and gradients of one regression)."""
+    """The log-density of one regression and its gradients with respect to (L_C, stats, n, σ²), in
+    ``jax.numpy`` (the formulas of :func:`frobenius_one`)."""
     import jax.numpy as jnp
 
     d1 = lower.shape[-1]

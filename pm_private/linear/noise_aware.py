@@ -89,7 +89,7 @@ from pytensor.tensor.type_other import NoneTypeT
 
 from .._engine.threads import hold_one_blas_thread_while
 from .frobenius import _blas_gate, _register_numba, frobenius_noise_variance, frobenius_stats_logp
-from .projection_ops import projected_moment_cholesky
+from .projection_ops import X_CLIPS, projected_moment_cholesky
 from .released_stats_ops import augmented_cholesky, released_stats_logp
 from .stats import LinearStats, frobenius_weights, stat_pairs, stat_vector
 
@@ -249,12 +249,6 @@ def projection_draws(d: int, size: int = PROJECTION_DRAWS) -> np.ndarray:
     points = np.concatenate([half, -half])
     chol = np.linalg.cholesky(points.T @ points / size)
     return np.linalg.solve(chol, points.T).T
-
-
-#: How a release bounds covariate rows (a release's ``x_clip``): entrywise clipping (Laplace), projection
-#: of the covariates onto the ℓ2 ball (Gaussian), or scaling of the whole row, responses included, onto
-#: that ball (Gaussian) or into the cube |xⱼ| ≤ Bx (Laplace).
-X_CLIPS = ("entry", "row", "row-scaled", "entry-scaled")
 
 
 def projected_second_moment(chol_c, draws, x_bound, y_bound, x_clip: str):

@@ -27,10 +27,13 @@ from pytensor.link.numba.dispatch.basic import numba_njit
 from .._engine.jax_dispatch import register_jax_funcify
 from .._engine.numba_cache import register_numba_funcify, runtime_value
 
-__all__ = ["projected_moment_cholesky"]
+__all__ = ["X_CLIPS", "projected_moment_cholesky"]
 
-#: How a release bounds covariate rows, as the kernels' codes (the order of ``noise_aware.X_CLIPS``).
-_CLIP_CODES = {"entry": 0, "row": 1, "row-scaled": 2, "entry-scaled": 3}
+#: How a release bounds covariate rows (a release's ``x_clip``): entrywise clipping (Laplace), projection
+#: of the covariates onto the ℓ2 ball (Gaussian), or scaling of the whole row, responses included, onto
+#: that ball (Gaussian) or into the cube |xⱼ| ≤ Bx (Laplace).
+#: The kernels take a clip kind as its position here.
+X_CLIPS = ("entry", "row", "row-scaled", "entry-scaled")
 
 
 @numba.njit(cache=True)
@@ -295,5 +298,5 @@ def projected_moment_cholesky(chol_c, draws, x_bound, y_bound, x_clip: str):
     p = chol_c.shape[-1]
     flat = chol_c.reshape((-1, p, p))
     bounds = [pt.broadcast_to(pt.as_tensor(b, dtype="float64"), batch).reshape((-1,)) for b in (x_bound, y_bound)]
-    factor = ProjectedMomentCholesky(_CLIP_CODES[x_clip])(flat, draws, *bounds)[0]
+    factor = ProjectedMomentCholesky(X_CLIPS.index(x_clip))(flat, draws, *bounds)[0]
     return factor.reshape((*batch, p, p))

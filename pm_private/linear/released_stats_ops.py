@@ -132,7 +132,7 @@ def released_stats_kernel(chol_private, chol_c, value, n, s2, on, exact, exact_n
             matrix[j, d] = matrix[d, j] = value[b, entry]
             entry += 1
         matrix[d, d] = value[b, entry]
-        private, grad_private, _, _, _ = frobenius_one(chol_private[b], matrix, n[b], s2[b])
+        private, grad_private = frobenius_one(chol_private[b], matrix, n[b], s2[b])[:2]
         public, grad_public = _exact_one(chol_c[b], exact[b], exact_n[b])
         logp[b] = on[b] * private + public
         g_private[b] = on[b] * grad_private
