@@ -19,6 +19,7 @@ from types import MappingProxyType
 
 from ..privacy.budget import NoiseEvent
 from ..privacy.primitives import gaussian_noise_event, gaussian_scale, laplace_noise_event
+from ..privacy.relations import REPLACE_ONE, check_relation
 
 __all__ = ["NoiseQuery", "NoisePlan", "exponential_query", "gaussian_query", "laplace_query", "laplace_sd"]
 
@@ -181,8 +182,8 @@ def _frozen(mapping) -> Mapping:
 
 
 _TITLES = {
-    "laplace": "Laplace mechanism, ε = {epsilon:g} (pure), replace-one neighbours",
-    "gaussian": "Gaussian mechanism, (ε, δ) = ({epsilon:g}, {delta:g}), replace-one neighbours",
+    "laplace": "Laplace mechanism, ε = {epsilon:g} (pure), {relation} neighbours",
+    "gaussian": "Gaussian mechanism, (ε, δ) = ({epsilon:g}, {delta:g}), {relation} neighbours",
 }
 
 
@@ -214,6 +215,9 @@ class NoisePlan:
         The first line of :meth:`lines` (default: the mechanism and its (ε, δ)).
     notes : tuple of str, default ()
         Further public facts of the noise, printed last by :meth:`lines`.
+    relation : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation the sensitivities are stated under
+        (:mod:`pm_private.privacy.relations`).
 
     Attributes
     ----------
@@ -249,12 +253,14 @@ class NoisePlan:
     d: int | None = None
     title: str | None = None
     notes: tuple[str, ...] = field(default=())
+    relation: str = REPLACE_ONE
 
     def __post_init__(self):
         object.__setattr__(self, "queries", tuple(self.queries))
         object.__setattr__(self, "noise_sd", _frozen(self.noise_sd))
         object.__setattr__(self, "weights", _frozen(self.weights))
         object.__setattr__(self, "notes", tuple(self.notes))
+        check_relation(self.relation)
         names = [q.name for q in self.queries]
         if len(set(names)) != len(names):
             raise ValueError(f"query names must be distinct, got {names}")
@@ -319,7 +325,7 @@ class NoisePlan:
             differs from the query's scale, and the notes.
         """
         title = self.title or _TITLES.get(self.mechanism, "{mechanism}, ε = {epsilon:g}, δ = {delta:g}").format(
-            mechanism=self.mechanism, epsilon=self.epsilon, delta=self.delta
+            mechanism=self.mechanism, epsilon=self.epsilon, delta=self.delta, relation=self.relation
         )
         if self.d is not None and self.title is None:
             title += f"; d = {self.d}"

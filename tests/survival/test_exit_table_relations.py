@@ -12,7 +12,7 @@ from pm_private import PrivacyAccountant, release_survival_stats, survival_model
 from pm_private.privacy.relations import ADD_REMOVE, REPLACE_ONE
 from pm_private.release_file import release_from_dict, release_to_dict
 from pm_private.released.summary import _release_lines
-from pm_private.survival import set_survival_stats, survival_sensitivity
+from pm_private.survival import set_survival_stats, survival_noise_plan, survival_sensitivity
 from pm_private.survival.exits.outcomes import exit_counts
 
 EDGES = np.array([1.0, 2.0, 3.0])
@@ -66,6 +66,8 @@ def test_add_remove_release_keeps_n_private_and_is_charged_as_replace_one():
     independent.compose(GaussianDpEvent(event_.scale / math.sqrt(2.0)))
     assert entry.epsilon == pytest.approx(independent.get_epsilon(1e-6), rel=2e-3)
     assert 1.0 < entry.epsilon < 2.0
+    plan = survival_noise_plan(EDGES, CELLS, epsilon=1.0, delta=1e-6, relation=ADD_REMOVE)
+    assert plan.lines()[0].endswith("add-remove neighbours")
     assert dict(_release_lines(release))["n"] == "private (add/remove neighbours)"
     assert "add-remove" in dict(_release_lines(release))["privacy"]
     record = release_to_dict(release)

@@ -395,6 +395,7 @@ def survival_noise_plan(
             f"{len(labels)} cells × (2·{ends.size} + 1) exits; n {'public' if relation == REPLACE_ONE else 'private'}, "
             "each person's cell and exit private",
         ),
+        relation=relation,
     )
 
 
