@@ -13,7 +13,6 @@ import numpy as np
 from scipy.special import log_ndtr, ndtr
 
 from .._engine.docstrings import parameters_from
-from .accountant import note_noise_drawn
 from .budget import GAUSSIAN, NoiseEvent, gaussian_multiplier
 from .mechanism_checks import (
     _GRID_BITS_BELOW_SCALE,
@@ -21,6 +20,7 @@ from .mechanism_checks import (
     NoisyValues,
     _check_noise_fields,
     _check_query,
+    _draw_certified,
     _opendp,
     check_gaussian_epsilon,
     check_noise_scale,
@@ -197,17 +197,9 @@ def gaussian_mechanism(
         )
     measurement = _opendp_gaussian(values.size, sensitivity, scale, delta)
     certified = float(measurement.map(float(sensitivity))[0])
-    if certified > epsilon * (1 + 1e-12):
-        raise RuntimeError(f"OpenDP certifies ε = {certified!r} > requested {epsilon!r}")
-    note_noise_drawn()
-    noisy = np.asarray(measurement(values.ravel().tolist()), dtype=np.float64)
+    noisy = _draw_certified(measurement, values, certified, epsilon)
     return GaussianRelease(
-        values=noisy.reshape(values.shape),
-        scale=scale,
-        sensitivity=sensitivity,
-        epsilon=certified,
-        delta=delta,
-        private=True,
+        values=noisy, scale=scale, sensitivity=sensitivity, epsilon=certified, delta=delta, private=True
     )
 
 

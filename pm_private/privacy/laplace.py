@@ -8,13 +8,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .accountant import note_noise_drawn
 from .budget import LAPLACE, NoiseEvent
 from .mechanism_checks import (
     _GRID_BITS_BELOW_SCALE,
     NoisyValues,
     _check_noise_fields,
     _check_query,
+    _draw_certified,
     _opendp,
 )
 from .noise import NoiseSource
@@ -63,9 +63,6 @@ def _opendp_laplace(size: int, sensitivity: float, epsilon: float):
     scale = (sensitivity + size * 2.0**k) / epsilon
     domain = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=size)
     return dp.m.make_laplace(domain, dp.l1_distance(T=float), scale=scale, k=k), scale
-
-
-#: Noise beyond this many scales has probability below e⁻¹⁰⁰⁰ (0 in floating point): a scale whose
 
 
 def laplace_mechanism(values, *, sensitivity: float, epsilon: float, source: NoiseSource) -> LaplaceRelease:
@@ -126,13 +123,8 @@ def laplace_mechanism(values, *, sensitivity: float, epsilon: float, source: Noi
         return LaplaceRelease(values=noisy, scale=scale, sensitivity=sensitivity, epsilon=epsilon, private=False)
     measurement, scale = _opendp_laplace(values.size, sensitivity, epsilon)
     certified = float(measurement.map(float(sensitivity)))
-    if certified > epsilon * (1 + 1e-12):
-        raise RuntimeError(f"OpenDP certifies ε = {certified!r} > requested {epsilon!r}")
-    note_noise_drawn()
-    noisy = np.asarray(measurement(values.ravel().tolist()), dtype=np.float64)
-    return LaplaceRelease(
-        values=noisy.reshape(values.shape), scale=scale, sensitivity=sensitivity, epsilon=certified, private=True
-    )
+    noisy = _draw_certified(measurement, values, certified, epsilon)
+    return LaplaceRelease(values=noisy, scale=scale, sensitivity=sensitivity, epsilon=certified, private=True)
 
 
 def laplace_noise_event(sensitivity: float, epsilon: float) -> NoiseEvent:

@@ -12,6 +12,7 @@ import numpy as np
 from .._engine.docstrings import SharedParameterDocs
 from .noise import NoiseSource
 from .release import constant, output, public
+from .reservation import note_noise_drawn
 from .validation import (
     as_float_array,
     check_epsilon,
@@ -66,6 +67,17 @@ def _opendp():
     return dp
 
 
+def _draw_certified(measurement, values: np.ndarray, certified: float, epsilon: float) -> np.ndarray:
+    """The secure draw of the Laplace and Gaussian mechanisms: RuntimeError, before any noise, if
+    OpenDP certifies ``certified`` > ``epsilon``; else the draw is noted and ``measurement``'s noisy
+    ``values`` are returned in their shape."""
+    if certified > epsilon * (1 + 1e-12):
+        raise RuntimeError(f"OpenDP certifies ε = {certified!r} > requested {epsilon!r}")
+    note_noise_drawn()
+    return np.asarray(measurement(values.ravel().tolist()), dtype=np.float64).reshape(values.shape)
+
+
+#: Noise beyond this many scales has probability below e⁻¹⁰⁰⁰ (0 in floating point): a scale whose
 #: product with it overflows would give infinite noisy values, so it is refused before any noise.
 _TAIL = 1e3
 
