@@ -394,7 +394,7 @@ def _checked(epsilon, delta, x_bound):
     return epsilon, check_delta(delta), check_bound("x_bound", x_bound)
 
 
-@parameters_from(survival_noise_plan)
+@parameters_from(survival_noise_plan, sections=("Raises",))
 def survival_regression_noise_plan(
     edges, cells=None, *, d: int, x_bound: float, epsilon: float, delta: float
 ) -> NoisePlan:
@@ -418,11 +418,6 @@ def survival_regression_noise_plan(
     -------
     NoisePlan
         The query, its sensitivity and σ, and the noise s.d. of each kind of entry.
-
-    Raises
-    ------
-    ValueError
-        Naming the argument, as the release would before spending anything.
 
     Examples
     --------
