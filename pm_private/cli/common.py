@@ -526,6 +526,20 @@ def _refuse_raw_covariates(parser, args) -> None:
         )
 
 
+def add_relation_argument(parser) -> None:
+    """``--relation``: the neighbour relation of a release (:mod:`pm_private.privacy.relations`)."""
+    from ..privacy.relations import RELATIONS, REPLACE_ONE
+
+    parser.add_argument(
+        "--relation",
+        choices=RELATIONS,
+        default=REPLACE_ONE,
+        help="neighbour relation: replace-one (n public, in the release) or add-remove (n private, released with "
+        "noise and latent in the fitted model); a ledger charges an add-remove release as the replace-one "
+        "release it also is",
+    )
+
+
 def public_feature_group(parser) -> None:
     """The argument group "public preprocessing" of a release whose response is not transformed
     (the GLMs, survival regression): :func:`public_feature_arguments` under their shared help."""

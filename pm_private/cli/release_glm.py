@@ -12,6 +12,7 @@ from ..poisson.family import POISSON
 from ..privacy import argtypes as types
 from ..released.family import Family, Hook
 from .common import (
+    add_relation_argument,
     add_release_parser,
     dry_run,
     open_ledger,
@@ -50,7 +51,7 @@ def add_parser(subparsers) -> None:
             description=f"Gaussian release of Σx, Σy, Sxx, Σ y·x of {family.title} "
             "(Kulkarni et al. 2021; Huggins, Adams & Broderick 2017), rows projected onto the x bound"
             + (", counts clipped to the y bound" if counts else ", labels 0/1 or ±1")
-            + ", replace-one neighbours.  Fit it with 'pm-private fit'.",
+            + ".  Fit it with 'pm-private fit'.",
         )
         regression_column_arguments(parser, target="count column" if counts else "label column (0/1 or ±1)")
         parser.add_argument("--delta", type=types.delta, required=True, help="δ of the release, spent from the ledger")
@@ -78,13 +79,16 @@ def add_parser(subparsers) -> None:
             help="features whose values are 0 or 1 (a public declaration, carried in the release file): the "
             "fitted model then takes the covariates' law matched to the released moments and these kinds",
         )
+        add_relation_argument(parser)
 
 
 def _noise_plan(args, family: Family, d: int):
     """The noise plan of a GLM statistics release: a function of the public arguments and d only
     (ValueError naming an argument the release would refuse)."""
     bounds = {"y_bound": args.y_bound} if _counts(family) else {}
-    return family.noise_plan(d, epsilon=args.epsilon, delta=args.delta, x_bound=args.x_bound, **bounds)
+    return family.noise_plan(
+        d, epsilon=args.epsilon, delta=args.delta, x_bound=args.x_bound, relation=args.relation, **bounds
+    )
 
 
 def _run(parser, args) -> None:
@@ -136,6 +140,7 @@ def _run(parser, args) -> None:
             preprocessing=preprocessing,
             accountant=accountant,
             unit=unit,
+            relation=args.relation,
             **bounds,
         )
 

@@ -7,8 +7,8 @@ noise-aware proportional-hazards regression."""
 from __future__ import annotations
 
 from ..privacy import argtypes as types
-from ..privacy.relations import RELATIONS, REPLACE_ONE
 from .common import (
+    add_relation_argument,
     add_release_parser,
     check_columns,
     dry_run,
@@ -64,13 +64,7 @@ def add_parser(subparsers) -> None:
         "--edges", type=_edges, required=True, help="public interval ends t1,…,tJ (the last is the horizon)"
     )
     parser.add_argument("--noise", choices=("gaussian", "laplace"), default="gaussian")
-    parser.add_argument(
-        "--relation",
-        choices=RELATIONS,
-        default=REPLACE_ONE,
-        help="neighbour relation: replace-one (n public, in the release) or add-remove (n private); a ledger "
-        "charges an add-remove release as the replace-one release it also is",
-    )
+    add_relation_argument(parser)
     _add_regression_parser(subparsers)
 
 

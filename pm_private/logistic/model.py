@@ -74,7 +74,9 @@ def logistic_model(
         method draws replicated releases), and the data ``degree2_vector``, ``stats_noise_var``,
         ``stats_n`` (swap them with :func:`set_logistic_stats`), ``x_bound`` (for
         :func:`predict_logistic`) and ``fit_record`` (the family and release kind, checked by the
-        predictors).
+        predictors); where n is private (a release under add/remove neighbours) the latent
+        ``n_people`` and the observed ``n_noisy`` (the released count), with the data
+        ``stats_n_noisy`` and ``stats_n_noise_var``.
 
     Raises
     ------

@@ -27,6 +27,7 @@ from ..privacy.accountant import PrivacyAccountant
 from ..privacy.primitives import (
     symmetric_entry_weights,
 )
+from ..privacy.relations import REPLACE_ONE, Sensitivity
 from ..privacy.release import Release, constant, public
 from ..privacy.validation import (
     as_vector,
@@ -126,7 +127,8 @@ class LogisticStatsRelease(GLMReleaseFields, RowBound, Degree2Sums, Release, kin
     Parameters
     ----------
     sensitivity : float
-        The ℓ2 sensitivity √2·(Bx² + 2) of the weighted vector (:func:`logistic_sensitivity`).
+        The ℓ2 sensitivity of the weighted vector under the release's ``neighbours``:
+        √2·(Bx² + 2), or √((Bx² + 2)² − 1) under add/remove (:func:`logistic_sensitivity`).
     """
 
     family: ClassVar[str] = "logistic"
@@ -150,23 +152,29 @@ class LogisticStatsRelease(GLMReleaseFields, RowBound, Degree2Sums, Release, kin
         return self.noise_scale**2 / symmetric_entry_weights(*degree2_pairs(self.d)) ** 2
 
 
-def logistic_sensitivity(x_bound: float) -> float:
-    """ℓ2 sensitivity √2·(Bx² + 2) of the released vector under replace-one, for ‖x‖₂ ≤ Bx, y = ±1.
+def logistic_sensitivity(x_bound: float, relation: str = REPLACE_ONE) -> float:
+    """ℓ2 sensitivity of the released vector for ‖x‖₂ ≤ Bx, y = ±1: √2·(Bx² + 2) under replace-one,
+    √((Bx² + 2)² − 1) under add/remove (where the vector also holds the count n).
 
     Proof.  The released vector is w ⊙ (entries (a, b) of Σ uuᵀ, u = (1, x, y), listed by
-    :func:`~pm_private.released.degree2.degree2_pairs`), with w = 1 on the diagonal and √2 off it.  Replacing the record u by
-    u′ = (1, x′, y′) changes Σ uuᵀ by M = uuᵀ − u′u′ᵀ, whose two constant entries (1·1 and y²) are 0,
-    so the change of the released vector has norm ‖M‖_F, and
+    :func:`~pm_private.released.degree2.degree2_pairs`), with w = 1 on the diagonal and √2 off it, so
+    its change by one record is the Frobenius norm of that record's change of the matrix, less the
+    entries not released.  Replace-one: replacing u by u′ = (1, x′, y′) changes Σ uuᵀ by
+    M = uuᵀ − u′u′ᵀ, whose two constant entries (1·1 and y²) are 0, and
 
         ‖M‖_F² = ‖u‖⁴ + ‖u′‖⁴ − 2(uᵀu′)² ≤ ‖u‖⁴ + ‖u′‖⁴ ≤ 2(Bx² + 2)²,
 
     since ‖u‖² = 2 + ‖x‖² ≤ Bx² + 2.  The bound is attained (for d ≥ 2) by x ⊥ x′ on the sphere
-    ‖x‖ = ‖x′‖ = Bx with y′ = −y, where uᵀu′ = 1 + xᵀx′ + yy′ = 0.
+    ‖x‖ = ‖x′‖ = Bx with y′ = −y, where uᵀu′ = 1 + xᵀx′ + yy′ = 0.  Add/remove: adding or removing u
+    changes Σ uuᵀ by ±uuᵀ, of which every entry but y² = 1 is released (the count n = Σ 1 among
+    them), so the change has norm √(‖u‖⁴ − 1) ≤ √((Bx² + 2)² − 1), attained by any x on the sphere.
 
     Parameters
     ----------
     x_bound : float
         The bound Bx > 0 on ‖x‖₂.
+    relation : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation.
 
     Returns
     -------
@@ -176,12 +184,19 @@ def logistic_sensitivity(x_bound: float) -> float:
     Raises
     ------
     ValueError
-        If ``x_bound`` is not in [10⁻⁵⁰, 10⁵⁰], or the sensitivity overflows.
+        If ``x_bound`` is not in [10⁻⁵⁰, 10⁵⁰], the relation is unknown, or the sensitivity
+        overflows.
     """
+    return _logistic_sensitivities(x_bound).under(relation)
+
+
+def _logistic_sensitivities(x_bound: float) -> Sensitivity:
+    """:func:`logistic_sensitivity` under both relations (ValueError for an invalid bound)."""
     x_bound = check_bound("x_bound", x_bound)
     with np.errstate(over="ignore"):
-        value = math.sqrt(2.0) * (x_bound * x_bound + 2.0)
-    if not math.isfinite(value):
+        square = x_bound * x_bound + 2.0
+        value = Sensitivity(math.sqrt(square * square - 1.0), math.sqrt(2.0) * square)
+    if not math.isfinite(value.replace_one):
         raise ValueError("x_bound gives a sensitivity that overflows; choose a bound nearer 1")
     return value
 
@@ -193,9 +208,9 @@ def _check_release(release) -> None:
     check_degree2_release(release, logistic_sensitivity, "logistic_sensitivity")
 
 
-def _checked(epsilon, delta, x_bound) -> tuple[float, float, float, float]:
+def _checked(epsilon, delta, x_bound, relation=REPLACE_ONE) -> tuple[float, float, float, float]:
     """(ε, δ, Bx, Δ) checked as :func:`release_logistic_stats` checks them before reading the data."""
-    return checked_gaussian(epsilon, delta, x_bound, logistic_sensitivity)
+    return checked_gaussian(epsilon, delta, x_bound, logistic_sensitivity, relation)
 
 
 #: The statistic groups of :func:`logistic_noise_plan`.
@@ -205,13 +220,16 @@ _LABELS = "Σy and Σ y·x (labels as ±1)"
 
 
 @parameters_from(GLM_PLAN_PARAMETERS)
-def logistic_noise_plan(d: int, *, epsilon: float, delta: float, x_bound: float) -> NoisePlan:
+def logistic_noise_plan(
+    d: int, *, epsilon: float, delta: float, x_bound: float, relation: str = REPLACE_ONE
+) -> NoisePlan:
     """The noise :func:`release_logistic_stats` adds to the statistics of d covariates, before any data is read.
 
     One Gaussian query on the Frobenius-weighted vector of the 2d + 1 + d(d+1)/2 statistics
     (:func:`pm_private.released.degree2.degree2_pairs`), ℓ2 sensitivity √2·(Bx² + 2)
     (:func:`logistic_sensitivity`) and σ by OpenDP's privacy map; the noise s.d. is σ on the
-    diagonal of Sxx and σ/√2 on every other statistic.  The release takes its sensitivity, σ and
+    diagonal of Sxx and σ/√2 on every other statistic.  Under add/remove neighbours the count n
+    leads the vector (noise s.d. σ) and the sensitivity is √((Bx² + 2)² − 1).  The release takes its sensitivity, σ and
     ledger noise from this plan.  Public: it depends only on its arguments.
 
     Returns
@@ -235,9 +253,11 @@ def logistic_noise_plan(d: int, *, epsilon: float, delta: float, x_bound: float)
     >>> round(plan.noise_sd["the diagonal of Sxx"], 4)
     70.4839
     """
-    epsilon, delta, x_bound, sensitivity = _checked(epsilon, delta, x_bound)
+    epsilon, delta, x_bound, sensitivity = _checked(epsilon, delta, x_bound, relation)
     weights = {_DIAGONAL: 1.0, _OFF_DIAGONAL: math.sqrt(2.0), _LABELS: math.sqrt(2.0)}
-    return degree2_noise_plan(d, epsilon=epsilon, delta=delta, sensitivity=sensitivity, weights=weights)
+    return degree2_noise_plan(
+        d, epsilon=epsilon, delta=delta, sensitivity=sensitivity, weights=weights, relation=relation
+    )
 
 
 @parameters_from(BOUNDS_PARAMETERS)
@@ -358,6 +378,7 @@ def release_logistic_stats(
     accountant: PrivacyAccountant | None = None,
     rng=None,
     unit=None,
+    relation: str = REPLACE_ONE,
 ) -> LogisticStatsRelease:
     """(ε, δ)-DP release of the degree-2 statistics of logistic regression by one Gaussian mechanism.
 
@@ -387,14 +408,15 @@ def release_logistic_stats(
     Returns
     -------
     LogisticStatsRelease
-        The noisy ``x_sum``, ``y_sum``, ``xx`` (symmetric), ``yx``, the public ``n``, ``x_bound``,
-        ``sensitivity`` and ``noise_scale``, and ``features``, the column names of a data frame ``X``.
+        The noisy ``x_sum``, ``y_sum``, ``xx`` (symmetric), ``yx``, the public ``n`` (None under
+        add/remove, with the noisy count ``n_noisy``), ``x_bound``, ``sensitivity`` and
+        ``noise_scale``, and ``features``, the column names of a data frame ``X``.
 
     Raises
     ------
     ValueError
-        Before anything is spent: invalid ε, δ or ``x_bound``, input that is not numeric,
-        mismatched shapes, labels that are not binary, or a NaN or infinite value.
+        Before anything is spent: invalid ε, δ, ``relation`` or ``x_bound``, input that is not
+        numeric, mismatched shapes, labels that are not binary, or a NaN or infinite value.
     BudgetExceededError
         If ``accountant`` cannot afford (ε, δ) (nothing is released).
     ChargedRefusal
@@ -403,9 +425,11 @@ def release_logistic_stats(
 
     Notes
     -----
-    Privacy: (ε, δ)-DP under replace-one neighbours (n is public); the unit is a row, or with
-    ``unit`` a person with all their rows (n persons public).  Public inputs: ``x_bound``,
-    ``delta``, n and d.  Exact: the (ε, δ) is certified by OpenDP's privacy map through
+    Privacy: (ε, δ)-DP under replace-one neighbours (n is public), or with ``relation="add-remove"``
+    under add/remove neighbours (n private: released with the statistics, Δ = √((Bx² + 2)² − 1),
+    and the ledger charges the replace-one ε of the same noise); the unit is a row, or with
+    ``unit`` a person with all their rows (n persons).  Public inputs: ``x_bound``, ``delta``,
+    d, and n under replace-one.  Exact: the (ε, δ) is certified by OpenDP's privacy map through
     zero-concentrated DP (:func:`pm_private.privacy.gaussian_mechanism`) for the returned
     statistics.  Floating-point safe for the secure default ``rng=None`` (OpenDP's exact discrete
     Gaussian, Canonne, Kamath & Steinke 2020); a seeded ``rng`` gives reproducible continuous
@@ -426,7 +450,7 @@ def release_logistic_stats(
     >>> round(release.sensitivity, 4)
     15.5563
     """
-    epsilon, delta, x_bound, _ = _checked(epsilon, delta, x_bound)
+    epsilon, delta, x_bound, _ = _checked(epsilon, delta, x_bound, relation)
 
     def build(features, **fields):
         return LogisticStatsRelease(**fields, x_bound=x_bound, features=features, preprocessing=preprocessing)
@@ -436,7 +460,7 @@ def release_logistic_stats(
         y,
         x_bound=x_bound,
         response=signed_labels,
-        plan_for=lambda d: logistic_noise_plan(d, epsilon=epsilon, delta=delta, x_bound=x_bound),
+        plan_for=lambda d: logistic_noise_plan(d, epsilon=epsilon, delta=delta, x_bound=x_bound, relation=relation),
         weights_for=lambda d: symmetric_entry_weights(*degree2_pairs(d)),
         mechanism=LOGISTIC_MECHANISM,
         build=build,
@@ -444,4 +468,5 @@ def release_logistic_stats(
         accountant=accountant,
         rng=rng,
         unit=unit,
+        sensitivity=_logistic_sensitivities(x_bound),
     )

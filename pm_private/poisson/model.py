@@ -69,7 +69,10 @@ def poisson_model(
         ``statistic``: the released vector, whose random method draws replicated releases), and the
         data ``degree2_vector``, ``stats_noise_var``, ``stats_n`` (swap them with
         :func:`set_poisson_stats`), ``x_bound`` (for :func:`predict_poisson`), ``y_bound`` (B) and
-        ``fit_record`` (the family and release kind, checked by the predictors).
+        ``fit_record`` (the family and release kind, checked by the predictors); where n is private
+        (a release under add/remove neighbours) the latent ``n_people`` and the observed
+        ``n_noisy`` (the released count), with the data ``stats_n_noisy`` and
+        ``stats_n_noise_var``.
 
     Raises
     ------

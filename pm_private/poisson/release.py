@@ -25,6 +25,7 @@ from ..privacy.accountant import PrivacyAccountant
 from ..privacy.primitives import (
     symmetric_entry_weights,
 )
+from ..privacy.relations import REPLACE_ONE, Sensitivity
 from ..privacy.release import Release, constant, public
 from ..privacy.validation import (
     as_float_array,
@@ -131,7 +132,8 @@ class PoissonStatsRelease(GLMReleaseFields, CountBound, RowBound, Degree2Sums, R
     y_sum : float
         Noisy Σỹ.
     sensitivity : float
-        The ℓ2 sensitivity of the weighted vector (:func:`poisson_sensitivity`).
+        The ℓ2 sensitivity of the weighted vector under the release's ``neighbours``
+        (:func:`poisson_sensitivity`).
     """
 
     family: ClassVar[str] = "poisson"
@@ -182,9 +184,10 @@ def poisson_entry_weights(d: int, x_bound: float, y_bound: int) -> np.ndarray:
     return symmetric_entry_weights(a, b) / np.where(b == d + 1, y_bound / x_bound, 1.0)
 
 
-def poisson_sensitivity(x_bound: float) -> float:
-    """ℓ2 sensitivity of the weighted Poisson statistics under replace-one, for ‖x‖₂ ≤ Bx and
-    counts clipped to [0, B]: Δ = Bx·√(8(1 + Bx²)) for Bx² ≥ 1/3, Bx·√(2(5 + Bx²)) below.
+def poisson_sensitivity(x_bound: float, relation: str = REPLACE_ONE) -> float:
+    """ℓ2 sensitivity of the weighted Poisson statistics for ‖x‖₂ ≤ Bx and counts clipped to
+    [0, B]: under replace-one Δ = Bx·√(8(1 + Bx²)) for Bx² ≥ 1/3, Bx·√(2(5 + Bx²)) below; under
+    add/remove, where the vector also holds the count n, Δ = √((1 + Bx²)(1 + 3Bx²)).
 
     Proof.  Write P = Bx², û = (1, x, t) with t = ỹ/γ ∈ [0, Bx] (``poisson_entry_weights``).  The
     weighted vector lists the entries of Σ ûûᵀ other than the constant (0, 0) and the unreleased
@@ -205,10 +208,17 @@ def poisson_sensitivity(x_bound: float) -> float:
     Δ² = max(8P(1 + P), 2P(5 + P)), the first for P ≥ 1/3.  Both are attained: x′ = −x with
     ‖x‖ = Bx and both counts at B (t = t′ = Bx), or, for P < 1/3, one count at B and one at 0.
 
+    Add/remove: adding or removing (x, t) moves Σ ûûᵀ by ±ûûᵀ, of which every entry but t² is
+    released (the count n = Σ 1 among them), by ‖ûûᵀ‖²_F − t⁴ = (1 + p + t²)² − t⁴ =
+    (1 + p)² + 2(1 + p)t², largest at p = t² = P: Δ² = (1 + P)(1 + 3P), attained by ‖x‖ = Bx with
+    the count at B.
+
     Parameters
     ----------
     x_bound : float
         The bound Bx > 0 on ‖x‖₂.
+    relation : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation.
 
     Returns
     -------
@@ -218,13 +228,21 @@ def poisson_sensitivity(x_bound: float) -> float:
     Raises
     ------
     ValueError
-        If ``x_bound`` is not in [10⁻⁵⁰, 10⁵⁰], or the sensitivity overflows.
+        If ``x_bound`` is not in [10⁻⁵⁰, 10⁵⁰], the relation is unknown, or the sensitivity
+        overflows.
     """
+    return _poisson_sensitivities(x_bound).under(relation)
+
+
+def _poisson_sensitivities(x_bound: float) -> Sensitivity:
+    """:func:`poisson_sensitivity` under both relations (ValueError for an invalid bound)."""
     x_bound = check_bound("x_bound", x_bound)
     p = x_bound * x_bound
     with np.errstate(over="ignore"):
-        value = x_bound * math.sqrt(max(8.0 * (1.0 + p), 2.0 * (5.0 + p)))
-    if not math.isfinite(value):
+        value = Sensitivity(
+            math.sqrt((1.0 + p) * (1.0 + 3.0 * p)), x_bound * math.sqrt(max(8.0 * (1.0 + p), 2.0 * (5.0 + p)))
+        )
+    if not math.isfinite(value.replace_one) or not math.isfinite(value.add_remove):
         raise ValueError("x_bound gives a sensitivity that overflows; choose a bound nearer 1")
     return value
 
@@ -237,22 +255,24 @@ def _check_release(release) -> None:
     check_release_field("y_bound", check_count, "y_bound", release.y_bound, 1, MAX_Y_BOUND)
 
 
-def _checked(epsilon, delta, x_bound, y_bound) -> tuple[float, float, float, int, float]:
+def _checked(epsilon, delta, x_bound, y_bound, relation=REPLACE_ONE) -> tuple[float, float, float, int, float]:
     """(ε, δ, Bx, B, Δ) checked as :func:`release_poisson_stats` checks them before reading the data."""
-    epsilon, delta, x_bound, sensitivity = checked_gaussian(epsilon, delta, x_bound, poisson_sensitivity)
+    epsilon, delta, x_bound, sensitivity = checked_gaussian(epsilon, delta, x_bound, poisson_sensitivity, relation)
     y_bound = check_count("y_bound", y_bound, 1, MAX_Y_BOUND)
     return epsilon, delta, x_bound, y_bound, sensitivity
 
 
 @parameters_from(GLM_PLAN_PARAMETERS)
-def poisson_noise_plan(d: int, *, epsilon: float, delta: float, x_bound: float, y_bound: int) -> NoisePlan:
+def poisson_noise_plan(
+    d: int, *, epsilon: float, delta: float, x_bound: float, y_bound: int, relation: str = REPLACE_ONE
+) -> NoisePlan:
     """The noise :func:`release_poisson_stats` adds to the statistics of d covariates, before any data is read.
 
     One Gaussian query on the weighted vector of the 2d + 1 + d(d+1)/2 statistics
     (``poisson_entry_weights``), ℓ2 sensitivity :func:`poisson_sensitivity` and σ by OpenDP's
     privacy map; the noise s.d. is σ on the diagonal of Sxx, σ/√2 on Σx and the other entries of
-    Sxx and σγ/√2 (γ = B/Bx) on Σỹ and Syx.  The release takes its sensitivity, σ and ledger noise
-    from this plan.  Public: it depends only on its arguments.
+    Sxx and σγ/√2 (γ = B/Bx) on Σỹ and Syx; under add/remove neighbours the count n leads the
+    vector (noise s.d. σ).  The release takes its sensitivity, σ and ledger noise from this plan.  Public: it depends only on its arguments.
 
     Parameters
     ----------
@@ -280,14 +300,16 @@ def poisson_noise_plan(d: int, *, epsilon: float, delta: float, x_bound: float, 
     >>> round(plan.noise_sd["Σy and Σ y·x (counts clipped to 10)"], 3)
     286.558
     """
-    epsilon, delta, x_bound, y_bound, sensitivity = _checked(epsilon, delta, x_bound, y_bound)
+    epsilon, delta, x_bound, y_bound, sensitivity = _checked(epsilon, delta, x_bound, y_bound, relation)
     d = check_count("d", d)
     weights = {
         "the diagonal of Sxx": 1.0,
         "Σx and the other entries of Sxx": math.sqrt(2.0),
         f"Σy and Σ y·x (counts clipped to {y_bound})": float(poisson_entry_weights(d, x_bound, y_bound)[d]),
     }
-    return degree2_noise_plan(d, epsilon=epsilon, delta=delta, sensitivity=sensitivity, weights=weights)
+    return degree2_noise_plan(
+        d, epsilon=epsilon, delta=delta, sensitivity=sensitivity, weights=weights, relation=relation
+    )
 
 
 @parameters_from(BOUNDS_PARAMETERS)
@@ -540,6 +562,7 @@ def release_poisson_stats(
     accountant: PrivacyAccountant | None = None,
     rng=None,
     unit=None,
+    relation: str = REPLACE_ONE,
 ) -> PoissonStatsRelease:
     """(ε, δ)-DP release of the degree-2 statistics of Poisson regression by one Gaussian mechanism.
 
@@ -573,14 +596,15 @@ def release_poisson_stats(
     Returns
     -------
     PoissonStatsRelease
-        The noisy ``x_sum``, ``y_sum``, ``xx`` (symmetric), ``yx``, the public ``n``, ``x_bound``,
-        ``y_bound``, ``sensitivity`` and ``noise_scale``.
+        The noisy ``x_sum``, ``y_sum``, ``xx`` (symmetric), ``yx``, the public ``n`` (None under
+        add/remove, with the noisy count ``n_noisy``), ``x_bound``, ``y_bound``, ``sensitivity`` and
+        ``noise_scale``.
 
     Raises
     ------
     ValueError
-        Before anything is spent: invalid ε, δ, ``x_bound`` or ``y_bound``, input that is not
-        numeric, mismatched shapes, counts that are not non-negative integers, or a NaN or
+        Before anything is spent: invalid ε, δ, ``relation``, ``x_bound`` or ``y_bound``, input
+        that is not numeric, mismatched shapes, counts that are not non-negative integers, or a NaN or
         infinite value.
     BudgetExceededError
         If ``accountant`` cannot afford (ε, δ) (nothing is released).
@@ -590,9 +614,11 @@ def release_poisson_stats(
 
     Notes
     -----
-    Privacy: (ε, δ)-DP under replace-one neighbours (n is public); the unit is a row, or with
-    ``unit`` a person with all their rows (n persons public).  Public inputs: ``x_bound``,
-    ``y_bound``, ``delta``, n and d.  Exact: the (ε, δ) is certified by OpenDP's privacy map
+    Privacy: (ε, δ)-DP under replace-one neighbours (n is public), or with ``relation="add-remove"``
+    under add/remove neighbours (n private: released with the statistics, Δ =
+    √((1 + Bx²)(1 + 3Bx²)), and the ledger charges the replace-one ε of the same noise); the unit is
+    a row, or with ``unit`` a person with all their rows (n persons).  Public inputs: ``x_bound``,
+    ``y_bound``, ``delta``, d, and n under replace-one.  Exact: the (ε, δ) is certified by OpenDP's privacy map
     through zero-concentrated DP (:func:`pm_private.privacy.gaussian_mechanism`) for the returned
     statistics.  Floating-point safe for the secure default ``rng=None`` (OpenDP's exact discrete
     Gaussian, Canonne, Kamath & Steinke 2020); a seeded ``rng`` gives reproducible continuous
@@ -613,7 +639,7 @@ def release_poisson_stats(
     >>> round(release.sensitivity, 4)
     26.8328
     """
-    epsilon, delta, x_bound, y_bound, _ = _checked(epsilon, delta, x_bound, y_bound)
+    epsilon, delta, x_bound, y_bound, _ = _checked(epsilon, delta, x_bound, y_bound, relation)
 
     def build(features, **fields):
         return PoissonStatsRelease(
@@ -625,7 +651,9 @@ def release_poisson_stats(
         y,
         x_bound=x_bound,
         response=_clipped_counts(y_bound),
-        plan_for=lambda d: poisson_noise_plan(d, epsilon=epsilon, delta=delta, x_bound=x_bound, y_bound=y_bound),
+        plan_for=lambda d: poisson_noise_plan(
+            d, epsilon=epsilon, delta=delta, x_bound=x_bound, y_bound=y_bound, relation=relation
+        ),
         weights_for=lambda d: poisson_entry_weights(d, x_bound, y_bound),
         mechanism=POISSON_MECHANISM,
         build=build,
@@ -633,4 +661,5 @@ def release_poisson_stats(
         accountant=accountant,
         rng=rng,
         unit=unit,
+        sensitivity=_poisson_sensitivities(x_bound),
     )

@@ -232,7 +232,7 @@ def rare_level_warning(stats, law: ReferenceLaw) -> str | None:
     """
     if not hasattr(stats, "noise_variance"):
         return None
-    d, n = stats.d, float(stats.n)
+    d, n = stats.d, stats.n_estimate
     center, scale = affine_vectors(getattr(stats, "preprocessing", None), d)
     share = center + scale * np.asarray(stats.x_sum, dtype=np.float64) / n
     noise = scale * np.sqrt(np.asarray(stats.noise_variance(), dtype=np.float64)[:d]) / n
@@ -329,7 +329,7 @@ def reference_law(stats, kinds=None, *, size="auto") -> ReferenceLaw:
     [np.float64(0.0), np.float64(1.0)]
     """
     if isinstance(size, str) and size == "auto":
-        size = reference_size(stats.n)
+        size = reference_size(stats.n_estimate)
     if not (isinstance(size, (int, np.integer)) and size >= 256):
         raise ValueError(f"size must be an integer ≥ 256 or 'auto', got {size!r}")
     d = stats.d
@@ -339,7 +339,7 @@ def reference_law(stats, kinds=None, *, size="auto") -> ReferenceLaw:
         if kinds is None:
             raise ValueError("kinds: give each column's kind; the release's preprocessing declares none (x_kinds)")
     declared = _kinds(kinds, d, getattr(stats, "features", None))
-    n = float(stats.n)
+    n = stats.n_estimate
     mean = np.asarray(stats.x_sum, dtype=np.float64) / n
     cov = np.asarray(stats.xx, dtype=np.float64) / n - np.outer(mean, mean)
     center, scale = affine_vectors(prep, d)

@@ -15,6 +15,7 @@ import numpy as np
 
 from .._engine.docstrings import SharedParameterDocs
 from ..privacy.primitives import check_gaussian_epsilon, check_gaussian_scale_field, gaussian_mechanism
+from ..privacy.relations import ADD_REMOVE, REPLACE_ONE, Sensitivity, with_replace_one
 from ..privacy.release import output, public, release_guard
 from ..privacy.units import RECORD
 from ..privacy.validation import (
@@ -126,15 +127,16 @@ class Degree2Sums(SharedParameterDocs):
         Sxx = Σ xxᵀ, d × d, symmetric (noisy in a release).
     yx : array_like
         Syx = Σ y·x, length d (noisy in a release).
-    n : int
-        The number of records (public).
+    n : int or None
+        The number of records (public); None in a release under add/remove neighbours, where n is
+        private and the release carries its noisy count (``n_noisy``).
     """
 
     x_sum: np.ndarray = output()
     y_sum: float = output()
     xx: np.ndarray = output()
     yx: np.ndarray = output()
-    n: int = public()
+    n: int | None = public()
 
     def __post_init__(self):
         freeze_stats(self)
@@ -143,6 +145,12 @@ class Degree2Sums(SharedParameterDocs):
     def d(self) -> int:
         """The number of covariates."""
         return self.x_sum.shape[0]
+
+    @property
+    def n_estimate(self) -> float:
+        """n, or where n is private (a release under add/remove neighbours) its noisy count, at
+        least 1: what post-processing of the statistics divides by."""
+        return float(self.n) if self.n is not None else max(float(self.n_noisy), 1.0)
 
     def noise_variance(self) -> np.ndarray:
         """Variance of the noise on each statistic in release order (:func:`degree2_pairs`): zero for exact
@@ -194,7 +202,10 @@ def freeze_stats(stats) -> None:
         value.flags.writeable = False
         object.__setattr__(stats, name, value)
     object.__setattr__(stats, "y_sum", float(stats.y_sum))
-    object.__setattr__(stats, "n", int(stats.n))
+    if stats.n is None and getattr(stats, "neighbours", None) != ADD_REMOVE:
+        raise ValueError("'n' must be the number of records (None only in a release under add/remove neighbours)")
+    if stats.n is not None:
+        object.__setattr__(stats, "n", int(stats.n))
 
 
 def degree2_sums(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
@@ -228,17 +239,18 @@ def stat_labels(names) -> list[str]:
 
 def check_degree2_release(release, sensitivity_of, sensitivity_name: str) -> None:
     """The public fields of a Gaussian degree-2 release (``epsilon``, ``delta``, ``x_bound``, ``n``,
-    ``sensitivity``, ``noise_scale``, ``preprocessing``) checked by the checks its mechanism applies
-    to its arguments, so that a release, built or read from a file, lies within the mechanism's
-    limits (a logistic or Poisson release maps the covariates only: its preprocessing leaves the
-    labels or counts as they are).
+    ``n_noisy``, ``sensitivity``, ``noise_scale``, ``preprocessing``) checked by the checks its
+    mechanism applies to its arguments, so that a release, built or read from a file, lies within
+    the mechanism's limits (a logistic or Poisson release maps the covariates only: its
+    preprocessing leaves the labels or counts as they are).  n is a count under replace-one
+    neighbours and None under add/remove, where ``n_noisy`` holds the noisy count instead.
 
     Parameters
     ----------
     release : Release
         A logistic or Poisson statistics release.
     sensitivity_of : callable
-        The mechanism's sensitivity of ``x_bound`` (which checks the bound).
+        The mechanism's sensitivity of ``x_bound`` and the relation (which checks the bound).
     sensitivity_name : str
         Its name, for the message.
 
@@ -249,20 +261,34 @@ def check_degree2_release(release, sensitivity_of, sensitivity_name: str) -> Non
     """
     check_release_field("epsilon", lambda e: check_gaussian_epsilon(check_epsilon(e)), release.epsilon)
     check_release_field("delta", check_delta, release.delta)
-    sensitivity = check_release_field("x_bound", sensitivity_of, release.x_bound)
-    check_release_field("n", check_count, "n", release.n)
-    check_release_consistent("sensitivity", release.sensitivity, sensitivity, f"{sensitivity_name}('x_bound')")
+    sensitivity = check_release_field("x_bound", sensitivity_of, release.x_bound, release.neighbours)
+    if release.neighbours == ADD_REMOVE:
+        if release.n is not None or release.n_noisy is None or not np.isfinite(release.n_noisy):
+            raise ValueError("fields 'n' and 'n_noisy': under add/remove neighbours n is None and n_noisy a number")
+    else:
+        check_release_field("n", check_count, "n", release.n)
+        if release.n_noisy is not None:
+            raise ValueError("field 'n_noisy' must be None under replace-one neighbours (n is public)")
+    relation_text = "" if release.neighbours == REPLACE_ONE else f", {release.neighbours!r}"
+    check_release_consistent(
+        "sensitivity", release.sensitivity, sensitivity, f"{sensitivity_name}('x_bound'{relation_text})"
+    )
     check_gaussian_scale_field("noise_scale", release.noise_scale, sensitivity, release.epsilon, release.delta)
     check_release_field("preprocessing", check_glm_preprocessing, release.preprocessing)
 
 
-def release_degree2(X, y, *, weights, plan, mechanism: str, accountant, source, build, refusal=None, unit=RECORD):
+def release_degree2(
+    X, y, *, weights, plan, mechanism: str, accountant, source, build, refusal=None, unit=RECORD, sensitivity=None
+):
     """The Gaussian release of the degree-2 statistics of prepared rows: the core that the logistic
     and Poisson releases share, after their own checks and preparation.
 
     Charges (ε, δ) through :func:`pm_private.privacy.release.release_guard` with the plan's noise
     events, then releases r = s + ξ/w, ξ ~ N(0, σ²I), by the Gaussian mechanism on w ⊙ s
     (s the statistics of :func:`degree2_pairs`, w ``weights``, σ for the plan's sensitivity).
+    Under add/remove neighbours (the plan's ``relation``) the count n = Σ 1 leads s with weight 1
+    and is released with the same noise; the release then records n as None, its noisy count as
+    ``n_noisy``, and the ledger label names no n.
 
     Parameters
     ----------
@@ -271,7 +297,7 @@ def release_degree2(X, y, *, weights, plan, mechanism: str, accountant, source, 
     y : numpy.ndarray, shape (n,)
         The responses, already mapped (labels ±1, clipped counts).
     weights : numpy.ndarray
-        The weight of each statistic in the noised vector.
+        The weight of each statistic in the noised vector (without the count's).
     plan : NoisePlan
         The release's noise plan (one Gaussian query).
     mechanism : str
@@ -282,13 +308,16 @@ def release_degree2(X, y, *, weights, plan, mechanism: str, accountant, source, 
         The noise source (secure or seeded).
     build : callable
         Makes the release from the noisy ``x_sum``, ``y_sum``, ``xx``, ``yx`` and
-        ``sensitivity``, ``noise_scale``, ``epsilon`` (what OpenDP certifies), ``delta``, ``n``
-        and ``private``.
+        ``sensitivity``, ``noise_scale``, ``epsilon`` (what OpenDP certifies), ``delta``, ``n``,
+        ``n_noisy``, ``neighbours`` and ``private``.
     refusal : str, optional
         A refusal decided by a check of the private data, raised inside the reservation and
         charged (``release_guard``'s ``refusal``).
     unit : {"record", "person"}
         The unit the release protects (``"person"``: the rows are one per person).
+    sensitivity : Sensitivity, optional
+        The weighted vector's sensitivity under both relations, which the ledger's conversion of
+        an add/remove release uses (needed under add/remove).
 
     Returns
     -------
@@ -296,24 +325,34 @@ def release_degree2(X, y, *, weights, plan, mechanism: str, accountant, source, 
         What ``build`` returns.
     """
     n, d = X.shape
-    query = plan.queries[0]
+    query, relation = plan.queries[0], plan.relation
+    private_n = relation == ADD_REMOVE
+    if private_n and not isinstance(sensitivity, Sensitivity):
+        raise ValueError("sensitivity: a release under add/remove neighbours needs both relations' sensitivity")
+    noise = plan.noise_events() if not private_n else with_replace_one(plan.noise_events(), sensitivity, relation)
     with release_guard(
         accountant,
         mechanism,
         plan.epsilon,
         plan.delta,
-        label=f"n={n}, d={d}",
-        noise=plan.noise_events(),
+        neighbours=relation,
+        label=f"d={d}" if private_n else f"n={n}, d={d}",
+        noise=noise,
         refusal=refusal,
         unit=unit,
     ):
         exact = degree2_vector(*degree2_sums(X, y))
+        weights = np.concatenate([[1.0], weights]) if private_n else weights
+        exact = np.concatenate([[float(n)], exact]) if private_n else exact
         part = gaussian_mechanism(
             weights * exact, sensitivity=query.sensitivity, epsilon=plan.epsilon, delta=plan.delta, source=source
         )
+        values = part.values / weights
         return build(
-            **unpack_degree2(part.values / weights, d),
-            n=n,
+            **unpack_degree2(values[1:] if private_n else values, d),
+            n=None if private_n else n,
+            n_noisy=float(values[0]) if private_n else None,
+            neighbours=relation,
             sensitivity=query.sensitivity,
             noise_scale=part.scale,
             epsilon=part.epsilon,

@@ -111,7 +111,8 @@ Parameters
 ----------
 noise_aware : bool, default True
     False: treat the released statistics as exact (v = 0), the naive model, which is
-    over-confident when the noise is not small against the sampling variability.
+    over-confident when the noise is not small against the sampling variability (and, where n is
+    private, takes the released count as n).
 intercept : bool, default True
     Whether the model has an intercept (``intercept``); without, b = 0.
 feature_names : sequence of str, optional
@@ -243,11 +244,31 @@ def public_rows_law_warning(n: int, rows: int, yx_noise_sd: float) -> str | None
 
 
 def glm_arrays(stats, family: Family, noise_aware: bool) -> dict[str, np.ndarray]:
-    """The released vector (release order), its noise variances and n, as the model's data."""
+    """The released vector (release order), its noise variances and n, as the model's data.  Where
+    n is private (add/remove neighbours) and the model noise-aware, ``stats_n`` is the centre of the
+    latent n's prior (:func:`latent_count`), ``stats_n_noisy`` the released count and
+    ``stats_n_noise_var`` its noise variance; a model that ignores the noise takes the noisy count
+    as n."""
     check_stats(stats, family)
     vector = degree2_vector(stats.x_sum, stats.y_sum, stats.xx, stats.yx)
     noise_var = stats.noise_variance() if noise_aware else np.zeros(vector.size)
-    return {"degree2_vector": vector, "stats_noise_var": noise_var, "stats_n": np.float64(stats.n)}
+    arrays = {"degree2_vector": vector, "stats_noise_var": noise_var, "stats_n": np.float64(stats.n_estimate)}
+    if stats.n is None and noise_aware:
+        arrays["stats_n_noisy"] = np.float64(stats.n_noisy)
+        arrays["stats_n_noise_var"] = np.float64(stats.noise_scale**2)
+    return arrays
+
+
+def latent_count(data):
+    """n where it is private (a release under add/remove neighbours): ``n_people``, log-normal around
+    the released count with s.d. 2 on the log scale (a factor of e² either way), observed through the
+    released count n + ξ, ξ ~ N(0, σ²) (``n_noisy``), as the exit tables' model takes it; the data
+    ``stats_n`` where n is public."""
+    if "stats_n_noisy" not in data:
+        return data["stats_n"]
+    n = pm.LogNormal("n_people", pt.log(data["stats_n"]), 2.0)
+    pm.Normal("n_noisy", n, pt.sqrt(data["stats_n_noise_var"]), observed=data["stats_n_noisy"])
+    return n
 
 
 def glm_signal_to_noise(stats) -> dict[str, float]:
@@ -272,7 +293,7 @@ def glm_signal_to_noise(stats) -> dict[str, float]:
     d = stats.d
     variance = np.asarray(stats.noise_variance(), dtype=np.float64) if hasattr(stats, "noise_variance") else None
     noise = float(np.sqrt(np.mean(variance[-d:]))) if variance is not None else 0.0
-    sampling = float(np.sqrt(stats.n))
+    sampling = float(np.sqrt(stats.n_estimate))
     return {"yx_noise_sd": noise, "sampling_sd": sampling, "yx_noise_to_sampling": noise / sampling}
 
 
@@ -349,7 +370,7 @@ def glm_model(
         raised.append((rare_level_warning(stats, x_sample), CovariateLawWarning))
     elif x_sample is not None:
         noise_sd = 0.0 if figures is None else figures["yx_noise_sd"]
-        raised.append((public_rows_law_warning(stats.n, len(x_sample), noise_sd), CovariateLawWarning))
+        raised.append((public_rows_law_warning(round(stats.n_estimate), len(x_sample), noise_sd), CovariateLawWarning))
     notes = [message for message, _ in raised if message is not None]
     for message, category in raised:
         if message is not None:
@@ -382,7 +403,7 @@ def glm_model(
             "likelihood",
             mean,
             cov,
-            n=data["stats_n"],
+            n=latent_count(data),
             noise_var=data["stats_noise_var"],
             law=law,
             law_cov=law_cov,
@@ -558,6 +579,11 @@ def set_glm_stats(stats, model, family, noise_aware, x_sample=PUBLIC_ROWS, **ext
     arrays = glm_arrays(stats, family, check_bool("noise_aware", noise_aware))
     if arrays["degree2_vector"].shape != model["degree2_vector"].get_value().shape:
         raise ValueError("stats: the number of features differs from the model's")
+    if ("stats_n_noisy" in arrays) != ("stats_n_noisy" in model):
+        raise ValueError(
+            "stats: n is private (add/remove neighbours) in one of the model and the statistics and public "
+            "in the other, or noise_aware differs (build a new model)"
+        )
     for key, value in extra.items():
         if model[key].get_value() != value:
             raise ValueError(f"stats: {key} is {value}, the model's {model[key].get_value()} (build a new model)")

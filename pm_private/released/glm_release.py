@@ -15,7 +15,8 @@ import numpy as np
 from .._engine.docstrings import SharedParameterDocs
 from ..privacy.noise import as_noise_source
 from ..privacy.primitives import check_gaussian_epsilon, check_noise_scale, project_rows
-from ..privacy.release import public
+from ..privacy.relations import REPLACE_ONE, check_relation
+from ..privacy.release import output, public
 from ..privacy.units import rows_per_unit
 from ..privacy.validation import as_matrix, check_count, check_delta, check_epsilon, check_finite_rows, column_names
 from .degree2 import degree2_pairs, degree2_sums, release_degree2
@@ -23,6 +24,7 @@ from .noise_plan import NoisePlan, gaussian_query
 from .preprocessing import Preprocessing, check_glm_preprocessing, preprocessed_rows
 
 __all__ = [
+    "N_GROUP",
     "GLMReleaseFields",
     "RowBound",
     "GLM_EXACT_PARAMETERS",
@@ -70,13 +72,20 @@ class GLMReleaseFields(SharedParameterDocs):
         the default ``feature`` coordinates of the family's model.
     preprocessing : Preprocessing, optional
         The public map applied to the rows before the projection (None: none).
+    n_noisy : float, optional
+        Under add/remove neighbours (n private), the noisy count n + ξ released with the
+        statistics, noise s.d. σ; None under replace-one, where n is public.
     """
 
     sensitivity: float = public()
     noise_scale: float = public()
     features: tuple[str, ...] | None = public(default=None)
     preprocessing: Preprocessing | None = public(default=None)
+    n_noisy: float | None = output(default=None)
 
+
+#: The statistic group of a GLM noise plan under add/remove neighbours: the count, noised with the sums.
+N_GROUP = "n (private: add/remove neighbours)"
 
 #: The arguments every GLM release (``release_logistic_stats``, ``release_poisson_stats``) shares,
 #: documented once: a release takes them with ``parameters_from(GLM_RELEASE_PARAMETERS)``.
@@ -98,6 +107,11 @@ accountant : PrivacyAccountant, optional
     Charged (ε, δ) before noise is drawn; refuses with BudgetExceededError if over budget.
 rng : None, int or numpy.random.Generator
     None for the secure OS generator (private); a seed only for tests.
+relation : {"replace-one", "add-remove"}, default "replace-one"
+    The neighbour relation (:mod:`pm_private.privacy.relations`): replace-one, n public and
+    recorded in the release; or add/remove, n private: the count is released with the
+    statistics (weight 1, the same noise) as ``n_noisy``, the release's ``n`` is None and the
+    model takes n as latent.
 unit : array-like, shape (n,), optional
     The person of each row (any hashable identifiers): the release then protects a person
     with all their rows by keeping one row per person, chosen at random, and n is the number
@@ -116,6 +130,8 @@ delta : float
     δ in (0, 1).
 x_bound : float
     The public bound Bx on the ℓ2 norm of a covariate row.
+relation : {"replace-one", "add-remove"}, default "replace-one"
+    The neighbour relation; under add/remove the count n is noised with the statistics.
 """
 
 #: The arguments of every GLM family's exact statistics of public data, documented once.
@@ -130,22 +146,29 @@ x_bound : float, optional
 
 
 def checked_gaussian(
-    epsilon, delta, x_bound, sensitivity: Callable[[float], float]
+    epsilon, delta, x_bound, sensitivity: Callable[[float, str], float], relation: str = REPLACE_ONE
 ) -> tuple[float, float, float, float]:
     """(ε, δ, Bx, Δ) checked in the order a release checks them before reading any data: ε, δ,
-    the bound (through ``sensitivity``) and the noise scale; ValueError naming the argument."""
+    the relation, the bound (through ``sensitivity``, Δ under ``relation``) and the noise scale;
+    ValueError naming the argument."""
     epsilon = check_gaussian_epsilon(check_epsilon(epsilon))
     delta = check_delta(delta)
-    value = sensitivity(x_bound)
+    value = sensitivity(x_bound, check_relation(relation))
     check_noise_scale(value, epsilon)
     return epsilon, delta, float(x_bound), value
 
 
-def degree2_noise_plan(d, *, epsilon: float, delta: float, sensitivity: float, weights: dict) -> NoisePlan:
-    """One Gaussian query on the weighted vector of the 2d + 1 + d(d+1)/2 statistics: σ by OpenDP's
-    privacy map for ``sensitivity``, and σ/w the noise s.d. of each statistic group of weight w."""
+def degree2_noise_plan(
+    d, *, epsilon: float, delta: float, sensitivity: float, weights: dict, relation: str = REPLACE_ONE
+) -> NoisePlan:
+    """One Gaussian query on the weighted vector of the 2d + 1 + d(d+1)/2 statistics (and the count
+    n first, weight 1, under add/remove): σ by OpenDP's privacy map for ``sensitivity``, and σ/w the
+    noise s.d. of each statistic group of weight w."""
     d = check_count("d", d)
-    query = gaussian_query("weighted vector", degree2_pairs(d)[0].size, sensitivity, epsilon, delta)
+    private_n = check_relation(relation) != REPLACE_ONE
+    size = degree2_pairs(d)[0].size + private_n
+    query = gaussian_query("weighted vector", size, sensitivity, epsilon, delta)
+    weights = {**({N_GROUP: 1.0} if private_n else {}), **weights}
     return NoisePlan(
         mechanism="gaussian",
         epsilon=epsilon,
@@ -154,6 +177,7 @@ def degree2_noise_plan(d, *, epsilon: float, delta: float, sensitivity: float, w
         noise_sd={group: query.scale / w for group, w in weights.items()},
         weights=weights,
         d=d,
+        relation=relation,
     )
 
 
@@ -178,14 +202,28 @@ def exact_degree2(X, y, x_bound, response: Callable, *, check_y: bool = False):
 
 
 def release_glm_degree2(
-    X, y, *, x_bound, response, plan_for, weights_for, mechanism, build, preprocessing, accountant, rng, unit=None
+    X,
+    y,
+    *,
+    x_bound,
+    response,
+    plan_for,
+    weights_for,
+    mechanism,
+    build,
+    preprocessing,
+    accountant,
+    rng,
+    unit=None,
+    sensitivity=None,
 ):
     """The release both GLM families make: the public map of ``preprocessing``, the rows prepared,
     one row per person kept where ``unit`` identifies persons
     (:func:`~pm_private.privacy.rows_per_unit`), then one Gaussian release of the
     weighted statistics (``release_degree2``), charged before the noise is drawn.  ``plan_for(d)``
     and ``weights_for(d)`` give the family's plan and weights; ``build(features, **fields)`` its
-    release record."""
+    release record; ``sensitivity`` the weighted vector's under both relations (a
+    :class:`~pm_private.privacy.relations.Sensitivity`, for the ledger under add/remove)."""
     features = column_names(X)
     check_glm_preprocessing(preprocessing)
     X, refusal = preprocessed_rows(preprocessing, X)
@@ -204,4 +242,5 @@ def release_glm_degree2(
         build=lambda **fields: build(features, **fields),
         refusal=refusal,
         unit=unit,
+        sensitivity=sensitivity,
     )

@@ -15,7 +15,9 @@ each its own Numba compilation on an empty cache, and so is its gradient; ``Degr
 assembles, factorises and differentiates in one kernel.  With α = C⁻¹(r − μ) and
 G = ½(ααᵀ − C⁻¹) the gradients of the normal log-density of ``pm_private.released.likelihood``,
 
-    ∂/∂m = n·α (0 on the law's block),   ∂/∂V = n·G,   ∂/∂t = n·α[block],   ∂/∂W = n²·G[block, block].
+    ∂/∂m = n·α (0 on the law's block),   ∂/∂V = n·G,   ∂/∂t = n·α[block],   ∂/∂W = n²·G[block, block],
+
+and, for a latent n (a release under add/remove neighbours), ∂/∂n = αᵀm̃ + ⟨G, Ṽ + 2n·W̃⟩.
 """
 
 from __future__ import annotations
@@ -44,6 +46,13 @@ def law_block(k: int, size: int) -> np.ndarray:
     return np.concatenate([[d], np.arange(k - d, k)]).astype(np.int64)
 
 
+def _law_mean(mean, law, block):
+    """m̃: one record's mean with the law's block replaced by the law's averages."""
+    full = mean.copy()
+    full[block] = law
+    return full
+
+
 def _assemble_numpy(mean, cov, law, law_cov, noise_var, n):
     """(n·m̃, n·Ṽ + n²·W̃ + diag(v)) of the module notes and the law's block."""
     block = law_block(mean.size, law.size)
@@ -56,9 +65,9 @@ def _assemble_numpy(mean, cov, law, law_cov, noise_var, n):
 
 
 class Degree2ReleaseLogp(Op):
-    """(r, m, V, t, W, v, n) ↦ (log N(r | n·m̃, n·Ṽ + n²·W̃ + diag(v)), ∂/∂r, ∂/∂m, ∂/∂V, ∂/∂t, ∂/∂W)
-    of the module notes; t of size 0 (no law) and W of size 0 (no law covariance) leave m and V as
-    they are.  Second derivatives, and derivatives in v and n, are not implemented."""
+    """(r, m, V, t, W, v, n) ↦ (log N(r | n·m̃, n·Ṽ + n²·W̃ + diag(v)), ∂/∂r, ∂/∂m, ∂/∂V, ∂/∂t, ∂/∂W,
+    ∂/∂n) of the module notes; t of size 0 (no law) and W of size 0 (no law covariance) leave m
+    and V as they are.  Second derivatives, and derivatives in v, are not implemented."""
 
     __props__ = ()
 
@@ -67,7 +76,7 @@ class Degree2ReleaseLogp(Op):
         ndims = [x.ndim for x in inputs]
         if ndims != [1, 1, 2, 1, 2, 1, 0]:
             raise ValueError(f"a degree-2 release log-density needs ndims [1, 1, 2, 1, 2, 1, 0], got {ndims}")
-        outputs = [pt.dscalar(), pt.dvector(), pt.dvector(), pt.dmatrix(), pt.dvector(), pt.dmatrix()]
+        outputs = [pt.dscalar(), pt.dvector(), pt.dvector(), pt.dmatrix(), pt.dvector(), pt.dmatrix(), pt.dscalar()]
         return Apply(self, inputs, outputs)
 
     def perform(self, node, inputs, output_storage):
@@ -77,20 +86,31 @@ class Degree2ReleaseLogp(Op):
         grad_mean = n * alpha
         grad_mean[block] = 0.0
         law_cov_grad = n * n * grad_total[np.ix_(block, block)] if law_cov.size else np.zeros(law_cov.shape)
-        results = (np.asarray(logp), -alpha, grad_mean, n * grad_total, n * alpha[block], law_cov_grad)
+        grad_n = alpha @ _law_mean(mean, law, block) + np.sum(grad_total * cov)
+        if law_cov.size:
+            grad_n += 2.0 * n * np.sum(grad_total[np.ix_(block, block)] * law_cov)
+        results = (
+            np.asarray(logp),
+            -alpha,
+            grad_mean,
+            n * grad_total,
+            n * alpha[block],
+            law_cov_grad,
+            np.asarray(grad_n),
+        )
         for storage, result in zip(output_storage, results, strict=True):
             storage[0] = result
 
     def infer_shape(self, node, shapes):
         value, mean, cov, law, law_cov, _, _ = shapes
-        return [(), value, mean, cov, law, law_cov]
+        return [(), value, mean, cov, law, law_cov, ()]
 
     def pullback(self, inputs, outputs, cotangents):
         if any(not isinstance(c.type, DisconnectedType) for c in cotangents[1:]):
             return [grad_not_implemented(self, i, x, "second derivatives") for i, x in enumerate(inputs)]
         g = cotangents[0]
-        grads = [g * out for out in outputs[1:]]
-        return grads + [grad_not_implemented(self, i, inputs[i], "the noise and n are data") for i in (5, 6)]
+        grads = [g * out for out in outputs[1:6]]
+        return [*grads, grad_not_implemented(self, 5, inputs[5], "the noise is data"), g * outputs[6]]
 
 
 @register_numba_funcify(Degree2ReleaseLogp)
@@ -118,13 +138,20 @@ def _numba_funcify_release_logp(op, node=None, **kwargs):
         grad_mean = n * alpha
         law_grad = np.empty(size)
         law_cov_grad = np.zeros(law_cov.shape)
+        grad_n = 0.0
+        for i in range(k):
+            grad_n += alpha[i] * mean[i]
+            for j in range(k):
+                grad_n += grad_total[i, j] * cov[i, j]
         for a in range(size):
+            grad_n += alpha[block[a]] * (law[a] - mean[block[a]])
             law_grad[a] = grad_mean[block[a]]
             grad_mean[block[a]] = 0.0
             if law_cov.size:
                 for c in range(size):
                     law_cov_grad[a, c] = n * n * grad_total[block[a], block[c]]
-        return logp, -alpha, grad_mean, n * grad_total, law_grad, law_cov_grad
+                    grad_n += 2.0 * n * grad_total[block[a], block[c]] * law_cov[a, c]
+        return logp, -alpha, grad_mean, n * grad_total, law_grad, law_cov_grad, np.asarray(grad_n)
 
     return degree2_release_logp
 
@@ -148,8 +175,9 @@ def _jax_funcify_release_logp(op, node=None, **kwargs):
         return normal_logp(value, full_mean, total)[0]
 
     def degree2_release_logp(value, mean, cov, law, law_cov, noise_var, n):
-        args = (value, mean, cov, law, law_cov)
-        result, grads = jax.value_and_grad(lambda *a: logp(*a, noise_var, n), argnums=(0, 1, 2, 3, 4))(*args)
+        args = (value, mean, cov, law, law_cov, n)
+        value_and_grad = jax.value_and_grad(lambda *a: logp(*a[:5], noise_var, a[5]), argnums=(0, 1, 2, 3, 4, 5))
+        result, grads = value_and_grad(*args)
         return (result, *grads)
 
     return degree2_release_logp

@@ -317,17 +317,19 @@ CARDS = [
     MechanismCard(
         "pm_private.logistic:release_logistic_stats",
         data=dict(X="X", y="labels"),
-        params=dict(epsilon=1.0, delta=1e-5, x_bound=1.0, rng=0, preprocessing=None),
+        params=dict(epsilon=1.0, delta=1e-5, x_bound=1.0, rng=0, preprocessing=None, relation="replace-one"),
         kinds=RECORDS
         | PERSONS
         | CHARGED
-        | dict(y="labels", epsilon="epsilon", delta="delta", x_bound="bound", preprocessing="object"),
+        | dict(
+            y="labels", epsilon="epsilon", delta="delta", x_bound="bound", preprocessing="object", relation="choice"
+        ),
         release_kind="logistic_stats",
     ),
     MechanismCard(
         "pm_private.poisson:release_poisson_stats",
         data=dict(X="X", y="counts"),
-        params=dict(epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=3, rng=0, preprocessing=None),
+        params=dict(epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=3, rng=0, preprocessing=None, relation="replace-one"),
         kinds=RECORDS
         | PERSONS
         | CHARGED
@@ -338,6 +340,7 @@ CARDS = [
             x_bound="bound",
             y_bound="count",
             preprocessing="object",
+            relation="choice",
         ),
         release_kind="poisson_stats",
     ),

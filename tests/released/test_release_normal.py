@@ -31,21 +31,21 @@ def _inputs(x, law: bool, law_cov: bool):
     return mean, cov, t, w
 
 
-def _reference(mean, cov, t, w):
+def _reference(mean, cov, t, w, n=N):
     """The assembly as a PyTensor graph and the library's normal log-density."""
     block = law_block(K, D + 1)
-    full_mean, total = N * mean, N * cov + pt.diag(NOISE)
+    full_mean, total = n * mean, n * cov + pt.diag(NOISE)
     if t is not None:
-        full_mean = pt.set_subtensor(full_mean[block], N * t)
+        full_mean = pt.set_subtensor(full_mean[block], n * t)
     if w is not None:
-        total = pt.inc_subtensor(total[block[:, None], block[None, :]], N * N * w)
+        total = pt.inc_subtensor(total[block[:, None], block[None, :]], n * n * w)
     return normal_logp(VALUE, full_mean, total), full_mean, total
 
 
-def _op_logp(mean, cov, t, w):
+def _op_logp(mean, cov, t, w, n=N):
     t = pt.zeros(0) if t is None else t
     w = pt.zeros((0, 0)) if w is None else w
-    return Degree2ReleaseLogp()(VALUE, mean, cov, t, w, NOISE, N)[0]
+    return Degree2ReleaseLogp()(VALUE, mean, cov, t, w, NOISE, n)[0]
 
 
 CASES = [(False, False), (True, False), (True, True)]
@@ -54,16 +54,20 @@ CASES = [(False, False), (True, False), (True, True)]
 @pytest.mark.parametrize("mode", ["NUMBA", "FAST_COMPILE", "JAX"])
 @pytest.mark.parametrize(("law", "law_cov"), CASES)
 def test_value_and_gradient_match_the_assembly_as_a_graph(mode, law, law_cov):
+    """n depends on the parameters too (a latent n, under add/remove neighbours)."""
     x = pt.dvector("x")
     parts = _inputs(x, law, law_cov)
-    reference, full_mean, total = _reference(*parts)
-    logp = _op_logp(*parts)
+    n = N * pt.exp(0.3 * x[-1])
+    reference, full_mean, total = _reference(*parts, n)
+    logp = _op_logp(*parts, n)
     if mode == "JAX":
         pytest.importorskip("jax")
-        got = pytensor.function([x], logp, mode="JAX")
-        fn = pytensor.function([x], [reference, full_mean, total], mode="FAST_COMPILE")
+        got = pytensor.function([x], [logp, pt.grad(logp, x)], mode="JAX")
+        fn = pytensor.function([x], [reference, pt.grad(reference, x)], mode="FAST_COMPILE")
         point = 0.4 * RNG.normal(size=K)
-        assert float(got(point)) == pytest.approx(float(fn(point)[0]), rel=1e-10)
+        (value, grad), (ref_value, ref_grad) = got(point), fn(point)
+        assert float(value) == pytest.approx(float(ref_value), rel=1e-10)
+        np.testing.assert_allclose(grad, ref_grad, rtol=1e-8, atol=1e-10)
         return
     op = pytensor.function([x], [logp, pt.grad(logp, x)], mode=mode)
     graph = pytensor.function([x], [reference, pt.grad(reference, x), full_mean, total], mode="FAST_COMPILE")
