@@ -31,7 +31,6 @@ from ..privacy.relations import REPLACE_ONE, Sensitivity
 from ..privacy.release import Release, constant, public
 from ..privacy.validation import (
     as_vector,
-    check_bound,
     check_feature_names,
     check_positive,
 )
@@ -41,10 +40,12 @@ from ..released.glm_release import (
     GLM_EXACT_PARAMETERS,
     GLM_PLAN_PARAMETERS,
     GLM_RELEASE_PARAMETERS,
+    GLM_SENSITIVITY_PARAMETERS,
     GLMReleaseFields,
     RowBound,
     checked_gaussian,
     degree2_noise_plan,
+    degree2_sensitivities,
     exact_degree2,
     release_glm_degree2,
 )
@@ -152,6 +153,7 @@ class LogisticStatsRelease(GLMReleaseFields, RowBound, Degree2Sums, Release, kin
         return self.noise_scale**2 / symmetric_entry_weights(*degree2_pairs(self.d)) ** 2
 
 
+@parameters_from(GLM_SENSITIVITY_PARAMETERS, sections=("Returns", "Raises"))
 def logistic_sensitivity(x_bound: float, relation: str = REPLACE_ONE) -> float:
     """ℓ2 sensitivity of the released vector for ‖x‖₂ ≤ Bx, y = ±1: √2·(Bx² + 2) under replace-one,
     √((Bx² + 2)² − 1) under add/remove (where the vector also holds the count n).
@@ -168,37 +170,15 @@ def logistic_sensitivity(x_bound: float, relation: str = REPLACE_ONE) -> float:
     ‖x‖ = ‖x′‖ = Bx with y′ = −y, where uᵀu′ = 1 + xᵀx′ + yy′ = 0.  Add/remove: adding or removing u
     changes Σ uuᵀ by ±uuᵀ, of which every entry but y² = 1 is released (the count n = Σ 1 among
     them), so the change has norm √(‖u‖⁴ − 1) ≤ √((Bx² + 2)² − 1), attained by any x on the sphere.
-
-    Parameters
-    ----------
-    x_bound : float
-        The bound Bx > 0 on ‖x‖₂.
-    relation : {"replace-one", "add-remove"}, default "replace-one"
-        The neighbour relation.
-
-    Returns
-    -------
-    float
-        The ℓ2 sensitivity.
-
-    Raises
-    ------
-    ValueError
-        If ``x_bound`` is not in [10⁻⁵⁰, 10⁵⁰], the relation is unknown, or the sensitivity
-        overflows.
     """
     return _logistic_sensitivities(x_bound).under(relation)
 
 
 def _logistic_sensitivities(x_bound: float) -> Sensitivity:
     """:func:`logistic_sensitivity` under both relations (ValueError for an invalid bound)."""
-    x_bound = check_bound("x_bound", x_bound)
-    with np.errstate(over="ignore"):
-        square = x_bound * x_bound + 2.0
-        value = Sensitivity(math.sqrt(square * square - 1.0), math.sqrt(2.0) * square)
-    if not math.isfinite(value.replace_one):
-        raise ValueError("x_bound gives a sensitivity that overflows; choose a bound nearer 1")
-    return value
+    return degree2_sensitivities(
+        x_bound, lambda p, _: math.sqrt((p + 2.0) ** 2 - 1.0), lambda p, _: math.sqrt(2.0) * (p + 2.0)
+    )
 
 
 def _check_release(release) -> None:

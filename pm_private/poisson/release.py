@@ -30,7 +30,6 @@ from ..privacy.release import Release, constant, public
 from ..privacy.validation import (
     as_float_array,
     as_vector,
-    check_bound,
     check_count,
     check_feature_names,
     check_fraction,
@@ -43,10 +42,12 @@ from ..released.glm_release import (
     GLM_EXACT_PARAMETERS,
     GLM_PLAN_PARAMETERS,
     GLM_RELEASE_PARAMETERS,
+    GLM_SENSITIVITY_PARAMETERS,
     GLMReleaseFields,
     RowBound,
     checked_gaussian,
     degree2_noise_plan,
+    degree2_sensitivities,
     exact_degree2,
     release_glm_degree2,
 )
@@ -184,6 +185,7 @@ def poisson_entry_weights(d: int, x_bound: float, y_bound: int) -> np.ndarray:
     return symmetric_entry_weights(a, b) / np.where(b == d + 1, y_bound / x_bound, 1.0)
 
 
+@parameters_from(GLM_SENSITIVITY_PARAMETERS, sections=("Returns", "Raises"))
 def poisson_sensitivity(x_bound: float, relation: str = REPLACE_ONE) -> float:
     """ℓ2 sensitivity of the weighted Poisson statistics for ‖x‖₂ ≤ Bx and counts clipped to
     [0, B]: under replace-one Δ = Bx·√(8(1 + Bx²)) for Bx² ≥ 1/3, Bx·√(2(5 + Bx²)) below; under
@@ -212,39 +214,17 @@ def poisson_sensitivity(x_bound: float, relation: str = REPLACE_ONE) -> float:
     released (the count n = Σ 1 among them), by ‖ûûᵀ‖²_F − t⁴ = (1 + p + t²)² − t⁴ =
     (1 + p)² + 2(1 + p)t², largest at p = t² = P: Δ² = (1 + P)(1 + 3P), attained by ‖x‖ = Bx with
     the count at B.
-
-    Parameters
-    ----------
-    x_bound : float
-        The bound Bx > 0 on ‖x‖₂.
-    relation : {"replace-one", "add-remove"}, default "replace-one"
-        The neighbour relation.
-
-    Returns
-    -------
-    float
-        The ℓ2 sensitivity.
-
-    Raises
-    ------
-    ValueError
-        If ``x_bound`` is not in [10⁻⁵⁰, 10⁵⁰], the relation is unknown, or the sensitivity
-        overflows.
     """
     return _poisson_sensitivities(x_bound).under(relation)
 
 
 def _poisson_sensitivities(x_bound: float) -> Sensitivity:
     """:func:`poisson_sensitivity` under both relations (ValueError for an invalid bound)."""
-    x_bound = check_bound("x_bound", x_bound)
-    p = x_bound * x_bound
-    with np.errstate(over="ignore"):
-        value = Sensitivity(
-            math.sqrt((1.0 + p) * (1.0 + 3.0 * p)), x_bound * math.sqrt(max(8.0 * (1.0 + p), 2.0 * (5.0 + p)))
-        )
-    if not math.isfinite(value.replace_one) or not math.isfinite(value.add_remove):
-        raise ValueError("x_bound gives a sensitivity that overflows; choose a bound nearer 1")
-    return value
+    return degree2_sensitivities(
+        x_bound,
+        lambda p, _: math.sqrt((1.0 + p) * (1.0 + 3.0 * p)),
+        lambda p, bound: bound * math.sqrt(max(8.0 * (1.0 + p), 2.0 * (5.0 + p))),
+    )
 
 
 def _check_release(release) -> None:

@@ -7,6 +7,7 @@ Kulkarni et al. (2021); Huggins, Adams & Broderick (2017).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -15,10 +16,18 @@ import numpy as np
 from .._engine.docstrings import SharedParameterDocs
 from ..privacy.noise import as_noise_source
 from ..privacy.primitives import check_gaussian_epsilon, check_noise_scale, project_rows
-from ..privacy.relations import REPLACE_ONE, check_relation
+from ..privacy.relations import REPLACE_ONE, Sensitivity, check_relation
 from ..privacy.release import output, public
 from ..privacy.units import rows_per_unit
-from ..privacy.validation import as_matrix, check_count, check_delta, check_epsilon, check_finite_rows, column_names
+from ..privacy.validation import (
+    as_matrix,
+    check_bound,
+    check_count,
+    check_delta,
+    check_epsilon,
+    check_finite_rows,
+    column_names,
+)
 from .degree2 import degree2_pairs, degree2_sums, release_degree2
 from .noise_plan import NoisePlan, gaussian_query
 from .preprocessing import Preprocessing, check_glm_preprocessing, preprocessed_rows
@@ -30,8 +39,10 @@ __all__ = [
     "GLM_EXACT_PARAMETERS",
     "GLM_PLAN_PARAMETERS",
     "GLM_RELEASE_PARAMETERS",
+    "GLM_SENSITIVITY_PARAMETERS",
     "checked_gaussian",
     "degree2_noise_plan",
+    "degree2_sensitivities",
     "exact_degree2",
     "prepared_rows",
     "release_glm_degree2",
@@ -134,6 +145,27 @@ relation : {"replace-one", "add-remove"}, default "replace-one"
     The neighbour relation; under add/remove the count n is noised with the statistics.
 """
 
+#: The arguments, result and refusals of every GLM family's sensitivity, documented once.
+GLM_SENSITIVITY_PARAMETERS = """
+Parameters
+----------
+x_bound : float
+    The bound Bx > 0 on ‖x‖₂.
+relation : {"replace-one", "add-remove"}, default "replace-one"
+    The neighbour relation.
+
+Returns
+-------
+float
+    The ℓ2 sensitivity.
+
+Raises
+------
+ValueError
+    If ``x_bound`` is not in [10⁻⁵⁰, 10⁵⁰], the relation is unknown, or the sensitivity
+    overflows.
+"""
+
 #: The arguments of every GLM family's exact statistics of public data, documented once.
 GLM_EXACT_PARAMETERS = """
 Parameters
@@ -143,6 +175,18 @@ X : array_like, shape (n, d)
 x_bound : float, optional
     Project rows onto ‖x‖₂ ≤ ``x_bound`` first (None: no projection).
 """
+
+
+def degree2_sensitivities(x_bound, add_remove: Callable, replace_one: Callable) -> Sensitivity:
+    """The weighted vector's sensitivity under both relations, each a function of P = Bx² (and Bx),
+    after the bound's check; ValueError where either overflows."""
+    x_bound = check_bound("x_bound", x_bound)
+    p = x_bound * x_bound
+    with np.errstate(over="ignore"):
+        value = Sensitivity(add_remove(p, x_bound), replace_one(p, x_bound))
+    if not (math.isfinite(value.add_remove) and math.isfinite(value.replace_one)):
+        raise ValueError("x_bound gives a sensitivity that overflows; choose a bound nearer 1")
+    return value
 
 
 def checked_gaussian(
