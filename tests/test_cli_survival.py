@@ -97,6 +97,26 @@ def test_survival_regression_release_and_fit_with_public_standardisation(tmp_pat
     assert {"beta[age]", "beta[dose]"} <= set(summary.index) and "exp(coef)" in summary.columns  # hazard ratios
 
 
+def test_survival_regression_release_under_add_remove(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(300, 2))
+    frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "t": rng.exponential(1.0, 300), "e": rng.integers(0, 2, 300)})
+    frame.to_csv("d.csv", index=False)
+    argv = ["release", "survival-regression", "d.csv", "--time", "t", "--event", "e", "--features", "a", "b"]
+    argv += ["--edges", "0.5,1,2", "--x-bound", "3", "--epsilon", "1", "--delta", "1e-6", "--ledger", "l.db"]
+    argv += ["--total-epsilon", "3", "--total-delta", "1e-5", "--out", "r.json", "--raw-covariates"]
+    argv += ["--relation", "add-remove"]
+    assert main([*argv, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "add-remove neighbours" in out and "ℓ2 sensitivity 2;" in out and not (tmp_path / "l.db").exists()
+    assert main(argv) == 0
+    (entry,) = read_release_file("r.json")
+    assert entry["release"].n is None and entry["release"].sensitivity == 2.0
+    (spent,) = PrivacyAccountant.open("l.db").history
+    assert spent.neighbours == "add-remove as replace-one" and "n=" not in spent.label
+
+
 def test_a_unit_column_makes_each_persons_intervals_one_record(tmp_path, monkeypatch, capsys):
     from lifelines.datasets import load_stanford_heart_transplants
 

@@ -77,8 +77,9 @@ def _add_regression_parser(subparsers) -> None:
         description="Per public interval: the people whose exit is an event or a censoring there, and their "
         "covariate sums; the people event-free at the horizon and theirs; Σxxᵀ; the number of rows projected "
         "onto the x bound.  Gaussian noise ((ε, δ)-DP) of ℓ2 sensitivity √7 on the weighted vector under "
-        "replace-one neighbours, the unit a person.  n, the interval ends and the bound are public; each "
-        "person's time, event and covariates are private.  Fit it with 'pm-private fit'.",
+        "replace-one neighbours, or 2 under add/remove neighbours (--relation add-remove: n private, latent in "
+        "the fitted model), the unit a person.  The interval ends and the bound are public, and n under "
+        "replace-one; each person's time, event and covariates are private.  Fit it with 'pm-private fit'.",
     )
     unit_argument(parser, history=True)
     parser.add_argument("--delta", type=types.delta, required=True, help="δ of the release, spent from the ledger")
@@ -97,6 +98,7 @@ def _add_regression_parser(subparsers) -> None:
         "pm_private.survival_regression_bounds in Python",
     )
     public_feature_group(parser)
+    add_relation_argument(parser)
 
 
 def _run(parser, args) -> None:
@@ -150,7 +152,12 @@ def _run_regression(parser, args) -> None:
 
     try:
         plan = survival_regression_noise_plan(
-            args.edges, d=len(args.features), x_bound=args.x_bound, epsilon=args.epsilon, delta=args.delta
+            args.edges,
+            d=len(args.features),
+            x_bound=args.x_bound,
+            epsilon=args.epsilon,
+            delta=args.delta,
+            relation=args.relation,
         )
     except ValueError as error:
         parser.error(str(error))
@@ -178,6 +185,7 @@ def _run_regression(parser, args) -> None:
             preprocessing=preprocessing,
             accountant=accountant,
             unit=unit_values(args, frame),
+            relation=args.relation,
         ),
         time=args.time,
         event=args.event,

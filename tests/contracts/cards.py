@@ -533,7 +533,7 @@ CARDS = [
     MechanismCard(
         "pm_private.survival:release_survival_regression_stats",
         data=dict(time="time", event="event", X="X"),
-        params=dict(edges=[0.25, 0.5, 0.75, 1.0], x_bound=1.0, epsilon=1.0, delta=1e-5, rng=0),
+        params=dict(edges=[0.25, 0.5, 0.75, 1.0], x_bound=1.0, epsilon=1.0, delta=1e-5, rng=0, relation="replace-one"),
         kinds=CHARGED
         | PERSONS
         | dict(
@@ -547,6 +547,7 @@ CARDS = [
             epsilon="epsilon",
             delta="delta",
             preprocessing="object",
+            relation="choice",
         ),
         release_kind="survival_regression_stats",
     ),

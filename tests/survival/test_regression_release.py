@@ -1,5 +1,6 @@
 """The exit table with covariate moments: counting against a loop over people, sensitivity √7
-(random and adversarial neighbours), the noise law per kind of entry, accountant, release files."""
+(random and adversarial neighbours), the noise law per kind of entry, accountant, release files;
+under add/remove neighbours sensitivity 2, n private and latent in the model."""
 
 import dataclasses
 import math
@@ -7,17 +8,23 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from dp_accounting import GaussianDpEvent, NeighboringRelation
+from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
 from scipy import stats as st
 
 from pm_private import Preprocessing, PrivacyAccountant
 from pm_private.privacy.budget import BudgetExceededError
 from pm_private.privacy.primitives import symmetric_entry_weights
+from pm_private.privacy.relations import ADD_REMOVE, REPLACE_ONE
 from pm_private.privacy.release import ChargedRefusal
-from pm_private.release_file import read_release_file, release_to_dict, write_release_file
+from pm_private.release_file import read_release_file, release_from_dict, release_to_dict, write_release_file
+from pm_private.released.summary import _release_lines
 from pm_private.survival import (
     SurvivalRegressionStatsRelease,
     release_survival_regression_stats,
+    set_survival_regression_stats,
     survival_regression_bounds,
+    survival_regression_model,
     survival_regression_noise_plan,
     survival_regression_sensitivity,
     survival_regression_stats,
@@ -263,3 +270,76 @@ def test_dask_partitions_give_the_in_memory_statistics_and_release():
             edges=EDGES, x_bound=BOUND, preprocessing=Preprocessing.from_public(X[:40] + 10.0),
         )  # fmt: skip
     assert accountant.spent.epsilon == 0.0
+
+
+# Under add/remove neighbours: sensitivity 2, n private and latent in the model.
+
+
+def test_add_remove_sensitivity_holds_on_random_removals_and_is_attained():
+    time, event, X, cell = _records(150, seed=5)
+    X[:10] *= 10.0  # rows well beyond the bound: projected
+    base = _weighted(time, event, X, cell)
+    worst = 0.0
+    for i in range(150):
+        keep = np.arange(150) != i
+        worst = max(worst, np.linalg.norm(_weighted(time[keep], event[keep], X[keep], cell[keep]) - base))
+    sensitivity = survival_regression_sensitivity(ADD_REMOVE)
+    assert worst == pytest.approx(sensitivity)  # a projected person (on the sphere, clip flag 1) attains 2
+    assert sensitivity == 2.0 and survival_regression_sensitivity(REPLACE_ONE) == pytest.approx(math.sqrt(7.0))
+    with pytest.raises(ValueError, match="relation"):
+        survival_regression_sensitivity("add-one")
+
+
+def _release(relation, accountant=None, n=600, seed=6):
+    time, event, X, cell = _records(n, seed=seed)
+    return release_survival_regression_stats(
+        time, event, X, cell, edges=EDGES, cells=CELLS, x_bound=BOUND, epsilon=1.0, delta=1e-6, rng=7,
+        relation=relation, accountant=accountant,
+    )  # fmt: skip
+
+
+def test_add_remove_release_keeps_n_private_and_is_charged_as_replace_one():
+    accountant = PrivacyAccountant(5.0, 1e-5)
+    release = _release(ADD_REMOVE, accountant)
+    assert release.n is None and release.neighbours == ADD_REMOVE and release.sensitivity == 2.0
+    (entry,) = accountant.ledger
+    assert entry.neighbours == "add-remove as replace-one" and "n=" not in entry.label
+    (event,) = entry.noise
+    assert event.sensitivity == pytest.approx(math.sqrt(7.0))  # the vector's replace-one Δ, not 2·2
+    independent = PLDAccountant(NeighboringRelation.ADD_OR_REMOVE_ONE)
+    independent.compose(GaussianDpEvent(event.scale / event.sensitivity))
+    assert entry.epsilon == pytest.approx(independent.get_epsilon(1e-6), rel=2e-3)
+    assert 1.0 < entry.epsilon < 2.0
+    assert dict(_release_lines(release))["n"] == "private (add/remove neighbours)"
+    assert release.clip_lines()[0].startswith("about")
+    record = release_to_dict(release)
+    assert release_from_dict(record).n is None
+    with pytest.raises(ValueError, match="'n' must be None"):
+        release_from_dict({**record, "parameters": {**record["parameters"], "n": 600}})
+    plan = survival_regression_noise_plan(
+        EDGES, CELLS, d=3, x_bound=BOUND, epsilon=1.0, delta=1e-6, relation=ADD_REMOVE
+    )
+    assert "add-remove neighbours" in plan.lines()[0] and plan.notes[-1].endswith("n private")
+
+
+def test_the_model_takes_n_as_latent_and_refuses_to_swap_relations():
+    private_n, public_n = _release(ADD_REMOVE, n=1500), _release(REPLACE_ONE, n=1500)
+    model = survival_regression_model(private_n)
+    assert "n_people" in model.named_vars
+    # the released counts pin n: the log-density falls as n leaves their total
+    point = model.initial_point()
+    logp = model.compile_logp(mode="FAST_COMPILE")
+    total = private_n.counts.sum()
+    values = [logp({**point, "n_people_log__": np.log(total * f)}) for f in (0.8, 1.0, 1.25)]
+    assert values[1] > max(values[0], values[2])
+    with pytest.raises(ValueError, match="n is private"):
+        set_survival_regression_stats(public_n, model)
+    set_survival_regression_stats(_release(ADD_REMOVE, n=1500, seed=8), model)
+    assert "n_people" not in survival_regression_model(public_n).named_vars
+
+
+def test_a_bad_relation_is_refused_before_anything_is_spent():
+    accountant = PrivacyAccountant(5.0, 1e-5)
+    with pytest.raises(ValueError, match="relation"):
+        _release("add-one", accountant)
+    assert not accountant.ledger

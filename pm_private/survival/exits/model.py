@@ -85,7 +85,7 @@ def _arrays(stats, noise_aware: bool) -> dict[str, np.ndarray]:
     return {"exit_table": table, "exit_noise_var": variance, "stats_n": np.float64(n)}
 
 
-def _people(stats, data):
+def latent_people(stats, data):
     """n: the data ``stats_n``, or where n is private (add/remove neighbours) the latent
     ``n_people``, log-normal around the table's noisy total with s.d. 2 on the log scale (a factor
     of e² either way: the likelihood, whose total has mean n and the noise's variance, decides)."""
@@ -301,7 +301,7 @@ def survival_model(
         survival_deterministics(cumulative)
         exits = (log_increments, censor, share, discrete)
         laplace = getattr(stats, "noise", "gaussian") == "laplace"
-        _exit_likelihood(exits, _people(stats, data), data, noise_aware, laplace)
+        _exit_likelihood(exits, latent_people(stats, data), data, noise_aware, laplace)
     announce_compilation(model, SURVIVAL.name)
     return model
 

@@ -47,7 +47,7 @@ from ...released.covariates import lkj_cholesky
 from ...released.family import check_stats, packed_preprocessing, record_fit, record_preprocessing
 from ...released.glm import preprocessing_arrays
 from ...released.reparametrisation import random_walk, symmetric_dirichlet
-from ..exits.model import HAZARDS
+from ..exits.model import HAZARDS, latent_people
 from ..table_models import censoring_terms, check_censoring, resolve_noise_aware, survival_deterministics
 from .ops import regression_log_density, regression_release_law
 from .release import SURVIVAL_REGRESSION, SurvivalRegressionStats, SurvivalRegressionStatsRelease
@@ -88,8 +88,8 @@ def _arrays(stats, noise_aware: bool) -> dict[str, np.ndarray]:
         noise = np.full(vector.shape, EXACT_JITTER)
     # Treated as exact, the counts must add up to the model's n: a release's noisy counts add up to
     # n only within the noise, and n·V has no spread along their sum, so the naive model takes
-    # their sum for n (an exact table's is n).
-    n = float(stats.n) if noise_aware else float(np.sum(stats.counts))
+    # their sum for n (an exact table's is n).  Where n is private it is latent, centred there.
+    n = float(stats.n) if noise_aware and stats.n is not None else max(float(np.sum(stats.counts)), 1.0)
     return {"regression_vector": vector, "regression_noise_var": noise, "stats_n": np.float64(n)}
 
 
@@ -234,7 +234,9 @@ def survival_regression_model(
         x = 0, the public centre of the covariates), the observed ``likelihood`` (dims ``cell``,
         ``statistic``; its random method draws replicated releases) and the data
         ``regression_vector``,
-        ``regression_noise_var``, ``stats_n``, ``hazard_code``, ``interval_end``, ``x_bound``,
+        ``regression_noise_var``, ``stats_n`` (n, or where n is private, a release under add/remove
+        neighbours, the noisy counts' total, the centre of the latent ``n_people``), ``hazard_code``,
+        ``interval_end``, ``x_bound``,
         ``preprocessing`` (the public map of new rows, for
         :func:`predict_survival_regression`) and ``fit_record``.
 
@@ -321,7 +323,7 @@ def survival_regression_model(
         logp, dist = _likelihood_functions(K, discrete)
         pm.CustomDist(
             "likelihood",
-            data["stats_n"],
+            latent_people(stats, data) if noise_aware else data["stats_n"],
             pt.specify_shape(share, (K,)),
             data["regression_noise_var"],
             pt.specify_shape(beta, (d,)),
@@ -354,7 +356,8 @@ def set_survival_regression_stats(stats, model: pm.Model | None = None) -> None:
     ------
     ValueError
         If ``stats`` is not such a release, its intervals or number of covariates differ from the
-        model's, or it is exact and the model is noise-aware.
+        model's, it is exact and the model is noise-aware, or n is private in one of them and
+        public in the other.
     """
     _check(stats)
     model = pm.modelcontext(model)
@@ -365,6 +368,8 @@ def set_survival_regression_stats(stats, model: pm.Model | None = None) -> None:
     ):
         raise ValueError("stats must have the model's cells, interval ends and number of covariates")
     noise_aware = bool(np.any(model["regression_noise_var"].get_value() > EXACT_JITTER))
+    if ("n_people" in model.named_vars) != (noise_aware and stats.n is None):
+        raise ValueError("stats: n is private in one of the model and the statistics and public in the other")
     if noise_aware and isinstance(stats, SurvivalRegressionStats):
         raise ValueError("stats: exact statistics need a model built with noise_aware=False (this one models noise)")
     new = _arrays(stats, noise_aware)

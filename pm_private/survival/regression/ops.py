@@ -57,7 +57,8 @@ class RegressionLogp(Op):
     μ, L, log λΔ and censoring): the log-density of the released statistics with Σx = LLᵀ, as
     :func:`~pm_private.survival.regression.likelihood.exit_table_normal_logp` of
     :func:`~pm_private.survival.regression.moments.regression_stat_blocks`.  The gradient outputs
-    serve only its pullback; second derivatives are not implemented."""
+    serve only its pullback, which derives the gradient in n from the one in the shares; second
+    derivatives are not implemented."""
 
     __props__ = ("cells", "intervals", "covariates", "discrete")
 
@@ -81,8 +82,17 @@ class RegressionLogp(Op):
             return [grad_not_implemented(self, i, v, "second derivatives") for i, v in enumerate(inputs)]
         g = cotangents[0]
         grads = iter(outputs[1:])
+        n, share = inputs[1], inputs[2]
+        # in n, from the gradient in the shares (a latent n, under add/remove neighbours): the value is
+        # F(n·π, n), and F depends on n at fixed n·π only through −½ log γ, γ = mᵀM⁻¹Dw with m = μ/n
+        # (n·(mᵀM⁻¹ρ)²/γ does not move), so ∂/∂n = (πᵀ∂/∂π + ½)/n
+        n_grad = g * (pt.dot(share, outputs[1]) + 0.5) / n
         return [
-            g * next(grads) if i in (2, 4, 5, 6, 7, 8) else grad_not_implemented(self, i, v, "data")
+            g * next(grads)
+            if i in (2, 4, 5, 6, 7, 8)
+            else n_grad
+            if i == 1
+            else grad_not_implemented(self, i, v, "data")
             for i, v in enumerate(inputs)
         ]
 

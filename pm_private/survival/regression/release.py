@@ -41,6 +41,7 @@ from ...privacy.primitives import (
     gaussian_mechanism,
     symmetric_entry_weights,
 )
+from ...privacy.relations import ADD_REMOVE, REPLACE_ONE, Sensitivity, with_replace_one
 from ...privacy.release import Release, constant, output, public, release_guard
 from ...privacy.tails import check_counts_total, noise_sum_bound
 from ...privacy.validation import (
@@ -80,8 +81,9 @@ SURVIVAL_REGRESSION_MECHANISM = (
 )
 
 
-def survival_regression_sensitivity() -> float:
-    """ℓ2 sensitivity √7 of the weighted released vector under replace-one, the unit a person.
+def survival_regression_sensitivity(relation: str = REPLACE_ONE) -> float:
+    """ℓ2 sensitivity of the weighted released vector, the unit a person: √7 under replace-one, 2
+    under add/remove.
 
     Proof.  Person i contributes vᵢ = (e_ck, e_ck ⊗ x̃, e_c ⊗ F(x̃x̃ᵀ), π) (module notes), with
     ‖x̃‖ ≤ 1, ‖F(x̃x̃ᵀ)‖ = ‖x̃‖² ≤ 1 and π ∈ {0, 1}.  Replace person i (cell c, exit k, row x̃,
@@ -97,19 +99,41 @@ def survival_regression_sensitivity() -> float:
     with orthogonal rows on the sphere ‖x̃‖ = ‖x̃′‖ = 1, one of them projected onto it and the
     other not.  Neither n, J, the number of cells nor d enters.
 
+    Add/remove: adding or removing person i moves the vector by vᵢ, of norm² 1 + ‖x̃‖² + ‖x̃‖⁴ + π²
+    ≤ 4, attained by a person whose row was projected onto the sphere (‖x̃‖ = 1, π = 1).  (A person
+    whose cell is not among the public cells moves nothing.)
+
+    Parameters
+    ----------
+    relation : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation.
+
     Returns
     -------
     float
-        √7.
+        √7, or 2 under add/remove.
+
+    Raises
+    ------
+    ValueError
+        For an unknown relation.
     """
-    return math.sqrt(7.0)
+    return _SENSITIVITY.under(relation)
+
+
+#: The weighted vector's sensitivity under both relations (:func:`survival_regression_sensitivity`).
+_SENSITIVITY = Sensitivity(2.0, math.sqrt(7.0))
 
 
 def _freeze(record) -> None:
     """Checked read-only float arrays; the public fields checked, naming the field."""
     ends = check_release_field("edges", check_edges, record.edges)
     cells = check_release_field("cells", check_cells, record.cells)
-    n = check_release_field("n", check_count, "n", record.n)
+    if record.n is None and getattr(record, "neighbours", None) != ADD_REMOVE:
+        raise ValueError("field 'n' must be the number of people (None only under add/remove neighbours)")
+    if record.n is not None and getattr(record, "neighbours", None) == ADD_REMOVE:
+        raise ValueError("field 'n' must be None under add/remove neighbours (n private)")
+    n = None if record.n is None else check_release_field("n", check_count, "n", record.n)
     K, J = len(cells), ends.size
     try:
         x_sums = np.array(record.x_sums, dtype=np.float64)
@@ -161,7 +185,7 @@ class _CovariateExitTable(ExitTable):
     x_sums: np.ndarray = output()
     xx: np.ndarray = output()
     projected: float = output()
-    n: int = public()
+    n: int | None = public()
     edges: np.ndarray = public()
     cells: tuple[str, ...] = public()
 
@@ -196,13 +220,17 @@ class _CovariateExitTable(ExitTable):
         """
         if self.x_bound is None:
             return ["rows not projected (no bound)"]
-        share = min(max(float(self.projected), 0.0) / self.n, 1.0)
-        sd = float(np.sqrt(self.noise_variance()["projected"])) / self.n
+        n = self.n if self.n is not None else max(float(self.counts.sum()), 1.0)  # n private: the noisy total
+        share = min(max(float(self.projected), 0.0) / n, 1.0)
+        sd = float(np.sqrt(self.noise_variance()["projected"])) / n
         return [f"about {share:.1%} of the rows projected onto ‖x‖ ≤ Bx (privacy noise s.d. {sd:.1%})"]
 
 
 def _check_total(record, slack: float) -> None:
-    """ValueError unless the counts add up to n within ``slack`` (at most n + ``slack`` with public cells)."""
+    """ValueError unless the counts add up to n within ``slack`` (at most n + ``slack`` with public
+    cells); nothing to check where n is private."""
+    if record.n is None:
+        return
     check_counts_total("field 'counts'", float(record.counts.sum()), record.n, slack, short=record.cells != (ALL,))
 
 
@@ -270,8 +298,9 @@ class SurvivalRegressionStatsRelease(_CovariateExitTable, Release, kind="surviva
         Noisy Σ xxᵀ per cell, symmetric.
     projected : float
         The noisy number of rows projected onto the ball.
-    n : int
-        The number of people (public).
+    n : int or None
+        The number of people (public); None under add/remove neighbours, where it is private
+        (the noisy counts' total estimates it).
     edges : numpy.ndarray, shape (J,)
         The public interval ends; the last is the horizon τ.
     cells : tuple of str
@@ -279,7 +308,7 @@ class SurvivalRegressionStatsRelease(_CovariateExitTable, Release, kind="surviva
     x_bound : float
         The public bound Bx on a row's ℓ2 norm.
     sensitivity : float
-        √7 (:func:`survival_regression_sensitivity`).
+        √7, or 2 under add/remove neighbours (:func:`survival_regression_sensitivity`).
     noise_scale : float
         The noise s.d. σ on the weighted entries (module notes).
     x_sums_noise_scale : float
@@ -301,8 +330,9 @@ class SurvivalRegressionStatsRelease(_CovariateExitTable, Release, kind="surviva
         _freeze(self)
         check_release_guarantee(self, needs_delta=True)
         check_release_field("epsilon", check_gaussian_epsilon, self.epsilon)
-        if self.sensitivity != survival_regression_sensitivity():
-            raise ValueError(f"field 'sensitivity' must be √7 = {survival_regression_sensitivity()!r}")
+        expected = survival_regression_sensitivity(self.neighbours)
+        if self.sensitivity != expected:
+            raise ValueError(f"field 'sensitivity' must be {expected!r} under {self.neighbours} neighbours")
         check_gaussian_scale_field("noise_scale", self.noise_scale, self.sensitivity, self.epsilon, self.delta)
         expected = self.noise_scale * self.x_bound
         if not (
@@ -396,12 +426,12 @@ def _checked(epsilon, delta, x_bound):
 
 @parameters_from(survival_noise_plan, sections=("Raises",))
 def survival_regression_noise_plan(
-    edges, cells=None, *, d: int, x_bound: float, epsilon: float, delta: float
+    edges, cells=None, *, d: int, x_bound: float, epsilon: float, delta: float, relation: str = REPLACE_ONE
 ) -> NoisePlan:
     """The noise :func:`release_survival_regression_stats` adds, before any record is read.
 
     One Gaussian query on the K(2J + 1)(d + 1) + K·d(d + 1)/2 + 1 weighted entries, ℓ2
-    sensitivity √7, σ by OpenDP's privacy map; on the original scale the noise s.d. is σ on the
+    sensitivity √7 (2 under add/remove), σ by OpenDP's privacy map; on the original scale the noise s.d. is σ on the
     counts and the clip count, σBx on the covariate sums, σBx² on the diagonal of Σ xxᵀ and
     σBx²/√2 off it.  Public: it depends only on its arguments.
 
@@ -413,6 +443,8 @@ def survival_regression_noise_plan(
         The public bound Bx on a row's ℓ2 norm.
     delta : float
         δ in (0, 1).
+    relation : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation (:func:`survival_regression_sensitivity`).
 
     Returns
     -------
@@ -433,7 +465,8 @@ def survival_regression_noise_plan(
     d = check_count("d", d)
     K, exits = len(labels), 2 * ends.size + 1
     size = K * exits * (d + 1) + K * d * (d + 1) // 2 + 1
-    query = gaussian_query("exit table with covariate moments", size, survival_regression_sensitivity(), epsilon, delta)
+    sensitivity = survival_regression_sensitivity(relation)
+    query = gaussian_query("exit table with covariate moments", size, sensitivity, epsilon, delta)
     sigma = query.scale
     return NoisePlan(
         mechanism="gaussian",
@@ -447,7 +480,11 @@ def survival_regression_noise_plan(
             "xx off-diagonal": sigma * x_bound**2 / math.sqrt(2.0),
             "clip count": sigma,
         },
-        notes=(f"{K} cells × (2·{ends.size} + 1) exits × (1 + {d}) + {K} × {d}·{d + 1}/2 + 1 entries; n public",),
+        notes=(
+            f"{K} cells × (2·{ends.size} + 1) exits × (1 + {d}) + {K} × {d}·{d + 1}/2 + 1 entries; "
+            f"n {'public' if relation == REPLACE_ONE else 'private'}",
+        ),
+        relation=relation,
     )
 
 
@@ -466,6 +503,7 @@ def release_survival_regression_stats(
     accountant: PrivacyAccountant | None = None,
     rng=None,
     unit=None,
+    relation: str = REPLACE_ONE,
 ) -> SurvivalRegressionStatsRelease:
     """Private release of a survival study's exit table with the covariate moments of each exit,
     person-level, for survival regression on continuous covariates.
@@ -517,6 +555,10 @@ def release_survival_regression_stats(
         record, their first exit with the cell and covariates of their earliest interval
         (:func:`pm_private.survival.person_histories`), n is the number of persons and the
         release protects a person with all their rows.  None: each row is one person's record.
+    relation : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation (:mod:`pm_private.privacy.relations`): replace-one, n public and
+        recorded in the release; or add/remove, n private (the release's ``n`` is None, the
+        noise that of sensitivity 2, and the model takes n as latent).
 
     Returns
     -------
@@ -526,8 +568,8 @@ def release_survival_regression_stats(
     Raises
     ------
     ValueError
-        Before anything is spent: invalid ε, δ, ``x_bound``, ``edges``, ``cells`` or
-        ``preprocessing``; times that are not finite or negative, events not 0 or 1, a
+        Before anything is spent: invalid ε, δ, ``relation``, ``x_bound``, ``edges``, ``cells``
+        or ``preprocessing``; times that are not finite or negative, events not 0 or 1, a
         categorical ``cell`` declaring a category not among ``cells``, rows that are not finite
         (on the original scale) or not one per person.
     BudgetExceededError
@@ -538,9 +580,10 @@ def release_survival_regression_stats(
 
     Notes
     -----
-    Privacy: (ε, δ)-DP under replace-one neighbours, the unit a person with their whole
-    follow-up and covariates (a row, each person's one record; with ``unit`` a person with all
-    their rows).  Public: n, ``edges``, ``cells`` (the set of labels), ``x_bound``,
+    Privacy: (ε, δ)-DP under replace-one neighbours, or add/remove ones (``relation``; the ledger
+    charges the replace-one ε of the same noise), the unit a person with their whole follow-up
+    and covariates (a row, each person's one record; with ``unit`` a person with all their
+    rows).  Public: n (under replace-one), ``edges``, ``cells`` (the set of labels), ``x_bound``,
     the preprocessing (its constants and kept public rows), ε, δ; each person's time, event,
     cell and covariates are private.  Exact: the (ε, δ) is certified by OpenDP's privacy map for
     the returned values, and the secure default ``rng=None`` draws OpenDP's exact discrete
@@ -564,6 +607,7 @@ def release_survival_regression_stats(
     ((1, 7), (1, 7, 2), 500, False)
     """
     epsilon, delta, x_bound = _checked(epsilon, delta, x_bound)
+    sensitivity = survival_regression_sensitivity(relation)  # checks the relation
     ends, labels = check_edges(edges), check_cells(cells)
     features = column_names(X)
     time, event, (X, cell), unit = person_records(unit, time, event, X, cell)
@@ -574,42 +618,27 @@ def release_survival_regression_stats(
         raise ValueError("time must hold at least one person")
     K, exits = counts.shape[0], counts.shape[1]
     source = as_noise_source(rng)
-    plan = survival_regression_noise_plan(ends, labels, d=d, x_bound=x_bound, epsilon=epsilon, delta=delta)
-    upper = np.triu_indices(d)
-    weights = symmetric_entry_weights(*upper)
-    vector = np.concatenate(
-        [
-            counts.ravel(),
-            (x_sums / x_bound).ravel(),
-            (xx[:, upper[0], upper[1]] * weights / x_bound**2).ravel(),
-            [projected],
-        ]
+    plan = survival_regression_noise_plan(
+        ends, labels, d=d, x_bound=x_bound, epsilon=epsilon, delta=delta, relation=relation
     )
-    label = f"n={n}, cells={K}, intervals={ends.size}, d={d}"
+    vector = _weighted_vector(counts, x_sums, xx, projected, x_bound)
+    public_n = n if relation == REPLACE_ONE else None
+    label = f"{'' if public_n is None else f'n={n}, '}cells={K}, intervals={ends.size}, d={d}"
     with release_guard(
         accountant,
         SURVIVAL_REGRESSION_MECHANISM,
         plan.epsilon,
         plan.delta,
+        neighbours=relation,
         label=label,
-        noise=plan.noise_events(),
+        noise=with_replace_one(plan.noise_events(), _SENSITIVITY, relation),
         refusal=refusal,
         unit=unit,
     ):
-        sensitivity = survival_regression_sensitivity()
         part = gaussian_mechanism(vector, sensitivity=sensitivity, epsilon=epsilon, delta=delta, source=source)
-        noisy = np.asarray(part.values, dtype=np.float64)
-        sizes = np.cumsum([counts.size, x_sums.size, K * upper[0].size])
-        noisy_counts, noisy_sums, noisy_upper, noisy_projected = np.split(noisy, sizes)
-        noisy_xx = np.zeros((K, d, d))
-        noisy_xx[:, upper[0], upper[1]] = noisy_upper.reshape(K, -1) / weights * x_bound**2
-        noisy_xx[:, upper[1], upper[0]] = noisy_xx[:, upper[0], upper[1]]
         return SurvivalRegressionStatsRelease(
-            counts=noisy_counts.reshape(K, exits),
-            x_sums=noisy_sums.reshape(K, exits, d) * x_bound,
-            xx=noisy_xx,
-            projected=float(noisy_projected[0]),
-            n=n,
+            **_unweighted(np.asarray(part.values, dtype=np.float64), K, exits, d, x_bound),
+            n=public_n,
             edges=ends,
             cells=labels,
             x_bound=x_bound,
@@ -622,4 +651,31 @@ def release_survival_regression_stats(
             delta=delta,
             private=source.secure,
             unit=unit,
+            neighbours=relation,
         )
+
+
+def _weighted_vector(counts, x_sums, xx, projected, x_bound) -> np.ndarray:
+    """The vector the mechanism noises (module notes): counts, x sums over Bx, the upper triangles
+    of Σxxᵀ weighted (1 on the diagonal, √2 off it) over Bx², and the clip count."""
+    upper = np.triu_indices(xx.shape[-1])
+    weights = symmetric_entry_weights(*upper)
+    parts = [counts.ravel(), (x_sums / x_bound).ravel(), (xx[:, upper[0], upper[1]] * weights / x_bound**2).ravel()]
+    return np.concatenate([*parts, [projected]])
+
+
+def _unweighted(noisy, K, exits, d, x_bound) -> dict:
+    """The release's ``counts``, ``x_sums``, ``xx`` and ``projected`` from the noisy weighted vector
+    (the inverse of :func:`_weighted_vector`)."""
+    upper = np.triu_indices(d)
+    sizes = np.cumsum([K * exits, K * exits * d, K * upper[0].size])
+    counts, sums, upper_part, projected = np.split(noisy, sizes)
+    xx = np.zeros((K, d, d))
+    xx[:, upper[0], upper[1]] = upper_part.reshape(K, -1) / symmetric_entry_weights(*upper) * x_bound**2
+    xx[:, upper[1], upper[0]] = xx[:, upper[0], upper[1]]
+    return {
+        "counts": counts.reshape(K, exits),
+        "x_sums": sums.reshape(K, exits, d) * x_bound,
+        "xx": xx,
+        "projected": float(projected[0]),
+    }
