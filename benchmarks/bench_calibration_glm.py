@@ -26,10 +26,21 @@ interval; its Monte Carlo standard error is the spread of the per-replicate frac
     python -m benchmarks.bench_calibration_glm --quick    # d = 2, n = 1000, ε ∈ {1, ∞}, 5 replicates
     python -m benchmarks.bench_calibration_glm --ds 2 --ns 1000 --epsilons 1 inf --reps 20
     python -m benchmarks.bench_calibration_glm --family poisson --quick
+    python -m benchmarks.bench_calibration_glm --ds 2 --ns 200 5000 --epsilons 1 --relations replace-one add-remove
 
 ``--family poisson``: the same design with y | x ~ Poisson(exp(xᵀβ + b)), β ~ N(0, 0.5² I),
 b ~ N(0, 1) (the priors of the fitted :func:`pm_private.poisson_model`), counts clipped to
 ``--y-bound`` (default 20) by :func:`pm_private.release_poisson_stats`.
+
+``--relations replace-one add-remove`` (default: replace-one alone, as before): each replicate
+data set is released once under each relation asked for, with independent noise (``relation=`` of
+the release; under add/remove the count n is released with the statistics and the model takes n
+as latent, ``n_people``), and each release is fitted by the noise-aware model of its relation (one
+compiled model per relation and d, reused through ``set_*_stats``).  The naive model is fitted
+under replace-one only, and ε = ∞ (exact statistics, n public) under replace-one only.  Each row
+names its relation and adds ``medw90``, the median over replicates of the mean 90 % interval width
+of β, ``ratio``, that width over replace-one's on the same data sets, and, under add/remove, the
+50 % / 90 % coverage of the true n by ``n_people`` (Monte Carlo s.e. as for β).
 
 Measured 2026-11-26 on a shared 2-core machine (load 2–4, the defaults: one chain of 800 + 400 per
 fit, the Laplace-started sampler).  Each cell: 50 % / 90 % coverage of the noise-aware intervals
@@ -76,6 +87,46 @@ intervals cover 0.00–0.44.  Fits took 2.2 s (d = 2), 6.5 s (d = 5) and 9.9–1
 median, with tails to 171, 351 and 684 s; at d = 10, ε ∈ {0.3, 3}, 1.2 % of the draws of both models diverged.
 With 4–10 replicates the Monte Carlo s.e. is 0.02–0.13, too coarse to certify a cell to within
 0.05.
+
+Neighbour relations, measured 2026-12-06 on the shared 2-core machine (the defaults: one chain of
+800 + 400 per fit, the Laplace-started sampler; each data set released under both relations).
+Per row: noise-aware 50 % / 90 % coverage of β (Monte Carlo s.e.), medw90 and its ratio to
+replace-one's, the naive model's 90 % coverage, and the coverage of the true n by ``n_people``.
+Logistic, ``--ds 2 --ns 200 5000 --epsilons 1 --reps 40 --seed 41 --relations replace-one
+add-remove`` (295 s wall; 1-minute load 1.3–2.0):
+
+       n  relation    | cov50 (se)   cov90 (se)   medw90  ratio | naive90 | n: cov50 (se)  cov90 (se)
+     200  replace-one | 0.49 (0.06)  0.89 (0.03)   2.779   1.00 |  0.38   |
+     200  add-remove  | 0.49 (0.06)  0.85 (0.04)   2.817   1.01 |         | 0.38 (0.08)  0.85 (0.06)
+    5000  replace-one | 0.44 (0.06)  0.84 (0.04)   0.734   1.00 |  0.38   |
+    5000  add-remove  | 0.41 (0.06)  0.82 (0.05)   0.503   0.68 |         | 0.42 (0.08)  0.93 (0.04)
+
+Poisson, ``--family poisson`` with ``--reps 20 --seed 42``, otherwise the same (555 s wall;
+load 2.2–3.9, another engineer's tests running; a rerun that also kept the per-replicate
+figures, 515 s at load 0.9–1.0, printed the same table):
+
+       n  relation    | cov50 (se)   cov90 (se)   medw90  ratio | naive90 | n: cov50 (se)  cov90 (se)
+     200  replace-one | 0.60 (0.08)  0.97 (0.02)   1.586   1.00 |  0.30   |
+     200  add-remove  | 0.57 (0.08)  0.93 (0.04)   1.529   0.96 |         | 0.50 (0.11)  0.80 (0.09)
+    5000  replace-one | 0.45 (0.08)  0.97 (0.03)   0.979   1.00 |  0.20   |
+    5000  add-remove  | 0.42 (0.09)  0.88 (0.05)   0.829   0.85 |         | 0.50 (0.11)  0.85 (0.08)
+
+Against two Monte Carlo s.e. of the add/remove figure: the add/remove coverage of β is within
+them of replace-one's in seven of the eight comparisons; the eighth, Poisson n = 5000 at 90 %, is
+not: 0.875 against 0.975, a gap of 0.100 against 2 × 0.0497 = 0.099 (1.7 s.e. of the paired
+per-replicate difference, 0.058).  Against the nominal level every add/remove coverage of β and of
+n is within two s.e., but not all are close: the logistic n = 5000 cell covers 0.41 / 0.82 (1.5
+s.e. under at both levels), as replace-one's 0.44 / 0.84 there, and all four logistic 90 %
+figures fall below 0.90; ``n_people`` covers 0.38 at 50 % for logistic n = 200 (1.6 s.e. under).
+Replace-one's Poisson 90 % intervals over-cover, 0.975 in both cells (3 s.e. over 0.90; one miss
+in 40), so that is the figure add/remove is compared with there.  Add/remove is narrower at
+n = 5000 because at the same ε its noise is smaller, not because the relation is cheaper: its
+sensitivity at Bx = 3√2 is 0.71 (logistic: 19.97 against 28.28) and 0.62 (Poisson: 32.3 against
+52.3) of replace-one's, and the ledger charges the replace-one ε of that noise, more than ε.  At
+n = 200, where the prior and the sampling dominate, the widths match (1.01, 0.96).  Divergent
+draws: 51 (logistic) and 13 (Poisson) in all the replace-one fits (noise-aware and naive, 160
+and 80 fits of 400 draws), none in the add/remove fits; no fit failed.  Fits took 1.0–1.5 s at
+the median, at most 6.6 s (logistic) and 79 s (a Poisson replace-one fit).
 """
 
 from __future__ import annotations
@@ -93,6 +144,7 @@ from threadpoolctl import threadpool_limits
 
 from pm_private.logistic import logistic_model, logistic_stats, release_logistic_stats, set_logistic_stats
 from pm_private.poisson import poisson_model, poisson_stats, release_poisson_stats, set_poisson_stats
+from pm_private.privacy.relations import ADD_REMOVE, RELATIONS, REPLACE_ONE
 from pm_private.released import laplace_nuts, laplace_restart, laplace_start
 
 PRIOR = dict(beta_sigma=1.0, intercept_sigma=1.0, x_mean_sigma=0.5, x_sd_sigma=1.0, x_eta=2.0)
@@ -143,10 +195,11 @@ class Family:
             return poisson_stats(X, y, y_bound=self.y_bound, x_bound=bound)
         return logistic_stats(X, y, x_bound=bound)
 
-    def release(self, X, y, eps, bound, rng):
+    def release(self, X, y, eps, bound, rng, relation=REPLACE_ONE):
+        common = dict(epsilon=eps, delta=DELTA, x_bound=bound, rng=rng, relation=relation)
         if self.name == "poisson":
-            return release_poisson_stats(X, y, epsilon=eps, delta=DELTA, x_bound=bound, y_bound=self.y_bound, rng=rng)
-        return release_logistic_stats(X, y, epsilon=eps, delta=DELTA, x_bound=bound, rng=rng)
+            return release_poisson_stats(X, y, y_bound=self.y_bound, **common)
+        return release_logistic_stats(X, y, **common)
 
     def model(self, stats):
         if self.name == "poisson":
@@ -167,6 +220,12 @@ def coverage(draws, truth):
         se = per_rep.std(ddof=1) / np.sqrt(len(per_rep)) if len(per_rep) > 1 else np.nan
         result[q] = (inside.mean(), se, (hi - lo).mean())
     return result
+
+
+def median_width(draws, level: float = 0.9) -> float:
+    """The median over replicates of each replicate's mean central-interval width, draws (S, R, d)."""
+    lo, hi = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2], axis=0)
+    return float(np.median((hi - lo).mean(axis=1)))
 
 
 #: Where the dense mass-matrix adaptation starts: the Laplace approximation, or the identity.
@@ -209,9 +268,11 @@ class Fitter:
         self.divergent = 0
 
     def fit(self) -> np.ndarray:
-        """Draws of β of one chain (the intercept's in ``last_intercept``)."""
+        """Draws of β of one chain (the intercept's in ``last_intercept``, the latent count's, where
+        n is private, in ``last_n``)."""
         posterior = self.sample().posterior
         self.last_intercept = posterior["intercept"].values[0] if "intercept" in posterior else 0.0
+        self.last_n = posterior["n_people"].values[0] if "n_people" in posterior else None
         return posterior["beta"].values[0]
 
     def sample(self):
@@ -240,21 +301,92 @@ class Fitter:
         return idata
 
 
-def run_cell(fitter, family, rng, n, d, eps, reps, bound_factor=3.0):
-    truths, draws, projected = [], {True: [], False: []}, []
+def cell_relations(fitters, eps) -> list[str]:
+    """The relations a cell fits: those asked for, or at ε = ∞ (exact statistics, n public, no
+    release) replace-one alone."""
+    return [REPLACE_ONE] if np.isinf(eps) else list(fitters)
+
+
+def run_cell(fitters, family, rng, n, d, eps, reps, bound_factor=3.0):
+    """Per relation of :func:`cell_relations`: ``aware`` and ``naive`` coverage (naive only under
+    replace-one, else None), ``width`` (:func:`median_width` of the noise-aware draws) and ``count``
+    (coverage of the true n by ``n_people`` where n is private, else None); and the fraction of
+    rows projected.  Each replicate data set is released once per relation, with independent
+    noise, each release fitted by that relation's ``fitters`` entry."""
+    relations = cell_relations(fitters, eps)
+    truths, projected, counts = [], [], []
+    draws = {(relation, aware): [] for relation in relations for aware in (True, False)}
     bound = bound_factor * np.sqrt(d)
     for _ in range(reps):
         X, y, beta = draw_dataset(rng, n, d, family.name)
         projected.append(np.mean(np.linalg.norm(X, axis=1) > bound))
-        stats = family.stats(X, y, bound) if np.isinf(eps) else family.release(X, y, eps, bound, rng)
         truths.append(beta)
-        for aware in (True, False) if not np.isinf(eps) else (True,):
-            family.set(stats, fitter.model, aware)
-            draws[aware].append(fitter.fit())
+        for relation in relations:
+            fitter = fitters[relation]
+            stats = family.stats(X, y, bound) if np.isinf(eps) else family.release(X, y, eps, bound, rng, relation)
+            naive = relation == REPLACE_ONE and not np.isinf(eps)
+            for aware in (True, False) if naive else (True,):
+                family.set(stats, fitter.model, aware)
+                draws[relation, aware].append(fitter.fit())
+                if aware and fitter.last_n is not None:
+                    counts.append(fitter.last_n)
     truths = np.array(truths)
-    aware = coverage(np.stack(draws[True], axis=1), truths)
-    naive = coverage(np.stack(draws[False], axis=1), truths) if draws[False] else aware
-    return aware, naive, float(np.mean(projected))
+    results = {}
+    for relation in relations:
+        aware_draws = np.stack(draws[relation, True], axis=1)
+        aware = coverage(aware_draws, truths)
+        naive = coverage(np.stack(draws[relation, False], axis=1), truths) if draws[relation, False] else None
+        private_n = relation == ADD_REMOVE and counts
+        count = coverage(np.stack(counts, axis=1)[:, :, None], np.full((reps, 1), n)) if private_n else None
+        results[relation] = dict(aware=aware, naive=naive, width=median_width(aware_draws), count=count)
+    return results, float(np.mean(projected))
+
+
+HEADER = (
+    f"{'d':>3}{'n':>7}{'ε':>6}{'reps':>5} {'relation':<11} | noise-aware: cov50 (se)   cov90 (se)   w50    w90"
+    f"    medw90  ratio | naive: cov50 (se)   cov90 (se)   w50    w90   | n_people: cov50 (se)   cov90 (se)"
+    f" | projected"
+)
+
+
+def cell_lines(d, n, eps, reps, results, projected) -> list[str]:
+    """The table rows of one cell, one per relation: the noise-aware coverage and mean widths, the
+    median width of the 90 % intervals and its ratio to replace-one's on the same data sets, the
+    naive model's (replace-one) and the latent count's coverage (add/remove)."""
+
+    def covered(c):
+        return "  ".join(f"{c[q][0]:.2f} ({c[q][1]:.2f})" for q in LEVELS)
+
+    lines = []
+    reference = results.get(REPLACE_ONE, {}).get("width")
+    for relation, r in results.items():
+        aware = covered(r["aware"]) + "  " + " ".join(f"{r['aware'][q][2]:6.3f}" for q in LEVELS)
+        ratio = f"{r['width'] / reference:5.2f}" if reference else "    —"
+        naive = r["naive"] if r["naive"] is not None else (r["aware"] if np.isinf(eps) else None)
+        naive = covered(naive) + "  " + " ".join(f"{naive[q][2]:6.3f}" for q in LEVELS) if naive else "—".ljust(38)
+        count = covered(r["count"]) if r["count"] is not None else "—".ljust(23)
+        lines.append(
+            f"{d:>3}{n:>7}{eps:>6g}{reps:>5} {relation:<11} | {aware}  {r['width']:7.3f}  {ratio}"
+            f" | {naive} | {count} | {projected:.4f}"
+        )
+    return lines
+
+
+def build_fitters(family, d, relations, args) -> dict:
+    """One compiled model and :class:`Fitter` per relation for d covariates, built on a template of
+    200 rows (exact statistics under replace-one, a seeded ε = 1 release under add/remove) and then
+    reused for every replicate through ``set_*_stats``."""
+    X, y, _ = draw_dataset(np.random.default_rng(99), 200, d, family.name)
+    bound = 3.0 * np.sqrt(d)
+    fitters = {}
+    for relation in relations:
+        if relation == REPLACE_ONE:
+            template = family.stats(X, y, bound)
+        else:
+            template = family.release(X, y, 1.0, bound, np.random.default_rng(99), relation)
+        model = family.model(template)
+        fitters[relation] = Fitter(model, draws=args.draws, tune=args.tune, seed=args.seed, sampler=args.sampler)
+    return fitters
 
 
 def main(argv=None):
@@ -270,6 +402,13 @@ def main(argv=None):
     parser.add_argument("--bound-factor", type=float, default=3.0, help="row-norm bound Bx = factor·√d")
     parser.add_argument("--family", choices=("logistic", "poisson"), default="logistic")
     parser.add_argument("--y-bound", type=int, default=20, help="count bound of the Poisson release")
+    parser.add_argument(
+        "--relations",
+        choices=RELATIONS,
+        nargs="+",
+        default=[REPLACE_ONE],
+        help="neighbour relations: each replicate data set is released under each (ε = ∞: replace-one only)",
+    )
     add_sampler_argument(parser)
     args = parser.parse_args(argv)
     threadpool_limits(1, user_api="blas")
@@ -279,34 +418,27 @@ def main(argv=None):
     logging.getLogger("pymc").setLevel(logging.ERROR)
     rng = np.random.default_rng(args.seed)
     family = Family(args.family, args.y_bound)
+    needed = set(args.relations) | ({REPLACE_ONE} if np.isinf(args.epsilons).any() else set())
+    relations = [relation for relation in RELATIONS if relation in needed]
     print(f"family {args.family}" + (f", counts clipped to {args.y_bound}" if args.family == "poisson" else ""))
-    header = (
-        f"{'d':>3}{'n':>7}{'ε':>6}{'reps':>5} | noise-aware: cov50 (se)   cov90 (se)   w50    w90"
-        f"   | naive: cov50 (se)   cov90 (se)   w50    w90   | projected"
-    )
-    print(header)
-    print("-" * len(header))
+    print(HEADER)
+    print("-" * len(HEADER))
     start = time.perf_counter()
     for d in args.ds:
-        X, y, _ = draw_dataset(np.random.default_rng(99), 200, d, args.family)
-        model = family.model(family.stats(X, y, 3.0 * np.sqrt(d)))
-        fitter = Fitter(model, draws=args.draws, tune=args.tune, seed=args.seed, sampler=args.sampler)
+        fitters = build_fitters(family, d, relations, args)
+        asked = {relation: fitter for relation, fitter in fitters.items() if relation in args.relations}
         for n in args.ns:
             for eps in args.epsilons:
-                aware, naive, projected = run_cell(fitter, family, rng, n, d, eps, args.reps, args.bound_factor)
-                cells = [f"{c[q][0]:.2f} ({c[q][1]:.2f})" for c in (aware, naive) for q in LEVELS]
-                widths = [f"{c[q][2]:6.3f}" for c in (aware, naive) for q in LEVELS]
-                print(
-                    f"{d:>3}{n:>7}{eps:>6g}{args.reps:>5} | {cells[0]}  {cells[1]}  {widths[0]} {widths[1]}"
-                    f" | {cells[2]}  {cells[3]}  {widths[2]} {widths[3]} | {projected:.4f}",
-                    flush=True,
-                )
-        print(
-            f"  d = {d}: NUTS fit {np.median(fitter.times):.1f} s median, {max(fitter.times):.1f} s max "
-            f"(after one compilation), {np.median(fitter.steps) / args.draws:.1f} leapfrog steps per draw (median);"
-            f" {fitter.divergent} divergent draws in all",
-            flush=True,
-        )
+                cell = asked if not np.isinf(eps) else fitters
+                results, projected = run_cell(cell, family, rng, n, d, eps, args.reps, args.bound_factor)
+                print("\n".join(cell_lines(d, n, eps, args.reps, results, projected)), flush=True)
+        for relation, fitter in fitters.items():
+            print(
+                f"  d = {d}, {relation}: NUTS fit {np.median(fitter.times):.1f} s median, {max(fitter.times):.1f} s max "
+                f"(after one compilation), {np.median(fitter.steps) / args.draws:.1f} leapfrog steps per draw "
+                f"(median); {fitter.divergent} divergent draws in {len(fitter.times)} fits",
+                flush=True,
+            )
     print(f"total {time.perf_counter() - start:.0f} s")
 
 
