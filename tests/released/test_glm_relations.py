@@ -114,6 +114,20 @@ def test_add_remove_release_keeps_n_private_and_is_charged_as_replace_one(family
     assert public.n == 300 and public.n_noisy is None
 
 
+def test_a_person_level_release_under_add_remove_keeps_the_number_of_persons_private():
+    rng = np.random.default_rng(4)
+    person = rng.integers(0, 150, size=400)  # 400 rows of at most 150 persons
+    x, y = rng.normal(size=(400, D)), rng.uniform(size=400) < 0.5
+    accountant = PrivacyAccountant(5.0, 1e-5)
+    release = release_logistic_stats(
+        x, y, epsilon=1.0, delta=1e-6, x_bound=3.0, rng=2, relation=ADD_REMOVE, unit=person, accountant=accountant
+    )
+    assert release.n is None and release.unit == "person"
+    assert abs(release.n_noisy - np.unique(person).size) < 6 * release.noise_scale
+    (entry,) = accountant.ledger
+    assert entry.neighbours == "add-remove person as replace-one person" and "n=" not in entry.label
+
+
 def test_the_model_takes_n_as_latent_and_refuses_to_swap_relations():
     private_n, public_n = _release("logistic", ADD_REMOVE, n=2000), _release("logistic", REPLACE_ONE, n=2000)
     model = logistic_model(private_n, x_sample=None)
