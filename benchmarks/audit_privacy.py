@@ -31,9 +31,9 @@ measures.
 
 The person-unit audits (``person_linear_stats``, ``person_exit_table``) change everything about one
 person, including their number of rows, under ``unit=``.  The relation audits (``add_remove_*``)
-release an exit table under add/remove neighbours (n private) and audit it on a removed person
-against the release's (ε, δ), and on a replaced person against the replace-one guarantee a ledger
-charges for it.  The DP-SGLD audit (``dp_sgld``) runs the whole published chain with a canary record
+release an exit table or logistic statistics under add/remove neighbours (n private) and audit
+them on a removed person against the release's (ε, δ), and on a replaced person against the
+replace-one guarantee a ledger charges for it.  The DP-SGLD audit (``dp_sgld``) runs the whole published chain with a canary record
 at one extreme or the other and bounds the run's ε from its chain mean.
 
 Run ``python benchmarks/audit_privacy.py`` (5·10⁴ draws per data set, 10⁵ per mechanism;
@@ -57,8 +57,11 @@ from pm_private.linear.release import release_linear_stats, sensitivities
 from pm_private.linear.stats import linear_stats
 from pm_private.logistic.elastic_net import DPElasticNetLogisticRegression, convex_min, design_bounds
 from pm_private.logistic.penalty_selection import select_penalty
+from pm_private.logistic.release import logistic_noise_plan, logistic_sensitivity, release_logistic_stats
 from pm_private.privacy.budget import NoiseEvent, implied_epsilon
 from pm_private.privacy.noise import as_noise_source
+from pm_private.privacy.primitives import symmetric_entry_weights
+from pm_private.released.degree2 import degree2_pairs, degree2_sums, degree2_vector
 from pm_private.survival import release_survival_stats, survival_noise_plan, survival_sensitivity
 from pm_private.survival.data import person_histories, scale_times
 from pm_private.survival.discrete.data import DiscreteTimeData
@@ -299,6 +302,43 @@ def _relation_exit_table_audit(noise: str, pair: str, epsilon: float = 1.0, delt
     return Audit(name, float(claimed), delta, pair_eps, "LLR", draw)
 
 
+def _relation_glm_audit(pair: str, epsilon: float = 2.0, delta: float = 1e-3) -> Audit:
+    """Logistic statistics released under add/remove neighbours (n private, released first in the
+    weighted vector).  ``pair="removed"``: a record on the sphere ‖x‖ = Bx, whose contribution has
+    the add/remove sensitivity's norm, is in D and not in D′, the claim the release's (ε, δ);
+    ``pair="replaced"``: that record replaced by one orthogonal to it with the other label, the
+    claim the replace-one guarantee the ledger charges for it (the vector's replace-one Δ)."""
+    bound = 1.0
+    rng = np.random.default_rng(6)
+    X, y = rng.normal(size=(9, 2)) * 0.3, rng.integers(0, 2, 9)
+    first = (np.vstack([[bound, 0.0], X]), np.r_[1, y])
+    second = (X, y) if pair == "removed" else (np.vstack([[0.0, bound], X]), np.r_[0, y])
+    data = [first, second]
+    options = dict(epsilon=epsilon, delta=delta, x_bound=bound, relation="add-remove")
+    weights = np.r_[1.0, symmetric_entry_weights(*degree2_pairs(2))]
+
+    def weighted(n, x_sum, y_sum, xx, yx):
+        return weights * np.r_[n, degree2_vector(x_sum, y_sum, xx, yx)]
+
+    exact = [weighted(len(v), *degree2_sums(x, 2.0 * v - 1.0)) for x, v in data]
+    scale = logistic_noise_plan(2, **options).queries[0].scale
+    relation = "replace-one" if pair == "replaced" else "add-remove"
+    claimed = implied_epsilon((NoiseEvent("gaussian", scale, logistic_sensitivity(bound, relation)),), delta)
+
+    def draw(k, n, source):
+        out = np.empty(n)
+        for i in range(n):
+            r = release_logistic_stats(*data[k], rng=source, **options)
+            o = weighted(r.n_noisy, r.x_sum, r.y_sum, r.xx, r.yx)
+            out[i] = np.sum((o - exact[1]) ** 2 - (o - exact[0]) ** 2) / (2 * scale**2)
+        return out
+
+    pair_eps = implied_epsilon((NoiseEvent("gaussian", scale, float(np.linalg.norm(exact[0] - exact[1]))),), delta)
+    return Audit(
+        f"logistic statistics, add/remove release, {pair} record", float(claimed), delta, pair_eps, "LLR", draw
+    )
+
+
 def _dp_sgld_audit(epsilon: float = 2.0, delta: float = 1e-5) -> Audit:
     """The whole published chain of DP-SGLD (20 steps, q = 0.5, C = 1) on y ~ N(μ, 1), 12 records:
     a canary record at y = +5 in D and at y = −5 in D′ (its clipped gradient +1 against −1 while
@@ -483,6 +523,8 @@ AUDITS = {
     "add_remove_laplace_replaced": lambda: _relation_exit_table_audit("laplace", "replaced"),
     "add_remove_gaussian_removed": lambda: _relation_exit_table_audit("gaussian", "removed", 2.0, 1e-3),
     "add_remove_gaussian_replaced": lambda: _relation_exit_table_audit("gaussian", "replaced", 2.0, 1e-3),
+    "add_remove_logistic_removed": lambda: _relation_glm_audit("removed"),
+    "add_remove_logistic_replaced": lambda: _relation_glm_audit("replaced"),
     "weibull": _weibull_audit,
     "dp_sgld": _dp_sgld_audit,
     "discrete_output": _discrete_output_audit,

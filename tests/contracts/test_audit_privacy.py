@@ -63,6 +63,16 @@ def test_short_audits_of_an_add_remove_exit_table_under_both_relations():
     assert gaussian[0].pair_epsilon <= gaussian[0].epsilon and gaussian[1] <= gaussian[0].epsilon
 
 
+def test_short_audits_of_add_remove_logistic_statistics_under_both_relations():
+    """Removed record on the sphere: its pair's loss is the release's ε, the bound below it; replaced
+    record: the replace-one ε the ledger charges, above the release's own, the bound below it."""
+    (removed, replaced), seconds = audit.run(
+        ["add_remove_logistic_removed", "add_remove_logistic_replaced"], draws=4_000
+    )
+    assert removed[0].pair_epsilon == pytest.approx(removed[0].epsilon) and 0.3 < removed[1] <= removed[0].epsilon
+    assert replaced[0].epsilon > removed[0].epsilon and 0.5 < replaced[1] <= replaced[0].epsilon
+
+
 def test_short_audit_of_a_dp_sgld_chain_with_a_canary():
     """The whole published chain: the canary's bound stays below the run's planned ε."""
     (row,), seconds = audit.run(["dp_sgld"], draws=1_500)
