@@ -242,6 +242,18 @@ def add_sampler_argument(parser) -> None:
     )
 
 
+def add_relations_argument(parser) -> None:
+    """The ``--relations`` option of the calibration benchmarks: each data set is released under
+    each relation asked for (ε = ∞, exact statistics: replace-one only)."""
+    parser.add_argument(
+        "--relations",
+        choices=RELATIONS,
+        nargs="+",
+        default=[REPLACE_ONE],
+        help="neighbour relations: each data set is released under each (ε = ∞: replace-one only)",
+    )
+
+
 def build_step(model, sampler: str, previous=None):
     """The NUTS step: ``laplace`` (:func:`pm_private.laplace_nuts`, dense adaptation started at
     the Laplace approximation; with ``previous``, its compiled functions reused and only the
@@ -402,13 +414,7 @@ def main(argv=None):
     parser.add_argument("--bound-factor", type=float, default=3.0, help="row-norm bound Bx = factor·√d")
     parser.add_argument("--family", choices=("logistic", "poisson"), default="logistic")
     parser.add_argument("--y-bound", type=int, default=20, help="count bound of the Poisson release")
-    parser.add_argument(
-        "--relations",
-        choices=RELATIONS,
-        nargs="+",
-        default=[REPLACE_ONE],
-        help="neighbour relations: each replicate data set is released under each (ε = ∞: replace-one only)",
-    )
+    add_relations_argument(parser)
     add_sampler_argument(parser)
     args = parser.parse_args(argv)
     threadpool_limits(1, user_api="blas")

@@ -85,7 +85,7 @@ import warnings
 import numpy as np
 from scipy import stats as sps
 
-from benchmarks.bench_calibration_glm import LEVELS, Fitter, coverage, median_width
+from benchmarks.bench_calibration_glm import LEVELS, Fitter, add_relations_argument, coverage, median_width
 from pm_private.privacy.relations import RELATIONS, REPLACE_ONE
 from pm_private.survival import (
     release_survival_regression_stats,
@@ -257,13 +257,7 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cells", nargs="+", help="only these cells")
     parser.add_argument("--set", nargs="+", metavar="KEY=VALUE", help="override in every cell run, e.g. d=2 n=5000")
-    parser.add_argument(
-        "--relations",
-        choices=RELATIONS,
-        nargs="+",
-        default=[REPLACE_ONE],
-        help="neighbour relations: each data set is released under each (ε = ∞: replace-one only)",
-    )
+    add_relations_argument(parser)
     parser.add_argument("--quick", action="store_true", help="smoke run: 2 cells, 2 releases, 150 + 150 draws")
     parser.add_argument("--out", help="also write the table as markdown to this file")
     parser.add_argument("--digits", type=int, default=2, help="decimals of the coverages and their s.e.")
