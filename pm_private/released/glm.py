@@ -259,14 +259,19 @@ def glm_arrays(stats, family: Family, noise_aware: bool) -> dict[str, np.ndarray
     return arrays
 
 
+def people_prior(centre):
+    """The latent n of a model where n is private (a release under add/remove neighbours):
+    ``n_people``, log-normal around ``centre`` (the released count, or the noisy total of a
+    table) with s.d. 2 on the log scale, a factor of e² either way, so that the release decides."""
+    return pm.LogNormal("n_people", pt.log(centre), 2.0)
+
+
 def latent_count(data):
-    """n where it is private (a release under add/remove neighbours): ``n_people``, log-normal around
-    the released count with s.d. 2 on the log scale (a factor of e² either way), observed through the
-    released count n + ξ, ξ ~ N(0, σ²) (``n_noisy``), as the exit tables' model takes it; the data
-    ``stats_n`` where n is public."""
+    """n where it is private: :func:`people_prior` around the released count, observed through
+    that count, n + ξ with ξ ~ N(0, σ²) (``n_noisy``); the data ``stats_n`` where n is public."""
     if "stats_n_noisy" not in data:
         return data["stats_n"]
-    n = pm.LogNormal("n_people", pt.log(data["stats_n"]), 2.0)
+    n = people_prior(data["stats_n"])
     pm.Normal("n_noisy", n, pt.sqrt(data["stats_n_noise_var"]), observed=data["stats_n_noisy"])
     return n
 

@@ -52,6 +52,7 @@ import pytensor.tensor as pt
 from ..._engine.compile_notice import announce_compilation
 from ...privacy.validation import check_bool, check_positive
 from ...released.family import check_stats, record_fit
+from ...released.glm import people_prior
 from ...released.reparametrisation import random_walk, symmetric_dirichlet
 from ..table_models import censoring_terms, check_censoring, resolve_noise_aware, survival_deterministics
 from .ops import exit_table_logp, table_probabilities
@@ -87,11 +88,11 @@ def _arrays(stats, noise_aware: bool) -> dict[str, np.ndarray]:
 
 def latent_people(stats, data):
     """n: the data ``stats_n``, or where n is private (add/remove neighbours) the latent
-    ``n_people``, log-normal around the table's noisy total with s.d. 2 on the log scale (a factor
-    of e² either way: the likelihood, whose total has mean n and the noise's variance, decides)."""
+    ``n_people`` around the table's noisy total (:func:`~pm_private.released.glm.people_prior`),
+    which the likelihood, whose total has mean n and the noise's variance, informs."""
     if stats.n is not None:
         return data["stats_n"]
-    return pm.LogNormal("n_people", pt.log(data["stats_n"]), 2.0)
+    return people_prior(data["stats_n"])
 
 
 def competing_exits(event_hazard, censor_hazard):
