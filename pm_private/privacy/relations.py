@@ -64,6 +64,7 @@ __all__ = [
     "REPLACE_ONE",
     "Sensitivity",
     "as_replace_one",
+    "check_public_n",
     "check_relation",
     "gram_sensitivity",
     "histogram_sensitivity",
@@ -133,6 +134,24 @@ def check_relation(relation) -> str:
     if not (isinstance(relation, str) and relation in RELATIONS):
         raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}")
     return relation
+
+
+def check_public_n(record) -> None:
+    """A record's ``n`` against its ``neighbours``: the number of units under replace-one (n public),
+    None under add/remove (n private); a record without ``neighbours`` (exact statistics) needs n.
+
+    Parameters
+    ----------
+    record : object
+        A release or statistics record with the field ``n`` (and ``neighbours`` for a release).
+
+    Raises
+    ------
+    ValueError
+        Naming the field ``n``.
+    """
+    if (record.n is None) != (getattr(record, "neighbours", REPLACE_ONE) == ADD_REMOVE):
+        raise ValueError("field 'n' must be None exactly when 'neighbours' is 'add-remove' (n private)")
 
 
 def histogram_sensitivity(norm: int) -> Sensitivity:

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._engine.docstrings import SharedParameterDocs
 from ..privacy.primitives import check_gaussian_epsilon, check_gaussian_scale_field, gaussian_mechanism
-from ..privacy.relations import ADD_REMOVE, REPLACE_ONE, Sensitivity, with_replace_one
+from ..privacy.relations import ADD_REMOVE, REPLACE_ONE, Sensitivity, check_public_n, with_replace_one
 from ..privacy.release import output, public, release_guard
 from ..privacy.units import RECORD
 from ..privacy.validation import (
@@ -202,8 +202,7 @@ def freeze_stats(stats) -> None:
         value.flags.writeable = False
         object.__setattr__(stats, name, value)
     object.__setattr__(stats, "y_sum", float(stats.y_sum))
-    if stats.n is None and getattr(stats, "neighbours", None) != ADD_REMOVE:
-        raise ValueError("'n' must be the number of records (None only in a release under add/remove neighbours)")
+    check_public_n(stats)
     if stats.n is not None:
         object.__setattr__(stats, "n", int(stats.n))
 
@@ -262,9 +261,9 @@ def check_degree2_release(release, sensitivity_of, sensitivity_name: str) -> Non
     check_release_field("epsilon", lambda e: check_gaussian_epsilon(check_epsilon(e)), release.epsilon)
     check_release_field("delta", check_delta, release.delta)
     sensitivity = check_release_field("x_bound", sensitivity_of, release.x_bound, release.neighbours)
-    if release.neighbours == ADD_REMOVE:
-        if release.n is not None or release.n_noisy is None or not np.isfinite(release.n_noisy):
-            raise ValueError("fields 'n' and 'n_noisy': under add/remove neighbours n is None and n_noisy a number")
+    if release.neighbours == ADD_REMOVE:  # n is None (freeze_stats)
+        if release.n_noisy is None or not np.isfinite(release.n_noisy):
+            raise ValueError("field 'n_noisy' must be a number under add/remove neighbours (n private)")
     else:
         check_release_field("n", check_count, "n", release.n)
         if release.n_noisy is not None:
@@ -329,7 +328,7 @@ def release_degree2(
     private_n = relation == ADD_REMOVE
     if private_n and not isinstance(sensitivity, Sensitivity):
         raise ValueError("sensitivity: a release under add/remove neighbours needs both relations' sensitivity")
-    noise = plan.noise_events() if not private_n else with_replace_one(plan.noise_events(), sensitivity, relation)
+    noise = with_replace_one(plan.noise_events(), sensitivity, relation)  # as they are under replace-one
     with release_guard(
         accountant,
         mechanism,

@@ -108,8 +108,10 @@ def test_add_remove_release_keeps_n_private_and_is_charged_as_replace_one(family
     assert dict(_release_lines(release))["n"] == "private (add/remove neighbours)"
     record = release_to_dict(release)
     assert release_from_dict(record).n_noisy == release.n_noisy
-    with pytest.raises(ValueError, match="n_noisy"):
+    with pytest.raises(ValueError, match="'n' must be None"):
         release_from_dict({**record, "parameters": {**record["parameters"], "n": 300}})
+    with pytest.raises(ValueError, match="n_noisy"):
+        release_from_dict({**record, "outputs": {**record["outputs"], "n_noisy": None}})
     public = _release(family, REPLACE_ONE)
     assert public.n == 300 and public.n_noisy is None
 

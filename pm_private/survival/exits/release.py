@@ -43,7 +43,7 @@ from ...privacy.primitives import (
     gaussian_mechanism,
     laplace_mechanism,
 )
-from ...privacy.relations import ADD_REMOVE, REPLACE_ONE, histogram_sensitivity, with_replace_one
+from ...privacy.relations import REPLACE_ONE, check_public_n, histogram_sensitivity, with_replace_one
 from ...privacy.release import Release, constant, output, public, release_guard
 from ...privacy.tails import check_counts_total, noise_sum_bound
 from ...privacy.validation import (
@@ -240,8 +240,7 @@ class SurvivalStatsRelease(ExitTable, Release, kind="survival_stats"):
             raise ValueError(f"field 'noise' must be one of {NOISES}, got {self.noise!r}")
         gaussian = self.noise == "gaussian"
         check_release_guarantee(self, needs_delta=gaussian)
-        if (self.n is None) != (self.neighbours == ADD_REMOVE):
-            raise ValueError("field 'n' must be None exactly when 'neighbours' is 'add-remove' (n private)")
+        check_public_n(self)
         expected = survival_sensitivity(self.noise, self.neighbours)
         if self.sensitivity != expected:
             raise ValueError(

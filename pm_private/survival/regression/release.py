@@ -41,7 +41,7 @@ from ...privacy.primitives import (
     gaussian_mechanism,
     symmetric_entry_weights,
 )
-from ...privacy.relations import ADD_REMOVE, REPLACE_ONE, Sensitivity, with_replace_one
+from ...privacy.relations import REPLACE_ONE, Sensitivity, check_public_n, with_replace_one
 from ...privacy.release import Release, constant, output, public, release_guard
 from ...privacy.tails import check_counts_total, noise_sum_bound
 from ...privacy.validation import (
@@ -129,10 +129,7 @@ def _freeze(record) -> None:
     """Checked read-only float arrays; the public fields checked, naming the field."""
     ends = check_release_field("edges", check_edges, record.edges)
     cells = check_release_field("cells", check_cells, record.cells)
-    if record.n is None and getattr(record, "neighbours", None) != ADD_REMOVE:
-        raise ValueError("field 'n' must be the number of people (None only under add/remove neighbours)")
-    if record.n is not None and getattr(record, "neighbours", None) == ADD_REMOVE:
-        raise ValueError("field 'n' must be None under add/remove neighbours (n private)")
+    check_public_n(record)
     n = None if record.n is None else check_release_field("n", check_count, "n", record.n)
     K, J = len(cells), ends.size
     try:
