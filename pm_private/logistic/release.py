@@ -449,4 +449,5 @@ def release_logistic_stats(
         rng=rng,
         unit=unit,
         sensitivity=_logistic_sensitivities(x_bound),
+        relation=relation,
     )

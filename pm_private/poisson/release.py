@@ -642,4 +642,5 @@ def release_poisson_stats(
         rng=rng,
         unit=unit,
         sensitivity=_poisson_sensitivities(x_bound),
+        relation=relation,
     )

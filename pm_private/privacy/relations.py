@@ -66,6 +66,7 @@ __all__ = [
     "as_replace_one",
     "check_public_n",
     "check_relation",
+    "check_some_units",
     "gram_sensitivity",
     "histogram_sensitivity",
     "sum_sensitivity",
@@ -152,6 +153,32 @@ def check_public_n(record) -> None:
     """
     if (record.n is None) != (getattr(record, "neighbours", REPLACE_ONE) == ADD_REMOVE):
         raise ValueError("field 'n' must be None exactly when 'neighbours' is 'add-remove' (n private)")
+
+
+def check_some_units(n: int, relation: str, name: str = "time") -> None:
+    """Refuse data of no unit where n is public, and only there.
+
+    Under replace-one neighbours n is public, so data of no unit can be refused.  Under add/remove
+    the empty data set is a neighbour of every data set of one unit, so it is released (noise
+    alone) like any other: refusing it would tell the two apart with certainty, which no (ε, δ)
+    guarantee with δ < 1 allows.
+
+    Parameters
+    ----------
+    n : int
+        The number of units in the data.
+    relation : {"replace-one", "add-remove"}
+        The release's neighbour relation.
+    name : str, default "time"
+        The data argument named in the message.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name``, for n < 1 under replace-one.
+    """
+    if n < 1 and relation != ADD_REMOVE:
+        raise ValueError(f"{name} must hold at least one person (n is public under replace-one neighbours)")
 
 
 def histogram_sensitivity(norm: int) -> Sensitivity:

@@ -331,7 +331,7 @@ def as_float_array(values, name: str) -> np.ndarray:
         raise ValueError(f"{name} must be numeric (an array of real numbers)") from None
 
 
-def as_matrix(X, name: str = "X") -> np.ndarray:
+def as_matrix(X, name: str = "X", *, allow_empty: bool = False) -> np.ndarray:
     """A 2-D float64 array (numpy, pandas or nested lists); no copy if already float64.
 
     Strings, complex numbers and ragged lists are refused with a ValueError naming ``name``.
@@ -344,6 +344,9 @@ def as_matrix(X, name: str = "X") -> np.ndarray:
         An n × d table of real numbers (numpy array, pandas data frame or nested lists).
     name : str, default "X"
         The argument's name, quoted in the error message.
+    allow_empty : bool, default False
+        Take a table of no rows (it still needs a column): a release under add/remove
+        neighbours, where n is private, releases an empty data set as it does any other.
 
     Returns
     -------
@@ -353,13 +356,14 @@ def as_matrix(X, name: str = "X") -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``X`` is not numeric, not 2-D, or has no row or no column.
+        If ``X`` is not numeric, not 2-D, or has no column, or no row (unless ``allow_empty``).
     """
     array = as_float_array(X, name)
     if array.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n records × d features), got shape {array.shape}")
-    if array.shape[0] == 0 or array.shape[1] == 0:
-        raise ValueError(f"{name} must have at least one row and one column, got shape {array.shape}")
+    if (array.shape[0] == 0 and not allow_empty) or array.shape[1] == 0:
+        rows = "" if allow_empty else " row and one"
+        raise ValueError(f"{name} must have at least one{rows} column, got shape {array.shape}")
     return array
 
 

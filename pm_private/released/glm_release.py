@@ -16,7 +16,7 @@ import numpy as np
 from .._engine.docstrings import SharedParameterDocs
 from ..privacy.noise import as_noise_source
 from ..privacy.primitives import check_gaussian_epsilon, check_noise_scale, project_rows
-from ..privacy.relations import REPLACE_ONE, Sensitivity, check_relation
+from ..privacy.relations import ADD_REMOVE, REPLACE_ONE, Sensitivity, check_relation
 from ..privacy.release import output, public
 from ..privacy.units import rows_per_unit
 from ..privacy.validation import (
@@ -225,10 +225,11 @@ def degree2_noise_plan(
     )
 
 
-def prepared_rows(X, y, x_bound, response: Callable) -> tuple[np.ndarray, np.ndarray]:
+def prepared_rows(X, y, x_bound, response: Callable, allow_empty: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(rows projected onto ‖x‖ ≤ ``x_bound``, ``response(y, n)``) after the checks of the release
-    (nothing is spent before them); no projection when ``x_bound`` is None."""
-    X = as_matrix(X)
+    (nothing is spent before them); no projection when ``x_bound`` is None; ``allow_empty`` takes
+    no rows (a release under add/remove neighbours)."""
+    X = as_matrix(X, allow_empty=allow_empty)
     values = response(y, X.shape[0])
     check_finite_rows(X)
     return (X if x_bound is None else project_rows(X, x_bound)), values
@@ -260,6 +261,7 @@ def release_glm_degree2(
     rng,
     unit=None,
     sensitivity=None,
+    relation=REPLACE_ONE,
 ):
     """The release both GLM families make: the public map of ``preprocessing``, the rows prepared,
     one row per person kept where ``unit`` identifies persons
@@ -267,11 +269,13 @@ def release_glm_degree2(
     weighted statistics (``release_degree2``), charged before the noise is drawn.  ``plan_for(d)``
     and ``weights_for(d)`` give the family's plan and weights; ``build(features, **fields)`` its
     release record; ``sensitivity`` the weighted vector's under both relations (a
-    :class:`~pm_private.privacy.relations.Sensitivity`, for the ledger under add/remove)."""
+    :class:`~pm_private.privacy.relations.Sensitivity`, for the ledger under add/remove);
+    ``relation`` the plan's, under which (add/remove) data of no row are released as any other."""
     features = column_names(X)
     check_glm_preprocessing(preprocessing)
-    X, refusal = preprocessed_rows(preprocessing, X)
-    X, values = prepared_rows(X, y, x_bound, response)
+    empty = relation == ADD_REMOVE
+    X, refusal = preprocessed_rows(preprocessing, X, allow_empty=empty)
+    X, values = prepared_rows(X, y, x_bound, response, allow_empty=empty)
     source = as_noise_source(rng)
     (X, values), unit = rows_per_unit(unit, source, X, values)
     plan = plan_for(X.shape[1])

@@ -563,7 +563,7 @@ def public_rows_refusal(preprocessing, X) -> str | None:
     )
 
 
-def preprocessed_rows(preprocessing, X) -> tuple[np.ndarray, str | None]:
+def preprocessed_rows(preprocessing, X, *, allow_empty: bool = False) -> tuple[np.ndarray, str | None]:
     """The private covariates through ``preprocessing``, with the charged refusal they call for.
 
     Parameters
@@ -572,6 +572,9 @@ def preprocessed_rows(preprocessing, X) -> tuple[np.ndarray, str | None]:
         The public map (None: the rows as they are).
     X : array_like, shape (n, d)
         The private covariates on their original scale.
+    allow_empty : bool, default False
+        Take a table of no rows (a release under add/remove neighbours; see
+        :func:`~pm_private.privacy.validation.as_matrix`).
 
     Returns
     -------
@@ -586,7 +589,7 @@ def preprocessed_rows(preprocessing, X) -> tuple[np.ndarray, str | None]:
     ValueError
         Naming ``X`` (not a finite 2-D table) or ``preprocessing`` (public rows of another width).
     """
-    rows = as_matrix(X)
+    rows = as_matrix(X, allow_empty=allow_empty)
     if preprocessing is None:
         return rows, None
     refusal = public_rows_refusal(preprocessing, rows)

@@ -67,7 +67,7 @@ def _refuse_dates(values, name: str) -> None:
         )
 
 
-def check_survival(time, event) -> tuple[np.ndarray, np.ndarray]:
+def check_survival(time, event, *, allow_empty: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Validated (time, event): finite times ≥ 0 and flags in {0, 1} of equal length.
 
     Booleans are accepted as events.
@@ -78,6 +78,9 @@ def check_survival(time, event) -> tuple[np.ndarray, np.ndarray]:
         Follow-up times, finite and ≥ 0.
     event : array_like, shape (n,)
         1 (or True) where the event was observed, 0 where the follow-up was censored.
+    allow_empty : bool, default False
+        Take records of zero length: a release under add/remove neighbours, where n is private,
+        releases an empty data set as it does any other.
 
     Returns
     -------
@@ -90,14 +93,15 @@ def check_survival(time, event) -> tuple[np.ndarray, np.ndarray]:
     ------
     ValueError
         Naming the first offending record: a time that is not finite or negative, an event
-        other than 0 or 1, or arrays of different or zero length; or times given as dates or
-        durations (``datetime64``, ``timedelta64``: refused by their dtype, reading no value).
+        other than 0 or 1, or arrays of different or zero length (zero unless ``allow_empty``); or
+        times given as dates or durations (``datetime64``, ``timedelta64``: refused by their
+        dtype, reading no value).
     """
     _refuse_dates(time, "time")
     t = as_float_array(time, "time")
     d = event if isinstance(event, np.ndarray) and event.dtype == bool else as_float_array(event, "event")
-    if t.ndim != 1 or t.size == 0:
-        raise ValueError(f"time must be a non-empty 1-D array, got shape {t.shape}")
+    if t.ndim != 1 or (t.size == 0 and not allow_empty):
+        raise ValueError(f"time must be a {'' if allow_empty else 'non-empty '}1-D array, got shape {t.shape}")
     if d.shape != t.shape:
         raise ValueError(f"time and event must have the same length, got {t.shape} and {d.shape}")
     bad = ~np.isfinite(t)
@@ -372,7 +376,9 @@ def flchain_unit_ball(X) -> np.ndarray:
     return domain_unit_ball(X, FLCHAIN_DOMAIN)
 
 
-def person_histories(unit, time, event) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def person_histories(
+    unit, time, event, *, allow_empty: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """One survival record per person from rows that are intervals of persons' follow-up.
 
     The rows of a person (same ``unit``) are the intervals of their history in counting-process
@@ -393,6 +399,8 @@ def person_histories(unit, time, event) -> tuple[np.ndarray, np.ndarray, np.ndar
         Each interval's end (stop), finite and ≥ 0.
     event : array_like, shape (n,)
         1 (or True) where the interval ended in the event, else 0.
+    allow_empty : bool, default False
+        Take rows of zero length (:func:`check_survival`).
 
     Returns
     -------
@@ -412,24 +420,27 @@ def person_histories(unit, time, event) -> tuple[np.ndarray, np.ndarray, np.ndar
     >>> time.tolist(), event.tolist(), baseline.tolist()
     ([5.0, 3.0], [1, 0], [0, 2])
     """
-    time, event = check_survival(time, event)
+    time, event = check_survival(time, event, allow_empty=allow_empty)
     codes = check_unit(unit, time.size)
     order = np.lexsort((time, codes))  # by person, then by interval end
     person = codes[order]
-    baseline_rows, exit_rows = first_rows(codes, order), order[np.r_[person[1:] != person[:-1], True]]
+    last = np.ones(person.size, dtype=bool)  # each person's last row in the order
+    last[:-1] = person[1:] != person[:-1]
+    baseline_rows, exit_rows = first_rows(codes, order), order[last]
     first_events = first_rows(codes, order[event[order] == 1])  # each person's earliest event, if any
     exit_rows[codes[first_events]] = first_events
     return time[exit_rows], event[exit_rows], exit_rows, baseline_rows
 
 
-def person_records(unit, time, event, *columns):
+def person_records(unit, time, event, *columns, allow_empty: bool = False):
     """The records a survival release counts and the unit it protects: the rows as they are and
-    ``"record"`` without ``unit``; one record per person (:func:`person_histories`), with
-    ``columns`` (covariates, cells; None stays None) at each person's earliest interval, and
-    ``"person"`` with it.  ValueError naming ``unit`` for Dask collections."""
+    ``"record"`` without ``unit``; one record per person (:func:`person_histories`, which
+    ``allow_empty`` is passed to), with ``columns`` (covariates, cells; None stays None) at each
+    person's earliest interval, and ``"person"`` with it.  ValueError naming ``unit`` for Dask
+    collections."""
     if unit is None:
         return time, event, columns, RECORD
     if any(is_dask(v) for v in (time, event, unit, *columns)):
         raise ValueError("unit is not taken with Dask collections: make each person's history one record first")
-    time, event, _, baseline = person_histories(unit, time, event)
+    time, event, _, baseline = person_histories(unit, time, event, allow_empty=allow_empty)
     return time, event, tuple(take_rows(column, baseline) for column in columns), PERSON

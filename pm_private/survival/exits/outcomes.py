@@ -112,7 +112,9 @@ def _cell_codes(cell, cells: tuple[str, ...], n: int) -> np.ndarray:
     return np.fromiter((lookup.get(v, -1) for v in labels), dtype=np.int64, count=n)
 
 
-def exit_outcomes(time, event, cell, ends: np.ndarray, cells: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+def exit_outcomes(
+    time, event, cell, ends: np.ndarray, cells: tuple[str, ...], *, allow_empty: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Each person's cell index (−1: a label not among ``cells``, in no cell) and exit outcome:
     j (event in interval j), J + j (censoring in interval j) or 2J (event-free at the horizon),
     0-based.
@@ -120,8 +122,8 @@ def exit_outcomes(time, event, cell, ends: np.ndarray, cells: tuple[str, ...]) -
     A time t ≤ τ falls in the interval j with t_{j−1} < t ≤ t_j (t = 0 in the first); t > τ counts
     as alive at τ whatever its event flag (administrative censoring at the horizon), and so does a
     censoring at t = τ (followed event-free to the horizon, as a censoring at τ means; an event at
-    τ is an event of the last interval)."""
-    time, event = check_survival(time, event)
+    τ is an event of the last interval).  ``allow_empty`` as for :func:`check_survival`."""
+    time, event = check_survival(time, event, allow_empty=allow_empty)
     codes = _cell_codes(cell, cells, time.size)
     J = ends.size
     interval = np.searchsorted(ends, time, side="left")  # t_{j-1} < t <= t_j -> j (0-based)
@@ -129,10 +131,10 @@ def exit_outcomes(time, event, cell, ends: np.ndarray, cells: tuple[str, ...]) -
     return codes, np.where(beyond, 2 * J, np.where(event == 1, interval, J + interval))
 
 
-def exit_counts(time, event, cell, ends: np.ndarray, cells: tuple[str, ...]):
+def exit_counts(time, event, cell, ends: np.ndarray, cells: tuple[str, ...], *, allow_empty: bool = False):
     """(events, censored, survivors) of the records, one pass of counting (see the module notes and
     :func:`exit_outcomes`; people in no cell are not counted)."""
-    codes, outcome = exit_outcomes(time, event, cell, ends, cells)
+    codes, outcome = exit_outcomes(time, event, cell, ends, cells, allow_empty=allow_empty)
     kept = codes >= 0
     codes, outcome = codes[kept], outcome[kept]
     K, J = len(cells), ends.size

@@ -43,7 +43,14 @@ from ...privacy.primitives import (
     gaussian_mechanism,
     laplace_mechanism,
 )
-from ...privacy.relations import REPLACE_ONE, check_public_n, histogram_sensitivity, with_replace_one
+from ...privacy.relations import (
+    ADD_REMOVE,
+    REPLACE_ONE,
+    check_public_n,
+    check_some_units,
+    histogram_sensitivity,
+    with_replace_one,
+)
 from ...privacy.release import Release, constant, output, public, release_guard
 from ...privacy.tails import check_counts_total, noise_sum_bound
 from ...privacy.validation import (
@@ -546,14 +553,14 @@ def release_survival_stats(
     """
     epsilon, delta = _checked(epsilon, delta, noise, relation)
     ends, labels = check_edges(edges), check_cells(cells)
-    time, event, (cell,), unit = person_records(unit, time, event, cell)
+    empty = relation == ADD_REMOVE  # the empty data set is released as any other (check_some_units)
+    time, event, (cell,), unit = person_records(unit, time, event, cell, allow_empty=empty)
     if any(is_dask(v) for v in (time, event, cell)):
         events, censored, survivors, n = dask_exit_counts(time, event, cell, ends, labels)
     else:
-        events, censored, survivors = exit_counts(time, event, cell, ends, labels)
+        events, censored, survivors = exit_counts(time, event, cell, ends, labels, allow_empty=empty)
         n = int(np.size(np.asarray(time)))
-    if n < 1:
-        raise ValueError("time must hold at least one person")
+    check_some_units(n, relation)
     source = as_noise_source(rng)
     gaussian_delta = delta if noise == "gaussian" else None
     plan = survival_noise_plan(ends, labels, epsilon=epsilon, delta=gaussian_delta, noise=noise, relation=relation)

@@ -41,7 +41,14 @@ from ...privacy.primitives import (
     gaussian_mechanism,
     symmetric_entry_weights,
 )
-from ...privacy.relations import REPLACE_ONE, Sensitivity, check_public_n, with_replace_one
+from ...privacy.relations import (
+    ADD_REMOVE,
+    REPLACE_ONE,
+    Sensitivity,
+    check_public_n,
+    check_some_units,
+    with_replace_one,
+)
 from ...privacy.release import Release, constant, output, public, release_guard
 from ...privacy.tails import check_counts_total, noise_sum_bound
 from ...privacy.validation import (
@@ -607,12 +614,12 @@ def release_survival_regression_stats(
     sensitivity = survival_regression_sensitivity(relation)  # checks the relation
     ends, labels = check_edges(edges), check_cells(cells)
     features = column_names(X)
-    time, event, (X, cell), unit = person_records(unit, time, event, X, cell)
+    empty = relation == ADD_REMOVE  # the empty data set is released as any other (check_some_units)
+    time, event, (X, cell), unit = person_records(unit, time, event, X, cell, allow_empty=empty)
     d, (counts, x_sums, xx, projected, n), refusal = statistics_of(
-        time, event, X, cell, ends, labels, x_bound, preprocessing
+        time, event, X, cell, ends, labels, x_bound, preprocessing, allow_empty=empty
     )
-    if n < 1:
-        raise ValueError("time must hold at least one person")
+    check_some_units(n, relation)
     K, exits = counts.shape[0], counts.shape[1]
     source = as_noise_source(rng)
     plan = survival_regression_noise_plan(

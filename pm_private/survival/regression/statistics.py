@@ -16,10 +16,10 @@ from ..exits.outcomes import exit_outcomes
 __all__ = ["statistics_of"]
 
 
-def _statistics(time, event, X, cell, ends, labels, x_bound):
+def _statistics(time, event, X, cell, ends, labels, x_bound, allow_empty=False):
     """(counts, x_sums, xx, projected, n) of the records: rows projected onto the ball (when bounded);
     people whose label is not among the cells are in no cell (see ``exit_outcomes``), n counts all."""
-    codes, outcome = exit_outcomes(time, event, cell, ends, labels)
+    codes, outcome = exit_outcomes(time, event, cell, ends, labels, allow_empty=allow_empty)
     n = codes.size
     if X.shape[0] != n:
         raise ValueError(f"X must have one row per person ({n}), got {X.shape[0]}")
@@ -81,13 +81,14 @@ def _dask_statistics(time, event, X, cell, ends, labels, x_bound):
     return counts, x_sums, xx, int(projected), int(n)
 
 
-def statistics_of(time, event, X, cell, ends, labels, x_bound, preprocessing):
-    """(rows' width, statistics, charged refusal or None) of in-memory or Dask records."""
+def statistics_of(time, event, X, cell, ends, labels, x_bound, preprocessing, *, allow_empty: bool = False):
+    """(rows' width, statistics, charged refusal or None) of in-memory or Dask records; ``allow_empty``
+    takes in-memory records of no person (a release under add/remove neighbours)."""
     check_glm_preprocessing(preprocessing)
     if any(is_dask(v) for v in (time, event, X, cell)):
         if preprocessing is not None:
             raise ValueError("preprocessing is not applied to Dask collections: transform the partitions first")
         stats = _dask_statistics(time, event, X, cell, ends, labels, x_bound)
         return stats[1].shape[-1], stats, None
-    rows, refusal = preprocessed_rows(preprocessing, X)
-    return rows.shape[1], _statistics(time, event, rows, cell, ends, labels, x_bound), refusal
+    rows, refusal = preprocessed_rows(preprocessing, X, allow_empty=allow_empty)
+    return rows.shape[1], _statistics(time, event, rows, cell, ends, labels, x_bound, allow_empty), refusal
