@@ -86,22 +86,27 @@ def unit_argument(parser: argparse.ArgumentParser, *, history: bool = False) -> 
         "--unit-column",
         metavar="COLUMN",
         help=f"column identifying each row's person (any values, none missing): the release then protects a "
-        f"person with all their rows, {kept} (n, the number of persons, is public); without it a person with m "
-        "rows is protected at m times ε",
+        f"person with all their rows, {kept}; without it a person with m rows is protected at m times ε",
     )
 
 
 def unit_rows_text(args, *, history: bool = False) -> str:
     """The ``rows`` entry of a release file's preprocessing context (``history``: a person's rows
     are intervals of one follow-up, made one record)."""
+    from ..privacy.relations import REPLACE_ONE
+
+    n = "public" if getattr(args, "relation", REPLACE_ONE) == REPLACE_ONE else "private"
     if getattr(args, "unit_column", None) is None:
-        return "all rows of the file (none dropped; n is public)"
+        return f"all rows of the file (none dropped; n is {n})"
     if history:
         return (
             f"each person's intervals (column {args.unit_column!r}) made one record: their first exit, with the "
-            "cell and covariates of their earliest interval (n persons is public)"
+            f"cell and covariates of their earliest interval (n persons is {n})"
         )
-    return f"one row per person of column {args.unit_column!r}, chosen at random (n persons is public)"
+    k = getattr(args, "max_rows", 1)
+    if k > 1:
+        return f"up to {k} rows per person of column {args.unit_column!r}, chosen at random (n rows kept is private)"
+    return f"one row per person of column {args.unit_column!r}, chosen at random (n persons is {n})"
 
 
 def unit_columns(args) -> list[str]:

@@ -80,6 +80,14 @@ def add_parser(subparsers) -> None:
             "fitted model then takes the covariates' law matched to the released moments and these kinds",
         )
         add_relation_argument(parser)
+        parser.add_argument(
+            "--max-rows",
+            type=int,
+            default=1,
+            metavar="K",
+            help="with --unit-column and --relation add-remove: keep up to K rows per person, chosen at random "
+            "(default 1); the noise is that of K rows (K times the sensitivity)",
+        )
 
 
 def _noise_plan(args, family: Family, d: int):
@@ -87,7 +95,13 @@ def _noise_plan(args, family: Family, d: int):
     (ValueError naming an argument the release would refuse)."""
     bounds = {"y_bound": args.y_bound} if _counts(family) else {}
     return family.noise_plan(
-        d, epsilon=args.epsilon, delta=args.delta, x_bound=args.x_bound, relation=args.relation, **bounds
+        d,
+        epsilon=args.epsilon,
+        delta=args.delta,
+        x_bound=args.x_bound,
+        relation=args.relation,
+        max_rows=args.max_rows,
+        **bounds,
     )
 
 
@@ -103,6 +117,8 @@ def _run(parser, args) -> None:
             check_count("--y-bound", args.y_bound, 1, _MAX_Y_BOUND.resolve())
         except ValueError as error:
             parser.error(str(error))
+    if args.max_rows > 1 and args.unit_column is None:
+        parser.error("--max-rows above 1 needs --unit-column: it bounds the rows of each person")
     features = regression_features(parser, args)
     unknown = sorted(set(args.binary_columns or ()) - set(features))
     if unknown:
@@ -141,6 +157,7 @@ def _run(parser, args) -> None:
             accountant=accountant,
             unit=unit,
             relation=args.relation,
+            max_rows=args.max_rows,
             **bounds,
         )
 

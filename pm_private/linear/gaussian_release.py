@@ -196,7 +196,7 @@ def release_linear_stats(
     unit : array-like, shape (n,), optional
         The person of each row (any hashable identifiers): the release then protects a person
         with all their rows by keeping one row per person, chosen at random, and n is the number
-        of persons (:func:`pm_private.privacy.one_row_per_unit`).  None: the unit is the row.  Not
+        of persons (:func:`pm_private.privacy.rows_kept_per_unit`).  None: the unit is the row.  Not
         with Dask collections.
 
     Returns

@@ -345,7 +345,7 @@ def data_perturbation_sgd(
     unit : array-like, shape (n,), optional
         The person of each row (repeated observations): one row per person, chosen uniformly at
         random from the noise source, enters the run, and the release protects a person with all
-        their rows, n the number of persons (:func:`pm_private.privacy.one_row_per_unit`).
+        their rows, n the number of persons (:func:`pm_private.privacy.rows_kept_per_unit`).
         None: the unit is the row.
 
     Returns

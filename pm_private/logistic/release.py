@@ -188,9 +188,9 @@ def _check_release(release) -> None:
     check_degree2_release(release, logistic_sensitivity, "logistic_sensitivity")
 
 
-def _checked(epsilon, delta, x_bound, relation=REPLACE_ONE) -> tuple[float, float, float, float]:
+def _checked(epsilon, delta, x_bound, relation=REPLACE_ONE, max_rows=1) -> tuple[float, float, float, float]:
     """(ε, δ, Bx, Δ) checked as :func:`release_logistic_stats` checks them before reading the data."""
-    return checked_gaussian(epsilon, delta, x_bound, logistic_sensitivity, relation)
+    return checked_gaussian(epsilon, delta, x_bound, logistic_sensitivity, relation, max_rows)
 
 
 #: The statistic groups of :func:`logistic_noise_plan`.
@@ -201,7 +201,7 @@ _LABELS = "Σy and Σ y·x (labels as ±1)"
 
 @parameters_from(GLM_PLAN_PARAMETERS)
 def logistic_noise_plan(
-    d: int, *, epsilon: float, delta: float, x_bound: float, relation: str = REPLACE_ONE
+    d: int, *, epsilon: float, delta: float, x_bound: float, relation: str = REPLACE_ONE, max_rows: int = 1
 ) -> NoisePlan:
     """The noise :func:`release_logistic_stats` adds to the statistics of d covariates, before any data is read.
 
@@ -233,7 +233,7 @@ def logistic_noise_plan(
     >>> round(plan.noise_sd["the diagonal of Sxx"], 4)
     70.4839
     """
-    epsilon, delta, x_bound, sensitivity = _checked(epsilon, delta, x_bound, relation)
+    epsilon, delta, x_bound, sensitivity = _checked(epsilon, delta, x_bound, relation, max_rows)
     weights = {_DIAGONAL: 1.0, _OFF_DIAGONAL: math.sqrt(2.0), _LABELS: math.sqrt(2.0)}
     return degree2_noise_plan(
         d, epsilon=epsilon, delta=delta, sensitivity=sensitivity, weights=weights, relation=relation
@@ -359,6 +359,7 @@ def release_logistic_stats(
     rng=None,
     unit=None,
     relation: str = REPLACE_ONE,
+    max_rows: int = 1,
 ) -> LogisticStatsRelease:
     """(ε, δ)-DP release of the degree-2 statistics of logistic regression by one Gaussian mechanism.
 
@@ -430,7 +431,7 @@ def release_logistic_stats(
     >>> round(release.sensitivity, 4)
     15.5563
     """
-    epsilon, delta, x_bound, _ = _checked(epsilon, delta, x_bound, relation)
+    epsilon, delta, x_bound, _ = _checked(epsilon, delta, x_bound, relation, max_rows)
 
     def build(features, **fields):
         return LogisticStatsRelease(**fields, x_bound=x_bound, features=features, preprocessing=preprocessing)
@@ -440,7 +441,9 @@ def release_logistic_stats(
         y,
         x_bound=x_bound,
         response=signed_labels,
-        plan_for=lambda d: logistic_noise_plan(d, epsilon=epsilon, delta=delta, x_bound=x_bound, relation=relation),
+        plan_for=lambda d: logistic_noise_plan(
+            d, epsilon=epsilon, delta=delta, x_bound=x_bound, relation=relation, max_rows=max_rows
+        ),
         weights_for=lambda d: symmetric_entry_weights(*degree2_pairs(d)),
         mechanism=LOGISTIC_MECHANISM,
         build=build,
@@ -450,4 +453,5 @@ def release_logistic_stats(
         unit=unit,
         sensitivity=_logistic_sensitivities(x_bound),
         relation=relation,
+        max_rows=max_rows,
     )

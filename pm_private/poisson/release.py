@@ -235,16 +235,27 @@ def _check_release(release) -> None:
     check_release_field("y_bound", check_count, "y_bound", release.y_bound, 1, MAX_Y_BOUND)
 
 
-def _checked(epsilon, delta, x_bound, y_bound, relation=REPLACE_ONE) -> tuple[float, float, float, int, float]:
+def _checked(
+    epsilon, delta, x_bound, y_bound, relation=REPLACE_ONE, max_rows=1
+) -> tuple[float, float, float, int, float]:
     """(ε, δ, Bx, B, Δ) checked as :func:`release_poisson_stats` checks them before reading the data."""
-    epsilon, delta, x_bound, sensitivity = checked_gaussian(epsilon, delta, x_bound, poisson_sensitivity, relation)
+    epsilon, delta, x_bound, sensitivity = checked_gaussian(
+        epsilon, delta, x_bound, poisson_sensitivity, relation, max_rows
+    )
     y_bound = check_count("y_bound", y_bound, 1, MAX_Y_BOUND)
     return epsilon, delta, x_bound, y_bound, sensitivity
 
 
 @parameters_from(GLM_PLAN_PARAMETERS)
 def poisson_noise_plan(
-    d: int, *, epsilon: float, delta: float, x_bound: float, y_bound: int, relation: str = REPLACE_ONE
+    d: int,
+    *,
+    epsilon: float,
+    delta: float,
+    x_bound: float,
+    y_bound: int,
+    relation: str = REPLACE_ONE,
+    max_rows: int = 1,
 ) -> NoisePlan:
     """The noise :func:`release_poisson_stats` adds to the statistics of d covariates, before any data is read.
 
@@ -280,7 +291,7 @@ def poisson_noise_plan(
     >>> round(plan.noise_sd["Σy and Σ y·x (counts clipped to 10)"], 3)
     286.558
     """
-    epsilon, delta, x_bound, y_bound, sensitivity = _checked(epsilon, delta, x_bound, y_bound, relation)
+    epsilon, delta, x_bound, y_bound, sensitivity = _checked(epsilon, delta, x_bound, y_bound, relation, max_rows)
     d = check_count("d", d)
     weights = {
         "the diagonal of Sxx": 1.0,
@@ -543,6 +554,7 @@ def release_poisson_stats(
     rng=None,
     unit=None,
     relation: str = REPLACE_ONE,
+    max_rows: int = 1,
 ) -> PoissonStatsRelease:
     """(ε, δ)-DP release of the degree-2 statistics of Poisson regression by one Gaussian mechanism.
 
@@ -619,7 +631,7 @@ def release_poisson_stats(
     >>> round(release.sensitivity, 4)
     26.8328
     """
-    epsilon, delta, x_bound, y_bound, _ = _checked(epsilon, delta, x_bound, y_bound, relation)
+    epsilon, delta, x_bound, y_bound, _ = _checked(epsilon, delta, x_bound, y_bound, relation, max_rows)
 
     def build(features, **fields):
         return PoissonStatsRelease(
@@ -632,7 +644,7 @@ def release_poisson_stats(
         x_bound=x_bound,
         response=_clipped_counts(y_bound),
         plan_for=lambda d: poisson_noise_plan(
-            d, epsilon=epsilon, delta=delta, x_bound=x_bound, y_bound=y_bound, relation=relation
+            d, epsilon=epsilon, delta=delta, x_bound=x_bound, y_bound=y_bound, relation=relation, max_rows=max_rows
         ),
         weights_for=lambda d: poisson_entry_weights(d, x_bound, y_bound),
         mechanism=POISSON_MECHANISM,
@@ -643,4 +655,5 @@ def release_poisson_stats(
         unit=unit,
         sensitivity=_poisson_sensitivities(x_bound),
         relation=relation,
+        max_rows=max_rows,
     )

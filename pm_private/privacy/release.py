@@ -326,7 +326,7 @@ class Release(SharedParameterDocs):
         False when a seeded generator drew the noise: reproducible, and no guarantee (public).
     unit : {"record", "person"}, default "record"
         What the guarantee protects (public): one record, or one person with all their records
-        (:func:`pm_private.privacy.one_row_per_unit`).
+        (:func:`pm_private.privacy.rows_kept_per_unit`).
     """
 
     kind: ClassVar[str]

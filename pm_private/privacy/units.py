@@ -22,8 +22,10 @@ chosen uniformly at random among that person's rows, and releases what it releas
   neighbours of persons, so every noise-aware model takes the release as it is.
 
 The guarantee is exact (as exact as the row-level mechanism's).  Keeping one row per person
-spends the person's other rows; bounding each person to k > 1 rows would make the number of rows
-summed private and needs the add/remove relation with a noisy count, which no release offers yet.
+spends the person's other rows.  Keeping up to k > 1 (``max_rows=k``, the same uniform keys: each
+person's k rows of smallest key) makes the number of rows summed private, so it needs add/remove
+neighbours with n released with noise (the logistic and Poisson releases offer it); the
+sensitivity is then k times the row's under either relation (:func:`check_max_rows` proves it).
 
 Survival data, in which a person's rows are the intervals of one history (counting-process or
 start–stop form), are not a case for this choice: one interval of a history is not a survival
@@ -46,18 +48,20 @@ import pandas as pd
 
 from .budget import LedgerEntry, grown_delta, tight_epsilon
 from .noise import NoiseSource
+from .relations import ADD_REMOVE
 from .validation import check_count, check_nonnegative
 
 __all__ = [
     "PERSON",
     "RECORD",
     "UNITS",
+    "check_max_rows",
     "check_unit",
     "first_rows",
     "neighbour_text",
-    "one_row_per_unit",
     "person_entry",
     "person_epsilon",
+    "rows_kept_per_unit",
     "rows_per_unit",
     "take_rows",
 ]
@@ -129,11 +133,12 @@ def check_unit(unit, n: int) -> np.ndarray | None:
     return codes.astype(np.int64)
 
 
-def one_row_per_unit(codes: np.ndarray, source: NoiseSource) -> np.ndarray:
-    """The rows kept: for every person the one of their rows with the smallest uniform key.
+def rows_kept_per_unit(codes: np.ndarray, source: NoiseSource, max_rows: int = 1) -> np.ndarray:
+    """The rows kept: for every person the ``max_rows`` of their rows with the smallest uniform
+    keys (all their rows when they have fewer).
 
     Each row gets a key from ``source`` (secure, or seeded and then not private), so each
-    person's row is chosen uniformly at random among their rows, independently of the other
+    person's rows are chosen uniformly at random among their rows, independently of the other
     persons' rows (module notes).
 
     Parameters
@@ -142,14 +147,61 @@ def one_row_per_unit(codes: np.ndarray, source: NoiseSource) -> np.ndarray:
         The person of each row (:func:`check_unit`).
     source : NoiseSource
         The release's noise source.
+    max_rows : int, default 1
+        k ≥ 1, the most rows kept per person (:func:`check_max_rows`).
 
     Returns
     -------
     numpy.ndarray of int
-        Row indices, one per person, in increasing order.
+        Row indices, at most k per person, in increasing order.
     """
     keys = source.uniform(codes.size)
-    return np.sort(first_rows(codes, np.lexsort((keys, codes))))  # by person, then by key
+    order = np.lexsort((keys, codes))  # by person, then by key
+    if max_rows == 1:
+        return np.sort(first_rows(codes, order))
+    person = codes[order]
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = person[1:] != person[:-1]
+    position = np.arange(order.size)
+    rank = position - np.maximum.accumulate(np.where(first, position, 0))  # 0, 1, … within a person
+    return np.sort(order[rank < max_rows])
+
+
+def check_max_rows(max_rows, relation: str) -> int:
+    """k, the most rows a release keeps per person, checked before anything is read.
+
+    With k = 1 the number of rows summed is the number of persons, public under replace-one
+    neighbours of persons.  With k > 1 it depends on how many rows each person has, so it is
+    private: k > 1 needs add/remove neighbours, under which n is released with noise.  A person
+    then contributes up to k rows, and a sum of one bounded term per row has k times the row's
+    sensitivity under either relation, attained by a person of k equal extreme rows (the
+    triangle inequality over the k terms bounds it; under replace-one a person of a rows
+    replaced by one of b ≤ k rows moves it by at most min(a, b)·Δ_replace + |a − b|·Δ_add ≤ k·Δ_replace).
+
+    Parameters
+    ----------
+    max_rows : int
+        k ≥ 1.
+    relation : {"replace-one", "add-remove"}
+        The release's neighbour relation.
+
+    Returns
+    -------
+    int
+        k.
+
+    Raises
+    ------
+    ValueError
+        Naming ``max_rows``: not an integer ≥ 1, or above 1 under replace-one neighbours.
+    """
+    max_rows = check_count("max_rows", max_rows)
+    if max_rows > 1 and relation != ADD_REMOVE:
+        raise ValueError(
+            "max_rows above 1 makes the number of rows summed private: pass relation='add-remove', "
+            "under which n is released with noise"
+        )
+    return max_rows
 
 
 def first_rows(codes: np.ndarray, order: np.ndarray) -> np.ndarray:
@@ -173,9 +225,12 @@ def first_rows(codes: np.ndarray, order: np.ndarray) -> np.ndarray:
     return order[first]
 
 
-def rows_per_unit(unit, source: NoiseSource, *arrays: np.ndarray) -> tuple[tuple[np.ndarray, ...], str]:
+def rows_per_unit(
+    unit, source: NoiseSource, *arrays: np.ndarray, max_rows: int = 1
+) -> tuple[tuple[np.ndarray, ...], str]:
     """The rows a release sums and the unit it protects: all rows and ``"record"`` without
-    ``unit``; one row per person (:func:`one_row_per_unit`) and ``"person"`` with it.
+    ``unit``; at most ``max_rows`` rows per person (:func:`rows_kept_per_unit`) and ``"person"``
+    with it.
 
     Parameters
     ----------
@@ -185,17 +240,26 @@ def rows_per_unit(unit, source: NoiseSource, *arrays: np.ndarray) -> tuple[tuple
         The release's noise source (draws the keys only with ``unit``).
     *arrays : numpy.ndarray
         The release's row arrays (covariates, responses), n rows each, checked already.
+    max_rows : int, default 1
+        k, checked already (:func:`check_max_rows`); above 1 it needs ``unit``.
 
     Returns
     -------
     arrays : tuple of numpy.ndarray
         The arrays at the rows kept.
     unit : {"record", "person"}
+
+    Raises
+    ------
+    ValueError
+        Naming ``unit``: bad identifiers, or none given with ``max_rows`` above 1.
     """
     codes = check_unit(unit, arrays[0].shape[0])
     if codes is None:
+        if max_rows > 1:
+            raise ValueError("unit is needed with max_rows above 1: max_rows bounds the rows of each person")
         return arrays, RECORD
-    kept = one_row_per_unit(codes, source)
+    kept = rows_kept_per_unit(codes, source, max_rows)
     return tuple(array[kept] for array in arrays), PERSON
 
 

@@ -17,7 +17,7 @@ from .._engine.docstrings import SharedParameterDocs
 from ..privacy.primitives import check_gaussian_epsilon, check_gaussian_scale_field, gaussian_mechanism
 from ..privacy.relations import ADD_REMOVE, REPLACE_ONE, Sensitivity, check_public_n, with_replace_one
 from ..privacy.release import output, public, release_guard
-from ..privacy.units import RECORD
+from ..privacy.units import PERSON, RECORD, check_max_rows
 from ..privacy.validation import (
     as_float_array,
     check_count,
@@ -238,11 +238,13 @@ def stat_labels(names) -> list[str]:
 
 def check_degree2_release(release, sensitivity_of, sensitivity_name: str) -> None:
     """The public fields of a Gaussian degree-2 release (``epsilon``, ``delta``, ``x_bound``, ``n``,
-    ``n_noisy``, ``sensitivity``, ``noise_scale``, ``preprocessing``) checked by the checks its
+    ``n_noisy``, ``max_rows``, ``sensitivity``, ``noise_scale``, ``preprocessing``) checked by the checks its
     mechanism applies to its arguments, so that a release, built or read from a file, lies within
     the mechanism's limits (a logistic or Poisson release maps the covariates only: its
     preprocessing leaves the labels or counts as they are).  n is a count under replace-one
-    neighbours and None under add/remove, where ``n_noisy`` holds the noisy count instead.
+    neighbours and None under add/remove, where ``n_noisy`` holds the noisy count instead; the
+    sensitivity is ``max_rows`` times the row's, and ``max_rows`` above 1 needs add/remove and
+    the person as unit.
 
     Parameters
     ----------
@@ -260,7 +262,10 @@ def check_degree2_release(release, sensitivity_of, sensitivity_name: str) -> Non
     """
     check_release_field("epsilon", lambda e: check_gaussian_epsilon(check_epsilon(e)), release.epsilon)
     check_release_field("delta", check_delta, release.delta)
-    sensitivity = check_release_field("x_bound", sensitivity_of, release.x_bound, release.neighbours)
+    max_rows = check_release_field("max_rows", check_max_rows, release.max_rows, release.neighbours)
+    if max_rows > 1 and release.unit != PERSON:
+        raise ValueError("field 'max_rows' above 1 needs the unit 'person' (it bounds the rows of a person)")
+    sensitivity = max_rows * check_release_field("x_bound", sensitivity_of, release.x_bound, release.neighbours)
     if release.neighbours == ADD_REMOVE:  # n is None (freeze_stats)
         if release.n_noisy is None or not np.isfinite(release.n_noisy):
             raise ValueError("field 'n_noisy' must be a number under add/remove neighbours (n private)")
@@ -269,8 +274,9 @@ def check_degree2_release(release, sensitivity_of, sensitivity_name: str) -> Non
         if release.n_noisy is not None:
             raise ValueError("field 'n_noisy' must be None under replace-one neighbours (n is public)")
     relation_text = "" if release.neighbours == REPLACE_ONE else f", {release.neighbours!r}"
+    rows_text = "" if max_rows == 1 else f"{max_rows} × "
     check_release_consistent(
-        "sensitivity", release.sensitivity, sensitivity, f"{sensitivity_name}('x_bound'{relation_text})"
+        "sensitivity", release.sensitivity, sensitivity, f"{rows_text}{sensitivity_name}('x_bound'{relation_text})"
     )
     check_gaussian_scale_field("noise_scale", release.noise_scale, sensitivity, release.epsilon, release.delta)
     check_release_field("preprocessing", check_glm_preprocessing, release.preprocessing)

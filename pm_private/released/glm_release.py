@@ -18,7 +18,7 @@ from ..privacy.noise import as_noise_source
 from ..privacy.primitives import check_gaussian_epsilon, check_noise_scale, project_rows
 from ..privacy.relations import ADD_REMOVE, REPLACE_ONE, Sensitivity, check_relation
 from ..privacy.release import output, public
-from ..privacy.units import rows_per_unit
+from ..privacy.units import check_max_rows, rows_per_unit
 from ..privacy.validation import (
     as_matrix,
     check_bound,
@@ -86,6 +86,9 @@ class GLMReleaseFields(SharedParameterDocs):
     n_noisy : float, optional
         Under add/remove neighbours (n private), the noisy count n + ξ released with the
         statistics, noise s.d. σ; None under replace-one, where n is public.
+    max_rows : int, default 1
+        k, the most rows kept per person (1 where the unit is the row); ``sensitivity`` is k
+        times the row's.
     """
 
     sensitivity: float = public()
@@ -93,6 +96,7 @@ class GLMReleaseFields(SharedParameterDocs):
     features: tuple[str, ...] | None = public(default=None)
     preprocessing: Preprocessing | None = public(default=None)
     n_noisy: float | None = output(default=None)
+    max_rows: int = public(default=1)
 
 
 #: The statistic group of a GLM noise plan under add/remove neighbours: the count, noised with the sums.
@@ -125,8 +129,15 @@ relation : {"replace-one", "add-remove"}, default "replace-one"
     model takes n as latent.
 unit : array-like, shape (n,), optional
     The person of each row (any hashable identifiers): the release then protects a person
-    with all their rows by keeping one row per person, chosen at random, and n is the number
-    of persons (:func:`pm_private.privacy.one_row_per_unit`).  None: the unit is the row.
+    with all their rows by keeping at most ``max_rows`` rows per person, chosen at random, and
+    n is the number of rows kept (:func:`pm_private.privacy.rows_kept_per_unit`).  None: the
+    unit is the row.
+max_rows : int, default 1
+    k, the most rows kept per person (with ``unit``).  Above 1 the number of rows kept is
+    private, so it needs ``relation="add-remove"``; the noise is then that of k times the
+    row's sensitivity (:func:`pm_private.privacy.check_max_rows`), and the model treats the
+    kept rows as independent draws (rows of one person that are alike make its intervals
+    too narrow).
 """
 
 #: The arguments of every GLM release's noise plan, documented once.
@@ -143,6 +154,9 @@ x_bound : float
     The public bound Bx on the ℓ2 norm of a covariate row.
 relation : {"replace-one", "add-remove"}, default "replace-one"
     The neighbour relation; under add/remove the count n is noised with the statistics.
+max_rows : int, default 1
+    k, the most rows a release keeps per person: the sensitivity is k times the row's, and k > 1
+    needs add/remove.
 """
 
 #: The arguments, result and refusals of every GLM family's sensitivity, documented once.
@@ -190,14 +204,20 @@ def degree2_sensitivities(x_bound, add_remove: Callable, replace_one: Callable) 
 
 
 def checked_gaussian(
-    epsilon, delta, x_bound, sensitivity: Callable[[float, str], float], relation: str = REPLACE_ONE
+    epsilon,
+    delta,
+    x_bound,
+    sensitivity: Callable[[float, str], float],
+    relation: str = REPLACE_ONE,
+    max_rows: int = 1,
 ) -> tuple[float, float, float, float]:
     """(ε, δ, Bx, Δ) checked in the order a release checks them before reading any data: ε, δ,
-    the relation, the bound (through ``sensitivity``, Δ under ``relation``) and the noise scale;
-    ValueError naming the argument."""
+    the relation, ``max_rows`` (k), the bound (through ``sensitivity``; Δ is k times the row's
+    under ``relation``) and the noise scale; ValueError naming the argument."""
     epsilon = check_gaussian_epsilon(check_epsilon(epsilon))
     delta = check_delta(delta)
-    value = sensitivity(x_bound, check_relation(relation))
+    max_rows = check_max_rows(max_rows, check_relation(relation))
+    value = max_rows * sensitivity(x_bound, relation)
     check_noise_scale(value, epsilon)
     return epsilon, delta, float(x_bound), value
 
@@ -262,22 +282,24 @@ def release_glm_degree2(
     unit=None,
     sensitivity=None,
     relation=REPLACE_ONE,
+    max_rows=1,
 ):
     """The release both GLM families make: the public map of ``preprocessing``, the rows prepared,
-    one row per person kept where ``unit`` identifies persons
+    at most ``max_rows`` rows per person kept where ``unit`` identifies persons
     (:func:`~pm_private.privacy.rows_per_unit`), then one Gaussian release of the
     weighted statistics (``release_degree2``), charged before the noise is drawn.  ``plan_for(d)``
     and ``weights_for(d)`` give the family's plan and weights; ``build(features, **fields)`` its
     release record; ``sensitivity`` the weighted vector's under both relations (a
     :class:`~pm_private.privacy.relations.Sensitivity`, for the ledger under add/remove);
-    ``relation`` the plan's, under which (add/remove) data of no row are released as any other."""
+    ``relation`` the plan's, under which (add/remove) data of no row are released as any other;
+    ``max_rows`` the rows kept per person (checked already), which ``build`` records."""
     features = column_names(X)
     check_glm_preprocessing(preprocessing)
     empty = relation == ADD_REMOVE
     X, refusal = preprocessed_rows(preprocessing, X, allow_empty=empty)
     X, values = prepared_rows(X, y, x_bound, response, allow_empty=empty)
     source = as_noise_source(rng)
-    (X, values), unit = rows_per_unit(unit, source, X, values)
+    (X, values), unit = rows_per_unit(unit, source, X, values, max_rows=max_rows)
     plan = plan_for(X.shape[1])
     return release_degree2(
         X,
@@ -287,7 +309,7 @@ def release_glm_degree2(
         mechanism=mechanism,
         accountant=accountant,
         source=source,
-        build=lambda **fields: build(features, **fields),
+        build=lambda **fields: build(features, max_rows=max_rows, **fields),
         refusal=refusal,
         unit=unit,
         sensitivity=sensitivity,

@@ -317,19 +317,36 @@ CARDS = [
     MechanismCard(
         "pm_private.logistic:release_logistic_stats",
         data=dict(X="X", y="labels"),
-        params=dict(epsilon=1.0, delta=1e-5, x_bound=1.0, rng=0, preprocessing=None, relation="replace-one"),
+        params=dict(
+            epsilon=1.0, delta=1e-5, x_bound=1.0, rng=0, preprocessing=None, relation="replace-one", max_rows=1
+        ),
         kinds=RECORDS
         | PERSONS
         | CHARGED
         | dict(
-            y="labels", epsilon="epsilon", delta="delta", x_bound="bound", preprocessing="object", relation="choice"
+            y="labels",
+            epsilon="epsilon",
+            delta="delta",
+            x_bound="bound",
+            preprocessing="object",
+            relation="choice",
+            max_rows="count",
         ),
         release_kind="logistic_stats",
     ),
     MechanismCard(
         "pm_private.poisson:release_poisson_stats",
         data=dict(X="X", y="counts"),
-        params=dict(epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=3, rng=0, preprocessing=None, relation="replace-one"),
+        params=dict(
+            epsilon=1.0,
+            delta=1e-5,
+            x_bound=1.0,
+            y_bound=3,
+            rng=0,
+            preprocessing=None,
+            relation="replace-one",
+            max_rows=1,
+        ),
         kinds=RECORDS
         | PERSONS
         | CHARGED
@@ -341,6 +358,7 @@ CARDS = [
             y_bound="count",
             preprocessing="object",
             relation="choice",
+            max_rows="count",
         ),
         release_kind="poisson_stats",
     ),

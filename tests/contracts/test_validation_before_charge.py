@@ -55,7 +55,7 @@ INFRASTRUCTURE = {
     "publishable",
     # The choice of one row per person, which mechanisms make with their noise source inside
     # their own checks (swept through every mechanism's ``unit``).
-    "one_row_per_unit",
+    "rows_kept_per_unit",
     "rows_per_unit",
 }
 CALL_LIMIT_S = 20.0

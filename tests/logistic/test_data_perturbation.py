@@ -203,9 +203,9 @@ def test_a_person_with_several_rows_enters_once():
     assert release.unit == "person" and release.steps == 10  # ⌈2·100/20⌉
     assert accountant.history[0].neighbours == "replace-one person"
     source = as_noise_source(5)
-    from pm_private.privacy.units import one_row_per_unit
+    from pm_private.privacy.units import rows_kept_per_unit
 
-    kept = one_row_per_unit(unit, source)
+    kept = rows_kept_per_unit(unit, source)
     assert np.unique(unit[kept]).size == 100
     by_hand = data_perturbation_sgd(X[kept], y[kept], rng=source, **options)
     np.testing.assert_array_equal(release.coef, by_hand.coef)

@@ -15,7 +15,7 @@ from pm_private.privacy import laplace_mechanism
 from pm_private.privacy.budget import NoiseEvent
 from pm_private.privacy.noise import as_noise_source
 from pm_private.privacy.primitives import project_rows, symmetric_entry_weights
-from pm_private.privacy.units import check_unit, neighbour_text, one_row_per_unit, rows_per_unit
+from pm_private.privacy.units import check_unit, neighbour_text, rows_kept_per_unit, rows_per_unit
 from pm_private.released.degree2 import degree2_pairs
 from pm_private.released.summary import _release_lines
 
@@ -59,7 +59,7 @@ def test_one_row_per_person_is_chosen_uniformly_among_their_rows():
     source = as_noise_source(np.random.default_rng(0))
     counts = np.zeros(codes.size)
     for _ in range(4000):
-        kept = one_row_per_unit(codes, source)
+        kept = rows_kept_per_unit(codes, source)
         assert sorted(codes[kept].tolist()) == [0, 1, 2]
         counts[kept] += 1
     assert counts[4] == 4000
