@@ -33,7 +33,8 @@ The person-unit audits (``person_linear_stats``, ``person_exit_table``) change e
 person, including their number of rows, under ``unit=``.  The relation audits (``add_remove_*``)
 release an exit table or logistic statistics under add/remove neighbours (n private) and audit
 them on a removed person against the release's (ε, δ), and on a replaced person against the
-replace-one guarantee a ledger charges for it.  The DP-SGLD audit (``dp_sgld``) runs the whole published chain with a canary record
+replace-one guarantee a ledger charges for it; ``add_remove_logistic_person_of_2_rows`` removes a
+person of two equal extreme rows from a release that keeps up to two rows per person.  The DP-SGLD audit (``dp_sgld``) runs the whole published chain with a canary record
 at one extreme or the other and bounds the run's ε from its chain mean.
 
 Run ``python benchmarks/audit_privacy.py`` (5·10⁴ draws per data set, 10⁵ per mechanism;
@@ -302,19 +303,23 @@ def _relation_exit_table_audit(noise: str, pair: str, epsilon: float = 1.0, delt
     return Audit(name, float(claimed), delta, pair_eps, "LLR", draw)
 
 
-def _relation_glm_audit(pair: str, epsilon: float = 2.0, delta: float = 1e-3) -> Audit:
+def _relation_glm_audit(pair: str, epsilon: float = 2.0, delta: float = 1e-3, rows: int = 1) -> Audit:
     """Logistic statistics released under add/remove neighbours (n private, released first in the
     weighted vector).  ``pair="removed"``: a record on the sphere ‖x‖ = Bx, whose contribution has
     the add/remove sensitivity's norm, is in D and not in D′, the claim the release's (ε, δ);
     ``pair="replaced"``: that record replaced by one orthogonal to it with the other label, the
-    claim the replace-one guarantee the ledger charges for it (the vector's replace-one Δ)."""
+    claim the replace-one guarantee the ledger charges for it (the vector's replace-one Δ).  With
+    ``rows`` = k > 1 (removed only) the records belong to persons and the release keeps up to k rows
+    per person (``max_rows=k``): the removed person has k equal rows on the sphere, the change
+    the per-person sensitivity k·Δ allows for, which the noise must cover."""
     bound = 1.0
     rng = np.random.default_rng(6)
     X, y = rng.normal(size=(9, 2)) * 0.3, rng.integers(0, 2, 9)
-    first = (np.vstack([[bound, 0.0], X]), np.r_[1, y])
+    first = (np.vstack([np.tile([bound, 0.0], (rows, 1)), X]), np.r_[np.ones(rows, int), y])
     second = (X, y) if pair == "removed" else (np.vstack([[0.0, bound], X]), np.r_[0, y])
     data = [first, second]
-    options = dict(epsilon=epsilon, delta=delta, x_bound=bound, relation="add-remove")
+    units = [np.r_[np.zeros(rows, int), np.arange(1, 10)], np.arange(1, 10)] if rows > 1 else [None, None]
+    options = dict(epsilon=epsilon, delta=delta, x_bound=bound, relation="add-remove", max_rows=rows)
     weights = np.r_[1.0, symmetric_entry_weights(*degree2_pairs(2))]
 
     def weighted(n, x_sum, y_sum, xx, yx):
@@ -323,20 +328,19 @@ def _relation_glm_audit(pair: str, epsilon: float = 2.0, delta: float = 1e-3) ->
     exact = [weighted(len(v), *degree2_sums(x, 2.0 * v - 1.0)) for x, v in data]
     scale = logistic_noise_plan(2, **options).queries[0].scale
     relation = "replace-one" if pair == "replaced" else "add-remove"
-    claimed = implied_epsilon((NoiseEvent("gaussian", scale, logistic_sensitivity(bound, relation)),), delta)
+    claimed = implied_epsilon((NoiseEvent("gaussian", scale, rows * logistic_sensitivity(bound, relation)),), delta)
 
     def draw(k, n, source):
         out = np.empty(n)
         for i in range(n):
-            r = release_logistic_stats(*data[k], rng=source, **options)
+            r = release_logistic_stats(*data[k], rng=source, unit=units[k], **options)
             o = weighted(r.n_noisy, r.x_sum, r.y_sum, r.xx, r.yx)
             out[i] = np.sum((o - exact[1]) ** 2 - (o - exact[0]) ** 2) / (2 * scale**2)
         return out
 
     pair_eps = implied_epsilon((NoiseEvent("gaussian", scale, float(np.linalg.norm(exact[0] - exact[1]))),), delta)
-    return Audit(
-        f"logistic statistics, add/remove release, {pair} record", float(claimed), delta, pair_eps, "LLR", draw
-    )
+    who = f"person of {rows} rows" if rows > 1 else "record"
+    return Audit(f"logistic statistics, add/remove release, {pair} {who}", float(claimed), delta, pair_eps, "LLR", draw)
 
 
 def _dp_sgld_audit(epsilon: float = 2.0, delta: float = 1e-5) -> Audit:
@@ -525,6 +529,7 @@ AUDITS = {
     "add_remove_gaussian_replaced": lambda: _relation_exit_table_audit("gaussian", "replaced", 2.0, 1e-3),
     "add_remove_logistic_removed": lambda: _relation_glm_audit("removed"),
     "add_remove_logistic_replaced": lambda: _relation_glm_audit("replaced"),
+    "add_remove_logistic_person_of_2_rows": lambda: _relation_glm_audit("removed", rows=2),
     "weibull": _weibull_audit,
     "dp_sgld": _dp_sgld_audit,
     "discrete_output": _discrete_output_audit,

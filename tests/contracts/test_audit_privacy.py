@@ -78,3 +78,9 @@ def test_short_audit_of_a_dp_sgld_chain_with_a_canary():
     (row,), seconds = audit.run(["dp_sgld"], draws=1_500)
     mechanism, bound = row
     assert mechanism.epsilon <= 2.0 and 0.2 < bound <= mechanism.epsilon
+
+
+def test_short_audit_of_a_person_of_two_rows_removed_from_a_release_of_up_to_two_rows_each():
+    """The pair's loss is the release's ε (its noise covers two rows); the bound stays below it."""
+    ((mechanism, bound),), seconds = audit.run(["add_remove_logistic_person_of_2_rows"], draws=4_000)
+    assert mechanism.pair_epsilon == pytest.approx(mechanism.epsilon) and 0.3 < bound <= mechanism.epsilon
