@@ -42,6 +42,11 @@ names its relation and adds ``medw90``, the median over replicates of the mean 9
 of β, ``ratio``, that width over replace-one's on the same data sets, and, under add/remove, the
 50 % / 90 % coverage of the true n by ``n_people`` (Monte Carlo s.e. as for β).
 
+``--persons R RHO K``: each data set holds n persons of R rows whose covariate rows are correlated
+RHO within a person (each row still drawn from the law above, the responses independent given the
+rows), released with ``unit=`` keeping up to K rows per person (``max_rows``; K > 1 needs
+``--relations add-remove``); the count the model recovers is n·min(R, K).
+
 Measured 2026-11-26 on a shared 2-core machine (load 2–4, the defaults: one chain of 800 + 400 per
 fit, the Laplace-started sampler).  Each cell: 50 % / 90 % coverage of the noise-aware intervals
 (Monte Carlo s.e. of the 90 % figure), then the naive model's 90 % coverage (at ε = ∞ the two
@@ -169,18 +174,26 @@ def lkj_correlation(rng, d: int, eta: float) -> np.ndarray:
     return corr
 
 
-def draw_dataset(rng, n: int, d: int, family: str = "logistic"):
-    """(X, y, β) from the benchmark prior of ``family``."""
+def draw_dataset(rng, n: int, d: int, family: str = "logistic", rows: int = 1, correlation: float = 0.0):
+    """(X, y, β) from the benchmark prior of ``family``; with ``rows`` = R > 1, n persons of R rows
+    each (persons' rows together), a person's covariate rows sharing a person effect of share
+    ``correlation`` (each row still N(μ, Σx), rows of one person correlated ρ entry by entry) and
+    their responses independent given the rows."""
     prior = POISSON_PRIOR if family == "poisson" else PRIOR
     beta = rng.normal(0.0, prior["beta_sigma"], d)
     b = rng.normal(0.0, prior["intercept_sigma"])
     mu = rng.normal(0.0, prior["x_mean_sigma"], d)
     sd = np.abs(rng.normal(0.0, prior["x_sd_sigma"], d))
     cov = sd[:, None] * lkj_correlation(rng, d, prior["x_eta"]) * sd[None, :]
-    X = rng.multivariate_normal(mu, cov, size=n)
+    if rows == 1:
+        X = rng.multivariate_normal(mu, cov, size=n)
+    else:
+        shared = np.repeat(rng.standard_normal((n, d)), rows, axis=0)
+        z = np.sqrt(correlation) * shared + np.sqrt(1.0 - correlation) * rng.standard_normal((n * rows, d))
+        X = mu + z @ np.linalg.cholesky(cov + 1e-12 * np.eye(d)).T
     if family == "poisson":
         return X, rng.poisson(np.exp(X @ beta + b)), beta
-    y = (rng.uniform(size=n) < expit(X @ beta + b)).astype(int)
+    y = (rng.uniform(size=X.shape[0]) < expit(X @ beta + b)).astype(int)
     return X, y, beta
 
 
@@ -195,8 +208,8 @@ class Family:
             return poisson_stats(X, y, y_bound=self.y_bound, x_bound=bound)
         return logistic_stats(X, y, x_bound=bound)
 
-    def release(self, X, y, eps, bound, rng, relation=REPLACE_ONE):
-        common = dict(epsilon=eps, delta=DELTA, x_bound=bound, rng=rng, relation=relation)
+    def release(self, X, y, eps, bound, rng, relation=REPLACE_ONE, unit=None, max_rows=1):
+        common = dict(epsilon=eps, delta=DELTA, x_bound=bound, rng=rng, relation=relation, unit=unit, max_rows=max_rows)
         if self.name == "poisson":
             return release_poisson_stats(X, y, y_bound=self.y_bound, **common)
         return release_logistic_stats(X, y, **common)
@@ -319,23 +332,31 @@ def cell_relations(fitters, eps) -> list[str]:
     return [REPLACE_ONE] if np.isinf(eps) else list(fitters)
 
 
-def run_cell(fitters, family, rng, n, d, eps, reps, bound_factor=3.0):
+def run_cell(fitters, family, rng, n, d, eps, reps, bound_factor=3.0, persons=None):
     """Per relation of :func:`cell_relations`: ``aware`` and ``naive`` coverage (naive only under
     replace-one, else None), ``width`` (:func:`median_width` of the noise-aware draws) and ``count``
     (coverage of the true n by ``n_people`` where n is private, else None); and the fraction of
     rows projected.  Each replicate data set is released once per relation, with independent
-    noise, each release fitted by that relation's ``fitters`` entry."""
+    noise, each release fitted by that relation's ``fitters`` entry.  ``persons`` = (R, ρ, K): n
+    persons of R rows correlated ρ (:func:`draw_dataset`), released with ``unit=`` keeping up to K
+    rows per person (the true count n·min(R, K))."""
+    rows, correlation, max_rows = persons or (1, 0.0, 1)
+    unit = np.repeat(np.arange(n), rows) if persons else None
     relations = cell_relations(fitters, eps)
     truths, projected, counts = [], [], []
     draws = {(relation, aware): [] for relation in relations for aware in (True, False)}
     bound = bound_factor * np.sqrt(d)
     for _ in range(reps):
-        X, y, beta = draw_dataset(rng, n, d, family.name)
+        X, y, beta = draw_dataset(rng, n, d, family.name, rows, correlation)
         projected.append(np.mean(np.linalg.norm(X, axis=1) > bound))
         truths.append(beta)
         for relation in relations:
             fitter = fitters[relation]
-            stats = family.stats(X, y, bound) if np.isinf(eps) else family.release(X, y, eps, bound, rng, relation)
+            stats = (
+                family.stats(X, y, bound)
+                if np.isinf(eps)
+                else family.release(X, y, eps, bound, rng, relation, unit, max_rows)
+            )
             naive = relation == REPLACE_ONE and not np.isinf(eps)
             for aware in (True, False) if naive else (True,):
                 family.set(stats, fitter.model, aware)
@@ -349,7 +370,8 @@ def run_cell(fitters, family, rng, n, d, eps, reps, bound_factor=3.0):
         aware = coverage(aware_draws, truths)
         naive = coverage(np.stack(draws[relation, False], axis=1), truths) if draws[relation, False] else None
         private_n = relation == ADD_REMOVE and counts
-        count = coverage(np.stack(counts, axis=1)[:, :, None], np.full((reps, 1), n)) if private_n else None
+        kept = n * min(rows, max_rows)
+        count = coverage(np.stack(counts, axis=1)[:, :, None], np.full((reps, 1), kept)) if private_n else None
         results[relation] = dict(aware=aware, naive=naive, width=median_width(aware_draws), count=count)
     return results, float(np.mean(projected))
 
@@ -416,7 +438,16 @@ def main(argv=None):
     parser.add_argument("--y-bound", type=int, default=20, help="count bound of the Poisson release")
     add_relations_argument(parser)
     add_sampler_argument(parser)
+    parser.add_argument(
+        "--persons",
+        type=float,
+        nargs=3,
+        metavar=("R", "RHO", "K"),
+        help="n persons of R rows whose covariates are correlated RHO, released with unit= keeping up to K rows "
+        "per person (K > 1: add/remove only)",
+    )
     args = parser.parse_args(argv)
+    persons = None if args.persons is None else (int(args.persons[0]), args.persons[1], int(args.persons[2]))
     threadpool_limits(1, user_api="blas")
     if args.quick:
         args.reps, args.ns, args.epsilons, args.ds = 5, [1000], [1.0, np.inf], [2]
@@ -436,7 +467,7 @@ def main(argv=None):
         for n in args.ns:
             for eps in args.epsilons:
                 cell = asked if not np.isinf(eps) else fitters
-                results, projected = run_cell(cell, family, rng, n, d, eps, args.reps, args.bound_factor)
+                results, projected = run_cell(cell, family, rng, n, d, eps, args.reps, args.bound_factor, persons)
                 print("\n".join(cell_lines(d, n, eps, args.reps, results, projected)), flush=True)
         for relation, fitter in fitters.items():
             print(
