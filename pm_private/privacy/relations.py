@@ -113,6 +113,41 @@ class Sensitivity(NamedTuple):
         """
         return self.replace_one if check_relation(relation) == REPLACE_ONE else self.add_remove
 
+    def of_units_with_rows(self, rows: int) -> Sensitivity:
+        """The sensitivity of the same sum when a unit contributes up to ``rows`` = k terms.
+
+        Under add/remove a unit's k terms move the sum by at most k·``add_remove`` (the triangle
+        inequality over its terms), attained by k equal extreme terms.  Under replace-one a unit
+        of a ≤ k terms replaced by one of b ≤ k moves it by at most
+        min(a, b)·``replace_one`` + |a − b|·``add_remove`` (pair min(a, b) of the terms, add or
+        remove the rest), whose largest value over a, b is
+        max(k·``replace_one``, ``replace_one`` + (k − 1)·``add_remove``): k·``replace_one``, attained
+        by k equal extreme pairs, unless removing a term moves the sum more than replacing one
+        (a sum that holds its count, at small bounds), where the bound may exceed what a unit can
+        do: an upper bound either way, so a ledger converting with it never under-charges.
+
+        Parameters
+        ----------
+        rows : int
+            k ≥ 1.
+
+        Returns
+        -------
+        Sensitivity
+            The per-unit sensitivity under both relations (``self`` for k = 1).
+
+        Examples
+        --------
+        >>> from pm_private.privacy.relations import Sensitivity
+        >>> Sensitivity(1.0, 2.0).of_units_with_rows(3)
+        Sensitivity(add_remove=3.0, replace_one=6.0)
+        >>> Sensitivity(1.0, 0.5).of_units_with_rows(3)
+        Sensitivity(add_remove=3.0, replace_one=2.5)
+        """
+        return Sensitivity(
+            rows * self.add_remove, max(rows * self.replace_one, self.replace_one + (rows - 1) * self.add_remove)
+        )
+
 
 def check_relation(relation) -> str:
     """A neighbour relation, checked before anything is read or spent.

@@ -25,7 +25,9 @@ The guarantee is exact (as exact as the row-level mechanism's).  Keeping one row
 spends the person's other rows.  Keeping up to k > 1 (``max_rows=k``, the same uniform keys: each
 person's k rows of smallest key) makes the number of rows summed private, so it needs add/remove
 neighbours with n released with noise (the logistic and Poisson releases offer it); the
-sensitivity is then k times the row's under either relation (:func:`check_max_rows` proves it).
+sensitivity is then k times the row's under add/remove (:func:`check_max_rows`), and under
+replace-one at most max(k·Δ_replace, Δ_replace + (k − 1)·Δ_add)
+(:meth:`pm_private.privacy.relations.Sensitivity.of_units_with_rows`).
 
 Survival data, in which a person's rows are the intervals of one history (counting-process or
 start–stop form), are not a case for this choice: one interval of a history is not a survival
@@ -157,8 +159,6 @@ def rows_kept_per_unit(codes: np.ndarray, source: NoiseSource, max_rows: int = 1
     """
     keys = source.uniform(codes.size)
     order = np.lexsort((keys, codes))  # by person, then by key
-    if max_rows == 1:
-        return np.sort(first_rows(codes, order))
     person = codes[order]
     first = np.ones(order.size, dtype=bool)
     first[1:] = person[1:] != person[:-1]
@@ -174,9 +174,9 @@ def check_max_rows(max_rows, relation: str) -> int:
     neighbours of persons.  With k > 1 it depends on how many rows each person has, so it is
     private: k > 1 needs add/remove neighbours, under which n is released with noise.  A person
     then contributes up to k rows, and a sum of one bounded term per row has k times the row's
-    sensitivity under either relation, attained by a person of k equal extreme rows (the
-    triangle inequality over the k terms bounds it; under replace-one a person of a rows
-    replaced by one of b ≤ k rows moves it by at most min(a, b)·Δ_replace + |a − b|·Δ_add ≤ k·Δ_replace).
+    add/remove sensitivity, attained by a person of k equal extreme rows; its replace-one
+    sensitivity, which a ledger converts the release with, is
+    :meth:`~pm_private.privacy.relations.Sensitivity.of_units_with_rows`'s.
 
     Parameters
     ----------

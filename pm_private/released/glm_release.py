@@ -312,5 +312,5 @@ def release_glm_degree2(
         build=lambda **fields: build(features, max_rows=max_rows, **fields),
         refusal=refusal,
         unit=unit,
-        sensitivity=sensitivity,
+        sensitivity=None if sensitivity is None else sensitivity.of_units_with_rows(max_rows),
     )

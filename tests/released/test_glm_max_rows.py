@@ -14,7 +14,7 @@ from pm_private.poisson import poisson_sensitivity
 from pm_private.poisson.release import poisson_entry_weights
 from pm_private.privacy.noise import as_noise_source
 from pm_private.privacy.primitives import symmetric_entry_weights
-from pm_private.privacy.relations import ADD_REMOVE, REPLACE_ONE
+from pm_private.privacy.relations import ADD_REMOVE, REPLACE_ONE, Sensitivity
 from pm_private.privacy.units import check_unit, rows_kept_per_unit
 from pm_private.release_file import release_from_dict, release_to_dict
 from pm_private.released.degree2 import degree2_pairs, degree2_sums, degree2_vector
@@ -71,13 +71,36 @@ def test_the_per_person_sensitivity_is_k_times_the_rows_attained_and_never_excee
             with_q = _weighted(np.vstack([x, qx]), np.concatenate([y, qy]), weights)
             worst[ADD_REMOVE] = max(worst[ADD_REMOVE], np.linalg.norm(with_p - base))
             worst[REPLACE_ONE] = max(worst[REPLACE_ONE], np.linalg.norm(with_p - with_q))
+    stated = Sensitivity(sensitivity(X_BOUND, ADD_REMOVE), sensitivity(X_BOUND, REPLACE_ONE)).of_units_with_rows(k)
     for relation, change in worst.items():
-        assert change <= k * sensitivity(X_BOUND, relation) * (1 + 1e-12)
+        assert change <= stated.under(relation) * (1 + 1e-12)
+    assert stated.replace_one == pytest.approx(k * sensitivity(X_BOUND, REPLACE_ONE))  # at this bound
     # a person of k equal extreme rows attains k·Δ under add/remove
     x, y = _rows(rng, 20, family)
     extreme, label = np.tile([[X_BOUND, 0.0]], (k, 1)), np.full(k, top)
     added = _weighted(np.vstack([x, extreme]), np.concatenate([y, label]), weights) - _weighted(x, y, weights)
     assert np.linalg.norm(added) == pytest.approx(k * sensitivity(X_BOUND, ADD_REMOVE), rel=1e-12)
+
+
+def test_at_small_poisson_bounds_the_replace_one_bound_takes_the_added_rows():
+    """Bx² < 3 − √8: a removed row (with its count) moves the vector more than a replaced one, so the
+    person-level replace-one bound is Δ_replace + (k − 1)·Δ_add, above k·Δ_replace; random persons
+    of 1 or 2 rows stay below it."""
+    bound, k = 0.3, 2
+    weights = poisson_entry_weights(D, bound, Y_BOUND)
+    row = Sensitivity(poisson_sensitivity(bound, ADD_REMOVE), poisson_sensitivity(bound, REPLACE_ONE))
+    assert row.add_remove > row.replace_one
+    stated = row.of_units_with_rows(k)
+    assert stated.replace_one == pytest.approx(row.replace_one + (k - 1) * row.add_remove)
+    rng = np.random.default_rng(3)
+    worst = 0.0
+    for _ in range(4000):
+        a, b = rng.integers(1, k + 1, size=2)
+        x = rng.normal(size=(a + b, D))
+        x *= bound / np.linalg.norm(x, axis=1)[:, None] * rng.uniform(0.8, 1.0, size=(a + b, 1))
+        y = rng.integers(0, Y_BOUND + 1, size=a + b) * 1.0
+        worst = max(worst, np.linalg.norm(_weighted(x[:a], y[:a], weights) - _weighted(x[a:], y[a:], weights)))
+    assert k * row.replace_one * 0.8 < worst <= stated.replace_one
 
 
 def _release(family, max_rows=1, accountant=None, **kw):
