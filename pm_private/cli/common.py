@@ -198,13 +198,15 @@ def open_ledger(parser, args):
 
 
 def numeric(parser, frame, columns: list[str]):
-    """The columns as a float array; a usage error for a column that is not numeric or not finite."""
+    """The columns as a float array; a usage error for a column that is not numeric or not finite (a file
+    of no rows passes: its columns have no type, and a release under add/remove releases it)."""
     import numpy as np
     import pandas as pd
 
     for column in columns:
         series = frame[column]
-        if not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)):
+        numeric_type = pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)
+        if len(series) and not numeric_type:  # a file of no rows has columns of no type (released under add/remove)
             parser.error(f"column {column!r} is not numeric (dtype {series.dtype})")
         if not np.isfinite(series.to_numpy(dtype=np.float64)).all():
             parser.error(f"column {column!r} has missing or non-finite values; pm-private drops no rows (n is public)")

@@ -72,3 +72,18 @@ def test_replace_one_refuses_the_empty_data_set_before_spending(case):
     with pytest.raises(ValueError, match="time|X"):
         fields(*empty, relation="replace-one", rng=3, accountant=accountant)
     assert not accountant.ledger
+
+
+def test_the_command_line_releases_a_file_of_no_rows_under_add_remove_only(tmp_path, monkeypatch, capsys):
+    from pm_private.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d.csv").write_text("a,b,label\n")  # no rows: pandas reads columns of no type
+    argv = ["release", "logistic-stats", "d.csv", "--target", "label", "--features", "a", "b", "--x-bound", "3"]
+    argv += ["--delta", "1e-6", "--epsilon", "1", "--raw-covariates", "--total-epsilon", "3", "--total-delta", "1e-4"]
+    assert main([*argv, "--relation", "add-remove", "--ledger", "l.db", "--out", "r.json"]) == 0
+    assert (tmp_path / "r.json").exists() and PrivacyAccountant.open("l.db").spent[0] > 0
+    with pytest.raises(SystemExit):
+        main([*argv, "--ledger", "l2.db", "--out", "r2.json"])
+    assert "at least one row" in capsys.readouterr().err
+    assert not (tmp_path / "r2.json").exists() and PrivacyAccountant.open("l2.db").spent[0] == 0
