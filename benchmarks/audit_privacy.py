@@ -34,7 +34,8 @@ person, including their number of rows, under ``unit=``.  The relation audits (`
 release an exit table or logistic statistics under add/remove neighbours (n private) and audit
 them on a removed person against the release's (ε, δ), and on a replaced person against the
 replace-one guarantee a ledger charges for it; ``add_remove_logistic_person_of_2_rows`` removes a
-person of two equal extreme rows from a release that keeps up to two rows per person.  The DP-SGLD audit (``dp_sgld``) runs the whole published chain with a canary record
+person of two equal extreme rows from a release that keeps up to two rows per person, and
+``add_remove_logistic_person_of_2_rows_replaced`` replaces that person by one of one row.  The DP-SGLD audit (``dp_sgld``) runs the whole published chain with a canary record
 at one extreme or the other and bounds the run's ε from its chain mean.
 
 Run ``python benchmarks/audit_privacy.py`` (5·10⁴ draws per data set, 10⁵ per mechanism;
@@ -62,6 +63,7 @@ from pm_private.logistic.release import logistic_noise_plan, logistic_sensitivit
 from pm_private.privacy.budget import NoiseEvent, implied_epsilon
 from pm_private.privacy.noise import as_noise_source
 from pm_private.privacy.primitives import symmetric_entry_weights
+from pm_private.privacy.relations import Sensitivity
 from pm_private.released.degree2 import degree2_pairs, degree2_sums, degree2_vector
 from pm_private.survival import release_survival_stats, survival_noise_plan, survival_sensitivity
 from pm_private.survival.data import person_histories, scale_times
@@ -309,16 +311,20 @@ def _relation_glm_audit(pair: str, epsilon: float = 2.0, delta: float = 1e-3, ro
     the add/remove sensitivity's norm, is in D and not in D′, the claim the release's (ε, δ);
     ``pair="replaced"``: that record replaced by one orthogonal to it with the other label, the
     claim the replace-one guarantee the ledger charges for it (the vector's replace-one Δ).  With
-    ``rows`` = k > 1 (removed only) the records belong to persons and the release keeps up to k rows
-    per person (``max_rows=k``): the removed person has k equal rows on the sphere, the change
-    the per-person sensitivity k·Δ allows for, which the noise must cover."""
+    ``rows`` = k > 1 the records belong to persons and the release keeps up to k rows per person
+    (``max_rows=k``): the first person has k equal rows on the sphere, removed (the change the
+    per-person sensitivity k·Δ allows for, which the noise must cover) or replaced by a person of
+    one orthogonal row with the other label (claim: the ledger's replace-one guarantee, converted
+    with ``Sensitivity.of_units_with_rows(k)``)."""
     bound = 1.0
     rng = np.random.default_rng(6)
     X, y = rng.normal(size=(9, 2)) * 0.3, rng.integers(0, 2, 9)
     first = (np.vstack([np.tile([bound, 0.0], (rows, 1)), X]), np.r_[np.ones(rows, int), y])
     second = (X, y) if pair == "removed" else (np.vstack([[0.0, bound], X]), np.r_[0, y])
     data = [first, second]
-    units = [np.r_[np.zeros(rows, int), np.arange(1, 10)], np.arange(1, 10)] if rows > 1 else [None, None]
+    others = np.arange(1, 10)
+    units = [np.r_[np.zeros(rows, int), others], others if pair == "removed" else np.r_[0, others]]
+    units = units if rows > 1 else [None, None]
     options = dict(epsilon=epsilon, delta=delta, x_bound=bound, relation="add-remove", max_rows=rows)
     weights = np.r_[1.0, symmetric_entry_weights(*degree2_pairs(2))]
 
@@ -327,8 +333,9 @@ def _relation_glm_audit(pair: str, epsilon: float = 2.0, delta: float = 1e-3, ro
 
     exact = [weighted(len(v), *degree2_sums(x, 2.0 * v - 1.0)) for x, v in data]
     scale = logistic_noise_plan(2, **options).queries[0].scale
-    relation = "replace-one" if pair == "replaced" else "add-remove"
-    claimed = implied_epsilon((NoiseEvent("gaussian", scale, rows * logistic_sensitivity(bound, relation)),), delta)
+    row = Sensitivity(logistic_sensitivity(bound, "add-remove"), logistic_sensitivity(bound, "replace-one"))
+    person = row.of_units_with_rows(rows).under("replace-one" if pair == "replaced" else "add-remove")
+    claimed = implied_epsilon((NoiseEvent("gaussian", scale, person),), delta)
 
     def draw(k, n, source):
         out = np.empty(n)
@@ -530,6 +537,7 @@ AUDITS = {
     "add_remove_logistic_removed": lambda: _relation_glm_audit("removed"),
     "add_remove_logistic_replaced": lambda: _relation_glm_audit("replaced"),
     "add_remove_logistic_person_of_2_rows": lambda: _relation_glm_audit("removed", rows=2),
+    "add_remove_logistic_person_of_2_rows_replaced": lambda: _relation_glm_audit("replaced", rows=2),
     "weibull": _weibull_audit,
     "dp_sgld": _dp_sgld_audit,
     "discrete_output": _discrete_output_audit,

@@ -80,7 +80,12 @@ def test_short_audit_of_a_dp_sgld_chain_with_a_canary():
     assert mechanism.epsilon <= 2.0 and 0.2 < bound <= mechanism.epsilon
 
 
-def test_short_audit_of_a_person_of_two_rows_removed_from_a_release_of_up_to_two_rows_each():
-    """The pair's loss is the release's ε (its noise covers two rows); the bound stays below it."""
-    ((mechanism, bound),), seconds = audit.run(["add_remove_logistic_person_of_2_rows"], draws=4_000)
-    assert mechanism.pair_epsilon == pytest.approx(mechanism.epsilon) and 0.3 < bound <= mechanism.epsilon
+def test_short_audits_of_a_person_of_two_rows_in_a_release_of_up_to_two_rows_each():
+    """Removed: the pair's loss is the release's ε (its noise covers two rows), the bound below it.
+    Replaced by a person of one row: the ledger's converted replace-one ε bounds the pair's loss and
+    the lower bound."""
+    (removed, replaced), seconds = audit.run(
+        ["add_remove_logistic_person_of_2_rows", "add_remove_logistic_person_of_2_rows_replaced"], draws=4_000
+    )
+    assert removed[0].pair_epsilon == pytest.approx(removed[0].epsilon) and 0.3 < removed[1] <= removed[0].epsilon
+    assert replaced[0].pair_epsilon <= replaced[0].epsilon and 0.5 < replaced[1] <= replaced[0].epsilon
