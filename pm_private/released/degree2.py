@@ -335,6 +335,22 @@ def release_degree2(
     if private_n and not isinstance(sensitivity, Sensitivity):
         raise ValueError("sensitivity: a release under add/remove neighbours needs both relations' sensitivity")
     noise = with_replace_one(plan.noise_events(), sensitivity, relation)  # as they are under replace-one
+
+    def record(values, noise_scale, epsilon):
+        return build(
+            **unpack_degree2(values[1:] if private_n else values, d),
+            n=None if private_n else n,
+            n_noisy=float(values[0]) if private_n else None,
+            neighbours=relation,
+            sensitivity=query.sensitivity,
+            noise_scale=noise_scale,
+            epsilon=epsilon,
+            delta=plan.delta,
+            private=source.secure,
+            unit=unit,
+        )
+
+    record(np.zeros(query.size), query.scale, plan.epsilon)  # the record's own checks, before anything is spent
     with release_guard(
         accountant,
         mechanism,
@@ -352,16 +368,4 @@ def release_degree2(
         part = gaussian_mechanism(
             weights * exact, sensitivity=query.sensitivity, epsilon=plan.epsilon, delta=plan.delta, source=source
         )
-        values = part.values / weights
-        return build(
-            **unpack_degree2(values[1:] if private_n else values, d),
-            n=None if private_n else n,
-            n_noisy=float(values[0]) if private_n else None,
-            neighbours=relation,
-            sensitivity=query.sensitivity,
-            noise_scale=part.scale,
-            epsilon=part.epsilon,
-            delta=plan.delta,
-            private=source.secure,
-            unit=unit,
-        )
+        return record(part.values / weights, part.scale, part.epsilon)

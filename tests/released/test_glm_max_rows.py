@@ -182,3 +182,19 @@ def test_the_command_line_keeps_up_to_k_rows_per_person(tmp_path, monkeypatch, c
     release = entry["release"]
     assert release.max_rows == 2 and release.unit == "person"
     assert release.sensitivity == pytest.approx(2 * logistic_sensitivity(3.0, ADD_REMOVE))
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_release_whose_record_fails_its_own_checks_spends_nothing(family, monkeypatch):
+    """The release record's checks (its class's, on public fields) run before the charge: a record
+    they would refuse costs no budget (here every record is refused)."""
+    import pm_private.released.degree2 as degree2
+
+    def refuse(*args, **kwargs):
+        raise ValueError("field 'sensitivity': refused for the test")
+
+    monkeypatch.setattr(degree2, "check_release_consistent", refuse)
+    accountant = PrivacyAccountant(10.0, 1e-5)
+    with pytest.raises(ValueError, match="refused for the test"):
+        _release(family, accountant=accountant, relation=ADD_REMOVE)
+    assert not accountant.ledger
