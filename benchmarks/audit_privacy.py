@@ -322,9 +322,9 @@ def _relation_glm_audit(pair: str, epsilon: float = 2.0, delta: float = 1e-3, ro
     first = (np.vstack([np.tile([bound, 0.0], (rows, 1)), X]), np.r_[np.ones(rows, int), y])
     second = (X, y) if pair == "removed" else (np.vstack([[0.0, bound], X]), np.r_[0, y])
     data = [first, second]
-    others = np.arange(1, 10)
-    units = [np.r_[np.zeros(rows, int), others], others if pair == "removed" else np.r_[0, others]]
-    units = units if rows > 1 else [None, None]
+    others = np.arange(1, 10)  # the nine other persons, one row each
+    kept_apart = [np.r_[np.zeros(rows, int), others], others if pair == "removed" else np.r_[0, others]]
+    units = kept_apart if rows > 1 else [None, None]
     options = dict(epsilon=epsilon, delta=delta, x_bound=bound, relation="add-remove", max_rows=rows)
     weights = np.r_[1.0, symmetric_entry_weights(*degree2_pairs(2))]
 

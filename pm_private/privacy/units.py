@@ -159,9 +159,7 @@ def rows_kept_per_unit(codes: np.ndarray, source: NoiseSource, max_rows: int = 1
     """
     keys = source.uniform(codes.size)
     order = np.lexsort((keys, codes))  # by person, then by key
-    person = codes[order]
-    first = np.ones(order.size, dtype=bool)
-    first[1:] = person[1:] != person[:-1]
+    first = _starts_of_persons(codes[order])
     position = np.arange(order.size)
     rank = position - np.maximum.accumulate(np.where(first, position, 0))  # 0, 1, … within a person
     return np.sort(order[rank < max_rows])
@@ -219,10 +217,14 @@ def first_rows(codes: np.ndarray, order: np.ndarray) -> np.ndarray:
     numpy.ndarray of int
         For each person in ``order``, the first of their rows there, in the order of ``order``.
     """
-    person = codes[order]
-    first = np.ones(order.size, dtype=bool)
+    return order[_starts_of_persons(codes[order])]
+
+
+def _starts_of_persons(person: np.ndarray) -> np.ndarray:
+    """Where each person's run starts in ``person`` (codes with each person's rows together)."""
+    first = np.ones(person.size, dtype=bool)
     first[1:] = person[1:] != person[:-1]
-    return order[first]
+    return first
 
 
 def rows_per_unit(
