@@ -609,8 +609,9 @@ def release_poisson_stats(
     Privacy: (ε, δ)-DP under replace-one neighbours (n is public), or with ``relation="add-remove"``
     under add/remove neighbours (n private: released with the statistics, Δ =
     √((1 + Bx²)(1 + 3Bx²)), and the ledger charges the replace-one ε of the same noise); the unit is
-    a row, or with ``unit`` a person with all their rows (n persons).  Public inputs: ``x_bound``,
-    ``y_bound``, ``delta``, d, and n under replace-one.  Exact: the (ε, δ) is certified by OpenDP's privacy map
+    a row, or with ``unit`` a person with all their rows (n persons; with ``max_rows`` = k under
+    add/remove, up to k rows a person and k·Δ).  Public inputs: ``x_bound``, ``y_bound``, ``delta``,
+    ``max_rows``, d, and n under replace-one.  Exact: the (ε, δ) is certified by OpenDP's privacy map
     through zero-concentrated DP (:func:`pm_private.privacy.gaussian_mechanism`) for the returned
     statistics.  Floating-point safe for the secure default ``rng=None`` (OpenDP's exact discrete
     Gaussian, Canonne, Kamath & Steinke 2020); a seeded ``rng`` gives reproducible continuous
