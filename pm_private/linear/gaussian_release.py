@@ -294,25 +294,20 @@ def release_linear_stats(
     total_sensitivity = query.sensitivity
     count_weight = plan.weights.get(_gaussian_counts(scale_response), 0.0)
     events = plan.noise_events()
-    with release_guard(
-        accountant, GAUSSIAN_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=events, refusal=refusal, unit=unit
-    ):
-        vector, weights, columns = _weighted_vector(
-            X, y, x_bound, y_bound, scale_response, intercept, clip_share, count_weight
-        )
-        m = weights.size
-        upper = np.triu_indices(columns)
-        part = gaussian_mechanism(vector, sensitivity=total_sensitivity, epsilon=epsilon, delta=delta, source=source)
-        counts = _gaussian_counts_fields(part, m, count_weight, clip_share)
-        values = part.values[:m] / weights
-        noisy_xx = _symmetric_from_upper(values[: upper[0].size], columns)
+    vector, weights, columns = _weighted_vector(
+        X, y, x_bound, y_bound, scale_response, intercept, clip_share, count_weight
+    )
+    m, upper = weights.size, np.triu_indices(columns)
+
+    def record(noisy, noise_scale, spent):
+        values = noisy[:m] / weights
         info = LinearStatsRelease(
-            epsilon=part.epsilon,
+            epsilon=spent,
             delta=delta,
             x_bound=x_bound,
             y_bound=y_bound,
             sensitivity=total_sensitivity,
-            noise_scale=part.scale,
+            noise_scale=noise_scale,
             n=n,
             private=source.secure,
             preprocessing=preprocessing,
@@ -320,9 +315,17 @@ def release_linear_stats(
             scale_response=scale_response,
             intercept=intercept,
             unit=unit,
-            **counts,
+            **_gaussian_counts_fields(noisy, noise_scale, m, count_weight, clip_share),
         )
-        return LinearStats(noisy_xx, values[upper[0].size : -1], values[-1], n, (info,), intercept=intercept)
+        xx = _symmetric_from_upper(values[: upper[0].size], columns)
+        return LinearStats(xx, values[upper[0].size : -1], values[-1], n, (info,), intercept=intercept)
+
+    record(np.zeros(vector.size), query.scale, epsilon)  # the record's own checks, before anything is spent
+    with release_guard(
+        accountant, GAUSSIAN_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=events, refusal=refusal, unit=unit
+    ):
+        part = gaussian_mechanism(vector, sensitivity=total_sensitivity, epsilon=epsilon, delta=delta, source=source)
+        return record(part.values, part.scale, part.epsilon)
 
 
 def _finite_rows(X, y, preprocessing):
@@ -337,11 +340,12 @@ def _finite_rows(X, y, preprocessing):
     return X, y, refusal
 
 
-def _gaussian_counts_fields(part, m: int, count_weight: float, clip_share: float) -> dict:
-    """The fields of the noisy clipping counts, the entries of the Gaussian release ``part`` after
-    its first ``m`` (weighted by ``count_weight``); none when ``clip_share`` is 0."""
+def _gaussian_counts_fields(noisy, noise_scale: float, m: int, count_weight: float, clip_share: float) -> dict:
+    """The fields of the noisy clipping counts, the entries of the Gaussian release's values
+    ``noisy`` (noise s.d. ``noise_scale``) after its first ``m`` (weighted by ``count_weight``);
+    none when ``clip_share`` is 0."""
     if clip_share > 0:
-        return _count_fields(clip_share, part.values[m:] / count_weight, part.scale / count_weight)
+        return _count_fields(clip_share, noisy[m:] / count_weight, noise_scale / count_weight)
     return {}
 
 

@@ -293,3 +293,45 @@ def test_seeded_results_print_not_private(fresh_warnings):
     assert repr(both).endswith("not private (seeded), 1 private release(s), 2 seeded release(s))")
     primitive = laplace_mechanism([1.0], sensitivity=1.0, epsilon=1.0, source=as_noise_source(0))
     assert repr(primitive).startswith("LaplaceRelease(not private (seeded), private=False,")
+
+
+#: Mechanisms that still build their release record after the noise, inside the charge: a record
+#: their class refuses is spent.  Their arguments are checked before the charge, so a consistent
+#: call never fails there, but the order is not yet structural.  Strict: a mechanism mended here
+#: fails this list until it leaves it.
+RECORD_INSIDE_THE_CHARGE = {
+    "adassp",
+    "data_perturbation",
+    "elastic_net",
+    "penalty_selection",
+    "linear_stats_laplace",
+    "weibull_laplace",
+    "weibull_private",
+    "weibull_sample_aggregate",
+}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="builds its record inside the charge"))
+        if name in RECORD_INSIDE_THE_CHARGE
+        else name
+        for name in sorted(MECHANISMS)
+    ],
+)
+def test_a_release_its_own_record_refuses_spends_nothing(neighbour_releases, name, monkeypatch):
+    """Every mechanism builds its release record (the class's checks of its public fields) before
+    it charges: with every record of its release type refused, the call raises and the ledger
+    holds no entry, not even a released reservation."""
+    first, _, _ = neighbour_releases[name]
+    for release_class in {type(release) for release in _releases(first)}:
+
+        def refuse(self, *args, **kwargs):
+            raise ValueError("refused for the test")
+
+        monkeypatch.setattr(release_class, "__init__", refuse)
+    accountant = PrivacyAccountant(epsilon=1e5, delta=1e-3)
+    with pytest.raises(ValueError, match="refused for the test"):
+        MECHANISMS[name].run(accountant)
+    assert not accountant.ledger, name

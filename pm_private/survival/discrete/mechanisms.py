@@ -365,9 +365,11 @@ def _guarded(accountant, mechanism, epsilon, data, regularization, unit):
     return release_guard(accountant, mechanism, epsilon, label=label, unit=unit)
 
 
-def _release(mechanism, f, data, epsilon, noise_epsilon, sensitivity, regularization, extra, source, unit):
-    """The :class:`DiscreteTimeRelease` of f, with noise scale ``sensitivity / noise_epsilon``."""
-    return DiscreteTimeRelease(
+def _record(mechanism, data, epsilon, noise_epsilon, sensitivity, regularization, extra, source, unit):
+    """The record of a release: f ↦ its :class:`DiscreteTimeRelease`, with noise scale
+    ``sensitivity / noise_epsilon``; the mechanisms build it once on zeros before they charge, so
+    that a record its class's checks refuse spends nothing."""
+    return lambda f: DiscreteTimeRelease(
         f=f,
         mechanism=mechanism,
         epsilon=epsilon,
@@ -486,12 +488,11 @@ def output_perturbation(
     source = as_noise_source(rng)
     t = output_sensitivity(data.basis, data.n, regularization)
     _check_noise_scale(t / epsilon)
+    record = _record(OUTPUT_PERTURBATION, data, epsilon, epsilon, t, regularization, 0.0, source, unit)
+    record(np.zeros(data.dim))  # the record's own checks, before anything is spent
     with _guarded(accountant, OUTPUT_PERTURBATION, epsilon, data, regularization, unit):
         fit = _converged_fit(data, regularization)
-        noise = l2_gamma_vector(data.dim, t / epsilon, source)
-        return _release(
-            OUTPUT_PERTURBATION, fit.f + noise, data, epsilon, epsilon, t, regularization, 0.0, source, unit
-        )
+        return record(fit.f + l2_gamma_vector(data.dim, t / epsilon, source))
 
 
 @parameters_from(output_perturbation, sections=("Returns", "Raises"))
@@ -545,9 +546,8 @@ def objective_perturbation(
     L = gradient_sensitivity(data.basis)
     extra, noise_epsilon = objective_regularization(data.basis, data.n, epsilon, regularization)
     _check_noise_scale(L / noise_epsilon, extra)
+    record = _record(OBJECTIVE_PERTURBATION, data, epsilon, noise_epsilon, L, regularization, extra, source, unit)
+    record(np.zeros(data.dim))  # the record's own checks, before anything is spent
     with _guarded(accountant, OBJECTIVE_PERTURBATION, epsilon, data, regularization, unit):
         noise = l2_gamma_vector(data.dim, L / noise_epsilon, source)
-        fit = _converged_fit(data, regularization + extra, linear=noise)
-        return _release(
-            OBJECTIVE_PERTURBATION, fit.f, data, epsilon, noise_epsilon, L, regularization, extra, source, unit
-        )
+        return record(_converged_fit(data, regularization + extra, linear=noise).f)

@@ -568,6 +568,31 @@ def release_survival_stats(
     J = ends.size
     public_n = n if relation == REPLACE_ONE else None
     label = f"{'' if public_n is None else f'n={n}, '}cells={len(labels)}, intervals={J}"
+    sensitivity = survival_sensitivity(noise, relation)
+
+    def record(values, noise_scale, spent):
+        noisy = np.asarray(values, dtype=np.float64).reshape(counts.shape)
+        return SurvivalStatsRelease(
+            events=noisy[:, :J],
+            censored=noisy[:, J : 2 * J],
+            survivors=noisy[:, 2 * J],
+            n=public_n,
+            edges=ends,
+            cells=labels,
+            noise=noise,
+            sensitivity=sensitivity,
+            noise_scale=float(noise_scale),
+            epsilon=spent,
+            delta=delta,
+            private=source.secure,
+            unit=unit,
+            neighbours=relation,
+        )
+
+    (scale,) = plan.noise_scale.values()
+    placeholder = np.zeros(counts.shape)
+    placeholder[0, -1] = public_n or 0  # a table of public size only: everyone event-free in the first cell
+    record(placeholder, scale, plan.epsilon)  # the record's own checks, before anything is spent
     with release_guard(
         accountant,
         SURVIVAL_MECHANISM,
@@ -578,25 +603,8 @@ def release_survival_stats(
         noise=with_replace_one(plan.noise_events(), _table_row(noise), relation),
         unit=unit,
     ):
-        sensitivity = survival_sensitivity(noise, relation)
         if noise == "gaussian":
             part = gaussian_mechanism(counts, sensitivity=sensitivity, epsilon=epsilon, delta=delta, source=source)
         else:
             part = laplace_mechanism(counts, sensitivity=sensitivity, epsilon=epsilon, source=source)
-        noisy = np.asarray(part.values, dtype=np.float64).reshape(counts.shape)
-        return SurvivalStatsRelease(
-            events=noisy[:, :J],
-            censored=noisy[:, J : 2 * J],
-            survivors=noisy[:, 2 * J],
-            n=public_n,
-            edges=ends,
-            cells=labels,
-            noise=noise,
-            sensitivity=sensitivity,
-            noise_scale=float(part.scale),
-            epsilon=part.epsilon,
-            delta=delta,
-            private=source.secure,
-            unit=unit,
-            neighbours=relation,
-        )
+        return record(part.values, part.scale, part.epsilon)

@@ -628,6 +628,30 @@ def release_survival_regression_stats(
     vector = _weighted_vector(counts, x_sums, xx, projected, x_bound)
     public_n = n if relation == REPLACE_ONE else None
     label = f"{'' if public_n is None else f'n={n}, '}cells={K}, intervals={ends.size}, d={d}"
+
+    def record(values, noise_scale, spent):
+        return SurvivalRegressionStatsRelease(
+            **_unweighted(np.asarray(values, dtype=np.float64), K, exits, d, x_bound),
+            n=public_n,
+            edges=ends,
+            cells=labels,
+            x_bound=x_bound,
+            sensitivity=sensitivity,
+            noise_scale=float(noise_scale),
+            x_sums_noise_scale=float(noise_scale) * x_bound,
+            features=features,
+            preprocessing=preprocessing,
+            epsilon=spent,
+            delta=delta,
+            private=source.secure,
+            unit=unit,
+            neighbours=relation,
+        )
+
+    (scale,) = plan.noise_scale.values()
+    placeholder = np.zeros(vector.size)
+    placeholder[exits - 1] = public_n or 0  # a table of public size only: everyone event-free in the first cell
+    record(placeholder, scale, plan.epsilon)  # the record's own checks, before anything is spent
     with release_guard(
         accountant,
         SURVIVAL_REGRESSION_MECHANISM,
@@ -640,23 +664,7 @@ def release_survival_regression_stats(
         unit=unit,
     ):
         part = gaussian_mechanism(vector, sensitivity=sensitivity, epsilon=epsilon, delta=delta, source=source)
-        return SurvivalRegressionStatsRelease(
-            **_unweighted(np.asarray(part.values, dtype=np.float64), K, exits, d, x_bound),
-            n=public_n,
-            edges=ends,
-            cells=labels,
-            x_bound=x_bound,
-            sensitivity=sensitivity,
-            noise_scale=float(part.scale),
-            x_sums_noise_scale=float(part.scale) * x_bound,
-            features=features,
-            preprocessing=preprocessing,
-            epsilon=part.epsilon,
-            delta=delta,
-            private=source.secure,
-            unit=unit,
-            neighbours=relation,
-        )
+        return record(part.values, part.scale, part.epsilon)
 
 
 def _weighted_vector(counts, x_sums, xx, projected, x_bound) -> np.ndarray:
