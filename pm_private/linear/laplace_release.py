@@ -4,6 +4,8 @@ Eqs. 5–7), in memory or partition by partition on Dask collections: ``release_
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from .._engine.dask import is_dask
@@ -100,11 +102,8 @@ def laplace_linear_stats(
     # The pass over the data (which refuses NaN or infinite records) runs before the reservation.
     xx, xy, yy, n, changed = _clipped_sums(X, y, partitioned, x_bound, y_bound, scale_response, intercept)
     columns = xy.shape[0]
-    with release_guard(
-        accountant, MECHANISM, epsilon, label=f"n={n}, d={d}", noise=plan.noise_events(), refusal=refusal, unit=unit
-    ):
-        parts, counts = _laplace_parts((xx, xy, yy, changed), stats_queries, count_queries, clip_share, source)
-        xx = _symmetric_from_upper(parts[0].values, columns)
+
+    def record(parts, count_part):
         info = LinearStatsLaplaceRelease(
             epsilon=epsilon,
             split=split,
@@ -121,30 +120,39 @@ def laplace_linear_stats(
             scale_response=scale_response,
             intercept=intercept,
             unit=unit,
-            **counts,
+            **({} if count_part is None else _count_fields(clip_share, count_part.values, count_part.scale)),
         )
+        xx = _symmetric_from_upper(parts[0].values, columns)
         return LinearStats(xx, parts[1].values, parts[2].values[0], n, (info,), intercept=intercept)
 
+    sizes = (columns * (columns + 1) // 2, columns, 1, len(changed))
+    placeholders = [
+        SimpleNamespace(values=np.zeros(size), scale=q.scale, epsilon=q.epsilon)
+        for size, q in zip(sizes, plan.queries, strict=False)
+    ]
+    record(placeholders[:3], placeholders[3] if count_queries else None)  # the record's own checks, before spending
+    with release_guard(
+        accountant, MECHANISM, epsilon, label=f"n={n}, d={d}", noise=plan.noise_events(), refusal=refusal, unit=unit
+    ):
+        return record(*_laplace_parts((xx, xy, yy, changed), stats_queries, count_queries, source))
 
-def _laplace_parts(sums, stats_queries, count_queries, clip_share: float, source):
+
+def _laplace_parts(sums, stats_queries, count_queries, source):
     """The Laplace releases of the upper triangle of Sxx, of Sxy and of Syy at the sensitivities
-    and budgets of ``stats_queries``, and the fields of the noisy clipping counts (none without
+    and budgets of ``stats_queries``, and that of the clipping counts (None without
     ``count_queries``)."""
     xx, xy, yy, changed = sums
-    sens = tuple(q.sensitivity for q in stats_queries)
-    eps_parts = tuple(q.epsilon for q in stats_queries)
     upper = np.triu_indices(xy.shape[0])
     parts = [
-        laplace_mechanism(stat, sensitivity=s, epsilon=e, source=source)
-        for stat, s, e in zip((xx[upper], xy, [yy]), sens, eps_parts, strict=True)
+        laplace_mechanism(stat, sensitivity=q.sensitivity, epsilon=q.epsilon, source=source)
+        for stat, q in zip((xx[upper], xy, [yy]), stats_queries, strict=True)
     ]
-    counts = {}
+    count_part = None
     for query in count_queries:  # the two counts move by at most 1 each under replace-one: ℓ1 sensitivity 2
-        noisy = laplace_mechanism(
+        count_part = laplace_mechanism(
             np.asarray(changed, float), sensitivity=query.sensitivity, epsilon=query.epsilon, source=source
         )
-        counts = _count_fields(clip_share, noisy.values, noisy.scale)
-    return parts, counts
+    return parts, count_part
 
 
 def _prepared_rows(X, y, preprocessing):

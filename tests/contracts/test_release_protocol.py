@@ -304,7 +304,6 @@ RECORD_INSIDE_THE_CHARGE = {
     "data_perturbation",
     "elastic_net",
     "penalty_selection",
-    "linear_stats_laplace",
     "weibull_laplace",
     "weibull_private",
     "weibull_sample_aggregate",
