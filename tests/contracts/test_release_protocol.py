@@ -304,9 +304,6 @@ RECORD_INSIDE_THE_CHARGE = {
     "data_perturbation",
     "elastic_net",
     "penalty_selection",
-    "weibull_laplace",
-    "weibull_private",
-    "weibull_sample_aggregate",
 }
 
 

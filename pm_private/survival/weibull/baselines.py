@@ -3,6 +3,8 @@ estimate, and sample-and-aggregate (Smith 2008) over random subsets of the recor
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from ..._engine.docstrings import parameters_from
@@ -10,9 +12,7 @@ from ...privacy.accountant import PrivacyAccountant
 from ...privacy.noise import as_noise_source
 from ...privacy.primitives import laplace_mechanism
 from ...privacy.release import release_guard
-from ...privacy.validation import (
-    check_count,
-)
+from ...privacy.validation import check_count, check_epsilon
 from .fit import mle_rows
 from .release import LAPLACE_MLE, SAMPLE_AGGREGATE, WeibullRelease, _prepare
 
@@ -23,27 +23,40 @@ def _clipped_mle(log_t, d, gamma):
     return np.minimum(p, gamma), np.minimum(lam, gamma)
 
 
-def _laplace_release(p, lam, mechanism, *, sensitivity, epsilon, gamma, horizon, omega, n, source, unit, **fields):
-    """Laplace(sensitivity/(ε/2)) on p and on λ separately, each clipped to [0, γ]: the
-    :class:`WeibullRelease` (λ scaled back by the horizon; ``fields``: the mechanism's own)."""
-    releases = [laplace_mechanism([v], sensitivity=sensitivity, epsilon=epsilon / 2, source=source) for v in (p, lam)]
-    shape, scale = (float(np.clip(r.values[0], 0.0, gamma)) for r in releases)
-    return WeibullRelease(
-        shape=shape,
-        scale=scale * horizon,
-        epsilon=epsilon,
-        epsilon_shape=releases[0].epsilon,
-        epsilon_scale=releases[1].epsilon,
-        mechanism=mechanism,
-        horizon=float(horizon),
-        omega=omega,
-        gamma=gamma,
-        n=n,
-        noise_scales=tuple(r.scale for r in releases),
-        private=source.secure,
-        unit=unit,
-        **fields,
-    )
+def _record(mechanism, *, sensitivity, epsilon, gamma, horizon, omega, n, source, unit, **fields):
+    """The record of a release: its Laplace releases of p and of λ ↦ the :class:`WeibullRelease`
+    (each clipped to [0, γ], λ scaled back by the horizon; ``fields``: the mechanism's own).  Built
+    once here on placeholder releases (0 at the planned scale 2·sensitivity/ε), so that a record
+    its class's checks refuse is refused before anything is spent."""
+    epsilon = check_epsilon(epsilon)  # required here (optional in ``check_weibull_arguments``)
+
+    def record(releases):
+        shape, scale = (float(np.clip(r.values[0], 0.0, gamma)) for r in releases)
+        return WeibullRelease(
+            shape=shape,
+            scale=scale * horizon,
+            epsilon=epsilon,
+            epsilon_shape=releases[0].epsilon,
+            epsilon_scale=releases[1].epsilon,
+            mechanism=mechanism,
+            horizon=float(horizon),
+            omega=omega,
+            gamma=gamma,
+            n=n,
+            noise_scales=tuple(r.scale for r in releases),
+            private=source.secure,
+            unit=unit,
+            **fields,
+        )
+
+    placeholder = SimpleNamespace(values=np.zeros(1), scale=2 * sensitivity / epsilon, epsilon=epsilon / 2)
+    record((placeholder, placeholder))
+    return record
+
+
+def _laplace_pair(p, lam, *, sensitivity, epsilon, source) -> list:
+    """Laplace(sensitivity/(ε/2)) on p and on λ separately."""
+    return [laplace_mechanism([v], sensitivity=sensitivity, epsilon=epsilon / 2, source=source) for v in (p, lam)]
 
 
 def weibull_laplace(
@@ -126,12 +139,13 @@ def weibull_laplace(
     """
     epsilon, gamma, omega, t, d, unit = _prepare(time, event, unit, epsilon, horizon, gamma, omega)
     source = as_noise_source(rng)
+    record = _record(
+        LAPLACE_MLE, sensitivity=gamma, epsilon=epsilon, gamma=gamma, horizon=horizon, omega=omega, n=t.size,
+        source=source, unit=unit,
+    )  # fmt: skip
     with release_guard(accountant, LAPLACE_MLE, epsilon, label=f"Laplace on p, λ; n={t.size}", unit=unit):
         p, lam = _clipped_mle(np.log(t), d, gamma)
-        return _laplace_release(
-            p[0], lam[0], LAPLACE_MLE, sensitivity=gamma, epsilon=epsilon, gamma=gamma, horizon=horizon,
-            omega=omega, n=t.size, source=source, unit=unit,
-        )  # fmt: skip
+        return record(_laplace_pair(p[0], lam[0], sensitivity=gamma, epsilon=epsilon, source=source))
 
 
 @parameters_from(weibull_laplace, sections=("Returns",))
@@ -197,10 +211,11 @@ def weibull_sample_aggregate(
     source = as_noise_source(rng)
     m = max(1, round(n / size))
     label = f"{m} subsets of {n // m}, n={n}"
+    record = _record(
+        SAMPLE_AGGREGATE, sensitivity=gamma / m, epsilon=epsilon, gamma=gamma, horizon=horizon, omega=omega, n=n,
+        source=source, unit=unit, subsets=m,
+    )  # fmt: skip
     with release_guard(accountant, SAMPLE_AGGREGATE, epsilon, label=label, unit=unit):
         order = np.argsort(source.uniform(n))[: m * (n // m)].reshape(m, n // m)
         p, lam = _clipped_mle(np.log(t)[order], d[order], gamma)
-        return _laplace_release(
-            p.mean(), lam.mean(), SAMPLE_AGGREGATE, sensitivity=gamma / m, epsilon=epsilon, gamma=gamma,
-            horizon=horizon, omega=omega, n=n, source=source, unit=unit, subsets=m,
-        )  # fmt: skip
+        return record(_laplace_pair(p.mean(), lam.mean(), sensitivity=gamma / m, epsilon=epsilon, source=source))

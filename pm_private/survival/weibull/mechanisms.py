@@ -68,6 +68,7 @@ like :func:`weibull_private` (which is ``WeibullLSP(...).release(...)``).
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 from ..._engine.docstrings import parameters_from
 from ...privacy.accountant import PrivacyAccountant
@@ -243,12 +244,8 @@ class WeibullLSP:
         epsilon_scale = plan.epsilon_parts[_TLL_EVENTS] + plan.epsilon_parts[_TLL_POWERS]  # _tll halves it
         source = as_noise_source(rng)
         label = f"LSP ε/2 + TLL ε/2, n={self.n}, K={self.K}"
-        with release_guard(accountant, LSP_TLL, epsilon, label=label, unit=self.unit):
-            lower, upper = self._ladder
-            p = float(_draw_lsp(lower, upper, epsilon_shape, source)[1][0])
-            lam, events, powers = _tll(
-                self._t, self._d, p, epsilon_scale, omega=self.omega, gamma=self.gamma, source=source
-            )
+
+        def record(p, lam, events, powers):
             return WeibullRelease(
                 shape=p,
                 scale=lam * self.horizon,
@@ -264,6 +261,17 @@ class WeibullLSP:
                 private=source.secure,
                 unit=self.unit,
             )
+
+        # The record's own checks, before anything is spent: TLL's two Laplace(2/ε_scale) draws, as planned.
+        planned = SimpleNamespace(epsilon=epsilon_scale / 2, scale=2.0 / epsilon_scale)
+        record(0.0, 0.0, planned, planned)
+        with release_guard(accountant, LSP_TLL, epsilon, label=label, unit=self.unit):
+            lower, upper = self._ladder
+            p = float(_draw_lsp(lower, upper, epsilon_shape, source)[1][0])
+            lam, events, powers = _tll(
+                self._t, self._d, p, epsilon_scale, omega=self.omega, gamma=self.gamma, source=source
+            )
+            return record(p, lam, events, powers)
 
     def __repr__(self) -> str:
         return f"WeibullLSP(n={self.n}, horizon={self.horizon:g}, K={self.K}, γ={self.gamma:g}, ω={self.omega:g})"
