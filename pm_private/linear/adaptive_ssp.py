@@ -452,25 +452,7 @@ def adassp(
     sigma_lam, sigma_xx, sigma_xy = (multiplier * s for s in sens)
     log6 = math.log(6.0 / delta)
 
-    with release_guard(accountant, MECHANISM, epsilon, delta, label=f"n={n}, d={d}", unit=unit):
-        xx, xy = _projected_stats(X, y, x_bound, y_bound)
-        lam_min = float(np.linalg.eigvalsh(xx)[0])
-
-        # Release 1: λ̃_min (ε/3, δ/3).
-        lam_min_noisy = max(
-            0.0, float(add_gaussian_noise([lam_min], sigma_lam, source)[0]) - sigma_lam * math.sqrt(log6)
-        )
-        ridge = max(0.0, sigma_xx * math.sqrt(d * math.log(2.0 * d * d / rho)) - lam_min_noisy)
-
-        # Release 2: XᵀX̂, symmetric noise with iid upper triangle (ε/3, δ/3).
-        upper = np.triu_indices(d)
-        xx_noisy = np.zeros((d, d))
-        xx_noisy[upper] = add_gaussian_noise(xx[upper], sigma_xx, source)
-        xx_noisy = xx_noisy + np.triu(xx_noisy, 1).T
-
-        # Release 3: Xᵀŷ (ε/3, δ/3).
-        xy_noisy = add_gaussian_noise(xy, sigma_xy, source)
-
+    def record(lam_min_noisy, ridge, xx_noisy, xy_noisy):
         coef, solver = _ridge_solve(xx_noisy + ridge * np.eye(d), xy_noisy)
         return AdaSSPRelease(
             coef=coef,
@@ -491,3 +473,23 @@ def adassp(
             solver=solver,
             unit=unit,
         )
+
+    record(0.0, 1.0, np.zeros((d, d)), np.zeros(d))  # the record's own checks, before anything is spent
+    with release_guard(accountant, MECHANISM, epsilon, delta, label=f"n={n}, d={d}", unit=unit):
+        xx, xy = _projected_stats(X, y, x_bound, y_bound)
+        lam_min = float(np.linalg.eigvalsh(xx)[0])
+
+        # Release 1: λ̃_min (ε/3, δ/3).
+        lam_min_noisy = max(
+            0.0, float(add_gaussian_noise([lam_min], sigma_lam, source)[0]) - sigma_lam * math.sqrt(log6)
+        )
+        ridge = max(0.0, sigma_xx * math.sqrt(d * math.log(2.0 * d * d / rho)) - lam_min_noisy)
+
+        # Release 2: XᵀX̂, symmetric noise with iid upper triangle (ε/3, δ/3).
+        upper = np.triu_indices(d)
+        xx_noisy = np.zeros((d, d))
+        xx_noisy[upper] = add_gaussian_noise(xx[upper], sigma_xx, source)
+        xx_noisy = xx_noisy + np.triu(xx_noisy, 1).T
+
+        # Release 3: Xᵀŷ (ε/3, δ/3).
+        return record(lam_min_noisy, ridge, xx_noisy, add_gaussian_noise(xy, sigma_xy, source))

@@ -403,18 +403,32 @@ def data_perturbation_sgd(
     if influence_threshold is not None:
         influence_threshold = check_bound("influence_threshold", influence_threshold)
     steps = math.ceil(epochs * n / batch_size)
-    records = project_rows(X, bound, 2)
-    radius = bound
-    if fit_intercept:
-        records = np.hstack([records, np.ones((n, 1))])
-        radius = math.sqrt(bound**2 + 1)
-    records *= y[:, None]
+    records, radius = _signed_records(X, y, bound, fit_intercept)
     sensitivity = 2.0 * radius
     multiplier = calibrate_noise_multiplier(epsilon=epsilon, delta=delta, n=n, batch_size=batch_size, steps=steps)
     sigma = multiplier * sensitivity
     noised = np.ones(n, dtype=bool) if influence_threshold is None else _influence(records, l2) > influence_threshold
 
     label = "data-perturbation baseline" + ("" if influence_threshold is None else " (influence-thresholded: NOT DP)")
+
+    def record(average):
+        coef, intercept = _split_theta(average, fit_intercept)
+        return DataPerturbationRelease(
+            coef=coef,
+            intercept=intercept,
+            x_bound=bound,
+            epsilon=epsilon,
+            delta=delta,
+            noise_multiplier=multiplier,
+            noise_std=sigma,
+            sensitivity=sensitivity,
+            steps=steps,
+            batch_size=batch_size,
+            private=source.secure and influence_threshold is None,
+            unit=unit,
+        )
+
+    record(np.zeros(records.shape[1]))  # the record's own checks, before anything is spent
     with (
         release_guard(accountant, MECHANISM, epsilon, delta, label=label, unit=unit),
         np.errstate(over="ignore", invalid="ignore"),
@@ -426,21 +440,16 @@ def data_perturbation_sgd(
             "the SGD iterates overflowed (learning_rate too large for the noisy records); the release "
             "was charged because noise was drawn"
         )
-    coef, intercept = _split_theta(average, fit_intercept)
-    return DataPerturbationRelease(
-        coef=coef,
-        intercept=intercept,
-        x_bound=bound,
-        epsilon=epsilon,
-        delta=delta,
-        noise_multiplier=multiplier,
-        noise_std=sigma,
-        sensitivity=sensitivity,
-        steps=steps,
-        batch_size=batch_size,
-        private=source.secure and influence_threshold is None,
-        unit=unit,
-    )
+    return record(average)
+
+
+def _signed_records(X, y, bound: float, fit_intercept: bool):
+    """The records yᵢ·(x̃ᵢ, 1) of :func:`data_perturbation_sgd` (x̃ᵢ the row projected onto the ball
+    of radius ``bound``; the 1 with an intercept only) and the radius of their ball."""
+    records = project_rows(X, bound, 2)
+    if fit_intercept:
+        records = np.hstack([records, np.ones((records.shape[0], 1))])
+    return records * y[:, None], math.sqrt(bound**2 + 1) if fit_intercept else bound
 
 
 def _averaged_sgd(records, batch_size, sigma, noised, source, *, rate, l2, steps) -> np.ndarray:

@@ -406,6 +406,26 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
                 UserWarning,
                 stacklevel=2,
             )
+
+        def record(theta):
+            coef, intercept = _split_theta(theta, self.fit_intercept)
+            return ElasticNetRelease(
+                coef=coef,
+                intercept=intercept,
+                epsilon=epsilon,
+                noise=self.noise,
+                x_bound=kappa,
+                phi=phi,
+                hessian_bound=c,
+                convex_min=required,
+                extra_ridge=extra,
+                lam=lam,
+                alpha=alpha,
+                n=n,
+                private=source.secure,
+            )
+
+        record(np.zeros(design.shape[1]))  # the record's own checks, before anything is spent
         with release_guard(self.accountant, MECHANISM, epsilon, label="DP elastic-net logistic"):
             b = perturbation_noise(design.shape[1], self.noise, source)
             result = _minimise_perturbed_objective(
@@ -420,22 +440,7 @@ class DPElasticNetLogisticRegression(ClassifierMixin, BaseEstimator):
                 tol=self.tol,
                 max_iter=self.max_iter,
             )
-        coef, intercept = _split_theta(result.theta[:, 0], self.fit_intercept)
-        release = ElasticNetRelease(
-            coef=coef,
-            intercept=intercept,
-            epsilon=epsilon,
-            noise=self.noise,
-            x_bound=kappa,
-            phi=phi,
-            hessian_bound=c,
-            convex_min=required,
-            extra_ridge=extra,
-            lam=lam,
-            alpha=alpha,
-            n=n,
-            private=source.secure,
-        )
+            release = record(result.theta[:, 0])
         self._hold(release, classes)
         return self
 

@@ -399,35 +399,40 @@ def select_penalty(
     design = prepare_design(X, settings.x_bound, settings.norm, settings.fit_intercept)
     constants = _finite_constants(lams, settings, eps_train, delta, (n_train, n_valid), design.shape[1])
     source = as_noise_source(rng)
+
+    def record(theta, index):
+        model = _chosen_model(
+            X_given,
+            y_given,
+            theta,
+            float(lams[index]),
+            settings,
+            epsilon_train=eps_train,
+            constants=constants,
+            n_train=n_train,
+            private=source.secure,
+        )
+        return PenaltySelectionRelease(
+            model=model,
+            lam=float(lams[index]),
+            index=index,
+            lams=tuple(lams.tolist()),
+            epsilon=epsilon,
+            epsilon_train=eps_train,
+            epsilon_select=eps_select,
+            delta=delta,
+            n_train=n_train,
+            n_valid=n_valid,
+            constants=constants,
+            private=source.secure,
+        )
+
+    record(np.zeros(design.shape[1]), 0)  # the record's own checks, before anything is spent
     with release_guard(accountant, MECHANISM, epsilon, delta, label="elastic-net λ selection"):
         result, index = _fit_and_select(
             design, y, lams, settings, constants, (eps_train, eps_select), (n_train, n_valid), source
         )
-    model = _chosen_model(
-        X_given,
-        y_given,
-        result.theta[:, index],
-        float(lams[index]),
-        settings,
-        epsilon_train=eps_train,
-        constants=constants,
-        n_train=n_train,
-        private=source.secure,
-    )
-    return PenaltySelectionRelease(
-        model=model,
-        lam=float(lams[index]),
-        index=index,
-        lams=tuple(lams.tolist()),
-        epsilon=epsilon,
-        epsilon_train=eps_train,
-        epsilon_select=eps_select,
-        delta=delta,
-        n_train=n_train,
-        n_valid=n_valid,
-        constants=constants,
-        private=source.secure,
-    )
+        return record(result.theta[:, index], index)
 
 
 def _checked_grid(lams, alpha) -> tuple[np.ndarray, float]:

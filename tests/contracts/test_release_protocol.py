@@ -295,27 +295,7 @@ def test_seeded_results_print_not_private(fresh_warnings):
     assert repr(primitive).startswith("LaplaceRelease(not private (seeded), private=False,")
 
 
-#: Mechanisms that still build their release record after the noise, inside the charge: a record
-#: their class refuses is spent.  Their arguments are checked before the charge, so a consistent
-#: call never fails there, but the order is not yet structural.  Strict: a mechanism mended here
-#: fails this list until it leaves it.
-RECORD_INSIDE_THE_CHARGE = {
-    "adassp",
-    "data_perturbation",
-    "elastic_net",
-    "penalty_selection",
-}
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="builds its record inside the charge"))
-        if name in RECORD_INSIDE_THE_CHARGE
-        else name
-        for name in sorted(MECHANISMS)
-    ],
-)
+@pytest.mark.parametrize("name", sorted(MECHANISMS))
 def test_a_release_its_own_record_refuses_spends_nothing(neighbour_releases, name, monkeypatch):
     """Every mechanism builds its release record (the class's checks of its public fields) before
     it charges: with every record of its release type refused, the call raises and the ledger
