@@ -206,6 +206,9 @@ class Family:
     nutpie_adaptation : str
         nutpie's mass-matrix adaptation for this family's models in :func:`pm_private.sample`
         (``"diag"``, nutpie's default, or ``"low_rank"``), unless the caller names one.
+    target_accept : float
+        NUTS's target acceptance rate for this family's models in :func:`pm_private.sample`, in
+        (0, 1), unless the caller names one (0.8, the samplers' default, unless declared).
     description : str
         The model in one line, with its references (the posterior file's ``model`` attribute).
     constants : tuple of str
@@ -233,6 +236,7 @@ class Family:
     command: str | None = None
     start: str = "adapt_full"
     nutpie_adaptation: str = "diag"
+    target_accept: float = 0.8
     description: str = ""
     constants: tuple[str, ...] = ()
     report: Hook | None = None
@@ -244,6 +248,8 @@ class Family:
             raise ValueError(f"start: 'laplace', 'adapt_full' or 'adapt_diag', got {self.start!r}")
         if self.nutpie_adaptation not in ("diag", "low_rank"):
             raise ValueError(f"nutpie_adaptation: 'diag' or 'low_rank', got {self.nutpie_adaptation!r}")
+        if not 0 < self.target_accept < 1:
+            raise ValueError(f"target_accept: in (0, 1), got {self.target_accept!r}")
         if self.statistics_of is not None and self.release is not None:
             raise ValueError(f"statistics_of: a family that fits the {self.statistics_of} statistics has no release")
         if _REGISTRY.get(self.name, self) != self:

@@ -47,13 +47,18 @@ def _constant_data(model: pm.Model) -> xr.Dataset:
     return xr.Dataset(variables, coords=coords)
 
 
-def _family_adaptation(model: pm.Model) -> str:
-    """nutpie's mass-matrix adaptation for the model's family (its ``nutpie_adaptation``), or
-    nutpie's default ``"diag"`` for a model no family built."""
+def _family(model: pm.Model):
+    """The family whose builder built the model (None for a model no family built)."""
     from ..released.family import recorded_fit, registered_families
 
     record = recorded_fit(model)  # a model's builder declared its family: it is registered
-    family = registered_families().get(record["family"]) if record else None
+    return registered_families().get(record["family"]) if record else None
+
+
+def _family_adaptation(model: pm.Model) -> str:
+    """nutpie's mass-matrix adaptation for the model's family (its ``nutpie_adaptation``), or
+    nutpie's default ``"diag"`` for a model no family built."""
+    family = _family(model)
     return family.nutpie_adaptation if family is not None else "diag"
 
 
@@ -90,7 +95,7 @@ def sample(
     chains: int = 2,
     cores: int | None = None,
     random_seed=None,
-    target_accept: float = 0.8,
+    target_accept: float | None = None,
     sampler: str = "auto",
     progressbar: bool = False,
     **sampler_options,
@@ -118,8 +123,10 @@ def sample(
         processes).
     random_seed : int, optional
         Seed of the sampler (None: a fresh one).
-    target_accept : float, default 0.8
-        NUTS's target acceptance rate, in (0, 1).
+    target_accept : float, optional
+        NUTS's target acceptance rate, in (0, 1).  Default: the model's family's
+        (``target_accept``: 0.9 for :func:`pm_private.survival_regression_model`, whose
+        random walks' steps make NUTS diverge more often at 0.8), else 0.8, the samplers' default.
     sampler : {"auto", "nutpie", "pymc"}, default "auto"
         nutpie where it is installed, else PyMC's NUTS.
     progressbar : bool, default False
@@ -161,7 +168,10 @@ def sample(
     """
     model = pm.modelcontext(model)
     options = dict(draws=int(draws), tune=int(tune), chains=int(chains), cores=None if cores is None else int(cores))
-    if not 0 < target_accept < 1:
+    if target_accept is None:
+        family = _family(model)
+        target_accept = 0.8 if family is None else family.target_accept
+    if not (isinstance(target_accept, int | float) and 0 < target_accept < 1):
         raise ValueError(f"target_accept must be in (0, 1), got {target_accept!r}")
     if _sampler(sampler) == "nutpie":
         return _nutpie(

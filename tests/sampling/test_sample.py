@@ -82,6 +82,30 @@ def test_nutpie_adapts_as_the_model_family_asks():
     assert FAMILIES["survival_regression"].start == "adapt_diag" and FAMILIES["linear"].start == "adapt_full"
 
 
+def test_the_target_acceptance_is_the_model_family_s_unless_named(monkeypatch):
+    """pm_private.sample asks NUTS for the family's target acceptance (0.9 for the survival
+    regression, 0.8 elsewhere and for a model no family built); a named one wins."""
+    import pm_private.sampling.compiled_nuts as compiled_nuts
+    from pm_private.survival import release_survival_regression_stats
+
+    asked = []
+    monkeypatch.setattr(compiled_nuts, "_nutpie", lambda model, **options: asked.append(options["target_accept"]))
+    rng = np.random.default_rng(0)
+    release = release_survival_regression_stats(
+        rng.exponential(size=400), np.ones(400), rng.normal(size=(400, 2)), edges=[0.5, 1.0], x_bound=4.0,
+        epsilon=1.0, delta=1e-6, rng=0,
+    )  # fmt: skip
+    survival = pp.survival_regression_model(release)
+    with pm.Model() as plain:
+        pm.Normal("z")
+    for model in (survival, pp.logistic_model(_release(Y, 1), x_sample=None), plain):
+        pp.sample(model, sampler="nutpie")
+    pp.sample(survival, sampler="nutpie", target_accept=0.95)
+    assert asked == [0.9, 0.8, 0.8, 0.95]
+    with pytest.raises(ValueError, match="target_accept must be in"):
+        pp.sample(survival, sampler="nutpie", target_accept=1.0)
+
+
 def test_a_family_refuses_an_unknown_start_or_adaptation():
     from pm_private.released.family import IDENTITY, Family, Hook
 
@@ -90,3 +114,5 @@ def test_a_family_refuses_an_unknown_start_or_adaptation():
         Family(name="throwaway_start", start="pymc", **common)
     with pytest.raises(ValueError, match="nutpie_adaptation: 'diag' or 'low_rank'"):
         Family(name="throwaway_adaptation", nutpie_adaptation="dense", **common)
+    with pytest.raises(ValueError, match=r"target_accept: in \(0, 1\)"):
+        Family(name="throwaway_target", target_accept=1.5, **common)

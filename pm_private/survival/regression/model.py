@@ -264,7 +264,11 @@ def survival_regression_model(
     (``init="jitter+adapt_full"``): on a release at d = 10 and J = 20 intervals the first made the
     step size collapse, with most draws divergent, and the second mixed so slowly that the
     coefficients' effective sample size was a few draws.  The posterior couples the neighbouring
-    steps of the baseline and censoring walks, so NUTS takes many leapfrog steps per draw.
+    steps of the baseline and censoring walks, so NUTS takes many leapfrog steps per draw, and at
+    the samplers' default target acceptance of 0.8 it diverges in some transitions:
+    :func:`pm_private.sample` asks nutpie for 0.9 (the family's ``target_accept``) and
+    ``pm-private fit`` asks PyMC's NUTS for 0.95; with ``pm.sample`` pass ``target_accept=0.95``
+    (the Samplers page of the documentation measures all three).
 
     References
     ----------
