@@ -294,9 +294,8 @@ def release_linear_stats(
     total_sensitivity = query.sensitivity
     count_weight = plan.weights.get(_gaussian_counts(scale_response), 0.0)
     events = plan.noise_events()
-    vector, weights, columns = _weighted_vector(
-        X, y, x_bound, y_bound, scale_response, intercept, clip_share, count_weight
-    )
+    columns = d + intercept  # the public layout of the statistics: S over (1, x, y) or (x, y)
+    weights = frobenius_weights(columns)
     m, upper = weights.size, np.triu_indices(columns)
 
     def record(noisy, noise_scale, spent):
@@ -320,10 +319,11 @@ def release_linear_stats(
         xx = _symmetric_from_upper(values[: upper[0].size], columns)
         return LinearStats(xx, values[upper[0].size : -1], values[-1], n, (info,), intercept=intercept)
 
-    record(np.zeros(vector.size), query.scale, epsilon)  # the record's own checks, before anything is spent
+    record(np.zeros(query.size), query.scale, epsilon)  # the record's own checks, before anything is spent
     with release_guard(
         accountant, GAUSSIAN_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=events, refusal=refusal, unit=unit
     ):
+        vector = _weighted_vector(X, y, x_bound, y_bound, scale_response, intercept, weights, clip_share, count_weight)
         part = gaussian_mechanism(vector, sensitivity=total_sensitivity, epsilon=epsilon, delta=delta, source=source)
         return record(part.values, part.scale, part.epsilon)
 
@@ -349,16 +349,15 @@ def _gaussian_counts_fields(noisy, noise_scale: float, m: int, count_weight: flo
     return {}
 
 
-def _weighted_vector(X, y, x_bound, y_bound, scale_response: bool, intercept: bool, clip_share: float, count_weight):
-    """(vector, weights, columns): the Frobenius-weighted upper triangle w ⊙ upper(S) of the projected rows'
+def _weighted_vector(X, y, x_bound, y_bound, scale_response: bool, intercept: bool, weights, clip_share, count_weight):
+    """The Frobenius-weighted upper triangle ``weights`` ⊙ upper(S) of the projected rows'
     statistics (:func:`_projected_sums`), followed, with a ``clip_share``, by the clipping counts
-    weighted by ``count_weight``; the weights w; the number of columns of S."""
+    weighted by ``count_weight``."""
     xx, xy, yy, changed = _projected_sums(X, y, x_bound, y_bound, scale_response, intercept)
-    weights = frobenius_weights(xy.shape[0])
     vector = weights * stat_vector(xx, xy, yy)
     if clip_share > 0:
         vector = np.concatenate([vector, count_weight * np.asarray(changed, float)])
-    return vector, weights, xy.shape[0]
+    return vector
 
 
 def _laplace(X, y, noise: str, delta, **arguments) -> LinearStats:
