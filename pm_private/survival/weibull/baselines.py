@@ -12,7 +12,7 @@ from ...privacy.accountant import PrivacyAccountant
 from ...privacy.noise import as_noise_source
 from ...privacy.primitives import laplace_mechanism
 from ...privacy.release import release_guard
-from ...privacy.validation import check_count, check_epsilon
+from ...privacy.validation import check_count
 from .fit import mle_rows
 from .release import LAPLACE_MLE, SAMPLE_AGGREGATE, WeibullRelease, _prepare
 
@@ -28,7 +28,6 @@ def _record(mechanism, *, sensitivity, epsilon, gamma, horizon, omega, n, source
     (each clipped to [0, γ], λ scaled back by the horizon; ``fields``: the mechanism's own).  Built
     once here on placeholder releases (0 at the planned scale 2·sensitivity/ε), so that a record
     its class's checks refuse is refused before anything is spent."""
-    epsilon = check_epsilon(epsilon)  # required here (optional in ``check_weibull_arguments``)
 
     def record(releases):
         shape, scale = (float(np.clip(r.values[0], 0.0, gamma)) for r in releases)

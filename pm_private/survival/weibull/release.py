@@ -193,7 +193,7 @@ def _prepare(time, event, unit, epsilon, horizon, gamma, omega):
     (:func:`pm_private.survival.data.person_records`), and the unit (raises before spending)."""
     time, event, _, unit = person_records(unit, time, event)
     epsilon, horizon, gamma, omega, _ = check_weibull_arguments(
-        epsilon=epsilon, horizon=horizon, gamma=gamma, omega=omega
-    )
+        epsilon=check_epsilon(epsilon), horizon=horizon, gamma=gamma, omega=omega
+    )  # ε is required here (optional for the LSP's ladder)
     t, d = censor_at_horizon(time, event, horizon)  # a refusal of later times would read the private maximum
     return epsilon, gamma, omega, scale_times(t, horizon=horizon, floor=math.exp(-omega)), d, unit
