@@ -95,7 +95,9 @@ Measured on the scored coefficients against the reference draws:
   release+NUTS: the release and the NUTS chain).
 
 The records clipped at the reference mean (the share whose log-likelihood gradient on the
-unconstrained parameters exceeds each C) are printed per data set.  DP-SGLD's step size is fixed by
+unconstrained parameters exceeds each C) are printed per data set, and beside each DP-SGLD cell the
+share ``dp_sgld`` itself released (at the chains' last draws, with 5 % of the run's ε and δ; the
+mean over replicates and one release's noise s.d.): what a user sees without the data.  DP-SGLD's step size is fixed by
 the privacy (η = (2q/(C·z))², z the noise multiplier that spends ε over chains × steps subsampled
 steps), and since z grows like q·√steps the Langevin time a chain covers, steps·η, is nearly
 independent of q and of the number of steps: about 0.035·ε²/C² per chain at δ = 10⁻⁵ with 2 chains
@@ -551,7 +553,7 @@ def dp_sgld_rows(problem: Problem, reference, args) -> list:
     scales = [None] if problem.scale is None else [None, problem.scale]
     for eps, clip, scale in itertools.product(args.eps, args.clips, scales):
         method = f"dp-sgld C={clip:g}" + ("" if scale is None else ", scaled")
-        cell, speeds, walls = [], [], []
+        cell, speeds, walls, shares = [], [], [], []
         for rep in range(args.reps):
             posterior, speed, wall, attrs = run_dp_sgld(
                 problem.model,
@@ -566,10 +568,12 @@ def dp_sgld_rows(problem: Problem, reference, args) -> list:
             cell.append(scores(coefficients(posterior, problem.variables), reference))
             speeds.append(speed)
             walls.append(wall)
+            shares.append(attrs["clipped_share"])
         print(
             f"  ε = {eps:g}, {method}: q = {problem.rate:.4g}, z = {attrs['noise_multiplier']:.2f}, "
             f"η = {attrs['step_size']:.2e}, steps·η = {attrs['step_size'] * (args.tune + args.draws):.4f}; "
-            f"mean bias/sd {np.array2string(np.mean([s['bias/sd'] for s in cell], axis=0), precision=1, suppress_small=True)}",
+            f"mean bias/sd {np.array2string(np.mean([s['bias/sd'] for s in cell], axis=0), precision=1, suppress_small=True)}; "
+            f"released clipped share {np.mean(shares):.1%} (noise s.d. {attrs['clipped_share_sd']:.1%} each)",
             flush=True,
         )
         rows.append((problem.name, eps, method, cell, np.median(speeds), np.median(walls)))

@@ -32,13 +32,13 @@ import numpy as np
 
 from ..privacy.validation import (
     check_bool,
+    check_clip_share,
     check_count,
     check_epsilon,
     check_fraction,
     check_positive,
 )
 from .release import CLIP_SHARE, sensitivities
-from .release_checks import _check_clip_share
 from .row_bounds import GaussianBounds, _check_public_y, _min_omega_y, gaussian_bounds
 from .tuning_scores import _aux_scores, _mean_scores, _workers
 
@@ -458,7 +458,7 @@ def tune_bounds(
         raise ValueError(f"goal must be one of {GOALS}, got {goal!r}")
     max_y_clip = check_fraction("max_y_clip", max_y_clip, closed=False)
     public_y = _check_public_y(public_y)
-    clip_share = _check_clip_share(clip_share, epsilon)
+    clip_share = check_clip_share(clip_share, epsilon)
     min_omega = check_positive("min_omega", min_omega)
     intercept = check_bool("intercept", intercept)
     y_floor = max(min_omega, _min_omega_y(max_y_clip, public_y, y_scale))

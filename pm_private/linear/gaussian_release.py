@@ -15,6 +15,7 @@ from ..privacy.primitives import (
 from ..privacy.release import release_guard
 from ..privacy.units import rows_per_unit
 from ..privacy.validation import (
+    CLIP_SHARE,
     check_bool,
     column_names,
     first_bad_row,
@@ -34,7 +35,6 @@ from .release_plan import (
     linear_noise_plan,
 )
 from .release_records import (
-    CLIP_SHARE,
     GAUSSIAN_MECHANISM,
     LinearStatsRelease,
 )

@@ -17,16 +17,17 @@ from ..privacy.primitives import (
 from ..privacy.release import release_guard
 from ..privacy.units import rows_per_unit
 from ..privacy.validation import (
+    CLIP_SHARE,
     as_vector,
     check_bool,
     check_bound,
+    check_clip_share,
     check_epsilon,
     column_names,
 )
 from ..released.preprocessing import Preprocessing, preprocessed_rows
 from .accumulate import accumulate
 from .release_checks import (
-    _check_clip_share,
     _check_laplace_intercept,
     _check_preprocessing,
     _check_split,
@@ -38,7 +39,6 @@ from .release_plan import (
     linear_noise_plan,
 )
 from .release_records import (
-    CLIP_SHARE,
     MECHANISM,
     LinearStatsLaplaceRelease,
 )
@@ -74,7 +74,7 @@ def laplace_linear_stats(
     x_bound = check_bound("x_bound", x_bound)
     y_bound = check_bound("y_bound", y_bound)
     split = _check_split(split)
-    clip_share = _check_clip_share(clip_share, epsilon)
+    clip_share = check_clip_share(clip_share, epsilon)
     scale_response = check_bool("scale_response", scale_response)
     intercept = check_bool("intercept", intercept)
     _check_laplace_intercept(x_bound, intercept)

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import warnings
 
+from ..privacy.validation import CLIP_SHARE
 from .family import LINEAR
 from .gaussian_release import release_linear_stats
 from .release_checks import (
@@ -57,7 +58,6 @@ from .release_checks import (
 )
 from .release_plan import linear_noise_plan
 from .release_records import (
-    CLIP_SHARE,
     CLIP_WARNING,
     GAUSSIAN_MECHANISM,
     MECHANISM,

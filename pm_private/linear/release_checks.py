@@ -5,7 +5,6 @@ the checks of their public arguments, and the steps both releases share."""
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
@@ -15,6 +14,7 @@ from ..privacy.primitives import (
 from ..privacy.validation import (
     MIN_EPSILON,
     check_bound,
+    check_clip_share,
     check_epsilon,
 )
 from ..released.preprocessing import Preprocessing
@@ -104,7 +104,7 @@ def check_release_arguments(d: int, *, epsilon, x_bound, y_bound, split=(0.60, 0
     x_bound = check_bound("x_bound", x_bound)
     y_bound = check_bound("y_bound", y_bound)
     split = _check_split(split)
-    clip_share = _check_clip_share(clip_share, epsilon)
+    clip_share = check_clip_share(clip_share, epsilon)
     sens = sensitivities(d, x_bound, y_bound)
     eps_parts = tuple(p * (1.0 - clip_share) * epsilon for p in split)
     if min(eps_parts) < MIN_EPSILON:
@@ -209,18 +209,6 @@ def _with_intercept(features: tuple[str, ...] | None, intercept: bool) -> tuple[
     if "intercept" in features:
         raise ValueError("X has a column named 'intercept': rename it, or pass intercept=False")
     return ("intercept", *features)
-
-
-def _check_clip_share(clip_share, epsilon: float) -> float:
-    """``clip_share`` is 0 or in [0.001, 0.5], and leaves both parts of ε ≥ the smallest ε."""
-    if isinstance(clip_share, bool) or not isinstance(clip_share, numbers.Real):
-        raise ValueError(f"clip_share must be a number, got {clip_share!r:.40}")
-    value = float(clip_share)
-    if not (value == 0.0 or 0.001 <= value <= 0.5):
-        raise ValueError(f"clip_share must be 0 or in [0.001, 0.5], got {clip_share!r}")
-    if value > 0 and value * epsilon < MIN_EPSILON:
-        raise ValueError(f"clip_share {value!r} of epsilon {epsilon!r} is below the smallest ε {MIN_EPSILON!r}")
-    return value
 
 
 def _count_fields(clip_share: float, counts, noise) -> dict:

@@ -11,21 +11,19 @@ from ..privacy.primitives import (
     check_noise_scale,
 )
 from ..privacy.validation import (
+    CLIP_SHARE,
     check_bool,
     check_bound,
+    check_clip_share,
     check_count,
     check_delta,
     check_epsilon,
 )
 from ..released.noise_plan import NoisePlan, gaussian_query, laplace_query, laplace_sd
 from .release_checks import (
-    _check_clip_share,
     _check_laplace_intercept,
     check_release_arguments,
     gaussian_release_vector,
-)
-from .release_records import (
-    CLIP_SHARE,
 )
 
 #: The statistic groups of the plans of :func:`linear_noise_plan`.
@@ -49,7 +47,7 @@ def check_gaussian_arguments(epsilon, delta, x_bound, y_bound, split, clip_share
     delta = check_delta(delta)
     x_bound = check_bound("x_bound", x_bound)
     y_bound = check_bound("y_bound", y_bound)
-    clip_share = _check_clip_share(clip_share, epsilon)
+    clip_share = check_clip_share(clip_share, epsilon)
     scale_response = check_bool("scale_response", True if scale_response is None else scale_response)
     return epsilon, delta, x_bound, y_bound, clip_share, scale_response
 

@@ -18,6 +18,7 @@ from ..privacy.release import Release, constant, output, public
 from ..privacy.validation import (
     check_bool,
     check_bound,
+    check_clip_share,
     check_count,
     check_release_consistent,
     check_release_field,
@@ -25,17 +26,12 @@ from ..privacy.validation import (
 )
 from ..released.preprocessing import Preprocessing
 from .release_checks import (
-    _check_clip_share,
     _check_laplace_intercept,
     _check_split,
     gaussian_release_vector,
     sensitivities,
 )
 from .stats import frobenius_weights
-
-#: Default share of a release's privacy budget spent on the two clipping counts.
-CLIP_SHARE = 0.05
-
 
 #: Mechanism name of ``release_linear_stats(noise="laplace")`` (result and ledger entry).
 MECHANISM = "Laplace sufficient statistics (Honkela et al. 2018)"
@@ -348,7 +344,7 @@ def _check_bounds_and_count(release) -> None:
 
 def _check_count_noise(release, expected: float) -> None:
     """``clip_share`` a valid share and ``clip_noise`` the noise scale of the counts it implies (None without counts)."""
-    share = check_release_field("clip_share", _check_clip_share, release.clip_share, release.epsilon)
+    share = check_release_field("clip_share", check_clip_share, release.clip_share, release.epsilon)
     if share == 0:
         if release.clip_noise is not None:
             raise ValueError("field 'clip_noise' must be None when 'clip_share' is 0 (no counts released)")
@@ -370,7 +366,7 @@ def _check_laplace_noise_fields(release) -> None:
             "field 'sensitivities' must be (d(d+1)·'x_bound'², 2d·'x_bound'·'y_bound', 'y_bound'²) for an integer d ≥ 1"
         )
     expected = sensitivities(int(round(d)), release.x_bound, release.y_bound)
-    share = check_release_field("clip_share", _check_clip_share, release.clip_share, release.epsilon)
+    share = check_release_field("clip_share", check_clip_share, release.clip_share, release.epsilon)
     parts = tuple(p * (1.0 - share) * release.epsilon for p in split)
     for name, values, implied, how in (
         ("sensitivities", release.sensitivities, expected, "(d(d+1)·'x_bound'², 2d·'x_bound'·'y_bound', 'y_bound'²)"),
@@ -400,7 +396,7 @@ def _check_laplace_noise_fields(release) -> None:
 def _check_gaussian_noise_fields(release) -> None:
     """The sensitivity, noise scale and count noise of a Gaussian release as
     ``release_linear_stats(noise="gaussian")`` computes them from its public inputs (ValueError naming the field)."""
-    share = check_release_field("clip_share", _check_clip_share, release.clip_share, release.epsilon)
+    share = check_release_field("clip_share", check_clip_share, release.clip_share, release.epsilon)
     intercept = check_release_field("intercept", check_bool, "intercept", release.intercept)
     _, sensitivity, weight = gaussian_release_vector(
         1, release.x_bound, release.y_bound, share, scale_response=bool(release.scale_response), intercept=intercept

@@ -14,13 +14,13 @@ from ..privacy.primitives import check_gaussian_epsilon, gaussian_scale
 from ..privacy.validation import (
     as_float_array,
     check_bool,
+    check_clip_share,
     check_count,
     check_delta,
     check_epsilon,
     check_fraction,
 )
 from .release import CLIP_SHARE, gaussian_release_vector
-from .release_checks import _check_clip_share
 
 __all__ = ["GaussianBounds", "gaussian_bounds"]
 
@@ -175,7 +175,7 @@ def gaussian_bounds(
     epsilon = check_gaussian_epsilon(check_epsilon(epsilon))
     delta = check_delta(delta)
     max_y_clip = check_fraction("max_y_clip", max_y_clip, closed=False)
-    clip_share = _check_clip_share(clip_share, epsilon)
+    clip_share = check_clip_share(clip_share, epsilon)
     scale_response = check_bool("scale_response", scale_response)
     intercept = check_bool("intercept", intercept)
     public_y = _check_public_y(public_y)

@@ -10,6 +10,7 @@ the data.  Results that leave the data holder must come from a mechanism, never 
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import sys
 from collections import Counter
@@ -19,6 +20,8 @@ import numpy as np
 __all__ = [
     "align_columns",
     "MIN_EPSILON",
+    "CLIP_SHARE",
+    "check_clip_share",
     "MAX_EPSILON",
     "as_float_array",
     "check_epsilon",
@@ -234,6 +237,23 @@ def check_fraction(name: str, value, *, closed: bool = True) -> float:
     value = _as_float(name, value)
     if not (0.0 <= value <= 1.0 if closed else 0.0 < value < 1.0):
         raise ValueError(f"{name} must be in {'[0, 1]' if closed else '(0, 1)'}, got {value!r}")
+    return value
+
+
+#: The default share of a release's privacy that buys counts of what its clipping changed.
+CLIP_SHARE = 0.05
+
+
+def check_clip_share(clip_share, epsilon: float) -> float:
+    """A share of a release's privacy that buys counts of what its clipping changed: 0 (no counts)
+    or in [0.001, 0.5], leaving both parts of ε ≥ the smallest ε; ValueError naming ``clip_share``."""
+    if isinstance(clip_share, bool) or not isinstance(clip_share, numbers.Real):
+        raise ValueError(f"clip_share must be a number, got {clip_share!r:.40}")
+    value = float(clip_share)
+    if not (value == 0.0 or 0.001 <= value <= 0.5):
+        raise ValueError(f"clip_share must be 0 or in [0.001, 0.5], got {clip_share!r}")
+    if value > 0 and value * epsilon < MIN_EPSILON:
+        raise ValueError(f"clip_share {value!r} of epsilon {epsilon!r} is below the smallest ε {MIN_EPSILON!r}")
     return value
 
 

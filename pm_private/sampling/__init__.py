@@ -19,6 +19,7 @@ _NAMES = {
     "DPSGLDPlan": ".private_langevin",
     "dp_sgld": ".private_langevin",
     "plan_dp_sgld": ".private_langevin",
+    "ClippingWarning": ".clipped_share",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _NAMES)

@@ -67,13 +67,16 @@ from ..privacy.noise import as_noise_source
 from ..privacy.projection import row_scale_factors
 from ..privacy.release import release_guard
 from ..privacy.validation import (
-    as_float_array,
+    CLIP_SHARE,
     check_bool,
+    check_clip_share,
     check_count,
     check_delta,
     check_epsilon,
     check_positive,
 )
+from .clipped_share import clipped_counts, release_clipped_share, report_event, report_noise
+from .langevin_inputs import scale_vector, start_point
 
 __all__ = ["DP_SGLD_MECHANISM", "DPSGLDPlan", "dp_sgld", "plan_dp_sgld"]
 
@@ -111,6 +114,11 @@ class DPSGLDPlan:
         z, the Langevin noise's s.d. over the clipped sum's sensitivity C (before the 1/q scale).
     step_size : float
         η = (2q/(C·z))².
+    clip_share : float, default 0
+        The share of ε and δ that sizes the release of the share of clipped gradients (0: none).
+    report_sd : float, optional
+        σ_c, the noise s.d. of each chain's count of clipped gradients
+        (:mod:`pm_private.sampling.clipped_share`); None without the report.
     """
 
     epsilon: float
@@ -122,30 +130,50 @@ class DPSGLDPlan:
     chains: int
     noise_multiplier: float
     step_size: float
+    clip_share: float = 0.0
+    report_sd: float | None = None
 
-    def noise_event(self) -> NoiseEvent:
-        """The run as one ledger event: the Gaussian noise z·C on the clipped sum (replace-one
-        sensitivity 2C), Poisson-subsampled at q, composed chains × steps times.
+    def noise_events(self, steps: int | None = None, report: bool = True) -> tuple[NoiseEvent, ...]:
+        """The run's ledger events: the Gaussian noise z·C on the clipped sum (replace-one
+        sensitivity 2C), Poisson-subsampled at q, composed chains × steps times (or ``steps``
+        times: the steps taken so far), then the report's Gaussian noise on the chains' counts of
+        clipped gradients (where the plan has it and ``report``).
+
+        Parameters
+        ----------
+        steps : int, optional
+            The steps to compose (default: every step of every chain).
+        report : bool, default True
+            Include the report's event.
 
         Returns
         -------
-        NoiseEvent
+        tuple of NoiseEvent
         """
-        return _event(self.noise_multiplier, self.clip, self.sampling_rate, self.steps * self.chains)
+        count = self.steps * self.chains if steps is None else steps
+        events = (_event(self.noise_multiplier, self.clip, self.sampling_rate, count),)
+        if report and self.report_sd is not None:
+            events += (report_event(self.report_sd, self.chains),)
+        return events
 
     def dp_event(self):
         """The run as dp-accounting's event tree, for an independent recomputation:
         ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(z)), chains × steps)``,
-        under dp-accounting's replace-one relation.
+        composed with the report's ``GaussianDpEvent(2σ_c/√chains)`` where the plan has one
+        (dp-accounting's replace-one relation doubles the shift of a Gaussian event, so its
+        multiplier is σ over half the replace-one sensitivity √chains).
 
         Returns
         -------
         dp_accounting.DpEvent
         """
-        from dp_accounting import GaussianDpEvent, PoissonSampledDpEvent, SelfComposedDpEvent
+        from dp_accounting import ComposedDpEvent, GaussianDpEvent, PoissonSampledDpEvent, SelfComposedDpEvent
 
         single = PoissonSampledDpEvent(self.sampling_rate, GaussianDpEvent(self.noise_multiplier))
-        return SelfComposedDpEvent(single, self.steps * self.chains)
+        steps = SelfComposedDpEvent(single, self.steps * self.chains)
+        if self.report_sd is None:
+            return steps
+        return ComposedDpEvent([steps, GaussianDpEvent(2.0 * self.report_sd / math.sqrt(self.chains))])
 
 
 def _event(multiplier: float, clip: float, rate: float, count: int) -> NoiseEvent:
@@ -153,14 +181,24 @@ def _event(multiplier: float, clip: float, rate: float, count: int) -> NoiseEven
 
 
 def plan_dp_sgld(
-    epsilon: float, delta: float, *, n: int, sampling_rate: float, clip: float, steps: int, chains: int = 1
+    epsilon: float,
+    delta: float,
+    *,
+    n: int,
+    sampling_rate: float,
+    clip: float,
+    steps: int,
+    chains: int = 1,
+    clip_share: float = CLIP_SHARE,
 ) -> DPSGLDPlan:
     """The noise multiplier and step size of a DP-SGLD run at (ε, δ), before any record is read.
 
-    The smallest noise multiplier z (to a relative 10⁻³, rounded up) whose chains × steps
-    Poisson-subsampled Gaussian events compose to at most ε at δ under replace-one neighbours (the
-    ledger's PLD code, pessimistic), found by bisection on log z; then η = (2q/(C·z))² (module
-    notes).  Public: it depends only on its arguments.
+    The report of clipped gradients first takes its noise σ_c, the Gaussian mechanism's at
+    (p·ε, p·δ) alone, p = ``clip_share`` (:mod:`pm_private.sampling.clipped_share`); then
+    the smallest noise multiplier z (to a relative 10⁻³, rounded up) whose chains × steps
+    Poisson-subsampled Gaussian events, composed with the report's event, come to at most ε at δ
+    under replace-one neighbours (the ledger's PLD code, pessimistic), found by bisection on
+    log z; then η = (2q/(C·z))² (module notes).  Public: it depends only on its arguments.
 
     Parameters
     ----------
@@ -179,6 +217,9 @@ def plan_dp_sgld(
         Steps per chain, warm-up included (at most 10⁸).
     chains : int, default 1
         The number of chains (at most 1000).
+    clip_share : float, default 0.05
+        The share p of ε and δ that sizes the release of the share of clipped gradients at the
+        chains' ends: 0 (no report, the whole budget for the steps) or in [0.001, 0.5].
 
     Returns
     -------
@@ -204,10 +245,13 @@ def plan_dp_sgld(
     if not rate < 1:
         raise ValueError(f"sampling_rate must be in (0, 1), got {sampling_rate!r}")
     clip = check_positive("clip", clip)
+    share = check_clip_share(clip_share, epsilon)
     count = steps * chains
+    report_sd = report_noise(epsilon, delta, share, chains)
+    report = () if report_sd is None else (report_event(report_sd, chains),)
 
     def spent(z):
-        return implied_epsilon((_event(z, clip, rate, count),), delta)
+        return implied_epsilon((_event(z, clip, rate, count), *report), delta)
 
     low, high = 0.05, 1e4
     if spent(high) > epsilon:
@@ -225,6 +269,8 @@ def plan_dp_sgld(
         chains=chains,
         noise_multiplier=high,
         step_size=(2.0 * rate / (clip * high)) ** 2,
+        clip_share=share,
+        report_sd=report_sd,
     )
 
 
@@ -335,69 +381,6 @@ def _subsamples(source, n: int, rate: float, steps: int) -> list[np.ndarray]:
     return [slots[bounds[k] : bounds[k + 1]] - k * n for k in range(steps)]
 
 
-#: The range of a preconditioner's scales: wide enough for any parametrisation, narrow enough that
-#: s² and s·(noise) stay finite.
-_SCALE_RANGE = (1e-6, 1e6)
-
-
-def _per_variable(argument: str, given, shapes: dict) -> dict[str, np.ndarray]:
-    """``given`` ({free variable name: number or array}) checked against the model's free
-    variables and broadcast to their ``shapes`` ({name: shape}); {} for None.  ValueError naming
-    ``argument`` (nothing is read or spent)."""
-    if given is None:
-        return {}
-    if not isinstance(given, dict):
-        raise ValueError(f"{argument} must be a dict of free variable names to values, got {type(given).__name__}")
-    unknown = [repr(key) for key in given if key not in shapes]
-    if unknown:
-        raise ValueError(
-            f"{argument} names {', '.join(unknown)}: not free variables of the model ({', '.join(shapes)})"
-        )
-    arrays = {}
-    for name, value in given.items():
-        label = f"{argument}[{name!r}]"
-        if np.asarray(value).dtype == np.bool_:
-            raise ValueError(f"{label} must be numbers, got booleans")
-        try:
-            arrays[name] = np.broadcast_to(as_float_array(value, label), shapes[name]).astype(np.float64)
-        except ValueError as error:
-            raise ValueError(f"{label} must be a number or an array of shape {shapes[name]}: {error}") from None
-    return arrays
-
-
-def _scale_vector(model, point: dict, scale) -> np.ndarray | None:
-    """The public preconditioner's scales s, one per unconstrained parameter in the chain's order
-    (the model's value variables, whose values at the start ``point`` give their shapes), from
-    ``{free variable name: scale}``; None without a preconditioner.  ValueError naming ``scale``."""
-    if scale is None:
-        return None
-    shapes = {model.values_to_rvs[value].name: np.shape(point[value.name]) for value in model.value_vars}
-    low, high = _SCALE_RANGE
-    given = _per_variable("scale", scale, shapes)
-    for name, part in given.items():
-        if not ((part >= low) & (part <= high)).all():
-            raise ValueError(f"scale[{name!r}] must lie in [{low:g}, {high:g}] (finite and > 0)")
-    return np.concatenate([given.get(name, np.ones(shape)).ravel() for name, shape in shapes.items()])
-
-
-def _start_point(model, initvals) -> dict:
-    """The chains' start on the unconstrained scale: the model's initial point with ``initvals``
-    ({free variable name: value on the variable's own scale}) in place of the named variables'.
-    ValueError naming ``initvals`` (nothing is read or spent)."""
-    from pymc.initial_point import make_initial_point_fn
-
-    if initvals is None:
-        return model.initial_point()
-    default = make_initial_point_fn(model=model, jitter_rvs=set(), return_transformed=False)(0)
-    overrides = _per_variable("initvals", initvals, {rv.name: np.shape(default[rv.name]) for rv in model.free_RVs})
-    point = make_initial_point_fn(model=model, overrides=overrides, jitter_rvs=set())(0)
-    rv_of = {model.rvs_to_values[rv].name: rv.name for rv in model.free_RVs}
-    outside = [rv_of[name] for name, value in point.items() if not np.isfinite(value).all()]
-    if outside:
-        raise ValueError(f"initvals place {', '.join(outside)} outside the variables' support (not finite there)")
-    return point
-
-
 #: Relative shrink of a clipped gradient's factor: it covers the rounding of a computed norm over up
 #: to thousands of parameters, so a clipped row's computed norm stays ≤ C.
 _CLIP_MARGIN = 1.0 - 2.0**-40
@@ -431,8 +414,10 @@ def dp_sgld(
     progressbar: bool = True,
     scale: dict | None = None,
     initvals: dict | None = None,
+    clip_share: float = CLIP_SHARE,
 ):
-    """Differentially private SGLD draws from a PyMC model's posterior (module notes).
+    """Differentially private SGLD draws from a PyMC model's posterior (module notes), and the
+    share of clipped gradients at the chains' ends, released within the same (ε, δ).
 
     Parameters
     ----------
@@ -476,12 +461,24 @@ def dp_sgld(
         own scale (τ, not log τ); variables not named start at the model's initial point.  Public
         values only: the posterior mean of an earlier private release's fit (post-processing of
         that release, which spent its own ε), a published estimate, never the data.
+    clip_share : float, default 0.05
+        The share of ε and δ that sizes the release of the share of records whose gradient is
+        longer than C at the chains' last draws (:mod:`pm_private.sampling.clipped_share`); the
+        steps compose with it to the run's (ε, δ).  0 (no report) or in [0.001, 0.5].
 
     Returns
     -------
     xarray.DataTree
         ``posterior`` with every free and deterministic variable (chain, draw, …); its attributes
-        state the guarantee (ε, δ, neighbours, mechanism, private) and the plan (q, C, η, z, steps).
+        state the guarantee (ε, δ, neighbours, mechanism, private), the plan (q, C, η, z, steps)
+        and, with the report, ``clipped_share`` (the released share, in [0, 1]) and
+        ``clipped_share_sd`` (its noise s.d.).
+
+    Warns
+    -----
+    ClippingWarning
+        When the released share of clipped gradients exceeds one half (the draws then lean
+        towards the prior).
 
     Raises
     ------
@@ -495,7 +492,8 @@ def dp_sgld(
     Notes
     -----
     Privacy: (ε, δ)-DP under replace-one neighbours, the unit a record, n public, for the whole
-    published chain (every step of every chain composed, warm-up included).  Public: n, q, C, η,
+    published chain (every step of every chain composed, warm-up included, and the noisy counts
+    of clipped gradients, Gaussian noise on a vector of replace-one sensitivity √chains).  Public: n, q, C, η,
     the number of steps and chains, the model, its initial point (``initvals``) and the
     preconditioner's scales.  Exact up to the
     floating-point Gaussian and geometric samplers and the ledger's pessimistic PLD
@@ -525,25 +523,31 @@ def dp_sgld(
     draws, tune = check_count("draws", draws, maximum=_MOST_STEPS), check_count("tune", tune, maximum=_MOST_STEPS)
     check_count("chains", chains, maximum=_MOST_CHAINS)
     progressbar = check_bool("progressbar", progressbar)
-    point = _start_point(model, initvals)
-    scales = _scale_vector(model, point, scale)
+    point = start_point(model, initvals)
+    scales = scale_vector(model, point, scale)
     gradients, n, start, to_draw = _gradient_functions(model, point)
-    plan = plan_dp_sgld(epsilon, delta, n=n, sampling_rate=sampling_rate, clip=clip, steps=tune + draws, chains=chains)
+    plan = plan_dp_sgld(
+        epsilon, delta, n=n, sampling_rate=sampling_rate, clip=clip, steps=tune + draws, chains=chains,
+        clip_share=clip_share,
+    )  # fmt: skip
     source = as_noise_source(rng)
     label = (
         f"n={n}, q={plan.sampling_rate:g}, C={plan.clip:g}, z={plan.noise_multiplier:.4g}, "
         f"{plan.chains} × {plan.steps} Poisson-subsampled Gaussian steps"
         + ("" if scales is None else ", public diagonal preconditioner")
     )
-    with release_guard(
-        accountant, DP_SGLD_MECHANISM, plan.epsilon, plan.delta, label=label, noise=(plan.noise_event(),)
-    ):
+    with release_guard(accountant, DP_SGLD_MECHANISM, plan.epsilon, plan.delta, label=label, noise=plan.noise_events()):
         with _Progress(plan, progressbar) as progress:
             kept = [
                 _chain(gradients, start, plan, source, tune, draws, progress.advance, scales)
                 for _ in range(plan.chains)
             ]
-    return _result(kept, to_draw, plan, source.secure, scales is not None)
+            report = None
+            if plan.report_sd is not None:
+                counts = clipped_counts(gradients, [chain[-1] for chain in kept], n, plan.clip, scales)
+                report = release_clipped_share(counts, plan.report_sd, n, source, plan.clip)
+                progress.reported()
+    return _result(kept, to_draw, plan, source.secure, scales is not None, report)
 
 
 class _Progress:
@@ -573,9 +577,13 @@ class _Progress:
         """Count ``steps`` more steps taken and show the ε of all taken so far."""
         self.done += steps
         if self.enabled:
-            plan = self.plan
-            event = _event(plan.noise_multiplier, plan.clip, plan.sampling_rate, self.done)
-            self.bar.update(self.task, advance=steps, spent=implied_epsilon((event,), plan.delta))
+            spent = implied_epsilon(self.plan.noise_events(self.done, report=False), self.plan.delta)
+            self.bar.update(self.task, advance=steps, spent=spent)
+
+    def reported(self) -> None:
+        """Show the ε of all the steps and of the report of clipped gradients: the run's."""
+        if self.enabled:
+            self.bar.update(self.task, spent=implied_epsilon(self.plan.noise_events(), self.plan.delta))
 
     def __exit__(self, *exc):
         if self.enabled:
@@ -605,7 +613,7 @@ def _chain(gradients, start, plan: DPSGLDPlan, source, tune: int, draws: int, ad
     return kept
 
 
-def _result(kept, to_draw, plan: DPSGLDPlan, private: bool, preconditioned: bool = False):
+def _result(kept, to_draw, plan: DPSGLDPlan, private: bool, preconditioned: bool = False, report=None):
     import arviz as az
 
     per_chain = [[to_draw(flat) for flat in chain] for chain in kept]
@@ -624,6 +632,8 @@ def _result(kept, to_draw, plan: DPSGLDPlan, private: bool, preconditioned: bool
         steps_per_chain=plan.steps,
         preconditioned=int(preconditioned),
     )
+    if report is not None:
+        attrs.update(clipped_share=report[0], clipped_share_sd=report[1])
     result = az.from_dict({"posterior": posterior})
     result.attrs.update(attrs)
     return result

@@ -486,6 +486,7 @@ CARDS = [
             progressbar=False,
             scale={"mu": 2.0},
             initvals={"mu": 0.5},
+            clip_share=0.05,
         ),
         kinds=CHARGED
         | dict(
@@ -500,6 +501,7 @@ CARDS = [
             progressbar="bool",
             scale="scale map",
             initvals="start map",
+            clip_share="clip share",
         ),
     ),
     MechanismCard(

@@ -69,8 +69,9 @@ def test_the_run_is_one_ledger_entry_and_samples_a_known_posterior():
         accountant=accountant,
     )  # fmt: skip
     (entry,) = accountant.ledger
-    (event,) = entry.noise
+    event, report = entry.noise  # the steps, then the report of clipped gradients
     assert event.count == 2 * 3500 and event.sampling_rate == 0.2 and event.sensitivity == 16.0
+    assert report.count == 1 and report.sampling_rate == 1 and report.sensitivity == pytest.approx(math.sqrt(2))
     assert accountant.tight_epsilon() == pytest.approx(entry.epsilon, rel=1e-6) and entry.epsilon <= 40.0
     assert idata.attrs["private"] == 0 and idata.attrs["epsilon"] == entry.epsilon
     draws = idata.posterior["mu"].values.ravel()
@@ -90,10 +91,12 @@ def test_the_progress_display_shows_the_epsilon_of_the_steps_taken(capsys):
         for _ in range(4):
             progress.advance(300)
             spent.append(progress.bar.tasks[0].fields["spent"])
+        progress.reported()  # the report of clipped gradients completes the run's ε
+        spent.append(progress.bar.tasks[0].fields["spent"])
     assert np.all(np.diff(spent) > 0) and spent[-1] == pytest.approx(plan.epsilon, rel=1e-9)
     # halfway, the ε is dp-accounting's for the steps taken so far (the first chain)
     halfway = PLDAccountant(NeighboringRelation.REPLACE_ONE)
-    halfway.compose(type(plan)(**{**plan.__dict__, "chains": 1}).dp_event())
+    halfway.compose(type(plan)(**{**plan.__dict__, "chains": 1, "report_sd": None}).dp_event())
     theirs = halfway.get_epsilon(1e-5)
     assert theirs * (1 - 1e-3) <= spent[1] <= theirs * 1.02
 
