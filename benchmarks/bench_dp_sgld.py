@@ -12,7 +12,10 @@ are built in :mod:`benchmarks.dp_sgld_problems`):
   standard deviations (a benchmark shortcut: a private analysis would take them from public
   figures).  Three of them are nearly collinear (radius, perimeter, area), so the posterior is
   broad and ill-conditioned.  Skipped when scikit-learn is not importable.
-  The model of both: intercept ~ N(0, 2²), βⱼ ~ N(0, 2²), yᵢ ~ Bernoulli(logit⁻¹(b + xᵢᵀβ));
+* ``fair``: statsmodels' extramarital affairs survey (Fair 1978; n = 6,366 women, y = 1 for any
+  affair, 32 %), its eight covariates (marriage rating, age, years married, children,
+  religiousness, education, her and her husband's occupation) standardised likewise.
+  The model of these three: intercept ~ N(0, 2²), βⱼ ~ N(0, 2²), yᵢ ~ Bernoulli(logit⁻¹(b + xᵢᵀβ));
 * ``randhie``: outpatient visits (``mdvis``, counts of mean 2.88 and variance 20.8, up to 77) in
   statsmodels' RAND health insurance data, prepared by ``benchmarks.study_glm_real``'s ``load``
   and ``split``: its nine covariates (lncoins, idp, lpi, fmde, physlm, disea, hlthg, hlthf, hlthp;
@@ -45,7 +48,8 @@ data set.  Per ε (δ = 10⁻⁵) and replicate (``--reps``, seeds from ``--seed
 
 * ``dp-sgld C=c``: :func:`~pm_private.sampling.dp_sgld` on the same PyMC model, 2 chains from the
   model's initial point (0 for every coefficient, τ = 1), ``--tune`` + ``--draws`` steps per chain,
-  sampling rate q = 0.02 (synthetic and hierarchical, q·n = 200), 0.3 (breast cancer, q·n ≈ 171)
+  sampling rate q = 0.02 (synthetic and hierarchical, q·n = 200), 0.3 (breast cancer, q·n ≈ 171),
+  0.03 (fair, q·n ≈ 191)
   or 200/n (randhie, q = 0.011), for each clip c of ``--clips`` (default 2 and 3);
 * ``release+NUTS`` (one helper for both families, ``ReleaseThenNuts``): the release, then the
   noise-aware model with the same priors and the Gaussian covariate law (``x_sample=None``), one
@@ -112,6 +116,7 @@ the s.d. ratio and the share of records clipped at the reference mean.
     python -m benchmarks.bench_dp_sgld --data synthetic --eps 1 --reps 3         # the third
     python -m benchmarks.bench_dp_sgld --data synthetic --eps 1 --reps 10 --clips 2          # the fourth
     python -m benchmarks.bench_dp_sgld --data units hierarchical --eps 1 4 --reps 3 --clips 2   # the fifth
+    python -m benchmarks.bench_dp_sgld --data fair --reps 3                      # the sixth
     python -m benchmarks.bench_dp_sgld --quick          # synthetic (or --data), ε ∈ {1, 4}, 2 replicates, short runs
     python -m benchmarks.bench_dp_sgld --eps 1 --reps 10 --clips 1.5 2 3
     python -m benchmarks.bench_dp_sgld --sweep          # the settings sweep at ε = 1 only
@@ -268,6 +273,29 @@ records' scaled gradients are clipped more (β 6.5–8.5 s.d. off at ε = 1) and
 preconditioner helps where parameters live on different scales that public knowledge names; it is
 no cure for a slow posterior direction.  Steps/s drop by about 6 % with it (three products of the
 gradients by the scales each step).
+
+``--data fair --reps 3`` (91 s, 2026-12-06, alone on the 2-core machine; reference NUTS 19.0 s;
+records clipped at the reference mean: 11.2 % at C = 2, 1.6 % at C = 3; the shares ``dp_sgld``
+released: 10.2–12.3 % and 1.2–1.7 %, noise s.d. 2.2 % at ε = 0.5 down to 0.3 % at ε = 4):
+
+    | data | ε | method | coverage90 (± s.e.) | width ratio | W2 | W2/sd | MMD² | steps/s | s/fit |
+    |---|---|---|---|---|---|---|---|---|---|
+    | fair | 0.5 | dp-sgld C=2 | 0.22 ± 0.00 | 0.91 | 0.222 | 4.82 | 1.179 | 15,312 | 0.9 |
+    | fair | 0.5 | dp-sgld C=3 | 0.11 ± 0.00 | 0.71 | 0.288 | 6.89 | 1.289 | 15,240 | 0.9 |
+    | fair | 0.5 | release+NUTS | 0.78 ± 0.06 | 3.76 | 0.251 | 5.15 | 0.612 | — | 2.6 |
+    | fair | 1 | dp-sgld C=2 | 0.52 ± 0.07 | 0.95 | 0.131 | 2.33 | 1.063 | 14,649 | 0.9 |
+    | fair | 1 | dp-sgld C=3 | 0.19 ± 0.04 | 0.88 | 0.181 | 3.62 | 1.181 | 15,445 | 0.9 |
+    | fair | 1 | release+NUTS | 0.81 ± 0.04 | 3.22 | 0.207 | 4.19 | 0.598 | — | 2.7 |
+    | fair | 2 | dp-sgld C=2 | 0.52 ± 0.13 | 1.07 | 0.083 | 1.87 | 0.745 | 14,728 | 0.9 |
+    | fair | 2 | dp-sgld C=3 | 0.63 ± 0.10 | 0.90 | 0.100 | 1.68 | 0.882 | 15,138 | 0.9 |
+    | fair | 2 | release+NUTS | 0.81 ± 0.04 | 3.17 | 0.210 | 4.21 | 0.589 | — | 2.6 |
+    | fair | 4 | dp-sgld C=2 | 0.74 ± 0.10 | 1.19 | 0.051 | 1.37 | 0.546 | 14,779 | 1.0 |
+    | fair | 4 | dp-sgld C=3 | 0.93 ± 0.07 | 1.01 | 0.035 | 0.69 | 0.160 | 15,214 | 0.9 |
+    | fair | 4 | release+NUTS | 0.78 ± 0.06 | 3.13 | 0.205 | 4.14 | 0.593 | — | 2.3 |
+
+Release-then-infer's bias (intercept −3 to −4 s.d.s, marriage rating −5 to −10) does not shrink
+with ε: the Gaussian covariate law of ordinal covariates (its Bx projected 36 % of the rows at
+ε = 0.5, 5 % at ε = 1, none above).
 """
 
 from __future__ import annotations
@@ -300,8 +328,8 @@ MMD_DRAWS = 1000
 TRUE_INTERCEPT = -0.4
 TRUE_BETA = np.array([0.8, -0.5, 0.3, 0.0, -1.0])
 #: Sampling rate per logistic data set: q·n between 100 and 500.
-RATES = {"synthetic": 0.02, "breast_cancer": 0.3}
-DATA_SETS = ("synthetic", "breast_cancer", "randhie", "hierarchical", "units")
+RATES = {"synthetic": 0.02, "breast_cancer": 0.3, "fair": 0.03}
+DATA_SETS = ("synthetic", "breast_cancer", "fair", "randhie", "hierarchical", "units")
 
 _DP_SGLD_MODULE = importlib.import_module("pm_private.sampling.private_langevin")
 
@@ -346,6 +374,14 @@ def breast_cancer():
     X = data.data[:, :5]
     X = (X - X.mean(axis=0)) / X.std(axis=0)
     return X, data.target.astype(np.int64)
+
+
+def fair():
+    import statsmodels.api as sm
+
+    data = sm.datasets.fair.load_pandas().data
+    X = data.drop(columns="affairs").to_numpy(dtype=np.float64)
+    return (X - X.mean(axis=0)) / X.std(axis=0), (data["affairs"] > 0).to_numpy(dtype=np.int64)
 
 
 def build_model(X, y) -> pm.Model:
@@ -393,6 +429,8 @@ def problems(names, args):
                 print("scikit-learn not importable: breast cancer skipped")
                 continue
             yield logistic_problem(name, *cancer, args)
+        elif name == "fair":
+            yield logistic_problem(name, *fair(), args)
         elif name == "randhie":
             yield dp_sgld_problems.randhie(tune=args.nuts_tune, draws=args.nuts_draws, seed=args.seed)
         elif name == "hierarchical":
