@@ -365,7 +365,9 @@ def _dp_sgld_audit(epsilon: float = 2.0, delta: float = 1e-5) -> Audit:
             mu = pm.Normal("mu", 0.0, 10.0)
             pm.Normal("y", mu, 1.0, observed=np.r_[canary, rest])
         functions.append(_gradient_functions(model))
-    plan = plan_dp_sgld(epsilon, delta, n=12, sampling_rate=0.5, clip=1.0, steps=20, clip_share=0)  # the chain's ε
+    plan = plan_dp_sgld(
+        epsilon, delta, n=12, sampling_rate=0.5, clip=1.0, steps=20, clip_share=0, thin=1
+    )  # the chain's ε
 
     def draw(k, n, source):
         gradients, _, start, _ = functions[k]

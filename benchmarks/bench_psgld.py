@@ -227,7 +227,7 @@ def dp_sgld_chain(X, y, updates):
         f = pm.Normal("f", 0.0, 10.0, shape=X.shape[1])
         pm.Bernoulli("y", logit_p=pm.math.dot(X, f), observed=(y > 0).astype(int))
     gradients, n, start, _ = _gradient_functions(model)
-    plan = plan_dp_sgld(1.0, 1e-5, n=n, sampling_rate=K / n, clip=1.0, steps=updates, clip_share=0)
+    plan = plan_dp_sgld(1.0, 1e-5, n=n, sampling_rate=K / n, clip=1.0, steps=updates, clip_share=0, thin=1)
     source = as_noise_source(None)
     _chain(gradients, start, plan, source, 0, 10)  # the first call of the compiled gradients
     return lambda: _chain(gradients, start, plan, source, 0, updates)

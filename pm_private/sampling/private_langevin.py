@@ -107,7 +107,7 @@ class DPSGLDPlan:
     clip : float
         C, the bound on a record's gradient.
     steps : int
-        Steps per chain, warm-up included.
+        Steps per chain, warm-up included (thinned draws × ``thin``).
     chains : int
         The number of chains.
     noise_multiplier : float
@@ -115,10 +115,13 @@ class DPSGLDPlan:
     step_size : float
         η = (2q/(C·z))².
     clip_share : float, default 0
-        The share of ε and δ that sizes the release of the share of clipped gradients (0: none).
+        The share of the run's zCDP cost that sizes the release of the share of clipped
+        gradients (0: none).
     report_sd : float, optional
         σ_c, the noise s.d. of each chain's count of clipped gradients
         (:mod:`pm_private.sampling.clipped_share`); None without the report.
+    thin : int, default 1
+        Steps per kept draw (``steps`` counts them all).
     """
 
     epsilon: float
@@ -132,6 +135,7 @@ class DPSGLDPlan:
     step_size: float
     clip_share: float = 0.0
     report_sd: float | None = None
+    thin: int = 1
 
     def noise_events(self, steps: int | None = None, report: bool = True) -> tuple[NoiseEvent, ...]:
         """The run's ledger events: the Gaussian noise z·C on the clipped sum (replace-one
@@ -190,15 +194,22 @@ def plan_dp_sgld(
     steps: int,
     chains: int = 1,
     clip_share: float = CLIP_SHARE,
+    thin: int | None = None,
 ) -> DPSGLDPlan:
-    """The noise multiplier and step size of a DP-SGLD run at (ε, δ), before any record is read.
+    """The noise multiplier, step size and step count of a DP-SGLD run at (ε, δ), before any
+    record is read.
 
-    The report of clipped gradients first takes its noise σ_c, the Gaussian mechanism's at
-    (p·ε, p·δ) alone, p = ``clip_share`` (:mod:`pm_private.sampling.clipped_share`); then
-    the smallest noise multiplier z (to a relative 10⁻³, rounded up) whose chains × steps
-    Poisson-subsampled Gaussian events, composed with the report's event, come to at most ε at δ
+    The report of clipped gradients first takes its noise σ_c, the share p = ``clip_share`` of
+    the run's zCDP cost (:mod:`pm_private.sampling.clipped_share`); then, for chains of
+    ``steps``·k steps, the smallest noise multiplier z (to a relative 10⁻³, rounded up) whose
+    Poisson-subsampled Gaussian steps, composed with the report's event, come to at most ε at δ
     under replace-one neighbours (the ledger's PLD code, pessimistic), found by bisection on
-    log z; then η = (2q/(C·z))² (module notes).  Public: it depends only on its arguments.
+    log z; then η = (2q/(C·z))² (module notes).  With ``thin`` None, k is the smallest power of
+    two with η ≤ 1/(n·C²), the step size whose Euler–Maruyama discretisation stays accurate:
+    for a well-specified model the log-posterior's curvature is about the Fisher information
+    n·E[ggᵀ], whose largest eigenvalue is at most n·E‖g‖² ≤ n·C² where the clip rarely binds,
+    so η·L ≤ 1 (a larger ε allows larger steps; more steps at the same ε make them smaller over
+    about the same Langevin time).  Public: it depends only on its arguments.
 
     Parameters
     ----------
@@ -214,17 +225,21 @@ def plan_dp_sgld(
     clip : float
         C > 0, the bound on a record's gradient norm.
     steps : int
-        Steps per chain, warm-up included (at most 10⁸).
+        Draws per chain, warm-up included, each of ``thin`` steps (at most 10⁸ steps in all).
     chains : int, default 1
         The number of chains (at most 1000).
     clip_share : float, default 0.05
-        The share p of ε and δ that sizes the release of the share of clipped gradients at the
-        chains' ends: 0 (no report, the whole budget for the steps) or in [0.001, 0.5].
+        The share p of the run's privacy loss (its zCDP cost) that sizes the release of the share
+        of clipped gradients at the chains' ends: 0 (no report, the whole budget for the steps) or
+        in [0.001, 0.5].
+    thin : int, optional
+        Steps per draw; None: the smallest power of two that brings η to 1/(n·C²) or below.
 
     Returns
     -------
     DPSGLDPlan
-        Its ε is the composed ε of the planned noise (at most ``epsilon``).
+        Its ε is the composed ε of the planned noise (at most ``epsilon``); its ``steps`` are
+        ``steps``·``thin`` per chain.
 
     Raises
     ------
@@ -235,8 +250,8 @@ def plan_dp_sgld(
     --------
     >>> from pm_private.sampling import plan_dp_sgld
     >>> plan = plan_dp_sgld(1.0, 1e-5, n=10_000, sampling_rate=0.01, clip=1.0, steps=1000)
-    >>> round(plan.noise_multiplier, 2) > 0.5, plan.step_size < 1e-3
-    (True, True)
+    >>> round(plan.noise_multiplier, 2) > 0.5, plan.step_size < 1e-3, plan.thin
+    (True, True, 1)
     """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     n, steps = check_count("n", n), check_count("steps", steps, maximum=_MOST_STEPS)
@@ -246,7 +261,20 @@ def plan_dp_sgld(
         raise ValueError(f"sampling_rate must be in (0, 1), got {sampling_rate!r}")
     clip = check_positive("clip", clip)
     share = check_clip_share(clip_share, epsilon)
-    count = steps * chains
+    if thin is not None:
+        thin = check_count("thin", thin, maximum=_MOST_STEPS // steps)
+        return _planned(epsilon, delta, n, rate, clip, steps, chains, share, thin)
+    thin = 1
+    plan = _planned(epsilon, delta, n, rate, clip, steps, chains, share, thin)
+    while plan.step_size > 1.0 / (n * clip**2) and steps * thin * 2 <= _MOST_STEPS:
+        thin *= 2
+        plan = _planned(epsilon, delta, n, rate, clip, steps, chains, share, thin)
+    return plan
+
+
+def _planned(epsilon, delta, n, rate, clip, steps, chains, share, thin) -> DPSGLDPlan:
+    """The plan of chains of ``steps``·``thin`` steps (arguments checked)."""
+    count = steps * thin * chains
     report_sd = report_noise(epsilon, delta, share, chains)
     report = () if report_sd is None else (report_event(report_sd, chains),)
 
@@ -265,12 +293,13 @@ def plan_dp_sgld(
         n=n,
         sampling_rate=rate,
         clip=clip,
-        steps=steps,
+        steps=steps * thin,
         chains=chains,
         noise_multiplier=high,
         step_size=(2.0 * rate / (clip * high)) ** 2,
         clip_share=share,
         report_sd=report_sd,
+        thin=thin,
     )
 
 
@@ -415,6 +444,7 @@ def dp_sgld(
     scale: dict | None = None,
     initvals: dict | None = None,
     clip_share: float = CLIP_SHARE,
+    thin: int | None = None,
 ):
     """Differentially private SGLD draws from a PyMC model's posterior (module notes), and the
     share of clipped gradients at the chains' ends, released within the same (ε, δ).
@@ -439,7 +469,7 @@ def dp_sgld(
     draws : int, default 1000
         Draws kept per chain.
     tune : int, default 1000
-        Warm-up steps per chain (charged, not kept).
+        Warm-up draws per chain, of ``thin`` steps each (charged, not kept).
     chains : int, default 2
         Chains, each from the model's initial point.
     accountant : PrivacyAccountant, optional
@@ -462,9 +492,18 @@ def dp_sgld(
         values only: the posterior mean of an earlier private release's fit (post-processing of
         that release, which spent its own ε), a published estimate, never the data.
     clip_share : float, default 0.05
-        The share of ε and δ that sizes the release of the share of records whose gradient is
-        longer than C at the chains' last draws (:mod:`pm_private.sampling.clipped_share`); the
-        steps compose with it to the run's (ε, δ).  0 (no report) or in [0.001, 0.5].
+        The share of the run's privacy loss (its zCDP cost) that sizes the release of the share
+        of records whose gradient is longer than C at the chains' last draws
+        (:mod:`pm_private.sampling.clipped_share`); the steps compose with it to the run's
+        (ε, δ).  0 (no report) or in [0.001, 0.5].
+    thin : int, optional
+        Steps per draw, warm-up included: a chain takes (``tune`` + ``draws``)·``thin`` steps and
+        keeps the last of every ``thin`` after the warm-up.  All of them are planned and charged,
+        so at the same ε a larger ``thin`` takes smaller steps over about the same Langevin time:
+        a finer discretisation, for ``thin`` times the work.  Where ε is large the privacy allows
+        steps large enough to widen and bias the draws (the Samplers page measures where).
+        Default: the smallest power of two that brings the step size to 1/(n·C²) or below
+        (:func:`plan_dp_sgld`).
 
     Returns
     -------
@@ -528,7 +567,7 @@ def dp_sgld(
     gradients, n, start, to_draw = _gradient_functions(model, point)
     plan = plan_dp_sgld(
         epsilon, delta, n=n, sampling_rate=sampling_rate, clip=clip, steps=tune + draws, chains=chains,
-        clip_share=clip_share,
+        clip_share=clip_share, thin=thin,
     )  # fmt: skip
     source = as_noise_source(rng)
     label = (
@@ -539,7 +578,7 @@ def dp_sgld(
     with release_guard(accountant, DP_SGLD_MECHANISM, plan.epsilon, plan.delta, label=label, noise=plan.noise_events()):
         with _Progress(plan, progressbar) as progress:
             kept = [
-                _chain(gradients, start, plan, source, tune, draws, progress.advance, scales)
+                _chain(gradients, start, plan, source, tune, draws, progress.advance, scales, plan.thin)
                 for _ in range(plan.chains)
             ]
             report = None
@@ -590,14 +629,18 @@ class _Progress:
             self.bar.stop()
 
 
-def _chain(gradients, start, plan: DPSGLDPlan, source, tune: int, draws: int, advance=None, scale=None) -> np.ndarray:
-    """One chain's kept draws; the noise (subsamples and Langevin noise, independent of the data)
-    is drawn in blocks of steps, and ``advance(steps)`` is called after each block.  With
-    ``scale`` s, the step is taken on u = θ/s (module notes)."""
+def _chain(
+    gradients, start, plan: DPSGLDPlan, source, tune: int, draws: int, advance=None, scale=None, thin: int = 1
+) -> np.ndarray:
+    """One chain's kept draws, the last of every ``thin`` steps after ``tune``·``thin`` warm-up
+    steps; the noise (subsamples and Langevin noise, independent of the data) is drawn in blocks
+    of steps, and ``advance(steps)`` is called after each block.  With ``scale`` s, the step is
+    taken on u = θ/s (module notes)."""
     eta, rate, block = plan.step_size, plan.sampling_rate, 256
+    total, warm_up = (tune + draws) * thin, tune * thin
     theta, kept = start.copy(), np.empty((draws, start.size))
-    for first in range(0, tune + draws, block):
-        size = min(block, tune + draws - first)
+    for first in range(0, total, block):
+        size = min(block, total - first)
         subsamples = _subsamples(source, plan.n, rate, size)
         noise = math.sqrt(eta) * source.normal((size, theta.size))
         for k in range(size):
@@ -606,8 +649,9 @@ def _chain(gradients, start, plan: DPSGLDPlan, source, tune: int, draws: int, ad
                 jacobian, prior = jacobian * scale, prior * scale
             step = 0.5 * eta * (prior + _clipped_sum(jacobian, plan.clip) / rate) + noise[k]
             theta = theta + (step if scale is None else scale * step)
-            if first + k >= tune:
-                kept[first + k - tune] = theta
+            after = first + k + 1 - warm_up  # steps taken after the warm-up
+            if after > 0 and after % thin == 0:
+                kept[after // thin - 1] = theta
         if advance is not None:
             advance(size)
     return kept
@@ -630,6 +674,7 @@ def _result(kept, to_draw, plan: DPSGLDPlan, private: bool, preconditioned: bool
         step_size=plan.step_size,
         noise_multiplier=plan.noise_multiplier,
         steps_per_chain=plan.steps,
+        thin=plan.thin,
         preconditioned=int(preconditioned),
     )
     if report is not None:

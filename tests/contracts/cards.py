@@ -487,6 +487,7 @@ CARDS = [
             scale={"mu": 2.0},
             initvals={"mu": 0.5},
             clip_share=0.05,
+            thin=1,
         ),
         kinds=CHARGED
         | dict(
@@ -502,6 +503,7 @@ CARDS = [
             scale="scale map",
             initvals="start map",
             clip_share="clip share",
+            thin="optional count",
         ),
     ),
     MechanismCard(

@@ -16,7 +16,7 @@ from pm_private.privacy.budget import BudgetExceededError
 from pm_private.privacy.noise import as_noise_source
 from pm_private.privacy.projection import row_scale_factors
 from pm_private.sampling import dp_sgld, plan_dp_sgld
-from pm_private.sampling.private_langevin import _clipped_sum, _gradient_functions, _Progress, _subsamples
+from pm_private.sampling.private_langevin import _chain, _clipped_sum, _gradient_functions, _Progress, _subsamples
 
 
 def test_planned_epsilon_is_dp_accountings_and_the_step_size_follows():
@@ -66,7 +66,7 @@ def test_the_run_is_one_ledger_entry_and_samples_a_known_posterior():
     accountant = PrivacyAccountant(50.0, 1e-5)
     idata = dp_sgld(
         model, epsilon=40.0, delta=1e-5, sampling_rate=0.2, clip=8.0, draws=3000, tune=500, chains=2, rng=3,
-        accountant=accountant,
+        accountant=accountant, thin=1,
     )  # fmt: skip
     (entry,) = accountant.ledger
     event, report = entry.noise  # the steps, then the report of clipped gradients
@@ -226,3 +226,41 @@ def test_a_bad_scale_or_start_is_refused_naming_it_before_anything_is_spent(keyw
     with pytest.raises(ValueError, match=message):
         dp_sgld(model, epsilon=1.0, delta=1e-5, sampling_rate=0.1, clip=1.0, accountant=accountant, **{keyword: value})
     assert accountant.ledger == ()
+
+
+def test_at_a_large_epsilon_the_planned_thinning_keeps_the_draws_at_the_posteriors_width():
+    """At ε = 40 the privacy allows steps so large that the unthinned chain's draws are about twice
+    as wide as the posterior N(Σy/(n + 0.01), 1/(n + 0.01)); the planned thinning (the smallest
+    power of two with η ≤ 1/(n·C²)) brings them within 15 %."""
+    model, _ = _normal_mean_model()
+    common = dict(epsilon=40.0, delta=1e-5, sampling_rate=0.2, clip=3.0, draws=1000, tune=200, rng=3)
+    plain = dp_sgld(model, thin=1, progressbar=False, **common)
+    planned = dp_sgld(model, progressbar=False, **common)
+    posterior_sd = 1 / math.sqrt(2000.01)
+    assert plain.posterior["mu"].values.std() > 1.5 * posterior_sd
+    assert planned.posterior["mu"].values.std() == pytest.approx(posterior_sd, rel=0.15)
+    thin = planned.attrs["thin"]
+    assert planned.attrs["step_size"] <= 1 / (2000 * 3.0**2) and thin > 1 and thin & (thin - 1) == 0
+    half = plan_dp_sgld(40.0, 1e-5, n=2000, sampling_rate=0.2, clip=3.0, steps=1200, chains=2, thin=thin // 2)
+    assert half.step_size > 1 / (2000 * 3.0**2) and planned.attrs["steps_per_chain"] == 1200 * thin
+
+
+def test_a_thinned_chain_keeps_every_thin_th_step_of_the_same_chain_and_plans_them_all():
+    """``thin`` k: the kept draws are the last of every k steps of the chain that would keep every
+    step (the same plan and noise), the warm-up k·tune steps; every step is planned and charged."""
+    model, _ = _normal_mean_model(n=300)
+    gradients, n, start, _ = _gradient_functions(model)
+    plan = plan_dp_sgld(2.0, 1e-5, n=n, sampling_rate=0.1, clip=4.0, steps=70, clip_share=0, thin=3)
+    thinned = _chain(gradients, start, plan, as_noise_source(np.random.default_rng(7)), 20, 50, thin=3)
+    every = _chain(gradients, start, plan, as_noise_source(np.random.default_rng(7)), 60, 150)
+    np.testing.assert_array_equal(thinned, every[2::3])
+    accountant = PrivacyAccountant(5.0, 1e-5)
+    idata = dp_sgld(
+        model, epsilon=2.0, delta=1e-5, sampling_rate=0.1, clip=4.0, draws=50, tune=20, thin=3, rng=1,
+        progressbar=False, accountant=accountant,
+    )  # fmt: skip
+    assert idata.posterior["mu"].shape == (2, 50) and idata.attrs["thin"] == 3
+    assert idata.attrs["steps_per_chain"] == 210 and accountant.ledger[0].noise[0].count == 2 * 210
+    with pytest.raises(ValueError, match="thin"):
+        dp_sgld(model, epsilon=2.0, delta=1e-5, sampling_rate=0.1, clip=4.0, thin=0, accountant=accountant)
+    assert len(accountant.ledger) == 1
