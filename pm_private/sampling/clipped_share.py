@@ -1,8 +1,11 @@
 """The share of clipped gradients of a DP-SGLD run, released with its own slice of the run's budget.
 
 Where a record's gradient is longer than the clip C, the chain follows the clipped score, whose
-zero is not the posterior's mode: the more records are clipped, the further the draws lean
-towards the prior (Chen, Wu & Hong 2020 show the bias for clipped SGD).  The chain itself does not
+zero is not the posterior's mode: the more records are clipped, the further the draws move from
+the posterior, in a direction the model decides (Chen, Wu & Hong 2020 show the bias for clipped
+SGD): outwards for a logistic regression, whose clipped records are the badly fitted ones, which
+pull the coefficients back; inwards for the intercept of a Poisson regression of overdispersed
+counts, whose large counts are clipped; not at all for a symmetric one such as a normal mean.  The chain itself does not
 tell the user how many were clipped, and a count read from the data would leak, so
 :func:`pm_private.sampling.dp_sgld` releases it as part of its mechanism:
 
@@ -40,8 +43,8 @@ _CHUNK = 4096
 
 
 class ClippingWarning(UserWarning):
-    """The released share of clipped gradients says most records were clipped: the draws lean
-    towards the prior."""
+    """The released share of clipped gradients says most records were clipped: the draws follow
+    the clipped score, not the posterior."""
 
 
 def report_noise(epsilon: float, delta: float, share: float, chains: int) -> float | None:
@@ -97,9 +100,9 @@ def release_clipped_share(counts: np.ndarray, sd: float, n: int, source, clip: f
     if share - 2.0 * share_sd > MOSTLY_CLIPPED:
         warnings.warn(
             f"about {share:.0%} (noise s.d. {share_sd:.1%}) of the records' gradients were longer than "
-            f"clip = {clip:g} at the chains' last draws: the chains follow the clipped score, and the "
-            "draws lean towards the prior; a larger clip (it buys a shorter Langevin time) or a public "
-            "preconditioner that shortens the gradients (scale) clips fewer",
+            f"clip = {clip:g} at the chains' last draws: the chains follow the clipped score, whose zero "
+            "is not the posterior's mode, so the draws may be biased; a larger clip (it buys a shorter "
+            "Langevin time) or a public preconditioner that shortens the gradients (scale) clips fewer",
             ClippingWarning,
             stacklevel=3,
         )

@@ -45,13 +45,19 @@ none of them, and scales from public knowledge (the units of a data dictionary, 
 s.d.s, a published earlier fit) put them on one footing; a scale larger than the posterior's
 lengthens the Euler steps and clips more, which biases the draws.
 
+Steps per draw (``thin``): at the same ε, more steps mean a larger z and steps about as much
+smaller over the same Langevin time, so the planner keeps the last of every ``thin`` steps, the
+smallest power of two with η ≤ 1/(n·C²) (:func:`plan_dp_sgld`); without it a larger ε would allow
+steps whose Euler discretisation widens the draws.  The share of clipped gradients at the chains'
+ends is released within the run's (ε, δ) (:mod:`pm_private.sampling.clipped_share`).
+
 What the privacy leaves the chain: z grows like q·√(steps)/ε, so the Langevin time a chain covers,
 steps·η = 4·steps·q²/(C·z)², is about a constant times ε²/C², whatever q and the number of steps
 (more steps only refine the discretisation): 0.026–0.039·ε²/C² for two chains at δ = 10⁻⁵ and
 ε from 4 down to 0.5.  The draws reach the posterior only where its
 variances (on the unconstrained scale) are well below that time and the start is within reach: many
 records, a well-conditioned posterior, ε not small; a smaller C buys time but biases the
-posterior towards the prior by clipping more records.  Where that fails the chain stays near its
+draws by clipping more records (:mod:`pm_private.sampling.clipped_share`).  Where that fails the chain stays near its
 start, and its intervals are too narrow.
 """
 
@@ -516,8 +522,8 @@ def dp_sgld(
     Warns
     -----
     ClippingWarning
-        When the released share of clipped gradients exceeds one half (the draws then lean
-        towards the prior).
+        When the released share of clipped gradients exceeds one half by two noise s.d.s (the
+        draws then follow the clipped score, not the posterior).
 
     Raises
     ------
@@ -532,9 +538,9 @@ def dp_sgld(
     -----
     Privacy: (ε, δ)-DP under replace-one neighbours, the unit a record, n public, for the whole
     published chain (every step of every chain composed, warm-up included, and the noisy counts
-    of clipped gradients, Gaussian noise on a vector of replace-one sensitivity √chains).  Public: n, q, C, η,
-    the number of steps and chains, the model, its initial point (``initvals``) and the
-    preconditioner's scales.  Exact up to the
+    of clipped gradients, Gaussian noise on a vector of replace-one sensitivity √chains).  Public:
+    n, q, C, η, ``thin``, ``clip_share``, the number of steps and chains, the model, its initial
+    point (``initvals``) and the preconditioner's scales.  Exact up to the
     floating-point Gaussian and geometric samplers and the ledger's pessimistic PLD
     discretisation.  References: Welling & Teh 2011; Wang, Fienberg & Smola 2015; Li, Chen, Liu &
     Carin 2019; Heller & Fetaya 2023.
@@ -574,6 +580,7 @@ def dp_sgld(
         f"n={n}, q={plan.sampling_rate:g}, C={plan.clip:g}, z={plan.noise_multiplier:.4g}, "
         f"{plan.chains} × {plan.steps} Poisson-subsampled Gaussian steps"
         + ("" if scales is None else ", public diagonal preconditioner")
+        + ("" if plan.report_sd is None else f", clipped share (σ {plan.report_sd:.4g} per chain's count)")
     )
     with release_guard(accountant, DP_SGLD_MECHANISM, plan.epsilon, plan.delta, label=label, noise=plan.noise_events()):
         with _Progress(plan, progressbar) as progress:

@@ -84,7 +84,7 @@ def test_a_run_releases_the_share_and_warns_when_most_records_are_clipped():
     y = np.random.default_rng(3).normal(0.7, 1.0, 3000)
     with pm.Model() as normal:
         pm.Normal("y", pm.Normal("mu", 0.0, 10.0), 1.0, observed=y)
-    with pytest.warns(ClippingWarning, match="lean towards the prior"):
+    with pytest.warns(ClippingWarning, match="follow the clipped score"):
         tight = dp_sgld(normal, clip=0.1, **common)
     assert 0.85 < tight.attrs["clipped_share"] < 0.99 and tight.attrs["clipped_share_sd"] < 0.01
     off = dp_sgld(normal, clip=0.1, clip_share=0, **common)
