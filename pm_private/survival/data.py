@@ -119,7 +119,7 @@ def check_survival(time, event, *, allow_empty: bool = False) -> tuple[np.ndarra
 
 
 @parameters_from(check_survival)
-def censor_at_horizon(time, event, horizon: float) -> tuple[np.ndarray, np.ndarray]:
+def censor_at_horizon(time, event, horizon: float, *, allow_empty: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Administrative censoring at a public horizon: min(t, horizon), and events after it censored.
 
     This is how a study with fixed follow-up treats later records; it keeps every record inside
@@ -129,6 +129,8 @@ def censor_at_horizon(time, event, horizon: float) -> tuple[np.ndarray, np.ndarr
     ----------
     horizon : float
         The public horizon, > 0.
+    allow_empty : bool, default False
+        Take records of zero length (:func:`check_survival`).
 
     Returns
     -------
@@ -142,7 +144,7 @@ def censor_at_horizon(time, event, horizon: float) -> tuple[np.ndarray, np.ndarr
     ValueError
         For invalid times, events (see :func:`check_survival`) or horizon.
     """
-    t, d = check_survival(time, event)
+    t, d = check_survival(time, event, allow_empty=allow_empty)
     horizon = check_positive("horizon", horizon)
     late = t > horizon
     return np.where(late, horizon, t), np.where(late, 0, d).astype(np.int8)

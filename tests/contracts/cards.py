@@ -587,8 +587,11 @@ CARDS = [
         "pm_private.survival:weibull_laplace",
         data=dict(time="time", event="event"),
         # ε 10: on 40 records the noise of ε 1 clamps the estimates to their range, where neighbours cannot move them
-        params=dict(epsilon=10.0, horizon=1.0, gamma=10.0, omega=6.0, rng=0),
-        kinds=FOLLOW_UP | CHARGED | PERSONS | dict(epsilon="epsilon", horizon="bound", gamma="bound", omega="bound"),
+        params=dict(epsilon=10.0, horizon=1.0, gamma=10.0, omega=6.0, rng=0, relation="replace-one"),
+        kinds=FOLLOW_UP
+        | CHARGED
+        | PERSONS
+        | dict(epsilon="epsilon", horizon="bound", gamma="bound", omega="bound", relation="choice"),
         release_kind="weibull",
     ),
     MechanismCard(

@@ -9,8 +9,17 @@ import numpy as np
 
 from ..._engine.docstrings import parameters_from
 from ...privacy.accountant import PrivacyAccountant
+from ...privacy.budget import LAPLACE, NoiseEvent
 from ...privacy.noise import as_noise_source
 from ...privacy.primitives import laplace_mechanism
+from ...privacy.relations import (
+    ADD_REMOVE,
+    REPLACE_ONE,
+    Sensitivity,
+    check_relation,
+    check_some_units,
+    with_replace_one,
+)
 from ...privacy.release import release_guard
 from ...privacy.validation import check_count
 from .fit import mle_rows
@@ -18,12 +27,17 @@ from .release import LAPLACE_MLE, SAMPLE_AGGREGATE, WeibullRelease, _prepare
 
 
 def _clipped_mle(log_t, d, gamma):
-    """(p, λ) per row, clipped to [0, γ]; rows without a finite MLE get γ (the limit p, λ → ∞)."""
+    """(p, λ) per row, clipped to [0, γ]; rows without a finite MLE get γ (the limit p, λ → ∞),
+    a data set of no record among them."""
+    if np.size(log_t) == 0:
+        return np.full(1, gamma), np.full(1, gamma)
     p, lam = mle_rows(log_t, d)
     return np.minimum(p, gamma), np.minimum(lam, gamma)
 
 
-def _record(mechanism, *, sensitivity, epsilon, gamma, horizon, omega, n, source, unit, **fields):
+def _record(
+    mechanism, *, sensitivity, epsilon, gamma, horizon, omega, n, source, unit, neighbours=REPLACE_ONE, **fields
+):
     """The record of a release: its Laplace releases of p and of λ ↦ the :class:`WeibullRelease`
     (each clipped to [0, γ], λ scaled back by the horizon; ``fields``: the mechanism's own).  Built
     once here on placeholder releases (0 at the planned scale 2·sensitivity/ε), so that a record
@@ -45,6 +59,7 @@ def _record(mechanism, *, sensitivity, epsilon, gamma, horizon, omega, n, source
             noise_scales=tuple(r.scale for r in releases),
             private=source.secure,
             unit=unit,
+            neighbours=neighbours,
             **fields,
         )
 
@@ -69,9 +84,13 @@ def weibull_laplace(
     accountant: PrivacyAccountant | None = None,
     rng=None,
     unit=None,
+    relation: str = REPLACE_ONE,
 ) -> WeibullRelease:
     """Baseline (Nguyên & Hui 2017b, §VI-A): Laplace mechanism on the MLE p and λ/horizon, each clipped
     to [0, γ] (global sensitivity γ) and released with ε/2, i.e. Laplace(2γ/ε).
+
+    The sensitivity is the range γ under either neighbour relation: a clipped estimate of any data
+    set, of no record included (no finite MLE: γ), lies in [0, γ].
 
     Outputs are clipped to [0, γ] (post-processing).
 
@@ -99,6 +118,10 @@ def weibull_laplace(
         interval's end): each person's history becomes one record, their first exit
         (:func:`pm_private.survival.person_histories`), n the number of persons, and the release
         protects a person with all their rows.  None: each row is one person's record.
+    relation : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation (:mod:`pm_private.privacy.relations`): under add/remove n is
+        private (the release records none, and data of no record are released as any other),
+        and the ledger charges the same ε, the sensitivity γ being the same under replace-one.
 
     Returns
     -------
@@ -115,10 +138,11 @@ def weibull_laplace(
 
     Notes
     -----
-    Privacy: ε-DP (pure) under replace-one neighbours (n is public; the unit a person's record,
-    or with ``unit`` a person with all their rows, made one record), by sequential composition
-    of two Laplace mechanisms with ε/2 each on the clipped MLEs (sensitivity γ).  Public:
-    ``horizon``, ω, γ, n.  Exact.  Floating-point safe (OpenDP's exact discrete Laplace) for the
+    Privacy: ε-DP (pure) under replace-one neighbours (n is public), or with
+    ``relation="add-remove"`` under add/remove neighbours (n private); the unit a person's record,
+    or with ``unit`` a person with all their rows, made one record; by sequential composition of
+    two Laplace mechanisms with ε/2 each on the clipped MLEs (sensitivity γ under either
+    relation).  Public: ``horizon``, ω, γ, and n under replace-one.  Exact.  Floating-point safe (OpenDP's exact discrete Laplace) for the
     secure default ``rng=None``; a seeded ``rng`` gives ``private=False``.  Reference:
     Nguyên & Hui 2017b.
 
@@ -136,13 +160,22 @@ def weibull_laplace(
     >>> 0.0 <= release.shape <= release.gamma
     True
     """
-    epsilon, gamma, omega, t, d, unit = _prepare(time, event, unit, epsilon, horizon, gamma, omega)
+    relation = check_relation(relation)
+    epsilon, gamma, omega, t, d, unit = _prepare(
+        time, event, unit, epsilon, horizon, gamma, omega, allow_empty=relation == ADD_REMOVE
+    )
+    check_some_units(t.size, relation)
+    n = t.size if relation == REPLACE_ONE else None
     source = as_noise_source(rng)
     record = _record(
-        LAPLACE_MLE, sensitivity=gamma, epsilon=epsilon, gamma=gamma, horizon=horizon, omega=omega, n=t.size,
-        source=source, unit=unit,
+        LAPLACE_MLE, sensitivity=gamma, epsilon=epsilon, gamma=gamma, horizon=horizon, omega=omega, n=n,
+        source=source, unit=unit, neighbours=relation,
     )  # fmt: skip
-    with release_guard(accountant, LAPLACE_MLE, epsilon, label=f"Laplace on p, λ; n={t.size}", unit=unit):
+    events = (NoiseEvent(LAPLACE, 2 * gamma / epsilon, gamma),) * 2
+    with release_guard(
+        accountant, LAPLACE_MLE, epsilon, label="Laplace on p, λ" + ("" if n is None else f"; n={n}"), unit=unit,
+        neighbours=relation, noise=with_replace_one(events, Sensitivity(gamma, gamma), relation),
+    ):  # fmt: skip
         p, lam = _clipped_mle(np.log(t), d, gamma)
         return record(_laplace_pair(p[0], lam[0], sensitivity=gamma, epsilon=epsilon, source=source))
 

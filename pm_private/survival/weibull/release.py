@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ...privacy.relations import ADD_REMOVE, check_public_n
 from ...privacy.release import Release, output, public
 from ...privacy.validation import (
     check_bound,
@@ -58,8 +59,8 @@ class WeibullRelease(Release, kind="weibull"):
         The public ω (floor e^−ω of the scaled times).
     gamma : float
         The public range [0, γ] of p and of λ/horizon.
-    n : int
-        The number of records (public).
+    n : int or None
+        The number of records (public); None under add/remove neighbours (n private).
     noise_scales : tuple of float
         The Laplace scales used.
     subsets : int, default 1
@@ -73,7 +74,7 @@ class WeibullRelease(Release, kind="weibull"):
     horizon: float = public()
     omega: float = public()
     gamma: float = public()
-    n: int = public()
+    n: int | None = public()
     noise_scales: tuple[float, ...] = public()
     subsets: int = public(default=1)
 
@@ -92,8 +93,13 @@ def _check_release(release: WeibullRelease) -> None:
     omega = check_release_field("omega", check_bound, "omega", release.omega)
     check_release_field("omega", _check_range, 1.0, 1.0, omega)
     check_release_field("gamma", _check_range, horizon, gamma, omega, release.epsilon)
-    n = check_release_field("n", check_count, "n", release.n)
-    subsets = check_release_field("subsets", check_count, "subsets", release.subsets, 1, n)
+    check_public_n(release)
+    if release.neighbours == ADD_REMOVE and release.mechanism != LAPLACE_MLE:
+        raise ValueError(
+            f"field 'neighbours': add-remove is offered by {LAPLACE_MLE} only, not {release.mechanism!r:.60}"
+        )
+    n = None if release.n is None else check_release_field("n", check_count, "n", release.n)
+    subsets = check_release_field("subsets", check_count, "subsets", release.subsets, 1, n or 1)
     parts = []
     for name in ("epsilon_shape", "epsilon_scale"):
         parts.append(check_release_field(name, check_epsilon, getattr(release, name)))
@@ -188,12 +194,15 @@ def check_weibull_arguments(*, epsilon=None, horizon, gamma, omega, K=None, n: i
     return epsilon, horizon, gamma, omega, K
 
 
-def _prepare(time, event, unit, epsilon, horizon, gamma, omega):
+def _prepare(time, event, unit, epsilon, horizon, gamma, omega, allow_empty: bool = False):
     """Checked ε, γ, ω, the scaled times in [e^−ω, 1] with int events, one record per person
-    (:func:`pm_private.survival.data.person_records`), and the unit (raises before spending)."""
-    time, event, _, unit = person_records(unit, time, event)
+    (:func:`pm_private.survival.data.person_records`), and the unit (raises before spending);
+    ``allow_empty`` takes data of no record (add/remove neighbours)."""
+    time, event, _, unit = person_records(unit, time, event, allow_empty=allow_empty)
     epsilon, horizon, gamma, omega, _ = check_weibull_arguments(
         epsilon=check_epsilon(epsilon), horizon=horizon, gamma=gamma, omega=omega
     )  # ε is required here (optional for the LSP's ladder)
-    t, d = censor_at_horizon(time, event, horizon)  # a refusal of later times would read the private maximum
+    t, d = censor_at_horizon(
+        time, event, horizon, allow_empty=allow_empty
+    )  # a refusal of later times would read the private maximum
     return epsilon, gamma, omega, scale_times(t, horizon=horizon, floor=math.exp(-omega)), d, unit

@@ -1,5 +1,6 @@
 """LSP, TLL and the baselines of paper 003 (SPEC §2): ladder constraint, noise, accounting."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -324,3 +325,41 @@ def test_lsp_tll_beats_the_baselines(fl_like):
         return np.median(np.abs(np.array(draws) - p_mle))
 
     assert mdae(weibull_private, K=100) < mdae(weibull_sample_aggregate) < mdae(weibull_laplace)
+
+
+def test_the_laplace_baseline_under_add_remove_keeps_n_private_and_is_charged_its_own_epsilon():
+    """The clipped MLE lies in [0, γ] for any data set, of no record included, so γ is its
+    sensitivity under both relations: the add/remove release has the replace-one one's noise, n is
+    not recorded, the ledger charges ε itself (not the 2ε of group privacy), and data of no record
+    are released under add/remove and refused before spending under replace-one."""
+    data = simulate_weibull(300, shape=1.5, scale=100.0, horizon=250.0, rng=3)
+    both = {}
+    for relation in ("replace-one", "add-remove"):
+        accountant = PrivacyAccountant(5.0)
+        both[relation] = weibull_laplace(
+            data.time, data.event, epsilon=2.0, horizon=250.0, accountant=accountant, rng=4, relation=relation
+        )
+        (entry,) = accountant.ledger
+        assert entry.epsilon == 2.0 and accountant.tight_epsilon() == pytest.approx(2.0)
+        assert entry.neighbours == ("replace-one" if relation == "replace-one" else "add-remove as replace-one")
+        assert ("n=300" in entry.label) == (relation == "replace-one")
+    removed, replaced = both["add-remove"], both["replace-one"]
+    assert removed.n is None and removed.neighbours == "add-remove" and replaced.n == 300
+    assert removed.noise_scales == replaced.noise_scales == (10.0, 10.0)  # Laplace(2γ/ε)
+    assert (removed.shape, removed.scale) == (replaced.shape, replaced.scale)  # the same seeded noise
+    accountant = PrivacyAccountant(5.0)
+    nobody = weibull_laplace([], [], epsilon=2.0, horizon=250.0, accountant=accountant, rng=4, relation="add-remove")
+    assert 0.0 <= nobody.shape <= nobody.gamma and len(accountant.ledger) == 1
+    with pytest.raises(ValueError, match="time"):
+        weibull_laplace([], [], epsilon=2.0, horizon=250.0, accountant=accountant, rng=4)
+    assert len(accountant.ledger) == 1
+
+
+def test_a_weibull_record_claims_add_remove_only_for_the_laplace_baseline():
+    data = simulate_weibull(200, shape=1.5, scale=100.0, horizon=250.0, rng=5)
+    release = weibull_sample_aggregate(data.time, data.event, epsilon=2.0, horizon=250.0, subset_size=50, rng=0)
+    with pytest.raises(ValueError, match="'neighbours'"):
+        dataclasses.replace(release, neighbours="add-remove", n=None)
+    laplace = weibull_laplace(data.time, data.event, epsilon=2.0, horizon=250.0, rng=0)
+    with pytest.raises(ValueError, match="'n'"):
+        dataclasses.replace(laplace, neighbours="add-remove")
