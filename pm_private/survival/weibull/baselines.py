@@ -139,12 +139,12 @@ def weibull_laplace(
     Notes
     -----
     Privacy: ε-DP (pure) under replace-one neighbours (n is public), or with
-    ``relation="add-remove"`` under add/remove neighbours (n private); the unit a person's record,
-    or with ``unit`` a person with all their rows, made one record; by sequential composition of
-    two Laplace mechanisms with ε/2 each on the clipped MLEs (sensitivity γ under either
-    relation).  Public: ``horizon``, ω, γ, and n under replace-one.  Exact.  Floating-point safe (OpenDP's exact discrete Laplace) for the
-    secure default ``rng=None``; a seeded ``rng`` gives ``private=False``.  Reference:
-    Nguyên & Hui 2017b.
+    ``relation="add-remove"`` under add/remove neighbours (n private); the unit a person's
+    record, or with ``unit`` a person with all their rows, made one record; by sequential
+    composition of two Laplace mechanisms with ε/2 each on the clipped MLEs (sensitivity γ under
+    either relation).  Public: ``horizon``, ω, γ, and n under replace-one.  Exact.
+    Floating-point safe (OpenDP's exact discrete Laplace) for the secure default ``rng=None``; a
+    seeded ``rng`` gives ``private=False``.  Reference: Nguyên & Hui 2017b.
 
     Examples
     --------
