@@ -598,10 +598,13 @@ def dp_sgld(
 
 class _Progress:
     """A display of a run's steps and of the ε its steps so far have spent: the plan's composition
-    cut at the step count (its ledger event with ``count`` the steps taken), updated per block."""
+    cut at the step count (its ledger event with ``count`` the steps taken).  The steps are counted
+    per block; the ε, a privacy-loss composition of a few milliseconds, is recomputed once a
+    hundredth of the run has passed since the last one, and at its end."""
 
     def __init__(self, plan: DPSGLDPlan, enabled: bool):
-        self.plan, self.enabled, self.done = plan, bool(enabled), 0
+        self.plan, self.enabled, self.done, self.shown = plan, bool(enabled), 0, 0
+        self.total = plan.steps * plan.chains
 
     def __enter__(self):
         if self.enabled:
@@ -615,16 +618,20 @@ class _Progress:
                 TimeRemainingColumn(),
             )
             self.bar.start()
-            total = self.plan.steps * self.plan.chains
-            self.task = self.bar.add_task("run", total=total, spent=0.0, planned=self.plan.epsilon)
+            self.task = self.bar.add_task("run", total=self.total, spent=0.0, planned=self.plan.epsilon)
         return self
 
     def advance(self, steps: int) -> None:
         """Count ``steps`` more steps taken and show the ε of all taken so far."""
         self.done += steps
-        if self.enabled:
-            spent = implied_epsilon(self.plan.noise_events(self.done, report=False), self.plan.delta)
-            self.bar.update(self.task, advance=steps, spent=spent)
+        if not self.enabled:
+            return
+        if 100 * (self.done - self.shown) < self.total and self.done < self.total:
+            self.bar.update(self.task, advance=steps)
+            return
+        self.shown = self.done
+        spent = implied_epsilon(self.plan.noise_events(self.done, report=False), self.plan.delta)
+        self.bar.update(self.task, advance=steps, spent=spent)
 
     def reported(self) -> None:
         """Show the ε of all the steps and of the report of clipped gradients: the run's."""

@@ -264,3 +264,19 @@ def test_a_thinned_chain_keeps_every_thin_th_step_of_the_same_chain_and_plans_th
     with pytest.raises(ValueError, match="thin"):
         dp_sgld(model, epsilon=2.0, delta=1e-5, sampling_rate=0.1, clip=4.0, thin=0, accountant=accountant)
     assert len(accountant.ledger) == 1
+
+
+def test_the_progress_display_composes_the_epsilon_a_hundred_times_a_run_at_most(monkeypatch):
+    """Counting steps is per block of 256; each ε shown is a privacy-loss composition, so a run of
+    many blocks recomputes it once a hundredth of the run has passed, and at its end."""
+    import pm_private.sampling.private_langevin as langevin
+
+    plan = plan_dp_sgld(16.0, 1e-5, n=10_000, sampling_rate=0.02, clip=2.0, steps=2000, chains=2)
+    calls = []
+    monkeypatch.setattr(langevin, "implied_epsilon", lambda *args: calls.append(args) or 1.0)
+    with _Progress(plan, True) as progress:
+        total = plan.steps * plan.chains
+        for first in range(0, total, 256):
+            progress.advance(min(256, total - first))
+        assert progress.bar.tasks[0].completed == total and progress.shown == total
+    assert total // 256 > 200 and len(calls) <= 101
