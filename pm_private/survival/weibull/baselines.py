@@ -9,9 +9,8 @@ import numpy as np
 
 from ..._engine.docstrings import parameters_from
 from ...privacy.accountant import PrivacyAccountant
-from ...privacy.budget import LAPLACE, NoiseEvent
 from ...privacy.noise import as_noise_source
-from ...privacy.primitives import laplace_mechanism
+from ...privacy.primitives import laplace_mechanism, laplace_noise_event
 from ...privacy.relations import (
     ADD_REMOVE,
     REPLACE_ONE,
@@ -171,7 +170,7 @@ def weibull_laplace(
         LAPLACE_MLE, sensitivity=gamma, epsilon=epsilon, gamma=gamma, horizon=horizon, omega=omega, n=n,
         source=source, unit=unit, neighbours=relation,
     )  # fmt: skip
-    events = (NoiseEvent(LAPLACE, 2 * gamma / epsilon, gamma),) * 2
+    events = (laplace_noise_event(gamma, epsilon / 2),) * 2  # on p and on λ
     with release_guard(
         accountant, LAPLACE_MLE, epsilon, label="Laplace on p, λ" + ("" if n is None else f"; n={n}"), unit=unit,
         neighbours=relation, noise=with_replace_one(events, Sensitivity(gamma, gamma), relation),

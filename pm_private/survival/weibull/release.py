@@ -202,7 +202,6 @@ def _prepare(time, event, unit, epsilon, horizon, gamma, omega, allow_empty: boo
     epsilon, horizon, gamma, omega, _ = check_weibull_arguments(
         epsilon=check_epsilon(epsilon), horizon=horizon, gamma=gamma, omega=omega
     )  # ε is required here (optional for the LSP's ladder)
-    t, d = censor_at_horizon(
-        time, event, horizon, allow_empty=allow_empty
-    )  # a refusal of later times would read the private maximum
+    # censored at the horizon: a refusal of later times would read the private maximum
+    t, d = censor_at_horizon(time, event, horizon, allow_empty=allow_empty)
     return epsilon, gamma, omega, scale_times(t, horizon=horizon, floor=math.exp(-omega)), d, unit
