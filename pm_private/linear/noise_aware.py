@@ -23,10 +23,12 @@ exactly):
 
     r ≈ N(n·m(C), n·V(C) + diag(v)),  v = 2b² (Laplace) or σ² (Gaussian),
 
-a single multivariate normal of dimension k = (d+1)(d+2)/2 whose log-density is a smooth
-PyTensor expression, so it runs with NUTS and ADVI inside any ``pm.Model`` whatever n is.
-
-Two forms of the same density:
+a single multivariate normal of dimension k = (d+1)(d+2)/2 whose log-density is smooth, so it
+runs with NUTS and ADVI inside any ``pm.Model`` whatever n is.  The model evaluates it, with the
+exact term of public rows below, as one Op of Numba kernels with a hand-written gradient
+(:mod:`pm_private.linear.released_stats_ops`), in one of two forms of the same density; the
+PyTensor graphs ``frobenius_stats_logp`` and ``noisy_stats_logp`` write the same forms
+symbolically (the Op's tests compare them):
 
 * spectral, O(d³) (``frobenius_stats_logp``), for noise isotropic in the Frobenius geometry
   of the symmetric (d+1)×(d+1) matrices, i.e. v = σ² on the diagonal statistics and σ²/2 off
@@ -460,9 +462,9 @@ def NoisySuffStatRegression(
         ``pm_private.released.covariates.wishart_cholesky``,
         or a constant from public data).
     method : {"auto", "spectral", "dense"}
-        ``"spectral"``: ``frobenius_stats_logp``, O(d³), for releases whose noise is isotropic
+        ``"spectral"``: the form of ``frobenius_stats_logp``, O(d³), for releases whose noise is isotropic
         in the Frobenius geometry (Gaussian releases and sums of them; ValueError otherwise);
-        ``"dense"``: ``noisy_stats_logp``, O(d⁶), any noise, d ≤ ``DENSE_MAX_D``;
+        ``"dense"``: the form of ``noisy_stats_logp``, O(d⁶), any noise, d ≤ ``DENSE_MAX_D``;
         ``"auto"``: spectral whenever it applies.  Both give the same log-density.
     clipping : {"ignore", "model"}
         ``"ignore"``: the released statistics are modelled as those of rows z ~ N(0, C), as if
@@ -518,7 +520,7 @@ def NoisySuffStatRegression(
         data["private_on"],
         data["exact"],
         data["exact_n"],
-        logp=partial(_released_stats_logp, d=d, spectral=spectral),
+        logp=partial(_released_stats_logp, spectral=spectral),
         dist=partial(_released_stats_dist, d=d),
         signature="(p,p),(p,p),(),(k),(),(p,p),()->(k)",
         observed=data["private"],
@@ -526,12 +528,12 @@ def NoisySuffStatRegression(
     )
 
 
-def _released_stats_logp(value, chol_private, chol_c, private_n, noise, private_on, exact, exact_n, *, d, spectral):
-    """Log-density of the observed variable of :func:`NoisySuffStatRegression` (batched)."""
-    if spectral:
-        return released_stats_logp(chol_private, chol_c, value, private_n, noise[..., -1], private_on, exact, exact_n)
-    private = noisy_stats_logp(chol_private, value, private_n, noise, d)
-    return private_on * private + exact_stats_logp(chol_c, exact, exact_n, d)
+def _released_stats_logp(value, chol_private, chol_c, private_n, noise, private_on, exact, exact_n, *, spectral):
+    """Log-density of the observed variable of :func:`NoisySuffStatRegression` (batched): one Op of
+    Numba kernels, in the spectral or the dense form (the module notes give the formulas)."""
+    return released_stats_logp(
+        chol_private, chol_c, value, private_n, noise, private_on, exact, exact_n, spectral=spectral
+    )
 
 
 def _released_stats_dist(chol_private, chol_c, private_n, noise, private_on, exact, exact_n, size, *, d):

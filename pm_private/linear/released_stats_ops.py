@@ -1,4 +1,4 @@
-"""The noise-aware likelihood of Gaussian releases as two compact Ops with hand-written gradients.
+"""The noise-aware likelihood of linear releases as two compact Ops with hand-written gradients.
 
 As a PyTensor graph, the augmented factor L_C = [[Lx, 0], [βᵀLx, σ]] (σ = λ^(−1/2)) and the
 log-likelihood of the released and public statistics given L_C are some hundred nodes with their
@@ -8,12 +8,20 @@ compilation on an empty cache.  Here they are Numba kernels of plain loops compi
 
 The log-likelihood (Bernstein & Sheldon 2019) is
 
-    log p = on · log N_F(R | n·C_p, 2n·C_p(·)C_p + σ_R²·Id) + log p(S_pub | C),
+    log p = on · log N(r | n·m(C_p), n·V(C_p) + diag(v)) + log p(S_pub | C),
 
-the first term the spectral form of :func:`pm_private.linear.frobenius.frobenius_stats_logp` of
-the released matrix R (from the released vector, :func:`pm_private.linear.stats.stat_pairs`) under
-C_p = L_p L_pᵀ (the private rows' covariance), the second the exact log-likelihood of n_pub public
-rows z ~ N(0, C) from S_pub = Σ zzᵀ,
+the first term the density of the released vector r (:func:`pm_private.linear.stats.stat_pairs`)
+under C_p = L_p L_pᵀ (the private rows' covariance), with the Gaussian moments m_(ab) = C_ab and
+V_(ab),(ce) = C_ac·C_be + C_ae·C_bc and the release's per-entry noise variances v, in one of two
+forms:
+
+* spectral, O(d³): the form of :func:`pm_private.linear.frobenius.frobenius_stats_logp`, for noise
+  isotropic in the Frobenius geometry (v = σ_R²/w², Gaussian releases; σ_R² is v's last entry);
+* dense, O(k³) with k = (d+1)(d+2)/2, for any v (Laplace releases): the Cholesky factor of the
+  k × k covariance Σ, α = Σ⁻¹(r − n·m) and A = ½(ααᵀ − Σ⁻¹) give the gradient in C as
+  n·α at the means' entries plus n·A contracted with V's four products, then ∂/∂L_p = (G + Gᵀ)L_p;
+
+the second term is the exact log-likelihood of n_pub public rows z ~ N(0, C) from S_pub = Σ zzᵀ,
 
     log p(S_pub | C) = −(n_pub/2)·((d+1)·log 2π + log|C|) − ½·tr(C⁻¹S_pub),
 
@@ -27,6 +35,8 @@ The gradient of the augmented factor with cotangent G is ∂/∂Lx = G_xx + β·
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 import numba
 import numpy as np
@@ -114,29 +124,85 @@ def _exact_one(lower, exact, exact_n):  # pragma: no cover
 
 
 @numba.njit(cache=True)
-def released_stats_kernel(chol_private, chol_c, value, n, s2, on, exact, exact_n):  # pragma: no cover
+def _release_pairs(d):  # pragma: no cover
+    """The pairs (a, b) of :func:`pm_private.linear.stats.stat_pairs` (release order), in Numba."""
+    k = (d + 1) * (d + 2) // 2
+    a = np.empty(k, np.int64)
+    b = np.empty(k, np.int64)
+    entry = 0
+    for i in range(d):
+        for j in range(i, d):
+            a[entry], b[entry] = i, j
+            entry += 1
+    for j in range(d):
+        a[entry], b[entry] = j, d
+        entry += 1
+    a[entry] = b[entry] = d
+    return a, b
+
+
+@numba.njit(cache=True)
+def dense_one(lower, value, nb, noise_var):  # pragma: no cover
+    """log N(r | n·m(C), n·V(C) + diag(v)) of one regression, C = L Lᵀ, and its gradient in L
+    (the dense form of the module notes)."""
+    a, b = _release_pairs(lower.shape[0] - 1)
+    k = a.size
+    c = lower @ lower.T
+    cov = np.empty((k, k))
+    resid = np.empty((k, 1))
+    for s in range(k):
+        resid[s, 0] = value[s] - nb * c[a[s], b[s]]
+        for t in range(k):
+            cov[s, t] = nb * (c[a[s], a[t]] * c[b[s], b[t]] + c[a[s], b[t]] * c[b[s], a[t]])
+        cov[s, s] += noise_var[s]
+    chol = np.linalg.cholesky(cov)
+    inverse_chol = _lower_solve(chol, np.eye(k))
+    white = inverse_chol @ resid
+    alpha = inverse_chol.T @ white  # Σ⁻¹(r − n·m)
+    precision = inverse_chol.T @ inverse_chol
+    logp = -0.5 * (np.sum(white**2) + k * np.log(2 * np.pi))
+    grad = np.zeros_like(c)
+    for s in range(k):
+        logp -= np.log(chol[s, s])
+        grad[a[s], b[s]] += nb * alpha[s, 0]
+        for t in range(k):
+            w = 0.5 * nb * (alpha[s, 0] * alpha[t, 0] - precision[s, t])
+            grad[a[s], a[t]] += w * c[b[s], b[t]]
+            grad[b[s], b[t]] += w * c[a[s], a[t]]
+            grad[a[s], b[t]] += w * c[b[s], a[t]]
+            grad[b[s], a[t]] += w * c[a[s], b[t]]
+    return logp, (grad + grad.T) @ lower
+
+
+@numba.njit(cache=True)
+def released_stats_kernel(chol_private, chol_c, value, n, noise, on, exact, exact_n, spectral):  # pragma: no cover
     """log p of the module notes and its gradients in (L_p, L_C) for a batch of B regressions."""
     batch, p = chol_c.shape[0], chol_c.shape[1]
     d = p - 1
     logp = np.empty(batch)
-    g_private = np.empty((batch, p, p))
+    g_private = np.zeros((batch, p, p))
     g_c = np.empty((batch, p, p))
     matrix = np.empty((p, p))
     for b in range(batch):
-        entry = 0
-        for i in range(d):  # release order: upper Sxx, Sxy, Syy
-            for j in range(i, d):
-                matrix[i, j] = matrix[j, i] = value[b, entry]
-                entry += 1
-        for j in range(d):
-            matrix[j, d] = matrix[d, j] = value[b, entry]
-            entry += 1
-        matrix[d, d] = value[b, entry]
-        private, grad_private = frobenius_one(chol_private[b], matrix, n[b], s2[b])[:2]
         public, grad_public = _exact_one(chol_c[b], exact[b], exact_n[b])
-        logp[b] = on[b] * private + public
+        logp[b], g_c[b] = public, grad_public
+        if on[b] == 0.0:
+            continue
+        if spectral:
+            entry = 0
+            for i in range(d):  # release order: upper Sxx, Sxy, Syy
+                for j in range(i, d):
+                    matrix[i, j] = matrix[j, i] = value[b, entry]
+                    entry += 1
+            for j in range(d):
+                matrix[j, d] = matrix[d, j] = value[b, entry]
+                entry += 1
+            matrix[d, d] = value[b, entry]
+            private, grad_private = frobenius_one(chol_private[b], matrix, n[b], noise[b, -1])[:2]
+        else:
+            private, grad_private = dense_one(chol_private[b], value[b], n[b], noise[b])
+        logp[b] += on[b] * private
         g_private[b] = on[b] * grad_private
-        g_c[b] = grad_public
     return logp, g_private, g_c
 
 
@@ -208,13 +274,17 @@ class AugmentedCholeskyVJP(Op):
         return [grad_not_implemented(self, i, x, "second derivatives") for i, x in enumerate(inputs)]
 
 
-_STATS_CORE = (2, 2, 1, 0, 0, 0, 2, 0)  # L_p, L_C, released vector, n, σ_R², on, S_pub, n_pub
+_STATS_CORE = (2, 2, 1, 0, 1, 0, 2, 0)  # L_p, L_C, released vector, n, v, on, S_pub, n_pub
 
 
 class ReleasedStatsLogp(Op):
-    """(L_p, L_C, release…) ↦ (log p, ∂log p/∂L_p, ∂log p/∂L_C) of the module notes, batched."""
+    """(L_p, L_C, release…) ↦ (log p, ∂log p/∂L_p, ∂log p/∂L_C) of the module notes, batched;
+    ``spectral`` chooses the private term's form."""
 
-    __props__ = ()
+    __props__ = ("spectral",)
+
+    def __init__(self, spectral: bool):
+        self.spectral = bool(spectral)
 
     def make_node(self, *inputs):
         inputs = _checked(inputs, _STATS_CORE, "released_stats_logp")
@@ -224,7 +294,7 @@ class ReleasedStatsLogp(Op):
     def perform(self, node, inputs, output_storage):
         batch, flat = _contiguous(inputs, _STATS_CORE)
         with single_threaded_blas():
-            results = released_stats_kernel(*flat)
+            results = released_stats_kernel(*flat, self.spectral)
         for storage, value in zip(output_storage, results, strict=True):
             storage[0] = value.reshape((*batch, *value.shape[1:]))
 
@@ -241,7 +311,7 @@ class ReleasedStatsLogp(Op):
 
 _augmented_cholesky = AugmentedCholesky()
 _augmented_cholesky_vjp = AugmentedCholeskyVJP()
-_released_stats_logp = ReleasedStatsLogp()
+_released_stats_logp = {form: ReleasedStatsLogp(form) for form in (True, False)}
 
 
 def augmented_cholesky(beta, noise_precision, x_chol):
@@ -268,8 +338,8 @@ def augmented_cholesky(beta, noise_precision, x_chol):
     return _augmented_cholesky(beta, lam, x_chol)
 
 
-def released_stats_logp(chol_private, chol_c, value, private_n, noise_var, private_on, exact, exact_n):
-    """log p of the module notes (the spectral noise-aware term of Gaussian releases plus the exact
+def released_stats_logp(chol_private, chol_c, value, private_n, noise_var, private_on, exact, exact_n, *, spectral):
+    """log p of the module notes (the noise-aware term of the released statistics plus the exact
     term of public rows), batched over the inputs' broadcast leading axes.
 
     Parameters
@@ -278,12 +348,17 @@ def released_stats_logp(chol_private, chol_c, value, private_n, noise_var, priva
         L_p (the private rows' factor) and L_C (:func:`augmented_cholesky`).
     value : tensor (..., k)
         The released private statistics in release order, k = (d+1)(d+2)/2.
-    private_n, noise_var, private_on : tensor (...)
-        n, σ_R² (the noise variance of the diagonal entries) and the private term's switch (0 or 1).
+    private_n, private_on : tensor (...)
+        n and the private term's switch (0 or 1).
+    noise_var : tensor (..., k)
+        v, the release's noise variance per entry.
     exact : tensor (..., d+1, d+1)
         S_pub, the public rows' augmented matrix (zero without public rows).
     exact_n : tensor (...)
         n_pub.
+    spectral : bool
+        The private term's form: spectral (O(d³); for v = σ_R²/w², Gaussian releases, which it
+        reads from v's last entry) or dense (O(k³), any v).
 
     Returns
     -------
@@ -304,7 +379,7 @@ def released_stats_logp(chol_private, chol_c, value, private_n, noise_var, priva
         pt.broadcast_to(x, (*batch, *(x.shape[x.ndim - core + i] for i in range(core))))
         for x, core in zip(inputs, _STATS_CORE, strict=True)
     ]
-    return _released_stats_logp(*inputs)[0]
+    return _released_stats_logp[bool(spectral)](*inputs)[0]
 
 
 @register_numba_funcify(AugmentedCholesky)
@@ -346,18 +421,21 @@ def _numba_funcify_augmented_cholesky_vjp(op, node=None, **kwargs):
 def _numba_funcify_released_stats_logp(op, node=None, **kwargs):
     """Numba implementation for PyTensor's default backend: the cached kernel."""
 
+    spectral = op.spectral
+
     @numba_njit
-    def released_stats_logp_op(chol_private, chol_c, value, n, s2, on, exact, exact_n):
+    def released_stats_logp_op(chol_private, chol_c, value, n, noise, on, exact, exact_n):
         p, size = chol_c.shape[-1], n.size
         logp, g_private, g_c = released_stats_kernel(
             np.ascontiguousarray(chol_private).reshape((size, p, p)),
             np.ascontiguousarray(chol_c).reshape((size, p, p)),
             np.ascontiguousarray(value).reshape((size, value.shape[-1])),
             np.ascontiguousarray(n).reshape(size),
-            np.ascontiguousarray(s2).reshape(size),
+            np.ascontiguousarray(noise).reshape((size, noise.shape[-1])),
             np.ascontiguousarray(on).reshape(size),
             np.ascontiguousarray(exact).reshape((size, p, p)),
             np.ascontiguousarray(exact_n).reshape(size),
+            spectral,
         )
         return logp.reshape(n.shape), g_private.reshape(chol_c.shape), g_c.reshape(chol_c.shape)
 
@@ -386,15 +464,39 @@ def _jax_funcify_augmented_cholesky(op, node=None, **kwargs):
 register_jax_vjp(AugmentedCholeskyVJP, _jax_augmented_cholesky, n_inputs=3)
 
 
-def _jax_released_stats_one(chol_private, chol_c, value, n, s2, on, exact, exact_n):
+def _jax_dense_one(lower, value, n, noise_var):
+    """:func:`dense_one` in ``jax.numpy``, its gradient by JAX."""
+    import jax
+    import jax.numpy as jnp
+    from jax.scipy.linalg import solve_triangular
+
+    a, b = stat_pairs(lower.shape[-1] - 1)
+
+    def logp(lower):
+        c = lower @ lower.T
+        cov = n * (
+            c[a[:, None], a[None, :]] * c[b[:, None], b[None, :]]
+            + c[a[:, None], b[None, :]] * c[b[:, None], a[None, :]]
+        )
+        chol = jnp.linalg.cholesky(cov + jnp.diag(noise_var))
+        white = solve_triangular(chol, value - n * c[a, b], lower=True)
+        return -0.5 * (jnp.sum(white**2) + a.size * np.log(2 * np.pi)) - jnp.sum(jnp.log(jnp.diagonal(chol)))
+
+    return jax.value_and_grad(logp)(lower)
+
+
+def _jax_released_stats_one(chol_private, chol_c, value, n, noise, on, exact, exact_n, *, spectral):
     """:func:`released_stats_kernel` of one regression in ``jax.numpy``."""
     import jax.numpy as jnp
     from jax.scipy.linalg import solve_triangular
 
     p = chol_c.shape[-1]
     a, b = stat_pairs(p - 1)
-    matrix = jnp.zeros((p, p)).at[a, b].set(value).at[b, a].set(value)
-    private, grad_private = jax_frobenius_one(chol_private, matrix, n, s2)[:2]
+    if spectral:
+        matrix = jnp.zeros((p, p)).at[a, b].set(value).at[b, a].set(value)
+        private, grad_private = jax_frobenius_one(chol_private, matrix, n, noise[-1])[:2]
+    else:
+        private, grad_private = _jax_dense_one(chol_private, value, n, noise)
     whitened = solve_triangular(chol_c, solve_triangular(chol_c, exact, lower=True).T, lower=True)
     diagonal = jnp.diagonal(chol_c)
     public = -0.5 * exact_n * (p * np.log(2 * np.pi) + 2.0 * jnp.sum(jnp.log(diagonal))) - 0.5 * jnp.trace(whitened)
@@ -412,7 +514,7 @@ def _jax_funcify_released_stats_logp(op, node=None, **kwargs):
     def logp_and_grads(*inputs):
         inputs = [jnp.asarray(x, dtype=jnp.float64) for x in inputs]
         flat = [x.reshape((-1, *x.shape[x.ndim - core :])) for x, core in zip(inputs, _STATS_CORE, strict=True)]
-        logp, g_private, g_c = jax.vmap(_jax_released_stats_one)(*flat)
+        logp, g_private, g_c = jax.vmap(partial(_jax_released_stats_one, spectral=op.spectral))(*flat)
         return logp.reshape(inputs[3].shape), g_private.reshape(inputs[1].shape), g_c.reshape(inputs[1].shape)
 
     @jax.custom_jvp

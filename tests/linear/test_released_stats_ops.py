@@ -1,6 +1,8 @@
-"""The Ops of the noise-aware likelihood of Gaussian releases (pm_private.linear.released_stats_ops)
+"""The Ops of the noise-aware likelihood of linear releases (pm_private.linear.released_stats_ops),
+in its spectral form (Gaussian releases) and its dense form (any per-entry noise, Laplace releases),
 against the same log-density written as a plain PyTensor graph (concatenations, a 0/1 scatter of the
-released vector, triangular solves), differentiated by PyTensor, in each backend."""
+released vector, a k × k Cholesky factor, triangular solves), differentiated by PyTensor, in each
+backend."""
 
 from __future__ import annotations
 
@@ -10,9 +12,9 @@ import pytensor.tensor as pt
 import pytest
 
 from pm_private.linear.frobenius import frobenius_stats_logp
-from pm_private.linear.noise_aware import exact_stats_logp
+from pm_private.linear.noise_aware import exact_stats_logp, noisy_stats_logp
 from pm_private.linear.released_stats_ops import augmented_cholesky, released_stats_logp
-from pm_private.linear.stats import stat_pairs
+from pm_private.linear.stats import frobenius_weights, stat_pairs
 
 D = 3
 
@@ -26,18 +28,22 @@ def _graph_augmented_cholesky(beta, lam, x_chol):
     return pt.concatenate([top, bottom], axis=-2)
 
 
-def _graph_released_stats_logp(chol_private, chol_c, value, n, s2, on, exact, exact_n):
-    """The released vector scattered into its symmetric matrix by a 0/1 map, the spectral term,
-    and the public rows' term by triangular solves."""
+def _graph_released_stats_logp(chol_private, chol_c, value, n, noise, on, exact, exact_n, *, spectral):
+    """The spectral term of the released vector scattered into its symmetric matrix by a 0/1 map,
+    or the dense term of the vector, and the public rows' term by triangular solves."""
+    if not spectral:
+        return on * noisy_stats_logp(chol_private, value, n, noise, D) + exact_stats_logp(chol_c, exact, exact_n, D)
     a, b = stat_pairs(D)
     scatter = np.zeros((a.size, (D + 1) ** 2))
     scatter[np.arange(a.size), a * (D + 1) + b] = scatter[np.arange(a.size), b * (D + 1) + a] = 1.0
     batch = tuple(value.shape[i] for i in range(value.ndim - 1))
     matrix = pt.dot(value, scatter).reshape((*batch, D + 1, D + 1))
-    return on * frobenius_stats_logp(chol_private, matrix, n, s2) + exact_stats_logp(chol_c, exact, exact_n, D)
+    return on * frobenius_stats_logp(chol_private, matrix, n, noise[..., -1]) + exact_stats_logp(
+        chol_c, exact, exact_n, D
+    )
 
 
-def _case(batch: tuple):
+def _case(batch: tuple, spectral: bool = True):
     """Symbolic (β, λ, Lx), a release of that batch and a point."""
     rng = np.random.default_rng(len(batch))
     p, k = D + 1, (D + 1) * (D + 2) // 2
@@ -45,7 +51,8 @@ def _case(batch: tuple):
     release = (
         rng.normal(size=(*batch, k)) * 3 + 10,  # released vector
         np.full(batch, 40.0),  # n
-        np.full(batch, 2.0),  # σ²
+        # v: σ²/w² for the spectral form (σ² = 2 at Syy), unequal variances (a Laplace release's) for the dense
+        np.broadcast_to(2.0 / frobenius_weights(D) ** 2 if spectral else rng.uniform(1.0, 30.0, k), (*batch, k)).copy(),
         np.ones(batch),  # on
         np.broadcast_to(rows.T @ rows, (*batch, p, p)).copy(),  # public rows' matrix
         np.full(batch, 50.0),  # n_pub
@@ -60,38 +67,37 @@ def _case(batch: tuple):
     return symbols, release, point, share
 
 
-def _logp_and_grads(symbols, release, share, augmented, logp):
+def _logp_and_grads(symbols, release, share, augmented, logp, spectral):
     beta, lam, x = symbols
-    total = logp(augmented(beta, lam / share, x), augmented(beta, lam, x), *release).sum()
+    total = logp(augmented(beta, lam / share, x), augmented(beta, lam, x), *release, spectral=spectral).sum()
     return [total, *pytensor.grad(total, list(symbols))]
 
 
+@pytest.mark.parametrize("spectral", [True, False], ids=["spectral", "dense"])
 @pytest.mark.parametrize("batch", [(), (2,)], ids=["one regression", "a batch of two"])
 @pytest.mark.parametrize("mode", ["NUMBA", "FAST_COMPILE", "JAX"])
-def test_the_ops_give_the_log_density_and_gradients_of_the_graph(mode, batch):
+def test_the_ops_give_the_log_density_and_gradients_of_the_graph(mode, batch, spectral):
     if mode == "JAX":
         pytest.importorskip("jax")
-    symbols, release, point, share = _case(batch)
-    expected = pytensor.function(
-        list(symbols),
-        _logp_and_grads(symbols, release, share, _graph_augmented_cholesky, _graph_released_stats_logp),
-        mode="FAST_COMPILE",
-    )(*point)
-    got = pytensor.function(
-        list(symbols), _logp_and_grads(symbols, release, share, augmented_cholesky, released_stats_logp), mode=mode
-    )(*point)
+    symbols, release, point, share = _case(batch, spectral)
+    graph = _logp_and_grads(symbols, release, share, _graph_augmented_cholesky, _graph_released_stats_logp, spectral)
+    expected = pytensor.function(list(symbols), graph, mode="FAST_COMPILE")(*point)
+    ops = _logp_and_grads(symbols, release, share, augmented_cholesky, released_stats_logp, spectral)
+    got = pytensor.function(list(symbols), ops, mode=mode)(*point)
     assert np.isfinite(expected[0])
     for name, a, b in zip(("logp", "∂β", "∂λ", "∂Lx"), got, expected, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10, err_msg=name)
 
 
-def test_jax_differentiates_the_log_density_through_its_analytic_gradient():
+@pytest.mark.parametrize("spectral", [True, False], ids=["spectral", "dense"])
+def test_jax_differentiates_the_log_density_through_its_analytic_gradient(spectral):
     jax = pytest.importorskip("jax")
     from pytensor.link.jax.dispatch import jax_funcify
 
-    symbols, release, point, share = _case(())
+    symbols, release, point, share = _case((), spectral)
     beta, lam, x = symbols
-    total = released_stats_logp(augmented_cholesky(beta, lam / share, x), augmented_cholesky(beta, lam, x), *release)
+    private, public = augmented_cholesky(beta, lam / share, x), augmented_cholesky(beta, lam, x)
+    total = released_stats_logp(private, public, *release, spectral=spectral)
     graph = pytensor.function(list(symbols), total, mode="JAX").maker.fgraph
     jax_logp = jax_funcify(graph)
     gradient = jax.grad(lambda *args: jax_logp(*args)[0], argnums=(0, 1, 2))(*point)
