@@ -175,35 +175,52 @@ def dense_one(lower, value, nb, noise_var):  # pragma: no cover
 
 
 @numba.njit(cache=True)
-def released_stats_kernel(chol_private, chol_c, value, n, noise, on, exact, exact_n, spectral):  # pragma: no cover
-    """log p of the module notes and its gradients in (L_p, L_C) for a batch of B regressions."""
+def spectral_stats_kernel(chol_private, chol_c, value, n, noise, on, exact, exact_n):  # pragma: no cover
+    """log p of the module notes, the private term in the spectral form, and its gradients in
+    (L_p, L_C) for a batch of B regressions."""
     batch, p = chol_c.shape[0], chol_c.shape[1]
     d = p - 1
     logp = np.empty(batch)
-    g_private = np.zeros((batch, p, p))
+    g_private = np.empty((batch, p, p))
     g_c = np.empty((batch, p, p))
     matrix = np.empty((p, p))
     for b in range(batch):
-        public, grad_public = _exact_one(chol_c[b], exact[b], exact_n[b])
-        logp[b], g_c[b] = public, grad_public
-        if on[b] == 0.0:
-            continue
-        if spectral:
-            entry = 0
-            for i in range(d):  # release order: upper Sxx, Sxy, Syy
-                for j in range(i, d):
-                    matrix[i, j] = matrix[j, i] = value[b, entry]
-                    entry += 1
-            for j in range(d):
-                matrix[j, d] = matrix[d, j] = value[b, entry]
+        entry = 0
+        for i in range(d):  # release order: upper Sxx, Sxy, Syy
+            for j in range(i, d):
+                matrix[i, j] = matrix[j, i] = value[b, entry]
                 entry += 1
-            matrix[d, d] = value[b, entry]
-            private, grad_private = frobenius_one(chol_private[b], matrix, n[b], noise[b, -1])[:2]
-        else:
-            private, grad_private = dense_one(chol_private[b], value[b], n[b], noise[b])
+        for j in range(d):
+            matrix[j, d] = matrix[d, j] = value[b, entry]
+            entry += 1
+        matrix[d, d] = value[b, entry]
+        private, grad_private = frobenius_one(chol_private[b], matrix, n[b], noise[b, -1])[:2]
+        public, grad_public = _exact_one(chol_c[b], exact[b], exact_n[b])
+        logp[b] = on[b] * private + public
+        g_private[b] = on[b] * grad_private
+        g_c[b] = grad_public
+    return logp, g_private, g_c
+
+
+@numba.njit(cache=True)
+def dense_stats_kernel(chol_private, chol_c, value, n, noise, on, exact, exact_n):  # pragma: no cover
+    """log p of the module notes, the private term in the dense form, and its gradients in
+    (L_p, L_C) for a batch of B regressions."""
+    batch, p = chol_c.shape[0], chol_c.shape[1]
+    logp = np.empty(batch)
+    g_private = np.empty((batch, p, p))
+    g_c = np.empty((batch, p, p))
+    for b in range(batch):
+        private, grad_private = dense_one(chol_private[b], value[b], n[b], noise[b])
+        logp[b], g_c[b] = _exact_one(chol_c[b], exact[b], exact_n[b])
         logp[b] += on[b] * private
         g_private[b] = on[b] * grad_private
     return logp, g_private, g_c
+
+
+#: The kernel of each form of the private term (``spectral``: True or False), separate so that a
+#: model compiles only the form it uses.
+STATS_KERNEL = {True: spectral_stats_kernel, False: dense_stats_kernel}
 
 
 def _contiguous(arrays, core_ndims):
@@ -294,7 +311,7 @@ class ReleasedStatsLogp(Op):
     def perform(self, node, inputs, output_storage):
         batch, flat = _contiguous(inputs, _STATS_CORE)
         with single_threaded_blas():
-            results = released_stats_kernel(*flat, self.spectral)
+            results = STATS_KERNEL[self.spectral](*flat)
         for storage, value in zip(output_storage, results, strict=True):
             storage[0] = value.reshape((*batch, *value.shape[1:]))
 
@@ -421,12 +438,12 @@ def _numba_funcify_augmented_cholesky_vjp(op, node=None, **kwargs):
 def _numba_funcify_released_stats_logp(op, node=None, **kwargs):
     """Numba implementation for PyTensor's default backend: the cached kernel."""
 
-    spectral = op.spectral
+    kernel = STATS_KERNEL[op.spectral]
 
     @numba_njit
     def released_stats_logp_op(chol_private, chol_c, value, n, noise, on, exact, exact_n):
         p, size = chol_c.shape[-1], n.size
-        logp, g_private, g_c = released_stats_kernel(
+        logp, g_private, g_c = kernel(
             np.ascontiguousarray(chol_private).reshape((size, p, p)),
             np.ascontiguousarray(chol_c).reshape((size, p, p)),
             np.ascontiguousarray(value).reshape((size, value.shape[-1])),
@@ -435,7 +452,6 @@ def _numba_funcify_released_stats_logp(op, node=None, **kwargs):
             np.ascontiguousarray(on).reshape(size),
             np.ascontiguousarray(exact).reshape((size, p, p)),
             np.ascontiguousarray(exact_n).reshape(size),
-            spectral,
         )
         return logp.reshape(n.shape), g_private.reshape(chol_c.shape), g_c.reshape(chol_c.shape)
 
@@ -486,7 +502,7 @@ def _jax_dense_one(lower, value, n, noise_var):
 
 
 def _jax_released_stats_one(chol_private, chol_c, value, n, noise, on, exact, exact_n, *, spectral):
-    """:func:`released_stats_kernel` of one regression in ``jax.numpy``."""
+    """The Op's log-density and gradients of one regression in ``jax.numpy``."""
     import jax.numpy as jnp
     from jax.scipy.linalg import solve_triangular
 

@@ -298,9 +298,7 @@ def _recording_kernel(monkeypatch):
         return record
 
     monkeypatch.setattr(frobenius, "_frobenius_kernel", recording(frobenius._frobenius_kernel))
-    monkeypatch.setattr(
-        released_stats_ops, "released_stats_kernel", recording(released_stats_ops.released_stats_kernel)
-    )
+    monkeypatch.setitem(released_stats_ops.STATS_KERNEL, True, recording(released_stats_ops.spectral_stats_kernel))
     return seen
 
 
