@@ -26,7 +26,7 @@ exactly):
 a single multivariate normal of dimension k = (d+1)(d+2)/2 whose log-density is smooth, so it
 runs with NUTS and ADVI inside any ``pm.Model`` whatever n is.  The model evaluates it, with the
 exact term of public rows below, as one Op of Numba kernels with a hand-written gradient
-(:mod:`pm_private.linear.released_stats_ops`), in one of two forms of the same density; the
+(``pm_private.linear.released_stats_ops``), in one of two forms of the same density; the
 PyTensor graphs ``frobenius_stats_logp`` and ``noisy_stats_logp`` write the same forms
 symbolically (the Op's tests compare them):
 
