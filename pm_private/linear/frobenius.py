@@ -13,6 +13,7 @@ from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 
 from .._engine.jax_dispatch import register_jax_funcify
+from .._engine.numba_arrays import copy_into
 from .._engine.numba_cache import register_numba_funcify
 from .._engine.threads import hold_one_blas_thread, single_threaded_blas
 from .stats import frobenius_weights
@@ -97,8 +98,9 @@ def frobenius_noise_variance(noise_var, d: int) -> float | None:
 def _frobenius_kernel(chol, stats, n, noise_var, logp, grad_chol, grad_stats, grad_n, grad_var):  # pragma: no cover
     """``frobenius_stats_logp`` and its gradients for a batch (B, d+1, d+1), into the outputs."""
     for b in range(chol.shape[0]):
-        logp[b], grad_chol[b], grad_n[b], grad_var[b], x, vec = frobenius_one(chol[b], stats[b], n[b], noise_var[b])
-        grad_stats[b] = -(vec @ x @ vec.T)
+        logp[b], g_chol, grad_n[b], grad_var[b], x, vec = frobenius_one(chol[b], stats[b], n[b], noise_var[b])
+        copy_into(grad_chol[b], g_chol)
+        copy_into(grad_stats[b], -(vec @ x @ vec.T))
 
 
 @numba.njit(cache=True)

@@ -25,6 +25,7 @@ from pytensor.graph.op import Op
 from pytensor.link.numba.dispatch.basic import numba_njit
 
 from .._engine.jax_dispatch import register_jax_funcify
+from .._engine.numba_arrays import copy_into
 from .._engine.numba_cache import register_numba_funcify, runtime_value
 
 __all__ = ["X_CLIPS", "projected_moment_cholesky"]
@@ -77,7 +78,7 @@ def projected_moment_cholesky_kernel(chol, draws, x_bound, y_bound, clip):  # pr
     )
     for b in range(batch):
         _projected_rows(chol[b], draws, x_bound[b], y_bound[b], clip, rows[b], projected[b], scales[b])
-        factor[b] = np.linalg.cholesky((projected[b].T @ projected[b]) / m)
+        copy_into(factor[b], np.linalg.cholesky((projected[b].T @ projected[b]) / m))
     return factor, rows, projected, scales
 
 
@@ -133,7 +134,7 @@ def projected_moment_cholesky_vjp_kernel(
         bars = projected[b] @ moment_bar  # z̄̃ₘ = (2/M)·C̄ z̃ₘ (C̄ symmetric)
         for r in range(m):
             _row_cotangent(rows[b, r], scales[b, r], bars[r], z_bar[r], x_bound[b], y_bound[b], clip)
-        out[b] = z_bar.T @ draws
+        copy_into(out[b], z_bar.T @ draws)
     return out
 
 

@@ -47,6 +47,7 @@ from pytensor.graph.op import Op
 from pytensor.link.numba.dispatch.basic import numba_njit
 
 from .._engine.jax_dispatch import register_jax_funcify, register_jax_vjp
+from .._engine.numba_arrays import copy_into
 from .._engine.numba_cache import register_numba_funcify
 from .._engine.threads import single_threaded_blas
 from .frobenius import frobenius_one, jax_frobenius_one
@@ -197,8 +198,8 @@ def spectral_stats_kernel(chol_private, chol_c, value, n, noise, on, exact, exac
         private, grad_private = frobenius_one(chol_private[b], matrix, n[b], noise[b, -1])[:2]
         public, grad_public = _exact_one(chol_c[b], exact[b], exact_n[b])
         logp[b] = on[b] * private + public
-        g_private[b] = on[b] * grad_private
-        g_c[b] = grad_public
+        copy_into(g_private[b], on[b] * grad_private)
+        copy_into(g_c[b], grad_public)
     return logp, g_private, g_c
 
 
@@ -212,9 +213,10 @@ def dense_stats_kernel(chol_private, chol_c, value, n, noise, on, exact, exact_n
     g_c = np.empty((batch, p, p))
     for b in range(batch):
         private, grad_private = dense_one(chol_private[b], value[b], n[b], noise[b])
-        logp[b], g_c[b] = _exact_one(chol_c[b], exact[b], exact_n[b])
-        logp[b] += on[b] * private
-        g_private[b] = on[b] * grad_private
+        public, grad_public = _exact_one(chol_c[b], exact[b], exact_n[b])
+        logp[b] = on[b] * private + public
+        copy_into(g_private[b], on[b] * grad_private)
+        copy_into(g_c[b], grad_public)
     return logp, g_private, g_c
 
 

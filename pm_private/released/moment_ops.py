@@ -158,9 +158,10 @@ def degree2_moments_kernel(coef, mu, cov, v):
     a0, h0 = coef[0], coef[4]
     m2, exg, egxx, ehx, ehxx = _second_moments(coef, mu, cov, v)
     mean, out = np.empty(k), np.empty((k, k))
-    mean[:d] = mu
+    for a in range(d):  # loops, not mean[:d] = mu: an array assignment compiles its error message
+        mean[a] = mu[a]
+        mean[z0 + a] = exg[a]
     mean[y] = a0
-    mean[z0:] = exg
     out[y, y] = h0 - a0 * a0
     for a in range(d):
         out[a, y] = out[y, a] = exg[a] - a0 * mu[a]

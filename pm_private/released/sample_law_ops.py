@@ -33,6 +33,7 @@ from pytensor.graph.op import Op
 from pytensor.link.numba.dispatch.basic import numba_njit
 
 from .._engine.jax_dispatch import register_jax_funcify
+from .._engine.numba_arrays import copy_into
 from .._engine.numba_cache import register_numba_funcify
 
 __all__ = ["sample_law_averages", "sample_law_kernel", "sample_law_vjp_kernel"]
@@ -68,7 +69,8 @@ def _replicates(g_rep, z_rep, mu, x_chol):
     g_means = np.empty(groups)
     g_zs = np.empty((groups, d))
     for r in range(groups):
-        g_means[r], g_zs[r] = _average(g_rep[r], z_rep[r], mu, x_chol, values[r])
+        g_means[r], g_z = _average(g_rep[r], z_rep[r], mu, x_chol, values[r])
+        copy_into(g_zs[r], g_z)
     mean = np.zeros(d + 1)
     for r in range(groups):
         for i in range(d + 1):

@@ -37,6 +37,7 @@ import threading
 import numba
 import numpy as np
 
+from ..._engine.numba_arrays import copy_into, outer
 from .kernel_moments import cell_moments, cell_moments_adjoint
 
 __all__ = ["logp_grad_address", "logp_grad_entry", "logp_grad_signature", "regression_logp_grad", "release_law"]
@@ -136,8 +137,8 @@ def _factor(value, noise, size, share, n, moments):
         low_inv, log_diag, good = _cholesky_inverse(a)
         ok = ok and good
         log_det += 2.0 * log_diag
-        inverse[k] = _lower_gram(low_inv)
-        solved[k] = _mm(inverse[k], rhs[k])
+        copy_into(inverse[k], _lower_gram(low_inv))
+        copy_into(solved[k], _mm(inverse[k], rhs[k]))
         _add_weighted_blocks(weighted, b[:, k], inverse[k])
         for r in range(4):
             wr = size * b[r, k]
@@ -266,7 +267,7 @@ def _exit_adjoints(moments, factor, n, share, scalars, ht, h_inv):
                     q[i, j] += w[r] * t
         full = solved[k] - _mm(inverse[k], ct)
         alpha, x = full[:, 0] + coef * full[:, 1], full[:, 1]
-        mean_bar[k] = n * alpha * (1.0 - ratio) + kappa * x
+        copy_into(mean_bar[k], n * alpha * (1.0 - ratio) + kappa * x)
         inner = _mm(_mm(inverse[k], q), inverse[k])
         for i in range(p):
             for j in range(p):
@@ -303,9 +304,9 @@ def _cell_adjoints(moments, factor, n, share, scalars):
     )
     # Σₖ Bᵣ,ₖ·nπ·Bₛ,ₖ·Aₖ⁻¹ = nπ·W
     weighted_h = (n * share) * (factor[2] @ h_inv)
-    basis_bar = n * (np.outer(b_alpha, alpha_c) - kappa * np.outer(b_x, x_c) + weighted_h)
+    basis_bar = n * (outer(b_alpha, alpha_c) - kappa * outer(b_x, x_c) + weighted_h)
     smean_bar = n * alpha_c * (1.0 - ratio) + kappa * x_c
-    ssecond_bar = 0.5 * n * (np.outer(alpha_c, alpha_c) - kappa * np.outer(x_c, x_c) - inv_schur)
+    ssecond_bar = 0.5 * n * (outer(alpha_c, alpha_c) - kappa * outer(x_c, x_c) - inv_schur)
     share_bar = (
         np.sum(mean_bar * mean) + np.sum(moment_bar * moment) + np.sum(weight_bar * b)
         + smean_bar @ smean + np.sum(ssecond_bar * ssecond)
@@ -388,12 +389,12 @@ def _compiled_entry():
             numba.carray(lei, (K, J)), numba.carray(cens, (K, J)), discrete != 0,
         )  # fmt: skip
         numba.carray(logp, 1)[0] = result[0]
-        numba.carray(d_share, K)[:] = result[1]
-        numba.carray(d_beta, d)[:] = result[2]
-        numba.carray(d_mu, (K, d))[:] = result[3]
-        numba.carray(d_chol, (d, d))[:] = result[4]
-        numba.carray(d_lei, (K, J))[:] = result[5]
-        numba.carray(d_cens, (K, J))[:] = result[6]
+        copy_into(numba.carray(d_share, K), result[1])
+        copy_into(numba.carray(d_beta, d), result[2])
+        copy_into(numba.carray(d_mu, (K, d)), result[3])
+        copy_into(numba.carray(d_chol, (d, d)), result[4])
+        copy_into(numba.carray(d_lei, (K, J)), result[5])
+        copy_into(numba.carray(d_cens, (K, J)), result[6])
 
     return regression_logp_grad_entry
 
@@ -489,7 +490,7 @@ def release_law(n, share, noise, beta, mu, chol, lei, cens, discrete):
             mean_all[index[corner + q]] = share[c] * smean[q]
             for s in range(P):
                 second_all[index[corner + q], index[corner + s]] = share[c] * ssecond[q, s]
-    cov_all = n * (second_all - np.outer(mean_all, mean_all))
+    cov_all = n * (second_all - outer(mean_all, mean_all))
     flat_noise = noise.ravel()
     for i in range(K * size):
         cov_all[i, i] += flat_noise[i]

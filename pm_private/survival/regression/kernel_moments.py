@@ -21,6 +21,7 @@ import math
 import numba
 import numpy as np
 
+from ..._engine.numba_arrays import outer
 from ...released.moment_ops import square_covariance, square_covariance_adjoint, upper_pairs
 from ..exit_kernels import exits_adjoint, exits_into
 from .moments import _HERMITE, _NODES, _WEIGHTS, FRAILTY_SD
@@ -114,7 +115,8 @@ def cell_moments(beta, mu, cov, lei, cens, discrete):
     for r in range(4):
         for q in range(size):
             basis[r, 0, q] = square[r, first[q], second[q]]
-        basis[r, 1:] = third[r]
+            for x in range(d):  # a loop, not basis[r, 1:] = third[r]: no shape check to compile
+                basis[r, 1 + x, q] = third[r, x, q]
     mean, moment = np.empty((E, d + 1)), np.empty((E, d + 1, d + 1))
     for k in range(E):
         mean[k, 0] = b[0, k]
@@ -252,4 +254,4 @@ def cell_moments_adjoint(
     v_bar += t_bar * beta
     beta_bar += t_bar * v + m_bar * mu + cov.T @ v_bar
     mu_bar += m_bar * beta
-    cov_bar += np.outer(v_bar, beta)
+    cov_bar += outer(v_bar, beta)
