@@ -598,11 +598,21 @@ CARDS = [
         "pm_private.survival:weibull_sample_aggregate",
         data=dict(time="time", event="event"),
         # ε 10: on 40 records the noise of ε 1 clamps the estimates to their range, where neighbours cannot move them
-        params=dict(epsilon=10.0, horizon=1.0, subset_size=10, gamma=10.0, omega=6.0, rng=0),
+        params=dict(
+            epsilon=10.0, horizon=1.0, subset_size=None, subsets=4, gamma=10.0, omega=6.0, rng=0, relation="replace-one"
+        ),
         kinds=FOLLOW_UP
         | CHARGED
         | PERSONS
-        | dict(epsilon="epsilon", horizon="bound", subset_size="count", gamma="bound", omega="bound"),
+        | dict(
+            epsilon="epsilon",
+            horizon="bound",
+            subset_size="optional count",
+            subsets="optional count",
+            gamma="bound",
+            omega="bound",
+            relation="choice",
+        ),
         release_kind="weibull",
     ),
     MechanismCard(

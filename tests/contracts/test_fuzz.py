@@ -404,7 +404,11 @@ def _values(kind: str, name: str, valid) -> list:
 
 #: Counts checked by the release protocol's ``check_count``; fuzzed with non-integers once it exists.
 COUNTS_CHECKED = hasattr(importlib.import_module("pm_private.privacy.validation"), "check_count")
-COUNT_OWNED = {("weibull_private", "K"), ("weibull_sample_aggregate", "subset_size")}
+COUNT_OWNED = {
+    ("weibull_private", "K"),
+    ("weibull_sample_aggregate", "subset_size"),
+    ("weibull_sample_aggregate", "subsets"),
+}
 
 
 def _names(template: Template, name: str) -> tuple[str, ...]:

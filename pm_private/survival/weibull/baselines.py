@@ -186,43 +186,61 @@ def weibull_sample_aggregate(
     *,
     epsilon: float,
     horizon: float,
-    subset_size: int = 500,
+    subset_size: int | None = None,
     gamma: float = 10.0,
     omega: float = 6.0,
     accountant: PrivacyAccountant | None = None,
     rng=None,
     unit=None,
+    subsets: int | None = None,
+    relation: str = REPLACE_ONE,
 ) -> WeibullRelease:
     """Baseline (Nguyên & Hui 2017b, §VI-A; Smith 2008): sample-and-aggregate.
 
-    The records are randomly partitioned (a permutation drawn from the noise source, independent
-    of the data) into m = max(1, round(n/subset_size)) subsets of ⌊n/m⌋ records (the n mod m left
-    over are not used); the MLE of each subset is clipped to [0, γ] (γ if it does not exist); the
-    means of p and of λ/horizon over the subsets have sensitivity γ/m under replace-one (one
-    record is in one subset) and are released with ε/2 each, Laplace(2γ/(mε)), then clipped to
-    [0, γ].
+    Under replace-one the records are randomly partitioned (a permutation drawn from the noise
+    source, independent of the data) into m = max(1, round(n/subset_size)) subsets (or m =
+    ``subsets``) of ⌊n/m⌋ records (the n mod m left over are not used).  Under add/remove, where
+    n is private and cannot size the subsets, m = ``subsets`` is public and each record is dealt to
+    one of them by its own uniform draw, so subsets differ in size and may be empty.  The MLE of
+    each subset is clipped to [0, γ] (γ if it does not exist, an empty subset among them); the
+    means of p and of λ/horizon over the subsets have sensitivity γ/m (one record is in one
+    subset) and are released with ε/2 each, Laplace(2γ/(mε)), then clipped to [0, γ].
 
     Parameters
     ----------
-    subset_size : int, default 500
-        The public target number of records per subset, in [1, n].
+    subset_size : int, optional
+        The public target number of records per subset, in [1, n] (replace-one only; 500 where
+        neither it nor ``subsets`` is given).
+    subsets : int, optional
+        The public number of subsets m ≥ 1 (at most n under replace-one), instead of
+        ``subset_size``; needed under add/remove.
+    relation : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation (:mod:`pm_private.privacy.relations`): under add/remove n is
+        private (the release records none, and data of no record are released as any other).
 
     Raises
     ------
     ValueError
-        Before anything is spent: invalid ε, horizon, γ, ω, subset_size or data (times not finite,
-        negative; events other than 0 or 1).
+        Before anything is spent: invalid ε, horizon, γ, ω, subset_size, subsets or data (times not
+        finite, negative; events other than 0 or 1), both ``subset_size`` and ``subsets``, or
+        add/remove without ``subsets``.
     BudgetExceededError
         If ``accountant`` cannot afford ε (nothing is released).
 
     Notes
     -----
-    Privacy: ε-DP (pure) under replace-one neighbours (n is public; the unit a person's record,
-    or with ``unit`` a person with all their rows, made one record): one record is in one
-    subset, so the subset means have sensitivity γ/m, released by two Laplace mechanisms with
-    ε/2 each.  Public: ``horizon``, ω, γ, ``subset_size``, n.  Exact.  Floating-point safe
-    (OpenDP's exact discrete Laplace) for the secure default ``rng=None``; a seeded ``rng``
-    gives ``private=False``.  References: Nguyên & Hui 2017b; Smith 2008.
+    Privacy: ε-DP (pure) under replace-one neighbours (n is public), or with
+    ``relation="add-remove"`` under add/remove neighbours (n private); the unit a person's record,
+    or with ``unit`` a person with all their rows, made one record.  One record is in one subset,
+    so the subset means have sensitivity γ/m, released by two Laplace mechanisms with ε/2 each.
+    Under add/remove, the draws of the records two neighbours share are coupled (the same law
+    either way), and for each value of them the neighbours differ in the one subset of the added
+    record: a mixture, with the same weights, of mechanisms that are ε-DP, and the same holds of
+    a replaced record (its draw and its replacement's coupled), so γ/m is the sensitivity under
+    both relations.  Public: ``horizon``, ω, γ, ``subset_size`` or ``subsets``, and n under
+    replace-one.  Exact.  Floating-point safe (OpenDP's exact discrete Laplace) for the secure
+    default ``rng=None``; a seeded ``rng`` gives ``private=False``.  References: Nguyên & Hui
+    2017b; Smith 2008.
 
     Examples
     --------
@@ -236,17 +254,53 @@ def weibull_sample_aggregate(
     >>> release.subsets, release.noise_scales  # m = 4 subsets: Laplace(2γ/(mε))
     (4, (5.0, 5.0))
     """
-    epsilon, gamma, omega, t, d, unit = _prepare(time, event, unit, epsilon, horizon, gamma, omega)
-    n = t.size
-    size = check_count("subset_size", subset_size, maximum=n)
+    relation = check_relation(relation)
+    epsilon, gamma, omega, t, d, unit = _prepare(
+        time, event, unit, epsilon, horizon, gamma, omega, allow_empty=relation == ADD_REMOVE
+    )
+    check_some_units(t.size, relation)
+    m = _subset_count(t.size, subset_size, subsets, relation)
+    n = t.size if relation == REPLACE_ONE else None
     source = as_noise_source(rng)
-    m = max(1, round(n / size))
-    label = f"{m} subsets of {n // m}, n={n}"
+    label = f"{m} subsets" + (", records dealt at random" if n is None else f" of {n // m}, n={n}")
     record = _record(
         SAMPLE_AGGREGATE, sensitivity=gamma / m, epsilon=epsilon, gamma=gamma, horizon=horizon, omega=omega, n=n,
-        source=source, unit=unit, subsets=m,
+        source=source, unit=unit, subsets=m, neighbours=relation,
     )  # fmt: skip
-    with release_guard(accountant, SAMPLE_AGGREGATE, epsilon, label=label, unit=unit):
-        order = np.argsort(source.uniform(n))[: m * (n // m)].reshape(m, n // m)
-        p, lam = _clipped_mle(np.log(t)[order], d[order], gamma)
+    events = (laplace_noise_event(gamma / m, epsilon / 2),) * 2  # on the means of p and of λ
+    with release_guard(
+        accountant, SAMPLE_AGGREGATE, epsilon, label=label, unit=unit, neighbours=relation,
+        noise=with_replace_one(events, Sensitivity(gamma / m, gamma / m), relation),
+    ):  # fmt: skip
+        if n is None:
+            p, lam = _dealt_subset_mles(np.log(t), d, m, gamma, source)
+        else:
+            order = np.argsort(source.uniform(n))[: m * (n // m)].reshape(m, n // m)
+            p, lam = _clipped_mle(np.log(t)[order], d[order], gamma)
         return record(_laplace_pair(p.mean(), lam.mean(), sensitivity=gamma / m, epsilon=epsilon, source=source))
+
+
+#: The records per subset of :func:`weibull_sample_aggregate` where neither size nor count is given.
+DEFAULT_SUBSET_SIZE = 500
+
+
+def _subset_count(n: int, subset_size, subsets, relation: str) -> int:
+    """The public number of subsets m of :func:`weibull_sample_aggregate` (checked before anything
+    is spent)."""
+    if subset_size is not None and subsets is not None:
+        raise ValueError("give subset_size or subsets, not both")
+    if subsets is not None:  # under add/remove no refusal may depend on n
+        return check_count("subsets", subsets, maximum=n if relation == REPLACE_ONE else None)
+    if relation == ADD_REMOVE:
+        raise ValueError(
+            "subsets is needed under relation='add-remove': n is private there and cannot size the subsets"
+        )
+    size = check_count("subset_size", DEFAULT_SUBSET_SIZE if subset_size is None else subset_size, maximum=n)
+    return max(1, round(n / size))
+
+
+def _dealt_subset_mles(log_t, d, m: int, gamma: float, source):
+    """The clipped MLEs of m subsets to which each record is dealt by its own uniform draw."""
+    subset = np.minimum((source.uniform(log_t.size) * m).astype(np.int64), m - 1)
+    estimates = [_clipped_mle(log_t[subset == j], d[subset == j], gamma) for j in range(m)]
+    return np.array([e[0][0] for e in estimates]), np.array([e[1][0] for e in estimates])

@@ -94,12 +94,13 @@ def _check_release(release: WeibullRelease) -> None:
     check_release_field("omega", _check_range, 1.0, 1.0, omega)
     check_release_field("gamma", _check_range, horizon, gamma, omega, release.epsilon)
     check_public_n(release)
-    if release.neighbours == ADD_REMOVE and release.mechanism != LAPLACE_MLE:
+    if release.neighbours == ADD_REMOVE and release.mechanism not in (LAPLACE_MLE, SAMPLE_AGGREGATE):
         raise ValueError(
-            f"field 'neighbours': add-remove is offered by {LAPLACE_MLE} only, not {release.mechanism!r:.60}"
+            f"field 'neighbours': add-remove is offered by {LAPLACE_MLE} and {SAMPLE_AGGREGATE} only, "
+            f"not {release.mechanism!r:.60}"
         )
     n = None if release.n is None else check_release_field("n", check_count, "n", release.n)
-    subsets = check_release_field("subsets", check_count, "subsets", release.subsets, 1, n or 1)
+    subsets = check_release_field("subsets", check_count, "subsets", release.subsets, 1, n)
     parts = []
     for name in ("epsilon_shape", "epsilon_scale"):
         parts.append(check_release_field(name, check_epsilon, getattr(release, name)))

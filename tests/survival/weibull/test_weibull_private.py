@@ -355,11 +355,68 @@ def test_the_laplace_baseline_under_add_remove_keeps_n_private_and_is_charged_it
     assert len(accountant.ledger) == 1
 
 
-def test_a_weibull_record_claims_add_remove_only_for_the_laplace_baseline():
+def test_a_weibull_record_claims_add_remove_only_for_the_baselines():
     data = simulate_weibull(200, shape=1.5, scale=100.0, horizon=250.0, rng=5)
-    release = weibull_sample_aggregate(data.time, data.event, epsilon=2.0, horizon=250.0, subset_size=50, rng=0)
+    ladder = weibull_private(data.time, data.event, epsilon=2.0, horizon=250.0, rng=0)
     with pytest.raises(ValueError, match="'neighbours'"):
-        dataclasses.replace(release, neighbours="add-remove", n=None)
+        dataclasses.replace(ladder, neighbours="add-remove", n=None)
+    release = weibull_sample_aggregate(data.time, data.event, epsilon=2.0, horizon=250.0, subset_size=50, rng=0)
+    assert dataclasses.replace(release, neighbours="add-remove", n=None).n is None
     laplace = weibull_laplace(data.time, data.event, epsilon=2.0, horizon=250.0, rng=0)
     with pytest.raises(ValueError, match="'n'"):
         dataclasses.replace(laplace, neighbours="add-remove")
+
+
+def test_sample_and_aggregate_under_add_remove_deals_records_to_public_subsets():
+    """Under add/remove the public ``subsets`` m sizes the subsets and each record is dealt by its
+    own draw: the noise is Laplace(2γ/(mε)) as under replace-one, n is not recorded, the ledger
+    charges ε itself, data of no record are released (every subset empty: γ), and a call without
+    ``subsets`` is refused before anything is spent."""
+    data = simulate_weibull(300, shape=1.5, scale=100.0, horizon=250.0, rng=3)
+    accountant = PrivacyAccountant(5.0)
+    release = weibull_sample_aggregate(
+        data.time, data.event, epsilon=2.0, horizon=250.0, subsets=6, accountant=accountant, rng=4,
+        relation="add-remove",
+    )  # fmt: skip
+    (entry,) = accountant.ledger
+    assert release.n is None and release.neighbours == "add-remove" and release.subsets == 6
+    assert release.noise_scales == pytest.approx((20.0 / 12.0,) * 2)  # 2γ/(mε)
+    assert entry.neighbours == "add-remove as replace-one" and "n=" not in entry.label
+    assert accountant.tight_epsilon() == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="subsets"):
+        weibull_sample_aggregate(data.time, data.event, epsilon=2.0, horizon=250.0, accountant=accountant,
+                                 relation="add-remove")  # fmt: skip
+    with pytest.raises(ValueError, match="subsets"):
+        weibull_sample_aggregate(data.time, data.event, epsilon=2.0, horizon=250.0, subsets=0, accountant=accountant)
+    with pytest.raises(ValueError, match="not both"):
+        weibull_sample_aggregate(data.time, data.event, epsilon=2.0, horizon=250.0, subsets=6, subset_size=50)
+    assert len(accountant.ledger) == 1
+    nobody = weibull_sample_aggregate(
+        [], [], epsilon=2.0, horizon=250.0, subsets=3, accountant=accountant, rng=4, relation="add-remove"
+    )
+    assert 0.0 <= nobody.shape <= nobody.gamma and len(accountant.ledger) == 2
+    same = weibull_sample_aggregate(data.time, data.event, epsilon=2.0, horizon=250.0, subsets=6, rng=4)
+    assert same.n == 300 and same.subsets == 6 and same.noise_scales == release.noise_scales
+
+
+def test_dealt_subset_means_move_by_at_most_gamma_over_m_when_a_record_is_added():
+    """The sensitivity γ/m of the subset means under add/remove, on random and extreme added
+    records: with the shared records' draws coupled (a seeded source draws them first), only the
+    added record's subset changes."""
+    from pm_private.survival.weibull.baselines import _dealt_subset_mles
+
+    rng = np.random.default_rng(11)
+    gamma, m, worst = 10.0, 5, 0.0
+    for trial in range(300):
+        n = int(rng.integers(0, 40))
+        log_t = np.log(rng.uniform(1e-3, 1.0, n))
+        d = (rng.random(n) < 0.7).astype(float)
+        extra_t = np.log([rng.uniform(1e-3, 1.0), 1e-3, 1.0][trial % 3])
+        extra_d = float(trial % 2)
+        base = _dealt_subset_mles(log_t, d, m, gamma, as_noise_source(trial))
+        added = _dealt_subset_mles(np.append(log_t, extra_t), np.append(d, extra_d), m, gamma, as_noise_source(trial))
+        for before, after in zip(base, added, strict=True):
+            assert np.count_nonzero(before != after) <= 1
+            worst = max(worst, abs(after.mean() - before.mean()))
+    assert worst <= gamma / m + 1e-12
+    assert worst > 0.5 * gamma / m  # a neighbour moves a mean by a large share of the bound
