@@ -276,8 +276,8 @@ def weibull_sample_aggregate(
             p, lam = _dealt_subset_mles(np.log(t), d, m, gamma, source)
         else:
             order = np.argsort(source.uniform(n))[: m * (n // m)].reshape(m, n // m)
-            p, lam = _clipped_mle(np.log(t)[order], d[order], gamma)
-        return record(_laplace_pair(p.mean(), lam.mean(), sensitivity=gamma / m, epsilon=epsilon, source=source))
+            p, lam = (estimate.mean() for estimate in _clipped_mle(np.log(t)[order], d[order], gamma))
+        return record(_laplace_pair(p, lam, sensitivity=gamma / m, epsilon=epsilon, source=source))
 
 
 #: The records per subset of :func:`weibull_sample_aggregate` where neither size nor count is given.
@@ -300,7 +300,13 @@ def _subset_count(n: int, subset_size, subsets, relation: str) -> int:
 
 
 def _dealt_subset_mles(log_t, d, m: int, gamma: float, source):
-    """The clipped MLEs of m subsets to which each record is dealt by its own uniform draw."""
-    subset = np.minimum((source.uniform(log_t.size) * m).astype(np.int64), m - 1)
-    estimates = [_clipped_mle(log_t[subset == j], d[subset == j], gamma) for j in range(m)]
-    return np.array([e[0][0] for e in estimates]), np.array([e[1][0] for e in estimates])
+    """The means over m subsets, to which each record is dealt by its own uniform draw, of their
+    clipped MLEs of p and λ/horizon: an empty subset's are γ, so only the non-empty ones (at most
+    n, whatever m) are fitted."""
+    subset = np.minimum(np.floor(source.uniform(log_t.size) * m), m - 1)
+    labels = np.unique(subset)
+    sums = np.full(2, (m - labels.size) * gamma)
+    for label in labels:
+        p, lam = _clipped_mle(log_t[subset == label], d[subset == label], gamma)
+        sums += (p[0], lam[0])
+    return sums / m
