@@ -399,6 +399,19 @@ def test_sample_and_aggregate_under_add_remove_deals_records_to_public_subsets()
     assert same.n == 300 and same.subsets == 6 and same.noise_scales == release.noise_scales
 
 
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "10", np.float64(10.0), 301, 10**12])
+def test_sample_and_aggregate_refuses_a_bad_subset_size_before_spending(bad):
+    """The mechanism card sweeps ``subsets``; ``subset_size``, the replace-one default's own
+    argument (an integer in [1, n]), is swept here."""
+    data = simulate_weibull(300, shape=1.5, scale=100.0, horizon=250.0, rng=3)
+    accountant = PrivacyAccountant(5.0)
+    with pytest.raises(ValueError, match="subset_size"):
+        weibull_sample_aggregate(
+            data.time, data.event, epsilon=2.0, horizon=250.0, subset_size=bad, accountant=accountant, rng=0
+        )
+    assert not accountant.ledger
+
+
 def test_dealt_subset_means_move_by_at_most_gamma_over_m_when_a_record_is_added():
     """The sensitivity γ/m of the subset means under add/remove, on random and extreme added
     records: with the shared records' draws coupled (a seeded source draws them first), only the
