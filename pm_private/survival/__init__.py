@@ -53,6 +53,7 @@ _NAMES = {
     "simulate_discrete_time": ".discrete.simulate",
     "DiscreteTimeRelease": ".discrete.mechanisms",
     "gradient_sensitivity": ".discrete.mechanisms",
+    "record_gradient_bound": ".discrete.mechanisms",
     "output_sensitivity": ".discrete.mechanisms",
     "jacobian_epsilon": ".discrete.mechanisms",
     "objective_regularization": ".discrete.mechanisms",

@@ -309,7 +309,7 @@ def test_a_release_its_own_record_refuses_spends_nothing(neighbour_releases, nam
         monkeypatch.setattr(release_class, "__init__", refuse)
     card = MECHANISMS[name]
     relations = ["add-remove"] if "relation" in card.valid else []  # and the card's own (replace-one)
-    for overrides in [{}, *({"relation": relation} for relation in relations)]:
+    for overrides in [{}, *({"relation": relation, **card.add_remove} for relation in relations)]:
         accountant = PrivacyAccountant(epsilon=1e5, delta=1e-3)
         with pytest.raises(ValueError, match="refused for the test"):
             card.run(accountant, **overrides)

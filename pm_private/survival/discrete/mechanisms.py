@@ -4,7 +4,9 @@ Both mechanisms fit the logit-link discrete-time hazard model of
 :mod:`pm_private.survival.discrete.likelihood` with the
 natural-spline baseline, J(f) = (1/n)Σᵢ ℓ(f; dᵢ) + (Λ/2)‖f‖², f = (α, β), and release f.
 
-Privacy: ε-DP under **replace-one** neighbours (n public).  Public inputs: n, q (intervals),
+Privacy: ε-DP under **replace-one** neighbours (n public); Ext-Out-Pert also under **add/remove**
+(n private, its objective normalised by a public size m, :func:`output_sensitivity`).  Public
+inputs: n (replace-one), q (intervals),
 e (knots) and hence the basis A, the covariate bound ‖xᵢ‖ ≤ 1 (rows must already be projected,
 e.g. with :func:`pm_private.survival.data.scale_covariates`), times scaled into [0, 1] with a
 public horizon, and Λ.  Both rest on Lemma 4.2 of Nguyên & Hui (2017a): for any f and any two records,
@@ -62,6 +64,7 @@ import numpy as np
 from ..._engine.docstrings import parameters_from
 from ...privacy.accountant import PrivacyAccountant
 from ...privacy.noise import as_noise_source, l2_gamma_vector
+from ...privacy.relations import ADD_REMOVE, REPLACE_ONE, check_public_n, check_relation
 from ...privacy.release import ConvergenceError, Release, constant, output, public, release_guard
 from ...privacy.validation import (
     check_bound,
@@ -72,8 +75,8 @@ from ...privacy.validation import (
     check_release_field,
     check_release_guarantee,
 )
-from ..data import person_records
-from .data import private_records
+from ..data import check_survival, person_records
+from .data import BasisDimensions, private_records
 from .fit import fit_discrete_time
 from .spline import interval_basis
 
@@ -82,6 +85,7 @@ __all__ = [
     "OBJECTIVE_PERTURBATION",
     "DiscreteTimeRelease",
     "gradient_sensitivity",
+    "record_gradient_bound",
     "output_sensitivity",
     "jacobian_epsilon",
     "objective_regularization",
@@ -99,8 +103,9 @@ class DiscreteTimeRelease(Release, kind="discrete_time"):
     """A private f = (α, β) of the logit discrete-time model and what its release assumed.
 
     ``sensitivity`` is t of the noise density ∝ exp(−``noise_epsilon``·‖b‖/t), ``noise_scale``
-    = t/``noise_epsilon`` the scale of ‖b‖ ~ Gamma(dim f, scale).  Out-Pert: t = L/(nΛ),
-    noise_epsilon = ε.  Obj-Pert: t = L, noise_epsilon = ε′, ``extra_regularization`` = Δ.
+    = t/``noise_epsilon`` the scale of ‖b‖ ~ Gamma(dim f, scale).  Out-Pert: t = L/(nΛ) under
+    replace-one, G/(mΛ) under add/remove (m = ``public_size``), noise_epsilon = ε.  Obj-Pert:
+    t = L, noise_epsilon = ε′, ``extra_regularization`` = Δ.
     ``private`` is False when a seeded generator drew the noise (tests only).  No record and
     no solver metadata is kept.
 
@@ -120,8 +125,11 @@ class DiscreteTimeRelease(Release, kind="discrete_time"):
         The public ridge Λ.
     extra_regularization : float
         The extra ridge Δ of Obj-Pert (0 for Out-Pert).
-    n : int
-        The number of records (public).
+    n : int or None
+        The number of records: public under replace-one, None under add/remove (private).
+    public_size : int, optional
+        The public size m that normalises Out-Pert's objective in place of n under add/remove
+        (None under replace-one: m = n).
     q : int
         The number of intervals.
     e : int
@@ -140,10 +148,11 @@ class DiscreteTimeRelease(Release, kind="discrete_time"):
     noise_scale: float = public()
     regularization: float = public()
     extra_regularization: float = public(range="nonnegative")
-    n: int = public()
+    n: int | None = public()
     q: int = public()
     e: int = public()
     d: int = public()
+    public_size: int | None = public(default=None)
     link: str = constant(default="logit")
     covariate_bound: float = constant(default=1.0)
 
@@ -165,6 +174,9 @@ class DiscreteTimeRelease(Release, kind="discrete_time"):
         return self.f[self.e :]
 
 
+#: The largest public size m of Out-Pert's objective: a count of persons, above any population.
+MAX_PUBLIC_SIZE = 10**10
+
 _NOT_CONVERGED = "Newton's method did not reach ‖∇J‖ ≤ 1e-9 in 100 steps; ε was spent (the failure depends on the data)"
 
 
@@ -185,24 +197,63 @@ def gradient_sensitivity(basis) -> float:
     return float(np.sum(np.sqrt(4.0 + sq)) + np.sqrt(4.0 * sq.max() + 4.0))
 
 
-def output_sensitivity(basis, n: int, regularization: float) -> float:
-    """t = L/(nΛ): ℓ2 sensitivity of argmin J under replace-one (Lemma 4.3, Alg. 1 line 3).
+def record_gradient_bound(basis) -> float:
+    """G = Σ_s √(‖A_s‖² + 1): bound on one record's ‖∇ℓ(f; d)‖, at every f.
+
+    The gradient of a record's loss (logit link) is Σ_{s ≤ k} w_s·(A_s, x) with w_s =
+    h_s − y_s in (−1, 1) over the k ≤ q intervals it was at risk in, and ‖(A_s, x)‖ ≤ √(‖A_s‖² + 1)
+    for ‖x‖ ≤ 1 (the triangle inequality).
+
+    Parameters
+    ----------
+    basis : array_like, shape (q, e)
+        The public basis A.
+
+    Returns
+    -------
+    float
+        G.
+
+    Examples
+    --------
+    >>> from pm_private.survival import gradient_sensitivity, record_gradient_bound
+    >>> from pm_private.survival.discrete.spline import interval_basis
+    >>> basis = interval_basis(20, 3)
+    >>> record_gradient_bound(basis) < gradient_sensitivity(basis)
+    True
+    """
+    sq = np.sum(np.asarray(basis, dtype=np.float64) ** 2, axis=1)
+    return float(np.sum(np.sqrt(sq + 1.0)))
+
+
+def output_sensitivity(basis, n: int, regularization: float, relation: str = REPLACE_ONE) -> float:
+    """ℓ2 sensitivity of argmin J, J(f) = (1/m)Σᵢ ℓ(f; dᵢ) + (Λ/2)‖f‖² with a public m: t = L/(mΛ)
+    under replace-one (Lemma 4.3, Alg. 1 line 3), t = G/(mΛ) under add/remove.
+
+    Add/remove: the objectives of D and of D with one record d added differ by ℓ(f; d)/m, and
+    J is Λ-strongly convex, so their minimisers differ by at most ‖∇ℓ(f; d)‖/(mΛ) ≤ G/(mΛ)
+    (Chaudhuri, Monteleoni & Sarwate 2011, Lemma 7, with one loss added instead of one replaced;
+    G of :func:`record_gradient_bound`).
 
     Parameters
     ----------
     basis : array_like, shape (q, e)
         The public basis A.
     n : int
-        The number of records.
+        m, the public size that normalises the objective (the number of records under
+        replace-one, unless a public size is given).
     regularization : float
         The ridge Λ > 0.
+    relation : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation.
 
     Returns
     -------
     float
         t.
     """
-    return gradient_sensitivity(basis) / (int(n) * float(regularization))
+    bound = gradient_sensitivity(basis) if check_relation(relation) == REPLACE_ONE else record_gradient_bound(basis)
+    return bound / (int(n) * float(regularization))
 
 
 def jacobian_epsilon(basis, n: int, regularization: float) -> float:
@@ -281,7 +332,12 @@ def _check_release(release: DiscreteTimeRelease) -> None:
         check_memory("q and e", 64.0 * q * (e + 2))
     except ValueError as error:
         raise ValueError(f"fields 'q' and 'e': {error}") from None
-    n = check_release_field("n", check_count, "n", release.n)
+    if release.mechanism not in (OUTPUT_PERTURBATION, OBJECTIVE_PERTURBATION):
+        raise ValueError(
+            f"field 'mechanism' must name one of the mechanisms {[OUTPUT_PERTURBATION, OBJECTIVE_PERTURBATION]}, "
+            f"got {release.mechanism!r:.60}"
+        )
+    n = _checked_size(release)
     d = check_release_field("d", check_count, "d", release.d, 0)
     if release.f.shape != (e + d,):
         raise ValueError(f"field 'f' must hold 'e' + 'd' values, got shape {release.f.shape}")
@@ -292,19 +348,18 @@ def _check_release(release: DiscreteTimeRelease) -> None:
             f"field 'covariate_bound' must be 1 (rows in the unit ball), got {release.covariate_bound!r:.40}"
         )
     noise_epsilon = check_release_field("noise_epsilon", check_epsilon, release.noise_epsilon)
-    if release.mechanism not in (OUTPUT_PERTURBATION, OBJECTIVE_PERTURBATION):
-        raise ValueError(
-            f"field 'mechanism' must name one of the mechanisms {[OUTPUT_PERTURBATION, OBJECTIVE_PERTURBATION]}, "
-            f"got {release.mechanism!r:.60}"
-        )
     basis = interval_basis(q, e)
     if release.mechanism == OUTPUT_PERTURBATION:
-        sensitivity, extra, expected_epsilon = output_sensitivity(basis, n, regularization), 0.0, release.epsilon
+        sensitivity = output_sensitivity(basis, n, regularization, release.neighbours)
+        extra, expected_epsilon = 0.0, release.epsilon
     else:
         sensitivity = gradient_sensitivity(basis)
         extra, expected_epsilon = objective_regularization(basis, n, release.epsilon, regularization)
     check_release_consistent(
-        "sensitivity", release.sensitivity, sensitivity, "the sensitivity of 'q', 'e', 'n' and 'regularization'"
+        "sensitivity",
+        release.sensitivity,
+        sensitivity,
+        "the sensitivity of 'q', 'e', 'n' (or 'public_size'), 'regularization' and 'neighbours'",
     )
     check_release_consistent(
         "noise_epsilon",
@@ -333,11 +388,40 @@ def _check_release(release: DiscreteTimeRelease) -> None:
     check_release_field("noise_scale", _check_noise_scale, release.noise_scale, release.extra_regularization)
 
 
-def _check_inputs(X, time, event, unit, epsilon, regularization, q, e):
+def _checked_size(release: DiscreteTimeRelease) -> int:
+    """m, the public size of a release's objective: n under replace-one, ``public_size`` under
+    add/remove (Out-Pert only); ValueError naming the field."""
+    check_public_n(release)
+    if release.neighbours == REPLACE_ONE:
+        if release.public_size is not None:
+            raise ValueError(
+                f"field 'public_size' must be None under replace-one (n public), got {release.public_size!r:.40}"
+            )
+        return check_release_field("n", check_count, "n", release.n)
+    if release.mechanism != OUTPUT_PERTURBATION:
+        raise ValueError(f"field 'neighbours': add-remove is offered by {OUTPUT_PERTURBATION} only")
+    if release.public_size is None:
+        raise ValueError("field 'public_size' must be a count under add-remove neighbours (n private)")
+    return check_release_field("public_size", check_count, "public_size", release.public_size, 1, MAX_PUBLIC_SIZE)
+
+
+@dataclass(frozen=True, eq=False)
+class _NoRecords(BasisDimensions):
+    """The data set of no record, a neighbour of every one-record data set under add/remove: the
+    public basis and d, n = 0."""
+
+    basis: np.ndarray
+    d: int
+    n: int = 0
+
+
+def _check_inputs(X, time, event, unit, epsilon, regularization, q, e, relation=REPLACE_ONE):
     """(records, ε, Λ, unit) of both mechanisms: the rows made one record per person
     (:func:`pm_private.survival.data.person_records`), ε, Λ, q and e checked, and the records
-    validated where they live (Dask collections partition by partition)."""
-    time, event, (X,), unit = person_records(unit, time, event, X)
+    validated where they live (Dask collections partition by partition); under add/remove, data
+    of no record are taken (:func:`pm_private.privacy.relations.check_some_units`)."""
+    empty = check_relation(relation) == ADD_REMOVE
+    time, event, (X,), unit = person_records(unit, time, event, X, allow_empty=empty)
     epsilon = check_epsilon(epsilon)
     regularization = check_bound("regularization", regularization)
     q, e = check_count("q", q), check_count("e", e, 2)
@@ -346,7 +430,29 @@ def _check_inputs(X, time, event, unit, epsilon, regularization, q, e):
         from .dask_reduce import partitioned_records
 
         return partitioned_records(X, time, event, q=q, e=e), epsilon, regularization, unit
+    if empty and np.size(time) == 0:
+        check_survival(time, event, allow_empty=True)
+        shape = np.shape(X)
+        if len(shape) != 2 or shape[0] != 0 or shape[1] < 1:
+            raise ValueError(f"X must be 2-D with one column per covariate and one row per time, got shape {shape}")
+        return _NoRecords(interval_basis(q, e), shape[1]), epsilon, regularization, unit
     return private_records(X, time, event, q, e), epsilon, regularization, unit
+
+
+def _public_size(public_size, n: int, relation: str) -> int:
+    """m, the public size normalising Out-Pert's objective: n under replace-one (n public),
+    ``public_size`` under add/remove; ValueError naming ``public_size``."""
+    if relation == REPLACE_ONE:
+        if public_size is not None:
+            raise ValueError(
+                "public_size is for add-remove neighbours only: under replace-one n is public and sizes the ridge"
+            )
+        return n
+    if public_size is None:
+        raise ValueError(
+            "public_size must be given under add-remove neighbours: n is private and cannot size the ridge"
+        )
+    return check_count("public_size", public_size, 1, MAX_PUBLIC_SIZE)
 
 
 def _converged_fit(data, l2: float, linear=None):
@@ -358,14 +464,19 @@ def _converged_fit(data, l2: float, linear=None):
     return fit
 
 
-def _guarded(accountant, mechanism, epsilon, data, regularization, unit):
+def _guarded(accountant, mechanism, epsilon, data, regularization, unit, relation=REPLACE_ONE, public_size=None):
     """The accountant's guard of one release (:func:`pm_private.privacy.release.release_guard`), labelled
-    by the public sizes and Λ."""
-    label = f"n={data.n}, q={data.q}, e={data.e}, Λ={regularization:g}"
-    return release_guard(accountant, mechanism, epsilon, label=label, unit=unit)
+    by the public sizes (n under replace-one only) and Λ."""
+    sizes = f"n={data.n}" if relation == REPLACE_ONE else ""
+    sizes += "" if public_size is None else f"{', ' if sizes else ''}m={public_size}"
+    label = f"{sizes}, q={data.q}, e={data.e}, Λ={regularization:g}"
+    return release_guard(accountant, mechanism, epsilon, neighbours=relation, label=label, unit=unit)
 
 
-def _record(mechanism, data, epsilon, noise_epsilon, sensitivity, regularization, extra, source, unit):
+def _record(
+    mechanism, data, epsilon, noise_epsilon, sensitivity, regularization, extra, source, unit,
+    relation=REPLACE_ONE, public_size=None,
+):  # fmt: skip
     """The record of a release: f ↦ its :class:`DiscreteTimeRelease`, with noise scale
     ``sensitivity / noise_epsilon``; the mechanisms build it once on zeros before they charge, so
     that a record its class's checks refuse spends nothing."""
@@ -378,12 +489,14 @@ def _record(mechanism, data, epsilon, noise_epsilon, sensitivity, regularization
         noise_scale=sensitivity / noise_epsilon,
         regularization=regularization,
         extra_regularization=extra,
-        n=data.n,
+        n=data.n if relation == REPLACE_ONE else None,
         q=data.q,
         e=data.e,
         d=data.d,
+        public_size=public_size,
         private=source.secure,
         unit=unit,
+        neighbours=relation,
     )
 
 
@@ -399,11 +512,15 @@ def output_perturbation(
     accountant: PrivacyAccountant | None = None,
     rng=None,
     unit=None,
+    public_size: int | None = None,
+    relation: str = REPLACE_ONE,
 ) -> DiscreteTimeRelease:
     """Ext-Out-Pert (Nguyên & Hui 2017a, Alg. 1): f* = argmin J(f), released as f* + b, ε-DP.
 
-    J(f) = (1/n)Σᵢ ℓ(f; dᵢ) + (Λ/2)‖f‖² is minimised to ‖∇J‖ ≤ 1e-9, and f* gets noise with
-    density ∝ exp(−ε‖b‖/t), t = L/(nΛ) (:func:`output_sensitivity`), drawn by
+    J(f) = (1/m)Σᵢ ℓ(f; dᵢ) + (Λ/2)‖f‖² (m = n under replace-one, ``public_size`` under
+    add/remove) is minimised to
+    ‖∇J‖ ≤ 1e-9, and f* gets noise with density ∝ exp(−ε‖b‖/t), t = L/(mΛ) under replace-one
+    and G/(mΛ) under add/remove (:func:`output_sensitivity`), drawn by
     :func:`pm_private.privacy.noise.l2_gamma_vector`.
 
     Parameters
@@ -438,6 +555,14 @@ def output_perturbation(
         covariates of their earliest interval (:func:`pm_private.survival.person_histories`), n
         the number of persons, and the release protects a person with all their rows.  None:
         each row is one person's record.
+    public_size : int, optional
+        Under add/remove, where n is private, the public size m ≥ 1 that normalises the objective
+        in place of n, fixed before the data are seen (e.g. the expected number of persons; at
+        most 10¹⁰).  Required there, and None under replace-one (m = n).
+    relation : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation (:mod:`pm_private.privacy.relations`): under add/remove n is
+        private (the release records ``n=None``), data of no record are released (noise about
+        f* = 0), and the ledger counts the release under replace-one by group privacy (2ε).
 
     Returns
     -------
@@ -447,8 +572,9 @@ def output_perturbation(
     Raises
     ------
     ValueError
-        Before anything is spent: invalid ε, Λ, q or e; covariate rows outside the unit ball;
-        times outside [0, 1]; events other than 0 or 1; a noise scale that overflows.
+        Before anything is spent: invalid ε, Λ, q, e, ``public_size`` or ``relation``; no
+        ``public_size`` under add/remove; covariate rows outside the unit ball; times outside
+        [0, 1]; events other than 0 or 1; a noise scale that overflows.
     BudgetExceededError
         If ``accountant`` cannot afford ε (nothing is released).
     ConvergenceError
@@ -456,10 +582,13 @@ def output_perturbation(
 
     Notes
     -----
-    Privacy: ε-DP (pure) under replace-one neighbours (n is public; the unit a person's record,
-    or with ``unit`` a person with all their rows).  Public inputs: q, e (hence
-    the basis), the covariate bound ‖xᵢ‖ ≤ 1, times scaled with a public horizon,
-    Λ = ``regularization`` and n.  Exact up to the minimiser's tolerance ‖∇J‖ ≤ 1e-9.  Not
+    Privacy: ε-DP (pure) under replace-one neighbours (n is public), or with
+    ``relation="add-remove"`` under add/remove neighbours (n private; the sensitivity G/(mΛ) of
+    :func:`output_sensitivity`, whose proof adds one record's loss to a Λ-strongly convex
+    objective); the unit a person's record, or with ``unit`` a person with all their rows.
+    Public inputs: q, e (hence the basis), the covariate bound ‖xᵢ‖ ≤ 1, times scaled with a
+    public horizon, Λ = ``regularization``, m = ``public_size``, and n under replace-one.  Exact
+    up to the minimiser's tolerance ‖∇J‖ ≤ 1e-9.  Not
     floating-point safe: float noise is added to a float minimiser (a truncation δ of about
     (e + d)·2⁻⁵³ is not charged; see the module docstring).  No exact sampler exists for this
     noise: OpenDP has none for a density in the ℓ2 norm (see
@@ -484,15 +613,21 @@ def output_perturbation(
     >>> accountant.spent
     Budget(epsilon=1.0, delta=0.0)
     """
-    data, epsilon, regularization, unit = _check_inputs(X, time, event, unit, epsilon, regularization, q, e)
+    relation = check_relation(relation)
+    data, epsilon, regularization, unit = _check_inputs(X, time, event, unit, epsilon, regularization, q, e, relation)
+    size = _public_size(public_size, data.n, relation)
     source = as_noise_source(rng)
-    t = output_sensitivity(data.basis, data.n, regularization)
+    t = output_sensitivity(data.basis, size, regularization, relation)
     _check_noise_scale(t / epsilon)
-    record = _record(OUTPUT_PERTURBATION, data, epsilon, epsilon, t, regularization, 0.0, source, unit)
+    record = _record(
+        OUTPUT_PERTURBATION, data, epsilon, epsilon, t, regularization, 0.0, source, unit, relation, public_size
+    )
     record(np.zeros(data.dim))  # the record's own checks, before anything is spent
-    with _guarded(accountant, OUTPUT_PERTURBATION, epsilon, data, regularization, unit):
-        fit = _converged_fit(data, regularization)
-        return record(fit.f + l2_gamma_vector(data.dim, t / epsilon, source))
+    with _guarded(accountant, OUTPUT_PERTURBATION, epsilon, data, regularization, unit, relation, public_size):
+        # (1/m)Σℓ + (Λ/2)‖f‖² has the minimiser of (1/n)Σℓ + (Λm/n/2)‖f‖²; no record: f* = 0
+        ridge = regularization if relation == REPLACE_ONE else regularization * size / max(data.n, 1)
+        f = _converged_fit(data, ridge).f if data.n else np.zeros(data.dim)
+        return record(f + l2_gamma_vector(data.dim, t / epsilon, source))
 
 
 @parameters_from(output_perturbation, sections=("Returns", "Raises"))

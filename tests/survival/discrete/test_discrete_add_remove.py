@@ -1,0 +1,168 @@
+"""Ext-Out-Pert under add/remove neighbours (n private, the objective normalised by a public m).
+
+What is checked:
+
+- one record's gradient is bounded by G = Σ_s √(‖A_s‖² + 1) at random and extreme f, for random
+  and extreme records (rows on the unit sphere, every interval, both event values);
+- the sensitivity G/(mΛ): the exact minimisers of (1/m)Σℓ + (Λ/2)‖f‖² on D and on D with one
+  random or extreme record added move by at most it, and by a sizeable share of it at worst;
+- the release: f* + the l2-Gamma noise of scale G/(mΛε) (seeded), n not recorded, the
+  relation and m recorded, the ledger entry converted by group privacy (2ε), no n in its label;
+  data of no record released as noise about 0;
+- refusals before anything is spent: no ``public_size`` under add/remove, one under replace-one,
+  and every invalid ``public_size``; a record whose fields contradict the relation.
+"""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from pm_private.privacy.accountant import PrivacyAccountant
+from pm_private.privacy.noise import as_noise_source, l2_gamma_vector
+from pm_private.survival import (
+    DiscreteTimeData,
+    fit_discrete_time,
+    interval_basis,
+    record_grad_numpy,
+    simulate_discrete_time,
+)
+from pm_private.survival.discrete.mechanisms import (
+    OBJECTIVE_PERTURBATION,
+    gradient_sensitivity,
+    objective_perturbation,
+    output_perturbation,
+    output_sensitivity,
+    record_gradient_bound,
+)
+
+Q, E, D = 8, 3, 2
+BASIS = interval_basis(Q, E)
+G = record_gradient_bound(BASIS)
+
+
+def _sphere(rng, size):
+    x = rng.standard_normal((size, D))
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def _extreme_records(rng):
+    """Rows on the unit sphere in both directions, in every interval, with and without the event."""
+    u = _sphere(rng, 1)[0]
+    return [(sign * u, k, ev) for sign in (1.0, -1.0) for k in range(Q) for ev in (0, 1)]
+
+
+def _random_records(rng, count):
+    X = _sphere(rng, count) * rng.uniform(size=(count, 1))
+    return list(zip(X, rng.integers(0, Q, count), rng.integers(0, 2, count), strict=True))
+
+
+def _data(records):
+    X, interval, event = (np.array(column) for column in zip(*records, strict=True))
+    return DiscreteTimeData(X, interval, event, BASIS)
+
+
+def test_one_records_gradient_is_bounded_by_g():
+    rng = np.random.default_rng(0)
+    data = _data(_extreme_records(rng) + _random_records(rng, 100))
+    worst = 0.0
+    for scale in (0.1, 1.0, 5.0, 30.0):
+        for f in rng.standard_normal((50, E + D)) * scale:
+            worst = max(worst, np.linalg.norm(record_grad_numpy(f, data), axis=1).max())
+    assert worst <= G
+    assert worst > 0.5 * G  # reached: at extreme f a record's weights are all near ±1
+    assert G < gradient_sensitivity(BASIS)  # below Lemma 4.2's bound on a difference of two
+
+
+def _minimiser(records, m, lam):
+    """argmin (1/m)Σℓ + (Λ/2)‖f‖², as the mechanism computes it: ridge Λm/n on the mean loss."""
+    data = _data(records)
+    fit = fit_discrete_time(data, l2=lam * m / data.n, gtol=1e-12)
+    assert fit.converged
+    return fit.f
+
+
+@pytest.mark.parametrize("lam", [0.05, 5.0])
+def test_the_minimiser_moves_by_at_most_g_over_m_lambda_when_a_record_is_added(lam):
+    rng = np.random.default_rng(1)
+    m = 30
+    t = output_sensitivity(BASIS, m, lam, "add-remove")
+    assert t == pytest.approx(G / (m * lam))
+    worst = 0.0
+    for n in (20, 30, 45):  # the private n below, at and above the public m
+        base = _random_records(rng, n)
+        f_base = _minimiser(base, m, lam)
+        for record in _extreme_records(rng)[::3] + _random_records(rng, 6):
+            worst = max(worst, np.linalg.norm(_minimiser([*base, record], m, lam) - f_base))
+    assert worst <= t
+    # the data's curvature adds to Λ's: reached in part where Λ dominates it
+    assert worst > (0.2 if lam > 1 else 0.02) * t
+
+
+@pytest.fixture(scope="module")
+def records():
+    sim = simulate_discrete_time(300, alpha=[-2.0, 0.5, -0.3], beta=[0.8, -0.6], q=Q, rng=4)
+    return sim.data.X, sim.time, sim.data.event, sim.data
+
+
+def test_the_add_remove_release_keeps_n_private(records):
+    X, time, event, data = records
+    eps, lam, m = 0.8, 0.02, 250
+    acct = PrivacyAccountant(epsilon=4.0)
+    release = output_perturbation(
+        X, time, event, epsilon=eps, regularization=lam, q=Q, e=E, accountant=acct, rng=7,
+        relation="add-remove", public_size=m,
+    )  # fmt: skip
+    t = G / (m * lam)
+    f_star = fit_discrete_time(data, l2=lam * m / data.n).f
+    np.testing.assert_allclose(release.f - f_star, l2_gamma_vector(E + D, t / eps, as_noise_source(7)), atol=1e-8)
+    assert release.sensitivity == pytest.approx(t) and release.noise_scale == pytest.approx(t / eps)
+    assert (release.n, release.public_size, release.neighbours) == (None, m, "add-remove")
+    (entry,) = acct.ledger
+    assert entry.neighbours == "add-remove as replace-one" and entry.epsilon == pytest.approx(2 * eps)
+    assert "n=" not in entry.label and f"m={m}" in entry.label
+    with pytest.raises(ValueError, match="public_size"):  # the record's own check
+        dataclasses.replace(release, public_size=None)
+    with pytest.raises(ValueError, match="'n'"):
+        dataclasses.replace(release, n=data.n)
+
+
+def test_data_of_no_record_are_released_under_add_remove():
+    acct = PrivacyAccountant(epsilon=2.0)
+    release = output_perturbation(
+        np.zeros((0, D)), np.zeros(0), np.zeros(0, int), epsilon=1.0, regularization=0.1, q=Q, e=E,
+        accountant=acct, rng=3, relation="add-remove", public_size=100,
+    )  # fmt: skip
+    t = G / (100 * 0.1)
+    np.testing.assert_allclose(release.f, l2_gamma_vector(E + D, t, as_noise_source(3)))
+    assert release.n is None and acct.spent[0] == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="at least one row"):  # n is public under replace-one: refused, free
+        output_perturbation(
+            np.zeros((0, D)), np.zeros(0), np.zeros(0, int), epsilon=1.0, regularization=0.1, q=Q, e=E,
+            accountant=acct,
+        )  # fmt: skip
+    assert len(acct.ledger) == 1
+
+
+@pytest.mark.parametrize(
+    ("relation", "public_size"),
+    [("add-remove", None), ("replace-one", 100)]
+    + [("add-remove", v) for v in (0, -1, 1.5, True, "10", 10.0, 10**11, 2**63, np.nan)],
+)
+def test_public_size_is_refused_naming_it_and_spends_nothing(records, relation, public_size):
+    X, time, event, _ = records
+    acct = PrivacyAccountant(epsilon=10.0)
+    with pytest.raises(ValueError, match="public_size"):
+        output_perturbation(
+            X, time, event, epsilon=1.0, regularization=0.1, q=Q, e=E, accountant=acct, rng=0,
+            relation=relation, public_size=public_size,
+        )  # fmt: skip
+    assert not acct.ledger
+
+
+def test_objective_perturbation_stays_replace_one(records):
+    X, time, event, _ = records
+    release = objective_perturbation(X, time, event, epsilon=1.0, regularization=0.1, q=Q, e=E, rng=0)
+    assert release.mechanism == OBJECTIVE_PERTURBATION and release.public_size is None
+    with pytest.raises(ValueError, match="neighbours"):
+        dataclasses.replace(release, n=None, neighbours="add-remove", public_size=100)
