@@ -69,13 +69,8 @@ from pm_private.survival import release_survival_stats, survival_noise_plan, sur
 from pm_private.survival.data import person_histories, scale_times
 from pm_private.survival.discrete.data import DiscreteTimeData
 from pm_private.survival.discrete.fit import fit_discrete_time, loss_and_grad
-from pm_private.survival.discrete.mechanisms import (
-    gradient_sensitivity,
-    objective_perturbation,
-    objective_regularization,
-    output_perturbation,
-    output_sensitivity,
-)
+from pm_private.survival.discrete.mechanisms import objective_perturbation, output_perturbation
+from pm_private.survival.discrete.sensitivity import gradient_sensitivity, objective_regularization, output_sensitivity
 from pm_private.survival.exits.outcomes import exit_counts
 from pm_private.survival.weibull.mechanisms import WeibullLSP, lsp_ladder
 

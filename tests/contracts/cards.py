@@ -638,12 +638,20 @@ CARDS = [
     MechanismCard(
         "pm_private.survival:objective_perturbation",
         data=dict(X="X", time="time", event="event"),
-        params=dict(epsilon=1.0, regularization=0.1, q=5, e=2, rng=0),
+        params=dict(epsilon=1.0, regularization=0.1, q=5, e=2, rng=0, public_size=None, relation="replace-one"),
+        add_remove=dict(public_size=100),
         kinds=RECORDS
         | SURVIVAL
         | CHARGED
         | PERSONS
-        | dict(epsilon="epsilon", regularization="bound", q="count", e="count"),
+        | dict(
+            epsilon="epsilon",
+            regularization="bound",
+            q="count",
+            e="count",
+            public_size="optional count",
+            relation="choice",
+        ),
         release_kind="discrete_time",
     ),
 ]

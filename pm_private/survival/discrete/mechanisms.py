@@ -4,10 +4,10 @@ Both mechanisms fit the logit-link discrete-time hazard model of
 :mod:`pm_private.survival.discrete.likelihood` with the
 natural-spline baseline, J(f) = (1/n)Σᵢ ℓ(f; dᵢ) + (Λ/2)‖f‖², f = (α, β), and release f.
 
-Privacy: ε-DP under **replace-one** neighbours (n public); Ext-Out-Pert also under **add/remove**
-(n private, its objective normalised by a public size m, :func:`output_sensitivity`).  Public
-inputs: n (replace-one), q (intervals),
-e (knots) and hence the basis A, the covariate bound ‖xᵢ‖ ≤ 1 (rows must already be projected,
+Privacy: ε-DP under **replace-one** neighbours (n public), or under **add/remove** (n private,
+the objective normalised by a public size m in place of n, and G = Σ_s √(‖A_s‖² + 1), the bound
+on one record's gradient, in place of L: :func:`record_gradient_bound`).  Public inputs: n
+(replace-one) or m (add/remove), q (intervals), e (knots) and hence the basis A, the covariate bound ‖xᵢ‖ ≤ 1 (rows must already be projected,
 e.g. with :func:`pm_private.survival.data.scale_covariates`), times scaled into [0, 1] with a
 public horizon, and Λ.  Both rest on Lemma 4.2 of Nguyên & Hui (2017a): for any f and any two records,
 
@@ -78,17 +78,17 @@ from ...privacy.validation import (
 from ..data import check_survival, person_records
 from .data import BasisDimensions, private_records
 from .fit import fit_discrete_time
+from .sensitivity import (
+    gradient_bound,
+    objective_regularization,
+    output_sensitivity,
+)
 from .spline import interval_basis
 
 __all__ = [
     "OUTPUT_PERTURBATION",
     "OBJECTIVE_PERTURBATION",
     "DiscreteTimeRelease",
-    "gradient_sensitivity",
-    "record_gradient_bound",
-    "output_sensitivity",
-    "jacobian_epsilon",
-    "objective_regularization",
     "output_perturbation",
     "objective_perturbation",
 ]
@@ -180,140 +180,6 @@ MAX_PUBLIC_SIZE = 10**10
 _NOT_CONVERGED = "Newton's method did not reach ‖∇J‖ ≤ 1e-9 in 100 steps; ε was spent (the failure depends on the data)"
 
 
-def gradient_sensitivity(basis) -> float:
-    """L = Σ_s √(4 + ‖A_s‖²) + max_s √(4‖A_s‖² + 4): bound on ‖∇ℓ(f; d) − ∇ℓ(f; d′)‖ (Lemma 4.2).
-
-    Parameters
-    ----------
-    basis : array_like, shape (q, e)
-        The public basis A.
-
-    Returns
-    -------
-    float
-        L.
-    """
-    sq = np.sum(np.asarray(basis, dtype=np.float64) ** 2, axis=1)
-    return float(np.sum(np.sqrt(4.0 + sq)) + np.sqrt(4.0 * sq.max() + 4.0))
-
-
-def record_gradient_bound(basis) -> float:
-    """G = Σ_s √(‖A_s‖² + 1): bound on one record's ‖∇ℓ(f; d)‖, at every f.
-
-    The gradient of a record's loss (logit link) is Σ_{s ≤ k} w_s·(A_s, x) with w_s =
-    h_s − y_s in (−1, 1) over the k ≤ q intervals it was at risk in, and ‖(A_s, x)‖ ≤ √(‖A_s‖² + 1)
-    for ‖x‖ ≤ 1 (the triangle inequality).
-
-    Parameters
-    ----------
-    basis : array_like, shape (q, e)
-        The public basis A.
-
-    Returns
-    -------
-    float
-        G.
-
-    Examples
-    --------
-    >>> from pm_private.survival import gradient_sensitivity, record_gradient_bound
-    >>> from pm_private.survival.discrete.spline import interval_basis
-    >>> basis = interval_basis(20, 3)
-    >>> record_gradient_bound(basis) < gradient_sensitivity(basis)
-    True
-    """
-    sq = np.sum(np.asarray(basis, dtype=np.float64) ** 2, axis=1)
-    return float(np.sum(np.sqrt(sq + 1.0)))
-
-
-def output_sensitivity(basis, n: int, regularization: float, relation: str = REPLACE_ONE) -> float:
-    """ℓ2 sensitivity of argmin J, J(f) = (1/m)Σᵢ ℓ(f; dᵢ) + (Λ/2)‖f‖² with a public m: t = L/(mΛ)
-    under replace-one (Lemma 4.3, Alg. 1 line 3), t = G/(mΛ) under add/remove.
-
-    Add/remove: the objectives of D and of D with one record d added differ by ℓ(f; d)/m, and
-    J is Λ-strongly convex, so their minimisers differ by at most ‖∇ℓ(f; d)‖/(mΛ) ≤ G/(mΛ)
-    (Chaudhuri, Monteleoni & Sarwate 2011, Lemma 7, with one loss added instead of one replaced;
-    G of :func:`record_gradient_bound`).
-
-    Parameters
-    ----------
-    basis : array_like, shape (q, e)
-        The public basis A.
-    n : int
-        m, the public size that normalises the objective (the number of records under
-        replace-one, unless a public size is given).
-    regularization : float
-        The ridge Λ > 0.
-    relation : {"replace-one", "add-remove"}, default "replace-one"
-        The neighbour relation.
-
-    Returns
-    -------
-    float
-        t.
-    """
-    bound = gradient_sensitivity(basis) if check_relation(relation) == REPLACE_ONE else record_gradient_bound(basis)
-    return bound / (int(n) * float(regularization))
-
-
-def jacobian_epsilon(basis, n: int, regularization: float) -> float:
-    """ε_J(λ) = Σ_s log(1 + (‖A_s‖² + 1)/(4nλ)), the Jacobian share of Alg. 2 (corrected, see module).
-
-    Parameters
-    ----------
-    basis : array_like, shape (q, e)
-        The public basis A.
-    n : int
-        The number of records.
-    regularization : float
-        The total ridge λ > 0.
-
-    Returns
-    -------
-    float
-        ε_J(λ).
-    """
-    sq = np.sum(np.asarray(basis, dtype=np.float64) ** 2, axis=1)
-    return float(np.sum(np.log1p((sq + 1.0) / (4.0 * int(n) * float(regularization)))))
-
-
-def objective_regularization(basis, n: int, epsilon: float, regularization: float) -> tuple[float, float]:
-    """(Δ, ε′) of Alg. 2 lines 1–4: Δ = 0, ε′ = ε − ε_J(Λ) if that is ≥ ε/2; else Δ > 0 by
-    bisection with ε_J(Λ + Δ) ≤ ε/2 (to relative 1e-12, from above) and ε′ = ε/2.
-
-    Parameters
-    ----------
-    basis : array_like, shape (q, e)
-        The public basis A.
-    n : int
-        The number of records.
-    epsilon : float
-        The total ε.
-    regularization : float
-        The ridge Λ > 0.
-
-    Returns
-    -------
-    extra : float
-        The extra ridge Δ ≥ 0.
-    noise_epsilon : float
-        ε′, the ε left for the noise.
-    """
-    epsilon, regularization = float(epsilon), float(regularization)
-    if jacobian_epsilon(basis, n, regularization) <= epsilon / 2:
-        return 0.0, epsilon - jacobian_epsilon(basis, n, regularization)
-    low, high = 0.0, regularization
-    while jacobian_epsilon(basis, n, regularization + high) > epsilon / 2:
-        low, high = high, 2.0 * high
-    while high - low > 1e-12 * high:
-        middle = 0.5 * (low + high)
-        if jacobian_epsilon(basis, n, regularization + middle) > epsilon / 2:
-            low = middle
-        else:
-            high = middle
-    return high, epsilon / 2
-
-
 def _check_noise_scale(*values) -> None:
     """Refuse, before any noise, public parameters whose noise scale or ridge is not finite."""
     if not all(np.isfinite(v) for v in values):
@@ -353,7 +219,7 @@ def _check_release(release: DiscreteTimeRelease) -> None:
         sensitivity = output_sensitivity(basis, n, regularization, release.neighbours)
         extra, expected_epsilon = 0.0, release.epsilon
     else:
-        sensitivity = gradient_sensitivity(basis)
+        sensitivity = gradient_bound(basis, release.neighbours)
         extra, expected_epsilon = objective_regularization(basis, n, release.epsilon, regularization)
     check_release_consistent(
         "sensitivity",
@@ -390,7 +256,7 @@ def _check_release(release: DiscreteTimeRelease) -> None:
 
 def _checked_size(release: DiscreteTimeRelease) -> int:
     """m, the public size of a release's objective: n under replace-one, ``public_size`` under
-    add/remove (Out-Pert only); ValueError naming the field."""
+    add/remove; ValueError naming the field."""
     check_public_n(release)
     if release.neighbours == REPLACE_ONE:
         if release.public_size is not None:
@@ -398,8 +264,6 @@ def _checked_size(release: DiscreteTimeRelease) -> int:
                 f"field 'public_size' must be None under replace-one (n public), got {release.public_size!r:.40}"
             )
         return check_release_field("n", check_count, "n", release.n)
-    if release.mechanism != OUTPUT_PERTURBATION:
-        raise ValueError(f"field 'neighbours': add-remove is offered by {OUTPUT_PERTURBATION} only")
     if release.public_size is None:
         raise ValueError("field 'public_size' must be a count under add-remove neighbours (n private)")
     return check_release_field("public_size", check_count, "public_size", release.public_size, 1, MAX_PUBLIC_SIZE)
@@ -561,8 +425,8 @@ def output_perturbation(
         most 10¹⁰).  Required there, and None under replace-one (m = n).
     relation : {"replace-one", "add-remove"}, default "replace-one"
         The neighbour relation (:mod:`pm_private.privacy.relations`): under add/remove n is
-        private (the release records ``n=None``), data of no record are released (noise about
-        f* = 0), and the ledger counts the release under replace-one by group privacy (2ε).
+        private (the release records ``n=None``), data of no record are released like any other,
+        and the ledger counts the release under replace-one by group privacy (2ε).
 
     Returns
     -------
@@ -643,18 +507,27 @@ def objective_perturbation(
     accountant: PrivacyAccountant | None = None,
     rng=None,
     unit=None,
+    public_size: int | None = None,
+    relation: str = REPLACE_ONE,
 ) -> DiscreteTimeRelease:
-    """Ext-Obj-Pert (Nguyên & Hui 2017a, Alg. 2): argmin J(f) + ⟨b, f⟩/n + (Δ/2)‖f‖², ε-DP.
+    """Ext-Obj-Pert (Nguyên & Hui 2017a, Alg. 2): argmin J(f) + ⟨b, f⟩/m + (Δ/2)‖f‖², ε-DP.
 
-    ε′ = ε − ε_J(Λ + Δ) with Δ from :func:`objective_regularization` (ε_J corrected, see the
-    module docstring); b has density ∝ exp(−ε′‖b‖/L), L = :func:`gradient_sensitivity`.
+    J(f) = (1/m)Σᵢ ℓ(f; dᵢ) + (Λ/2)‖f‖² with m = n under replace-one and m = ``public_size``
+    under add/remove.  ε′ = ε − ε_J(Λ + Δ) with Δ from :func:`objective_regularization` at m (ε_J
+    corrected, see the module docstring); b has density ∝ exp(−ε′‖b‖/L) under replace-one,
+    L = :func:`gradient_sensitivity`, and ∝ exp(−ε′‖b‖/G) under add/remove,
+    G = :func:`record_gradient_bound`.
 
     Notes
     -----
-    Privacy: ε-DP (pure) under replace-one neighbours (n is public; the unit a person's record,
-    or with ``unit`` a person with all their rows), with the corrected
-    Jacobian term ε_J (module docstring).  Public inputs: q, e (hence the basis), the covariate
-    bound ‖xᵢ‖ ≤ 1, times scaled with a public horizon, Λ = ``regularization`` and n.  Exact for
+    Privacy: ε-DP (pure) under replace-one neighbours (n is public), or with
+    ``relation="add-remove"`` under add/remove neighbours (n private); the unit a person's record,
+    or with ``unit`` a person with all their rows; with the corrected Jacobian term ε_J (module
+    docstring).  Under add/remove the proof is the module's with one record added: for the same
+    output f the noise vectors of D and of D with a record d added differ by ∇ℓ(f; d), of norm at
+    most G, and the Jacobians by d's Hessian, the factor bounded by ε_J at m.  Public inputs: q, e
+    (hence the basis), the covariate bound ‖xᵢ‖ ≤ 1, times scaled with a public horizon,
+    Λ = ``regularization``, m = ``public_size``, and n under replace-one.  Exact for
     the exact minimiser (solved to ‖∇J‖ ≤ 1e-9).  Floating point: the noise is inside the
     objective and only the minimiser is released, which the bit-level attack on released noise
     does not reach directly but which no proof covers bit for bit either.  A seeded ``rng``
@@ -676,13 +549,22 @@ def objective_perturbation(
     >>> round(release.noise_epsilon, 3), release.extra_regularization  # ε′ = ε − ε_J(Λ), Δ = 0
     (0.599, 0.0)
     """
-    data, epsilon, regularization, unit = _check_inputs(X, time, event, unit, epsilon, regularization, q, e)
+    relation = check_relation(relation)
+    data, epsilon, regularization, unit = _check_inputs(X, time, event, unit, epsilon, regularization, q, e, relation)
+    size = _public_size(public_size, data.n, relation)
     source = as_noise_source(rng)
-    L = gradient_sensitivity(data.basis)
-    extra, noise_epsilon = objective_regularization(data.basis, data.n, epsilon, regularization)
-    _check_noise_scale(L / noise_epsilon, extra)
-    record = _record(OBJECTIVE_PERTURBATION, data, epsilon, noise_epsilon, L, regularization, extra, source, unit)
+    bound = gradient_bound(data.basis, relation)
+    extra, noise_epsilon = objective_regularization(data.basis, size, epsilon, regularization)
+    _check_noise_scale(bound / noise_epsilon, extra)
+    record = _record(
+        OBJECTIVE_PERTURBATION, data, epsilon, noise_epsilon, bound, regularization, extra, source, unit,
+        relation, public_size,
+    )  # fmt: skip
     record(np.zeros(data.dim))  # the record's own checks, before anything is spent
-    with _guarded(accountant, OBJECTIVE_PERTURBATION, epsilon, data, regularization, unit):
-        noise = l2_gamma_vector(data.dim, L / noise_epsilon, source)
-        return record(_converged_fit(data, regularization + extra, linear=noise).f)
+    with _guarded(accountant, OBJECTIVE_PERTURBATION, epsilon, data, regularization, unit, relation, public_size):
+        noise = l2_gamma_vector(data.dim, bound / noise_epsilon, source)
+        ridge = regularization + extra
+        if not data.n:  # no record: argmin ⟨b, f⟩/m + (ridge/2)‖f‖²
+            return record(-noise / (size * ridge))
+        # (1/m)(Σℓ + ⟨b, f⟩) + (ridge/2)‖f‖² has the minimiser of the same over n with ridge·m/n
+        return record(_converged_fit(data, ridge if relation == REPLACE_ONE else ridge * size / data.n, linear=noise).f)

@@ -1,4 +1,5 @@
-"""Ext-Out-Pert under add/remove neighbours (n private, the objective normalised by a public m).
+"""Ext-Out-Pert and Ext-Obj-Pert under add/remove neighbours (n private, the objective normalised
+by a public m).
 
 What is checked:
 
@@ -9,6 +10,9 @@ What is checked:
 - the release: f* + the l2-Gamma noise of scale G/(mΛε) (seeded), n not recorded, the
   relation and m recorded, the ledger entry converted by group privacy (2ε), no n in its label;
   data of no record released as noise about 0;
+- Obj-Pert: adding a record's Hessian to Σ∇²ℓ + mλI grows log det by at most ε_J at m (and by
+  a sizeable share of it at worst); the noise b recovered from the optimality condition is the
+  seeded l2-Gamma draw of scale G/ε′; data of no record give −b/(m(Λ + Δ));
 - refusals before anything is spent: no ``public_size`` under add/remove, one under replace-one,
   and every invalid ``public_size``; a record whose fields contradict the relation.
 """
@@ -24,14 +28,15 @@ from pm_private.survival import (
     DiscreteTimeData,
     fit_discrete_time,
     interval_basis,
+    loss_and_grad,
     record_grad_numpy,
     simulate_discrete_time,
 )
-from pm_private.survival.discrete.mechanisms import (
-    OBJECTIVE_PERTURBATION,
+from pm_private.survival.discrete.mechanisms import objective_perturbation, output_perturbation
+from pm_private.survival.discrete.sensitivity import (
     gradient_sensitivity,
-    objective_perturbation,
-    output_perturbation,
+    jacobian_epsilon,
+    objective_regularization,
     output_sensitivity,
     record_gradient_bound,
 )
@@ -160,9 +165,53 @@ def test_public_size_is_refused_naming_it_and_spends_nothing(records, relation, 
     assert not acct.ledger
 
 
-def test_objective_perturbation_stays_replace_one(records):
-    X, time, event, _ = records
-    release = objective_perturbation(X, time, event, epsilon=1.0, regularization=0.1, q=Q, e=E, rng=0)
-    assert release.mechanism == OBJECTIVE_PERTURBATION and release.public_size is None
-    with pytest.raises(ValueError, match="neighbours"):
-        dataclasses.replace(release, n=None, neighbours="add-remove", public_size=100)
+def _log_det_curvature(records, f, m, lam):
+    """log det of the Jacobian of f ↦ b: Σ∇²ℓ + mλI over the records."""
+    data = _data(records)
+    _, _, hess = loss_and_grad(f, data, "logit", hessian=True)
+    return np.linalg.slogdet(data.n * hess + m * lam * np.eye(data.dim))[1]
+
+
+def test_the_jacobian_share_at_m_bounds_an_added_records_determinant_ratio():
+    rng = np.random.default_rng(2)
+    m, lam = 3, 0.01
+    bound = jacobian_epsilon(BASIS, m, lam)
+    worst = 0.0
+    for n in (1, 3, 6):
+        base = _random_records(rng, n)
+        for record in _extreme_records(rng)[::2]:
+            beta = rng.standard_normal(D)
+            points = [*(rng.standard_normal((4, E + D)) * 3.0), np.r_[-record[0] @ beta, 0.0, 0.0, beta]]
+            for f in points:  # the last: z = 0 in every interval, the added record's largest curvature
+                ratio = _log_det_curvature([*base, record], f, m, lam) - _log_det_curvature(base, f, m, lam)
+                assert ratio >= -1e-9  # adding a record's Hessian only grows the determinant
+                worst = max(worst, ratio)
+    assert worst <= bound
+    assert worst > 0.2 * bound  # the base records' curvature adds to mλ: reached in part
+
+
+def test_objective_perturbation_under_add_remove(records):
+    X, time, event, data = records
+    eps, lam, m = 0.8, 0.5, 250
+    acct = PrivacyAccountant(epsilon=4.0)
+    release = objective_perturbation(
+        X, time, event, epsilon=eps, regularization=lam, q=Q, e=E, accountant=acct, rng=9,
+        relation="add-remove", public_size=m,
+    )  # fmt: skip
+    extra, eps_noise = objective_regularization(BASIS, m, eps, lam)
+    assert (release.extra_regularization, release.noise_epsilon) == (extra, eps_noise)
+    assert (release.n, release.public_size, release.neighbours) == (None, m, "add-remove")
+    # optimality: (1/m)(Σ∇ℓ + b) + (Λ + Δ)f = 0  ⇒  b = −(n·∇ mean loss + m(Λ + Δ)f)
+    b = -(data.n * loss_and_grad(release.f, data)[1] + m * (lam + extra) * release.f)
+    np.testing.assert_allclose(b, l2_gamma_vector(E + D, G / eps_noise, as_noise_source(9)), atol=1e-6)
+    assert release.sensitivity == pytest.approx(G) and release.noise_scale == pytest.approx(G / eps_noise)
+    (entry,) = acct.ledger
+    assert entry.neighbours == "add-remove as replace-one" and entry.epsilon == pytest.approx(2 * eps)
+    empty = objective_perturbation(
+        np.zeros((0, D)), np.zeros(0), np.zeros(0, int), epsilon=eps, regularization=lam, q=Q, e=E, rng=9,
+        relation="add-remove", public_size=m,
+    )  # fmt: skip
+    noise = l2_gamma_vector(E + D, G / eps_noise, as_noise_source(9))
+    np.testing.assert_allclose(empty.f, -noise / (m * (lam + extra)))
+    with pytest.raises(ValueError, match="public_size"):
+        dataclasses.replace(release, public_size=None)

@@ -36,11 +36,13 @@ from pm_private.survival import (
 from pm_private.survival.discrete.mechanisms import (
     OBJECTIVE_PERTURBATION,
     OUTPUT_PERTURBATION,
+    objective_perturbation,
+    output_perturbation,
+)
+from pm_private.survival.discrete.sensitivity import (
     gradient_sensitivity,
     jacobian_epsilon,
-    objective_perturbation,
     objective_regularization,
-    output_perturbation,
     output_sensitivity,
 )
 
