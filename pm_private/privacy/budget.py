@@ -51,7 +51,9 @@ __all__ = ["REPLACE_ONE", "Budget", "BudgetExceededError", "Cost", "LedgerEntry"
 REPLACE_ONE = "replace-one"
 
 RESERVED, SPENT, RELEASED = "reserved", "spent", "released"
-GAUSSIAN, LAPLACE = "gaussian", "laplace"
+GAUSSIAN, LAPLACE, L2_LAPLACE = "gaussian", "laplace", "l2-laplace"
+#: The kinds of pure ε-DP noise, each composed as randomized response with ε = Δ/b.
+PURE_KINDS = (LAPLACE, L2_LAPLACE)
 
 # Budget shares such as 0.6·ε + 0.35·ε + 0.05·ε do not add up to ε exactly in floating
 # point; sums are compared with this relative slack (far below any meaningful ε).
@@ -98,13 +100,14 @@ class NoiseEvent:
 
     Parameters
     ----------
-    kind : {"gaussian", "laplace"}
-        The noise distribution.
+    kind : {"gaussian", "laplace", "l2-laplace"}
+        The noise distribution: Gaussian, Laplace (density ∝ exp(−‖b‖₁/b)) or ℓ2-Laplace
+        (a vector with density ∝ exp(−‖b‖₂/b), e.g. :func:`pm_private.privacy.noise.l2_gamma_vector`).
     scale : float
-        The Gaussian standard deviation σ, or the Laplace scale b, > 0.
+        The Gaussian standard deviation σ, or the (ℓ2-)Laplace scale b, > 0.
     sensitivity : float
-        The ℓ2 (Gaussian) or ℓ1 (Laplace) sensitivity Δ of the noised values under the entry's
-        neighbour relation, > 0 (including any rounding the sampler adds).
+        The ℓ2 (Gaussian, ℓ2-Laplace) or ℓ1 (Laplace) sensitivity Δ of the noised values under the
+        entry's neighbour relation, > 0 (including any rounding the sampler adds).
     replace_one_sensitivity : float, optional
         For an event of a release made under add/remove neighbours: the sensitivity of the same
         values under replace-one, in (0, 2Δ] (:mod:`pm_private.privacy.relations`); default 2Δ,
@@ -126,7 +129,8 @@ class NoiseEvent:
     Notes
     -----
     A Gaussian event is composed as the pair N(0, σ²), N(Δ, σ²) (noise multiplier σ/Δ), a
-    Laplace event as randomized response with ε = Δ/b (Kairouz, Oh & Viswanath 2015), a Poisson-
+    Laplace or ℓ2-Laplace event as randomized response with ε = Δ/b, which dominates every ε-DP
+    mechanism (Kairouz, Oh & Viswanath 2015), a Poisson-
     subsampled Gaussian event as dp-accounting's, under replace-one neighbours, with noise
     multiplier σ/(Δ/2) (Zhu, Dong & Wang 2022).
     """
@@ -139,8 +143,8 @@ class NoiseEvent:
     count: int = 1
 
     def __post_init__(self):
-        if self.kind not in (GAUSSIAN, LAPLACE):
-            raise ValueError(f"noise kind must be {GAUSSIAN!r} or {LAPLACE!r}, got {self.kind!r}")
+        if self.kind not in (GAUSSIAN, *PURE_KINDS):
+            raise ValueError(f"noise kind must be one of {(GAUSSIAN, *PURE_KINDS)}, got {self.kind!r}")
         object.__setattr__(self, "scale", check_positive("scale", self.scale))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
         if self.replace_one_sensitivity is not None:
@@ -152,7 +156,7 @@ class NoiseEvent:
                 )
             object.__setattr__(self, "replace_one_sensitivity", value)
         rate = check_positive("sampling_rate", self.sampling_rate)
-        if rate > 1 or (self.kind == LAPLACE and rate != 1):
+        if rate > 1 or (self.kind in PURE_KINDS and rate != 1):
             raise ValueError(f"sampling_rate must be in (0, 1] (1 for Laplace noise), got {rate!r}")
         object.__setattr__(self, "sampling_rate", rate)
         if isinstance(self.count, bool) or not isinstance(self.count, int) or self.count < 1:
@@ -381,7 +385,7 @@ def implied_epsilon(events: tuple[NoiseEvent, ...], delta: float) -> float:
     float
         The implied ε.
     """
-    if all(e.kind == LAPLACE for e in events):
+    if all(e.kind in PURE_KINDS for e in events):
         return math.fsum(e.ratio * e.count for e in events)
     return float(_composition(_tally(events)).get_epsilon_for_delta(delta))
 

@@ -127,3 +127,18 @@ def test_invalid_noise_events(kind, scale, sensitivity):
         NoiseEvent(kind, scale, sensitivity)
     with pytest.raises(TypeError, match="NoiseEvent"):
         PrivacyAccountant(1.0).record("x", 0.5, noise=[("gaussian", 1.0, 1.0)])
+
+
+def test_an_l2_laplace_event_composes_as_randomized_response_as_a_laplace_event_does():
+    """Pure ε-DP noise in the ℓ2 norm (density ∝ exp(−‖b‖₂/b)) is composed as the Laplace event of
+    the same ε = Δ/b: basic and tight totals agree with two Laplace releases; a subsampled one is refused."""
+    l2 = NoiseEvent("l2-laplace", 2.0, 1.0)
+    assert l2.ratio == 0.5 and implied_epsilon((l2, l2), 0.0) == 1.0
+    laplace = PrivacyAccountant(epsilon=20.0, delta=1e-6)
+    pure = PrivacyAccountant(epsilon=20.0, delta=1e-6)
+    for _ in range(30):
+        laplace.record("laplace", 0.5, noise=(NoiseEvent("laplace", 2.0, 1.0),))
+        pure.record("l2", 0.5, noise=(l2,))
+    assert pure.tight_epsilon(1e-6) == laplace.tight_epsilon(1e-6) < pure.spent[0] == 15.0
+    with pytest.raises(ValueError, match="sampling_rate"):
+        NoiseEvent("l2-laplace", 2.0, 1.0, sampling_rate=0.5)

@@ -63,6 +63,7 @@ import numpy as np
 
 from ..._engine.docstrings import parameters_from
 from ...privacy.accountant import PrivacyAccountant
+from ...privacy.budget import L2_LAPLACE, NoiseEvent
 from ...privacy.noise import as_noise_source, l2_gamma_vector
 from ...privacy.relations import ADD_REMOVE, REPLACE_ONE, check_public_n, check_relation
 from ...privacy.release import ConvergenceError, Release, constant, output, public, release_guard
@@ -319,6 +320,17 @@ def _public_size(public_size, n: int, relation: str) -> int:
     return check_count("public_size", public_size, 1, MAX_PUBLIC_SIZE)
 
 
+def _output_noise_event(basis, size: int, regularization: float, relation: str, scale: float) -> tuple:
+    """Out-Pert's noise as an ℓ2-Laplace event, so that a ledger composes it tightly: Δ = t under
+    the release's relation; under add/remove, with the replace-one Δ of the same minimiser,
+    L/(mΛ), or 2·G/(mΛ) (the triangle inequality) where that is smaller."""
+    t = output_sensitivity(basis, size, regularization, relation)
+    replace_one = None
+    if relation == ADD_REMOVE:
+        replace_one = min(output_sensitivity(basis, size, regularization), 2.0 * t)
+    return (NoiseEvent(L2_LAPLACE, scale, t, replace_one),)
+
+
 def _converged_fit(data, l2: float, linear=None):
     """The penalised fit of :func:`pm_private.survival.discrete.fit.fit_discrete_time` (logit link,
     ridge ``l2``, linear term ``linear``); ConvergenceError where Newton's method stops short."""
@@ -328,13 +340,15 @@ def _converged_fit(data, l2: float, linear=None):
     return fit
 
 
-def _guarded(accountant, mechanism, epsilon, data, regularization, unit, relation=REPLACE_ONE, public_size=None):
+def _guarded(
+    accountant, mechanism, epsilon, data, regularization, unit, relation=REPLACE_ONE, public_size=None, noise=()
+):
     """The accountant's guard of one release (:func:`pm_private.privacy.release.release_guard`), labelled
-    by the public sizes (n under replace-one only) and Λ."""
+    by the public sizes (n under replace-one only) and Λ, with the release's noise events."""
     sizes = f"n={data.n}" if relation == REPLACE_ONE else ""
     sizes += "" if public_size is None else f"{', ' if sizes else ''}m={public_size}"
     label = f"{sizes}, q={data.q}, e={data.e}, Λ={regularization:g}"
-    return release_guard(accountant, mechanism, epsilon, neighbours=relation, label=label, unit=unit)
+    return release_guard(accountant, mechanism, epsilon, neighbours=relation, label=label, unit=unit, noise=noise)
 
 
 def _record(
@@ -426,7 +440,8 @@ def output_perturbation(
     relation : {"replace-one", "add-remove"}, default "replace-one"
         The neighbour relation (:mod:`pm_private.privacy.relations`): under add/remove n is
         private (the release records ``n=None``), data of no record are released like any other,
-        and the ledger counts the release under replace-one by group privacy (2ε).
+        and the ledger counts the release as the replace-one release it also is
+        (:mod:`pm_private.privacy.relations`).
 
     Returns
     -------
@@ -487,7 +502,8 @@ def output_perturbation(
         OUTPUT_PERTURBATION, data, epsilon, epsilon, t, regularization, 0.0, source, unit, relation, public_size
     )
     record(np.zeros(data.dim))  # the record's own checks, before anything is spent
-    with _guarded(accountant, OUTPUT_PERTURBATION, epsilon, data, regularization, unit, relation, public_size):
+    event = _output_noise_event(data.basis, size, regularization, relation, t / epsilon)
+    with _guarded(accountant, OUTPUT_PERTURBATION, epsilon, data, regularization, unit, relation, public_size, event):
         # (1/m)Σℓ + (Λ/2)‖f‖² has the minimiser of (1/n)Σℓ + (Λm/n/2)‖f‖²; no record: f* = 0
         ridge = regularization if relation == REPLACE_ONE else regularization * size / max(data.n, 1)
         f = _converged_fit(data, ridge).f if data.n else np.zeros(data.dim)
