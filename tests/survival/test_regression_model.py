@@ -2,6 +2,8 @@
 its moments against brute-force Monte Carlo, the model's contract, and NUTS against lifelines' Cox
 fit on exact statistics."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pymc as pm
@@ -234,3 +236,34 @@ def test_nuts_on_exact_statistics_agrees_with_lifelines_cox():
     # grouping into 4 intervals loses a little information: the posterior sd is about the Cox s.e.
     assert np.all(np.abs(beta.mean(axis=0) - cox.params_.values) < 2.5 * cox.standard_errors_.values)
     assert np.all(beta.std(axis=0) < 2.0 * cox.standard_errors_.values)
+
+
+def test_declared_binary_columns_raise_the_covariate_law_warning_and_the_model_records_it():
+    """The model's law is Gaussian: a release whose preprocessing declares a binary column warns at
+    build time, naming it, and records the message for ``print_summary``; continuous columns alone,
+    or no declared kinds, do not warn."""
+    from pm_private import Preprocessing
+    from pm_private.released import CovariateLawWarning
+    from pm_private.released.family import recorded_warnings
+
+    rng = np.random.default_rng(5)
+    n = 400
+    X = np.c_[rng.normal(size=n), rng.random(n) < 0.3]
+    time, event = rng.exponential(1.0, n), (rng.random(n) < 0.7).astype(int)
+    public = np.c_[rng.normal(size=50), rng.random(50) < 0.3]
+
+    def model(kinds, **kwargs):
+        prep = None if kinds is None else Preprocessing.from_public(public, kinds=kinds)
+        release = release_survival_regression_stats(
+            time, event, X, edges=[0.5, 1.0, 2.0], x_bound=4.0, epsilon=1.0, delta=1e-6, rng=0, preprocessing=prep
+        )
+        return survival_regression_model(release, **kwargs)
+
+    with pytest.warns(CovariateLawWarning, match=r"1 of its 2 columns not continuous: treated \(binary\)"):
+        built = model("infer", feature_names=["age", "treated"])
+    (message,) = recorded_warnings(built)
+    assert "Gaussian law" in message and "treated (binary)" in message
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CovariateLawWarning)
+        assert recorded_warnings(model(("continuous", "continuous"))) == []
+        assert recorded_warnings(model(None)) == []

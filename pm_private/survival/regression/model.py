@@ -37,6 +37,8 @@ small and falling with n).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
@@ -45,14 +47,19 @@ from ..._engine.compile_notice import announce_compilation
 from ...privacy.validation import check_positive
 from ...released.covariates import lkj_cholesky
 from ...released.family import check_stats, packed_preprocessing, record_fit, record_preprocessing
-from ...released.glm import preprocessing_arrays
+from ...released.glm import CovariateLawWarning, preprocessing_arrays
 from ...released.reparametrisation import random_walk, symmetric_dirichlet
 from ..exits.model import HAZARDS, latent_people
 from ..table_models import censoring_terms, check_censoring, resolve_noise_aware, survival_deterministics
 from .ops import regression_log_density, regression_release_law
 from .release import SURVIVAL_REGRESSION, SurvivalRegressionStats, SurvivalRegressionStatsRelease
 
-__all__ = ["regression_statistic_labels", "set_survival_regression_stats", "survival_regression_model"]
+__all__ = [
+    "covariate_law_warning",
+    "regression_statistic_labels",
+    "set_survival_regression_stats",
+    "survival_regression_model",
+]
 
 #: Variance added to every statistic of an exact release, whose counts add up to n exactly (the
 #: covariance of the counts is singular without noise).
@@ -91,6 +98,43 @@ def _arrays(stats, noise_aware: bool) -> dict[str, np.ndarray]:
     # their sum for n (an exact table's is n).  Where n is private it is latent, centred there.
     n = float(stats.n) if noise_aware and stats.n is not None else max(float(np.sum(stats.counts)), 1.0)
     return {"regression_vector": vector, "regression_noise_var": noise, "stats_n": np.float64(n)}
+
+
+def covariate_law_warning(stats, names) -> str | None:
+    """The warning :func:`survival_regression_model` raises where the release declares columns whose
+    law is not Gaussian (``Preprocessing.x_kinds``: binary or categorical), or None; public facts
+    only.
+
+    The model's expectations over the covariates (each cell's exit probabilities and moments)
+    take a Gaussian law with the released means and covariance.  A binary or categorical column
+    has other higher moments, so those expectations, and the hazard ratios fitted to them, carry
+    a bias that does not shrink with n.
+
+    Parameters
+    ----------
+    stats : SurvivalRegressionStatsRelease or SurvivalRegressionStats
+        The statistics the model is built on.
+    names : sequence of str
+        The covariates' names.
+
+    Returns
+    -------
+    str or None
+        The message, naming the columns and their kinds.
+    """
+    preprocessing = getattr(stats, "preprocessing", None)
+    kinds = None if preprocessing is None else preprocessing.x_kinds
+    if kinds is None:
+        return None
+    declared = [f"{name} ({kind})" for name, kind in zip(names, kinds, strict=True) if kind != "continuous"]
+    if not declared:
+        return None
+    return (
+        f"survival_regression_model describes the covariates by a Gaussian law with their released means and "
+        f"covariance, but the release declares {len(declared)} of its {len(names)} columns not continuous: "
+        f"{', '.join(declared)}; the hazard ratios' expectations over those columns are approximate, with a "
+        f"bias that does not shrink with n"
+    )
 
 
 def _check(stats):
@@ -247,6 +291,13 @@ def survival_regression_model(
         a prior scale is not finite and > 0, ``feature_names`` are not d distinct names, or
         ``noise_aware=True`` is asked of exact statistics.
 
+    Warns
+    -----
+    CovariateLawWarning
+        When the release's preprocessing declares binary or categorical columns
+        (``Preprocessing.x_kinds``), which the model's Gaussian covariate law misdescribes
+        (``covariate_law_warning``); ``print_summary`` repeats it.
+
     See Also
     --------
     set_survival_regression_stats : Swap the statistics of a built model without recompiling.
@@ -311,8 +362,11 @@ def survival_regression_model(
     width = np.diff(np.concatenate([[0.0], stats.edges])) / stats.horizon
     discrete = hazard == "cloglog"
     centre = -np.log(J) if discrete else 0.0
+    notes = [message for message in (covariate_law_warning(stats, names),) if message is not None]
+    for message in notes:
+        warnings.warn(message, CovariateLawWarning, stacklevel=2)
     with pm.Model(coords=coords) as model:
-        record_fit(SURVIVAL_REGRESSION, getattr(stats, "kind", "exact"))
+        record_fit(SURVIVAL_REGRESSION, getattr(stats, "kind", "exact"), warnings=notes)
         pm.Data("hazard_code", np.int64(HAZARDS[hazard]))
         data = {key: pm.Data(key, value) for key, value in _arrays(stats, noise_aware).items()}
         pm.Data("interval_end", np.asarray(stats.edges, dtype=np.float64), dims="interval")
