@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._engine.docstrings import parameters_from
 from ...privacy.relations import REPLACE_ONE, check_relation
 
 __all__ = [
@@ -37,17 +38,13 @@ def gradient_sensitivity(basis) -> float:
     return float(np.sum(np.sqrt(4.0 + sq)) + np.sqrt(4.0 * sq.max() + 4.0))
 
 
+@parameters_from(gradient_sensitivity)
 def record_gradient_bound(basis) -> float:
     """G = Σ_s √(‖A_s‖² + 1): bound on one record's ‖∇ℓ(f; d)‖, at every f.
 
     The gradient of a record's loss (logit link) is Σ_{s ≤ k} w_s·(A_s, x) with w_s =
     h_s − y_s in (−1, 1) over the k ≤ q intervals it was at risk in, and ‖(A_s, x)‖ ≤ √(‖A_s‖² + 1)
     for ‖x‖ ≤ 1 (the triangle inequality).
-
-    Parameters
-    ----------
-    basis : array_like, shape (q, e)
-        The public basis A.
 
     Returns
     -------
@@ -123,16 +120,13 @@ def jacobian_epsilon(basis, n: int, regularization: float) -> float:
     return float(np.sum(np.log1p((sq + 1.0) / (4.0 * int(n) * float(regularization)))))
 
 
+@parameters_from(jacobian_epsilon)
 def objective_regularization(basis, n: int, epsilon: float, regularization: float) -> tuple[float, float]:
     """(Δ, ε′) of Alg. 2 lines 1–4: Δ = 0, ε′ = ε − ε_J(Λ) if that is ≥ ε/2; else Δ > 0 by
     bisection with ε_J(Λ + Δ) ≤ ε/2 (to relative 1e-12, from above) and ε′ = ε/2.
 
     Parameters
     ----------
-    basis : array_like, shape (q, e)
-        The public basis A.
-    n : int
-        m, the public size that normalises the objective (n under replace-one).
     epsilon : float
         The total ε.
     regularization : float
