@@ -4,12 +4,12 @@ Both mechanisms fit the logit-link discrete-time hazard model of
 :mod:`pm_private.survival.discrete.likelihood` with the
 natural-spline baseline, J(f) = (1/n)Σᵢ ℓ(f; dᵢ) + (Λ/2)‖f‖², f = (α, β), and release f.
 
-Privacy: ε-DP under **replace-one** neighbours (n public), or under **add/remove** (n private,
-the objective normalised by a public size m in place of n, and G = Σ_s √(‖A_s‖² + 1), the bound
-on one record's gradient, in place of L: :func:`record_gradient_bound`).  Public inputs: n
-(replace-one) or m (add/remove), q (intervals), e (knots) and hence the basis A, the covariate bound ‖xᵢ‖ ≤ 1 (rows must already be projected,
-e.g. with :func:`pm_private.survival.data.scale_covariates`), times scaled into [0, 1] with a
-public horizon, and Λ.  Both rest on Lemma 4.2 of Nguyên & Hui (2017a): for any f and any two records,
+Privacy: ε-DP under **replace-one** neighbours (n public), or under **add/remove** (n private, the
+objective normalised by a public size m in place of n, and G = Σ_s √(‖A_s‖² + 1), the bound on one
+record's gradient, in place of L: :func:`record_gradient_bound`).  Public inputs: n (replace-one)
+or m (add/remove), q (intervals), e (knots) and hence the basis A, the covariate bound ‖xᵢ‖ ≤ 1
+(rows must already be projected, e.g. with :func:`pm_private.survival.data.scale_covariates`),
+times scaled into [0, 1] with a public horizon, and Λ.  Both rest on Lemma 4.2 of Nguyên & Hui (2017a): for any f and any two records,
 
     ‖∇ℓ(f; d) − ∇ℓ(f; d′)‖ ≤ L = Σ_s √(4 + ‖A_s‖²) + max_s √(4‖A_s‖² + 4).
 
@@ -106,7 +106,7 @@ class DiscreteTimeRelease(Release, kind="discrete_time"):
     ``sensitivity`` is t of the noise density ∝ exp(−``noise_epsilon``·‖b‖/t), ``noise_scale``
     = t/``noise_epsilon`` the scale of ‖b‖ ~ Gamma(dim f, scale).  Out-Pert: t = L/(nΛ) under
     replace-one, G/(mΛ) under add/remove (m = ``public_size``), noise_epsilon = ε.  Obj-Pert:
-    t = L, noise_epsilon = ε′, ``extra_regularization`` = Δ.
+    t = L (G under add/remove), noise_epsilon = ε′, ``extra_regularization`` = Δ.
     ``private`` is False when a seeded generator drew the noise (tests only).  No record and
     no solver metadata is kept.
 
@@ -129,7 +129,7 @@ class DiscreteTimeRelease(Release, kind="discrete_time"):
     n : int or None
         The number of records: public under replace-one, None under add/remove (private).
     public_size : int, optional
-        The public size m that normalises Out-Pert's objective in place of n under add/remove
+        The public size m that normalises the objective in place of n under add/remove
         (None under replace-one: m = n).
     q : int
         The number of intervals.
@@ -175,7 +175,7 @@ class DiscreteTimeRelease(Release, kind="discrete_time"):
         return self.f[self.e :]
 
 
-#: The largest public size m of Out-Pert's objective: a count of persons, above any population.
+#: The largest public size m of the objective: a count of persons, above any population.
 MAX_PUBLIC_SIZE = 10**10
 
 _NOT_CONVERGED = "Newton's method did not reach ‖∇J‖ ≤ 1e-9 in 100 steps; ε was spent (the failure depends on the data)"
@@ -305,7 +305,7 @@ def _check_inputs(X, time, event, unit, epsilon, regularization, q, e, relation=
 
 
 def _public_size(public_size, n: int, relation: str) -> int:
-    """m, the public size normalising Out-Pert's objective: n under replace-one (n public),
+    """m, the public size normalising the objective: n under replace-one (n public),
     ``public_size`` under add/remove; ValueError naming ``public_size``."""
     if relation == REPLACE_ONE:
         if public_size is not None:
