@@ -13,7 +13,9 @@ A notebook whose run is mostly the length of one computation runs here with that
 every cell still runs on the same code paths, the stored outputs keep the notebook's own sizes.
 """
 
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -39,10 +41,13 @@ TEST_PARAMETERS = {
 }
 
 
-def _kernel_manager() -> KernelManager:
-    """A manager for the ``python3`` kernel of this interpreter, whatever user kernels exist."""
+def _kernel_manager(folder: Path) -> KernelManager:
+    """A manager for the ``python3`` kernel of this interpreter, whatever user kernels exist, whose
+    channels are Unix sockets in ``folder`` (transport ``ipc``) rather than TCP ports: kernels that
+    the two test workers start at once cannot then pick the same free port (one died with "Address
+    already in use" in a run of the suite)."""
     specs = KernelSpecManager(kernel_dirs=[str(Path(sys.prefix) / "share" / "jupyter" / "kernels")])
-    return KernelManager(kernel_name="python3", kernel_spec_manager=specs)
+    return KernelManager(kernel_name="python3", kernel_spec_manager=specs, transport="ipc", ip=str(folder / "kernel"))
 
 
 @pytest.mark.slow
@@ -55,7 +60,8 @@ def test_notebook_runs(path):
         nb.cells.insert(tagged[0] + 1, nbformat.v4.new_code_cell(TEST_PARAMETERS[path.name]))
     probe = nbformat.v4.new_code_cell("import sys; print(sys.prefix)")
     nb.cells.insert(0, probe)
-    manager = _kernel_manager()
+    folder = Path(tempfile.mkdtemp(prefix="pm-kernel-"))  # short: a Unix socket path has ≤ 107 bytes
+    manager = _kernel_manager(folder)
     client = nbclient.NotebookClient(
         nb,
         km=manager,
@@ -67,6 +73,7 @@ def test_notebook_runs(path):
         client.execute()  # raises CellExecutionError (cell source and traceback) if any cell fails
     finally:  # a client given its manager leaves the kernel running: stop it, with its memory
         manager.shutdown_kernel(now=True)
+        shutil.rmtree(folder, ignore_errors=True)
     kernel_prefix = "".join(out.get("text", "") for out in probe.outputs).strip()
     assert Path(kernel_prefix) == Path(sys.prefix), f"kernel ran {kernel_prefix!r}, not this Python"
 
