@@ -304,9 +304,10 @@ def _dealt_subset_mles(log_t, d, m: int, gamma: float, source):
     clipped MLEs of p and λ/horizon: an empty subset's are γ, so only the non-empty ones (at most
     n, whatever m) are fitted."""
     subset = np.minimum(np.floor(source.uniform(log_t.size) * m), m - 1)
-    labels = np.unique(subset)
+    order = np.argsort(subset, kind="stable")  # the records of each subset together, in their order
+    labels, starts = np.unique(subset[order], return_index=True)
     sums = np.full(2, (m - labels.size) * gamma)
-    for label in labels:
-        p, lam = _clipped_mle(log_t[subset == label], d[subset == label], gamma)
+    for members in np.split(order, starts[1:]):
+        p, lam = _clipped_mle(log_t[members], d[members], gamma)
         sums += (p[0], lam[0])
     return sums / m
