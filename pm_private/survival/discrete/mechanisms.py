@@ -280,7 +280,7 @@ class _NoRecords(BasisDimensions):
     n: int = 0
 
 
-def _check_inputs(X, time, event, unit, epsilon, regularization, q, e, relation=REPLACE_ONE):
+def _check_inputs(X, time, event, unit, epsilon, regularization, q, e, relation):
     """(records, ε, Λ, unit) of both mechanisms: the rows made one record per person
     (:func:`pm_private.survival.data.person_records`), ε, Λ, q and e checked, and the records
     validated where they live (Dask collections partition by partition); under add/remove, data
@@ -320,29 +320,32 @@ def _public_size(public_size, n: int, relation: str) -> int:
     return check_count("public_size", public_size, 1, MAX_PUBLIC_SIZE)
 
 
-def _output_noise_event(basis, size: int, regularization: float, relation: str, scale: float) -> tuple:
-    """Out-Pert's noise as an ℓ2-Laplace event, so that a ledger composes it tightly: Δ = t under
-    the release's relation; under add/remove, with the replace-one Δ of the same minimiser,
-    L/(mΛ), or 2·G/(mΛ) (the triangle inequality) where that is smaller."""
-    t = output_sensitivity(basis, size, regularization, relation)
+def _output_noise_event(t: float, epsilon: float, basis, size: int, regularization: float, relation: str) -> tuple:
+    """Out-Pert's noise, scale t/ε, as an ℓ2-Laplace event, so that a ledger composes it tightly:
+    Δ = t under the release's relation; under add/remove, with the replace-one Δ of the same
+    minimiser, L/(mΛ), or 2t = 2·G/(mΛ) (the triangle inequality) where that is smaller."""
     replace_one = None
     if relation == ADD_REMOVE:
         replace_one = min(output_sensitivity(basis, size, regularization), 2.0 * t)
-    return (NoiseEvent(L2_LAPLACE, scale, t, replace_one),)
+    return (NoiseEvent(L2_LAPLACE, t / epsilon, t, replace_one),)
 
 
-def _converged_fit(data, l2: float, linear=None):
-    """The penalised fit of :func:`pm_private.survival.discrete.fit.fit_discrete_time` (logit link,
-    ridge ``l2``, linear term ``linear``); ConvergenceError where Newton's method stops short."""
-    fit = fit_discrete_time(data, "logit", l2=l2, linear=linear)
+def _minimiser(data, ridge: float, size: int, relation: str, linear=None) -> np.ndarray:
+    """argmin (1/m)(Σᵢ ℓ(f; dᵢ) + ⟨linear, f⟩) + (ridge/2)‖f‖², m = ``size`` (n under replace-one),
+    by :func:`pm_private.survival.discrete.fit.fit_discrete_time` (logit link) on the mean loss
+    with ridge·m/n, which has the same minimiser; −linear/(m·ridge) for data of no record.
+    ConvergenceError where Newton's method stops short."""
+    if not data.n:
+        return np.zeros(data.dim) if linear is None else -linear / (size * ridge)
+    fit = fit_discrete_time(
+        data, "logit", l2=ridge if relation == REPLACE_ONE else ridge * size / data.n, linear=linear
+    )
     if not fit.converged:
         raise ConvergenceError(_NOT_CONVERGED)
-    return fit
+    return fit.f
 
 
-def _guarded(
-    accountant, mechanism, epsilon, data, regularization, unit, relation=REPLACE_ONE, public_size=None, noise=()
-):
+def _guarded(accountant, mechanism, epsilon, data, regularization, unit, relation, public_size, noise=()):
     """The accountant's guard of one release (:func:`pm_private.privacy.release.release_guard`), labelled
     by the public sizes (n under replace-one only) and Λ, with the release's noise events."""
     sizes = f"n={data.n}" if relation == REPLACE_ONE else ""
@@ -353,7 +356,7 @@ def _guarded(
 
 def _record(
     mechanism, data, epsilon, noise_epsilon, sensitivity, regularization, extra, source, unit,
-    relation=REPLACE_ONE, public_size=None,
+    relation, public_size,
 ):  # fmt: skip
     """The record of a release: f ↦ its :class:`DiscreteTimeRelease`, with noise scale
     ``sensitivity / noise_epsilon``; the mechanisms build it once on zeros before they charge, so
@@ -502,11 +505,9 @@ def output_perturbation(
         OUTPUT_PERTURBATION, data, epsilon, epsilon, t, regularization, 0.0, source, unit, relation, public_size
     )
     record(np.zeros(data.dim))  # the record's own checks, before anything is spent
-    event = _output_noise_event(data.basis, size, regularization, relation, t / epsilon)
+    event = _output_noise_event(t, epsilon, data.basis, size, regularization, relation)
     with _guarded(accountant, OUTPUT_PERTURBATION, epsilon, data, regularization, unit, relation, public_size, event):
-        # (1/m)Σℓ + (Λ/2)‖f‖² has the minimiser of (1/n)Σℓ + (Λm/n/2)‖f‖²; no record: f* = 0
-        ridge = regularization if relation == REPLACE_ONE else regularization * size / max(data.n, 1)
-        f = _converged_fit(data, ridge).f if data.n else np.zeros(data.dim)
+        f = _minimiser(data, regularization, size, relation)
         return record(f + l2_gamma_vector(data.dim, t / epsilon, source))
 
 
@@ -579,8 +580,4 @@ def objective_perturbation(
     record(np.zeros(data.dim))  # the record's own checks, before anything is spent
     with _guarded(accountant, OBJECTIVE_PERTURBATION, epsilon, data, regularization, unit, relation, public_size):
         noise = l2_gamma_vector(data.dim, bound / noise_epsilon, source)
-        ridge = regularization + extra
-        if not data.n:  # no record: argmin ⟨b, f⟩/m + (ridge/2)‖f‖²
-            return record(-noise / (size * ridge))
-        # (1/m)(Σℓ + ⟨b, f⟩) + (ridge/2)‖f‖² has the minimiser of the same over n with ridge·m/n
-        return record(_converged_fit(data, ridge if relation == REPLACE_ONE else ridge * size / data.n, linear=noise).f)
+        return record(_minimiser(data, regularization + extra, size, relation, linear=noise))
