@@ -616,43 +616,28 @@ CARDS = [
         ),
         release_kind="weibull",
     ),
-    MechanismCard(
-        "pm_private.survival:output_perturbation",
-        data=dict(X="X", time="time", event="event"),
-        params=dict(epsilon=1.0, regularization=0.1, q=5, e=2, rng=0, public_size=None, relation="replace-one"),
-        add_remove=dict(public_size=100),
-        kinds=RECORDS
-        | SURVIVAL
-        | CHARGED
-        | PERSONS
-        | dict(
-            epsilon="epsilon",
-            regularization="bound",
-            q="count",
-            e="count",
-            public_size="optional count",
-            relation="choice",
-        ),
-        release_kind="discrete_time",
-    ),
-    MechanismCard(
-        "pm_private.survival:objective_perturbation",
-        data=dict(X="X", time="time", event="event"),
-        params=dict(epsilon=1.0, regularization=0.1, q=5, e=2, rng=0, public_size=None, relation="replace-one"),
-        add_remove=dict(public_size=100),
-        kinds=RECORDS
-        | SURVIVAL
-        | CHARGED
-        | PERSONS
-        | dict(
-            epsilon="epsilon",
-            regularization="bound",
-            q="count",
-            e="count",
-            public_size="optional count",
-            relation="choice",
-        ),
-        release_kind="discrete_time",
+    # the two discrete-time perturbations take the same arguments (Nguyên & Hui 2017a, Alg. 1 and 2)
+    *(
+        MechanismCard(
+            f"pm_private.survival:{name}",
+            data=dict(X="X", time="time", event="event"),
+            params=dict(epsilon=1.0, regularization=0.1, q=5, e=2, rng=0, public_size=None, relation="replace-one"),
+            add_remove=dict(public_size=100),
+            kinds=RECORDS
+            | SURVIVAL
+            | CHARGED
+            | PERSONS
+            | dict(
+                epsilon="epsilon",
+                regularization="bound",
+                q="count",
+                e="count",
+                public_size="optional count",
+                relation="choice",
+            ),
+            release_kind="discrete_time",
+        )
+        for name in ("output_perturbation", "objective_perturbation")
     ),
 ]
 CARD = {card.name: card for card in CARDS}
