@@ -362,11 +362,11 @@ def survival_regression_model(
     width = np.diff(np.concatenate([[0.0], stats.edges])) / stats.horizon
     discrete = hazard == "cloglog"
     centre = -np.log(J) if discrete else 0.0
-    notes = [message for message in (covariate_law_warning(stats, names),) if message is not None]
-    for message in notes:
-        warnings.warn(message, CovariateLawWarning, stacklevel=2)
+    law_warning = covariate_law_warning(stats, names)
+    if law_warning is not None:
+        warnings.warn(law_warning, CovariateLawWarning, stacklevel=2)
     with pm.Model(coords=coords) as model:
-        record_fit(SURVIVAL_REGRESSION, getattr(stats, "kind", "exact"), warnings=notes)
+        record_fit(SURVIVAL_REGRESSION, getattr(stats, "kind", "exact"), warnings=[law_warning] if law_warning else [])
         pm.Data("hazard_code", np.int64(HAZARDS[hazard]))
         data = {key: pm.Data(key, value) for key, value in _arrays(stats, noise_aware).items()}
         pm.Data("interval_end", np.asarray(stats.edges, dtype=np.float64), dims="interval")
