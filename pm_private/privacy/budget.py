@@ -51,9 +51,9 @@ __all__ = ["REPLACE_ONE", "Budget", "BudgetExceededError", "Cost", "LedgerEntry"
 REPLACE_ONE = "replace-one"
 
 RESERVED, SPENT, RELEASED = "reserved", "spent", "released"
-GAUSSIAN, LAPLACE, L2_LAPLACE = "gaussian", "laplace", "l2-laplace"
-#: The kinds of pure ε-DP noise, each composed as randomized response with ε = Δ/b.
-PURE_KINDS = (LAPLACE, L2_LAPLACE)
+GAUSSIAN, LAPLACE, L2_LAPLACE, PURE = "gaussian", "laplace", "l2-laplace", "pure"
+#: The kinds of pure ε-DP events, each composed as randomized response with ε = Δ/b.
+PURE_KINDS = (LAPLACE, L2_LAPLACE, PURE)
 
 # Budget shares such as 0.6·ε + 0.35·ε + 0.05·ε do not add up to ε exactly in floating
 # point; sums are compared with this relative slack (far below any meaningful ε).
@@ -100,9 +100,12 @@ class NoiseEvent:
 
     Parameters
     ----------
-    kind : {"gaussian", "laplace", "l2-laplace"}
+    kind : {"gaussian", "laplace", "l2-laplace", "pure"}
         The noise distribution: Gaussian, Laplace (density ∝ exp(−‖b‖₁/b)) or ℓ2-Laplace
-        (a vector with density ∝ exp(−‖b‖₂/b), e.g. :func:`pm_private.privacy.noise.l2_gamma_vector`).
+        (a vector with density ∝ exp(−‖b‖₂/b), e.g. :func:`pm_private.privacy.noise.l2_gamma_vector`);
+        or ``"pure"``: a whole pure ε-DP mechanism whose privacy loss is not one noise draw's
+        (objective perturbation's, whose ε also pays for a Jacobian factor), stated as b = 1 and
+        Δ = its ε, with ``replace_one_sensitivity`` its ε under replace-one.
     scale : float
         The Gaussian standard deviation σ, or the (ℓ2-)Laplace scale b, > 0.
     sensitivity : float

@@ -63,7 +63,7 @@ import numpy as np
 
 from ..._engine.docstrings import parameters_from
 from ...privacy.accountant import PrivacyAccountant
-from ...privacy.budget import L2_LAPLACE, NoiseEvent
+from ...privacy.budget import L2_LAPLACE, PURE, NoiseEvent
 from ...privacy.noise import as_noise_source, l2_gamma_vector
 from ...privacy.relations import ADD_REMOVE, REPLACE_ONE, check_public_n, check_relation
 from ...privacy.release import ConvergenceError, Release, constant, output, public, release_guard
@@ -330,6 +330,24 @@ def _output_noise_event(t: float, epsilon: float, basis, size: int, regularizati
     return (NoiseEvent(L2_LAPLACE, t / epsilon, t, replace_one),)
 
 
+def _objective_event(epsilon: float, noise_epsilon: float, basis, relation: str) -> tuple:
+    """Obj-Pert's guarantee as one pure event, so that a ledger of the other relation converts it
+    by its own proof rather than by group privacy.  Under add/remove, for one output f, the noise
+    vectors of two data sets differing in one replaced record differ by ∇ℓ(f; d′) − ∇ℓ(f; d), of
+    norm at most L (the replace-one gradient bound), where the noise density ∝ exp(−ε′‖b‖/G)
+    was sized for G: a factor exp(ε′·L/G).  Their Jacobians are Σ∇²ℓ + m(Λ + Δ)I with one
+    record's Hessian removed and another's added; removing one only lowers the determinant of the
+    other side's, so the ratio is at most that of adding one record, e^(ε − ε′) by the mechanism's
+    choice of ε′.  Replace-one ε: ε′·L/G + ε − ε′ (below 2ε, since L ≤ 2G).  One event, not two: a
+    pure mechanism is dominated by randomized response of its total ε, not by a composition of
+    shares (Kairouz, Oh & Viswanath 2015)."""
+    replace_one = None
+    if relation == ADD_REMOVE:
+        ratio = gradient_bound(basis, REPLACE_ONE) / gradient_bound(basis, ADD_REMOVE)
+        replace_one = min(noise_epsilon * ratio + epsilon - noise_epsilon, 2.0 * epsilon)
+    return (NoiseEvent(PURE, 1.0, epsilon, replace_one),)
+
+
 def _minimiser(data, ridge: float, size: int, relation: str, linear=None) -> np.ndarray:
     """argmin (1/m)(Σᵢ ℓ(f; dᵢ) + ⟨linear, f⟩) + (ridge/2)‖f‖², m = ``size`` (n under replace-one),
     by :func:`pm_private.survival.discrete.fit.fit_discrete_time` (logit link) on the mean loss
@@ -542,7 +560,10 @@ def objective_perturbation(
     or with ``unit`` a person with all their rows; with the corrected Jacobian term ε_J (module
     docstring).  Under add/remove the proof is the module's with one record added: for the same
     output f the noise vectors of D and of D with a record d added differ by ∇ℓ(f; d), of norm at
-    most G, and the Jacobians by d's Hessian, the factor bounded by ε_J at m.  Public inputs: q, e
+    most G, and the Jacobians by d's Hessian, the factor bounded by ε_J at m.  The same release is
+    (ε′·L/G + ε − ε′)-DP under replace-one (one record removed and another added: the noise
+    vectors differ by at most L, and removing a Hessian only lowers the determinant), which is
+    what a replace-one ledger counts.  Public inputs: q, e
     (hence the basis), the covariate bound ‖xᵢ‖ ≤ 1, times scaled with a public horizon,
     Λ = ``regularization``, m = ``public_size``, and n under replace-one.  Exact for
     the exact minimiser (solved to ‖∇J‖ ≤ 1e-9).  Floating point: the noise is inside the
@@ -578,6 +599,9 @@ def objective_perturbation(
         relation, public_size,
     )  # fmt: skip
     record(np.zeros(data.dim))  # the record's own checks, before anything is spent
-    with _guarded(accountant, OBJECTIVE_PERTURBATION, epsilon, data, regularization, unit, relation, public_size):
+    event = _objective_event(epsilon, noise_epsilon, data.basis, relation)
+    with _guarded(
+        accountant, OBJECTIVE_PERTURBATION, epsilon, data, regularization, unit, relation, public_size, event
+    ):
         noise = l2_gamma_vector(data.dim, bound / noise_epsilon, source)
         return record(_minimiser(data, regularization + extra, size, relation, linear=noise))

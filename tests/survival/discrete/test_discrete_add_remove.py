@@ -13,7 +13,9 @@ What is checked:
   data of no record released as noise about 0;
 - Obj-Pert: adding a record's Hessian to Σ∇²ℓ + mλI grows log det by at most ε_J at m (and by
   a sizeable share of it at worst); the noise b recovered from the optimality condition is the
-  seeded l2-Gamma draw of scale G/ε′; data of no record give −b/(m(Λ + Δ));
+  seeded l2-Gamma draw of scale G/ε′; data of no record give −b/(m(Λ + Δ)); the ledger counts
+  one pure event of replace-one ε ε′·L/G + ε − ε′, and replacing one record moves the log
+  density of an output by at most that (and by a sizeable share of it at worst);
 - refusals before anything is spent: no ``public_size`` under add/remove, one under replace-one,
   and every invalid ``public_size``; a record whose fields contradict the relation.
 """
@@ -193,6 +195,35 @@ def test_the_jacobian_share_at_m_bounds_an_added_records_determinant_ratio():
     assert worst > 0.2 * bound  # the base records' curvature adds to mλ: reached in part
 
 
+def _objective_log_density(records, f, m, ridge, eps_noise):
+    """log of Obj-Pert's output density at f, up to a constant: −ε′‖b(f)‖/G + log det ∂b/∂f, with
+    b(f) = −(Σ∇ℓ + m·ridge·f) from the optimality condition."""
+    data = _data(records)
+    _, grad, hess = loss_and_grad(f, data, "logit", hessian=True)
+    b = -(data.n * grad + m * ridge * f)
+    return -eps_noise * np.linalg.norm(b) / G + np.linalg.slogdet(data.n * hess + m * ridge * np.eye(data.dim))[1]
+
+
+def test_the_objective_perturbations_replace_one_epsilon_bounds_a_replaced_records_density_ratio():
+    # The ledger counts an add/remove release as (ε′·L/G + ε − ε′)-DP under replace-one: the
+    # log density of one output f moves by at most that when one record is replaced by another.
+    rng = np.random.default_rng(5)
+    m, lam, eps = 30, 0.05, 1.0
+    extra, eps_noise = objective_regularization(BASIS, m, eps, lam)
+    bound = eps_noise * gradient_sensitivity(BASIS) / G + eps - eps_noise
+    worst = 0.0
+    for _ in range(20):
+        base = _random_records(rng, 25)
+        for f in rng.standard_normal((5, E + D)) * rng.choice([0.3, 3.0]):
+            here = _objective_log_density(base, f, m, lam + extra, eps_noise)
+            for other in _extreme_records(rng)[::3] + _random_records(rng, 5):
+                replaced = [other, *base[1:]]
+                change = abs(_objective_log_density(replaced, f, m, lam + extra, eps_noise) - here)
+                worst = max(worst, change)
+    assert worst <= bound
+    assert worst > 0.3 * bound
+
+
 def test_objective_perturbation_under_add_remove(records):
     X, time, event, data = records
     eps, lam, m = 0.8, 0.5, 250
@@ -208,8 +239,10 @@ def test_objective_perturbation_under_add_remove(records):
     b = -(data.n * loss_and_grad(release.f, data)[1] + m * (lam + extra) * release.f)
     np.testing.assert_allclose(b, l2_gamma_vector(E + D, G / eps_noise, as_noise_source(9)), atol=1e-6)
     assert release.sensitivity == pytest.approx(G) and release.noise_scale == pytest.approx(G / eps_noise)
-    (entry,) = acct.ledger
-    assert entry.neighbours == "add-remove as replace-one" and entry.epsilon == pytest.approx(2 * eps)
+    (entry,) = acct.ledger  # one pure event: ε′·L/G for the noise, ε − ε′ for the Jacobian
+    replace_one = eps_noise * gradient_sensitivity(BASIS) / G + eps - eps_noise
+    assert entry.neighbours == "add-remove as replace-one" and entry.epsilon == pytest.approx(replace_one)
+    assert eps < entry.epsilon < 2 * eps and [e.kind for e in entry.noise] == ["pure"]
     empty = objective_perturbation(
         np.zeros((0, D)), np.zeros(0), np.zeros(0, int), epsilon=eps, regularization=lam, q=Q, e=E, rng=9,
         relation="add-remove", public_size=m,
