@@ -143,3 +143,21 @@ def test_converted_entry_survives_a_ledger_file(tmp_path):
     (entry,) = again.ledger
     assert entry.neighbours == "add-remove as replace-one" and entry.epsilon == pytest.approx(1.0)
     assert again.tight_epsilon() == pytest.approx(1.0, rel=1e-3)
+
+
+def test_a_pure_event_is_one_randomized_response_converted_by_its_stated_replace_one_epsilon():
+    """A whole pure ε-DP mechanism (kind "pure", b = 1, Δ = ε) composes as randomized response of
+    its ε, like a Laplace event of the same ε; under add/remove it converts to the replace-one ε
+    it states (default 2ε), and a stated one above 2ε is refused."""
+    delta = 1e-6
+    pure, laplace = PrivacyAccountant(20.0, delta), PrivacyAccountant(20.0, delta)
+    for _ in range(10):
+        pure.record("pure", 0.5, noise=(NoiseEvent("pure", 1.0, 0.5),))
+        laplace.record("laplace", 0.5, noise=(NoiseEvent("laplace", 2.0, 1.0),))
+    assert pure.tight_epsilon() == laplace.tight_epsilon() < pure.spent[0] == 5.0
+    stated = PrivacyAccountant(20.0, delta)
+    stated.record("stated", 0.8, neighbours=ADD_REMOVE, noise=(NoiseEvent("pure", 1.0, 0.8, 1.1),))
+    stated.record("default", 0.8, neighbours=ADD_REMOVE, noise=(NoiseEvent("pure", 1.0, 0.8),))
+    assert [entry.epsilon for entry in stated.ledger] == pytest.approx([1.1, 1.6])
+    with pytest.raises(ValueError, match="replace_one_sensitivity"):
+        NoiseEvent("pure", 1.0, 0.8, 1.7)
