@@ -132,7 +132,7 @@ class NoiseEvent:
     Notes
     -----
     A Gaussian event is composed as the pair N(0, σ²), N(Δ, σ²) (noise multiplier σ/Δ), a
-    Laplace or ℓ2-Laplace event as randomized response with ε = Δ/b, which dominates every ε-DP
+    Laplace, ℓ2-Laplace or pure event as randomized response with ε = Δ/b, which dominates every ε-DP
     mechanism (Kairouz, Oh & Viswanath 2015), a Poisson-
     subsampled Gaussian event as dp-accounting's, under replace-one neighbours, with noise
     multiplier σ/(Δ/2) (Zhu, Dong & Wang 2022).

@@ -336,9 +336,9 @@ def _objective_event(epsilon: float, noise_epsilon: float, basis, relation: str)
     vectors of two data sets differing in one replaced record differ by ∇ℓ(f; d′) − ∇ℓ(f; d), of
     norm at most L (the replace-one gradient bound), where the noise density ∝ exp(−ε′‖b‖/G)
     was sized for G: a factor exp(ε′·L/G).  Their Jacobians are Σ∇²ℓ + m(Λ + Δ)I with one
-    record's Hessian removed and another's added; removing one only lowers the determinant of the
-    other side's, so the ratio is at most that of adding one record, e^(ε − ε′) by the mechanism's
-    choice of ε′.  Replace-one ε: ε′·L/G + ε − ε′ (below 2ε, since L ≤ 2G).  One event, not two: a
+    record's Hessian removed and another's added; a Hessian is positive semi-definite, so removing
+    it only lowers a determinant, and the ratio is at most that of adding one record, e^(ε − ε′)
+    by the mechanism's choice of ε′.  Replace-one ε: ε′·L/G + ε − ε′ (below 2ε, since L ≤ 2G).  One event, not two: a
     pure mechanism is dominated by randomized response of its total ε, not by a composition of
     shares (Kairouz, Oh & Viswanath 2015)."""
     replace_one = None
