@@ -233,7 +233,7 @@ def _print_report(args, accountant, rows, totals, cost, fits) -> None:
     print(f"head    record {head.rows}, digest {head.digest} (witnessed in {accountant._store.witness_file()})")
     print(f"total   ε {accountant.epsilon:g}, δ {accountant.delta:g}")
     print(f"spent   ε {eps:g}, δ {delta:g} (basic composition, reservations included)")
-    print(f"tight   ε {tight:.6g} at δ {accountant.delta:g} (Gaussian and Laplace noise composed by PLD)")
+    print(f"tight   ε {tight:.6g} at δ {accountant.delta:g} (the stated noise events composed by PLD)")
     print(f"remains ε {accountant.remaining[0]:g}, δ {accountant.remaining[1]:g} (basic)")
     if args.rows_per_person is not None:
         person = accountant.person_epsilon(args.rows_per_person)
