@@ -334,17 +334,18 @@ def _objective_event(epsilon: float, noise_epsilon: float, basis, relation: str)
     """Obj-Pert's guarantee as one pure event, so that a ledger of the other relation converts it
     by its own proof rather than by group privacy.  Under add/remove, for one output f, the noise
     vectors of two data sets differing in one replaced record differ by ∇ℓ(f; d′) − ∇ℓ(f; d), of
-    norm at most L (the replace-one gradient bound), where the noise density ∝ exp(−ε′‖b‖/G)
-    was sized for G: a factor exp(ε′·L/G).  Their Jacobians are Σ∇²ℓ + m(Λ + Δ)I with one
-    record's Hessian removed and another's added; a Hessian is positive semi-definite, so removing
-    it only lowers a determinant, and the ratio is at most that of adding one record, e^(ε − ε′)
-    by the mechanism's choice of ε′.  Replace-one ε: ε′·L/G + ε − ε′ (below 2ε, since L ≤ 2G).  One event, not two: a
-    pure mechanism is dominated by randomized response of its total ε, not by a composition of
-    shares (Kairouz, Oh & Viswanath 2015)."""
+    norm at most min(L, 2G) (L the replace-one gradient bound, 2G the triangle inequality), where
+    the noise density ∝ exp(−ε′‖b‖/G) was sized for G: a factor exp(ε′·min(L, 2G)/G).  Their
+    Jacobians are Σ∇²ℓ + m(Λ + Δ)I with one record's Hessian removed and another's added; a
+    Hessian is positive semi-definite, so removing it only lowers a determinant, and the ratio is
+    at most that of adding one record, e^(ε − ε′) by the mechanism's choice of ε′.  Replace-one ε:
+    ε′·min(L, 2G)/G + ε − ε′, at most ε + ε′ ≤ 2ε.  One event, not two: a pure mechanism is
+    dominated by randomized response of its total ε, not by a composition of shares (Kairouz, Oh &
+    Viswanath 2015)."""
     replace_one = None
     if relation == ADD_REMOVE:
-        ratio = gradient_bound(basis, REPLACE_ONE) / gradient_bound(basis, ADD_REMOVE)
-        replace_one = min(noise_epsilon * ratio + epsilon - noise_epsilon, 2.0 * epsilon)
+        g = gradient_bound(basis, ADD_REMOVE)
+        replace_one = noise_epsilon * min(gradient_bound(basis, REPLACE_ONE), 2.0 * g) / g + epsilon - noise_epsilon
     return (NoiseEvent(PURE, 1.0, epsilon, replace_one),)
 
 
@@ -561,9 +562,9 @@ def objective_perturbation(
     docstring).  Under add/remove the proof is the module's with one record added: for the same
     output f the noise vectors of D and of D with a record d added differ by ∇ℓ(f; d), of norm at
     most G, and the Jacobians by d's Hessian, the factor bounded by ε_J at m.  The same release is
-    (ε′·L/G + ε − ε′)-DP under replace-one (one record removed and another added: the noise
-    vectors differ by at most L, and removing a Hessian only lowers the determinant), which is
-    what a replace-one ledger counts.  Public inputs: q, e
+    (ε′·min(L, 2G)/G + ε − ε′)-DP under replace-one (one record removed and another added: the
+    noise vectors differ by at most min(L, 2G), and removing a Hessian only lowers the
+    determinant), which is what a replace-one ledger counts.  Public inputs: q, e
     (hence the basis), the covariate bound ‖xᵢ‖ ≤ 1, times scaled with a public horizon,
     Λ = ``regularization``, m = ``public_size``, and n under replace-one.  Exact for
     the exact minimiser (solved to ‖∇J‖ ≤ 1e-9).  Floating point: the noise is inside the
