@@ -139,7 +139,6 @@ def test_release_errors_found_in_the_files(data, capsys):
     PrivacyAccountant.open("l.db", epsilon=1.0)
     common = ["--ledger", "l.db", "--epsilon", "0.5", "--out", "r.json"]
     _usage_error([*SUFF, *common, "--total-epsilon", "3"], capsys, "reopening it with")
-    _usage_error([*WEIBULL, *common, "--horizon", "4"], capsys, "must lie in [0, --horizon 4]")
     (data / "x.txt").write_text("a,b\n1,2\n")
     _usage_error(
         ["release", "linear-stats", "x.txt", "--target", "b", "--x-bound", "1", "--y-bound", "1", *common],
@@ -492,6 +491,23 @@ def test_every_numeric_option_refuses_invalid_values_with_exit_2(data, capsys):
     assert count >= 150
     assert PrivacyAccountant.open("l.db").history == ()
     assert not (data / "r.json").exists()
+
+
+def test_weibull_censors_times_beyond_the_horizon_and_releases_under_add_remove(data):
+    """A time beyond --horizon is censored there, not refused (a refusal would read the private
+    maximum); under --relation add-remove n stays out of the release file and the ledger charges
+    the replace-one ε the release also has."""
+    PrivacyAccountant.open("l.db", epsilon=2.0)
+    argv = [*WEIBULL[:-4], "--horizon", "1", "--K", "50", "--ledger", "l.db", "--epsilon", "0.5"]
+    assert (pd.read_parquet("s.parquet").t > 1).any()
+    assert main([*argv, "--out", "r.json"]) == 0
+    assert main([*argv, "--relation", "add-remove", "--out", "a.json"]) == 0
+    (removed,) = read_release_file("a.json")
+    assert removed["release"].n is None and removed["release"].neighbours == "add-remove"
+    assert "n is private" in removed["preprocessing"]["rows"]
+    entries = PrivacyAccountant.open("l.db").ledger
+    assert [e.neighbours for e in entries] == ["replace-one", "add-remove as replace-one"]
+    assert [e.epsilon for e in entries] == pytest.approx([0.5, 0.75])
 
 
 @pytest.mark.parametrize(

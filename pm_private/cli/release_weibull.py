@@ -4,7 +4,18 @@ times by LSP + TLL (Nguyên & Hui 2017b)."""
 from __future__ import annotations
 
 from ..privacy import argtypes as types
-from .common import add_release_parser, check_columns, dry_run, numeric, open_ledger, read, table_columns, write_release
+from .common import (
+    add_relation_argument,
+    add_release_parser,
+    check_columns,
+    dry_run,
+    numeric,
+    open_ledger,
+    read,
+    table_columns,
+    unit_rows_text,
+    write_release,
+)
 
 
 def add_parser(subparsers) -> None:
@@ -16,21 +27,26 @@ def add_parser(subparsers) -> None:
         help="ε-DP Weibull shape and scale by LSP + TLL (Nguyên & Hui 2017b)",
         description="Weibull (p, λ) of censored survival times by LSP (ε/2) and TLL (ε/2) (Nguyên & Hui 2017b).",
     )
-    parser.add_argument("--time", required=True, help="survival-time column (≥ 0, ≤ horizon)")
+    parser.add_argument(
+        "--time", required=True, help="survival-time column (≥ 0; later than --horizon: censored there)"
+    )
     parser.add_argument("--event", required=True, help="event column: 1 = event, 0 = censored")
     parser.add_argument("--horizon", type=types.bound, required=True, help="public upper bound on the times")
     parser.add_argument("--K", type=types.positive_int, default=500, help="ladder rungs (default 500)")
     parser.add_argument("--gamma", type=types.bound, default=10.0, help="range γ of p and λ/horizon (default 10)")
     parser.add_argument("--omega", type=types.bound, default=6.0, help="times floored at e^-ω·horizon (default 6)")
+    add_relation_argument(parser)
 
 
 def _run(parser, args) -> None:
     from ..survival.weibull.mechanisms import check_weibull_arguments, weibull_noise_plan
 
-    try:
+    n_private = args.relation != "replace-one"
+    try:  # under add/remove the ladder's memory is checked here for any n, before the data are read
         check_weibull_arguments(
-            epsilon=args.epsilon, horizon=args.horizon, gamma=args.gamma, omega=args.omega, K=args.K
-        )
+            epsilon=args.epsilon, horizon=args.horizon, gamma=args.gamma, omega=args.omega, K=args.K,
+            n=None if n_private else 1,
+        )  # fmt: skip
         plan = weibull_noise_plan(epsilon=args.epsilon)
     except ValueError as error:
         parser.error(str(error))
@@ -49,12 +65,14 @@ def _run(parser, args) -> None:
     frame = read(args.data, [args.time, args.event])
     values = numeric(parser, frame, [args.time, args.event])
     time, event = values[:, 0], values[:, 1]
-    if (time < 0).any() or (time > args.horizon).any():
-        parser.error(f"column {args.time!r} must lie in [0, --horizon {args.horizon:g}] (the horizon is public)")
+    # times beyond the public horizon are censored there by the mechanism: a refusal would read the private maximum
+    if (time < 0).any():
+        parser.error(f"column {args.time!r} must hold times ≥ 0")
     if not ((event == 0) | (event == 1)).all():
         parser.error(f"column {args.event!r} must be 0 (censored) or 1 (event)")
     try:  # the ladder's memory with the public n
-        check_weibull_arguments(horizon=args.horizon, gamma=args.gamma, omega=args.omega, K=args.K, n=time.size)
+        if not n_private:
+            check_weibull_arguments(horizon=args.horizon, gamma=args.gamma, omega=args.omega, K=args.K, n=time.size)
     except ValueError as error:
         parser.error(str(error))
     from ..survival.weibull.mechanisms import weibull_private
@@ -72,8 +90,9 @@ def _run(parser, args) -> None:
             gamma=args.gamma,
             omega=args.omega,
             accountant=accountant,
+            relation=args.relation,
         ),
         time=args.time,
         event=args.event,
-        preprocessing={"rows": "all rows of the file (none dropped; n is public)"},
+        preprocessing={"rows": unit_rows_text(args)},
     )

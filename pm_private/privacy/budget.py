@@ -104,7 +104,8 @@ class NoiseEvent:
         The noise distribution: Gaussian, Laplace (density ∝ exp(−‖b‖₁/b)) or ℓ2-Laplace
         (a vector with density ∝ exp(−‖b‖₂/b), e.g. :func:`pm_private.privacy.noise.l2_gamma_vector`);
         or ``"pure"``: a whole pure ε-DP mechanism whose privacy loss is not one noise draw's
-        (objective perturbation's, whose ε also pays for a Jacobian factor), stated as b = 1 and
+        (objective perturbation's, whose ε also pays for a Jacobian factor, or an exponential
+        mechanism's draw), stated as b = 1 and
         Δ = its ε, with ``replace_one_sensitivity`` its ε under replace-one.
     scale : float
         The Gaussian standard deviation σ, or the (ℓ2-)Laplace scale b, > 0.

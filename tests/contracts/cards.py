@@ -577,11 +577,11 @@ CARDS = [
     MechanismCard(  # the first weibull card: its release is the one written to a release file
         "pm_private.survival:weibull_private",
         data=dict(time="time", event="event"),
-        params=dict(epsilon=1.0, horizon=1.0, K=10, gamma=10.0, omega=6.0, rng=0),
+        params=dict(epsilon=1.0, horizon=1.0, K=10, gamma=10.0, omega=6.0, rng=0, relation="replace-one"),
         kinds=FOLLOW_UP
         | CHARGED
         | PERSONS
-        | dict(epsilon="epsilon", horizon="bound", K="count", gamma="bound", omega="bound"),
+        | dict(epsilon="epsilon", horizon="bound", K="count", gamma="bound", omega="bound", relation="choice"),
         release_kind="weibull",
     ),
     MechanismCard(

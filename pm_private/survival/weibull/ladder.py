@@ -10,11 +10,12 @@ import numpy as np
 
 from ...privacy.noise import NoiseSource
 from ...privacy.primitives import exponential_mechanism, laplace_mechanism
+from ...privacy.relations import ADD_REMOVE, REPLACE_ONE, check_relation
 from ...privacy.validation import (
     check_count,
 )
 from ..data import check_survival
-from .release import _TAYLOR_TERMS
+from .release import _CHUNK, _TAYLOR_TERMS
 
 _BISECTION_STEPS = 64
 
@@ -29,13 +30,19 @@ class _TiltedSums:
     def __init__(self, z: np.ndarray, K: int, omega: float, gamma: float):
         self.h = 1.0 / omega
         self.centres = self.h * np.arange(1, math.ceil(gamma / self.h) + 1)
-        powers = z[:, None] ** np.arange(_TAYLOR_TERMS + 2)
-        weights = np.exp(-np.outer(z, self.centres))
-        self.total = weights.T @ powers  # (centres, terms)
-        top = np.argsort(z, kind="stable")[: min(K, z.size)]  # largest times first
-        per_record = weights[top, :, None] * powers[top, None, :]
+        self.total = sum(
+            (self._moments(z[i : i + _CHUNK]) for i in range(_CHUNK, z.size, _CHUNK)),
+            start=self._moments(z[:_CHUNK]),
+        )  # (centres, terms), in chunks of records: memory independent of n
+        self.top = np.sort(z, kind="stable")[: min(K, z.size)]  # largest times first
+        weights = np.exp(-np.outer(self.top, self.centres))
+        per_record = weights[:, :, None] * (self.top[:, None] ** np.arange(_TAYLOR_TERMS + 2))[:, None, :]
         self.prefix = np.concatenate([np.zeros((1, *self.total.shape)), np.cumsum(per_record, axis=0)])
         self.coef = 1.0 / np.array([math.factorial(j) for j in range(_TAYLOR_TERMS + 1)])
+
+    def _moments(self, z: np.ndarray) -> np.ndarray:
+        """Σ e^{−c zᵢ} zᵢʲ over the records z, per centre c and power j."""
+        return np.exp(-np.outer(z, self.centres)).T @ (z[:, None] ** np.arange(_TAYLOR_TERMS + 2))
 
     def __call__(self, p: np.ndarray, k: np.ndarray):
         idx = np.clip(np.ceil(p / self.h).astype(np.int64) - 1, 0, self.centres.size - 1)
@@ -44,25 +51,28 @@ class _TiltedSums:
         return (poly * moments[:, :-1]).sum(axis=1), -(poly * moments[:, 1:]).sum(axis=1)
 
 
-def _event_mean_bounds(log_t: np.ndarray, d: np.ndarray, K: int, omega: float):
+def _event_mean_bounds(log_t: np.ndarray, d: np.ndarray, K: int, omega: float, relation: str = REPLACE_ONE):
     """Exact inf and sup, over data sets within distance k = 0…K, of m = Σ dᵢ ln tᵢ / Σ dᵢ.
 
-    Worst cases replace j events and k − j non-events, all by events at ln t = −ω (inf; the j
-    events with the largest ln t) or at 0 (sup; the j most negative), optimised over j.  m is
-    taken as +inf where it is undefined (no event possible: the sup for k ≥ Σd, and k = 0 with
-    no event), which makes (4) rootless there.
+    Replace-one: the worst cases replace j events and k − j non-events, all by events at
+    ln t = −ω (inf; the j events with the largest ln t) or at 0 (sup; the j most negative).
+    Add/remove: they remove those j events and add k − j events at −ω or 0 (adding or removing a
+    non-event leaves m as it is).  Optimised over j.  m is taken as +inf where it is undefined (no
+    event possible: the sup for k ≥ Σd, and k = 0 with no event), which makes (4) rootless there.
     """
     n = log_t.size
     x = np.sort(log_t[d == 1])
     E = x.size
-    k = np.minimum(np.arange(K + 1), n)[:, None]
+    add_remove = relation == ADD_REMOVE
+    k = (np.arange(K + 1) if add_remove else np.minimum(np.arange(K + 1), n))[:, None]
     j = np.arange(min(K, E) + 1)[None, :]
-    feasible = (j <= k) & (k - j <= n - E)
+    count = E + k - 2 * j if add_remove else E + k - j
+    feasible = (j <= k) & ((count > 0) if add_remove else (k - j <= n - E))
     most_negative = np.concatenate([[0.0], np.cumsum(x)])[j]
     largest = np.concatenate([[0.0], np.cumsum(x[::-1])])[j]
-    count = E + k - j
+    floor_events = k - j if add_remove else k
     with np.errstate(invalid="ignore", divide="ignore"):
-        low = np.where(feasible, (x.sum() - largest - k * omega) / count, np.inf).min(axis=1)
+        low = np.where(feasible, (x.sum() - largest - floor_events * omega) / count, np.inf).min(axis=1)
         high = np.where(feasible, (x.sum() - most_negative) / count, -np.inf).max(axis=1)
     high = np.where(k[:, 0] >= E, np.inf, high)
     if E == 0:
@@ -81,7 +91,21 @@ def _first_crossing(gap, size: int, gamma: float) -> np.ndarray:
     return np.where(inside, hi, gamma)
 
 
-def lsp_ladder(t_scaled, event, *, K: int = 500, gamma: float = 10.0, omega: float = 6.0):
+def _removals_and_additions(sums: _TiltedSums, p, c_high, k, n: int):
+    """min over b ≤ k of Σ_{all but the b largest times} tᵢ^p(ln tᵢ − c) − (k − b)·e^{p·c_U}/p,
+    c = 1/p + c_U: the add/remove test of f_inf^k(p) ≥ c (remove b records, add k − b at the
+    minimiser of t^p(ln t − c)), a data set of no record excluded."""
+    c = 1.0 / p + c_high
+    A, B = sums(p, np.zeros_like(k))
+    terms = np.exp(-p[:, None] * sums.top) * (-sums.top - c[:, None])  # the largest times' terms
+    removed = np.concatenate([np.zeros((p.size, 1)), np.cumsum(terms, axis=1)], axis=1)
+    b = np.arange(sums.top.size + 1)
+    value = (B - c * A)[:, None] - removed - (k[:, None] - b) * (np.exp(p * c_high) / p)[:, None]
+    allowed = (b <= k[:, None]) & ~((b == n) & (k[:, None] == n))
+    return np.where(allowed, value, np.inf).min(axis=1)
+
+
+def lsp_ladder(t_scaled, event, *, K: int = 500, gamma: float = 10.0, omega: float = 6.0, relation: str = REPLACE_ONE):
     """Rung bounds (l⁽ᵏ⁾, u⁽ᵏ⁾), k = 0…K+1, of LSP on times already scaled into [e^−ω, 1].
 
     **Not a release**: the bounds are functions of the private data; only the output of
@@ -101,6 +125,9 @@ def lsp_ladder(t_scaled, event, *, K: int = 500, gamma: float = 10.0, omega: flo
         The public range [0, γ] of p.
     omega : float, default 6.0
         The public ω of the time floor e^−ω.
+    relation : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation whose distance k the rungs bound (add/remove: data of no record
+        are taken).
 
     Returns
     -------
@@ -110,27 +137,33 @@ def lsp_ladder(t_scaled, event, *, K: int = 500, gamma: float = 10.0, omega: flo
     Raises
     ------
     ValueError
-        If the times are not in [e^−ω, 1], the events are invalid, or ``K`` < 1.
+        If the times are not in [e^−ω, 1], the events are invalid, ``K`` < 1 or ``relation`` is
+        not a relation.
     """
     K = check_count("K", K)
-    t, d = check_survival(t_scaled, event)
+    add_remove = check_relation(relation) == ADD_REMOVE
+    t, d = check_survival(t_scaled, event, allow_empty=add_remove)
     if (t < math.exp(-omega) * (1 - 1e-12)).any() or (t > 1).any():
         raise ValueError("scaled times must lie in [e^−ω, 1]; use scale_times(time, horizon=…, floor=exp(−ω))")
     log_t = np.log(t)
     n = t.size
     k = np.arange(K + 1)
-    c_low, c_high = _event_mean_bounds(log_t, d, K, omega)
+    c_low, c_high = _event_mean_bounds(log_t, d, K, omega, relation)
     sums = _TiltedSums(-log_t, K, omega, gamma)
     kept = np.minimum(k, n)
 
     def lower_gap(p):  # f_U^k(p) − g_L^k(p): strictly increasing in p
         A, B = sums(p, np.zeros_like(k))
-        return np.minimum(B + k / (math.e * p), 0.0) / (A + k) - 1.0 / p - c_low
+        with np.errstate(invalid="ignore"):  # 0/0 for k = 0 and no record: no root
+            return np.minimum(B + k / (math.e * p), 0.0) / (A + k) - 1.0 / p - c_low
 
     def upper_gap(p):  # ≥ 0 iff f_inf^k(p) ≥ g_U^k(p) = 1/p + c_U; one sign change in p
         with np.errstate(invalid="ignore", over="ignore"):
-            A_J, B_J = sums(p, kept)
-            value = B_J - (1.0 / p + c_high) * A_J - kept * np.exp(p * c_high) / p
+            if add_remove:
+                value = _removals_and_additions(sums, p, c_high, k, n)
+            else:
+                A_J, B_J = sums(p, kept)
+                value = B_J - (1.0 / p + c_high) * A_J - kept * np.exp(p * c_high) / p
         return np.where(np.isfinite(c_high), value, -np.inf)
 
     lower = np.minimum.accumulate(_first_crossing(lower_gap, K + 1, gamma))
@@ -157,13 +190,14 @@ def _draw_lsp(lower, upper, epsilon_shape: float, source: NoiseSource, size: int
     return index + 1, p
 
 
-def _tll(t, d, p: float, epsilon_scale: float, *, omega: float, gamma: float, source: NoiseSource):
-    """TLL (Alg. 3): Σdᵢ and Σtᵢ^p with ε_scale/2 each (sensitivity 1), then
-    λ = min((τ̃/δ̃)^{1/p}, γ) after clipping δ̃ to [1, n] and τ̃ to [n·e^{−ωp}, n].
-    Returns (λ on the scaled times, the two LaplaceReleases)."""
-    n = t.size
+def _tll(t, d, p: float, epsilon_scale: float, *, omega: float, gamma: float, source: NoiseSource, n: int | None):
+    """TLL (Alg. 3): Σdᵢ and Σtᵢ^p with ε_scale/2 each (sensitivity 1 under either relation), then
+    λ = min((τ̃/δ̃)^{1/p}, γ) after clipping δ̃ to [1, n] and τ̃ to [n·e^{−ωp}, n], their public
+    ranges; with ``n=None`` (n private, add/remove) δ̃ to [1, ∞) and τ̃ to [δ̃·e^{−ωp}, ∞)
+    (τ ≥ δ·e^{−ωp} always), which reads only the released values.  Returns (λ on the scaled
+    times, the two LaplaceReleases)."""
     events = laplace_mechanism([d.sum()], sensitivity=1.0, epsilon=epsilon_scale / 2, source=source)
     powers = laplace_mechanism([np.sum(t**p)], sensitivity=1.0, epsilon=epsilon_scale / 2, source=source)
-    delta = np.clip(events.values[0], 1.0, n)
-    tau = np.clip(powers.values[0], n * math.exp(-omega * p), n)
+    delta = np.clip(events.values[0], 1.0, math.inf if n is None else n)
+    tau = np.clip(powers.values[0], (delta if n is None else n) * math.exp(-omega * p), math.inf if n is None else n)
     return min(math.exp(min(math.log(tau / delta) / p, math.log(gamma))), gamma), events, powers

@@ -3,7 +3,8 @@
 
 Setting.  Records (tᵢ, dᵢ); times are divided by the public ``horizon`` and raised to the public
 floor e^(−ω) (:func:`pm_private.survival.data.scale_times`), so tᵢ ∈ [e^(−ω), 1] and
-ln tᵢ ∈ [−ω, 0].  Neighbours differ by **replacing one record** (n is public).  Public inputs:
+ln tᵢ ∈ [−ω, 0].  Neighbours differ by **replacing one record** (n is public), or with
+``relation="add-remove"`` by adding or removing one (n private; see "Add/remove" below).  Public inputs:
 horizon, ω, γ (outputs and the MLE are clipped to [0, γ] for p and for λ in horizon units), K.
 λ is returned in the units of t (λ_scaled·horizon).
 
@@ -52,6 +53,27 @@ TLL (ε/2).  Σdᵢ and Σ tᵢ^p (p the private shape) have sensitivity 1 each 
 released numbers (free under DP): δ̃ ← clip(δ̃, 1, n), τ̃ ← clip(τ̃, n·e^{−ωp}, n) (the public
 range of the sums), λ = min((τ̃/δ̃)^{1/p}, γ).
 
+Add/remove.  Distance k now counts added and removed records.  The bounds stay exact (or, for
+f_U^k, valid and ordered), so the same proof holds with sensitivity 1 of the level's utility:
+
+* f_U^k is the same formula.  A removed record raises Σ tᵢ^p ln tᵢ by at most 1/(e·p) and an added
+  one lowers it; the denominator grows by at most 1 per added record; so every data set within
+  distance k has f ≤ min(Σ tᵢ^p ln tᵢ + k/(e·p), 0)/(Σ tᵢ^p + k).  The bound of D′ = D ± one record
+  at k + 1 is at least D's at k: its numerator is no smaller and its denominator no smaller.
+* f_inf^k removes the b largest times and adds k − b records at the minimiser of t^p(ln t − c),
+  minimised over b ≤ k (a data set of no record excluded).  Removing a record beats adding one
+  exactly when its term exceeds −min_t t^p(ln t − c) > 0; those records hold the largest times,
+  so the optimum is among these prefixes.
+* g_L^k and g_U^k remove j events and add k − j events at −ω or 0, optimised over j; m is
+  undefined once k ≥ Σdᵢ, as under replace-one.
+* TLL's sums still have sensitivity 1.  Without a public n, δ̃ is clipped to [1, ∞) and τ̃ to
+  [δ̃·e^{−ωp}, ∞) (τ ≥ δ·e^{−ωp} always), so λ ∈ [e^{−ω}, γ] on the scaled times.
+* The ladder's memory does not grow with n (the tilted sums are taken over blocks of records), so
+  the memory check reads no private n.
+* Ledger: a replaced record is a removal and an addition, so under replace-one the level's draw
+  is 2·(ε/2)-DP and the sums keep sensitivity 1: an add/remove release counts 1.5ε on a
+  replace-one ledger.
+
 Randomness.  With ``rng=None`` all draws come from the OS CSPRNG (:class:`NoiseSource`) and the
 Laplace noise is OpenDP's exact discrete Laplace.  The exponential mechanism picks the level i
 with :func:`pm_private.privacy.primitives.exponential_mechanism` (scores −i, sensitivity 1,
@@ -72,7 +94,17 @@ from types import SimpleNamespace
 
 from ..._engine.docstrings import parameters_from
 from ...privacy.accountant import PrivacyAccountant
+from ...privacy.budget import PURE, NoiseEvent
+from ...privacy.laplace import laplace_noise_event
 from ...privacy.noise import as_noise_source
+from ...privacy.relations import (
+    ADD_REMOVE,
+    REPLACE_ONE,
+    Sensitivity,
+    check_relation,
+    check_some_units,
+    with_replace_one,
+)
 from ...privacy.release import release_guard
 from ...privacy.validation import (
     check_epsilon,
@@ -158,8 +190,20 @@ def weibull_noise_plan(*, epsilon: float) -> NoisePlan:
         epsilon=epsilon,
         queries=queries,
         noise_sd={q.name: laplace_sd(q.scale) for q in queries[1:]},
-        title=f"LSP (ε/2 = {shape:g}) + TLL (ε/2 = {scale:g}), pure ε-DP, replace-one neighbours",
+        title=f"LSP (ε/2 = {shape:g}) + TLL (ε/2 = {scale:g}), pure ε-DP",
     )
+
+
+def _lsp_tll_events(epsilon_shape: float, epsilon_scale: float, relation: str) -> tuple[NoiseEvent, ...]:
+    """LSP + TLL's noise for the ledger: the ladder's exponential mechanism as one pure event of
+    ε_p, and TLL's two Laplace draws (sensitivity 1, ε_scale/2 each).  Under add/remove, a replaced
+    record is a removal and an addition, so the level's utility moves by at most 2 and the draw is
+    2ε_p-DP under replace-one (group privacy, stated); the two sums move by at most 1 under either
+    relation (tᵢ^p ∈ (0, 1], dᵢ ∈ {0, 1}), so their Laplace events keep their sensitivity.  Replace-one
+    ε of an add/remove release: 2ε_p + ε_scale = 1.5ε."""
+    shape = NoiseEvent(PURE, 1.0, epsilon_shape, 2.0 * epsilon_shape if relation == ADD_REMOVE else None)
+    sums = (laplace_noise_event(1.0, epsilon_scale / 2),) * 2
+    return (shape, *with_replace_one(sums, Sensitivity(1.0, 1.0), relation))
 
 
 class WeibullLSP:
@@ -186,12 +230,16 @@ class WeibullLSP:
         interval's end): each person's history becomes one record, their first exit
         (:func:`pm_private.survival.person_histories`), and the releases protect a person with
         all their rows.  None: each row is one person's record.
+    relation : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation (:mod:`pm_private.privacy.relations`): under add/remove n is
+        private (neither the releases nor the ledger label nor the repr state it) and data of no
+        record are taken; the ladder bounds add/remove distances (module docstring).
 
     Raises
     ------
     ValueError
         For invalid public parameters or data (times not finite or negative; events other
-        than 0 or 1).
+        than 0 or 1), or an unknown ``relation``.
 
     Examples
     --------
@@ -200,18 +248,33 @@ class WeibullLSP:
     """
 
     def __init__(
-        self, time, event, *, horizon: float, K: int = 500, gamma: float = 10.0, omega: float = 6.0, unit=None
+        self,
+        time,
+        event,
+        *,
+        horizon: float,
+        K: int = 500,
+        gamma: float = 10.0,
+        omega: float = 6.0,
+        unit=None,
+        relation: str = REPLACE_ONE,
     ):
+        self.relation = check_relation(relation)
+        add_remove = self.relation == ADD_REMOVE
         _, self.horizon, self.gamma, self.omega, self.K = check_weibull_arguments(
-            horizon=horizon, gamma=gamma, omega=omega, K=K
+            horizon=horizon, gamma=gamma, omega=omega, K=K, n=None if add_remove else 1
         )
-        time, event, _, self.unit = person_records(unit, time, event)
-        t, d = censor_at_horizon(time, event, self.horizon)
-        check_weibull_arguments(horizon=horizon, gamma=gamma, omega=omega, K=K, n=t.size)
+        time, event, _, self.unit = person_records(unit, time, event, allow_empty=add_remove)
+        t, d = censor_at_horizon(time, event, self.horizon, allow_empty=add_remove)
+        check_some_units(t.size, self.relation)
+        if not add_remove:  # n public: the ladder's memory for this n
+            check_weibull_arguments(horizon=horizon, gamma=gamma, omega=omega, K=K, n=t.size)
         self._t = scale_times(t, horizon=self.horizon, floor=math.exp(-self.omega))
         self._d = d
-        self.n = int(self._t.size)
-        self._ladder = lsp_ladder(self._t, self._d, K=self.K, gamma=self.gamma, omega=self.omega)
+        self.n = None if add_remove else int(self._t.size)
+        self._ladder = lsp_ladder(
+            self._t, self._d, K=self.K, gamma=self.gamma, omega=self.omega, relation=self.relation
+        )
 
     def release(self, *, epsilon: float, accountant: PrivacyAccountant | None = None, rng=None) -> WeibullRelease:
         """One ε-DP draw of (p, λ): LSP with ε/2, TLL with ε/2 (see :func:`weibull_private`).
@@ -243,7 +306,7 @@ class WeibullLSP:
         epsilon_shape = plan.epsilon_parts[_LSP]
         epsilon_scale = plan.epsilon_parts[_TLL_EVENTS] + plan.epsilon_parts[_TLL_POWERS]  # _tll halves it
         source = as_noise_source(rng)
-        label = f"LSP ε/2 + TLL ε/2, n={self.n}, K={self.K}"
+        label = f"LSP ε/2 + TLL ε/2{'' if self.n is None else f', n={self.n}'}, K={self.K}"
 
         def record(p, lam, events, powers):
             return WeibullRelease(
@@ -260,21 +323,26 @@ class WeibullLSP:
                 noise_scales=(events.scale, powers.scale),
                 private=source.secure,
                 unit=self.unit,
+                neighbours=self.relation,
             )
 
         # The record's own checks, before anything is spent: TLL's two Laplace(2/ε_scale) draws, as planned.
         planned = SimpleNamespace(epsilon=epsilon_scale / 2, scale=2.0 / epsilon_scale)
         record(0.0, 0.0, planned, planned)
-        with release_guard(accountant, LSP_TLL, epsilon, label=label, unit=self.unit):
+        with release_guard(
+            accountant, LSP_TLL, epsilon, label=label, unit=self.unit, neighbours=self.relation,
+            noise=_lsp_tll_events(epsilon_shape, epsilon_scale, self.relation),
+        ):  # fmt: skip
             lower, upper = self._ladder
             p = float(_draw_lsp(lower, upper, epsilon_shape, source)[1][0])
             lam, events, powers = _tll(
-                self._t, self._d, p, epsilon_scale, omega=self.omega, gamma=self.gamma, source=source
+                self._t, self._d, p, epsilon_scale, omega=self.omega, gamma=self.gamma, source=source, n=self.n
             )
             return record(p, lam, events, powers)
 
     def __repr__(self) -> str:
-        return f"WeibullLSP(n={self.n}, horizon={self.horizon:g}, K={self.K}, γ={self.gamma:g}, ω={self.omega:g})"
+        size = "n private, relation='add-remove'" if self.n is None else f"n={self.n}"
+        return f"WeibullLSP({size}, horizon={self.horizon:g}, K={self.K}, γ={self.gamma:g}, ω={self.omega:g})"
 
     def __reduce__(self):
         raise TypeError("WeibullLSP holds private records and cannot be pickled; publish its releases only")
@@ -293,6 +361,7 @@ def weibull_private(
     accountant: PrivacyAccountant | None = None,
     rng=None,
     unit=None,
+    relation: str = REPLACE_ONE,
 ) -> WeibullRelease:
     """ε-DP Weibull (p, λ) by LSP (ε/2) and TLL (ε/2) (Nguyên & Hui 2017b, Alg. 1–3).
 
@@ -311,23 +380,27 @@ def weibull_private(
     unit : array_like, shape (n,), optional
         The person of each row, when rows are intervals of persons' follow-up: each person's
         history becomes one record (:class:`WeibullLSP`), n the number of persons.
+    relation : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation (:mod:`pm_private.privacy.relations`): under add/remove n is
+        private and the ladder bounds add/remove distances.
 
     Raises
     ------
     ValueError
-        Before anything is spent: invalid ε, horizon, γ, ω, K or data (times not finite,
-        negative; events other than 0 or 1).
+        Before anything is spent: invalid ε, horizon, γ, ω, K, ``relation`` or data (times not
+        finite, negative; events other than 0 or 1).
     BudgetExceededError
         If ``accountant`` cannot afford ε (nothing is released).
 
     Notes
     -----
-    Privacy: ε-DP (pure) under replace-one neighbours (n is public; the unit a person's record,
-    or with ``unit`` a person with all their rows), by sequential composition
+    Privacy: ε-DP (pure) under replace-one neighbours (n is public), or with
+    ``relation="add-remove"`` under add/remove neighbours (n private; 1.5ε on a replace-one
+    ledger); the unit a person's record, or with ``unit`` a person with all their rows; by sequential composition
     of the exponential mechanism over the ladder (ε/2; utility sensitivity 1 by the ladder
     constraint, see the module docstring) and two Laplace releases of Σdᵢ and Σtᵢ^p with
     sensitivity 1 and ε/4 each (scale 4/ε).  Public inputs: ``horizon``, ω (times are raised to
-    e^−ω·horizon), γ (range of p and of λ/horizon), K and n.  Exact.  Floating point: the two
+    e^−ω·horizon), γ (range of p and of λ/horizon), K, and n under replace-one.  Exact.  Floating point: the two
     Laplace sums are safe (OpenDP's exact discrete Laplace) and the level is drawn by OpenDP's
     exact Gumbel-max sampler, but the rung bounds, level lengths and the point within the level
     are floating point (see the module docstring).  A seeded ``rng`` gives ``private=False``.
@@ -350,5 +423,5 @@ def weibull_private(
     Budget(epsilon=1.0, delta=0.0)
     """
     epsilon = check_epsilon(epsilon)
-    mechanism = WeibullLSP(time, event, horizon=horizon, K=K, gamma=gamma, omega=omega, unit=unit)
+    mechanism = WeibullLSP(time, event, horizon=horizon, K=K, gamma=gamma, omega=omega, unit=unit, relation=relation)
     return mechanism.release(epsilon=epsilon, accountant=accountant, rng=rng)

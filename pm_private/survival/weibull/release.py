@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ...privacy.relations import ADD_REMOVE, check_public_n
+from ...privacy.relations import check_public_n
 from ...privacy.release import Release, output, public
 from ...privacy.validation import (
     check_bound,
@@ -23,6 +23,8 @@ from ..data import censor_at_horizon, person_records, scale_times
 
 # Taylor terms: with s·z ≤ hω = 1 the first omitted term is < 1/18! ≈ 1.6e-16 of the sum.
 _TAYLOR_TERMS = 18
+# Records per block of the ladder's tilted sums: the ladder's memory does not grow with n.
+_CHUNK = 2**15
 
 
 #: Mechanism names of :func:`weibull_private` / :class:`WeibullLSP`, :func:`weibull_laplace` and
@@ -94,11 +96,6 @@ def _check_release(release: WeibullRelease) -> None:
     check_release_field("omega", _check_range, 1.0, 1.0, omega)
     check_release_field("gamma", _check_range, horizon, gamma, omega, release.epsilon)
     check_public_n(release)
-    if release.neighbours == ADD_REMOVE and release.mechanism not in (LAPLACE_MLE, SAMPLE_AGGREGATE):
-        raise ValueError(
-            f"field 'neighbours': add-remove is offered by {LAPLACE_MLE} and {SAMPLE_AGGREGATE} only, "
-            f"not {release.mechanism!r:.60}"
-        )
     n = None if release.n is None else check_release_field("n", check_count, "n", release.n)
     subsets = check_release_field("subsets", check_count, "subsets", release.subsets, 1, n)
     parts = []
@@ -141,22 +138,25 @@ def _check_range(horizon: float, gamma: float, omega: float, epsilon: float | No
         raise ValueError("gamma, horizon and epsilon give a range or noise scale that overflows")
 
 
-def ladder_bytes(n: int, K: int, gamma: float, omega: float) -> float:
+def ladder_bytes(n: int | None, K: int, gamma: float, omega: float) -> float:
     """Memory (bytes) the LSP ladder of n records with K rungs needs: a function of public sizes only.
 
-    The tilted sums hold n × ⌈γω⌉ weights and min(K, n) × ⌈γω⌉ prefix moments of
-    ``_TAYLOR_TERMS + 2`` terms; the event-mean bounds a (K + 1) × (min(K, n) + 1) table (six
-    arrays); each bisection step (K + 1) × (``_TAYLOR_TERMS`` + 1) temporaries.
+    The tilted sums hold a block of at most ``_CHUNK`` records' n × ⌈γω⌉ weights and
+    ``_TAYLOR_TERMS + 2`` powers, and min(K, n) × ⌈γω⌉ prefix moments of as many terms; the
+    event-mean bounds and, under add/remove, each bisection step a (K + 1) × (min(K, n) + 1) table
+    (eight arrays); each bisection step (K + 1) × (``_TAYLOR_TERMS`` + 1) temporaries.  With
+    ``n=None`` (n private) the largest value over n, which does not read n.
     """
     centres = math.ceil(gamma * omega)
-    kept = min(K, n)
+    rows = _CHUNK if n is None else min(n, _CHUNK)
+    kept = K if n is None else min(K, n)
     terms = _TAYLOR_TERMS + 2
     return 8.0 * (
-        n * (centres + terms) + 2.0 * kept * centres * terms + 6.0 * (K + 1) * (kept + 1) + 4.0 * (K + 1) * terms
+        rows * (centres + terms) + 2.0 * kept * centres * terms + 8.0 * (K + 1) * (kept + 1) + 4.0 * (K + 1) * terms
     )
 
 
-def check_weibull_arguments(*, epsilon=None, horizon, gamma, omega, K=None, n: int = 1):
+def check_weibull_arguments(*, epsilon=None, horizon, gamma, omega, K=None, n: int | None = 1):
     """The public arguments of the Weibull mechanisms, checked before any work or charge.
 
     The command line calls it before reading any data (n = 1 gives a lower bound on the memory
@@ -170,8 +170,9 @@ def check_weibull_arguments(*, epsilon=None, horizon, gamma, omega, K=None, n: i
         The public horizon, range γ and floor exponent ω (each in [10⁻⁵⁰, 10⁵⁰]).
     K : int, optional
         Rungs of the LSP ladder (None: no ladder).
-    n : int, default 1
-        The number of records.
+    n : int or None, default 1
+        The number of records; None where n is private (add/remove neighbours): the ladder's
+        memory is then checked for the largest it needs whatever n.
 
     Returns
     -------
