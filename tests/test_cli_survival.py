@@ -131,6 +131,23 @@ def test_a_unit_column_makes_each_persons_intervals_one_record(tmp_path, monkeyp
     assert PrivacyAccountant.open("l.db").history[0].neighbours == "replace-one person"
 
 
+def test_weibull_with_a_unit_column_releases_one_record_per_person(tmp_path, monkeypatch):
+    from lifelines.datasets import load_stanford_heart_transplants
+
+    monkeypatch.chdir(tmp_path)
+    load_stanford_heart_transplants().to_csv("heart.csv", index=False)
+    argv = ["release", "weibull", "heart.csv", "--time", "stop", "--event", "event", "--unit-column", "id"]
+    argv += ["--horizon", "2000", "--K", "50", "--epsilon", "1", "--ledger", "l.db", "--total-epsilon", "3"]
+    assert main([*argv, "--out", "r.json"]) == 0
+    assert main([*argv, "--relation", "add-remove", "--out", "a.json"]) == 0
+    (replaced,), (removed,) = read_release_file("r.json"), read_release_file("a.json")
+    assert replaced["release"].n == 103 and replaced["release"].unit == "person"
+    assert removed["release"].n is None and removed["release"].unit == "person"
+    assert replaced["preprocessing"]["rows"].startswith("each person's intervals (column 'id') made one record")
+    history = PrivacyAccountant.open("l.db").history
+    assert [e.neighbours for e in history] == ["replace-one person", "add-remove person as replace-one person"]
+
+
 def test_an_add_remove_release_keeps_n_private_and_fits_with_n_latent(tmp_path, monkeypatch, capsys):
     from lifelines.datasets import load_stanford_heart_transplants
 

@@ -13,7 +13,10 @@ from .common import (
     open_ledger,
     read,
     table_columns,
+    unit_argument,
+    unit_columns,
     unit_rows_text,
+    unit_values,
     write_release,
 )
 
@@ -36,13 +39,15 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--gamma", type=types.bound, default=10.0, help="range γ of p and λ/horizon (default 10)")
     parser.add_argument("--omega", type=types.bound, default=6.0, help="times floored at e^-ω·horizon (default 6)")
     add_relation_argument(parser)
+    unit_argument(parser, history=True)
 
 
 def _run(parser, args) -> None:
     from ..survival.weibull.mechanisms import check_weibull_arguments, weibull_noise_plan
 
-    n_private = args.relation != "replace-one"
-    try:  # under add/remove the ladder's memory is checked here for any n, before the data are read
+    # the ladder's memory for any n, before the data are read, where the file's row count is not n public
+    n_private = args.relation != "replace-one" or args.unit_column is not None
+    try:
         check_weibull_arguments(
             epsilon=args.epsilon, horizon=args.horizon, gamma=args.gamma, omega=args.omega, K=args.K,
             n=None if n_private else 1,
@@ -50,7 +55,7 @@ def _run(parser, args) -> None:
         plan = weibull_noise_plan(epsilon=args.epsilon)
     except ValueError as error:
         parser.error(str(error))
-    check_columns(parser, args, table_columns(parser, args), [args.time, args.event])
+    check_columns(parser, args, table_columns(parser, args), [args.time, args.event, *unit_columns(args)])
     if args.dry_run:
         dry_run(
             args,
@@ -62,7 +67,7 @@ def _run(parser, args) -> None:
         )
         return
     accountant = open_ledger(parser, args)
-    frame = read(args.data, [args.time, args.event])
+    frame = read(args.data, [args.time, args.event, *unit_columns(args)])
     values = numeric(parser, frame, [args.time, args.event])
     time, event = values[:, 0], values[:, 1]
     # times beyond the public horizon are censored there by the mechanism: a refusal would read the private maximum
@@ -70,7 +75,7 @@ def _run(parser, args) -> None:
         parser.error(f"column {args.time!r} must hold times ≥ 0")
     if not ((event == 0) | (event == 1)).all():
         parser.error(f"column {args.event!r} must be 0 (censored) or 1 (event)")
-    try:  # the ladder's memory with the public n
+    try:  # the ladder's memory with the public n, the file's rows
         if not n_private:
             check_weibull_arguments(horizon=args.horizon, gamma=args.gamma, omega=args.omega, K=args.K, n=time.size)
     except ValueError as error:
@@ -91,8 +96,9 @@ def _run(parser, args) -> None:
             omega=args.omega,
             accountant=accountant,
             relation=args.relation,
+            unit=unit_values(args, frame),
         ),
         time=args.time,
         event=args.event,
-        preprocessing={"rows": unit_rows_text(args)},
+        preprocessing={"rows": unit_rows_text(args, history=True)},
     )

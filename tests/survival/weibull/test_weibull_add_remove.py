@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from weibull_ladders import FLOOR, GAMMA, NEW_TIMES, OMEGA, TOL, data_sets, ladder_holds
 
 from pm_private.privacy.accountant import PrivacyAccountant
 from pm_private.privacy.noise import as_noise_source
@@ -15,18 +16,6 @@ from pm_private.survival.weibull.fit import mle_rows
 from pm_private.survival.weibull.ladder import _event_mean_bounds, _tll
 from pm_private.survival.weibull.mechanisms import WeibullLSP, lsp_ladder, weibull_private
 from pm_private.survival.weibull.simulate import simulate_weibull
-
-OMEGA, GAMMA = 6.0, 10.0
-FLOOR = math.exp(-OMEGA)
-TOL = 1e-9
-AR = "add-remove"
-
-
-def _ladder_holds(a, b, K):
-    """S⁽ᵏ⁾(a) ⊂ S⁽ᵏ⁺¹⁾(b) for k = 0…K−1, and the rungs of a are nested."""
-    (la, ua), (lb, ub) = a, b
-    nested = (np.diff(la) <= TOL).all() and (np.diff(ua) >= -TOL).all()
-    return nested and (lb[1 : K + 1] <= la[:K] + TOL).all() and (ub[1 : K + 1] >= ua[:K] - TOL).all()
 
 
 def _added_or_removed(t, d, kind, i, new_t, new_d):
@@ -37,23 +26,18 @@ def _added_or_removed(t, d, kind, i, new_t, new_d):
     return np.delete(t, j), np.delete(d, j)
 
 
-data_sets = st.integers(1, 50).flatmap(
-    lambda n: st.tuples(
-        st.lists(st.floats(0.0, OMEGA), min_size=n, max_size=n),
-        st.lists(st.integers(0, 1), min_size=n, max_size=n),
-        st.floats(0.02, 1.0),
-    )
-)
-changes = st.tuples(
+AR = "add-remove"
+DATA_SETS = data_sets(1, 50)
+CHANGES = st.tuples(
     st.sampled_from(["add", "add", "longest", "shortest", "random"]),
     st.integers(0, 10**6),
-    st.sampled_from([FLOOR, 1.0]) | st.floats(FLOOR, 1.0),
+    NEW_TIMES,
     st.integers(0, 1),
 )
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data_sets, changes)
+@given(DATA_SETS, CHANGES)
 def test_ladder_constraint_on_random_and_adversarial_added_or_removed_records(data, change):
     z, d, spread = data
     t = np.exp(-np.asarray(z) * spread)  # spread < 1 packs the times together
@@ -62,7 +46,7 @@ def test_ladder_constraint_on_random_and_adversarial_added_or_removed_records(da
     K = 12  # beyond n for the small sets: rungs where every record can be removed
     a = lsp_ladder(t, d, K=K, gamma=GAMMA, omega=OMEGA, relation=AR)
     b = lsp_ladder(t2, d2, K=K, gamma=GAMMA, omega=OMEGA, relation=AR)
-    assert _ladder_holds(a, b, K) and _ladder_holds(b, a, K)
+    assert ladder_holds(a, b, K) and ladder_holds(b, a, K)
 
 
 @pytest.mark.parametrize("kind", ["add", "longest", "shortest", "random"])
@@ -73,7 +57,7 @@ def test_ladder_constraint_on_a_large_data_set(kind):
     a = lsp_ladder(t, d, K=K, relation=AR)
     for new_t, new_d in [(FLOOR, 1), (1.0, 1), (1.0, 0), (FLOOR, 0)]:
         b = lsp_ladder(*_added_or_removed(t, d, kind, 17, new_t, new_d), K=K, relation=AR)
-        assert _ladder_holds(a, b, K) and _ladder_holds(b, a, K)
+        assert ladder_holds(a, b, K) and ladder_holds(b, a, K)
 
 
 def _mle(t, d):

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
+from weibull_ladders import FLOOR, GAMMA, NEW_TIMES, OMEGA, TOL, data_sets, ladder_holds
 
 from pm_private.privacy.accountant import PrivacyAccountant
 from pm_private.privacy.budget import BudgetExceededError
@@ -23,17 +24,6 @@ from pm_private.survival.weibull.mechanisms import (
 )
 from pm_private.survival.weibull.simulate import simulate_weibull
 
-OMEGA, GAMMA = 6.0, 10.0
-FLOOR = math.exp(-OMEGA)
-TOL = 1e-9
-
-
-def _ladder_holds(a, b, K):
-    """S⁽ᵏ⁾(a) ⊂ S⁽ᵏ⁺¹⁾(b) for k = 0…K−1, and the rungs of a are nested."""
-    (la, ua), (lb, ub) = a, b
-    nested = (np.diff(la) <= TOL).all() and (np.diff(ua) >= -TOL).all()
-    return nested and (lb[1 : K + 1] <= la[:K] + TOL).all() and (ub[1 : K + 1] >= ua[:K] - TOL).all()
-
 
 def _neighbour(t, d, kind, i, new_t, new_d):
     """Replace one record: the longest / shortest time, a censoring flip, or record i."""
@@ -46,23 +36,14 @@ def _neighbour(t, d, kind, i, new_t, new_d):
     return t, d
 
 
-data_sets = st.integers(4, 60).flatmap(
-    lambda n: st.tuples(
-        st.lists(st.floats(0.0, OMEGA), min_size=n, max_size=n),
-        st.lists(st.integers(0, 1), min_size=n, max_size=n),
-        st.floats(0.02, 1.0),
-    )
-)
-replacements = st.tuples(
-    st.sampled_from(["longest", "shortest", "flip", "random"]),
-    st.integers(0, 10**6),
-    st.sampled_from([FLOOR, 1.0]) | st.floats(FLOOR, 1.0),
-    st.integers(0, 1),
+DATA_SETS = data_sets(4, 60)
+REPLACEMENTS = st.tuples(
+    st.sampled_from(["longest", "shortest", "flip", "random"]), st.integers(0, 10**6), NEW_TIMES, st.integers(0, 1)
 )
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data_sets, replacements)
+@given(DATA_SETS, REPLACEMENTS)
 def test_ladder_constraint_on_random_and_adversarial_neighbours(data, change):
     z, d, spread = data
     t = np.exp(-np.asarray(z) * spread)  # spread < 1 packs the times together
@@ -71,7 +52,7 @@ def test_ladder_constraint_on_random_and_adversarial_neighbours(data, change):
     K = 12
     a = lsp_ladder(t, d, K=K, gamma=GAMMA, omega=OMEGA)
     b = lsp_ladder(t2, d2, K=K, gamma=GAMMA, omega=OMEGA)
-    assert _ladder_holds(a, b, K) and _ladder_holds(b, a, K)
+    assert ladder_holds(a, b, K) and ladder_holds(b, a, K)
 
 
 @pytest.mark.parametrize("kind", ["longest", "shortest", "flip", "random"])
@@ -82,7 +63,7 @@ def test_ladder_constraint_on_a_large_data_set(kind):
     a = lsp_ladder(t, d, K=K)
     for new_t, new_d in [(FLOOR, 1), (1.0, 1), (1.0, 0), (FLOOR, 0)]:
         b = lsp_ladder(*_neighbour(t, d, kind, 17, new_t, new_d), K=K)
-        assert _ladder_holds(a, b, K) and _ladder_holds(b, a, K)
+        assert ladder_holds(a, b, K) and ladder_holds(b, a, K)
 
 
 def test_rungs_contain_the_mle_of_data_sets_at_distance_k():
