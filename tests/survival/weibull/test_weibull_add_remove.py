@@ -156,3 +156,46 @@ def test_an_unknown_relation_is_refused_before_anything_is_spent(relation):
     with pytest.raises(ValueError, match="relation"):
         weibull_private([1.0, 2.0], [1, 0], epsilon=1.0, horizon=10.0, accountant=accountant, relation=relation)
     assert accountant.ledger == ()
+
+
+def _log_density(ladder, epsilon_shape, points):
+    """log f(p) of LSP's draw at ``points``: level i(p) = the first rung holding p, drawn with
+    probability ∝ length·exp(−ε_p·i/2) and uniform within (``_draw_lsp``), so
+    f(p) = exp(−ε_p·i(p)/2)/Z, Z = Σᵢ lengthᵢ·exp(−ε_p·i/2)."""
+    lower, upper = ladder
+    length = (lower[:-1] - lower[1:]) + (upper[1:] - upper[:-1])
+    levels = np.arange(1, length.size + 1)
+    log_z = np.log(np.sum(length * np.exp(-epsilon_shape * levels / 2)))
+    inside = (lower[None, :] <= points[:, None]) & (points[:, None] <= upper[None, :])
+    return -epsilon_shape * np.argmax(inside, axis=1) / 2 - log_z
+
+
+@pytest.mark.parametrize("relation", ["replace-one", AR])
+def test_the_shape_draw_is_epsilon_dp_exactly_on_adversarial_neighbours(relation):
+    """The whole density of the shape's draw on a data set and on a neighbour (a record added or
+    removed, or replaced under replace-one), compared at every piece of both ladders: the log
+    ratio stays within ε_p, and the neighbours bring it close (the bound is attained up to the
+    ladders' shapes)."""
+    rng = np.random.default_rng(11)
+    epsilon_shape, worst = 1.0, 0.0
+    for trial in range(40):
+        n = int(rng.integers(3, 40))
+        t = np.exp(-rng.uniform(0, OMEGA, n) * rng.uniform(0.05, 1))
+        d = (rng.uniform(size=n) < rng.uniform(0.2, 1)).astype(int)
+        new_t = [FLOOR, 1.0, float(np.exp(-rng.uniform(0, OMEGA)))][trial % 3]
+        if relation == AR:
+            kind = ["add", "longest", "shortest", "random"][trial % 4]
+            t2, d2 = _added_or_removed(t, d, kind, trial, new_t, trial % 2)
+        else:
+            j = [np.argmax(t), np.argmin(t), trial % n][trial % 3]
+            t2, d2 = t.copy(), d.copy()
+            t2[j], d2[j] = new_t, trial % 2
+        a = lsp_ladder(t, d, K=8, relation=relation)
+        b = lsp_ladder(t2, d2, K=8, relation=relation)
+        cuts = np.unique(np.concatenate([*a, *b, [0.0, GAMMA]]))
+        wide = np.diff(cuts) > 1e-9  # the pieces; their ends have probability 0 (and sit within rounding)
+        points = ((cuts[1:] + cuts[:-1]) / 2)[wide]
+        ratio = np.abs(_log_density(a, epsilon_shape, points) - _log_density(b, epsilon_shape, points))
+        assert ratio.max() <= epsilon_shape + 1e-9, (trial, ratio.max())
+        worst = max(worst, ratio.max())
+    assert worst > 0.5 * epsilon_shape
