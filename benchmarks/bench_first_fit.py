@@ -26,7 +26,9 @@ over ``--repeats`` and the ratios of the medians to the plain model's.  Entries 
 * ``plain_poisson`` / ``poisson_model`` (likewise, 200 public rows): n = 5000, counts clipped at 10;
 * ``plain_survival`` (piecewise-exponential hazards fitted by the Poisson trick on the
   person-interval rows) / ``survival_regression`` / ``survival_model`` (the exit table of two
-  cells split at the first covariate's sign, noise-aware): n = 5000, J = 20 intervals.
+  cells split at the first covariate's sign, noise-aware): n = 5000, J = 20 intervals;
+* ``plain_weibull`` (``pm.Censored`` of ``pm.Weibull``) / ``weibull_model`` (the records' censored
+  Weibull likelihood, not private): n = 5000 right-censored times.
 
 Add an entry to ``ENTRIES``: a function of a seed returning the model and a function that swaps
 in new data of the same shape (seeded by its argument), and the plain entry it is compared with.
@@ -154,6 +156,39 @@ def _plain_survival(seed):
     return model, refit
 
 
+def _weibull_records(seed):
+    """n = 5000 Weibull (shape 1.5) times, accelerated by exp(xᵀβ/2), censored uniformly on [0, 2]."""
+    rng = np.random.default_rng(seed)
+    X = _covariates(rng, N_SURVIVAL)
+    T = rng.weibull(1.5, N_SURVIVAL) * np.exp(0.5 * X @ _beta(np.random.default_rng(0)))
+    C = rng.uniform(0, 2, N_SURVIVAL)
+    return np.minimum(T, C), (T <= C).astype(np.int64), X
+
+
+def _plain_weibull(seed):
+    """Weibull accelerated-failure-time regression with right-censoring, plain PyMC (``pm.Censored``),
+    with the priors of :func:`pm_private.survival.weibull_model`."""
+    import pymc as pm
+
+    def upper(time_, event):  # an event is observed below +inf; a censored time at its bound
+        return np.where(event == 1, np.inf, time_)
+
+    time_, event, X = _weibull_records(seed)
+    with pm.Model() as model:
+        t = pm.Data("time", time_)
+        bound = pm.Data("upper", upper(time_, event))
+        Xd = pm.Data("X", X)
+        p = pm.math.exp(pm.Normal("log_p", 0.0, 1.0))
+        lam = pm.math.exp(pm.Normal("intercept", 0.0, 5.0) + Xd @ pm.Normal("beta", 0.0, 2.0, shape=D))
+        pm.Censored("t", pm.Weibull.dist(alpha=p, beta=lam), lower=None, upper=bound, observed=t, shape=Xd.shape[0])
+
+    def refit(seed):
+        time_, event, X = _weibull_records(seed)
+        pm.set_data({"time": time_, "upper": upper(time_, event), "X": X}, model=model)
+
+    return model, refit
+
+
 # ---------------------------------------------------------------- pm_private models
 
 
@@ -249,6 +284,22 @@ def _exit_table(seed):
     return model, lambda s: set_survival_stats(_exit_release(s), model), start
 
 
+def _weibull(seed):
+    import pymc as pm
+
+    from pm_private.survival import weibull_model
+
+    time_, event, X = _weibull_records(seed)
+    start = time.perf_counter()
+    model = weibull_model(time_, event, X, censoring=2.0)
+
+    def refit(seed):
+        time_, event, X = _weibull_records(seed)
+        pm.set_data({"survival": np.column_stack([time_, event.astype(np.float64)]), "X": X}, model=model)
+
+    return model, refit, start
+
+
 def _timed(make):
     """A plain builder timed from its call (its data are made inside, cheap against the fit)."""
 
@@ -272,6 +323,8 @@ ENTRIES = {
     "plain_survival": (_timed(_plain_survival), None),
     "survival_regression": (_survival_regression, "plain_survival"),
     "survival_model": (_exit_table, "plain_survival"),
+    "plain_weibull": (_timed(_plain_weibull), None),
+    "weibull_model": (_weibull, "plain_weibull"),
 }
 
 
@@ -282,6 +335,7 @@ RECORDED = {
     "poisson_model": ("poisson", "Poisson regression"),
     "survival_regression": ("survival_regression", "piecewise-exponential survival regression"),
     "survival_model": ("survival", "piecewise-exponential survival regression"),
+    "weibull_model": ("weibull", "Weibull AFT regression with censoring"),
 }
 
 
