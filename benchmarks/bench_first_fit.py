@@ -28,7 +28,10 @@ over ``--repeats`` and the ratios of the medians to the plain model's.  Entries 
   person-interval rows) / ``survival_regression`` / ``survival_model`` (the exit table of two
   cells split at the first covariate's sign, noise-aware): n = 5000, J = 20 intervals;
 * ``plain_weibull`` (``pm.Censored`` of ``pm.Weibull``) / ``weibull_model`` (the records' censored
-  Weibull likelihood, not private): n = 5000 right-censored times.
+  Weibull likelihood, not private): n = 5000 right-censored times;
+* ``plain_discrete`` (logistic regression on the person-periods) / ``discrete_time_model`` (the
+  records' discrete-time logit hazards, not private): the same records in q = 20 intervals, a
+  spline baseline of 3 knots.
 
 Add an entry to ``ENTRIES``: a function of a seed returning the model and a function that swaps
 in new data of the same shape (seeded by its argument), and the plain entry it is compared with.
@@ -189,6 +192,49 @@ def _plain_weibull(seed):
     return model, refit
 
 
+Q_DISCRETE = 20
+
+
+def _discrete_records(seed):
+    """The Weibull records' times scaled into [0, 1] (by 2, their censoring bound) as q = 20 intervals,
+    with the model's default spline basis (e = 3 knots)."""
+    from pm_private.survival import DiscreteTimeData
+
+    time_, event, X = _weibull_records(seed)
+    return DiscreteTimeData.from_times(X, time_ / 2.0, event, q=Q_DISCRETE)
+
+
+def _person_periods(data):
+    """The logistic regression's rows of discrete-time records: one per record and interval it
+    entered, 1 where it died in that interval (interval, row, outcome)."""
+    record = np.repeat(np.arange(data.n), data.interval + 1)
+    interval = np.concatenate([np.arange(k + 1) for k in data.interval])
+    outcome = ((interval == data.interval[record]) & (data.event[record] == 1)).astype(np.int64)
+    return interval, data.X[record], outcome
+
+
+def _plain_discrete(seed):
+    """Discrete-time logit hazards by logistic regression on person-periods, plain PyMC, with the
+    priors and spline baseline of :func:`pm_private.survival.discrete_time_model`."""
+    import pymc as pm
+
+    data = _discrete_records(seed)
+    interval, rows, outcome = _person_periods(data)
+    with pm.Model() as model:
+        k = pm.Data("interval", interval)
+        Xd = pm.Data("X", rows)
+        yd = pm.Data("outcome", outcome)
+        baseline = pm.math.dot(data.basis, pm.Normal("alpha", 0.0, 10.0, shape=data.e))
+        eta = baseline[k] + Xd @ pm.Normal("beta", 0.0, 10.0, shape=D)
+        pm.Bernoulli("obs", logit_p=eta, observed=yd, shape=Xd.shape[0])
+
+    def refit(seed):
+        interval, rows, outcome = _person_periods(_discrete_records(seed))
+        pm.set_data({"interval": interval, "X": rows, "outcome": outcome}, model=model)
+
+    return model, refit
+
+
 # ---------------------------------------------------------------- pm_private models
 
 
@@ -300,6 +346,22 @@ def _weibull(seed):
     return model, refit, start
 
 
+def _discrete(seed):
+    import pymc as pm
+
+    from pm_private.survival import discrete_time_model
+
+    data = _discrete_records(seed)
+    start = time.perf_counter()
+    model = discrete_time_model(data)
+
+    def refit(seed):
+        new = _discrete_records(seed)
+        pm.set_data({"X": new.X, "survival": np.column_stack([new.interval, new.event]).astype(np.int32)}, model=model)
+
+    return model, refit, start
+
+
 def _timed(make):
     """A plain builder timed from its call (its data are made inside, cheap against the fit)."""
 
@@ -325,6 +387,8 @@ ENTRIES = {
     "survival_model": (_exit_table, "plain_survival"),
     "plain_weibull": (_timed(_plain_weibull), None),
     "weibull_model": (_weibull, "plain_weibull"),
+    "plain_discrete": (_timed(_plain_discrete), None),
+    "discrete_time_model": (_discrete, "plain_discrete"),
 }
 
 
@@ -336,6 +400,7 @@ RECORDED = {
     "survival_regression": ("survival_regression", "piecewise-exponential survival regression"),
     "survival_model": ("survival", "piecewise-exponential survival regression"),
     "weibull_model": ("weibull", "Weibull AFT regression with censoring"),
+    "discrete_time_model": ("discrete_time", "person-period logistic regression"),
 }
 
 
