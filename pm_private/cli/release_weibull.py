@@ -43,10 +43,11 @@ def add_parser(subparsers) -> None:
 
 
 def _run(parser, args) -> None:
+    from ..privacy.relations import REPLACE_ONE
     from ..survival.weibull.mechanisms import check_weibull_arguments, weibull_noise_plan
 
     # the ladder's memory for any n, before the data are read, where the file's row count is not n public
-    n_private = args.relation != "replace-one" or args.unit_column is not None
+    n_private = args.relation != REPLACE_ONE or args.unit_column is not None
     try:
         check_weibull_arguments(
             epsilon=args.epsilon, horizon=args.horizon, gamma=args.gamma, omega=args.omega, K=args.K,

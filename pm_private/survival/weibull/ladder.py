@@ -198,6 +198,7 @@ def _tll(t, d, p: float, epsilon_scale: float, *, omega: float, gamma: float, so
     times, the two LaplaceReleases)."""
     events = laplace_mechanism([d.sum()], sensitivity=1.0, epsilon=epsilon_scale / 2, source=source)
     powers = laplace_mechanism([np.sum(t**p)], sensitivity=1.0, epsilon=epsilon_scale / 2, source=source)
-    delta = np.clip(events.values[0], 1.0, math.inf if n is None else n)
-    tau = np.clip(powers.values[0], (delta if n is None else n) * math.exp(-omega * p), math.inf if n is None else n)
+    most = math.inf if n is None else n  # the public range's top: none where n is private
+    delta = np.clip(events.values[0], 1.0, most)
+    tau = np.clip(powers.values[0], (delta if n is None else n) * math.exp(-omega * p), most)
     return min(math.exp(min(math.log(tau / delta) / p, math.log(gamma))), gamma), events, powers

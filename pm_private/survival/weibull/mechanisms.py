@@ -198,10 +198,11 @@ def _lsp_tll_events(epsilon_shape: float, epsilon_scale: float, relation: str) -
     """LSP + TLL's noise for the ledger: the ladder's exponential mechanism as one pure event of
     ε_p, and TLL's two Laplace draws (sensitivity 1, ε_scale/2 each).  Under add/remove, a replaced
     record is a removal and an addition, so the level's utility moves by at most 2 and the draw is
-    2ε_p-DP under replace-one (group privacy, stated); the two sums move by at most 1 under either
-    relation (tᵢ^p ∈ (0, 1], dᵢ ∈ {0, 1}), so their Laplace events keep their sensitivity.  Replace-one
-    ε of an add/remove release: 2ε_p + ε_scale = 1.5ε."""
-    shape = NoiseEvent(PURE, 1.0, epsilon_shape, 2.0 * epsilon_shape if relation == ADD_REMOVE else None)
+    2ε_p-DP under replace-one: group privacy, the conversion a ledger applies to an event that
+    states no replace-one ε.  The two sums move by at most 1 under either relation
+    (tᵢ^p ∈ (0, 1], dᵢ ∈ {0, 1}), so their Laplace events keep their sensitivity.  Replace-one ε
+    of an add/remove release: 2ε_p + ε_scale = 1.5ε."""
+    shape = NoiseEvent(PURE, 1.0, epsilon_shape)
     sums = (laplace_noise_event(1.0, epsilon_scale / 2),) * 2
     return (shape, *with_replace_one(sums, Sensitivity(1.0, 1.0), relation))
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from weibull_ladders import FLOOR, GAMMA, NEW_TIMES, OMEGA, TOL, data_sets, ladder_holds
+from weibull_ladders import FLOOR, GAMMA, NEW_TIMES, OMEGA, TOL, check_a_large_data_set, data_sets, ladder_holds
 
 from pm_private.privacy.accountant import PrivacyAccountant
 from pm_private.privacy.noise import as_noise_source
@@ -51,13 +51,7 @@ def test_ladder_constraint_on_random_and_adversarial_added_or_removed_records(da
 
 @pytest.mark.parametrize("kind", ["add", "longest", "shortest", "random"])
 def test_ladder_constraint_on_a_large_data_set(kind):
-    sim = simulate_weibull(5000, shape=1.3, scale=0.5, censor=(0.1, 1.0), horizon=1.0, rng=2)
-    t, d = np.maximum(sim.time, FLOOR), sim.event
-    K = 100
-    a = lsp_ladder(t, d, K=K, relation=AR)
-    for new_t, new_d in [(FLOOR, 1), (1.0, 1), (1.0, 0), (FLOOR, 0)]:
-        b = lsp_ladder(*_added_or_removed(t, d, kind, 17, new_t, new_d), K=K, relation=AR)
-        assert ladder_holds(a, b, K) and ladder_holds(b, a, K)
+    check_a_large_data_set(lambda t, d, new_t, new_d: _added_or_removed(t, d, kind, 17, new_t, new_d), AR)
 
 
 def _mle(t, d):

@@ -5,6 +5,9 @@ import math
 import numpy as np
 from hypothesis import strategies as st
 
+from pm_private.survival.weibull.mechanisms import lsp_ladder
+from pm_private.survival.weibull.simulate import simulate_weibull
+
 OMEGA, GAMMA = 6.0, 10.0
 FLOOR = math.exp(-OMEGA)
 TOL = 1e-9
@@ -30,3 +33,15 @@ def data_sets(smallest: int, largest: int):
 
 #: A new record's time: an extreme of [e^−ω, 1] or any time between.
 NEW_TIMES = st.sampled_from([FLOOR, 1.0]) | st.floats(FLOOR, 1.0)
+
+
+def check_a_large_data_set(neighbour, relation: str = "replace-one", K: int = 100) -> None:
+    """The ladder constraint both ways between 5,000 simulated records and each of their
+    neighbours ``neighbour(t, d, new_t, new_d)`` by an extreme record (event or not, at the floor
+    or at 1)."""
+    sim = simulate_weibull(5000, shape=1.3, scale=0.5, censor=(0.1, 1.0), horizon=1.0, rng=2)
+    t, d = np.maximum(sim.time, FLOOR), sim.event
+    a = lsp_ladder(t, d, K=K, relation=relation)
+    for new_t, new_d in [(FLOOR, 1), (1.0, 1), (1.0, 0), (FLOOR, 0)]:
+        b = lsp_ladder(*neighbour(t, d, new_t, new_d), K=K, relation=relation)
+        assert ladder_holds(a, b, K) and ladder_holds(b, a, K)
