@@ -45,3 +45,14 @@ def check_a_large_data_set(neighbour, relation: str = "replace-one", K: int = 10
     for new_t, new_d in [(FLOOR, 1), (1.0, 1), (1.0, 0), (FLOOR, 0)]:
         b = lsp_ladder(*neighbour(t, d, new_t, new_d), K=K, relation=relation)
         assert ladder_holds(a, b, K) and ladder_holds(b, a, K)
+
+
+def check_a_drawn_data_set(data, neighbour, relation: str = "replace-one", K: int = 12) -> None:
+    """The ladder constraint both ways between a data set of :func:`data_sets` and its neighbour
+    ``neighbour(t, d)``; K = 12 is beyond n for the small sets, where every record can change."""
+    z, d, spread = data
+    t = np.exp(-np.asarray(z) * spread)  # spread < 1 packs the times together
+    d = np.asarray(d)
+    a = lsp_ladder(t, d, K=K, gamma=GAMMA, omega=OMEGA, relation=relation)
+    b = lsp_ladder(*neighbour(t, d), K=K, gamma=GAMMA, omega=OMEGA, relation=relation)
+    assert ladder_holds(a, b, K) and ladder_holds(b, a, K)
