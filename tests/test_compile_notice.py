@@ -1,4 +1,5 @@
-"""The first build of a model shape says that its first fit compiles; later builds stay quiet."""
+"""The build of a model shape says that its first fit compiles until a sampler has compiled one;
+later builds stay quiet."""
 
 import json
 import logging
@@ -9,7 +10,7 @@ import numpy as np
 import pymc as pm
 import pytensor
 
-from pm_private._engine.compile_notice import announce_compilation, model_key
+from pm_private._engine.compile_notice import announce_compilation, model_key, record_compiled
 
 
 def _model(size: int, data: float = 1.0):
@@ -20,15 +21,32 @@ def _model(size: int, data: float = 1.0):
     return model
 
 
-def test_announces_once_per_shape(caplog):
+def test_announces_until_a_model_of_the_shape_is_compiled(caplog):
     size = 1000 + uuid.uuid4().int % 10**6  # a shape no earlier run built
     marker = Path(pytensor.config.compiledir) / "pm_private_models" / model_key(_model(size))
     try:
         with caplog.at_level(logging.INFO, logger="pm_private"):
-            assert announce_compilation(_model(size), "toy")
+            first = _model(size)
+            assert announce_compilation(first, "toy")
+            assert announce_compilation(_model(size), "toy")  # built, never compiled: said again
+            assert not marker.exists()
+            first.logp_dlogp_function(ravel_inputs=True)  # what PyMC's NUTS compiles
+            assert marker.exists()
             assert not announce_compilation(_model(size, data=2.0), "toy")  # other values, same shape
-        assert len(caplog.records) == 1 and "first fit of this toy model compiles" in caplog.text
+        assert len(caplog.records) == 2 and "first fit of this toy model compiles" in caplog.text
         assert model_key(_model(size + 1)) != model_key(_model(size))
+    finally:
+        marker.unlink(missing_ok=True)
+
+
+def test_a_sampler_that_compiles_outside_pymc_records_it(caplog):
+    size = 1000 + uuid.uuid4().int % 10**6
+    marker = Path(pytensor.config.compiledir) / "pm_private_models" / model_key(_model(size))
+    try:
+        with caplog.at_level(logging.INFO, logger="pm_private"):
+            assert announce_compilation(_model(size), "toy")
+            record_compiled(_model(size))  # as pm_private.sample does after nutpie compiled
+            assert not announce_compilation(_model(size), "toy")
     finally:
         marker.unlink(missing_ok=True)
 

@@ -6,7 +6,11 @@ prints nothing; the compiled functions are cached on disk under PyTensor's ``com
 later fit of a model of the same shape, in the same process or a new one, skips most of it.
 :func:`announce_compilation` logs one line (logger ``pm_private``, level INFO, printed as PyMC
 prints its own progress) the first time a model of a given family and shape is built on this
-machine with these versions: a marker named by a hash of them is left in the compile directory.
+machine with these versions, until a sampler has compiled one: a marker named by a hash of them is
+left in the compile directory once the log-density and gradient are compiled (PyMC's NUTS, through
+the model's ``logp_dlogp_function``, or ``pm_private.sample``), not when the model is built, so a fit
+interrupted while compiling is announced again.  ``pm.sample`` with nutpie compiles on every call and
+leaves no marker: its builds keep saying so.
 The line gives the family's cold first fit as the project's first-fit benchmark last measured it
 (``first_fit_seconds.json`` beside this module, written by ``python -m benchmarks.bench_first_fit
 --record``) beside a plain PyMC model of the same data, where the benchmark has that family.
@@ -21,7 +25,7 @@ import logging
 from importlib import metadata
 from pathlib import Path
 
-__all__ = ["announce_compilation", "expected_first_fit"]
+__all__ = ["announce_compilation", "expected_first_fit", "record_compiled"]
 
 _log = logging.getLogger("pm_private")
 if not logging.root.handlers:  # as PyMC does for its own logger
@@ -96,8 +100,47 @@ def model_key(model) -> str:
     return hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()[:32]
 
 
+def _marker(model) -> Path:
+    import pytensor
+
+    return Path(pytensor.config.compiledir) / "pm_private_models" / model_key(model)
+
+
+def _leave(marker: Path) -> None:
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+    except OSError:  # a read-only cache: say it every time rather than fail the fit
+        pass
+
+
+def record_compiled(model) -> None:
+    """Leave the marker that quiets the notice for models of this shape: call it once a sampler
+    has compiled the model's log-density and gradient.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        The model just compiled.
+    """
+    _leave(_marker(model))
+
+
+class _RecordWhenCompiled:
+    """A model's ``logp_dlogp_function`` (what PyMC's NUTS compiles) that leaves the marker once it
+    has returned a compiled function."""
+
+    def __init__(self, compile_function, marker: Path):
+        self.compile_function, self.marker = compile_function, marker
+
+    def __call__(self, *args, **kwargs):
+        compiled = self.compile_function(*args, **kwargs)
+        _leave(self.marker)
+        return compiled
+
+
 def announce_compilation(model, family: str, *, variant: str | None = None) -> bool:
-    """Log that the first fit compiles, once per model shape on this machine.
+    """Log that the first fit compiles, until a model of this shape has been compiled here.
 
     Parameters
     ----------
@@ -112,21 +155,14 @@ def announce_compilation(model, family: str, *, variant: str | None = None) -> b
     Returns
     -------
     bool
-        True when the message was logged (no model of this shape was built here before).
+        True when the message was logged (no model of this shape was compiled here before).
     """
-    import pytensor
-
-    folder = Path(pytensor.config.compiledir) / "pm_private_models"
-    marker = folder / model_key(model)
+    marker = _marker(model)
     if marker.exists():
         return False
     if variant is None:
         _log.info(_MESSAGE.format(family=family, expected=expected_first_fit(family)))
     else:
         _log.info(_MESSAGE.format(family=f"{family} ({variant})", expected=_UNMEASURED))
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        marker.touch()
-    except OSError:  # a read-only cache: say it every time rather than fail the build
-        pass
+    model.logp_dlogp_function = _RecordWhenCompiled(model.logp_dlogp_function, marker)
     return True

@@ -18,6 +18,8 @@ import numpy as np
 import pymc as pm
 import xarray as xr
 
+from .._engine.compile_notice import record_compiled
+
 __all__ = ["sample"]
 
 #: nutpie's compiled model of each model sampled with it (dropped with the model).
@@ -68,6 +70,7 @@ def _nutpie(model, *, draws, tune, chains, cores, random_seed, target_accept, pr
     compiled = _COMPILED.get(model)
     if compiled is None:
         compiled = _COMPILED[model] = nutpie.compile_pymc_model(model, backend="numba")
+        record_compiled(model)
     names = {var.name for var in compiled.shared_var_keys} & {var.name for var in model.data_vars}
     current = compiled.with_data(**{name: np.asarray(model[name].get_value()) for name in sorted(names)})
     seed = int(np.random.default_rng(random_seed).integers(2**31)) if not isinstance(random_seed, int) else random_seed

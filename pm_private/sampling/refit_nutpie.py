@@ -16,6 +16,8 @@ import time
 import numpy as np
 import pymc as pm
 
+from .._engine.compile_notice import record_compiled
+
 __all__ = ["RefittableNutpie"]
 
 
@@ -84,6 +86,7 @@ class RefittableNutpie:
         self.model = model
         start = time.perf_counter()
         self.compiled = nutpie.compile_pymc_model(model, backend="numba")
+        record_compiled(model)
         self.compile_time = time.perf_counter() - start
         self._data = sorted({var.name for var in self.compiled.shared_var_keys} & {var.name for var in model.data_vars})
         self.draws, self.tune, self.chains, self.cores = int(draws), int(tune), int(chains), int(cores)
