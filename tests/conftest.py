@@ -34,7 +34,9 @@ def p_min():
 # modules with tests marked ``slow`` first (they compile the library's models and kernels into
 # the shared caches), then the notebooks longest first (by their stored run time; their kernels
 # find those caches filled instead of compiling the same models beside the modules), then the
-# rest, short units that let the two workers finish together; each group in collection order.
+# rest, each group in collection order.  The rest holds the backends contract, which compiles
+# every model kind in three backends and costs far more first than after the slow modules, and
+# short units that let the two workers finish together.
 
 NOTEBOOK_RUNS = "tests/contracts/test_notebooks.py::test_notebook_runs["
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"

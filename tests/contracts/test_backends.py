@@ -120,7 +120,6 @@ def _evaluate(model: pm.Model, mode: str, point: dict) -> tuple[float, dict]:
     return float(value), {v.name: part for v, part in zip(model.value_vars, parts, strict=True)}
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", MODELS)
 def test_every_model_compiles_in_numba_c_and_jax_with_one_answer(name):
     with warnings.catch_warnings():
