@@ -36,8 +36,13 @@ over ``--repeats`` and the ratios of the medians to the plain model's.  Entries 
 Add an entry to ``ENTRIES``: a function of a seed returning the model and a function that swaps
 in new data of the same shape (seeded by its argument), and the plain entry it is compared with.
 
+``--sampler nutpie`` samples with ``nuts_sampler="nutpie"`` instead, what ``pm.sample`` does
+wherever nutpie is installed: nutpie compiles the model afresh at every call, so ``refit`` is then
+the cost of one more ``pm.sample`` call in the same process, compilation included (nutpie takes no
+callback: ``first draw`` is not measured).
+
 Run ``python -m benchmarks.bench_first_fit`` (``--models``, ``--repeats`` (default 5),
-``--draws``/``--tune``, ``--out`` JSON).  ``--record`` also writes the medians of the cold first fit of
+``--draws``/``--tune``, ``--sampler``, ``--out`` JSON).  ``--record`` also writes the medians of the cold first fit of
 each family it measured (and of its plain model) into ``pm_private/_engine/first_fit_seconds.json``,
 which the library's compile notice quotes.  The machine's load (``uptime``) is printed before and
 after.
@@ -407,8 +412,8 @@ RECORDED = {
 # ---------------------------------------------------------------- one process
 
 
-def child(name: str, draws: int, tune: int) -> dict:
-    """Build, first fit and refit of ``name`` in this process: the wall times."""
+def child(name: str, draws: int, tune: int, sampler: str = "pymc") -> dict:
+    """Build, first fit and refit of ``name`` in this process with ``sampler``: the wall times."""
     start = time.perf_counter()
     import logging
     import warnings
@@ -431,10 +436,11 @@ def child(name: str, draws: int, tune: int) -> dict:
         if not first:
             first.append(time.perf_counter())
 
-    kwargs = dict(draws=draws, tune=tune, chains=2, cores=1, nuts_sampler="pymc", progressbar=False)
+    kwargs = dict(draws=draws, tune=tune, chains=2, cores=1, nuts_sampler=sampler, progressbar=False)
+    watch = {"callback": callback} if sampler == "pymc" else {}
     sample_start = time.perf_counter()
     with model:
-        pm.sample(random_seed=1, callback=callback, **kwargs)
+        pm.sample(random_seed=1, **watch, **kwargs)
     done = time.perf_counter()
     cpu_fit = time.process_time() - cpu_start
     refit(7)
@@ -444,7 +450,7 @@ def child(name: str, draws: int, tune: int) -> dict:
     return {
         "import": imported - start,
         "build": built - build_start,
-        "first_draw": first[0] - sample_start,
+        "first_draw": first[0] - sample_start if first else float("nan"),
         "fit": built - build_start + done - sample_start,
         "fit_cpu": cpu_fit,
         "refit": again - done,
@@ -462,7 +468,7 @@ def run_pair(name: str, args) -> list[dict | None]:
         )
         for _ in range(2):
             command = [sys.executable, "-m", "benchmarks.bench_first_fit", "--child", name]
-            command += ["--draws", str(args.draws), "--tune", str(args.tune)]
+            command += ["--draws", str(args.draws), "--tune", str(args.tune), "--sampler", args.sampler]
             try:
                 done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=args.timeout)
             except subprocess.TimeoutExpired:
@@ -517,13 +523,16 @@ def main(argv=None):
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--tune", type=int, default=1000)
     parser.add_argument("--timeout", type=int, default=1800)
+    parser.add_argument("--sampler", choices=("pymc", "nutpie"), default="pymc", help="pm.sample's nuts_sampler")
     parser.add_argument("--out", help="write the runs, the table and the load as JSON")
     parser.add_argument("--record", action="store_true", help="write the cold first fits for the compile notice")
     parser.add_argument("--child", metavar="MODEL", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps(child(args.child, args.draws, args.tune)))
+        print(json.dumps(child(args.child, args.draws, args.tune, args.sampler)))
         return
+    if args.record and args.sampler != "pymc":
+        parser.error("--record writes PyMC's NUTS figures, which the compile notice quotes: omit --sampler")
     load_before = _uptime()
     print(f"load before: {load_before}", flush=True)
     results = {name: [] for name in args.models}
