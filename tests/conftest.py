@@ -30,13 +30,9 @@ def p_min():
 # (minutes each) can all land on one worker while the other finishes early, and a module's tests
 # can be split between workers that then both compile its models cold.  Here every module is one
 # unit of work (its module-scoped fixtures and compiled models serve all its tests, on one
-# worker), each notebook run is a unit of its own, and units are dealt in three groups: the
-# modules with tests marked ``slow`` first (they compile the library's models and kernels into
-# the shared caches), then the notebooks longest first (by their stored run time; their kernels
-# find those caches filled instead of compiling the same models beside the modules), then the
-# rest, each group in collection order.  The rest holds the backends contract, which compiles
-# every model kind in three backends and costs far more first than after the slow modules, and
-# short units that let the two workers finish together.
+# worker), each notebook run is a unit of its own, and units are dealt longest first (notebooks by
+# their stored run time, then modules with tests marked ``slow``, then the rest, each group in
+# collection order), so that the two workers finish together.
 
 NOTEBOOK_RUNS = "tests/contracts/test_notebooks.py::test_notebook_runs["
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
@@ -61,7 +57,7 @@ def _stored_run_time(name: str) -> float:
 
 
 def pytest_collection_modifyitems(config, items):
-    """On xdist workers, order the collection in the three groups above (a stable sort: a module's tests keep
+    """On xdist workers, order the collection longest first (a stable sort: a module's tests keep
     their order); every worker sorts the same collection the same way, as xdist requires."""
     if not hasattr(config, "workerinput"):
         return
@@ -74,8 +70,8 @@ def pytest_collection_modifyitems(config, items):
 
     def rank(item) -> tuple:
         if item.nodeid in run_time:
-            return (1, -run_time[item.nodeid])
-        return (0 if _unit(item.nodeid) in slow_modules else 2, 0.0)
+            return (0, -run_time[item.nodeid])
+        return (1 if _unit(item.nodeid) in slow_modules else 2, 0.0)
 
     items.sort(key=rank)
 
