@@ -210,12 +210,12 @@ def _discrete_records(seed):
 
 
 def _person_periods(data):
-    """The logistic regression's rows of discrete-time records: one per record and interval it
-    entered, 1 where it died in that interval (interval, row, outcome)."""
-    record = np.repeat(np.arange(data.n), data.interval + 1)
-    interval = np.concatenate([np.arange(k + 1) for k in data.interval])
-    outcome = ((interval == data.interval[record]) & (data.event[record] == 1)).astype(np.int64)
-    return interval, data.X[record], outcome
+    """The logistic regression's rows of discrete-time records (:func:`pm_private.survival.expand_person_period`):
+    the baseline basis rows, the covariate rows and the outcomes."""
+    from pm_private.survival import expand_person_period
+
+    design, response = expand_person_period(data)
+    return design[:, : data.e], design[:, data.e :], response.astype(np.int64)
 
 
 def _plain_discrete(seed):
@@ -224,18 +224,17 @@ def _plain_discrete(seed):
     import pymc as pm
 
     data = _discrete_records(seed)
-    interval, rows, outcome = _person_periods(data)
+    basis_rows, rows, outcome = _person_periods(data)
     with pm.Model() as model:
-        k = pm.Data("interval", interval)
+        Ad = pm.Data("basis_rows", basis_rows)
         Xd = pm.Data("X", rows)
         yd = pm.Data("outcome", outcome)
-        baseline = pm.math.dot(data.basis, pm.Normal("alpha", 0.0, 10.0, shape=data.e))
-        eta = baseline[k] + Xd @ pm.Normal("beta", 0.0, 10.0, shape=D)
+        eta = Ad @ pm.Normal("alpha", 0.0, 10.0, shape=data.e) + Xd @ pm.Normal("beta", 0.0, 10.0, shape=D)
         pm.Bernoulli("obs", logit_p=eta, observed=yd, shape=Xd.shape[0])
 
     def refit(seed):
-        interval, rows, outcome = _person_periods(_discrete_records(seed))
-        pm.set_data({"interval": interval, "X": rows, "outcome": outcome}, model=model)
+        basis_rows, rows, outcome = _person_periods(_discrete_records(seed))
+        pm.set_data({"basis_rows": basis_rows, "X": rows, "outcome": outcome}, model=model)
 
     return model, refit
 

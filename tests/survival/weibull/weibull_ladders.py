@@ -5,6 +5,7 @@ import math
 import numpy as np
 from hypothesis import strategies as st
 
+from pm_private.privacy.relations import REPLACE_ONE
 from pm_private.survival.weibull.mechanisms import lsp_ladder
 from pm_private.survival.weibull.simulate import simulate_weibull
 
@@ -35,7 +36,7 @@ def data_sets(smallest: int, largest: int):
 NEW_TIMES = st.sampled_from([FLOOR, 1.0]) | st.floats(FLOOR, 1.0)
 
 
-def check_a_large_data_set(neighbour, relation: str = "replace-one", K: int = 100) -> None:
+def check_a_large_data_set(neighbour, relation: str = REPLACE_ONE, K: int = 100) -> None:
     """The ladder constraint both ways between 5,000 simulated records and each of their
     neighbours ``neighbour(t, d, new_t, new_d)`` by an extreme record (event or not, at the floor
     or at 1)."""
@@ -47,7 +48,7 @@ def check_a_large_data_set(neighbour, relation: str = "replace-one", K: int = 10
         assert ladder_holds(a, b, K) and ladder_holds(b, a, K)
 
 
-def check_a_drawn_data_set(data, neighbour, relation: str = "replace-one", K: int = 12) -> None:
+def check_a_drawn_data_set(data, neighbour, relation: str = REPLACE_ONE, K: int = 12) -> None:
     """The ladder constraint both ways between a data set of :func:`data_sets` and its neighbour
     ``neighbour(t, d)``; K = 12 is beyond n for the small sets, where every record can change."""
     z, d, spread = data
