@@ -9,6 +9,9 @@ import pytest
 # Ledger witnesses of the suite's ledgers go to a folder of their own (inherited by the processes the
 # tests spawn), never to the developer's state folder.
 os.environ["PM_PRIVATE_STATE_DIR"] = tempfile.mkdtemp(prefix="pm-private-witness-")
+# No compile worker beside the suite's two workers (its own test turns it back on): the cores are
+# busy, though the load average may lag behind at the start of a run.
+os.environ["PM_PRIVATE_COMPILE_WORKER"] = "0"
 
 
 #: Goodness-of-fit thresholds.  Seeded noise is deterministic: a test either always passes or

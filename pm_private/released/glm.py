@@ -58,6 +58,7 @@ import pytensor.tensor as pt
 import xarray as xr
 
 from .._engine.compile_notice import announce_compilation
+from .._engine.compile_worker import start_compile_worker
 from .._engine.threads import hold_one_blas_thread_while
 from ..privacy.primitives import project_rows
 from ..privacy.validation import align_columns, check_bool, check_positive
@@ -416,7 +417,8 @@ def glm_model(
             dims="statistic",
         )
     hold_one_blas_thread_while(model)
-    announce_compilation(model, family.name)
+    if announce_compilation(model, family.name):
+        start_compile_worker("degree2_moments_vjp")  # the gradient's kernel, while the first fit compiles the rest
     return model
 
 

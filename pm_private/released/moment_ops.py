@@ -301,6 +301,18 @@ def degree2_moments_vjp_kernel(coef, mu, cov, v, g_mean, g_out):
     return g_coef, g_mu, g_cov, g_v
 
 
+def compile_vjp_kernel() -> None:
+    """Compile (or load from Numba's disk cache) :func:`degree2_moments_vjp_kernel` for the types
+    the Numba implementation of ``Degree2MomentsVJP`` calls it with (C-contiguous float64 arrays):
+    the task of :mod:`pm_private._engine.compile_worker` that a GLM's first fit hands to a second
+    process."""
+    d = 2
+    k = 2 * d + 1 + d * (d + 1) // 2
+    degree2_moments_vjp_kernel(
+        np.zeros(N_COEFFICIENTS), np.zeros(d), np.eye(d), np.zeros(d), np.zeros(k), np.zeros((k, k))
+    )
+
+
 def _as_inputs(coef, mu, cov, v):
     return [pt.as_tensor(x).astype("float64") for x in (coef, mu, cov, v)]
 

@@ -37,6 +37,7 @@ import threading
 import numba
 import numpy as np
 
+from ..._engine.compile_worker import wait_for_compile_worker
 from ..._engine.numba_arrays import copy_into, outer
 from .kernel_moments import cell_moments, cell_moments_adjoint
 
@@ -365,7 +366,9 @@ def logp_grad_entry():
     Graphs compiled by PyTensor's Numba backend, and nutpie's compiled models, call it through its
     address (:func:`logp_grad_address`), so that the kernel is neither linked into each graph's
     compiled function (whose compilation would optimise it again) nor entered through Python
-    (whose lock chains sampled in threads would share).
+    (whose lock chains sampled in threads would share).  A model's first build on a machine hands
+    its compilation to a second process (:mod:`pm_private._engine.compile_worker`), which this
+    function waits for and then loads the entry from the disk cache.
 
     Returns
     -------
@@ -374,6 +377,7 @@ def logp_grad_entry():
         C-contiguous, the outputs written in place (the log-density into a one-element array).
     """
     with _ENTRY_LOCK:  # chains in threads may ask at once: one entry, kept alive for its address
+        wait_for_compile_worker("survival_regression")  # a worker compiling it: load it instead
         return _compiled_entry()
 
 

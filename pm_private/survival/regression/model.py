@@ -44,6 +44,7 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from ..._engine.compile_notice import announce_compilation
+from ..._engine.compile_worker import start_compile_worker
 from ...privacy.validation import check_positive
 from ...released.covariates import lkj_cholesky
 from ...released.family import check_stats, packed_preprocessing, record_fit, record_preprocessing
@@ -395,7 +396,8 @@ def survival_regression_model(
             observed=data["regression_vector"],
             dims=("cell", "statistic"),
         )
-    announce_compilation(model, SURVIVAL_REGRESSION.name)
+    if announce_compilation(model, SURVIVAL_REGRESSION.name):
+        start_compile_worker("survival_regression")  # its kernel, while the first fit compiles the graph
     return model
 
 
