@@ -52,7 +52,7 @@ def free_core() -> bool:
         cores = os.cpu_count() or 1
     try:
         load = os.getloadavg()[0]
-    except OSError:
+    except (AttributeError, OSError):  # not available on this system
         load = 0.0
     return cores >= 2 and load < cores - 0.5
 
