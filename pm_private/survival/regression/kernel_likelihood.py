@@ -377,12 +377,13 @@ def logp_grad_entry():
         C-contiguous, the outputs written in place (the log-density into a one-element array).
     """
     with _ENTRY_LOCK:  # chains in threads may ask at once: one entry, kept alive for its address
-        wait_for_compile_worker("survival_regression")  # a worker compiling it: load it instead
         return _compiled_entry()
 
 
 @functools.cache
 def _compiled_entry():
+    wait_for_compile_worker("survival_regression")  # a worker compiling it: load it instead
+
     @numba.cfunc(logp_grad_signature(), cache=True, error_model="numpy")
     def regression_logp_grad_entry(
         value, share, noise, beta, mu, chol, lei, cens, logp, d_share, d_beta, d_mu, d_chol, d_lei, d_cens, n, K, k, d, J, discrete
