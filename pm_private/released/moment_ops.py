@@ -301,13 +301,18 @@ def degree2_moments_vjp_kernel(coef, mu, cov, v, g_mean, g_out):
     return g_coef, g_mu, g_cov, g_v
 
 
+def _statistic_count(d):
+    """k = 2d + 1 + d(d + 1)/2, the number of degree-2 statistics of d covariates."""
+    return 2 * d + 1 + d * (d + 1) // 2
+
+
 def compile_vjp_kernel() -> None:
     """Compile (or load from Numba's disk cache) :func:`degree2_moments_vjp_kernel` for the types
     the Numba implementation of ``Degree2MomentsVJP`` calls it with (C-contiguous float64 arrays):
     the task of :mod:`pm_private._engine.compile_worker` that a GLM's first fit hands to a second
     process."""
     d = 2
-    k = 2 * d + 1 + d * (d + 1) // 2
+    k = _statistic_count(d)
     degree2_moments_vjp_kernel(
         np.zeros(N_COEFFICIENTS), np.zeros(d), np.eye(d), np.zeros(d), np.zeros(k), np.zeros((k, k))
     )
@@ -337,8 +342,7 @@ class Degree2Moments(Op):
         output_storage[0][0], output_storage[1][0] = mean, cov
 
     def infer_shape(self, node, shapes):
-        d = shapes[1][0]
-        k = 2 * d + 1 + d * (d + 1) // 2
+        k = _statistic_count(shapes[1][0])
         return [(k,), (k, k)]
 
     def pullback(self, inputs, outputs, cotangents):
