@@ -27,7 +27,7 @@ def _default_x_scale(stats: LinearStats) -> float:
     public = stats.public
     if public is not None and public.n > 0 and np.trace(public.xx) > 0:
         return float(np.sqrt(np.trace(public.xx) / (public.n * d)))
-    private_n = stats.n - (public.n if public is not None else 0)
+    private_n = stats.n_estimate - (public.n if public is not None else 0)
     trace = float(np.trace(stats.xx) - (np.trace(public.xx) if public is not None else 0.0))
     variances = sum(r.noise_variance(d) for r in stats.releases)
     trace_sd = float(np.sqrt(np.sum(variances[np.flatnonzero(np.equal(*stat_pairs(d)))][:d])))
@@ -72,7 +72,7 @@ def release_x_cov(stats: LinearStats) -> np.ndarray:
         If exact statistics have Sxx = 0 (covariates without spread).
     """
     d = stats.d
-    cov = np.asarray(stats.xx) / stats.n
+    cov = np.asarray(stats.xx) / stats.n_estimate
     cov = (cov + cov.T) / 2
     mu = np.trace(cov) / d
     floor = 1e-6 * np.linalg.eigvalsh(cov)[-1]
@@ -81,8 +81,8 @@ def release_x_cov(stats: LinearStats) -> np.ndarray:
     if not stats.is_exact:
         m = d * (d + 1) // 2
         noise_var = noise_aware_arrays(stats)["noise_var"][:m] * frobenius_weights(d)[:m] ** 2
-        noise = noise_var.mean() * m / stats.n**2
-        if not mu > 2.0 * np.sqrt(noise_var.mean() / d) / stats.n:  # trace not above twice its noise s.e.
+        noise = noise_var.mean() * m / stats.n_estimate**2
+        if not mu > 2.0 * np.sqrt(noise_var.mean() / d) / stats.n_estimate:  # trace not above twice its noise s.e.
             mu = _default_x_scale(stats) ** 2
         spread = np.sum((cov - mu * np.eye(d)) ** 2)
         alpha = 1.0 if spread <= noise else noise / spread
@@ -100,7 +100,7 @@ def _check_x_cov(x_cov, d: int, batch=()) -> np.ndarray:
     cov = np.asarray(x_cov, dtype=np.float64)
     intercept = bool(batch) and batch[0].intercept
     if intercept and cov.shape == (d - 1, d - 1) and np.isfinite(cov).all() and np.allclose(cov, cov.T):
-        mean = np.mean([s.xx[0, 1:] / s.n for s in batch], axis=0)
+        mean = np.mean([s.xx[0, 1:] / s.n_estimate for s in batch], axis=0)
         cov = np.block([[np.ones((1, 1)), mean[None, :]], [mean[:, None], cov + np.outer(mean, mean)]])
     if cov.shape != (d, d) or not np.isfinite(cov).all() or not np.allclose(cov, cov.T):
         shape = f"{d - 1}×{d - 1} (the covariates) or {d}×{d}" if intercept else f"{d}×{d}"

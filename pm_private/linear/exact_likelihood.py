@@ -142,7 +142,7 @@ def gibbs_regression(
     xx = np.stack([s.xx for s in batch])
     xy = np.stack([s.xy for s in batch])
     yy = np.array([s.yy for s in batch])
-    n = np.array([s.n for s in batch], dtype=float)
+    n = np.array([s.n_estimate for s in batch], dtype=float)
     count, d = xy.shape
     intercept, intercept_sigma = _intercept_prior(batch, intercept_sigma)
     first = int(intercept)
@@ -207,7 +207,7 @@ def _stack(stats) -> dict[str, np.ndarray]:
         "xx": np.stack([s.xx for s in batch]),
         "xy": np.stack([s.xy for s in batch]),
         "yy": np.array([s.yy for s in batch]),
-        "n": np.array([float(s.n) for s in batch]),
+        "n": np.array([s.n_estimate for s in batch]),
     }
     if isinstance(stats, LinearStats):
         arrays = {key: value[0] for key, value in arrays.items()}

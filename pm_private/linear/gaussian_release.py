@@ -12,6 +12,7 @@ from ..privacy.primitives import (
     gaussian_mechanism,
     row_scale_factors,
 )
+from ..privacy.relations import ADD_REMOVE, REPLACE_ONE
 from ..privacy.release import release_guard
 from ..privacy.units import rows_per_unit
 from ..privacy.validation import (
@@ -32,6 +33,7 @@ from .release_checks import (
 from .release_plan import (
     _gaussian_counts,
     check_gaussian_arguments,
+    linear_noise_events,
     linear_noise_plan,
 )
 from .release_records import (
@@ -88,6 +90,7 @@ def release_linear_stats(
     scale_response: bool | None = None,
     intercept: bool = True,
     unit=None,
+    relation: str = REPLACE_ONE,
 ) -> LinearStats:
     """(ε, δ)-DP release of the sufficient statistics of norm-bounded rows, by one Gaussian mechanism
     (``noise="gaussian"``), or ε-DP release of entrywise-clipped ones by the Laplace mechanism
@@ -103,7 +106,8 @@ def release_linear_stats(
 
     with w = 1 on the diagonal and √2 off it (:func:`frobenius_weights`), i.e. the Gaussian
     mechanism on w ⊙ upper(S), whose ℓ2 norm is ‖S‖_F, with σ calibrated to its ℓ2 sensitivity
-    Δ = √2·(Bx² + By²) (:func:`gaussian_sensitivity`): sufficient statistics perturbation with the
+    Δ = √2·(Bx² + By²) under replace-one, Bx² + By² under add/remove
+    (:func:`gaussian_sensitivity`): sufficient statistics perturbation with the
     Gaussian mechanism (Sheffet 2017; the row-norm bound of Wang 2018).  The off-diagonal
     statistics, Sxy among them, get noise of s.d. σ/√2 at the sensitivity of iid noise on the
     unweighted triangle.  Against the Laplace release (entrywise bounds) the noise grows
@@ -111,8 +115,9 @@ def release_linear_stats(
     model (:func:`pm_private.linear.linear_model`) marginalises it exactly.
 
     The same mechanism releases the counts of rows the projection changed and of responses
-    clipped (:func:`clip_report`) and, when responses are scaled, Σcᵢ² (``effective_rows``), q = 3
-    (or 2) values each changed by at most 1 between neighbours, appended to the vector with
+    clipped (:func:`clip_report`) and, when responses are scaled, Σcᵢ² (``effective_rows``), and
+    under add/remove n (``n_noisy``), q = 2 to 4 values each changed by at most 1 between
+    neighbours, appended to the vector with
     weight a = Δ·√(p/(q(1 − p))), p = ``clip_share``: their ℓ2 sensitivity a√q takes the share p
     of the total squared sensitivity Δ²/(1 − p), so σ grows by 1/√(1 − p) (2.6 % at p = 0.05)
     and a count's noise s.d. is σ/a.
@@ -198,6 +203,11 @@ def release_linear_stats(
         with all their rows by keeping one row per person, chosen at random, and n is the number
         of persons (:func:`pm_private.privacy.rows_kept_per_unit`).  None: the unit is the row.  Not
         with Dask collections.
+    relation : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation (:mod:`pm_private.privacy.relations`): replace-one, n public and
+        recorded; or add/remove, n private: released as the last of the counts (``n_noisy``, so
+        ``clip_share`` must be > 0), the release's and the statistics' ``n`` None, and the ledger
+        entry converted to replace-one with the vector's own replace-one sensitivity.
 
     Returns
     -------
@@ -221,11 +231,12 @@ def release_linear_stats(
     Notes
     -----
     Privacy: (ε, δ)-DP under replace-one neighbours (n is public; the unit a row, or with
-    ``unit`` a person with all their rows, n persons), for the statistics and the
+    ``unit`` a person with all their rows, n persons), or with ``relation="add-remove"`` under
+    add/remove neighbours (n private, released), for the statistics and the
     clipping counts together (one mechanism): every scaled and clipped row has ‖xᵢ‖ ≤ Bx and a
     response of absolute value ≤ By whether or not its response was scaled, so Δ is the same.
     Public inputs: ``x_bound``, ``y_bound``, ``delta``, ``clip_share``, ``scale_response``,
-    ``intercept``, ``preprocessing``, n and d.  Exact: the (ε, δ) is certified by OpenDP's privacy map through
+    ``intercept``, ``preprocessing``, ``relation``, d, and n under replace-one.  Exact: the (ε, δ) is certified by OpenDP's privacy map through
     zero-concentrated DP (:func:`pm_private.privacy.primitives.gaussian_mechanism`) for the
     returned statistics.
     Floating-point safe for the secure default ``rng=None`` (OpenDP's exact discrete Gaussian,
@@ -235,7 +246,9 @@ def release_linear_stats(
 
     With ``noise="laplace"``: ε-DP (pure, δ = 0) under the same neighbours and unit, by
     sequential composition of three Laplace mechanisms with (1 − ``clip_share``)·ε·pₖ and one on
-    the two clipping counts (ℓ1 sensitivity 2) with ``clip_share``·ε.  Public inputs: ``x_bound``,
+    the two clipping counts (ℓ1 sensitivity 2; under add/remove with n, 3) with ``clip_share``·ε;
+    under add/remove the statistics' ℓ1 sensitivities are half their replace-one values, Syy's
+    excepted (:func:`pm_private.linear.release.sensitivities`).  Public inputs: ``x_bound``,
     ``y_bound``, ``split``, ``clip_share``, ``scale_response``, ``intercept``, ``preprocessing``, n
     and d.  Exact.  Floating-point safe for ``rng=None`` (OpenDP's exact discrete Laplace on a 2^k
     grid, Canonne, Kamath & Steinke 2020).  References: Honkela et al. 2018; Dwork et al. 2006.
@@ -265,17 +278,18 @@ def release_linear_stats(
     if not (isinstance(noise, str) and noise == "gaussian"):
         return _laplace(X, y, noise, delta, epsilon=epsilon, x_bound=x_bound, y_bound=y_bound, split=split,
                         accountant=accountant, rng=rng, preprocessing=preprocessing, clip_share=clip_share,
-                        scale_response=scale_response, intercept=intercept, unit=unit)  # fmt: skip
+                        scale_response=scale_response, intercept=intercept, unit=unit, relation=relation)  # fmt: skip
     epsilon, delta, x_bound, y_bound, clip_share, scale_response, intercept = _checked(
-        epsilon, delta, x_bound, y_bound, split, clip_share, scale_response, intercept, preprocessing
+        epsilon, delta, x_bound, y_bound, split, clip_share, scale_response, intercept, preprocessing, relation
     )
+    private_n = relation == ADD_REMOVE
     if is_dask(X) or is_dask(y):
         raise ValueError(
             "release_linear_stats takes in-memory arrays for its Gaussian release; for Dask collections use "
             "noise='laplace'"
         )
     features = _with_intercept(column_names(X), intercept)
-    X, y, refusal = _finite_rows(X, y, preprocessing)
+    X, y, refusal = _finite_rows(X, y, preprocessing, allow_empty=private_n)
     source = as_noise_source(rng)
     (X, y), unit = rows_per_unit(unit, source, X, y)
     n, d = X.shape
@@ -289,11 +303,12 @@ def release_linear_stats(
         clip_share=clip_share,
         scale_response=scale_response,
         intercept=intercept,
+        relation=relation,
     )
     (query,) = plan.queries
     total_sensitivity = query.sensitivity
-    count_weight = plan.weights.get(_gaussian_counts(scale_response), 0.0)
-    events = plan.noise_events()
+    count_weight = plan.weights.get(_gaussian_counts(scale_response, relation), 0.0)
+    events = linear_noise_events(plan)
     columns = d + intercept  # the public layout of the statistics: S over (1, x, y) or (x, y)
     weights = frobenius_weights(columns)
     m, upper = weights.size, np.triu_indices(columns)
@@ -307,31 +322,36 @@ def release_linear_stats(
             y_bound=y_bound,
             sensitivity=total_sensitivity,
             noise_scale=noise_scale,
-            n=n,
+            n=None if private_n else n,
+            neighbours=relation,
             private=source.secure,
             preprocessing=preprocessing,
             features=features,
             scale_response=scale_response,
             intercept=intercept,
             unit=unit,
-            **_gaussian_counts_fields(noisy, noise_scale, m, count_weight, clip_share),
+            **_gaussian_counts_fields(noisy, noise_scale, m, count_weight, clip_share, private_n),
         )
         xx = _symmetric_from_upper(values[: upper[0].size], columns)
-        return LinearStats(xx, values[upper[0].size : -1], values[-1], n, (info,), intercept=intercept)
+        return LinearStats(xx, values[upper[0].size : -1], values[-1], info.n, (info,), intercept=intercept)
 
     record(np.zeros(query.size), query.scale, epsilon)  # the record's own checks, before anything is spent
+    label = f"d={d}" if private_n else f"n={n}, d={d}"
     with release_guard(
-        accountant, GAUSSIAN_MECHANISM, epsilon, delta, label=f"n={n}, d={d}", noise=events, refusal=refusal, unit=unit
-    ):
-        vector = _weighted_vector(X, y, x_bound, y_bound, scale_response, intercept, weights, clip_share, count_weight)
+        accountant, GAUSSIAN_MECHANISM, epsilon, delta, neighbours=relation, label=label, noise=events, refusal=refusal,
+        unit=unit,
+    ):  # fmt: skip
+        vector = _weighted_vector(
+            X, y, (x_bound, y_bound), (scale_response, intercept, private_n), weights, count_weight
+        )
         part = gaussian_mechanism(vector, sensitivity=total_sensitivity, epsilon=epsilon, delta=delta, source=source)
         return record(part.values, part.scale, part.epsilon)
 
 
-def _finite_rows(X, y, preprocessing):
+def _finite_rows(X, y, preprocessing, *, allow_empty: bool = False):
     """(X, y, refusal) after the public ``preprocessing`` (:func:`_preprocessed`), y as a
     vector of the rows' length; NonFiniteRow names the first row with a NaN or an infinity."""
-    X, y, refusal = _preprocessed(X, y, preprocessing)
+    X, y, refusal = _preprocessed(X, y, preprocessing, allow_empty=allow_empty)
     bad = first_non_finite_row(X, 0, X.shape[0])
     if bad is not None:
         raise NonFiniteRow("X", bad)
@@ -340,23 +360,30 @@ def _finite_rows(X, y, preprocessing):
     return X, y, refusal
 
 
-def _gaussian_counts_fields(noisy, noise_scale: float, m: int, count_weight: float, clip_share: float) -> dict:
+def _gaussian_counts_fields(
+    noisy, noise_scale: float, m: int, count_weight: float, clip_share: float, private_n: bool
+) -> dict:
     """The fields of the noisy clipping counts, the entries of the Gaussian release's values
-    ``noisy`` (noise s.d. ``noise_scale``) after its first ``m`` (weighted by ``count_weight``);
-    none when ``clip_share`` is 0."""
-    if clip_share > 0:
-        return _count_fields(clip_share, noisy[m:] / count_weight, noise_scale / count_weight)
-    return {}
+    ``noisy`` (noise s.d. ``noise_scale``) after its first ``m`` (weighted by ``count_weight``),
+    the last of them n where it is private (``n_noisy``); none when ``clip_share`` is 0."""
+    if clip_share == 0:
+        return {}
+    counts = noisy[m:] / count_weight
+    fields = _count_fields(clip_share, counts[:-1] if private_n else counts, noise_scale / count_weight)
+    return fields | ({"n_noisy": float(counts[-1])} if private_n else {})
 
 
-def _weighted_vector(X, y, x_bound, y_bound, scale_response: bool, intercept: bool, weights, clip_share, count_weight):
-    """The Frobenius-weighted upper triangle ``weights`` ⊙ upper(S) of the projected rows'
-    statistics (:func:`_projected_sums`), followed, with a ``clip_share``, by the clipping counts
-    weighted by ``count_weight``."""
-    xx, xy, yy, changed = _projected_sums(X, y, x_bound, y_bound, scale_response, intercept)
+def _weighted_vector(X, y, bounds, layout, weights, count_weight):
+    """The Frobenius-weighted upper triangle ``weights`` ⊙ upper(S) of the rows' statistics
+    projected onto ``bounds`` = (Bx, By) (:func:`_projected_sums`; ``layout`` = (scale_response,
+    intercept, private n)), followed, where ``count_weight`` > 0 (a clip share), by the clipping
+    counts and, where n is private, n, weighted by ``count_weight``."""
+    scale_response, intercept, private_n = layout
+    xx, xy, yy, changed = _projected_sums(X, y, *bounds, scale_response, intercept)
     vector = weights * stat_vector(xx, xy, yy)
-    if clip_share > 0:
-        vector = np.concatenate([vector, count_weight * np.asarray(changed, float)])
+    if count_weight > 0:
+        counts = [*changed, X.shape[0]] if private_n else changed
+        vector = np.concatenate([vector, count_weight * np.asarray(counts, float)])
     return vector
 
 
@@ -377,11 +404,11 @@ def _laplace(X, y, noise: str, delta, **arguments) -> LinearStats:
     )
 
 
-def _checked(epsilon, delta, x_bound, y_bound, split, clip_share, scale_response, intercept, preprocessing):
+def _checked(epsilon, delta, x_bound, y_bound, split, clip_share, scale_response, intercept, preprocessing, relation):
     """The Gaussian release's public arguments checked, in order, before any data is read:
     (ε, δ, Bx, By, clip share, scale_response, intercept); ValueError naming the argument."""
     epsilon, delta, x_bound, y_bound, clip_share, scale_response = check_gaussian_arguments(
-        epsilon, delta, x_bound, y_bound, split, clip_share, scale_response
+        epsilon, delta, x_bound, y_bound, split, clip_share, scale_response, relation
     )
     intercept = check_bool("intercept", intercept)
     _check_preprocessing(preprocessing)

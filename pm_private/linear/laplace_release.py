@@ -14,6 +14,7 @@ from ..privacy.noise import as_noise_source
 from ..privacy.primitives import (
     laplace_mechanism,
 )
+from ..privacy.relations import ADD_REMOVE, REPLACE_ONE, check_relation
 from ..privacy.release import release_guard
 from ..privacy.units import rows_per_unit
 from ..privacy.validation import (
@@ -21,7 +22,6 @@ from ..privacy.validation import (
     as_vector,
     check_bool,
     check_bound,
-    check_clip_share,
     check_epsilon,
     column_names,
 )
@@ -34,8 +34,10 @@ from .release_checks import (
     _count_fields,
     _symmetric_from_upper,
     _with_intercept,
+    check_count_share,
 )
 from .release_plan import (
+    linear_noise_events,
     linear_noise_plan,
 )
 from .release_records import (
@@ -60,6 +62,7 @@ def laplace_linear_stats(
     scale_response: bool = False,
     intercept: bool = True,
     unit=None,
+    relation: str = REPLACE_ONE,
 ) -> LinearStats:
     """The ε-DP Laplace release of clipped sufficient statistics behind
     ``release_linear_stats(noise="laplace")`` (Honkela et al. 2018, Eqs. 5–7): the arguments, the
@@ -68,22 +71,26 @@ def laplace_linear_stats(
     The public arguments are checked, then the accountant is asked whether ε is affordable, then one
     pass over the rows (which refuses a NaN or an infinite record, naming its row or partition)
     clips and sums them, and only then is ε reserved and the noise of the three statistics' upper
-    triangles and of the clipping counts drawn (:func:`_laplace_parts`).
+    triangles and of the clipping counts drawn (:func:`_laplace_parts`).  Under add/remove
+    neighbours n is released as the counts' last entry.
     """
+    private_n = check_relation(relation) == ADD_REMOVE
     epsilon = check_epsilon(epsilon)
     x_bound = check_bound("x_bound", x_bound)
     y_bound = check_bound("y_bound", y_bound)
     split = _check_split(split)
-    clip_share = check_clip_share(clip_share, epsilon)
+    clip_share = check_count_share(clip_share, epsilon, relation)
     scale_response = check_bool("scale_response", scale_response)
     intercept = check_bool("intercept", intercept)
     _check_laplace_intercept(x_bound, intercept)
     _check_preprocessing(preprocessing)
     source = as_noise_source(rng)
     features = _with_intercept(column_names(X), intercept)
-    X, y, d, refusal, partitioned = _prepared_rows(X, y, preprocessing)
+    X, y, d, refusal, partitioned = _prepared_rows(X, y, preprocessing, allow_empty=private_n)
     if partitioned and unit is not None:
         raise ValueError("unit is not taken with Dask collections: keep one row per person before the release")
+    if partitioned and private_n:
+        raise ValueError("relation='add-remove' is not taken with Dask collections: release in-memory arrays")
     (X, y), unit = rows_per_unit(unit, source, X, y)
     plan = linear_noise_plan(
         d,
@@ -95,12 +102,14 @@ def laplace_linear_stats(
         clip_share=clip_share,
         scale_response=scale_response,
         intercept=intercept,
+        relation=relation,
     )
     stats_queries, count_queries = plan.queries[:3], plan.queries[3:]
     if check_accountant(accountant) is not None:
         accountant.check(epsilon)  # refuse before the pass over the data
     # The pass over the data (which refuses NaN or infinite records) runs before the reservation.
     xx, xy, yy, n, changed = _clipped_sums(X, y, partitioned, x_bound, y_bound, scale_response, intercept)
+    changed = (*changed, n) if private_n else tuple(changed)
     columns = xy.shape[0]
 
     def record(parts, count_part):
@@ -113,17 +122,18 @@ def laplace_linear_stats(
             noise_scales=tuple(part.scale for part in parts),
             epsilon_parts=tuple(q.epsilon for q in stats_queries),
             epsilon_certified=tuple(part.epsilon for part in parts),
-            n=n,
+            n=None if private_n else n,
+            neighbours=relation,
             private=source.secure,
             preprocessing=preprocessing,
             features=features,
             scale_response=scale_response,
             intercept=intercept,
             unit=unit,
-            **({} if count_part is None else _count_fields(clip_share, count_part.values, count_part.scale)),
+            **({} if count_part is None else _laplace_count_fields(clip_share, count_part, private_n)),
         )
         xx = _symmetric_from_upper(parts[0].values, columns)
-        return LinearStats(xx, parts[1].values, parts[2].values[0], n, (info,), intercept=intercept)
+        return LinearStats(xx, parts[1].values, parts[2].values[0], info.n, (info,), intercept=intercept)
 
     sizes = (columns * (columns + 1) // 2, columns, 1, len(changed))
     placeholders = [
@@ -132,9 +142,17 @@ def laplace_linear_stats(
     ]
     record(placeholders[:3], placeholders[3] if count_queries else None)  # the record's own checks, before spending
     with release_guard(
-        accountant, MECHANISM, epsilon, label=f"n={n}, d={d}", noise=plan.noise_events(), refusal=refusal, unit=unit
-    ):
+        accountant, MECHANISM, epsilon, neighbours=relation, label=f"d={d}" if private_n else f"n={n}, d={d}",
+        noise=linear_noise_events(plan), refusal=refusal, unit=unit,
+    ):  # fmt: skip
         return record(*_laplace_parts((xx, xy, yy, changed), stats_queries, count_queries, source))
+
+
+def _laplace_count_fields(clip_share: float, count_part, private_n: bool) -> dict:
+    """The fields of the Laplace release's noisy counts, the last of them n where it is private."""
+    values = count_part.values
+    fields = _count_fields(clip_share, values[:-1] if private_n else values, count_part.scale)
+    return fields | ({"n_noisy": float(values[-1])} if private_n else {})
 
 
 def _laplace_parts(sums, stats_queries, count_queries, source):
@@ -148,14 +166,14 @@ def _laplace_parts(sums, stats_queries, count_queries, source):
         for stat, q in zip((xx[upper], xy, [yy]), stats_queries, strict=True)
     ]
     count_part = None
-    for query in count_queries:  # the two counts move by at most 1 each under replace-one: ℓ1 sensitivity 2
+    for query in count_queries:  # the counts move by at most 1 each (ℓ1 sensitivity 2, or 3 with n)
         count_part = laplace_mechanism(
             np.asarray(changed, float), sensitivity=query.sensitivity, epsilon=query.epsilon, source=source
         )
     return parts, count_part
 
 
-def _prepared_rows(X, y, preprocessing):
+def _prepared_rows(X, y, preprocessing, *, allow_empty: bool = False):
     """(X, y, d, refusal, partitioned): a Dask collection as it is (``preprocessing`` refused), else
     the rows after the public ``preprocessing`` (:func:`preprocessed_rows`) and y as a vector."""
     if is_dask(X) or is_dask(y):
@@ -164,11 +182,11 @@ def _prepared_rows(X, y, preprocessing):
         from .._engine.dask import column_count
 
         return X, y, column_count(X), None, True
-    X, y, refusal = _preprocessed(X, y, preprocessing)
+    X, y, refusal = _preprocessed(X, y, preprocessing, allow_empty=allow_empty)
     return X, y, X.shape[1], refusal, False
 
 
-def _preprocessed(X, y, preprocessing):
+def _preprocessed(X, y, preprocessing, *, allow_empty: bool = False):
     """Apply the public ``preprocessing`` to in-memory covariates and responses.
 
     Parameters
@@ -179,6 +197,9 @@ def _preprocessed(X, y, preprocessing):
         The private responses.
     preprocessing : Preprocessing or None
         The public map (None: the rows as they are).
+    allow_empty : bool, default False
+        Take data of no row (under add/remove neighbours, where n is private and refusing them
+        would reveal n = 0).
 
     Returns
     -------
@@ -189,7 +210,7 @@ def _preprocessed(X, y, preprocessing):
     refusal : str or None
         The charged refusal the public rows call for (:func:`preprocessed_rows`).
     """
-    X, refusal = preprocessed_rows(preprocessing, X)
+    X, refusal = preprocessed_rows(preprocessing, X, allow_empty=allow_empty)
     y = as_vector(y, X.shape[0])
     if preprocessing is not None:
         y = preprocessing.transform_y(y)

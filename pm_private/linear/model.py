@@ -100,6 +100,7 @@ def set_linear_stats(stats, model: pm.Model | None = None, *, name: str = "likel
         set_integrated_stats(name, stats, model=model, **prior)
         pm.set_data({"x_cov_integrated_chol": _integrated_x_chol(stats, **prior)}, model=model)
     elif f"{name}_private_n" in model.named_vars:
+        _check_public_n([stats] if isinstance(stats, LinearStats) else list(stats), "the model's covariate law")
         set_noisy_stats(name, stats, model)
         if "x_cov_release_chol" in model.named_vars:
             pm.set_data({"x_cov_release_chol": _release_x_chol(stats)}, model=model)
@@ -511,6 +512,7 @@ def _covariate_law(stats, batch, d: int, *, x_cov, x_scale, x_dof, likelihood: s
         covariates = "public"
         x_chol = _check_x_cov(x_cov, d, batch)
     if covariates != "integrated":
+        _check_public_n(batch, f"x_cov={x_cov!r:.20}" if isinstance(x_cov, str) else "an array x_cov")
         likelihood = likelihood_method(stats, likelihood)
     elif clipping != "ignore" or likelihood != "auto":
         raise ValueError(
@@ -522,6 +524,17 @@ def _covariate_law(stats, batch, d: int, *, x_cov, x_scale, x_dof, likelihood: s
         x_dof = float(d + 2 if x_dof is None else x_dof)
         check_wishart_prior(d, x_scale, x_dof)
     return covariates, x_chol, likelihood, x_scale, x_dof
+
+
+def _check_public_n(batch, law: str) -> None:
+    """Refuse statistics whose n is private (a release under add/remove neighbours) for a
+    likelihood with a covariate model, whose mean n·m(C) would need n exactly (ValueError)."""
+    if any(s.private_n for s in batch):
+        raise ValueError(
+            f"stats: n is private (a release under add/remove neighbours), and {law} models the statistics' "
+            "mean as n times the covariates' moments; fit it with x_cov='integrated' (the default), which "
+            "marginalises the noisy n"
+        )
 
 
 def _noise_aware_likelihood(

@@ -117,7 +117,11 @@ def noise_aware_arrays(stats: LinearStats) -> dict[str, np.ndarray]:
     the private term is switched off.  A release that scaled rows with their responses by
     cᵢ = min(1, Bx/‖xᵢ‖) holds residuals cᵢeᵢ, whose sum of squares has mean σ²·Σcᵢ², so the private
     rows' residual variance is σ²·w with w = Σcᵢ²/n.  Σcᵢ² is the release's noisy
-    ``effective_rows``, kept in [1, n] (n for releases without it), summed over releases.
+    ``effective_rows``, kept in [1, n] (n for releases without it), summed over releases.  Where n
+    is private (a release under add/remove neighbours) the release's noisy count ``n_noisy``
+    (at least 1) stands for n, and, without ``effective_rows``, its noise variance joins the
+    residual weight's: the residual sum of squares is linear in that weight, so its Gaussian
+    noise is marginalised exactly in the integrated likelihood's Syy (a flat prior on n).
 
     Parameters
     ----------
@@ -128,8 +132,8 @@ def noise_aware_arrays(stats: LinearStats) -> dict[str, np.ndarray]:
     -------
     dict of str to numpy.ndarray
         ``private`` (released vector of the private rows, exact part subtracted), ``private_n``
-        (their count), ``private_residual_share`` (w), ``private_residual_var`` (the summed noise
-        variance of Σcᵢ², 0 without it), ``noise_var`` (per-entry noise variance summed over
+        (their count, or its noisy release), ``private_residual_share`` (w), ``private_residual_var``
+        (the summed noise variance of the released residual weights, Σcᵢ² or n, 0 without them), ``noise_var`` (per-entry noise variance summed over
         releases, from each release's ``noise_variance``: 2b² for Laplace noise), ``private_on``
         (1 with a private release, else 0), ``exact`` ((d+1)×(d+1) augmented matrix of the exact
         rows) and ``exact_n``.
@@ -160,16 +164,17 @@ def noise_aware_arrays(stats: LinearStats) -> dict[str, np.ndarray]:
         private = stat_vector(stats.xx, stats.xy, stats.yy) - stat_vector(
             exact_aug[:d, :d], exact_aug[:d, d], exact_aug[d, d]
         )
-        private_n = stats.n - exact_n
-        if private_n != sum(r.n for r in stats.releases):
+        private_n = sum(release.n_estimate for release in stats.releases)
+        if stats.n is not None and private_n != stats.n - exact_n:
             raise ValueError("the row counts of the releases do not add up to the private part of stats")
         noise_var = sum(release.noise_variance(d) for release in stats.releases)
         for release in stats.releases:
             effective = getattr(release, "effective_rows", None)
             if effective is None:
-                residual_n += release.n
+                residual_n += release.n_estimate
+                residual_var += 0.0 if release.n is not None else release.count_sd**2
             else:
-                residual_n += min(max(effective, 1.0), release.n)
+                residual_n += min(max(effective, 1.0), release.n_estimate)
                 residual_var += release.clip_noise**2
     return {
         "private": private,

@@ -38,7 +38,7 @@ def _covariate_variance(stats: LinearStats) -> float:
         return exact
     if not stats.releases:
         return 1.0
-    n = stats.n - (public.n if public is not None else 0)
+    n = stats.n_estimate - (public.n if public is not None else 0)
     xx = stats.xx - (public.xx if public is not None else 0.0)
     noise = sum(r.noise_variance(d) for r in stats.releases)
     rows, cols = stat_pairs(d)
@@ -78,7 +78,7 @@ def _default_intercept_sigma(batch) -> float:
     bounds = [r.y_bound for s in batch for r in s.releases if getattr(r, "y_bound", None) is not None]
     if bounds:
         return float(max(bounds))
-    return float(max(10.0 * np.sqrt(max(s.yy, 0.0) / s.n) for s in batch)) or 1.0
+    return float(max(10.0 * np.sqrt(max(s.yy, 0.0) / s.n_estimate) for s in batch)) or 1.0
 
 
 def _whitened_coefficients(x_chol, slope_sd, slopes: int, intercept_sigma, batch_dims):

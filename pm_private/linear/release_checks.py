@@ -1,6 +1,6 @@
-"""The sensitivities of the releases of linear sufficient statistics under replace-one neighbours
-(Honkela et al. 2018 for the entrywise bounds; Sheffet 2017 and Wang 2018 for the row-norm bound),
-the checks of their public arguments, and the steps both releases share."""
+"""The sensitivities of the releases of linear sufficient statistics under replace-one and
+add/remove neighbours (Honkela et al. 2018 for the entrywise bounds; Sheffet 2017 and Wang 2018 for
+the row-norm bound), the checks of their public arguments, and the steps both releases share."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 from ..privacy.primitives import (
     check_noise_scale,
 )
+from ..privacy.relations import ADD_REMOVE, REPLACE_ONE, Sensitivity, check_relation
 from ..privacy.validation import (
     MIN_EPSILON,
     check_bound,
@@ -20,8 +21,14 @@ from ..privacy.validation import (
 from ..released.preprocessing import Preprocessing
 
 
-def sensitivities(d: int, x_bound: float, y_bound: float) -> tuple[float, float, float]:
-    """ℓ1 sensitivities (Sxx upper triangle, Sxy, Syy) under replace-one: (d(d+1)Bx², 2dBxBy, By²).
+def sensitivities(d: int, x_bound: float, y_bound: float, relation: str = REPLACE_ONE) -> tuple[float, float, float]:
+    """ℓ1 sensitivities (Sxx upper triangle, Sxy, Syy): (d(d+1)Bx², 2dBxBy, By²) under replace-one,
+    (d(d+1)Bx²/2, dBxBy, By²) under add/remove.
+
+    One row adds d(d+1)/2 entries of |xⱼxₖ| ≤ Bx² to the upper triangle of Sxx, d entries of
+    |xⱼy| ≤ BxBy to Sxy and y² ∈ [0, By²] to Syy: the add/remove sensitivities, attained by a row
+    with every |xⱼ| = Bx and |y| = By.  A replaced row removes one such contribution and adds
+    another of opposite signs, twice as much, except on Syy, whose terms are all ≥ 0.
 
     Bounds whose sensitivities overflow or underflow to 0 are refused (ValueError naming them).
 
@@ -31,6 +38,8 @@ def sensitivities(d: int, x_bound: float, y_bound: float) -> tuple[float, float,
         The number of covariates.
     x_bound, y_bound : float
         The clipping bounds Bx, By.
+    relation : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation (:mod:`pm_private.privacy.relations`).
 
     Returns
     -------
@@ -40,10 +49,11 @@ def sensitivities(d: int, x_bound: float, y_bound: float) -> tuple[float, float,
     Raises
     ------
     ValueError
-        If a sensitivity overflows or underflows to 0.
+        If a sensitivity overflows or underflows to 0, or the relation is unknown.
     """
+    half = 0.5 if check_relation(relation) == ADD_REMOVE else 1.0
     with np.errstate(over="ignore", under="ignore"):
-        values = (d * (d + 1) * (x_bound * x_bound), 2 * d * x_bound * y_bound, y_bound * y_bound)
+        values = (half * d * (d + 1) * (x_bound * x_bound), half * 2 * d * x_bound * y_bound, y_bound * y_bound)
     return finite_sensitivities(values, "x_bound and y_bound")
 
 
@@ -68,7 +78,9 @@ def _check_split(split) -> tuple[float, float, float]:
     return parts
 
 
-def check_release_arguments(d: int, *, epsilon, x_bound, y_bound, split=(0.60, 0.35, 0.05), clip_share=0.05) -> tuple:
+def check_release_arguments(
+    d: int, *, epsilon, x_bound, y_bound, split=(0.60, 0.35, 0.05), clip_share=0.05, relation=REPLACE_ONE
+) -> tuple:
     """The public arguments of ``release_linear_stats(noise="laplace")`` for d features, checked before any work.
 
     The command line calls it once it knows the number of feature columns, before reading any
@@ -85,12 +97,15 @@ def check_release_arguments(d: int, *, epsilon, x_bound, y_bound, split=(0.60, 0
     split : tuple of float, default (0.60, 0.35, 0.05)
         The budget shares of Sxx, Sxy and Syy.
     clip_share : float, default 0.05
-        The share of ε spent on the counts of clipped rows and responses (0 or in [0.001, 0.5]).
+        The share of ε spent on the counts of clipped rows and responses (0 or in [0.001, 0.5]);
+        under add/remove it also releases n, so it must be > 0.
+    relation : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation.
 
     Returns
     -------
     sensitivities : tuple of float
-        The three ℓ1 sensitivities (:func:`sensitivities`).
+        The three ℓ1 sensitivities (:func:`sensitivities`) under ``relation``.
     epsilon_parts : tuple of float
         The ε of each statistic, pₖ·(1 − clip_share)·ε.
 
@@ -98,14 +113,15 @@ def check_release_arguments(d: int, *, epsilon, x_bound, y_bound, split=(0.60, 0
     ------
     ValueError
         Naming the argument: ε, a bound or a split out of range, a share whose ε is below
-        10⁻⁶, or a sensitivity or noise scale that overflows or underflows.
+        10⁻⁶ (or 0 under add/remove), an unknown relation, or a sensitivity or noise scale that
+        overflows or underflows.
     """
     epsilon = check_epsilon(epsilon)
     x_bound = check_bound("x_bound", x_bound)
     y_bound = check_bound("y_bound", y_bound)
     split = _check_split(split)
-    clip_share = check_clip_share(clip_share, epsilon)
-    sens = sensitivities(d, x_bound, y_bound)
+    clip_share = check_count_share(clip_share, epsilon, relation)
+    sens = sensitivities(d, x_bound, y_bound, relation)
     eps_parts = tuple(p * (1.0 - clip_share) * epsilon for p in split)
     if min(eps_parts) < MIN_EPSILON:
         raise ValueError(f"split gives a statistic an ε below {MIN_EPSILON:g} (split × epsilon); raise its share")
@@ -117,13 +133,29 @@ def check_release_arguments(d: int, *, epsilon, x_bound, y_bound, split=(0.60, 0
     return sens, eps_parts
 
 
-def gaussian_sensitivity(x_bound: float, y_bound: float, *, intercept: bool = False) -> float:
-    """ℓ2 sensitivity √2·(Bx² + By²) of the weighted upper triangle w ⊙ upper(zzᵀ), z = (x, y)
-    (:func:`frobenius_weights`: its norm is the Frobenius norm), under replace-one, for
-    ‖x‖₂ ≤ Bx and |y| ≤ By; √2·(1 + Bx² + By²) with an intercept, z = c·(1, x, y), c ≤ 1.
+def check_count_share(clip_share, epsilon: float, relation) -> float:
+    """``clip_share`` checked (:func:`pm_private.privacy.validation.check_clip_share`), and > 0 under
+    add/remove neighbours, where the counts' share also releases n (ValueError naming it)."""
+    clip_share = check_clip_share(clip_share, epsilon)
+    if check_relation(relation) == ADD_REMOVE and clip_share == 0:
+        raise ValueError(
+            "clip_share must be > 0 under add/remove neighbours: n is private and released with the counts' share"
+        )
+    return clip_share
 
-    With R² = Bx² + By² (+ 1 with the intercept) ≥ ‖z‖² and M = zzᵀ − z′z′ᵀ: ‖M‖_F² = ‖z‖⁴ + ‖z′‖⁴ − 2(zᵀz′)² ≤ 2R⁴,
-    attained by orthogonal z, z′ on the sphere.  The unweighted upper triangle has the same
+
+def gaussian_sensitivity(
+    x_bound: float, y_bound: float, *, intercept: bool = False, relation: str = REPLACE_ONE
+) -> float:
+    """ℓ2 sensitivity of the weighted upper triangle w ⊙ upper(zzᵀ), z = (x, y)
+    (:func:`frobenius_weights`: its norm is the Frobenius norm), for ‖x‖₂ ≤ Bx and |y| ≤ By:
+    √2·(Bx² + By²) under replace-one, Bx² + By² under add/remove; with an intercept, z = c·(1, x, y),
+    c ≤ 1, Bx² + By² + 1 in their place.
+
+    With R² = Bx² + By² (+ 1 with the intercept) ≥ ‖z‖²: an added or removed row moves S by zzᵀ,
+    ‖zzᵀ‖_F = ‖z‖² ≤ R²; a replaced one by M = zzᵀ − z′z′ᵀ, ‖M‖_F² = ‖z‖⁴ + ‖z′‖⁴ − 2(zᵀz′)² ≤ 2R⁴,
+    attained by orthogonal z, z′ on the sphere (:func:`pm_private.privacy.relations.gram_sensitivity`).
+    The unweighted upper triangle has the same
     sensitivity (Σ_{a≤b} M_ab² = ½(‖M‖_F² + Σ_a M_aa²) ≤ 2R⁴ too), so the weights halve the noise
     variance of the off-diagonal statistics (Sxy among them) for free.
 
@@ -135,6 +167,8 @@ def gaussian_sensitivity(x_bound: float, y_bound: float, *, intercept: bool = Fa
         The bound By on |y|.
     intercept : bool, default False
         Whether the rows carry the constant column (scaled with the row, so at most 1).
+    relation : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation.
 
     Returns
     -------
@@ -144,24 +178,46 @@ def gaussian_sensitivity(x_bound: float, y_bound: float, *, intercept: bool = Fa
     Raises
     ------
     ValueError
-        If the sensitivity overflows or underflows to 0.
+        If the sensitivity overflows or underflows to 0, or the relation is unknown.
     """
     with np.errstate(over="ignore", under="ignore"):
-        value = math.sqrt(2.0) * (x_bound * x_bound + y_bound * y_bound + (1.0 if intercept else 0.0))
+        square = x_bound * x_bound + y_bound * y_bound + (1.0 if intercept else 0.0)
+    value = gram_row_sensitivity(square).under(relation)
     return finite_sensitivities((value,), "x_bound and y_bound")[0]
 
 
+def laplace_count_sensitivity(relation: str) -> float:
+    """ℓ1 sensitivity of the Laplace release's counts: 2 under replace-one (the rows changed and the
+    responses clipped, each moved by at most 1), 3 under add/remove (n too, moved by 1)."""
+    return 3.0 if check_relation(relation) == ADD_REMOVE else 2.0
+
+
+def gram_row_sensitivity(square: float) -> Sensitivity:
+    """The Frobenius sensitivity of Σ zzᵀ for ‖z‖² ≤ ``square`` = R²: R² under add/remove, √2·R²
+    under replace-one."""
+    return Sensitivity(square, math.sqrt(2.0) * square)
+
+
 def gaussian_release_vector(
-    d: int, x_bound: float, y_bound: float, clip_share: float, *, scale_response: bool, intercept: bool = False
-) -> tuple[int, float, float]:
+    d: int,
+    x_bound: float,
+    y_bound: float,
+    clip_share: float,
+    *,
+    scale_response: bool,
+    intercept: bool = False,
+    relation: str = REPLACE_ONE,
+) -> tuple[int, Sensitivity, float]:
     """The vector :func:`release_linear_stats` noises: its length, ℓ2 sensitivity and count weight.
 
     The (d+1)(d+2)/2 Frobenius-weighted statistics (sensitivity Δ = :func:`gaussian_sensitivity`)
     and, with ``clip_share`` p > 0, the q counts (q = 2: rows scaled and responses clipped; q = 3
-    with ``scale_response``, which adds Σcᵢ², each row's contribution in [0, 1]) weighted by
-    a = Δ·√(p/(q(1 − p))), so that their ℓ2 sensitivity a√q takes the share p of the squared
-    sensitivity: the whole vector has ℓ2 sensitivity Δ/√(1 − p).  Public: depends only on its
-    arguments.
+    with ``scale_response``, which adds Σcᵢ², each row's contribution in [0, 1]; under add/remove
+    one more, n, each row's contribution 1) weighted by a = Δ·√(p/(q(1 − p))), so that their ℓ2
+    sensitivity a√q takes the share p of the squared sensitivity: the whole vector has ℓ2
+    sensitivity Δ/√(1 − p) under the release's relation.  Under add/remove the same vector moves
+    under replace-one by at most √(2R⁴ + a²(q − 1)) (a replaced row leaves n as it is), the
+    sensitivity a ledger converts the release with.  Public: depends only on its arguments.
 
     Parameters
     ----------
@@ -170,27 +226,36 @@ def gaussian_release_vector(
     x_bound, y_bound : float
         The public bounds Bx (row norm) and By.
     clip_share : float
-        The share p of the counts (0: no counts).
+        The share p of the counts (0: no counts; > 0 under add/remove).
     scale_response : bool
         Whether responses are scaled with their rows (then Σcᵢ² is released too).
     intercept : bool, default False
         Whether a constant column is prepended (d + 1 columns, the larger sensitivity).
+    relation : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation (add/remove: n private, released as the last count).
 
     Returns
     -------
     size : int
         The number of values noised together.
-    sensitivity : float
-        Their ℓ2 sensitivity.
+    sensitivity : Sensitivity
+        Their ℓ2 sensitivity under both relations (``sensitivity.under(relation)`` calibrates the noise).
     count_weight : float
         The weight a of the counts (0 without them).
     """
-    sensitivity = gaussian_sensitivity(x_bound, y_bound, intercept=intercept)
-    counts = (3 if scale_response else 2) if clip_share > 0 else 0
+    private_n = check_relation(relation) == ADD_REMOVE
+    gram = gaussian_sensitivity(x_bound, y_bound, intercept=intercept, relation=relation)
+    clip_counts = (3 if scale_response else 2) if clip_share > 0 else 0
+    counts = clip_counts + (private_n and clip_share > 0)
     columns = d + bool(intercept)
     size = (columns + 1) * (columns + 2) // 2 + counts
-    weight = sensitivity * math.sqrt(clip_share / (max(counts, 1) * (1.0 - clip_share)))
-    return size, sensitivity / math.sqrt(1.0 - clip_share), weight
+    weight = gram * math.sqrt(clip_share / (max(counts, 1) * (1.0 - clip_share)))
+    rows = gram_row_sensitivity(gaussian_sensitivity(x_bound, y_bound, intercept=intercept, relation=ADD_REMOVE))
+    sensitivity = Sensitivity(
+        math.hypot(rows.add_remove, weight * math.sqrt(counts)),
+        math.hypot(rows.replace_one, weight * math.sqrt(clip_counts)),
+    )
+    return size, sensitivity, weight
 
 
 def _check_laplace_intercept(x_bound: float, intercept: bool) -> None:

@@ -3,18 +3,20 @@ budget split, sensitivities and noise of each statistic, known before any data i
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from .._engine.keywords import renamed_keywords
+from ..privacy.budget import NoiseEvent
 from ..privacy.primitives import (
     check_gaussian_epsilon,
     check_noise_scale,
 )
+from ..privacy.relations import ADD_REMOVE, REPLACE_ONE, check_relation
 from ..privacy.validation import (
     CLIP_SHARE,
     check_bool,
     check_bound,
-    check_clip_share,
     check_count,
     check_delta,
     check_epsilon,
@@ -22,12 +24,19 @@ from ..privacy.validation import (
 from ..released.noise_plan import NoisePlan, gaussian_query, laplace_query, laplace_sd
 from .release_checks import (
     _check_laplace_intercept,
+    check_count_share,
     check_release_arguments,
     gaussian_release_vector,
+    laplace_count_sensitivity,
+    sensitivities,
 )
 
 #: The statistic groups of the plans of :func:`linear_noise_plan`.
 _LAPLACE_COUNTS = "clipped-row and clipped-response counts"
+
+
+#: Under add/remove neighbours the counts end with n (private).
+_WITH_N = " and n (private: add/remove neighbours)"
 
 
 _GAUSSIAN_DIAGONAL = "the diagonal of Sxx and Syy"
@@ -36,9 +45,10 @@ _GAUSSIAN_DIAGONAL = "the diagonal of Sxx and Syy"
 _GAUSSIAN_OFF_DIAGONAL = "the other entries of Sxx and Sxy"
 
 
-def check_gaussian_arguments(epsilon, delta, x_bound, y_bound, split, clip_share, scale_response):
+def check_gaussian_arguments(epsilon, delta, x_bound, y_bound, split, clip_share, scale_response, relation=REPLACE_ONE):
     """The Gaussian release's public arguments checked, in order, before any data is read:
-    (ε, δ, Bx, By, clip share, scale_response); ValueError naming the argument."""
+    (ε, δ, Bx, By, clip share, scale_response); ValueError naming the argument (the relation first)."""
+    check_relation(relation)
     if split is not None:
         raise ValueError("split applies to the Laplace mechanism only (the Gaussian release adds one noise)")
     if delta is None:
@@ -47,14 +57,38 @@ def check_gaussian_arguments(epsilon, delta, x_bound, y_bound, split, clip_share
     delta = check_delta(delta)
     x_bound = check_bound("x_bound", x_bound)
     y_bound = check_bound("y_bound", y_bound)
-    clip_share = check_clip_share(clip_share, epsilon)
+    clip_share = check_count_share(clip_share, epsilon, relation)
     scale_response = check_bool("scale_response", True if scale_response is None else scale_response)
     return epsilon, delta, x_bound, y_bound, clip_share, scale_response
 
 
-def _gaussian_counts(scale_response: bool) -> str:
-    """The name of the group of counts a Gaussian release adds (with Σcᵢ² when it scales responses)."""
-    return _LAPLACE_COUNTS + (" and the rows' summed squared scale factors" if scale_response else "")
+def _gaussian_counts(scale_response: bool, relation: str = REPLACE_ONE) -> str:
+    """The name of the group of counts a Gaussian release adds (with Σcᵢ² when it scales
+    responses, and n under add/remove)."""
+    name = _LAPLACE_COUNTS + (" and the rows' summed squared scale factors" if scale_response else "")
+    return name + (_WITH_N if relation == ADD_REMOVE else "")
+
+
+def linear_noise_events(plan: NoisePlan) -> tuple[NoiseEvent, ...]:
+    """The plan's noise events for the ledger, each stating under add/remove its replace-one
+    sensitivity: that of the same query when a row is replaced (:func:`sensitivities`' replace-one
+    values and the two clipping counts' 2 for the Laplace queries; the Gaussian vector's replace-one
+    sensitivity of :func:`gaussian_release_vector`), not the triangle inequality's 2Δ.
+
+    Parameters
+    ----------
+    plan : NoisePlan
+        A plan of :func:`linear_noise_plan`.
+
+    Returns
+    -------
+    tuple of NoiseEvent
+    """
+    events = plan.noise_events()
+    if plan.relation == REPLACE_ONE:
+        return events
+    replaced = [q.replace_one for q in plan.queries]
+    return tuple(dataclasses.replace(e, replace_one_sensitivity=r) for e, r in zip(events, replaced, strict=True))
 
 
 @renamed_keywords(mechanism="noise")
@@ -70,6 +104,7 @@ def linear_noise_plan(
     clip_share: float = CLIP_SHARE,
     scale_response: bool | None = None,
     intercept: bool = True,
+    relation: str = REPLACE_ONE,
 ) -> NoisePlan:
     """The noise a release of linear-regression statistics of d covariates adds, before any data is read.
 
@@ -80,7 +115,9 @@ def linear_noise_plan(
     ``noise="laplace"`` plans its Laplace release: the Laplace queries on
     Sxx (upper triangle), Sxy and Syy with their ℓ1 sensitivities (:func:`sensitivities`) at
     pₖ(1 − ``clip_share``)ε, and on the two clipping counts (ℓ1 sensitivity 2) at
-    ``clip_share``·ε.  Both releases take their sensitivities, ε split and noise scales from this
+    ``clip_share``·ε.  Under add/remove neighbours the sensitivities are those of an added or
+    removed row and n, private, is the counts' last entry (ℓ1 sensitivity 3 for the Laplace
+    counts).  Both releases take their sensitivities, ε split and noise scales from this
     plan.  Public: it depends only on its arguments.
 
     Parameters
@@ -105,6 +142,8 @@ def linear_noise_plan(
     intercept : bool, default True
         Whether the release prepends the constant column (its statistics then cover d + 1
         columns; the Laplace release needs ``x_bound`` ≥ 1).
+    relation : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation (:mod:`pm_private.privacy.relations`).
 
     Returns
     -------
@@ -133,51 +172,28 @@ def linear_noise_plan(
     """
     if noise not in ("gaussian", "laplace"):
         raise ValueError(f"noise must be 'gaussian' or 'laplace', got {noise!r:.40}")
+    check_relation(relation)
     d = check_count("d", d)
     intercept = check_bool("intercept", intercept)
     if noise == "laplace":
-        if delta is not None and delta != 0:
-            raise ValueError("delta applies to the Gaussian mechanism only (the Laplace release is pure ε-DP)")
-        scale_response = check_bool("scale_response", False if scale_response is None else scale_response)
-        _check_laplace_intercept(x_bound, intercept)
-        sens, eps_parts = check_release_arguments(
-            d + intercept,
-            epsilon=epsilon,
-            x_bound=x_bound,
-            y_bound=y_bound,
-            split=(0.60, 0.35, 0.05) if split is None else split,
-            clip_share=clip_share,
-        )
-        epsilon, clip_share = check_epsilon(epsilon), float(clip_share)
-        columns = d + intercept
-        sizes = (columns * (columns + 1) // 2, columns, 1)
-        queries = [
-            laplace_query(name, size, s, e)
-            for name, size, s, e in zip(("Sxx", "Sxy", "Syy"), sizes, sens, eps_parts, strict=True)
-        ]
-        if clip_share > 0:  # each count moves by at most 1 under replace-one: ℓ1 sensitivity 2
-            queries.append(laplace_query(_LAPLACE_COUNTS, 2, 2.0, clip_share * epsilon))
-        return NoisePlan(
-            mechanism="laplace",
-            epsilon=epsilon,
-            queries=tuple(queries),
-            noise_sd={q.name: laplace_sd(q.scale) for q in queries},
-            d=d,
+        return _laplace_plan(
+            d, epsilon, delta, x_bound, y_bound, split, clip_share, scale_response, intercept, relation
         )
     epsilon, delta, x_bound, y_bound, clip_share, scale_response = check_gaussian_arguments(
-        epsilon, delta, x_bound, y_bound, split, clip_share, scale_response
+        epsilon, delta, x_bound, y_bound, split, clip_share, scale_response, relation
     )
     check_gaussian_epsilon(epsilon)
     size, sensitivity, count_weight = gaussian_release_vector(
-        d, x_bound, y_bound, clip_share, scale_response=scale_response, intercept=intercept
+        d, x_bound, y_bound, clip_share, scale_response=scale_response, intercept=intercept, relation=relation
     )
-    check_noise_scale(sensitivity, epsilon)
-    query = gaussian_query("weighted vector", size, sensitivity, epsilon, delta)
+    check_noise_scale(sensitivity.under(relation), epsilon)
+    query = gaussian_query("weighted vector", size, sensitivity.under(relation), epsilon, delta)
+    query = dataclasses.replace(query, replace_one=sensitivity.replace_one)
     sigma = query.scale
     weights = {_GAUSSIAN_DIAGONAL: 1.0, _GAUSSIAN_OFF_DIAGONAL: math.sqrt(2.0)}
     notes = ()
     if clip_share > 0:
-        counts = _gaussian_counts(scale_response)
+        counts = _gaussian_counts(scale_response, relation)
         weights[counts] = count_weight
         notes = (f"{counts}: {clip_share:.0%} of the privacy cost, in the same mechanism",)
     return NoisePlan(
@@ -189,4 +205,44 @@ def linear_noise_plan(
         weights=weights,
         d=d,
         notes=notes,
+        relation=relation,
+    )
+
+
+def _laplace_plan(d, epsilon, delta, x_bound, y_bound, split, clip_share, scale_response, intercept, relation):
+    """:func:`linear_noise_plan` of the Laplace release (its arguments checked here)."""
+    if delta is not None and delta != 0:
+        raise ValueError("delta applies to the Gaussian mechanism only (the Laplace release is pure ε-DP)")
+    scale_response = check_bool("scale_response", False if scale_response is None else scale_response)
+    _check_laplace_intercept(x_bound, intercept)
+    columns = d + intercept
+    sens, eps_parts = check_release_arguments(
+        columns,
+        epsilon=epsilon,
+        x_bound=x_bound,
+        y_bound=y_bound,
+        split=(0.60, 0.35, 0.05) if split is None else split,
+        clip_share=clip_share,
+        relation=relation,
+    )
+    epsilon, clip_share = check_epsilon(epsilon), float(clip_share)
+    replaced = sensitivities(columns, x_bound, y_bound, REPLACE_ONE)
+    sizes = (columns * (columns + 1) // 2, columns, 1)
+    queries = [
+        dataclasses.replace(laplace_query(name, size, s, e), replace_one=r)
+        for name, size, s, e, r in zip(("Sxx", "Sxy", "Syy"), sizes, sens, eps_parts, replaced, strict=True)
+    ]
+    if clip_share > 0:  # the clipping counts move by at most 1 each (and n by 1 under add/remove)
+        count = laplace_count_sensitivity(relation)
+        query = laplace_query(
+            _LAPLACE_COUNTS + (_WITH_N if relation == ADD_REMOVE else ""), int(count), count, clip_share * epsilon
+        )
+        queries.append(dataclasses.replace(query, replace_one=laplace_count_sensitivity(REPLACE_ONE)))
+    return NoisePlan(
+        mechanism="laplace",
+        epsilon=epsilon,
+        queries=tuple(queries),
+        noise_sd={q.name: laplace_sd(q.scale) for q in queries},
+        d=d,
+        relation=relation,
     )

@@ -14,6 +14,7 @@ import numpy as np
 from ..privacy.primitives import (
     check_gaussian_scale_field,
 )
+from ..privacy.relations import ADD_REMOVE, check_public_n
 from ..privacy.release import Release, constant, output, public
 from ..privacy.validation import (
     check_bool,
@@ -29,6 +30,7 @@ from .release_checks import (
     _check_laplace_intercept,
     _check_split,
     gaussian_release_vector,
+    laplace_count_sensitivity,
     sensitivities,
 )
 from .stats import frobenius_weights
@@ -54,8 +56,8 @@ class ClipReport:
 
     Parameters
     ----------
-    n : int
-        The number of records of the release.
+    n : float
+        The number of records of the release (its noisy count where n is private).
     rows : float
         Estimated fraction of the rows whose covariates the clipping changed (entrywise clipping,
         or projection onto the ℓ2 ball).
@@ -68,7 +70,7 @@ class ClipReport:
         the regression of y on x: then only clipped responses bias the coefficients.
     """
 
-    n: int
+    n: float
     rows: float
     responses: float
     sd: float
@@ -84,24 +86,38 @@ class ClipReport:
         change = "scaled about" if self.rows_scaled else "changed about"
         return (
             f"clipping {change} {self.rows:.1%} of the rows' covariates and clipped {self.responses:.1%} of the "
-            f"responses (n = {self.n}; privacy noise s.d. {self.sd:.1%} each)"
+            f"responses (n = {self.n:g}; privacy noise s.d. {self.sd:.1%} each)"
         )
 
 
 class _ClipCounts:
-    """The clipping counts a linear release carries, read as fractions (post-processing)."""
+    """The clipping counts a linear release carries, read as fractions (post-processing), and its
+    count of rows (n, or where n is private its noisy count)."""
+
+    @property
+    def count_sd(self) -> float:
+        """The standard deviation of the privacy noise on each released count (0 without counts)."""
+        if self.clip_noise is None:
+            return 0.0
+        return self.clip_noise * (math.sqrt(2.0) if isinstance(self, LinearStatsLaplaceRelease) else 1.0)
+
+    @property
+    def n_estimate(self) -> float:
+        """n, or where n is private (add/remove neighbours) its noisy count ``n_noisy``, at least 1:
+        what post-processing of the statistics divides by (noise s.d. :attr:`count_sd`)."""
+        return float(self.n) if self.n is not None else max(float(self.n_noisy), 1.0)
 
     def clip_estimate(self) -> ClipReport | None:
         """The estimated fractions of clipped rows and responses (:class:`ClipReport`; None when
         the release carries no counts: ``clip_share=0``)."""
         if self.clipped_rows is None:
             return None
-        count_sd = self.clip_noise * (math.sqrt(2.0) if isinstance(self, LinearStatsLaplaceRelease) else 1.0)
+        n = self.n_estimate
         return ClipReport(
-            n=self.n,
-            rows=min(1.0, max(0.0, self.clipped_rows / self.n)),
-            responses=min(1.0, max(0.0, self.clipped_responses / self.n)),
-            sd=count_sd / self.n,
+            n=n,
+            rows=min(1.0, max(0.0, self.clipped_rows / n)),
+            responses=min(1.0, max(0.0, self.clipped_responses / n)),
+            sd=self.count_sd / n,
             rows_scaled=self.x_clip == "row-scaled",
         )
 
@@ -142,8 +158,8 @@ class LinearStatsLaplaceRelease(_ClipCounts, Release, kind="linear_stats_laplace
         The ε of each statistic, pₖ(1 − ``clip_share``)ε.
     epsilon_certified : tuple of float
         The ε OpenDP's privacy map certifies for each statistic.
-    n : int
-        The number of records (public).
+    n : int or None
+        The number of records (public); None under add/remove neighbours (n private).
     preprocessing : Preprocessing, optional
         The public map applied to (X, y) before clipping (None: none).
     features : tuple of str, optional
@@ -156,6 +172,9 @@ class LinearStatsLaplaceRelease(_ClipCounts, Release, kind="linear_stats_laplace
     clipped_rows, clipped_responses : float, optional
         The noisy counts of rows whose covariates clipping changed and of clipped responses
         (the DP output; None when no counts are released).
+    n_noisy : float, optional
+        Under add/remove neighbours, the noisy count of records released with the clipping
+        counts (the same noise); None under replace-one, where n is public.
     scale_response : bool, default False
         True when each row was scaled as a whole into the cube |xⱼ| ≤ ``x_bound`` with its
         response (see :func:`release_linear_stats`); False for entrywise clipping.
@@ -174,7 +193,7 @@ class LinearStatsLaplaceRelease(_ClipCounts, Release, kind="linear_stats_laplace
     noise_scales: tuple[float, float, float] = public()
     epsilon_parts: tuple[float, float, float] = public()
     epsilon_certified: tuple[float, float, float] = public()
-    n: int = public()
+    n: int | None = public()
     mechanism: str = constant(default=MECHANISM)
     preprocessing: Preprocessing | None = public(default=None)
     features: tuple[str, ...] | None = public(default=None)
@@ -182,6 +201,7 @@ class LinearStatsLaplaceRelease(_ClipCounts, Release, kind="linear_stats_laplace
     clip_noise: float | None = public(default=None)
     clipped_rows: float | None = output(default=None)
     clipped_responses: float | None = output(default=None)
+    n_noisy: float | None = output(default=None)
     scale_response: bool = public(default=False)
     intercept: bool = public(default=False)
 
@@ -246,8 +266,8 @@ class LinearStatsRelease(_ClipCounts, Release, kind="linear_stats_gaussian"):
         Δ/√(1 − ``clip_share``) with the clipping counts.
     noise_scale : float
         The noise standard deviation σ on the weighted entries.
-    n : int
-        The number of records (public).
+    n : int or None
+        The number of records (public); None under add/remove neighbours (n private).
     preprocessing : Preprocessing, optional
         The public map applied to (X, y) before the projection (None: none).
     features : tuple of str, optional
@@ -264,6 +284,9 @@ class LinearStatsRelease(_ClipCounts, Release, kind="linear_stats_gaussian"):
         The noisy sum Σcᵢ² of the rows' squared scale factors (the DP output, noise s.d.
         ``clip_noise``), released with the counts when responses were scaled with their rows;
         None otherwise (and in files written before it existed).
+    n_noisy : float, optional
+        Under add/remove neighbours, the noisy count of records, the last of the counts (noise
+        s.d. ``clip_noise``); None under replace-one, where n is public.
     scale_response : bool, default False
         True when each response was scaled with its covariate row before it was clipped,
         yᵢ ← clip(cᵢyᵢ, −By, By) with cᵢ = min(1, Bx/‖xᵢ‖), so that the scaled rows keep the
@@ -282,7 +305,7 @@ class LinearStatsRelease(_ClipCounts, Release, kind="linear_stats_gaussian"):
     y_bound: float = public()
     sensitivity: float = public()
     noise_scale: float = public()
-    n: int = public()
+    n: int | None = public()
     mechanism: str = constant(default=GAUSSIAN_MECHANISM)
     preprocessing: Preprocessing | None = public(default=None)
     features: tuple[str, ...] | None = public(default=None)
@@ -291,6 +314,7 @@ class LinearStatsRelease(_ClipCounts, Release, kind="linear_stats_gaussian"):
     clipped_rows: float | None = output(default=None)
     clipped_responses: float | None = output(default=None)
     effective_rows: float | None = output(default=None)
+    n_noisy: float | None = output(default=None)
     scale_response: bool = public(default=False)
     intercept: bool = public(default=False)
 
@@ -325,7 +349,8 @@ class LinearStatsRelease(_ClipCounts, Release, kind="linear_stats_gaussian"):
 
 
 def _check_bounds_and_count(release) -> None:
-    """Check the public bounds ``x_bound``, ``y_bound`` and the record count ``n`` of a linear release.
+    """Check the public bounds ``x_bound``, ``y_bound`` and the record count of a linear release:
+    ``n`` under replace-one, ``n_noisy`` (with ``n`` None) under add/remove.
 
     Parameters
     ----------
@@ -339,6 +364,13 @@ def _check_bounds_and_count(release) -> None:
     """
     for name in ("x_bound", "y_bound"):
         check_release_field(name, check_bound, name, getattr(release, name))
+    check_public_n(release)
+    if release.neighbours == ADD_REMOVE:
+        if not (isinstance(release.n_noisy, numbers.Real) and math.isfinite(release.n_noisy)):
+            raise ValueError("field 'n_noisy' must be a number under add/remove neighbours (n private)")
+        return
+    if release.n_noisy is not None:
+        raise ValueError("field 'n_noisy' must be None under replace-one neighbours (n is public)")
     check_release_field("n", check_count, "n", release.n)
 
 
@@ -360,16 +392,21 @@ def _check_laplace_noise_fields(release) -> None:
     split = check_release_field("split", _check_split, release.split)
     intercept = check_release_field("intercept", check_bool, "intercept", release.intercept)
     check_release_field("intercept", _check_laplace_intercept, release.x_bound, intercept)
-    d = release.sensitivities[1] / (2.0 * release.x_bound * release.y_bound) if len(release.sensitivities) == 3 else 0
+    private_n = release.neighbours == ADD_REMOVE
+    stated = (
+        "(d(d+1)·'x_bound'²/2, d·'x_bound'·'y_bound', 'y_bound'²) under add/remove"
+        if private_n
+        else "(d(d+1)·'x_bound'², 2d·'x_bound'·'y_bound', 'y_bound'²)"
+    )
+    per_column = (1.0 if private_n else 2.0) * release.x_bound * release.y_bound
+    d = release.sensitivities[1] / per_column if len(release.sensitivities) == 3 else 0
     if not (d >= 1 and abs(d - round(d)) < 1e-6 * d):
-        raise ValueError(
-            "field 'sensitivities' must be (d(d+1)·'x_bound'², 2d·'x_bound'·'y_bound', 'y_bound'²) for an integer d ≥ 1"
-        )
-    expected = sensitivities(int(round(d)), release.x_bound, release.y_bound)
+        raise ValueError(f"field 'sensitivities' must be {stated} for an integer d ≥ 1")
+    expected = sensitivities(int(round(d)), release.x_bound, release.y_bound, release.neighbours)
     share = check_release_field("clip_share", check_clip_share, release.clip_share, release.epsilon)
     parts = tuple(p * (1.0 - share) * release.epsilon for p in split)
     for name, values, implied, how in (
-        ("sensitivities", release.sensitivities, expected, "(d(d+1)·'x_bound'², 2d·'x_bound'·'y_bound', 'y_bound'²)"),
+        ("sensitivities", release.sensitivities, expected, stated),
         ("epsilon_parts", release.epsilon_parts, parts, "'split' × (1 − 'clip_share') × 'epsilon'"),
         (
             "noise_scales",
@@ -390,7 +427,8 @@ def _check_laplace_noise_fields(release) -> None:
         raise ValueError(
             f"field 'epsilon_certified' must be three numbers in (0, 'epsilon_parts'], got {certified!r:.60}"
         )
-    _check_count_noise(release, 2.0 / (share * release.epsilon) if share > 0 else 0.0)
+    counts = laplace_count_sensitivity(release.neighbours)
+    _check_count_noise(release, counts / (share * release.epsilon) if share > 0 else 0.0)
 
 
 def _check_gaussian_noise_fields(release) -> None:
@@ -399,8 +437,15 @@ def _check_gaussian_noise_fields(release) -> None:
     share = check_release_field("clip_share", check_clip_share, release.clip_share, release.epsilon)
     intercept = check_release_field("intercept", check_bool, "intercept", release.intercept)
     _, sensitivity, weight = gaussian_release_vector(
-        1, release.x_bound, release.y_bound, share, scale_response=bool(release.scale_response), intercept=intercept
+        1,
+        release.x_bound,
+        release.y_bound,
+        share,
+        scale_response=bool(release.scale_response),
+        intercept=intercept,
+        relation=release.neighbours,
     )
+    sensitivity = sensitivity.under(release.neighbours)
     check_release_consistent(
         "sensitivity",
         release.sensitivity,

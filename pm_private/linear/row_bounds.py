@@ -184,7 +184,7 @@ def gaussian_bounds(
         size, sensitivity, _ = gaussian_release_vector(
             d, x_bound, y_bound, clip_share, scale_response=scale_response, intercept=intercept
         )
-        return gaussian_scale(size, sensitivity, epsilon, delta) / math.sqrt(2.0)
+        return gaussian_scale(size, sensitivity.replace_one, epsilon, delta) / math.sqrt(2.0)
 
     sampling_sd = math.sqrt(n)
     # noise_sd(m√d, 2m) = k·(m²(d + 4) + c), c = 1 with the intercept's constant column, else 0

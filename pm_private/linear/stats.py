@@ -24,6 +24,7 @@ from .._engine.dask import is_dask
 from ..privacy.primitives import (
     symmetric_entry_weights,
 )
+from ..privacy.relations import ADD_REMOVE
 from ..privacy.release import Release, output, public
 from ..privacy.validation import (
     as_float_array,
@@ -57,8 +58,9 @@ class LinearStats:
         Sxy = Σ xᵢyᵢ, length d.
     yy : float
         Syy = Σ yᵢ².
-    n : int
-        The number of records.
+    n : int or None
+        The number of records; None where a release it contains was made under add/remove
+        neighbours (n private: :attr:`n_estimate` is then the noisy count).
     releases : tuple of LinearStatsLaplaceRelease or LinearStatsRelease, default ()
         The private releases the statistics contain (empty when exact).
     exact_part : LinearStats, optional
@@ -72,7 +74,8 @@ class LinearStats:
     ------
     ValueError
         If ``xx`` is not d × d for ``xy`` of length d, a statistic is not finite, ``n`` is
-        not an integer ≥ 1, or ``intercept`` disagrees with a release the statistics contain.
+        not an integer ≥ 1 (or is not None exactly when a release keeps n private), or
+        ``intercept`` disagrees with a release the statistics contain.
     """
 
     family: ClassVar[str] = "linear"
@@ -80,7 +83,7 @@ class LinearStats:
     xx: np.ndarray = output()
     xy: np.ndarray = output()
     yy: float = output()
-    n: int = public()
+    n: int | None = public()
     releases: tuple[Release, ...] = public(default=())
     exact_part: LinearStats | None = public(default=None, repr=False)
     intercept: bool | None = public(default=None)
@@ -104,7 +107,11 @@ class LinearStats:
         object.__setattr__(self, "xx", xx)
         object.__setattr__(self, "xy", xy)
         object.__setattr__(self, "yy", float(yy))
-        object.__setattr__(self, "n", check_count("n", self.n))
+        if self.private_n:
+            if self.n is not None:
+                raise ValueError("n must be None for statistics with a release under add/remove neighbours (n private)")
+        else:
+            object.__setattr__(self, "n", check_count("n", self.n))
         recorded = {bool(getattr(release, "intercept", False)) for release in self.releases}
         if self.intercept is None:
             if len(recorded) > 1:
@@ -136,6 +143,25 @@ class LinearStats:
         return self.xy.shape[0]
 
     @property
+    def private_n(self) -> bool:
+        """True when a release of the statistics was made under add/remove neighbours (n private)."""
+        return any(getattr(r, "neighbours", None) == ADD_REMOVE for r in self.releases)
+
+    @property
+    def n_estimate(self) -> float:
+        """n, or where n is private the exact part's count plus each release's noisy count (each at
+        least 1): what post-processing of the statistics divides by."""
+        if self.n is not None:
+            return float(self.n)
+        exact = self.exact_part.n if self.exact_part is not None else 0
+        return float(exact) + sum(r.n_estimate for r in self.releases)
+
+    @property
+    def n_noise_var(self) -> float:
+        """The noise variance of :attr:`n_estimate` (0 where n is public)."""
+        return sum(r.count_sd**2 for r in self.releases if r.n is None)
+
+    @property
     def feature_names(self) -> tuple[str, ...] | None:
         """The column names the private releases recorded (``features``, from data frames), when
         every release that recorded names recorded the same ones; None otherwise."""
@@ -164,14 +190,15 @@ class LinearStats:
             self.xx + other.xx,
             self.xy + other.xy,
             self.yy + other.yy,
-            self.n + other.n,
+            None if self.n is None or other.n is None else self.n + other.n,
             releases,
             exact_part,
             self.intercept,
         )
 
     def __repr__(self) -> str:
-        shape = f"n={self.n}, d={self.d}" + (" (intercept first)" if self.intercept else "")
+        count = "n private" if self.n is None else f"n={self.n}"
+        shape = f"{count}, d={self.d}" + (" (intercept first)" if self.intercept else "")
         if self.is_exact:
             return f"LinearStats({shape}, exact)"
         private = sum(1 for r in self.releases if r.private)

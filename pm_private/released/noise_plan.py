@@ -48,6 +48,9 @@ class NoiseQuery:
     scale : float, optional
         The noise scale: Laplace b = Δ/ε (the secure sampler enlarges it by a relative ~2⁻⁴⁰ for
         its grid), Gaussian σ; None for an exponential-mechanism choice.
+    replace_one : float, optional
+        The same values' sensitivity when a unit is replaced, where a plan under add/remove
+        states it (a ledger converts the release with it); None: not stated (2Δ).
     """
 
     name: str
@@ -57,6 +60,7 @@ class NoiseQuery:
     epsilon: float
     delta: float = 0.0
     scale: float | None = None
+    replace_one: float | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:

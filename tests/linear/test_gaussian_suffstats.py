@@ -347,7 +347,10 @@ def test_release_vector_is_what_the_release_noises():
     from pm_private.linear.release import gaussian_release_vector
 
     X, y = np.ones((20, 3)) * 0.3, np.ones(20) * 0.5
-    for share, scale_response in itertools.product((0.0, 0.05), (False, True)):
+    cases = itertools.product((0.0, 0.05), (False, True), ("replace-one", "add-remove"))
+    for share, scale_response, relation in cases:
+        if relation == "add-remove" and share == 0:
+            continue  # n is released with the counts' share
         stats = release_linear_stats(
             X,
             y,
@@ -359,11 +362,16 @@ def test_release_vector_is_what_the_release_noises():
             rng=0,
             scale_response=scale_response,
             intercept=False,
+            relation=relation,
         )
-        size, sensitivity, weight = gaussian_release_vector(3, 2.0, 1.0, share, scale_response=scale_response)
-        counts = (3 if scale_response else 2) if share else 0
+        size, both, weight = gaussian_release_vector(
+            3, 2.0, 1.0, share, scale_response=scale_response, relation=relation
+        )
+        sensitivity = both.under(relation)
+        counts = ((3 if scale_response else 2) + (relation == "add-remove")) if share else 0
         assert size == 10 + counts
         assert stats.releases[0].sensitivity == pytest.approx(sensitivity, rel=1e-15)
-        assert (stats.releases[0].effective_rows is not None) == (counts == 3)
+        assert (stats.releases[0].effective_rows is not None) == (scale_response and share > 0)
+        assert (stats.releases[0].n_noisy is not None) == (relation == "add-remove")
         # the q counts take the share of the squared sensitivity: Δ² + q·a² = Δ²/(1 − p)
         assert (sensitivity**2) * (1 - share) + counts * weight**2 == pytest.approx(sensitivity**2, rel=1e-12)
