@@ -55,8 +55,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from pm_private.linear.release import release_linear_stats, sensitivities
-from pm_private.linear.stats import linear_stats
+from pm_private.linear.release import linear_noise_plan, release_linear_stats, sensitivities
+from pm_private.linear.stats import frobenius_weights, linear_stats, stat_vector
 from pm_private.logistic.elastic_net import DPElasticNetLogisticRegression, convex_min, design_bounds
 from pm_private.logistic.penalty_selection import select_penalty
 from pm_private.logistic.release import logistic_noise_plan, logistic_sensitivity, release_logistic_stats
@@ -227,6 +227,67 @@ def _person_suff_stats_audit(epsilon: float = 1.0) -> Audit:
 
     pair_eps = float(np.sum(np.abs(means[0] - means[1]) / scales))
     return Audit("suff-stat Laplace release, person unit (3 rows vs 2)", epsilon, 0.0, pair_eps, "LLR", draw)
+
+
+def _relation_linear_audit(noise: str, pair: str, epsilon: float = 1.0, delta: float = 1e-3) -> Audit:
+    """Linear statistics released under add/remove neighbours (d = 2, no intercept, Bx = By = 1, n
+    private: the counts' last entry).  ``pair="removed"``: the record z = ((1, 0), 1) (Gaussian:
+    on the norm bounds) or ((1, 1), 1) (Laplace: every entry on its bound) is in D and not in D′,
+    the claim the release's ε (its statistics move by their add/remove sensitivity: R² = 2 in the
+    Frobenius norm, or (3, 2, 1) in ℓ1); ``pair="replaced"`` (Gaussian): z is replaced by the orthogonal
+    z′ = ((−1, 0), 1) of the same norm, which attains the replace-one √2·R², the claim the
+    replace-one guarantee the ledger charges (the vector's replace-one sensitivity)."""
+    rng = np.random.default_rng(2)
+    X, y = rng.uniform(-0.5, 0.5, (9, 2)), rng.uniform(-0.5, 0.5, 9)
+    first = (np.vstack([[1.0, 1.0] if noise == "laplace" else [1.0, 0.0], X]), np.r_[1.0, y])
+    second = (X, y) if pair == "removed" else (np.vstack([[-1.0, 0.0], X]), np.r_[1.0, y])
+    options = dict(noise=noise, epsilon=epsilon, x_bound=1.0, y_bound=1.0, intercept=False, relation="add-remove")
+    options |= dict(delta=delta) if noise == "gaussian" else {}
+    plan = linear_noise_plan(2, **options)
+    if noise == "gaussian":
+        (query,) = plan.queries
+        weights = np.r_[frobenius_weights(2), np.full(4, plan.weights[next(iter(plan.weights.keys() - _STATS))])]
+        scales = np.full(weights.size, query.scale)
+        claim = query.sensitivity if pair == "removed" else query.replace_one
+        claimed = implied_epsilon((NoiseEvent("gaussian", query.scale, claim),), delta)
+    else:
+        weights = np.ones(9)
+        scales = np.repeat([q.scale for q in plan.queries], [3, 2, 1, 3])
+        claimed = epsilon
+
+    def vector(stats, counts):
+        return weights * np.r_[stat_vector(stats.xx, stats.xy, stats.yy), counts]
+
+    def outputs(r):
+        (record,) = r.releases
+        counts = [record.clipped_rows, record.clipped_responses]
+        counts += [record.effective_rows] if noise == "gaussian" else []
+        return vector(r, [*counts, record.n_noisy])
+
+    exact = [vector(linear_stats(*data, intercept=False), [0.0, 0.0] + [len(data[1])] * (1 + (noise == "gaussian")))
+             for data in (first, second)]  # fmt: skip
+    distance = (
+        (lambda o, e: (o - e) ** 2 / (2 * scales**2)) if noise == "gaussian" else (lambda o, e: np.abs(o - e) / scales)
+    )  # noqa: E731
+
+    def draw(k, n, source):
+        out = np.empty(n)
+        for i in range(n):
+            o = outputs(release_linear_stats(*(first, second)[k], rng=source, **options))
+            out[i] = np.sum(distance(o, exact[1]) - distance(o, exact[0]))
+        return out
+
+    if noise == "gaussian":
+        gap = float(np.linalg.norm(exact[0] - exact[1]))
+        pair_eps = implied_epsilon((NoiseEvent("gaussian", scales[0], gap),), delta)
+    else:
+        pair_eps = float(np.sum(np.abs(exact[0] - exact[1]) / scales))
+    name = f"linear statistics, {noise} add/remove release, {pair} record"
+    return Audit(name, float(claimed), delta if noise == "gaussian" else 0.0, pair_eps, "LLR", draw)
+
+
+#: The Gaussian plan's weight groups of the statistics (the rest is the counts').
+_STATS = {"the diagonal of Sxx and Syy", "the other entries of Sxx and Sxy"}
 
 
 def _person_exit_table_audit(epsilon: float = 1.0) -> Audit:
@@ -527,6 +588,9 @@ AUDITS = {
     "linear_stats": _suff_stats_audit,
     "person_linear_stats": _person_suff_stats_audit,
     "person_exit_table": _person_exit_table_audit,
+    "add_remove_linear_laplace_removed": lambda: _relation_linear_audit("laplace", "removed"),
+    "add_remove_linear_gaussian_removed": lambda: _relation_linear_audit("gaussian", "removed", 2.0),
+    "add_remove_linear_gaussian_replaced": lambda: _relation_linear_audit("gaussian", "replaced", 2.0),
     "add_remove_laplace_removed": lambda: _relation_exit_table_audit("laplace", "removed"),
     "add_remove_laplace_replaced": lambda: _relation_exit_table_audit("laplace", "replaced"),
     "add_remove_gaussian_removed": lambda: _relation_exit_table_audit("gaussian", "removed", 2.0, 1e-3),

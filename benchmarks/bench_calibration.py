@@ -39,11 +39,20 @@ interval; its Monte Carlo standard error is the spread of the per-replicate frac
     python -m benchmarks.bench_calibration --quick    # a smoke run (3 replicates, n = 500, ε ∈ {1, ∞})
     python -m benchmarks.bench_calibration --mechanism gaussian --ds 20 64 --ns 1000 10000 \
         --no-misspecified --reps-high 8                # at scale (the integrated covariate model)
+    python -m benchmarks.bench_calibration --mechanism gaussian --ds 2 5 --ns 200 5000 --epsilons 1 \
+        --no-misspecified --relations replace-one add-remove   # n public against n private
+
+``--relations`` (default: replace-one alone): each cell is run once per relation, on data sets drawn
+from a generator seeded by the seed and the relation's place in the list (so the relations see
+independent data sets), released with ``relation=`` of :func:`pm_private.release_linear_stats`
+(under add/remove n is private, released with the counts, and the default integrated model
+marginalises it); the first column names the relation.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import logging
 import time
 import warnings
@@ -94,11 +103,12 @@ def coverage(draws, truth):
     return result
 
 
-def release(X, y, bx, by, eps, mechanism, scale_response, rng):
+def release(X, y, bx, by, eps, mechanism, scale_response, rng, relation="replace-one"):
     """The statistics of one cell's data set: the mechanism's release at ε (ε = ∞: a release at
     ε = 500, so that the bounding travels with the statistics, with noise far below the sampling
-    error).  ``scale_response`` None keeps the release's default."""
+    error) under ``relation``.  ``scale_response`` None keeps the release's default."""
     options = {} if scale_response is None else {"scale_response": scale_response}
+    options["relation"] = relation
     eps = 500.0 if np.isinf(eps) else eps
     d = X.shape[1]
     if mechanism == "gaussian":
@@ -109,7 +119,17 @@ def release(X, y, bx, by, eps, mechanism, scale_response, rng):
 
 
 def run_cell(
-    fitter, rng, n, d, eps, reps, misspecified=False, mechanism="laplace", clipped_design=False, scale_response=None
+    fitter,
+    rng,
+    n,
+    d,
+    eps,
+    reps,
+    misspecified=False,
+    mechanism="laplace",
+    clipped_design=False,
+    scale_response=None,
+    relation="replace-one",
 ):
     truths, na_draws, stats_list, clipped = [], [], [], []
     for _ in range(reps):
@@ -121,7 +141,7 @@ def run_cell(
         if np.isinf(eps) and not (misspecified or clipped_design):
             stats = linear_stats(X, y)
         else:
-            stats = release(X, y, bx, by, eps, mechanism, scale_response, rng)
+            stats = release(X, y, bx, by, eps, mechanism, scale_response, rng, relation)
         truths.append(beta)
         stats_list.append(stats)
         set_linear_stats(stats, fitter.model)
@@ -132,7 +152,8 @@ def run_cell(
     # whose noise leaves none (d = 2, n = 500, ε = 0.3) has no fit and is left out of its coverage.
     usable = [i for i, stats in enumerate(stats_list) if _has_fit(stats)]
     if usable:
-        hk = coverage(gibbs_regression([stats_list[i] for i in usable], rng=rng, **PRIOR), truths[usable])
+        draws = gibbs_regression([stats_list[i] for i in usable], rng=rng, **PRIOR)
+        hk = coverage(draws[..., -d:], truths[usable])  # the slopes (after the intercept, where the statistics have it)
     else:
         hk = dict.fromkeys(LEVELS, (np.nan, np.nan, np.nan))
     return na, hk, np.mean(clipped, axis=0), reps - len(usable)
@@ -185,6 +206,10 @@ def main(argv=None):
     parser.add_argument("--only-misspecified", action="store_true")
     parser.add_argument("--missp-reps", type=int, default=10, help="replicates of the misspecified case")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--relations", nargs="+", choices=["replace-one", "add-remove"], default=["replace-one"],
+        help="the neighbour relations to release under, each on its own data sets",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     # The models' dense algebra is tiny ((d+1)(d+2)/2 ≤ 66 rows): a multi-threaded BLAS only adds
     # synchronisation, 7x slower per gradient on a loaded 2-core machine.
@@ -195,9 +220,8 @@ def main(argv=None):
     logging.getLogger("pymc").setLevel(logging.ERROR)
     reps_for = dict(zip([2, 5, 10], args.reps, strict=False))
     reps_for.update(dict.fromkeys([d for d in args.ds if d not in reps_for], args.reps_high))
-    rng = np.random.default_rng(args.seed)
     header = (
-        f"{'case':<6}{'d':>3}{'n':>6}{'ε':>6}{'reps':>5} | noise-aware: cov50 (se)   cov90 (se)   w50    w90"
+        f"{'relation':<12}{'case':<6}{'d':>3}{'n':>6}{'ε':>6}{'reps':>5} | noise-aware: cov50 (se)   cov90 (se)   w50    w90"
         f"  | Honkela 2018: cov50 (se)   cov90 (se)   w50    w90   | clip x, y"
     )
     print(header)
@@ -206,7 +230,8 @@ def main(argv=None):
     cases = ([] if args.only_misspecified else [("model", False)]) + ([] if args.no_misspecified else [("missp", True)])
     if args.clipped:
         cases = [("clip", False)]
-    for case, missp in cases:
+    for (place, relation), (case, missp) in itertools.product(enumerate(args.relations), cases):
+        rng = np.random.default_rng([args.seed, place])
         for d in args.ds if not missp else [d for d in args.ds if d == 5] or args.ds[:1]:
             reps = args.missp_reps if missp else reps_for[d]
             X, y, _, bx, by = draw_dataset(np.random.default_rng(99), max(50, 2 * d), d)
@@ -229,11 +254,12 @@ def main(argv=None):
                         mechanism=args.mechanism,
                         clipped_design=case == "clip",
                         scale_response=args.scale_response,
+                        relation=relation,
                     )
                     cells = [f"{c[q][0]:.2f} ({c[q][1]:.2f})" for c in (na, hk) for q in LEVELS]
                     widths = [f"{c[q][2]:6.3f}" for c in (na, hk) for q in LEVELS]
                     print(
-                        f"{case:<6}{d:>3}{n:>6}{eps:>6g}{reps:>5} | {cells[0]}  {cells[1]}  {widths[0]} {widths[1]}"
+                        f"{relation:<12}{case:<6}{d:>3}{n:>6}{eps:>6g}{reps:>5} | {cells[0]}  {cells[1]}  {widths[0]} {widths[1]}"
                         f" | {cells[2]}  {cells[3]}  {widths[2]} {widths[3]} | {clip[0]:.3f}, {clip[1]:.3f}"
                         + (f" | Honkela: {unfit} release(s) without a fit left out" if unfit else ""),
                         flush=True,

@@ -314,7 +314,10 @@ def _check_linear_n(stats: LinearStats) -> None:
     with an intercept, Sxx[0, 0] = Σcᵢ² over the rows (cᵢ = 1, or the row's scale factor ≤ 1 when
     responses were scaled with their rows) plus the releases' noise on it, so within the noise's
     bound of n (exceeded with probability < ``FALSE_REFUSAL``; at most n + the bound when rows
-    were scaled)."""
+    were scaled).  Where n is private (a release under add/remove neighbours) there is no n to
+    bind (:class:`LinearStats` holds None exactly then)."""
+    if stats.n is None:
+        return
     records = sum(release.n for release in stats.releases)
     if stats.n < records:
         raise ValueError(f"field 'statistics' holds n = {stats.n}, fewer than the {records} people of its releases")

@@ -8,7 +8,9 @@ import argparse
 import math
 
 from ..privacy import argtypes as types
+from ..privacy.relations import ADD_REMOVE
 from .common import (
+    add_relation_argument,
     add_release_parser,
     dry_run,
     numeric,
@@ -35,8 +37,10 @@ def add_parser(subparsers) -> None:
         "linear-stats",
         _run,
         help="ε-DP sufficient statistics for linear regression (Honkela et al. 2018)",
-        description="Clipped, Laplace-perturbed Sxx, Sxy, Syy (Honkela et al. 2018), replace-one neighbours.",
+        description="Clipped, Laplace- or Gaussian-perturbed Sxx, Sxy, Syy (Honkela et al. 2018; Sheffet 2017), "
+        "replace-one neighbours (n public) or add-remove (n private).",
     )
+    add_relation_argument(parser)
     regression_column_arguments(parser, target="response column")
     parser.add_argument(
         "--noise",
@@ -127,6 +131,7 @@ def _mechanism(args) -> dict:
         "delta": args.delta if gaussian else None,
         "split": None if gaussian else tuple(args.split),
         "scale_response": args.scale_response is not False if gaussian else args.scale_response is True,
+        "relation": args.relation,
     }
 
 
@@ -172,6 +177,9 @@ def _suff_stats_bounds(parser, args, d: int, preprocessing):
         parser.error("give both --x-bound and --y-bound, or neither (gaussian: chosen from n, ε and δ)")
     if args.noise != "gaussian":
         parser.error("--noise laplace needs --x-bound and --y-bound")
+    if args.relation == ADD_REMOVE:
+        parser.error("--relation add-remove keeps n private, so the bounds cannot be chosen from it: give --x-bound "
+                     "and --y-bound")  # fmt: skip
     constants = (args.x_center, args.x_scale, args.y_center, args.y_scale)
     if args.standardize_from is None and any(value is None for value in constants):
         parser.error(

@@ -286,6 +286,7 @@ CARDS = [
             clip_share=0.05,
             rng=0,
             preprocessing=None,
+            relation="replace-one",
         ),
         kinds=RECORDS
         | PERSONS
@@ -302,6 +303,7 @@ CARDS = [
             clip_share="clip share",
             scale_response="optional bool",
             intercept="bool",
+            relation="choice",
         ),
         release_kind="linear_stats_gaussian",
     ),

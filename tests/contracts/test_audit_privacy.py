@@ -73,6 +73,23 @@ def test_short_audits_of_add_remove_logistic_statistics_under_both_relations():
     assert replaced[0].epsilon > removed[0].epsilon and 0.5 < replaced[1] <= replaced[0].epsilon
 
 
+def test_short_audits_of_add_remove_linear_statistics_under_both_relations():
+    """Removed record on the bounds: the pair's loss is (almost: the clipping counts do not move) the
+    release's ε, the bound below it; replaced by an orthogonal record: the replace-one ε the ledger
+    charges, above the release's own, the bound below it."""
+    names = [
+        "add_remove_linear_laplace_removed",
+        "add_remove_linear_gaussian_removed",
+        "add_remove_linear_gaussian_replaced",
+    ]
+    (laplace, removed, replaced), seconds = audit.run(names, draws=4_000)
+    for mechanism, bound in (laplace, removed, replaced):
+        assert (
+            0.9 * mechanism.epsilon < mechanism.pair_epsilon <= mechanism.epsilon and 0.3 < bound <= mechanism.epsilon
+        )
+    assert replaced[0].epsilon > removed[0].epsilon and replaced[1] > removed[0].epsilon / 3
+
+
 def test_short_audit_of_a_dp_sgld_chain_with_a_canary():
     """The whole published chain: the canary's bound stays below the run's planned ε."""
     (row,), seconds = audit.run(["dp_sgld"], draws=1_500)
