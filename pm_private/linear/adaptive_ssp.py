@@ -100,6 +100,7 @@ import numpy as np
 from ..privacy.accountant import PrivacyAccountant
 from ..privacy.noise import add_gaussian_noise, as_noise_source
 from ..privacy.primitives import gaussian_noise_multiplier, project_rows
+from ..privacy.relations import ADD_REMOVE, REPLACE_ONE, check_public_n, check_relation
 from ..privacy.release import Release, constant, output, public, release_guard
 from ..privacy.units import rows_per_unit
 from ..privacy.validation import (
@@ -135,11 +136,13 @@ MECHANISM = "AdaSSP (Wang 2018, Alg. 2) with the analytic Gaussian mechanism (Ba
 # --------------------------------------------------------------------------------------------
 
 
-def adassp_sensitivities(d: int, x_bound: float, y_bound: float) -> tuple[float, float, float]:
-    """Replace-one ℓ2 sensitivities (λ_min(XᵀX), upper triangle of XᵀX, Xᵀy) after projection.
+def adassp_sensitivities(
+    d: int, x_bound: float, y_bound: float, relation: str = REPLACE_ONE
+) -> tuple[float, float, float]:
+    """ℓ2 sensitivities (λ_min(XᵀX), upper triangle of XᵀX, Xᵀy) after projection.
 
-    (B_X², √2·B_X², 2·B_X·B_Y) for d ≥ 2 and (B_X², B_X², 2·B_X·B_Y) for d = 1; the module
-    docstring has the proofs.
+    Under replace-one (B_X², √2·B_X², 2·B_X·B_Y) for d ≥ 2 and (B_X², B_X², 2·B_X·B_Y) for d = 1;
+    under add/remove (B_X², B_X², B_X·B_Y); the module docstring has the proofs.
 
     Parameters
     ----------
@@ -149,6 +152,8 @@ def adassp_sensitivities(d: int, x_bound: float, y_bound: float) -> tuple[float,
         The bound B_X on the ℓ2 norm of a covariate row.
     y_bound : float
         The bound B_Y on |y|.
+    relation : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation (:mod:`pm_private.privacy.relations`).
 
     Returns
     -------
@@ -158,9 +163,11 @@ def adassp_sensitivities(d: int, x_bound: float, y_bound: float) -> tuple[float,
     Raises
     ------
     ValueError
-        If a sensitivity overflows or underflows to 0.
+        If a sensitivity overflows or underflows to 0, or the relation is unknown.
     """
     square = x_bound * x_bound
+    if check_relation(relation) == ADD_REMOVE:
+        return finite_sensitivities((square, square, x_bound * y_bound), "x_bound and y_bound")
     values = (square, square if d == 1 else math.sqrt(2.0) * square, 2.0 * x_bound * y_bound)
     return finite_sensitivities(values, "x_bound and y_bound")
 
@@ -244,10 +251,10 @@ class AdaSSPRelease(Release, kind="adassp"):
         The public bounds B_X and B_Y.
     rho : float
         The public failure probability ρ of the ridge rule.
-    n : int
-        The number of records (public).
+    n : int or None
+        The number of records (public); None under add/remove neighbours (n private).
     sensitivities : tuple of float
-        The ℓ2 sensitivities of (λ_min, XᵀX, Xᵀy).
+        The ℓ2 sensitivities of (λ_min, XᵀX, Xᵀy) under ``neighbours``.
     noise_scales : tuple of float
         The noise standard deviations of (λ_min, XᵀX, Xᵀy).
     noise_multiplier : float
@@ -263,7 +270,7 @@ class AdaSSPRelease(Release, kind="adassp"):
     x_bound: float = public()
     y_bound: float = public()
     rho: float = public()
-    n: int = public()
+    n: int | None = public()
     sensitivities: tuple[float, float, float] = public()
     noise_scales: tuple[float, float, float] = public()
     noise_multiplier: float = public()
@@ -310,7 +317,8 @@ class AdaSSPRelease(Release, kind="adassp"):
     def __repr__(self) -> str:
         mode = "private" if self.private else "NOT private (seeded)"
         return (
-            f"AdaSSPRelease(d={self.d}, n={self.n}, ε={self.epsilon:g}, δ={self.delta:g}, "
+            f"AdaSSPRelease(d={self.d}, n={'private' if self.n is None else self.n}, ε={self.epsilon:g}, "
+            f"δ={self.delta:g}, "
             f"ridge={self.ridge:.4g}, {mode})"
         )
 
@@ -331,13 +339,16 @@ def _check_release(release: AdaSSPRelease) -> None:
     x_bound = check_release_field("x_bound", check_bound, "x_bound", release.x_bound)
     y_bound = check_release_field("y_bound", check_bound, "y_bound", release.y_bound)
     rho = check_release_field("rho", _check_rho, release.rho)
-    check_release_field("n", check_count, "n", release.n)
-    sens = check_release_field("x_bound", adassp_sensitivities, d, x_bound, y_bound)
+    check_public_n(release)
+    if release.n is not None:
+        check_release_field("n", check_count, "n", release.n)
+    sens = check_release_field("x_bound", adassp_sensitivities, d, x_bound, y_bound, release.neighbours)
     multiplier = gaussian_noise_multiplier(release.epsilon / 3.0, release.delta / 3.0)
     check_release_consistent("noise_multiplier", release.noise_multiplier, multiplier, "c('epsilon'/3, 'delta'/3)")
-    for i, (name, what) in enumerate(
-        (("λ_min", "'x_bound'²"), ("XᵀX", "√2·'x_bound'²"), ("Xᵀy", "2·'x_bound'·'y_bound'"))
-    ):
+    stated = (("λ_min", "'x_bound'²"), ("XᵀX", "√2·'x_bound'²"), ("Xᵀy", "2·'x_bound'·'y_bound'"))
+    if release.neighbours == ADD_REMOVE:
+        stated = (("λ_min", "'x_bound'²"), ("XᵀX", "'x_bound'²"), ("Xᵀy", "'x_bound'·'y_bound'"))
+    for i, (name, what) in enumerate(stated):
         check_release_consistent("sensitivities", release.sensitivities[i], sens[i], f"{what} at [{i}] ({name})")
         check_release_consistent(
             "noise_scales", release.noise_scales[i], multiplier * sens[i], f"'noise_multiplier'·'sensitivities'[{i}]"
@@ -358,8 +369,9 @@ def adassp(
     accountant: PrivacyAccountant | None = None,
     rng=None,
     unit=None,
+    relation: str = REPLACE_ONE,
 ) -> AdaSSPRelease:
-    """(ε, δ)-DP linear regression by AdaSSP (Wang 2018, Alg. 2), replace-one neighbours.
+    """(ε, δ)-DP linear regression by AdaSSP (Wang 2018, Alg. 2), replace-one or add/remove neighbours.
 
     Three Gaussian releases with (ε/3, δ/3) each: a noisy λ_min(XᵀX) that sets the ridge,
     XᵀX + σ_XX·W and Xᵀy + σ_Xy·z; then θ̂ = (XᵀX̂ + λI)⁻¹Xᵀŷ.  Noise scales
@@ -392,6 +404,12 @@ def adassp(
         The person of each row (any hashable identifiers): the release then protects a person
         with all their rows by keeping one row per person, chosen at random, and n is the number
         of persons (:func:`pm_private.privacy.rows_kept_per_unit`).  None: the unit is the row.
+    relation : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbour relation (:mod:`pm_private.privacy.relations`): replace-one, n public and
+        recorded; or add/remove, n private (the estimate needs no n: the record's ``n`` is None),
+        with the add/remove sensitivities (B_X², B_X², B_X·B_Y).  Its three releases are
+        composed basically, not stated as noise events, so a ledger converts an add/remove
+        release by group privacy, (2ε, (1 + e^ε)·δ) (:mod:`pm_private.privacy.relations`).
 
     Returns
     -------
@@ -409,9 +427,10 @@ def adassp(
     Notes
     -----
     Privacy: (ε, δ)-DP under replace-one neighbours (n is public; the unit a row, or with
-    ``unit`` a person with all their rows, n persons), by sequential composition of
-    three Gaussian releases with (ε/3, δ/3).  Public inputs: ``x_bound``, ``y_bound``, ``rho``,
-    n and d.  Exact: θ̂ is post-processing of the three releases.  Floating point: with the
+    ``unit`` a person with all their rows, n persons), or with ``relation="add-remove"`` under
+    add/remove neighbours (n private; data of no row are released, not refused), by sequential
+    composition of three Gaussian releases with (ε/3, δ/3).  Public inputs: ``x_bound``,
+    ``y_bound``, ``rho``, ``relation``, d, and n under replace-one.  Exact: θ̂ is post-processing of the three releases.  Floating point: with the
     secure source the noise is OpenDP's exact discrete Gaussian of σ on a 2^k grid (Canonne,
     Kamath & Steinke 2020), which closes the least-significant-bit leak; σ keeps the analytic
     calibration of the continuous Gaussian (module docstring, "Floating point").  A seeded
@@ -431,12 +450,13 @@ def adassp(
     >>> result.predict(X[:3]).shape
     (3,)
     """
+    private_n = check_relation(relation) == ADD_REMOVE
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     x_bound = check_bound("x_bound", x_bound)
     y_bound = check_bound("y_bound", y_bound)
     rho = _check_rho(rho)
-    X = as_matrix(X)
+    X = as_matrix(X, allow_empty=private_n)
     n, d = X.shape
     y = as_vector(y, n)
     if not math.isfinite(math.log(2.0 * d * d / rho)):
@@ -448,7 +468,7 @@ def adassp(
 
     eps3, delta3 = epsilon / 3.0, delta / 3.0
     multiplier = gaussian_noise_multiplier(eps3, delta3)
-    sens = adassp_sensitivities(d, x_bound, y_bound)
+    sens = adassp_sensitivities(d, x_bound, y_bound, relation)
     sigma_lam, sigma_xx, sigma_xy = (multiplier * s for s in sens)
     log6 = math.log(6.0 / delta)
 
@@ -463,7 +483,8 @@ def adassp(
             y_bound=y_bound,
             private=source.secure,
             rho=rho,
-            n=n,
+            n=None if private_n else n,
+            neighbours=relation,
             lambda_min_noisy=lam_min_noisy,
             xx_noisy=xx_noisy,
             xy_noisy=xy_noisy,
@@ -475,7 +496,8 @@ def adassp(
         )
 
     record(0.0, 1.0, np.zeros((d, d)), np.zeros(d))  # the record's own checks, before anything is spent
-    with release_guard(accountant, MECHANISM, epsilon, delta, label=f"n={n}, d={d}", unit=unit):
+    label = f"d={d}" if private_n else f"n={n}, d={d}"
+    with release_guard(accountant, MECHANISM, epsilon, delta, neighbours=relation, label=label, unit=unit):
         xx, xy = _projected_stats(X, y, x_bound, y_bound)
         lam_min = float(np.linalg.eigvalsh(xx)[0])
 

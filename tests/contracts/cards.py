@@ -310,11 +310,19 @@ CARDS = [
     MechanismCard(
         "pm_private.linear:adassp",
         data=dict(X="X", y="y"),
-        params=dict(epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, rho=0.05, rng=0),
+        params=dict(epsilon=1.0, delta=1e-5, x_bound=1.0, y_bound=1.0, rho=0.05, rng=0, relation="replace-one"),
         kinds=RECORDS
         | PERSONS
         | CHARGED
-        | dict(y="reals", epsilon="epsilon", delta="delta", x_bound="bound", y_bound="bound", rho="open fraction"),
+        | dict(
+            y="reals",
+            epsilon="epsilon",
+            delta="delta",
+            x_bound="bound",
+            y_bound="bound",
+            rho="open fraction",
+            relation="choice",
+        ),
         release_kind="adassp",
     ),
     MechanismCard(

@@ -8,8 +8,9 @@ import pytest
 from dp_accounting import GaussianDpEvent, NeighboringRelation
 from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
 
-from pm_private import PrivacyAccountant, linear_model, release_linear_stats
+from pm_private import PrivacyAccountant, adassp, linear_model, release_linear_stats
 from pm_private.cli import main
+from pm_private.linear.adaptive_ssp import adassp_sensitivities
 from pm_private.linear.model import set_linear_stats
 from pm_private.linear.noise_aware import noise_aware_arrays
 from pm_private.linear.release import gaussian_release_vector, linear_noise_plan, sensitivities
@@ -217,3 +218,36 @@ def test_the_command_line_releases_under_add_remove(tmp_path, monkeypatch, capsy
     assert main(argv) == 0
     (entry,) = read_release_file("r.json")
     assert entry["release"].n is None and entry["release"].releases[0].neighbours == ADD_REMOVE
+
+
+def test_adassp_under_add_remove_has_the_add_remove_sensitivities_and_is_charged_by_group_privacy():
+    """λ_min, XᵀX and Xᵀy move by at most (Bx², Bx², BxBy) when a row is added (10⁴ random rows on or
+    inside the ball, attained on its boundary), n is private, data of no row are released, and the
+    ledger converts the release by group privacy (its releases are composed basically)."""
+    rng = np.random.default_rng(3)
+    bound = adassp_sensitivities(D, X_BOUND, Y_BOUND, ADD_REMOVE)
+    assert bound == pytest.approx((X_BOUND**2, X_BOUND**2, X_BOUND * Y_BOUND))
+    x, y = _rows(rng, 30)
+    base = x.T @ x
+    for _ in range(10_000):
+        row, response = _rows(rng, 1)
+        grown = base + row.T @ row
+        moved = (
+            np.linalg.eigvalsh(grown)[0] - np.linalg.eigvalsh(base)[0],
+            np.linalg.norm((row.T @ row)[np.triu_indices(D)]),
+            np.linalg.norm(row[0] * response[0]),
+        )
+        assert all(0 <= m <= b * (1 + 1e-12) for m, b in zip(moved, bound, strict=True))
+    edge = np.array([X_BOUND, 0.0, 0.0])
+    assert np.linalg.norm(np.outer(edge, edge)[np.triu_indices(D)]) == pytest.approx(bound[1])
+    accountant = PrivacyAccountant(5.0, 1e-4)
+    result = adassp(x, y, epsilon=1.0, delta=1e-6, x_bound=X_BOUND, y_bound=Y_BOUND, rng=0, relation=ADD_REMOVE,
+                    accountant=accountant)  # fmt: skip
+    assert result.n is None and result.neighbours == ADD_REMOVE and "n=private" in repr(result)
+    assert result.sensitivities == pytest.approx(bound)
+    (entry,) = accountant.ledger
+    assert entry.neighbours == "add-remove as replace-one" and entry.epsilon == pytest.approx(2.0)
+    assert entry.delta == pytest.approx((1 + np.e) * 1e-6)
+    empty = adassp(x[:0], y[:0], epsilon=1.0, delta=1e-6, x_bound=X_BOUND, y_bound=Y_BOUND, rng=0, relation=ADD_REMOVE)
+    assert empty.n is None and np.isfinite(empty.coef).all()
+    assert release_from_dict(release_to_dict(result)).n is None
