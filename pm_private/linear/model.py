@@ -361,7 +361,11 @@ def linear_model(
     Notes
     -----
     Privacy: the model is post-processing of the release.  Building, sampling and predicting read
-    only the released statistics and their public metadata, and spend no budget.
+    only the released statistics and their public metadata, and spend no budget.  Where n is
+    private (a release under add/remove neighbours, ``stats.n`` None) the released count stands
+    for it, its noise marginalised in the integrated likelihood
+    (:func:`pm_private.linear.noise_aware.noise_aware_arrays`); the covariate models, whose mean
+    is n times the covariates' moments, refuse such statistics.
 
     Contract: the public names are the variables, dims and ``preprocessing`` data listed under
     Returns; swap the statistics with :func:`set_linear_stats` (same shapes), not through the

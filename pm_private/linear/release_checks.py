@@ -25,9 +25,9 @@ def sensitivities(d: int, x_bound: float, y_bound: float, relation: str = REPLAC
     """ℓ1 sensitivities (Sxx upper triangle, Sxy, Syy): (d(d+1)Bx², 2dBxBy, By²) under replace-one,
     (d(d+1)Bx²/2, dBxBy, By²) under add/remove.
 
-    One row adds d(d+1)/2 entries of |xⱼxₖ| ≤ Bx² to the upper triangle of Sxx, d entries of
-    |xⱼy| ≤ BxBy to Sxy and y² ∈ [0, By²] to Syy: the add/remove sensitivities, attained by a row
-    with every |xⱼ| = Bx and |y| = By.  A replaced row removes one such contribution and adds
+    One row adds d(d+1)/2 entries xⱼxₖ ∈ [−Bx², Bx²] to the upper triangle of Sxx, d entries
+    xⱼy ∈ [−BxBy, BxBy] to Sxy and y² ∈ [0, By²] to Syy: the add/remove sensitivities, attained
+    by a row whose entries are all ±Bx, with y = ±By.  A replaced row removes one such contribution and adds
     another of opposite signs, twice as much, except on Syy, whose terms are all ≥ 0.
 
     Bounds whose sensitivities overflow or underflow to 0 are refused (ValueError naming them).

@@ -84,9 +84,10 @@ class ClipReport:
 
     def __str__(self) -> str:
         change = "scaled about" if self.rows_scaled else "changed about"
+        count = f"n = {self.n:g}" if float(self.n).is_integer() else f"n private, its noisy count {self.n:.0f}"
         return (
             f"clipping {change} {self.rows:.1%} of the rows' covariates and clipped {self.responses:.1%} of the "
-            f"responses (n = {self.n:g}; privacy noise s.d. {self.sd:.1%} each)"
+            f"responses ({count}; privacy noise s.d. {self.sd:.1%} each)"
         )
 
 
