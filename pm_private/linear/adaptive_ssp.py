@@ -430,9 +430,9 @@ def adassp(
     ``unit`` a person with all their rows, n persons), or with ``relation="add-remove"`` under
     add/remove neighbours (n private; data of no row are released, not refused), by sequential
     composition of three Gaussian releases with (ε/3, δ/3).  Public inputs: ``x_bound``,
-    ``y_bound``, ``rho``, ``relation``, d, and n under replace-one.  Exact: θ̂ is post-processing of the three releases.  Floating point: with the
-    secure source the noise is OpenDP's exact discrete Gaussian of σ on a 2^k grid (Canonne,
-    Kamath & Steinke 2020), which closes the least-significant-bit leak; σ keeps the analytic
+    ``y_bound``, ``rho``, ``relation``, d, and n under replace-one.  Exact: θ̂ is post-processing
+    of the three releases.  Floating point: with the secure source the noise is OpenDP's exact
+    discrete Gaussian of σ on a 2^k grid (Canonne, Kamath & Steinke 2020), which closes the least-significant-bit leak; σ keeps the analytic
     calibration of the continuous Gaussian (module docstring, "Floating point").  A seeded
     ``rng`` gives a result marked ``private=False``.  References: Wang 2018; Balle & Wang 2018
     (analytic Gaussian calibration).

@@ -236,9 +236,9 @@ def release_linear_stats(
     clipping counts together (one mechanism): every scaled and clipped row has ‖xᵢ‖ ≤ Bx and a
     response of absolute value ≤ By whether or not its response was scaled, so Δ is the same.
     Public inputs: ``x_bound``, ``y_bound``, ``delta``, ``clip_share``, ``scale_response``,
-    ``intercept``, ``preprocessing``, ``relation``, d, and n under replace-one.  Exact: the (ε, δ) is certified by OpenDP's privacy map through
-    zero-concentrated DP (:func:`pm_private.privacy.primitives.gaussian_mechanism`) for the
-    returned statistics.
+    ``intercept``, ``preprocessing``, ``relation``, d, and n under replace-one.  Exact: the (ε, δ)
+    is certified by OpenDP's privacy map through zero-concentrated DP
+    (:func:`pm_private.privacy.primitives.gaussian_mechanism`) for the returned statistics.
     Floating-point safe for the secure default ``rng=None`` (OpenDP's exact discrete Gaussian,
     Canonne, Kamath & Steinke 2020); a seeded ``rng`` gives reproducible continuous noise of the
     same σ and a result marked ``private=False``.  References: Sheffet 2017; Wang 2018;
@@ -249,8 +249,8 @@ def release_linear_stats(
     the two clipping counts (ℓ1 sensitivity 2; under add/remove with n, 3) with ``clip_share``·ε;
     under add/remove the statistics' ℓ1 sensitivities are half their replace-one values, Syy's
     excepted (:func:`pm_private.linear.release.sensitivities`).  Public inputs: ``x_bound``,
-    ``y_bound``, ``split``, ``clip_share``, ``scale_response``, ``intercept``, ``preprocessing``, n
-    and d.  Exact.  Floating-point safe for ``rng=None`` (OpenDP's exact discrete Laplace on a 2^k
+    ``y_bound``, ``split``, ``clip_share``, ``scale_response``, ``intercept``, ``preprocessing``,
+    ``relation``, d, and n under replace-one.  Exact.  Floating-point safe for ``rng=None`` (OpenDP's exact discrete Laplace on a 2^k
     grid, Canonne, Kamath & Steinke 2020).  References: Honkela et al. 2018; Dwork et al. 2006.
 
     Examples

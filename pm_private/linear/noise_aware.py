@@ -132,8 +132,9 @@ def noise_aware_arrays(stats: LinearStats) -> dict[str, np.ndarray]:
     -------
     dict of str to numpy.ndarray
         ``private`` (released vector of the private rows, exact part subtracted), ``private_n``
-        (their count, or its noisy release), ``private_residual_share`` (w), ``private_residual_var``
-        (the summed noise variance of the released residual weights, Σcᵢ² or n, 0 without them), ``noise_var`` (per-entry noise variance summed over
+        (their count, or its noisy release), ``private_residual_share`` (w),
+        ``private_residual_var`` (the summed noise variance of the released residual weights, Σcᵢ²
+        or n, 0 without them), ``noise_var`` (per-entry noise variance summed over
         releases, from each release's ``noise_variance``: 2b² for Laplace noise), ``private_on``
         (1 with a private release, else 0), ``exact`` ((d+1)×(d+1) augmented matrix of the exact
         rows) and ``exact_n``.

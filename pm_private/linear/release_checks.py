@@ -27,8 +27,10 @@ def sensitivities(d: int, x_bound: float, y_bound: float, relation: str = REPLAC
 
     One row adds d(d+1)/2 entries xⱼxₖ ∈ [−Bx², Bx²] to the upper triangle of Sxx, d entries
     xⱼy ∈ [−BxBy, BxBy] to Sxy and y² ∈ [0, By²] to Syy: the add/remove sensitivities, attained
-    by a row whose entries are all ±Bx, with y = ±By.  A replaced row removes one such contribution and adds
-    another of opposite signs, twice as much, except on Syy, whose terms are all ≥ 0.
+    by a row whose entries are all ±Bx, with y = ±By.  A replaced row moves each entry by at most
+    twice that (Honkela et al.'s bound, attained on Sxy by flipping y; the diagonal of Sxx, whose
+    entries cannot change sign, moves by at most Bx² in fact), and Syy, whose terms lie in
+    [0, By²], by at most By².
 
     Bounds whose sensitivities overflow or underflow to 0 are refused (ValueError naming them).
 
@@ -215,9 +217,10 @@ def gaussian_release_vector(
     with ``scale_response``, which adds Σcᵢ², each row's contribution in [0, 1]; under add/remove
     one more, n, each row's contribution 1) weighted by a = Δ·√(p/(q(1 − p))), so that their ℓ2
     sensitivity a√q takes the share p of the squared sensitivity: the whole vector has ℓ2
-    sensitivity Δ/√(1 − p) under the release's relation.  Under add/remove the same vector moves
-    under replace-one by at most √(2R⁴ + a²(q − 1)) (a replaced row leaves n as it is), the
-    sensitivity a ledger converts the release with.  Public: depends only on its arguments.
+    sensitivity Δ/√(1 − p) under the release's relation.  The same vector moves by at most
+    √(R⁴ + a²q) when a row is added or removed and by at most √(2R⁴ + a²q′) when one is replaced,
+    q′ the counts other than n (a replaced row leaves n as it is): a ledger converts an add/remove
+    release with the second.  Public: depends only on its arguments.
 
     Parameters
     ----------

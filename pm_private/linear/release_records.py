@@ -239,8 +239,9 @@ class LinearStatsRelease(_ClipCounts, Release, kind="linear_stats_gaussian"):
     """What one (ε, δ)-DP Gaussian release of sufficient statistics assumed and added.
 
     ``x_bound`` bounds the ℓ2 norm of each (preprocessed) covariate row, ``y_bound`` |y|;
-    ``sensitivity`` is the ℓ2 sensitivity √2·(Bx² + By²) of the released vector (the entries of
-    zzᵀ weighted so that its norm is the Frobenius norm, :func:`frobenius_weights`) and
+    ``sensitivity`` is the ℓ2 sensitivity √2·(Bx² + By²) (Bx² + By² under add/remove) of the
+    released vector (the entries of zzᵀ weighted so that its norm is the Frobenius norm,
+    :func:`frobenius_weights`) and
     ``noise_scale`` the standard deviation σ of the Gaussian noise on each of its entries, so
     σ on the diagonal statistics (diagonal of Sxx, Syy) and σ/√2 on the others (off-diagonal
     Sxx, Sxy); ``epsilon`` is what OpenDP certifies at ``delta``.  ``preprocessing`` as for
@@ -263,7 +264,8 @@ class LinearStatsRelease(_ClipCounts, Release, kind="linear_stats_gaussian"):
     y_bound : float
         The public bound By on |y|.
     sensitivity : float
-        The ℓ2 sensitivity of the released vector: Δ = √2·(Bx² + By²) of the statistics, or
+        The ℓ2 sensitivity of the released vector under ``neighbours``: Δ = √2·(Bx² + By²) of the
+        statistics (Bx² + By² under add/remove, and + 1 in the sum with the intercept), or
         Δ/√(1 − ``clip_share``) with the clipping counts.
     noise_scale : float
         The noise standard deviation σ on the weighted entries.
