@@ -41,6 +41,14 @@ def add_parser(subparsers) -> None:
         "replace-one neighbours (n public) or add-remove (n private).",
     )
     add_relation_argument(parser)
+    parser.add_argument(
+        "--max-rows",
+        type=int,
+        default=1,
+        metavar="K",
+        help="with --unit-column and --relation add-remove: keep up to K rows per person, chosen at random "
+        "(default 1); the noise is that of K rows (K times the sensitivity)",
+    )
     regression_column_arguments(parser, target="response column")
     parser.add_argument(
         "--noise",
@@ -132,6 +140,7 @@ def _mechanism(args) -> dict:
         "split": None if gaussian else tuple(args.split),
         "scale_response": args.scale_response is not False if gaussian else args.scale_response is True,
         "relation": args.relation,
+        "max_rows": args.max_rows,
     }
 
 
@@ -241,6 +250,8 @@ def _check_mechanism_options(parser, args) -> None:
 
 def _run(parser, args) -> None:
     _check_mechanism_options(parser, args)
+    if args.max_rows > 1 and args.unit_column is None:
+        parser.error("--max-rows above 1 needs --unit-column: it bounds the rows of each person")
     features = regression_features(parser, args)
     preprocessing = public_preprocessing(parser, args, features)
     chosen_bounds = _suff_stats_bounds(parser, args, len(features), preprocessing)

@@ -14,7 +14,7 @@ from ..privacy.primitives import (
 )
 from ..privacy.relations import ADD_REMOVE, REPLACE_ONE
 from ..privacy.release import release_guard
-from ..privacy.units import rows_per_unit
+from ..privacy.units import check_max_rows, rows_per_unit
 from ..privacy.validation import (
     CLIP_SHARE,
     check_bool,
@@ -91,6 +91,7 @@ def release_linear_stats(
     intercept: bool = True,
     unit=None,
     relation: str = REPLACE_ONE,
+    max_rows: int = 1,
 ) -> LinearStats:
     """(ε, δ)-DP release of the sufficient statistics of norm-bounded rows, by one Gaussian mechanism
     (``noise="gaussian"``), or ε-DP release of entrywise-clipped ones by the Laplace mechanism
@@ -208,6 +209,11 @@ def release_linear_stats(
         recorded; or add/remove, n private: released as the last of the counts (``n_noisy``, so
         ``clip_share`` must be > 0), the release's and the statistics' ``n`` None, and the ledger
         entry converted to replace-one with the vector's own replace-one sensitivity.
+    max_rows : int, default 1
+        k, the most rows kept per person with ``unit`` (chosen at random): above 1 it needs
+        ``relation="add-remove"`` (the number of rows summed is then private), and every
+        sensitivity is k times the row's (:func:`pm_private.privacy.check_max_rows`); the model
+        treats the kept rows as independent given their covariates.
 
     Returns
     -------
@@ -278,11 +284,13 @@ def release_linear_stats(
     if not (isinstance(noise, str) and noise == "gaussian"):
         return _laplace(X, y, noise, delta, epsilon=epsilon, x_bound=x_bound, y_bound=y_bound, split=split,
                         accountant=accountant, rng=rng, preprocessing=preprocessing, clip_share=clip_share,
-                        scale_response=scale_response, intercept=intercept, unit=unit, relation=relation)  # fmt: skip
+                        scale_response=scale_response, intercept=intercept, unit=unit, relation=relation,
+                        max_rows=max_rows)  # fmt: skip
     epsilon, delta, x_bound, y_bound, clip_share, scale_response, intercept = _checked(
         epsilon, delta, x_bound, y_bound, split, clip_share, scale_response, intercept, preprocessing, relation
     )
     private_n = relation == ADD_REMOVE
+    max_rows = check_max_rows(max_rows, relation)
     if is_dask(X) or is_dask(y):
         raise ValueError(
             "release_linear_stats takes in-memory arrays for its Gaussian release; for Dask collections use "
@@ -291,7 +299,7 @@ def release_linear_stats(
     features = _with_intercept(column_names(X), intercept)
     X, y, refusal = _finite_rows(X, y, preprocessing, allow_empty=private_n)
     source = as_noise_source(rng)
-    (X, y), unit = rows_per_unit(unit, source, X, y)
+    (X, y), unit = rows_per_unit(unit, source, X, y, max_rows=max_rows)
     n, d = X.shape
     plan = linear_noise_plan(
         d,
@@ -304,6 +312,7 @@ def release_linear_stats(
         scale_response=scale_response,
         intercept=intercept,
         relation=relation,
+        max_rows=max_rows,
     )
     (query,) = plan.queries
     total_sensitivity = query.sensitivity
@@ -324,6 +333,7 @@ def release_linear_stats(
             noise_scale=noise_scale,
             n=None if private_n else n,
             neighbours=relation,
+            max_rows=max_rows,
             private=source.secure,
             preprocessing=preprocessing,
             features=features,

@@ -16,7 +16,7 @@ from ..privacy.primitives import (
 )
 from ..privacy.relations import ADD_REMOVE, REPLACE_ONE, check_relation
 from ..privacy.release import release_guard
-from ..privacy.units import rows_per_unit
+from ..privacy.units import check_max_rows, rows_per_unit
 from ..privacy.validation import (
     CLIP_SHARE,
     as_vector,
@@ -63,6 +63,7 @@ def laplace_linear_stats(
     intercept: bool = True,
     unit=None,
     relation: str = REPLACE_ONE,
+    max_rows: int = 1,
 ) -> LinearStats:
     """The ε-DP Laplace release of clipped sufficient statistics behind
     ``release_linear_stats(noise="laplace")`` (Honkela et al. 2018, Eqs. 5–7): the arguments, the
@@ -75,6 +76,7 @@ def laplace_linear_stats(
     neighbours n is released as the counts' last entry.
     """
     private_n = check_relation(relation) == ADD_REMOVE
+    max_rows = check_max_rows(max_rows, relation)
     epsilon = check_epsilon(epsilon)
     x_bound = check_bound("x_bound", x_bound)
     y_bound = check_bound("y_bound", y_bound)
@@ -91,7 +93,7 @@ def laplace_linear_stats(
         raise ValueError("unit is not taken with Dask collections: keep one row per person before the release")
     if partitioned and private_n:
         raise ValueError("relation='add-remove' is not taken with Dask collections: release in-memory arrays")
-    (X, y), unit = rows_per_unit(unit, source, X, y)
+    (X, y), unit = rows_per_unit(unit, source, X, y, max_rows=max_rows)
     plan = linear_noise_plan(
         d,
         epsilon=epsilon,
@@ -103,6 +105,7 @@ def laplace_linear_stats(
         scale_response=scale_response,
         intercept=intercept,
         relation=relation,
+        max_rows=max_rows,
     )
     stats_queries, count_queries = plan.queries[:3], plan.queries[3:]
     if check_accountant(accountant) is not None:
@@ -124,6 +127,7 @@ def laplace_linear_stats(
             epsilon_certified=tuple(part.epsilon for part in parts),
             n=None if private_n else n,
             neighbours=relation,
+            max_rows=max_rows,
             private=source.secure,
             preprocessing=preprocessing,
             features=features,

@@ -209,6 +209,7 @@ def gaussian_release_vector(
     scale_response: bool,
     intercept: bool = False,
     relation: str = REPLACE_ONE,
+    max_rows: int = 1,
 ) -> tuple[int, Sensitivity, float]:
     """The vector :func:`release_linear_stats` noises: its length, ℓ2 sensitivity and count weight.
 
@@ -220,7 +221,9 @@ def gaussian_release_vector(
     sensitivity Δ/√(1 − p) under the release's relation.  The same vector moves by at most
     √(R⁴ + a²q) when a row is added or removed and by at most √(2R⁴ + a²q′) when one is replaced,
     q′ the counts other than n (a replaced row leaves n as it is): a ledger converts an add/remove
-    release with the second.  Public: depends only on its arguments.
+    release with the second.  A person of up to k = ``max_rows`` rows moves it by k times the first
+    (:meth:`pm_private.privacy.relations.Sensitivity.of_units_with_rows`).  Public: depends only on
+    its arguments.
 
     Parameters
     ----------
@@ -236,6 +239,8 @@ def gaussian_release_vector(
         Whether a constant column is prepended (d + 1 columns, the larger sensitivity).
     relation : {"replace-one", "add-remove"}, default "replace-one"
         The neighbour relation (add/remove: n private, released as the last count).
+    max_rows : int, default 1
+        k, the most rows a person contributes (above 1 under add/remove only).
 
     Returns
     -------
@@ -258,7 +263,7 @@ def gaussian_release_vector(
         math.hypot(rows.add_remove, weight * math.sqrt(counts)),
         math.hypot(rows.replace_one, weight * math.sqrt(clip_counts)),
     )
-    return size, sensitivity, weight
+    return size, sensitivity.of_units_with_rows(max_rows), weight
 
 
 def _check_laplace_intercept(x_bound: float, intercept: bool) -> None:

@@ -12,7 +12,8 @@ from ..privacy.primitives import (
     check_gaussian_epsilon,
     check_noise_scale,
 )
-from ..privacy.relations import ADD_REMOVE, REPLACE_ONE, check_relation
+from ..privacy.relations import ADD_REMOVE, REPLACE_ONE, Sensitivity, check_relation
+from ..privacy.units import check_max_rows
 from ..privacy.validation import (
     CLIP_SHARE,
     check_bool,
@@ -105,6 +106,7 @@ def linear_noise_plan(
     scale_response: bool | None = None,
     intercept: bool = True,
     relation: str = REPLACE_ONE,
+    max_rows: int = 1,
 ) -> NoisePlan:
     """The noise a release of linear-regression statistics of d covariates adds, before any data is read.
 
@@ -117,8 +119,9 @@ def linear_noise_plan(
     pₖ(1 − ``clip_share``)ε, and on the two clipping counts (ℓ1 sensitivity 2) at
     ``clip_share``·ε.  Under add/remove neighbours the sensitivities are those of an added or
     removed row and n, private, is the counts' last entry (ℓ1 sensitivity 3 for the Laplace
-    counts).  Both releases take their sensitivities, ε split and noise scales from this
-    plan.  Public: it depends only on its arguments.
+    counts).  With ``max_rows`` = k > 1 (add/remove only: a person's up to k rows) every
+    sensitivity is k times the row's.  Both releases take their sensitivities, ε split and noise
+    scales from this plan.  Public: it depends only on its arguments.
 
     Parameters
     ----------
@@ -144,6 +147,8 @@ def linear_noise_plan(
         columns; the Laplace release needs ``x_bound`` ≥ 1).
     relation : {"replace-one", "add-remove"}, default "replace-one"
         The neighbour relation (:mod:`pm_private.privacy.relations`).
+    max_rows : int, default 1
+        k, the most rows kept per person (:func:`pm_private.privacy.check_max_rows`).
 
     Returns
     -------
@@ -172,20 +177,20 @@ def linear_noise_plan(
     """
     if noise not in ("gaussian", "laplace"):
         raise ValueError(f"noise must be 'gaussian' or 'laplace', got {noise!r:.40}")
-    check_relation(relation)
+    max_rows = check_max_rows(max_rows, check_relation(relation))
     d = check_count("d", d)
     intercept = check_bool("intercept", intercept)
     if noise == "laplace":
-        return _laplace_plan(
-            d, epsilon, delta, x_bound, y_bound, split, clip_share, scale_response, intercept, relation
-        )
+        layout = (scale_response, intercept, relation, max_rows)
+        return _laplace_plan(d, epsilon, delta, x_bound, y_bound, split, clip_share, layout)
     epsilon, delta, x_bound, y_bound, clip_share, scale_response = check_gaussian_arguments(
         epsilon, delta, x_bound, y_bound, split, clip_share, scale_response, relation
     )
     check_gaussian_epsilon(epsilon)
     size, sensitivity, count_weight = gaussian_release_vector(
-        d, x_bound, y_bound, clip_share, scale_response=scale_response, intercept=intercept, relation=relation
-    )
+        d, x_bound, y_bound, clip_share, scale_response=scale_response, intercept=intercept, relation=relation,
+        max_rows=max_rows,
+    )  # fmt: skip
     check_noise_scale(sensitivity.under(relation), epsilon)
     query = gaussian_query("weighted vector", size, sensitivity.under(relation), epsilon, delta)
     query = dataclasses.replace(query, replace_one=sensitivity.replace_one)
@@ -209,8 +214,17 @@ def linear_noise_plan(
     )
 
 
-def _laplace_plan(d, epsilon, delta, x_bound, y_bound, split, clip_share, scale_response, intercept, relation):
-    """:func:`linear_noise_plan` of the Laplace release (its arguments checked here)."""
+def _laplace_query(name: str, size: int, sensitivity: Sensitivity, epsilon: float, relation: str):
+    """A Laplace query of the plan at its sensitivity under ``relation``, stating the replace-one one."""
+    value = sensitivity.under(relation)
+    check_noise_scale(value, epsilon)
+    return dataclasses.replace(laplace_query(name, size, value, epsilon), replace_one=sensitivity.replace_one)
+
+
+def _laplace_plan(d, epsilon, delta, x_bound, y_bound, split, clip_share, layout):
+    """:func:`linear_noise_plan` of the Laplace release (its arguments checked here); ``layout`` =
+    (scale_response, intercept, relation, max_rows)."""
+    scale_response, intercept, relation, max_rows = layout
     if delta is not None and delta != 0:
         raise ValueError("delta applies to the Gaussian mechanism only (the Laplace release is pure ε-DP)")
     scale_response = check_bool("scale_response", False if scale_response is None else scale_response)
@@ -226,18 +240,20 @@ def _laplace_plan(d, epsilon, delta, x_bound, y_bound, split, clip_share, scale_
         relation=relation,
     )
     epsilon, clip_share = check_epsilon(epsilon), float(clip_share)
-    replaced = sensitivities(columns, x_bound, y_bound, REPLACE_ONE)
+    rows = zip(
+        sensitivities(columns, x_bound, y_bound, ADD_REMOVE), sensitivities(columns, x_bound, y_bound), strict=True
+    )
+    per_person = [Sensitivity(*row).of_units_with_rows(max_rows) for row in rows]
     sizes = (columns * (columns + 1) // 2, columns, 1)
     queries = [
-        dataclasses.replace(laplace_query(name, size, s, e), replace_one=r)
-        for name, size, s, e, r in zip(("Sxx", "Sxy", "Syy"), sizes, sens, eps_parts, replaced, strict=True)
+        _laplace_query(name, size, s, e, relation)
+        for name, size, s, e in zip(("Sxx", "Sxy", "Syy"), sizes, per_person, eps_parts, strict=True)
     ]
-    if clip_share > 0:  # the clipping counts move by at most 1 each (and n by 1 under add/remove)
-        count = laplace_count_sensitivity(relation)
-        query = laplace_query(
-            _LAPLACE_COUNTS + (_WITH_N if relation == ADD_REMOVE else ""), int(count), count, clip_share * epsilon
-        )
-        queries.append(dataclasses.replace(query, replace_one=laplace_count_sensitivity(REPLACE_ONE)))
+    if clip_share > 0:  # the clipping counts move by at most 1 each a row (and n by 1 under add/remove)
+        count = Sensitivity(laplace_count_sensitivity(ADD_REMOVE), laplace_count_sensitivity(REPLACE_ONE))
+        name = _LAPLACE_COUNTS + (_WITH_N if relation == ADD_REMOVE else "")
+        size = 3 if relation == ADD_REMOVE else 2
+        queries.append(_laplace_query(name, size, count.of_units_with_rows(max_rows), clip_share * epsilon, relation))
     return NoisePlan(
         mechanism="laplace",
         epsilon=epsilon,

@@ -14,8 +14,9 @@ import numpy as np
 from ..privacy.primitives import (
     check_gaussian_scale_field,
 )
-from ..privacy.relations import ADD_REMOVE, check_public_n
+from ..privacy.relations import ADD_REMOVE, REPLACE_ONE, Sensitivity, check_public_n
 from ..privacy.release import Release, constant, output, public
+from ..privacy.units import PERSON, check_max_rows
 from ..privacy.validation import (
     check_bool,
     check_bound,
@@ -183,6 +184,9 @@ class LinearStatsLaplaceRelease(_ClipCounts, Release, kind="linear_stats_laplace
         True when a constant column of ones was prepended to the covariates (the statistics'
         first column; its sensitivities count it among the d columns); False in files written
         before the option existed.
+    max_rows : int, default 1
+        k, the most rows kept per person (1 where the unit is the row); every sensitivity is k
+        times the row's (above 1 under add/remove only).
     """
 
     family: ClassVar[str] = "linear"
@@ -205,6 +209,7 @@ class LinearStatsLaplaceRelease(_ClipCounts, Release, kind="linear_stats_laplace
     n_noisy: float | None = output(default=None)
     scale_response: bool = public(default=False)
     intercept: bool = public(default=False)
+    max_rows: int = public(default=1)
 
     def __post_init__(self):
         check_release_guarantee(self, needs_delta=False)
@@ -300,6 +305,9 @@ class LinearStatsRelease(_ClipCounts, Release, kind="linear_stats_gaussian"):
         row), so that the released statistics hold n and the first moments and the sensitivity is
         :func:`gaussian_sensitivity` with the intercept; False in files written before the option
         existed.
+    max_rows : int, default 1
+        k, the most rows kept per person (1 where the unit is the row); every sensitivity is k
+        times the row's (above 1 under add/remove only).
     """
 
     family: ClassVar[str] = "linear"
@@ -320,6 +328,7 @@ class LinearStatsRelease(_ClipCounts, Release, kind="linear_stats_gaussian"):
     n_noisy: float | None = output(default=None)
     scale_response: bool = public(default=False)
     intercept: bool = public(default=False)
+    max_rows: int = public(default=1)
 
     def __post_init__(self):
         check_release_guarantee(self, needs_delta=True)
@@ -368,6 +377,9 @@ def _check_bounds_and_count(release) -> None:
     for name in ("x_bound", "y_bound"):
         check_release_field(name, check_bound, name, getattr(release, name))
     check_public_n(release)
+    max_rows = check_release_field("max_rows", check_max_rows, release.max_rows, release.neighbours)
+    if max_rows > 1 and release.unit != PERSON:
+        raise ValueError("field 'max_rows' above 1 needs the unit 'person' (it bounds the rows of a person)")
     if release.neighbours == ADD_REMOVE:
         if not (isinstance(release.n_noisy, numbers.Real) and math.isfinite(release.n_noisy)):
             raise ValueError("field 'n_noisy' must be a number under add/remove neighbours (n private)")
@@ -401,11 +413,14 @@ def _check_laplace_noise_fields(release) -> None:
         if private_n
         else "(d(d+1)·'x_bound'², 2d·'x_bound'·'y_bound', 'y_bound'²)"
     )
-    per_column = (1.0 if private_n else 2.0) * release.x_bound * release.y_bound
+    per_column = (1.0 if private_n else 2.0) * release.x_bound * release.y_bound  # times k, checked below
     d = release.sensitivities[1] / per_column if len(release.sensitivities) == 3 else 0
-    if not (d >= 1 and abs(d - round(d)) < 1e-6 * d):
+    if not (d >= release.max_rows and abs(d - round(d)) < 1e-6 * d):
         raise ValueError(f"field 'sensitivities' must be {stated} for an integer d ≥ 1")
-    expected = sensitivities(int(round(d)), release.x_bound, release.y_bound, release.neighbours)
+    d = int(round(d / release.max_rows))
+    rows = zip(sensitivities(d, release.x_bound, release.y_bound, ADD_REMOVE),
+               sensitivities(d, release.x_bound, release.y_bound), strict=True)  # fmt: skip
+    expected = tuple(Sensitivity(*row).of_units_with_rows(release.max_rows).under(release.neighbours) for row in rows)
     share = check_release_field("clip_share", check_clip_share, release.clip_share, release.epsilon)
     parts = tuple(p * (1.0 - share) * release.epsilon for p in split)
     for name, values, implied, how in (
@@ -430,7 +445,8 @@ def _check_laplace_noise_fields(release) -> None:
         raise ValueError(
             f"field 'epsilon_certified' must be three numbers in (0, 'epsilon_parts'], got {certified!r:.60}"
         )
-    counts = laplace_count_sensitivity(release.neighbours)
+    counts = Sensitivity(laplace_count_sensitivity(ADD_REMOVE), laplace_count_sensitivity(REPLACE_ONE))
+    counts = counts.of_units_with_rows(release.max_rows).under(release.neighbours)
     _check_count_noise(release, counts / (share * release.epsilon) if share > 0 else 0.0)
 
 
@@ -447,6 +463,7 @@ def _check_gaussian_noise_fields(release) -> None:
         scale_response=bool(release.scale_response),
         intercept=intercept,
         relation=release.neighbours,
+        max_rows=release.max_rows,
     )
     sensitivity = sensitivity.under(release.neighbours)
     check_release_consistent(

@@ -24,7 +24,7 @@ chosen uniformly at random among that person's rows, and releases what it releas
 The guarantee is exact (as exact as the row-level mechanism's).  Keeping one row per person
 spends the person's other rows.  Keeping up to k > 1 (``max_rows=k``, the same uniform keys: each
 person's k rows of smallest key) makes the number of rows summed private, so it needs add/remove
-neighbours with n released with noise (the logistic and Poisson releases offer it); the
+neighbours with n released with noise (the linear, logistic and Poisson releases offer it); the
 sensitivity is then k times the row's under add/remove (:func:`check_max_rows`), and under
 replace-one at most max(k·Δ_replace, Δ_replace + (k − 1)·Δ_add)
 (:meth:`pm_private.privacy.relations.Sensitivity.of_units_with_rows`).

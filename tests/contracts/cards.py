@@ -287,6 +287,7 @@ CARDS = [
             rng=0,
             preprocessing=None,
             relation="replace-one",
+            max_rows=1,
         ),
         kinds=RECORDS
         | PERSONS
@@ -304,6 +305,7 @@ CARDS = [
             scale_response="optional bool",
             intercept="bool",
             relation="choice",
+            max_rows="count",
         ),
         release_kind="linear_stats_gaussian",
     ),

@@ -204,7 +204,8 @@ def test_the_command_line_releases_under_add_remove(tmp_path, monkeypatch, capsy
     monkeypatch.chdir(tmp_path)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 2))
-    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": X @ [1.0, -0.5] + rng.normal(size=300)}).to_csv("d.csv", index=False)
+    frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": X @ [1.0, -0.5] + rng.normal(size=300)})
+    frame.assign(p=np.repeat(np.arange(100), 3)).to_csv("d.csv", index=False)
     argv = ["release", "linear-stats", "d.csv", "--target", "y", "--features", "a", "b", "--noise", "gaussian"]
     argv += ["--delta", "1e-6", "--epsilon", "1", "--relation", "add-remove", "--x-center", "0", "0"]
     argv += ["--x-scale", "1", "1", "--y-center", "0", "--y-scale", "1"]
@@ -218,6 +219,13 @@ def test_the_command_line_releases_under_add_remove(tmp_path, monkeypatch, capsy
     assert main(argv) == 0
     (entry,) = read_release_file("r.json")
     assert entry["release"].n is None and entry["release"].releases[0].neighbours == ADD_REMOVE
+    argv[argv.index("r.json")] = "p.json"
+    with pytest.raises(SystemExit):
+        main([*argv, "--max-rows", "2"])
+    assert "--max-rows above 1 needs --unit-column" in capsys.readouterr().err
+    assert main([*argv, "--unit-column", "p", "--max-rows", "2"]) == 0
+    (entry,) = read_release_file("p.json")
+    assert entry["release"].releases[0].max_rows == 2 and entry["release"].releases[0].unit == "person"
 
 
 def test_adassp_under_add_remove_has_the_add_remove_sensitivities_and_is_charged_by_group_privacy():
@@ -251,3 +259,42 @@ def test_adassp_under_add_remove_has_the_add_remove_sensitivities_and_is_charged
     empty = adassp(x[:0], y[:0], epsilon=1.0, delta=1e-6, x_bound=X_BOUND, y_bound=Y_BOUND, rng=0, relation=ADD_REMOVE)
     assert empty.n is None and np.isfinite(empty.coef).all()
     assert release_from_dict(release_to_dict(result)).n is None
+
+
+def test_a_person_of_up_to_k_rows_moves_the_statistics_by_k_rows_and_no_more():
+    """max_rows=k under add/remove: a person of k equal rows on the bounds moves the statistics by k·R²
+    (attained), random persons of 1…k rows never move the whole vector by more than the stated
+    sensitivity, k times the row's; the record and the ledger say so, and k > 1 is refused under
+    replace-one or without a unit, before anything is spent."""
+    k = 3
+    _, row, weight = gaussian_release_vector(D, X_BOUND, Y_BOUND, SHARE, scale_response=True, intercept=True,
+                                             relation=ADD_REMOVE)  # fmt: skip
+    _, person, _ = gaussian_release_vector(D, X_BOUND, Y_BOUND, SHARE, scale_response=True, intercept=True,
+                                           relation=ADD_REMOVE, max_rows=k)  # fmt: skip
+    assert person.add_remove == pytest.approx(k * row.add_remove)
+    rng = np.random.default_rng(5)
+    x, y = _rows(rng, 20)
+    base = _gaussian_vector(x, y, weight)
+    for _ in range(2_000):
+        new_x, new_y = _rows(rng, rng.integers(1, k + 1))
+        grown = _gaussian_vector(np.vstack([x, new_x]), np.append(y, new_y), weight)
+        assert np.linalg.norm(grown - base) <= person.add_remove * (1 + 1e-12)
+    edge_x, edge_y = np.tile([X_BOUND, 0.0, 0.0], (k, 1)), np.full(k, Y_BOUND)
+    m = frobenius_weights(D + 1).size
+    moved = _gaussian_vector(np.vstack([x, edge_x]), np.append(y, edge_y), weight)[:m] - base[:m]
+    assert np.linalg.norm(moved) == pytest.approx(k * (1.0 + X_BOUND**2 + Y_BOUND**2), rel=1e-12)
+    unit = np.repeat(np.arange(150), 3)
+    accountant = PrivacyAccountant(5.0, 1e-5)
+    stats = _release(ADD_REMOVE, n=450, unit=unit, max_rows=k, accountant=accountant)
+    (record,) = stats.releases
+    assert record.max_rows == k and record.unit == "person" and abs(stats.n_estimate - 450) < 6 * record.count_sd
+    stated = gaussian_release_vector(D, 3.0, 4.0, SHARE, scale_response=True, intercept=True, relation=ADD_REMOVE,
+                                     max_rows=k)[1]  # fmt: skip
+    assert record.sensitivity == pytest.approx(stated.add_remove)
+    assert accountant.ledger[0].noise[0].sensitivity == pytest.approx(stated.replace_one)  # converted
+    assert accountant.ledger[0].neighbours == "add-remove person as replace-one person"
+    for options in ({"unit": unit}, {"relation": ADD_REMOVE}):
+        relation = options.pop("relation", REPLACE_ONE)
+        with pytest.raises(ValueError, match="max_rows|unit"):
+            _release(relation, accountant=accountant, n=450, max_rows=k, **options)
+    assert len(accountant.ledger) == 1
