@@ -289,33 +289,16 @@ def release_linear_stats(
     epsilon, delta, x_bound, y_bound, clip_share, scale_response, intercept = _checked(
         epsilon, delta, x_bound, y_bound, split, clip_share, scale_response, intercept, preprocessing, relation
     )
-    private_n = relation == ADD_REMOVE
-    max_rows = check_max_rows(max_rows, relation)
-    if is_dask(X) or is_dask(y):
-        raise ValueError(
-            "release_linear_stats takes in-memory arrays for its Gaussian release; for Dask collections use "
-            "noise='laplace'"
-        )
+    private_n, max_rows = relation == ADD_REMOVE, check_max_rows(max_rows, relation)
     features = _with_intercept(column_names(X), intercept)
     X, y, refusal = _finite_rows(X, y, preprocessing, allow_empty=private_n)
     source = as_noise_source(rng)
     (X, y), unit = rows_per_unit(unit, source, X, y, max_rows=max_rows)
     n, d = X.shape
-    plan = linear_noise_plan(
-        d,
-        epsilon=epsilon,
-        delta=delta,
-        x_bound=x_bound,
-        y_bound=y_bound,
-        noise="gaussian",
-        clip_share=clip_share,
-        scale_response=scale_response,
-        intercept=intercept,
-        relation=relation,
-        max_rows=max_rows,
-    )
+    plan = linear_noise_plan(d, epsilon=epsilon, delta=delta, x_bound=x_bound, y_bound=y_bound, noise="gaussian",
+                             clip_share=clip_share, scale_response=scale_response, intercept=intercept,
+                             relation=relation, max_rows=max_rows)  # fmt: skip
     (query,) = plan.queries
-    total_sensitivity = query.sensitivity
     count_weight = plan.weights.get(_gaussian_counts(scale_response, relation), 0.0)
     events = linear_noise_events(plan)
     columns = d + intercept  # the public layout of the statistics: S over (1, x, y) or (x, y)
@@ -329,7 +312,7 @@ def release_linear_stats(
             delta=delta,
             x_bound=x_bound,
             y_bound=y_bound,
-            sensitivity=total_sensitivity,
+            sensitivity=query.sensitivity,
             noise_scale=noise_scale,
             n=None if private_n else n,
             neighbours=relation,
@@ -354,13 +337,19 @@ def release_linear_stats(
         vector = _weighted_vector(
             X, y, (x_bound, y_bound), (scale_response, intercept, private_n), weights, count_weight
         )
-        part = gaussian_mechanism(vector, sensitivity=total_sensitivity, epsilon=epsilon, delta=delta, source=source)
+        part = gaussian_mechanism(vector, sensitivity=query.sensitivity, epsilon=epsilon, delta=delta, source=source)
         return record(part.values, part.scale, part.epsilon)
 
 
 def _finite_rows(X, y, preprocessing, *, allow_empty: bool = False):
     """(X, y, refusal) after the public ``preprocessing`` (:func:`_preprocessed`), y as a
-    vector of the rows' length; NonFiniteRow names the first row with a NaN or an infinity."""
+    vector of the rows' length; NonFiniteRow names the first row with a NaN or an infinity.  A Dask
+    collection is refused (the Gaussian release takes in-memory arrays) before anything is read."""
+    if is_dask(X) or is_dask(y):
+        raise ValueError(
+            "release_linear_stats takes in-memory arrays for its Gaussian release; for Dask collections use "
+            "noise='laplace'"
+        )
     X, y, refusal = _preprocessed(X, y, preprocessing, allow_empty=allow_empty)
     bad = first_non_finite_row(X, 0, X.shape[0])
     if bad is not None:

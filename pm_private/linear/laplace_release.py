@@ -88,25 +88,11 @@ def laplace_linear_stats(
     _check_preprocessing(preprocessing)
     source = as_noise_source(rng)
     features = _with_intercept(column_names(X), intercept)
-    X, y, d, refusal, partitioned = _prepared_rows(X, y, preprocessing, allow_empty=private_n)
-    if partitioned and unit is not None:
-        raise ValueError("unit is not taken with Dask collections: keep one row per person before the release")
-    if partitioned and private_n:
-        raise ValueError("relation='add-remove' is not taken with Dask collections: release in-memory arrays")
+    X, y, d, refusal, partitioned = _prepared_rows(X, y, preprocessing, unit=unit, private_n=private_n)
     (X, y), unit = rows_per_unit(unit, source, X, y, max_rows=max_rows)
-    plan = linear_noise_plan(
-        d,
-        epsilon=epsilon,
-        x_bound=x_bound,
-        y_bound=y_bound,
-        noise="laplace",
-        split=split,
-        clip_share=clip_share,
-        scale_response=scale_response,
-        intercept=intercept,
-        relation=relation,
-        max_rows=max_rows,
-    )
+    plan = linear_noise_plan(d, epsilon=epsilon, x_bound=x_bound, y_bound=y_bound, noise="laplace", split=split,
+                             clip_share=clip_share, scale_response=scale_response, intercept=intercept,
+                             relation=relation, max_rows=max_rows)  # fmt: skip
     stats_queries, count_queries = plan.queries[:3], plan.queries[3:]
     if check_accountant(accountant) is not None:
         accountant.check(epsilon)  # refuse before the pass over the data
@@ -177,16 +163,21 @@ def _laplace_parts(sums, stats_queries, count_queries, source):
     return parts, count_part
 
 
-def _prepared_rows(X, y, preprocessing, *, allow_empty: bool = False):
-    """(X, y, d, refusal, partitioned): a Dask collection as it is (``preprocessing`` refused), else
-    the rows after the public ``preprocessing`` (:func:`preprocessed_rows`) and y as a vector."""
+def _prepared_rows(X, y, preprocessing, *, unit=None, private_n: bool = False):
+    """(X, y, d, refusal, partitioned): a Dask collection as it is (``preprocessing``, ``unit`` and a
+    private n refused), else the rows after the public ``preprocessing`` (:func:`preprocessed_rows`;
+    data of no row taken where n is private) and y as a vector."""
     if is_dask(X) or is_dask(y):
         if preprocessing is not None:
             raise ValueError("preprocessing is not applied to Dask collections: transform the partitions first")
+        if unit is not None:
+            raise ValueError("unit is not taken with Dask collections: keep one row per person before the release")
+        if private_n:
+            raise ValueError("relation='add-remove' is not taken with Dask collections: release in-memory arrays")
         from .._engine.dask import column_count
 
         return X, y, column_count(X), None, True
-    X, y, refusal = _preprocessed(X, y, preprocessing, allow_empty=allow_empty)
+    X, y, refusal = _preprocessed(X, y, preprocessing, allow_empty=private_n)
     return X, y, X.shape[1], refusal, False
 
 
