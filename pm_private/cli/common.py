@@ -547,6 +547,19 @@ def add_relation_argument(parser) -> None:
     )
 
 
+def add_max_rows_argument(parser) -> None:
+    """``--max-rows K``: the most rows a release keeps per person of ``--unit-column`` (above 1
+    under ``--relation add-remove`` only; :func:`pm_private.privacy.check_max_rows`)."""
+    parser.add_argument(
+        "--max-rows",
+        type=int,
+        default=1,
+        metavar="K",
+        help="with --unit-column and --relation add-remove: keep up to K rows per person, chosen at random "
+        "(default 1); the noise is that of K rows (K times the sensitivity)",
+    )
+
+
 def public_feature_group(parser) -> None:
     """The argument group "public preprocessing" of a release whose response is not transformed
     (the GLMs, survival regression): :func:`public_feature_arguments` under their shared help."""

@@ -12,6 +12,7 @@ from ..poisson.family import POISSON
 from ..privacy import argtypes as types
 from ..released.family import Family, Hook
 from .common import (
+    add_max_rows_argument,
     add_relation_argument,
     add_release_parser,
     dry_run,
@@ -80,14 +81,7 @@ def add_parser(subparsers) -> None:
             "fitted model then takes the covariates' law matched to the released moments and these kinds",
         )
         add_relation_argument(parser)
-        parser.add_argument(
-            "--max-rows",
-            type=int,
-            default=1,
-            metavar="K",
-            help="with --unit-column and --relation add-remove: keep up to K rows per person, chosen at random "
-            "(default 1); the noise is that of K rows (K times the sensitivity)",
-        )
+        add_max_rows_argument(parser)
 
 
 def _noise_plan(args, family: Family, d: int):

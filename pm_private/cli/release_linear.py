@@ -10,6 +10,7 @@ import math
 from ..privacy import argtypes as types
 from ..privacy.relations import ADD_REMOVE
 from .common import (
+    add_max_rows_argument,
     add_relation_argument,
     add_release_parser,
     dry_run,
@@ -41,14 +42,7 @@ def add_parser(subparsers) -> None:
         "replace-one neighbours (n public) or add-remove (n private).",
     )
     add_relation_argument(parser)
-    parser.add_argument(
-        "--max-rows",
-        type=int,
-        default=1,
-        metavar="K",
-        help="with --unit-column and --relation add-remove: keep up to K rows per person, chosen at random "
-        "(default 1); the noise is that of K rows (K times the sensitivity)",
-    )
+    add_max_rows_argument(parser)
     regression_column_arguments(parser, target="response column")
     parser.add_argument(
         "--noise",
