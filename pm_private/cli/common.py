@@ -560,6 +560,12 @@ def add_max_rows_argument(parser) -> None:
     )
 
 
+def check_max_rows_argument(parser, args) -> None:
+    """``--max-rows`` above 1 needs ``--unit-column`` (``parser.error`` otherwise, before any data is read)."""
+    if args.max_rows > 1 and args.unit_column is None:
+        parser.error("--max-rows above 1 needs --unit-column: it bounds the rows of each person")
+
+
 def public_feature_group(parser) -> None:
     """The argument group "public preprocessing" of a release whose response is not transformed
     (the GLMs, survival regression): :func:`public_feature_arguments` under their shared help."""

@@ -15,6 +15,7 @@ from .common import (
     add_max_rows_argument,
     add_relation_argument,
     add_release_parser,
+    check_max_rows_argument,
     dry_run,
     open_ledger,
     preprocessing_source,
@@ -111,8 +112,7 @@ def _run(parser, args) -> None:
             check_count("--y-bound", args.y_bound, 1, _MAX_Y_BOUND.resolve())
         except ValueError as error:
             parser.error(str(error))
-    if args.max_rows > 1 and args.unit_column is None:
-        parser.error("--max-rows above 1 needs --unit-column: it bounds the rows of each person")
+    check_max_rows_argument(parser, args)
     features = regression_features(parser, args)
     unknown = sorted(set(args.binary_columns or ()) - set(features))
     if unknown:

@@ -13,6 +13,7 @@ from .common import (
     add_max_rows_argument,
     add_relation_argument,
     add_release_parser,
+    check_max_rows_argument,
     dry_run,
     numeric,
     open_ledger,
@@ -244,8 +245,7 @@ def _check_mechanism_options(parser, args) -> None:
 
 def _run(parser, args) -> None:
     _check_mechanism_options(parser, args)
-    if args.max_rows > 1 and args.unit_column is None:
-        parser.error("--max-rows above 1 needs --unit-column: it bounds the rows of each person")
+    check_max_rows_argument(parser, args)
     features = regression_features(parser, args)
     preprocessing = public_preprocessing(parser, args, features)
     chosen_bounds = _suff_stats_bounds(parser, args, len(features), preprocessing)

@@ -367,9 +367,7 @@ def _gaussian_counts_fields(
     the last of them n where it is private (``n_noisy``); none when ``clip_share`` is 0."""
     if clip_share == 0:
         return {}
-    counts = noisy[m:] / count_weight
-    fields = _count_fields(clip_share, counts[:-1] if private_n else counts, noise_scale / count_weight)
-    return fields | ({"n_noisy": float(counts[-1])} if private_n else {})
+    return _count_fields(clip_share, noisy[m:] / count_weight, noise_scale / count_weight, private_n)
 
 
 def _weighted_vector(X, y, bounds, layout, weights, count_weight):

@@ -120,7 +120,7 @@ def laplace_linear_stats(
             scale_response=scale_response,
             intercept=intercept,
             unit=unit,
-            **({} if count_part is None else _laplace_count_fields(clip_share, count_part, private_n)),
+            **({} if count_part is None else _count_fields(clip_share, count_part.values, count_part.scale, private_n)),
         )
         xx = _symmetric_from_upper(parts[0].values, columns)
         return LinearStats(xx, parts[1].values, parts[2].values[0], info.n, (info,), intercept=intercept)
@@ -136,13 +136,6 @@ def laplace_linear_stats(
         noise=linear_noise_events(plan), refusal=refusal, unit=unit,
     ):  # fmt: skip
         return record(*_laplace_parts((xx, xy, yy, changed), stats_queries, count_queries, source))
-
-
-def _laplace_count_fields(clip_share: float, count_part, private_n: bool) -> dict:
-    """The fields of the Laplace release's noisy counts, the last of them n where it is private."""
-    values = count_part.values
-    fields = _count_fields(clip_share, values[:-1] if private_n else values, count_part.scale)
-    return fields | ({"n_noisy": float(values[-1])} if private_n else {})
 
 
 def _laplace_parts(sums, stats_queries, count_queries, source):

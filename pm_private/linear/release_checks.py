@@ -188,10 +188,14 @@ def gaussian_sensitivity(
     return finite_sensitivities((value,), "x_bound and y_bound")[0]
 
 
-def laplace_count_sensitivity(relation: str) -> float:
-    """ℓ1 sensitivity of the Laplace release's counts: 2 under replace-one (the rows changed and the
-    responses clipped, each moved by at most 1), 3 under add/remove (n too, moved by 1)."""
-    return 3.0 if check_relation(relation) == ADD_REMOVE else 2.0
+def laplace_sensitivities(d: int, x_bound: float, y_bound: float, max_rows: int = 1) -> tuple[Sensitivity, ...]:
+    """Each Laplace query's ℓ1 sensitivity under both relations, for a person of up to k =
+    ``max_rows`` rows (:meth:`~pm_private.privacy.relations.Sensitivity.of_units_with_rows`): Sxx's
+    upper triangle, Sxy and Syy (:func:`sensitivities`), then the counts: 2 under replace-one (the
+    rows changed and the responses clipped, each moved by at most 1), 3 under add/remove (n too,
+    moved by 1)."""
+    rows = zip(sensitivities(d, x_bound, y_bound, ADD_REMOVE), sensitivities(d, x_bound, y_bound), strict=True)
+    return tuple(Sensitivity(*row).of_units_with_rows(max_rows) for row in (*rows, (3.0, 2.0)))
 
 
 def gram_row_sensitivity(square: float) -> Sensitivity:
@@ -284,9 +288,12 @@ def _with_intercept(features: tuple[str, ...] | None, intercept: bool) -> tuple[
     return ("intercept", *features)
 
 
-def _count_fields(clip_share: float, counts, noise) -> dict:
+def _count_fields(clip_share: float, counts, noise, private_n: bool = False) -> dict:
     """The clipping-count fields of a release that releases them (``clip_share`` > 0): the
-    counts of changed rows and clipped responses, and Σcᵢ² when a third count is given."""
+    counts of changed rows and clipped responses, Σcᵢ² when a third count is given, and, where n
+    is private, the last count as ``n_noisy``."""
+    if private_n:
+        return _count_fields(clip_share, counts[:-1], noise) | {"n_noisy": float(counts[-1])}
     fields = dict(
         clip_share=clip_share,
         clip_noise=float(noise),

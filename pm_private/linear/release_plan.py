@@ -28,8 +28,7 @@ from .release_checks import (
     check_count_share,
     check_release_arguments,
     gaussian_release_vector,
-    laplace_count_sensitivity,
-    sensitivities,
+    laplace_sensitivities,
 )
 
 #: The statistic groups of the plans of :func:`linear_noise_plan`.
@@ -240,20 +239,16 @@ def _laplace_plan(d, epsilon, delta, x_bound, y_bound, split, clip_share, layout
         relation=relation,
     )
     epsilon, clip_share = check_epsilon(epsilon), float(clip_share)
-    rows = zip(
-        sensitivities(columns, x_bound, y_bound, ADD_REMOVE), sensitivities(columns, x_bound, y_bound), strict=True
-    )
-    per_person = [Sensitivity(*row).of_units_with_rows(max_rows) for row in rows]
+    *per_person, counts = laplace_sensitivities(columns, x_bound, y_bound, max_rows)
     sizes = (columns * (columns + 1) // 2, columns, 1)
     queries = [
         _laplace_query(name, size, s, e, relation)
         for name, size, s, e in zip(("Sxx", "Sxy", "Syy"), sizes, per_person, eps_parts, strict=True)
     ]
     if clip_share > 0:  # the clipping counts move by at most 1 each a row (and n by 1 under add/remove)
-        count = Sensitivity(laplace_count_sensitivity(ADD_REMOVE), laplace_count_sensitivity(REPLACE_ONE))
         name = _LAPLACE_COUNTS + (_WITH_N if relation == ADD_REMOVE else "")
         size = 3 if relation == ADD_REMOVE else 2
-        queries.append(_laplace_query(name, size, count.of_units_with_rows(max_rows), clip_share * epsilon, relation))
+        queries.append(_laplace_query(name, size, counts, clip_share * epsilon, relation))
     return NoisePlan(
         mechanism="laplace",
         epsilon=epsilon,

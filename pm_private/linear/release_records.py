@@ -14,14 +14,13 @@ import numpy as np
 from ..privacy.primitives import (
     check_gaussian_scale_field,
 )
-from ..privacy.relations import ADD_REMOVE, REPLACE_ONE, Sensitivity, check_public_n
+from ..privacy.relations import ADD_REMOVE, check_public_n
 from ..privacy.release import Release, constant, output, public
-from ..privacy.units import PERSON, check_max_rows
+from ..privacy.units import check_release_rows
 from ..privacy.validation import (
     check_bool,
     check_bound,
     check_clip_share,
-    check_count,
     check_release_consistent,
     check_release_field,
     check_release_guarantee,
@@ -31,8 +30,7 @@ from .release_checks import (
     _check_laplace_intercept,
     _check_split,
     gaussian_release_vector,
-    laplace_count_sensitivity,
-    sensitivities,
+    laplace_sensitivities,
 )
 from .stats import frobenius_weights
 
@@ -377,16 +375,7 @@ def _check_bounds_and_count(release) -> None:
     for name in ("x_bound", "y_bound"):
         check_release_field(name, check_bound, name, getattr(release, name))
     check_public_n(release)
-    max_rows = check_release_field("max_rows", check_max_rows, release.max_rows, release.neighbours)
-    if max_rows > 1 and release.unit != PERSON:
-        raise ValueError("field 'max_rows' above 1 needs the unit 'person' (it bounds the rows of a person)")
-    if release.neighbours == ADD_REMOVE:
-        if not (isinstance(release.n_noisy, numbers.Real) and math.isfinite(release.n_noisy)):
-            raise ValueError("field 'n_noisy' must be a number under add/remove neighbours (n private)")
-        return
-    if release.n_noisy is not None:
-        raise ValueError("field 'n_noisy' must be None under replace-one neighbours (n is public)")
-    check_release_field("n", check_count, "n", release.n)
+    check_release_rows(release)
 
 
 def _check_count_noise(release, expected: float) -> None:
@@ -418,9 +407,10 @@ def _check_laplace_noise_fields(release) -> None:
     if not (d >= release.max_rows and abs(d - round(d)) < 1e-6 * d):
         raise ValueError(f"field 'sensitivities' must be {stated} for an integer d ≥ 1")
     d = int(round(d / release.max_rows))
-    rows = zip(sensitivities(d, release.x_bound, release.y_bound, ADD_REMOVE),
-               sensitivities(d, release.x_bound, release.y_bound), strict=True)  # fmt: skip
-    expected = tuple(Sensitivity(*row).of_units_with_rows(release.max_rows).under(release.neighbours) for row in rows)
+    *expected, counts = (
+        s.under(release.neighbours)
+        for s in laplace_sensitivities(d, release.x_bound, release.y_bound, release.max_rows)
+    )
     share = check_release_field("clip_share", check_clip_share, release.clip_share, release.epsilon)
     parts = tuple(p * (1.0 - share) * release.epsilon for p in split)
     for name, values, implied, how in (
@@ -445,8 +435,6 @@ def _check_laplace_noise_fields(release) -> None:
         raise ValueError(
             f"field 'epsilon_certified' must be three numbers in (0, 'epsilon_parts'], got {certified!r:.60}"
         )
-    counts = Sensitivity(laplace_count_sensitivity(ADD_REMOVE), laplace_count_sensitivity(REPLACE_ONE))
-    counts = counts.of_units_with_rows(release.max_rows).under(release.neighbours)
     _check_count_noise(release, counts / (share * release.epsilon) if share > 0 else 0.0)
 
 

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 
 import numpy as np
 import pandas as pd
@@ -51,13 +52,14 @@ import pandas as pd
 from .budget import LedgerEntry, grown_delta, tight_epsilon
 from .noise import NoiseSource
 from .relations import ADD_REMOVE
-from .validation import check_count, check_nonnegative
+from .validation import check_count, check_nonnegative, check_release_field
 
 __all__ = [
     "PERSON",
     "RECORD",
     "UNITS",
     "check_max_rows",
+    "check_release_rows",
     "check_unit",
     "first_rows",
     "neighbour_text",
@@ -199,6 +201,40 @@ def check_max_rows(max_rows, relation: str) -> int:
             "max_rows above 1 makes the number of rows summed private: pass relation='add-remove', "
             "under which n is released with noise"
         )
+    return max_rows
+
+
+def check_release_rows(release) -> int:
+    """A release record's row fields against its relation and unit, as a release writes them:
+    ``max_rows`` (k, above 1 only for the unit ``"person"`` under add/remove), and ``n`` under
+    replace-one or the finite ``n_noisy`` under add/remove (``n`` is then None: checked by
+    :func:`pm_private.privacy.relations.check_public_n`).
+
+    Parameters
+    ----------
+    release : object
+        A release record with the fields ``max_rows``, ``unit``, ``neighbours``, ``n`` and ``n_noisy``.
+
+    Returns
+    -------
+    int
+        k.
+
+    Raises
+    ------
+    ValueError
+        Naming the first field that does not fit.
+    """
+    max_rows = check_release_field("max_rows", check_max_rows, release.max_rows, release.neighbours)
+    if max_rows > 1 and release.unit != PERSON:
+        raise ValueError("field 'max_rows' above 1 needs the unit 'person' (it bounds the rows of a person)")
+    if release.neighbours == ADD_REMOVE:
+        if not (isinstance(release.n_noisy, numbers.Real) and math.isfinite(release.n_noisy)):
+            raise ValueError("field 'n_noisy' must be a number under add/remove neighbours (n private)")
+    else:
+        check_release_field("n", check_count, "n", release.n)
+        if release.n_noisy is not None:
+            raise ValueError("field 'n_noisy' must be None under replace-one neighbours (n is public)")
     return max_rows
 
 

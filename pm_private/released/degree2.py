@@ -17,10 +17,9 @@ from .._engine.docstrings import SharedParameterDocs
 from ..privacy.primitives import check_gaussian_epsilon, check_gaussian_scale_field, gaussian_mechanism
 from ..privacy.relations import ADD_REMOVE, REPLACE_ONE, Sensitivity, check_public_n, with_replace_one
 from ..privacy.release import output, public, release_guard
-from ..privacy.units import PERSON, RECORD, check_max_rows
+from ..privacy.units import RECORD, check_release_rows
 from ..privacy.validation import (
     as_float_array,
-    check_count,
     check_delta,
     check_epsilon,
     check_release_consistent,
@@ -262,17 +261,8 @@ def check_degree2_release(release, sensitivity_of, sensitivity_name: str) -> Non
     """
     check_release_field("epsilon", lambda e: check_gaussian_epsilon(check_epsilon(e)), release.epsilon)
     check_release_field("delta", check_delta, release.delta)
-    max_rows = check_release_field("max_rows", check_max_rows, release.max_rows, release.neighbours)
-    if max_rows > 1 and release.unit != PERSON:
-        raise ValueError("field 'max_rows' above 1 needs the unit 'person' (it bounds the rows of a person)")
+    max_rows = check_release_rows(release)  # n is None under add/remove (freeze_stats)
     sensitivity = max_rows * check_release_field("x_bound", sensitivity_of, release.x_bound, release.neighbours)
-    if release.neighbours == ADD_REMOVE:  # n is None (freeze_stats)
-        if release.n_noisy is None or not np.isfinite(release.n_noisy):
-            raise ValueError("field 'n_noisy' must be a number under add/remove neighbours (n private)")
-    else:
-        check_release_field("n", check_count, "n", release.n)
-        if release.n_noisy is not None:
-            raise ValueError("field 'n_noisy' must be None under replace-one neighbours (n is public)")
     relation_text = "" if release.neighbours == REPLACE_ONE else f", {release.neighbours!r}"
     rows_text = "" if max_rows == 1 else f"{max_rows} × "
     check_release_consistent(
