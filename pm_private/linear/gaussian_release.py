@@ -33,7 +33,6 @@ from .release_checks import (
 from .release_plan import (
     _gaussian_counts,
     check_gaussian_arguments,
-    linear_noise_events,
     linear_noise_plan,
 )
 from .release_records import (
@@ -300,7 +299,7 @@ def release_linear_stats(
                              relation=relation, max_rows=max_rows)  # fmt: skip
     (query,) = plan.queries
     count_weight = plan.weights.get(_gaussian_counts(scale_response, relation), 0.0)
-    events = linear_noise_events(plan)
+    events = plan.noise_events()
     columns = d + intercept  # the public layout of the statistics: S over (1, x, y) or (x, y)
     weights = frobenius_weights(columns)
     m, upper = weights.size, np.triu_indices(columns)

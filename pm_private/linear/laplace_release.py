@@ -37,7 +37,6 @@ from .release_checks import (
     check_count_share,
 )
 from .release_plan import (
-    linear_noise_events,
     linear_noise_plan,
 )
 from .release_records import (
@@ -133,7 +132,7 @@ def laplace_linear_stats(
     record(placeholders[:3], placeholders[3] if count_queries else None)  # the record's own checks, before spending
     with release_guard(
         accountant, MECHANISM, epsilon, neighbours=relation, label=f"d={d}" if private_n else f"n={n}, d={d}",
-        noise=linear_noise_events(plan), refusal=refusal, unit=unit,
+        noise=plan.noise_events(), refusal=refusal, unit=unit,
     ):  # fmt: skip
         return record(*_laplace_parts((xx, xy, yy, changed), stats_queries, count_queries, source))
 

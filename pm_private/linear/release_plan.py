@@ -7,7 +7,6 @@ import dataclasses
 import math
 
 from .._engine.keywords import renamed_keywords
-from ..privacy.budget import NoiseEvent
 from ..privacy.primitives import (
     check_gaussian_epsilon,
     check_noise_scale,
@@ -67,28 +66,6 @@ def _gaussian_counts(scale_response: bool, relation: str = REPLACE_ONE) -> str:
     responses, and n under add/remove)."""
     name = _LAPLACE_COUNTS + (" and the rows' summed squared scale factors" if scale_response else "")
     return name + (_WITH_N if relation == ADD_REMOVE else "")
-
-
-def linear_noise_events(plan: NoisePlan) -> tuple[NoiseEvent, ...]:
-    """The plan's noise events for the ledger, each stating under add/remove its replace-one
-    sensitivity: that of the same query when a row is replaced (:func:`sensitivities`' replace-one
-    values and the two clipping counts' 2 for the Laplace queries; the Gaussian vector's replace-one
-    sensitivity of :func:`gaussian_release_vector`), not the triangle inequality's 2Δ.
-
-    Parameters
-    ----------
-    plan : NoisePlan
-        A plan of :func:`linear_noise_plan`.
-
-    Returns
-    -------
-    tuple of NoiseEvent
-    """
-    events = plan.noise_events()
-    if plan.relation == REPLACE_ONE:
-        return events
-    replaced = [q.replace_one for q in plan.queries]
-    return tuple(dataclasses.replace(e, replace_one_sensitivity=r) for e, r in zip(events, replaced, strict=True))
 
 
 @renamed_keywords(mechanism="noise")

@@ -12,6 +12,7 @@ statistic group, the standard deviation of the noise on each of its entries (``n
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from types import MappingProxyType
 
 from ..privacy.budget import NoiseEvent
 from ..privacy.primitives import gaussian_noise_event, gaussian_scale, laplace_noise_event
-from ..privacy.relations import REPLACE_ONE, check_relation
+from ..privacy.relations import ADD_REMOVE, REPLACE_ONE, check_relation
 
 __all__ = ["NoiseQuery", "NoisePlan", "exponential_query", "gaussian_query", "laplace_query", "laplace_sd"]
 
@@ -310,14 +311,22 @@ class NoisePlan:
         raise KeyError(f"no query {name!r}; the plan has {[q.name for q in self.queries]}")
 
     def noise_events(self) -> tuple[NoiseEvent, ...]:
-        """The additive noise of the plan's queries for the ledger (exponential choices left out).
+        """The additive noise of the plan's queries for the ledger (exponential choices left out);
+        under add/remove each event states its query's replace-one sensitivity where the query
+        gives one (``NoiseQuery.replace_one``), so that a ledger converts it with that, not 2Δ.
 
         Returns
         -------
         tuple of NoiseEvent
             One event per Laplace or Gaussian query, in order.
         """
-        return tuple(e for e in (q.noise_event() for q in self.queries) if e is not None)
+        events = []
+        for query in self.queries:
+            event = query.noise_event()
+            if event is not None and self.relation == ADD_REMOVE and query.replace_one is not None:
+                event = dataclasses.replace(event, replace_one_sensitivity=query.replace_one)
+            events.append(event)
+        return tuple(e for e in events if e is not None)
 
     def lines(self) -> list[str]:
         """The plan as human-readable lines (what ``pm-private release … --dry-run`` prints).
