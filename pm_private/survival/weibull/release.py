@@ -142,7 +142,7 @@ def ladder_bytes(n: int | None, K: int, gamma: float, omega: float) -> float:
     """Memory (bytes) the LSP ladder of n records with K rungs needs: a function of public sizes only.
 
     The tilted sums hold a block of at most ``_CHUNK`` records' n × ⌈γω⌉ weights and
-    ``_TAYLOR_TERMS + 2`` powers, and min(K, n) × ⌈γω⌉ prefix moments of as many terms; the
+    ``_TAYLOR_TERMS + 2`` powers, and min(K, n) × ⌈γω⌉ suffix moments of as many terms; the
     event-mean bounds and, under add/remove, each bisection step a (K + 1) × (min(K, n) + 1) table
     (eight arrays); each bisection step (K + 1) × (``_TAYLOR_TERMS`` + 1) temporaries.  With
     ``n=None`` (n private) the largest value over n, which does not read n.

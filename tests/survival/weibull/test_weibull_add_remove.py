@@ -45,19 +45,12 @@ CHANGES = st.tuples(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(DATA_SETS, CHANGES)
 def test_ladder_constraint_on_random_and_adversarial_added_or_removed_records(data, change):
     check_a_drawn_data_set(data, lambda t, d: _added_or_removed(t, d, *change), AR)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a known failure of the add/remove ladder, found by the test above with a random seed: three equal "
-    "times left after removing the longest, whose MLE is γ, while the upper rung at k = 1 stops at 9.63 "
-    "(cause not established; suspected: the tilted sums' precision near e^{-4p} ~ 1e-17); to be fixed in the "
-    "mechanism",
-)
 def test_the_ladder_covers_a_removal_that_leaves_equal_times():
     data = ([0.0, 4.0, 4.0, 4.0], [0, 0, 1, 1], 1.0)
     check_a_drawn_data_set(data, lambda t, d: _added_or_removed(t, d, "longest", 0, 0.0024787521766663585, 0), AR)
