@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from dp_accounting import GaussianDpEvent, NeighboringRelation
 from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
+from scipy import stats
 
 from pm_private import PrivacyAccountant, release_survival_stats, survival_model
 from pm_private.privacy.relations import ADD_REMOVE, REPLACE_ONE
@@ -90,8 +91,13 @@ def test_the_model_takes_n_as_latent_and_refuses_to_swap_relations():
     point = model.initial_point()
     logp = model.compile_logp(mode="FAST_COMPILE")
     total = private_n.table().sum()
-    values = [logp({**point, "n_people_log__": np.log(total * f)}) for f in (0.7, 1.0, 1.3)]
+    factors = (0.7, 1.0, 1.3)
+    values = [logp({**point, "n_people_log__": np.log(total * f)}) for f in factors]
     assert values[1] > max(values[0], values[2])
+    # only the total sees n: the density in log n is the total's normal times the log-normal prior's
+    sd = np.sqrt(private_n.noise_variance().sum())
+    law = [stats.norm.logpdf(total, total * f, sd) + stats.norm.logpdf(np.log(f), 0.0, 2.0) for f in factors]
+    np.testing.assert_allclose(np.subtract(values, values[1]), np.subtract(law, law[1]), rtol=1e-9)
     with pytest.raises(ValueError, match="n is private"):
         set_survival_stats(public_n, model)
     assert "n_people" not in survival_model(public_n).named_vars

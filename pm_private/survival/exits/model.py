@@ -95,6 +95,23 @@ def latent_people(stats, data):
     return people_prior(data["stats_n"])
 
 
+def _table_people(stats, data, noise_aware: bool):
+    """The n of the table's likelihood: n, or where n is private the table's noisy total T, with
+    the latent ``n_people`` (:func:`latent_people`) observed through T alone, T ~ N(n, Σₖvₖ).
+
+    Where n is private the table's normal likelihood with n = T is, up to a factor free of the
+    hazards, the likelihood of the table's composition given its total (its mean's total, T, is
+    the observed one), and n is seen only through the total.  Letting the latent n set the table's
+    mean and covariance instead pulls it down by up to Σₖvₖ·d/n (d the hazards' dimension, where
+    the noise outweighs the counts' own spread): the hazards' prior, fixed while the expected
+    counts n·p scale with n, gives more prior volume to small n (an Occam factor)."""
+    if stats.n is None:
+        people = latent_people(stats, data)
+        if noise_aware:
+            pm.Normal("table_total", people, pt.sqrt(pt.sum(data["exit_noise_var"])), observed=data["stats_n"])
+    return data["stats_n"]
+
+
 def competing_exits(event_hazard, censor_hazard):
     """(π events, π censorings, π survivors) from interval cumulative hazards (..., J) of the
     event and of censoring, constant inside each interval (piecewise exponential)."""
@@ -209,8 +226,10 @@ def survival_model(
         (dims ``cell``, ``interval``: the event's, at the interval ends) and ``survival``
         (exp(−cumulative_hazard), S at the interval ends), the observed ``likelihood`` (dims
         ``exit``), ``n_people`` when n is private (a release under add/remove neighbours: n
-        latent, log-normal around the table's noisy total with s.d. 2 on the log scale, the
-        likelihood seeing it through that total), and the data ``exit_table``,
+        latent, log-normal around the table's noisy total T with s.d. 2 on the log scale, seen
+        through the observed ``table_total``, T ~ N(n, Σ noise variances), while the table's
+        likelihood takes n = T and so informs the hazards through the table's composition alone),
+        and the data ``exit_table``,
         ``exit_noise_var``, ``stats_n`` (n, or the noisy total where n is private; swap them with
         :func:`set_survival_stats`), ``interval_end``, ``hazard_code`` and ``fit_record``.
 
@@ -302,7 +321,7 @@ def survival_model(
         survival_deterministics(cumulative)
         exits = (log_increments, censor, share, discrete)
         laplace = getattr(stats, "noise", "gaussian") == "laplace"
-        _exit_likelihood(exits, latent_people(stats, data), data, noise_aware, laplace)
+        _exit_likelihood(exits, _table_people(stats, data, noise_aware), data, noise_aware, laplace)
     announce_compilation(model, SURVIVAL.name)
     return model
 
