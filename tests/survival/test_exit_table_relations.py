@@ -101,6 +101,11 @@ def test_the_model_takes_n_as_latent_and_refuses_to_swap_relations():
     with pytest.raises(ValueError, match="n is private"):
         set_survival_stats(public_n, model)
     assert "n_people" not in survival_model(public_n).named_vars
+    # the naive model takes the table as exact, its total as n: no latent n, either table swaps in
+    naive = survival_model(private_n, noise_aware=False)
+    assert "n_people" not in naive.named_vars and "table_total" not in naive.named_vars
+    set_survival_stats(public_n, naive)
+    assert float(naive["stats_n"].get_value()) == public_n.n
 
 
 def test_a_bad_relation_is_refused_before_anything_is_spent():

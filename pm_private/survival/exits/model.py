@@ -97,7 +97,8 @@ def latent_people(stats, data):
 
 def _table_people(stats, data, noise_aware: bool):
     """The n of the table's likelihood: n, or where n is private the table's noisy total T, with
-    the latent ``n_people`` (:func:`latent_people`) observed through T alone, T ~ N(n, Σₖvₖ).
+    the latent ``n_people`` (:func:`latent_people`) observed through T alone, T ~ N(n, Σₖvₖ), in
+    a noise-aware model (the naive model takes T as n, as it takes the table as exact).
 
     Where n is private the table's normal likelihood with n = T is, up to a factor free of the
     hazards, the likelihood of the table's composition given its total (its mean's total, T, is
@@ -105,10 +106,9 @@ def _table_people(stats, data, noise_aware: bool):
     mean and covariance instead pulls it down by up to Σₖvₖ·d/n (d the hazards' dimension, where
     the noise outweighs the counts' own spread): the hazards' prior, fixed while the expected
     counts n·p scale with n, gives more prior volume to small n (an Occam factor)."""
-    if stats.n is None:
+    if stats.n is None and noise_aware:
         people = latent_people(stats, data)
-        if noise_aware:
-            pm.Normal("table_total", people, pt.sqrt(pt.sum(data["exit_noise_var"])), observed=data["stats_n"])
+        pm.Normal("table_total", people, pt.sqrt(pt.sum(data["exit_noise_var"])), observed=data["stats_n"])
     return data["stats_n"]
 
 
@@ -225,12 +225,11 @@ def survival_model(
         times e^{−β_c/ρ}, Kalbfleisch & Prentice 2002, §2.3), the censoring's (``censoring``, ``censoring_step``; none with ``censoring="none"``), the deterministic ``cumulative_hazard``
         (dims ``cell``, ``interval``: the event's, at the interval ends) and ``survival``
         (exp(−cumulative_hazard), S at the interval ends), the observed ``likelihood`` (dims
-        ``exit``), ``n_people`` when n is private (a release under add/remove neighbours: n
-        latent, log-normal around the table's noisy total T with s.d. 2 on the log scale, seen
-        through the observed ``table_total``, T ~ N(n, Σ noise variances), while the table's
-        likelihood takes n = T and so informs the hazards through the table's composition alone),
-        and the data ``exit_table``,
-        ``exit_noise_var``, ``stats_n`` (n, or the noisy total where n is private; swap them with
+        ``exit``), ``n_people`` when n is private and the model noise-aware (a release under
+        add/remove neighbours: n latent, log-normal around the table's noisy total T with s.d. 2
+        on the log scale, seen through the observed ``table_total``, T ~ N(n, Σ noise variances),
+        while the table's likelihood takes n = T and so informs the hazards through the table's
+        composition alone), and the data ``exit_table``, ``exit_noise_var``, ``stats_n`` (n, or the noisy total where n is private; swap them with
         :func:`set_survival_stats`), ``interval_end``, ``hazard_code`` and ``fit_record``.
 
     Raises
@@ -349,9 +348,9 @@ def set_survival_stats(stats, model: pm.Model | None = None) -> None:
         np.asarray(model.coords["interval"], dtype=np.float64), stats.edges
     ):
         raise ValueError("stats must have the model's cells and interval ends")
-    if ("n_people" in model.named_vars) != (stats.n is None):
-        raise ValueError("stats: n is private in one of the model and the table and public in the other")
     noise_aware = bool(np.any(model["exit_noise_var"].get_value() > 0))
+    if ("n_people" in model.named_vars) != (noise_aware and stats.n is None):
+        raise ValueError("stats: n is private in one of the model and the table and public in the other")
     if noise_aware and isinstance(stats, SurvivalStats):
         raise ValueError("stats: an exact table needs a model built with noise_aware=False (this one models noise)")
     pm.set_data(_arrays(stats, noise_aware), model=model)
