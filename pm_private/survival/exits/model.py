@@ -86,29 +86,22 @@ def _arrays(stats, noise_aware: bool) -> dict[str, np.ndarray]:
     return {"exit_table": table, "exit_noise_var": variance, "stats_n": np.float64(n)}
 
 
-def latent_people(stats, data):
-    """n: the data ``stats_n``, or where n is private (add/remove neighbours) the latent
-    ``n_people`` around the table's noisy total (:func:`~pm_private.released.glm.people_prior`),
-    which the likelihood, whose total has mean n and the noise's variance, informs."""
-    if stats.n is not None:
-        return data["stats_n"]
-    return people_prior(data["stats_n"])
+def people_of_total(stats, data, total_variance):
+    """The n of a noise-aware table's likelihood: n, or where n is private (add/remove neighbours)
+    the table's noisy total T (the data ``stats_n``), with the latent ``n_people`` seen through T
+    alone: log-normal around T with s.d. 2 on the log scale
+    (:func:`~pm_private.released.glm.people_prior`) and the observed ``table_total``,
+    T ~ N(n, ``total_variance``), the noise variance of the counts' sum.
 
-
-def _table_people(stats, data, noise_aware: bool):
-    """The n of the table's likelihood: n, or where n is private the table's noisy total T, with
-    the latent ``n_people`` (:func:`latent_people`) observed through T alone, T ~ N(n, Σₖvₖ), in
-    a noise-aware model (the naive model takes T as n, as it takes the table as exact).
-
-    Where n is private the table's normal likelihood with n = T is, up to a factor free of the
-    hazards, the likelihood of the table's composition given its total (its mean's total, T, is
-    the observed one), and n is seen only through the total.  Letting the latent n set the table's
-    mean and covariance instead pulls it down by up to Σₖvₖ·d/n (d the hazards' dimension, where
-    the noise outweighs the counts' own spread): the hazards' prior, fixed while the expected
-    counts n·p scale with n, gives more prior volume to small n (an Occam factor)."""
-    if stats.n is None and noise_aware:
-        people = latent_people(stats, data)
-        pm.Normal("table_total", people, pt.sqrt(pt.sum(data["exit_noise_var"])), observed=data["stats_n"])
+    Each person adds exactly 1 to the counts' sum, so the table's normal likelihood with n = T is,
+    up to a factor free of the hazards, the likelihood of the table given its total, and n is seen
+    only through the total.  Letting the latent n set the table's mean and covariance instead pulls
+    it down by up to T's variance × d/n (d the hazards' dimension, where the noise outweighs the
+    counts' own spread): the hazards' prior, fixed while the expected counts n·p scale with n,
+    gives more prior volume to small n (an Occam factor)."""
+    if stats.n is None:
+        people = people_prior(data["stats_n"])
+        pm.Normal("table_total", people, pt.sqrt(total_variance), observed=data["stats_n"])
     return data["stats_n"]
 
 
@@ -320,7 +313,8 @@ def survival_model(
         survival_deterministics(cumulative)
         exits = (log_increments, censor, share, discrete)
         laplace = getattr(stats, "noise", "gaussian") == "laplace"
-        _exit_likelihood(exits, _table_people(stats, data, noise_aware), data, noise_aware, laplace)
+        n = people_of_total(stats, data, pt.sum(data["exit_noise_var"])) if noise_aware else data["stats_n"]
+        _exit_likelihood(exits, n, data, noise_aware, laplace)
     announce_compilation(model, SURVIVAL.name)
     return model
 

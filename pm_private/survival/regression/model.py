@@ -50,7 +50,7 @@ from ...released.covariates import lkj_cholesky
 from ...released.family import check_stats, packed_preprocessing, record_fit, record_preprocessing
 from ...released.glm import CovariateLawWarning, preprocessing_arrays
 from ...released.reparametrisation import random_walk, symmetric_dirichlet
-from ..exits.model import HAZARDS, latent_people
+from ..exits.model import HAZARDS, people_of_total
 from ..table_models import censoring_terms, check_censoring, resolve_noise_aware, survival_deterministics
 from .ops import regression_log_density, regression_release_law
 from .release import SURVIVAL_REGRESSION, SurvivalRegressionStats, SurvivalRegressionStatsRelease
@@ -96,7 +96,8 @@ def _arrays(stats, noise_aware: bool) -> dict[str, np.ndarray]:
         noise = np.full(vector.shape, EXACT_JITTER)
     # Treated as exact, the counts must add up to the model's n: a release's noisy counts add up to
     # n only within the noise, and n·V has no spread along their sum, so the naive model takes
-    # their sum for n (an exact table's is n).  Where n is private it is latent, centred there.
+    # their sum for n (an exact table's is n).  Where n is private, so does the noise-aware model's
+    # likelihood, and the latent n is seen through that sum alone (people_of_total).
     n = float(stats.n) if noise_aware and stats.n is not None else max(float(np.sum(stats.counts)), 1.0)
     return {"regression_vector": vector, "regression_noise_var": noise, "stats_n": np.float64(n)}
 
@@ -280,7 +281,9 @@ def survival_regression_model(
         ``statistic``; its random method draws replicated releases) and the data
         ``regression_vector``,
         ``regression_noise_var``, ``stats_n`` (n, or where n is private, a release under add/remove
-        neighbours, the noisy counts' total, the centre of the latent ``n_people``), ``hazard_code``,
+        neighbours, the noisy counts' total T: the likelihood's n, and the centre of the latent
+        ``n_people`` of a noise-aware model, seen through the observed ``table_total``,
+        T ~ N(n, the counts' noise variance)), ``hazard_code``,
         ``interval_end``, ``x_bound``,
         ``preprocessing`` (the public map of new rows, for
         :func:`predict_survival_regression`) and ``fit_record``.
@@ -380,9 +383,10 @@ def survival_regression_model(
         share = symmetric_dirichlet("cell_share", priors["cell_share_alpha"], K, dims="cell") if K > 1 else pt.ones(1)
         log_event_increment, censor_terms = _hazard_terms(priors, censoring, discrete, centre, width, K, J)
         logp, dist = _likelihood_functions(K, discrete)
+        count_variance = pt.sum(data["regression_noise_var"][:, : 2 * J + 1])  # the counts' columns
         pm.CustomDist(
             "likelihood",
-            latent_people(stats, data) if noise_aware else data["stats_n"],
+            people_of_total(stats, data, count_variance) if noise_aware else data["stats_n"],
             pt.specify_shape(share, (K,)),
             data["regression_noise_var"],
             pt.specify_shape(beta, (d,)),
