@@ -222,8 +222,9 @@ def survival_model(
         add/remove neighbours: n latent, log-normal around the table's noisy total T with s.d. 2
         on the log scale, seen through the observed ``table_total``, T ~ N(n, Σ noise variances),
         while the table's likelihood takes n = T and so informs the hazards through the table's
-        composition alone), and the data ``exit_table``, ``exit_noise_var``, ``stats_n`` (n, or the noisy total where n is private; swap them with
-        :func:`set_survival_stats`), ``interval_end``, ``hazard_code`` and ``fit_record``.
+        composition alone), and the data ``exit_table``, ``exit_noise_var``, ``stats_n`` (n, or
+        the noisy total where n is private; swap them with :func:`set_survival_stats`),
+        ``interval_end``, ``hazard_code`` and ``fit_record``.
 
     Raises
     ------
