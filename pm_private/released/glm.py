@@ -260,19 +260,30 @@ def glm_arrays(stats, family: Family, noise_aware: bool) -> dict[str, np.ndarray
     return arrays
 
 
-def people_prior(centre):
+#: How far past the released count, in its noise s.d., the flat prior of a private n reaches: the
+#: count's normal likelihood there is e⁻⁵⁰ of its peak.
+PEOPLE_PRIOR_REACH = 10.0
+
+
+def people_prior(count, count_variance):
     """The latent n of a model where n is private (a release under add/remove neighbours):
-    ``n_people``, log-normal around ``centre`` (the released count, or the noisy total of a
-    table) with s.d. 2 on the log scale, a factor of e² either way, so that the release decides."""
-    return pm.LogNormal("n_people", pt.log(centre), 2.0)
+    ``n_people`` ~ Uniform(0, max(T, 1) + 10·σ), flat wherever the release's count T ~ N(n, σ²)
+    (the released count, or the noisy total of a table) leaves any likelihood.
+
+    A prior flat in n makes n's posterior from T alone the normal N(T, σ²) cut at 0, whose
+    intervals cover n at their level whatever n is (a location family under a flat prior).  A
+    log-normal prior has a factor 1/n that pulls n down by up to σ²/n, which matters where the
+    noise is a large share of n (σ = 81 at n = 200 for ε = 1)."""
+    upper = pt.maximum(count, 1.0) + PEOPLE_PRIOR_REACH * pt.sqrt(count_variance)
+    return pm.Uniform("n_people", 0.0, upper)
 
 
 def latent_count(data):
-    """n where it is private: :func:`people_prior` around the released count, observed through
+    """n where it is private: :func:`people_prior` over the released count, observed through
     that count, n + ξ with ξ ~ N(0, σ²) (``n_noisy``); the data ``stats_n`` where n is public."""
     if "stats_n_noisy" not in data:
         return data["stats_n"]
-    n = people_prior(data["stats_n"])
+    n = people_prior(data["stats_n"], data["stats_n_noise_var"])
     pm.Normal("n_noisy", n, pt.sqrt(data["stats_n_noise_var"]), observed=data["stats_n_noisy"])
     return n
 

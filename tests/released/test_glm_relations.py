@@ -134,11 +134,18 @@ def test_the_model_takes_n_as_latent_and_refuses_to_swap_relations():
     private_n, public_n = _release("logistic", ADD_REMOVE, n=2000), _release("logistic", REPLACE_ONE, n=2000)
     model = logistic_model(private_n, x_sample=None)
     assert "n_people" in model.named_vars and "n_noisy" in model.named_vars
-    # the released count pins n: the log-density falls as n leaves it
+    # the released count pins n: the log-density falls as n leaves it by 4 noise s.d.
     point = model.initial_point()
-    logp = model.compile_logp(mode="FAST_COMPILE")
-    values = [logp({**point, "n_people_log__": np.log(private_n.n_noisy * f)}) for f in (0.8, 1.0, 1.25)]
+    logp = model.compile_logp(jacobian=False, mode="FAST_COMPILE")
+    count, sd = private_n.n_noisy, private_n.noise_scale
+    upper = count + 10 * sd
+    n = [count + k * sd for k in (-4.0, 0.0, 4.0)]
+    values = [logp({**point, "n_people_interval__": np.log(v / (upper - v))}) for v in n]
     assert values[1] > max(values[0], values[2])
+    # the prior is flat from 0 to 10 noise s.d. past the count: n_noisy's density is all there is
+    # of n outside the moments' likelihood, and near the count the prior does not move the posterior
+    prior = model.compile_logp(vars=[model["n_people"]], jacobian=False, mode="FAST_COMPILE")
+    assert len({round(float(prior({**point, "n_people_interval__": np.log(v / (upper - v))})), 9) for v in n}) == 1
     with pytest.raises(ValueError, match="n is private"):
         set_logistic_stats(public_n, model, x_sample=None)
     set_logistic_stats(_release("logistic", ADD_REMOVE, n=2000, seed=5), model, x_sample=None)

@@ -89,9 +89,8 @@ def _arrays(stats, noise_aware: bool) -> dict[str, np.ndarray]:
 def people_of_total(stats, data, total_variance):
     """The n of a noise-aware table's likelihood: n, or where n is private (add/remove neighbours)
     the table's noisy total T (the data ``stats_n``), with the latent ``n_people`` seen through T
-    alone: log-normal around T with s.d. 2 on the log scale
-    (:func:`~pm_private.released.glm.people_prior`) and the observed ``table_total``,
-    T ~ N(n, ``total_variance``), the noise variance of the counts' sum.
+    alone: flat on (0, T + 10σ) (:func:`~pm_private.released.glm.people_prior`) and the observed
+    ``table_total``, T ~ N(n, σ²), σ² = ``total_variance``, the noise variance of the counts' sum.
 
     Each person adds exactly 1 to the counts' sum, so the table's normal likelihood with n = T is,
     up to a factor free of the hazards, the likelihood of the table given its total, and n is seen
@@ -100,7 +99,7 @@ def people_of_total(stats, data, total_variance):
     counts' own spread): the hazards' prior, fixed while the expected counts n·p scale with n,
     gives more prior volume to small n (an Occam factor)."""
     if stats.n is None:
-        people = people_prior(data["stats_n"])
+        people = people_prior(data["stats_n"], total_variance)
         pm.Normal("table_total", people, pt.sqrt(total_variance), observed=data["stats_n"])
     return data["stats_n"]
 
@@ -219,8 +218,8 @@ def survival_model(
         (dims ``cell``, ``interval``: the event's, at the interval ends) and ``survival``
         (exp(−cumulative_hazard), S at the interval ends), the observed ``likelihood`` (dims
         ``exit``), ``n_people`` when n is private and the model noise-aware (a release under
-        add/remove neighbours: n latent, log-normal around the table's noisy total T with s.d. 2
-        on the log scale, seen through the observed ``table_total``, T ~ N(n, Σ noise variances),
+        add/remove neighbours: n latent, flat on (0, T + 10σ) around the table's noisy total T,
+        seen through the observed ``table_total``, T ~ N(n, σ²), σ² = Σ noise variances,
         while the table's likelihood takes n = T and so informs the hazards through the table's
         composition alone), and the data ``exit_table``, ``exit_noise_var``, ``stats_n`` (n, or
         the noisy total where n is private; swap them with :func:`set_survival_stats`),

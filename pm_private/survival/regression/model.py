@@ -281,8 +281,8 @@ def survival_regression_model(
         ``statistic``; its random method draws replicated releases) and the data
         ``regression_vector``,
         ``regression_noise_var``, ``stats_n`` (n, or where n is private, a release under add/remove
-        neighbours, the noisy counts' total T: the likelihood's n, and the centre of the latent
-        ``n_people`` of a noise-aware model, seen through the observed ``table_total``,
+        neighbours, the noisy counts' total T: the likelihood's n, and the count over which the
+        latent ``n_people`` of a noise-aware model is flat, seen through the observed ``table_total``,
         T ~ N(n, the counts' noise variance)), ``hazard_code``,
         ``interval_end``, ``x_bound``,
         ``preprocessing`` (the public map of new rows, for
