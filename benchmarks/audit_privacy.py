@@ -175,7 +175,7 @@ def _suff_stats_audit(epsilon: float = 1.0) -> Audit:
     def draw(k, n, source):
         out = np.empty(n)
         for i in range(n):
-            # Statistics only, at the paper's scales: this pair clips nothing, so the counts could not differ.
+            # Statistics only, at the release's scales: this pair clips nothing, so the counts could not differ.
             r = release_linear_stats(
                 *pair[k],
                 noise="laplace",

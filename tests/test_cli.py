@@ -222,9 +222,9 @@ def test_dry_run_reads_no_row_and_touches_no_ledger(data, capsys):
     argv[2] = "broken.csv"
     assert main(argv) == 0
     shown = capsys.readouterr().out
-    # Laplace scales Δ/(pε): Sxx d(d+1)Bx²/0.6, Sxy 2dBxBy/0.35, Syy By²/0.05 at Bx = 1, By = 2 and
-    # d = 4 columns: the 3 features and the intercept's constant column.
-    assert "would spend ε = 1" in shown and "Laplace scale 33.3333" in shown.replace("\n", " ")
+    # Laplace scales Δ/(pε): Sxx d(d+1)Bx²/(2·0.6), Sxy 2dBxBy/0.35, Syy By²/0.05 at Bx = 1, By = 2
+    # and d = 4 columns: the 3 features and the intercept's constant column.
+    assert "would spend ε = 1" in shown and "Laplace scale 16.6667" in shown.replace("\n", " ")
     assert "Laplace scale 45.7143" in shown and "Laplace scale 80" in shown
     assert not (data / "l.db").exists() and not (data / "r.json").exists()
     gaussian = [*argv, "--noise", "gaussian", "--delta", "1e-6", "--x-bound", "1.5"]

@@ -172,7 +172,7 @@ def _tune_release(
     For a split (p₁, p₂, p₃) and a pair (ωx, ωy) one simulated release clips the aux data at
     Bx = ωx·σx_aux, By = ωy·σy_aux and adds Laplace noise with exactly the scales of
     :func:`pm_private.linear.release.sensitivities` / (pₖε): symmetric P on Sxx (upper triangle iid
-    Laplace(d(d+1)Bx²/(p₁ε)), mirrored) and Q on Sxy (iid Laplace(2dBxBy/(p₂ε))).  The estimate
+    Laplace(d(d+1)Bx²/(2p₁ε)), mirrored) and Q on Sxy (iid Laplace(2dBxBy/(p₂ε))).  The estimate
     is the posterior mean with the precisions fixed at λ = λ₀ = 1 (paper Eqs. 3–4),
 
         β̂ = (Sxx + P + I)⁻¹ (Sxy + Q),

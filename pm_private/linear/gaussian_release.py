@@ -144,7 +144,7 @@ def release_linear_stats(
     the cube, (xᵢ, yᵢ) ← cᵢ·(xᵢ, yᵢ) with cᵢ = min(1, Bx/maxⱼ|xᵢⱼ|), before its response is
     clipped: weights that depend on the covariates alone, as above, and the same sensitivities), and the
     upper triangles of Sxx, Sxy and Syy each get Laplace noise of scale ℓ1 sensitivity /
-    ((1 − ``clip_share``)·ε·pₖ) for the budget ``split`` (p₁, p₂, p₃): d(d+1)Bx², 2dBxBy and By²
+    ((1 − ``clip_share``)·ε·pₖ) for the budget ``split`` (p₁, p₂, p₃): d(d+1)Bx²/2, 2dBxBy and By²
     (:mod:`pm_private.linear.release`).  The counts of rows and responses the clipping changed get
     Laplace noise of scale 2/(``clip_share``·ε).  Honkela et al. (2018) clip entrywise and scale no
     response, the default here; with the intercept column the entrywise bound must be at least 1
@@ -252,8 +252,8 @@ def release_linear_stats(
     With ``noise="laplace"``: ε-DP (pure, δ = 0) under the same neighbours and unit, by
     sequential composition of three Laplace mechanisms with (1 − ``clip_share``)·ε·pₖ and one on
     the two clipping counts (ℓ1 sensitivity 2; under add/remove with n, 3) with ``clip_share``·ε;
-    under add/remove the statistics' ℓ1 sensitivities are half their replace-one values, Syy's
-    excepted (:func:`pm_private.linear.release.sensitivities`).  Public inputs: ``x_bound``,
+    under add/remove Sxy's ℓ1 sensitivity is half its replace-one value, Sxx's and Syy's the same
+    (:func:`pm_private.linear.release.sensitivities`).  Public inputs: ``x_bound``,
     ``y_bound``, ``split``, ``clip_share``, ``scale_response``, ``intercept``, ``preprocessing``,
     ``relation``, d, and n under replace-one.  Exact.  Floating-point safe for ``rng=None`` (OpenDP's exact discrete Laplace on a 2^k
     grid, Canonne, Kamath & Steinke 2020).  References: Honkela et al. 2018; Dwork et al. 2006.

@@ -8,16 +8,15 @@ docstring).  The Laplace release:
 
 1. projection (clipping): xᵢⱼ ← clip(xᵢⱼ, −Bx, Bx), yᵢ ← clip(yᵢ, −By, By);
 2. Laplace noise with budget split p₁ + p₂ + p₃ = 1 (sequential composition gives ε):
-   Sxx + P, P symmetric with its d(d+1)/2 upper-triangle entries iid Laplace(0, d(d+1)Bx²/(p₁ε)),
+   Sxx + P, P symmetric with its d(d+1)/2 upper-triangle entries iid Laplace(0, d(d+1)Bx²/(2p₁ε)),
    Sxy + Q, Qⱼ iid Laplace(0, 2dBxBy/(p₂ε)), Syy + R, R ~ Laplace(0, By²/(p₃ε)).
 
-The noise scales are ℓ1 sensitivity / (pₖε) under replace-one neighbours: every entry of
-xxᵀ lies in [−Bx², Bx²], so replacing one row moves each of the d(d+1)/2 released entries by at
-most 2Bx², the paper's d(d+1)Bx²; each xⱼy ∈ [−BxBy, BxBy] gives 2dBxBy; y² ∈ [0, By²] gives
-By².  The Sxx bound is valid but not tight: the exact worst case is d(d+1)Bx²/2 (a row on a
-corner of the box replaced by a zero row; the test suite checks it exhaustively for
-d ≤ 4), so the Sxx share is in fact (p₁ε/2)-DP.  pm_private keeps the paper's scale so that
-results match Honkela et al. (2018); the stated guarantee (ε-DP) is then conservative.
+The noise scales are ℓ1 sensitivity / (pₖε) under replace-one neighbours: each xⱼy ∈ [−BxBy,
+BxBy] gives 2dBxBy and y² ∈ [0, By²] gives By².  For Sxx, Honkela et al. (2018) bound each of
+the d(d+1)/2 entries' change by 2Bx², d(d+1)Bx² in all; that bound is twice the exact
+sensitivity, d(d+1)Bx²/2 (a row on a corner of the box replaced by the zero row; proof in
+:func:`sensitivities`), which the release uses: its Sxx noise is half the paper's at the same ε,
+and the stated ε is exact.
 
 How much was clipped
 --------------------

@@ -22,15 +22,24 @@ from ..released.preprocessing import Preprocessing
 
 
 def sensitivities(d: int, x_bound: float, y_bound: float, relation: str = REPLACE_ONE) -> tuple[float, float, float]:
-    """ℓ1 sensitivities (Sxx upper triangle, Sxy, Syy): (d(d+1)Bx², 2dBxBy, By²) under replace-one,
-    (d(d+1)Bx²/2, dBxBy, By²) under add/remove.
+    """ℓ1 sensitivities (Sxx upper triangle, Sxy, Syy): (d(d+1)Bx²/2, 2dBxBy, By²) under
+    replace-one, (d(d+1)Bx²/2, dBxBy, By²) under add/remove; each is attained.
 
-    One row adds d(d+1)/2 entries xⱼxₖ ∈ [−Bx², Bx²] to the upper triangle of Sxx, d entries
-    xⱼy ∈ [−BxBy, BxBy] to Sxy and y² ∈ [0, By²] to Syy: the add/remove sensitivities, attained
-    by a row whose entries are all ±Bx, with y = ±By.  A replaced row moves each entry by at most
-    twice that (Honkela et al.'s bound, attained on Sxy by flipping y; the diagonal of Sxx, whose
-    entries cannot change sign, moves by at most Bx² in fact), and Syy, whose terms lie in
-    [0, By²], by at most By².
+    Add/remove.  One row adds d(d+1)/2 entries xⱼxₖ ∈ [−Bx², Bx²] to the upper triangle of Sxx,
+    d entries xⱼy ∈ [−BxBy, BxBy] to Sxy and y² ∈ [0, By²] to Syy; a row whose entries are all
+    ±Bx, with y = ±By, attains all three.
+
+    Replace-one.  Sxy: each xⱼy − x′ⱼy′ lies in [−2BxBy, 2BxBy], attained by flipping y.  Syy:
+    y² − y′² ∈ [−By², By²].  Sxx: the bound 2Bx² per entry (Honkela et al. 2018, d(d+1)Bx² in
+    all) is twice the exact one.  With a = x/Bx, b = x′/Bx in [−1, 1]ᵈ, u = (a − b)/2 and
+    v = (a + b)/2 (so |uⱼ| + |vⱼ| ≤ 1), aⱼaₖ − bⱼbₖ = 2(uⱼvₖ + vⱼuₖ); with pⱼ = |uⱼ|, qⱼ = |vⱼ|,
+    P = Σpⱼ, Q = Σqⱼ,
+
+        Σⱼ≤ₖ |aⱼaₖ − bⱼbₖ| ≤ 4Σⱼ pⱼqⱼ + 2Σⱼ<ₖ (pⱼqₖ + qⱼpₖ) = 2Σⱼ pⱼqⱼ + 2PQ.
+
+    Raising each qⱼ to 1 − pⱼ only raises this, and then Σⱼ pⱼ(1 − pⱼ) ≤ P − P²/d
+    (Cauchy–Schwarz), so it is at most 2(d + 1)·P(1 − P/d) ≤ d(d + 1)/2 (times Bx²), at P = d/2.  A row
+    on a corner of the box replaced by the zero row attains it: the add/remove value.
 
     Bounds whose sensitivities overflow or underflow to 0 are refused (ValueError naming them).
 
@@ -55,7 +64,7 @@ def sensitivities(d: int, x_bound: float, y_bound: float, relation: str = REPLAC
     """
     half = 0.5 if check_relation(relation) == ADD_REMOVE else 1.0
     with np.errstate(over="ignore", under="ignore"):
-        values = (half * d * (d + 1) * (x_bound * x_bound), half * 2 * d * x_bound * y_bound, y_bound * y_bound)
+        values = (d * (d + 1) / 2 * (x_bound * x_bound), half * 2 * d * x_bound * y_bound, y_bound * y_bound)
     return finite_sensitivities(values, "x_bound and y_bound")
 
 

@@ -126,7 +126,7 @@ def _mean_scores(generator, n, d, epsilon, p1, p2, omegas, n_datasets, n_noise, 
 
     Averaged over ``n_datasets`` aux sets × ``n_noise`` noise draws, with common random
     numbers: per aux set and noise draw one standard Laplace P₀ (symmetric) and Q₀ serve every
-    candidate, scaled by its own b_xx = d(d+1)Bx²/(p₁ε) and b_xy = 2dBxBy/(p₂ε).  For fixed ωx
+    candidate, scaled by its own b_xx = d(d+1)Bx²/(2p₁ε) and b_xy = 2dBxBy/(p₂ε).  For fixed ωx
     and draw, A(p₁) = Sxx + I + b_xx(p₁)·P₀ is factorised once per distinct p₁ (batched LU) and
     β̂ = A⁻¹Sxy(ωy) + b_xy(ωy, p₂)·A⁻¹Q₀ is linear in b_xy, so the solves take every ωy and
     Q₀ as right-hand sides and every p₂ costs only an axpy.

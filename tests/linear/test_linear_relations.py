@@ -68,11 +68,11 @@ def test_gaussian_sensitivity_per_relation_never_exceeded_and_the_statistics_par
     assert np.linalg.norm(added - _gaussian_vector(x, y, weight)[:m]) == pytest.approx(square, rel=1e-12)
 
 
-def test_laplace_sensitivities_per_relation_never_exceeded_and_attained_under_add_remove():
+def test_laplace_sensitivities_per_relation_never_exceeded_and_attained():
     """ℓ1 changes of upper(Sxx), Sxy and Syy under 10⁴ random neighbours of each relation stay within
     :func:`sensitivities`; an added row of entries ±Bx with |y| = By attains the add/remove ones, and
-    the replace-one ones of Sxy and Syy are attained by flipping y (Sxx's is Honkela et al.'s bound,
-    which counts the diagonal, whose entries cannot change sign, as if they could)."""
+    under replace-one that row replaced by the zero row attains Sxx's (the add/remove value, half
+    Honkela et al.'s bound), flipping y attains Sxy's and a zero response Syy's."""
     rng = np.random.default_rng(1)
     upper = np.triu_indices(D)
 
@@ -91,8 +91,9 @@ def test_laplace_sensitivities_per_relation_never_exceeded_and_attained_under_ad
             assert all(c <= b * (1 + 1e-12) for c, b in zip(moved, bound, strict=True))
     edge = np.full(D, X_BOUND)
     assert change(edge, Y_BOUND) == pytest.approx(sensitivities(D, X_BOUND, Y_BOUND, ADD_REMOVE))
-    flipped = change(edge, Y_BOUND, edge, -Y_BOUND)[1], change(edge, Y_BOUND, edge, 0.0)[2]
-    assert flipped == pytest.approx(sensitivities(D, X_BOUND, Y_BOUND, REPLACE_ONE)[1:])
+    replaced = change(edge, Y_BOUND, np.zeros(D), Y_BOUND)[0], *change(edge, Y_BOUND, edge, -Y_BOUND)[1:2]
+    replaced = (*replaced, change(edge, Y_BOUND, edge, 0.0)[2])
+    assert replaced == pytest.approx(sensitivities(D, X_BOUND, Y_BOUND, REPLACE_ONE))
 
 
 def _release(relation, noise="gaussian", accountant=None, n=400, seed=1, **options):
@@ -135,9 +136,10 @@ def test_laplace_add_remove_release_is_charged_query_by_query():
     assert stats.n is None and abs(record.n_noisy - 400) < 10 * record.count_sd
     assert record.sensitivities == pytest.approx(sensitivities(D + 1, 3.0, 4.0, ADD_REMOVE))
     (entry,) = accountant.ledger
-    # Sxx and Sxy twice their ε (half the replace-one sensitivity), Syy once, the counts 2/3 (ℓ1 3 → 2)
+    # Sxy twice its ε (half the replace-one sensitivity), Sxx and Syy once (the same under both),
+    # the counts 2/3 (ℓ1 3 → 2)
     parts = record.epsilon_parts
-    expected = 2 * parts[0] + 2 * parts[1] + parts[2] + SHARE * 1.0 * 2 / 3
+    expected = parts[0] + 2 * parts[1] + parts[2] + SHARE * 1.0 * 2 / 3
     assert entry.epsilon == pytest.approx(expected, rel=1e-9)
     assert entry.neighbours == "add-remove as replace-one"
 

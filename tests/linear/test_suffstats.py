@@ -107,9 +107,10 @@ def test_sensitivity_adversarial_corner_neighbours(d):
                 worst = np.maximum(worst, stat_changes(X, y, X2, y2, bx, by))
     bounds = np.array(ss.sensitivities(d, bx, by))
     assert np.all(worst <= bounds * (1 + 1e-12))
-    # Sxy and Syy attain their bounds; Sxx's worst case is d(d+1)Bx²/2 (corner vs zero row):
-    # the paper's d(d+1)Bx² is valid but twice the exact sensitivity.
-    np.testing.assert_allclose(worst, [bounds[0] / 2, bounds[1], bounds[2]], rtol=1e-12)
+    # every bound is attained: Sxx's, d(d+1)Bx²/2, by a corner row replaced by the zero row (half
+    # Honkela et al.'s d(d+1)Bx²), Sxy's by flipping y, Syy's by a zero response
+    np.testing.assert_allclose(worst, bounds, rtol=1e-12)
+    assert bounds[0] == pytest.approx(d * (d + 1) * bx**2 / 2)
 
 
 def exact_clipped(X, y, bx, by):
@@ -140,7 +141,7 @@ def test_released_noise_has_the_declared_laplace_scales(secure, d, releases, p_m
         noise["counts"].append(np.subtract((info.clipped_rows, info.clipped_responses), changed))
     stats_eps = (1 - ss.CLIP_SHARE) * eps  # the clipping counts take ss.CLIP_SHARE of ε, with ℓ1 sensitivity 2
     expected = (
-        d * (d + 1) * bx**2 / (0.6 * stats_eps),
+        d * (d + 1) * bx**2 / 2 / (0.6 * stats_eps),  # the exact Sxx sensitivity, half Honkela et al.'s
         2 * d * bx * by / (0.35 * stats_eps),
         by**2 / (0.05 * stats_eps),
         2 / (ss.CLIP_SHARE * eps),

@@ -84,7 +84,9 @@ def test_reproducible_with_same_rng():
     [(300, 4, 1.0, 0), (300, 4, 1.0, 1), (300, 4, 1.0, 2), (500, 10, 4.0, 0)],
 )
 def test_split_favours_sxx_and_starves_syy(n, d, epsilon, seed):
-    """Paper Fig. 5: p₃ gets the minimum share (Syy does not enter the prediction), p₁ ≥ p₂.
+    """Paper Fig. 5: p₃ gets the minimum share (Syy does not enter the prediction), p₁ ≥ p₂ under
+    the paper's Sxx noise scale, which is twice the exact sensitivity the release uses: the same
+    Sxx noise then takes half the share, so here 2p₁ ≥ p₂.
 
     Default stage-1 draws (5 aux sets × 5 noise draws).  The regimes are ones where the mean
     Spearman is well above the Monte Carlo error; at n = 500, d = 10, ε = 1 it is about 0.1
@@ -94,7 +96,7 @@ def test_split_favours_sxx_and_starves_syy(n, d, epsilon, seed):
     res = _tune_release(n, d, epsilon, 1.0, 1.0, rng=seed, n_datasets_final=1, n_noise_final=1)
     p1, p2, p3 = res.split
     assert p3 == 0.05
-    assert p1 >= p2
+    assert 2 * p1 >= p2
 
 
 def test_clipping_helps_for_small_n_and_epsilon():
