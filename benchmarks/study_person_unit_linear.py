@@ -42,7 +42,7 @@ import numpy as np
 from scipy import stats as sps
 
 import pm_private as pp
-from pm_private.linear.predict import beta_draws
+from models.linear_real_data import design_draws, with_intercept
 from pm_private.sampling.refit_nuts import RefittableNUTS
 
 DELTA = 1e-5
@@ -62,7 +62,7 @@ def load():
 
 def ols(prep, X, y):
     """Full-data OLS with an intercept in the public standardisation: (coefficients, 90 % t width)."""
-    design = np.column_stack([np.ones(len(X)), prep.transform_x(X)])
+    design = with_intercept(prep.transform_x(X))
     response = prep.transform_y(y)
     coef, *_ = np.linalg.lstsq(design, response, rcond=None)
     dof = len(y) - design.shape[1]
@@ -104,10 +104,11 @@ def study(args) -> list[str]:
         prep = pp.Preprocessing.from_public(X[public], y[public], keep_rows=False)
         target, width = ols(prep, X, y)
         Xp, yp, unit = X[~public], y[~public], person[~public]
+        public_y = prep.transform_y(y[public])
         for eps in args.epsilons:
             for way in WAYS:
                 accountant = pp.PrivacyAccountant(epsilon=1e3, delta=0.5)
-                stats = release(way, Xp, yp, unit, prep, eps, prep.transform_y(y[public]), accountant, rng)
+                stats = release(way, Xp, yp, unit, prep, eps, public_y, accountant, rng)
                 if way not in fitters:
                     fitters[way] = RefittableNUTS(pp.linear_model(stats), draws=args.draws, tune=args.tune,
                                                   target_accept=0.9, random_seed=args.seed,
@@ -115,7 +116,7 @@ def study(args) -> list[str]:
                 pp.set_linear_stats(stats, fitters[way].model)
                 start = time.perf_counter()
                 idata = fitters[way].fit()
-                draws = np.column_stack([idata["posterior"]["intercept"].values.ravel(), beta_draws(idata)])
+                draws = design_draws(idata)
                 per_person = eps if way != "row" else accountant.person_epsilon(ROWS, delta=DELTA)
                 n = stats.n if stats.n is not None else "private"
                 cover = coverage(draws, target, width)

@@ -91,8 +91,11 @@ def test_laplace_sensitivities_per_relation_never_exceeded_and_attained():
             assert all(c <= b * (1 + 1e-12) for c, b in zip(moved, bound, strict=True))
     edge = np.full(D, X_BOUND)
     assert change(edge, Y_BOUND) == pytest.approx(sensitivities(D, X_BOUND, Y_BOUND, ADD_REMOVE))
-    replaced = change(edge, Y_BOUND, np.zeros(D), Y_BOUND)[0], *change(edge, Y_BOUND, edge, -Y_BOUND)[1:2]
-    replaced = (*replaced, change(edge, Y_BOUND, edge, 0.0)[2])
+    replaced = (
+        change(edge, Y_BOUND, np.zeros(D), Y_BOUND)[0],  # the corner row replaced by the zero row
+        change(edge, Y_BOUND, edge, -Y_BOUND)[1],  # y flipped
+        change(edge, Y_BOUND, edge, 0.0)[2],  # the response replaced by 0
+    )
     assert replaced == pytest.approx(sensitivities(D, X_BOUND, Y_BOUND, REPLACE_ONE))
 
 
