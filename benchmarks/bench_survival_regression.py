@@ -17,14 +17,18 @@ One factor at a time around the centre d = 5, n = 10,000, ε = 1, J = 5: d ∈ {
 n ∈ {1000, 100,000}, ε ∈ {0.5, 4, ∞}, J = 20, the grouped (discrete-time, complementary log-log)
 hazard model fitted to the same continuous-time data, the corners d = 10 and J = 20 at
 n ∈ {1000, 10,000, 100,000}, and the misspecified cells (log-normal and binary covariates,
-Weibull times, uniform censoring).
+Weibull times, uniform censoring).  Each release's preprocessing standardises the raw covariates by
+the law's own mean and s.d. (public design constants) and declares their kinds (binary 0/1
+columns; the log-normal law keeps 500 public rows of it); the model takes the Gaussian covariate
+law (``x_sample=None``) unless the cell's name ends in ``-reference`` (the release's reference
+law, ``x_sample="public"``), at n = 10,000 and 100,000 for binary and log-normal covariates.
 
     python -m benchmarks.bench_survival_regression --quick
     python -m benchmarks.bench_survival_regression --reps 12 --out FILE.md
     python -m benchmarks.bench_survival_regression --cells n1000 --set d=2 --relations replace-one add-remove
 
 ``--set KEY=VALUE`` overrides a key of every cell run (d, n, eps, J, law, times, censoring,
-hazard; the cell keeps its name, the row its actual values).  ``--relations replace-one
+hazard, covariate_law; the cell keeps its name, the row its actual values).  ``--relations replace-one
 add-remove`` (default: replace-one alone, as before): each release's data set is released once
 under each relation asked for, with independent noise (``relation=`` of the release; under
 add/remove n is private, the release's ``n`` None, and the model takes n as latent,
@@ -86,6 +90,7 @@ import numpy as np
 from scipy import stats as sps
 
 from benchmarks.bench_calibration_glm import LEVELS, Fitter, add_relations_argument, coverage, median_width
+from pm_private import Preprocessing
 from pm_private.privacy.relations import RELATIONS, REPLACE_ONE
 from pm_private.survival import (
     release_survival_regression_stats,
@@ -97,7 +102,7 @@ from pm_private.survival import (
 DELTA = 1e-6
 CENTRE = dict(
     d=5, n=10_000, eps=1.0, J=5, law="gaussian", times="exponential", censoring="exponential",
-    hazard="piecewise_exponential",
+    hazard="piecewise_exponential", covariate_law="gaussian",
 )  # fmt: skip
 CELLS = [
     ("centre", {}),
@@ -115,6 +120,12 @@ CELLS = [
     ("cloglog", dict(hazard="cloglog")),
     ("lognormal", dict(law="lognormal")),
     ("binary", dict(law="binary")),
+    ("binary-reference", dict(law="binary", covariate_law="reference")),
+    ("lognormal-reference", dict(law="lognormal", covariate_law="reference")),
+    ("binary-n100000", dict(law="binary", n=100_000)),
+    ("binary-n100000-reference", dict(law="binary", n=100_000, covariate_law="reference")),
+    ("lognormal-n100000", dict(law="lognormal", n=100_000)),
+    ("lognormal-n100000-reference", dict(law="lognormal", n=100_000, covariate_law="reference")),
     ("weibull", dict(times="weibull")),
     ("uniform-censoring", dict(censoring="uniform")),
 ]
@@ -123,16 +134,27 @@ NAIVE_CELLS = ("centre", "eps0.5", "n100000")
 PILOT_SEED = 2026
 
 
-def covariates(rng, law: str, n: int, d: int) -> np.ndarray:
-    """n rows of d standardised covariates of one law."""
+#: Public rows of the log-normal law that a release's preprocessing keeps (their marginal shape).
+PUBLIC_ROWS = 500
+
+
+def covariates(rng, law: str, n: int, d: int) -> tuple[np.ndarray, Preprocessing]:
+    """n raw rows of d covariates of one law and the public preprocessing that standardises them
+    exactly (the law's own mean and s.d.: design constants), declaring each column's kind; for the
+    log-normal law it keeps ``PUBLIC_ROWS`` rows of the law (their shape)."""
     if law == "gaussian":
-        return rng.normal(size=(n, d))
+        return rng.normal(size=(n, d)), Preprocessing(
+            x_center=np.zeros(d), x_scale=np.ones(d), x_kinds=["continuous"] * d
+        )
     if law == "lognormal":
-        z = np.exp(0.75 * rng.normal(size=(n, d)))
         mean, var = np.exp(0.75**2 / 2), (np.exp(0.75**2) - 1) * np.exp(0.75**2)
-        return (z - mean) / np.sqrt(var)
+        public = np.exp(0.75 * rng.normal(size=(PUBLIC_ROWS, d)))
+        return np.exp(0.75 * rng.normal(size=(n, d))), Preprocessing(
+            x_center=np.full(d, mean), x_scale=np.full(d, np.sqrt(var)), x_public=public, x_kinds=["continuous"] * d
+        )
     p = rng.uniform(0.1, 0.5, size=d)
-    return ((rng.uniform(size=(n, d)) < p) - p) / np.sqrt(p * (1 - p))
+    raw = (rng.uniform(size=(n, d)) < p).astype(float)
+    return raw, Preprocessing(x_center=p, x_scale=np.sqrt(p * (1 - p)), x_kinds=["binary"] * d)
 
 
 def event_times(rng, X, beta, kind: str) -> np.ndarray:
@@ -143,35 +165,41 @@ def event_times(rng, X, beta, kind: str) -> np.ndarray:
 
 
 def draw(rng, cell: dict, edges_only: bool = False):
+    """(time, event, raw X, preprocessing, β) of one data set; β acts on the standardised rows."""
     d, n = cell["d"], (500 if edges_only else cell["n"])
-    X = covariates(rng, cell["law"], n, d)
+    X, prep = covariates(rng, cell["law"], n, d)
     beta = rng.normal(0.0, 0.3, size=d)
-    t = event_times(rng, X, np.zeros(d) if edges_only else beta, cell["times"])
+    t = event_times(rng, prep.transform_x(X), np.zeros(d) if edges_only else beta, cell["times"])
     if edges_only:  # public pilot: interval ends at quantiles of its event times
         return np.quantile(t, np.linspace(0.1, 0.9, cell["J"]))
     horizon = cell["edges"][-1]
     c = rng.exponential(1 / 0.3, n) if cell["censoring"] == "exponential" else rng.uniform(0, 2 * horizon, n)
-    return np.minimum(t, c), t <= c, X, beta
+    return np.minimum(t, c), t <= c, X, prep, beta
 
 
-def release(time_, event, X, cell: dict, bound: float, relation: str, rng):
+def release(time_, event, X, prep, cell: dict, bound: float, relation: str, rng):
     """The cell's release under one relation (exact statistics, n public, at ε = ∞)."""
     if not np.isfinite(cell["eps"]):
-        return survival_regression_stats(time_, event, X, edges=cell["edges"], x_bound=bound)
+        return survival_regression_stats(time_, event, X, edges=cell["edges"], x_bound=bound, preprocessing=prep)
     return release_survival_regression_stats(
         time_, event, X, edges=cell["edges"], x_bound=bound, epsilon=cell["eps"], delta=DELTA, rng=rng,
-        relation=relation,
+        relation=relation, preprocessing=prep,
     )  # fmt: skip
 
 
 def fitter_for(fitters: dict, cell: dict, stats, relation: str, aware: bool, args) -> Fitter:
     """The compiled model of (d, interval ends, noise-aware, hazard, relation), built on the first
     release that needs it and reused through ``set_survival_regression_stats``."""
-    key = (cell["d"], tuple(cell["edges"]), aware, cell["hazard"], relation)
+    key = (cell["d"], tuple(cell["edges"]), aware, cell["hazard"], relation, cell["covariate_law"])
     if key not in fitters:
-        model = survival_regression_model(stats, noise_aware=aware, hazard=cell["hazard"])
+        model = survival_regression_model(stats, noise_aware=aware, hazard=cell["hazard"], x_sample=_law(cell))
         fitters[key] = Fitter(model, draws=args.draws, tune=args.tune, seed=args.seed)
     return fitters[key]
+
+
+def _law(cell: dict):
+    """The model's ``x_sample``: the release's reference law, or the Gaussian law."""
+    return "public" if cell["covariate_law"] == "reference" else None
 
 
 def run_cell(name: str, cell: dict, reps: int, args, fitters: dict, rng) -> list[str]:
@@ -189,14 +217,15 @@ def run_cell(name: str, cell: dict, reps: int, args, fitters: dict, rng) -> list
     counts, times, divergent = ({r: [] for r in relations} for _ in range(3))
     truths, projected = [], []
     for _ in range(reps):
-        time_, event, X, beta = draw(rng, cell)
-        projected.append(np.mean(np.linalg.norm(X, axis=1) > bound))
+        time_, event, X, prep, beta = draw(rng, cell)
+        projected.append(np.mean(np.linalg.norm(prep.transform_x(X), axis=1) > bound))
         truths.append(beta)
         for relation in relations:
-            stats = release(time_, event, X, cell, bound, relation, rng)
+            stats = release(time_, event, X, prep, cell, bound, relation, rng)
             for label in labels[relation]:
                 fitter = fitter_for(fitters, cell, stats, relation, label == "noise-aware" and finite, args)
-                set_survival_regression_stats(stats, fitter.model)  # a naive model takes the release as exact
+                # a naive model takes the release as exact
+                set_survival_regression_stats(stats, fitter.model, x_sample=_law(cell))
                 before = fitter.divergent
                 draws[relation, label].append(fitter.fit())
                 if label == "noise-aware":

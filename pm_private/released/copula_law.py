@@ -1,7 +1,9 @@
 """A covariate law matched to what a release already made public: the released first and second
 moments of x and each column's declared kind, as a fixed set of reference rows.
 
-The noise-aware GLMs need expectations E[g(a)·(1, x)], a = xᵀβ + b, over the covariates' law.  The
+The noise-aware GLMs need expectations E[g(a)·(1, x)], a = xᵀβ + b, over the covariates' law, and
+the survival regression the same of each exit's probability
+(:mod:`pm_private.survival.regression.covariate_law`).  The
 Gaussian law gets the part of g linear in a right and misses the rest on binary or skewed columns;
 the public-rows law gets the shape from m public rows but pays for their Monte Carlo error (about
 n/√m on a released sum) with intervals far wider than the private rows allow.  The reference law
@@ -50,7 +52,14 @@ from scipy.stats import qmc
 from ..privacy.primitives import project_rows
 from .preprocessing import affine_vectors, check_column_kinds
 
-__all__ = ["ReferenceLaw", "copula_rows", "rare_level_warning", "reference_law", "reference_size"]
+__all__ = [
+    "ReferenceLaw",
+    "copula_rows",
+    "rare_level_warning",
+    "reference_law",
+    "reference_size",
+    "released_covariate_moments",
+]
 
 #: The fixed seed of the scrambled Sobol' sequence: a public constant, so the rows depend on
 #: released values and declarations only.
@@ -281,11 +290,32 @@ def reference_size(n: int) -> int:
     return int(min(high, max(low, 2 ** int(np.ceil(np.log2(max(n, 1) / 6.0))))))
 
 
-def reference_law(stats, kinds=None, *, size="auto") -> ReferenceLaw:
-    """The reference covariate law of a GLM release (module notes), to pass as ``x_sample`` to
-    :func:`pm_private.logistic_model` or :func:`pm_private.poisson_model`.
+def released_covariate_moments(stats) -> tuple[np.ndarray, np.ndarray, float]:
+    """The covariates' mean and covariance as a release gives them, on its scale, and its n: for a
+    GLM release Σx/n and Sxx/n − x̄x̄ᵀ; for an exit table with covariate moments (cells with their own
+    means and one covariance, as the survival regression models them) the pooled mean and the
+    pooled within-cell covariance, Σ_c (Sxx_c − Σx_c·Σx_cᵀ/n_c)/n, each cell's n_c its noisy
+    count (at least 1).  Post-processing of released values."""
+    if hasattr(stats, "x_sums"):
+        sums = np.asarray(stats.x_sums, dtype=np.float64).sum(axis=1)  # (K, d)
+        counts = np.maximum(np.asarray(stats.counts, dtype=np.float64).sum(axis=1), 1.0)
+        n = float(stats.n) if stats.n is not None else float(counts.sum())
+        within = np.asarray(stats.xx, dtype=np.float64).sum(axis=0) - np.einsum(
+            "ka,kb->ab", sums / counts[:, None], sums
+        )
+        return sums.sum(axis=0) / n, within / n, n
+    n = stats.n_estimate
+    mean = np.asarray(stats.x_sum, dtype=np.float64) / n
+    return mean, np.asarray(stats.xx, dtype=np.float64) / n - np.outer(mean, mean), n
 
-    Built from the release's noisy Σx and Σxxᵀ (divided by n), its public preprocessing, its public
+
+def reference_law(stats, kinds=None, *, size="auto") -> ReferenceLaw:
+    """The reference covariate law of a GLM or survival regression release (module notes), to pass
+    as ``x_sample`` to :func:`pm_private.logistic_model`, :func:`pm_private.poisson_model` or
+    :func:`pm_private.survival_regression_model`.
+
+    Built from the release's noisy Σx and Σxxᵀ (divided by n; :func:`released_covariate_moments`),
+    its public preprocessing, its public
     rows (when it kept some: the continuous columns' marginal shape, after the release's
     preprocessing and projection onto its row bound, as the released rows) and the declared
     ``kinds``:
@@ -293,7 +323,7 @@ def reference_law(stats, kinds=None, *, size="auto") -> ReferenceLaw:
 
     Parameters
     ----------
-    stats : LogisticStatsRelease, PoissonStatsRelease or exact statistics of those families
+    stats : LogisticStatsRelease, PoissonStatsRelease, SurvivalRegressionStatsRelease or exact statistics of those families
         The release.
     kinds : dict or sequence of str, optional
         Each column's kind, "binary" (raw levels 0 and 1), "continuous" or "categorical:<name>"
@@ -328,8 +358,9 @@ def reference_law(stats, kinds=None, *, size="auto") -> ReferenceLaw:
     >>> sorted(set(law.rows[:, 1]))
     [np.float64(0.0), np.float64(1.0)]
     """
+    mean, cov, n = released_covariate_moments(stats)
     if isinstance(size, str) and size == "auto":
-        size = reference_size(stats.n_estimate)
+        size = reference_size(n)
     if not (isinstance(size, (int, np.integer)) and size >= 256):
         raise ValueError(f"size must be an integer ≥ 256 or 'auto', got {size!r}")
     d = stats.d
@@ -339,9 +370,6 @@ def reference_law(stats, kinds=None, *, size="auto") -> ReferenceLaw:
         if kinds is None:
             raise ValueError("kinds: give each column's kind; the release's preprocessing declares none (x_kinds)")
     declared = _kinds(kinds, d, getattr(stats, "features", None))
-    n = stats.n_estimate
-    mean = np.asarray(stats.x_sum, dtype=np.float64) / n
-    cov = np.asarray(stats.xx, dtype=np.float64) / n - np.outer(mean, mean)
     center, scale = affine_vectors(prep, d)
     public = getattr(prep, "x_public", None)
     if public is not None:  # on the release's scale and, like the released rows, projected onto its ball

@@ -143,7 +143,8 @@ class Preprocessing:
         Each covariate's kind, ``"binary"`` (levels 0 and 1 on the original scale),
         ``"continuous"``, or ``"categorical:<name>"`` (the 0/1 indicator of one level of the
         categorical covariate <name>, its reference level dropped): a public declaration about
-        the columns that travels with the release.  With it the logistic and Poisson models take the reference law of the release
+        the columns that travels with the release.  With it the logistic, Poisson and survival
+        regression models take the reference law of the release
         (:func:`pm_private.released.reference_law`) as the covariates' law, the
         public rows shaping only the continuous columns' marginals.
 

@@ -53,7 +53,8 @@ def test_compiled_log_density_and_gradient_equal_the_symbolic_ones(K, J, d, nois
     value, n, share, noise, beta, mu, chol, lei, cens = symbols
     reference, parts = _reference(symbols, J, d, discrete)
     compiled = regression_log_density(*symbols, discrete=discrete)
-    wrt = [n, share, beta, mu, chol, lei, cens]  # n too: latent under add/remove neighbours
+    # n too: latent under add/remove neighbours; the value too: a covariate law's mean shift enters through it
+    wrt = [n, share, beta, mu, chol, lei, cens, value]
     f_ref = pytensor.function(symbols, [reference, *pytensor.grad(reference, wrt)], mode="FAST_COMPILE")
     f_new = pytensor.function(symbols, [compiled, *pytensor.grad(compiled, wrt)], mode="FAST_COMPILE")
     # PyTensor's default backend calls the same kernel from its compiled graph
@@ -73,7 +74,9 @@ def test_compiled_log_density_and_gradient_equal_the_symbolic_ones(K, J, d, nois
             np.testing.assert_array_equal(numba_value, value_)
         assert np.isfinite(expected[0])
         assert got[0] == pytest.approx(expected[0], rel=1e-10)
-        for name, e, g in zip(["n", "share", "beta", "mu", "chol", "lei", "cens"], expected[1:], got[1:], strict=True):
+        for name, e, g in zip(
+            ["n", "share", "beta", "mu", "chol", "lei", "cens", "value"], expected[1:], got[1:], strict=True
+        ):
             if name == "chol":  # the factor is lower triangular: its upper entries are not parameters
                 e, g = np.tril(e), np.tril(g)
             np.testing.assert_allclose(g, e, rtol=1e-8, atol=1e-8 * np.abs(e).max(), err_msg=name)

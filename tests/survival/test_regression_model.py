@@ -239,9 +239,9 @@ def test_nuts_on_exact_statistics_agrees_with_lifelines_cox():
 
 
 def test_declared_binary_columns_raise_the_covariate_law_warning_and_the_model_records_it():
-    """The model's law is Gaussian: a release whose preprocessing declares a binary column warns at
-    build time, naming it, and records the message for ``print_summary``; continuous columns alone,
-    or no declared kinds, do not warn."""
+    """With the Gaussian law (``x_sample=None``) a release whose preprocessing declares a binary
+    column warns at build time, naming it, and records the message for ``print_summary``;
+    continuous columns alone, no declared kinds, or the default reference law do not warn."""
     from pm_private import Preprocessing
     from pm_private.released import CovariateLawWarning
     from pm_private.released.family import recorded_warnings
@@ -260,10 +260,12 @@ def test_declared_binary_columns_raise_the_covariate_law_warning_and_the_model_r
         return survival_regression_model(release, **kwargs)
 
     with pytest.warns(CovariateLawWarning, match=r"1 of its 2 columns not continuous: treated \(binary\)"):
-        built = model("infer", feature_names=["age", "treated"])
+        built = model("infer", feature_names=["age", "treated"], x_sample=None)
     (message,) = recorded_warnings(built)
     assert "Gaussian law" in message and "treated (binary)" in message
     with warnings.catch_warnings():
         warnings.simplefilter("error", CovariateLawWarning)
-        assert recorded_warnings(model(("continuous", "continuous"))) == []
+        assert recorded_warnings(model(("continuous", "continuous"), x_sample=None)) == []
         assert recorded_warnings(model(None)) == []
+        reference = model("infer")
+        assert recorded_warnings(reference) == [] and "x_sample_whitened" in reference

@@ -4,10 +4,10 @@ The value is that of :func:`pm_private.survival.regression.likelihood.exit_table
 computed by the same block factorisation (its module notes): per cell c, the exit blocks Aₖ of
 M = n·B + D, their Cholesky factors and inverses, the Schur complement Ŝ of the corner and the
 Gram matrix of the right-hand sides (ρ, m, Dw).  The gradient is that of a Gaussian log-density
-in its mean and covariance (Magnus & Neudecker 2019, ch. 8): with α = Σ⁻¹ρ and
-G = ½(ααᵀ − Σ⁻¹),
+in its mean and covariance (Magnus & Neudecker 2019, ch. 8): with ρ = r − n·m the released
+values r less their mean, α = Σ⁻¹ρ and G = ½(ααᵀ − Σ⁻¹),
 
-    ∂logp/∂m = n·α·(1 − ρᵀM⁻¹m/γ) + n·M⁻¹m/γ,   ∂logp/∂B = n·G,
+    ∂logp/∂m = n·α·(1 − ρᵀM⁻¹m/γ) + n·M⁻¹m/γ,   ∂logp/∂B = n·G,   ∂logp/∂r = −α,
 
 where Σ⁻¹ = M⁻¹ + (n/γ)·M⁻¹m·mᵀM⁻¹ (Sherman–Morrison) and only the blocks of G on B's
 block-arrowhead pattern are needed: those of M⁻¹ there are Aₖ⁻¹ + Aₖ⁻¹CₖŜ⁻¹CₖᵀAₖ⁻¹ (exits),
@@ -241,7 +241,8 @@ def _value(gram, log_det, n, size):
 @numba.njit(cache=True)
 def _exit_adjoints(moments, factor, n, share, scalars, ht, h_inv):
     """Per unit of the cell's share: the adjoints of the exit blocks' means and second moments,
-    of the border weights, and the sums Σₖ Bᵣ,ₖαₖ and Σₖ Bᵣ,ₖxₖ (module notes)."""
+    of the border weights, the sums Σₖ Bᵣ,ₖαₖ and Σₖ Bᵣ,ₖxₖ (module notes), and α = Σ⁻¹ρ on each
+    exit block."""
     mean, moment, b, basis, smean, ssecond = moments
     inverse, solved = factor[0], factor[5]
     coef, ratio, kappa = scalars
@@ -250,6 +251,7 @@ def _exit_adjoints(moments, factor, n, share, scalars, ht, h_inv):
     h_alpha, h_x = ht[:, 0] + coef * ht[:, 1], ht[:, 1].copy()  # H·α_corner, H·x_corner
     tee = h_inv @ basis.reshape((4 * p, P)).T  # T = H Ŝ⁻¹ Hᵀ, (4p, 4p)
     mean_bar, moment_bar, weight_bar = np.empty((E, p)), np.empty((E, p, p)), np.empty((4, E))
+    alphas = np.empty((E, p))  # Σ⁻¹ρ on each exit block: −∂logp/∂r there
     b_alpha, b_x = np.zeros(4 * p), np.zeros(4 * p)
     mixed = np.empty((4, p, p))  # Gᵣ = Σₛ wₛTᵣₛ, wₛ = nπ·Bₛ,ₖ
     for k in range(E):
@@ -268,6 +270,7 @@ def _exit_adjoints(moments, factor, n, share, scalars, ht, h_inv):
                     q[i, j] += w[r] * t
         full = solved[k] - _mm(inverse[k], ct)
         alpha, x = full[:, 0] + coef * full[:, 1], full[:, 1]
+        copy_into(alphas[k], alpha)
         copy_into(mean_bar[k], n * alpha * (1.0 - ratio) + kappa * x)
         inner = _mm(_mm(inverse[k], q), inverse[k])
         for i in range(p):
@@ -285,13 +288,13 @@ def _exit_adjoints(moments, factor, n, share, scalars, ht, h_inv):
                 for j in range(p):
                     trace += inverse[k, i, j] * mixed[r, i, j]
             weight_bar[r, k] = n * (dot_alpha - kappa * dot_x + trace)
-    return mean_bar, moment_bar, weight_bar, b_alpha, b_x
+    return mean_bar, moment_bar, weight_bar, b_alpha, b_x, alphas
 
 
 @numba.njit(cache=True, nogil=True)
 def _cell_adjoints(moments, factor, n, share, scalars):
-    """The adjoints of one cell's moments (:func:`cell_moments` order, scaled by the share) and
-    that of its share."""
+    """The adjoints of one cell's moments (:func:`cell_moments` order, scaled by the share), that
+    of its share, and that of its released statistics, −Σ⁻¹ρ (release order)."""
     mean, moment, b, basis, smean, ssecond = moments
     coef, ratio, kappa = scalars
     p, P = mean.shape[1], smean.shape[0]
@@ -300,7 +303,7 @@ def _cell_adjoints(moments, factor, n, share, scalars):
     flat = basis.reshape((4 * p, P))
     inv_schur = _lower_gram(factor[1])
     h_inv = flat @ inv_schur  # H Ŝ⁻¹, (4p, P)
-    mean_bar, moment_bar, weight_bar, b_alpha, b_x = _exit_adjoints(
+    mean_bar, moment_bar, weight_bar, b_alpha, b_x, alphas = _exit_adjoints(
         moments, factor, n, share, scalars, _mm(flat, t), h_inv
     )
     # Σₖ Bᵣ,ₖ·nπ·Bₛ,ₖ·Aₖ⁻¹ = nπ·W
@@ -316,7 +319,14 @@ def _cell_adjoints(moments, factor, n, share, scalars):
         share * mean_bar, share * moment_bar, share * weight_bar, share * basis_bar.reshape((4, p, P)),
         share * smean_bar, share * ssecond_bar,
     )  # fmt: skip
-    return bars, share_bar
+    value_bar = np.empty(mean.shape[0] * p + P)
+    index = _release_index(mean.shape[0], p - 1)
+    for k in range(mean.shape[0]):
+        for i in range(p):
+            value_bar[index[k * p + i]] = -alphas[k, i]
+    for q in range(P):
+        value_bar[index[mean.shape[0] * p + q]] = -alpha_c[q]
+    return bars, share_bar, value_bar
 
 
 @numba.njit(inline="always", error_model="numpy")  # a sampler's stray point: inf or nan
@@ -330,6 +340,7 @@ def _logp_grad(value, n, share, noise, beta, mu, chol, lei, cens, discrete):
     logp = _value(gram, log_det, n, value.size) if ok else -np.inf
     share_bar, beta_bar, mu_bar = np.zeros_like(share), np.zeros_like(beta), np.zeros_like(mu)
     cov_bar, lei_bar, cens_bar = np.zeros_like(cov), np.zeros_like(lei), np.zeros_like(cens)
+    value_bar = np.zeros_like(value)
     if math.isfinite(logp):
         m_rho, gamma = gram[1, 0], gram[2, 1]
         scalars = (n * m_rho / gamma, m_rho / gamma, n / gamma)
@@ -337,23 +348,24 @@ def _logp_grad(value, n, share, noise, beta, mu, chol, lei, cens, discrete):
         # grows by 1 − Σπ off the simplex: ∂logp/∂γ for every share
         gamma_bar = 0.5 * (n * m_rho**2 / gamma - 1.0) / gamma
         for c in range(value.shape[0]):
-            bars, cell_share_bar = _cell_adjoints(cells_moments[c], factors[c], n, share[c], scalars)
+            bars, cell_share_bar, cell_value_bar = _cell_adjoints(cells_moments[c], factors[c], n, share[c], scalars)
             share_bar[c] = cell_share_bar + gamma_bar
+            copy_into(value_bar[c], cell_value_bar)
             cell_moments_adjoint(
                 beta, mu[c], cov, lei[c], cens[c], discrete, cells_moments[c][2], bars,
                 beta_bar, mu_bar[c], cov_bar, lei_bar[c], cens_bar[c],
             )  # fmt: skip
     chol_bar = (cov_bar + cov_bar.T) @ chol
-    return logp, share_bar, beta_bar, mu_bar, chol_bar, lei_bar, cens_bar
+    return logp, share_bar, beta_bar, mu_bar, chol_bar, lei_bar, cens_bar, value_bar
 
 
 def logp_grad_signature():
-    """The C signature of :func:`logp_grad_entry`: eight input and seven output pointers, then n,
+    """The C signature of :func:`logp_grad_entry`: eight input and eight output pointers, then n,
     K, k, d, J and discrete."""
     from numba.core import types
 
     pointer = types.CPointer(types.float64)
-    return types.void(*(pointer,) * 15, types.float64, *(types.int64,) * 5)
+    return types.void(*(pointer,) * 16, types.float64, *(types.int64,) * 5)
 
 
 _ENTRY_LOCK = threading.Lock()
@@ -386,7 +398,8 @@ def _compiled_entry():
 
     @numba.cfunc(logp_grad_signature(), cache=True, error_model="numpy")
     def regression_logp_grad_entry(
-        value, share, noise, beta, mu, chol, lei, cens, logp, d_share, d_beta, d_mu, d_chol, d_lei, d_cens, n, K, k, d, J, discrete
+        value, share, noise, beta, mu, chol, lei, cens, logp, d_share, d_beta, d_mu, d_chol, d_lei, d_cens, d_value,
+        n, K, k, d, J, discrete,
     ):  # fmt: skip
         result = _logp_grad(
             numba.carray(value, (K, k)), n, numba.carray(share, K), numba.carray(noise, (K, k)),
@@ -400,6 +413,7 @@ def _compiled_entry():
         copy_into(numba.carray(d_chol, (d, d)), result[4])
         copy_into(numba.carray(d_lei, (K, J)), result[5])
         copy_into(numba.carray(d_cens, (K, J)), result[6])
+        copy_into(numba.carray(d_value, (K, k)), result[7])
 
     return regression_logp_grad_entry
 
@@ -411,7 +425,7 @@ def logp_grad_address() -> int:
 
 def regression_logp_grad(value, n, share, noise, beta, mu, chol, lei, cens, discrete):
     """log N(value | n·m, n·(B − mmᵀ) + diag(noise)) over the K cells, and its gradient in share,
-    beta, mu, chol, lei and cens.
+    beta, mu, chol, lei, cens and value.
 
     The kernel's C entry (:func:`logp_grad_entry`) called through ``ctypes``: the same compiled
     code that graphs compiled by PyTensor's Numba backend call.
@@ -438,13 +452,14 @@ def regression_logp_grad(value, n, share, noise, beta, mu, chol, lei, cens, disc
     Returns
     -------
     tuple
-        (logp, a float; then the arrays ∂/∂share, ∂/∂beta, ∂/∂mu, ∂/∂chol, ∂/∂lei, ∂/∂cens);
+        (logp, a float; then the arrays ∂/∂share, ∂/∂beta, ∂/∂mu, ∂/∂chol, ∂/∂lei, ∂/∂cens,
+        ∂/∂value);
         logp is −∞ where the covariance is not positive definite, with zero gradients.
     """
     K, k = value.shape
     d, J = beta.shape[0], lei.shape[1]
     inputs = [np.ascontiguousarray(a, dtype=np.float64) for a in (value, share, noise, beta, mu, chol, lei, cens)]
-    shapes = [(1,), (K,), (d,), (K, d), (d, d), (K, J), (K, J)]  # logp, then the gradient's parts
+    shapes = [(1,), (K,), (d,), (K, d), (d, d), (K, J), (K, J), (K, k)]  # logp, then the gradient's parts
     outputs = [np.empty(shape) for shape in shapes]
     pointer = ctypes.POINTER(ctypes.c_double)
     logp_grad_entry().ctypes(

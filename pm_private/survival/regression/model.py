@@ -28,8 +28,15 @@ covariate mean, and share β and the covariates' covariance: the stratified prop
 model.  Their shares of the n people are a Dirichlet parameter (the per-cell counts are released
 with noise, only n is public).
 
-Known limits: the covariates are taken to be Gaussian within a cell (binary or skewed covariates
-bias β at large n, as for the GLMs), censoring does not depend on x, and the projection of rows
+Covariate law: where the release declares its columns' kinds (``Preprocessing.x_kinds``), the
+means of the counts and covariate sums are taken from a reference law matched to the released
+moments and those kinds (:mod:`pm_private.survival.regression.covariate_law`), as the GLMs do;
+otherwise, or with ``x_sample=None``, the covariates are Gaussian within a cell (binary or
+skewed covariates then bias β at large n).
+
+Known limits: the covariance of the statistics keeps the Gaussian law's forms, the cells share
+the reference law's shape (its rows moved onto each cell's mean), censoring does not depend on
+x, and the projection of rows
 onto the ``x_bound`` ball is not modelled (the release's ``projected`` count says how many rows it
 moved; a bound from :func:`pm_private.survival.survival_regression_bounds` keeps the projected share
 small and falling with n).
@@ -46,12 +53,14 @@ import pytensor.tensor as pt
 from ..._engine.compile_notice import announce_compilation
 from ..._engine.compile_worker import start_compile_worker
 from ...privacy.validation import check_positive
+from ...released.copula_law import ReferenceLaw, reference_law
 from ...released.covariates import lkj_cholesky
 from ...released.family import check_stats, packed_preprocessing, record_fit, record_preprocessing
-from ...released.glm import CovariateLawWarning, preprocessing_arrays
+from ...released.glm import PUBLIC_ROWS, CovariateLawWarning, preprocessing_arrays, whitened_sample
 from ...released.reparametrisation import random_walk, symmetric_dirichlet
 from ..exits.model import HAZARDS, people_of_total
 from ..table_models import censoring_terms, check_censoring, resolve_noise_aware, survival_deterministics
+from .covariate_law import law_mean_shift
 from .ops import regression_log_density, regression_release_law
 from .release import SURVIVAL_REGRESSION, SurvivalRegressionStats, SurvivalRegressionStatsRelease
 
@@ -103,12 +112,12 @@ def _arrays(stats, noise_aware: bool) -> dict[str, np.ndarray]:
 
 
 def covariate_law_warning(stats, names) -> str | None:
-    """The warning :func:`survival_regression_model` raises where the release declares columns whose
-    law is not Gaussian (``Preprocessing.x_kinds``: binary or categorical), or None; public facts
-    only.
+    """The warning :func:`survival_regression_model` raises, with the Gaussian covariate law
+    (``x_sample=None``), where the release declares columns whose law is not Gaussian
+    (``Preprocessing.x_kinds``: binary or categorical), or None; public facts only.
 
     The model's expectations over the covariates (each cell's exit probabilities and moments)
-    take a Gaussian law with the released means and covariance.  A binary or categorical column
+    then take a Gaussian law with the released means and covariance.  A binary or categorical column
     has other higher moments, so those expectations, and the hazard ratios fitted to them, carry
     a bias that does not shrink with n.
 
@@ -135,7 +144,7 @@ def covariate_law_warning(stats, names) -> str | None:
         f"survival_regression_model describes the covariates by a Gaussian law with their released means and "
         f"covariance, but the release declares {len(declared)} of its {len(names)} columns not continuous: "
         f"{', '.join(declared)}; the hazard ratios' expectations over those columns are approximate, with a "
-        f"bias that does not shrink with n"
+        f"bias that does not shrink with n (the default x_sample='public' takes their reference law)"
     )
 
 
@@ -149,13 +158,17 @@ def _check(stats):
 
 def _likelihood_functions(K: int, discrete: bool):
     """The observed statistics' log-density and its random method, each one compiled Op of the
-    parameters (:mod:`pm_private.survival.regression.ops`)."""
+    parameters (:mod:`pm_private.survival.regression.ops`); ``shift`` is a covariate law's shift of
+    one person's mean (:func:`~pm_private.survival.regression.covariate_law.law_mean_shift`), n·π
+    times it on each cell's statistics."""
 
-    def logp(value, n, share, noise_var, beta, mu, chol, lei, cens):
-        return regression_log_density(value, n, share, noise_var, beta, mu, chol, lei, cens, discrete=discrete)
+    def logp(value, n, share, noise_var, shift, beta, mu, chol, lei, cens):
+        shifted = value - n * share[:, None] * shift
+        return regression_log_density(shifted, n, share, noise_var, beta, mu, chol, lei, cens, discrete=discrete)
 
-    def dist(n, share, noise_var, beta, mu, chol, lei, cens, size):
+    def dist(n, share, noise_var, shift, beta, mu, chol, lei, cens, size):
         mean, cov = regression_release_law(n, share, noise_var, beta, mu, chol, lei, cens, discrete=discrete)
+        mean = mean + (n * share[:, None] * shift).reshape((-1,))
         draws = pm.MvNormal.dist(mean, cov, size=size)
         return draws.reshape((*draws.shape[:-1], K, -1))
 
@@ -195,6 +208,17 @@ def _feature_names(stats, feature_names) -> list[str]:
     return names
 
 
+def _covariate_law(x_sample, stats) -> ReferenceLaw | None:
+    """The reference law the model takes (None: the Gaussian law): ``"public"`` gives the release's
+    reference law where its preprocessing declares the columns' kinds, else None."""
+    if isinstance(x_sample, ReferenceLaw) or x_sample is None:
+        return x_sample
+    if isinstance(x_sample, str) and x_sample == PUBLIC_ROWS:
+        declared = getattr(getattr(stats, "preprocessing", None), "x_kinds", None) is not None
+        return reference_law(stats) if declared else None
+    raise ValueError(f"x_sample must be 'public', None or a reference law (pm_private.reference_law), got {x_sample!r}")
+
+
 def _hazard_terms(priors, censoring: str, discrete: bool, centre: float, width, K: int, J: int):
     """The baseline and censoring random walks (model variables ``baseline``, ``censoring``) and
     the deterministics ``cumulative_hazard`` and ``survival``; returns the log event increments
@@ -214,6 +238,7 @@ def survival_regression_model(
     hazard: str = "piecewise_exponential",
     censoring: str = "random_walk",
     feature_names=None,
+    x_sample=PUBLIC_ROWS,
     beta_sigma: float = 1.0,
     baseline_sigma: float = 3.0,
     baseline_step_sigma: float = 0.5,
@@ -246,6 +271,12 @@ def survival_regression_model(
         follows everyone to it).
     feature_names : sequence of str, optional
         The d covariate names (default: the release's ``features``, else x0, x1, …).
+    x_sample : "public", None or ReferenceLaw, default "public"
+        The covariates' law behind the means of the counts and covariate sums (module notes):
+        ``"public"``, the release's reference law (:func:`pm_private.reference_law`) where its
+        preprocessing declares the columns' kinds, else the Gaussian law; None, the Gaussian law;
+        a :class:`~pm_private.released.ReferenceLaw` of this release (for other kinds or another
+        number of rows).
     beta_sigma : float, default 1.0
         Prior s.d. of each log hazard ratio (per unit of a covariate on the release's scale).
     baseline_sigma : float, default 3.0
@@ -286,20 +317,21 @@ def survival_regression_model(
         T ~ N(n, the counts' noise variance)), ``hazard_code``,
         ``interval_end``, ``x_bound``,
         ``preprocessing`` (the public map of new rows, for
-        :func:`predict_survival_regression`) and ``fit_record``.
+        :func:`predict_survival_regression`), ``fit_record`` and, with a reference law,
+        ``x_sample_whitened`` (its rows, whitened).
 
     Raises
     ------
     ValueError
         If ``stats`` is not such a release, ``hazard`` or ``censoring`` is unknown,
-        a prior scale is not finite and > 0, ``feature_names`` are not d distinct names, or
-        ``noise_aware=True`` is asked of exact statistics.
+        a prior scale is not finite and > 0, ``feature_names`` are not d distinct names,
+        ``noise_aware=True`` is asked of exact statistics, or ``x_sample`` is none of its kinds.
 
     Warns
     -----
     CovariateLawWarning
-        When the release's preprocessing declares binary or categorical columns
-        (``Preprocessing.x_kinds``), which the model's Gaussian covariate law misdescribes
+        With ``x_sample=None``, when the release's preprocessing declares binary or categorical
+        columns (``Preprocessing.x_kinds``), which the Gaussian covariate law misdescribes
         (``covariate_law_warning``); ``print_summary`` repeats it.
 
     See Also
@@ -366,7 +398,8 @@ def survival_regression_model(
     width = np.diff(np.concatenate([[0.0], stats.edges])) / stats.horizon
     discrete = hazard == "cloglog"
     centre = -np.log(J) if discrete else 0.0
-    law_warning = covariate_law_warning(stats, names)
+    law = _covariate_law(x_sample, stats)
+    law_warning = covariate_law_warning(stats, names) if law is None else None
     if law_warning is not None:
         warnings.warn(law_warning, CovariateLawWarning, stacklevel=2)
     with pm.Model(coords=coords) as model:
@@ -384,11 +417,17 @@ def survival_regression_model(
         log_event_increment, censor_terms = _hazard_terms(priors, censoring, discrete, centre, width, K, J)
         logp, dist = _likelihood_functions(K, discrete)
         count_variance = pt.sum(data["regression_noise_var"][:, : 2 * J + 1])  # the counts' columns
+        if law is None:
+            shift = pt.zeros((K, len(coords["statistic"])))
+        else:
+            whitened = pm.Data("x_sample_whitened", whitened_sample(law.rows, stats))
+            shift = law_mean_shift(whitened, beta, mu, x_chol, log_event_increment, censor_terms, discrete=discrete)
         pm.CustomDist(
             "likelihood",
             people_of_total(stats, data, count_variance) if noise_aware else data["stats_n"],
             pt.specify_shape(share, (K,)),
             data["regression_noise_var"],
+            pt.specify_shape(shift, (K, len(coords["statistic"]))),
             pt.specify_shape(beta, (d,)),
             pt.specify_shape(mu, (K, d)),
             pt.specify_shape(x_chol, (d, d)),
@@ -396,7 +435,7 @@ def survival_regression_model(
             pt.specify_shape(censor_terms, (K, J)),
             logp=logp,
             dist=dist,
-            signature="(),(c),(c,k),(f),(c,f),(f,f),(c,j),(c,j)->(c,k)",
+            signature="(),(c),(c,k),(c,k),(f),(c,f),(f,f),(c,j),(c,j)->(c,k)",
             observed=data["regression_vector"],
             dims=("cell", "statistic"),
         )
@@ -405,7 +444,7 @@ def survival_regression_model(
     return model
 
 
-def set_survival_regression_stats(stats, model: pm.Model | None = None) -> None:
+def set_survival_regression_stats(stats, model: pm.Model | None = None, *, x_sample=PUBLIC_ROWS) -> None:
     """Swap the statistics of a built :func:`survival_regression_model` for others of the same
     intervals and covariates, without recompiling (``pm.set_data``).
 
@@ -415,13 +454,18 @@ def set_survival_regression_stats(stats, model: pm.Model | None = None) -> None:
         The new statistics.
     model : pymc.Model, optional
         A model of :func:`survival_regression_model` (default: the model of the current context).
+    x_sample : "public", None or ReferenceLaw, default "public"
+        As for :func:`survival_regression_model`; the model keeps the law it was built with
+        (reference or Gaussian), and a reference law is rebuilt from the new statistics with
+        the model's number of rows.
 
     Raises
     ------
     ValueError
         If ``stats`` is not such a release, its intervals or number of covariates differ from the
-        model's, it is exact and the model is noise-aware, or n is private in one of them and
-        public in the other.
+        model's, it is exact and the model is noise-aware, n is private in one of them and
+        public in the other, or the covariate law ``x_sample`` gives is not of the kind the
+        model was built with.
     """
     _check(stats)
     model = pm.modelcontext(model)
@@ -439,4 +483,18 @@ def set_survival_regression_stats(stats, model: pm.Model | None = None) -> None:
     new = _arrays(stats, noise_aware)
     new["x_bound"] = np.float64(np.inf if stats.x_bound is None else stats.x_bound)
     new["preprocessing"] = packed_preprocessing(preprocessing_arrays(stats))
+    built_with_law = "x_sample_whitened" in model
+    if isinstance(x_sample, str) and x_sample == PUBLIC_ROWS and built_with_law:
+        x_sample = reference_law(stats, size=model["x_sample_whitened"].get_value().shape[0])
+    law = _covariate_law(x_sample, stats)
+    if (law is not None) != built_with_law:
+        built = "a reference covariate law" if built_with_law else "the Gaussian covariate law"
+        raise ValueError(
+            f"x_sample: the model was built with {built} and the new statistics ask for the other (build a new model)"
+        )
+    if law is not None:
+        whitened = whitened_sample(law.rows, stats)
+        if whitened.shape != model["x_sample_whitened"].get_value().shape:
+            raise ValueError("x_sample: the number of rows differs from the model's (build a new model)")
+        new["x_sample_whitened"] = whitened
     pm.set_data(new, model=model)

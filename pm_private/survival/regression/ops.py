@@ -35,6 +35,9 @@ __all__ = ["regression_log_density", "regression_release_law"]
 
 _NAMES = ("value", "n", "share", "noise_var", "beta", "mu", "chol", "lei", "cens")
 _NDIM = (2, 0, 1, 2, 1, 2, 2, 2, 2)
+#: The inputs whose gradient :class:`RegressionLogp` outputs, in its outputs' order: share, β, μ, L,
+#: log λΔ, censoring, value.
+_GRADIENT_INPUTS = (2, 4, 5, 6, 7, 8, 0)
 
 
 def _inputs(args, names=_NAMES, ndims=_NDIM):
@@ -54,11 +57,12 @@ def _init_shape(op, cells: int, intervals: int, covariates: int, discrete: bool)
 
 class RegressionLogp(Op):
     """(value, n, share, noise_var, β, μ, L, log λΔ, censoring) ↦ (logp, its gradient in share, β,
-    μ, L, log λΔ and censoring): the log-density of the released statistics with Σx = LLᵀ, as
-    :func:`~pm_private.survival.regression.likelihood.exit_table_normal_logp` of
+    μ, L, log λΔ, censoring and value): the log-density of the released statistics with Σx = LLᵀ,
+    as :func:`~pm_private.survival.regression.likelihood.exit_table_normal_logp` of
     :func:`~pm_private.survival.regression.moments.regression_stat_blocks`.  The gradient outputs
-    serve only its pullback, which derives the gradient in n from the one in the shares; second
-    derivatives are not implemented."""
+    serve only its pullback, which derives the gradient in n from the one in the shares (the
+    gradient in the value serves a shift of the mean passed through it, a covariate law's
+    correction); second derivatives are not implemented."""
 
     __props__ = ("cells", "intervals", "covariates", "discrete")
 
@@ -67,7 +71,7 @@ class RegressionLogp(Op):
 
     def make_node(self, *args):
         inputs = _inputs(args)
-        return Apply(self, inputs, [pt.dscalar(), *(inputs[i].type() for i in (2, 4, 5, 6, 7, 8))])
+        return Apply(self, inputs, [pt.dscalar(), *(inputs[i].type() for i in _GRADIENT_INPUTS)])
 
     def perform(self, node, inputs, output_storage):
         results = regression_logp_grad(*inputs, self.discrete)
@@ -75,24 +79,20 @@ class RegressionLogp(Op):
             storage[0] = np.asarray(result)
 
     def infer_shape(self, node, shapes):
-        return [(), *(shapes[i] for i in (2, 4, 5, 6, 7, 8))]
+        return [(), *(shapes[i] for i in _GRADIENT_INPUTS)]
 
     def pullback(self, inputs, outputs, cotangents):
         if any(not isinstance(c.type, DisconnectedType) for c in cotangents[1:]):
             return [grad_not_implemented(self, i, v, "second derivatives") for i, v in enumerate(inputs)]
         g = cotangents[0]
-        grads = iter(outputs[1:])
+        grads = dict(zip(_GRADIENT_INPUTS, outputs[1:], strict=True))
         n, share = inputs[1], inputs[2]
         # in n, from the gradient in the shares (a latent n, under add/remove neighbours): the value is
         # F(n·π, n), and F depends on n at fixed n·π only through −½ log γ, γ = mᵀM⁻¹Dw with m = μ/n
         # (n·(mᵀM⁻¹ρ)²/γ does not move), so ∂/∂n = (πᵀ∂/∂π + ½)/n
         n_grad = g * (pt.dot(share, outputs[1]) + 0.5) / n
         return [
-            g * next(grads)
-            if i in (2, 4, 5, 6, 7, 8)
-            else n_grad
-            if i == 1
-            else grad_not_implemented(self, i, v, "data")
+            g * grads[i] if i in grads else n_grad if i == 1 else grad_not_implemented(self, i, v, "data")
             for i, v in enumerate(inputs)
         ]
 
@@ -163,13 +163,13 @@ def _numba_funcify_logp(op, node=None, **kwargs):
         mu, chol, lei, cens = c(mu), c(chol), c(lei), c(cens)
         (K, k), (d, J) = value.shape, (beta.shape[0], lei.shape[1])
         logp, d_share, d_beta, d_mu = np.empty(1), np.empty(K), np.empty(d), np.empty((K, d))
-        d_chol, d_lei, d_cens = np.empty((d, d)), np.empty((K, J)), np.empty((K, J))
+        d_chol, d_lei, d_cens, d_value = np.empty((d, d)), np.empty((K, J)), np.empty((K, J)), np.empty((K, k))
         entry()(
             value.ctypes, share.ctypes, noise.ctypes, beta.ctypes, mu.ctypes, chol.ctypes, lei.ctypes, cens.ctypes,
             logp.ctypes, d_share.ctypes, d_beta.ctypes, d_mu.ctypes, d_chol.ctypes, d_lei.ctypes, d_cens.ctypes,
-            n.item(), K, k, d, J, discrete,
+            d_value.ctypes, n.item(), K, k, d, J, discrete,
         )  # fmt: skip
-        return np.asarray(logp[0]), d_share, d_beta, d_mu, d_chol, d_lei, d_cens
+        return np.asarray(logp[0]), d_share, d_beta, d_mu, d_chol, d_lei, d_cens, d_value
 
     return regression_logp_op
 
@@ -208,7 +208,7 @@ def reference_log_density(op, value, n, share, noise_var, beta, mu, chol, lei, c
     parts = _symbolic(op, beta, mu, chol, lei, cens)
     blocks = StatBlocks(*(pt.stack(p) for p in zip(*parts, strict=True)))
     logp = exit_table_normal_logp(value, n, share, noise_var, blocks, op.intervals, op.covariates)
-    return [logp, *pytensor.grad(logp, [share, beta, mu, chol, lei, cens])]
+    return [logp, *pytensor.grad(logp, [share, beta, mu, chol, lei, cens, value])]
 
 
 def reference_release_law(op, n, share, noise_var, beta, mu, chol, lei, cens):
