@@ -61,6 +61,7 @@ from ...released.reparametrisation import random_walk, symmetric_dirichlet
 from ..exits.model import HAZARDS, people_of_total
 from ..table_models import censoring_terms, check_censoring, resolve_noise_aware, survival_deterministics
 from .covariate_law import law_mean_shift
+from .moments import statistic_size
 from .ops import regression_log_density, regression_release_law
 from .release import SURVIVAL_REGRESSION, SurvivalRegressionStats, SurvivalRegressionStatsRelease
 
@@ -217,6 +218,15 @@ def _covariate_law(x_sample, stats) -> ReferenceLaw | None:
         declared = getattr(getattr(stats, "preprocessing", None), "x_kinds", None) is not None
         return reference_law(stats) if declared else None
     raise ValueError(f"x_sample must be 'public', None or a reference law (pm_private.reference_law), got {x_sample!r}")
+
+
+def _law_shift(law, stats, beta, mu, x_chol, lei, cens, discrete: bool):
+    """The shift of one person's mean per cell (K, k) that the reference law ``law`` gives, with its
+    whitened rows as the model's data ``x_sample_whitened``; zeros for the Gaussian law."""
+    if law is None:
+        return pt.zeros((stats.K, statistic_size(stats.J, stats.d)))
+    whitened = pm.Data("x_sample_whitened", whitened_sample(law.rows, stats))
+    return law_mean_shift(whitened, beta, mu, x_chol, lei, cens, discrete=discrete)
 
 
 def _hazard_terms(priors, censoring: str, discrete: bool, centre: float, width, K: int, J: int):
@@ -417,11 +427,7 @@ def survival_regression_model(
         log_event_increment, censor_terms = _hazard_terms(priors, censoring, discrete, centre, width, K, J)
         logp, dist = _likelihood_functions(K, discrete)
         count_variance = pt.sum(data["regression_noise_var"][:, : 2 * J + 1])  # the counts' columns
-        if law is None:
-            shift = pt.zeros((K, len(coords["statistic"])))
-        else:
-            whitened = pm.Data("x_sample_whitened", whitened_sample(law.rows, stats))
-            shift = law_mean_shift(whitened, beta, mu, x_chol, log_event_increment, censor_terms, discrete=discrete)
+        shift = _law_shift(law, stats, beta, mu, x_chol, log_event_increment, censor_terms, discrete)
         pm.CustomDist(
             "likelihood",
             people_of_total(stats, data, count_variance) if noise_aware else data["stats_n"],
