@@ -11,6 +11,10 @@ gradient, and the ratio dense / blocks (timed in the same run, interleaved).
 
     python -m benchmarks.bench_survival_regression_speed
     python -m benchmarks.bench_survival_regression_speed --fit --repeats 5
+    python -m benchmarks.bench_survival_regression_speed --law
+
+``--law`` times instead one evaluation of the model's log-density and gradient with the Gaussian
+covariate law and with the release's reference law (five of the ten columns declared binary).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import time
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
+from pymc.blocking import DictToArrayBijection
 
 from pm_private.released.likelihood import normal_logp
 from pm_private.survival.regression.likelihood import exit_table_normal_logp
@@ -100,11 +105,58 @@ def fit_time(repeats: int) -> tuple[float, list[float]]:
     return times[0], times[1:]
 
 
+def law_gradient_times(repeats: int) -> dict[str, float]:
+    """Median ms of one log-density-and-gradient evaluation of the model (PyMC's raveled function,
+    as NUTS calls it) at d = 10 (five binary columns declared), J = 20, n = 10⁴, ε = 1, with the
+    Gaussian covariate law and with the release's reference law (2,048 rows), interleaved."""
+    import pm_private as pp
+    from pm_private.survival import release_survival_regression_stats, survival_regression_model
+
+    rng = np.random.default_rng(0)
+    n, d, J = 10_000, 10, 20
+
+    def rows(size):
+        return np.c_[rng.normal(size=(size, d // 2)), rng.random((size, d - d // 2)) < 0.3].astype(float)
+
+    X = rows(n)
+    t = rng.exponential(np.exp(-X @ rng.normal(0.0, 0.3, d)))
+    c = rng.exponential(1 / 0.3, n)
+    release = release_survival_regression_stats(
+        np.minimum(t, c), t <= c, X, edges=np.quantile(t, np.linspace(0.1, 0.9, J)), x_bound=6.0, epsilon=1.0,
+        delta=1e-6, rng=1, preprocessing=pp.Preprocessing.from_public(rows(200)),
+    )  # fmt: skip
+    functions = {}
+    for name, law in (("Gaussian law", None), ("reference law", "public")):
+        model = survival_regression_model(release, x_sample=law)
+        f = model.logp_dlogp_function(ravel_inputs=True)
+        f.set_extra_values({})
+        point = DictToArrayBijection.map(model.initial_point()).data
+        f(point)
+        functions[name] = (f, point)
+    runs = {name: [] for name in functions}
+    for _ in range(repeats):
+        for name, (f, point) in functions.items():
+            runs[name].append(time_evaluations(f, [point]))
+    return {name: 1e3 * float(np.median(values)) for name, values in runs.items()}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--fit", action="store_true", help="also time nutpie refits at d = 10, J = 20")
+    parser.add_argument(
+        "--law", action="store_true", help="only time a gradient with the Gaussian and the reference covariate law"
+    )
     args = parser.parse_args(argv)
+    if args.law:
+        times = law_gradient_times(args.repeats)
+        print(
+            f"d = 10, J = 20, one gradient (median of {args.repeats}): "
+            + ", ".join(f"{name} {ms:.2f} ms" for name, ms in times.items())
+            + f"; reference / Gaussian {times['reference law'] / times['Gaussian law']:.2f}"
+        )
+        print(f"load average {os.getloadavg()[0]:.2f}")
+        return
     print("| d | J | k | dense ms | blocks ms | dense / blocks |")
     print("|---|---|---|---|---|---|")
     for d, J in SHAPES:
