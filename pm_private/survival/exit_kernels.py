@@ -50,7 +50,7 @@ import math
 import numba
 import numpy as np
 
-__all__ = ["exit_table_logp_grad", "exit_table_probabilities", "exits_adjoint", "exits_into"]
+__all__ = ["exit_table_logp_grad", "exit_table_probabilities", "exits_adjoint", "exits_adjoint_into", "exits_into"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -87,8 +87,17 @@ def exits_into(shift, increments, cens, discrete, out):
 def exits_adjoint(shift, increments, cens, discrete, bar, lei_bar, cens_bar):
     """Reverse of :func:`exits_into`: the adjoint of a = log ``shift`` from that of the
     probabilities (``bar``); accumulates those of the log event increments ℓ and censoring terms."""
+    return exits_adjoint_into(
+        shift, increments, cens, discrete, bar, lei_bar, cens_bar, np.empty((4, increments.shape[0]))
+    )
+
+
+@numba.njit(cache=True, error_model="numpy")  # x/0 gives inf or nan (a -inf log-density), as NumPy
+def exits_adjoint_into(shift, increments, cens, discrete, bar, lei_bar, cens_bar, scratch):
+    """:func:`exits_adjoint` with its four J-vectors of intermediates in ``scratch`` (4, J), for a
+    caller that reverses many rows: no allocation per call."""
     J = increments.shape[0]
-    event, at_risk, leave, rate = np.empty(J), np.empty(J), np.empty(J), np.empty(J)
+    event, at_risk, leave, rate = scratch[0], scratch[1], scratch[2], scratch[3]
     risk = 1.0
     for j in range(J):
         event[j] = shift * increments[j]

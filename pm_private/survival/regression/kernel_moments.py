@@ -23,7 +23,7 @@ import numpy as np
 
 from ..._engine.numba_arrays import outer
 from ...released.moment_ops import square_covariance, square_covariance_adjoint, upper_pairs
-from ..exit_kernels import exits_adjoint, exits_into
+from ..exit_kernels import exits_adjoint_into, exits_into
 from .moments import _HERMITE, _NODES, _WEIGHTS, FRAILTY_SD
 
 __all__ = ["cell_moments", "cell_moments_adjoint"]
@@ -173,8 +173,11 @@ def _hermite_weights_adjoint(m, s, lei, cens, discrete, b_bar, lei_bar, cens_bar
     g_bar = _HW.T @ b_bar  # (Q, E)
     m_bar, s_bar = 0.0, 0.0
     increments = np.exp(lei)
+    scratch = np.empty((4, lei.shape[0]))
     for q in range(_Z.shape[0]):
-        a_bar = exits_adjoint(math.exp(m + s * _Z[q]), increments, cens, discrete, g_bar[q], lei_bar, cens_bar)
+        a_bar = exits_adjoint_into(
+            math.exp(m + s * _Z[q]), increments, cens, discrete, g_bar[q], lei_bar, cens_bar, scratch
+        )
         m_bar += a_bar
         s_bar += a_bar * _Z[q]
     return m_bar, s_bar

@@ -11,7 +11,7 @@ law's N whitened rows and over the Gauss–Hermite nodes of the Gaussian law.  A
 these are (K, N, 2J + 1)-sized exponentials, cumulative sums and a contraction with their
 gradients, about 10 ms per gradient at N = 2,048, J = 20, d = 10; here they are two Numba loop
 kernels (:func:`~pm_private.survival.exit_kernels.exits_into` per row, and its reverse
-:func:`~pm_private.survival.exit_kernels.exits_adjoint`), compiled once per machine.  The rows and
+:func:`~pm_private.survival.exit_kernels.exits_adjoint_into`), compiled once per machine.  The rows and
 weights are data (no gradient); the gradient goes to a and the hazards.
 """
 
@@ -29,7 +29,7 @@ from pytensor.link.numba.dispatch.basic import numba_njit
 
 from ..._engine.jax_dispatch import register_jax_funcify
 from ..._engine.numba_cache import register_numba_funcify
-from ..exit_kernels import exits_adjoint, exits_into
+from ..exit_kernels import exits_adjoint_into, exits_into
 
 __all__ = ["weighted_exit_sums"]
 
@@ -55,11 +55,11 @@ def exit_sums_kernel(a, z, w, lei, cens, discrete):
 @numba.njit(cache=True, nogil=True)
 def exit_sums_vjp_kernel(a, z, w, lei, cens, discrete, total_bar, moment_bar):
     """(∂/∂a, ∂/∂lei, ∂/∂cens) of ⟨T̄, T⟩ + ⟨Ū, U⟩: each row's exits take the cotangent
-    wᵢ·(T̄[c, k] + Ū[c, k]·zᵢ), through :func:`exits_adjoint`."""
+    wᵢ·(T̄[c, k] + Ū[c, k]·zᵢ), through :func:`exits_adjoint_into`."""
     (cells, rows), width, J = a.shape, z.shape[1], lei.shape[1]
     exits = 2 * J + 1
     a_bar, lei_bar, cens_bar = np.empty((cells, rows)), np.zeros((cells, J)), np.zeros((cells, J))
-    bar = np.empty(exits)
+    bar, scratch = np.empty(exits), np.empty((4, J))
     for c in range(cells):
         increments = np.exp(lei[c])
         for i in range(rows):
@@ -68,7 +68,9 @@ def exit_sums_vjp_kernel(a, z, w, lei, cens, discrete, total_bar, moment_bar):
                 for j in range(width):
                     t += moment_bar[c, k, j] * z[i, j]
                 bar[k] = w[i] * t
-            a_bar[c, i] = exits_adjoint(math.exp(a[c, i]), increments, cens[c], discrete, bar, lei_bar[c], cens_bar[c])
+            a_bar[c, i] = exits_adjoint_into(
+                math.exp(a[c, i]), increments, cens[c], discrete, bar, lei_bar[c], cens_bar[c], scratch
+            )
     return a_bar, lei_bar, cens_bar
 
 
