@@ -217,9 +217,9 @@ RARE_LEVEL_NOISE_SDS = 2.0
 
 
 def rare_level_warning(stats, law: ReferenceLaw) -> str | None:
-    """The warning a GLM fit on a reference law raises where a binary column's level is rarer than
-    the release's noise can resolve, or None; from released values and public figures only
-    (post-processing).
+    """The warning a GLM or survival regression fit on a reference law raises where a binary
+    column's level is rarer than the release's noise can resolve, or None; from released values
+    and public figures only (post-processing).
 
     A binary column's released share of ones is p̂ⱼ = cⱼ + sⱼ·(Σx)ⱼ/n (cⱼ, sⱼ its public centre and
     scale), with noise s.d. sⱼ·σⱼ/n (σⱼ the noise s.d. of (Σx)ⱼ).  Where min(p̂ⱼ, 1 − p̂ⱼ) is below
@@ -229,8 +229,9 @@ def rare_level_warning(stats, law: ReferenceLaw) -> str | None:
 
     Parameters
     ----------
-    stats : LogisticStatsRelease, PoissonStatsRelease or exact statistics of those families
-        The release the law was built from.
+    stats : LogisticStatsRelease, PoissonStatsRelease, SurvivalRegressionStatsRelease or exact statistics of those families
+        The release the law was built from (for an exit table with covariate moments, Σx and its
+        noise variance are those of the x sums added over cells and exits).
     law : ReferenceLaw
         Its reference law.
 
@@ -241,10 +242,16 @@ def rare_level_warning(stats, law: ReferenceLaw) -> str | None:
     """
     if not hasattr(stats, "noise_variance"):
         return None
-    d, n = stats.d, stats.n_estimate
+    d = stats.d
+    _, _, n = released_covariate_moments(stats)
+    if hasattr(stats, "x_sums"):
+        x_sum = np.asarray(stats.x_sums, dtype=np.float64).sum(axis=(0, 1))
+        variance = np.asarray(stats.noise_variance()["x_sums"], dtype=np.float64).sum(axis=(0, 1))
+    else:
+        x_sum, variance = np.asarray(stats.x_sum, dtype=np.float64), np.asarray(stats.noise_variance())[:d]
     center, scale = affine_vectors(getattr(stats, "preprocessing", None), d)
-    share = center + scale * np.asarray(stats.x_sum, dtype=np.float64) / n
-    noise = scale * np.sqrt(np.asarray(stats.noise_variance(), dtype=np.float64)[:d]) / n
+    share = center + scale * x_sum / n
+    noise = scale * np.sqrt(variance) / n
     features = getattr(stats, "features", None)
     names = [f"x{j}" for j in range(d)] if features is None else [str(v) for v in features]
     rare = [

@@ -146,3 +146,24 @@ def test_a_release_with_declared_kinds_gets_the_reference_law_by_default_and_kee
         survival_regression_model(release(0), x_sample="rows")
     gaussian = survival_regression_model(release(0), x_sample=None)
     assert "x_sample_whitened" not in gaussian
+
+
+def test_a_binary_level_rarer_than_the_noise_can_resolve_raises_the_warning_with_its_figures():
+    """Under the reference law the rare-level warning of the GLMs fires on the survival regression's
+    release too (Σx over cells and exits, its noise summed likewise), and is recorded."""
+    from pm_private.released.family import recorded_warnings
+
+    rng = np.random.default_rng(9)
+    n = 3000
+    X = np.c_[rng.normal(size=n), rng.random(n) < 0.004]
+    time, event = rng.exponential(1.0, n), (rng.random(n) < 0.7).astype(int)
+    prep = pp.Preprocessing.from_public(np.c_[rng.normal(size=60), np.arange(60) % 20 == 0])
+    common = dict(edges=[0.5, 1.0, 2.0], x_bound=4.0, delta=1e-6, rng=0, preprocessing=prep)
+    with pytest.warns(CovariateLawWarning, match=r"rarer than the release's noise can resolve: x1 \(released share"):
+        model = survival_regression_model(release_survival_regression_stats(time, event, X, epsilon=0.5, **common))
+    (message,) = recorded_warnings(model)
+    assert "x1" in message and "x0" not in message
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CovariateLawWarning)
+        X[:, 1] = rng.random(n) < 0.3
+        survival_regression_model(release_survival_regression_stats(time, event, X, epsilon=0.5, **common))

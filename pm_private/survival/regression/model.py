@@ -53,7 +53,7 @@ import pytensor.tensor as pt
 from ..._engine.compile_notice import announce_compilation
 from ..._engine.compile_worker import start_compile_worker
 from ...privacy.validation import check_positive
-from ...released.copula_law import ReferenceLaw, reference_law
+from ...released.copula_law import ReferenceLaw, rare_level_warning, reference_law
 from ...released.covariates import lkj_cholesky
 from ...released.family import check_stats, packed_preprocessing, record_fit, record_preprocessing
 from ...released.glm import PUBLIC_ROWS, CovariateLawWarning, preprocessing_arrays, whitened_sample
@@ -342,7 +342,9 @@ def survival_regression_model(
     CovariateLawWarning
         With ``x_sample=None``, when the release's preprocessing declares binary or categorical
         columns (``Preprocessing.x_kinds``), which the Gaussian covariate law misdescribes
-        (``covariate_law_warning``); ``print_summary`` repeats it.
+        (``covariate_law_warning``); with a reference law, when a binary column's level is rarer
+        than the release's noise can resolve (:func:`pm_private.released.copula_law.rare_level_warning`);
+        ``print_summary`` repeats it.
 
     See Also
     --------
@@ -409,7 +411,7 @@ def survival_regression_model(
     discrete = hazard == "cloglog"
     centre = -np.log(J) if discrete else 0.0
     law = _covariate_law(x_sample, stats)
-    law_warning = covariate_law_warning(stats, names) if law is None else None
+    law_warning = covariate_law_warning(stats, names) if law is None else rare_level_warning(stats, law)
     if law_warning is not None:
         warnings.warn(law_warning, CovariateLawWarning, stacklevel=2)
     with pm.Model(coords=coords) as model:
