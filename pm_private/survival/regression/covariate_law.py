@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pytensor.tensor as pt
 
+from ..._engine.docstrings import parameters_from
 from .law_ops import weighted_exit_sums
 from .moments import FRAILTY_SD, HERMITE_NODES
 
@@ -34,6 +35,7 @@ _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(HERMITE_NODES)
 _WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
 
 
+@parameters_from(weighted_exit_sums)
 def law_mean_shift(whitened, beta, mu, chol, lei, cens, *, discrete: bool = False):
     """The reference law's means of one person's counts and covariate sums per exit less the
     Gaussian law's (module notes), per cell in the release's order, 0 on the squares.
@@ -49,10 +51,7 @@ def law_mean_shift(whitened, beta, mu, chol, lei, cens, *, discrete: bool = Fals
     chol : tensor (d, d)
         A factor L of the covariates' covariance Σx = LLᵀ.
     lei, cens : tensor (K, J)
-        The cells' log event increments and censoring terms (as for
-        :func:`~pm_private.survival.regression.moments.exit_probabilities`).
-    discrete : bool, default False
-        The grouped (discrete-time) model.
+        As for :func:`~pm_private.survival.regression.law_ops.weighted_exit_sums`.
 
     Returns
     -------
