@@ -3,7 +3,7 @@ moments of x and each column's declared kind, as a fixed set of reference rows.
 
 The noise-aware GLMs need expectations E[g(a)·(1, x)], a = xᵀβ + b, over the covariates' law, and
 the survival regression the same of each exit's probability
-(:mod:`pm_private.survival.regression.covariate_law`).  The
+(``pm_private.survival.regression.covariate_law``).  The
 Gaussian law gets the part of g linear in a right and misses the rest on binary or skewed columns;
 the public-rows law gets the shape from m public rows but pays for their Monte Carlo error (about
 n/√m on a released sum) with intervals far wider than the private rows allow.  The reference law
@@ -321,7 +321,7 @@ def reference_law(stats, kinds=None, *, size="auto") -> ReferenceLaw:
     as ``x_sample`` to :func:`pm_private.logistic_model`, :func:`pm_private.poisson_model` or
     :func:`pm_private.survival_regression_model`.
 
-    Built from the release's noisy Σx and Σxxᵀ (divided by n; :func:`released_covariate_moments`),
+    Built from the release's noisy Σx and Σxxᵀ (divided by n; ``released_covariate_moments``),
     its public preprocessing, its public
     rows (when it kept some: the continuous columns' marginal shape, after the release's
     preprocessing and projection onto its row bound, as the released rows) and the declared

@@ -30,7 +30,7 @@ with noise, only n is public).
 
 Covariate law: where the release declares its columns' kinds (``Preprocessing.x_kinds``), the
 means of the counts and covariate sums are taken from a reference law matched to the released
-moments and those kinds (:mod:`pm_private.survival.regression.covariate_law`), as the GLMs do;
+moments and those kinds (``pm_private.survival.regression.covariate_law``), as the GLMs do;
 otherwise, or with ``x_sample=None``, the covariates are Gaussian within a cell (binary or
 skewed covariates then bias β at large n).
 
@@ -343,7 +343,7 @@ def survival_regression_model(
         With ``x_sample=None``, when the release's preprocessing declares binary or categorical
         columns (``Preprocessing.x_kinds``), which the Gaussian covariate law misdescribes
         (``covariate_law_warning``); with a reference law, when a binary column's level is rarer
-        than the release's noise can resolve (:func:`pm_private.released.copula_law.rare_level_warning`);
+        than the release's noise can resolve (``pm_private.released.copula_law.rare_level_warning``);
         ``print_summary`` repeats it.
 
     See Also
