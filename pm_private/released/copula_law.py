@@ -242,8 +242,7 @@ def rare_level_warning(stats, law: ReferenceLaw) -> str | None:
     """
     if not hasattr(stats, "noise_variance"):
         return None
-    d = stats.d
-    _, _, n = released_covariate_moments(stats)
+    d, n = stats.d, _released_count(stats)
     if hasattr(stats, "x_sums"):
         x_sum = np.asarray(stats.x_sums, dtype=np.float64).sum(axis=(0, 1))
         variance = np.asarray(stats.noise_variance()["x_sums"], dtype=np.float64).sum(axis=(0, 1))
@@ -297,21 +296,33 @@ def reference_size(n: int) -> int:
     return int(min(high, max(low, 2 ** int(np.ceil(np.log2(max(n, 1) / 6.0))))))
 
 
+def _cell_counts(stats) -> np.ndarray:
+    """Each cell's noisy count of an exit table with covariate moments, at least 1."""
+    return np.maximum(np.asarray(stats.counts, dtype=np.float64).sum(axis=1), 1.0)
+
+
+def _released_count(stats) -> float:
+    """n, or where n is private its noisy count: for an exit table with covariate moments the sum
+    of :func:`_cell_counts`."""
+    if hasattr(stats, "x_sums"):
+        return float(stats.n) if stats.n is not None else float(_cell_counts(stats).sum())
+    return stats.n_estimate
+
+
 def released_covariate_moments(stats) -> tuple[np.ndarray, np.ndarray, float]:
     """The covariates' mean and covariance as a release gives them, on its scale, and its n: for a
     GLM release Σx/n and Sxx/n − x̄x̄ᵀ; for an exit table with covariate moments (cells with their own
     means and one covariance, as the survival regression models them) the pooled mean and the
     pooled within-cell covariance, Σ_c (Sxx_c − Σx_c·Σx_cᵀ/n_c)/n, each cell's n_c its noisy
     count (at least 1).  Post-processing of released values."""
+    n = _released_count(stats)
     if hasattr(stats, "x_sums"):
         sums = np.asarray(stats.x_sums, dtype=np.float64).sum(axis=1)  # (K, d)
-        counts = np.maximum(np.asarray(stats.counts, dtype=np.float64).sum(axis=1), 1.0)
-        n = float(stats.n) if stats.n is not None else float(counts.sum())
+        counts = _cell_counts(stats)
         within = np.asarray(stats.xx, dtype=np.float64).sum(axis=0) - np.einsum(
             "ka,kb->ab", sums / counts[:, None], sums
         )
         return sums.sum(axis=0) / n, within / n, n
-    n = stats.n_estimate
     mean = np.asarray(stats.x_sum, dtype=np.float64) / n
     return mean, np.asarray(stats.xx, dtype=np.float64) / n - np.outer(mean, mean), n
 

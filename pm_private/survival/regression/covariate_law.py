@@ -21,18 +21,13 @@ O(N·J·d) flops on top of the Gaussian model's, in compiled loops
 
 from __future__ import annotations
 
-import numpy as np
 import pytensor.tensor as pt
 
 from ..._engine.docstrings import parameters_from
 from .law_ops import weighted_exit_sums
-from .moments import FRAILTY_SD, HERMITE_NODES
+from .moments import _NODES, _WEIGHTS, FRAILTY_SD  # the Gaussian law's Gauss–Hermite rule
 
 __all__ = ["law_mean_shift"]
-
-#: The Gauss–Hermite rule of the Gaussian law's moments (as in their module), for expectations over N(0, 1).
-_NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(HERMITE_NODES)
-_WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
 
 
 @parameters_from(weighted_exit_sums)
